@@ -1,0 +1,66 @@
+/** Largest frame in bytes, excluding the newline (W-FRAME-2). */
+export const FRAME_LIMIT = 16 * 1024 * 1024;
+/** Largest chunk a framer is fed at once (W-FRAME-3). */
+export const READ_CHUNK = 64 * 1024;
+/** Bound on any text handed to a client (V-RENDER-3). */
+export const TEXT_LIMIT = 65536;
+/** Bound on `render` event payloads (SPEC §9.2). */
+export const RENDER_EVENT_LIMIT = 4096;
+
+/** Elision budget members (V-ELIDE-1). */
+export interface ElideBudget {
+  max_bytes: number;
+  max_rows: number;
+  max_items: number;
+  max_bytes_raw: number;
+}
+
+/** Kernel default elision budget (V-ELIDE-1). */
+export const ELIDE_DEFAULTS: Readonly<ElideBudget> = Object.freeze({
+  max_bytes: 8192,
+  max_rows: 100,
+  max_items: 500,
+  max_bytes_raw: 4096,
+});
+/** Encoded size no elided value may exceed (V-ELIDE-6). */
+export const ELIDE_HARD_CAP = 65536;
+/** Budget applied to each preview element (V-ELIDE-5). */
+export const PREVIEW_BUDGET: Readonly<ElideBudget> = Object.freeze({
+  max_bytes: 1024,
+  max_rows: 5,
+  max_items: 5,
+  max_bytes_raw: 256,
+});
+/** Preview sizes (V-ELIDE-5). */
+export const PREVIEW_ITEMS = 5;
+export const PREVIEW_SCALARS = 256;
+export const RENDER_HEAD_LINES = 10;
+/** Width every render line is cut to (V-RENDER-1). */
+export const RENDER_COLUMNS = 80;
+
+/** Quotas (E-2). */
+export const MAX_SESSIONS = 64;
+export const MAX_TASKS_PER_SESSION = 64;
+export const MAX_TERMINAL_TASKS_KEPT = 256;
+export const MAX_PTYS_PER_SESSION = 16;
+export const MAX_SUBSCRIPTIONS = 64;
+export const MAX_USER_CHANNELS = 1024;
+/** Transcript values kept per session (V-REF-1). */
+export const MAX_TRANSCRIPT = 1000;
+/** Plans kept per (session, principal) (P-PLAN-3). */
+export const MAX_PLANS = 1000;
+
+/** Event bus sizes (K-EVT-7, K-EVT-9). */
+export const EVENT_RING = 1024;
+export const SUBSCRIBER_QUEUE = 256;
+export const EVENT_PAYLOAD_LIMIT = 65536;
+
+/** Grace periods in ms (K-BASH-13, K-PTY-5, K-BASH-3). */
+export const KILL_GRACE_MS = 2000;
+export const PTY_KILL_GRACE_MS = 500;
+export const PIPE_LINGER_MS = 500;
+
+/** Capture cap per stream per exec (K-BASH-12). */
+export const CAPTURE_CAP = 4 * 1024 * 1024 * 1024;
+/** Stdout at most this large is tried as JSON (K-BASH-10). */
+export const JSON_PARSE_LIMIT = 16 * 1024 * 1024;
