@@ -1,0 +1,135 @@
+import { ErrorCode, type RpcErrorObject } from "./errors.ts";
+import type { RawJSON } from "./raw_json.ts";
+
+/** A request id as echoed on the wire (kernel ids keep their exact JSON text). */
+export type RpcId = string | number | null | RawJSON;
+
+/** A decoded incoming frame. */
+export type Incoming =
+  | { kind: "request"; id: RpcId; method: string; params: Record<string, unknown> }
+  | { kind: "notification"; method: string; params: Record<string, unknown> }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: RpcErrorObject }
+  | { kind: "invalid"; id: RpcId; error: RpcErrorObject };
+
+/** Which id rule applies: the kernel echoes any JSON id verbatim, MCP allows strings and safe integers. */
+export type IdRule = "verbatim" | "mcp";
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+function invalid(id: RpcId, code: number, message: string, data?: unknown): Incoming {
+  const error: RpcErrorObject = data === undefined ? { code, message } : { code, message, data };
+  return { kind: "invalid", id, error };
+}
+
+/** Parses JSON keeping the exact source text of every numeric member named `id`. */
+function parseKeepingIds(text: string): { value: unknown; idSources: WeakMap<object, string> } {
+  const idSources = new WeakMap<object, string>();
+  const value = JSON.parse(
+    text,
+    function (this: object, key: string, v: unknown, context?: { source?: string }) {
+      if (key === "id" && typeof v === "number" && context?.source !== undefined) {
+        idSources.set(this, context.source);
+      }
+      return v;
+    } as (key: string, value: unknown) => unknown,
+  );
+  return { value, idSources };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Decodes one frame into a request, notification, response, or an error to send back (W-FRAME-6/7, W-RPC-1/2). */
+export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
+  let text: string;
+  let parsed: { value: unknown; idSources: WeakMap<object, string> };
+  try {
+    text = decoder.decode(bytes);
+    parsed = parseKeepingIds(text);
+  } catch (e) {
+    return invalid(null, ErrorCode.RPC_PARSE_ERROR, "parse error", {
+      detail: e instanceof Error ? e.message : String(e),
+    });
+  }
+  const msg = parsed.value;
+  if (!isPlainObject(msg)) {
+    return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: frame is not a JSON object");
+  }
+  const hasId = Object.hasOwn(msg, "id");
+  let id: RpcId = null;
+  if (hasId) {
+    const raw = msg.id;
+    if (rule === "verbatim") {
+      const source = parsed.idSources.get(msg);
+      id = source !== undefined ? JSON.rawJSON(source) : (raw as RpcId);
+      if (typeof raw === "object" && raw !== null) id = JSON.rawJSON(JSON.stringify(raw));
+      else if (typeof raw === "boolean") id = JSON.rawJSON(String(raw));
+    } else {
+      const ok = typeof raw === "string" ||
+        (typeof raw === "number" && Number.isSafeInteger(raw));
+      if (!ok) return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: bad id");
+      id = raw as string | number;
+    }
+  }
+  if (msg.jsonrpc !== "2.0") {
+    return invalid(id, ErrorCode.INVALID_REQUEST, 'invalid request: jsonrpc must be "2.0"');
+  }
+  if (!Object.hasOwn(msg, "method")) {
+    if (hasId && (Object.hasOwn(msg, "result") || Object.hasOwn(msg, "error"))) {
+      return {
+        kind: "response",
+        id,
+        result: msg.result,
+        error: msg.error as RpcErrorObject | undefined,
+      };
+    }
+    return invalid(id, ErrorCode.INVALID_REQUEST, "invalid request: missing method");
+  }
+  if (typeof msg.method !== "string") {
+    return invalid(id, ErrorCode.INVALID_REQUEST, "invalid request: method must be a string");
+  }
+  let params: Record<string, unknown> = {};
+  if (msg.params !== undefined && msg.params !== null) {
+    if (!isPlainObject(msg.params)) {
+      if (!hasId) return { kind: "notification", method: msg.method, params: {} };
+      return invalid(id, ErrorCode.INVALID_PARAMS, "invalid params: params must be an object");
+    }
+    params = msg.params;
+  }
+  if (!hasId) return { kind: "notification", method: msg.method, params };
+  return { kind: "request", id, method: msg.method, params };
+}
+
+/** JSON replacer that writes bigints as exact integers (W-NUM-1). */
+function exactIntegers(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? JSON.rawJSON(value.toString()) : value;
+}
+
+const encoder = new TextEncoder();
+
+/** Encodes a message as one compact frame terminated by a newline. */
+export function encodeFrame(message: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(message, exactIntegers) + "\n");
+}
+
+/** Compact JSON text with exact bigints, without the newline. */
+export function compactJson(value: unknown): string {
+  return JSON.stringify(value, exactIntegers);
+}
+
+/** A success response envelope. */
+export function resultMessage(id: RpcId, result: unknown): unknown {
+  return { jsonrpc: "2.0", id, result: result === undefined ? null : result };
+}
+
+/** An error response envelope. */
+export function errorMessage(id: RpcId, error: RpcErrorObject): unknown {
+  return { jsonrpc: "2.0", id, error };
+}
+
+/** The reply to an oversize frame (W-FRAME-4/5). */
+export const OVERSIZE_ERROR: RpcErrorObject = {
+  code: ErrorCode.INVALID_REQUEST,
+  message: "frame exceeds 16 MiB",
+};

@@ -1,0 +1,125 @@
+import { RpcError, type RpcErrorObject } from "./errors.ts";
+import { LineFramer } from "./framing.ts";
+import { decodeFrame, encodeFrame } from "./rpc.ts";
+
+/** Raised for requests that cannot complete because the connection closed. */
+export class ConnectionClosedError extends Error {
+  constructor(message = "connection closed") {
+    super(message);
+    this.name = "ConnectionClosedError";
+  }
+}
+
+/** Receives notifications (for the kernel: `event`) pushed on a connection. */
+export type NotificationHandler = (method: string, params: Record<string, unknown>) => void;
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+}
+
+/**
+ * A JSON-RPC client over one Unix-socket connection: one demultiplexer matching responses to
+ * requests by id, whole-frame writes under one lock, bounded frame reads.
+ */
+export class RpcConnection {
+  #conn: Deno.UnixConn;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #writing: Promise<void> = Promise.resolve();
+  #closed = false;
+  #done: Promise<void>;
+  /** Called for each notification frame. */
+  onNotification: NotificationHandler = () => {};
+
+  private constructor(conn: Deno.UnixConn) {
+    this.#conn = conn;
+    this.#done = this.#readLoop();
+  }
+
+  /** Connects to the socket at `path`. */
+  static async connect(path: string): Promise<RpcConnection> {
+    const conn = await Deno.connect({ transport: "unix", path });
+    return new RpcConnection(conn);
+  }
+
+  /** Whether the connection has closed. */
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+
+  /** Resolves once the connection has closed and every pending request was rejected. */
+  get closed(): Promise<void> {
+    return this.#done;
+  }
+
+  /** Sends a request and resolves with its result; kernel errors reject as {@link RpcError}. */
+  request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    if (this.#closed) return Promise.reject(new ConnectionClosedError());
+    const id = this.#nextId++;
+    const reply = new Promise<unknown>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+    });
+    this.#write(encodeFrame({ jsonrpc: "2.0", id, method, params })).catch(() => this.close());
+    return reply;
+  }
+
+  /** Writes raw bytes as they are (for tests of the peer's framing). */
+  writeRaw(bytes: Uint8Array): Promise<void> {
+    return this.#write(bytes);
+  }
+
+  /** Closes the connection; pending requests reject with {@link ConnectionClosedError}. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#conn.close();
+    } catch {
+      // already closed by the peer
+    }
+    this.#rejectAll();
+  }
+
+  #write(bytes: Uint8Array): Promise<void> {
+    const next = this.#writing.then(async () => {
+      let at = 0;
+      while (at < bytes.length) at += await this.#conn.write(bytes.subarray(at));
+    });
+    this.#writing = next.catch(() => {});
+    return next;
+  }
+
+  #rejectAll(): void {
+    for (const p of this.#pending.values()) p.reject(new ConnectionClosedError());
+    this.#pending.clear();
+  }
+
+  async #readLoop(): Promise<void> {
+    const framer = new LineFramer();
+    try {
+      for await (const chunk of this.#conn.readable) {
+        for (const event of framer.push(chunk)) {
+          // An oversize or malformed frame from the peer ends the connection (M-START-4).
+          if (event.kind === "oversize") return;
+          const msg = decodeFrame(event.bytes, "mcp");
+          if (msg.kind === "invalid") return;
+          if (msg.kind === "notification") this.onNotification(msg.method, msg.params);
+          else if (msg.kind === "response" && typeof msg.id === "number") {
+            const p = this.#pending.get(msg.id);
+            if (!p) continue;
+            this.#pending.delete(msg.id);
+            if (msg.error) {
+              const e: RpcErrorObject = msg.error;
+              p.reject(new RpcError(e.code, e.message, e.data));
+            } else p.resolve(msg.result);
+          }
+        }
+      }
+    } catch {
+      // reset by peer: treated as a close
+    } finally {
+      this.close();
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { type FrameEvent, LineFramer } from "../../src/protocol/framing.ts";
+import { FRAME_LIMIT, READ_CHUNK } from "../../src/protocol/limits.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function texts(events: FrameEvent[]): string[] {
+  return events.map((e) => e.kind === "frame" ? dec.decode(e.bytes) : "<oversize>");
+}
+
+Deno.test("a frame split across many chunks is reassembled (W-FRAME-1)", () => {
+  const framer = new LineFramer();
+  const bytes = enc.encode('{"jsonrpc":"2.0","id":1,"method":"x"}\n');
+  const out: FrameEvent[] = [];
+  for (const b of bytes) out.push(...framer.push(new Uint8Array([b])));
+  assert.deepEqual(texts(out), ['{"jsonrpc":"2.0","id":1,"method":"x"}']);
+});
+
+Deno.test("several frames in one chunk come out in order; empty lines and CR are dropped", () => {
+  const framer = new LineFramer();
+  const out = framer.push(enc.encode('{"a":1}\n\n\r\n{"b":2}\r\n{"c"'));
+  assert.deepEqual(texts(out), ['{"a":1}', '{"b":2}']);
+  assert.deepEqual(texts(framer.push(enc.encode(":3}\n"))), ['{"c":3}']);
+});
+
+Deno.test("a frame of exactly the limit is accepted, one byte more is oversize (W-FRAME-2)", () => {
+  const framer = new LineFramer(10);
+  assert.deepEqual(texts(framer.push(enc.encode("0123456789\n"))), ["0123456789"]);
+  assert.deepEqual(texts(framer.push(enc.encode("0123456789A\nok\n"))), ["<oversize>", "ok"]);
+});
+
+Deno.test("a 17 MiB line is reported while accumulating, buffering stays bounded, and the next frame is served (W-FRAME-3/4)", () => {
+  const framer = new LineFramer();
+  const chunk = new Uint8Array(READ_CHUNK).fill(0x61);
+  const seen: FrameEvent[] = [];
+  let peak = 0;
+  let oversizeAt = -1;
+  const total = 17 * 1024 * 1024;
+  for (let sent = 0; sent < total; sent += chunk.length) {
+    const events = framer.push(chunk);
+    if (events.length > 0 && oversizeAt < 0) oversizeAt = sent + chunk.length;
+    seen.push(...events);
+    peak = Math.max(peak, framer.buffered);
+  }
+  // Reported before the newline ever arrives, as soon as the limit is crossed.
+  assert.deepEqual(texts(seen), ["<oversize>"]);
+  assert.ok(oversizeAt <= FRAME_LIMIT + 2 * READ_CHUNK);
+  assert.ok(peak <= FRAME_LIMIT + READ_CHUNK, `peak ${peak}`);
+  assert.equal(framer.buffered, 0);
+  assert.deepEqual(texts(framer.push(enc.encode('aaaa\n{"next":true}\n'))), ['{"next":true}']);
+});
+
+Deno.test("invalid UTF-8 passes through the framer as bytes (decoding is the envelope's job)", () => {
+  const framer = new LineFramer();
+  const out = framer.push(new Uint8Array([0xff, 0xfe, 0x0a]));
+  assert.equal(out.length, 1);
+  assert.equal(out[0].kind, "frame");
+  if (out[0].kind === "frame") assert.deepEqual([...out[0].bytes], [0xff, 0xfe]);
+});

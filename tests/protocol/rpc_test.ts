@@ -1,0 +1,71 @@
+import assert from "node:assert/strict";
+import { compactJson, decodeFrame, encodeFrame } from "../../src/protocol/rpc.ts";
+
+const enc = new TextEncoder();
+const frame = (s: string) => enc.encode(s);
+
+Deno.test("kernel ids are echoed verbatim, even integers beyond 2^53 (W-RPC-2)", () => {
+  const msg = decodeFrame(
+    frame('{"jsonrpc":"2.0","id":1152921504606846977,"method":"m"}'),
+    "verbatim",
+  );
+  assert.equal(msg.kind, "request");
+  assert.equal(
+    new TextDecoder().decode(encodeFrame({ id: msg.kind === "request" ? msg.id : null })),
+    '{"id":1152921504606846977}\n',
+  );
+});
+
+Deno.test("invalid UTF-8 and malformed JSON are -32700 with id null (W-FRAME-6)", () => {
+  for (const bytes of [new Uint8Array([0x7b, 0xff, 0x7d]), frame("{nope")]) {
+    const msg = decodeFrame(bytes, "verbatim");
+    assert.equal(msg.kind, "invalid");
+    if (msg.kind === "invalid") {
+      assert.equal(msg.error.code, -32700);
+      assert.equal(msg.id, null);
+      assert.equal(typeof (msg.error.data as { detail: string }).detail, "string");
+    }
+  }
+});
+
+Deno.test("non-objects and batches are -32600 with id null (W-FRAME-7)", () => {
+  for (const s of ["[1,2]", '[{"jsonrpc":"2.0","id":1,"method":"m"}]', "42", '"x"']) {
+    const msg = decodeFrame(frame(s), "verbatim");
+    assert.equal(msg.kind, "invalid");
+    if (msg.kind === "invalid") assert.equal(msg.error.code, -32600);
+  }
+});
+
+Deno.test("envelope rules: bad jsonrpc echoes the id, bad params is -32602, null params is {} (W-RPC-1)", () => {
+  const bad = decodeFrame(frame('{"jsonrpc":"1.0","id":"a","method":"m"}'), "mcp");
+  assert.equal(bad.kind, "invalid");
+  if (bad.kind === "invalid") {
+    assert.equal(bad.error.code, -32600);
+    assert.equal(bad.id, "a");
+  }
+  const noMethod = decodeFrame(frame('{"jsonrpc":"2.0","id":2,"method":7}'), "mcp");
+  assert.equal(noMethod.kind === "invalid" && noMethod.error.code, -32600);
+  const params = decodeFrame(frame('{"jsonrpc":"2.0","id":3,"method":"m","params":[1]}'), "mcp");
+  assert.equal(params.kind === "invalid" && params.error.code, -32602);
+  const nul = decodeFrame(frame('{"jsonrpc":"2.0","id":4,"method":"m","params":null}'), "mcp");
+  assert.deepEqual(nul, { kind: "request", id: 4, method: "m", params: {} });
+});
+
+Deno.test("MCP ids must be strings or safe integers (W-RPC-2)", () => {
+  for (const id of ["1.5", "true", "{}", "[]", "9007199254740993"]) {
+    const msg = decodeFrame(frame(`{"jsonrpc":"2.0","id":${id},"method":"m"}`), "mcp");
+    assert.equal(msg.kind, "invalid", id);
+    if (msg.kind === "invalid") {
+      assert.equal(msg.error.code, -32600);
+      assert.equal(msg.id, null);
+    }
+  }
+});
+
+Deno.test("frames without id are notifications; bigints serialize exactly (W-NUM-1)", () => {
+  assert.equal(
+    decodeFrame(frame('{"jsonrpc":"2.0","method":"n"}'), "verbatim").kind,
+    "notification",
+  );
+  assert.equal(compactJson({ ts: 1767225600123456789n }), '{"ts":1767225600123456789}');
+});
