@@ -64,3 +64,13 @@ export const PIPE_LINGER_MS = 500;
 export const CAPTURE_CAP = 4 * 1024 * 1024 * 1024;
 /** Stdout at most this large is tried as JSON (K-BASH-10). */
 export const JSON_PARSE_LIMIT = 16 * 1024 * 1024;
+/** Largest encoded `pty.send` input in bytes (K-PTY-2). */
+export const PTY_INPUT_LIMIT = 1024 * 1024;
+/** PTY columns and rows are clamped to 1..this (K-PTY-1, K-PTY-4). */
+export const PTY_MAX_DIMENSION = 1000;
+/** Default PTY columns (K-PTY-1). */
+export const PTY_DEFAULT_COLS = 80;
+/** Default PTY rows (K-PTY-1). */
+export const PTY_DEFAULT_ROWS = 24;
+/** Shortest gap in ms between `pty.N` grid-change events: at most 20 per second (K-PTY-13). */
+export const PTY_EVENT_INTERVAL_MS = 50;
