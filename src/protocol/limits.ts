@@ -74,3 +74,13 @@ export const PTY_DEFAULT_COLS = 80;
 export const PTY_DEFAULT_ROWS = 24;
 /** Shortest gap in ms between `pty.N` grid-change events: at most 20 per second (K-PTY-13). */
 export const PTY_EVENT_INTERVAL_MS = 50;
+/** `journal.query` limit when absent or 0 (K-JQ-1). */
+export const JOURNAL_QUERY_DEFAULT_LIMIT = 100;
+/** Largest `journal.query` limit (K-JQ-1). */
+export const JOURNAL_QUERY_MAX_LIMIT = 1000;
+/** Slack in ns on time filters above 2^53, for clients that rounded ts through doubles (W-NUM-1). */
+export const NS_FILTER_SLACK = 1000;
+/** `events.read` limit when absent (K-EVT-1). */
+export const EVENTS_READ_DEFAULT_LIMIT = 1024;
+/** Largest `events.read` limit (K-EVT-1). */
+export const EVENTS_READ_MAX_LIMIT = 10000;
