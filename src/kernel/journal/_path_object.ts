@@ -1,0 +1,20 @@
+/** A path outside values: display text, plus base64 `raw` only when not UTF-8 (V-TAG-3). */
+export interface PathObject {
+  display: string;
+  raw?: string;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The V-TAG-3 path object for raw path bytes. */
+export function pathObject(bytes: Uint8Array): PathObject {
+  try {
+    return { display: strictUtf8.decode(bytes) };
+  } catch {
+    return {
+      display: lossyUtf8.decode(bytes),
+      raw: btoa(String.fromCharCode(...bytes)),
+    };
+  }
+}

@@ -1,0 +1,254 @@
+import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { NS_FILTER_SLACK } from "../../protocol/limits.ts";
+import type { BusEvent } from "../events/bus_event.ts";
+import type { DurableLog } from "../events/durable_log.ts";
+import { nowNs } from "../events/now_ns.ts";
+import { pathObject } from "./_path_object.ts";
+import type { JournalEntry, JournalFinish, JournalScope, JournalStart } from "./entry.ts";
+import type { JournalQuery } from "./query_params.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS entries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  ts_ns INTEGER NOT NULL,
+  dur_ns INTEGER,
+  cwd BLOB NOT NULL,
+  src TEXT NOT NULL,
+  head TEXT NOT NULL,
+  effects TEXT NOT NULL,
+  status INTEGER,
+  ok INTEGER,
+  opaque INTEGER NOT NULL,
+  outputs TEXT
+);
+CREATE INDEX IF NOT EXISTS entries_by_principal ON entries (principal, id);
+CREATE INDEX IF NOT EXISTS entries_by_head ON entries (head, id);
+CREATE INDEX IF NOT EXISTS entries_by_ts ON entries (ts_ns);
+CREATE TABLE IF NOT EXISTS entry_effects (
+  entry_id INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  PRIMARY KEY (entry_id, kind)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entry_effects_by_kind ON entry_effects (kind, entry_id);
+CREATE TABLE IF NOT EXISTS events (
+  channel TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  ts_ns INTEGER NOT NULL,
+  payload TEXT NOT NULL,
+  PRIMARY KEY (channel, seq)
+) WITHOUT ROWID;
+`;
+
+const ENTRY_COLUMNS =
+  "id, session, principal, ts_ns, dur_ns, cwd, src, effects, status, ok, opaque, outputs";
+const SAFE_NS = BigInt(Number.MAX_SAFE_INTEGER);
+const SLACK = BigInt(NS_FILTER_SLACK);
+
+type Row = Record<string, SQLInputValue>;
+
+/**
+ * The durable journal (§6): one SQLite row per `run` exec, plus the stored events of the durable
+ * channels `journal` and `session.transcript` (K-EVT-7). Every write is one transaction, so a
+ * killed kernel leaves every finished row behind.
+ */
+export class Journal implements DurableLog {
+  private constructor(private readonly db: DatabaseSync) {}
+
+  /** Opens (creating if needed) `<stateDir>/journal.db`, mode 0600, WAL (J-1). */
+  static open(stateDir: string): Journal {
+    const path = `${stateDir}/journal.db`;
+    // Create the file ourselves so it never exists with wider permissions; SQLite gives the
+    // -wal and -shm files the database file's mode.
+    Deno.openSync(path, { create: true, write: true, mode: 0o600 }).close();
+    Deno.chmodSync(path, 0o600);
+    const db = new DatabaseSync(path);
+    try {
+      db.exec("PRAGMA busy_timeout = 5000");
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = NORMAL");
+      db.exec(SCHEMA);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    return new Journal(db);
+  }
+
+  /** Inserts the row of a run that is starting; returns its id. */
+  start(row: JournalStart): number {
+    const kinds = new Set(row.effects.map((effect) => effect.kind));
+    return this.#transaction(() => {
+      const inserted = this.db.prepare(
+        `INSERT INTO entries (session, principal, ts_ns, cwd, src, head, effects, opaque)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        row.session,
+        row.principal,
+        row.ts_ns,
+        row.cwd,
+        row.src,
+        headOf(row.src),
+        JSON.stringify(row.effects),
+        kinds.has("opaque") ? 1 : 0,
+      );
+      const id = Number(inserted.lastInsertRowid);
+      const kindInsert = this.db.prepare(
+        "INSERT INTO entry_effects (entry_id, kind) VALUES (?, ?)",
+      );
+      for (const kind of kinds) kindInsert.run(id, kind);
+      return id;
+    });
+  }
+
+  /**
+   * Completes row `id` and, in the same transaction, appends `payload` to the `journal` channel
+   * (J-6). Returns the stored event for the bus (`EventBus.publishStored`).
+   */
+  finish(id: number, result: JournalFinish, payload: unknown): BusEvent {
+    return this.#transaction(() => {
+      const updated = this.db.prepare(
+        `UPDATE entries SET dur_ns = ?, status = ?, ok = ?, outputs = ?
+         WHERE id = ? AND dur_ns IS NULL`,
+      ).run(
+        result.dur_ns,
+        result.status,
+        result.ok ? 1 : 0,
+        JSON.stringify(result.outputs),
+        id,
+      );
+      if (updated.changes === 0) {
+        throw new Error(`journal entry ${id} is unknown or already finished`);
+      }
+      return this.appendEvent("journal", payload);
+    });
+  }
+
+  /** Appends an event to a durable channel with the next seq (K-EVT-7). */
+  appendEvent(channel: string, payload: unknown): BusEvent {
+    const ts = nowNs();
+    const row = this.db.prepare(
+      `INSERT INTO events (channel, seq, ts_ns, payload)
+       SELECT ?, coalesce(max(seq), -1) + 1, ?, ? FROM events WHERE channel = ?
+       RETURNING seq`,
+    ).get(channel, ts, JSON.stringify(payload), channel) as Row;
+    return { channel, seq: Number(row.seq), ts, payload };
+  }
+
+  /** The newest `limit` stored events of `channel` with `since < seq < before`, ascending. */
+  readEvents(
+    channel: string,
+    since: number,
+    limit: number,
+    before = Number.MAX_SAFE_INTEGER,
+  ): BusEvent[] {
+    const statement = this.db.prepare(
+      `SELECT seq, ts_ns, payload FROM events
+       WHERE channel = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    );
+    statement.setReadBigInts(true);
+    const rows = statement.all(channel, since, before, limit) as Row[];
+    return rows.reverse().map((row) => ({
+      channel,
+      seq: Number(row.seq),
+      ts: row.ts_ns as bigint,
+      payload: JSON.parse(row.payload as string),
+    }));
+  }
+
+  /** The highest stored seq of `channel`, or -1 when it has none. */
+  lastSeq(channel: string): number {
+    const row = this.db.prepare(
+      "SELECT coalesce(max(seq), -1) AS seq FROM events WHERE channel = ?",
+    ).get(channel) as Row;
+    return Number(row.seq);
+  }
+
+  /**
+   * `journal.query` (K-JQ-1..4): every filter and the limit in one SQL query, newest first.
+   * Callers without `journal_read` see only their own rows; naming another principal is `-32010`.
+   */
+  query(query: JournalQuery, scope: JournalScope): JournalEntry[] {
+    let principal = query.principal ?? undefined;
+    if (!scope.journalRead) {
+      if (principal !== undefined && principal !== scope.principal) {
+        throw new RpcError(
+          ErrorCode.LEASH_DENIED,
+          "journal_read is not granted: only your own rows can be queried",
+          { reason: "journal_scope" },
+        );
+      }
+      principal = scope.principal;
+    }
+    const where: string[] = [];
+    const args: SQLInputValue[] = [];
+    const filter = (clause: string, value: SQLInputValue) => {
+      where.push(clause);
+      args.push(value);
+    };
+    if (query.since != null) filter("ts_ns >= ?", widen(query.since, -SLACK));
+    if (query.until != null) filter("ts_ns <= ?", widen(query.until, SLACK));
+    if (principal !== undefined) filter("principal = ?", principal);
+    if (query.head != null) filter("head = ?", query.head);
+    if (query.ok != null) filter("ok = ?", query.ok ? 1 : 0);
+    for (const kind of query.effects) {
+      filter(
+        "EXISTS (SELECT 1 FROM entry_effects WHERE entry_id = entries.id AND kind = ?)",
+        kind,
+      );
+    }
+    const statement = this.db.prepare(
+      `SELECT ${ENTRY_COLUMNS} FROM entries
+       ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+       ORDER BY id DESC LIMIT ?`,
+    );
+    statement.setReadBigInts(true);
+    return (statement.all(...args, query.limit) as Row[]).map(toEntry);
+  }
+
+  /** Closes the database (the kernel's shutdown path, G-SOCK-8). */
+  close(): void {
+    this.db.close();
+  }
+
+  #transaction<T>(work: () => T): T {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      const result = work();
+      this.db.exec("COMMIT");
+      return result;
+    } catch (err) {
+      if (this.db.isTransaction) this.db.exec("ROLLBACK");
+      throw err;
+    }
+  }
+}
+
+/** The first whitespace-separated word of `src` (J-2 `head`). */
+function headOf(src: string): string {
+  return src.trim().split(/\s+/, 1)[0];
+}
+
+/** Moves a bound outward by `slack` when it is beyond exact double precision (W-NUM-1). */
+function widen(bound: bigint, slack: bigint): bigint {
+  return bound > SAFE_NS || bound < -SAFE_NS ? bound + slack : bound;
+}
+
+function toEntry(row: Row): JournalEntry {
+  return {
+    id: Number(row.id),
+    session: row.session as string,
+    principal: row.principal as string,
+    ts: row.ts_ns as bigint,
+    dur_ns: row.dur_ns as bigint | null,
+    cwd: pathObject(row.cwd as Uint8Array),
+    src: row.src as string,
+    effects: JSON.parse(row.effects as string),
+    status: row.status === null ? null : Number(row.status),
+    ok: row.ok === null ? null : row.ok === 1n,
+    opaque: row.opaque === 1n,
+    outputs: row.outputs === null ? [] : JSON.parse(row.outputs as string),
+  };
+}
