@@ -1,0 +1,23 @@
+import type { BusEvent } from "./bus_event.ts";
+
+/** Channels whose events are stored in SQLite and keep their seq across restarts (K-EVT-7). */
+export const DURABLE_CHANNELS: ReadonlySet<string> = new Set([
+  "journal",
+  "session.transcript",
+]);
+
+/** Durable storage for the events of {@link DURABLE_CHANNELS}; it assigns their seq and ts. */
+export interface DurableLog {
+  /** Stores a new event with the next seq of its channel and returns it. */
+  appendEvent(channel: string, payload: unknown): BusEvent;
+  /**
+   * The newest `limit` stored events with `since < seq < before`, in ascending seq order
+   * (`before` absent = no upper bound).
+   */
+  readEvents(
+    channel: string,
+    since: number,
+    limit: number,
+    before?: number,
+  ): BusEvent[];
+}
