@@ -1,0 +1,146 @@
+/** The kernel's open PTYs: ids, session ownership, quota and event channels (K-PTY-1..7, K-PTY-13). */
+
+import { ErrorCode, quotaExceeded, RpcError } from "../../protocol/errors.ts";
+import { MAX_PTYS_PER_SESSION } from "../../protocol/limits.ts";
+import { encodePtyInput } from "./keys.ts";
+import { Pty, type PtyExit, type PtyOpenOptions, type PtyScreen } from "./pty.ts";
+
+/** A registered PTY: wire id (`pty:N`), event channel (`pty.N`), owning session and the PTY. */
+export interface PtyEntry {
+  id: string;
+  channel: string;
+  session: string;
+  pty: Pty;
+}
+
+/** The `pty.N` event payload (K-PTY-13). */
+export interface PtyEventPayload {
+  pty_id: string;
+  alive: boolean;
+  exit: PtyExit | null;
+}
+
+/** One row of a `pty.list` result (K-PTY-6). */
+export interface PtyListItem {
+  pty_id: string;
+  cmd: string;
+  pid: number;
+  cols: number;
+  rows: number;
+  alive: boolean;
+}
+
+/** Receives each `pty.N` event for publishing on the event bus. */
+export type PtyEventSink = (channel: string, payload: PtyEventPayload) => void;
+
+function unknownPty(id: string): RpcError {
+  return new RpcError(ErrorCode.UNKNOWN_PTY, `unknown pty: ${id}`, { pty_id: id });
+}
+
+/** All PTYs of one kernel, numbered by a kernel-wide counter from 1 and owned by sessions. */
+export class PtyRegistry {
+  #nextId = 1;
+  #entries = new Map<number, PtyEntry>();
+  /** Opens in flight per session, counted against the quota. */
+  #opening = new Map<string, number>();
+  #publish: PtyEventSink;
+
+  /** Creates an empty registry whose PTYs announce their events through `publish`. */
+  constructor(publish: PtyEventSink) {
+    this.#publish = publish;
+  }
+
+  /** Starts a PTY for `session` (K-PTY-1); `-32040` beyond 16 per session, `-32023` when it cannot start. */
+  async open(session: string, opts: PtyOpenOptions): Promise<PtyEntry> {
+    const opening = this.#opening.get(session) ?? 0;
+    if (this.#sessionEntries(session).length + opening >= MAX_PTYS_PER_SESSION) {
+      throw quotaExceeded("ptys", MAX_PTYS_PER_SESSION);
+    }
+    this.#opening.set(session, opening + 1);
+    let pty: Pty;
+    try {
+      pty = await Pty.open(opts);
+    } finally {
+      const left = this.#opening.get(session)! - 1;
+      if (left === 0) this.#opening.delete(session);
+      else this.#opening.set(session, left);
+    }
+    const n = this.#nextId++;
+    const entry = { id: `pty:${n}`, channel: `pty.${n}`, session, pty };
+    this.#entries.set(n, entry);
+    pty.onEvent((state) => this.#publish(entry.channel, { pty_id: entry.id, ...state }));
+    return entry;
+  }
+
+  /** The PTY `id` (`pty:N`) of `session`; `-32022` when unknown, closed or another session's. */
+  get(session: string, id: string): PtyEntry {
+    const match = /^pty:([1-9][0-9]*)$/.exec(id);
+    const entry = match ? this.#entries.get(Number(match[1])) : undefined;
+    if (entry === undefined || entry.session !== session) throw unknownPty(id);
+    return entry;
+  }
+
+  /** The session's PTYs ascending by id, without screens; does not affect `changed` (K-PTY-6). */
+  list(session: string): PtyListItem[] {
+    return this.#sessionEntries(session).map(({ id, pty }) => ({
+      pty_id: id,
+      cmd: pty.cmd,
+      pid: pty.pid,
+      cols: pty.cols,
+      rows: pty.rows,
+      alive: pty.alive,
+    }));
+  }
+
+  /** Encodes `input` (K-PTY-2) and writes it to the PTY: `{pty_id, sent}`. */
+  async send(
+    session: string,
+    id: string,
+    input: unknown,
+  ): Promise<{ pty_id: string; sent: number }> {
+    const { pty } = this.get(session, id);
+    const sent = await pty.write(encodePtyInput(input, pty.applicationCursorKeys));
+    return { pty_id: id, sent };
+  }
+
+  /** The rendered screen (K-PTY-3): `{pty_id, cmd, cols, rows, screen, cursor, changed, alive, exit, pid}`. */
+  async read(session: string, id: string): Promise<{ pty_id: string } & PtyScreen> {
+    const screen = await this.get(session, id).pty.read();
+    return { pty_id: id, ...screen };
+  }
+
+  /** Resizes the PTY (K-PTY-4): `{pty_id, cols, rows}` with the clamped size. */
+  resize(
+    session: string,
+    id: string,
+    cols: number,
+    rows: number,
+  ): { pty_id: string; cols: number; rows: number } {
+    const { pty } = this.get(session, id);
+    pty.resize(cols, rows);
+    return { pty_id: id, cols: pty.cols, rows: pty.rows };
+  }
+
+  /** Ends the PTY's program, reaps it and forgets the id (K-PTY-5): `{pty_id, closed:true, exit}`. */
+  async close(
+    session: string,
+    id: string,
+  ): Promise<{ pty_id: string; closed: true; exit: PtyExit }> {
+    const entry = this.get(session, id);
+    this.#entries.delete(Number(id.slice(4)));
+    const exit = await entry.pty.close();
+    return { pty_id: id, closed: true, exit };
+  }
+
+  /** Closes every PTY of every session (kernel shutdown). */
+  async closeAll(): Promise<void> {
+    const entries = [...this.#entries.values()];
+    this.#entries.clear();
+    await Promise.all(entries.map((e) => e.pty.close()));
+  }
+
+  /** Ascending by id: entries are inserted as their ids are assigned, and Maps keep insertion order. */
+  #sessionEntries(session: string): PtyEntry[] {
+    return [...this.#entries.values()].filter((entry) => entry.session === session);
+  }
+}
