@@ -1,0 +1,277 @@
+import { Buffer } from "node:buffer";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { statSync } from "node:fs";
+import type {} from "../../protocol/raw_json.ts";
+import { nowNs } from "../events/now_ns.ts";
+
+/** Who a valid bearer token acts as (G-TRUST-3); `profile` and `caps` are descriptive only. */
+export interface TokenIdentity {
+  id: string;
+  principal: string;
+  profile: string;
+  caps: string[];
+}
+
+/** A token's lifecycle state as `token list` shows it (K-CLI-2). */
+export type TokenState = "active" | "revoked" | "expired";
+
+/** One row of {@link TokenStore.list}. */
+export interface TokenListing extends TokenIdentity {
+  created_ns: bigint;
+  expires_ns: bigint | null;
+  revoked_ns: bigint | null;
+  state: TokenState;
+}
+
+/** A newly created token: its id and the bearer secret, which is never stored (T-TOK-2). */
+export interface CreatedToken {
+  id: string;
+  secret: string;
+}
+
+interface TokenRecord {
+  id: string;
+  principal: string;
+  profile: string;
+  caps: string[];
+  created_ns: bigint;
+  expires_ns: bigint | null;
+  revoked_ns: bigint | null;
+  digest: string;
+}
+
+interface StoreFile {
+  version: 1;
+  key: string;
+  tokens: TokenRecord[];
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The bearer-token store `<state>/tokens.json` (T-TOK-1..4). Reads are cached and refreshed
+ * whenever the file's (inode, size, mtime) changes, so tokens created or revoked by another
+ * process take effect on the next validation. Writes replace the file atomically.
+ */
+export class TokenStore {
+  /** Path of `tokens.json`. */
+  readonly path: string;
+  #dir: string;
+  #cached: StoreFile | null = null;
+  /** (inode, size, mtime) of the file last read; null when it was missing, undefined before. */
+  #signature: string | null | undefined = undefined;
+
+  constructor(stateDir: string) {
+    this.#dir = stateDir;
+    this.path = `${stateDir}/tokens.json`;
+    this.#current();
+  }
+
+  /**
+   * Creates a token for `principal` and returns its id and bearer secret (32 random bytes,
+   * unpadded base64url). `ttlSeconds` sets `expires_ns = created_ns + ttl·10^9`.
+   */
+  create(
+    principal: string,
+    profile: string,
+    caps: readonly string[],
+    ttlSeconds?: number,
+  ): CreatedToken {
+    if (principal === "") throw new Error("principal must not be empty");
+    if (
+      ttlSeconds !== undefined &&
+      !(Number.isSafeInteger(ttlSeconds) && ttlSeconds >= 0)
+    ) {
+      throw new Error("ttl must be a non-negative integer number of seconds");
+    }
+    return this.#modify((store) => {
+      const key = Buffer.from(store.key, "base64");
+      let secret: string;
+      let digest: string;
+      do {
+        secret = randomBytes(32).toString("base64url");
+        digest = hmacHex(key, secret);
+      } while (store.tokens.some((t) => t.id === digest.slice(0, 16)));
+      const created = nowNs();
+      const id = digest.slice(0, 16);
+      store.tokens.push({
+        id,
+        principal,
+        profile,
+        caps: [...caps],
+        created_ns: created,
+        expires_ns: ttlSeconds === undefined ? null : created + BigInt(ttlSeconds) * 1_000_000_000n,
+        revoked_ns: null,
+        digest,
+      });
+      return { id, secret };
+    });
+  }
+
+  /** Every stored token with its current state. */
+  list(): TokenListing[] {
+    const now = nowNs();
+    return (this.#current()?.tokens ?? []).map((t) => ({
+      id: t.id,
+      principal: t.principal,
+      profile: t.profile,
+      caps: t.caps,
+      created_ns: t.created_ns,
+      expires_ns: t.expires_ns,
+      revoked_ns: t.revoked_ns,
+      state: stateOf(t, now),
+    }));
+  }
+
+  /** Marks token `id` revoked (idempotent); throws when no token has that id. */
+  revoke(id: string): void {
+    this.#modify((store) => {
+      const token = store.tokens.find((t) => t.id === id);
+      if (!token) throw new Error(`unknown token id: ${id}`);
+      token.revoked_ns ??= nowNs();
+    });
+  }
+
+  /**
+   * The identity of an active token whose secret this is, or null for an unknown, revoked or
+   * expired one (T-TOK-4). Re-reads the store only when it changed; compares in constant time.
+   */
+  validate(secret: string): TokenIdentity | null {
+    const store = this.#current();
+    if (!store) return null;
+    const digest = encoder.encode(hmacHex(Buffer.from(store.key, "base64"), secret));
+    let match: TokenRecord | null = null;
+    for (const token of store.tokens) {
+      const stored = encoder.encode(token.digest);
+      if (stored.length === digest.length && timingSafeEqual(stored, digest)) {
+        match = token;
+      }
+    }
+    if (!match || stateOf(match, nowNs()) !== "active") return null;
+    return {
+      id: match.id,
+      principal: match.principal,
+      profile: match.profile,
+      caps: [...match.caps],
+    };
+  }
+
+  /** The store as on disk now, re-read only when (inode, size, mtime) changed. */
+  #current(): StoreFile | null {
+    const stat = statSync(this.path, { bigint: true, throwIfNoEntry: false });
+    const signature = stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}` : null;
+    if (signature !== this.#signature) {
+      if (stat && (stat.mode & 0o077n) !== 0n) Deno.chmodSync(this.path, 0o600);
+      this.#cached = stat ? parseStore(Deno.readTextFileSync(this.path), this.path) : null;
+      this.#signature = signature;
+    }
+    return this.#cached;
+  }
+
+  /** Applies `change` to the freshly read store under an exclusive lock and writes it back. */
+  #modify<T>(change: (store: StoreFile) => T): T {
+    const lock = Deno.openSync(`${this.path}.lock`, {
+      create: true,
+      write: true,
+      mode: 0o600,
+    });
+    try {
+      lock.lockSync(true);
+      this.#signature = undefined;
+      const store = this.#current() ??
+        { version: 1, key: randomBytes(32).toString("base64"), tokens: [] };
+      const result = change(store);
+      this.#write(store);
+      return result;
+    } finally {
+      lock.close();
+    }
+  }
+
+  #write(store: StoreFile): void {
+    const temp = `${this.#dir}/.tokens.json.${randomBytes(8).toString("hex")}.tmp`;
+    const file = Deno.openSync(temp, { createNew: true, write: true, mode: 0o600 });
+    try {
+      const bytes = encoder.encode(JSON.stringify(store, exactIntegers, 2) + "\n");
+      for (let done = 0; done < bytes.length;) {
+        done += file.writeSync(bytes.subarray(done));
+      }
+      file.syncSync();
+    } catch (err) {
+      file.close();
+      Deno.removeSync(temp);
+      throw err;
+    }
+    file.close();
+    Deno.renameSync(temp, this.path);
+    const dir = Deno.openSync(this.#dir);
+    try {
+      dir.syncSync();
+    } finally {
+      dir.close();
+    }
+    this.#signature = undefined;
+  }
+}
+
+function hmacHex(key: Uint8Array, secret: string): string {
+  return createHmac("sha256", key).update(secret).digest("hex");
+}
+
+function stateOf(token: TokenRecord, now: bigint): TokenState {
+  if (token.revoked_ns !== null) return "revoked";
+  if (token.expires_ns !== null && now >= token.expires_ns) return "expired";
+  return "active";
+}
+
+function exactIntegers(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? JSON.rawJSON(value.toString()) : value;
+}
+
+/** Parses tokens.json keeping ns integers exact; throws on anything that is not the T-TOK-1 shape. */
+function parseStore(text: string, path: string): StoreFile {
+  const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
+    typeof value === "number" && /^-?\d+$/.test(context?.source ?? "")
+      ? BigInt(context!.source!)
+      : value;
+  const bad = (why: string) => new Error(`malformed token store ${path}: ${why}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
+  } catch (err) {
+    throw bad((err as Error).message);
+  }
+  const store = raw as Record<string, unknown>;
+  if (typeof store !== "object" || store === null) throw bad("not an object");
+  if (store.version !== 1n) throw bad("version must be 1");
+  if (typeof store.key !== "string" || Buffer.from(store.key, "base64").length !== 32) {
+    throw bad("key must be base64 of 32 bytes");
+  }
+  if (!Array.isArray(store.tokens)) throw bad("tokens must be an array");
+  const tokens = store.tokens.map((entry: Record<string, unknown>, i: number): TokenRecord => {
+    const text = (name: string) => {
+      if (typeof entry?.[name] !== "string") throw bad(`tokens[${i}].${name} must be a string`);
+      return entry[name] as string;
+    };
+    const ns = (name: string, nullable: boolean) => {
+      const v = entry[name] ?? null;
+      if (typeof v === "bigint" || (nullable && v === null)) return v as bigint;
+      throw bad(`tokens[${i}].${name} must be an integer`);
+    };
+    const caps = entry.caps;
+    if (!Array.isArray(caps) || !caps.every((c) => typeof c === "string")) {
+      throw bad(`tokens[${i}].caps must be an array of strings`);
+    }
+    return {
+      id: text("id"),
+      principal: text("principal"),
+      profile: text("profile"),
+      caps,
+      created_ns: ns("created_ns", false),
+      expires_ns: ns("expires_ns", true),
+      revoked_ns: ns("revoked_ns", true),
+      digest: text("digest"),
+    };
+  });
+  return { version: 1, key: store.key, tokens };
+}

@@ -1,0 +1,176 @@
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { createHmac } from "node:crypto";
+import { TokenStore } from "../../../src/kernel/auth/tokens.ts";
+
+async function withDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const mode = (path: string) => Deno.statSync(path).mode! & 0o777;
+const readStore = (dir: string) => JSON.parse(Deno.readTextFileSync(`${dir}/tokens.json`));
+
+/** Replaces a file's text the way writers do: a new file renamed over the old one. */
+function rewrite(path: string, text: string): void {
+  Deno.writeTextFileSync(`${path}.edit`, text, { mode: 0o600 });
+  Deno.renameSync(`${path}.edit`, path);
+}
+
+Deno.test("T-TOK-1/2 create writes a 0600 store with a key, and only the digest of the secret", async () => {
+  await withDir((dir) => {
+    const store = new TokenStore(dir);
+    const { id, secret } = store.create("agent:reviewer", "reviewer", ["fs.read"]);
+    assert.match(secret, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(Buffer.from(secret, "base64url").length, 32);
+    assert.equal(mode(`${dir}/tokens.json`), 0o600);
+    const file = readStore(dir);
+    assert.equal(file.version, 1);
+    assert.equal(Buffer.from(file.key, "base64").length, 32);
+    const digest = createHmac("sha256", Buffer.from(file.key, "base64")).update(secret)
+      .digest("hex");
+    assert.equal(id, digest.slice(0, 16));
+    assert.deepEqual(Object.keys(file.tokens[0]).sort(), [
+      "caps",
+      "created_ns",
+      "digest",
+      "expires_ns",
+      "id",
+      "principal",
+      "profile",
+      "revoked_ns",
+    ]);
+    assert.equal(file.tokens[0].digest, digest);
+    assert.equal(file.tokens[0].expires_ns, null);
+    assert.equal(file.tokens[0].revoked_ns, null);
+    assert.ok(!Deno.readTextFileSync(`${dir}/tokens.json`).includes(secret));
+    // Only tokens.json and its lock file remain: no temp files.
+    assert.deepEqual(
+      [...Deno.readDirSync(dir)].map((e) => e.name).sort(),
+      ["tokens.json", "tokens.json.lock"],
+    );
+    assert.equal(mode(`${dir}/tokens.json.lock`), 0o600);
+  });
+});
+
+Deno.test("T-TOK-4 validate accepts the secret and rejects anything else", async () => {
+  await withDir((dir) => {
+    const store = new TokenStore(dir);
+    const { id, secret } = store.create("agent:a", "builder", ["fs.read", "net"]);
+    store.create("agent:b", "other", []);
+    assert.deepEqual(store.validate(secret), {
+      id,
+      principal: "agent:a",
+      profile: "builder",
+      caps: ["fs.read", "net"],
+    });
+    assert.equal(store.validate(secret.slice(0, 42) + (secret[42] === "A" ? "B" : "A")), null);
+    assert.equal(store.validate(""), null);
+    assert.equal(store.validate(id), null);
+  });
+});
+
+Deno.test("T-TOK-4 a missing store validates nothing and is not created by reads", async () => {
+  await withDir((dir) => {
+    const store = new TokenStore(dir);
+    assert.equal(store.validate("x".repeat(43)), null);
+    assert.deepEqual(store.list(), []);
+    assert.throws(() => store.revoke("0123456789abcdef"), /unknown token/);
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["tokens.json.lock"]);
+  });
+});
+
+Deno.test("T-TOK-4 tokens created or revoked by another process are seen without reopening", async () => {
+  await withDir((dir) => {
+    const kernel = new TokenStore(dir);
+    assert.equal(kernel.validate("x".repeat(43)), null);
+    const first = new TokenStore(dir).create("agent:a", "p", []);
+    assert.equal(kernel.validate(first.secret)?.principal, "agent:a");
+    const second = new TokenStore(dir).create("agent:b", "p", []);
+    assert.equal(kernel.validate(second.secret)?.principal, "agent:b");
+    new TokenStore(dir).revoke(first.id);
+    assert.equal(kernel.validate(first.secret), null);
+    assert.equal(kernel.validate(second.secret)?.principal, "agent:b");
+    assert.deepEqual(
+      kernel.list().map((t) => [t.id, t.state]),
+      [[first.id, "revoked"], [second.id, "active"]],
+    );
+  });
+});
+
+Deno.test("T-TOK-2 revoke marks a token revoked once; unknown ids are an error", async () => {
+  await withDir((dir) => {
+    const store = new TokenStore(dir);
+    const { id, secret } = store.create("agent:a", "p", []);
+    store.revoke(id);
+    const revokedAt = readStore(dir).tokens[0].revoked_ns;
+    assert.equal(typeof revokedAt, "number");
+    store.revoke(id);
+    assert.equal(readStore(dir).tokens[0].revoked_ns, revokedAt);
+    assert.equal(store.validate(secret), null);
+    assert.throws(() => store.revoke("ffffffffffffffff"), /unknown token id: ffffffffffffffff/);
+  });
+});
+
+Deno.test("T-TOK-2/4 ttl sets expires_ns exactly and expiry is checked on every validation", async () => {
+  await withDir((dir) => {
+    const store = new TokenStore(dir);
+    const { secret } = store.create("agent:a", "p", [], 3600);
+    const text = Deno.readTextFileSync(`${dir}/tokens.json`);
+    const created = BigInt(text.match(/"created_ns": (\d+)/)![1]);
+    const expires = BigInt(text.match(/"expires_ns": (\d+)/)![1]);
+    assert.equal(expires - created, 3600n * 1_000_000_000n);
+    assert.equal(store.validate(secret)?.principal, "agent:a");
+    assert.equal(store.list()[0].state, "active");
+    // Move the expiry into the past by editing the file, as another process would.
+    rewrite(
+      `${dir}/tokens.json`,
+      text.replace(`"expires_ns": ${expires}`, `"expires_ns": ${created + 1n}`),
+    );
+    assert.equal(store.validate(secret), null);
+    assert.equal(store.list()[0].state, "expired");
+    const short = store.create("agent:b", "p", [], 0);
+    assert.equal(store.validate(short.secret), null);
+    assert.throws(() => store.create("agent:c", "p", [], -1), /ttl/);
+    assert.throws(() => store.create("", "p", []), /principal/);
+  });
+});
+
+Deno.test("T-TOK-1 ns values above 2^53 in the store are kept exactly across rewrites", async () => {
+  await withDir((dir) => {
+    const store = new TokenStore(dir);
+    const { id } = store.create("agent:a", "p", []);
+    const path = `${dir}/tokens.json`;
+    rewrite(
+      path,
+      Deno.readTextFileSync(path).replace(/"created_ns": \d+/, '"created_ns": 1767225600123456789'),
+    );
+    store.create("agent:b", "p", []);
+    assert.match(Deno.readTextFileSync(path), /"created_ns": 1767225600123456789,/);
+    assert.equal(store.list().find((t) => t.id === id)?.created_ns, 1767225600123456789n);
+  });
+});
+
+Deno.test("T-TOK-3 an existing store with looser permissions is tightened to 0600 on open", async () => {
+  await withDir((dir) => {
+    new TokenStore(dir).create("agent:a", "p", []);
+    Deno.chmodSync(`${dir}/tokens.json`, 0o644);
+    new TokenStore(dir);
+    assert.equal(mode(`${dir}/tokens.json`), 0o600);
+  });
+});
+
+Deno.test("T-TOK-1 a malformed store is an error, never an open door", async () => {
+  await withDir((dir) => {
+    Deno.writeTextFileSync(`${dir}/tokens.json`, '{"version":1,"key":"short","tokens":[]}', {
+      mode: 0o600,
+    });
+    assert.throws(() => new TokenStore(dir), /malformed token store/);
+    Deno.writeTextFileSync(`${dir}/tokens.json`, "not json");
+    assert.throws(() => new TokenStore(dir), /malformed token store/);
+  });
+});
