@@ -125,6 +125,10 @@ export class TokenStore {
 
   /** Marks token `id` revoked (idempotent); throws when no token has that id. */
   revoke(id: string): void {
+    // Checked before locking too, so revoking in a missing store creates nothing.
+    if (!this.#current()?.tokens.some((t) => t.id === id)) {
+      throw new Error(`unknown token id: ${id}`);
+    }
     this.#modify((store) => {
       const token = store.tokens.find((t) => t.id === id);
       if (!token) throw new Error(`unknown token id: ${id}`);
