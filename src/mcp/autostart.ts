@@ -1,0 +1,67 @@
+import type { RpcConnection } from "../protocol/rpc_client.ts";
+import { errorText } from "./config.ts";
+
+/** How often the facade retries connecting after spawning a kernel (M-START-1). */
+export const AUTOSTART_POLL_MS = 50;
+/** How long the facade waits for a spawned kernel to accept connections (M-START-1). */
+export const AUTOSTART_WAIT_MS = 5000;
+/** Kernel exit status meaning another kernel owns the socket (K-CLI-1): keep waiting for it. */
+const ANOTHER_KERNEL = 3;
+
+/** A kernel process the facade started, or why it could not be started. */
+export type SpawnedKernel = { exited: Promise<number> } | { problem: string };
+
+/**
+ * Spawns `<kernel> --socket <path>` detached (own process group, stdio null, not waited for
+ * and not killed on exit) with `SHOAL_TOKEN` emptied (M-START-1).
+ */
+export function spawnKernel(kernel: string, socket: string): SpawnedKernel {
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(kernel, {
+      args: ["--socket", socket],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      env: { SHOAL_TOKEN: "" },
+      detached: true,
+    }).spawn();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      return { problem: `permission denied for run:${kernel} (${errorText(e)})` };
+    }
+    return { problem: `cannot start kernel ${kernel}: ${errorText(e)}` };
+  }
+  child.unref();
+  return { exited: child.status.then((s) => s.code) };
+}
+
+/**
+ * Retries `connect` every {@link AUTOSTART_POLL_MS} for up to {@link AUTOSTART_WAIT_MS}, giving up
+ * early when the spawned kernel exits with a status other than "another kernel owns the socket".
+ */
+export async function waitForKernel(
+  connect: () => Promise<RpcConnection>,
+  spawned: { exited: Promise<number> },
+): Promise<{ conn: RpcConnection } | { problem: string }> {
+  const exit: { status: number | null } = { status: null };
+  spawned.exited.then((code) => exit.status = code);
+  const deadline = Date.now() + AUTOSTART_WAIT_MS;
+  let last = "";
+  while (true) {
+    try {
+      return { conn: await connect() };
+    } catch (e) {
+      last = errorText(e);
+    }
+    if (exit.status !== null && exit.status !== ANOTHER_KERNEL) {
+      return { problem: `the autostarted kernel exited with status ${exit.status}` };
+    }
+    if (Date.now() >= deadline) {
+      return {
+        problem: `the autostarted kernel did not accept connections within 5000 ms (${last})`,
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, AUTOSTART_POLL_MS));
+  }
+}

@@ -1,0 +1,162 @@
+import { ErrorCode, RpcError } from "../protocol/errors.ts";
+import { ConnectionClosedError, RpcConnection } from "../protocol/rpc_client.ts";
+import { spawnKernel, waitForKernel } from "./autostart.ts";
+import { errorText, type FacadeConfig } from "./config.ts";
+import { RELEASE_RUNTIME_ROOTS } from "./permissions.ts";
+
+/** What the facade sends as `client` in `session.attach` (M-START-2). */
+const CLIENT = { kind: "mcp", tty: false };
+
+/** A reason the kernel cannot be used right now (M-START-3). */
+class Unavailable extends Error {}
+
+/** A failure of the bridge to the kernel rather than an error the kernel returned (M-OUT-5). */
+export class BridgeError extends RpcError {}
+
+/** The `-32603` error for a kernel that cannot be reached or attached (M-START-3). */
+export function kernelUnavailable(reason: string): BridgeError {
+  return new BridgeError(ErrorCode.INTERNAL_ERROR, `kernel unavailable: ${reason}`);
+}
+
+/** The `-32603` error for a request whose kernel connection dropped (M-START-4). */
+export function kernelDisconnected(): BridgeError {
+  return new BridgeError(ErrorCode.INTERNAL_ERROR, "kernel disconnected");
+}
+
+/**
+ * The facade's main kernel connection (M-START-1..5): connects lazily (autostarting the kernel
+ * once per attempt when allowed), attaches, multiplexes requests, and reconnects on the next
+ * request after a drop. Also opens the extra attached connections subscriptions use.
+ */
+export class KernelClient {
+  #conn: RpcConnection | null = null;
+  #connecting: Promise<RpcConnection> | null = null;
+  #attachment: Record<string, unknown> | null = null;
+  #lastLogged: string | null = null;
+  #closed = false;
+
+  constructor(readonly config: FacadeConfig, readonly log: (line: string) => void) {}
+
+  /** The `session.attach` result of the most recent main connection, if any. */
+  get attachment(): Record<string, unknown> | null {
+    return this.#attachment;
+  }
+
+  /** Sends one request on the main connection; kernel errors reject as {@link RpcError}. */
+  async request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const conn = await this.connection();
+    try {
+      return await conn.request(method, params);
+    } catch (e) {
+      if (e instanceof ConnectionClosedError) throw kernelDisconnected();
+      throw e;
+    }
+  }
+
+  /** The attached main connection, establishing it first when there is none (one attempt at a time). */
+  connection(): Promise<RpcConnection> {
+    if (this.#conn !== null && !this.#conn.isClosed) return Promise.resolve(this.#conn);
+    this.#connecting ??= this.#establish(true).then(
+      (conn) => {
+        this.#connecting = null;
+        this.#adopt(conn);
+        return conn;
+      },
+      (e) => {
+        this.#connecting = null;
+        throw this.#unavailable(e);
+      },
+    );
+    return this.#connecting;
+  }
+
+  /** A new connection attached like the main one, for one subscription (M-SUB-2); no autostart. */
+  async openAttached(): Promise<RpcConnection> {
+    try {
+      return await this.#establish(false);
+    } catch (e) {
+      throw this.#unavailable(e);
+    }
+  }
+
+  /** Closes the main connection; later requests fail as unavailable. */
+  close(): void {
+    this.#closed = true;
+    this.#conn?.close();
+  }
+
+  #adopt(conn: RpcConnection): void {
+    this.#conn = conn;
+    this.#lastLogged = null;
+    conn.closed.then(() => {
+      if (!this.#closed && this.#conn === conn) this.log("shoal-mcp: kernel connection closed");
+    });
+  }
+
+  #unavailable(e: unknown): BridgeError {
+    const reason = errorText(e);
+    if (reason !== this.#lastLogged) {
+      this.#lastLogged = reason;
+      this.log(`shoal-mcp: kernel unavailable: ${reason}`);
+    }
+    return kernelUnavailable(reason);
+  }
+
+  async #establish(autostart: boolean): Promise<RpcConnection> {
+    if (this.#closed) throw new Unavailable("the facade is shutting down");
+    const { socket, socketProblem } = this.config;
+    if (socket === null) throw new Unavailable(socketProblem ?? "no socket path");
+    let conn: RpcConnection;
+    try {
+      conn = await RpcConnection.connect(socket);
+    } catch (e) {
+      if (!autostart || !this.config.autostart || isPermissionError(e)) {
+        throw new Unavailable(connectProblem(socket, e));
+      }
+      const spawned = spawnKernel(this.config.kernel, socket);
+      if ("problem" in spawned) throw new Unavailable(spawned.problem);
+      const waited = await waitForKernel(() => RpcConnection.connect(socket), spawned);
+      if ("problem" in waited) throw new Unavailable(waited.problem);
+      conn = waited.conn;
+    }
+    try {
+      const result = await conn.request("session.attach", {
+        session: this.config.session,
+        token: this.config.token,
+        client: CLIENT,
+      });
+      if (typeof result === "object" && result !== null && !Array.isArray(result)) {
+        this.#attachment = result as Record<string, unknown>;
+      }
+      return conn;
+    } catch (e) {
+      conn.close();
+      if (e instanceof RpcError && e.code === ErrorCode.AUTH_FAILED) {
+        throw new Unavailable("authentication failed (-32030)");
+      }
+      if (e instanceof RpcError) throw new Unavailable(`attach failed: ${e.message} (${e.code})`);
+      throw new Unavailable("the kernel closed the connection during attach");
+    }
+  }
+}
+
+function isPermissionError(e: unknown): boolean {
+  return e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied;
+}
+
+/** Why connecting to `socket` failed, naming the permission and path when one was denied (M-PERM-4). */
+function connectProblem(socket: string, e: unknown): string {
+  if (e instanceof Deno.errors.NotCapable) {
+    const scope = Deno.build.standalone
+      ? `this build may only use sockets under ${RELEASE_RUNTIME_ROOTS.join(", ")}`
+      : "the facade may only use the socket it was started for";
+    return `permission denied for unix:${socket} (${scope})`;
+  }
+  if (e instanceof Deno.errors.PermissionDenied) {
+    return `permission denied for unix:${socket} (${errorText(e)})`;
+  }
+  if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.ConnectionRefused) {
+    return `no kernel is listening on ${socket} (${errorText(e)})`;
+  }
+  return `cannot connect to ${socket}: ${errorText(e)}`;
+}

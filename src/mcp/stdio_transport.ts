@@ -1,0 +1,223 @@
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type RpcErrorObject } from "../protocol/errors.ts";
+import { LineFramer } from "../protocol/framing.ts";
+import { READ_CHUNK } from "../protocol/limits.ts";
+import { decodeFrame, encodeFrame, errorMessage, OVERSIZE_ERROR } from "../protocol/rpc.ts";
+
+/** A byte source such as `Deno.stdin`. */
+export interface ByteReader {
+  read(p: Uint8Array): Promise<number | null>;
+}
+
+/** A byte sink such as `Deno.stdout`. */
+export interface ByteWriter {
+  write(p: Uint8Array): Promise<number>;
+}
+
+/** A client request id as it appeared on the wire (W-RPC-2, MCP rule). */
+type ClientId = string | number;
+
+/** Client notifications the facade acts on (M-PROTO-2); every other one is ignored. */
+const CANCELLED = "notifications/cancelled";
+const INITIALIZED = "notifications/initialized";
+
+function idKey(id: ClientId): string {
+  return `${typeof id}:${id}`;
+}
+
+/**
+ * The facade's stdio transport for the SDK `Server`: bounded newline framing of stdin
+ * (W-FRAME-2..7), envelope errors answered here without reaching the SDK (W-RPC-1/2), and
+ * whole-frame writes to stdout under one lock (W-FRAME-8).
+ *
+ * Incoming request ids are replaced by internal ids (1, 2, …) before the SDK sees them and
+ * restored on the way out: the SDK ignores `notifications/cancelled` for id `0` and cannot
+ * tell apart two requests that reuse an id, and the mapping is also the in-flight set that
+ * a cancelled request is removed from, so its late response is dropped (M-PROG-3).
+ */
+export class StdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  #framer = new LineFramer();
+  #writing: Promise<void> = Promise.resolve();
+  #closed = false;
+  #nextId = 1;
+  #clientIds = new Map<number, ClientId>();
+  #internalIds = new Map<string, number>();
+  #drained: (() => void) | null = null;
+  #finished: Promise<void>;
+  #finish!: () => void;
+
+  /**
+   * @param input where frames are read from
+   * @param output where frames are written to
+   * @param drainMs how long requests in flight at input EOF may still be answered
+   */
+  constructor(
+    readonly input: ByteReader,
+    readonly output: ByteWriter,
+    readonly drainMs: number,
+  ) {
+    this.#finished = new Promise((resolve) => this.#finish = resolve);
+  }
+
+  /** Resolves once the transport has closed (input EOF drained, write failure or `close()`). */
+  get finished(): Promise<void> {
+    return this.#finished;
+  }
+
+  /** Whether the transport has closed. */
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+
+  /** Starts reading frames; returns at once. */
+  start(): Promise<void> {
+    this.#readLoop();
+    return Promise.resolve();
+  }
+
+  /** Writes one message as one whole frame; responses get their client id back. */
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if ("id" in message && !("method" in message)) {
+      const internal = message.id as number;
+      const clientId = this.#clientIds.get(internal);
+      // No mapping: the request was cancelled, and its response is never sent.
+      if (clientId === undefined) return Promise.resolve();
+      this.#forget(internal);
+      return this.#write({ ...message, id: clientId });
+    }
+    return this.#write(message);
+  }
+
+  /** Closes the transport once; `onclose` runs and `finished` resolves. */
+  close(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.onclose?.();
+      this.#finish();
+    }
+    return Promise.resolve();
+  }
+
+  #write(message: unknown): Promise<void> {
+    const bytes = encodeFrame(message);
+    const next = this.#writing.then(async () => {
+      if (this.#closed) return;
+      let at = 0;
+      try {
+        while (at < bytes.length) at += await this.output.write(bytes.subarray(at));
+      } catch {
+        // The client is gone (M-CLI-3).
+        await this.close();
+      }
+    });
+    this.#writing = next;
+    return next;
+  }
+
+  #forget(internal: number): void {
+    const clientId = this.#clientIds.get(internal);
+    this.#clientIds.delete(internal);
+    if (clientId !== undefined && this.#internalIds.get(idKey(clientId)) === internal) {
+      this.#internalIds.delete(idKey(clientId));
+    }
+    if (this.#clientIds.size === 0) this.#drained?.();
+  }
+
+  #reply(id: ClientId | null, error: RpcErrorObject): void {
+    this.#write(errorMessage(id, error));
+  }
+
+  async #readLoop(): Promise<void> {
+    const buf = new Uint8Array(READ_CHUNK);
+    try {
+      while (!this.#closed) {
+        const n = await this.input.read(buf);
+        if (n === null) break;
+        for (const event of this.#framer.push(buf.subarray(0, n))) {
+          if (event.kind === "oversize") this.#reply(null, OVERSIZE_ERROR);
+          else this.#receive(event.bytes);
+        }
+      }
+    } catch (e) {
+      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+    }
+    await this.#drain();
+    await this.#writing;
+    await this.close();
+  }
+
+  /** Waits, at most `drainMs`, for requests in flight at EOF to be answered. */
+  async #drain(): Promise<void> {
+    if (this.#clientIds.size === 0 || this.#closed) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => this.#drained = resolve),
+      new Promise<void>((resolve) => timer = setTimeout(resolve, this.drainMs)),
+    ]);
+    clearTimeout(timer);
+  }
+
+  #receive(bytes: Uint8Array): void {
+    const msg = decodeFrame(bytes, "mcp");
+    switch (msg.kind) {
+      case "invalid":
+        this.#reply(msg.id as ClientId | null, msg.error);
+        return;
+      case "response":
+        return; // the facade sends no requests to the client
+      case "notification":
+        this.#notification(msg.method, msg.params);
+        return;
+      case "request":
+        this.#request(msg.id as ClientId, msg.method, msg.params);
+    }
+  }
+
+  #request(clientId: ClientId, method: string, params: Record<string, unknown>): void {
+    const internal = this.#nextId++;
+    const message = { jsonrpc: "2.0" as const, id: internal, method, params };
+    if (!isJSONRPCRequest(message)) {
+      this.#reply(clientId, {
+        code: ErrorCode.INVALID_PARAMS,
+        message: "invalid params: malformed _meta",
+      });
+      return;
+    }
+    this.#clientIds.set(internal, clientId);
+    this.#internalIds.set(idKey(clientId), internal);
+    this.#deliver(message);
+  }
+
+  #notification(method: string, params: Record<string, unknown>): void {
+    if (method === INITIALIZED) {
+      this.#deliver({ jsonrpc: "2.0", method, params });
+      return;
+    }
+    if (method !== CANCELLED) return;
+    const requestId = params.requestId;
+    if (typeof requestId !== "string" && !Number.isSafeInteger(requestId)) return;
+    const internal = this.#internalIds.get(idKey(requestId as ClientId));
+    if (internal === undefined) return; // unknown or already answered
+    this.#forget(internal);
+    const message = { jsonrpc: "2.0" as const, method, params: { ...params, requestId: internal } };
+    if (isJSONRPCNotification(message)) this.#deliver(message);
+  }
+
+  #deliver(message: JSONRPCMessage): void {
+    try {
+      this.onmessage?.(message);
+    } catch (e) {
+      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+}

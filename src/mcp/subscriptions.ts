@@ -1,0 +1,140 @@
+import { ErrorCode, invalidParams, quotaExceeded, RpcError } from "../protocol/errors.ts";
+import { MAX_SUBSCRIPTIONS } from "../protocol/limits.ts";
+import type { RpcConnection } from "../protocol/rpc_client.ts";
+import { errorText } from "./config.ts";
+import type { KernelClient } from "./kernel_client.ts";
+import { parseResourceUri } from "./resource_uri.ts";
+
+/** How long unsubscribe waits for `events.unsubscribe` before closing anyway (M-SUB-4). */
+export const UNSUBSCRIBE_WAIT_MS = 1000;
+
+/** Delivers one `notifications/resources/updated` (M-SUB-3). */
+export type UpdateSink = (uri: string, seq: unknown, payload: unknown) => void;
+
+/** The kernel channel a subscribable URI maps to, or null (M-SUB-1). */
+export function subscriptionChannel(uri: string): string | null {
+  let segments: string[];
+  try {
+    segments = parseResourceUri(uri).segments;
+  } catch {
+    return null;
+  }
+  const [head, id, ...rest] = segments;
+  if (head === "events" && id !== undefined && rest.length === 0) return id;
+  if (head !== "task" && head !== "pty") return null;
+  const tail = rest.join("/");
+  if (!(tail === "" || (head === "task" && tail === "out"))) return null;
+  const n = id?.startsWith(`${head}:`) ? id.slice(head.length + 1) : id;
+  return n !== undefined && /^[0-9]+$/.test(n) ? `${head}.${n}` : null;
+}
+
+interface Entry {
+  channel: string;
+  conn: RpcConnection | null;
+  /** Settles when the subscription is established or has failed. */
+  ready: Promise<void>;
+}
+
+function subscriptionFailed(reason: string): RpcError {
+  return new RpcError(ErrorCode.INTERNAL_ERROR, `subscription failed: ${reason}`);
+}
+
+/**
+ * Resource subscriptions keyed by exact URI, each on its own attached kernel connection
+ * (M-SUB-1..5). Unsubscribing closes that connection, so nothing more is delivered for it.
+ */
+export class SubscriptionRegistry {
+  #entries = new Map<string, Entry>();
+
+  constructor(
+    readonly kernel: KernelClient,
+    readonly sink: UpdateSink,
+    readonly log: (line: string) => void,
+  ) {}
+
+  /** Number of registered (or establishing) subscriptions. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** `resources/subscribe`: idempotent per URI, at most {@link MAX_SUBSCRIPTIONS} (M-SUB-2). */
+  async subscribe(uri: string): Promise<Record<string, never>> {
+    const channel = subscriptionChannel(uri);
+    if (channel === null) throw invalidParams(`resource is not subscribable: ${uri}`);
+    const existing = this.#entries.get(uri);
+    if (existing !== undefined) {
+      await existing.ready;
+      return {};
+    }
+    if (this.#entries.size >= MAX_SUBSCRIPTIONS) {
+      throw quotaExceeded("subscriptions", MAX_SUBSCRIPTIONS);
+    }
+    const entry: Entry = { channel, conn: null, ready: Promise.resolve() };
+    entry.ready = this.#establish(uri, entry);
+    this.#entries.set(uri, entry);
+    await entry.ready;
+    return {};
+  }
+
+  /** `resources/unsubscribe`: removes the entry and closes its connection; unknown URIs → `{}` (M-SUB-4). */
+  async unsubscribe(uri: string): Promise<Record<string, never>> {
+    const entry = this.#entries.get(uri);
+    if (entry === undefined) return {};
+    this.#entries.delete(uri);
+    await entry.ready.catch(() => {});
+    const conn = entry.conn;
+    if (conn !== null) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        conn.request("events.unsubscribe", { channel: entry.channel }).catch(() => {}),
+        new Promise((resolve) => timer = setTimeout(resolve, UNSUBSCRIBE_WAIT_MS)),
+      ]);
+      clearTimeout(timer);
+      conn.close();
+    }
+    return {};
+  }
+
+  /** Closes every subscription connection (facade shutdown, M-CLI-3). */
+  closeAll(): void {
+    const entries = [...this.#entries.values()];
+    this.#entries.clear();
+    for (const entry of entries) entry.conn?.close();
+  }
+
+  async #establish(uri: string, entry: Entry): Promise<void> {
+    let conn: RpcConnection;
+    try {
+      conn = await this.kernel.openAttached();
+    } catch (e) {
+      this.#drop(uri, entry);
+      throw subscriptionFailed(errorText(e));
+    }
+    if (this.#entries.get(uri) !== entry) {
+      conn.close(); // unsubscribed while connecting
+      return;
+    }
+    entry.conn = conn;
+    conn.onNotification = (method, params) => {
+      if (method === "event" && this.#entries.get(uri) === entry) {
+        this.sink(uri, params.seq, params.payload);
+      }
+    };
+    try {
+      await conn.request("events.subscribe", { channel: entry.channel });
+    } catch (e) {
+      conn.close();
+      this.#drop(uri, entry);
+      throw subscriptionFailed(errorText(e));
+    }
+    conn.closed.then(() => {
+      if (this.#entries.get(uri) !== entry) return;
+      this.#entries.delete(uri);
+      this.log(`shoal-mcp: subscription to ${uri} ended: its kernel connection closed`);
+    });
+  }
+
+  #drop(uri: string, entry: Entry): void {
+    if (this.#entries.get(uri) === entry) this.#entries.delete(uri);
+  }
+}

@@ -1,0 +1,289 @@
+/** Test helpers: a private sandbox environment and the facade spawned exactly like `deno task mcp`. */
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+/** The repository root. */
+export const REPO = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+/** The launcher `deno task mcp` runs. */
+export const LAUNCHER = `${REPO}/scripts/shoal_mcp.ts`;
+
+const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
+
+/** A temp directory holding XDG_RUNTIME_DIR, XDG_STATE_HOME and HOME for one test. */
+export interface Sandbox {
+  dir: string;
+  /** The default-discovered socket path of a session (G-SOCK-1 rule 2). */
+  socket(session?: string): string;
+  /** The environment for a facade or kernel in this sandbox, plus `extra`. */
+  env(extra?: Record<string, string>): Record<string, string>;
+  /** Stops every process whose command line mentions the sandbox, then removes it. */
+  cleanup(): Promise<void>;
+}
+
+/** Creates a sandbox. */
+export async function sandbox(): Promise<Sandbox> {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-test-" });
+  for (const sub of ["run", "state", "home"]) await Deno.mkdir(`${dir}/${sub}`, { mode: 0o700 });
+  return {
+    dir,
+    socket: (session = "default") => `${dir}/run/shoal/${session}.sock`,
+    env: (extra = {}) => ({
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: `${dir}/home`,
+      XDG_RUNTIME_DIR: `${dir}/run`,
+      XDG_STATE_HOME: `${dir}/state`,
+      DENO_DIR,
+      NO_COLOR: "1",
+      ...extra,
+    }),
+    cleanup: async () => {
+      await stopProcessesMentioning(dir);
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Pids of processes (other than this one) whose command line contains `marker`. */
+export function pidsMentioning(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry.name) || Number(entry.name) === Deno.pid) continue;
+    try {
+      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
+      if (cmdline.includes(marker)) pids.push(Number(entry.name));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERMs every process mentioning `marker` (e.g. an autostarted kernel), SIGKILL after 3 s. */
+export async function stopProcessesMentioning(marker: string): Promise<void> {
+  const pids = pidsMentioning(marker);
+  for (const pid of pids) {
+    try {
+      Deno.kill(pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  }
+  const deadline = Date.now() + 3000;
+  while (pids.some(alive) && Date.now() < deadline) await delay(20);
+  for (const pid of pids.filter(alive)) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Waits `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `check` every 20 ms until it returns true or `ms` pass; returns the last result. */
+export async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() >= deadline) return false;
+    await delay(20);
+  }
+  return true;
+}
+
+/** The command and arguments that start the facade like `deno task mcp`. */
+export function launcherArgs(args: string[] = []): { command: string; args: string[] } {
+  return { command: Deno.execPath(), args: ["run", "--allow-all", LAUNCHER, ...args] };
+}
+
+/** An SDK stdio client transport that starts the facade like `deno task mcp`. */
+export function sdkTransport(box: Sandbox, extraEnv: Record<string, string> = {}) {
+  return new StdioClientTransport({
+    ...launcherArgs(),
+    env: box.env(extraEnv),
+    stderr: "pipe",
+  });
+}
+
+/** The facade started like `deno task mcp`, driven by raw stdin/stdout frames. */
+export class RawFacade {
+  readonly child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #frames: unknown[] = [];
+  #waiters: (() => void)[] = [];
+  #stdoutDone: Promise<void>;
+  #stderr: Promise<string>;
+  /** Every stdout line that was not valid JSON (must stay empty: stdout carries only frames). */
+  readonly junk: string[] = [];
+
+  constructor(box: Sandbox, args: string[] = [], extraEnv: Record<string, string> = {}) {
+    const { command, args: full } = launcherArgs(args);
+    this.child = new Deno.Command(command, {
+      args: full,
+      env: box.env(extraEnv),
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#writer = this.child.stdin.getWriter();
+    this.#stdoutDone = this.#readStdout();
+    this.#stderr = new Response(this.child.stderr).text();
+  }
+
+  async #readStdout(): Promise<void> {
+    const decoder = new TextDecoder();
+    let pending = "";
+    for await (const chunk of this.child.stdout) {
+      pending += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = pending.indexOf("\n")) !== -1) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        try {
+          this.#frames.push(JSON.parse(line));
+        } catch {
+          this.junk.push(line);
+        }
+        for (const w of this.#waiters.splice(0)) w();
+      }
+    }
+    if (pending !== "") this.junk.push(pending);
+    for (const w of this.#waiters.splice(0)) w();
+  }
+
+  /** Writes text or bytes to the facade's stdin as they are. */
+  async write(data: string | Uint8Array): Promise<void> {
+    await this.#writer.write(typeof data === "string" ? new TextEncoder().encode(data) : data);
+  }
+
+  /** Writes one message as a frame. */
+  async send(message: unknown): Promise<void> {
+    await this.write(JSON.stringify(message) + "\n");
+  }
+
+  /** The next frame matching `match` (removed from the queue), or an error after `ms`. */
+  async next(
+    match: (frame: Record<string, unknown>) => boolean = () => true,
+    ms = 20000,
+  ): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + ms;
+    while (true) {
+      const i = this.#frames.findIndex((f) => match(f as Record<string, unknown>));
+      if (i !== -1) return this.#frames.splice(i, 1)[0] as Record<string, unknown>;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no matching frame within ${ms} ms`);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.#waiters.push(resolve)),
+        new Promise<void>((resolve) => timer = setTimeout(resolve, left)),
+        this.#stdoutDone,
+      ]);
+      clearTimeout(timer);
+      if (this.#frames.length === 0 && await isSettled(this.#stdoutDone)) {
+        throw new Error("facade stdout closed");
+      }
+    }
+  }
+
+  /** The response frame with the given id. */
+  response(id: unknown, ms?: number): Promise<Record<string, unknown>> {
+    return this.next((f) => Object.hasOwn(f, "id") && f.id === id && !("method" in f), ms);
+  }
+
+  /** Sends a request and returns its response frame. */
+  async request(
+    id: string | number,
+    method: string,
+    params?: unknown,
+  ): Promise<Record<string, unknown>> {
+    await this.send(
+      params === undefined ? { jsonrpc: "2.0", id, method } : {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+      },
+    );
+    return await this.response(id);
+  }
+
+  /** Frames received and not yet taken. */
+  get queued(): unknown[] {
+    return this.#frames;
+  }
+
+  /** Closes stdin. */
+  async closeStdin(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+  }
+
+  /** Waits for exit (killing the launcher's process tree after `ms`) and returns status and stderr. */
+  async exit(ms = 20000): Promise<{ code: number; stderr: string }> {
+    const timer = setTimeout(() => this.kill(), ms);
+    const status = await this.child.status;
+    clearTimeout(timer);
+    await this.#stdoutDone;
+    return { code: status.code, stderr: await this.#stderr };
+  }
+
+  /** The pid of the facade itself (the launcher's `deno run … main.ts` child). */
+  facadePid(): number | null {
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^[0-9]+$/.test(entry.name)) continue;
+      try {
+        const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        if (ppid === this.child.pid) return Number(entry.name);
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return null;
+  }
+
+  /** Kills the facade and its launcher (SIGKILL), for cleanup after failures. */
+  kill(): void {
+    const pid = this.facadePid();
+    for (const p of [pid, this.child.pid]) {
+      if (p === null) continue;
+      try {
+        Deno.kill(p, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  /** Closes stdin, waits for exit, and kills whatever is left. */
+  async stop(): Promise<{ code: number; stderr: string }> {
+    await this.closeStdin();
+    return await this.exit(10000);
+  }
+}
+
+async function isSettled(p: Promise<void>): Promise<boolean> {
+  let settled = false;
+  p.then(() => settled = true);
+  await Promise.resolve();
+  await Promise.resolve();
+  return settled;
+}
+
+/** Resident set size of a process in bytes (from /proc). */
+export function rssBytes(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) * 1024 : 0;
+}

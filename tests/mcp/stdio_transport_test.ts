@@ -1,0 +1,241 @@
+import assert from "node:assert/strict";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { StdioTransport } from "../../src/mcp/stdio_transport.ts";
+
+/** A byte source fed by the test; `end()` makes the next read report EOF. */
+class FeedReader {
+  #chunks: Uint8Array[] = [];
+  #ended = false;
+  #wake: (() => void) | null = null;
+
+  feed(data: string | Uint8Array): void {
+    this.#chunks.push(typeof data === "string" ? new TextEncoder().encode(data) : data);
+    this.#wake?.();
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#wake?.();
+  }
+
+  async read(p: Uint8Array): Promise<number | null> {
+    while (this.#chunks.length === 0) {
+      if (this.#ended) return null;
+      await new Promise<void>((resolve) => this.#wake = resolve);
+      this.#wake = null;
+    }
+    const chunk = this.#chunks[0];
+    const n = Math.min(p.length, chunk.length);
+    p.set(chunk.subarray(0, n));
+    if (n === chunk.length) this.#chunks.shift();
+    else this.#chunks[0] = chunk.subarray(n);
+    return n;
+  }
+}
+
+/** A byte sink that accepts at most `step` bytes per write and yields between writes. */
+class SlowWriter {
+  bytes: number[] = [];
+  fail = false;
+
+  constructor(readonly step: number) {}
+
+  async write(p: Uint8Array): Promise<number> {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (this.fail) throw new Error("broken pipe");
+    const n = Math.min(p.length, this.step);
+    for (let i = 0; i < n; i++) this.bytes.push(p[i]);
+    return n;
+  }
+
+  frames(): Record<string, unknown>[] {
+    const text = new TextDecoder().decode(new Uint8Array(this.bytes));
+    assert.ok(text === "" || text.endsWith("\n"), "output ends with a whole frame");
+    return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+  }
+}
+
+function setup(step = 1 << 20) {
+  const reader = new FeedReader();
+  const writer = new SlowWriter(step);
+  const transport = new StdioTransport(reader, writer, 2000);
+  const received: JSONRPCMessage[] = [];
+  transport.onmessage = (m) => received.push(m);
+  return { reader, writer, transport, received };
+}
+
+async function settle(ms = 30): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls until `check` holds, failing after 10 s. */
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10000;
+  while (!check()) {
+    assert.ok(Date.now() < deadline, "condition not reached within 10 s");
+    await settle(10);
+  }
+}
+
+Deno.test("W-FRAME-8: concurrent notifications and responses are written as whole frames in send order", async () => {
+  const { reader, writer, transport, received } = setup(777);
+  await transport.start();
+  for (let i = 0; i < 20; i++) {
+    reader.feed(JSON.stringify({ jsonrpc: "2.0", id: `r${i}`, method: "ping" }) + "\n");
+  }
+  await settle();
+  assert.equal(received.length, 20);
+  const big = "x".repeat(4000);
+  const sends: Promise<void>[] = [];
+  for (let i = 0; i < 20; i++) {
+    sends.push(
+      transport.send({
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken: i, progress: i, big },
+      }),
+    );
+    const id = (received[i] as { id: number }).id;
+    sends.push(transport.send({ jsonrpc: "2.0", id, result: { i, big } }));
+  }
+  await Promise.all(sends);
+  const frames = writer.frames();
+  assert.equal(frames.length, 40);
+  for (let i = 0; i < 20; i++) {
+    assert.equal((frames[2 * i].params as { progress: number }).progress, i);
+    assert.equal(frames[2 * i + 1].id, `r${i}`);
+    assert.equal((frames[2 * i + 1].result as { i: number }).i, i);
+  }
+  reader.end();
+  await transport.finished;
+});
+
+Deno.test("W-FRAME-5: an oversize stdin frame gets -32600 id null and the next frame is still served", async () => {
+  const { reader, writer, transport, received } = setup();
+  await transport.start();
+  const mib = new Uint8Array(1 << 20).fill(0x61);
+  for (let i = 0; i < 17; i++) reader.feed(mib);
+  reader.feed('\n{"jsonrpc":"2.0","id":5,"method":"ping"}\n');
+  await until(() => received.length === 1 && writer.frames().length === 1);
+  assert.deepEqual(writer.frames(), [{
+    jsonrpc: "2.0",
+    id: null,
+    error: { code: -32600, message: "frame exceeds 16 MiB" },
+  }]);
+  assert.equal(received.length, 1);
+  assert.equal((received[0] as { method: string }).method, "ping");
+  await transport.send({ jsonrpc: "2.0", id: (received[0] as { id: number }).id, result: {} });
+  assert.deepEqual(writer.frames()[1], { jsonrpc: "2.0", id: 5, result: {} });
+  reader.end();
+  await transport.finished;
+});
+
+Deno.test("W-FRAME-2: a frame of exactly 16 MiB is accepted", async () => {
+  const { reader, writer, transport, received } = setup();
+  await transport.start();
+  const head = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"';
+  const tail = '"}}';
+  const pad = 16 * 1024 * 1024 - head.length - tail.length;
+  reader.feed(head + "p".repeat(pad) + tail + "\n");
+  await until(() => received.length === 1);
+  assert.equal(received.length, 1);
+  assert.deepEqual(writer.frames(), []);
+  reader.end();
+  await transport.finished;
+});
+
+Deno.test("W-FRAME-6/7, W-RPC-1/2: envelope errors are answered by the transport itself", async () => {
+  const { reader, writer, transport, received } = setup();
+  await transport.start();
+  const lines = [
+    "{not json",
+    "[]",
+    '[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+    "5",
+    '{"jsonrpc":"2.0","id":{},"method":"ping"}',
+    '{"jsonrpc":"2.0","id":[1],"method":"ping"}',
+    '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":true,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":null,"method":"ping"}',
+    '{"jsonrpc":"1.0","id":7,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":8}',
+    '{"jsonrpc":"2.0","id":9,"method":5}',
+    '{"jsonrpc":"2.0","id":10,"method":"ping","params":[1]}',
+    '{"jsonrpc":"2.0","id":11,"method":"ping","params":{"_meta":{"progressToken":{}}}}',
+  ];
+  reader.feed(lines.join("\r\n") + "\n\n");
+  await until(() => writer.frames().length === lines.length);
+  const frames = writer.frames();
+  const summary = frames.map((f) => [f.id, (f.error as { code: number }).code]);
+  assert.deepEqual(summary, [
+    [null, -32700],
+    [null, -32600],
+    [null, -32600],
+    [null, -32600],
+    [null, -32600],
+    [null, -32600],
+    [null, -32600],
+    [null, -32600],
+    [null, -32600],
+    [null, -32600],
+    [7, -32600],
+    [8, -32600],
+    [9, -32600],
+    [10, -32602],
+    [11, -32602],
+  ]);
+  const parse = frames[0].error as { message: string; data: { detail: unknown } };
+  assert.equal(parse.message, "parse error");
+  assert.equal(typeof parse.data.detail, "string");
+  assert.equal(received.length, 0, "nothing reached the SDK");
+  reader.end();
+  await transport.finished;
+});
+
+Deno.test("M-PROG-3: a cancelled request (even id 0) reaches the SDK by internal id and its response is dropped", async () => {
+  const { reader, writer, transport, received } = setup();
+  await transport.start();
+  reader.feed('{"jsonrpc":"2.0","id":0,"method":"tools/call"}\n');
+  reader.feed('{"jsonrpc":"2.0","id":"0","method":"tools/call"}\n');
+  await settle();
+  const [first, second] = received as { id: number }[];
+  assert.notEqual(first.id, 0);
+  reader.feed('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}\n');
+  reader.feed('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42}}\n');
+  await settle();
+  assert.equal(received.length, 3, "the unknown id's cancellation is not forwarded");
+  assert.deepEqual((received[2] as { params: unknown }).params, { requestId: first.id });
+  await transport.send({ jsonrpc: "2.0", id: first.id, result: {} });
+  await transport.send({ jsonrpc: "2.0", id: second.id, result: {} });
+  assert.deepEqual(writer.frames(), [{ jsonrpc: "2.0", id: "0", result: {} }]);
+  reader.end();
+  await transport.finished;
+});
+
+Deno.test("M-CLI-3: at stdin EOF a request in flight is still answered, then the transport closes", async () => {
+  const { reader, writer, transport, received } = setup();
+  let closed = false;
+  transport.onclose = () => closed = true;
+  await transport.start();
+  reader.feed('{"jsonrpc":"2.0","id":"a","method":"ping"}\n');
+  reader.end();
+  await settle();
+  assert.equal(closed, false);
+  await transport.send({ jsonrpc: "2.0", id: (received[0] as { id: number }).id, result: {} });
+  await transport.finished;
+  assert.equal(closed, true);
+  assert.deepEqual(writer.frames(), [{ jsonrpc: "2.0", id: "a", result: {} }]);
+});
+
+Deno.test("M-CLI-3: a failed stdout write closes the transport", async () => {
+  const { writer, transport } = setup();
+  let closed = false;
+  transport.onclose = () => closed = true;
+  await transport.start();
+  writer.fail = true;
+  await transport.send({ jsonrpc: "2.0", method: "notifications/progress", params: {} });
+  await transport.finished;
+  assert.equal(closed, true);
+  assert.equal(transport.isClosed, true);
+});
