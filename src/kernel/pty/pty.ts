@@ -15,6 +15,7 @@ import {
   EINTR,
   EIO,
   openPtyMaster,
+  type PtyMaster,
   readFd,
   setWindowSize,
   writeFd,
@@ -35,6 +36,8 @@ const MAX_POLL_MS = 32;
 const DRAIN_POLLS_AFTER_EXIT = 8;
 /** A write that makes no progress for this long (the child is not reading) returns what it sent. */
 const WRITE_STALL_MS = 2000;
+/** Longest wait in ms for the launcher to make the child a session leader before `open` resolves. */
+const LAUNCH_SETTLE_MS = 2000;
 /** Where `setsid` is looked for; it makes the child a session leader with the PTY as controlling terminal. */
 const SETSID_PATHS = ["/usr/bin/setsid", "/bin/setsid"];
 /** Runs in `sh`: `$0` is the slave path, `"$@"` the program's argv. */
@@ -108,6 +111,27 @@ async function raceTimeout(p: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
+/** The session id of a process, or null when it is gone. */
+function sessionId(pid: number): number | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+  } catch {
+    return null;
+  }
+}
+
+/** Waits (bounded) until the launcher has made `pid` a session leader, or it has exited. */
+async function untilSessionLeader(pid: number, exited: () => boolean): Promise<void> {
+  let waited = 0;
+  for (let wait = 1; waited < LAUNCH_SETTLE_MS; wait = Math.min(wait * 2, MAX_POLL_MS)) {
+    const sid = sessionId(pid);
+    if (sid === pid || sid === null || exited()) return;
+    await delay(wait);
+    waited += wait;
+  }
+}
+
 function spawnFailed(cmd: string, why: string): RpcError {
   return new RpcError(ErrorCode.PTY_SPAWN_FAILED, `cannot start ${cmd} on a pty: ${why}`, { cmd });
 }
@@ -177,27 +201,20 @@ export class Pty {
    * Starts `opts.cmd` on a new PTY as session leader with the PTY as controlling terminal.
    * Sizes are clamped to 1..1000. Throws `-32023` (data `{cmd}`) when it cannot be started.
    */
-  static open(opts: PtyOpenOptions): Promise<Pty> {
+  static async open(opts: PtyOpenOptions): Promise<Pty> {
     const cmd = [opts.cmd, ...opts.args].join(" ");
     const cols = clampDimension(opts.cols);
     const rows = clampDimension(opts.rows);
     const env = { ...opts.env };
     env.TERM ??= "xterm-256color";
-    if (!programExists(opts.cmd, opts.cwd, env)) {
-      return Promise.reject(spawnFailed(opts.cmd, "program not found"));
-    }
+    if (!programExists(opts.cmd, opts.cwd, env)) throw spawnFailed(opts.cmd, "program not found");
     const setsid = SETSID_PATHS.find(isExecutableFile);
-    if (setsid === undefined) return Promise.reject(spawnFailed(opts.cmd, "setsid not found"));
-    let master;
+    if (setsid === undefined) throw spawnFailed(opts.cmd, "setsid not found");
+    let master: PtyMaster | undefined;
+    let child: Deno.ChildProcess;
     try {
       master = openPtyMaster();
       setWindowSize(master.fd, cols, rows);
-    } catch (e) {
-      if (master) closeFd(master.fd);
-      return Promise.reject(spawnFailed(opts.cmd, String(e)));
-    }
-    let child: Deno.ChildProcess;
-    try {
       child = new Deno.Command("/bin/sh", {
         args: ["-c", LAUNCH_SCRIPT, master.slavePath, opts.cmd, ...opts.args],
         cwd: opts.cwd,
@@ -208,10 +225,12 @@ export class Pty {
         stderr: "null",
       }).spawn();
     } catch (e) {
-      closeFd(master.fd);
-      return Promise.reject(spawnFailed(opts.cmd, String(e)));
+      if (master) closeFd(master.fd);
+      throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    return Promise.resolve(new Pty(master.fd, child, cmd, cols, rows));
+    const pty = new Pty(master.fd, child, cmd, cols, rows);
+    await untilSessionLeader(pty.pid, () => pty.#status !== null);
+    return pty;
   }
 
   /** Current width in columns. */
@@ -326,7 +345,12 @@ export class Pty {
     try {
       Deno.kill(-this.pid, signal);
     } catch {
-      // ESRCH: the group is already empty.
+      // ESRCH: the group is empty, or the launcher has not yet made the child a group leader.
+      try {
+        Deno.kill(this.pid, signal);
+      } catch {
+        // The child is gone.
+      }
     }
   }
 
@@ -468,7 +492,9 @@ export class Pty {
     const buffer = this.#term.buffer.active;
     const rows: string[] = [];
     for (let i = 0; i < this.#rows; i++) {
-      rows.push(buffer.getLine(buffer.baseY + i)?.translateToString(true) ?? "");
+      // Programs also write explicit spaces, which the emulator's own trimming keeps.
+      const text = buffer.getLine(buffer.baseY + i)?.translateToString(true) ?? "";
+      rows.push(text.replace(/ +$/, ""));
     }
     return rows;
   }

@@ -1,0 +1,68 @@
+/** Shared helpers for the PTY tests: a predictable environment and bounded screen polling. */
+
+import { Pty, type PtyOpenOptions, type PtyScreen } from "../../../src/kernel/pty/pty.ts";
+import { encodePtyInput } from "../../../src/kernel/pty/keys.ts";
+
+/** Gap between polls of `read()` in {@link waitForScreen}. */
+const POLL_MS = 20;
+
+/** A child environment with the test runner's PATH and a fixed prompt. */
+export function testEnv(home: string): Record<string, string> {
+  return { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home, PS1: "$ " };
+}
+
+/** Opens a PTY running `cmd args` in `cwd` at 80x24 unless told otherwise. */
+export function openPty(
+  cwd: string,
+  cmd: string,
+  args: string[],
+  more: Partial<PtyOpenOptions> = {},
+): Promise<Pty> {
+  return Pty.open({ cmd, args, cwd, env: testEnv(cwd), cols: 80, rows: 24, ...more });
+}
+
+/** Sends `pty.send`-style input, encoded for the PTY's current cursor-key mode. */
+export function send(pty: Pty, input: unknown): Promise<number> {
+  return pty.write(encodePtyInput(input, pty.applicationCursorKeys));
+}
+
+/** Polls `read()` until `predicate` holds, at most `maxTries` times; throws with the last screen otherwise. */
+export async function waitForScreen(
+  pty: Pty,
+  predicate: (s: PtyScreen) => boolean,
+  maxTries = 250,
+): Promise<PtyScreen> {
+  let last: PtyScreen | null = null;
+  for (let i = 0; i < maxTries; i++) {
+    last = await pty.read();
+    if (predicate(last)) return last;
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  throw new Error(`screen never matched; last:\n${JSON.stringify(last, null, 1)}`);
+}
+
+/** Whether a process with this pid exists (a zombie counts as existing). */
+export function processExists(pid: number): boolean {
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Process RSS in MiB from /proc/self/status. */
+export function rssMiB(): number {
+  const m = /VmRSS:\s+(\d+)\s+kB/.exec(Deno.readTextFileSync("/proc/self/status"));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
+/** Runs `body` with a fresh temp dir, removed afterwards. */
+export async function withTempDir(body: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "shoal_pty_" });
+  try {
+    await body(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
