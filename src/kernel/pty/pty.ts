@@ -167,6 +167,7 @@ export class Pty {
   #lastReadText: string | null = null;
   #lastEventText: string | null = null;
   #eventTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastEmitAt = -Infinity;
   #listeners = new Set<(state: PtyState) => void>();
 
   private constructor(
@@ -278,7 +279,7 @@ export class Pty {
       this.#wake();
       await pass;
     }
-    await new Promise<void>((r) => this.#term.write(new Uint8Array(0), r));
+    await this.#rendered();
     const screen = this.#grid();
     const text = screen.join("\n");
     const changed = text !== this.#lastReadText;
@@ -417,7 +418,7 @@ export class Pty {
       if (filled > 0) {
         wait = 1;
         emptyAfterExit = 0;
-        // Let other kernel work run between batches (setImmediate: timers of 0 ms are clamped to 4 ms).
+        // Let other kernel work run between batches; setImmediate, since a 0 ms timer waits a millisecond or more.
         await new Promise((r) => setImmediate(r));
         continue;
       }
@@ -425,10 +426,17 @@ export class Pty {
         // EIO: every slave fd is closed and the output is drained.
         if (errno !== EAGAIN || ++emptyAfterExit >= DRAIN_POLLS_AFTER_EXIT) break;
       }
-      await this.#sleep(wait);
-      wait = Math.min(wait * 2, MAX_POLL_MS);
+      // Back off while idle; a wake-up (input sent, a read, the exit) means output is likely soon.
+      wait = await this.#sleep(wait) ? 1 : Math.min(wait * 2, MAX_POLL_MS);
     }
     this.#releasePassWaiters();
+  }
+
+  /** Resolves once everything handed to the emulator is parsed. */
+  async #rendered(): Promise<void> {
+    if (this.#backlog > 0) {
+      await new Promise<void>((r) => this.#term.write(new Uint8Array(0), r));
+    }
   }
 
   #render(chunk: Uint8Array): void {
@@ -441,16 +449,17 @@ export class Pty {
     });
   }
 
-  #sleep(ms: number): Promise<void> {
+  /** Sleeps `ms` unless woken first; resolves to whether it was woken. */
+  #sleep(ms: number): Promise<boolean> {
     return new Promise((r) => {
       const timer = setTimeout(() => {
         this.#wake = null;
-        r();
+        r(false);
       }, ms);
       this.#wake = () => {
         clearTimeout(timer);
         this.#wake = null;
-        r();
+        r(true);
       };
     });
   }
@@ -459,13 +468,14 @@ export class Pty {
     for (const w of this.#passWaiters.splice(0)) w();
   }
 
-  /** Records the exit once output is rendered, and announces it. */
+  /** Records the exit once output is rendered, and announces it (keeping the event rate bound). */
   async #finish(): Promise<void> {
-    await new Promise<void>((r) => this.#term.write(new Uint8Array(0), r));
+    await this.#rendered();
     const status = this.#status!;
     this.#exit = status.signal !== null
       ? { status: null, signal: status.signal }
       : { status: status.code, signal: null };
+    await delay(Math.max(0, this.#lastEmitAt + PTY_EVENT_INTERVAL_MS - performance.now()));
     clearTimeout(this.#eventTimer);
     this.#eventTimer = undefined;
     this.#lastEventText = this.#grid().join("\n");
@@ -484,6 +494,7 @@ export class Pty {
   }
 
   #emit(): void {
+    this.#lastEmitAt = performance.now();
     const state = { alive: this.alive, exit: this.#exit };
     for (const listener of this.#listeners) listener(state);
   }
