@@ -84,3 +84,9 @@ export const NS_FILTER_SLACK = 1000;
 export const EVENTS_READ_DEFAULT_LIMIT = 1024;
 /** Largest `events.read` limit (K-EVT-1). */
 export const EVENTS_READ_MAX_LIMIT = 10000;
+/** Largest str/bytes value the kernel holds in memory; larger ones stay CAS-backed (K-BASH-11). */
+export const INLINE_VALUE_LIMIT = 65536;
+/** Largest chunk of `value.get` raw and `blob.get`, and their default size (K-VAL-4, K-BLOB-1). */
+export const RAW_CHUNK_LIMIT = 65536;
+/** Scalars of an outcome's `cmd` kept before it is cut with `…` (K-BASH-9). */
+export const OUTCOME_CMD_SCALARS = 256;
