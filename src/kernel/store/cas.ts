@@ -1,0 +1,163 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
+
+const PREFIXED = /^sha256:[0-9a-f]{64}$/;
+const BARE = /^[0-9a-fA-F]{64}$/;
+const STREAM_CHUNK = 1024 * 1024;
+
+/** Whether a string names a blob: `sha256:<64 lowercase hex>` or bare 64 hex (K-BLOB-1). */
+export function isHash(hash: string): boolean {
+  return PREFIXED.test(hash) || BARE.test(hash);
+}
+
+/** The 64 lowercase hex digits named by `sha256:<64 lowercase hex>` or bare 64 hex; else -32602. */
+export function parseHash(hash: string): string {
+  if (!isHash(hash)) {
+    throw invalidParams("hash must be sha256:<64 lowercase hex> or 64 hex digits", { hash });
+  }
+  return hash.slice(-64).toLowerCase();
+}
+
+/**
+ * The content store under a state directory (J-4): blobs at `cas/<h0h1>/<h2h3>/<64 hex>`, written
+ * to `tmp/` first and renamed into place. Files are 0600, directories 0700 (G-STATE-4).
+ */
+export class Cas {
+  /** `<state>/cas`. */
+  readonly casDir: string;
+  /** `<state>/tmp`, on the same filesystem so spools can be renamed into `cas/`. */
+  readonly tmpDir: string;
+
+  private constructor(stateDir: string) {
+    this.casDir = join(stateDir, "cas");
+    this.tmpDir = join(stateDir, "tmp");
+  }
+
+  /** Opens the store of a state directory, creating `cas/` and `tmp/` (0700) when missing. */
+  static async open(stateDir: string): Promise<Cas> {
+    const cas = new Cas(stateDir);
+    await mkdir(cas.casDir, { recursive: true, mode: 0o700 });
+    await mkdir(cas.tmpDir, { recursive: true, mode: 0o700 });
+    return cas;
+  }
+
+  /** The file path of a blob (any form {@link parseHash} accepts). */
+  blobPath(hash: string): string {
+    const hex = parseHash(hash);
+    return join(this.casDir, hex.slice(0, 2), hex.slice(2, 4), hex);
+  }
+
+  /** A fresh, unused path under `tmp/` for a spool or staging file. */
+  tmpPath(): string {
+    return join(this.tmpDir, randomBytes(16).toString("hex"));
+  }
+
+  /** Stores a small payload (render texts and the like) and returns its `sha256:<hex>`. */
+  async put(bytes: Uint8Array): Promise<string> {
+    const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
+    if (await this.has(hash)) return hash;
+    const tmp = this.tmpPath();
+    const file = await open(tmp, "wx", 0o600);
+    try {
+      await file.writeFile(bytes);
+    } finally {
+      await file.close();
+    }
+    await this.adopt(tmp, hash);
+    return hash;
+  }
+
+  /** Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success). */
+  async adopt(spoolPath: string, hash: string): Promise<void> {
+    const target = this.blobPath(hash);
+    await mkdir(join(target, "..", ".."), { recursive: true, mode: 0o700 });
+    await mkdir(join(target, ".."), { recursive: true, mode: 0o700 });
+    try {
+      await rename(spoolPath, target);
+    } catch (e) {
+      await unlink(spoolPath).catch(() => {});
+      if (!(await this.has(hash))) throw e;
+    }
+  }
+
+  /** The byte length of a blob, or null when the store does not hold it. */
+  async size(hash: string): Promise<number | null> {
+    try {
+      return (await stat(this.blobPath(hash))).size;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw e;
+    }
+  }
+
+  /** Whether the store holds a blob. */
+  async has(hash: string): Promise<boolean> {
+    return (await this.size(hash)) !== null;
+  }
+
+  /** Bytes `[offset, offset + length)` of a blob, clamped to its end; unknown blob → -32004. */
+  async readRange(hash: string, offset: number, length: number): Promise<Uint8Array> {
+    const file = await this.#openBlob(hash);
+    try {
+      return await readAt(file, offset, length);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Streams bytes `[start, end)` of a blob (clamped to its end) in chunks; unknown → -32004. */
+  async *stream(
+    hash: string,
+    start: number,
+    end: number,
+    chunkSize = STREAM_CHUNK,
+  ): AsyncGenerator<Uint8Array> {
+    const file = await this.#openBlob(hash);
+    try {
+      for (let pos = start; pos < end;) {
+        const chunk = await readAt(file, pos, Math.min(chunkSize, end - pos));
+        if (chunk.length === 0) return;
+        pos += chunk.length;
+        yield chunk;
+      }
+    } finally {
+      await file.close();
+    }
+  }
+
+  async #openBlob(hash: string) {
+    try {
+      return await open(this.blobPath(hash), "r");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") {
+        throw new RpcError(ErrorCode.UNKNOWN_REF, "unknown blob", { hash });
+      }
+      throw e;
+    }
+  }
+}
+
+/** Reads up to `length` bytes at `offset` from an open file, fewer at its end. */
+export async function readAt(
+  file: {
+    read(
+      buffer: Uint8Array,
+      offset: number,
+      length: number,
+      position: number,
+    ): Promise<{ bytesRead: number }>;
+  },
+  offset: number,
+  length: number,
+): Promise<Uint8Array> {
+  const buf = new Uint8Array(length);
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await file.read(buf, got, length - got, offset + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got === length ? buf : buf.slice(0, got);
+}
