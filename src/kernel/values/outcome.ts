@@ -1,0 +1,80 @@
+import {
+  INLINE_VALUE_LIMIT,
+  JSON_PARSE_LIMIT,
+  OUTCOME_CMD_SCALARS,
+} from "../../protocol/limits.ts";
+import type { Captured } from "../store/blob_info.ts";
+import type { Cas } from "../store/cas.ts";
+import { BlobValue } from "./blob_value.ts";
+import { scalarCount, scalarSlice } from "./js_string.ts";
+import { parseJsonValue } from "./json_value.ts";
+import { Outcome, type Value } from "./value.ts";
+
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** What the exec layer knows when bash and both pipes are done (K-BASH-9). */
+export interface OutcomeInput {
+  status: number | null;
+  signal: string | null;
+  out: Captured;
+  err: Captured;
+  dur_ns: number;
+  pid: number;
+  cmd: string;
+}
+
+/** Stdout as a value (K-BASH-10): one JSON text of at most 16 MiB → V-JSON-1, else str, else bytes. */
+export function stdoutValue(cas: Cas, captured: Captured): Value {
+  return convertStdout(cas, captured).value;
+}
+
+/** Stderr as a value: str when valid UTF-8, else bytes (K-BASH-10 rules 2 and 3). */
+export function stderrValue(cas: Cas, captured: Captured): Value {
+  return streamValue(cas, captured);
+}
+
+/** The outcome record of an exec (K-BASH-9), with the raw streams kept for `.stdout`/`.stderr`. */
+export function outcomeValue(cas: Cas, input: OutcomeInput): Outcome {
+  const out = convertStdout(cas, input.out);
+  const cmd = scalarCount(input.cmd) > OUTCOME_CMD_SCALARS
+    ? scalarSlice(input.cmd, 0, OUTCOME_CMD_SCALARS) + "…"
+    : input.cmd;
+  return new Outcome(
+    input.status,
+    input.signal,
+    out.value,
+    stderrValue(cas, input.err),
+    out.raw,
+    input.dur_ns,
+    input.pid,
+    cmd,
+    input.out.blob.truncated || input.err.blob.truncated,
+  );
+}
+
+function convertStdout(cas: Cas, captured: Captured): { value: Value; raw: Value } {
+  const { blob, bytes } = captured;
+  if (bytes && blob.utf8 && blob.len <= JSON_PARSE_LIMIT && mayBeJson(bytes)) {
+    const text = decoder.decode(bytes);
+    const parsed = parseJsonValue(text);
+    const raw = blob.len <= INLINE_VALUE_LIMIT ? text : BlobValue.whole(cas, blob);
+    return { value: parsed ? parsed.value : raw, raw };
+  }
+  const raw = streamValue(cas, captured);
+  return { value: raw, raw };
+}
+
+function streamValue(cas: Cas, { blob, bytes }: Captured): Value {
+  if (bytes === null || blob.len > INLINE_VALUE_LIMIT) return BlobValue.whole(cas, blob);
+  return blob.utf8 ? decoder.decode(bytes) : bytes.slice();
+}
+
+/** Whether the first byte after ASCII whitespace can start a JSON text. */
+function mayBeJson(bytes: Uint8Array): boolean {
+  for (const b of bytes) {
+    if (b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d) continue;
+    return b === 0x7b || b === 0x5b || b === 0x22 || b === 0x2d || (b >= 0x30 && b <= 0x39) ||
+      b === 0x74 || b === 0x66 || b === 0x6e;
+  }
+  return false;
+}
