@@ -90,7 +90,7 @@ Deno.test("K-PTY-1/E-2 a 17th open PTY in a session is -32040; other sessions un
       );
       const b = await reg.open("B", opts(dir, "sleep", ["1000"]));
       assert.equal(b.id, "pty:17");
-      // An exited PTY still counts until it is closed (K-PTY-11); closing frees a slot.
+      // Closing one frees a slot.
       await reg.close("A", opened[0].id);
       await reg.open("A", opts(dir, "sleep", ["1000"]));
       await reg.closeAll();
