@@ -84,6 +84,12 @@ export const NS_FILTER_SLACK = 1000;
 export const EVENTS_READ_DEFAULT_LIMIT = 1024;
 /** Largest `events.read` limit (K-EVT-1). */
 export const EVENTS_READ_MAX_LIMIT = 10000;
+/** Deepest AST nesting `parse` accepts; deeper source is a `-32001` error (K-PARSE-3). */
+export const MAX_AST_DEPTH = 1000;
+/** Most candidates `complete` returns (K-COMP-1). */
+export const MAX_COMPLETIONS = 200;
+/** Work budget of one effect derivation; beyond it the result gains `opaque` (K-EFF-3). */
+export const EFFECT_ANALYSIS_STEPS = 200000;
 /** Largest str/bytes value the kernel holds in memory; larger ones stay CAS-backed (K-BASH-11). */
 export const INLINE_VALUE_LIMIT = 65536;
 /** Largest chunk of `value.get` raw and `blob.get`, and their default size (K-VAL-4, K-BLOB-1). */

@@ -1,0 +1,92 @@
+/** Accumulates effects and emits the canonical list (K-EFF-4). */
+import type { Effect, FlagKind, FsKind, NamesKind } from "./effects.ts";
+
+/** A growing set of effects; `toList` gives them in K-EFF-4 canonical form. */
+export class EffectSet {
+  readonly #paths: Record<FsKind, Set<string>> = {
+    fs_read: new Set(),
+    fs_write: new Set(),
+    fs_delete: new Set(),
+  };
+  readonly #names: Record<NamesKind, Set<string>> = {
+    env_read: new Set(),
+    env_write: new Set(),
+    secret_use: new Set(),
+  };
+  readonly #flags = new Set<FlagKind>();
+  readonly #spawn = new Set<string>();
+  readonly #connect = new Map<string, { host: string; port: number }>();
+  readonly #listen = new Set<number>();
+  #opaque: string | null = null;
+
+  /** Adds absolute, normalized paths to a filesystem kind. */
+  paths(kind: FsKind, paths: readonly string[]): void {
+    for (const path of paths) this.#paths[kind].add(path);
+  }
+
+  /** Adds variable names to a names kind. */
+  names(kind: NamesKind, names: readonly string[]): void {
+    for (const name of names) this.#names[kind].add(name);
+  }
+
+  /** Records a member-less kind. */
+  flag(kind: FlagKind): void {
+    this.#flags.add(kind);
+  }
+
+  /** Records a spawned program by its argv0. */
+  spawn(argv0: string): void {
+    this.#spawn.add(argv0);
+  }
+
+  /** Records an outgoing connection. */
+  connect(host: string, port: number): void {
+    this.#connect.set(`${host}\0${port}`, { host, port });
+  }
+
+  /** Records a listening port. */
+  listen(port: number): void {
+    this.#listen.add(port);
+  }
+
+  /** Records that analysis gave up; the first reason is kept. */
+  opaque(reason: string): void {
+    this.#opaque ??= reason;
+  }
+
+  /** Whether `opaque` was recorded. */
+  get isOpaque(): boolean {
+    return this.#opaque !== null;
+  }
+
+  /** The effects in canonical order, members sorted and unique (K-EFF-4). */
+  toList(): Effect[] {
+    const out: Effect[] = [];
+    for (const kind of ["fs_read", "fs_write", "fs_delete"] as const) {
+      if (this.#paths[kind].size > 0) out.push({ kind, paths: sorted(this.#paths[kind]) });
+    }
+    for (const argv0 of sorted(this.#spawn)) {
+      out.push({ kind: "proc_spawn", argv0, bin_hash: null });
+    }
+    const connects = [...this.#connect.values()].sort((a, b) =>
+      a.host < b.host ? -1 : a.host > b.host ? 1 : a.port - b.port
+    );
+    for (const { host, port } of connects) out.push({ kind: "net_connect", host, port });
+    for (const port of [...this.#listen].sort((a, b) => a - b)) {
+      out.push({ kind: "net_listen", port });
+    }
+    for (const kind of ["env_read", "env_write", "secret_use"] as const) {
+      if (this.#names[kind].size > 0) out.push({ kind, names: sorted(this.#names[kind]) });
+    }
+    for (const kind of ["session_write", "journal_read", "time"] as const) {
+      if (this.#flags.has(kind)) out.push({ kind });
+    }
+    if (this.#opaque !== null) out.push({ kind: "opaque", reason: this.#opaque });
+    return out;
+  }
+}
+
+/** Sorted by UTF-16 code unit. */
+function sorted(values: Iterable<string>): string[] {
+  return [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}

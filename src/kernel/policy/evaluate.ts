@@ -1,0 +1,188 @@
+/** Policy evaluation (P-EVAL-1/2): per-effect and per-plan verdicts, and approval checks. */
+import type { Effect, EffectKind, Reversibility } from "./effects.ts";
+import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
+
+/** A policy verdict. */
+export type Verdict = "allow" | "approval_required" | "deny";
+
+/** Verdict of one effect under a principal's grants (P-EVAL-1); `home` expands `~/` in globs. */
+export function effectVerdict(
+  p: PrincipalPolicy,
+  effect: Effect,
+  home: string | undefined,
+): Verdict {
+  const granted = (ok: boolean): Verdict => (ok ? "allow" : "deny");
+  switch (effect.kind) {
+    case "fs_read":
+    case "fs_write":
+    case "fs_delete": {
+      const globs = p[effect.kind];
+      return granted(
+        effect.paths.every((path) => globs.some((g) => pathGlobMatches(g, path, home))),
+      );
+    }
+    case "proc_spawn": {
+      const base = effect.argv0.slice(effect.argv0.lastIndexOf("/") + 1);
+      return granted(
+        p.proc_spawn.some((grant) =>
+          grant === "*" || grant === effect.argv0 || grant === base ||
+          (effect.bin_hash !== null && grant === effect.bin_hash)
+        ),
+      );
+    }
+    case "net_connect":
+      return granted(
+        p.net_connect.some((grant) => netGrantMatches(grant, effect.host, effect.port)),
+      );
+    case "net_listen":
+      return granted(p.net_listen.some((grant) => grant === "*" || grant === String(effect.port)));
+    case "env_read":
+    case "env_write":
+    case "secret_use": {
+      const grants = p[effect.kind];
+      return granted(grants.includes("*") || effect.names.every((name) => grants.includes(name)));
+    }
+    case "session_write":
+    case "journal_read":
+    case "time":
+      return granted(p[effect.kind]);
+    case "opaque":
+      return opaqueVerdict(p);
+  }
+}
+
+/** Verdict of a whole plan (P-EVAL-2); a null policy is an unknown principal → `deny`. */
+export function planVerdict(
+  p: PrincipalPolicy | null,
+  effects: readonly Effect[],
+  reversibility: Reversibility,
+  home: string | undefined,
+): Verdict {
+  if (p === null) return "deny";
+  const verdicts = effects.map((effect) => effectVerdict(p, effect, home));
+  if (verdicts.includes("deny")) return "deny";
+  if (verdicts.includes("approval_required")) return "approval_required";
+  switch (p.auto_apply) {
+    case "never":
+      return "approval_required";
+    case "in-grant":
+      return "allow";
+    case "reversible":
+      return reversibility === "reversible" ? "allow" : "approval_required";
+  }
+}
+
+/** Whether `principal` may grant or deny approvals (K-APPR-1). */
+export function isApprover(policy: Policy, principal: string, localHuman: string): boolean {
+  return policyFor(policy, principal, localHuman)?.approver ?? false;
+}
+
+/** Whether the principal may approve a plan with these effect kinds itself (K-CAP-1 step 4). */
+export function canSelfApprove(p: PrincipalPolicy | null, kinds: readonly EffectKind[]): boolean {
+  if (p === null) return false;
+  return p.self_approve.includes("*") || kinds.every((kind) => p.self_approve.includes(kind));
+}
+
+/** The verdict an `opaque` effect gets (K-ATTACH-4 `caps.opaque`). */
+export function opaqueVerdict(p: PrincipalPolicy | null): Verdict {
+  if (p === null) return "deny";
+  return p.opaque === "allow" ? "allow" : p.opaque === "ask" ? "approval_required" : "deny";
+}
+
+/** Whether `env_read` of every name is granted (K-SESS-1). */
+export function envReadGranted(p: PrincipalPolicy | null, names: readonly string[]): boolean {
+  if (p === null) return false;
+  return p.env_read.includes("*") || names.every((name) => p.env_read.includes(name));
+}
+
+/** Whether `bin_hash` must be computed for this principal's plans (K-EFF-3). */
+export function wantsBinHash(p: PrincipalPolicy | null): boolean {
+  return p?.proc_spawn.some((grant) => grant.startsWith("sha256:")) ?? false;
+}
+
+const globCache = new Map<string, RegExp>();
+
+/**
+ * Whether a path glob matches `path` as literal text (P-EVAL-1): `*` and `?` stay within a
+ * segment, `**` crosses segments (and `/**` also matches the directory itself), `[…]` is a
+ * class, a leading `~/` is `home`.
+ */
+export function pathGlobMatches(glob: string, path: string, home: string | undefined): boolean {
+  let prefix = "";
+  let rest = glob;
+  if (glob === "~" || glob.startsWith("~/")) {
+    if (home === undefined) return false;
+    prefix = home.replace(/\/+$/, "");
+    rest = glob.slice(1);
+  }
+  const key = `${prefix}\0${rest}`;
+  let regex = globCache.get(key);
+  if (regex === undefined) {
+    regex = new RegExp(`^${escapeRegex(prefix)}${globToRegex(rest)}$`, "s");
+    globCache.set(key, regex);
+  }
+  return regex.test(path);
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+function globToRegex(glob: string): string {
+  let out = "";
+  for (let i = 0; i < glob.length; i++) {
+    const ch = glob[i];
+    if (ch === "\\" && i + 1 < glob.length) {
+      out += escapeRegex(glob[++i]);
+    } else if (
+      ch === "/" && glob.startsWith("/**", i) && (i + 3 === glob.length || glob[i + 3] === "/")
+    ) {
+      // `/**` at the end or before `/` matches zero or more whole segments.
+      out += i + 3 === glob.length ? "(?:/.*)?" : "(?:/.*)?(?=/)";
+      i += 2;
+    } else if (ch === "*") {
+      if (glob[i + 1] === "*") {
+        out += ".*";
+        i++;
+      } else {
+        out += "[^/]*";
+      }
+    } else if (ch === "?") {
+      out += "[^/]";
+    } else if (ch === "[") {
+      const end = classEnd(glob, i);
+      if (end < 0) {
+        out += "\\[";
+      } else {
+        let body = glob.slice(i + 1, end);
+        const negated = body.startsWith("!") || body.startsWith("^");
+        if (negated) body = body.slice(1);
+        out += `[${negated ? "^/" : ""}${body.replace(/[\\\]^[]/g, "\\$&")}]`;
+        i = end;
+      }
+    } else {
+      out += escapeRegex(ch);
+    }
+  }
+  return out;
+}
+
+/** Index of the `]` closing a class opened at `start`, or -1. */
+function classEnd(glob: string, start: number): number {
+  let i = start + 1;
+  if (glob[i] === "!" || glob[i] === "^") i++;
+  if (glob[i] === "]") i++;
+  const end = glob.indexOf("]", i);
+  return end;
+}
+
+/** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
+function netGrantMatches(grant: string, host: string, port: number): boolean {
+  const colon = grant.lastIndexOf(":");
+  if (colon < 0) return false;
+  const hostGlob = grant.slice(0, colon).toLowerCase();
+  const portText = grant.slice(colon + 1);
+  if (portText !== "*" && portText !== String(port)) return false;
+  const regex = new RegExp(`^${hostGlob.split("*").map(escapeRegex).join(".*")}$`, "s");
+  return regex.test(host.toLowerCase());
+}

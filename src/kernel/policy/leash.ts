@@ -1,0 +1,310 @@
+/**
+ * The Leash policy (§7.3): the model, the JSONC loader with every accepted spelling (P-POL-2),
+ * defaults (P-POL-3), the built-in local-human entry (P-EVAL-3) and file discovery (G-STATE-3).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import { type EffectKind, normalizeEffectName } from "./effects.ts";
+
+/** When a plan inside the grants runs without approval (P-EVAL-2). */
+export type AutoApply = "never" | "in-grant" | "reversible";
+/** What an `opaque` effect gets (P-EVAL-1). */
+export type OpaqueMode = "deny" | "ask" | "allow";
+
+/** One principal's grants, fully resolved (defaults applied). */
+export interface PrincipalPolicy {
+  fs_read: readonly string[];
+  fs_write: readonly string[];
+  fs_delete: readonly string[];
+  net_connect: readonly string[];
+  net_listen: readonly string[];
+  proc_spawn: readonly string[];
+  env_read: readonly string[];
+  env_write: readonly string[];
+  secret_use: readonly string[];
+  session_write: boolean;
+  journal_read: boolean;
+  time: boolean;
+  auto_apply: AutoApply;
+  opaque: OpaqueMode;
+  hermetic: boolean;
+  approver: boolean;
+  /** Kinds the principal may approve for itself; `"*"` means all. */
+  self_approve: readonly (EffectKind | "*")[];
+}
+
+/** A policy entry as written: `approver` is null when the file leaves it out (K-APPR-1). */
+export type PolicyEntry = Omit<PrincipalPolicy, "approver"> & { approver: boolean | null };
+
+/** A loaded policy: entries by principal name. */
+export interface Policy {
+  principals: ReadonlyMap<string, PolicyEntry>;
+}
+
+type ListField =
+  | "fs_read"
+  | "fs_write"
+  | "fs_delete"
+  | "net_connect"
+  | "net_listen"
+  | "proc_spawn"
+  | "env_read"
+  | "env_write"
+  | "secret_use";
+type BoolField = "session_write" | "journal_read" | "time" | "hermetic" | "approver";
+
+const LIST_FIELDS: readonly ListField[] = [
+  "fs_read",
+  "fs_write",
+  "fs_delete",
+  "net_connect",
+  "net_listen",
+  "proc_spawn",
+  "env_read",
+  "env_write",
+  "secret_use",
+];
+const BOOL_FIELDS: readonly BoolField[] = [
+  "session_write",
+  "journal_read",
+  "time",
+  "hermetic",
+  "approver",
+];
+
+/** Flat spellings → canonical field (P-POL-2). */
+const FLAT_SPELLINGS: Record<string, string> = {
+  ...Object.fromEntries(
+    [...LIST_FIELDS, ...BOOL_FIELDS, "auto_apply", "opaque", "self_approve"].map((f) => [f, f]),
+  ),
+  "fs.read": "fs_read",
+  "fs.write": "fs_write",
+  "fs.delete": "fs_delete",
+  "env.read": "env_read",
+  "env.write": "env_write",
+  "secret.use": "secret_use",
+  "proc.spawn": "proc_spawn",
+  "net.connect": "net_connect",
+  "net.listen": "net_listen",
+  "session.write": "session_write",
+  "journal.read": "journal_read",
+  net: "net_connect",
+  spawn: "proc_spawn",
+  secrets: "secret_use",
+};
+
+/** Nested objects and their members (P-POL-2). */
+const NESTED: Record<string, Record<string, string>> = {
+  fs: { read: "fs_read", write: "fs_write", delete: "fs_delete" },
+  env: { read: "env_read", write: "env_write" },
+  secret: { use: "secret_use" },
+  proc: { spawn: "proc_spawn" },
+};
+
+const NET_GRANT = /^.+:(\d+|\*)$/;
+
+/** An empty policy: only the built-in local-human entry applies (P-EVAL-3). */
+export function defaultPolicy(): Policy {
+  return { principals: new Map() };
+}
+
+/** The built-in local-human grants (P-EVAL-3). */
+export function localHumanPolicy(): PrincipalPolicy {
+  return {
+    fs_read: ["/**"],
+    fs_write: ["/**"],
+    fs_delete: ["/**"],
+    net_connect: ["*:*"],
+    net_listen: ["*"],
+    proc_spawn: ["*"],
+    env_read: ["*"],
+    env_write: ["*"],
+    secret_use: ["*"],
+    session_write: true,
+    journal_read: true,
+    time: true,
+    auto_apply: "in-grant",
+    opaque: "allow",
+    hermetic: false,
+    approver: true,
+    self_approve: ["*"],
+  };
+}
+
+/**
+ * The resolved policy of `principal`, or null when it is unknown (P-PRIN-1). The local human
+ * without its own entry gets the built-in grants (P-EVAL-3).
+ */
+export function policyFor(
+  policy: Policy,
+  principal: string,
+  localHuman: string,
+): PrincipalPolicy | null {
+  const entry = policy.principals.get(principal);
+  if (entry === undefined) return principal === localHuman ? localHumanPolicy() : null;
+  return { ...entry, approver: entry.approver ?? principal === localHuman };
+}
+
+/**
+ * The startup policy (G-STATE-3): `--policy FILE` when given (it must exist), else the
+ * user's `leash.jsonc` if present, else the default. Throws on any load error.
+ */
+export function loadStartupPolicy(
+  policyFlag: string | null,
+  env: Readonly<Record<string, string | undefined>>,
+): Policy {
+  if (policyFlag !== null) return loadPolicyFile(policyFlag);
+  const config = env.XDG_CONFIG_HOME
+    ? env.XDG_CONFIG_HOME
+    : env.HOME
+    ? `${env.HOME}/.config`
+    : null;
+  if (config === null) return defaultPolicy();
+  const path = `${config}/shoal/leash.jsonc`;
+  return existsSync(path) ? loadPolicyFile(path) : defaultPolicy();
+}
+
+/** Reads and validates a policy file; any problem throws an Error naming the file and field. */
+export function loadPolicyFile(path: string): Policy {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(`policy ${path}: cannot read: ${(error as Error).message}`);
+  }
+  const errors: ParseError[] = [];
+  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0 || root === undefined) {
+    const first = errors[0];
+    const where = first ? ` at offset ${first.offset}` : "";
+    const what = first ? printParseErrorCode(first.error) : "empty file";
+    throw new Error(`policy ${path}: malformed JSONC${where}: ${what}`);
+  }
+  return parsePolicyTree(root, `policy ${path}`);
+}
+
+function fail(context: string, message: string): never {
+  throw new Error(`${context}: ${message}`);
+}
+
+/** Members of an object node; duplicate keys are fatal. */
+function members(node: Node, context: string): [string, Node][] {
+  if (node.type !== "object") fail(context, `expected an object, got ${node.type}`);
+  const seen = new Set<string>();
+  const out: [string, Node][] = [];
+  for (const property of node.children ?? []) {
+    const [keyNode, valueNode] = property.children ?? [];
+    const key = String(keyNode?.value);
+    if (seen.has(key)) fail(context, `duplicate field "${key}"`);
+    seen.add(key);
+    if (valueNode === undefined) fail(context, `field "${key}" has no value`);
+    out.push([key, valueNode]);
+  }
+  return out;
+}
+
+function parsePolicyTree(root: Node, context: string): Policy {
+  const principals = new Map<string, PolicyEntry>();
+  for (const [key, value] of members(root, context)) {
+    if (key !== "principal") fail(context, `unknown field "${key}"`);
+    for (const [name, entry] of members(value, `${context}: "principal"`)) {
+      principals.set(name, parseEntry(entry, `${context}: principal "${name}"`));
+    }
+  }
+  return { principals };
+}
+
+function parseEntry(node: Node, context: string): PolicyEntry {
+  /** Canonical field → the spelling that set it. */
+  const given = new Map<string, string>();
+  const values = new Map<string, Node>();
+  const set = (field: string, spelling: string, value: Node) => {
+    const previous = given.get(field);
+    if (previous !== undefined) {
+      fail(context, `field "${field}" given twice (as "${previous}" and "${spelling}")`);
+    }
+    given.set(field, spelling);
+    values.set(field, value);
+  };
+  for (const [key, value] of members(node, context)) {
+    const nested = NESTED[key];
+    if (nested !== undefined) {
+      for (const [inner, innerValue] of members(value, `${context}: field "${key}"`)) {
+        const field = nested[inner];
+        if (field === undefined) fail(context, `unknown field "${key}.${inner}"`);
+        set(field, `${key}.${inner}`, innerValue);
+      }
+      continue;
+    }
+    const field = FLAT_SPELLINGS[key];
+    if (field === undefined) fail(context, `unknown field "${key}"`);
+    set(field, key, value);
+  }
+  const label = (field: string) => `field "${given.get(field) ?? field}"`;
+  const list = (field: ListField): string[] => {
+    const value = values.get(field);
+    if (value === undefined) return [];
+    if (value.type !== "array") fail(context, `${label(field)} must be an array of strings`);
+    return (value.children ?? []).map((item) => {
+      if (field === "net_listen" && item.type === "number" && Number.isInteger(item.value)) {
+        return String(item.value);
+      }
+      if (item.type !== "string") fail(context, `${label(field)} must be an array of strings`);
+      const text = item.value as string;
+      if (field === "net_connect" && !NET_GRANT.test(text)) {
+        fail(context, `${label(field)}: "${text}" is not hostglob:port`);
+      }
+      if (field === "net_listen" && !/^(\d+|\*)$/.test(text)) {
+        fail(context, `${label(field)}: "${text}" is not a port or "*"`);
+      }
+      return text;
+    });
+  };
+  const bool = (field: BoolField): boolean | null => {
+    const value = values.get(field);
+    if (value === undefined) return null;
+    if (value.type !== "boolean") fail(context, `${label(field)} must be a boolean`);
+    return value.value as boolean;
+  };
+  const choice = <T extends string>(field: string, allowed: readonly T[], fallback: T): T => {
+    const value = values.get(field);
+    if (value === undefined) return fallback;
+    if (value.type !== "string" || !allowed.includes(value.value)) {
+      fail(context, `${label(field)} must be one of ${allowed.map((a) => `"${a}"`).join(", ")}`);
+    }
+    return value.value as T;
+  };
+  const selfApprove = (): (EffectKind | "*")[] => {
+    const value = values.get("self_approve");
+    if (value === undefined) return [];
+    if (value.type !== "array") fail(context, `${label("self_approve")} must be an array`);
+    return (value.children ?? []).map((item) => {
+      if (item.type !== "string") fail(context, `${label("self_approve")} must hold strings`);
+      if (item.value === "*") return "*";
+      try {
+        return normalizeEffectName(item.value);
+      } catch {
+        return fail(context, `${label("self_approve")}: unknown effect kind "${item.value}"`);
+      }
+    });
+  };
+  return {
+    fs_read: list("fs_read"),
+    fs_write: list("fs_write"),
+    fs_delete: list("fs_delete"),
+    net_connect: list("net_connect"),
+    net_listen: list("net_listen"),
+    proc_spawn: list("proc_spawn"),
+    env_read: list("env_read"),
+    env_write: list("env_write"),
+    secret_use: list("secret_use"),
+    session_write: bool("session_write") ?? false,
+    journal_read: bool("journal_read") ?? false,
+    time: bool("time") ?? false,
+    auto_apply: choice("auto_apply", ["never", "in-grant", "reversible"] as const, "never"),
+    opaque: choice("opaque", ["deny", "ask", "allow"] as const, "deny"),
+    hermetic: bool("hermetic") ?? false,
+    approver: bool("approver"),
+    self_approve: selfApprove(),
+  };
+}
