@@ -1,4 +1,7 @@
+// The SDK's `./*` export maps `x.js` to a missing `x.js.d.ts`, so each import names its types.
+// @ts-types="@modelcontextprotocol/sdk/shared/transport"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
 import {
   isJSONRPCNotification,
   isJSONRPCRequest,

@@ -1,10 +1,9 @@
 /** Test helpers: a private sandbox environment and the facade spawned exactly like `deno task mcp`. */
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 /** The repository root. */
 export const REPO = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
-/** The launcher `deno task mcp` runs. */
-export const LAUNCHER = `${REPO}/scripts/shoal_mcp.ts`;
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
 
@@ -102,9 +101,15 @@ export async function waitUntil(check: () => boolean, ms: number): Promise<boole
   return true;
 }
 
-/** The command and arguments that start the facade like `deno task mcp`. */
+/** The command and arguments of `deno task mcp` (read from deno.json), plus `args`. */
 export function launcherArgs(args: string[] = []): { command: string; args: string[] } {
-  return { command: Deno.execPath(), args: ["run", "--allow-all", LAUNCHER, ...args] };
+  const config = JSON.parse(Deno.readTextFileSync(`${REPO}/deno.json`));
+  const [deno, ...taskArgs] = (config.tasks.mcp as string).split(/\s+/);
+  if (deno !== "deno") throw new Error(`unexpected mcp task: ${config.tasks.mcp}`);
+  const resolved = taskArgs.map((
+    a,
+  ) => (a.endsWith(".ts") && !a.startsWith("/") ? `${REPO}/${a}` : a));
+  return { command: Deno.execPath(), args: [...resolved, ...args] };
 }
 
 /** An SDK stdio client transport that starts the facade like `deno task mcp`. */

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StdioTransport } from "../../src/mcp/stdio_transport.ts";
 

@@ -1,0 +1,40 @@
+import { EnvReader, errorText, parseCommandLine, resolveConfig, USAGE } from "./src/mcp/config.ts";
+import { KernelClient } from "./src/mcp/kernel_client.ts";
+import { FacadeServer } from "./src/mcp/server.ts";
+import { StdioTransport } from "./src/mcp/stdio_transport.ts";
+
+/** How long requests in flight at stdin EOF may still be answered before the facade exits. */
+const EOF_DRAIN_MS = 5000;
+
+function log(line: string): void {
+  console.error(line);
+}
+
+/** shoal-mcp: the MCP facade on stdio (SPEC §11). Exits 2 on usage errors, else 0. */
+async function main(args: string[]): Promise<number> {
+  const parsed = parseCommandLine(args);
+  if (!parsed.ok) {
+    if (parsed.reason !== null) log(`shoal-mcp: ${parsed.reason}`);
+    log(USAGE);
+    return 2;
+  }
+  let config;
+  try {
+    config = resolveConfig(parsed.flags, new EnvReader(log));
+  } catch (e) {
+    log(`shoal-mcp: ${errorText(e)}`);
+    log(USAGE);
+    return 2;
+  }
+  const transport = new StdioTransport(Deno.stdin, Deno.stdout, EOF_DRAIN_MS);
+  const kernel = new KernelClient(config, log);
+  const facade = new FacadeServer(kernel, transport, log);
+  await facade.start();
+  kernel.connection().catch(() => {}); // M-START-1: try at startup; failures are logged once
+  await transport.finished;
+  facade.subscriptions.closeAll();
+  kernel.close();
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

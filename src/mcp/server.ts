@@ -1,0 +1,147 @@
+// The SDK's `./*` export maps `x.js` to a missing `x.js.d.ts`, so each import names its types.
+// @ts-types="@modelcontextprotocol/sdk/server/index"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+// @ts-types="@modelcontextprotocol/sdk/shared/protocol"
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type {
+  JSONRPCRequest,
+  ServerNotification,
+  ServerRequest,
+  ServerResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
+import type { KernelClient } from "./kernel_client.ts";
+import { listResources, readResource, TEMPLATES } from "./resources.ts";
+import { linksAllowed } from "./result.ts";
+import type { StdioTransport } from "./stdio_transport.ts";
+import { SubscriptionRegistry } from "./subscriptions.ts";
+import { TOOLS } from "./tool_schemas.ts";
+import { callTool, type ToolContext } from "./tools.ts";
+
+/** The facade's name and version in `initialize` (M-PROTO-1). */
+export const SERVER_INFO = { name: "shoal-mcp", version: "0.1.0" };
+
+/** Exactly the advertised capabilities (M-PROTO-1). */
+export const CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: { subscribe: true, listChanged: false },
+};
+
+/** The preferred protocol version, answered for any version not in {@link SUPPORTED_VERSIONS}. */
+export const PREFERRED_VERSION = "2025-06-18";
+
+/** Protocol versions answered as requested (M-PROTO-1). */
+export const SUPPORTED_VERSIONS: readonly string[] = [
+  PREFERRED_VERSION,
+  "2025-03-26",
+  "2024-11-05",
+  "2024-10-07",
+];
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Params = Record<string, unknown>;
+
+/** The version `initialize` answers for a requested one (M-PROTO-1). */
+export function negotiateVersion(requested: unknown): string {
+  return typeof requested === "string" && SUPPORTED_VERSIONS.includes(requested)
+    ? requested
+    : PREFERRED_VERSION;
+}
+
+function uriParam(params: Params): string {
+  if (typeof params.uri !== "string") throw invalidParams("invalid params: uri must be a string");
+  return params.uri;
+}
+
+/**
+ * The MCP server of the facade: the SDK `Server` over our {@link StdioTransport}, with every
+ * method served by one dispatcher installed as the SDK's fallback handler (M-PROTO-1/2).
+ *
+ * The SDK's typed handlers are not used: its `initialize` echoes versions newer than SPEC
+ * allows, its schema failures answer `-32603` where SPEC wants `-32602`, and `McpError`
+ * prefixes every message with "MCP error <code>:".
+ */
+export class FacadeServer {
+  readonly server: Server;
+  readonly subscriptions: SubscriptionRegistry;
+  #version = PREFERRED_VERSION;
+  #methods: Record<string, (params: Params, extra: Extra) => Promise<unknown> | unknown>;
+
+  constructor(
+    readonly kernel: KernelClient,
+    readonly transport: StdioTransport,
+    readonly log: (line: string) => void,
+  ) {
+    this.server = new Server(SERVER_INFO, { capabilities: CAPABILITIES });
+    this.server.removeRequestHandler("initialize");
+    this.server.fallbackRequestHandler = (request: JSONRPCRequest, extra: Extra) =>
+      this.#dispatch(request, extra);
+    this.server.onerror = (e: Error) => log(`shoal-mcp: ${e.message}`);
+    this.subscriptions = new SubscriptionRegistry(kernel, (uri, seq, payload) => {
+      transport.send({
+        jsonrpc: "2.0",
+        method: "notifications/resources/updated",
+        params: { uri, seq, payload } as { uri: string },
+      });
+    }, log);
+    this.#methods = {
+      "initialize": (p) => this.#initialize(p),
+      "tools/list": () => ({ tools: TOOLS }),
+      "tools/call": (p, extra) => callTool(this.#toolContext(p, extra), p.name, p.arguments),
+      "resources/list": () => listResources(kernel),
+      "resources/templates/list": () => ({ resourceTemplates: TEMPLATES }),
+      "resources/read": (p) => readResource(kernel, uriParam(p)),
+      "resources/subscribe": (p) => this.subscriptions.subscribe(uriParam(p)),
+      "resources/unsubscribe": (p) => this.subscriptions.unsubscribe(uriParam(p)),
+    };
+  }
+
+  /** Starts serving the transport. */
+  async start(): Promise<void> {
+    await this.server.connect(this.transport);
+  }
+
+  /** The protocol version negotiated by the last `initialize` (the preferred one before it). */
+  get version(): string {
+    return this.#version;
+  }
+
+  async #dispatch(request: JSONRPCRequest, extra: Extra): Promise<ServerResult> {
+    const method = this.#methods[request.method];
+    if (method === undefined) {
+      throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${request.method}`, {
+        method: request.method,
+      });
+    }
+    return await method(request.params ?? {}, extra) as ServerResult;
+  }
+
+  #initialize(params: Params) {
+    this.#version = negotiateVersion(params.protocolVersion);
+    return { protocolVersion: this.#version, capabilities: CAPABILITIES, serverInfo: SERVER_INFO };
+  }
+
+  #toolContext(params: Params, extra: Extra): ToolContext {
+    // Only a client's cancellation counts; the SDK also aborts every handler when stdin closes.
+    const cancel = new AbortController();
+    extra.signal.addEventListener("abort", () => {
+      if (!this.transport.isClosed) cancel.abort();
+    });
+    const meta = params._meta as Params | undefined;
+    const token = meta?.progressToken;
+    const progress = typeof token === "string" || typeof token === "number"
+      ? (progress: number, message: string) =>
+        extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress, message },
+        })
+      : null;
+    return {
+      kernel: this.kernel,
+      withLinks: linksAllowed(this.#version),
+      signal: cancel.signal,
+      progress,
+    };
+  }
+}

@@ -1,0 +1,217 @@
+import { ErrorCode, invalidParams, RpcError, type RpcErrorObject } from "../protocol/errors.ts";
+import { refToUri } from "../protocol/refs.ts";
+import { BridgeError, type KernelClient } from "./kernel_client.ts";
+import { toolError, type ToolResult, toolSuccess } from "./result.ts";
+import { schemaViolation } from "./schema_check.ts";
+import { type ToolDefinition, TOOLS } from "./tool_schemas.ts";
+
+/** Length of one wait slice of task-backed execution (M-PROG-1). */
+export const SLICE_MS = 1000;
+
+/** What a tool call needs besides its arguments. */
+export interface ToolContext {
+  kernel: KernelClient;
+  /** Whether `resource_link` items may be sent (M-PROTO-1). */
+  withLinks: boolean;
+  /** Aborted when the client cancels the request (M-PROG-3). */
+  signal: AbortSignal;
+  /** Sends one progress notification, when the request asked for progress (M-PROG-2). */
+  progress: ((progress: number, message: string) => Promise<void>) | null;
+}
+
+/** The outcome of one kernel call: a result, or the error the kernel returned. */
+type KernelOutcome = { ok: true; value: unknown } | { ok: false; error: RpcErrorObject };
+
+/** JSON-RPC protocol errors from the kernel, which are bridge failures rather than tool errors (M-OUT-5). */
+const PROTOCOL_CODES: ReadonlySet<number> = new Set([
+  ErrorCode.RPC_PARSE_ERROR,
+  ErrorCode.INVALID_REQUEST,
+  ErrorCode.METHOD_NOT_FOUND,
+]);
+
+type Args = Record<string, unknown>;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Copies the members of `args` named in `keys` that are present, in that order. */
+function pick(args: Args, keys: readonly string[]): Args {
+  const out: Args = {};
+  for (const k of keys) if (args[k] !== undefined) out[k] = args[k];
+  return out;
+}
+
+async function kernelCall(ctx: ToolContext, method: string, params: Args): Promise<KernelOutcome> {
+  try {
+    return { ok: true, value: await ctx.kernel.request(method, params) };
+  } catch (e) {
+    if (e instanceof BridgeError || !(e instanceof RpcError)) throw e;
+    if (PROTOCOL_CODES.has(e.code)) throw e;
+    return { ok: false, error: e.toObject() };
+  }
+}
+
+function envelopeOf(ctx: ToolContext, outcome: KernelOutcome): ToolResult {
+  return outcome.ok
+    ? toolSuccess(outcome.value, ctx.withLinks)
+    : toolError(outcome.error, ctx.withLinks);
+}
+
+class Cancelled extends Error {}
+
+/**
+ * Runs `exec`/`plan.apply` as a task in {@link SLICE_MS} slices within the caller's budget, with
+ * progress and cancellation (M-PROG-1..3).
+ */
+async function runTaskBacked(
+  ctx: ToolContext,
+  method: string,
+  params: Args,
+  budget: number | undefined,
+  elide: unknown,
+): Promise<ToolResult> {
+  const start = Date.now();
+  const remaining = () => (budget === undefined ? Infinity : budget - (Date.now() - start));
+  const first = await kernelCall(ctx, method, {
+    ...params,
+    timeout_ms: Math.min(budget ?? SLICE_MS, SLICE_MS),
+  });
+  if (!first.ok || !isObject(first.value) || first.value.timed_out !== true || remaining() <= 0) {
+    return envelopeOf(ctx, first);
+  }
+  const pending = first.value;
+  const task = pending.task;
+  let cancelSent = false;
+  const cancelTask = () => {
+    if (cancelSent) return;
+    cancelSent = true;
+    ctx.kernel.request("task.cancel", { task }).catch(() => {});
+  };
+  ctx.signal.addEventListener("abort", cancelTask);
+  try {
+    let lastProgress = 0;
+    while (true) {
+      if (ctx.signal.aborted) {
+        cancelTask();
+        throw new Cancelled("cancelled by the client");
+      }
+      if (remaining() <= 0) return envelopeOf(ctx, { ok: true, value: pending });
+      if (ctx.progress !== null) {
+        const elapsed = Math.max(Date.now() - start, lastProgress + 1);
+        lastProgress = elapsed;
+        await ctx.progress(elapsed, `${task} running, ${(elapsed / 1000).toFixed(1)}s elapsed`);
+      }
+      const awaitParams: Args = { task, timeout_ms: Math.min(remaining(), SLICE_MS) };
+      if (elide !== undefined) awaitParams.elide = elide;
+      const record = await kernelCall(ctx, "task.await", awaitParams);
+      if (!record.ok) return envelopeOf(ctx, record);
+      if (!isObject(record.value)) return envelopeOf(ctx, record);
+      if (record.value.timed_out === true) continue;
+      return await terminalResult(ctx, record.value, elide, Date.now() - start);
+    }
+  } finally {
+    ctx.signal.removeEventListener("abort", cancelTask);
+  }
+}
+
+/** The tool result for a terminal task record (M-PROG-1 step 3 and its fallback). */
+async function terminalResult(
+  ctx: ToolContext,
+  record: Record<string, unknown>,
+  elide: unknown,
+  elapsed: number,
+): Promise<ToolResult> {
+  if (isObject(record.error)) {
+    return toolError(record.error as unknown as RpcErrorObject, ctx.withLinks);
+  }
+  let result = record.result;
+  if (!isObject(result)) {
+    const ref = record.result_ref;
+    if (typeof ref !== "string") return toolSuccess(record, ctx.withLinks);
+    // A kernel without the K-TASK-4 `result` member: rebuild it from the stored value.
+    const valueParams: Args = { ref };
+    if (elide !== undefined) valueParams.elide = elide;
+    const value = await kernelCall(ctx, "value.get", valueParams);
+    if (!value.ok) return envelopeOf(ctx, value);
+    const render = await kernelCall(ctx, "value.get", { ref, format: "render" });
+    if (!render.ok) return envelopeOf(ctx, render);
+    result = {
+      ref,
+      uri: refToUri(ref),
+      value: isObject(value.value) ? value.value.value : null,
+      render: isObject(render.value) ? render.value.render : "",
+    };
+  }
+  return toolSuccess({ ...(result as Args), elapsed_ms: elapsed }, ctx.withLinks);
+}
+
+async function simple(ctx: ToolContext, method: string, params: Args): Promise<ToolResult> {
+  return envelopeOf(ctx, await kernelCall(ctx, method, params));
+}
+
+async function shoalExec(ctx: ToolContext, args: Args): Promise<ToolResult> {
+  const mode = (args.mode as string | undefined) ?? "run";
+  const position = (args.position as string | undefined) ?? "value";
+  const base = { src: args.src, mode, position };
+  if (mode === "plan") return await simple(ctx, "exec", base);
+  if (args.background === true) {
+    return await simple(ctx, "exec", { ...base, background: true, ...pick(args, ["elide"]) });
+  }
+  return await runTaskBacked(
+    ctx,
+    "exec",
+    { ...base, background: false, ...pick(args, ["elide"]) },
+    args.timeout_ms as number | undefined,
+    args.elide,
+  );
+}
+
+type ToolHandler = (ctx: ToolContext, args: Args) => Promise<ToolResult>;
+
+const HANDLERS: Record<string, ToolHandler> = {
+  shoal_exec: shoalExec,
+  shoal_plan: (ctx, a) => simple(ctx, "exec", { src: a.src, mode: "plan", position: "value" }),
+  shoal_apply: (ctx, a) =>
+    runTaskBacked(ctx, "plan.apply", { plan_ref: a.plan_ref }, undefined, undefined),
+  shoal_get: (ctx, a) => simple(ctx, "value.get", pick(a, ["ref", "path", "slice", "elide"])),
+  shoal_journal: (ctx, a) => simple(ctx, "journal.query", a),
+  shoal_cancel: (ctx, a) => simple(ctx, "task.cancel", { task: a.task }),
+  shoal_cap_request: (ctx, a) =>
+    simple(ctx, "cap.request", { plan_ref: a.plan_ref, effects: a.effects ?? [] }),
+  shoal_pty_open: (ctx, a) =>
+    simple(ctx, "pty.open", {
+      cmd: a.cmd,
+      args: a.args ?? [],
+      ...pick(a, ["cols", "rows"]),
+      env: a.env ?? {},
+    }),
+  shoal_pty_send: (ctx, a) => simple(ctx, "pty.send", { pty_id: a.pty_id, input: a.input }),
+  shoal_pty_read: (ctx, a) => simple(ctx, "pty.read", { pty_id: a.pty_id }),
+  shoal_pty_resize: (ctx, a) =>
+    simple(ctx, "pty.resize", { pty_id: a.pty_id, cols: a.cols, rows: a.rows }),
+  shoal_pty_close: (ctx, a) => simple(ctx, "pty.close", { pty_id: a.pty_id }),
+  shoal_pty_list: (ctx) => simple(ctx, "pty.list", {}),
+};
+
+const BY_NAME = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
+
+/** Validates the arguments of a tool call against its schema (M-TOOL-2); throws `-32602`. */
+export function checkArguments(name: unknown, args: unknown): Args {
+  const tool = typeof name === "string" ? BY_NAME.get(name) : undefined;
+  if (tool === undefined) throw invalidParams(`unknown tool: ${name}`);
+  const value = args === undefined || args === null ? {} : args;
+  const violation = schemaViolation(tool.inputSchema, value);
+  if (violation !== null) throw invalidParams(`invalid arguments for ${tool.name}: ${violation}`);
+  return value as Args;
+}
+
+/** Runs one `tools/call` (M-TOOL-2/3/5/6): bridge failures throw, kernel errors become `isError` results. */
+export async function callTool(
+  ctx: ToolContext,
+  name: unknown,
+  args: unknown,
+): Promise<ToolResult> {
+  const checked = checkArguments(name, args);
+  return await HANDLERS[name as string](ctx, checked);
+}

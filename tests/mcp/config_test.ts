@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { EnvReader, parseCommandLine, resolveConfig } from "../../src/mcp/config.ts";
+import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
+import { subscriptionChannel } from "../../src/mcp/subscriptions.ts";
+import { negotiateVersion } from "../../src/mcp/server.ts";
+
+Deno.test("M-CLI-2: unknown flags, missing values and help are usage errors", () => {
+  assert.equal(parseCommandLine(["--bogus"]).ok, false);
+  assert.equal(parseCommandLine(["--socket"]).ok, false);
+  assert.deepEqual(parseCommandLine(["-h"]), { ok: false, reason: null });
+  assert.equal(parseCommandLine(["positional"]).ok, false);
+});
+
+Deno.test("M-CLI-1: flags parse in both forms and empty values count as unset", () => {
+  assert.deepEqual(parseCommandLine(["--socket", "/s", "--session=w", "--token", ""]), {
+    ok: true,
+    flags: { socket: "/s", session: "w" },
+  });
+});
+
+Deno.test("M-CLI-1: flags win over environment; session is validated", () => {
+  const env = new EnvReader(() => {});
+  const config = resolveConfig({ socket: "/x/s.sock", session: "work", token: "t" }, env);
+  assert.equal(config.socket, "/x/s.sock");
+  assert.equal(config.session, "work");
+  assert.equal(config.token, "t");
+  assert.throws(() => resolveConfig({ session: "bad name" }, env), /invalid session/);
+});
+
+Deno.test("M-PERM-2/3: the permission flags are exactly SPEC's", () => {
+  assert.deepEqual(localFlags("/r/s.sock", "/bin/k"), [
+    "--no-prompt",
+    "--allow-read=/r/s.sock",
+    "--allow-write=/r/s.sock",
+    "--allow-net=unix:/r/s.sock",
+    "--allow-run=/bin/k",
+    "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME",
+    "--allow-sys=uid",
+  ]);
+  const release = releaseFlags();
+  assert.ok(
+    release.includes("--allow-read=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders"),
+  );
+  assert.ok(
+    release.includes("--allow-write=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders"),
+  );
+  assert.ok(release.includes("--allow-run=shoal-kernel"));
+  assert.ok(release.includes("--allow-net") && release.includes("--deny-net=0.0.0.0/0"));
+  assert.ok(release.includes("--allow-sys=uid") && release.includes("--no-prompt"));
+});
+
+Deno.test("M-SUB-1: subscribable URIs map to channels, others do not", () => {
+  assert.equal(subscriptionChannel("shoal://events/user.build"), "user.build");
+  assert.equal(subscriptionChannel("shoal://task/7"), "task.7");
+  assert.equal(subscriptionChannel("shoal://task/task:7/out"), "task.7");
+  assert.equal(subscriptionChannel("shoal://pty/3"), "pty.3");
+  assert.equal(subscriptionChannel("shoal://pty/pty:3"), "pty.3");
+  for (
+    const uri of [
+      "shoal://journal",
+      "shoal://out/1",
+      "shoal://task/7/err",
+      "shoal://pty",
+      "file:///x",
+      "shoal://events",
+    ]
+  ) {
+    assert.equal(subscriptionChannel(uri), null, uri);
+  }
+});
+
+Deno.test("M-PROTO-1: supported versions are echoed, anything else gets 2025-06-18", () => {
+  for (const v of ["2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]) {
+    assert.equal(negotiateVersion(v), v);
+  }
+  for (const v of ["2025-11-25", "1999-01-01", undefined, 5]) {
+    assert.equal(negotiateVersion(v), "2025-06-18");
+  }
+});

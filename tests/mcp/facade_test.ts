@@ -1,0 +1,337 @@
+/**
+ * The facade spawned like `deno task mcp` with no kernel (SHOAL_NO_AUTOSTART=1), driven by the
+ * SDK client and by raw frames.
+ */
+import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  launcherArgs,
+  RawFacade,
+  rssBytes,
+  type Sandbox,
+  sandbox,
+  sdkTransport,
+} from "./_facade.ts";
+
+const NO_KERNEL = { SHOAL_NO_AUTOSTART: "1" };
+
+async function withRaw(
+  fn: (facade: RawFacade, box: Sandbox) => Promise<void>,
+  extraEnv: Record<string, string> = NO_KERNEL,
+): Promise<void> {
+  const box = await sandbox();
+  const facade = new RawFacade(box, [], extraEnv);
+  try {
+    await fn(facade, box);
+  } finally {
+    facade.kill();
+    await facade.exit().catch(() => {});
+    await box.cleanup();
+  }
+}
+
+async function withClient(fn: (client: Client) => Promise<void>): Promise<void> {
+  const box = await sandbox();
+  const client = new Client({ name: "shoal-test", version: "0" });
+  const transport = sdkTransport(box, NO_KERNEL);
+  try {
+    await client.connect(transport);
+    await fn(client);
+  } finally {
+    await client.close();
+    await box.cleanup();
+  }
+}
+
+/** The SPEC's tool table (M-TOOL-3/4): name, title, RO, destructive, idempotent, open, required. */
+const TOOL_TABLE: [string, string, boolean, boolean, boolean, boolean, string[]][] = [
+  ["shoal_exec", "Run bash", false, true, false, true, ["src"]],
+  ["shoal_plan", "Plan bash", true, false, false, false, ["src"]],
+  ["shoal_apply", "Apply plan", false, true, false, true, ["plan_ref"]],
+  ["shoal_get", "Get value", true, false, true, false, ["ref"]],
+  ["shoal_journal", "Query journal", true, false, true, false, []],
+  ["shoal_cancel", "Cancel task", false, true, true, false, ["task"]],
+  ["shoal_cap_request", "Request approval", false, false, true, false, ["plan_ref"]],
+  ["shoal_pty_open", "Open terminal", false, true, false, true, ["cmd"]],
+  ["shoal_pty_send", "Type into terminal", false, true, false, true, ["pty_id", "input"]],
+  ["shoal_pty_read", "Read terminal", true, false, false, false, ["pty_id"]],
+  ["shoal_pty_resize", "Resize terminal", false, false, true, false, ["pty_id", "cols", "rows"]],
+  ["shoal_pty_close", "Close terminal", false, true, true, false, ["pty_id"]],
+  ["shoal_pty_list", "List terminals", true, false, true, false, []],
+];
+
+const ELIDE = {
+  type: "object",
+  properties: {
+    max_bytes: { type: "integer", minimum: 0 },
+    max_rows: { type: "integer", minimum: 0 },
+    max_items: { type: "integer", minimum: 0 },
+  },
+  additionalProperties: false,
+};
+
+Deno.test("M-TOOL-1/3/4: tools/list shows the 13 tools with closed schemas, titles and annotations", async () => {
+  await withClient(async (client) => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), TOOL_TABLE.map((r) => r[0]));
+    for (const [name, title, ro, destructive, idempotent, open, required] of TOOL_TABLE) {
+      const tool = tools.find((t) => t.name === name)!;
+      assert.equal(tool.title, title);
+      assert.ok(typeof tool.description === "string" && tool.description.length > 0);
+      assert.deepEqual(tool.annotations, {
+        readOnlyHint: ro,
+        destructiveHint: destructive,
+        idempotentHint: idempotent,
+        openWorldHint: open,
+      });
+      const schema = tool.inputSchema as Record<string, unknown>;
+      assert.equal(schema.type, "object");
+      assert.equal(schema.additionalProperties, false);
+      assert.deepEqual(schema.required ?? [], required);
+      assert.equal("outputSchema" in tool, false);
+    }
+    const exec = tools[0].inputSchema as { properties: Record<string, unknown> };
+    assert.deepEqual(exec.properties, {
+      src: { type: "string" },
+      mode: { type: "string", enum: ["run", "plan"] },
+      position: { type: "string", enum: ["stmt", "value"] },
+      background: { type: "boolean" },
+      timeout_ms: { type: "integer", minimum: 1, maximum: 2147483647 },
+      elide: ELIDE,
+    });
+    const get = tools[3].inputSchema as { properties: Record<string, unknown> };
+    assert.deepEqual(get.properties.slice, {
+      type: "array",
+      items: { type: "integer", minimum: 0 },
+      minItems: 2,
+      maxItems: 2,
+    });
+    assert.deepEqual((tools[12].inputSchema as { properties: unknown }).properties, {});
+  });
+});
+
+Deno.test("M-RES-2: resources/templates/list returns exactly the nine templates in order", async () => {
+  await withClient(async (client) => {
+    const { resourceTemplates } = await client.listResourceTemplates();
+    assert.deepEqual(resourceTemplates.map((t) => [t.uriTemplate, t.name]), [
+      ["shoal://out/{n}{?path,slice,format}", "transcript-value"],
+      ["shoal://val/{hash}", "content-value"],
+      ["shoal://task/{id}", "task"],
+      ["shoal://task/{id}/out{?path,slice,format}", "task-output"],
+      ["shoal://plan/{ref}", "plan"],
+      ["shoal://session/{view}", "session-view"],
+      ["shoal://pty/{id}", "pty-screen"],
+      ["shoal://journal{?since,until,head,principal,ok,effects,limit}", "journal"],
+      ["shoal://events/{channel}{?since,limit}", "events"],
+    ]);
+    for (const t of resourceTemplates) {
+      assert.equal(t.mimeType, "application/json");
+      assert.ok(t.description);
+    }
+  });
+});
+
+Deno.test("M-START-3: without a kernel, kernel-backed requests fail -32603 kernel unavailable", async () => {
+  await withClient(async (client) => {
+    assert.deepEqual(client.getServerVersion(), { name: "shoal-mcp", version: "0.1.0" });
+    await client.ping();
+    const calls: [string, () => Promise<unknown>][] = [
+      ["tools/call", () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } })],
+      ["resources/read", () => client.readResource({ uri: "shoal://session/cwd" })],
+      ["resources/list", () => client.listResources()],
+      ["resources/subscribe", () => client.subscribeResource({ uri: "shoal://task/1" })],
+    ];
+    for (const [what, call] of calls) {
+      await assert.rejects(call, (e) => {
+        assert.ok(e instanceof McpError, what);
+        assert.equal(e.code, -32603, what);
+        assert.match(e.message, /kernel unavailable: /, what);
+        return true;
+      });
+    }
+  });
+});
+
+Deno.test("M-TOOL-2: argument errors and unknown tools are -32602 even without a kernel", async () => {
+  await withClient(async (client) => {
+    await assert.rejects(
+      () => client.callTool({ name: "shoal_exec", arguments: { src: "x", bogus: 1 } }),
+      (e) =>
+        e instanceof McpError && e.code === -32602 &&
+        /invalid arguments for shoal_exec: /.test(e.message),
+    );
+    await assert.rejects(
+      () => client.callTool({ name: "shoal_nope", arguments: {} }),
+      (e) =>
+        e instanceof McpError && e.code === -32602 && /unknown tool: shoal_nope/.test(e.message),
+    );
+  });
+});
+
+Deno.test("M-PROTO-1: initialize negotiates the version and advertises exactly SPEC's capabilities", async () => {
+  await withRaw(async (facade) => {
+    const cases: [string, string][] = [
+      ["2025-06-18", "2025-06-18"],
+      ["2025-11-25", "2025-06-18"],
+      ["2024-11-05", "2024-11-05"],
+      ["2025-03-26", "2025-03-26"],
+      ["2024-10-07", "2024-10-07"],
+      ["1999-01-01", "2025-06-18"],
+    ];
+    for (const [i, [requested, answered]] of cases.entries()) {
+      const r = await facade.request(i + 1, "initialize", {
+        protocolVersion: requested,
+        capabilities: {},
+        clientInfo: { name: "raw", version: "0" },
+      });
+      assert.deepEqual(r.result, {
+        protocolVersion: answered,
+        capabilities: {
+          tools: { listChanged: false },
+          resources: { subscribe: true, listChanged: false },
+        },
+        serverInfo: { name: "shoal-mcp", version: "0.1.0" },
+      });
+    }
+  });
+});
+
+Deno.test("M-PROTO-2: requests before initialize are served; unknown methods are -32601 with data.method", async () => {
+  await withRaw(async (facade) => {
+    assert.deepEqual((await facade.request("p", "ping")).result, {});
+    const tools = await facade.request(2, "tools/list");
+    assert.equal((tools.result as { tools: unknown[] }).tools.length, 13);
+    for (const method of ["prompts/list", "logging/setLevel", "completion/complete", "no/such"]) {
+      const r = await facade.request(method, method, {});
+      assert.deepEqual((r.error as { code: number; data: unknown }).code, -32601);
+      assert.deepEqual((r.error as { data: unknown }).data, { method });
+    }
+    await facade.send({ jsonrpc: "2.0", method: "notifications/whatever", params: {} });
+    await facade.send({ jsonrpc: "2.0", id: 99, result: {} });
+    assert.deepEqual((await facade.request(3, "ping")).result, {});
+    assert.deepEqual(facade.queued, [], "ignored notifications and client responses got no answer");
+  });
+});
+
+Deno.test("W-RPC-1/2, W-FRAME-6/7: envelope errors on stdin; ids are echoed exactly", async () => {
+  await withRaw(async (facade) => {
+    await facade.write("{oops\n");
+    const parse = await facade.next();
+    assert.equal(parse.id, null);
+    assert.equal((parse.error as { code: number }).code, -32700);
+    assert.equal(typeof (parse.error as { data: { detail: unknown } }).data.detail, "string");
+    for (const bad of ["{}", "[1]", "1.5", "true", "9007199254740992"]) {
+      await facade.write(`{"jsonrpc":"2.0","id":${bad},"method":"ping"}\n`);
+      const r = await facade.next();
+      assert.equal(r.id, null, bad);
+      assert.equal((r.error as { code: number }).code, -32600, bad);
+    }
+    await facade.write('[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n');
+    assert.equal(((await facade.next()).error as { code: number }).code, -32600);
+    await facade.write('{"jsonrpc":"2.0","id":"x","method":"ping","params":"p"}\n');
+    assert.equal(((await facade.response("x")).error as { code: number }).code, -32602);
+    const max = await facade.request(9007199254740991, "ping");
+    assert.deepEqual(max.result, {});
+    const neg = await facade.request(-3, "ping");
+    assert.deepEqual(neg.result, {});
+    assert.deepEqual(facade.junk, []);
+  });
+});
+
+Deno.test("W-FRAME-3/5: a 17 MiB stdin frame gets -32600 id null, the next frame is served, memory stays bounded", async () => {
+  await withRaw(async (facade) => {
+    assert.deepEqual((await facade.request(1, "ping")).result, {});
+    const pid = facade.facadePid();
+    assert.ok(pid !== null);
+    const before = rssBytes(pid);
+    const mib = new Uint8Array(1 << 20).fill(0x20);
+    for (let i = 0; i < 64; i++) await facade.write(mib); // 64 MiB without a newline
+    await facade.write('\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+    const oversize = await facade.next();
+    assert.deepEqual(oversize, {
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: "frame exceeds 16 MiB" },
+    });
+    assert.deepEqual((await facade.response(2)).result, {});
+    const growth = rssBytes(pid) - before;
+    assert.ok(growth < 48 * 1024 * 1024, `RSS grew by ${growth} bytes`);
+    const frame = new Uint8Array(17 * (1 << 20)).fill(0x20);
+    frame[frame.length - 1] = 0x0a;
+    await facade.write(frame);
+    assert.equal(((await facade.next()).error as { code: number }).code, -32600);
+    assert.deepEqual((await facade.request(3, "ping")).result, {});
+  });
+});
+
+Deno.test("W-FRAME-8, M-START-5: many concurrent requests are answered as whole frames", async () => {
+  await withRaw(async (facade) => {
+    const lines: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const method = i % 2 === 0 ? "tools/list" : "resources/templates/list";
+      lines.push(JSON.stringify({ jsonrpc: "2.0", id: i, method }));
+    }
+    await facade.write(lines.join("\n") + "\n");
+    const seen = new Set<unknown>();
+    for (let i = 0; i < 200; i++) seen.add((await facade.next()).id);
+    assert.equal(seen.size, 200);
+    assert.deepEqual(facade.junk, []);
+  });
+});
+
+Deno.test("M-CLI-3: stdin EOF exits 0 after answering what was asked; stdout carries only frames", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box, [], NO_KERNEL);
+  try {
+    await facade.send({ jsonrpc: "2.0", id: 1, method: "ping" });
+    await facade.send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "shoal_pty_list" },
+    });
+    await facade.closeStdin();
+    const { code, stderr } = await facade.exit();
+    assert.equal(code, 0);
+    assert.deepEqual((await facade.response(1)).result, {});
+    const call = await facade.response(2);
+    assert.match((call.error as { message: string }).message, /^kernel unavailable: /);
+    assert.match(stderr, /kernel unavailable/);
+    assert.deepEqual(facade.junk, []);
+  } finally {
+    facade.kill();
+    await box.cleanup();
+  }
+});
+
+Deno.test("M-CLI-2: usage errors print the usage line and exit 2", async () => {
+  const box = await sandbox();
+  try {
+    for (
+      const args of [["--bogus"], ["--socket"], ["-h"], ["--help"], ["--session", "bad name"], [
+        "extra",
+      ]]
+    ) {
+      const { command, args: full } = launcherArgs(args);
+      const out = await new Deno.Command(command, {
+        args: full,
+        env: box.env(NO_KERNEL),
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(out.code, 2, args.join(" "));
+      assert.equal(out.stdout.length, 0);
+      assert.match(
+        new TextDecoder().decode(out.stderr),
+        /usage: shoal-mcp \[--socket PATH\] \[--session NAME\] \[--token TOKEN\]/,
+      );
+    }
+  } finally {
+    await box.cleanup();
+  }
+});

@@ -1,0 +1,106 @@
+/** M-PERM-2/4: the facade under its exact local permissions; a denied permission is never a crash or a prompt. */
+import assert from "node:assert/strict";
+import { localFlags } from "../../src/mcp/permissions.ts";
+import { REPO, sandbox } from "./_facade.ts";
+
+const REQUESTS = [
+  { jsonrpc: "2.0", id: 1, method: "tools/list" },
+  { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "shoal_pty_list" } },
+].map((m) => JSON.stringify(m)).join("\n") + "\n";
+
+/** Runs main.ts with the given Deno flags and stdin, returning the frames by id and stderr. */
+async function runFacade(flags: string[], env: Record<string, string>, args: string[] = []) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, `--config=${REPO}/deno.json`, `${REPO}/main.ts`, ...args],
+    env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(REQUESTS));
+  await writer.close();
+  const out = await child.output();
+  const frames = new Map<unknown, Record<string, unknown>>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    if (line === "") continue;
+    const frame = JSON.parse(line);
+    frames.set(frame.id, frame);
+  }
+  return { code: out.code, frames, stderr: new TextDecoder().decode(out.stderr) };
+}
+
+function errorMessage(frame: Record<string, unknown> | undefined): string {
+  return ((frame?.error ?? {}) as { message?: string }).message ?? "";
+}
+
+Deno.test("M-PERM-4: a socket outside the granted one makes the kernel unavailable naming unix:<path>", async () => {
+  const box = await sandbox();
+  try {
+    const granted = box.socket("granted");
+    const other = `${box.dir}/other.sock`;
+    const { code, frames } = await runFacade(
+      localFlags(granted, "/nonexistent/shoal-kernel"),
+      box.env(),
+      ["--socket", other],
+    );
+    assert.equal(code, 0);
+    assert.equal((frames.get(1)?.result as { tools: unknown[] }).tools.length, 13);
+    assert.equal((frames.get(2)?.error as { code: number }).code, -32603);
+    assert.match(
+      errorMessage(frames.get(2)),
+      new RegExp(`^kernel unavailable: permission denied for unix:${other}`),
+    );
+  } finally {
+    await box.cleanup();
+  }
+});
+
+Deno.test("M-PERM-4: a denied kernel spawn makes the kernel unavailable naming run:<kernel>", async () => {
+  const box = await sandbox();
+  try {
+    const socket = box.socket();
+    const { code, frames } = await runFacade(
+      localFlags(socket, "/nonexistent/shoal-kernel"),
+      box.env({ SHOAL_KERNEL: "/bin/true" }),
+    );
+    assert.equal(code, 0);
+    assert.match(
+      errorMessage(frames.get(2)),
+      /^kernel unavailable: permission denied for run:\/bin\/true/,
+    );
+  } finally {
+    await box.cleanup();
+  }
+});
+
+Deno.test("M-PERM-4: denied env and uid reads count as unset with one warning per name", async () => {
+  const box = await sandbox();
+  try {
+    const env = box.env({ SHOAL_NO_AUTOSTART: "1" });
+    delete (env as Record<string, string>).XDG_RUNTIME_DIR;
+    const { code, frames, stderr } = await runFacade(
+      ["--no-prompt", "--allow-env=SHOAL_NO_AUTOSTART"],
+      env,
+    );
+    assert.equal(code, 0);
+    assert.equal((frames.get(1)?.result as { tools: unknown[] }).tools.length, 13);
+    assert.match(errorMessage(frames.get(2)), /^kernel unavailable: permission denied for sys:uid/);
+    for (
+      const name of [
+        "SHOAL_SOCKET",
+        "SHOAL_SESSION",
+        "SHOAL_TOKEN",
+        "SHOAL_KERNEL",
+        "XDG_RUNTIME_DIR",
+        "TMPDIR",
+      ]
+    ) {
+      const warnings = stderr.split("\n").filter((l) => l.includes(`cannot read ${name} `));
+      assert.equal(warnings.length, 1, name);
+    }
+  } finally {
+    await box.cleanup();
+  }
+});
