@@ -23,7 +23,7 @@ import {
   tagOf,
   type Value,
 } from "./value.ts";
-import { type Wire, wireBytes, wireWithin } from "./wire.ts";
+import { setMember, type Wire, wireBytes, wireWithin } from "./wire.ts";
 
 /**
  * How deep refs nest inside previews: a preview element that is itself elided gets a preview,
@@ -156,10 +156,10 @@ function countOf(v: Value): number {
 
 /** Column → tag of its first non-null cell, or `"null"`. */
 function columnTags(t: Table): Record<string, string> {
-  const tags: Record<string, string> = Object.create(null);
+  const tags: Record<string, string> = {};
   t.cols.forEach((name, c) => {
     const cell = t.columns[c].find((x) => x !== null);
-    tags[name] = cell === undefined ? "null" : tagOf(cell);
+    setMember(tags, name, cell === undefined ? "null" : tagOf(cell));
   });
   return tags;
 }
@@ -197,19 +197,21 @@ async function previewWire(p: Value, uri: ValueUri, tty: boolean, depth: number)
     return { $: "list", v: items };
   }
   if (p instanceof Table) {
-    const cols: Record<string, Wire[]> = Object.create(null);
+    const cols: Record<string, Wire[]> = {};
     for (let c = 0; c < p.cols.length; c++) {
       const cells: Wire[] = [];
       for (let r = 0; r < p.n; r++) {
         cells.push(await element(p.columns[c][r], uri.index(r).member(p.cols[c])));
       }
-      cols[p.cols[c]] = cells;
+      setMember(cols, p.cols[c], cells);
     }
     return { $: "table", cols, n: p.n };
   }
   if (p instanceof Map) {
-    const members: Record<string, Wire> = Object.create(null);
-    for (const [name, member] of p) members[name] = await element(member, uri.member(name));
+    const members: Record<string, Wire> = {};
+    for (const [name, member] of p) {
+      setMember(members, name, await element(member, uri.member(name)));
+    }
     return { $: "record", v: members };
   }
   if (typeof p === "string") return { $: "str", v: p };

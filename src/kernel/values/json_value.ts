@@ -312,7 +312,7 @@ class JsonParser {
       if (negative) j++;
       let v = 0;
       for (; j < i; j++) v = v * 10 + (s.charCodeAt(j) - 0x30);
-      return negative ? -v : v;
+      return negative ? -v || 0 : v;
     }
     const v = Number(s.slice(start, i));
     if (!float && Math.abs(v) <= Number.MAX_SAFE_INTEGER) return v;

@@ -18,6 +18,20 @@ export type Wire = { $: string; [member: string]: unknown };
 
 const OVER = new Error("over budget");
 
+/** Sets a member of a wire object, as an own data property even when it is named `__proto__`. */
+export function setMember<T>(object: Record<string, T>, name: string, value: T): void {
+  if (name === "__proto__") {
+    Object.defineProperty(object, name, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    object[name] = value;
+  }
+}
+
 /** Bytes of the compact JSON encoding of a wire value. */
 export function wireBytes(w: unknown): number {
   return utf8Length(JSON.stringify(w));
@@ -77,19 +91,19 @@ export function wireWithin(v: Value, maxBytes: number): Wire | null {
     if (Array.isArray(v) || v instanceof TableRows) return list(v);
     if (v instanceof Map) {
       spend(21);
-      const members: Record<string, Wire> = Object.create(null);
+      const members: Record<string, Wire> = {};
       for (const [name, member] of v) {
         spend(name.length + 3);
-        members[name] = build(member);
+        setMember(members, name, build(member));
       }
       return { $: "record", v: members };
     }
     if (v instanceof Table) {
       spend(29);
-      const cols: Record<string, Wire[]> = Object.create(null);
+      const cols: Record<string, Wire[]> = {};
       v.cols.forEach((name, c) => {
         spend(name.length + 5 + Math.max(0, v.n - 1));
-        cols[name] = v.columns[c].map(build);
+        setMember(cols, name, v.columns[c].map(build));
       });
       return { $: "table", cols, n: v.n };
     }
