@@ -1,0 +1,196 @@
+import assert from "node:assert/strict";
+import { parseJsonValue } from "../../../src/kernel/values/json_value.ts";
+import { IntegralFloat, Table, tagOf, type Value } from "../../../src/kernel/values/value.ts";
+
+function parse(text: string): Value {
+  const parsed = parseJsonValue(text);
+  assert.ok(parsed, `not JSON: ${text}`);
+  return parsed.value;
+}
+
+/** A comparable form: floats marked, record member order kept, tables columnar. */
+function shape(v: Value): unknown {
+  if (typeof v === "number") return Number.isInteger(v) ? v : { float: v };
+  if (v instanceof IntegralFloat) return { float: v.v };
+  if (Array.isArray(v)) return v.map(shape);
+  if (v instanceof Map) return { record: [...v].map(([k, x]) => [k, shape(x)]) };
+  if (v instanceof Table) {
+    return { table: v.cols.map((c, i) => [c, v.columns[i].map(shape)]), n: v.n };
+  }
+  return v;
+}
+
+/** What JSON.parse gives, in the same comparable form (no int/float distinction). */
+function plain(v: Value): unknown {
+  if (v instanceof IntegralFloat) return v.v;
+  if (Array.isArray(v)) return v.map(plain);
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [k, plain(x)]));
+  if (v instanceof Table) {
+    return Array.from({ length: v.n }, (_, r) =>
+      Object.fromEntries(
+        v.cols.map((c, i) => [c, plain(v.columns[i][r])]).filter(([, x]) => x !== undefined),
+      ));
+  }
+  return v;
+}
+
+Deno.test("numbers are int or float by their literal (V-JSON-1)", () => {
+  const cases: [string, string, number][] = [
+    ["42", "int", 42],
+    ["-0", "int", 0],
+    ["1.0", "float", 1],
+    ["1e3", "float", 1000],
+    ["1E3", "float", 1000],
+    ["2.5", "float", 2.5],
+    ["-7e-1", "float", -0.7],
+    ["9007199254740991", "int", 9007199254740991],
+    ["-9007199254740991", "int", -9007199254740991],
+    ["9007199254740992", "float", 9007199254740992],
+    ["123456789012345678901", "float", 123456789012345678901],
+    ["100000000000000", "int", 100000000000000],
+  ];
+  for (const [text, tag, value] of cases) {
+    const v = parse(text);
+    assert.equal(tagOf(v), tag, text);
+    assert.equal(v instanceof IntegralFloat ? v.v : v, value, text);
+  }
+});
+
+Deno.test("numbers a double cannot hold make the text not JSON", () => {
+  assert.equal(parseJsonValue("1e400"), null);
+  assert.equal(parseJsonValue("[-1e309]"), null);
+});
+
+Deno.test("objects become records in source order, even with index-like names", () => {
+  assert.deepEqual(shape(parse('{"b":1,"2":true,"a":null,"1":"x","__proto__":[]}')), {
+    record: [["b", 1], ["2", true], ["a", null], ["1", "x"], ["__proto__", []]],
+  });
+  assert.deepEqual(shape(parse('{"a":1,"a":2}')), { record: [["a", 2]] });
+});
+
+Deno.test("an array of objects becomes a table with the union of columns, missing cells null", () => {
+  assert.deepEqual(shape(parse('[{"name":"a","size":1},{"name":"b"}]')), {
+    table: [["name", ["a", "b"]], ["size", [1, null]]],
+    n: 2,
+  });
+  assert.deepEqual(shape(parse('[{"x":1},{"y":2,"x":3},{}]')), {
+    table: [["x", [1, 3, null]], ["y", [null, 2, null]]],
+    n: 3,
+  });
+  assert.deepEqual(shape(parse("[{}]")), { table: [], n: 1 });
+  assert.deepEqual(shape(parse('[{"a":{"b":[{"c":1.0}]}}]')), {
+    table: [["a", [{ record: [["b", { table: [["c", [{ float: 1 }]]], n: 1 }]] }]]],
+    n: 1,
+  });
+});
+
+Deno.test("other arrays are lists; records in them keep their own members and order", () => {
+  assert.deepEqual(shape(parse("[]")), []);
+  assert.deepEqual(shape(parse('[{"b":1,"a":2},{"a":3},5]')), [
+    { record: [["b", 1], ["a", 2]] },
+    { record: [["a", 3]] },
+    5,
+  ]);
+  assert.deepEqual(shape(parse('[1,{"a":1}]')), [1, { record: [["a", 1]] }]);
+  assert.deepEqual(shape(parse('[[{"a":1},[{"b":2}],{"c":3}],{"d":4}]')), [
+    [{ record: [["a", 1]] }, { table: [["b", [2]]], n: 1 }, { record: [["c", 3]] }],
+    { record: [["d", 4]] },
+  ]);
+});
+
+Deno.test("strings decode every escape", () => {
+  assert.equal(parse(String.raw`"a\"b\\c\/d\b\f\n\r\t\u00e9\ud834\udd1e"`), 'a"b\\c/d\b\f\n\r\té𝄞');
+  assert.equal(parse('"plain é"'), "plain é");
+});
+
+Deno.test("anything but exactly one JSON text is rejected", () => {
+  for (
+    const bad of [
+      "",
+      "   ",
+      "[1,]",
+      '{"a":1,}',
+      "01",
+      "1.",
+      ".5",
+      "-",
+      "1e",
+      "+1",
+      "NaN",
+      "'a'",
+      '"a\u0001"',
+      '"\\x41"',
+      '"\\u12"',
+      "1 2",
+      "[1] [2]",
+      "{a:1}",
+      "tru",
+      "nul",
+      '{"a" 1}',
+      "[1 2]",
+      '"unterminated',
+      "[",
+      "{",
+      "\ufeff1",
+    ]
+  ) {
+    assert.equal(parseJsonValue(bad), null, JSON.stringify(bad));
+  }
+  assert.deepEqual(parse(" \t\r\n[true,false,null] \n"), [true, false, null]);
+});
+
+Deno.test("deep nesting does not overflow the stack", () => {
+  const depth = 100000;
+  let v = parse("[".repeat(depth) + "]".repeat(depth));
+  for (let d = 1; d < depth; d++) v = (v as Value[])[0];
+  assert.deepEqual(v, []);
+});
+
+Deno.test("agrees with JSON.parse on random documents", () => {
+  let seed = 11;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)];
+  const gen = (depth: number): unknown => {
+    const kind = depth > 3 ? Math.floor(random() * 4) : Math.floor(random() * 7);
+    switch (kind) {
+      case 0:
+        return pick([null, true, false]);
+      case 1:
+        return pick([0, -1, 17, 2.5, -1e-7, 1e21, 12345678901234]);
+      case 2:
+        return pick(["", "a", 'é\n"\\', "\u0000\u001f", "𝄞", "0"]);
+      case 3:
+        return pick(["x", "y"]) + Math.floor(random() * 3);
+      case 4:
+        return Array.from({ length: Math.floor(random() * 4) }, () => gen(depth + 1));
+      case 5:
+        return Array.from(
+          { length: 1 + Math.floor(random() * 3) },
+          () =>
+            Object.fromEntries(
+              Array.from(
+                { length: Math.floor(random() * 3) },
+                () => [pick(["a", "b", "c"]), gen(depth + 1)],
+              ),
+            ),
+        );
+      default:
+        return Object.fromEntries(
+          Array.from(
+            { length: Math.floor(random() * 4) },
+            () => [pick(["k", "l", "m", "n"]), gen(depth + 1)],
+          ),
+        );
+    }
+  };
+  for (let n = 0; n < 500; n++) {
+    const doc = gen(0);
+    const text = JSON.stringify(doc, null, n % 2 ? 1 : undefined);
+    const expected = JSON.parse(text, (_k, v) => (v === null ? undefined : v));
+    assert.deepEqual(
+      JSON.parse(JSON.stringify(plain(parse(text))), (_k, v) => (v === null ? undefined : v)),
+      expected,
+      text,
+    );
+  }
+});

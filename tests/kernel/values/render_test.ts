@@ -1,0 +1,138 @@
+import assert from "node:assert/strict";
+import { stripAnsi } from "../../../src/kernel/values/ansi.ts";
+import { BlobValue } from "../../../src/kernel/values/blob_value.ts";
+import { stdoutValue } from "../../../src/kernel/values/outcome.ts";
+import { floatText, renderBounded, renderHead } from "../../../src/kernel/values/render.ts";
+import {
+  DateTime,
+  Duration,
+  IntegralFloat,
+  Table,
+  type Value,
+} from "../../../src/kernel/values/value.ts";
+import { bytesRead } from "./_read_meter.ts";
+import { capture, outcomeOf, sparseStr, withCas } from "./_fixtures.ts";
+
+const render = (v: Value, tty = true) => renderBounded(v, "shoal://out/1", tty);
+const bytes = (s: string) => new TextEncoder().encode(s).length;
+
+Deno.test("scalars render by V-RENDER-1", async () => {
+  assert.equal(await render(null), "null");
+  assert.equal(await render(true), "true");
+  assert.equal(await render(-42), "-42");
+  assert.equal(await render(new IntegralFloat(2)), "2.0");
+  assert.equal(await render(0.1), "0.1");
+  assert.equal(await render(new IntegralFloat(1e21)), "1e+21");
+  assert.equal(await render(new IntegralFloat(-0)), "-0.0");
+  assert.equal(floatText(5e-7), "5e-7");
+  assert.equal(await render("hello\n\n"), "hello\n");
+  assert.equal(await render("hello"), "hello");
+  assert.equal(await render(new Uint8Array(3)), "<3 bytes>");
+  assert.equal(await render(new Duration(36012345)), "36.012ms");
+  assert.equal(await render(new DateTime("2026-01-02T03:04:05.123Z")), "2026-01-02T03:04:05.123Z");
+});
+
+Deno.test("lists and records render one line per item, cut to 80 scalars with …", async () => {
+  assert.equal(
+    await render([1, "a\nb", null, [1, "x"], new Map([["k", 2.5]])]),
+    '1\na\\nb\nnull\n[1, "x"]\n{"k": 2.5}',
+  );
+  assert.equal(
+    await render(new Map<string, Value>([["name", "a"], ["size", 1]])),
+    "name: a\nsize: 1",
+  );
+  const long = await render(["é".repeat(200), Array.from({ length: 100 }, (_, i) => i)]);
+  const [first, second] = long.split("\n");
+  assert.equal(first, "é".repeat(79) + "…");
+  assert.equal([...second].length, 80);
+  assert.ok(second.endsWith("…") && second.startsWith("[0, 1, 2"));
+});
+
+Deno.test("tables render a header with every column, a ─ line, then one row per line", async () => {
+  const t = new Table(["name", "size"], [["a", "bbbbbb"], [1, null]], 2);
+  assert.equal(await render(t), "name    size\n──────  ────\na       1\nbbbbbb  null");
+});
+
+Deno.test("outcomes render out, the stderr block and the exit line (V-RENDER-1)", async () => {
+  await withCas(async (cas) => {
+    assert.equal(await render(await outcomeOf(cas, "42\n")), "42");
+    assert.equal(await render(await outcomeOf(cas, "hi\n", "warn\n")), "hi\n--- stderr ---\nwarn");
+    assert.equal(
+      await render(await outcomeOf(cas, "", "boom\n", 1)),
+      "--- stderr ---\nboom\n[exit status 1]",
+    );
+    assert.equal(
+      await render(await outcomeOf(cas, "part\n", "", null, "SIGTERM")),
+      "part\n[killed by SIGTERM]",
+    );
+  });
+});
+
+Deno.test("ANSI sequences are removed from renders for tty:false only (V-RENDER-2)", async () => {
+  const text =
+    "\x1b[1;31mred\x1b[0m \x1b]0;title\x07x\x1b]8;;http://a\x1b\\link\x1b]8;;\x1b\\ \x1b(Bplain\x1bc\x1b7ok";
+  assert.equal(stripAnsi(text), "red xlink plainok");
+  assert.equal(await render(text, false), "red xlink plainok");
+  assert.equal(await render(text, true), text);
+  assert.equal(stripAnsi("a\x1b]unterminated\nb"), "aunterminated\nb");
+  assert.equal(await renderHead("\x1b[32mgreen\x1b[0m", false), "green");
+});
+
+Deno.test("a 70,000-line str renders within 65536 bytes with the V-RENDER-3 marker", async () => {
+  const lines = Array.from({ length: 70000 }, (_, i) => `line ${i} ${"x".repeat(i % 7)}`);
+  const text = lines.join("\n") + "\n";
+  await withCas(async (cas) => {
+    const inCas = stdoutValue(cas, await capture(cas, text));
+    assert.ok(inCas instanceof BlobValue);
+    for (const v of [text, inCas]) {
+      const out = await renderBounded(v, "shoal://out/5", false);
+      assert.ok(bytes(out) <= 65536);
+      const m = /…\((\d+) more lines, fetch via shoal:\/\/out\/5\)$/.exec(out);
+      assert.ok(m, out.slice(-80));
+      const kept = out.slice(0, m.index).split("\n").slice(0, -1);
+      assert.deepEqual(kept, lines.slice(0, kept.length));
+      assert.equal(Number(m[1]), 70000 - kept.length);
+      assert.ok(bytes(out) + bytes(lines[kept.length]) + 1 > 65536, "the next line would not fit");
+    }
+  });
+});
+
+Deno.test("a multi-GB CAS-backed str renders from its head only", async () => {
+  await withCas(async (cas) => {
+    const size = 5 * 1024 ** 3;
+    const huge = await sparseStr(cas, "\x1b[1mtitle\x1b[0m\nsecond\n", size, 2);
+    const before = bytesRead();
+    const out = await renderBounded(huge, "shoal://out/2", false);
+    assert.ok(bytesRead() - before < 16 * 1024 * 1024, "only the head was read");
+    assert.ok(bytes(out) <= 65536);
+    assert.equal(out, "title\nsecond\n…(1 more lines, fetch via shoal://out/2)");
+  });
+});
+
+Deno.test("a CAS-backed str is stripped of ANSI even where sequences straddle read chunks", async () => {
+  await withCas(async (cas) => {
+    const line = "\x1b[31m" + "r".repeat(1000) + "\x1b[0m\n";
+    const v = stdoutValue(cas, await capture(cas, line.repeat(3000)));
+    assert.ok(v instanceof BlobValue);
+    const out = await renderBounded(v, "u", false);
+    assert.ok(!out.includes("\x1b"));
+    assert.match(out, /^(r{1000}\n)+…\(\d+ more lines, fetch via u\)$/);
+  });
+});
+
+Deno.test("a 2,000,000-item list renders its head with the count of the rest", async () => {
+  const list = Array.from({ length: 2_000_000 }, (_, i) => i);
+  const out = await renderBounded(list, "shoal://out/3", true);
+  assert.ok(bytes(out) <= 65536);
+  const kept = out.split("\n").length - 1;
+  assert.ok(out.startsWith("0\n1\n2\n"));
+  assert.ok(out.endsWith(`…(${2_000_000 - kept} more lines, fetch via shoal://out/3)`));
+});
+
+Deno.test("render_head is at most 10 lines of 80 scalars", async () => {
+  assert.equal(
+    await renderHead(Array.from({ length: 20 }, (_, i) => i), true),
+    "0\n1\n2\n3\n4\n5\n6\n7\n8\n9",
+  );
+  assert.equal(await renderHead("y".repeat(300), true), "y".repeat(79) + "…");
+});
