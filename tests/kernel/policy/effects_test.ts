@@ -1,0 +1,425 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import {
+  deriveEffects,
+  type Effect,
+  type EffectAnalysis,
+  type EffectState,
+  fillBinHashes,
+  normalizeEffectName,
+  reversibilityOf,
+} from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
+import { RpcError } from "../../../src/protocol/errors.ts";
+
+function state(cwd: string, extra: Partial<EffectState> = {}): EffectState {
+  return { cwd, env: {}, home: "/home/me", sessionCommands: new Set(), ...extra };
+}
+
+function derive(src: string, cwd = "/w", extra: Partial<EffectState> = {}): EffectAnalysis {
+  return deriveEffects(src, state(cwd, extra));
+}
+
+const spawn = (argv0: string): Effect => ({ kind: "proc_spawn", argv0, bin_hash: null });
+
+function kinds(src: string, extra: Partial<EffectState> = {}): string[] {
+  return derive(src, "/w", extra).effects.map((e) => e.kind);
+}
+
+Deno.test("K-EFF-3: rm -rf ./x in /w deletes /w/x, irreversible", () => {
+  assert.deepEqual(derive("rm -rf ./x"), {
+    effects: [{ kind: "fs_delete", paths: ["/w/x"] }, spawn("rm")],
+    reversibility: "irreversible",
+  });
+});
+
+Deno.test("K-EFF-4: cp report.csv archive/ gives exactly the canonical example", () => {
+  assert.deepEqual(derive("cp report.csv archive/", "/home/me/proj").effects, [
+    { kind: "fs_read", paths: ["/home/me/proj/report.csv"] },
+    { kind: "fs_write", paths: ["/home/me/proj/archive"] },
+    { kind: "proc_spawn", argv0: "cp", bin_hash: null },
+  ]);
+});
+
+Deno.test("K-EFF-3: unquoted globs stay literal patterns", () => {
+  assert.deepEqual(derive("rm *.log", "/home/me/proj").effects, [
+    { kind: "fs_delete", paths: ["/home/me/proj/*.log"] },
+    spawn("rm"),
+  ]);
+});
+
+Deno.test("K-EFF-3: redirections", () => {
+  assert.deepEqual(derive("echo hi > out.txt"), {
+    effects: [{ kind: "fs_write", paths: ["/w/out.txt"] }],
+    reversibility: "irreversible",
+  });
+  assert.deepEqual(derive("cat < in").effects, [
+    { kind: "fs_read", paths: ["/w/in"] },
+    spawn("cat"),
+  ]);
+  assert.deepEqual(derive("echo a >> a 2> b &> c &>> d >| e 3> f").effects, [
+    { kind: "fs_write", paths: ["/w/a", "/w/b", "/w/c", "/w/d", "/w/e", "/w/f"] },
+  ]);
+  assert.deepEqual(derive(": <> rw").effects, [
+    { kind: "fs_read", paths: ["/w/rw"] },
+    { kind: "fs_write", paths: ["/w/rw"] },
+  ]);
+  assert.deepEqual(
+    derive("echo x >/dev/null 2>/dev/stderr </dev/stdin >/dev/fd/3 >/dev/tty 2>&1 3<&- <<<s")
+      .effects,
+    [],
+  );
+  assert.deepEqual(derive("cat <<EOF\nhello\nEOF\n").effects, [spawn("cat")]);
+});
+
+Deno.test("K-EFF-3a: curl -o f https://example.com:8443/x", () => {
+  assert.deepEqual(derive("curl -o f https://example.com:8443/x").effects, [
+    { kind: "fs_write", paths: ["/w/f"] },
+    spawn("curl"),
+    { kind: "net_connect", host: "example.com", port: 8443 },
+  ]);
+  assert.deepEqual(derive("curl -sL http://a.example/ ftp://b.example/f").effects, [
+    spawn("curl"),
+    { kind: "net_connect", host: "a.example", port: 80 },
+    { kind: "net_connect", host: "b.example", port: 21 },
+  ]);
+  assert.deepEqual(derive("curl -O https://h.example/f").effects, [
+    { kind: "fs_write", paths: ["/w"] },
+    spawn("curl"),
+    { kind: "net_connect", host: "h.example", port: 443 },
+  ]);
+  assert.deepEqual(kinds("curl file:///etc/passwd"), ["proc_spawn", "opaque"]);
+  assert.deepEqual(kinds("curl -K cfg https://h.example"), ["proc_spawn", "opaque"]);
+  assert.deepEqual(derive("wget https://h.example/x").effects, [
+    { kind: "fs_write", paths: ["/w"] },
+    spawn("wget"),
+    { kind: "net_connect", host: "h.example", port: 443 },
+  ]);
+});
+
+Deno.test("K-EFF-3a: session and environment builtins", () => {
+  assert.deepEqual(derive("cd /tmp"), {
+    effects: [{ kind: "session_write" }],
+    reversibility: "reversible",
+  });
+  assert.deepEqual(derive("export A=1").effects, [{ kind: "env_write", names: ["A"] }]);
+  assert.deepEqual(derive("export -n B; unset C").effects, [
+    { kind: "env_write", names: ["B", "C"] },
+  ]);
+  assert.deepEqual(derive("declare -x D=1").effects, [{ kind: "env_write", names: ["D"] }]);
+  assert.deepEqual(derive("alias ll='ls -l'; unalias x; f() { :; }").effects, [
+    { kind: "session_write" },
+  ]);
+  assert.deepEqual(derive("X=1; A=2 echo hi").effects, []);
+});
+
+Deno.test("K-EFF-3: $NAME of the exported env is substituted and read", () => {
+  const env = { HOME: "/home/me", DIR: "/data" };
+  assert.deepEqual(derive("echo $HOME", "/w", { env }).effects, [
+    { kind: "env_read", names: ["HOME"] },
+  ]);
+  assert.deepEqual(derive('rm "${DIR}/x"', "/w", { env }).effects, [
+    { kind: "fs_delete", paths: ["/data/x"] },
+    spawn("rm"),
+    { kind: "env_read", names: ["DIR"] },
+  ]);
+  // Assigned earlier in the same source: dynamic, so a path there is opaque; assigning an
+  // exported variable changes the session environment.
+  assert.deepEqual(derive("DIR=/x; rm $DIR/y", "/w", { env }).effects, [
+    spawn("rm"),
+    { kind: "env_write", names: ["DIR"] },
+    { kind: "opaque", reason: "dynamic argument" },
+  ]);
+  // Not exported: dynamic.
+  assert.deepEqual(kinds("rm $NOPE/y", { env }), ["proc_spawn", "opaque"]);
+});
+
+Deno.test("K-EFF-3: opaque cases from the table", () => {
+  for (
+    const src of [
+      'eval "$X"',
+      "$(which rm) x",
+      "bash -c 'x'",
+      "find . -delete",
+      "find . -exec rm {} +",
+      "source ./env.sh",
+      ". ./env.sh",
+      "exec ls",
+      "kill 1",
+      "builtin echo",
+      "sudo ls",
+      "xargs rm",
+      "python3 x.py",
+      "awk '{print}' f",
+      "env FOO=1 ls",
+      "git push",
+      "./script.sh",
+    ]
+  ) {
+    const { effects, reversibility } = derive(src);
+    assert.equal(effects.at(-1)?.kind, "opaque", src);
+    assert.equal(reversibility, "unknown", src);
+  }
+  assert.deepEqual(derive('eval "$X"').effects, [{ kind: "opaque", reason: "eval" }]);
+});
+
+Deno.test("K-EFF-3: true is no effect and reversible", () => {
+  assert.deepEqual(derive("true"), { effects: [], reversibility: "reversible" });
+  assert.deepEqual(derive(""), { effects: [], reversibility: "reversible" });
+});
+
+Deno.test("K-EFF-3a: readers, listers and writers", () => {
+  assert.deepEqual(derive("head -n 5 a.txt | sort -o out.txt").effects, [
+    { kind: "fs_read", paths: ["/w/a.txt"] },
+    { kind: "fs_write", paths: ["/w/out.txt"] },
+    spawn("head"),
+    spawn("sort"),
+  ]);
+  assert.deepEqual(derive("grep -e pat a b").effects[0], {
+    kind: "fs_read",
+    paths: ["/w/a", "/w/b"],
+  });
+  assert.deepEqual(derive("grep pat a").effects[0], { kind: "fs_read", paths: ["/w/a"] });
+  assert.deepEqual(derive("grep -r pat").effects[0], { kind: "fs_read", paths: ["/w"] });
+  assert.deepEqual(derive("jq '.a' x.json").effects[0], { kind: "fs_read", paths: ["/w/x.json"] });
+  assert.deepEqual(derive("sed -i 's/a/b/' f").effects[0], { kind: "fs_write", paths: ["/w/f"] });
+  assert.deepEqual(derive("sed 's/a/b/' f").effects[0], { kind: "fs_read", paths: ["/w/f"] });
+  assert.deepEqual(kinds("sed 's/a/b/e' f"), ["proc_spawn", "opaque"]);
+  assert.deepEqual(derive("ls").effects[0], { kind: "fs_read", paths: ["/w"] });
+  assert.deepEqual(derive("ls -la /etc ..").effects[0], { kind: "fs_read", paths: ["/", "/etc"] });
+  assert.deepEqual(derive("find src -name '*.ts'").effects[0], {
+    kind: "fs_read",
+    paths: ["/w/src"],
+  });
+  assert.deepEqual(derive("mv a b dir").effects.slice(0, 2), [
+    { kind: "fs_write", paths: ["/w/dir"] },
+    { kind: "fs_delete", paths: ["/w/a", "/w/b"] },
+  ]);
+  assert.deepEqual(derive("mkdir -p x/y; touch z; tee t").effects[0], {
+    kind: "fs_write",
+    paths: ["/w/t", "/w/x/y", "/w/z"],
+  });
+  assert.deepEqual(derive("ln -s target link").effects[0], {
+    kind: "fs_write",
+    paths: ["/w/link"],
+  });
+  assert.deepEqual(derive("chmod 755 a b").effects[0], {
+    kind: "fs_write",
+    paths: ["/w/a", "/w/b"],
+  });
+  assert.deepEqual(derive("chown me:me f").effects[0], { kind: "fs_write", paths: ["/w/f"] });
+  assert.deepEqual(derive("dd if=/dev/zero of=img bs=1M").effects.slice(0, 2), [
+    { kind: "fs_read", paths: ["/dev/zero"] },
+    { kind: "fs_write", paths: ["/w/img"] },
+  ]);
+  assert.deepEqual(derive("rm -- -rf").effects[0], { kind: "fs_delete", paths: ["/w/-rf"] });
+});
+
+Deno.test("K-EFF-3a: git, date, env, printenv and plain utilities", () => {
+  assert.deepEqual(derive("git status").effects, [
+    { kind: "fs_read", paths: ["/w"] },
+    spawn("git"),
+  ]);
+  assert.deepEqual(derive("git commit -m msg").effects, [
+    { kind: "fs_write", paths: ["/w"] },
+    spawn("git"),
+  ]);
+  assert.deepEqual(derive("git -C sub log").effects[0], { kind: "fs_read", paths: ["/w/sub"] });
+  assert.deepEqual(kinds("git diff --output=/etc/x"), ["proc_spawn", "opaque"]);
+  assert.deepEqual(derive("date").effects, [spawn("date"), { kind: "time" }]);
+  assert.deepEqual(derive("env").effects, [spawn("env"), { kind: "env_read", names: ["*"] }]);
+  assert.deepEqual(derive("printenv PATH HOME").effects, [
+    spawn("printenv"),
+    { kind: "env_read", names: ["HOME", "PATH"] },
+  ]);
+  assert.deepEqual(derive("sleep 1; basename a/b; uname -a").effects, [
+    spawn("basename"),
+    spawn("sleep"),
+    spawn("uname"),
+  ]);
+  assert.deepEqual(derive("command ls d").effects, [
+    { kind: "fs_read", paths: ["/w/d"] },
+    spawn("ls"),
+  ]);
+  assert.deepEqual(derive("/bin/rm x").effects, [
+    { kind: "fs_delete", paths: ["/w/x"] },
+    spawn("/bin/rm"),
+  ]);
+});
+
+Deno.test("K-EFF-3: paths resolve against cwd, ~ uses HOME, . and .. are lexical", () => {
+  assert.deepEqual(derive("cat ~/notes ~ ../up ./a/./b/../c //x").effects[0], {
+    kind: "fs_read",
+    paths: ["/home/me", "/home/me/notes", "/w/a/c", "/x", "/up"].sort(),
+  });
+  assert.deepEqual(kinds("cat ~/x", { home: undefined }), ["proc_spawn", "opaque"]);
+  assert.deepEqual(kinds("cat ~other/x"), ["proc_spawn", "opaque"]);
+});
+
+Deno.test("K-EFF-3: cd changes where later relative paths point", () => {
+  assert.deepEqual(derive("cd /tmp && rm x").effects[0], { kind: "fs_delete", paths: ["/tmp/x"] });
+  // cd may fail: both directories are possible.
+  assert.deepEqual(derive("cd d; rm x").effects[0], {
+    kind: "fs_delete",
+    paths: ["/w/d/x", "/w/x"],
+  });
+  // A subshell's cd does not leak out.
+  assert.deepEqual(derive("(cd /tmp) && rm x").effects[0], { kind: "fs_delete", paths: ["/w/x"] });
+  assert.deepEqual(derive("cd -; rm x; rm /abs").effects, [
+    { kind: "fs_delete", paths: ["/abs"] },
+    spawn("rm"),
+    { kind: "session_write" },
+    { kind: "opaque", reason: "unknown working directory" },
+  ]);
+});
+
+Deno.test("K-EFF-3: command and process substitutions contribute their inner effects", () => {
+  assert.deepEqual(derive("echo $(rm y)").effects, [
+    { kind: "fs_delete", paths: ["/w/y"] },
+    spawn("rm"),
+  ]);
+  const diff = derive("diff <(sort a) <(sort b)");
+  assert.deepEqual(diff.effects[0], { kind: "fs_read", paths: ["/w/a", "/w/b"] });
+  assert.equal(diff.effects.at(-1)?.kind, "opaque");
+});
+
+Deno.test("K-EFF-3: control structures union every branch and loop body", () => {
+  assert.deepEqual(derive("if test -f a; then rm a; else touch b; fi").effects.slice(0, 2), [
+    { kind: "fs_write", paths: ["/w/b"] },
+    { kind: "fs_delete", paths: ["/w/a"] },
+  ]);
+  assert.deepEqual(derive("while false; do rm c; done").effects[0], {
+    kind: "fs_delete",
+    paths: ["/w/c"],
+  });
+  assert.deepEqual(derive("case x in a) rm d;; b) rm e;; esac").effects[0], {
+    kind: "fs_delete",
+    paths: ["/w/d", "/w/e"],
+  });
+  assert.deepEqual(kinds('for f in *.txt; do cat "$f"; done'), ["proc_spawn", "opaque"]);
+});
+
+Deno.test("K-EFF-3: functions in the source count once; session functions are opaque", () => {
+  assert.deepEqual(derive("f() { rm a; }; f; f").effects, [
+    { kind: "fs_delete", paths: ["/w/a"] },
+    spawn("rm"),
+    { kind: "session_write" },
+  ]);
+  assert.deepEqual(derive("myfn x", "/w", { sessionCommands: new Set(["myfn"]) }).effects, [
+    { kind: "opaque", reason: "session function" },
+  ]);
+  // `command` bypasses functions and aliases.
+  assert.deepEqual(
+    derive("command ls", "/w", { sessionCommands: new Set(["ls"]) }).effects,
+    [{ kind: "fs_read", paths: ["/w"] }, spawn("ls")],
+  );
+  // A definition that may not have happened does not hide the real command.
+  assert.deepEqual(derive("if false; then rm() { :; }; fi; rm -rf x").effects[0], {
+    kind: "fs_delete",
+    paths: ["/w/x"],
+  });
+});
+
+Deno.test("K-EFF-3: commands that install or redirect execution are opaque", () => {
+  assert.deepEqual(kinds("trap 'rm -rf /' EXIT"), ["opaque"]);
+  assert.deepEqual(kinds("trap - EXIT; trap -p"), []);
+  assert.deepEqual(kinds("LD_PRELOAD=/x.so cat f"), ["fs_read", "proc_spawn", "opaque"]);
+  assert.deepEqual(derive("PATH=/tmp", "/w", { env: { PATH: "/bin" } }).effects, [
+    { kind: "env_write", names: ["PATH"] },
+  ]);
+});
+
+Deno.test("K-EFF-4: kinds in table order, proc_spawn and net_connect sorted", () => {
+  const { effects } = derive(
+    "date; curl https://b.example https://a.example:9 https://a.example; cat r; export Z; cd /; rm d; echo $(ls)",
+    "/w",
+  );
+  assert.deepEqual(effects.map((e) => e.kind), [
+    "fs_read",
+    "fs_delete",
+    "proc_spawn",
+    "proc_spawn",
+    "proc_spawn",
+    "proc_spawn",
+    "proc_spawn",
+    "net_connect",
+    "net_connect",
+    "net_connect",
+    "env_write",
+    "session_write",
+    "time",
+  ]);
+  assert.deepEqual(effects.filter((e) => e.kind === "proc_spawn").map((e) => e.argv0), [
+    "cat",
+    "curl",
+    "date",
+    "ls",
+    "rm",
+  ]);
+  assert.deepEqual(
+    effects.filter((e) => e.kind === "net_connect").map((e) => `${e.host}:${e.port}`),
+    ["a.example:9", "a.example:443", "b.example:443"],
+  );
+  assert.deepEqual(derive("eval a; exec b").effects.filter((e) => e.kind === "opaque"), [
+    { kind: "opaque", reason: "eval" },
+  ]);
+});
+
+Deno.test("K-EFF-5: reversibility", () => {
+  assert.equal(reversibilityOf([]), "reversible");
+  assert.equal(reversibilityOf([{ kind: "fs_read", paths: ["/a"] }, spawn("cat")]), "reversible");
+  assert.equal(reversibilityOf([{ kind: "fs_write", paths: ["/a"] }]), "irreversible");
+  assert.equal(reversibilityOf([{ kind: "net_connect", host: "h", port: 1 }]), "irreversible");
+  assert.equal(
+    reversibilityOf([{ kind: "fs_delete", paths: ["/a"] }, { kind: "opaque", reason: "x" }]),
+    "unknown",
+  );
+});
+
+Deno.test("K-EFF-3: derivation accepts a parsed AST and is bounded on big sources", () => {
+  const file = parseBash("rm a");
+  assert.deepEqual(deriveEffects(file, state("/w")).effects[0], {
+    kind: "fs_delete",
+    paths: ["/w/a"],
+  });
+  const big = derive("cat f; ".repeat(5000));
+  assert.deepEqual(big.effects, [{ kind: "fs_read", paths: ["/w/f"] }, spawn("cat")]);
+  const nested = "f0() { :; }\n" +
+    Array.from({ length: 40 }, (_, i) => `f${i + 1}() { cd d$i; f${i}; f${i}; }`).join("\n") +
+    "\nf40; rm x";
+  assert.equal(derive(nested).effects.at(-1)?.kind, "opaque");
+});
+
+Deno.test("K-EFF-2: normalizeEffectName accepts snake and dotted forms", () => {
+  assert.equal(normalizeEffectName("fs.read"), "fs_read");
+  assert.equal(normalizeEffectName("proc_spawn"), "proc_spawn");
+  assert.equal(normalizeEffectName("journal.read"), "journal_read");
+  assert.equal(normalizeEffectName("opaque"), "opaque");
+  assert.throws(
+    () => normalizeEffectName("fs.exec"),
+    (e) => e instanceof RpcError && e.code === -32602,
+  );
+});
+
+Deno.test("K-EFF-3: fillBinHashes hashes the executable PATH resolves to", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-binhash-" });
+  try {
+    const bytes = new TextEncoder().encode("#!/bin/sh\necho tool\n");
+    await Deno.writeFile(`${dir}/tool`, bytes, { mode: 0o755 });
+    const expected = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+    const filled = await fillBinHashes(
+      [{ kind: "fs_read", paths: ["/a"] }, spawn("tool"), spawn("missing-tool")],
+      `/nonexistent:${dir}`,
+      "/",
+    );
+    assert.deepEqual(filled, [
+      { kind: "fs_read", paths: ["/a"] },
+      { kind: "proc_spawn", argv0: "tool", bin_hash: expected },
+      { kind: "proc_spawn", argv0: "missing-tool", bin_hash: null },
+    ]);
+    const relative = await fillBinHashes([spawn("./tool")], "", dir);
+    assert.deepEqual(relative, [{ kind: "proc_spawn", argv0: "./tool", bin_hash: expected }]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

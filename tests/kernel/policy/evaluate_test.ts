@@ -1,0 +1,203 @@
+import assert from "node:assert/strict";
+import type { Effect } from "../../../src/kernel/policy/effects.ts";
+import { deriveEffects } from "../../../src/kernel/policy/effects.ts";
+import {
+  canSelfApprove,
+  effectVerdict,
+  envReadGranted,
+  isApprover,
+  opaqueVerdict,
+  pathGlobMatches,
+  planVerdict,
+  wantsBinHash,
+} from "../../../src/kernel/policy/evaluate.ts";
+import {
+  defaultPolicy,
+  localHumanPolicy,
+  type Policy,
+  type PolicyEntry,
+  policyFor,
+  type PrincipalPolicy,
+} from "../../../src/kernel/policy/leash.ts";
+
+const HOME = "/home/me";
+
+function grants(overrides: Partial<PrincipalPolicy> = {}): PrincipalPolicy {
+  return {
+    fs_read: [],
+    fs_write: [],
+    fs_delete: [],
+    net_connect: [],
+    net_listen: [],
+    proc_spawn: [],
+    env_read: [],
+    env_write: [],
+    secret_use: [],
+    session_write: false,
+    journal_read: false,
+    time: false,
+    auto_apply: "never",
+    opaque: "deny",
+    hermetic: false,
+    approver: false,
+    self_approve: [],
+    ...overrides,
+  };
+}
+
+const reviewer = grants({
+  fs_read: ["~/src/proj/**", "/usr/**"],
+  fs_write: ["~/src/proj/**"],
+  net_connect: ["github.com:443", "*.githubusercontent.com:443"],
+  proc_spawn: ["ls", "cat", "git", "cp"],
+  env_read: ["HOME", "PATH"],
+  session_write: true,
+  time: true,
+  auto_apply: "in-grant",
+  opaque: "ask",
+});
+
+function plan(p: PrincipalPolicy | null, src: string, cwd = "/home/me/src/proj"): string {
+  const { effects, reversibility } = deriveEffects(src, {
+    cwd,
+    env: { HOME },
+    home: HOME,
+    sessionCommands: new Set(),
+  });
+  return planVerdict(p, effects, reversibility, HOME);
+}
+
+Deno.test("P-EVAL-1: path globs: *, **, ?, classes, ~/ and literal glob paths", () => {
+  const cases: [string, string, boolean][] = [
+    ["/w/*", "/w/a", true],
+    ["/w/*", "/w/a/b", false],
+    ["/w/**", "/w/a/b", true],
+    ["/w/**", "/w", true],
+    ["/w/**/x", "/w/x", true],
+    ["/w/**/x", "/w/a/b/x", true],
+    ["/w/**", "/wx", false],
+    ["/w/?.txt", "/w/a.txt", true],
+    ["/w/?.txt", "/w/ab.txt", false],
+    ["/w/[ab].txt", "/w/b.txt", true],
+    ["/w/[!ab].txt", "/w/b.txt", false],
+    ["/w/[a-c]*", "/w/cat", true],
+    ["~/src/**", "/home/me/src/x", true],
+    ["~/src/**", "/root/src/x", false],
+    ["/**", "/etc/passwd", true],
+    ["/w/*", "/w/*.log", true],
+    ["/w/a.log", "/w/*.log", false],
+    ["/w/a.b", "/w/aXb", false],
+  ];
+  for (const [glob, path, expected] of cases) {
+    assert.equal(pathGlobMatches(glob, path, HOME), expected, `${glob} vs ${path}`);
+  }
+  assert.equal(pathGlobMatches("~/x", "/home/me/x", undefined), false);
+});
+
+Deno.test("P-EVAL-1: per-effect verdicts", () => {
+  const v = (effect: Effect) => effectVerdict(reviewer, effect, HOME);
+  assert.equal(v({ kind: "fs_read", paths: ["/home/me/src/proj/a", "/usr/lib/x"] }), "allow");
+  assert.equal(v({ kind: "fs_read", paths: ["/home/me/src/proj/a", "/etc/x"] }), "deny");
+  assert.equal(v({ kind: "fs_delete", paths: ["/home/me/src/proj/a"] }), "deny");
+  assert.equal(v({ kind: "proc_spawn", argv0: "ls", bin_hash: null }), "allow");
+  assert.equal(v({ kind: "proc_spawn", argv0: "/usr/bin/git", bin_hash: null }), "allow");
+  assert.equal(v({ kind: "proc_spawn", argv0: "rm", bin_hash: null }), "deny");
+  assert.equal(v({ kind: "net_connect", host: "github.com", port: 443 }), "allow");
+  assert.equal(v({ kind: "net_connect", host: "raw.githubusercontent.com", port: 443 }), "allow");
+  assert.equal(v({ kind: "net_connect", host: "github.com", port: 80 }), "deny");
+  assert.equal(v({ kind: "net_connect", host: "evil.com", port: 443 }), "deny");
+  assert.equal(v({ kind: "net_listen", port: 8080 }), "deny");
+  assert.equal(v({ kind: "env_read", names: ["HOME"] }), "allow");
+  assert.equal(v({ kind: "env_read", names: ["HOME", "SECRET"] }), "deny");
+  assert.equal(v({ kind: "env_read", names: ["*"] }), "deny");
+  assert.equal(v({ kind: "env_write", names: ["A"] }), "deny");
+  assert.equal(v({ kind: "session_write" }), "allow");
+  assert.equal(v({ kind: "journal_read" }), "deny");
+  assert.equal(v({ kind: "opaque", reason: "x" }), "approval_required");
+  const hashed = grants({ proc_spawn: ["sha256:abc"], net_listen: ["8080"], net_connect: ["*:*"] });
+  assert.equal(
+    effectVerdict(hashed, { kind: "proc_spawn", argv0: "x", bin_hash: "sha256:abc" }, HOME),
+    "allow",
+  );
+  assert.equal(
+    effectVerdict(hashed, { kind: "proc_spawn", argv0: "x", bin_hash: null }, HOME),
+    "deny",
+  );
+  assert.equal(effectVerdict(hashed, { kind: "net_listen", port: 8080 }, HOME), "allow");
+  assert.equal(effectVerdict(hashed, { kind: "net_connect", host: "a.b", port: 1 }, HOME), "allow");
+});
+
+Deno.test("P-EVAL-2: allow, approval_required and deny plans", () => {
+  assert.equal(plan(reviewer, "cat README.md"), "allow");
+  assert.equal(plan(reviewer, "cp report.csv archive/"), "allow");
+  assert.equal(plan(reviewer, "rm scratch.txt"), "deny");
+  assert.equal(plan(reviewer, "cat /etc/shadow"), "deny");
+  assert.equal(plan(reviewer, "eval x"), "approval_required");
+  assert.equal(plan(reviewer, "eval x; rm y"), "deny");
+});
+
+Deno.test("P-EVAL-2: auto_apply never, in-grant and reversible", () => {
+  const never = { ...reviewer, auto_apply: "never" as const };
+  const reversible = { ...reviewer, auto_apply: "reversible" as const };
+  assert.equal(plan(never, "cat README.md"), "approval_required");
+  assert.equal(plan(never, "true"), "approval_required");
+  assert.equal(plan(reviewer, "true"), "allow");
+  assert.equal(plan(reversible, "cat README.md"), "allow");
+  assert.equal(plan(reversible, "cp a b"), "approval_required");
+  assert.equal(plan({ ...reversible, opaque: "allow" }, "eval x"), "approval_required");
+});
+
+Deno.test("P-EVAL-1: opaque deny / ask / allow", () => {
+  assert.equal(plan({ ...reviewer, opaque: "deny" }, "bash -c x"), "deny");
+  assert.equal(
+    plan({ ...reviewer, opaque: "ask", proc_spawn: ["*"] }, "bash -c x"),
+    "approval_required",
+  );
+  assert.equal(plan({ ...reviewer, opaque: "allow", proc_spawn: ["*"] }, "bash -c x"), "allow");
+  assert.equal(opaqueVerdict(grants({ opaque: "ask" })), "approval_required");
+  assert.equal(opaqueVerdict(null), "deny");
+});
+
+Deno.test("P-PRIN-1: an unknown principal is denied everything", () => {
+  assert.equal(plan(null, "true"), "deny");
+  assert.equal(plan(policyFor(defaultPolicy(), "agent:nobody", "uid:1000"), "ls"), "deny");
+  assert.equal(envReadGranted(null, []), false);
+  assert.equal(canSelfApprove(null, []), false);
+});
+
+Deno.test("P-EVAL-3: the built-in local human may do anything in-grant", () => {
+  const human = localHumanPolicy();
+  for (const src of ["rm -rf /tmp/x", "curl https://a.example", "bash -c x", "export A=1; cd /"]) {
+    assert.equal(plan(human, src), "allow", src);
+  }
+});
+
+Deno.test("K-APPR-1, K-CAP-1: approvers and self-approval", () => {
+  const entry = (approver: boolean | null): PolicyEntry => ({ ...grants(), approver });
+  const policy: Policy = {
+    principals: new Map([
+      ["agent:boss", entry(true)],
+      ["agent:worker", entry(null)],
+      ["uid:1000", entry(null)],
+    ]),
+  };
+  assert.equal(isApprover(policy, "agent:boss", "uid:1000"), true);
+  assert.equal(isApprover(policy, "agent:worker", "uid:1000"), false);
+  assert.equal(isApprover(policy, "uid:1000", "uid:1000"), true);
+  assert.equal(isApprover(policy, "agent:ghost", "uid:1000"), false);
+  assert.equal(isApprover(defaultPolicy(), "uid:1000", "uid:1000"), true);
+  const writer = grants({ self_approve: ["fs_write", "proc_spawn"] });
+  assert.equal(canSelfApprove(writer, ["fs_write"]), true);
+  assert.equal(canSelfApprove(writer, ["fs_write", "fs_delete"]), false);
+  assert.equal(canSelfApprove(writer, []), true);
+  assert.equal(canSelfApprove(grants({ self_approve: ["*"] }), ["opaque", "fs_delete"]), true);
+});
+
+Deno.test("K-SESS-1, K-EFF-3: env read grants and bin_hash demand", () => {
+  assert.equal(envReadGranted(reviewer, ["HOME"]), true);
+  assert.equal(envReadGranted(reviewer, ["HOME", "TOKEN"]), false);
+  assert.equal(envReadGranted(grants({ env_read: ["*"] }), ["ANY"]), true);
+  assert.equal(wantsBinHash(reviewer), false);
+  assert.equal(wantsBinHash(grants({ proc_spawn: ["ls", "sha256:ab"] })), true);
+  assert.equal(wantsBinHash(null), false);
+});
