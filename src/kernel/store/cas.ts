@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
 
 const PREFIXED = /^sha256:[0-9a-f]{64}$/;
@@ -72,8 +72,7 @@ export class Cas {
   /** Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success). */
   async adopt(spoolPath: string, hash: string): Promise<void> {
     const target = this.blobPath(hash);
-    await mkdir(join(target, "..", ".."), { recursive: true, mode: 0o700 });
-    await mkdir(join(target, ".."), { recursive: true, mode: 0o700 });
+    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
     try {
       await rename(spoolPath, target);
     } catch (e) {

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { valueGet } from "../../../src/kernel/values/get.ts";
+import { CaptureSink } from "../../../src/kernel/store/capture.ts";
+import type { Cas } from "../../../src/kernel/store/cas.ts";
+import { BlobValue } from "../../../src/kernel/values/blob_value.ts";
+import { stdoutValue } from "../../../src/kernel/values/outcome.ts";
 import { valueGetParams } from "../../../src/kernel/values/params.ts";
 import type { Value } from "../../../src/kernel/values/value.ts";
 import { ErrorCode, RpcError } from "../../../src/protocol/errors.ts";
@@ -94,6 +98,29 @@ Deno.test("a 2,000,000-int list: elided with n, slice [1000,1010] gives items 10
       $: "int",
       v: 1999999,
     });
+  });
+});
+
+/** Runs a bash script and captures its stdout through a real pipe into a capture sink. */
+async function bashStdout(cas: Cas, script: string): Promise<Value> {
+  const child = new Deno.Command("bash", { args: ["-c", script], stdout: "piped" }).spawn();
+  const sink = await CaptureSink.open(cas);
+  for await (const chunk of child.stdout) await sink.write(chunk);
+  assert.equal((await child.status).code, 0);
+  return stdoutValue(cas, await sink.finish());
+}
+
+Deno.test("2,000,000 ints printed by bash: compact JSON is a list; with ', ' it passes 16 MiB and is a str", async () => {
+  await withCas(async (cas) => {
+    const list = await bashStdout(cas, "printf '['; seq -s, 0 1999999; printf ']'");
+    assert.ok(Array.isArray(list));
+    assert.deepEqual((await get(list, { slice: [1000, 1003] })).value, {
+      $: "list",
+      v: [1000, 1001, 1002].map((v) => ({ $: "int", v })),
+    });
+    const text = await bashStdout(cas, "printf '['; seq -s ', ' 0 1999999; printf ']'");
+    assert.ok(text instanceof BlobValue && text.kind === "str");
+    assert.deepEqual((await get(text, { slice: [0, 6] })).value, { $: "str", v: "[0, 1," });
   });
 });
 
