@@ -26,7 +26,7 @@ export function scalarCount(s: string): number {
 }
 
 /** The code unit index where scalar `k` starts (or `s.length` when the string is shorter). */
-export function scalarIndex(s: string, k: number, from = 0, fromScalar = 0): number {
+function scalarIndex(s: string, k: number, from = 0, fromScalar = 0): number {
   let i = from;
   for (let seen = fromScalar; seen < k && i < s.length; seen++) {
     i += isHighSurrogate(s.charCodeAt(i)) && isLowSurrogate(s.charCodeAt(i + 1)) ? 2 : 1;
