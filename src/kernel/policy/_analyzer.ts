@@ -56,8 +56,6 @@ const QUIET_BUILTINS = new Set([
   "continue",
   "umask",
   "getopts",
-  "mapfile",
-  "readarray",
   "times",
   "caller",
   "dirs",
@@ -89,8 +87,10 @@ const BASH_BUILTINS = new Set([
   "hash",
   "history",
   "logout",
+  "mapfile",
   "popd",
   "pushd",
+  "readarray",
   "readonly",
   "set",
   "suspend",
@@ -141,6 +141,8 @@ export class Analyzer {
   readonly #unset = new Set<string>();
   readonly #memo = new Map<string, Flow>();
   readonly #active = new Set<string>();
+  /** Alias names the source defines; later calls to them are opaque. */
+  readonly #aliases = new Set<string>();
   #ifsChanged: boolean;
   #steps = 0;
   /** References at or before this offset may see assignments made before it (loops, functions). */
@@ -485,6 +487,10 @@ export class Analyzer {
   #run(name: string, args: ArgValue[], offset: number, cwds: Cwds, plain: boolean): Flow {
     const same = { ok: cwds, fail: cwds };
     if (!plain) {
+      if (this.#aliases.has(name)) {
+        this.#effects.opaque("alias");
+        return { ok: null, fail: null };
+      }
       if (this.#state.sessionCommands.has(name)) {
         this.#effects.opaque("session function");
         return { ok: null, fail: null };
@@ -546,8 +552,23 @@ export class Analyzer {
         effects.flag("session_write");
         return this.#cd(name, args, cwds);
       case "alias":
+        effects.flag("session_write");
+        for (const arg of args) {
+          if (arg.text === null) effects.opaque("dynamic alias");
+          else if (arg.text.includes("=")) {
+            this.#aliases.add(arg.text.slice(0, arg.text.indexOf("=")));
+          }
+        }
+        return same;
       case "unalias":
         effects.flag("session_write");
+        return same;
+      case "mapfile":
+      case "readarray":
+        // `-C callback` evaluates a command.
+        if (args.some((arg) => arg.text === null || /^-[^-]*C/.test(arg.text))) {
+          effects.opaque(`${name} callback`);
+        }
         return same;
       case "set":
         if (args.length === 0) effects.names("env_read", ["*"]);
@@ -819,11 +840,12 @@ export class Analyzer {
     switch (expr.type) {
       case "Word": {
         const word = expr as Word;
-        if (
-          word.lit !== null && IDENTIFIER.test(word.lit) && Object.hasOwn(this.#state.env, word.lit)
-        ) {
-          if (!this.#assignedBefore(word.lit, word.span.start)) {
-            this.#effects.names("env_read", [word.lit]);
+        const name = word.lit;
+        if (name !== null && IDENTIFIER.test(name) && Object.hasOwn(this.#state.env, name)) {
+          if (!this.#assignedBefore(name, word.span.start)) {
+            this.#effects.names("env_read", [name]);
+            // bash evaluates the value as arithmetic too: `a[$(cmd)]` in it would run cmd.
+            if (/[`$[]/.test(this.#state.env[name])) this.#effects.opaque("arithmetic on variable");
           }
         }
         this.#word(word, cwds);

@@ -423,3 +423,15 @@ Deno.test("K-EFF-3: fillBinHashes hashes the executable PATH resolves to", async
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("K-EFF-3: aliases, callbacks and arithmetic on hostile values are opaque", () => {
+  assert.deepEqual(derive("alias ls='rm -rf /'\nls").effects, [
+    { kind: "session_write" },
+    { kind: "opaque", reason: "alias" },
+  ]);
+  assert.deepEqual(kinds("mapfile -C 'rm x' -c 1 arr < f"), ["fs_read", "opaque"]);
+  assert.deepEqual(kinds("mapfile -t arr < f"), ["fs_read"]);
+  const env = { N: "a[$(rm -rf /)]", M: "3" };
+  assert.deepEqual(kinds("(( N + 1 ))", { env }), ["env_read", "opaque"]);
+  assert.deepEqual(kinds("echo $(( M + 1 ))", { env }), ["env_read"]);
+});
