@@ -7,8 +7,11 @@ export interface PathObject {
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** The V-TAG-3 path object for raw path bytes. */
-export function pathObject(bytes: Uint8Array): PathObject {
+const encoder = new TextEncoder();
+
+/** The V-TAG-3 path object for a path given as text or raw bytes. */
+export function pathObject(path: string | Uint8Array): PathObject {
+  const bytes = typeof path === "string" ? encoder.encode(path) : path;
   try {
     return { display: strictUtf8.decode(bytes) };
   } catch {

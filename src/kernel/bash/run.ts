@@ -1,0 +1,105 @@
+import process from "node:process";
+import { PIPE_LINGER_MS } from "../../protocol/limits.ts";
+import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
+
+/** Where captured output goes; `write` resolves once the chunk is stored (backpressure). */
+export interface ByteSink {
+  write(chunk: Uint8Array): Promise<void>;
+}
+
+/** How one bash process ended. */
+export interface BashExit {
+  /** Exit status, or null when bash was killed by a signal. */
+  status: number | null;
+  signal: string | null;
+  pid: number;
+  durNs: bigint;
+  /** The final shell state, or null when it could not be captured (K-BASH-6). */
+  final: ShellState | null;
+}
+
+/** Inputs of one bash run. */
+export interface BashRun {
+  bash: string;
+  src: string;
+  state: ShellState;
+  /** A private scratch directory for this run; removed afterwards. */
+  workDir: string;
+  stdout: ByteSink;
+  stderr: ByteSink;
+  /** Called once the process exists, with its pid (= process group id). */
+  onSpawn?: (pid: number) => void;
+}
+
+async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: AbortSignal) {
+  const reader = stream.getReader();
+  stop.addEventListener("abort", () => reader.cancel().catch(() => {}), { once: true });
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      await sink.write(value);
+    }
+  } catch {
+    // cancelled after the linger period: later output is lost (K-BASH-3)
+  }
+}
+
+/**
+ * Runs `src` in a fresh non-interactive bash that leads its own process group, with stdin from
+ * /dev/null, the session cwd and exactly the session's exported environment (K-BASH-1..3).
+ */
+export async function runBash(run: BashRun): Promise<BashExit> {
+  await Deno.mkdir(run.workDir, { recursive: true, mode: 0o700 });
+  await Deno.writeTextFile(`${run.workDir}/src`, run.src, { mode: 0o600 });
+  await Deno.writeTextFile(`${run.workDir}/restore`, restoreScript(run.state), { mode: 0o600 });
+  const started = process.hrtime.bigint();
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(run.bash, {
+      args: ["--noprofile", "--norc", "-c", DRIVER, "shoal", run.workDir],
+      cwd: run.state.cwd,
+      env: Object.fromEntries(run.state.env),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+  } catch (e) {
+    await Deno.remove(run.workDir, { recursive: true }).catch(() => {});
+    throw e;
+  }
+  run.onSpawn?.(child.pid);
+  const stop = new AbortController();
+  const pumps = Promise.all([
+    pump(child.stdout, run.stdout, stop.signal),
+    pump(child.stderr, run.stderr, stop.signal),
+  ]);
+  const status = await child.status;
+  const durNs = process.hrtime.bigint() - started;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const linger = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, PIPE_LINGER_MS);
+  });
+  await Promise.race([pumps, linger]);
+  clearTimeout(timer);
+  stop.abort();
+  await pumps;
+  let final: ShellState | null = null;
+  if (status.signal === null) {
+    try {
+      final = parseDump(await Deno.readFile(`${run.workDir}/state`));
+    } catch {
+      final = null;
+    }
+  }
+  await Deno.remove(run.workDir, { recursive: true }).catch(() => {});
+  return {
+    status: status.signal === null ? status.code : null,
+    signal: status.signal,
+    pid: child.pid,
+    durNs,
+    final,
+  };
+}

@@ -1,0 +1,220 @@
+import { ErrorCode, RpcError, type RpcErrorObject } from "../protocol/errors.ts";
+import { RENDER_EVENT_LIMIT } from "../protocol/limits.ts";
+import type { Attachment } from "./attachment.ts";
+import { runBash } from "./bash/run.ts";
+import { cloneState, diffState } from "./bash/shell_state.ts";
+import { nowNs } from "./events/now_ns.ts";
+import type { JournalOutput } from "./journal/entry.ts";
+import type { Kernel } from "./kernel.ts";
+import type { Effect } from "./policy/effects.ts";
+import { CaptureSink } from "./store/capture.ts";
+import type { Task } from "./tasks.ts";
+import { outcomeValue } from "./values/outcome.ts";
+import type { ElideOverride } from "./values/params.ts";
+import { renderBounded } from "./values/render.ts";
+import { isList, listLength, type Outcome, tagOf } from "./values/value.ts";
+import { type TranscriptResult, transcriptResult } from "./exec_result.ts";
+
+/** How a run's caller wants its answer (K-EXEC-1). */
+export interface RunOptions {
+  position: "stmt" | "value";
+  async: boolean;
+  timeoutMs: number | null;
+  elide: ElideOverride | null | undefined;
+}
+
+/** The bytes of stderr quoted in a -32002 error (K-EXEC-4). */
+const STDERR_QUOTE = 4096;
+
+const encoder = new TextEncoder();
+
+/** The -32002 error of a failed outcome in stmt position (K-EXEC-4). */
+async function raisedError(
+  kernel: Kernel,
+  outcome: Outcome,
+  ref: string,
+  cancelled: boolean,
+  errBlobHash: string | null,
+): Promise<RpcErrorObject> {
+  let stderr = "";
+  if (errBlobHash) {
+    const bytes = await kernel.cas.readRange(errBlobHash, 0, STDERR_QUOTE);
+    stderr = new TextDecoder().decode(bytes);
+  }
+  const n = ref.slice(4);
+  return {
+    code: ErrorCode.RAISED,
+    message: outcome.signal
+      ? `command killed by ${outcome.signal}`
+      : `command failed with exit status ${outcome.status}`,
+    data: {
+      code: cancelled ? "cancelled" : "cmd_failed",
+      status: outcome.status,
+      signal: outcome.signal,
+      stderr,
+      ref,
+      uri: `shoal://out/${n}`,
+    },
+  };
+}
+
+/** The first whitespace-separated word of the source (J-2 `head`). */
+function headOf(src: string): string {
+  return src.trim().split(/\s+/, 1)[0] ?? "";
+}
+
+/** A summary of an outcome for the `session.transcript` channel (§9.2). */
+function transcriptSummary(outcome: Outcome): Record<string, unknown> {
+  const outType = tagOf(outcome.out);
+  const summary: Record<string, unknown> = {
+    type: "outcome",
+    ok: outcome.ok,
+    cmd: outcome.cmd,
+    out_type: outType,
+  };
+  if (isList(outcome.out)) summary.n = listLength(outcome.out);
+  else if (outType === "table") summary.n = (outcome.out as { n: number }).n;
+  return summary;
+}
+
+/**
+ * Runs already-approved source in the caller's session: journal row, capture, transcript value,
+ * events in the K-EXEC-8 order, and the K-EXEC-3/4/5/6 result shapes.
+ */
+export async function runSource(
+  kernel: Kernel,
+  attachment: Attachment,
+  src: string,
+  effects: Effect[],
+  opts: RunOptions,
+): Promise<unknown> {
+  const session = attachment.session;
+  const started = performance.now();
+  const listed = opts.async || opts.timeoutMs !== null;
+  if (listed) kernel.tasks.ensureCapacity(session.name);
+  // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
+  const snapshot = cloneState(session.state);
+  const startNs = nowNs();
+  const entryId = kernel.journal.start({
+    session: session.name,
+    principal: attachment.principal,
+    ts_ns: startNs,
+    cwd: encoder.encode(snapshot.cwd),
+    src,
+    effects,
+  });
+  const [stdout, stderr] = await Promise.all([
+    CaptureSink.open(kernel.cas),
+    CaptureSink.open(kernel.cas),
+  ]);
+  const output = { stdout, stderr };
+  const task = listed
+    ? kernel.tasks.create(session.name, attachment.principal, src, output)
+    : kernel.tasks.createUnlisted(session.name, attachment.principal, src, output);
+  const work = finishRun(kernel, attachment, task, src, snapshot, entryId, output, opts);
+  if (opts.async) {
+    work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+    return { task: task.id, events: `task.${task.n}`, uri: `shoal://task/${task.n}` };
+  }
+  if (opts.timeoutMs !== null) {
+    const timedOut = await kernel.tasks.wait(task, opts.timeoutMs);
+    if (timedOut) {
+      work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+      return {
+        task: task.id,
+        events: `task.${task.n}`,
+        uri: `shoal://task/${task.n}`,
+        timed_out: true,
+      };
+    }
+    kernel.tasks.drop(task);
+  }
+  const done = await work;
+  if (done.error) throw new RpcError(done.error.code, done.error.message, done.error.data);
+  return { ...done.result, elapsed_ms: Math.round(performance.now() - started) };
+}
+
+async function finishRun(
+  kernel: Kernel,
+  attachment: Attachment,
+  task: Task,
+  src: string,
+  snapshot: ReturnType<typeof cloneState>,
+  entryId: number,
+  output: { stdout: CaptureSink; stderr: CaptureSink },
+  opts: RunOptions,
+): Promise<{ result: TranscriptResult; error: RpcErrorObject | null }> {
+  const session = attachment.session;
+  let exit;
+  try {
+    exit = await runBash({
+      bash: kernel.config.bash,
+      src,
+      state: snapshot,
+      workDir: `${kernel.cas.tmpDir}/run-${crypto.randomUUID()}`,
+      stdout: output.stdout,
+      stderr: output.stderr,
+      onSpawn: (pid) => (task.pid = pid),
+    });
+  } catch (e) {
+    await Promise.all([output.stdout.abort(), output.stderr.abort()]);
+    const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`).toObject();
+    kernel.tasks.finish(task, "failed", null, error);
+    throw new RpcError(error.code, error.message);
+  }
+  const [out, err] = await Promise.all([output.stdout.finish(), output.stderr.finish()]);
+  const cancelled = task.state === "cancelling";
+  const outcome = outcomeValue(kernel.cas, {
+    status: exit.status,
+    signal: exit.signal,
+    out,
+    err,
+    dur_ns: Number(exit.durNs),
+    pid: exit.pid,
+    cmd: src,
+  });
+  if (exit.final && !cancelled) session.merge(diffState(snapshot, exit.final));
+  const n = session.record(outcome);
+  const ref = `out:${n}`;
+  const uri = `shoal://out/${n}`;
+  const bounded = await renderBounded(outcome, uri, true);
+  const renderHash = await kernel.cas.put(encoder.encode(bounded));
+  const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];
+  if (err.blob.len > 0) outputs.push({ kind: "stderr", hash: err.blob.hash, len: err.blob.len });
+  outputs.push({ kind: "render", hash: renderHash, len: encoder.encode(bounded).length });
+  const journalEvent = kernel.journal.finish(entryId, {
+    dur_ns: exit.durNs,
+    status: outcome.status,
+    ok: outcome.ok,
+    outputs,
+  }, {
+    entry_id: entryId,
+    session: session.name,
+    principal: attachment.principal,
+    head: headOf(src),
+    ok: outcome.ok,
+  });
+  kernel.bus.publishStored(journalEvent);
+  kernel.bus.publish("session.transcript", {
+    n,
+    ref,
+    session: session.name,
+    summary: transcriptSummary(outcome),
+  });
+  kernel.bus.publish("render", {
+    ref,
+    session: session.name,
+    render: await renderBounded(outcome, uri, false, RENDER_EVENT_LIMIT),
+  });
+  const error = outcome.ok || opts.position === "value"
+    ? null
+    : await raisedError(kernel, outcome, ref, cancelled, err.blob.len > 0 ? err.blob.hash : null);
+  kernel.tasks.finish(
+    task,
+    cancelled ? "cancelled" : outcome.ok ? "completed" : "failed",
+    ref,
+    error,
+  );
+  const result = await transcriptResult(attachment, ref, opts.elide);
+  return { result, error };
+}

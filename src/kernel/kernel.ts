@@ -1,0 +1,102 @@
+import type { ClientConnection } from "./connection.ts";
+import type { ShellState } from "./bash/shell_state.ts";
+import { SessionRegistry } from "./session.ts";
+import { EventBus } from "./events/bus.ts";
+import { Journal } from "./journal/journal.ts";
+import { PtyRegistry } from "./pty/registry.ts";
+import { Cas } from "./store/cas.ts";
+import type { Value } from "./values/value.ts";
+import { TokenStore } from "./auth/tokens.ts";
+import type { Policy } from "./policy/leash.ts";
+import { TaskRegistry } from "./tasks.ts";
+import { PlanStore } from "./plans.ts";
+import { ErrorCode, RpcError } from "../protocol/errors.ts";
+
+/** Fixed facts a kernel runs with. */
+export interface KernelConfig {
+  stateDir: string;
+  socketPath: string;
+  bash: string;
+  /** The local human principal, `uid:<euid>` (G-TRUST-2). */
+  localHuman: string;
+  /** HOME of the kernel process, for `~/` in policy globs (P-EVAL-1). */
+  home: string | undefined;
+  policy: Policy;
+  /** The state a new session starts from (K-ATTACH-3). */
+  initialState: () => ShellState;
+}
+
+/** One kernel process: its configuration and every registry it owns. */
+export class Kernel {
+  readonly sessions: SessionRegistry<Value>;
+  readonly connections = new Set<ClientConnection>();
+  readonly journal: Journal;
+  readonly bus: EventBus;
+  readonly cas: Cas;
+  readonly tokens: TokenStore;
+  readonly tasks: TaskRegistry;
+  readonly ptys: PtyRegistry;
+  readonly plans = new PlanStore();
+  #logFile: Deno.FsFile | null = null;
+
+  private constructor(readonly config: KernelConfig, cas: Cas) {
+    this.sessions = new SessionRegistry<Value>(config.initialState);
+    this.journal = Journal.open(config.stateDir);
+    this.bus = new EventBus(this.journal);
+    this.cas = cas;
+    this.tokens = new TokenStore(config.stateDir);
+    this.tasks = new TaskRegistry(this.bus);
+    this.ptys = new PtyRegistry((channel, payload) => this.bus.publish(channel, payload));
+    try {
+      this.#logFile = Deno.openSync(`${config.stateDir}/kernel.log`, {
+        create: true,
+        append: true,
+        mode: 0o600,
+      });
+    } catch {
+      this.#logFile = null;
+    }
+  }
+
+  /** Opens the state directory's stores and returns a kernel ready to serve. */
+  static async start(config: KernelConfig): Promise<Kernel> {
+    return new Kernel(config, await Cas.open(config.stateDir));
+  }
+
+  /** Writes a diagnostic line to stderr and kernel.log (G-STATE-2). */
+  log(line: string): void {
+    const text = `shoal-kernel: ${line}\n`;
+    const bytes = new TextEncoder().encode(text);
+    try {
+      Deno.stderr.writeSync(bytes);
+    } catch {
+      // stderr closed (detached kernel)
+    }
+    try {
+      this.#logFile?.writeSync(bytes);
+    } catch {
+      // log file unavailable
+    }
+  }
+
+  /**
+   * Re-checks a token-attached connection before each request (T-TOK-4): a revoked or expired
+   * token fails with -32030 and ends the connection's subscriptions.
+   */
+  revalidate(conn: ClientConnection): void {
+    const token = conn.attachment?.token;
+    if (!token) return;
+    if (this.tokens.validate(token) === null) {
+      this.bus.removeSubscriber(conn.subscriber);
+      throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+    }
+  }
+
+  /** Stops every task and PTY process group and closes the journal (G-SOCK-8). */
+  async shutdown(): Promise<void> {
+    for (const conn of this.connections) conn.close();
+    await Promise.all([this.tasks.cancelAll(), this.ptys.closeAll()]);
+    this.journal.close();
+    this.#logFile?.close();
+  }
+}

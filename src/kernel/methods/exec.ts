@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { runSource } from "../exec.ts";
+import { attached, type MethodSpec } from "../method.ts";
+import { analyze, enforceVerdict, planUri, storePlan } from "../planning.ts";
+import { elideParams } from "../values/params.ts";
+import { applyPlan, checkApplicable } from "./plans.ts";
+
+const waitBudget = z.number().int().min(1).max(2147483647);
+
+const execParams = z.object({
+  src: z.string(),
+  mode: z.enum(["run", "plan", "approved"]).nullish().transform((v) => v ?? "run"),
+  position: z.enum(["stmt", "value"]).nullish().transform((v) => v ?? "stmt"),
+  async: z.boolean().nullish(),
+  background: z.boolean().nullish(),
+  timeout_ms: waitBudget.nullish(),
+  elide: elideParams.nullish(),
+  plan_ref: z.string().nullish(),
+});
+
+/** `exec` (K-EXEC-1..9): run, plan, or the approved re-entry of `plan.apply`. */
+export const EXEC_METHODS: MethodSpec[] = [
+  attached("exec", execParams, async ({ kernel, attachment }, p) => {
+    const opts = {
+      position: p.position,
+      async: p.async === true || p.background === true,
+      timeoutMs: p.timeout_ms ?? null,
+      elide: p.elide,
+    };
+    if (p.mode === "approved") {
+      if (!p.plan_ref) {
+        throw new RpcError(ErrorCode.LEASH_DENIED, "approved mode needs a plan_ref", {
+          reason: "no_plan",
+        });
+      }
+      const plan = await checkApplicable(kernel, attachment, p.plan_ref);
+      if (plan.src !== p.src) {
+        throw new RpcError(ErrorCode.LEASH_DENIED, "source differs from the approved plan", {
+          reason: "src_mismatch",
+        });
+      }
+      return applyPlan(kernel, attachment, plan, opts);
+    }
+    const analysis = await analyze(kernel, attachment, p.src);
+    if (p.mode === "plan") {
+      const plan = storePlan(kernel, attachment, p.src, analysis);
+      return {
+        plan_ref: plan.ref,
+        uri: planUri(plan.ref),
+        effects: plan.effects,
+        reversibility: plan.reversibility,
+        verdict: analysis.verdict,
+        approval_pending: plan.approval === "pending",
+        approval: plan.approval,
+      };
+    }
+    enforceVerdict(kernel, attachment, p.src, analysis);
+    return runSource(kernel, attachment, p.src, analysis.effects, opts);
+  }),
+];

@@ -1,0 +1,253 @@
+import { ErrorCode, quotaExceeded, RpcError, type RpcErrorObject } from "../protocol/errors.ts";
+import {
+  KILL_GRACE_MS,
+  MAX_TASKS_PER_SESSION,
+  MAX_TERMINAL_TASKS_KEPT,
+} from "../protocol/limits.ts";
+import type { EventBus } from "./events/bus.ts";
+import { nowNs } from "./events/now_ns.ts";
+
+/** Task states (K-TASK-1). */
+export type TaskState =
+  | "running"
+  | "suspended"
+  | "cancelling"
+  | "completed"
+  | "failed"
+  | "cancelled";
+
+const TERMINAL: ReadonlySet<TaskState> = new Set(["completed", "failed", "cancelled"]);
+
+/** The task record on the wire (K-TASK-1). */
+export interface TaskRecord {
+  task: string;
+  session: string;
+  principal: string;
+  state: TaskState;
+  cmd: string;
+  pid: number | null;
+  started_ns: bigint;
+  finished_ns: bigint | null;
+  result_ref: string | null;
+  error: RpcErrorObject | null;
+}
+
+/** Live output a task exposes through `task.output` (K-TASK-7). */
+export interface TaskOutput {
+  total: number;
+  readRange(offset: number, length: number): Promise<Uint8Array>;
+}
+
+/** One unit of work with its process group. */
+export class Task {
+  state: TaskState = "running";
+  pid: number | null = null;
+  finishedNs: bigint | null = null;
+  resultRef: string | null = null;
+  error: RpcErrorObject | null = null;
+  readonly startedNs = nowNs();
+  readonly finished: Promise<void>;
+  #resolve!: () => void;
+  #killTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    readonly n: number,
+    readonly session: string,
+    readonly principal: string,
+    readonly cmd: string,
+    readonly output: { stdout: TaskOutput; stderr: TaskOutput },
+  ) {
+    this.finished = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  /** `task:N`. */
+  get id(): string {
+    return `task:${this.n}`;
+  }
+
+  /** Whether the task reached a terminal state. */
+  get terminal(): boolean {
+    return TERMINAL.has(this.state);
+  }
+
+  /** The wire record. */
+  record(): TaskRecord {
+    return {
+      task: this.id,
+      session: this.session,
+      principal: this.principal,
+      state: this.state,
+      cmd: this.cmd,
+      pid: this.pid,
+      started_ns: this.startedNs,
+      finished_ns: this.finishedNs,
+      result_ref: this.resultRef,
+      error: this.error,
+    };
+  }
+
+  /** Signals the whole process group; a group that is already gone is ignored. */
+  signal(sig: Deno.Signal): boolean {
+    if (this.pid === null) return false;
+    try {
+      Deno.kill(-this.pid, sig);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Marks the task terminal and wakes every waiter. */
+  settle(state: TaskState, resultRef: string | null, error: RpcErrorObject | null): void {
+    this.state = state;
+    this.resultRef = resultRef;
+    this.error = error;
+    this.finishedNs = nowNs();
+    clearTimeout(this.#killTimer);
+    this.#resolve();
+  }
+
+  /** SIGTERM now, SIGKILL after the grace period if any member remains (K-BASH-13). */
+  terminate(): void {
+    if (this.state === "suspended") this.signal("SIGCONT");
+    this.signal("SIGTERM");
+    clearTimeout(this.#killTimer);
+    this.#killTimer = setTimeout(() => this.signal("SIGKILL"), KILL_GRACE_MS);
+  }
+}
+
+/** Every task of the kernel, ids from one counter, scoped by session (K-TASK-2). */
+export class TaskRegistry {
+  #next = 1;
+  #tasks = new Map<number, Task>();
+  /** Synchronous execs: not listed, but stopped at shutdown like every other process group. */
+  #unlisted = new Set<Task>();
+
+  constructor(private readonly bus: EventBus) {}
+
+  /** Fails with -32040 when the session already has 64 non-terminal tasks. */
+  ensureCapacity(session: string): void {
+    let live = 0;
+    for (const t of this.#tasks.values()) if (t.session === session && !t.terminal) live++;
+    if (live >= MAX_TASKS_PER_SESSION) throw quotaExceeded("tasks", MAX_TASKS_PER_SESSION);
+  }
+
+  /** Registers a new running task and publishes its first event. */
+  create(
+    session: string,
+    principal: string,
+    cmd: string,
+    output: { stdout: TaskOutput; stderr: TaskOutput },
+  ): Task {
+    const task = new Task(this.#next++, session, principal, cmd, output);
+    this.#tasks.set(task.n, task);
+    this.publish(task);
+    return task;
+  }
+
+  /** Tracks a plain synchronous exec: no id, no events, but cancelled at shutdown. */
+  createUnlisted(
+    session: string,
+    principal: string,
+    cmd: string,
+    output: { stdout: TaskOutput; stderr: TaskOutput },
+  ): Task {
+    const task = new Task(0, session, principal, cmd, output);
+    this.#unlisted.add(task);
+    task.finished.then(() => this.#unlisted.delete(task));
+    return task;
+  }
+
+  /** Publishes the task's current state on `task.N` (§9.2). */
+  publish(task: Task): void {
+    if (task.n === 0) return;
+    this.bus.publish(`task.${task.n}`, {
+      task: task.id,
+      state: task.state,
+      result_ref: task.resultRef,
+    });
+  }
+
+  /** Ends a task, publishes the terminal event and trims old terminal tasks of its session. */
+  finish(task: Task, state: TaskState, resultRef: string | null, error: RpcErrorObject | null) {
+    task.settle(state, resultRef, error);
+    if (task.n === 0) return;
+    this.publish(task);
+    const done = [...this.#tasks.values()].filter((t) => t.session === task.session && t.terminal);
+    for (const old of done.slice(0, Math.max(0, done.length - MAX_TERMINAL_TASKS_KEPT))) {
+      this.#tasks.delete(old.n);
+    }
+  }
+
+  /** Forgets a task whose caller never learned its id (K-EXEC-6). */
+  drop(task: Task): void {
+    this.#tasks.delete(task.n);
+  }
+
+  /** The session's task `id`; unknown or another session's → -32021 (K-TASK-8). */
+  get(session: string, id: string): Task {
+    const m = /^task:([0-9]+)$/.exec(id);
+    const task = m ? this.#tasks.get(Number(m[1])) : undefined;
+    if (!task || task.session !== session) {
+      throw new RpcError(ErrorCode.UNKNOWN_TASK, `unknown task: ${id}`, { task: id });
+    }
+    return task;
+  }
+
+  /** The session's tasks ascending by id (K-TASK-3). */
+  list(session: string): Task[] {
+    return [...this.#tasks.values()].filter((t) => t.session === session);
+  }
+
+  /** Waits until the task is terminal or `timeoutMs` elapses; true when it timed out. */
+  async wait(task: Task, timeoutMs: number | undefined): Promise<boolean> {
+    if (task.terminal) return false;
+    if (timeoutMs === undefined) {
+      await task.finished;
+      return false;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = await Promise.race([
+      task.finished.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    return timedOut;
+  }
+
+  /** `task.cancel` (K-TASK-5). */
+  cancel(task: Task): { task: string; cancel_requested: boolean; state: TaskState } {
+    if (task.terminal) return { task: task.id, cancel_requested: false, state: task.state };
+    if (task.state !== "cancelling") {
+      task.terminate();
+      task.state = "cancelling";
+      this.publish(task);
+    }
+    return { task: task.id, cancel_requested: true, state: task.state };
+  }
+
+  /** `task.suspend` / `task.resume` (K-TASK-6). */
+  pause(task: Task, suspend: boolean): TaskRecord {
+    const target: TaskState = suspend ? "suspended" : "running";
+    if (task.terminal || task.state === "cancelling") {
+      throw new RpcError(
+        ErrorCode.TASK_CONTROL_UNAVAILABLE,
+        `task ${task.id} is ${task.state}`,
+        { task: task.id, state: task.state },
+      );
+    }
+    if (task.state !== target) {
+      task.signal(suspend ? "SIGSTOP" : "SIGCONT");
+      task.state = target;
+      this.publish(task);
+    }
+    return task.record();
+  }
+
+  /** Cancels every live task and waits for them to end (G-SOCK-8). */
+  async cancelAll(): Promise<void> {
+    const live = [...this.#tasks.values(), ...this.#unlisted].filter((t) => !t.terminal);
+    for (const t of live) this.cancel(t);
+    await Promise.all(live.map((t) => t.finished));
+  }
+}
