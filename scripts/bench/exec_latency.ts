@@ -1,0 +1,69 @@
+/**
+ * Exec latency, side by side: 200 `shoal_exec` calls of `true` through the facade (MCP client →
+ * shoal-mcp → kernel → bash), 200 direct kernel `exec` calls, and 200 plain `bash -c true` spawns.
+ * Prints p50/p95 of each and their ratios to the plain spawn.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { sandbox, sdkTransport, waitUntil } from "../../tests/mcp/_facade.ts";
+
+const N = 200;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+async function time(label: string, run: () => Promise<unknown>): Promise<[string, number, number]> {
+  for (let i = 0; i < 10; i++) await run(); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < N; i++) {
+    const t0 = performance.now();
+    await run();
+    samples.push(performance.now() - t0);
+  }
+  samples.sort((a, b) => a - b);
+  return [label, percentile(samples, 0.5), percentile(samples, 0.95)];
+}
+
+const box = await sandbox();
+const client = new Client({ name: "bench", version: "0" });
+try {
+  await client.connect(sdkTransport(box));
+  const rows = [];
+  rows.push(
+    await time(
+      "shoal_exec via facade",
+      () => client.callTool({ name: "shoal_exec", arguments: { src: "true" } }),
+    ),
+  );
+  await waitUntil(() => {
+    try {
+      return Deno.lstatSync(box.socket()).isSocket;
+    } catch {
+      return false;
+    }
+  }, 5000);
+  const conn = await RpcConnection.connect(box.socket());
+  await conn.request("session.attach", { session: "bench" });
+  rows.push(await time("kernel exec direct", () => conn.request("exec", { src: "true" })));
+  conn.close();
+  rows.push(
+    await time(
+      "bash -c true spawn",
+      () =>
+        new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
+    ),
+  );
+  const floor = rows[2];
+  console.log(`exec latency, ${N} calls each (ms)`);
+  console.log("path                     p50      p95      p50/bash  p95/bash");
+  for (const [label, p50, p95] of rows) {
+    console.log(
+      `${label.padEnd(24)} ${p50.toFixed(2).padStart(7)}  ${p95.toFixed(2).padStart(7)}  ` +
+        `${(p50 / floor[1]).toFixed(1).padStart(8)}x ${(p95 / floor[2]).toFixed(1).padStart(8)}x`,
+    );
+  }
+} finally {
+  await client.close().catch(() => {});
+  await box.cleanup();
+}
