@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { JOURNAL_QUERY_DEFAULT_LIMIT, JOURNAL_QUERY_MAX_LIMIT } from "../../protocol/limits.ts";
-import { type EffectKind, normalizeEffectKind } from "./effect_kind.ts";
+import { type EffectKind, effectKindOf } from "../policy/effects.ts";
 
 const ns = z.union([z.bigint(), z.number().int()]).transform((v) => BigInt(v));
 
@@ -14,7 +14,7 @@ export const journalQueryParams = z.object({
   effects: z.array(z.string()).nullish().transform((names, ctx) => {
     const kinds = new Set<EffectKind>();
     for (const name of names ?? []) {
-      const kind = normalizeEffectKind(name);
+      const kind = effectKindOf(name);
       if (kind === null) {
         ctx.addIssue({
           code: z.ZodIssueCode.custom,

@@ -68,11 +68,17 @@ export interface EffectAnalysis {
 
 const KIND_SET: ReadonlySet<string> = new Set(EFFECT_KINDS);
 
+/** The snake form of a dotted or snake kind name (K-EFF-2), or null when it names no kind. */
+export function effectKindOf(name: string): EffectKind | null {
+  const kind = name.replaceAll(".", "_");
+  return KIND_SET.has(kind) ? kind as EffectKind : null;
+}
+
 /** Normalizes a kind name (`fs.read` → `fs_read`, K-EFF-2); an unknown name throws `-32602`. */
 export function normalizeEffectName(name: string): EffectKind {
-  const kind = name.replaceAll(".", "_");
-  if (!KIND_SET.has(kind)) throw invalidParams(`unknown effect kind: ${name}`, { kind: name });
-  return kind as EffectKind;
+  const kind = effectKindOf(name);
+  if (kind === null) throw invalidParams(`unknown effect kind: ${name}`, { kind: name });
+  return kind;
 }
 
 /** Derives the canonical effects of bash source or its AST from session state (K-EFF-3..5). */
