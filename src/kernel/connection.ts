@@ -1,4 +1,5 @@
 import { ErrorCode, type RpcErrorObject } from "../protocol/errors.ts";
+import { FrameWriter } from "../protocol/frame_writer.ts";
 import { FRAME_LIMIT } from "../protocol/limits.ts";
 import { encodeFrame, errorMessage, resultMessage, type RpcId } from "../protocol/rpc.ts";
 import type { Attachment } from "./attachment.ts";
@@ -24,12 +25,13 @@ export class ClientConnection {
     visible: (event) => this.visible(event),
   };
   #conn: Deno.Conn;
-  #writing: Promise<void> = Promise.resolve();
+  #writer: FrameWriter;
   #closed = false;
   #onClose = new Set<() => void>();
 
   constructor(conn: Deno.Conn) {
     this.#conn = conn;
+    this.#writer = new FrameWriter(conn);
   }
 
   /** Whether the connection has closed. */
@@ -75,12 +77,6 @@ export class ClientConnection {
 
   #write(frame: Uint8Array): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    const next = this.#writing.then(async () => {
-      if (this.#closed) return;
-      let at = 0;
-      while (at < frame.length) at += await this.#conn.write(frame.subarray(at));
-    });
-    this.#writing = next.catch(() => this.close());
-    return this.#writing;
+    return this.#writer.write(frame).catch(() => this.close());
   }
 }

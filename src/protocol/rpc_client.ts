@@ -1,4 +1,5 @@
 import { RpcError, type RpcErrorObject } from "./errors.ts";
+import { FrameWriter } from "./frame_writer.ts";
 import { LineFramer } from "./framing.ts";
 import { decodeFrame, encodeFrame } from "./rpc.ts";
 
@@ -26,7 +27,7 @@ export class RpcConnection {
   #conn: Deno.UnixConn;
   #pending = new Map<number, Pending>();
   #nextId = 1;
-  #writing: Promise<void> = Promise.resolve();
+  #writer: FrameWriter;
   #closed = false;
   #done: Promise<void>;
   /** Called for each notification frame. */
@@ -34,6 +35,7 @@ export class RpcConnection {
 
   private constructor(conn: Deno.UnixConn) {
     this.#conn = conn;
+    this.#writer = new FrameWriter(conn);
     this.#done = this.#readLoop();
   }
 
@@ -82,12 +84,7 @@ export class RpcConnection {
   }
 
   #write(bytes: Uint8Array): Promise<void> {
-    const next = this.#writing.then(async () => {
-      let at = 0;
-      while (at < bytes.length) at += await this.#conn.write(bytes.subarray(at));
-    });
-    this.#writing = next.catch(() => {});
-    return next;
+    return this.#writer.write(bytes);
   }
 
   #rejectAll(): void {

@@ -1,0 +1,32 @@
+import assert from "node:assert/strict";
+import { FrameWriter } from "../../src/protocol/frame_writer.ts";
+
+Deno.test("concurrent frames are written whole even when the sink takes a few bytes at a time (W-FRAME-8)", async () => {
+  const out: number[] = [];
+  // A sink that accepts at most 3 bytes per call and yields between calls.
+  const sink = {
+    async write(p: Uint8Array) {
+      await new Promise((r) => setTimeout(r, 0));
+      const n = Math.min(3, p.length);
+      out.push(...p.subarray(0, n));
+      return n;
+    },
+  };
+  const writer = new FrameWriter(sink);
+  const frames = Array.from({ length: 20 }, (_, i) => `{"frame":${i},"pad":"${"x".repeat(i)}"}\n`);
+  await Promise.all(frames.map((f) => writer.write(new TextEncoder().encode(f))));
+  assert.equal(new TextDecoder().decode(new Uint8Array(out)), frames.join(""));
+});
+
+Deno.test("after a failed write, later frames fail instead of writing a partial stream", async () => {
+  let calls = 0;
+  const writer = new FrameWriter({
+    write() {
+      calls++;
+      return Promise.reject(new Error("gone"));
+    },
+  });
+  await assert.rejects(writer.write(new Uint8Array([1])), /gone/);
+  await assert.rejects(writer.write(new Uint8Array([2])), /gone/);
+  assert.equal(calls, 1);
+});
