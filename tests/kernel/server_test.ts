@@ -196,3 +196,44 @@ Deno.test("a stale socket file is replaced; a regular file at the path is refuse
     await box.cleanup();
   }
 });
+
+/** Pids whose process group is `pgid` (from /proc/PID/stat field 5). */
+function groupMembers(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] !== "Z" && Number(fields[2]) === pgid) pids.push(Number(entry.name));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+Deno.test("SIGTERM stops background tasks and PTYs, removes the socket and exits 0 (G-SOCK-8)", async () => {
+  const k = await startKernel();
+  try {
+    const conn = await k.attach();
+    const started = await conn.request("exec", {
+      src: "trap '' TERM; sleep 60",
+      async: true,
+    }) as { task: string };
+    let pid: number | null = null;
+    for (let i = 0; i < 200 && pid === null; i++) {
+      pid = (await conn.request("task.get", { task: started.task }) as { pid: number | null }).pid;
+      if (pid === null) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(pid !== null);
+    const pty = await conn.request("pty.open", { cmd: "sleep", args: ["60"] }) as { pid: number };
+    assert.ok(groupMembers(pid).length > 0);
+    assert.equal(await k.stop(), 0);
+    assert.deepEqual(groupMembers(pid), []);
+    assert.deepEqual(groupMembers(pty.pid), []);
+    assert.equal(await Deno.lstat(k.socket).catch(() => null), null);
+  } finally {
+    await k.cleanup();
+  }
+});
