@@ -120,3 +120,21 @@ withKernel("unknown refs are -32004 and bad paths -32005 (K-VAL-5)", async (conn
   assert.equal(bad.code, -32005);
   assert.equal((await rpcError(conn.request("exec", { src: "x", position: "nope" }))).code, -32602);
 });
+
+withKernel("stdin is /dev/null and a background child holding the pipe does not hold the exec (K-BASH-1, K-BASH-3)", async (conn) => {
+  const r = await exec(conn, "cat; echo done; sleep 30 &", { position: "value" });
+  assert.deepEqual((r.value as Rec).out, { $: "str", v: "done\n" });
+  // The exec finished although `sleep 30` (same process group) still holds stdout; reap it.
+  Deno.kill(-((r.value as Rec).pid as number), "SIGKILL");
+});
+
+withKernel("each exec runs in its own process group with exactly the session's exported environment (K-BASH-1)", async (conn) => {
+  const r = await exec(conn, "ps -o pgid= -p $$; echo $$", { position: "value" });
+  const [pgid, pid] = ((r.value as Rec).out as { v: string }).v.trim().split(/\s+/);
+  assert.equal(pgid, pid);
+  await exec(conn, "export ONLY_HERE=1");
+  const env = await exec(conn, "env | grep -c '^ONLY_HERE=1$'");
+  assert.deepEqual((env.value as Rec).out, { $: "int", v: 1 });
+  const token = await exec(conn, 'echo "${SHOAL_TOKEN-unset}"');
+  assert.deepEqual((token.value as Rec).out, { $: "str", v: "unset\n" });
+});
