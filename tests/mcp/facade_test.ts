@@ -335,3 +335,31 @@ Deno.test("M-CLI-2: usage errors print the usage line and exit 2", async () => {
     await box.cleanup();
   }
 });
+
+Deno.test("M-CLI-3: when the client stops reading stdout the facade exits 0", async () => {
+  const box = await sandbox();
+  const { command, args } = launcherArgs();
+  const child = new Deno.Command(command, {
+    args,
+    env: box.env(NO_KERNEL),
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  try {
+    await child.stdout.cancel();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"method":"ping"}\n'));
+    const status = await child.status;
+    assert.equal(status.code, 0);
+    await writer.close().catch(() => {});
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already exited
+    }
+    await box.cleanup();
+  }
+});

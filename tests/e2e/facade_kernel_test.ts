@@ -1,0 +1,375 @@
+/** End to end: MCP client → shoal-mcp (started like `deno task mcp`) → shoal-kernel → bash. */
+import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import {
+  delay,
+  pidsMentioning,
+  RawFacade,
+  REPO,
+  type Sandbox,
+  sandbox,
+  sdkTransport,
+  waitUntil,
+} from "../mcp/_facade.ts";
+
+type Frame = Record<string, unknown>;
+
+const INIT = {
+  protocolVersion: "2025-06-18",
+  capabilities: {},
+  clientInfo: { name: "e2e", version: "0" },
+};
+
+/** Starts `bin/shoal-kernel` on the sandbox's default socket and waits until it accepts. */
+async function startKernel(box: Sandbox): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command(`${REPO}/bin/shoal-kernel`, {
+    args: ["--socket", box.socket()],
+    env: box.env(),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const up = await waitUntil(() => {
+    try {
+      return Deno.statSync(box.socket()).isSocket === true;
+    } catch {
+      return false;
+    }
+  }, 20000);
+  assert.ok(up, "kernel socket appeared");
+  return child;
+}
+
+/** An attached raw kernel connection (for publishing events). */
+async function kernelConnection(box: Sandbox): Promise<RpcConnection> {
+  const conn = await RpcConnection.connect(box.socket());
+  await conn.request("session.attach", { session: "default", token: null, client: {} });
+  return conn;
+}
+
+function toolCall(id: number, name: string, args: unknown, meta?: unknown): Frame {
+  const params: Frame = { name, arguments: args };
+  if (meta !== undefined) params._meta = meta;
+  return { jsonrpc: "2.0", id, method: "tools/call", params };
+}
+
+function result(frame: Frame): Record<string, unknown> {
+  assert.ok(frame.result, `expected a result, got ${JSON.stringify(frame.error)}`);
+  return frame.result as Record<string, unknown>;
+}
+
+function socketFds(pid: number): number {
+  let n = 0;
+  for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`).startsWith("socket:")) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
+
+function pgid(pid: number): number {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+}
+
+async function withRaw(
+  fn: (facade: RawFacade, box: Sandbox) => Promise<void>,
+  options: { env?: Record<string, string>; args?: string[]; kernel?: boolean } = {},
+): Promise<void> {
+  const box = await sandbox();
+  let kernel: Deno.ChildProcess | null = null;
+  let facade: RawFacade | null = null;
+  try {
+    if (options.kernel !== false) kernel = await startKernel(box);
+    facade = new RawFacade(box, options.args ?? [], options.env ?? {});
+    await fn(facade, box);
+  } finally {
+    facade?.kill();
+    await facade?.exit().catch(() => {});
+    if (kernel !== null) {
+      try {
+        kernel.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+      await kernel.status;
+    }
+    await box.cleanup();
+  }
+}
+
+Deno.test("M-START-1/2: autostart with no kernel running; shoal_exec echo hi returns out, ref and link; socket 0600 in a 0700 dir", async () => {
+  const box = await sandbox();
+  const client = new Client({ name: "e2e", version: "0" });
+  const transport = sdkTransport(box);
+  try {
+    await client.connect(transport);
+    const r = await client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
+    assert.equal(r.isError, false);
+    const sc = r.structuredContent as { ref: string; uri: string; value: Frame };
+    assert.match(sc.ref, /^out:[0-9]+$/);
+    assert.equal(sc.value.ok, true);
+    assert.deepEqual(sc.value.out, { $: "str", v: "hi\n" });
+    const content = r.content as Frame[];
+    assert.deepEqual(content[0], { type: "text", text: "hi" });
+    assert.deepEqual(content[1], {
+      type: "resource_link",
+      uri: `shoal://out/${sc.ref.slice(4)}`,
+      name: sc.ref,
+      mimeType: "application/json",
+    });
+    const socket = box.socket();
+    assert.equal(Deno.statSync(socket).mode! & 0o777, 0o600);
+    assert.equal(Deno.statSync(`${box.dir}/run/shoal`).mode! & 0o777, 0o700);
+    const kernels = pidsMentioning(socket).filter((p) =>
+      Deno.readTextFileSync(`/proc/${p}/cmdline`).includes("src/kernel/main.ts")
+    );
+    assert.equal(kernels.length, 1, "exactly one kernel was autostarted");
+    assert.notEqual(pgid(kernels[0]), pgid(transport.pid!), "the kernel has its own process group");
+    await client.close();
+    await delay(300);
+    assert.ok(
+      pidsMentioning(socket).includes(kernels[0]),
+      "the kernel outlives the facade",
+    );
+  } finally {
+    await client.close();
+    await box.cleanup();
+  }
+});
+
+Deno.test("M-TOOL-5, M-OUT-1..4: value-position failure is a result, stmt-position failure is isError with a link", async () => {
+  await withRaw(async (facade) => {
+    await facade.request(0, "initialize", INIT);
+    await facade.send(toolCall(1, "shoal_exec", { src: "false" }));
+    const failed = result(await facade.response(1));
+    assert.equal(failed.isError, false);
+    assert.equal(((failed.structuredContent as Frame).value as Frame).ok, false);
+    await facade.send(
+      toolCall(2, "shoal_exec", { src: "echo oops >&2; exit 3", position: "stmt" }),
+    );
+    const raised = result(await facade.response(2));
+    assert.equal(raised.isError, true);
+    const sc = raised.structuredContent as { code: number; data: Frame };
+    assert.equal(sc.code, -32002);
+    assert.equal(sc.data.status, 3);
+    const link = (raised.content as Frame[])[1];
+    assert.equal(link.type, "resource_link");
+    assert.equal(link.uri, sc.data.uri);
+    assert.equal(link.name, sc.data.ref);
+    await facade.send(toolCall(3, "shoal_journal", { limit: 5 }));
+    const journal = result(await facade.response(3));
+    assert.ok(Array.isArray((journal.structuredContent as Frame).items));
+    await facade.send(toolCall(4, "shoal_exec", { src: "sleep 1", background: true }));
+    const bg = (result(await facade.response(4)).structuredContent) as Frame;
+    assert.match(String(bg.task), /^task:[0-9]+$/);
+    assert.equal(bg.uri, `shoal://task/${String(bg.task).slice(5)}`);
+  });
+});
+
+Deno.test("M-PROG-1/2: a long exec reports increasing progress, then the result, and nothing after it", async () => {
+  await withRaw(async (facade) => {
+    await facade.send(
+      toolCall(7, "shoal_exec", { src: "sleep 2.3; echo done" }, { progressToken: "tok" }),
+    );
+    const response = await facade.response(7);
+    const progress = facade.queued.filter((f) => (f as Frame).method === "notifications/progress");
+    assert.ok(progress.length >= 1, "at least one progress notification");
+    let last = 0;
+    for (const p of progress as Frame[]) {
+      const params = p.params as Frame;
+      assert.equal(params.progressToken, "tok");
+      assert.ok((params.progress as number) > last, "progress strictly increases");
+      last = params.progress as number;
+      assert.equal("total" in params, false);
+      assert.match(String(params.message), /^task:[0-9]+ running, [0-9]+\.[0-9]s elapsed$/);
+    }
+    const sc = result(response).structuredContent as Frame;
+    assert.deepEqual((sc.value as Frame).out, { $: "str", v: "done\n" });
+    assert.ok((sc.elapsed_ms as number) >= 2000, "elapsed_ms covers the whole run");
+    const before = facade.queued.length;
+    await delay(1500);
+    assert.equal(facade.queued.length, before, "nothing is sent after the response");
+  });
+});
+
+Deno.test("M-PROG-1: a budget shorter than the run returns the timed_out task form", async () => {
+  await withRaw(async (facade) => {
+    await facade.send(toolCall(1, "shoal_exec", { src: "sleep 5", timeout_ms: 1500 }));
+    const sc = result(await facade.response(1)).structuredContent as Frame;
+    assert.equal(sc.timed_out, true);
+    assert.match(String(sc.task), /^task:[0-9]+$/);
+    assert.equal(sc.events, `task.${String(sc.task).slice(5)}`);
+    await facade.send(toolCall(2, "shoal_cancel", { task: sc.task }));
+    assert.equal((result(await facade.response(2)).structuredContent as Frame).task, sc.task);
+  });
+});
+
+Deno.test("M-PROG-3: notifications/cancelled suppresses the response and cancels the task", async () => {
+  await withRaw(async (facade) => {
+    await facade.send(toolCall(0, "shoal_exec", { src: "sleep 30" }, { progressToken: 1 }));
+    const progress = await facade.next((f) => f.method === "notifications/progress");
+    const task = /^(task:[0-9]+) /.exec(String((progress.params as Frame).message))![1];
+    await facade.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 0, reason: "test" },
+    });
+    let reads = 0;
+    const read = async () =>
+      (await facade.request(`read${reads++}`, "resources/read", {
+        uri: `shoal://task/${task.slice(5)}`,
+      })).result as Frame;
+    let state = "";
+    for (let i = 0; i < 100 && state !== "cancelled"; i++) {
+      state = String(((await read()).structuredContent as Frame).state);
+      if (state !== "cancelled") await delay(100);
+    }
+    assert.equal(state, "cancelled");
+    await delay(1200);
+    assert.equal(facade.queued.some((f) => (f as Frame).id === 0), false, "no response for id 0");
+  });
+});
+
+Deno.test("M-SUB-2..4: subscribe delivers kernel events; unsubscribe closes the dedicated connection", async () => {
+  await withRaw(async (facade, box) => {
+    await facade.request(0, "initialize", INIT);
+    assert.deepEqual((await facade.request(1, "ping")).result, {});
+    await facade.request(2, "resources/read", { uri: "shoal://session/cwd" });
+    const pid = facade.facadePid()!;
+    const base = socketFds(pid);
+    const uri = "shoal://events/user.e2e";
+    assert.deepEqual((await facade.request(3, "resources/subscribe", { uri })).result, {});
+    assert.deepEqual((await facade.request(4, "resources/subscribe", { uri })).result, {});
+    assert.equal(socketFds(pid), base + 1, "one dedicated connection, even when subscribed twice");
+    const publisher = await kernelConnection(box);
+    try {
+      for (let i = 0; i < 3; i++) {
+        await publisher.request("events.publish", { channel: "user.e2e", payload: { i } });
+      }
+      const seqs: unknown[] = [];
+      for (let i = 0; i < 3; i++) {
+        const n = await facade.next((f) => f.method === "notifications/resources/updated");
+        const params = n.params as Frame;
+        assert.equal(params.uri, uri);
+        assert.deepEqual(params.payload, { i });
+        seqs.push(params.seq);
+      }
+      assert.deepEqual(seqs, [0, 1, 2]);
+      assert.deepEqual((await facade.request(5, "resources/unsubscribe", { uri })).result, {});
+      assert.ok(
+        await waitUntil(() => socketFds(pid) === base, 3000),
+        "dedicated connection closed",
+      );
+      await publisher.request("events.publish", { channel: "user.e2e", payload: { i: 9 } });
+      await delay(500);
+      assert.equal(
+        facade.queued.some((f) => (f as Frame).method === "notifications/resources/updated"),
+        false,
+      );
+      assert.deepEqual((await facade.request(6, "resources/unsubscribe", { uri })).result, {});
+      const bad = await facade.request(7, "resources/subscribe", { uri: "shoal://journal" });
+      assert.equal((bad.error as Frame).code, -32602);
+    } finally {
+      publisher.close();
+    }
+  });
+});
+
+Deno.test("M-RES-1/4/5: resources list and read through the kernel", async () => {
+  await withRaw(async (facade) => {
+    await facade.send(toolCall(1, "shoal_exec", { src: "printf '[1,2,3]'" }));
+    const ref = String((result(await facade.response(1)).structuredContent as Frame).ref);
+    const n = ref.slice(4);
+    const list = result(await facade.request(2, "resources/list")).resources as Frame[];
+    assert.deepEqual(list.slice(0, 6).map((r) => [r.uri, r.name]), [
+      ["shoal://journal", "journal"],
+      ["shoal://jobs", "jobs"],
+      ["shoal://session/cwd", "cwd"],
+      ["shoal://session/env", "env"],
+      ["shoal://session/reef", "reef"],
+      ["shoal://pty", "pty"],
+    ]);
+    const cwd = result(await facade.request(3, "resources/read", { uri: "shoal://session/cwd" }));
+    assert.equal(typeof (cwd.structuredContent as Frame).display, "string");
+    const value = result(
+      await facade.request(4, "resources/read", { uri: `shoal://out/${n}?path=out&slice=1..3` }),
+    );
+    const contents = value.contents as Frame[];
+    assert.equal(contents[0].mimeType, "application/json");
+    assert.equal((value.structuredContent as Frame).$, "list");
+    const render = result(
+      await facade.request(5, "resources/read", { uri: `shoal://out/${n}?format=render` }),
+    );
+    assert.equal((render.contents as Frame[])[0].mimeType, "text/plain");
+    const missing = await facade.request(6, "resources/read", { uri: "shoal://out/999999" });
+    const error = missing.error as { code: number; message: string; data: Frame };
+    assert.equal(error.code, -32602);
+    assert.match(error.message, /^kernel error: /);
+    assert.equal(error.data.code, -32004);
+    const badQuery = await facade.request(7, "resources/read", { uri: `shoal://out/${n}?slice=x` });
+    assert.equal((badQuery.error as Frame).code, -32602);
+  });
+});
+
+Deno.test("M-PROTO-1: clients older than 2025-06-18 get no resource_link", async () => {
+  await withRaw(async (facade) => {
+    await facade.request(0, "initialize", { ...INIT, protocolVersion: "2024-11-05" });
+    await facade.send(toolCall(1, "shoal_exec", { src: "echo old" }));
+    const content = result(await facade.response(1)).content as Frame[];
+    assert.deepEqual(content.map((c) => c.type), ["text"]);
+  });
+});
+
+Deno.test("M-START-3/4: a kernel that appears later is found; a dropped kernel fails in-flight calls and is reconnected", async () => {
+  await withRaw(async (facade, box) => {
+    const first = await facade.request(1, "tools/call", { name: "shoal_pty_list" });
+    assert.match(String((first.error as Frame).message), /^kernel unavailable: /);
+    const kernel = await startKernel(box);
+    try {
+      assert.equal(
+        result(await facade.request(2, "tools/call", { name: "shoal_pty_list" })).isError,
+        false,
+      );
+      await facade.send(toolCall(3, "shoal_exec", { src: "sleep 20" }));
+      await delay(500);
+      kernel.kill("SIGTERM");
+      await kernel.status;
+      const dropped = await facade.response(3);
+      assert.deepEqual(dropped.error, { code: -32603, message: "kernel disconnected" });
+    } finally {
+      try {
+        kernel.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+      await kernel.status;
+    }
+    const again = await startKernel(box);
+    try {
+      assert.equal(
+        result(await facade.request(4, "tools/call", { name: "shoal_pty_list" })).isError,
+        false,
+      );
+    } finally {
+      again.kill("SIGTERM");
+      await again.status;
+    }
+  }, { kernel: false, env: { SHOAL_NO_AUTOSTART: "1" } });
+});
+
+Deno.test("M-START-3: an unknown token is reported as authentication failed (-32030)", async () => {
+  await withRaw(async (facade) => {
+    const r = await facade.request(1, "tools/call", { name: "shoal_pty_list" });
+    assert.deepEqual(r.error, {
+      code: -32603,
+      message: "kernel unavailable: authentication failed (-32030)",
+    });
+  }, { args: ["--token", "not-a-real-token"] });
+});
