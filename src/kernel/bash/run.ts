@@ -1,8 +1,11 @@
 import process from "node:process";
-import { PIPE_LINGER_MS } from "../../protocol/limits.ts";
+import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
 
-/** Where captured output goes; `write` resolves once the chunk is stored (backpressure). */
+/**
+ * Where captured output goes; `write` resolves once the chunk is stored (backpressure). The
+ * chunk's buffer is reused for the next read after that, so a sink must not keep a reference.
+ */
 export interface ByteSink {
   write(chunk: Uint8Array): Promise<void>;
 }
@@ -31,14 +34,20 @@ export interface BashRun {
   onSpawn?: (pid: number) => void;
 }
 
+/**
+ * Reads a pipe into one reused buffer (BYOB): a fresh buffer per read would leave tens of MiB of
+ * garbage behind a large output before the GC runs, breaking the K-BASH-11 memory bound.
+ */
 async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: AbortSignal) {
-  const reader = stream.getReader();
+  const reader = stream.getReader({ mode: "byob" });
   stop.addEventListener("abort", () => reader.cancel().catch(() => {}), { once: true });
+  let buffer = new Uint8Array(READ_CHUNK);
   try {
     while (true) {
-      const { done, value } = await reader.read();
+      const { done, value } = await reader.read(buffer);
       if (done) return;
       await sink.write(value);
+      buffer = new Uint8Array(value.buffer);
     }
   } catch {
     // cancelled after the linger period: later output is lost (K-BASH-3)

@@ -8,13 +8,12 @@ import { Utf8Scanner } from "./utf8_scanner.ts";
 /**
  * Captures one output stream of an exec (K-BASH-11/12): chunks are appended to a 0600 spool file
  * under `tmp/` while being hashed and scanned, so memory stays bounded whatever the output size.
- * The bytes are also kept in memory while the total is at most 16 MiB (for JSON conversion).
- * `finish()` moves the spool into the CAS. Callers MUST await each `write` before the next one.
+ * `finish()` reads a spool of at most 16 MiB back (for JSON conversion) and moves it into the CAS;
+ * no copy of the stream is held while it runs. Callers MUST await each `write` before the next one.
  */
 export class CaptureSink {
   #written = 0;
   #truncated = false;
-  #memory: Uint8Array[] | null = [];
   #writing = false;
   #pendingReads = new Set<Promise<unknown>>();
   #finishing: Promise<Captured> | null = null;
@@ -59,10 +58,6 @@ export class CaptureSink {
     try {
       this.#hash.update(chunk);
       this.#scanner.push(chunk);
-      if (this.#memory) {
-        if (this.#written + chunk.length <= JSON_PARSE_LIMIT) this.#memory.push(chunk.slice());
-        else this.#memory = null;
-      }
       let done = 0;
       while (done < chunk.length) {
         const { bytesWritten } = await this.file.write(
@@ -114,6 +109,9 @@ export class CaptureSink {
 
   async #finish(): Promise<Captured> {
     await Promise.allSettled([...this.#pendingReads]);
+    const bytes = this.#written <= JSON_PARSE_LIMIT
+      ? await readAt(this.file, 0, this.#written)
+      : null;
     await this.file.close();
     const hash = "sha256:" + this.#hash.digest("hex");
     await this.cas.adopt(this.spoolPath, hash);
@@ -127,16 +125,6 @@ export class CaptureSink {
       lines: scanner.lines,
       truncated: this.#truncated,
     };
-    let bytes: Uint8Array | null = null;
-    if (this.#memory) {
-      bytes = new Uint8Array(this.#written);
-      let at = 0;
-      for (const part of this.#memory) {
-        bytes.set(part, at);
-        at += part.length;
-      }
-      this.#memory = null;
-    }
     return { blob, bytes };
   }
 }
