@@ -376,3 +376,39 @@ Deno.test("M-START-3: an unknown token is reported as authentication failed (-32
     });
   }, { args: ["--token", "not-a-real-token"] });
 });
+
+Deno.test("M-SUB-5: a subscription whose connection drops is removed, logged, and can be made again", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box, [], { SHOAL_NO_AUTOSTART: "1" });
+  let kernel = await startKernel(box);
+  try {
+    const uri = "shoal://events/user.restart";
+    assert.deepEqual((await facade.request(1, "resources/subscribe", { uri })).result, {});
+    kernel.kill("SIGTERM");
+    await kernel.status;
+    kernel = await startKernel(box);
+    // The old entry is gone, so this subscribes anew on the new kernel.
+    assert.deepEqual((await facade.request(2, "resources/subscribe", { uri })).result, {});
+    const publisher = await kernelConnection(box);
+    try {
+      await publisher.request("events.publish", { channel: "user.restart", payload: "again" });
+      const n = await facade.next((f) => f.method === "notifications/resources/updated");
+      assert.deepEqual(n.params, { uri, seq: 0, payload: "again" });
+    } finally {
+      publisher.close();
+    }
+    const { code, stderr } = await facade.stop();
+    assert.equal(code, 0);
+    assert.match(stderr, /subscription to shoal:\/\/events\/user\.restart ended/);
+  } finally {
+    facade.kill();
+    await facade.exit().catch(() => {});
+    try {
+      kernel.kill("SIGTERM");
+    } catch {
+      // already gone
+    }
+    await kernel.status;
+    await box.cleanup();
+  }
+});
