@@ -80,14 +80,26 @@ export class Kernel {
   }
 
   /**
-   * Re-checks a token-attached connection before each request (T-TOK-4): a revoked or expired
-   * token fails with -32030 and ends the connection's subscriptions.
+   * Whether a token-attached connection's token is no longer valid (T-TOK-4): revoked, expired,
+   * unknown, or the store is unreadable (fail closed). When so, its subscriptions end.
    */
-  revalidate(conn: ClientConnection): void {
+  tokenLapsed(conn: ClientConnection): boolean {
     const token = conn.attachment?.token;
-    if (!token) return;
-    if (this.tokens.validate(token) === null) {
-      this.bus.removeSubscriber(conn.subscriber);
+    if (!token) return false;
+    let valid: boolean;
+    try {
+      valid = this.tokens.validate(token) !== null;
+    } catch (e) {
+      this.log(`token store unreadable: ${e instanceof Error ? e.message : e}`);
+      valid = false;
+    }
+    if (!valid) this.bus.removeSubscriber(conn.subscriber);
+    return !valid;
+  }
+
+  /** Re-checks a token-attached connection before each request: a lapsed token is -32030 (T-TOK-4). */
+  revalidate(conn: ClientConnection): void {
+    if (this.tokenLapsed(conn)) {
       throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
     }
   }

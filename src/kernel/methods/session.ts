@@ -4,6 +4,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { ELIDE_DEFAULTS, ELIDE_HARD_CAP } from "../../protocol/limits.ts";
 import { SESSION_NAME } from "../../protocol/socket_path.ts";
 import type { Attachment } from "../attachment.ts";
+import type { ClientConnection } from "../connection.ts";
 import type { BusEvent } from "../events/bus_event.ts";
 import type { Kernel } from "../kernel.ts";
 import { attached, type MethodSpec, unattached } from "../method.ts";
@@ -26,11 +27,19 @@ function envHash(env: Map<string, string>): string {
   return `sha256:${hash.digest("hex")}`;
 }
 
-/** Which bus events this attachment may see (K-EVT-8). */
-function visibility(kernel: Kernel, a: Attachment): (e: BusEvent) => boolean {
+/**
+ * Which bus events this connection may see (K-EVT-8). A connection whose token lapsed sees
+ * nothing and loses its subscriptions at the next event, without waiting for a request (T-TOK-4).
+ */
+function visibility(
+  kernel: Kernel,
+  conn: ClientConnection,
+  a: Attachment,
+): (e: BusEvent) => boolean {
   const journalRead = canReadJournal(kernel, a.principal);
   const approver = isApprover(kernel, a.principal);
   return (e) => {
+    if (kernel.tokenLapsed(conn)) return false;
     const owner = (e.payload as { principal?: unknown } | null)?.principal;
     if (e.channel === "journal" && !journalRead) {
       return owner === undefined || owner === a.principal;
@@ -64,7 +73,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       token: p.token ?? null,
     };
     conn.attachment = attachment;
-    conn.visible = visibility(kernel, attachment);
+    conn.visible = visibility(kernel, conn, attachment);
     const caps = callerCaps(kernel, principal, profile, tokenCaps);
     return {
       session: session.name,
