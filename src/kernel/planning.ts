@@ -5,7 +5,13 @@ import type { Kernel } from "./kernel.ts";
 import { pathObject } from "./path_object.ts";
 import type { ApprovalState, Plan } from "./plans.ts";
 import { deriveEffects, type Effect, fillBinHashes, type Reversibility } from "./policy/effects.ts";
-import { principalVerdict, type Verdict, wantsBinHashes } from "./verdicts.ts";
+import {
+  isHermetic,
+  principalVerdict,
+  SANDBOX_ENFORCED,
+  type Verdict,
+  wantsBinHashes,
+} from "./verdicts.ts";
 
 /** Parsed source with its effects judged for one caller (K-EXEC-2 steps 1–3). */
 export interface Analysis {
@@ -135,7 +141,19 @@ export function planRecord(kernel: Kernel, plan: Plan): Record<string, unknown> 
   };
 }
 
-/** Refuses a run whose verdict is not allow: deny → -32010, approval → stored plan and -32011 (K-EXEC-2). */
+/** Refuses to run for a hermetic principal, since no enforcing sandbox exists (K-EXEC-2, P-SBX-1). */
+export function requireSandbox(kernel: Kernel, principal: string): void {
+  if (isHermetic(kernel, principal) && !SANDBOX_ENFORCED) {
+    throw new RpcError(ErrorCode.LEASH_DENIED, "hermetic principal but no sandbox is available", {
+      reason: "hermetic_unavailable",
+    });
+  }
+}
+
+/**
+ * Refuses a run the caller may not start now (K-EXEC-2 step 3): deny → -32010, approval →
+ * stored plan and -32011, a hermetic principal without a sandbox → -32010.
+ */
 export function enforceVerdict(
   kernel: Kernel,
   attachment: Attachment,
@@ -156,4 +174,5 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
+  requireSandbox(kernel, attachment.principal);
 }

@@ -53,6 +53,11 @@ export function envReadGranted(kernel: Kernel, principal: string, names: string[
   return policyEnvRead(entry(kernel, principal), names);
 }
 
+/** Whether the principal's policy demands a sandbox for its execs (P-SBX-1). */
+export function isHermetic(kernel: Kernel, principal: string): boolean {
+  return entry(kernel, principal)?.hermetic === true;
+}
+
 /** Whether execs run inside an enforcing sandbox: the optional bubblewrap tier (P-SBX-1) is not built. */
 export const SANDBOX_ENFORCED = false;
 

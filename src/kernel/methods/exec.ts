@@ -1,8 +1,11 @@
 import { z } from "zod";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import type { Attachment } from "../attachment.ts";
 import { runSource } from "../exec.ts";
+import type { Kernel } from "../kernel.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { analyze, enforceVerdict, planUri, storePlan } from "../planning.ts";
+import type { Plan } from "../plans.ts";
 import { elideParams } from "../values/params.ts";
 import { applyPlan, checkApplicable } from "./plans.ts";
 
@@ -19,6 +22,46 @@ const execParams = z.object({
   plan_ref: z.string().nullish(),
 });
 
+/** Why `plan.apply` refused a plan, for the -32010 of an approved-mode exec. */
+const REFUSALS: ReadonlyMap<number, string> = new Map([
+  [ErrorCode.UNKNOWN_PLAN, "unknown_plan"],
+  [ErrorCode.APPROVAL_REQUIRED, "not_approved"],
+]);
+
+/**
+ * The plan an approved-mode exec may run: one `plan.apply` would accept for this caller, with
+ * exactly this `src`. Every refusal is -32010 (K-EXEC-9).
+ */
+async function approvedPlan(
+  kernel: Kernel,
+  attachment: Attachment,
+  ref: string | null,
+  src: string,
+): Promise<Plan> {
+  try {
+    if (ref === null) {
+      throw new RpcError(ErrorCode.LEASH_DENIED, "approved mode needs a plan_ref", {
+        reason: "no_plan",
+      });
+    }
+    const plan = kernel.plans.owned(ref, attachment.session.name, attachment.principal);
+    if (plan.src !== src) {
+      throw new RpcError(ErrorCode.LEASH_DENIED, "source differs from the approved plan", {
+        reason: "src_mismatch",
+        plan_ref: plan.ref,
+      });
+    }
+    return await checkApplicable(kernel, attachment, plan.ref);
+  } catch (e) {
+    const reason = e instanceof RpcError ? REFUSALS.get(e.code) : undefined;
+    if (reason === undefined) throw e;
+    throw new RpcError(ErrorCode.LEASH_DENIED, (e as RpcError).message, {
+      reason,
+      plan_ref: ref,
+    });
+  }
+}
+
 /** `exec` (K-EXEC-1..9): run, plan, or the approved re-entry of `plan.apply`. */
 export const EXEC_METHODS: MethodSpec[] = [
   attached("exec", execParams, async ({ kernel, attachment }, p) => {
@@ -29,17 +72,7 @@ export const EXEC_METHODS: MethodSpec[] = [
       elide: p.elide,
     };
     if (p.mode === "approved") {
-      if (!p.plan_ref) {
-        throw new RpcError(ErrorCode.LEASH_DENIED, "approved mode needs a plan_ref", {
-          reason: "no_plan",
-        });
-      }
-      const plan = await checkApplicable(kernel, attachment, p.plan_ref);
-      if (plan.src !== p.src) {
-        throw new RpcError(ErrorCode.LEASH_DENIED, "source differs from the approved plan", {
-          reason: "src_mismatch",
-        });
-      }
+      const plan = await approvedPlan(kernel, attachment, p.plan_ref ?? null, p.src);
       return applyPlan(kernel, attachment, plan, opts);
     }
     const analysis = await analyze(kernel, attachment, p.src);

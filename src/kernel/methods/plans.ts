@@ -4,9 +4,16 @@ import type { Attachment } from "../attachment.ts";
 import { parseBash } from "../bash/ast.ts";
 import { type RunOptions, runSource } from "../exec.ts";
 import type { Kernel } from "../kernel.ts";
+import { nowNs } from "../events/now_ns.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { pathObject } from "../path_object.ts";
-import { currentEffects, planRecord, planSummary, publishApproval } from "../planning.ts";
+import {
+  currentEffects,
+  planRecord,
+  planSummary,
+  publishApproval,
+  requireSandbox,
+} from "../planning.ts";
 import type { Plan } from "../plans.ts";
 import { type EffectKind, normalizeEffectName } from "../policy/effects.ts";
 import { elideParams } from "../values/params.ts";
@@ -66,6 +73,7 @@ export async function checkApplicable(
       plan_ref: plan.ref,
     });
   }
+  requireSandbox(kernel, attachment.principal);
   return plan;
 }
 
@@ -164,7 +172,7 @@ export const PLAN_METHODS: MethodSpec[] = [
         plan.approval = "requested";
         plan.requestedBy = attachment.principal;
         plan.requestedEffects = named.length ? named : planKinds(plan);
-        plan.requestedNs = BigInt(Date.now()) * 1_000_000n;
+        plan.requestedNs = nowNs();
         publishApproval(kernel, plan, "requested", attachment.principal);
       }
       return {
