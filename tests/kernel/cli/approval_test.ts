@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { sandbox } from "../../mcp/_facade.ts";
+import { startKernel, type TestKernel } from "../_kernel.ts";
+import {
+  createToken,
+  kernelCli,
+  LOCAL_HUMAN,
+  type Rec,
+  rpcError,
+  writePolicy,
+} from "../_principals.ts";
+
+const AGENT = { fs: { write: ["/**"] }, proc_spawn: ["*"], auto_apply: "never" };
+
+/** A kernel with `policy` and an attached `agent:a`; its socket is the default-discovered one. */
+function withAgent(
+  name: string,
+  policy: Record<string, Rec>,
+  body: (k: TestKernel, agent: Awaited<ReturnType<TestKernel["attach"]>>) => Promise<void>,
+) {
+  Deno.test(name, async () => {
+    const box = await sandbox();
+    const k = await startKernel(["--policy", await writePolicy(box, policy)], box);
+    try {
+      await body(k, await k.attach("default", (await createToken(box, "agent:a")).secret));
+    } finally {
+      await k.cleanup();
+    }
+  });
+}
+
+async function pendingPlan(agent: Awaited<ReturnType<TestKernel["attach"]>>, src: string) {
+  return (await rpcError(agent.request("exec", { src }))).data as Rec;
+}
+
+withAgent(
+  "approvals, approve and deny find the kernel by G-SOCK-1 discovery and print one compact JSON line (K-CLI-3)",
+  { "agent:a": AGENT },
+  async (k, agent) => {
+    const one = await pendingPlan(agent, "touch one");
+    const two = await pendingPlan(agent, "touch two");
+    const listed = await kernelCli(k.box, ["approvals"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stdout.split("\n").length, 2);
+    assert.equal(listed.stdout, JSON.stringify(JSON.parse(listed.stdout)) + "\n");
+    const requests = JSON.parse(listed.stdout).requests as Rec[];
+    assert.deepEqual(requests.map((r) => r.plan_ref), [two.plan_ref, one.plan_ref]);
+    assert.deepEqual(requests.map((r) => r.approval), ["pending", "pending"]);
+
+    const denied = await kernelCli(k.box, [
+      "deny",
+      two.plan_ref as string,
+      "--session",
+      "default",
+    ]);
+    assert.equal(denied.code, 0, denied.stderr);
+    assert.deepEqual(JSON.parse(denied.stdout), {
+      grant: "denied",
+      plan_ref: two.plan_ref,
+      denied_by: LOCAL_HUMAN,
+      reason: null,
+    });
+    const approved = await kernelCli(k.box, ["approve", one.plan_ref as string]);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal(JSON.parse(approved.stdout).grant, "approved");
+    assert.equal(
+      (await agent.request("plan.get", { plan_ref: one.plan_ref }) as Rec).approval,
+      "approved",
+    );
+    assert.equal(
+      (await agent.request("plan.get", { plan_ref: two.plan_ref }) as Rec).approval,
+      "denied",
+    );
+    const guessed = await kernelCli(k.box, ["approve", `plan:${"0".repeat(32)}`]);
+    assert.equal(guessed.code, 1);
+    assert.match(guessed.stderr, /^shoal-kernel: .+ \(-32012\)\n$/);
+    const empty = await kernelCli(k.box, ["approvals"]);
+    assert.deepEqual(JSON.parse(empty.stdout), { requests: [] });
+  },
+);
+
+withAgent(
+  "CLI errors: kernel errors print the message and code and exit 1, unreachable socket exits 1, bad usage exits 2 (K-CLI-3)",
+  { "agent:a": AGENT, [LOCAL_HUMAN]: { approver: false } },
+  async (k, agent) => {
+    const plan = await pendingPlan(agent, "touch nope");
+    const notApprover = await kernelCli(k.box, ["approve", plan.plan_ref as string]);
+    assert.equal(notApprover.code, 1);
+    assert.match(notApprover.stderr, /^shoal-kernel: .+ \(-32010\)\n$/);
+    assert.equal(notApprover.stdout, "");
+
+    const unknown = await kernelCli(k.box, ["deny", `plan:${"0".repeat(32)}`, "--reason", "x"]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /\(-32010\)\n$/);
+
+    const away = await kernelCli(k.box, ["approvals", "--socket", `${k.box.dir}/none.sock`]);
+    assert.equal(away.code, 1);
+    assert.match(away.stderr, /none\.sock/);
+    const otherSession = await kernelCli(k.box, ["approvals", "--session", "nobody"]);
+    assert.equal(otherSession.code, 1);
+
+    for (
+      const args of [
+        ["approve"],
+        ["approve", "a", "b"],
+        ["approvals", "extra"],
+        ["approve", "x", "--reason", "no"],
+        ["deny", "x", "--reason"],
+        ["approvals", "--bogus"],
+      ]
+    ) {
+      const r = await kernelCli(k.box, args);
+      assert.equal(r.code, 2, args.join(" "));
+    }
+  },
+);
