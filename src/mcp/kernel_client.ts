@@ -70,8 +70,12 @@ export class KernelClient {
     return this.#connecting;
   }
 
-  /** A new connection attached like the main one, for one subscription (M-SUB-2); no autostart. */
+  /**
+   * A new connection attached like the main one, for one subscription (M-SUB-2). The main
+   * connection is established first, so a kernel being autostarted is waited for.
+   */
   async openAttached(): Promise<RpcConnection> {
+    await this.connection();
     try {
       return await this.#establish(false);
     } catch (e) {

@@ -113,6 +113,8 @@ Deno.test("M-START-1/2: autostart with no kernel running; shoal_exec echo hi ret
   const transport = sdkTransport(box);
   try {
     await client.connect(transport);
+    // The first request may race the startup autostart; it waits for the kernel too.
+    assert.deepEqual(await client.subscribeResource({ uri: "shoal://events/user.first" }), {});
     const r = await client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
     assert.equal(r.isError, false);
     const sc = r.structuredContent as { ref: string; uri: string; value: Frame };
