@@ -414,3 +414,32 @@ Deno.test("M-SUB-5: a subscription whose connection drops is removed, logged, an
     await box.cleanup();
   }
 });
+
+Deno.test("M-SUB-2, E-2: at most 64 subscriptions per facade (-32040), and a freed slot can be reused", async () => {
+  await withRaw(async (facade) => {
+    const lines: string[] = [];
+    for (let i = 0; i < 64; i++) {
+      lines.push(JSON.stringify({
+        jsonrpc: "2.0",
+        id: i,
+        method: "resources/subscribe",
+        params: { uri: `shoal://events/user.q${i}` },
+      }));
+    }
+    await facade.write(lines.join("\n") + "\n");
+    for (let i = 0; i < 64; i++) assert.deepEqual((await facade.response(i)).result, {});
+    const over = await facade.request(64, "resources/subscribe", {
+      uri: "shoal://events/user.q64",
+    });
+    assert.deepEqual(over.error, {
+      code: -32040,
+      message: "quota exceeded: subscriptions",
+      data: { quota: "subscriptions", limit: 64 },
+    });
+    await facade.request(65, "resources/unsubscribe", { uri: "shoal://events/user.q0" });
+    const again = await facade.request(66, "resources/subscribe", {
+      uri: "shoal://events/user.q64",
+    });
+    assert.deepEqual(again.result, {});
+  });
+});
