@@ -91,9 +91,23 @@ export async function runSource(
   const session = attachment.session;
   const started = performance.now();
   const listed = opts.async || opts.timeoutMs !== null;
-  if (listed) kernel.tasks.ensureCapacity(session.name);
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
   const snapshot = cloneState(session.state);
+  const [stdout, stderr] = await Promise.all([
+    CaptureSink.open(kernel.cas),
+    CaptureSink.open(kernel.cas),
+  ]);
+  const output = { stdout, stderr };
+  // Quota check, journal row and task registration run without an await in between, so
+  // concurrent execs cannot all pass the check before one of them is counted (K-TASK-2).
+  if (listed) {
+    try {
+      kernel.tasks.ensureCapacity(session.name);
+    } catch (e) {
+      await Promise.all([stdout.abort(), stderr.abort()]);
+      throw e;
+    }
+  }
   const startNs = nowNs();
   const entryId = kernel.journal.start({
     session: session.name,
@@ -103,11 +117,6 @@ export async function runSource(
     src,
     effects,
   });
-  const [stdout, stderr] = await Promise.all([
-    CaptureSink.open(kernel.cas),
-    CaptureSink.open(kernel.cas),
-  ]);
-  const output = { stdout, stderr };
   const task = listed
     ? kernel.tasks.create(session.name, attachment.principal, src, output)
     : kernel.tasks.createUnlisted(session.name, attachment.principal, src, output);
@@ -149,12 +158,13 @@ async function finishRun(
   try {
     exit = await runBash({
       bash: kernel.config.bash,
+      bashVariables: kernel.config.bashVariables,
       src,
       state: snapshot,
       workDir: `${kernel.cas.tmpDir}/run-${crypto.randomUUID()}`,
       stdout: output.stdout,
       stderr: output.stderr,
-      onSpawn: (pid) => (task.pid = pid),
+      onSpawn: (pid) => task.spawned(pid),
     });
   } catch (e) {
     await Promise.all([output.stdout.abort(), output.stderr.abort()]);
@@ -162,8 +172,9 @@ async function finishRun(
     kernel.tasks.finish(task, "failed", null, error);
     throw new RpcError(error.code, error.message);
   }
-  const [out, err] = await Promise.all([output.stdout.finish(), output.stderr.finish()]);
+  // Cancelled means a cancel was requested before the process ended (K-TASK-1).
   const cancelled = task.state === "cancelling";
+  const [out, err] = await Promise.all([output.stdout.finish(), output.stderr.finish()]);
   const outcome = outcomeValue(kernel.cas, {
     status: exit.status,
     signal: exit.signal,

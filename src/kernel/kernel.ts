@@ -17,6 +17,8 @@ export interface KernelConfig {
   stateDir: string;
   socketPath: string;
   bash: string;
+  /** Variables the bash binary defines by itself, never session state. */
+  bashVariables: ReadonlySet<string>;
   /** The local human principal, `uid:<euid>` (G-TRUST-2). */
   localHuman: string;
   /** HOME of the kernel process, for `~/` in policy globs (P-EVAL-1). */

@@ -1,5 +1,6 @@
 import type { SocketChoice } from "../protocol/socket_path.ts";
 import type { ServeArgs } from "./cli/serve_args.ts";
+import { bashOwnVariables } from "./bash/shell_state.ts";
 import { Kernel } from "./kernel.ts";
 import { loadStartupPolicy } from "./policy/leash.ts";
 import { acceptLoop } from "./server.ts";
@@ -48,6 +49,7 @@ export async function serve(
     stateDir: stateDir,
     socketPath: socket.path,
     bash,
+    bashVariables: bashOwnVariables(bash),
     localHuman: `uid:${uid}`,
     home: env.HOME || undefined,
     policy,

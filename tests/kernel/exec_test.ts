@@ -121,20 +121,47 @@ withKernel("unknown refs are -32004 and bad paths -32005 (K-VAL-5)", async (conn
   assert.equal((await rpcError(conn.request("exec", { src: "x", position: "nope" }))).code, -32602);
 });
 
-withKernel("stdin is /dev/null and a background child holding the pipe does not hold the exec (K-BASH-1, K-BASH-3)", async (conn) => {
-  const r = await exec(conn, "cat; echo done; sleep 30 &", { position: "value" });
-  assert.deepEqual((r.value as Rec).out, { $: "str", v: "done\n" });
-  // The exec finished although `sleep 30` (same process group) still holds stdout; reap it.
-  Deno.kill(-((r.value as Rec).pid as number), "SIGKILL");
-});
+withKernel(
+  "stdin is /dev/null and a background child holding the pipe does not hold the exec (K-BASH-1, K-BASH-3)",
+  async (conn) => {
+    const r = await exec(conn, "cat; echo done; sleep 30 &", { position: "value" });
+    assert.deepEqual((r.value as Rec).out, { $: "str", v: "done\n" });
+    // The exec finished although `sleep 30` (same process group) still holds stdout; reap it.
+    Deno.kill(-((r.value as Rec).pid as number), "SIGKILL");
+  },
+);
 
-withKernel("each exec runs in its own process group with exactly the session's exported environment (K-BASH-1)", async (conn) => {
-  const r = await exec(conn, "ps -o pgid= -p $$; echo $$", { position: "value" });
-  const [pgid, pid] = ((r.value as Rec).out as { v: string }).v.trim().split(/\s+/);
-  assert.equal(pgid, pid);
-  await exec(conn, "export ONLY_HERE=1");
-  const env = await exec(conn, "env | grep -c '^ONLY_HERE=1$'");
-  assert.deepEqual((env.value as Rec).out, { $: "int", v: 1 });
-  const token = await exec(conn, 'echo "${SHOAL_TOKEN-unset}"');
-  assert.deepEqual((token.value as Rec).out, { $: "str", v: "unset\n" });
-});
+withKernel(
+  "each exec runs in its own process group with exactly the session's exported environment (K-BASH-1)",
+  async (conn) => {
+    const r = await exec(conn, "ps -o pgid= -p $$; echo $$", { position: "value" });
+    const [pgid, pid] = ((r.value as Rec).out as { v: string }).v.trim().split(/\s+/);
+    assert.equal(pgid, pid);
+    await exec(conn, "export ONLY_HERE=1");
+    const env = await exec(conn, "env | grep -c '^ONLY_HERE=1$'");
+    assert.deepEqual((env.value as Rec).out, { $: "int", v: 1 });
+    const token = await exec(conn, 'echo "${SHOAL_TOKEN-unset}"');
+    assert.deepEqual((token.value as Rec).out, { $: "str", v: "unset\n" });
+  },
+);
+
+withKernel(
+  "arrays, several functions and aliases persist; bash's own variables do not (K-BASH-5)",
+  async (conn) => {
+    await exec(
+      conn,
+      `arr=(a "b c"); one() { echo one; }; two() {\n  echo two\n}; alias hi='echo alias-hi'`,
+    );
+    const r = await exec(conn, 'echo "${arr[1]}"; one; two; hi', { position: "value" });
+    assert.deepEqual((r.value as Rec).out, { $: "str", v: "b c\none\ntwo\nalias-hi\n" });
+    await exec(conn, "unset -f one; unalias hi; IFS=:");
+    const after = await exec(
+      conn,
+      'type one >/dev/null 2>&1 || echo gone; alias hi 2>/dev/null || echo no-alias; printf "%q\\n" "$IFS"',
+      {
+        position: "value",
+      },
+    );
+    assert.deepEqual((after.value as Rec).out, { $: "str", v: "gone\nno-alias\n$' \\t\\n'\n" });
+  },
+);

@@ -24,6 +24,8 @@ export interface BashExit {
 /** Inputs of one bash run. */
 export interface BashRun {
   bash: string;
+  /** Variables bash defines by itself (from {@link bashOwnVariables}). */
+  bashVariables: ReadonlySet<string>;
   src: string;
   state: ShellState;
   /** A private scratch directory for this run; removed afterwards. */
@@ -98,7 +100,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   let final: ShellState | null = null;
   if (status.signal === null) {
     try {
-      final = parseDump(await Deno.readFile(`${run.workDir}/state`));
+      final = parseDump(await Deno.readFile(`${run.workDir}/state`), run.bashVariables);
     } catch {
       final = null;
     }

@@ -93,38 +93,35 @@ export function restoreScript(s: ShellState): string {
   return parts.join("\n") + "\n";
 }
 
+/** `${!A*} … ${!_*}`: every variable name, listed by prefix expansion so the dump never forks. */
+const ALL_NAMES = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"]
+  .map((c) => "${!" + c + "*}").join(" ");
+
 /**
  * The `bash -c` driver: restores state, sources the user's file, and from an EXIT trap dumps
  * cwd, exported env, variables, functions and aliases as NUL-separated records (K-BASH-7).
+ * The dump uses builtins writing straight to the file: no command substitution, no fork.
  */
 export const DRIVER = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
-__shoal_base=$(builtin compgen -v)
 __shoal_dump() {
   set +eu
-  local IFS=$' \t\n' __shoal_n __shoal_t __shoal_f
+  local IFS=$' \t\n' __shoal_n
   {
     builtin printf 'C\0%s\0' "$PWD"
-    for __shoal_n in $(builtin compgen -e); do
-      builtin printf 'E\0%s\0%s\0' "$__shoal_n" "${"${"}!__shoal_n}"
-    done
-    for __shoal_n in $(builtin compgen -v); do
+    for __shoal_n in ${ALL_NAMES}; do
       case "$__shoal_n" in __shoal_*) continue ;; esac
-      case $'\n'"$__shoal_base"$'\n' in *$'\n'"$__shoal_n"$'\n'*) continue ;; esac
-      __shoal_t=$(builtin declare -p "$__shoal_n" 2>/dev/null) || continue
-      __shoal_f=${"${"}__shoal_t#declare -}
-      __shoal_f=${"${"}__shoal_f%% *}
-      case "$__shoal_f" in *[xr]*) continue ;; esac
-      builtin printf 'V\0%s\0%s\0' "$__shoal_n" "$__shoal_t"
+      builtin declare -n __shoal_r="$__shoal_n"
+      case "${"${"}__shoal_r@a}" in
+        *x*) builtin printf 'E\0%s\0%s\0' "$__shoal_n" "$__shoal_r" ;;
+        *r*) ;;
+        *) builtin printf 'V\0%s\0' "$__shoal_n"; builtin declare -p "$__shoal_n"; builtin printf '\0' ;;
+      esac
+      builtin unset -n __shoal_r
     done
-    for __shoal_n in $(builtin compgen -A function); do
-      case "$__shoal_n" in __shoal_*) continue ;; esac
-      builtin printf 'F\0%s\0%s\0' "$__shoal_n" "$(builtin declare -f "$__shoal_n")"
-    done
-    for __shoal_n in $(builtin compgen -a); do
-      builtin printf 'A\0%s\0%s\0' "$__shoal_n" "$(builtin alias "$__shoal_n")"
-    done
+    builtin printf 'F\0'; builtin declare -f; builtin printf '\0'
+    builtin printf 'A\0'; builtin alias -p; builtin printf '\0'
     builtin printf 'Z\0'
   } >"$__shoal_dir/state"
 }
@@ -133,8 +130,31 @@ builtin source "$__shoal_dir/restore"
 builtin source "$__shoal_dir/src"
 `;
 
-/** Parses the driver's dump; null when it is missing or incomplete (then nothing is merged). */
-export function parseDump(bytes: Uint8Array): ShellState | null {
+/** Splits `declare -f` output into functions by their `name () ` header lines. */
+function splitFunctions(text: string, into: Map<string, string>): void {
+  const headers = [...text.matchAll(/^(\S+) \(\) $/gm)];
+  headers.forEach((m, i) => {
+    const end = i + 1 < headers.length ? headers[i + 1].index : text.length;
+    if (!m[1].startsWith("__shoal_")) into.set(m[1], text.slice(m.index, end).trimEnd());
+  });
+}
+
+/** Splits `alias -p` output into `alias name='…'` definitions. */
+function splitAliases(text: string, into: Map<string, string>): void {
+  for (const def of text.split(/^(?=alias )/m)) {
+    const m = /^alias ([^=]+)=/.exec(def);
+    if (m) into.set(m[1], def.trimEnd());
+  }
+}
+
+/**
+ * Parses the driver's dump; null when it is missing or incomplete (then nothing is merged).
+ * Variables bash itself defines (`bashVariables`) are not session state.
+ */
+export function parseDump(
+  bytes: Uint8Array,
+  bashVariables: ReadonlySet<string>,
+): ShellState | null {
   const fields = new TextDecoder().decode(bytes).split("\0");
   const state: ShellState = {
     cwd: "",
@@ -143,23 +163,48 @@ export function parseDump(bytes: Uint8Array): ShellState | null {
     funcs: new Map(),
     aliases: new Map(),
   };
-  const maps: Record<string, Map<string, string>> = {
-    E: state.env,
-    V: state.vars,
-    F: state.funcs,
-    A: state.aliases,
-  };
   let i = 0;
   while (i < fields.length) {
-    const tag = fields[i];
-    if (tag === "Z") return state.cwd ? state : null;
-    if (tag === "C") {
-      state.cwd = fields[i + 1];
-      i += 2;
-    } else if (maps[tag] && i + 2 < fields.length) {
-      maps[tag].set(fields[i + 1], fields[i + 2]);
-      i += 3;
-    } else return null;
+    switch (fields[i]) {
+      case "Z":
+        return state.cwd ? state : null;
+      case "C":
+        state.cwd = fields[i + 1];
+        i += 2;
+        break;
+      case "E":
+        state.env.set(fields[i + 1], fields[i + 2]);
+        i += 3;
+        break;
+      case "V":
+        if (!bashVariables.has(fields[i + 1])) {
+          state.vars.set(fields[i + 1], fields[i + 2].trimEnd());
+        }
+        i += 3;
+        break;
+      case "F":
+        splitFunctions(fields[i + 1], state.funcs);
+        i += 2;
+        break;
+      case "A":
+        splitAliases(fields[i + 1], state.aliases);
+        i += 2;
+        break;
+      default:
+        return null;
+    }
   }
   return null;
+}
+
+/** Names of the variables a bare bash defines by itself, which never count as session state. */
+export function bashOwnVariables(bash: string): Set<string> {
+  const out = new Deno.Command(bash, {
+    args: ["--noprofile", "--norc", "-c", "compgen -v"],
+    env: {},
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  return new Set(new TextDecoder().decode(out.stdout).split("\n").filter((n) => n !== ""));
 }
