@@ -20,7 +20,10 @@ export async function acceptLoop(kernel: Kernel, listener: Deno.Listener): Promi
 export async function serveConnection(kernel: Kernel, conn: Deno.Conn): Promise<void> {
   const client = new ClientConnection(conn);
   kernel.connections.add(client);
-  client.onClose(() => kernel.connections.delete(client));
+  client.onClose(() => {
+    kernel.connections.delete(client);
+    kernel.bus.removeSubscriber(client.subscriber);
+  });
   const framer = new LineFramer();
   try {
     for await (const chunk of conn.readable) {

@@ -1,3 +1,4 @@
+import process from "node:process";
 import { ErrorCode, quotaExceeded, RpcError, type RpcErrorObject } from "../protocol/errors.ts";
 import {
   KILL_GRACE_MS,
@@ -17,6 +18,9 @@ export type TaskState =
   | "cancelled";
 
 const TERMINAL: ReadonlySet<TaskState> = new Set(["completed", "failed", "cancelled"]);
+
+/** How often a cancelled group is checked for survivors during the grace period. */
+const GROUP_POLL_MS = 50;
 
 /** The task record on the wire (K-TASK-1). */
 export interface TaskRecord {
@@ -48,7 +52,8 @@ export class Task {
   readonly startedNs = nowNs();
   readonly finished: Promise<void>;
   #resolve!: () => void;
-  #killTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The SIGTERM → grace → SIGKILL sequence, once a cancel reached a live process group. */
+  #stopping: Promise<void> | null = null;
 
   constructor(
     readonly n: number,
@@ -70,6 +75,11 @@ export class Task {
     return TERMINAL.has(this.state);
   }
 
+  /** Resolves once a requested cancel has no process group left to signal (or none was asked). */
+  get stopped(): Promise<void> {
+    return this.#stopping ?? Promise.resolve();
+  }
+
   /** The wire record. */
   record(): TaskRecord {
     return {
@@ -84,6 +94,16 @@ export class Task {
       result_ref: this.resultRef,
       error: this.error,
     };
+  }
+
+  /**
+   * Records bash's pid (its process-group id). A cancel or suspend that arrived while bash was
+   * still being started takes effect now.
+   */
+  spawned(pid: number): void {
+    this.pid = pid;
+    if (this.state === "cancelling") this.terminate();
+    else if (this.state === "suspended") this.signal("SIGSTOP");
   }
 
   /** Signals the whole process group; a group that is already gone is ignored. */
@@ -103,16 +123,38 @@ export class Task {
     this.resultRef = resultRef;
     this.error = error;
     this.finishedNs = nowNs();
-    clearTimeout(this.#killTimer);
     this.#resolve();
   }
 
-  /** SIGTERM now, SIGKILL after the grace period if any member remains (K-BASH-13). */
+  /**
+   * SIGTERM now, SIGKILL after the grace period if any member remains (K-BASH-13). The grace runs
+   * on even after bash itself has exited, so descendants that ignore SIGTERM are killed too.
+   * Before bash exists this does nothing; {@link spawned} calls it again.
+   */
   terminate(): void {
+    if (this.pid === null || this.#stopping) return;
     if (this.state === "suspended") this.signal("SIGCONT");
     this.signal("SIGTERM");
-    clearTimeout(this.#killTimer);
-    this.#killTimer = setTimeout(() => this.signal("SIGKILL"), KILL_GRACE_MS);
+    this.#stopping = this.#killAfterGrace(this.pid);
+  }
+
+  async #killAfterGrace(pgid: number): Promise<void> {
+    const deadline = performance.now() + KILL_GRACE_MS;
+    for (let left = KILL_GRACE_MS; left > 0; left = deadline - performance.now()) {
+      if (!groupExists(pgid)) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
+    }
+    this.signal("SIGKILL");
+  }
+}
+
+/** Whether any process (zombies included) still belongs to process group `pgid`. */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -244,10 +286,10 @@ export class TaskRegistry {
     return task.record();
   }
 
-  /** Cancels every live task and waits for them to end (G-SOCK-8). */
+  /** Cancels every live task and waits for them to end and their groups to be gone (G-SOCK-8). */
   async cancelAll(): Promise<void> {
     const live = [...this.#tasks.values(), ...this.#unlisted].filter((t) => !t.terminal);
     for (const t of live) this.cancel(t);
-    await Promise.all(live.map((t) => t.finished));
+    await Promise.all(live.map((t) => t.finished.then(() => t.stopped)));
   }
 }

@@ -73,9 +73,9 @@ export const TASK_METHODS: MethodSpec[] = [
       task: task.id,
       stream: p.stream,
       cursor: p.cursor,
-      next_cursor: length > 0 ? next : p.cursor,
+      next_cursor: next,
       total,
-      eof: terminal && next >= total,
+      eof: terminal && next === total,
       encoding: chunk.encoding,
       data: chunk.data,
     };
