@@ -173,7 +173,9 @@ Deno.test("K-EVT-4 closing a connection removes all its subscriptions (in-proces
   const kernel = await Kernel.start({
     stateDir: dir,
     socketPath: `${dir}/k.sock`,
+    // No exec runs in this kernel: bash is never started.
     bash: "/bin/bash",
+    bashVariables: new Set(),
     localHuman: `uid:${Deno.uid()}`,
     home: undefined,
     policy: loadStartupPolicy(null, {}),

@@ -148,8 +148,6 @@ for (const flag of ["async", "background"] as const) {
 
       const cancel = await call(conn, "task.cancel", { task: r.task });
       assert.deepEqual(cancel, { task: r.task, cancel_requested: true, state: "cancelling" });
-      // A second cancel while cancelling is a no-op with the same answer.
-      assert.deepEqual(await call(conn, "task.cancel", { task: r.task }), cancel);
       const done = await call(conn, "task.await", { task: r.task, timeout_ms: 20000 });
       assert.equal(done.timed_out, false);
       assert.equal(done.state, "cancelled");
@@ -189,12 +187,15 @@ for (const flag of ["async", "background"] as const) {
 withKernel(
   "K-BASH-13 a task that ignores SIGTERM is SIGKILLed after the 2000 ms grace, not before",
   async (conn, _k, groups) => {
-    const { task, pid } = await startTask(conn, groups, "trap '' TERM; sleep 30");
+    const { task, n, pid } = await startTask(conn, groups, "trap '' TERM; sleep 30");
     const cancelNs = BigInt(Date.now()) * 1_000_000n;
-    await call(conn, "task.cancel", { task });
+    const cancel = await call(conn, "task.cancel", { task });
+    assert.deepEqual(cancel, { task, cancel_requested: true, state: "cancelling" });
     // bash and sleep both ignore SIGTERM: the task stays cancelling through the grace period.
     await delay(300);
     assert.equal((await call(conn, "task.get", { task })).state, "cancelling");
+    // A second cancel while cancelling is a no-op with the same answer (and no second event).
+    assert.deepEqual(await call(conn, "task.cancel", { task }), cancel);
     assert.equal(groupMembers(pid).length, 2);
     const done = await call(conn, "task.await", { task, timeout_ms: 20000 });
     assert.equal(done.state, "cancelled");
@@ -205,6 +206,7 @@ withKernel(
       "killed before the grace period ended",
     );
     assert.ok(await waitFor(() => groupMembers(pid).length === 0, 5000), "group survived");
+    assert.deepEqual(await taskStates(conn, n), ["running", "cancelling", "cancelled"]);
   },
 );
 
@@ -550,3 +552,21 @@ withKernel(
     for (const task of started) await call(conn, "task.cancel", { task });
   },
 );
+
+Deno.test("K-BASH-13 kernel shutdown cancels tasks and SIGKILLs descendants that ignore SIGTERM", async () => {
+  const k = await startKernel();
+  const groups = new Groups();
+  try {
+    const conn = await k.attach();
+    const src = `bash -c "trap '' TERM; sleep 30; true"; echo unreachable`;
+    const { pid } = await startTask(conn, groups, src, 3);
+    const plain = await startTask(conn, groups, "sleep 30");
+    assert.equal(await k.stop(), 0);
+    // The kernel sent the SIGKILL before exiting; allow the killed processes a moment to die.
+    const gone = () => groupMembers(pid).length + groupMembers(plain.pid).length === 0;
+    assert.ok(await waitFor(gone, 1000), `survivors: ${groupMembers(pid)}`);
+  } finally {
+    groups.killAll();
+    await k.cleanup();
+  }
+});
