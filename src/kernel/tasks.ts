@@ -75,7 +75,7 @@ export class Task {
     return TERMINAL.has(this.state);
   }
 
-  /** Resolves once a requested cancel has no process group left to signal (or none was asked). */
+  /** Resolves once a cancel's group is gone or was SIGKILLed (at once when no cancel reached it). */
   get stopped(): Promise<void> {
     return this.#stopping ?? Promise.resolve();
   }
