@@ -2,7 +2,8 @@
 // connection publishes 1000 `user.*` events (awaiting each reply); 10 subscriber connections
 // receive them. Latency = arrival at a subscriber − the moment the publish request was sent
 // (one clock: this process). Afterwards the subscribers unsubscribe and disconnect, and the
-// kernel's open sockets (/proc/<kernel pid>/fd) are counted to show none were left behind.
+// kernel's connections (its socket fds in /proc/<kernel pid>/fd that /proc/net/unix lists on
+// the kernel socket path) are counted to show none were left behind.
 // Run: deno run -A scripts/bench/events.ts
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 
@@ -11,12 +12,21 @@ const EVENTS = 1000;
 const CHANNEL = "user.bench";
 const KERNEL = new URL("../../bin/shoal-kernel", import.meta.url).pathname;
 
-/** Sockets the process `pid` holds open (each client connection is one). */
-function socketCount(pid: number): number {
+/**
+ * Client connections the kernel process `pid` holds on `path`: its socket fds whose inode
+ * /proc/net/unix lists under that path, minus the listening one (flag __SO_ACCEPTCON).
+ */
+function connectionCount(pid: number, path: string): number {
+  const accepted = new Set<string>();
+  for (const line of Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1)) {
+    const [, , , flags, , , inode, socketPath] = line.trim().split(/\s+/);
+    if (socketPath === path && flags !== "00010000") accepted.add(inode);
+  }
   let n = 0;
   for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
     try {
-      if (Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`).startsWith("socket:")) n++;
+      const inode = Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`).match(/^socket:\[(\d+)\]$/);
+      if (inode && accepted.has(inode[1])) n++;
     } catch {
       // closed meanwhile
     }
@@ -68,7 +78,7 @@ try {
     return conn;
   };
   const publisher = await attach();
-  const baseline = socketCount(kernel.pid);
+  const baseline = connectionCount(kernel.pid, socket);
 
   const sentAt: number[] = new Array(EVENTS);
   const latencies: number[] = [];
@@ -85,7 +95,7 @@ try {
     await conn.request("events.subscribe", { channel: CHANNEL });
     subscribers.push(conn);
   }
-  const subscribed = socketCount(kernel.pid);
+  const subscribed = connectionCount(kernel.pid, socket);
 
   const started = performance.now();
   for (let i = 0; i < EVENTS; i++) {
@@ -96,10 +106,10 @@ try {
   const elapsed = performance.now() - started;
 
   for (const conn of subscribers) await conn.request("events.unsubscribe", { channel: CHANNEL });
-  const unsubscribed = socketCount(kernel.pid);
+  const unsubscribed = connectionCount(kernel.pid, socket);
   for (const conn of subscribers) conn.close();
-  await waitFor(() => socketCount(kernel.pid) <= baseline, 5000);
-  const closed = socketCount(kernel.pid);
+  await waitFor(() => connectionCount(kernel.pid, socket) <= baseline, 5000);
+  const closed = connectionCount(kernel.pid, socket);
   publisher.close();
 
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -110,10 +120,9 @@ try {
       `p95 ${percentile(sorted, 0.95)} ms, max ${percentile(sorted, 1)} ms`,
   );
   console.log(
-    `events (kernel socket): kernel sockets: ${baseline} before subscribers ` +
-      `(baseline: listener, publisher, runtime), ${subscribed} subscribed, ${unsubscribed} after unsubscribe ` +
-      `(connections stay open), ${closed} after the subscribers disconnected ` +
-      `(${closed - baseline} connections left behind)`,
+    `events (kernel socket): kernel connections: ${baseline} (publisher) before subscribing, ` +
+      `${subscribed} subscribed, ${unsubscribed} after unsubscribe (connections stay open), ` +
+      `${closed} after the subscribers disconnected (${closed - baseline} left behind)`,
   );
 } finally {
   try {
