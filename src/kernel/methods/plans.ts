@@ -94,6 +94,21 @@ function approve(kernel: Kernel, plan: Plan, by: string): void {
   publishApproval(kernel, plan, "granted", by);
 }
 
+/** The answer when a non-empty effect list leaves plan kinds out (K-CAP-1 step 3). */
+function uncoveredResult(plan: Plan, missing: EffectKind[]) {
+  return {
+    grant: "approval_pending",
+    plan_ref: plan.ref,
+    why: "uncovered_effects",
+    uncovered_effects: missing,
+  };
+}
+
+/** The answer for an approved plan (K-CAP-1 step 2, K-APPR-2). */
+function approvedResult(plan: Plan, by: string) {
+  return { grant: "approved", plan_ref: plan.ref, approved_by: by, enforced: SANDBOX_ENFORCED };
+}
+
 /** Fails unless the caller is an approver (K-APPR-1). */
 function requireApprover(kernel: Kernel, principal: string): void {
   if (!isApprover(kernel, principal)) {
@@ -141,32 +156,13 @@ export const PLAN_METHODS: MethodSpec[] = [
         throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
       }
       if (verdictOf(kernel, plan) === "allow" || plan.approval === "approved") {
-        return {
-          grant: "approved",
-          plan_ref: plan.ref,
-          approved_by: plan.approvedBy ?? "policy",
-          enforced: SANDBOX_ENFORCED,
-          granted_effects: named,
-        };
+        return { ...approvedResult(plan, plan.approvedBy ?? "policy"), granted_effects: named };
       }
       const missing = uncovered(plan, named);
-      if (missing.length > 0) {
-        return {
-          grant: "approval_pending",
-          plan_ref: plan.ref,
-          why: "uncovered_effects",
-          uncovered_effects: missing,
-        };
-      }
+      if (missing.length > 0) return uncoveredResult(plan, missing);
       if (canSelfApprove(kernel, attachment.principal, planKinds(plan))) {
         approve(kernel, plan, attachment.principal);
-        return {
-          grant: "approved",
-          plan_ref: plan.ref,
-          approved_by: attachment.principal,
-          enforced: SANDBOX_ENFORCED,
-          granted_effects: named,
-        };
+        return { ...approvedResult(plan, attachment.principal), granted_effects: named };
       }
       if (plan.approval !== "requested") {
         plan.approval = "requested";
@@ -196,21 +192,9 @@ export const PLAN_METHODS: MethodSpec[] = [
         throw denied("blocked", `plan ${plan.ref} is denied by policy`, { plan_ref: plan.ref });
       }
       const missing = uncovered(plan, named);
-      if (missing.length > 0) {
-        return {
-          grant: "approval_pending",
-          plan_ref: plan.ref,
-          why: "uncovered_effects",
-          uncovered_effects: missing,
-        };
-      }
+      if (missing.length > 0) return uncoveredResult(plan, missing);
       approve(kernel, plan, attachment.principal);
-      return {
-        grant: "approved",
-        plan_ref: plan.ref,
-        approved_by: attachment.principal,
-        enforced: SANDBOX_ENFORCED,
-      };
+      return approvedResult(plan, attachment.principal);
     },
   ),
   attached(
