@@ -1,3 +1,5 @@
+import { SESSION_NAME } from "../../protocol/socket_path.ts";
+
 /** Options of `shoal-kernel [serve]` (K-CLI-1). */
 export interface ServeArgs {
   session: string;
@@ -29,5 +31,6 @@ export function parseServeArgs(args: string[]): ServeArgs {
     out[key] = value;
     i++;
   }
+  if (!SESSION_NAME.test(out.session)) throw new UsageError(`invalid session name: ${out.session}`);
   return out;
 }
