@@ -119,12 +119,22 @@ export function kernelPid(socket: string): number {
   return found[0];
 }
 
-/** Number of open socket file descriptors of `pid` (the kernel: listener plus connections). */
-export function socketFds(pid: number): number {
+/**
+ * Client connections the kernel process `pid` holds on `socket`: its socket fds whose inode
+ * /proc/net/unix lists under that path, minus the listener (flag __SO_ACCEPTCON). Other sockets
+ * the runtime may hold do not count.
+ */
+export function kernelConnections(pid: number, socket: string): number {
+  const accepted = new Set<string>();
+  for (const line of Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1)) {
+    const [, , , flags, , , inode, path] = line.trim().split(/\s+/);
+    if (path === socket && flags !== "00010000") accepted.add(inode);
+  }
   let n = 0;
   for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
     try {
-      if (Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`).startsWith("socket:")) n++;
+      const inode = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`));
+      if (inode && accepted.has(inode[1])) n++;
     } catch {
       // closed meanwhile
     }

@@ -5,12 +5,12 @@ import assert from "node:assert/strict";
 import { delay, waitUntil } from "../mcp/_facade.ts";
 import {
   groupMembers,
+  kernelConnections,
   kernelPid,
   type Mcp,
   mcpTest,
   pollUntil,
   type Rec,
-  socketFds,
 } from "./_mcp.ts";
 
 function taskN(task: unknown): number {
@@ -114,11 +114,13 @@ mcpTest(
     // its first (running) event is delivered too.
     const probe = taskN((await mcp.ok("shoal_exec", { src: "true", background: true })).task);
     const kernel = kernelPid(box.socket());
-    const base = socketFds(kernel); // the listener and the facade's main connection
+    const connections = () => kernelConnections(kernel, box.socket());
+    const base = connections();
+    assert.equal(base, 1, "only the facade's main connection");
     const uri = `shoal://task/${probe + 1}`;
     assert.deepEqual(await mcp.client.subscribeResource({ uri }), {});
     assert.deepEqual(await mcp.client.subscribeResource({ uri }), {}, "idempotent");
-    assert.equal(socketFds(kernel), base + 1, "one dedicated kernel connection");
+    assert.equal(connections(), base + 1, "one dedicated kernel connection");
     const sc = await mcp.ok("shoal_exec", {
       src: "for i in 1 2 3; do echo $i; sleep 0.2; done",
       background: true,
@@ -134,7 +136,7 @@ mcpTest(
     }
     assert.match(String((mine.at(-1)!.payload as Rec).result_ref), /^out:[0-9]+$/);
     assert.deepEqual(await mcp.client.unsubscribeResource({ uri }), {});
-    assert.ok(await waitUntil(() => socketFds(kernel) === base, 3000), "its connection closed");
+    assert.ok(await waitUntil(() => connections() === base, 3000), "its connection closed");
 
     // Unsubscribed task/M/out gets nothing more, while events/task.M (still subscribed) does.
     const sleeper = await mcp.ok("shoal_exec", { src: "sleep 30", background: true });
@@ -143,24 +145,24 @@ mcpTest(
     const kept = `shoal://events/task.${m}`;
     await mcp.client.subscribeResource({ uri: gone });
     await mcp.client.subscribeResource({ uri: kept });
-    assert.equal(socketFds(kernel), base + 2);
+    assert.equal(connections(), base + 2);
     await mcp.client.unsubscribeResource({ uri: gone });
-    assert.ok(await waitUntil(() => socketFds(kernel) === base + 1, 3000));
+    assert.ok(await waitUntil(() => connections() === base + 1, 3000));
     await mcp.ok("shoal_cancel", { task: sleeper.task });
     const cancelled = (u: Rec) => u.uri === kept && (u.payload as Rec).state === "cancelled";
     assert.ok(await waitUntil(() => mcp.updates.some(cancelled), 10000));
     await delay(200);
     assert.deepEqual(mcp.updates.filter((u) => u.uri === gone), []);
     await mcp.client.unsubscribeResource({ uri: kept });
-    assert.ok(await waitUntil(() => socketFds(kernel) === base, 3000));
+    assert.ok(await waitUntil(() => connections() === base, 3000));
 
     for (let i = 0; i < 50; i++) {
       await mcp.client.subscribeResource({ uri: "shoal://events/user.cycle" });
       await mcp.client.unsubscribeResource({ uri: "shoal://events/user.cycle" });
     }
     assert.ok(
-      await waitUntil(() => socketFds(kernel) === base, 3000),
-      `50 cycles leave no connection: ${socketFds(kernel)} sockets, ${base} expected`,
+      await waitUntil(() => connections() === base, 3000),
+      `50 cycles leave no connection: ${connections()} open, ${base} expected`,
     );
   },
 );
