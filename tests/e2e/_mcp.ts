@@ -206,7 +206,14 @@ export async function writePolicy(box: Sandbox, principals: Rec): Promise<void> 
 /** Creates a token with the real CLI in the sandbox's state dir; returns the bearer secret. */
 export async function createToken(box: Sandbox, principal: string): Promise<string> {
   const out = await new Deno.Command(`${REPO}/bin/shoal-kernel`, {
-    args: ["token", "create", principal, principal, "--state-dir", `${box.dir}/state/shoal`],
+    args: [
+      "token",
+      "create",
+      principal,
+      principal.replace(/^agent:/, ""),
+      "--state-dir",
+      `${box.dir}/state/shoal`,
+    ],
     env: box.env(),
     clearEnv: true,
     stdin: "null",

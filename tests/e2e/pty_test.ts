@@ -92,8 +92,11 @@ mcpTest(
     assert.ok(listedResources.some((r) => r.uri === uri && r.name === ptyId));
 
     const closed = await mcp.ok("shoal_pty_close", { pty_id: ptyId });
-    assert.equal(closed.pty_id, ptyId);
-    assert.equal(closed.closed, true);
+    assert.deepEqual(closed, {
+      pty_id: ptyId,
+      closed: true,
+      exit: { status: null, signal: "SIGHUP" },
+    });
     assert.ok(await waitUntil(() => processGone(pid), 3000), "the PTY's process is gone");
     assert.deepEqual(groupMembers(pid), [], "nothing of its process group is left");
     const after = await mcp.call("shoal_pty_read", { pty_id: ptyId });

@@ -29,10 +29,10 @@ function taskInState(mcp: Mcp, n: number, state: string): Promise<Rec> {
 }
 
 mcpTest(
-  "sleep 30 with background:true returns a running task at once; shoal_cancel ends it as cancelled and no process of its group survives (K-EXEC-5, K-TASK-5, K-BASH-13)",
+  "sleep 30 with background:true returns a running task at once; shoal_cancel ends it as cancelled and no process of its group survives, not even a child ignoring SIGTERM (K-EXEC-5, K-TASK-5, K-BASH-13)",
   async (mcp) => {
     const started = await mcp.ok("shoal_exec", {
-      src: "sleep 30 & sleep 30; wait",
+      src: "(trap '' TERM; sleep 30) & sleep 30; wait",
       background: true,
     });
     const n = taskN(started.task);
@@ -50,7 +50,14 @@ mcpTest(
     assert.deepEqual(cancel, { task: started.task, cancel_requested: true, state: "cancelling" });
     const done = await taskInState(mcp, n, "cancelled");
     assert.match(String(done.result_ref), /^out:[0-9]+$/);
-    assert.deepEqual(groupMembers(pgid), [], "no member of the task's process group survives");
+    const outcome = (await mcp.read(`shoal://task/${n}/out`)).structuredContent as Rec;
+    assert.equal(outcome.ok, false);
+    assert.equal(outcome.signal, "SIGTERM");
+    // The SIGTERM-ignoring sleep may outlive bash until the SIGKILL after the 2000 ms grace.
+    assert.ok(
+      await waitUntil(() => groupMembers(pgid).length === 0, 5000),
+      `no member of the task's process group survives: ${groupMembers(pgid)}`,
+    );
 
     const again = await mcp.ok("shoal_cancel", { task: started.task });
     assert.deepEqual(again, { task: started.task, cancel_requested: false, state: "cancelled" });
