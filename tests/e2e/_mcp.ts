@@ -101,20 +101,29 @@ export function mcpTest(
   });
 }
 
-/** The deno process serving `socket` (its command line names the socket; the sh wrapper is not deno). */
+/**
+ * The deno process serving `socket`: its command line names the socket (the sh wrapper is not
+ * deno). A child the kernel is forking shares its exe and command line until it execs, so
+ * matches whose parent also matches are skipped.
+ */
 export function kernelPid(socket: string): number {
-  const found: number[] = [];
+  const parents = new Map<number, number>();
   for (const entry of Deno.readDirSync("/proc")) {
     if (!/^[0-9]+$/.test(entry.name)) continue;
     try {
       const argv = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
       if (argv.includes(socket) && /\/deno$/.test(Deno.readLinkSync(`/proc/${entry.name}/exe`))) {
-        found.push(Number(entry.name));
+        const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+        parents.set(
+          Number(entry.name),
+          Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]),
+        );
       }
     } catch {
       // exited meanwhile
     }
   }
+  const found = [...parents].filter(([, ppid]) => !parents.has(ppid)).map(([pid]) => pid);
   assert.equal(found.length, 1, `one kernel process serves ${socket}`);
   return found[0];
 }
