@@ -5,7 +5,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { sandbox, sdkTransport, waitUntil } from "../../tests/mcp/_facade.ts";
+import { sandbox, sdkTransport } from "../../tests/mcp/_facade.ts";
 
 const N = 200;
 
@@ -36,13 +36,7 @@ try {
       () => client.callTool({ name: "shoal_exec", arguments: { src: "true" } }),
     ),
   );
-  await waitUntil(() => {
-    try {
-      return Deno.lstatSync(box.socket()).isSocket;
-    } catch {
-      return false;
-    }
-  }, 5000);
+  // The facade calls above autostarted the kernel on the sandbox socket.
   const conn = await RpcConnection.connect(box.socket());
   await conn.request("session.attach", { session: "bench" });
   rows.push(await time("kernel exec direct", () => conn.request("exec", { src: "true" })));
