@@ -9,10 +9,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { delay, REPO, type Sandbox, sandbox, sdkTransport } from "../mcp/_facade.ts";
-
-/** A JSON object. */
-export type Rec = Record<string, unknown>;
+import { rejection } from "../_support/rejection.ts";
+import type { Rec } from "../_support/rec.ts";
+import { type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { sdkTransport } from "../mcp/_facade.ts";
 
 /** What a `tools/call` returned. */
 export interface ToolReply {
@@ -101,135 +101,7 @@ export function mcpTest(
   });
 }
 
-/**
- * The deno process serving `socket`: its command line names the socket (the sh wrapper is not
- * deno). A child the kernel is forking shares its exe and command line until it execs, so
- * matches whose parent also matches are skipped.
- */
-export function kernelPid(socket: string): number {
-  const parents = new Map<number, number>();
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry.name)) continue;
-    try {
-      const argv = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-      if (argv.includes(socket) && /\/deno$/.test(Deno.readLinkSync(`/proc/${entry.name}/exe`))) {
-        const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-        parents.set(
-          Number(entry.name),
-          Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]),
-        );
-      }
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const found = [...parents].filter(([, ppid]) => !parents.has(ppid)).map(([pid]) => pid);
-  assert.equal(found.length, 1, `one kernel process serves ${socket}`);
-  return found[0];
-}
-
-/**
- * Client connections the kernel process `pid` holds on `socket`: its socket fds whose inode
- * /proc/net/unix lists under that path, minus the listener (flag __SO_ACCEPTCON). Other sockets
- * the runtime may hold do not count.
- */
-export function kernelConnections(pid: number, socket: string): number {
-  const accepted = new Set<string>();
-  for (const line of Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1)) {
-    const [, , , flags, , , inode, path] = line.trim().split(/\s+/);
-    if (path === socket && flags !== "00010000") accepted.add(inode);
-  }
-  let n = 0;
-  for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
-    try {
-      const inode = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`));
-      if (inode && accepted.has(inode[1])) n++;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return n;
-}
-
-/** Pids of live (non-zombie) processes whose process group is `pgid`. */
-export function groupMembers(pgid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z" && fields[0] !== "X" && Number(fields[2]) === pgid) {
-        pids.push(Number(entry.name));
-      }
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
-
-/** Calls `fetch` every 50 ms until `done` holds for its result (at most `ms`); returns that result. */
-export async function pollUntil<T>(
-  fetch: () => Promise<T>,
-  done: (value: T) => boolean,
-  ms = 10000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = await fetch();
-  while (!done(value)) {
-    if (Date.now() >= deadline) {
-      throw new Error(`condition not reached within ${ms} ms; last: ${JSON.stringify(value)}`);
-    }
-    await delay(50);
-    value = await fetch();
-  }
-  return value;
-}
-
 /** The JSON-RPC error a client request fails with; a success fails the test. */
-export async function mcpError(p: Promise<unknown>): Promise<McpError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof McpError) return e;
-    throw e;
-  }
-  throw new Error("expected a JSON-RPC error");
-}
-
-/** UTF-8 byte length of a string, or of the compact JSON of any other value. */
-export function byteLength(x: unknown): number {
-  return new TextEncoder().encode(typeof x === "string" ? x : JSON.stringify(x)).length;
-}
-
-/** Writes `principals` as the sandbox's `$XDG_CONFIG_HOME/shoal/leash.jsonc` (read at kernel start). */
-export async function writePolicy(box: Sandbox, principals: Rec): Promise<void> {
-  await Deno.mkdir(`${box.dir}/config/shoal`, { recursive: true });
-  await Deno.writeTextFile(
-    `${box.dir}/config/shoal/leash.jsonc`,
-    `// e2e policy\n${JSON.stringify({ principal: principals }, null, 2)}\n`,
-  );
-}
-
-/** Creates a token with the real CLI in the sandbox's state dir; returns the bearer secret. */
-export async function createToken(box: Sandbox, principal: string): Promise<string> {
-  const out = await new Deno.Command(`${REPO}/bin/shoal-kernel`, {
-    args: [
-      "token",
-      "create",
-      principal,
-      principal.replace(/^agent:/, ""),
-      "--state-dir",
-      `${box.dir}/state/shoal`,
-    ],
-    env: box.env(),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.ok(out.success, `token create failed: ${stderr}`);
-  return new TextDecoder().decode(out.stdout).trim();
+export function mcpError(p: Promise<unknown>): Promise<McpError> {
+  return rejection(p, McpError);
 }

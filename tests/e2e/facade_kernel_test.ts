@@ -3,16 +3,10 @@ import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import {
-  delay,
-  pidsMentioning,
-  RawFacade,
-  REPO,
-  type Sandbox,
-  sandbox,
-  sdkTransport,
-  waitUntil,
-} from "../mcp/_facade.ts";
+import { processGroup } from "../_support/proc.ts";
+import { KERNEL_BIN, pidsMentioning, type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { delay, waitUntil } from "../_support/wait.ts";
+import { RawFacade, sdkTransport } from "../mcp/_facade.ts";
 
 type Frame = Record<string, unknown>;
 
@@ -24,7 +18,7 @@ const INIT = {
 
 /** Starts `bin/shoal-kernel` on the sandbox's default socket and waits until it accepts. */
 async function startKernel(box: Sandbox): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command(`${REPO}/bin/shoal-kernel`, {
+  const child = new Deno.Command(KERNEL_BIN, {
     args: ["--socket", box.socket()],
     env: box.env(),
     clearEnv: true,
@@ -74,11 +68,6 @@ function socketFds(pid: number): number {
     }
   }
   return n;
-}
-
-function pgid(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
 }
 
 async function withRaw(
@@ -136,7 +125,11 @@ Deno.test("M-START-1/2: autostart with no kernel running; shoal_exec echo hi ret
       Deno.readTextFileSync(`/proc/${p}/cmdline`).includes("src/kernel/main.ts")
     );
     assert.equal(kernels.length, 1, "exactly one kernel was autostarted");
-    assert.notEqual(pgid(kernels[0]), pgid(transport.pid!), "the kernel has its own process group");
+    assert.notEqual(
+      processGroup(kernels[0]),
+      processGroup(transport.pid!),
+      "the kernel has its own process group",
+    );
     await client.close();
     await delay(300);
     assert.ok(

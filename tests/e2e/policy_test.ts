@@ -2,10 +2,9 @@
 // scoping by principal, the approval flow of an agent acting under a token with a policy file,
 // the local human approving from the CLI, and plans readable only by their owner.
 import assert from "node:assert/strict";
-import { REPO } from "../mcp/_facade.ts";
-import { connectMcp, createToken, mcpError, mcpTest, type Rec, writePolicy } from "./_mcp.ts";
-
-const LOCAL_HUMAN = `uid:${Deno.uid()}`;
+import { createToken, kernelCli, LOCAL_HUMAN, writePolicy } from "../_support/principals.ts";
+import type { Rec } from "../_support/rec.ts";
+import { connectMcp, mcpError, mcpTest } from "./_mcp.ts";
 
 mcpTest(
   "agent under a token: touch x needs approval (-32011 with plan_ref), cap_request stays pending, the human approves via the CLI, shoal_apply runs it; journal rows carry the agent principal and are scoped (K-EXEC-2, K-CAP-1, K-APPR-2, K-CLI-3, K-JQ-3)",
@@ -15,7 +14,9 @@ mcpTest(
     await human.ok("shoal_exec", { src: `cd '${work}'` });
     await human.ok("shoal_exec", { src: "echo human" });
 
-    const agent = await connectMcp(box, { SHOAL_TOKEN: await createToken(box, "agent:a") });
+    const agent = await connectMcp(box, {
+      SHOAL_TOKEN: (await createToken(box, "agent:a", "a")).secret,
+    });
     try {
       const echoed = await agent.ok("shoal_exec", { src: "echo agent" });
       assert.deepEqual((echoed.value as Rec).out, { $: "str", v: "agent\n" });
@@ -43,7 +44,7 @@ mcpTest(
       assert.equal(early.structuredContent.code, -32011, "not applicable before approval");
       assert.equal(await exists(`${work}/x`), false);
 
-      const cli = await approve(box.socket(), planRef, box.env());
+      const cli = await kernelCli(box, ["approve", planRef, "--socket", box.socket()]);
       assert.equal(cli.code, 0, cli.stderr);
       const granted = JSON.parse(cli.stdout);
       assert.equal(granted.grant, "approved");
@@ -81,7 +82,7 @@ mcpTest(
     }
   },
   async (box) => {
-    await writePolicy(box, {
+    await writePolicy(`${box.dir}/config/shoal/leash.jsonc`, {
       "agent:a": {
         fs: { read: ["/**"], write: [`${box.dir}/work/**`] },
         proc_spawn: ["*"],
@@ -96,7 +97,9 @@ mcpTest(
 mcpTest(
   "shoal_plan returns a plan_ref whose shoal://plan/<hex> the owner reads, while another principal's facade is refused (-32010) and a guessed ref is unknown (-32012) (K-EXEC-7, K-PLAN-1, P-PLAN-2)",
   async (human, box) => {
-    const agent = await connectMcp(box, { SHOAL_TOKEN: await createToken(box, "agent:p") });
+    const agent = await connectMcp(box, {
+      SHOAL_TOKEN: (await createToken(box, "agent:p", "p")).secret,
+    });
     try {
       const src = "rm -rf ./never-run";
       const planned = await agent.ok("shoal_plan", { src });
@@ -128,7 +131,7 @@ mcpTest(
     }
   },
   async (box) => {
-    await writePolicy(box, {
+    await writePolicy(`${box.dir}/config/shoal/leash.jsonc`, {
       "agent:p": { fs: { read: ["/**"], delete: ["/**"] }, proc_spawn: ["*"] },
     });
     return { XDG_CONFIG_HOME: `${box.dir}/config` };
@@ -142,18 +145,4 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Runs `shoal-kernel approve <planRef> --socket <socket>` as the local human. */
-async function approve(socket: string, planRef: string, env: Record<string, string>) {
-  const out = await new Deno.Command(`${REPO}/bin/shoal-kernel`, {
-    args: ["approve", planRef, "--socket", socket],
-    env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
 }

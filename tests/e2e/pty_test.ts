@@ -1,8 +1,10 @@
 // Issue 6 through the real stack (SDK client → shoal-mcp → autostarted kernel → real PTY): the six
 // shoal_pty_* tools on an interactive bash, the pty resources, and subscription to screen changes.
 import assert from "node:assert/strict";
-import { waitUntil } from "../mcp/_facade.ts";
-import { groupMembers, type Mcp, mcpTest, pollUntil, type Rec } from "./_mcp.ts";
+import { groupMembers, processLive } from "../_support/proc.ts";
+import type { Rec } from "../_support/rec.ts";
+import { pollUntil, waitUntil } from "../_support/wait.ts";
+import { type Mcp, mcpTest } from "./_mcp.ts";
 
 /** Reads the screen with shoal_pty_read until some row equals `row` (bounded); returns that read. */
 function screenWithRow(mcp: Mcp, ptyId: string, row: string): Promise<Rec> {
@@ -10,15 +12,6 @@ function screenWithRow(mcp: Mcp, ptyId: string, row: string): Promise<Rec> {
     () => mcp.ok("shoal_pty_read", { pty_id: ptyId }),
     (r) => (r.screen as string[]).includes(row),
   );
-}
-
-function processGone(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return /^\d+ \(.*\) [ZX]/s.test(stat);
-  } catch {
-    return true;
-  }
 }
 
 mcpTest(
@@ -31,7 +24,7 @@ mcpTest(
     assert.equal(opened.cols, 80);
     assert.equal(opened.rows, 24);
     const pid = opened.pid as number;
-    assert.equal(processGone(pid), false);
+    assert.equal(processLive(pid), true);
 
     const uri = `shoal://pty/${n}`;
     await mcp.client.subscribeResource({ uri });
@@ -97,7 +90,7 @@ mcpTest(
       closed: true,
       exit: { status: null, signal: "SIGHUP" },
     });
-    assert.ok(await waitUntil(() => processGone(pid), 3000), "the PTY's process is gone");
+    assert.ok(await waitUntil(() => !processLive(pid), 3000), "the PTY's process is gone");
     assert.deepEqual(groupMembers(pid), [], "nothing of its process group is left");
     const after = await mcp.call("shoal_pty_read", { pty_id: ptyId });
     assert.equal(after.isError, true);

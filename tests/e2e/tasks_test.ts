@@ -2,16 +2,10 @@
 // tasks, cancellation of whole process groups, wait budgets, task resources, subscriptions with
 // one kernel connection each, progress and MCP request cancellation.
 import assert from "node:assert/strict";
-import { delay, waitUntil } from "../mcp/_facade.ts";
-import {
-  groupMembers,
-  kernelConnections,
-  kernelPid,
-  type Mcp,
-  mcpTest,
-  pollUntil,
-  type Rec,
-} from "./_mcp.ts";
+import { groupMembers, kernelConnections, kernelPid } from "../_support/proc.ts";
+import type { Rec } from "../_support/rec.ts";
+import { delay, pollUntil, waitUntil } from "../_support/wait.ts";
+import { type Mcp, mcpTest } from "./_mcp.ts";
 
 function taskN(task: unknown): number {
   const m = /^task:([0-9]+)$/.exec(String(task));

@@ -3,16 +3,10 @@
 // resource templates and the session views.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import {
-  byteLength,
-  connectMcp,
-  createToken,
-  mcpError,
-  mcpTest,
-  type ReadReply,
-  type Rec,
-  writePolicy,
-} from "./_mcp.ts";
+import { byteLength } from "../_support/bytes.ts";
+import { createToken, writePolicy } from "../_support/principals.ts";
+import type { Rec } from "../_support/rec.ts";
+import { connectMcp, mcpError, mcpTest, type ReadReply } from "./_mcp.ts";
 
 /** The 64 KiB bound on any text handed to a client (V-RENDER-3, M-OUT-2, M-RES-5). */
 const TEXT_LIMIT = 65536;
@@ -270,7 +264,9 @@ mcpTest(
     assert.ok((human.names as string[]).includes("SHOAL_E2E_VAR"));
     assert.equal((human.env as Rec).SHOAL_E2E_VAR, "visible");
 
-    const agent = await connectMcp(box, { SHOAL_TOKEN: await createToken(box, "agent:env") });
+    const agent = await connectMcp(box, {
+      SHOAL_TOKEN: (await createToken(box, "agent:env", "env")).secret,
+    });
     try {
       const env = (await agent.read("shoal://session/env")).structuredContent as Rec;
       assert.equal(env.granted, false);
@@ -281,7 +277,9 @@ mcpTest(
     }
   },
   async (box) => {
-    await writePolicy(box, { "agent:env": { env_read: ["HOME"], proc_spawn: ["*"] } });
+    await writePolicy(`${box.dir}/config/shoal/leash.jsonc`, {
+      "agent:env": { env_read: ["HOME"], proc_spawn: ["*"] },
+    });
     return { XDG_CONFIG_HOME: `${box.dir}/config` };
   },
 );

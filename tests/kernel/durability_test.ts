@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { sandbox, waitUntil } from "../mcp/_facade.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
-import type { Rec } from "./_principals.ts";
+import { startKernel, type TestKernel } from "../_support/kernel.ts";
+import type { Rec } from "../_support/rec.ts";
+import { sandbox } from "../_support/sandbox.ts";
+import { waitUntil } from "../_support/wait.ts";
 
 const EXECS = 100;
 const KILL_AFTER = 50;

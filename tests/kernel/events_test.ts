@@ -2,56 +2,15 @@ import assert from "node:assert/strict";
 import { Kernel } from "../../src/kernel/kernel.ts";
 import { loadStartupPolicy } from "../../src/kernel/policy/leash.ts";
 import { acceptLoop } from "../../src/kernel/server.ts";
-import { RpcError } from "../../src/protocol/errors.ts";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { delay } from "../mcp/_facade.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
-
-type Rec = Record<string, unknown>;
-
-async function rpcError(p: Promise<unknown>): Promise<RpcError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RpcError) return e;
-    throw e;
-  }
-  throw new Error("expected an RPC error");
-}
-
-/** Polls `check` every 20 ms until it holds or `ms` pass; returns whether it held. */
-async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() >= deadline) return false;
-    await delay(20);
-  }
-  return true;
-}
-
-/** Runs one test body against a fresh kernel. */
-function withKernel(name: string, body: (k: TestKernel) => Promise<void>) {
-  Deno.test(name, async () => {
-    const k = await startKernel();
-    try {
-      await body(k);
-    } finally {
-      await k.cleanup();
-    }
-  });
-}
+import { collectEvents } from "../_support/events.ts";
+import { kernelTest } from "../_support/kernel.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
+import { delay, waitUntil } from "../_support/wait.ts";
 
 function call(conn: RpcConnection, method: string, params: Rec): Promise<Rec> {
   return conn.request(method, params) as Promise<Rec>;
-}
-
-/** Records the `event` notifications a connection receives, in arrival order. */
-function recordEvents(conn: RpcConnection): Rec[] {
-  const events: Rec[] = [];
-  conn.onNotification = (method, params) => {
-    if (method === "event") events.push(params);
-  };
-  return events;
 }
 
 /** Learns the next task number by running a throwaway task (ids come from one counter). */
@@ -61,18 +20,18 @@ async function nextTaskNumber(conn: RpcConnection): Promise<number> {
   return Number((task as string).slice(5)) + 1;
 }
 
-withKernel(
+kernelTest(
   "K-EVT-3 a task.N subscription receives every state through completion with rising seq",
   async (k) => {
     const conn = await k.attach();
-    const events = recordEvents(conn);
+    const events = collectEvents(conn);
     const n = await nextTaskNumber(conn);
     const sub = await call(conn, "events.subscribe", { channel: `task.${n}` });
     assert.deepEqual(sub, { channel: `task.${n}`, subscribed: true });
     const { task } = await call(conn, "exec", { src: "sleep 0.3; echo hi", async: true });
     assert.equal(task, `task:${n}`);
     const done = await call(conn, "task.await", { task });
-    assert.ok(await waitFor(() => events.length >= 2, 5000));
+    assert.ok(await waitUntil(() => events.length >= 2, 5000));
     await delay(100);
     assert.deepEqual(events.map((e) => e.channel), [`task.${n}`, `task.${n}`]);
     assert.deepEqual(events.map((e) => e.seq), [0, 1]);
@@ -82,19 +41,19 @@ withKernel(
 
     // With `since`, what events.read returns is replayed first (K-EVT-3).
     const other = await k.attach();
-    const replayed = recordEvents(other);
+    const replayed = collectEvents(other);
     await call(other, "events.subscribe", { channel: `task.${n}`, since: 0 });
-    assert.ok(await waitFor(() => replayed.length >= 1, 5000));
+    assert.ok(await waitUntil(() => replayed.length >= 1, 5000));
     await delay(100);
     assert.deepEqual(replayed.map((e) => e.seq), [1]);
   },
 );
 
-withKernel(
+kernelTest(
   "K-EXEC-8 one run publishes journal, then session.transcript, then render, then the terminal task.N",
   async (k) => {
     const conn = await k.attach();
-    const events = recordEvents(conn);
+    const events = collectEvents(conn);
     const n = await nextTaskNumber(conn);
     for (const channel of ["journal", "session.transcript", "render", `task.${n}`]) {
       await call(conn, "events.subscribe", { channel });
@@ -102,7 +61,7 @@ withKernel(
     const { task } = await call(conn, "exec", { src: "echo ordered", async: true });
     const done = await call(conn, "task.await", { task });
     const ref = done.result_ref as string;
-    assert.ok(await waitFor(() => events.length >= 5, 5000));
+    assert.ok(await waitUntil(() => events.length >= 5, 5000));
     await delay(100);
     assert.deepEqual(events.map((e) => e.channel), [
       `task.${n}`,
@@ -132,19 +91,19 @@ withKernel(
   },
 );
 
-withKernel(
+kernelTest(
   "K-EVT-4 events.unsubscribe stops pushes of that channel on this connection and is idempotent",
   async (k) => {
     const sub = await k.attach();
     const pub = await k.attach();
-    const events = recordEvents(sub);
+    const events = collectEvents(sub);
     await call(sub, "events.subscribe", { channel: "user.x" });
     await call(sub, "events.subscribe", { channel: "user.x" }); // no second subscription
     await call(sub, "events.subscribe", { channel: "user.sentinel" });
     for (let i = 0; i < 3; i++) {
       await call(pub, "events.publish", { channel: "user.x", payload: i });
     }
-    assert.ok(await waitFor(() => events.length >= 3, 5000));
+    assert.ok(await waitUntil(() => events.length >= 3, 5000));
     const off = await call(sub, "events.unsubscribe", { channel: "user.x" });
     assert.deepEqual(off, { channel: "user.x", subscribed: false });
     assert.deepEqual(await call(sub, "events.unsubscribe", { channel: "user.x" }), off);
@@ -158,7 +117,7 @@ withKernel(
     // Pushes on one connection are written in publish order: once the sentinel is in, any
     // user.x event published before it would be too.
     await call(pub, "events.publish", { channel: "user.sentinel", payload: "end" });
-    assert.ok(await waitFor(() => events.some((e) => e.channel === "user.sentinel"), 5000));
+    assert.ok(await waitUntil(() => events.some((e) => e.channel === "user.sentinel"), 5000));
     assert.deepEqual(events.map((e) => [e.channel, e.payload]), [
       ["user.x", 0],
       ["user.x", 1],
@@ -203,7 +162,7 @@ Deno.test("K-EVT-4 closing a connection removes all its subscriptions (in-proces
       "user.b",
     ]);
     conn.close();
-    assert.ok(await waitFor(() => kernel.connections.size === 0, 5000));
+    assert.ok(await waitUntil(() => kernel.connections.size === 0, 5000));
     assert.deepEqual(kernel.bus.subscriptions(client.subscriber), []);
   } finally {
     listener.close();
@@ -213,12 +172,12 @@ Deno.test("K-EVT-4 closing a connection removes all its subscriptions (in-proces
   }
 });
 
-withKernel(
+kernelTest(
   "K-EVT-9/10 a subscriber that stops reading loses only its own events and then gets {dropped, latest_seq}",
   async (k) => {
     const pub = await k.attach();
     const reader = await k.attach();
-    const readerEvents = recordEvents(reader);
+    const readerEvents = collectEvents(reader);
     await call(reader, "events.subscribe", { channel: "user.x" });
     // The slow subscriber: a raw socket that subscribes, then does not read for a while.
     const raw = await Deno.connect({ transport: "unix", path: k.socket });
@@ -240,7 +199,7 @@ withKernel(
         await call(pub, "events.publish", { channel: "user.x", payload: { i, pad } });
       }
       // The reading subscriber was not held up by the stalled one (K-EVT-9).
-      assert.ok(await waitFor(() => readerEvents.length === published, 20000));
+      assert.ok(await waitUntil(() => readerEvents.length === published, 20000));
       assert.deepEqual(readerEvents.map((e) => e.seq), [...Array(published).keys()]);
 
       const got: Rec[] = [];
@@ -310,7 +269,7 @@ class LineReader {
   }
 }
 
-withKernel(
+kernelTest(
   "K-EVT-2/K-EVT-6 only user.* is publishable (-32602 with data.channel); payloads up to 64 KiB; 1024 user channels",
   async (k) => {
     const conn = await k.attach();
@@ -352,7 +311,7 @@ withKernel(
   },
 );
 
-withKernel(
+kernelTest(
   "K-EVT-1 events.read: since is exclusive, limit keeps the newest tail, ring keeps 1024, names validated",
   async (k) => {
     const conn = await k.attach();
@@ -415,7 +374,7 @@ withKernel(
   },
 );
 
-withKernel(
+kernelTest(
   "K-EVT-3/E-2 at most 64 subscriptions per connection; resubscribing is free; another connection has its own",
   async (k) => {
     const conn = await k.attach();

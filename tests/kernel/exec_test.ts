@@ -1,31 +1,8 @@
 import assert from "node:assert/strict";
-import { RpcError } from "../../src/protocol/errors.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
-
-type Rec = Record<string, unknown>;
-
-async function rpcError(p: Promise<unknown>): Promise<RpcError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RpcError) return e;
-    throw e;
-  }
-  throw new Error("expected an RPC error");
-}
-
-/** Runs one test body against a fresh kernel and an attached connection. */
-function withKernel(name: string, body: (conn: RpcConnection, k: TestKernel) => Promise<void>) {
-  Deno.test(name, async () => {
-    const k = await startKernel();
-    try {
-      await body(await k.attach(), k);
-    } finally {
-      await k.cleanup();
-    }
-  });
-}
+import { withKernel } from "../_support/kernel.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
 
 function exec(conn: RpcConnection, src: string, extra: Rec = {}): Promise<Rec> {
   return conn.request("exec", { src, ...extra }) as Promise<Rec>;

@@ -1,17 +1,15 @@
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { sandbox } from "../mcp/_facade.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
+import { collectEvents, payloads, waitForEvent } from "../_support/events.ts";
 import {
-  collectEvents,
-  createToken,
-  LOCAL_HUMAN,
-  payloads,
-  type Rec,
-  rpcError,
-  waitForEvent,
-  writePolicy,
-} from "./_principals.ts";
+  kernelTest,
+  startKernel,
+  startKernelWithPolicy,
+  type TestKernel,
+} from "../_support/kernel.ts";
+import { createToken, LOCAL_HUMAN } from "../_support/principals.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
 
 /** Grants that let an agent run ordinary commands without approval. */
 const AGENT = {
@@ -29,25 +27,23 @@ interface Principals {
 
 /** A kernel with agents A and B (own rows only) and a reader with `journal_read`, each attached. */
 function withPrincipals(name: string, body: (p: Principals) => Promise<void>) {
-  Deno.test(name, async () => {
-    const box = await sandbox();
-    const policy = await writePolicy(box, {
-      "agent:a": AGENT,
-      "agent:b": AGENT,
-      "agent:reader": { ...AGENT, journal_read: true },
-    });
-    const k = await startKernel(["--policy", policy], box);
-    try {
+  kernelTest(
+    name,
+    async (k) => {
       const [a, b, reader] = await Promise.all(
         ["agent:a", "agent:b", "agent:reader"].map(async (p) =>
-          k.attach("default", (await createToken(box, p)).secret)
+          k.attach("default", (await createToken(k.box, p)).secret)
         ),
       );
       await body({ k, a, b, reader });
-    } finally {
-      await k.cleanup();
-    }
-  });
+    },
+    () =>
+      startKernelWithPolicy({
+        "agent:a": AGENT,
+        "agent:b": AGENT,
+        "agent:reader": { ...AGENT, journal_read: true },
+      }),
+  );
 }
 
 function exec(conn: RpcConnection, src: string): Promise<Rec> {

@@ -1,19 +1,11 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { sandbox } from "../mcp/_facade.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
-import {
-  collectEvents,
-  createToken,
-  kernelCli,
-  LOCAL_HUMAN,
-  payloads,
-  type Rec,
-  rpcError,
-  waitForEvent,
-  writePolicy,
-} from "./_principals.ts";
+import { collectEvents, payloads, waitForEvent } from "../_support/events.ts";
+import { kernelTest, startKernelWithPolicy, type TestKernel } from "../_support/kernel.ts";
+import { createToken, kernelCli, LOCAL_HUMAN } from "../_support/principals.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
 
 /** Grants everything on the filesystem, but irreversible work needs approval (auto_apply). */
 const AGENT = {
@@ -32,20 +24,14 @@ function withAgents(
   policy: Record<string, Rec>,
   body: (k: TestKernel, agents: Record<string, RpcConnection>) => Promise<void>,
 ) {
-  Deno.test(name, async () => {
-    const box = await sandbox();
-    const k = await startKernel(["--policy", await writePolicy(box, policy)], box);
-    try {
-      const agents: Record<string, RpcConnection> = {};
-      for (const principal of Object.keys(policy)) {
-        if (principal.startsWith("uid:")) continue;
-        agents[principal] = await k.attach("default", (await createToken(box, principal)).secret);
-      }
-      await body(k, agents);
-    } finally {
-      await k.cleanup();
+  kernelTest(name, async (k) => {
+    const agents: Record<string, RpcConnection> = {};
+    for (const principal of Object.keys(policy)) {
+      if (principal.startsWith("uid:")) continue;
+      agents[principal] = await k.attach("default", (await createToken(k.box, principal)).secret);
     }
-  });
+    await body(k, agents);
+  }, () => startKernelWithPolicy(policy));
 }
 
 function exec(conn: RpcConnection, src: string, extra: Rec = {}): Promise<Rec> {

@@ -1,12 +1,12 @@
 // Issue 6 through the real kernel over its real socket: pty.open/send/read/resize/close/list on
 // real pseudo-terminals, session scoping, pty.N events, the policy gate and bounded memory.
 import assert from "node:assert/strict";
-import { RpcError } from "../../src/protocol/errors.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
-import { kernelPid, memoryKiB, processLive, startKernelWithAgent } from "./_proc.ts";
-
-type Rec = Record<string, unknown>;
+import { startKernel, startKernelWithAgent, type TestKernel } from "../_support/kernel.ts";
+import { kernelPid, memoryKiB, processLive } from "../_support/proc.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
+import { delay } from "../_support/wait.ts";
 
 /** What `pty.read` returns (K-PTY-3). */
 interface Screen {
@@ -24,20 +24,6 @@ interface Screen {
 
 const POLL_MS = 20;
 
-async function rpcError(p: Promise<unknown>): Promise<RpcError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RpcError) return e;
-    throw e;
-  }
-  throw new Error("expected an RPC error");
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** Kills (by pid) what a failed test left running; the kernel's shutdown closes the rest. */
 function killLeftovers(pids: number[]): void {
   for (const pid of pids) {
@@ -50,8 +36,11 @@ function killLeftovers(pids: number[]): void {
   }
 }
 
-/** Runs a test body against a fresh kernel and a connection attached to session `default`. */
-function withKernel(
+/**
+ * Runs a test body against a fresh kernel and a connection attached to session `default`; the
+ * body records the pids of the PTYs it opens, and those the kernel's shutdown left are killed.
+ */
+function withPtys(
   name: string,
   body: (conn: RpcConnection, k: TestKernel, pids: number[]) => Promise<void>,
 ) {
@@ -116,7 +105,7 @@ async function waitScreen(
 const hasRow = (row: string | RegExp) => (s: Screen) =>
   s.screen.some((r) => typeof row === "string" ? r === row : row.test(r));
 
-withKernel(
+withPtys(
   "bash -i on a pty: echo $((6*7)) shows a row 42, stty size follows resize, tty is a /dev/pts device (K-PTY-1..4)",
   async (conn, _k, pids) => {
     const opened = await open(conn, pids, "bash", ["--norc", "-i"]);
@@ -166,7 +155,7 @@ withKernel(
   },
 );
 
-withKernel(
+withPtys(
   "python3 -q: print(6*7) shows 42, Ctrl-D ends it with alive false and exit status 0 (K-PTY-3, K-PTY-11)",
   async (conn, _k, pids) => {
     const { pty_id: id, pid } = await open(conn, pids, "python3", ["-q"]);
@@ -186,7 +175,7 @@ withKernel(
   },
 );
 
-withKernel(
+withPtys(
   "vi and less show their full-screen UI on a generated file and exit on :q! and q (K-PTY-8)",
   async (conn, k, pids) => {
     const lines = Array.from({ length: 200 }, (_, i) => `line-${i + 1}`);
@@ -212,7 +201,7 @@ withKernel(
   },
 );
 
-withKernel(
+withPtys(
   "closing a running sleep 1000 hangs it up, reaps it (gone from /proc) and forgets the id: -32022 next (K-PTY-5, K-PTY-7)",
   async (conn, _k, pids) => {
     const { pty_id: id, pid } = await open(conn, pids, "sleep", ["1000"]);
@@ -251,7 +240,7 @@ withKernel(
   },
 );
 
-withKernel(
+withPtys(
   "a PTY belongs to the session that opened it: session B gets -32022 and does not list it (K-PTY-7)",
   async (conn, k, pids) => {
     const { pty_id: id } = await open(conn, pids, "sleep", ["1000"]);
@@ -275,7 +264,7 @@ withKernel(
   },
 );
 
-withKernel(
+withPtys(
   "a subscriber to pty.N gets {pty_id, alive, exit} on screen changes and once on exit (K-PTY-13)",
   async (conn, _k, pids) => {
     const { pty_id: id } = await open(conn, pids, "bash", ["--norc", "-i"]);
@@ -311,7 +300,7 @@ function peakSince(pid: number, before: { hwm: number }, sampled: number): numbe
   return after.hwm > before.hwm ? after.hwm : sampled;
 }
 
-withKernel(
+withPtys(
   "50 MB of output in a PTY: session.cwd and exec keep answering meanwhile; kernel RSS grows < 96 MiB, and a second 50 MB adds < 24 MiB (K-PTY-8)",
   async (conn, k, pids) => {
     const pid = kernelPid(k.socket);
@@ -361,7 +350,7 @@ withKernel(
   },
 );
 
-withKernel(
+withPtys(
   "pty.open errors: missing program -32023 with data.cmd; bad keys and inputs -32602 (K-PTY-1/2)",
   async (conn, _k, pids) => {
     const missing = await rpcError(conn.request("pty.open", { cmd: "no-such-program-xyz" }));

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { sandbox } from "../mcp/_facade.ts";
-import { collectLines, spawnKernel, startKernel } from "./_kernel.ts";
-import { createToken, type Rec, rpcError } from "./_principals.ts";
+import { collectLines, spawnKernel, startKernel } from "../_support/kernel.ts";
+import { createToken } from "../_support/principals.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
+import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 
 /** Runs the kernel with `args` until it exits; returns its status and stderr. */
 async function failedStart(
-  box: Awaited<ReturnType<typeof sandbox>>,
+  box: Sandbox,
   args: string[],
 ): Promise<{ code: number; stderr: string }> {
   const child = spawnKernel(box, ["--socket", box.socket(), ...args]);

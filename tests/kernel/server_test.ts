@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { RpcError } from "../../src/protocol/errors.ts";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { sandbox, waitUntil } from "../mcp/_facade.ts";
-import { collectLines, spawnKernel, startKernel } from "./_kernel.ts";
+import { collectLines, spawnKernel, startKernel } from "../_support/kernel.ts";
+import { groupMembers } from "../_support/proc.ts";
+import { rpcError } from "../_support/rejection.ts";
+import { sandbox } from "../_support/sandbox.ts";
+import { delay, waitUntil } from "../_support/wait.ts";
 
 /** Sends raw bytes on a fresh socket connection and returns the reply lines that arrive. */
 async function rawExchange(socket: string, bytes: Uint8Array, replies: number): Promise<unknown[]> {
@@ -15,16 +17,6 @@ async function rawExchange(socket: string, bytes: Uint8Array, replies: number): 
   conn.close();
   await reading.catch(() => {});
   return lines.map((l) => JSON.parse(l));
-}
-
-async function rpcError(p: Promise<unknown>): Promise<RpcError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RpcError) return e;
-    throw e;
-  }
-  throw new Error("expected an RPC error");
 }
 
 Deno.test("kernel socket is 0600 in a 0700 directory and attach reports the local human (G-SOCK-7, K-ATTACH-4)", async () => {
@@ -160,7 +152,7 @@ async function waitForConnect(socket: string): Promise<RpcConnection> {
     try {
       return await RpcConnection.connect(socket);
     } catch {
-      await new Promise((r) => setTimeout(r, 50));
+      await delay(50);
     }
   }
   throw new Error("kernel never listened");
@@ -197,22 +189,6 @@ Deno.test("a stale socket file is replaced; a regular file at the path is refuse
   }
 });
 
-/** Pids whose process group is `pgid` (from /proc/PID/stat field 5). */
-function groupMembers(pgid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z" && Number(fields[2]) === pgid) pids.push(Number(entry.name));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
-
 Deno.test("SIGTERM stops background tasks and PTYs, removes the socket and exits 0 (G-SOCK-8)", async () => {
   const k = await startKernel();
   try {
@@ -224,7 +200,7 @@ Deno.test("SIGTERM stops background tasks and PTYs, removes the socket and exits
     let pid: number | null = null;
     for (let i = 0; i < 200 && pid === null; i++) {
       pid = (await conn.request("task.get", { task: started.task }) as { pid: number | null }).pid;
-      if (pid === null) await new Promise((r) => setTimeout(r, 20));
+      if (pid === null) await delay(20);
     }
     assert.ok(pid !== null);
     const pty = await conn.request("pty.open", { cmd: "sleep", args: ["60"] }) as { pid: number };

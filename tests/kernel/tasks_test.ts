@@ -1,48 +1,11 @@
 import assert from "node:assert/strict";
 import { RpcError } from "../../src/protocol/errors.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { delay } from "../mcp/_facade.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
-
-type Rec = Record<string, unknown>;
-
-async function rpcError(p: Promise<unknown>): Promise<RpcError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RpcError) return e;
-    throw e;
-  }
-  throw new Error("expected an RPC error");
-}
-
-/** Polls `check` every 25 ms until it holds or `ms` pass; returns whether it held. */
-async function waitFor(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() >= deadline) return false;
-    await delay(25);
-  }
-  return true;
-}
-
-/** Live (non-zombie) processes whose process group (field 5 of /proc/PID/stat) is `pgid`. */
-function groupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry.name)) continue;
-    let stat: string;
-    try {
-      stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-    } catch {
-      continue; // exited meanwhile
-    }
-    // Fields after "pid (comm) ": state, ppid, pgrp, …; comm may itself contain spaces.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (state !== "Z" && Number(pgrp) === pgid) members.push(Number(entry.name));
-  }
-  return members;
-}
+import { startKernel, type TestKernel, withKernel } from "../_support/kernel.ts";
+import { groupMembers } from "../_support/proc.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
+import { delay, waitUntil } from "../_support/wait.ts";
 
 /** Task process groups a test started, SIGKILLed in `finally` whatever happened. */
 class Groups {
@@ -64,19 +27,17 @@ class Groups {
   }
 }
 
-/** Runs one test body against a fresh kernel with an attached connection. */
-function withKernel(
+/** Runs one test body against a fresh kernel with an attached connection; kills its task groups after. */
+function withTasks(
   name: string,
   body: (conn: RpcConnection, k: TestKernel, groups: Groups) => Promise<void>,
 ) {
-  Deno.test(name, async () => {
-    const k = await startKernel();
+  withKernel(name, async (conn, k) => {
     const groups = new Groups();
     try {
-      await body(await k.attach(), k, groups);
+      await body(conn, k, groups);
     } finally {
       groups.killAll();
-      await k.cleanup();
     }
   });
 }
@@ -97,7 +58,7 @@ async function waitStarted(
   members: number,
 ): Promise<number> {
   let pid = 0;
-  const started = await waitFor(async () => {
+  const started = await waitUntil(async () => {
     const rec = await call(conn, "task.get", { task });
     if (typeof rec.pid === "number") pid = groups.add(rec.pid);
     return pid > 0 && groupMembers(pid).length >= members;
@@ -125,7 +86,7 @@ async function taskStates(conn: RpcConnection, n: number): Promise<string[]> {
 }
 
 for (const flag of ["async", "background"] as const) {
-  withKernel(
+  withTasks(
     `K-EXEC-5/K-TASK-5 ${flag}:true returns {task, events, uri} at once; cancel goes cancelling → cancelled and kills the whole group`,
     async (conn, _k, groups) => {
       const r = await exec(conn, "sleep 30", { [flag]: true });
@@ -165,10 +126,10 @@ for (const flag of ["async", "background"] as const) {
       const stored = await call(conn, "value.get", { ref: done.result_ref, path: "signal" });
       assert.deepEqual(stored.value, { $: "str", v: "SIGTERM" });
 
-      assert.ok(await waitFor(() => groupMembers(pid).length === 0, 5000), "group survived");
+      assert.ok(await waitUntil(() => groupMembers(pid).length === 0, 5000), "group survived");
       const again = await call(conn, "task.cancel", { task: r.task });
       assert.deepEqual(again, { task: r.task, cancel_requested: false, state: "cancelled" });
-      assert.ok(await waitFor(() => events.length >= 3, 5000));
+      assert.ok(await waitUntil(() => events.length >= 3, 5000));
       assert.deepEqual(events.map((e) => e.seq), [0, 1, 2]);
       assert.deepEqual(events.map((e) => (e.payload as Rec).state), [
         "running",
@@ -184,7 +145,7 @@ for (const flag of ["async", "background"] as const) {
   );
 }
 
-withKernel(
+withTasks(
   "K-BASH-13 a task that ignores SIGTERM is SIGKILLed after the 2000 ms grace, not before",
   async (conn, _k, groups) => {
     const { task, n, pid } = await startTask(conn, groups, "trap '' TERM; sleep 30");
@@ -205,12 +166,12 @@ withKernel(
       BigInt(done.finished_ns as number) - cancelNs >= 1_900_000_000n,
       "killed before the grace period ended",
     );
-    assert.ok(await waitFor(() => groupMembers(pid).length === 0, 5000), "group survived");
+    assert.ok(await waitUntil(() => groupMembers(pid).length === 0, 5000), "group survived");
     assert.deepEqual(await taskStates(conn, n), ["running", "cancelling", "cancelled"]);
   },
 );
 
-withKernel(
+withTasks(
   "K-BASH-13 a grandchild that ignores SIGTERM is SIGKILLed after the grace even though bash died at once",
   async (conn, _k, groups) => {
     // The outer bash dies of SIGTERM; the inner bash and its sleep ignore it and keep the group.
@@ -221,13 +182,13 @@ withKernel(
     assert.equal(done.state, "cancelled");
     assert.equal(((done.result as Rec).value as Rec).signal, "SIGTERM");
     assert.ok(
-      await waitFor(() => groupMembers(pid).length === 0, 6000),
+      await waitUntil(() => groupMembers(pid).length === 0, 6000),
       `survivors: ${groupMembers(pid)}`,
     );
   },
 );
 
-withKernel(
+withTasks(
   "K-TASK-5 cancelling a suspended task continues and ends it; the outcome is stored",
   async (conn, _k, groups) => {
     const { task, pid } = await startTask(conn, groups, "sleep 30");
@@ -238,11 +199,11 @@ withKernel(
     assert.ok(
       ["SIGTERM", "SIGKILL"].includes(((done.result as Rec).value as Rec).signal as string),
     );
-    assert.ok(await waitFor(() => groupMembers(pid).length === 0, 5000));
+    assert.ok(await waitUntil(() => groupMembers(pid).length === 0, 5000));
   },
 );
 
-withKernel(
+withTasks(
   "K-TASK-5/6 a cancel or suspend sent as soon as the task id is known, before bash runs, still applies",
   async (conn, _k, groups) => {
     const cancelled = (await exec(conn, "sleep 30", { async: true })).task as string;
@@ -252,7 +213,7 @@ withKernel(
     assert.equal(done.timed_out, false);
     if (typeof done.pid === "number") {
       groups.add(done.pid);
-      assert.ok(await waitFor(() => groupMembers(done.pid as number).length === 0, 5000));
+      assert.ok(await waitUntil(() => groupMembers(done.pid as number).length === 0, 5000));
     }
 
     const src = "for i in $(seq 1 100000); do echo $i; sleep 0.01; done";
@@ -269,7 +230,7 @@ withKernel(
   },
 );
 
-withKernel(
+withTasks(
   "K-EXEC-6 timeout_ms 200 on `sleep 1; echo done` returns a still-running task; task.await later yields out done\\n",
   async (conn) => {
     const r = await exec(conn, "sleep 1; echo done", { timeout_ms: 200 });
@@ -295,7 +256,7 @@ withKernel(
   },
 );
 
-withKernel(
+withTasks(
   "K-TASK-4 task.await with timeout_ms 100 on a long task returns timed_out without the result",
   async (conn, _k, groups) => {
     const { task } = await startTask(conn, groups, "sleep 30");
@@ -309,7 +270,7 @@ withKernel(
   },
 );
 
-withKernel(
+withTasks(
   "K-EXEC-6 a timeout_ms exec that finishes in budget answers like K-EXEC-3, is never listed, and still publishes task.N",
   async (conn) => {
     const first = await exec(conn, "true", { async: true });
@@ -346,13 +307,13 @@ withKernel(
   },
 );
 
-withKernel(
+withTasks(
   "K-TASK-6 suspend stops output growth, resume restarts it; both idempotent; -32020 once terminal; one event per transition",
   async (conn, _k, groups) => {
     const src = "for i in $(seq 1 100000); do echo $i; sleep 0.01; done";
     const { task, n } = await startTask(conn, groups, src, 1);
     const total = async () => (await call(conn, "task.output", { task })).total as number;
-    assert.ok(await waitFor(async () => (await total()) > 0, 10000));
+    assert.ok(await waitUntil(async () => (await total()) > 0, 10000));
 
     const suspended = await call(conn, "task.suspend", { task });
     assert.equal(suspended.state, "suspended");
@@ -370,7 +331,7 @@ withKernel(
     const resumed = await call(conn, "task.resume", { task });
     assert.equal(resumed.state, "running");
     assert.equal((await call(conn, "task.resume", { task })).state, "running");
-    assert.ok(await waitFor(async () => (await total()) > frozen, 10000), "no growth on resume");
+    assert.ok(await waitUntil(async () => (await total()) > frozen, 10000), "no growth on resume");
 
     await call(conn, "task.cancel", { task });
     for (const method of ["task.suspend", "task.resume"]) {
@@ -391,7 +352,7 @@ withKernel(
   },
 );
 
-withKernel(
+withTasks(
   "K-TASK-7 task.output on a running loop: growing, ordered, non-overlapping chunks that reassemble the stdout",
   async (conn) => {
     const src = "for i in $(seq 1 50); do echo $i; sleep 0.05; done";
@@ -456,7 +417,7 @@ withKernel(
   },
 );
 
-withKernel("K-TASK-7 task.output reads stderr separately from stdout", async (conn) => {
+withTasks("K-TASK-7 task.output reads stderr separately from stdout", async (conn) => {
   const { task } = await exec(conn, "echo out; echo err >&2; printf '\\xff' >&2", {
     async: true,
   });
@@ -519,7 +480,7 @@ Deno.test("K-TASK-2/K-TASK-8 tasks are visible to the whole session, -32021 to o
   }
 });
 
-withKernel(
+withTasks(
   "K-TASK-2/E-2 at most 64 non-terminal tasks per session, even when 70 are requested at once",
   async (conn, k, groups) => {
     const replies = await Promise.allSettled(
@@ -564,7 +525,7 @@ Deno.test("K-BASH-13 kernel shutdown cancels tasks and SIGKILLs descendants that
     assert.equal(await k.stop(), 0);
     // The kernel sent the SIGKILL before exiting; allow the killed processes a moment to die.
     const gone = () => groupMembers(pid).length + groupMembers(plain.pid).length === 0;
-    assert.ok(await waitFor(gone, 1000), `survivors: ${groupMembers(pid)}`);
+    assert.ok(await waitUntil(gone, 1000), `survivors: ${groupMembers(pid)}`);
   } finally {
     groups.killAll();
     await k.cleanup();

@@ -1,34 +1,19 @@
 import assert from "node:assert/strict";
-import { delay, sandbox } from "../mcp/_facade.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
-import {
-  collectEvents,
-  createToken,
-  kernelCli,
-  LOCAL_HUMAN,
-  type Rec,
-  rpcError,
-  waitForEvent,
-  writePolicy,
-} from "./_principals.ts";
+import { collectEvents, waitForEvent } from "../_support/events.ts";
+import { kernelTest, startKernelWithPolicy, type TestKernel } from "../_support/kernel.ts";
+import { createToken, kernelCli, LOCAL_HUMAN } from "../_support/principals.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
+import { delay } from "../_support/wait.ts";
 
 const AGENT = { proc_spawn: ["*"], auto_apply: "in-grant" };
 
 /** A kernel whose policy knows `agent:a` and `agent:b`; tokens are made after it started. */
-function withKernel(name: string, body: (k: TestKernel) => Promise<void>) {
-  Deno.test(name, async () => {
-    const box = await sandbox();
-    const policy = await writePolicy(box, { "agent:a": AGENT, "agent:b": AGENT });
-    const k = await startKernel(["--policy", policy], box);
-    try {
-      await body(k);
-    } finally {
-      await k.cleanup();
-    }
-  });
+function withAgentPolicy(name: string, body: (k: TestKernel) => Promise<void>) {
+  kernelTest(name, body, () => startKernelWithPolicy({ "agent:a": AGENT, "agent:b": AGENT }));
 }
 
-withKernel(
+withAgentPolicy(
   "tokens created after kernel start attach as their principal; unknown and expired tokens are -32030 (T-TOK-2/4, K-ATTACH-2)",
   async (k) => {
     const { secret } = await createToken(k.box, "agent:a");
@@ -44,7 +29,7 @@ withKernel(
     assert.equal(unknown.code, -32030);
     assert.equal((await conn.request("journal.query", {}) as Rec[])[0].principal, "agent:a");
 
-    const expiring = await createToken(k.box, "agent:b", ["--ttl", "1"]);
+    const expiring = await createToken(k.box, "agent:b", "test", ["--ttl", "1"]);
     const early = await k.connect();
     const withTtl = await early.request("session.attach", { token: expiring.secret }) as Rec;
     assert.equal(withTtl.principal, "agent:b");
@@ -61,7 +46,7 @@ withKernel(
   },
 );
 
-withKernel(
+withAgentPolicy(
   "token revoke while the kernel runs: the next attach is -32030, the attached connection's requests fail -32030 and its pushes stop (T-TOK-4, D-FIX-8)",
   async (k) => {
     const a = await createToken(k.box, "agent:a");

@@ -2,40 +2,15 @@
 // value.get paths/slices/raw chunks, blob.get, and the session views.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { RpcError } from "../../src/protocol/errors.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { startKernel, type TestKernel } from "./_kernel.ts";
-import { kernelPid, memoryKiB, startKernelWithAgent } from "./_proc.ts";
-
-type Rec = Record<string, unknown>;
+import { byteLength } from "../_support/bytes.ts";
+import { startKernelWithAgent, withKernel } from "../_support/kernel.ts";
+import { kernelPid, memoryKiB } from "../_support/proc.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rpcError } from "../_support/rejection.ts";
 
 const encoder = new TextEncoder();
 const MiB = 1024 * 1024;
-
-function bytesOf(x: unknown): number {
-  return encoder.encode(typeof x === "string" ? x : JSON.stringify(x)).length;
-}
-
-async function rpcError(p: Promise<unknown>): Promise<RpcError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RpcError) return e;
-    throw e;
-  }
-  throw new Error("expected an RPC error");
-}
-
-function withKernel(name: string, body: (conn: RpcConnection, k: TestKernel) => Promise<void>) {
-  Deno.test(name, async () => {
-    const k = await startKernel();
-    try {
-      await body(await k.attach(), k);
-    } finally {
-      await k.cleanup();
-    }
-  });
-}
 
 function exec(conn: RpcConnection, src: string, extra: Rec = {}): Promise<Rec> {
   return conn.request("exec", { src, ...extra }) as Promise<Rec>;
@@ -92,9 +67,9 @@ withKernel(
     const r = await exec(conn, "seq 1 2000000");
     // SPEC bounds `value` (V-ELIDE-6) and `render` (V-RENDER-3) at 65536 bytes each; the reply
     // carries both, so the reply as a whole is bounded by their sum plus the envelope.
-    assert.ok(bytesOf(r.value) <= 65536, `value is ${bytesOf(r.value)} bytes`);
-    assert.ok(bytesOf(r.render) <= 65536, `render is ${bytesOf(r.render)} bytes`);
-    assert.ok(bytesOf(r) <= 2 * 65536 + 1024, `reply is ${bytesOf(r)} bytes`);
+    assert.ok(byteLength(r.value) <= 65536, `value is ${byteLength(r.value)} bytes`);
+    assert.ok(byteLength(r.render) <= 65536, `render is ${byteLength(r.render)} bytes`);
+    assert.ok(byteLength(r) <= 2 * 65536 + 1024, `reply is ${byteLength(r)} bytes`);
     const out = outOf(r);
     assert.equal(out.$, "ref");
     assert.equal(out.of, "str");
@@ -119,7 +94,7 @@ withKernel(
       conn,
       `python3 -c 'import json;print(json.dumps(list(range(2000000)),separators=(",",":")))'`,
     );
-    assert.ok(bytesOf(r.value) <= 65536);
+    assert.ok(byteLength(r.value) <= 65536);
     const out = outOf(r);
     assert.equal(out.$, "ref");
     assert.equal(out.of, "list");
@@ -148,7 +123,7 @@ withKernel(
     const out = outOf(r);
     assert.equal(out.$, "ref");
     assert.equal(out.of, "str");
-    const len = bytesOf(
+    const len = byteLength(
       JSON.stringify(Array.from({ length: 2000000 }, (_, i) => i)).replaceAll(
         ",",
         ", ",
@@ -268,7 +243,7 @@ sys.stdout.buffer.write("".join(out).encode())`;
     for (let i = 0, n = 0; n < 10 * MiB; i++) {
       const s = `línea € 😀 ${i}\n`;
       expected += s;
-      n += bytesOf(s);
+      n += byteLength(s);
     }
     const want = encoder.encode(expected);
     assert.equal(outOf(r).of, "str");
@@ -280,7 +255,7 @@ sys.stdout.buffer.write("".join(out).encode())`;
         (chunk.len as number) <= 65536 && (chunk.len as number) >= 65536 - 3 ||
           chunk.next === null,
       );
-      assert.ok(bytesOf(chunk.raw) <= 65536);
+      assert.ok(byteLength(chunk.raw) <= 65536);
     });
     assert.ok(chunks >= want.length / 65536);
     assert.equal(got.length, want.length);

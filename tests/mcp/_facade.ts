@@ -1,105 +1,8 @@
-/** Test helpers: a private sandbox environment and the facade spawned exactly like `deno task mcp`. */
+/** Test helpers: the facade spawned exactly like `deno task mcp`, by the SDK or by raw frames. */
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-
-/** The repository root. */
-export const REPO = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
-
-const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
-
-/** A temp directory holding XDG_RUNTIME_DIR, XDG_STATE_HOME and HOME for one test. */
-export interface Sandbox {
-  dir: string;
-  /** The default-discovered socket path of a session (G-SOCK-1 rule 2). */
-  socket(session?: string): string;
-  /** The environment for a facade or kernel in this sandbox, plus `extra`. */
-  env(extra?: Record<string, string>): Record<string, string>;
-  /** Stops every process whose command line mentions the sandbox, then removes it. */
-  cleanup(): Promise<void>;
-}
-
-/** Creates a sandbox. */
-export async function sandbox(): Promise<Sandbox> {
-  const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-test-" });
-  for (const sub of ["run", "state", "home"]) await Deno.mkdir(`${dir}/${sub}`, { mode: 0o700 });
-  return {
-    dir,
-    socket: (session = "default") => `${dir}/run/shoal/${session}.sock`,
-    env: (extra = {}) => ({
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      HOME: `${dir}/home`,
-      XDG_RUNTIME_DIR: `${dir}/run`,
-      XDG_STATE_HOME: `${dir}/state`,
-      DENO_DIR,
-      NO_COLOR: "1",
-      ...extra,
-    }),
-    cleanup: async () => {
-      await stopProcessesMentioning(dir);
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
-
-/** Pids of processes (other than this one) whose command line contains `marker`. */
-export function pidsMentioning(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry.name) || Number(entry.name) === Deno.pid) continue;
-    try {
-      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
-      if (cmdline.includes(marker)) pids.push(Number(entry.name));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-/** SIGTERMs every process mentioning `marker` (e.g. an autostarted kernel), SIGKILL after 3 s. */
-export async function stopProcessesMentioning(marker: string): Promise<void> {
-  const pids = pidsMentioning(marker);
-  for (const pid of pids) {
-    try {
-      Deno.kill(pid, "SIGTERM");
-    } catch {
-      // already gone
-    }
-  }
-  const deadline = Date.now() + 3000;
-  while (pids.some(alive) && Date.now() < deadline) await delay(20);
-  for (const pid of pids.filter(alive)) {
-    try {
-      Deno.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/** Waits `ms` milliseconds. */
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `check` every 20 ms until it returns true or `ms` pass; returns the last result. */
-export async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() >= deadline) return false;
-    await delay(20);
-  }
-  return true;
-}
+import { allPids, parentPid } from "../_support/proc.ts";
+import { REPO, type Sandbox } from "../_support/sandbox.ts";
 
 /** The command and arguments of `deno task mcp` (read from deno.json), plus `args`. */
 export function launcherArgs(args: string[] = []): { command: string; args: string[] } {
@@ -245,12 +148,9 @@ export class RawFacade {
 
   /** The pid of the facade itself (the launcher's `deno run … main.ts` child). */
   facadePid(): number | null {
-    for (const entry of Deno.readDirSync("/proc")) {
-      if (!/^[0-9]+$/.test(entry.name)) continue;
+    for (const pid of allPids()) {
       try {
-        const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-        if (ppid === this.child.pid) return Number(entry.name);
+        if (parentPid(pid) === this.child.pid) return pid;
       } catch {
         // exited meanwhile
       }
@@ -284,11 +184,4 @@ async function isSettled(p: Promise<void>): Promise<boolean> {
   await Promise.resolve();
   await Promise.resolve();
   return settled;
-}
-
-/** Resident set size of a process in bytes (from /proc). */
-export function rssBytes(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const m = /VmRSS:\s+(\d+) kB/.exec(status);
-  return m ? Number(m[1]) * 1024 : 0;
 }

@@ -7,14 +7,9 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import {
-  launcherArgs,
-  RawFacade,
-  rssBytes,
-  type Sandbox,
-  sandbox,
-  sdkTransport,
-} from "./_facade.ts";
+import { rssBytes } from "../_support/proc.ts";
+import { type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { launcherArgs, RawFacade, sdkTransport } from "./_facade.ts";
 
 const NO_KERNEL = { SHOAL_NO_AUTOSTART: "1" };
 

@@ -1,7 +1,7 @@
 /** M-PERM-2/4: the facade under its exact local permissions; a denied permission is never a crash or a prompt. */
 import assert from "node:assert/strict";
 import { localFlags } from "../../src/mcp/permissions.ts";
-import { REPO, sandbox } from "./_facade.ts";
+import { REPO, sandbox } from "../_support/sandbox.ts";
 
 const REQUESTS = [
   { jsonrpc: "2.0", id: 1, method: "tools/list" },

@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
-import { sandbox } from "../../mcp/_facade.ts";
-import { startKernel, type TestKernel } from "../_kernel.ts";
-import {
-  createToken,
-  kernelCli,
-  LOCAL_HUMAN,
-  type Rec,
-  rpcError,
-  writePolicy,
-} from "../_principals.ts";
+import { kernelTest, startKernelWithPolicy, type TestKernel } from "../../_support/kernel.ts";
+import { createToken, kernelCli, LOCAL_HUMAN } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
 
 const AGENT = { fs: { write: ["/**"] }, proc_spawn: ["*"], auto_apply: "never" };
 
@@ -18,15 +12,12 @@ function withAgent(
   policy: Record<string, Rec>,
   body: (k: TestKernel, agent: Awaited<ReturnType<TestKernel["attach"]>>) => Promise<void>,
 ) {
-  Deno.test(name, async () => {
-    const box = await sandbox();
-    const k = await startKernel(["--policy", await writePolicy(box, policy)], box);
-    try {
-      await body(k, await k.attach("default", (await createToken(box, "agent:a")).secret));
-    } finally {
-      await k.cleanup();
-    }
-  });
+  kernelTest(
+    name,
+    async (k) =>
+      await body(k, await k.attach("default", (await createToken(k.box, "agent:a")).secret)),
+    () => startKernelWithPolicy(policy),
+  );
 }
 
 async function pendingPlan(agent: Awaited<ReturnType<TestKernel["attach"]>>, src: string) {

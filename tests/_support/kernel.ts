@@ -1,9 +1,9 @@
-/** Test helpers: a real kernel process on a real Unix socket in a private sandbox. */
+/** Test support: a real kernel process on a real Unix socket in a private sandbox. */
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { REPO, type Sandbox, sandbox, waitUntil } from "../mcp/_facade.ts";
-
-/** The local kernel executable, as autostart and `deno task kernel` run it. */
-export const KERNEL_BIN = `${REPO}/bin/shoal-kernel`;
+import { createToken, writePolicy } from "./principals.ts";
+import type { Rec } from "./rec.ts";
+import { KERNEL_BIN, type Sandbox, sandbox } from "./sandbox.ts";
+import { waitUntil } from "./wait.ts";
 
 /** A running kernel with its sandbox. */
 export interface TestKernel {
@@ -110,4 +110,62 @@ export async function collectLines(stream: ReadableStream<Uint8Array>, lines: st
     lines.push(...parts);
   }
   if (pending) lines.push(pending);
+}
+
+/** A `Deno.test` running `body` against a kernel from `start` (a fresh one by default), then cleaning it up. */
+export function kernelTest(
+  name: string,
+  body: (k: TestKernel) => Promise<void>,
+  start: () => Promise<TestKernel> = () => startKernel(),
+): void {
+  Deno.test(name, async () => {
+    const k = await start();
+    try {
+      await body(k);
+    } finally {
+      await k.cleanup();
+    }
+  });
+}
+
+/** A `Deno.test` running `body` on a connection attached to session `default` of a fresh kernel. */
+export function withKernel(
+  name: string,
+  body: (conn: RpcConnection, k: TestKernel) => Promise<void>,
+): void {
+  kernelTest(name, async (k) => await body(await k.attach(), k));
+}
+
+/** Starts a kernel in a fresh sandbox with `--policy` naming a policy file that holds `principals`. */
+export async function startKernelWithPolicy(principals: Rec): Promise<TestKernel> {
+  const box = await sandbox();
+  try {
+    return await startKernel(["--policy", await writePolicy(box, principals)], box);
+  } catch (e) {
+    await box.cleanup();
+    throw e;
+  }
+}
+
+/** A kernel started with a policy file, and a bearer token for the agent principal. */
+export interface AgentKernel {
+  kernel: TestKernel;
+  /** The bearer secret of `principal`. */
+  token: string;
+}
+
+/**
+ * Starts a kernel in a fresh sandbox whose policy file holds `policy` for `principal`, after
+ * creating a token for that principal with `shoal-kernel token create` in the kernel's state dir.
+ */
+export async function startKernelWithAgent(principal: string, policy: Rec): Promise<AgentKernel> {
+  const box = await sandbox();
+  try {
+    const { secret } = await createToken(box, principal, principal);
+    const file = await writePolicy(box, { [principal]: policy });
+    return { kernel: await startKernel(["--policy", file], box), token: secret };
+  } catch (e) {
+    await box.cleanup();
+    throw e;
+  }
 }

@@ -1,0 +1,59 @@
+/**
+ * Test support for principals: policy files, tokens made by the real `shoal-kernel token` CLI,
+ * and the kernel CLI as a subprocess.
+ */
+import type { Rec } from "./rec.ts";
+import { KERNEL_BIN, type Sandbox } from "./sandbox.ts";
+
+/** The local human principal of this test process (G-TRUST-2). */
+export const LOCAL_HUMAN = `uid:${Deno.uid()}`;
+
+/**
+ * Writes `principals` as a JSONC Leash file (with a comment and trailing commas) at `target`, or
+ * at `leash.jsonc` in a sandbox; creates missing parent directories and returns the path.
+ */
+export async function writePolicy(target: Sandbox | string, principals: Rec): Promise<string> {
+  const path = typeof target === "string" ? target : `${target.dir}/leash.jsonc`;
+  await Deno.mkdir(path.replace(/\/[^/]*$/, ""), { recursive: true });
+  const body = JSON.stringify({ principal: principals }, null, 2).replace(/\n(\s*)}/g, ",\n$1}");
+  await Deno.writeTextFile(path, `// test policy\n${body}\n`);
+  return path;
+}
+
+/** What a CLI run printed. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bin/shoal-kernel args` as a process in the sandbox environment. */
+export async function kernelCli(box: Sandbox, args: string[]): Promise<CliResult> {
+  const out = await new Deno.Command(KERNEL_BIN, {
+    args,
+    env: box.env(),
+    clearEnv: true,
+    cwd: box.dir,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+/**
+ * Creates a token with `shoal-kernel token create <principal> <profile> [extra…]` in the
+ * sandbox's state dir; returns its id and bearer secret.
+ */
+export async function createToken(
+  box: Sandbox,
+  principal: string,
+  profile = "test",
+  extra: string[] = [],
+): Promise<{ id: string; secret: string }> {
+  const r = await kernelCli(box, ["token", "create", principal, profile, ...extra]);
+  const id = /created ([0-9a-f]{16})/.exec(r.stderr)?.[1];
+  if (r.code !== 0 || !id) throw new Error(`token create failed: ${r.stderr}`);
+  return { id, secret: r.stdout.trim() };
+}

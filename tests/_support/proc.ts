@@ -1,0 +1,127 @@
+/** Test support: processes, process groups, memory and kernel connections as /proc shows them. */
+
+/** Pids of every process /proc lists now. */
+export function allPids(): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (/^[0-9]+$/.test(entry.name)) pids.push(Number(entry.name));
+  }
+  return pids;
+}
+
+/** The fields of /proc/<pid>/stat after "pid (comm) ": state, ppid, pgrp, … (comm may hold spaces). */
+function statFields(pid: number): string[] {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** Whether `/proc/<pid>` exists and is not a zombie. */
+export function processLive(pid: number): boolean {
+  try {
+    return !["Z", "X"].includes(statFields(pid)[0]);
+  } catch {
+    return false;
+  }
+}
+
+/** The parent pid of `pid` (throws once it is gone). */
+export function parentPid(pid: number): number {
+  return Number(statFields(pid)[1]);
+}
+
+/** The process group of `pid` (throws once it is gone). */
+export function processGroup(pid: number): number {
+  return Number(statFields(pid)[2]);
+}
+
+/** Pids of live (non-zombie) processes whose process group is `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  return allPids().filter((pid) => {
+    try {
+      const [state, , pgrp] = statFields(pid);
+      return state !== "Z" && state !== "X" && Number(pgrp) === pgid;
+    } catch {
+      return false; // exited meanwhile
+    }
+  });
+}
+
+/**
+ * The pids in `pids` whose parent is not also in `pids`. A child that a process is forking
+ * shares its exe and command line until it execs, so it would otherwise count twice.
+ */
+export function outermost(pids: number[]): number[] {
+  const parents = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      parents.set(pid, parentPid(pid));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return [...parents].filter(([, ppid]) => !parents.has(ppid)).map(([pid]) => pid);
+}
+
+/** The deno process serving `socket`: its argv names the socket (the sh wrapper is not deno). */
+export function kernelPid(socket: string): number {
+  const matches = allPids().filter((pid) => {
+    try {
+      const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
+      return argv.includes(socket) && /\/deno$/.test(Deno.readLinkSync(`/proc/${pid}/exe`));
+    } catch {
+      return false; // exited meanwhile, or not ours to inspect
+    }
+  });
+  const found = outermost(matches);
+  if (found.length !== 1) {
+    throw new Error(`expected one kernel process on ${socket}, found ${found}`);
+  }
+  return found[0];
+}
+
+/**
+ * Client connections the kernel process `pid` holds on `socket`: its socket fds whose inode
+ * /proc/net/unix lists under that path, minus the listener (flag __SO_ACCEPTCON). Other sockets
+ * the runtime may hold do not count.
+ */
+export function kernelConnections(pid: number, socket: string): number {
+  const accepted = new Set<string>();
+  for (const line of Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1)) {
+    const [, , , flags, , , inode, path] = line.trim().split(/\s+/);
+    if (path === socket && flags !== "00010000") accepted.add(inode);
+  }
+  let n = 0;
+  for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`));
+      if (inode && accepted.has(inode[1])) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
+
+/** Memory figures of a process from /proc/<pid>/status, in KiB. */
+export interface Memory {
+  /** Resident set size now (VmRSS). */
+  rss: number;
+  /** Peak resident set size since the process started (VmHWM). */
+  hwm: number;
+}
+
+/** VmRSS and VmHWM of `pid` in KiB. */
+export function memoryKiB(pid: number): Memory {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const field = (name: string) => {
+    const m = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status);
+    if (!m) throw new Error(`no ${name} in /proc/${pid}/status`);
+    return Number(m[1]);
+  };
+  return { rss: field("VmRSS"), hwm: field("VmHWM") };
+}
+
+/** Resident set size of `pid` in bytes. */
+export function rssBytes(pid: number): number {
+  return memoryKiB(pid).rss * 1024;
+}

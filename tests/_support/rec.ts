@@ -1,0 +1,2 @@
+/** A JSON object, as tests read requests, replies and events. */
+export type Rec = Record<string, unknown>;

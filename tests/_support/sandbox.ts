@@ -1,0 +1,78 @@
+/** Test support: a private sandbox environment per test, and the repository paths it runs. */
+import { allPids, processLive } from "./proc.ts";
+import { delay } from "./wait.ts";
+
+/** The repository root. */
+export const REPO = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+
+/** The local kernel executable, as autostart and `deno task kernel` run it. */
+export const KERNEL_BIN = `${REPO}/bin/shoal-kernel`;
+
+const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
+
+/** A temp directory holding XDG_RUNTIME_DIR, XDG_STATE_HOME and HOME for one test. */
+export interface Sandbox {
+  dir: string;
+  /** The default-discovered socket path of a session (G-SOCK-1 rule 2). */
+  socket(session?: string): string;
+  /** The environment for a facade or kernel in this sandbox, plus `extra`. */
+  env(extra?: Record<string, string>): Record<string, string>;
+  /** Stops every process whose command line mentions the sandbox, then removes it. */
+  cleanup(): Promise<void>;
+}
+
+/** Creates a sandbox. */
+export async function sandbox(): Promise<Sandbox> {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-test-" });
+  for (const sub of ["run", "state", "home"]) await Deno.mkdir(`${dir}/${sub}`, { mode: 0o700 });
+  return {
+    dir,
+    socket: (session = "default") => `${dir}/run/shoal/${session}.sock`,
+    env: (extra = {}) => ({
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: `${dir}/home`,
+      XDG_RUNTIME_DIR: `${dir}/run`,
+      XDG_STATE_HOME: `${dir}/state`,
+      DENO_DIR,
+      NO_COLOR: "1",
+      ...extra,
+    }),
+    cleanup: async () => {
+      await stopProcessesMentioning(dir);
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Pids of processes (other than this one) whose command line contains `marker`. */
+export function pidsMentioning(marker: string): number[] {
+  return allPids().filter((pid) => {
+    if (pid === Deno.pid) return false;
+    try {
+      return Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes(marker);
+    } catch {
+      return false; // exited meanwhile
+    }
+  });
+}
+
+/** SIGTERMs every process mentioning `marker` (e.g. an autostarted kernel), SIGKILL after 3 s. */
+export async function stopProcessesMentioning(marker: string): Promise<void> {
+  const pids = pidsMentioning(marker);
+  for (const pid of pids) {
+    try {
+      Deno.kill(pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  }
+  const deadline = Date.now() + 3000;
+  while (pids.some(processLive) && Date.now() < deadline) await delay(20);
+  for (const pid of pids.filter(processLive)) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/** Test support: bounded waiting and polling. */
+
+/** Waits `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `check` every 20 ms until it returns true or `ms` pass; returns the last result. */
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  ms: number,
+): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() >= deadline) return false;
+    await delay(20);
+  }
+  return true;
+}
+
+/** Calls `fetch` every 50 ms until `done` holds for its result (at most `ms`); returns that result. */
+export async function pollUntil<T>(
+  fetch: () => Promise<T>,
+  done: (value: T) => boolean,
+  ms = 10000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  let value = await fetch();
+  while (!done(value)) {
+    if (Date.now() >= deadline) {
+      throw new Error(`condition not reached within ${ms} ms; last: ${JSON.stringify(value)}`);
+    }
+    await delay(50);
+    value = await fetch();
+  }
+  return value;
+}
