@@ -2,15 +2,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
 import { TokenStore } from "../../../src/kernel/auth/tokens.ts";
-
-async function withDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { withTempDir } from "../../_support/temp_dir.ts";
 
 const mode = (path: string) => Deno.statSync(path).mode! & 0o777;
 const readStore = (dir: string) => JSON.parse(Deno.readTextFileSync(`${dir}/tokens.json`));
@@ -22,7 +14,7 @@ function rewrite(path: string, text: string): void {
 }
 
 Deno.test("T-TOK-1/2 create writes a 0600 store with a key, and only the digest of the secret", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     const store = new TokenStore(dir);
     const { id, secret } = store.create("agent:reviewer", "reviewer", ["fs.read"]);
     assert.match(secret, /^[A-Za-z0-9_-]{43}$/);
@@ -58,7 +50,7 @@ Deno.test("T-TOK-1/2 create writes a 0600 store with a key, and only the digest 
 });
 
 Deno.test("T-TOK-4 validate accepts the secret and rejects anything else", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     const store = new TokenStore(dir);
     const { id, secret } = store.create("agent:a", "builder", ["fs.read", "net"]);
     store.create("agent:b", "other", []);
@@ -75,7 +67,7 @@ Deno.test("T-TOK-4 validate accepts the secret and rejects anything else", async
 });
 
 Deno.test("T-TOK-4 a missing store validates nothing and is not created by reads", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     const store = new TokenStore(dir);
     assert.equal(store.validate("x".repeat(43)), null);
     assert.deepEqual(store.list(), []);
@@ -85,7 +77,7 @@ Deno.test("T-TOK-4 a missing store validates nothing and is not created by reads
 });
 
 Deno.test("T-TOK-4 tokens created or revoked by another process are seen without reopening", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     const kernel = new TokenStore(dir);
     assert.equal(kernel.validate("x".repeat(43)), null);
     const first = new TokenStore(dir).create("agent:a", "p", []);
@@ -103,7 +95,7 @@ Deno.test("T-TOK-4 tokens created or revoked by another process are seen without
 });
 
 Deno.test("T-TOK-2 revoke marks a token revoked once; unknown ids are an error", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     const store = new TokenStore(dir);
     const { id, secret } = store.create("agent:a", "p", []);
     store.revoke(id);
@@ -117,7 +109,7 @@ Deno.test("T-TOK-2 revoke marks a token revoked once; unknown ids are an error",
 });
 
 Deno.test("T-TOK-2/4 ttl sets expires_ns exactly and expiry is checked on every validation", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     const store = new TokenStore(dir);
     const { secret } = store.create("agent:a", "p", [], 3600);
     const text = Deno.readTextFileSync(`${dir}/tokens.json`);
@@ -141,7 +133,7 @@ Deno.test("T-TOK-2/4 ttl sets expires_ns exactly and expiry is checked on every 
 });
 
 Deno.test("T-TOK-1 ns values above 2^53 in the store are kept exactly across rewrites", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     const store = new TokenStore(dir);
     const { id } = store.create("agent:a", "p", []);
     const path = `${dir}/tokens.json`;
@@ -156,7 +148,7 @@ Deno.test("T-TOK-1 ns values above 2^53 in the store are kept exactly across rew
 });
 
 Deno.test("T-TOK-3 an existing store with looser permissions is tightened to 0600 on open", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     new TokenStore(dir).create("agent:a", "p", []);
     Deno.chmodSync(`${dir}/tokens.json`, 0o644);
     new TokenStore(dir);
@@ -165,7 +157,7 @@ Deno.test("T-TOK-3 an existing store with looser permissions is tightened to 060
 });
 
 Deno.test("T-TOK-1 a malformed store is an error, never an open door", async () => {
-  await withDir((dir) => {
+  await withTempDir((dir) => {
     Deno.writeTextFileSync(`${dir}/tokens.json`, '{"version":1,"key":"short","tokens":[]}', {
       mode: 0o600,
     });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { TokenStore } from "../../../src/kernel/auth/tokens.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
 
 const ENTRY = new URL("./_token_cli.ts", import.meta.url).pathname;
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
@@ -22,19 +23,10 @@ async function token(args: string[], env: Record<string, string>): Promise<Run> 
   return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
 }
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 const mode = (path: string) => Deno.statSync(path).mode! & 0o777;
 
 Deno.test("K-CLI-2 token create prints the secret alone on stdout and the id on stderr", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const run = await token(
       ["create", "agent:reviewer", "reviewer", "--cap", "fs.read", "--cap", "net", "--ttl", "60"],
       { XDG_STATE_HOME: `${dir}/xdg` },
@@ -58,7 +50,7 @@ Deno.test("K-CLI-2 token create prints the secret alone on stdout and the id on 
 });
 
 Deno.test("G-STATE-1 the store lives in --state-dir, else XDG_STATE_HOME/shoal, else HOME/.local/state/shoal", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     assert.equal((await token(["create", "a:home", "p"], { HOME: dir })).code, 0);
     assert.ok(Deno.statSync(`${dir}/.local/state/shoal/tokens.json`).isFile);
     const both = { HOME: dir, XDG_STATE_HOME: `${dir}/xdg` };
@@ -74,7 +66,7 @@ Deno.test("G-STATE-1 the store lives in --state-dir, else XDG_STATE_HOME/shoal, 
 });
 
 Deno.test("K-CLI-2 token list prints id, principal, profile and state, tab-separated", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const env = { HOME: dir };
     const flag = ["--state-dir", `${dir}/s`];
     const id = async (args: string[]) => {
@@ -99,7 +91,7 @@ Deno.test("K-CLI-2 token list prints id, principal, profile and state, tab-separ
 });
 
 Deno.test("K-CLI-2 token revoke of an unknown id fails with a message and exit 1", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const run = await token(["revoke", "0123456789abcdef", "--state-dir", dir], {});
     assert.equal(run.code, 1);
     assert.equal(run.stdout, "");
@@ -108,7 +100,7 @@ Deno.test("K-CLI-2 token revoke of an unknown id fails with a message and exit 1
 });
 
 Deno.test("K-CLI-1 bad token usage exits 2 with usage on stderr", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const flag = ["--state-dir", dir];
     for (
       const args of [

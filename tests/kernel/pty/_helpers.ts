@@ -2,6 +2,7 @@
 
 import { Pty, type PtyOpenOptions, type PtyScreen } from "../../../src/kernel/pty/pty.ts";
 import { encodePtyInput } from "../../../src/kernel/pty/keys.ts";
+import { rssBytes } from "../../_support/proc.ts";
 
 /** Gap between polls of `read()` in {@link waitForScreen}. */
 const POLL_MS = 20;
@@ -51,18 +52,7 @@ export function processExists(pid: number): boolean {
   }
 }
 
-/** Process RSS in MiB from /proc/self/status. */
+/** RSS of this test process in MiB. */
 export function rssMiB(): number {
-  const m = /VmRSS:\s+(\d+)\s+kB/.exec(Deno.readTextFileSync("/proc/self/status"));
-  return m ? Number(m[1]) / 1024 : 0;
-}
-
-/** Runs `body` with a fresh temp dir, removed afterwards. */
-export async function withTempDir(body: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "shoal_pty_" });
-  try {
-    await body(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  return rssBytes(Deno.pid) / (1024 * 1024);
 }

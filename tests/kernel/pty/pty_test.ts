@@ -1,15 +1,8 @@
 import assert from "node:assert/strict";
 import { ErrorCode, RpcError } from "../../../src/protocol/errors.ts";
 import { Pty, type PtyState } from "../../../src/kernel/pty/pty.ts";
-import {
-  openPty,
-  processExists,
-  rssMiB,
-  send,
-  testEnv,
-  waitForScreen,
-  withTempDir,
-} from "./_helpers.ts";
+import { openPty, processExists, rssMiB, send, testEnv, waitForScreen } from "./_helpers.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
 
 const hasRow = (row: string) => (s: { screen: string[] }) => s.screen.includes(row);
 

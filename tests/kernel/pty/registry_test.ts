@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { ErrorCode, RpcError } from "../../../src/protocol/errors.ts";
 import { type PtyEventPayload, PtyRegistry } from "../../../src/kernel/pty/registry.ts";
 import type { PtyOpenOptions } from "../../../src/kernel/pty/pty.ts";
-import { processExists, testEnv, waitForScreen, withTempDir } from "./_helpers.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+import { processExists, testEnv, waitForScreen } from "./_helpers.ts";
 
 const hasCode = (code: number) => (e: unknown) => e instanceof RpcError && e.code === code;
 

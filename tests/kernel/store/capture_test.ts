@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { CaptureSink } from "../../../src/kernel/store/capture.ts";
 import { JSON_PARSE_LIMIT } from "../../../src/protocol/limits.ts";
+import { rssBytes } from "../../_support/proc.ts";
 import { withCas } from "../values/_fixtures.ts";
 
 const encoder = new TextEncoder();
@@ -11,11 +12,6 @@ function sha256(...parts: Uint8Array[]): string {
   const hash = createHash("sha256");
   for (const p of parts) hash.update(p);
   return "sha256:" + hash.digest("hex");
-}
-
-function rssBytes(): number {
-  const status = Deno.readTextFileSync("/proc/self/status");
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
 Deno.test("a capture describes its blob and keeps small output in memory (K-BASH-11)", async () => {
@@ -122,15 +118,15 @@ Deno.test("capturing 512 MiB raises resident memory by less than 64 MiB (K-BASH-
     for (let i = 0; i < chunk.length; i++) chunk[i] = 0x61 + (i % 26);
     chunk[chunk.length - 1] = 0x0a;
     const sink = await CaptureSink.open(cas);
-    const before = rssBytes();
+    const before = rssBytes(Deno.pid);
     let peak = before;
     const count = (512 * MiB) / chunk.length;
     for (let i = 0; i < count; i++) {
       await sink.write(chunk);
-      if (i % 256 === 0) peak = Math.max(peak, rssBytes());
+      if (i % 256 === 0) peak = Math.max(peak, rssBytes(Deno.pid));
     }
     const { blob, bytes } = await sink.finish();
-    peak = Math.max(peak, rssBytes());
+    peak = Math.max(peak, rssBytes(Deno.pid));
     assert.equal(blob.len, 512 * MiB);
     assert.equal(blob.lines, count);
     assert.equal(blob.utf8, true);
