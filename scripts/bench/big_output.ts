@@ -13,8 +13,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { memoryKiB, processLive } from "../../tests/_support/proc.ts";
+import { spawnKernel } from "../../tests/_support/kernel.ts";
+import { REPO, sandbox } from "../../tests/_support/sandbox.ts";
+import { delay } from "../../tests/_support/wait.ts";
 
-const REPO = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
 const MB = 1e6;
 const MiB = 1024 * 1024;
 const STARTUP_MS = 30000;
@@ -90,15 +93,6 @@ class CountingStdio implements Transport {
   }
 }
 
-function status(pid: number): string {
-  return Deno.readTextFileSync(`/proc/${pid}/status`);
-}
-
-/** A `/proc/<pid>/status` memory field (VmRSS, VmHWM) in bytes. */
-function memory(pid: number, field: "VmRSS" | "VmHWM"): number {
-  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status(pid))![1]) * 1024;
-}
-
 /** Resets VmHWM of `pid` to its current RSS (Linux clear_refs 5); false when not permitted. */
 function resetPeak(pid: number): boolean {
   try {
@@ -127,10 +121,6 @@ function denoPids(...parts: string[]): number[] {
   return pids;
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** Polls `check` every 20 ms for at most `ms`. */
 async function waitFor<T>(check: () => T | null, ms: number, what: string): Promise<T> {
   for (const deadline = Date.now() + ms; Date.now() < deadline; await delay(20)) {
@@ -152,46 +142,27 @@ async function floor(bytes: number): Promise<[number, string]> {
 
 /** SIGTERM, then SIGKILL after 3 s, of a pid we started; waits for it to go. */
 async function stop(pid: number): Promise<void> {
-  const live = () => {
-    try {
-      return !/^\d+ \(.*\) [ZX]/s.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
-    } catch {
-      return false;
-    }
-  };
-  if (!live()) return;
+  if (!processLive(pid)) return;
   try {
     Deno.kill(pid, "SIGTERM");
   } catch {
     return;
   }
-  for (let i = 0; i < 150 && live(); i++) await delay(20);
-  if (live()) Deno.kill(pid, "SIGKILL");
+  for (let i = 0; i < 150 && processLive(pid); i++) await delay(20);
+  if (processLive(pid)) Deno.kill(pid, "SIGKILL");
 }
 
-const dir = await Deno.makeTempDir({ prefix: "shoal-bench-big-" });
-for (const sub of ["run", "state", "home"]) await Deno.mkdir(`${dir}/${sub}`, { mode: 0o700 });
-const socket = `${dir}/run/shoal/default.sock`;
-const env: Record<string, string> = {
-  PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-  HOME: `${dir}/home`,
-  XDG_RUNTIME_DIR: `${dir}/run`,
-  XDG_STATE_HOME: `${dir}/state`,
-  // The sandbox HOME has no Deno cache: keep using the caller's.
-  DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
-  NO_COLOR: "1",
-  SHOAL_SOCKET: socket,
-};
+/** VmRSS or VmHWM of `pid` in bytes. */
+function memory(pid: number, field: "rss" | "hwm"): number {
+  return memoryKiB(pid)[field] * 1024;
+}
 
-const kernel = new Deno.Command(`${REPO}/bin/shoal-kernel`, {
-  args: ["--socket", socket],
-  env,
-  clearEnv: true,
-  cwd: dir,
-  stdin: "null",
-  stdout: "null",
-  stderr: "piped",
-}).spawn();
+// The test sandbox: temp XDG dirs and HOME, keeping the caller's Deno cache.
+const box = await sandbox();
+const socket = box.socket();
+const env = box.env({ SHOAL_SOCKET: socket });
+
+const kernel = spawnKernel(box, ["--socket", socket], { SHOAL_SOCKET: socket });
 let kernelLog = "";
 const kernelReading = (async () => {
   for await (const t of kernel.stderr.pipeThrough(new TextDecoderStream())) kernelLog += t;
@@ -218,8 +189,8 @@ try {
       resetPeak(kernelPid);
       resetPeak(facadePid);
     }
-    const kernelBefore = memory(kernelPid, "VmRSS");
-    const facadeBefore = memory(facadePid, "VmRSS");
+    const kernelBefore = memory(kernelPid, "rss");
+    const facadeBefore = memory(facadePid, "rss");
     const before = transport.received;
     const start = performance.now();
     const reply = await client.callTool(
@@ -229,8 +200,8 @@ try {
     ) as { isError?: boolean; structuredContent?: Record<string, unknown> };
     const seconds = (performance.now() - start) / 1000;
     const received = transport.received - before;
-    const kernelPeak = memory(kernelPid, "VmHWM");
-    const facadePeak = memory(facadePid, "VmHWM");
+    const kernelPeak = memory(kernelPid, "hwm");
+    const facadePeak = memory(facadePid, "hwm");
     const sc = reply.structuredContent ?? {};
     const out = ((sc.value as Record<string, unknown> | undefined)?.out ?? {}) as Record<
       string,
@@ -271,5 +242,5 @@ try {
   await stop(kernel.pid);
   await kernel.status;
   await kernelReading;
-  await Deno.remove(dir, { recursive: true });
+  await box.cleanup();
 }

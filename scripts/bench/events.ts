@@ -6,33 +6,12 @@
 // the kernel socket path) are counted to show none were left behind.
 // Run: deno run -A scripts/bench/events.ts
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { kernelConnections } from "../../tests/_support/proc.ts";
+import { KERNEL_BIN } from "../../tests/_support/sandbox.ts";
 
 const SUBSCRIBERS = 10;
 const EVENTS = 1000;
 const CHANNEL = "user.bench";
-const KERNEL = new URL("../../bin/shoal-kernel", import.meta.url).pathname;
-
-/**
- * Client connections the kernel process `pid` holds on `path`: its socket fds whose inode
- * /proc/net/unix lists under that path, minus the listening one (flag __SO_ACCEPTCON).
- */
-function connectionCount(pid: number, path: string): number {
-  const accepted = new Set<string>();
-  for (const line of Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1)) {
-    const [, , , flags, , , inode, socketPath] = line.trim().split(/\s+/);
-    if (socketPath === path && flags !== "00010000") accepted.add(inode);
-  }
-  let n = 0;
-  for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
-    try {
-      const inode = Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`).match(/^socket:\[(\d+)\]$/);
-      if (inode && accepted.has(inode[1])) n++;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return n;
-}
 
 /** Polls `check` every 10 ms for at most `ms`; returns whether it held. */
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
@@ -50,7 +29,7 @@ function percentile(sorted: number[], p: number): string {
 
 const dir = await Deno.makeTempDir({ prefix: "shoal_bench_events_" });
 const socket = `${dir}/k.sock`;
-const kernel = new Deno.Command(KERNEL, {
+const kernel = new Deno.Command(KERNEL_BIN, {
   args: ["--socket", socket, "--state-dir", `${dir}/state`],
   env: {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
@@ -78,7 +57,7 @@ try {
     return conn;
   };
   const publisher = await attach();
-  const baseline = connectionCount(kernel.pid, socket);
+  const baseline = kernelConnections(kernel.pid, socket);
 
   const sentAt: number[] = new Array(EVENTS);
   const latencies: number[] = [];
@@ -95,7 +74,7 @@ try {
     await conn.request("events.subscribe", { channel: CHANNEL });
     subscribers.push(conn);
   }
-  const subscribed = connectionCount(kernel.pid, socket);
+  const subscribed = kernelConnections(kernel.pid, socket);
 
   const started = performance.now();
   for (let i = 0; i < EVENTS; i++) {
@@ -106,10 +85,10 @@ try {
   const elapsed = performance.now() - started;
 
   for (const conn of subscribers) await conn.request("events.unsubscribe", { channel: CHANNEL });
-  const unsubscribed = connectionCount(kernel.pid, socket);
+  const unsubscribed = kernelConnections(kernel.pid, socket);
   for (const conn of subscribers) conn.close();
-  await waitFor(() => connectionCount(kernel.pid, socket) <= baseline, 5000);
-  const closed = connectionCount(kernel.pid, socket);
+  await waitFor(() => kernelConnections(kernel.pid, socket) <= baseline, 5000);
+  const closed = kernelConnections(kernel.pid, socket);
   publisher.close();
 
   const sorted = [...latencies].sort((a, b) => a - b);
