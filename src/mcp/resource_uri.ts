@@ -11,16 +11,47 @@ export interface ResourceUri {
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Percent-decodes UTF-8; a run of escapes that is not valid UTF-8, or a malformed escape, stays literal. */
+/** Length of the UTF-8 sequence a lead byte starts (0 for a byte that cannot start one). */
+function sequenceLength(lead: number): number {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) return 2;
+  if (lead >= 0xe0 && lead <= 0xef) return 3;
+  if (lead >= 0xf0 && lead <= 0xf4) return 4;
+  return 0;
+}
+
+/** The valid UTF-8 sequence starting at `at` decoded, or null when none starts there. */
+function decodeSequence(bytes: Uint8Array, at: number): string | null {
+  const n = sequenceLength(bytes[at]);
+  if (n === 0 || at + n > bytes.length) return null;
+  try {
+    return utf8.decode(bytes.subarray(at, at + n));
+  } catch {
+    return null; // a bad continuation, overlong form, surrogate or code point beyond U+10FFFF
+  }
+}
+
+/**
+ * Percent-decodes UTF-8 (M-RES-3): every escaped byte that belongs to a valid UTF-8 sequence is
+ * decoded; an escape of any other byte, and a malformed escape, stays literal.
+ */
 export function percentDecode(text: string): string {
   return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
     const bytes = new Uint8Array(run.length / 3);
     for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(run.slice(3 * i + 1, 3 * i + 3), 16);
-    try {
-      return utf8.decode(bytes);
-    } catch {
-      return run;
+    let out = "";
+    let at = 0;
+    while (at < bytes.length) {
+      const decoded = decodeSequence(bytes, at);
+      if (decoded === null) {
+        out += run.slice(3 * at, 3 * at + 3);
+        at += 1;
+      } else {
+        out += decoded;
+        at += sequenceLength(bytes[at]);
+      }
     }
+    return out;
   });
 }
 

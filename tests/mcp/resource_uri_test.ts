@@ -57,3 +57,21 @@ Deno.test("M-RES-3: typed query values are checked and named", () => {
     (e) => e instanceof RpcError && e.message.includes("slice"),
   );
 });
+
+Deno.test("M-RES-3: each escape decodes on its own; only the bytes that are not valid UTF-8 stay literal", () => {
+  assert.equal(percentDecode("%41%C3"), "A%C3");
+  assert.equal(percentDecode("%C3%A9%FF%41"), "é%FFA");
+  assert.equal(percentDecode("%E2%82"), "%E2%82", "a truncated sequence stays literal");
+  assert.equal(percentDecode("%C0%AF"), "%C0%AF", "an overlong encoding stays literal");
+  assert.equal(percentDecode("%ED%A0%80"), "%ED%A0%80", "a surrogate stays literal");
+  assert.equal(percentDecode("%F0%9F%90%9A%2F"), "🐚/");
+  const { segments } = parseResourceUri("shoal://events/user.%41%FF");
+  assert.deepEqual(segments, ["events", "user.A%FF"]);
+});
+
+Deno.test("M-RES-3: a fragment after the query is dropped too, and %26 inside a value is not a separator", () => {
+  const { query } = parseResourceUri("shoal://out/3?path=a%26b&x=1#y=2&path=z");
+  assert.equal(query.get("path"), "a&b");
+  assert.equal(query.get("x"), "1");
+  assert.equal(query.has("y"), false);
+});
