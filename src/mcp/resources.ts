@@ -293,7 +293,7 @@ async function readTaskOutput(
   if (q.has("stream") || q.has("cursor") || q.has("max_bytes")) {
     const params = defined({
       task,
-      stream: stringParam(q, "stream"),
+      stream: enumParam(q, "stream", ["stdout", "stderr"]),
       cursor: intParam(q, "cursor", 0),
       max_bytes: intParam(q, "max_bytes", 1),
     });

@@ -358,3 +358,64 @@ Deno.test("M-CLI-3: when the client stops reading stdout the facade exits 0", as
     await box.cleanup();
   }
 });
+
+Deno.test("M-RES-3/4: malformed resource URIs and query values are -32602 naming the problem, before any kernel call", async () => {
+  await withRaw(async (facade) => {
+    const cases: [string, RegExp][] = [
+      ["file:///etc/passwd", /shoal:\/\//],
+      ["shoal://nope", /unknown resource/],
+      ["shoal://session", /unknown resource/],
+      ["shoal://session/nope", /unknown resource/],
+      ["shoal://out/1/x", /unknown resource/],
+      ["shoal://task/1/err", /unknown resource/],
+      ["shoal://jobs/1", /unknown resource/],
+      ["shoal://out/0", /transcript number/],
+      ["shoal://out/abc", /transcript number/],
+      ["shoal://out/1?slice=1..", /slice/],
+      ["shoal://out/1?format=yaml", /format/],
+      ["shoal://out/1?offset=-1", /offset/],
+      ["shoal://out/1?elide=%5B1%5D", /elide/],
+      ["shoal://journal?limit=0", /limit/],
+      ["shoal://journal?ok=yes", /ok/],
+      ["shoal://journal?since=1.5", /since/],
+      ["shoal://events/user.x?since=-2", /since/],
+      ["shoal://task/1/out?cursor=-1", /cursor/],
+      ["shoal://task/1/out?max_bytes=0", /max_bytes/],
+      ["shoal://task/1/out?stream=stdin", /stream/],
+    ];
+    for (const [i, [uri, detail]] of cases.entries()) {
+      const r = await facade.request(i, "resources/read", { uri });
+      const error = r.error as { code: number; message: string; data?: { parameter?: string } };
+      assert.equal(error?.code, -32602, `${uri}: ${JSON.stringify(r)}`);
+      assert.match(error.message, detail, uri);
+      const parameter = /[?&]([a-z_]+)=[^&]*$/.exec(uri)?.[1];
+      if (parameter !== undefined) assert.equal(error.data?.parameter, parameter, uri);
+    }
+  });
+});
+
+Deno.test("M-SUB-1: a URI that is not subscribable is -32602 resource is not subscribable: <uri>", async () => {
+  await withRaw(async (facade) => {
+    for (const uri of ["shoal://journal", "shoal://out/1", "shoal://task/1/err", "http://x/y"]) {
+      const r = await facade.request(uri, "resources/subscribe", { uri });
+      assert.deepEqual(r.error, { code: -32602, message: `resource is not subscribable: ${uri}` });
+    }
+  });
+});
+
+Deno.test("M-START-3: the reason the kernel is unavailable is logged to stderr once, however many requests fail", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box, [], NO_KERNEL);
+  try {
+    for (let i = 0; i < 4; i++) {
+      const r = await facade.request(i, "tools/call", { name: "shoal_pty_list" });
+      assert.match((r.error as { message: string }).message, /^kernel unavailable: /);
+    }
+    const { code, stderr } = await facade.stop();
+    assert.equal(code, 0);
+    assert.equal(stderr.split("\n").filter((l) => l.includes("kernel unavailable")).length, 1);
+  } finally {
+    facade.kill();
+    await box.cleanup();
+  }
+});
