@@ -124,10 +124,13 @@ export class FacadeServer {
 
   #toolContext(params: Params, extra: Extra): ToolContext {
     // Only a client's cancellation counts; the SDK also aborts every handler when stdin closes.
+    // A cancellation read in the same chunk as its request has aborted the signal already.
     const cancel = new AbortController();
-    extra.signal.addEventListener("abort", () => {
+    const follow = () => {
       if (!this.transport.isClosed) cancel.abort();
-    });
+    };
+    if (extra.signal.aborted) follow();
+    else extra.signal.addEventListener("abort", follow, { once: true });
     const meta = params._meta as Params | undefined;
     const token = meta?.progressToken;
     const progress = typeof token === "string" || typeof token === "number"

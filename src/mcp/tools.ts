@@ -62,7 +62,8 @@ class Cancelled extends Error {}
 
 /**
  * Runs `exec`/`plan.apply` as a task in {@link SLICE_MS} slices within the caller's budget, with
- * progress and cancellation (M-PROG-1..3).
+ * progress after every slice that ends with the task still running, and cancellation of the task
+ * once its id is known (M-PROG-1..3).
  */
 async function runTaskBacked(
   ctx: ToolContext,
@@ -77,7 +78,7 @@ async function runTaskBacked(
     ...params,
     timeout_ms: Math.min(budget ?? SLICE_MS, SLICE_MS),
   });
-  if (!first.ok || !isObject(first.value) || first.value.timed_out !== true || remaining() <= 0) {
+  if (!first.ok || !isObject(first.value) || first.value.timed_out !== true) {
     return envelopeOf(ctx, first);
   }
   const pending = first.value;
@@ -91,24 +92,25 @@ async function runTaskBacked(
   ctx.signal.addEventListener("abort", cancelTask);
   try {
     let lastProgress = 0;
+    // Each pass starts right after a slice that ended with the task still running.
     while (true) {
       if (ctx.signal.aborted) {
         cancelTask();
         throw new Cancelled("cancelled by the client");
       }
-      if (remaining() <= 0) return envelopeOf(ctx, { ok: true, value: pending });
       if (ctx.progress !== null) {
         const elapsed = Math.max(Date.now() - start, lastProgress + 1);
         lastProgress = elapsed;
         await ctx.progress(elapsed, `${task} running, ${(elapsed / 1000).toFixed(1)}s elapsed`);
       }
+      if (remaining() <= 0) return envelopeOf(ctx, { ok: true, value: pending });
       const awaitParams: Args = { task, timeout_ms: Math.min(remaining(), SLICE_MS) };
       if (elide !== undefined) awaitParams.elide = elide;
       const record = await kernelCall(ctx, "task.await", awaitParams);
-      if (!record.ok) return envelopeOf(ctx, record);
-      if (!isObject(record.value)) return envelopeOf(ctx, record);
-      if (record.value.timed_out === true) continue;
-      return await terminalResult(ctx, record.value, elide, Date.now() - start);
+      if (!record.ok || !isObject(record.value)) return envelopeOf(ctx, record);
+      if (record.value.timed_out !== true) {
+        return await terminalResult(ctx, record.value, elide, Date.now() - start);
+      }
     }
   } finally {
     ctx.signal.removeEventListener("abort", cancelTask);

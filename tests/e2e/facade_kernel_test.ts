@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { outermost, processGroup } from "../_support/proc.ts";
+import { createToken } from "../_support/principals.ts";
+import { kernelPid, outermost, processGroup } from "../_support/proc.ts";
 import { KERNEL_BIN, pidsMentioning, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { delay, waitUntil } from "../_support/wait.ts";
 import { RawFacade, sdkTransport } from "../mcp/_facade.ts";
@@ -438,4 +439,125 @@ Deno.test("M-SUB-2, E-2: at most 64 subscriptions per facade (-32040), and a fre
     });
     assert.deepEqual(again.result, {});
   });
+});
+
+/** Reads `shoal://jobs` through the facade until the job whose cmd is `cmd` is in `state`. */
+async function jobInState(facade: RawFacade, cmd: string, state: string): Promise<Frame | null> {
+  let reads = 0;
+  const deadline = Date.now() + 8000;
+  while (Date.now() < deadline) {
+    const jobs = result(
+      await facade.request(`jobs${reads++}`, "resources/read", {
+        uri: "shoal://jobs",
+      }),
+    ).structuredContent as Frame[];
+    const job = jobs.find((j) => j.cmd === cmd);
+    if (job?.state === state) return job;
+    await delay(100);
+  }
+  return null;
+}
+
+Deno.test("M-PROG-3: a cancellation read in the same chunk as its request still cancels the task", async () => {
+  await withRaw(async (facade) => {
+    await facade.request(0, "initialize", INIT);
+    const cancelled = {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1, reason: "at once" },
+    };
+    await facade.write(
+      JSON.stringify(toolCall(1, "shoal_exec", { src: "sleep 31" })) + "\n" +
+        JSON.stringify(cancelled) + "\n",
+    );
+    assert.ok(await jobInState(facade, "sleep 31", "cancelled"), "the task was cancelled");
+    assert.equal(facade.queued.some((f) => (f as Frame).id === 1), false, "no response for id 1");
+  });
+});
+
+Deno.test("M-PROG-3: a request cancelled during its only slice (budget ≤ 1000 ms) cancels the task when that slice times out", async () => {
+  await withRaw(async (facade) => {
+    await facade.send(toolCall(1, "shoal_exec", { src: "sleep 32", timeout_ms: 900 }));
+    assert.ok(await jobInState(facade, "sleep 32", "running"));
+    await facade.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1 },
+    });
+    assert.ok(await jobInState(facade, "sleep 32", "cancelled"), "the task was cancelled");
+    assert.equal(facade.queued.some((f) => (f as Frame).id === 1), false, "no response for id 1");
+  });
+});
+
+Deno.test("M-PROG-2: every slice that ends with the task running is reported, the last one of a budget too, with the exact message", async () => {
+  await withRaw(async (facade) => {
+    await facade.send(
+      toolCall(1, "shoal_exec", { src: "sleep 5", timeout_ms: 1500 }, { progressToken: "p1" }),
+    );
+    const sc = result(await facade.response(1)).structuredContent as Frame;
+    assert.equal(sc.timed_out, true);
+    const progress = facade.queued
+      .filter((f) => (f as Frame).method === "notifications/progress")
+      .map((f) => (f as Frame).params as Frame);
+    assert.equal(progress.length, 2, "one per slice: 1000 ms, then the remaining 500 ms");
+    for (const p of progress) {
+      const seconds = ((p.progress as number) / 1000).toFixed(1);
+      assert.equal(p.message, `${sc.task} running, ${seconds}s elapsed`);
+    }
+    assert.ok((progress[1].progress as number) >= 1500);
+    await facade.send(
+      toolCall(2, "shoal_exec", { src: "sleep 5", timeout_ms: 300 }, { progressToken: "p2" }),
+    );
+    const short = result(await facade.response(2)).structuredContent as Frame;
+    assert.equal(short.timed_out, true);
+    const single = facade.queued.filter((f) =>
+      ((f as Frame).params as Frame | undefined)?.progressToken === "p2"
+    );
+    assert.equal(single.length, 1, "a budget within one slice still reports that slice");
+    for (const task of [sc.task, short.task]) {
+      await facade.request(`cancel ${task}`, "tools/call", {
+        name: "shoal_cancel",
+        arguments: { task },
+      });
+    }
+  });
+});
+
+Deno.test("M-SUB-2: a failed events.subscribe is -32603 subscription failed: …, nothing is registered and its connection is closed", async () => {
+  await withRaw(async (facade) => {
+    assert.deepEqual((await facade.request(1, "ping")).result, {});
+    await facade.request(2, "resources/read", { uri: "shoal://jobs" });
+    const pid = facade.facadePid()!;
+    const base = socketFds(pid);
+    const uri = "shoal://events/not%20a%20channel";
+    for (const id of [3, 4]) {
+      const r = await facade.request(id, "resources/subscribe", { uri });
+      const error = r.error as { code: number; message: string };
+      assert.equal(error.code, -32603);
+      assert.match(error.message, /^subscription failed: /);
+    }
+    assert.ok(await waitUntil(() => socketFds(pid) === base, 3000), "no connection is left open");
+    assert.deepEqual((await facade.request(5, "resources/unsubscribe", { uri })).result, {});
+  });
+});
+
+Deno.test("M-START-1: the autostarted kernel gets `--socket <path>`, /dev/null stdin, the facade's environment and an empty SHOAL_TOKEN", async () => {
+  const box = await sandbox();
+  const { secret } = await createToken(box, "agent:env", "env");
+  const facade = new RawFacade(box, [], { SHOAL_TOKEN: secret, SHOAL_E2E_MARK: "inherited" });
+  try {
+    const listed = result(await facade.request(1, "tools/call", { name: "shoal_pty_list" }));
+    assert.equal(listed.isError, false, "the facade itself attached with its token");
+    const pid = kernelPid(box.socket());
+    const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
+    assert.deepEqual(argv.slice(argv.indexOf("--socket")), ["--socket", box.socket(), ""]);
+    const environ = Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0");
+    assert.ok(environ.includes("SHOAL_E2E_MARK=inherited"), "the environment is inherited");
+    assert.deepEqual(environ.filter((e) => e.startsWith("SHOAL_TOKEN=")), ["SHOAL_TOKEN="]);
+    assert.equal(Deno.readLinkSync(`/proc/${pid}/fd/0`), "/dev/null");
+  } finally {
+    facade.kill();
+    await facade.exit().catch(() => {});
+    await box.cleanup();
+  }
 });
