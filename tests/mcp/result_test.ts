@@ -76,3 +76,32 @@ Deno.test("M-PROTO-1: without links (older protocol versions) only the text item
   const r = toolSuccess({ ref: "out:1", uri: "shoal://out/1", render: "1" }, false);
   assert.deepEqual(r.content, [{ type: "text", text: "1" }]);
 });
+
+Deno.test("M-OUT-3: R.uri wins over an elided value's uri; a non-ref value or a non-string member is skipped", () => {
+  assert.deepEqual(
+    deriveLink({
+      uri: "shoal://out/4",
+      ref: "out:4",
+      value: { $: "ref", uri: "shoal://out/4?path=out" },
+    }),
+    { uri: "shoal://out/4", name: "out:4" },
+  );
+  assert.deepEqual(deriveLink({ value: { $: "str", v: "x", uri: "shoal://no" }, ref: "out:5" }), {
+    uri: "shoal://out/5",
+    name: "out:5",
+  });
+  assert.deepEqual(deriveLink({ ref: 5, task: "task:7", plan_ref: "plan:ab" }), {
+    uri: "shoal://task/7",
+    name: "task:7",
+  });
+  assert.deepEqual(deriveLink({ plan_ref: "plan:ab", pty_id: "pty:1" }), {
+    uri: "shoal://plan/ab",
+    name: "plan:ab",
+  });
+  assert.deepEqual(deriveLink({ ref: `val:sha256:${"a".repeat(64)}` }), {
+    uri: `shoal://val/sha256:${"a".repeat(64)}`,
+    name: `val:sha256:${"a".repeat(64)}`,
+  });
+  assert.equal(deriveLink(null), null);
+  assert.equal(deriveLink([{ ref: "out:1" }]), null);
+});
