@@ -22,6 +22,8 @@ export class WireTap {
   readonly requests: TappedRequest[] = [];
   #listener: Deno.Listener;
   #conns: Deno.Conn[] = [];
+  /** The client side of each tapped connection, by connection number. */
+  #clients: Deno.Conn[] = [];
   #accepting: Promise<void>;
   #connections = 0;
 
@@ -33,6 +35,21 @@ export class WireTap {
   /** The requests recorded from index `from` on whose method is `method`. */
   sent(method: string, from = 0): TappedRequest[] {
     return this.requests.slice(from).filter((r) => r.method === method);
+  }
+
+  /**
+   * Writes `bytes` to the client side of connection `conn`, as if the kernel had sent them;
+   * stops early when the client closes the connection meanwhile.
+   */
+  async inject(conn: number, bytes: Uint8Array): Promise<void> {
+    let at = 0;
+    try {
+      while (at < bytes.length) at += await this.#clients[conn].write(bytes.subarray(at));
+    } catch (e) {
+      if (!(e instanceof Deno.errors.BrokenPipe || e instanceof Deno.errors.ConnectionReset)) {
+        throw e;
+      }
+    }
   }
 
   /** Stops listening and closes every forwarded connection. */
@@ -60,6 +77,7 @@ export class WireTap {
           continue;
         }
         this.#conns.push(down, up);
+        this.#clients[conn] = down;
         this.#pipe(down, up, conn);
         this.#pipe(up, down, null);
       }

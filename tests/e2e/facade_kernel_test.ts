@@ -561,3 +561,50 @@ Deno.test("M-START-1: the autostarted kernel gets `--socket <path>`, /dev/null s
     await box.cleanup();
   }
 });
+
+Deno.test("M-START-1: three facades autostarting at once all end up on the one kernel that won the socket", async () => {
+  const box = await sandbox();
+  const facades = [0, 1, 2].map(() => new RawFacade(box));
+  try {
+    const replies = await Promise.all(
+      facades.map((f) =>
+        f.request(1, "tools/call", { name: "shoal_exec", arguments: { src: "echo up" } })
+      ),
+    );
+    for (const r of replies) assert.equal(result(r).isError, false, JSON.stringify(r.error));
+    const kernel = kernelPid(box.socket());
+    assert.ok(kernel > 0, "exactly one kernel serves the socket");
+    const refs = replies.map((r) => (result(r).structuredContent as Frame).ref);
+    assert.equal(new Set(refs).size, 3, `one session, three transcript refs: ${refs}`);
+  } finally {
+    for (const f of facades) {
+      f.kill();
+      await f.exit().catch(() => {});
+    }
+    await box.cleanup();
+  }
+});
+
+Deno.test("M-RES-1: resources/list lists the 100 newest plans, ascending, as shoal://plan/<hex> named plan:<hex>", async () => {
+  await withRaw(async (facade) => {
+    const refs: string[] = [];
+    for (let i = 0; i < 101; i++) {
+      const r = await facade.request(i, "tools/call", {
+        name: "shoal_plan",
+        arguments: { src: `echo ${i}` },
+      });
+      refs.push(String((result(r).structuredContent as Frame).plan_ref));
+    }
+    const list = result(await facade.request("list", "resources/list")).resources as Frame[];
+    const plans = list.filter((r) => String(r.uri).startsWith("shoal://plan/"));
+    assert.deepEqual(
+      plans.map((p) => [p.uri, p.name]),
+      refs.slice(1).map((ref) => [`shoal://plan/${ref.slice(5)}`, ref]),
+    );
+    for (const p of plans) {
+      assert.equal(p.mimeType, "application/json");
+      assert.equal(typeof p.description, "string");
+    }
+    assert.equal(list.length, 6 + 100, "no task or terminal entries besides the roots");
+  });
+});

@@ -3,6 +3,7 @@
 // resource mappings (M-RES-4), subscriptions (M-SUB-2/4) and the task-backed slices (M-PROG-1).
 import assert from "node:assert/strict";
 import type { Rec } from "../_support/rec.ts";
+import { waitUntil } from "../_support/wait.ts";
 import type { RawFacade } from "../mcp/_facade.ts";
 import { tapTest, type WireTap } from "./_tap.ts";
 
@@ -280,3 +281,34 @@ tapTest(
     env: { SHOAL_SOCKET: tapPath, SHOAL_SESSION: "work", SHOAL_TOKEN: "", SHOAL_NO_AUTOSTART: "1" },
   }),
 );
+
+for (
+  const [what, noise] of [
+    ["a malformed frame", new TextEncoder().encode("{not json\n")],
+    ["an oversize frame", new Uint8Array(17 * 1024 * 1024).fill(0x20)],
+  ] as const
+) {
+  tapTest(
+    `M-START-4: ${what} from the kernel closes the main connection: the call in flight fails -32603 kernel disconnected, the next one reconnects and re-attaches`,
+    async (facade, tap) => {
+      await facade.request(1, "resources/read", { uri: "shoal://jobs" });
+      const [first] = tap.sent("session.attach");
+      await facade.send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "shoal_exec", arguments: { src: "sleep 20" } },
+      });
+      assert.ok(await waitUntil(() => tap.sent("exec").length === 1, 10000));
+      await tap.inject(first.conn, noise);
+      const dropped = await facade.response(2);
+      assert.deepEqual(dropped.error, { code: -32603, message: "kernel disconnected" });
+      const again = await facade.request(3, "tools/call", { name: "shoal_pty_list" });
+      assert.equal((again.result as Rec).isError, false);
+      const attaches = tap.sent("session.attach");
+      assert.equal(attaches.length, 2, "re-attached on a new connection");
+      assert.notEqual(attaches[1].conn, first.conn);
+      assert.deepEqual(attaches[1].params, ATTACH);
+    },
+  );
+}

@@ -77,3 +77,74 @@ Deno.test("M-PROTO-1: supported versions are echoed, anything else gets 2025-06-
     assert.equal(negotiateVersion(v), "2025-06-18");
   }
 });
+
+const FACADE_VARS = [
+  "SHOAL_SOCKET",
+  "SHOAL_SESSION",
+  "SHOAL_TOKEN",
+  "SHOAL_NO_AUTOSTART",
+  "SHOAL_KERNEL",
+];
+
+/** Runs `fn` with the facade's variables set to `vars` (others unset), restoring them after. */
+function withEnv(vars: Record<string, string>, fn: () => void): void {
+  const saved = new Map(FACADE_VARS.map((name) => [name, Deno.env.get(name)]));
+  try {
+    for (const name of FACADE_VARS) Deno.env.delete(name);
+    for (const [name, value] of Object.entries(vars)) Deno.env.set(name, value);
+    fn();
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  }
+}
+
+Deno.test("M-CLI-1: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART and SHOAL_KERNEL are read when no flag is given", () => {
+  withEnv({
+    SHOAL_SOCKET: "/e/s.sock",
+    SHOAL_SESSION: "envs",
+    SHOAL_TOKEN: "envtoken",
+    SHOAL_NO_AUTOSTART: "yes",
+    SHOAL_KERNEL: "/opt/k",
+  }, () => {
+    const env = new EnvReader(() => {});
+    assert.deepEqual(resolveConfig({}, env), {
+      session: "envs",
+      token: "envtoken",
+      socket: "/e/s.sock",
+      socketProblem: null,
+      autostart: false,
+      kernel: "/opt/k",
+    });
+    const flagged = resolveConfig({ socket: "/f/s.sock", session: "flag", token: "ft" }, env);
+    assert.deepEqual([flagged.socket, flagged.session, flagged.token], [
+      "/f/s.sock",
+      "flag",
+      "ft",
+    ]);
+  });
+});
+
+Deno.test("M-CLI-1: empty variables count as unset: session default, no token, autostart on, kernel shoal-kernel", () => {
+  withEnv({
+    SHOAL_SOCKET: "",
+    SHOAL_SESSION: "",
+    SHOAL_TOKEN: "",
+    SHOAL_NO_AUTOSTART: "",
+    SHOAL_KERNEL: "",
+  }, () => {
+    const config = resolveConfig({}, new EnvReader(() => {}));
+    assert.equal(config.session, "default");
+    assert.equal(config.token, null);
+    assert.equal(config.autostart, true);
+    assert.equal(config.kernel, "shoal-kernel");
+    assert.match(String(config.socket), /\/shoal\/default\.sock$/, "discovered, not explicit");
+    assert.throws(
+      () =>
+        withEnv({ SHOAL_SESSION: "bad name" }, () => resolveConfig({}, new EnvReader(() => {}))),
+      /invalid session/,
+    );
+  });
+});
