@@ -234,7 +234,7 @@ tapTest(
 );
 
 tapTest(
-  "M-PROG-1: exec waits min(budget, 1000) ms, then task.await slices carry the remaining budget and the elide",
+  "M-PROG-1: exec and plan.apply wait min(budget, 1000) ms, then task.await slices carry the remaining budget and the elide",
   async (facade, tap) => {
     const elide = { max_bytes: 100 };
     const long = await call(facade, tap, 1, "shoal_exec", { src: "sleep 1.5; echo x", elide });
@@ -267,6 +267,34 @@ tapTest(
     const from = tap.requests.length;
     await call(facade, tap, 3, "shoal_cancel", { task: pending.task });
     assert.deepEqual(tap.sent("task.cancel", from)[0].params, { task: pending.task });
+
+    const plan = await call(facade, tap, 4, "shoal_plan", { src: "sleep 1.5; echo applied" });
+    const planRef = (plan.result.structuredContent as Rec).plan_ref;
+    const applied = await call(facade, tap, 5, "shoal_apply", { plan_ref: planRef });
+    assert.deepEqual(applied.sent.map((r) => r.method), ["plan.apply", "task.await"]);
+    assert.deepEqual(applied.sent[0].params, { plan_ref: planRef, timeout_ms: 1000 });
+    const appliedTask = applied.sent[1].params.task;
+    assert.deepEqual(applied.sent[1].params, { task: appliedTask, timeout_ms: 1000 });
+    const done = applied.result.structuredContent as Rec;
+    assert.equal(applied.result.isError, false);
+    assert.deepEqual((done.value as Rec).out, { $: "str", v: "applied\n" });
+    assert.ok((done.elapsed_ms as number) >= 1000, "elapsed_ms covers both slices");
+
+    const raised = await call(facade, tap, 6, "shoal_exec", {
+      src: "sleep 1.2; echo bad >&2; exit 3",
+      position: "stmt",
+    });
+    assert.deepEqual(raised.sent.map((r) => r.method), ["exec", "task.await"]);
+    assert.equal(raised.result.isError, true, "a terminal record's error is an isError result");
+    const error = raised.result.structuredContent as { code: number; data: Rec };
+    assert.equal(error.code, -32002);
+    assert.equal(error.data.status, 3);
+    assert.deepEqual((raised.result.content as Rec[])[1], {
+      type: "resource_link",
+      uri: error.data.uri,
+      name: error.data.ref,
+      mimeType: "application/json",
+    });
   },
 );
 
