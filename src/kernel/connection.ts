@@ -45,16 +45,14 @@ export class ClientConnection {
     return () => this.#onClose.delete(fn);
   }
 
-  /** Sends a success response; one larger than 16 MiB becomes -32603 instead (W-RPC-5). */
+  /** Sends a success response (W-RPC-5 bounds it). */
   respond(id: RpcId, result: unknown): Promise<void> {
-    let frame = encodeFrame(resultMessage(id, result));
-    if (frame.length - 1 > FRAME_LIMIT) frame = encodeFrame(errorMessage(id, RESPONSE_TOO_LARGE));
-    return this.#write(frame);
+    return this.#writeResponse(id, resultMessage(id, result));
   }
 
-  /** Sends an error response. */
+  /** Sends an error response (W-RPC-5 bounds it: an error may echo what the request carried). */
   fail(id: RpcId, error: RpcErrorObject): Promise<void> {
-    return this.#write(encodeFrame(errorMessage(id, error)));
+    return this.#writeResponse(id, errorMessage(id, error));
   }
 
   /** Pushes an `event` notification (W-RPC-3). */
@@ -73,6 +71,13 @@ export class ClientConnection {
     }
     for (const fn of this.#onClose) fn();
     this.#onClose.clear();
+  }
+
+  /** Writes a response; one whose frame passes 16 MiB becomes -32603 instead (W-RPC-5). */
+  #writeResponse(id: RpcId, message: unknown): Promise<void> {
+    let frame = encodeFrame(message);
+    if (frame.length - 1 > FRAME_LIMIT) frame = encodeFrame(errorMessage(id, RESPONSE_TOO_LARGE));
+    return this.#write(frame);
   }
 
   #write(frame: Uint8Array): Promise<void> {

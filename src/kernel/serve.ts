@@ -71,7 +71,7 @@ export async function serve(
   };
   Deno.addSignalListener("SIGTERM", stop);
   Deno.addSignalListener("SIGINT", stop);
-  console.error(`shoal-kernel: ready ${socket.path}`);
+  kernel.log(`ready ${socket.path}`);
   await acceptLoop(kernel, prepared.listener);
   stop();
   await stopping;

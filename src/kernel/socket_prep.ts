@@ -74,8 +74,14 @@ export async function prepareSocket(choice: SocketChoice, uid: number): Promise<
       }
       await Deno.remove(path);
     }
-    const listener = Deno.listen({ transport: "unix", path });
-    await Deno.chmod(path, 0o600);
+    // Bound under a side name, made 0600, then renamed into place: the path shows a socket only
+    // once it is private (G-SOCK-7), and Deno's unlink of a closing listener's bind path by name
+    // then cannot remove whatever sits at the socket path by then (G-SOCK-8).
+    const bindPath = `${path}.new`;
+    if ((await Deno.lstat(bindPath).catch(() => null))?.isSocket) await Deno.remove(bindPath);
+    const listener = Deno.listen({ transport: "unix", path: bindPath });
+    await Deno.chmod(bindPath, 0o600);
+    await Deno.rename(bindPath, path);
     const bound = await Deno.lstat(path);
     return {
       listener,

@@ -1,8 +1,18 @@
 import { ErrorCode, type RpcErrorObject } from "./errors.ts";
 import type { RawJSON } from "./raw_json.ts";
 
-/** A request id as echoed on the wire (kernel ids keep their exact JSON text). */
-export type RpcId = string | number | null | RawJSON;
+/**
+ * A request id as echoed on the wire. Kernel ids keep their exact JSON text: primitives as
+ * {@link RawJSON}, objects and arrays as copies whose numbers and strings are RawJSON (W-RPC-2).
+ */
+export type RpcId =
+  | string
+  | number
+  | boolean
+  | null
+  | RawJSON
+  | readonly unknown[]
+  | { readonly [member: string]: unknown };
 
 /** A decoded incoming frame. */
 export type Incoming =
@@ -21,19 +31,42 @@ function invalid(id: RpcId, code: number, message: string, data?: unknown): Inco
   return { kind: "invalid", id, error };
 }
 
-/** Parses JSON keeping the exact source text of every numeric member named `id`. */
-function parseKeepingIds(text: string): { value: unknown; idSources: WeakMap<object, string> } {
-  const idSources = new WeakMap<object, string>();
+/** Source texts of parsed primitives that would not re-serialize to the same text, by holder and key. */
+type SourceTexts = WeakMap<object, Map<string, string>>;
+
+/**
+ * Parses JSON keeping the source text of every number that would not re-serialize to the same
+ * text (`1152921504606846977`, `1.50`, `1e3`) and of a string member named `id` (`"\u0041"`),
+ * so an id can be echoed verbatim.
+ */
+function parseKeepingSources(text: string): { value: unknown; sources: SourceTexts } {
+  const sources: SourceTexts = new WeakMap();
   const value = JSON.parse(
     text,
     function (this: object, key: string, v: unknown, context?: { source?: string }) {
-      if (key === "id" && typeof v === "number" && context?.source !== undefined) {
-        idSources.set(this, context.source);
+      const source = context?.source;
+      const kept = typeof v === "number" || (typeof v === "string" && key === "id");
+      if (kept && source !== undefined && source !== JSON.stringify(v)) {
+        let byKey = sources.get(this);
+        if (!byKey) sources.set(this, byKey = new Map());
+        byKey.set(key, source);
       }
       return v;
     } as (key: string, value: unknown) => unknown,
   );
-  return { value, idSources };
+  return { value, sources };
+}
+
+/** A copy of member `key` of `holder` that `JSON.stringify` writes as its source text (W-RPC-2). */
+function verbatim(holder: object, key: string, sources: SourceTexts): RpcId {
+  const v = (holder as Record<string, unknown>)[key];
+  const source = sources.get(holder)?.get(key);
+  if (source !== undefined) return JSON.rawJSON(source);
+  if (Array.isArray(v)) return v.map((_, i) => verbatim(v, String(i), sources));
+  if (isPlainObject(v)) {
+    return Object.fromEntries(Object.keys(v).map((k) => [k, verbatim(v, k, sources)]));
+  }
+  return v as RpcId;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -42,11 +75,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /** Decodes one frame into a request, notification, response, or an error to send back (W-FRAME-6/7, W-RPC-1/2). */
 export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
-  let text: string;
-  let parsed: { value: unknown; idSources: WeakMap<object, string> };
+  let parsed: { value: unknown; sources: SourceTexts };
   try {
-    text = decoder.decode(bytes);
-    parsed = parseKeepingIds(text);
+    parsed = parseKeepingSources(decoder.decode(bytes));
   } catch (e) {
     return invalid(null, ErrorCode.RPC_PARSE_ERROR, "parse error", {
       detail: e instanceof Error ? e.message : String(e),
@@ -61,10 +92,7 @@ export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
   if (hasId) {
     const raw = msg.id;
     if (rule === "verbatim") {
-      const source = parsed.idSources.get(msg);
-      id = source !== undefined ? JSON.rawJSON(source) : (raw as RpcId);
-      if (typeof raw === "object" && raw !== null) id = JSON.rawJSON(JSON.stringify(raw));
-      else if (typeof raw === "boolean") id = JSON.rawJSON(String(raw));
+      id = verbatim(msg, "id", parsed.sources);
     } else {
       const ok = typeof raw === "string" ||
         (typeof raw === "number" && Number.isSafeInteger(raw));

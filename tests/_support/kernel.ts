@@ -22,7 +22,7 @@ export interface TestKernel {
   cleanup(): Promise<void>;
 }
 
-/** Spawns `bin/shoal-kernel` with `args` and waits until it prints `ready`. */
+/** Spawns `bin/shoal-kernel --socket <sandbox socket>` with `args` and waits until it prints `ready`. */
 export async function startKernel(
   args: string[] = [],
   box?: Sandbox,
@@ -30,7 +30,20 @@ export async function startKernel(
 ): Promise<TestKernel> {
   box ??= await sandbox();
   const socket = box.socket();
-  const child = spawnKernel(box, ["--socket", socket, ...args], extraEnv);
+  return await launchKernel(box, ["--socket", socket, ...args], socket, extraEnv);
+}
+
+/**
+ * Spawns `bin/shoal-kernel` with exactly `args` (which make it serve on `socket`) and waits until
+ * it prints `ready`.
+ */
+export async function launchKernel(
+  box: Sandbox,
+  args: string[],
+  socket: string,
+  extraEnv: Record<string, string> = {},
+): Promise<TestKernel> {
+  const child = spawnKernel(box, args, extraEnv);
   const stderr: string[] = [];
   const reading = collectLines(child.stderr, stderr);
   const ready = await waitUntil(() => stderr.some((l) => l.includes("ready")), 30000);
@@ -81,6 +94,22 @@ export async function startKernel(
     },
   };
   return kernel;
+}
+
+/** Runs the kernel binary with exactly `args` until it exits (at most 30 s); its status and stderr. */
+export async function kernelUntilExit(
+  box: Sandbox,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; stderr: string }> {
+  const child = spawnKernel(box, args, extraEnv);
+  const lines: string[] = [];
+  const reading = collectLines(child.stderr, lines);
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
+  const status = await child.status;
+  clearTimeout(timer);
+  await reading;
+  return { code: status.code, stderr: lines.join("\n") };
 }
 
 /** Spawns the kernel binary in the sandbox environment; only stderr is piped. */

@@ -27,11 +27,15 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `bin/shoal-kernel args` as a process in the sandbox environment. */
-export async function kernelCli(box: Sandbox, args: string[]): Promise<CliResult> {
+/** Runs `bin/shoal-kernel args` as a process in the sandbox environment (plus `extraEnv`). */
+export async function kernelCli(
+  box: Sandbox,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<CliResult> {
   const out = await new Deno.Command(KERNEL_BIN, {
     args,
-    env: box.env(),
+    env: box.env(extraEnv),
     clearEnv: true,
     cwd: box.dir,
     stdin: "null",

@@ -1,22 +1,14 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { collectLines, spawnKernel, startKernel } from "../_support/kernel.ts";
+import { kernelUntilExit, startKernel } from "../_support/kernel.ts";
 import { createToken } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { rpcError } from "../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 
 /** Runs the kernel with `args` until it exits; returns its status and stderr. */
-async function failedStart(
-  box: Sandbox,
-  args: string[],
-): Promise<{ code: number; stderr: string }> {
-  const child = spawnKernel(box, ["--socket", box.socket(), ...args]);
-  const lines: string[] = [];
-  const reading = collectLines(child.stderr, lines);
-  const status = await child.status;
-  await reading;
-  return { code: status.code, stderr: lines.join("\n") };
+function failedStart(box: Sandbox, args: string[]): Promise<{ code: number; stderr: string }> {
+  return kernelUntilExit(box, ["--socket", box.socket(), ...args]);
 }
 
 Deno.test("a missing or malformed explicit --policy stops the kernel with exit 1 and a message naming the file (G-STATE-3, P-POL-2)", async () => {

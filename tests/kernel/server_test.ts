@@ -213,3 +213,102 @@ Deno.test("SIGTERM stops background tasks and PTYs, removes the socket and exits
     await k.cleanup();
   }
 });
+
+/** Replies of a raw exchange keyed by their id's JSON text, plus the raw lines. */
+function byIdText(lines: unknown[]): Map<string, Record<string, unknown>> {
+  return new Map(lines.map((l) => [JSON.stringify((l as Record<string, unknown>).id), l as never]));
+}
+
+Deno.test("W-RPC-1 envelope rules on the kernel socket: bad jsonrpc echoes the id, method must be a string, params an object or null; notifications get no reply", async () => {
+  const k = await startKernel();
+  try {
+    const frames = [
+      '{"jsonrpc":"1.0","id":5,"method":"parse","params":{"src":"x"}}',
+      '{"id":6,"method":"parse","params":{"src":"x"}}',
+      '{"jsonrpc":"2.0","id":7,"method":5}',
+      '{"jsonrpc":"2.0","id":8}',
+      '{"jsonrpc":"2.0","id":9,"method":"parse","params":[1]}',
+      '{"jsonrpc":"2.0","id":10,"method":"parse","params":"src"}',
+      '{"jsonrpc":"2.0","method":"parse","params":[1]}',
+      '{"jsonrpc":"2.0","method":"no.such"}',
+      '{"jsonrpc":"2.0","id":11,"method":"session.attach","params":null}',
+      '{"jsonrpc":"2.0","id":12,"method":"session.reef"}',
+    ];
+    const lines = await rawExchange(
+      k.socket,
+      new TextEncoder().encode(frames.join("\n") + "\n"),
+      8,
+    );
+    assert.equal(lines.length, 8, JSON.stringify(lines));
+    const replies = byIdText(lines);
+    const code = (id: number) => (replies.get(String(id))?.error as { code: number })?.code;
+    assert.deepEqual([5, 6, 7, 8].map(code), [-32600, -32600, -32600, -32600]);
+    assert.deepEqual([9, 10].map(code), [-32602, -32602]);
+    assert.equal((replies.get("11")?.result as Record<string, unknown>).session, "default");
+    assert.deepEqual(replies.get("12")?.result, { active_scope: null, bindings: [] });
+  } finally {
+    await k.cleanup();
+  }
+});
+
+Deno.test("W-RPC-2 object, array, float and escaped-string ids are echoed as the same JSON text, and the connection keeps serving", async () => {
+  const k = await startKernel();
+  try {
+    const ids = [
+      '{"a":[1,{"b":1152921504606846977}],"__proto__":{}}',
+      '[1,"x",null]',
+      "1.50",
+      '"\\u0041"',
+      "true",
+    ];
+    const frames = ids.map((id) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"parse","params":{"src":"true"}}`
+    );
+    frames.push('{"jsonrpc":"2.0","id":99,"method":"no.such"}');
+    const conn = await Deno.connect({ transport: "unix", path: k.socket });
+    const lines: string[] = [];
+    const reading = collectLines(conn.readable, lines);
+    await conn.write(new TextEncoder().encode(frames.join("\n") + "\n"));
+    await waitUntil(() => lines.length >= frames.length, 20000);
+    conn.close();
+    await reading.catch(() => {});
+    assert.equal(lines.length, frames.length, lines.join("\n"));
+    for (const id of ids) {
+      assert.ok(
+        lines.some((l) => l.startsWith(`{"jsonrpc":"2.0","id":${id},"result":`)),
+        `id ${id} not echoed verbatim in ${lines.map((l) => l.slice(0, 80)).join("\n")}`,
+      );
+    }
+    assert.ok(lines.some((l) => l.startsWith('{"jsonrpc":"2.0","id":99,"error":{"code":-32601')));
+  } finally {
+    await k.cleanup();
+  }
+});
+
+Deno.test("W-RPC-5 a response that would pass 16 MiB (a result or an error echoing a huge method name) is -32603 response too large; the connection keeps serving", async () => {
+  const k = await startKernel();
+  try {
+    const conn = await k.attach();
+    // 270 events of ~62 KiB: reading them all would be a ~16.4 MiB response.
+    const payload = "p".repeat(62 * 1024);
+    for (let i = 0; i < 270; i++) {
+      await conn.request("events.publish", { channel: "user.big", payload });
+    }
+    const big = await rpcError(conn.request("events.read", { channel: "user.big" }));
+    assert.equal(big.code, -32603);
+    assert.equal(big.message, "response too large");
+    const some = await conn.request("events.read", { channel: "user.big", limit: 200 }) as {
+      events: unknown[];
+    };
+    assert.equal(some.events.length, 200);
+
+    // -32601 repeats the method name in message and data: 2 × 9 MiB would pass 16 MiB.
+    const unknown = await rpcError(conn.request("m".repeat(9 * 1024 * 1024), {}));
+    assert.equal(unknown.code, -32603);
+    assert.equal(unknown.message, "response too large");
+    const missing = await rpcError(conn.request("no.such", {}));
+    assert.equal(missing.code, -32601);
+  } finally {
+    await k.cleanup();
+  }
+});
