@@ -21,6 +21,8 @@ export interface RunOptions {
   async: boolean;
   timeoutMs: number | null;
   elide: ElideOverride | null | undefined;
+  /** Called once bash has been spawned, or the run ended before it could be (W-RPC-4). */
+  started?: () => void;
 }
 
 /** The bytes of stderr quoted in a -32002 error (K-EXEC-4). */
@@ -126,8 +128,7 @@ export async function runSource(
     return { task: task.id, events: `task.${task.n}`, uri: `shoal://task/${task.n}` };
   }
   if (opts.timeoutMs !== null) {
-    const timedOut = await kernel.tasks.wait(task, opts.timeoutMs);
-    if (timedOut) {
+    if (await kernel.tasks.waitInBudget(task, opts.timeoutMs)) {
       work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
       return {
         task: task.id,
@@ -136,7 +137,6 @@ export async function runSource(
         timed_out: true,
       };
     }
-    kernel.tasks.drop(task);
   }
   const done = await work;
   if (done.error) throw new RpcError(done.error.code, done.error.message, done.error.data);
@@ -164,9 +164,13 @@ async function finishRun(
       workDir: `${kernel.cas.tmpDir}/run-${crypto.randomUUID()}`,
       stdout: output.stdout,
       stderr: output.stderr,
-      onSpawn: (pid) => task.spawned(pid),
+      onSpawn: (pid) => {
+        task.spawned(pid);
+        opts.started?.();
+      },
     });
   } catch (e) {
+    opts.started?.();
     await Promise.all([output.stdout.abort(), output.stderr.abort()]);
     const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`).toObject();
     kernel.tasks.finish(task, "failed", null, error);

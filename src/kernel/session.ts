@@ -8,6 +8,8 @@ export class Session<V = unknown> {
   readonly state: ShellState;
   #transcript = new Map<number, V>();
   #lastRef = 0;
+  /** Settles once every exec that took a start turn so far has started. */
+  #started: Promise<void> = Promise.resolve();
 
   constructor(readonly name: string, state: ShellState) {
     this.state = state;
@@ -16,6 +18,18 @@ export class Session<V = unknown> {
   /** Merges one finished exec's changes into the shared state (K-BASH-4). */
   merge(change: ShellChange): void {
     applyChange(this.state, change);
+  }
+
+  /**
+   * A place in the order in which this session's execs start (W-RPC-4). Taken synchronously when
+   * a request is dispatched; `ready` settles once every earlier exec has called its `started`.
+   */
+  startTurn(): { ready: Promise<void>; started: () => void } {
+    let started!: () => void;
+    const done = new Promise<void>((resolve) => (started = resolve));
+    const ready = this.#started;
+    this.#started = ready.then(() => done);
+    return { ready, started };
   }
 
   /** Stores a finished value as the next `out:N`, evicting beyond the newest 1000. */

@@ -162,6 +162,10 @@ function groupExists(pgid: number): boolean {
 export class TaskRegistry {
   #next = 1;
   #tasks = new Map<number, Task>();
+  /** Each session's listed terminal tasks, oldest-finished first (K-TASK-2 keeps the newest 256). */
+  #terminal = new Map<string, Set<Task>>();
+  /** Tasks whose `timeout_ms` caller still waits within its budget, with how to wake it (K-EXEC-6). */
+  #inBudget = new Map<Task, () => void>();
   /** Synchronous execs: not listed, but stopped at shutdown like every other process group. */
   #unlisted = new Set<Task>();
 
@@ -210,20 +214,48 @@ export class TaskRegistry {
     });
   }
 
-  /** Ends a task, publishes the terminal event and trims old terminal tasks of its session. */
+  /**
+   * Ends a task and publishes the terminal event. A task that ends within its caller's wait
+   * budget is forgotten at once (K-EXEC-6); otherwise the session keeps the 256 terminal tasks
+   * that finished most recently (K-TASK-2).
+   */
   finish(task: Task, state: TaskState, resultRef: string | null, error: RpcErrorObject | null) {
     task.settle(state, resultRef, error);
     if (task.n === 0) return;
     this.publish(task);
-    const done = [...this.#tasks.values()].filter((t) => t.session === task.session && t.terminal);
-    for (const old of done.slice(0, Math.max(0, done.length - MAX_TERMINAL_TASKS_KEPT))) {
+    const waiter = this.#inBudget.get(task);
+    if (waiter) {
+      this.#inBudget.delete(task);
+      this.#tasks.delete(task.n);
+      waiter();
+      return;
+    }
+    let done = this.#terminal.get(task.session);
+    if (!done) this.#terminal.set(task.session, done = new Set());
+    done.add(task);
+    for (const old of done) {
+      if (done.size <= MAX_TERMINAL_TASKS_KEPT) break;
+      done.delete(old);
       this.#tasks.delete(old.n);
     }
   }
 
-  /** Forgets a task whose caller never learned its id (K-EXEC-6). */
-  drop(task: Task): void {
-    this.#tasks.delete(task.n);
+  /**
+   * Waits up to `timeoutMs` for a `timeout_ms` exec's task (K-EXEC-6); true when the budget
+   * elapsed first. A task that finishes within the budget is never listed: its caller never
+   * learned its id.
+   */
+  waitInBudget(task: Task, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#inBudget.delete(task);
+        resolve(true);
+      }, timeoutMs);
+      this.#inBudget.set(task, () => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
   }
 
   /** The session's task `id`; unknown or another session's → -32021 (K-TASK-8). */

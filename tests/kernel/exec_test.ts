@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { withKernel } from "../_support/kernel.ts";
+import { kernelTest, startKernelWithPolicy, withKernel } from "../_support/kernel.ts";
+import { LOCAL_HUMAN } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { rpcError } from "../_support/rejection.ts";
 
@@ -141,4 +142,190 @@ withKernel(
     );
     assert.deepEqual((after.value as Rec).out, { $: "str", v: "gone\nno-alias\n$' \\t\\n'\n" });
   },
+);
+
+withKernel(
+  "K-EXEC-1 every param is validated: src, mode, position, async/background, timeout_ms 1..2147483647, elide non-negative integers, plan_ref → -32602, and nothing runs",
+  async (conn) => {
+    for (
+      const params of [
+        {},
+        { src: 5 },
+        { src: "true", mode: "dry" },
+        { src: "true", position: "expr" },
+        { src: "true", async: "yes" },
+        { src: "true", background: 1 },
+        { src: "true", timeout_ms: 0 },
+        { src: "true", timeout_ms: 2147483648 },
+        { src: "true", timeout_ms: 1.5 },
+        { src: "true", timeout_ms: "10" },
+        { src: "true", elide: [] },
+        { src: "true", elide: { max_bytes: -1 } },
+        { src: "true", elide: { max_rows: 1.5 } },
+        { src: "true", elide: { max_items: "3" } },
+        { src: "true", plan_ref: 5 },
+      ]
+    ) {
+      const e = await rpcError(conn.request("exec", params));
+      assert.equal(e.code, -32602, JSON.stringify(params));
+    }
+    assert.deepEqual(await conn.request("journal.query", {}), []);
+    const edge = await exec(conn, "echo 1", {
+      timeout_ms: 2147483647,
+      position: null,
+      elide: { max_bytes: 0, max_rows: 0, max_items: null },
+      unknown_member: true,
+    });
+    assert.equal(edge.ref, "out:1");
+    assert.equal(((edge.value as Rec).out as Rec).$, "ref");
+  },
+);
+
+withKernel(
+  "K-EXEC-2 a syntax error is -32001 and leaves no journal row, no transcript value and no task",
+  async (conn) => {
+    const e = await rpcError(exec(conn, "if true; then echo", { async: true }));
+    assert.equal(e.code, -32001);
+    assert.deepEqual(await conn.request("journal.query", {}), []);
+    assert.deepEqual(await conn.request("task.list", {}), []);
+    assert.equal((await exec(conn, "true")).ref, "out:1");
+  },
+);
+
+withKernel(
+  "K-EXEC-4 the -32002 stderr is the first 4096 bytes as lossy UTF-8 (a cut character becomes U+FFFD)",
+  async (conn) => {
+    const e = await rpcError(
+      exec(
+        conn,
+        "head -c 4095 /dev/zero | tr '\\0' a >&2; printf '\\342\\202\\254\\377tail' >&2; exit 3",
+      ),
+    );
+    assert.equal(e.code, -32002);
+    const data = e.data as Rec;
+    assert.equal(data.status, 3);
+    assert.equal(data.stderr, "a".repeat(4095) + "\uFFFD");
+    const invalid = await rpcError(exec(conn, "printf 'x\\377y' >&2; false"));
+    assert.equal((invalid.data as Rec).stderr, "x\uFFFDy");
+    const stored = await conn.request("value.get", {
+      ref: data.ref,
+      path: "err",
+      elide: { max_bytes: 65536 },
+    }) as Rec;
+    assert.equal((stored.value as Rec).$, "bytes", "the stored stderr itself is not altered");
+  },
+);
+
+withKernel(
+  "K-BASH-9 cmd is the source cut to 256 scalars plus … when longer (astral characters count once)",
+  async (conn) => {
+    const exact = ": " + "é".repeat(254);
+    assert.equal(((await exec(conn, exact)).value as Rec).cmd, exact);
+    const long = ": " + "𝄞".repeat(300);
+    const cmd = ((await exec(conn, long)).value as Rec).cmd as string;
+    assert.equal(cmd, ": " + "𝄞".repeat(254) + "…");
+    assert.equal([...cmd].length, 257);
+    const events = await conn.request("events.read", { channel: "session.transcript" }) as Rec;
+    const last = (events.events as Rec[]).at(-1)!.payload as Rec;
+    assert.equal((last.summary as Rec).cmd, cmd);
+  },
+);
+
+kernelTest(
+  "V-RENDER-2 tty:true keeps ANSI escapes in exec, value.get and render_head renders; tty:false strips them; values are never altered",
+  async (k) => {
+    const tty = await k.connect();
+    await tty.request("session.attach", { client: { kind: "test", tty: true } });
+    const plain = await k.attach();
+    const src = "printf '\\e[31mred\\e[0m\\n'; seq 1 3000 | sed 's/^/\\x1b[1m/'";
+    const colored = await exec(tty, src, { position: "value" });
+    assert.ok((colored.render as string).startsWith("\x1b[31mred\x1b[0m\n\x1b[1m1\n"));
+    const out = (colored.value as Rec).out as Rec;
+    assert.equal(out.$, "ref");
+    assert.ok((out.render_head as string).startsWith("\x1b[31mred"));
+    assert.ok(((out.preview as Rec).v as string).startsWith("\x1b[31mred"));
+    const again = await tty.request("value.get", { ref: colored.ref, format: "render" }) as Rec;
+    assert.ok((again.render as string).startsWith("\x1b[31mred"));
+
+    const stripped = await plain.request("value.get", {
+      ref: colored.ref,
+      format: "render",
+    }) as Rec;
+    assert.ok((stripped.render as string).startsWith("red\n1\n2\n"));
+    assert.ok(!(stripped.render as string).includes("\x1b"));
+    const json = await plain.request("value.get", { ref: colored.ref, path: "out" }) as Rec;
+    assert.ok(!((json.value as Rec).render_head as string).includes("\x1b"));
+    assert.ok((((json.value as Rec).preview as Rec).v as string).startsWith("\x1b[31mred"));
+    const raw = await plain.request("value.get", {
+      ref: colored.ref,
+      path: "out",
+      format: "raw",
+      elide: { max_bytes: 12 },
+    }) as Rec;
+    assert.equal(raw.raw, "\x1b[31mred\x1b[0m");
+  },
+);
+
+withKernel(
+  "K-BASH-5 an exported value that is not UTF-8 persists byte for byte; session.env omits it (K-SESS-1); export -n and unset still apply",
+  async (conn) => {
+    await exec(conn, "export RAW=$'a\\xff\\x27b\\\\' BOM=$'\\xef\\xbb\\xbfz'");
+    const seen = await exec(
+      conn,
+      'printf %s "$RAW" | od -An -tx1; env | grep -a ^RAW= | od -An -tx1; printf %s "$BOM" | od -An -tx1',
+      {
+        position: "value",
+      },
+    );
+    assert.deepEqual(
+      ((seen.value as Rec).out as Rec).v,
+      " 61 ff 27 62 5c\n 52 41 57 3d 61 ff 27 62 5c 0a\n ef bb bf 7a\n",
+    );
+    const env = await conn.request("session.env", {}) as Rec;
+    assert.ok(!(env.names as string[]).includes("RAW"));
+    assert.ok((env.names as string[]).includes("BOM"));
+    assert.equal((env.env as Rec).BOM, "\uFEFFz");
+    await exec(conn, "export -n RAW");
+    const local = await exec(conn, 'env | grep -ac ^RAW=; printf %s "$RAW" | od -An -tx1', {
+      position: "value",
+    });
+    assert.equal(((local.value as Rec).out as Rec).v, "0\n 61 ff 27 62 5c\n");
+    await exec(conn, "export RAW; unset BOM");
+    const last = await exec(conn, 'env | grep -ac ^RAW=; echo "${BOM-unset}"', {
+      position: "value",
+    });
+    assert.equal(((last.value as Rec).out as Rec).v, "1\nunset\n");
+  },
+);
+
+kernelTest(
+  "W-RPC-4 execs of a session start in the order their requests were read, even when the first one's analysis takes longer (bin hash of a 256 MiB program)",
+  async (k) => {
+    const conn = await k.attach();
+    const big = `${k.box.dir}/big.bin`;
+    const file = await Deno.open(big, { create: true, write: true });
+    await file.truncate(256 * 1024 * 1024);
+    file.close();
+    await Deno.chmod(big, 0o755);
+    const first = exec(conn, "./big.bin; echo first", { position: "value" });
+    const second = exec(conn, "echo second", { position: "value" });
+    await Promise.all([first, second]);
+    const rows = await conn.request("journal.query", {}) as Rec[];
+    const id = (src: string) => rows.find((r) => (r.src as string).endsWith(src))!.id as number;
+    assert.ok(id("echo first") < id("echo second"), JSON.stringify(rows.map((r) => [r.id, r.src])));
+  },
+  () =>
+    startKernelWithPolicy({
+      [LOCAL_HUMAN]: {
+        fs: { read: ["/**"], write: ["/**"], delete: ["/**"] },
+        // A sha256 grant makes every run hash the programs it spawns (K-EFF-3, P-EVAL-1).
+        proc_spawn: ["*", `sha256:${"0".repeat(64)}`],
+        env_read: ["*"],
+        env_write: ["*"],
+        session_write: true,
+        journal_read: true,
+        auto_apply: "in-grant",
+        opaque: "allow",
+      },
+    }),
 );

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
 import { RpcError } from "../../src/protocol/errors.ts";
+import { EventBus } from "../../src/kernel/events/bus.ts";
+import { Journal } from "../../src/kernel/journal/journal.ts";
+import { CaptureSink } from "../../src/kernel/store/capture.ts";
+import { Cas } from "../../src/kernel/store/cas.ts";
+import { TaskRegistry } from "../../src/kernel/tasks.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { startKernel, type TestKernel, withKernel } from "../_support/kernel.ts";
 import { groupMembers } from "../_support/proc.ts";
@@ -529,5 +534,46 @@ Deno.test("K-BASH-13 kernel shutdown cancels tasks and SIGKILLs descendants that
   } finally {
     groups.killAll();
     await k.cleanup();
+  }
+});
+
+Deno.test("K-TASK-2 a session keeps the 256 terminal tasks that finished most recently, whatever their ids; other sessions and dropped tasks do not count", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-tasks-test-" });
+  const journal = Journal.open(dir);
+  const sink = await CaptureSink.open(await Cas.open(dir));
+  try {
+    const tasks = new TaskRegistry(new EventBus(journal));
+    const output = { stdout: sink, stderr: sink };
+    const other = tasks.create("other", "p", "true", output);
+    tasks.finish(other, "completed", "out:1", null);
+    const slow = tasks.create("s", "p", "sleep 9", output);
+    const quick = Array.from({ length: 256 }, () => tasks.create("s", "p", "true", output));
+    for (const t of quick) tasks.finish(t, "completed", null, null);
+    assert.equal(tasks.list("s").length, 257);
+    tasks.finish(slow, "failed", null, null);
+    // The slow task finished last: the quick task that finished first is the one forgotten.
+    assert.equal(tasks.get("s", slow.id).state, "failed");
+    assert.throws(() => tasks.get("s", quick[0].id), (e: RpcError) => e.code === -32021);
+    assert.equal(tasks.get("s", quick[1].id).state, "completed");
+    assert.equal(tasks.list("s").length, 256);
+    assert.deepEqual(
+      tasks.list("s").map((t) => t.n),
+      [slow.n, ...quick.slice(1).map((t) => t.n)],
+      "ascending by id",
+    );
+    // A task that ends within its caller's wait budget is never listed (K-EXEC-6), and pushes
+    // no kept task out.
+    const hidden = tasks.create("s", "p", "true", output);
+    const waiting = tasks.waitInBudget(hidden, 60000);
+    tasks.finish(hidden, "completed", null, null);
+    assert.equal(await waiting, false);
+    assert.throws(() => tasks.get("s", hidden.id), (e: RpcError) => e.code === -32021);
+    assert.equal(tasks.list("s").length, 256);
+    assert.equal(tasks.get("s", quick[1].id).state, "completed");
+    assert.equal(tasks.get("other", other.id).state, "completed");
+  } finally {
+    await sink.abort();
+    journal.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });

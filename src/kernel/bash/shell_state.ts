@@ -147,15 +147,45 @@ function splitAliases(text: string, into: Map<string, string>): void {
   }
 }
 
+// ignoreBOM keeps a leading U+FEFF of a value: it is data, not a byte order mark.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The NUL-separated fields of a dump, as bytes. */
+function splitFields(bytes: Uint8Array): Uint8Array[] {
+  const fields: Uint8Array[] = [];
+  let start = 0;
+  for (let nul = bytes.indexOf(0); nul >= 0; nul = bytes.indexOf(0, start)) {
+    fields.push(bytes.subarray(start, nul));
+    start = nul + 1;
+  }
+  fields.push(bytes.subarray(start));
+  return fields;
+}
+
+/** Bytes as a bash ANSI-C quoted word (`$'a\377b'`): printable ASCII kept, the rest octal. */
+function ansiCQuoted(bytes: Uint8Array): string {
+  let out = "$'";
+  for (const b of bytes) {
+    const printable = b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c;
+    out += printable ? String.fromCharCode(b) : "\\" + b.toString(8).padStart(3, "0");
+  }
+  return out + "'";
+}
+
 /**
  * Parses the driver's dump; null when it is missing or incomplete (then nothing is merged).
- * Variables bash itself defines (`bashVariables`) are not session state.
+ * Variables bash itself defines (`bashVariables`) are not session state. An exported value
+ * that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
+ * strings), so it is kept with the shell variables as `declare -x NAME=$'…'`, exact to the byte,
+ * and is exported again when those are restored (K-BASH-5); `session.env` omits it (K-SESS-1).
  */
 export function parseDump(
   bytes: Uint8Array,
   bashVariables: ReadonlySet<string>,
 ): ShellState | null {
-  const fields = new TextDecoder().decode(bytes).split("\0");
+  const raw = splitFields(bytes);
+  const fields = raw.map((field) => lossyUtf8.decode(field));
   const state: ShellState = {
     cwd: "",
     env: new Map(),
@@ -173,7 +203,11 @@ export function parseDump(
         i += 2;
         break;
       case "E":
-        state.env.set(fields[i + 1], fields[i + 2]);
+        try {
+          state.env.set(fields[i + 1], strictUtf8.decode(raw[i + 2]));
+        } catch {
+          state.vars.set(fields[i + 1], `declare -x ${fields[i + 1]}=${ansiCQuoted(raw[i + 2])}`);
+        }
         i += 3;
         break;
       case "V":

@@ -65,30 +65,49 @@ async function approvedPlan(
 /** `exec` (K-EXEC-1..9): run, plan, or the approved re-entry of `plan.apply`. */
 export const EXEC_METHODS: MethodSpec[] = [
   attached("exec", execParams, async ({ kernel, attachment }, p) => {
-    const opts = {
-      position: p.position,
-      async: p.async === true || p.background === true,
-      timeoutMs: p.timeout_ms ?? null,
-      elide: p.elide,
-    };
-    if (p.mode === "approved") {
-      const plan = await approvedPlan(kernel, attachment, p.plan_ref ?? null, p.src);
-      return applyPlan(kernel, attachment, plan, opts);
+    // Taken before any await: execs of a session start in the order their requests were read,
+    // however long each one's analysis takes (W-RPC-4).
+    const turn = attachment.session.startTurn();
+    try {
+      await turn.ready;
+      return await execute(kernel, attachment, p, turn.started);
+    } finally {
+      turn.started();
     }
-    const analysis = await analyze(kernel, attachment, p.src);
-    if (p.mode === "plan") {
-      const plan = storePlan(kernel, attachment, p.src, analysis);
-      return {
-        plan_ref: plan.ref,
-        uri: planUri(plan.ref),
-        effects: plan.effects,
-        reversibility: plan.reversibility,
-        verdict: analysis.verdict,
-        approval_pending: plan.approval === "pending",
-        approval: plan.approval,
-      };
-    }
-    enforceVerdict(kernel, attachment, p.src, analysis);
-    return runSource(kernel, attachment, p.src, analysis.effects, opts);
   }),
 ];
+
+/** One `exec` once its start turn has come; `started` ends the turn when bash is spawned. */
+async function execute(
+  kernel: Kernel,
+  attachment: Attachment,
+  p: z.output<typeof execParams>,
+  started: () => void,
+): Promise<unknown> {
+  const opts = {
+    position: p.position,
+    async: p.async === true || p.background === true,
+    timeoutMs: p.timeout_ms ?? null,
+    elide: p.elide,
+    started,
+  };
+  if (p.mode === "approved") {
+    const plan = await approvedPlan(kernel, attachment, p.plan_ref ?? null, p.src);
+    return applyPlan(kernel, attachment, plan, opts);
+  }
+  const analysis = await analyze(kernel, attachment, p.src);
+  if (p.mode === "plan") {
+    const plan = storePlan(kernel, attachment, p.src, analysis);
+    return {
+      plan_ref: plan.ref,
+      uri: planUri(plan.ref),
+      effects: plan.effects,
+      reversibility: plan.reversibility,
+      verdict: analysis.verdict,
+      approval_pending: plan.approval === "pending",
+      approval: plan.approval,
+    };
+  }
+  enforceVerdict(kernel, attachment, p.src, analysis);
+  return runSource(kernel, attachment, p.src, analysis.effects, opts);
+}
