@@ -372,3 +372,31 @@ Deno.test("session.env discloses names but no values when env_read is not grante
     await kernel.cleanup();
   }
 });
+
+withKernel(
+  "K-VAL-2/V-ELIDE-3 uris name the selection: path percent-encoded except A–Z a–z 0–9 - . _ ~ [ ], then slice=a..b; preview items get [i] suffixes",
+  async (conn) => {
+    const r = await exec(conn, `echo '{"a b/é":[10,20,30,40,50,60],"k":{"x":[1,2,3]}}'`);
+    const n = (r.ref as string).slice(4);
+    const got = await valueGet(conn, {
+      ref: r.ref,
+      path: 'out["a b/é"]',
+      slice: [1, 4],
+      elide: { max_items: 2 },
+    });
+    const ref = got.value as Rec;
+    assert.equal(ref.$, "ref");
+    assert.equal(ref.uri, `shoal://out/${n}?path=out[%22a%20b%2F%C3%A9%22]&slice=1..4`);
+    assert.deepEqual((ref.preview as Rec).v, [
+      { $: "int", v: 20 },
+      { $: "int", v: 30 },
+      { $: "int", v: 40 },
+    ]);
+    const nested = await valueGet(conn, { ref: r.ref, path: ".out.k.x", elide: { max_items: 0 } });
+    assert.equal((nested.value as Rec).uri, `shoal://out/${n}?path=.out.k.x`);
+    const whole = await valueGet(conn, { ref: r.ref, elide: { max_bytes: 10 } });
+    assert.equal(((whole.value as Rec).out as Rec).uri, `shoal://out/${n}?path=out`);
+    const items = (((whole.value as Rec).out as Rec).preview as Rec).v as Rec;
+    assert.equal((items["a b/é"] as Rec).uri, `shoal://out/${n}?path=out[%22a%20b%2F%C3%A9%22]`);
+  },
+);
