@@ -248,7 +248,7 @@ tapTest(
     });
     const task = long.sent[1].params.task;
     assert.match(String(task), /^task:[0-9]+$/);
-    assert.deepEqual(long.sent.slice(1).map((r) => r.method), ["task.await"]);
+    assert.ok(long.sent.slice(1).every((r) => r.method === "task.await"));
     assert.deepEqual(long.sent[1].params, { task, timeout_ms: 1000, elide });
     const sc = long.result.structuredContent as Rec;
     assert.deepEqual((sc.value as Rec).out, { $: "str", v: "x\n" });
@@ -271,7 +271,8 @@ tapTest(
     const plan = await call(facade, tap, 4, "shoal_plan", { src: "sleep 1.5; echo applied" });
     const planRef = (plan.result.structuredContent as Rec).plan_ref;
     const applied = await call(facade, tap, 5, "shoal_apply", { plan_ref: planRef });
-    assert.deepEqual(applied.sent.map((r) => r.method), ["plan.apply", "task.await"]);
+    assert.equal(applied.sent[0].method, "plan.apply");
+    assert.ok(applied.sent.slice(1).every((r) => r.method === "task.await"));
     assert.deepEqual(applied.sent[0].params, { plan_ref: planRef, timeout_ms: 1000 });
     const appliedTask = applied.sent[1].params.task;
     assert.deepEqual(applied.sent[1].params, { task: appliedTask, timeout_ms: 1000 });
@@ -284,7 +285,7 @@ tapTest(
       src: "sleep 1.2; echo bad >&2; exit 3",
       position: "stmt",
     });
-    assert.deepEqual(raised.sent.map((r) => r.method), ["exec", "task.await"]);
+    assert.deepEqual(raised.sent.slice(0, 2).map((r) => r.method), ["exec", "task.await"]);
     assert.equal(raised.result.isError, true, "a terminal record's error is an isError result");
     const error = raised.result.structuredContent as { code: number; data: Rec };
     assert.equal(error.code, -32002);
