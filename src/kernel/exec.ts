@@ -9,7 +9,7 @@ import type { Kernel } from "./kernel.ts";
 import type { Effect } from "./policy/effects.ts";
 import { CaptureSink } from "./store/capture.ts";
 import type { Task } from "./tasks.ts";
-import { outcomeValue } from "./values/outcome.ts";
+import { commandText, outcomeValue } from "./values/outcome.ts";
 import type { ElideOverride } from "./values/params.ts";
 import { renderBounded } from "./values/render.ts";
 import { isList, listLength, type Outcome, tagOf } from "./values/value.ts";
@@ -119,9 +119,10 @@ export async function runSource(
     src,
     effects,
   });
+  const cmd = commandText(src);
   const task = listed
-    ? kernel.tasks.create(session.name, attachment.principal, src, output)
-    : kernel.tasks.createUnlisted(session.name, attachment.principal, src, output);
+    ? kernel.tasks.create(session.name, attachment.principal, cmd, output)
+    : kernel.tasks.createUnlisted(session.name, attachment.principal, cmd, output);
   const work = finishRun(kernel, attachment, task, src, snapshot, entryId, output, opts);
   if (opts.async) {
     work.catch((e) => kernel.log(`task ${task.id}: ${e}`));

@@ -577,3 +577,18 @@ Deno.test("K-TASK-2 a session keeps the 256 terminal tasks that finished most re
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+withKernel(
+  "K-TASK-1 a task record's cmd is cut like the outcome's (256 scalars and …), so listing tasks stays small whatever their sources",
+  async (conn) => {
+    const src = ": " + "𝄞".repeat(100000);
+    const { task } = await exec(conn, src, { async: true });
+    const cut = ": " + "𝄞".repeat(254) + "…";
+    assert.equal((await call(conn, "task.get", { task })).cmd, cut);
+    const done = await call(conn, "task.await", { task });
+    assert.equal(done.cmd, cut);
+    assert.equal(((done.result as Rec).value as Rec).cmd, cut);
+    const listed = await conn.request("task.list", {}) as Rec[];
+    assert.deepEqual(listed.map((t) => t.cmd), [cut]);
+  },
+);

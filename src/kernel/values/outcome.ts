@@ -36,9 +36,7 @@ export function stderrValue(cas: Cas, captured: Captured): Value {
 /** The outcome record of an exec (K-BASH-9), with the raw streams kept for `.stdout`/`.stderr`. */
 export function outcomeValue(cas: Cas, input: OutcomeInput): Outcome {
   const out = convertStdout(cas, input.out);
-  const cmd = scalarCount(input.cmd) > OUTCOME_CMD_SCALARS
-    ? scalarSlice(input.cmd, 0, OUTCOME_CMD_SCALARS) + "…"
-    : input.cmd;
+  const cmd = commandText(input.cmd);
   return new Outcome(
     input.status,
     input.signal,
@@ -50,6 +48,16 @@ export function outcomeValue(cas: Cas, input: OutcomeInput): Outcome {
     cmd,
     input.out.blob.truncated || input.err.blob.truncated,
   );
+}
+
+/**
+ * The `cmd` shown for a source (K-BASH-9): cut to 256 scalars with a trailing `…` when longer.
+ * Task records use it too, so that listing tasks stays small whatever their sources (W-RPC-5).
+ */
+export function commandText(src: string): string {
+  return scalarCount(src) > OUTCOME_CMD_SCALARS
+    ? scalarSlice(src, 0, OUTCOME_CMD_SCALARS) + "…"
+    : src;
 }
 
 function convertStdout(cas: Cas, captured: Captured): { value: Value; raw: Value } {
