@@ -329,3 +329,20 @@ kernelTest(
       },
     }),
 );
+
+withKernel(
+  "K-BASH-5 exporting a name bash also sets itself (HOSTNAME, OSTYPE) persists like any export; bash's own unexported values do not",
+  async (conn) => {
+    const before = await exec(conn, 'echo "${HOSTNAME-unset}"; env | grep -c "^OSTYPE="', {
+      position: "value",
+    });
+    assert.equal((((before.value as Rec).out as Rec).v as string).split("\n")[1], "0");
+    await exec(conn, "export HOSTNAME=box-x OSTYPE=os-x");
+    const after = await exec(conn, 'env | grep -E "^(HOSTNAME|OSTYPE)=" | sort', {
+      position: "value",
+    });
+    assert.deepEqual((after.value as Rec).out, { $: "str", v: "HOSTNAME=box-x\nOSTYPE=os-x\n" });
+    const names = (await conn.request("session.env", {}) as Rec).names as string[];
+    assert.ok(names.includes("HOSTNAME") && names.includes("OSTYPE"));
+  },
+);
