@@ -23,6 +23,7 @@ import type { EffectSet } from "./_effect_set.ts";
 import type { EffectState, FsKind } from "./effects.ts";
 import { normalizePath, resolvePath } from "./_paths.ts";
 import { type ArgValue, type CommandIO, knownCommand } from "./_commands.ts";
+import { commandAssignments, decodeAnsiC, staticWord } from "./_assigned_names.ts";
 
 /** Directories the shell may be in; null when unknown. */
 type Cwds = readonly string[] | null;
@@ -114,9 +115,6 @@ const DANGEROUS_OVERRIDE =
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Commands whose identifier operands are variables they assign. */
-const ASSIGNING_COMMANDS = new Set(["read", "mapfile", "readarray", "getopts", "printf", "unset"]);
-
 /** Raised when the work budget is spent. */
 class BudgetExceeded extends Error {}
 
@@ -144,6 +142,8 @@ export class Analyzer {
   /** Alias names the source defines; later calls to them are opaque. */
   readonly #aliases = new Set<string>();
   #ifsChanged: boolean;
+  /** A command may assign a variable named by a dynamic word: any variable may have changed. */
+  #anyAssigned = false;
   #steps = 0;
   /** References at or before this offset may see assignments made before it (loops, functions). */
   #floor = 0;
@@ -166,12 +166,13 @@ export class Analyzer {
           if (def.decl === decl) def.reliable = !this.#unset.has(decl.name);
         }
       }
-      this.#ifsChanged ||= this.#assignments.has("IFS");
+      this.#ifsChanged ||= this.#assignments.has("IFS") || this.#anyAssigned;
       for (const [name, list] of this.#assignments) {
         if (Object.hasOwn(this.#state.env, name) && list.some((a) => a.persistent)) {
           this.#effects.names("env_write", [name]);
         }
       }
+      if (this.#anyAssigned) this.#effects.names("env_write", ["*"]);
       this.#list(this.#file.stmts, [normalizePath(this.#state.cwd)]);
     } catch (error) {
       if (error instanceof BudgetExceeded || error instanceof RangeError) {
@@ -211,25 +212,28 @@ export class Analyzer {
         for (const assign of call.assigns) {
           if (assign.name !== null) this.#assign(assign.name, assign.span.start, standalone);
         }
-        const name = call.args[0]?.lit;
-        if (name !== undefined && name !== null && ASSIGNING_COMMANDS.has(name)) {
-          for (const word of call.args.slice(1)) {
-            if (word.lit !== null && IDENTIFIER.test(word.lit)) {
-              this.#assign(word.lit, word.span.start, true);
-              if (name === "unset") this.#unset.add(word.lit);
-            }
-          }
-          if (name === "mapfile" || name === "readarray") this.#assign("MAPFILE", offset, true);
-          if (name === "read") this.#assign("REPLY", offset, true);
+        const assigned = commandAssignments(call.args);
+        for (const { name, offset, persistent } of assigned.names) {
+          this.#assign(name, offset, persistent);
+          if (assigned.builtin === "unset") this.#unset.add(name);
         }
+        if (assigned.unknown) this.#anyAssigned = true;
         break;
       }
       case "DeclClause": {
         const decl = node as DeclClause;
         const keeps = decl.variant !== "local";
         for (const arg of decl.args) {
-          if (arg.name !== null) this.#assign(arg.name, arg.span.start, keeps);
+          // A naked `declare NAME` keeps the value (inside a function it makes an unset local).
+          if (arg.name !== null) this.#assign(arg.name, arg.span.start, keeps && !arg.naked);
         }
+        break;
+      }
+      case "CoprocClause": {
+        const coproc = node as { name: Word | null; span: { start: number } };
+        const name = coproc.name === null ? "COPROC" : staticWord(coproc.name);
+        if (name === null) this.#anyAssigned = true;
+        else this.#assign(name, coproc.span.start, true);
         break;
       }
       case "WordIter": {
@@ -277,6 +281,7 @@ export class Analyzer {
 
   /** Whether `name` may hold a value the source assigned before a reference at `offset`. */
   #assignedBefore(name: string, offset: number): boolean {
+    if (this.#anyAssigned) return true;
     const limit = Math.max(offset, this.#floor);
     return (this.#assignments.get(name) ?? []).some((a) => a.offset < limit);
   }
@@ -686,6 +691,8 @@ export class Analyzer {
 
   #declEffects(variant: string, flags: string, names: string[]): void {
     const effects = this.#effects;
+    // A nameref turns later assignments to one name into writes of another (`export -n` un-exports).
+    if (variant !== "export" && flags.includes("n")) effects.opaque("nameref");
     const functions = /[fF]/.test(flags);
     if (names.length === 0) {
       // Listing forms print variables with their values.
@@ -932,50 +939,4 @@ function harmlessTrap(args: ArgValue[]): boolean {
   if (first === "-l" || first === "-p" || first === "-" || first === "") return true;
   // `trap SIGNAL` alone resets it.
   return words.length === 1 && first !== null && /^(SIG)?[A-Z0-9+-]+$/.test(first);
-}
-
-const ANSI_ESCAPES: Record<string, string> = {
-  a: "\x07",
-  b: "\b",
-  e: "\x1b",
-  E: "\x1b",
-  f: "\f",
-  n: "\n",
-  r: "\r",
-  t: "\t",
-  v: "\v",
-  "\\": "\\",
-  "'": "'",
-  '"': '"',
-  "?": "?",
-};
-
-/** Decodes the body of `$'…'`; null for escapes this decoder does not model. */
-function decodeAnsiC(raw: string): string | null {
-  let out = "";
-  for (let i = 0; i < raw.length; i++) {
-    const ch = raw[i];
-    if (ch !== "\\") {
-      out += ch;
-      continue;
-    }
-    const next = raw[++i];
-    if (next === undefined) return null;
-    if (next in ANSI_ESCAPES) {
-      out += ANSI_ESCAPES[next];
-      continue;
-    }
-    const hex = /^x([0-9a-fA-F]{1,2})/.exec(raw.slice(i));
-    const octal = /^[0-7]{1,3}/.exec(raw.slice(i));
-    if (hex) {
-      out += String.fromCharCode(parseInt(hex[1], 16));
-      i += hex[0].length - 1;
-    } else if (octal) {
-      out += String.fromCharCode(parseInt(octal[0], 8) & 0xff);
-      i += octal[0].length - 1;
-    } else {
-      return null;
-    }
-  }
-  return out;
 }

@@ -435,3 +435,71 @@ Deno.test("K-EFF-3: aliases, callbacks and arithmetic on hostile values are opaq
   assert.deepEqual(kinds("(( N + 1 ))", { env }), ["env_read", "opaque"]);
   assert.deepEqual(kinds("echo $(( M + 1 ))", { env }), ["env_read"]);
 });
+
+Deno.test("K-EFF-3: a variable assigned through `command`, quoting, coproc or wait -p is not substituted", () => {
+  const env = { HOME: "/home/me" };
+  // bash runs each of these in the current shell, so $HOME afterwards is /etc (or a number),
+  // never the session value: a path built from it cannot be resolved statically.
+  for (
+    const src of [
+      "command read HOME <<< /etc; rm $HOME/x",
+      "command -p read HOME <<< /etc; rm $HOME/x",
+      "command export HOME=/etc; rm $HOME/x",
+      "command declare HOME=/etc; rm $HOME/x",
+      "\\read HOME <<< /etc; rm $HOME/x",
+      '"export" HOME=/etc; rm $HOME/x',
+      "command printf -v HOME /etc; rm $HOME/x",
+      "printf -vHOME /etc; rm $HOME/x",
+      "command mapfile HOME < /dev/null; rm $HOME/x",
+      "coproc HOME { cat; }; rm $HOME/x",
+      "wait -p HOME -n; rm $HOME/x",
+    ]
+  ) {
+    const effects = derive(src, "/w", { env }).effects;
+    assert.ok(
+      !effects.some((e) => e.kind === "fs_delete"),
+      `${src}: ${JSON.stringify(effects)}`,
+    );
+    assert.deepEqual(effects.find((e) => e.kind === "env_write"), {
+      kind: "env_write",
+      names: ["HOME"],
+    }, src);
+    assert.equal(effects.at(-1)!.kind, "opaque", src);
+  }
+});
+
+Deno.test("K-EFF-3: a dynamic variable name may assign anything: no substitution, env_write *", () => {
+  const env = { HOME: "/home/me" };
+  for (const src of ['read "$v"; rm $HOME/x', 'printf "$fmt" x; rm $HOME/x']) {
+    assert.deepEqual(derive(src, "/w", { env }).effects, [
+      spawn("rm"),
+      { kind: "env_write", names: ["*"] },
+      { kind: "opaque", reason: "dynamic argument" },
+    ], src);
+  }
+  // A dynamic prompt or format is a value, not a name.
+  assert.deepEqual(derive('read -p "$prompt" x; printf "%s\\n" "$x"', "/w", { env }).effects, []);
+});
+
+Deno.test("K-EFF-3: a nameref can write any variable through another name: opaque", () => {
+  assert.deepEqual(derive("declare -n r=HOME; r=/etc", "/w", { env: { HOME: "/h" } }).effects, [
+    { kind: "opaque", reason: "nameref" },
+  ]);
+  assert.deepEqual(kinds("f() { local -n out=$1; out=x; }"), ["session_write", "opaque"]);
+  // `export -n` un-exports: an env_write, not a nameref.
+  assert.deepEqual(derive("export -n HOME").effects, [{ kind: "env_write", names: ["HOME"] }]);
+});
+
+Deno.test("K-EFF-3a: printf, read and declare -p write nothing they only print or read", () => {
+  const env = { HOME: "/home/me", USER: "me" };
+  for (const src of ["printf '%s\\n' HOME", "printf HOME", "read -p USER x", "declare HOME"]) {
+    assert.deepEqual(derive(src, "/w", { env }).effects, [], src);
+  }
+  assert.deepEqual(derive("declare -p HOME; typeset -p USER", "/w", { env }).effects, [
+    { kind: "env_read", names: ["HOME", "USER"] },
+  ]);
+  // What they really assign still counts.
+  assert.deepEqual(derive("read USER; getopts ab HOME", "/w", { env }).effects, [
+    { kind: "env_write", names: ["HOME", "USER"] },
+  ]);
+});
