@@ -79,27 +79,42 @@ export function kernelPid(socket: string): number {
   return found[0];
 }
 
-/**
- * Client connections the kernel process `pid` holds on `socket`: its socket fds whose inode
- * /proc/net/unix lists under that path, minus the listener (flag __SO_ACCEPTCON). Other sockets
- * the runtime may hold do not count.
- */
-export function kernelConnections(pid: number, socket: string): number {
-  const accepted = new Set<string>();
-  for (const line of Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1)) {
-    const [, , , flags, , , inode, path] = line.trim().split(/\s+/);
-    if (path === socket && flags !== "00010000") accepted.add(inode);
-  }
-  let n = 0;
+/** Inodes of the socket fds `pid` holds. */
+function socketInodes(pid: number): Set<string> {
+  const inodes = new Set<string>();
   for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
     try {
-      const inode = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`));
-      if (inode && accepted.has(inode[1])) n++;
+      const m = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`));
+      if (m) inodes.add(m[1]);
     } catch {
       // closed meanwhile
     }
   }
-  return n;
+  return inodes;
+}
+
+/** The __SO_ACCEPTCON flag of a listening socket in /proc/net/unix. */
+const LISTENING = "00010000";
+
+/**
+ * Client connections the kernel process `pid` holds on `socket`: its socket fds that
+ * /proc/net/unix lists under the name its listener was bound to, minus the listener. That name
+ * is `socket` itself or a side name starting with `socket.` that the kernel bound and then
+ * renamed into place (/proc keeps the bound name). Other sockets the runtime may hold do not
+ * count.
+ */
+export function kernelConnections(pid: number, socket: string): number {
+  const held = socketInodes(pid);
+  const entries = Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1).map((line) => {
+    const [, , , flags, , , inode, path] = line.trim().split(/\s+/);
+    return { flags, inode, path };
+  }).filter((e) => e.path !== undefined && held.has(e.inode));
+  const bound = new Set(
+    entries.filter((e) =>
+      e.flags === LISTENING && (e.path === socket || e.path.startsWith(`${socket}.`))
+    ).map((e) => e.path),
+  );
+  return entries.filter((e) => e.flags !== LISTENING && bound.has(e.path)).length;
 }
 
 /** Memory figures of a process from /proc/<pid>/status, in KiB. */
