@@ -367,6 +367,57 @@ withPtys(
   },
 );
 
+withPtys(
+  "pty.open: session cwd, session environment plus env overrides, TERM added when missing, nothing else (K-PTY-1)",
+  async (conn, k, pids) => {
+    await Deno.mkdir(`${k.box.dir}/sub`);
+    await conn.request("exec", { src: "cd sub && export FROM_SESSION=s OVERRIDDEN=session" });
+    const session = await conn.request("session.env", {}) as Rec;
+    const size = { cols: 1000, rows: 100 };
+    const env = await open(conn, pids, "env", [], {
+      ...size,
+      env: { OVERRIDDEN: "env", EXTRA: "x" },
+    });
+    const printed = (await waitScreen(conn, env.pty_id, (s) => !s.alive)).screen.filter((r) => r);
+    const cwd = Deno.realPathSync(`${k.box.dir}/sub`);
+    const expected: Record<string, string> = {
+      ...(session.env as Record<string, string>),
+      OVERRIDDEN: "env",
+      EXTRA: "x",
+      TERM: "xterm-256color",
+    };
+    // Like bash in an exec, the launching shell keeps an inherited PWD pointing at the real cwd.
+    if ("PWD" in expected) expected.PWD = cwd;
+    assert.deepEqual(
+      printed.sort(),
+      Object.entries(expected).map(([name, value]) => `${name}=${value}`).sort(),
+    );
+    const term = await open(conn, pids, "sh", ["-c", 'echo "T=$TERM"; pwd'], {
+      env: { TERM: "dumb" },
+    });
+    const shown = await waitScreen(conn, term.pty_id, (s) => !s.alive);
+    assert.deepEqual(shown.screen.slice(0, 2), ["T=dumb", cwd]);
+  },
+);
+
+withPtys(
+  "changed is consumed by any caller's pty.read, on the same or another connection (K-PTY-10)",
+  async (conn, k, pids) => {
+    const { pty_id: id } = await open(conn, pids, "cat");
+    await waitScreen(conn, id, (s) => !s.changed);
+    const other = await k.attach();
+    assert.equal((await read(other, id)).changed, false);
+    await line(conn, id, "hello");
+    const seen = await waitScreen(other, id, hasRow("hello"));
+    assert.equal(seen.changed, true);
+    // The other connection's read consumed the change.
+    assert.equal((await read(conn, id)).changed, false);
+    await conn.request("pty.resize", { pty_id: id, cols: 60, rows: 20 });
+    assert.equal((await read(other, id)).changed, true);
+    assert.equal((await read(conn, id)).changed, false);
+  },
+);
+
 Deno.test("pty.open obeys the caller's proc_spawn verdict: deny -32010, approval -32011 (K-PTY-1, P-EVAL-4)", async () => {
   const { kernel, token } = await startKernelWithAgent("agent:x", {
     proc_spawn: ["cat"],
@@ -380,6 +431,8 @@ Deno.test("pty.open obeys the caller's proc_spawn verdict: deny -32010, approval
     const approval = await rpcError(conn.request("pty.open", { cmd: "cat" }));
     assert.equal(approval.code, -32011);
     assert.deepEqual(await conn.request("pty.list", {}), { ptys: [] });
+    // No plan is stored for a PTY.
+    assert.deepEqual(await conn.request("plan.list", {}), []);
   } finally {
     await kernel.cleanup();
   }

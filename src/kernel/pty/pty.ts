@@ -40,8 +40,12 @@ const WRITE_STALL_MS = 2000;
 const LAUNCH_SETTLE_MS = 2000;
 /** Where `setsid` is looked for; it makes the child a session leader with the PTY as controlling terminal. */
 const SETSID_PATHS = ["/usr/bin/setsid", "/bin/setsid"];
-/** Runs in `sh`: `$0` is the slave path, `"$@"` the program's argv. */
-const LAUNCH_SCRIPT = 'exec "$SHOAL_SETSID" -w -c -- "$@" <>"$0" >&0 2>&0';
+/**
+ * Runs in `sh`: `$0` is the slave path, `$1` is non-empty when the given environment has `PWD`
+ * (`sh` exports one of its own otherwise), the rest is the `setsid` command line. Nothing passes
+ * through the environment, so the program gets exactly the environment it was given (K-PTY-1).
+ */
+const LAUNCH_SCRIPT = '[ -n "$1" ] || unset PWD; shift; exec "$@" <>"$0" >&0 2>&0';
 
 /** How to start a program on a PTY; `env` is the complete environment (TERM is added when missing). */
 export interface PtyOpenOptions {
@@ -217,10 +221,21 @@ export class Pty {
       master = openPtyMaster();
       setWindowSize(master.fd, cols, rows);
       child = new Deno.Command("/bin/sh", {
-        args: ["-c", LAUNCH_SCRIPT, master.slavePath, opts.cmd, ...opts.args],
+        args: [
+          "-c",
+          LAUNCH_SCRIPT,
+          master.slavePath,
+          Object.hasOwn(env, "PWD") ? "keep" : "",
+          setsid,
+          "-w",
+          "-c",
+          "--",
+          opts.cmd,
+          ...opts.args,
+        ],
         cwd: opts.cwd,
         clearEnv: true,
-        env: { ...env, SHOAL_SETSID: setsid },
+        env,
         stdin: "null",
         stdout: "null",
         stderr: "null",
