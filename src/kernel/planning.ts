@@ -114,6 +114,8 @@ function approvalPending(plan: Plan, verdict: Verdict): boolean {
 export function planSummary(kernel: Kernel, plan: Plan): Record<string, unknown> {
   const verdict = principalVerdict(kernel, plan.principal, plan.effects, plan.reversibility);
   return {
+    ast_version: 1,
+    ast_lang: "bash",
     plan_ref: plan.ref,
     uri: planUri(plan.ref),
     session: plan.session,
@@ -131,14 +133,7 @@ export function planSummary(kernel: Kernel, plan: Plan): Record<string, unknown>
 
 /** The full `plan.get` record (K-PLAN-1). */
 export function planRecord(kernel: Kernel, plan: Plan): Record<string, unknown> {
-  return {
-    ast_version: 1,
-    ast_lang: "bash",
-    ast: plan.ast,
-    src: plan.src,
-    cwd: pathObject(plan.cwd),
-    ...planSummary(kernel, plan),
-  };
+  return { ...planSummary(kernel, plan), ast: plan.ast, src: plan.src, cwd: pathObject(plan.cwd) };
 }
 
 /** Refuses to run for a hermetic principal, since no enforcing sandbox exists (K-EXEC-2, P-SBX-1). */

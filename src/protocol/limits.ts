@@ -96,3 +96,7 @@ export const INLINE_VALUE_LIMIT = 65536;
 export const RAW_CHUNK_LIMIT = 65536;
 /** Scalars of an outcome's `cmd` kept before it is cut with `…` (K-BASH-9). */
 export const OUTCOME_CMD_SCALARS = 256;
+/** Most requests `approval.list` returns (K-APPR-4). */
+export const APPROVAL_LIST_LIMIT = 200;
+/** Bytes of a plan's `src` shown per `approval.list` item (K-APPR-4). */
+export const APPROVAL_SRC_LIMIT = 65536;

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { PlanStore } from "../../src/kernel/plans.ts";
+import { RpcError } from "../../src/protocol/errors.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { collectEvents, payloads, waitForEvent } from "../_support/events.ts";
 import { kernelTest, startKernelWithPolicy, type TestKernel } from "../_support/kernel.ts";
@@ -456,3 +458,104 @@ withAgents(
     assert.deepEqual(await h.request("journal.query", {}), []);
   },
 );
+
+withAgents(
+  "plan.list items are plan.get without ast, src and cwd; approval_pending needs verdict approval_required and no decision; blocked plans refuse everything (K-PLAN-1/2/3, K-CAP-1, K-APPR-2/3)",
+  { "agent:a": AGENT },
+  async (k, { "agent:a": agent }) => {
+    const human = await k.attach();
+    const allowed = await planOf(agent, "echo fine");
+    const asked = await planOf(agent, "touch asked");
+    const blocked = await planOf(agent, "curl https://example.com/");
+    const get = (ref: string) => agent.request("plan.get", { plan_ref: ref }) as Promise<Rec>;
+
+    const listed = await agent.request("plan.list", {}) as Rec[];
+    assert.deepEqual(listed.map((p) => p.plan_ref), [allowed, asked, blocked]);
+    for (const item of listed) {
+      const { ast, src, cwd, ...rest } = await get(item.plan_ref as string);
+      assert.equal((ast as Rec).type, "File");
+      assert.equal(typeof src, "string");
+      assert.deepEqual(cwd, { display: k.box.dir });
+      assert.deepEqual(item, rest);
+      assert.equal(item.ast_version, 1);
+      assert.equal(item.ast_lang, "bash");
+    }
+    const state = async (ref: string) => {
+      const p = await get(ref);
+      return [p.verdict, p.approval, p.approval_pending, p.approved];
+    };
+    assert.deepEqual(await state(allowed), ["allow", "not_required", false, false]);
+    assert.deepEqual(await state(asked), ["approval_required", "pending", true, false]);
+    assert.deepEqual(await state(blocked), ["deny", "blocked", false, false]);
+
+    await human.request("approval.deny", { plan_ref: asked });
+    assert.deepEqual(await state(asked), ["approval_required", "denied", false, false]);
+
+    // A blocked plan can never be requested, granted, denied or applied.
+    for (
+      const call of [
+        () => agent.request("plan.apply", { plan_ref: blocked }),
+        () => agent.request("cap.request", { plan_ref: blocked }),
+        () => human.request("approval.grant", { plan_ref: blocked }),
+        () => human.request("approval.deny", { plan_ref: blocked }),
+      ]
+    ) {
+      assert.equal((await rpcError(call())).code, -32010);
+    }
+    const applied = await rpcError(agent.request("plan.apply", { plan_ref: blocked }));
+    assert.equal((applied.data as Rec).reason, "blocked");
+    assert.deepEqual(await state(blocked), ["deny", "blocked", false, false]);
+  },
+);
+
+withAgents(
+  "approval.list: newest first, at most 200, src cut to 65536 bytes at a character boundary (K-APPR-4)",
+  { "agent:a": { ...AGENT, auto_apply: "never" } },
+  async (k, { "agent:a": agent }) => {
+    const refs: string[] = [];
+    for (let i = 0; i < 200; i++) refs.push(await planOf(agent, `echo ${i}`));
+    // "echo " is 5 bytes and "é" 2, so byte 65536 falls inside a character.
+    const long = "echo " + "é".repeat(40000);
+    refs.push(await planOf(agent, long));
+    const human = await k.attach();
+    const { requests } = await human.request("approval.list", {}) as { requests: Rec[] };
+    assert.equal(requests.length, 200);
+    assert.deepEqual(requests.map((r) => r.plan_ref), refs.slice(1).reverse());
+    const newest = requests[0];
+    assert.equal(newest.src, "echo " + "é".repeat(32765));
+    assert.equal(new TextEncoder().encode(newest.src as string).length, 65535);
+    assert.equal(newest.src_truncated, true);
+    assert.equal(requests[1].src, "echo 199");
+    assert.equal(requests[1].src_truncated, false);
+    for (const field of ["requested_by", "requested_effects", "requested_ns"]) {
+      assert.equal(newest[field], null, field);
+    }
+  },
+);
+
+Deno.test("P-PLAN-3 storing a 1001st plan of one (session, principal) evicts its oldest, and only its own", () => {
+  const plans = new PlanStore();
+  const store = (session: string, principal: string) =>
+    plans.store({
+      src: "true",
+      session,
+      principal,
+      cwd: "/",
+      ast: null,
+      effects: [],
+      reversibility: "reversible",
+      approval: "not_required",
+    }).ref;
+  const otherPrincipal = store("s", "agent:b");
+  const otherSession = store("t", "agent:a");
+  const mine = Array.from({ length: 1000 }, () => store("s", "agent:a"));
+  assert.equal(plans.listFor("s", "agent:a").length, 1000);
+  const newest = store("s", "agent:a");
+  assert.throws(() => plans.lookup(mine[0]), (e) => e instanceof RpcError && e.code === -32012);
+  assert.deepEqual(
+    plans.listFor("s", "agent:a").map((p) => p.ref),
+    [...mine.slice(1), newest],
+  );
+  assert.equal(plans.lookup(otherPrincipal).principal, "agent:b");
+  assert.equal(plans.lookup(otherSession).session, "t");
+});

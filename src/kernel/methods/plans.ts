@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { APPROVAL_LIST_LIMIT, APPROVAL_SRC_LIMIT } from "../../protocol/limits.ts";
 import type { Attachment } from "../attachment.ts";
 import { parseBash } from "../bash/ast.ts";
 import { type RunOptions, runSource } from "../exec.ts";
@@ -21,8 +22,16 @@ import { canSelfApprove, isApprover, principalVerdict, SANDBOX_ENFORCED } from "
 
 const planRef = z.object({ plan_ref: z.string() });
 const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })])).nullish();
-const SRC_LIMIT = 65536;
 const encoder = new TextEncoder();
+
+/** The first {@link APPROVAL_SRC_LIMIT} bytes of `src`, cut back to a character boundary (K-APPR-4). */
+function srcHead(src: string): { src: string; src_truncated: boolean } {
+  const bytes = encoder.encode(src);
+  if (bytes.length <= APPROVAL_SRC_LIMIT) return { src, src_truncated: false };
+  let end = APPROVAL_SRC_LIMIT;
+  while ((bytes[end] & 0xc0) === 0x80) end--;
+  return { src: new TextDecoder().decode(bytes.subarray(0, end)), src_truncated: true };
+}
 
 /** The distinct effect kinds of a plan. */
 function planKinds(plan: Plan): EffectKind[] {
@@ -215,26 +224,22 @@ export const PLAN_METHODS: MethodSpec[] = [
   ),
   attached("approval.list", z.object({}), ({ kernel, attachment }) => {
     const approver = isApprover(kernel, attachment.principal);
-    const requests = kernel.plans.awaiting(attachment.principal, approver).slice(0, 200)
-      .map((plan) => {
-        const bytes = encoder.encode(plan.src);
-        const truncated = bytes.length > SRC_LIMIT;
-        return {
-          plan_ref: plan.ref,
-          session: plan.session,
-          principal: plan.principal,
-          src: truncated ? new TextDecoder().decode(bytes.subarray(0, SRC_LIMIT)) : plan.src,
-          src_truncated: truncated,
-          cwd: pathObject(plan.cwd),
-          effects: plan.effects,
-          reversibility: plan.reversibility,
-          verdict: verdictOf(kernel, plan),
-          approval: plan.approval,
-          requested_by: plan.requestedBy,
-          requested_effects: plan.requestedEffects,
-          requested_ns: plan.requestedNs,
-        };
-      });
+    const requests = kernel.plans.awaiting(attachment.principal, approver)
+      .slice(0, APPROVAL_LIST_LIMIT)
+      .map((plan) => ({
+        plan_ref: plan.ref,
+        session: plan.session,
+        principal: plan.principal,
+        ...srcHead(plan.src),
+        cwd: pathObject(plan.cwd),
+        effects: plan.effects,
+        reversibility: plan.reversibility,
+        verdict: verdictOf(kernel, plan),
+        approval: plan.approval,
+        requested_by: plan.requestedBy,
+        requested_effects: plan.requestedEffects,
+        requested_ns: plan.requestedNs,
+      }));
     return { requests };
   }),
 ];
