@@ -187,3 +187,70 @@ Deno.test("without a policy file the local human reads every row and a token pri
     await k.cleanup();
   }
 });
+
+/** The bytes of a CAS blob, read in full with `blob.get`. */
+async function blobText(conn: RpcConnection, hash: string): Promise<string> {
+  const got = await conn.request("blob.get", { hash }) as Rec;
+  assert.equal(got.next, null);
+  return (got.value as Rec).v as string;
+}
+
+Deno.test("journal rows record stdout always, stderr only when non-empty, and the render, each a CAS blob of that length (J-3)", async () => {
+  const k = await startKernel();
+  try {
+    const human = await k.attach();
+    const quiet = await exec(human, "printf ''");
+    const noisy = await exec(human, "echo out; echo err >&2");
+    const [noisyRow, quietRow] = await query(human);
+    const kinds = (row: Rec) => (row.outputs as Rec[]).map((o) => o.kind);
+    assert.deepEqual(kinds(quietRow), ["stdout", "render"]);
+    assert.deepEqual(kinds(noisyRow), ["stdout", "stderr", "render"]);
+    const expected: [Rec, Rec, string[]][] = [
+      [quietRow, quiet, ["", quiet.render as string]],
+      [noisyRow, noisy, ["out\n", "err\n", noisy.render as string]],
+    ];
+    for (const [row, result, texts] of expected) {
+      const outputs = row.outputs as Rec[];
+      for (const [i, output] of outputs.entries()) {
+        assert.match(output.hash as string, /^sha256:[0-9a-f]{64}$/);
+        assert.equal(await blobText(human, output.hash as string), texts[i]);
+        assert.equal(output.len, new TextEncoder().encode(texts[i]).length);
+      }
+      assert.equal(row.ok, true);
+      assert.equal((result.value as Rec).ok, true);
+    }
+  } finally {
+    await k.cleanup();
+  }
+});
+
+Deno.test("plan-mode calls, parse errors and bad params leave no journal row; a failing run does (J-1, K-JQ-1)", async () => {
+  const k = await startKernel();
+  try {
+    const human = await k.attach();
+    const plan = await human.request("exec", { src: "echo planned", mode: "plan" }) as Rec;
+    assert.equal(plan.approval, "not_required");
+    assert.equal((await rpcError(exec(human, "if true; then"))).code, -32001);
+    assert.deepEqual(await query(human), []);
+    assert.equal((await rpcError(exec(human, "false"))).code, -32002);
+    const rows = await query(human);
+    assert.deepEqual(rows.map((r) => [r.src, r.ok, r.status]), [["false", false, 1]]);
+    for (
+      const params of [
+        { effects: ["fs.nope"] },
+        { effects: ["fs"] },
+        { limit: 1001 },
+        { limit: -1 },
+        { since: "0" },
+      ]
+    ) {
+      const e = await rpcError(query(human, params));
+      assert.equal(e.code, -32602, JSON.stringify(params));
+    }
+    assert.equal((await query(human, { limit: 1000 })).length, 1);
+    // `false` is a builtin: no proc_spawn.
+    assert.deepEqual(await query(human, { effects: ["proc.spawn"] }), []);
+  } finally {
+    await k.cleanup();
+  }
+});
