@@ -1,7 +1,7 @@
 import { RpcError } from "../../protocol/errors.ts";
 import { compactJson } from "../../protocol/rpc.ts";
 import { RpcConnection } from "../../protocol/rpc_client.ts";
-import { socketPath } from "../../protocol/socket_path.ts";
+import { SESSION_NAME, socketPath } from "../../protocol/socket_path.ts";
 import { UsageError } from "./serve_args.ts";
 
 /** Parsed `approve` / `deny` / `approvals` arguments (K-CLI-3). */
@@ -32,6 +32,7 @@ function parseArgs(command: string, args: string[]): ApprovalArgs {
   if (positional.length !== wanted) {
     throw new UsageError(wanted ? `${command} needs one <plan_ref>` : "approvals takes no operand");
   }
+  if (!SESSION_NAME.test(out.session)) throw new UsageError(`invalid session name: ${out.session}`);
   out.planRef = positional[0];
   return out;
 }

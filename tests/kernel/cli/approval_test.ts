@@ -98,6 +98,8 @@ withAgent(
         ["approve", "x", "--reason", "no"],
         ["deny", "x", "--reason"],
         ["approvals", "--bogus"],
+        ["approvals", "--session", "../x"],
+        ["approve", "x", "--session", ""],
       ]
     ) {
       const r = await kernelCli(k.box, args);
