@@ -46,9 +46,14 @@ export class WireTap {
     try {
       while (at < bytes.length) at += await this.#clients[conn].write(bytes.subarray(at));
     } catch (e) {
-      if (!(e instanceof Deno.errors.BrokenPipe || e instanceof Deno.errors.ConnectionReset)) {
-        throw e;
-      }
+      // The client hung up, or the tap closed its side after the client did.
+      const closed = [
+        Deno.errors.BrokenPipe,
+        Deno.errors.ConnectionReset,
+        Deno.errors.Interrupted,
+        Deno.errors.BadResource,
+      ];
+      if (!closed.some((type) => e instanceof type)) throw e;
     }
   }
 
