@@ -61,19 +61,12 @@ export async function serve(
       aliases: new Map(),
     }),
   });
-  let stopping: Promise<void> | null = null;
-  const stop = () => {
-    stopping ??= (async () => {
-      prepared.listener.close();
-      await kernel.shutdown();
-      prepared.release();
-    })();
-  };
-  Deno.addSignalListener("SIGTERM", stop);
-  Deno.addSignalListener("SIGINT", stop);
+  const stop = new AbortController();
+  Deno.addSignalListener("SIGTERM", () => stop.abort());
+  Deno.addSignalListener("SIGINT", () => stop.abort());
   kernel.log(`ready ${socket.path}`);
-  await acceptLoop(kernel, prepared.listener);
-  stop();
-  await stopping;
+  await acceptLoop(kernel, prepared.listener, stop.signal);
+  await kernel.shutdown();
+  prepared.release();
   return 0;
 }

@@ -7,10 +7,28 @@ import type { AttachedContext, CallContext, MethodSpec } from "./method.ts";
 import { METHODS } from "./methods/table.ts";
 import { zodMessage } from "./params.ts";
 
-/** Accepts connections until the listener closes, serving each independently (G-TOPO-4). */
-export async function acceptLoop(kernel: Kernel, listener: Deno.Listener): Promise<void> {
+/**
+ * Accepts connections until the listener closes or `stop` aborts, serving each independently
+ * (G-TOPO-4). A connection still in flight when `stop` aborts is closed unserved.
+ */
+export async function acceptLoop(
+  kernel: Kernel,
+  listener: Deno.Listener,
+  stop?: AbortSignal,
+): Promise<void> {
+  const stopped = new Promise<null>((resolve) => {
+    stop?.addEventListener("abort", () => resolve(null), { once: true });
+  });
   try {
-    for await (const conn of listener) serveConnection(kernel, conn);
+    while (!stop?.aborted) {
+      const accepting = listener.accept();
+      const conn = await Promise.race([accepting, stopped]);
+      if (conn === null) {
+        accepting.then((late) => late.close(), () => {});
+        return;
+      }
+      serveConnection(kernel, conn);
+    }
   } catch (e) {
     if (!(e instanceof Deno.errors.BadResource)) throw e;
   }

@@ -7,7 +7,12 @@ export class StartupError extends Error {
   }
 }
 
-/** A bound socket with its lock, ready to accept (G-SOCK-7). */
+/**
+ * A bound socket with its lock, ready to accept (G-SOCK-7). The listener is never closed: Deno
+ * unlinks a closed listener's path by name, whatever sits there by then, and G-SOCK-8 allows
+ * removing the path only while it is still the socket bound. The process leaves through
+ * `Deno.exit`, which drops no resources.
+ */
 export interface PreparedSocket {
   listener: Deno.Listener;
   /** Unlinks the socket if it is still the one bound, and releases the lock (G-SOCK-8). */
@@ -74,23 +79,12 @@ export async function prepareSocket(choice: SocketChoice, uid: number): Promise<
       }
       await Deno.remove(path);
     }
-    // Bound under a side name, made 0600, then renamed into place: the path shows a socket only
-    // once it is private (G-SOCK-7), and Deno's unlink of a closing listener's bind path by name
-    // then cannot remove whatever sits at the socket path by then (G-SOCK-8).
-    const bindPath = `${path}.new`;
-    if ((await Deno.lstat(bindPath).catch(() => null))?.isSocket) await Deno.remove(bindPath);
-    const listener = Deno.listen({ transport: "unix", path: bindPath });
-    await Deno.chmod(bindPath, 0o600);
-    await Deno.rename(bindPath, path);
+    const listener = Deno.listen({ transport: "unix", path });
+    await Deno.chmod(path, 0o600);
     const bound = await Deno.lstat(path);
     return {
       listener,
       release() {
-        try {
-          listener.close();
-        } catch {
-          // already closed
-        }
         try {
           if (Deno.lstatSync(path).ino === bound.ino) Deno.removeSync(path);
         } catch {
