@@ -559,3 +559,28 @@ Deno.test("P-PLAN-3 storing a 1001st plan of one (session, principal) evicts its
   assert.equal(plans.lookup(otherPrincipal).principal, "agent:b");
   assert.equal(plans.lookup(otherSession).session, "t");
 });
+
+withAgents(
+  "a brace expansion cannot smuggle a path past the policy: rm {../outside,x} inside a granted directory is denied and deletes nothing (K-EFF-3, P-EVAL-1, K-EXEC-2)",
+  {
+    "agent:d": {
+      fs: { delete: ["~/work/**"] },
+      proc_spawn: ["*"],
+      session_write: true,
+      auto_apply: "in-grant",
+    },
+  },
+  async (k, { "agent:d": agent }) => {
+    const home = `${k.box.dir}/home`;
+    await Deno.mkdir(`${home}/work`);
+    await Deno.writeTextFile(`${home}/work/x`, "x");
+    await Deno.writeTextFile(`${home}/outside`, "keep me");
+    const e = await rpcError(exec(agent, "cd ~/work && rm {../outside,x}"));
+    assert.equal(e.code, -32010);
+    assert.equal((e.data as Rec).verdict, "deny");
+    assert.equal(await Deno.readTextFile(`${home}/outside`), "keep me");
+    // The grant itself works.
+    await exec(agent, "cd ~/work && rm x");
+    assert.equal(existsSync(`${home}/work/x`), false);
+  },
+);

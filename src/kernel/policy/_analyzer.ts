@@ -23,7 +23,12 @@ import type { EffectSet } from "./_effect_set.ts";
 import type { EffectState, FsKind } from "./effects.ts";
 import { normalizePath, resolvePath } from "./_paths.ts";
 import { type ArgValue, type CommandIO, knownCommand } from "./_commands.ts";
-import { commandAssignments, decodeAnsiC, staticWord } from "./_assigned_names.ts";
+import {
+  commandAssignments,
+  decodeAnsiC,
+  hasBraceExpansion,
+  staticWord,
+} from "./_assigned_names.ts";
 
 /** Directories the shell may be in; null when unknown. */
 type Cwds = readonly string[] | null;
@@ -744,6 +749,8 @@ export class Analyzer {
     this.#tick();
     const acc: WordAcc = { text: "", dynamic: false, single: true, prefix: "" };
     word.parts.forEach((part, index) => this.#part(part, false, index === 0, acc, cwds));
+    // `{a,b}` and `{1..3}` become several words before anything else is expanded.
+    if (hasBraceExpansion(word)) dynamic(acc, false);
     return { text: acc.dynamic ? null : acc.text, single: acc.single, prefix: acc.prefix };
   }
 

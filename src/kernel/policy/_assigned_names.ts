@@ -159,9 +159,22 @@ function mayBeOption(word: Word): boolean {
   return prefix === "" || prefix.startsWith("-");
 }
 
+/**
+ * Whether bash brace-expands the word (`{a,b}`, `{1..3}`) into several words before any other
+ * expansion: only unquoted, unescaped braces, commas and `..` count.
+ */
+export function hasBraceExpansion(word: Word): boolean {
+  const skeleton = word.parts.map((part) =>
+    part.type === "Lit"
+      ? (part as Extract<WordPart, { type: "Lit" }>).value.replace(/\\./gs, "x")
+      : "x"
+  ).join("");
+  return /\{[^{}]*(,|\.\.)[^{}]*\}/.test(skeleton);
+}
+
 /** The value of a word after quote removal, or null when it expands (or is absent). */
 export function staticWord(word: Word | undefined): string | null {
-  if (word === undefined) return null;
+  if (word === undefined || hasBraceExpansion(word)) return null;
   let out = "";
   for (const part of word.parts) {
     const text = staticPart(part, false);

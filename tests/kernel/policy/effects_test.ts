@@ -503,3 +503,29 @@ Deno.test("K-EFF-3a: printf, read and declare -p write nothing they only print o
     { kind: "env_write", names: ["HOME", "USER"] },
   ]);
 });
+
+Deno.test("K-EFF-3: a brace expansion makes several words: dynamic, never one literal path", () => {
+  // bash runs `rm /etc/passwd x` here; a literal "/w/{/etc/passwd,x}" would pass a /w/** grant.
+  for (
+    const src of ["rm {/etc/passwd,x}", "rm x{,/../../etc/passwd}", "cat a{1..3}", "cp a{,.bak}"]
+  ) {
+    const effects = derive(src).effects;
+    assert.ok(!effects.some((e) => e.kind.startsWith("fs_")), `${src}: ${JSON.stringify(effects)}`);
+    assert.equal(effects.at(-1)!.kind, "opaque", src);
+  }
+  assert.deepEqual(kinds("{rm,x} y"), ["opaque"]);
+  // A brace-expanded name given to printf -v may be any variable.
+  assert.deepEqual(
+    kinds("printf -v {HOME,X} y; rm $HOME/x", { env: { HOME: "/home/me" } }),
+    ["proc_spawn", "env_write", "opaque"],
+  );
+  // Quoted or escaped braces, `{}` and a single word in braces are literal.
+  for (
+    const [src, path] of [['rm "{a,b}"', "/w/{a,b}"], ["rm \\{a,b\\}", "/w/{a,b}"], [
+      "rm {a}",
+      "/w/{a}",
+    ]]
+  ) {
+    assert.deepEqual(derive(src).effects, [{ kind: "fs_delete", paths: [path] }, spawn("rm")], src);
+  }
+});
