@@ -7,6 +7,9 @@ import type { AttachedContext, CallContext, MethodSpec } from "./method.ts";
 import { METHODS } from "./methods/table.ts";
 import { zodMessage } from "./params.ts";
 
+/** How long the accept loop waits after a failed accept before trying again. */
+const ACCEPT_RETRY_MS = 100;
+
 /**
  * Accepts connections until the listener closes or `stop` aborts, serving each independently
  * (G-TOPO-4). A connection still in flight when `stop` aborts is closed unserved.
@@ -19,18 +22,27 @@ export async function acceptLoop(
   const stopped = new Promise<null>((resolve) => {
     stop?.addEventListener("abort", () => resolve(null), { once: true });
   });
-  try {
-    while (!stop?.aborted) {
-      const accepting = listener.accept();
-      const conn = await Promise.race([accepting, stopped]);
-      if (conn === null) {
-        accepting.then((late) => late.close(), () => {});
-        return;
-      }
-      serveConnection(kernel, conn);
+  let failing = false;
+  while (!stop?.aborted) {
+    const accepting = listener.accept();
+    let conn: Deno.Conn | null;
+    try {
+      conn = await Promise.race([accepting, stopped]);
+    } catch (e) {
+      if (e instanceof Deno.errors.BadResource) return;
+      // Out of file descriptors and the like: keep serving the connections there are, and
+      // accept again once some have closed, instead of dying with every task orphaned.
+      if (!failing) kernel.log(`cannot accept connections: ${(e as Error).message}`);
+      failing = true;
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS)), stopped]);
+      continue;
     }
-  } catch (e) {
-    if (!(e instanceof Deno.errors.BadResource)) throw e;
+    if (conn === null) {
+      accepting.then((late) => late.close(), () => {});
+      return;
+    }
+    failing = false;
+    serveConnection(kernel, conn);
   }
 }
 

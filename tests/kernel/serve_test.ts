@@ -1,10 +1,12 @@
 // The kernel daemon's command line, socket discovery and preparation, state files and shutdown,
 // through the real `bin/shoal-kernel` (K-CLI-1, G-SOCK-*, G-STATE-*).
 import assert from "node:assert/strict";
-import { kernelUntilExit, launchKernel, startKernel } from "../_support/kernel.ts";
+import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { collectLines, kernelUntilExit, launchKernel, startKernel } from "../_support/kernel.ts";
 import { createToken, kernelCli } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
-import { type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { KERNEL_BIN, type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { waitUntil } from "../_support/wait.ts";
 
 const UID = Deno.uid()!;
 const asRoot = UID === 0;
@@ -244,6 +246,47 @@ Deno.test("G-STATE-1/G-STATE-4 under umask 000 the state dir and its missing par
       assert.match(await Deno.readTextFile(`${state}/kernel.log`), /shoal-kernel: ready /);
     } finally {
       await k.stop();
+    }
+  });
+});
+
+Deno.test("G-TOPO-4 a kernel out of file descriptors keeps running: it serves the connections it has and accepts again once some close", async () => {
+  await withBox(async (box) => {
+    const socket = box.socket();
+    const child = new Deno.Command("sh", {
+      args: ["-c", 'ulimit -n 48 && exec "$0" "$@"', KERNEL_BIN, "--socket", socket],
+      env: box.env(),
+      clearEnv: true,
+      cwd: box.dir,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr: string[] = [];
+    const reading = collectLines(child.stderr, stderr);
+    try {
+      assert.ok(await waitUntil(() => stderr.some((l) => l.includes("ready")), 30000));
+      const flood: Deno.UnixConn[] = [];
+      for (let i = 0; i < 60; i++) {
+        flood.push(await Deno.connect({ transport: "unix", path: socket }));
+      }
+      assert.ok(
+        await waitUntil(() => stderr.some((l) => l.includes("cannot accept connections")), 10000),
+        stderr.join("\n"),
+      );
+      for (const conn of flood) conn.close();
+      const conn = await RpcConnection.connect(socket);
+      assert.equal((await conn.request("parse", { src: "true" }) as Rec).ast_lang, "bash");
+      conn.close();
+    } finally {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // it died: the status below says how
+      }
+      const status = await child.status;
+      await reading;
+      assert.equal(status.code, 0, stderr.join("\n"));
     }
   });
 });
