@@ -561,7 +561,7 @@ Deno.test("P-PLAN-3 storing a 1001st plan of one (session, principal) evicts its
 });
 
 withAgents(
-  "a brace expansion cannot smuggle a path past the policy: rm {../outside,x} inside a granted directory is denied and deletes nothing (K-EFF-3, P-EVAL-1, K-EXEC-2)",
+  "brace expansion and dot-matching globs cannot smuggle a path past the policy: rm {../outside,x} or .?/outside inside a granted directory is denied and deletes nothing (K-EFF-3, P-EVAL-1, K-EXEC-2)",
   {
     "agent:d": {
       fs: { delete: ["~/work/**"] },
@@ -575,9 +575,16 @@ withAgents(
     await Deno.mkdir(`${home}/work`);
     await Deno.writeTextFile(`${home}/work/x`, "x");
     await Deno.writeTextFile(`${home}/outside`, "keep me");
-    const e = await rpcError(exec(agent, "cd ~/work && rm {../outside,x}"));
-    assert.equal(e.code, -32010);
-    assert.equal((e.data as Rec).verdict, "deny");
+    for (
+      const src of [
+        "cd ~/work && rm {../outside,x}",
+        "cd ~/work && shopt -u globskipdots && rm .?/outside",
+      ]
+    ) {
+      const e = await rpcError(exec(agent, src));
+      assert.equal(e.code, -32010, src);
+      assert.equal((e.data as Rec).verdict, "deny", src);
+    }
     assert.equal(await Deno.readTextFile(`${home}/outside`), "keep me");
     // The grant itself works.
     await exec(agent, "cd ~/work && rm x");

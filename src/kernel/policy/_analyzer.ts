@@ -21,7 +21,7 @@ import type {
 import { EFFECT_ANALYSIS_STEPS } from "../../protocol/limits.ts";
 import type { EffectSet } from "./_effect_set.ts";
 import type { EffectState, FsKind } from "./effects.ts";
-import { normalizePath, resolvePath } from "./_paths.ts";
+import { globMayClimb, normalizePath, resolvePath } from "./_paths.ts";
 import { type ArgValue, type CommandIO, knownCommand } from "./_commands.ts";
 import {
   commandAssignments,
@@ -456,7 +456,7 @@ export class Analyzer {
 
   /** Records a path effect for a word, resolving it against every possible cwd. */
   #path(kind: FsKind, arg: ArgValue, cwds: Cwds, redirect = false): void {
-    if (arg.text === null || !arg.single) {
+    if (arg.text === null || !arg.single || globMayClimb(arg.text)) {
       this.#effects.opaque("dynamic path");
       return;
     }
@@ -633,6 +633,8 @@ export class Analyzer {
       return { ok: null, fail: cwds };
     }
     const text = target.text;
+    // A glob picks a directory only when it runs.
+    if (/[*?[]|[@!+]\(/.test(text)) return { ok: null, fail: cwds };
     if (text === "-" || /^[+-]\d+$/.test(text)) return { ok: null, fail: cwds };
     const cdpath = this.#state.env.CDPATH;
     if (!text.startsWith("/") && !/^\.\.?(\/|$)/.test(text) && cdpath) {

@@ -529,3 +529,20 @@ Deno.test("K-EFF-3: a brace expansion makes several words: dynamic, never one li
     assert.deepEqual(derive(src).effects, [{ kind: "fs_delete", paths: [path] }, spawn("rm")], src);
   }
 });
+
+Deno.test("K-EFF-3: a glob that may match `..` (`.?`, `.*`, `@(..)`) is not a literal path; a glob cd leaves the cwd unknown", () => {
+  // With globskipdots off (bash < 5.2 or `shopt -u globskipdots`) `.?/.?/x` is `../../x`.
+  for (const src of ["rm .?/.?/secret", "rm -rf .*", "cat ..*/x", "rm .[.]/x", "echo > .?/f"]) {
+    const effects = derive(src).effects;
+    assert.ok(!effects.some((e) => e.kind.startsWith("fs_")), `${src}: ${JSON.stringify(effects)}`);
+    assert.deepEqual(effects.at(-1), { kind: "opaque", reason: "dynamic path" }, src);
+  }
+  assert.deepEqual(kinds("cd .?/.? && rm x"), ["proc_spawn", "session_write", "opaque"]);
+  assert.deepEqual(kinds("cd pro* && rm x"), ["proc_spawn", "session_write", "opaque"]);
+  // Globs that cannot match a dot directory stay literal patterns.
+  for (
+    const [src, path] of [["rm *.log", "/w/*.log"], ["rm a/.b*", "/w/a/.b*"], ["rm ...", "/w/..."]]
+  ) {
+    assert.deepEqual(derive(src).effects, [{ kind: "fs_delete", paths: [path] }, spawn("rm")], src);
+  }
+});
