@@ -94,8 +94,10 @@ export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
     if (rule === "verbatim") {
       id = verbatim(msg, "id", parsed.sources);
     } else {
+      // An error response to a frame the peer could not read carries id null (W-FRAME-4/6).
       const ok = typeof raw === "string" ||
-        (typeof raw === "number" && Number.isSafeInteger(raw));
+        (typeof raw === "number" && Number.isSafeInteger(raw)) ||
+        (raw === null && !Object.hasOwn(msg, "method") && Object.hasOwn(msg, "error"));
       if (!ok) return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: bad id");
       id = raw as string | number;
     }

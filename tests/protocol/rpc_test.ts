@@ -69,3 +69,13 @@ Deno.test("frames without id are notifications; bigints serialize exactly (W-NUM
   );
   assert.equal(compactJson({ ts: 1767225600123456789n }), '{"ts":1767225600123456789}');
 });
+
+Deno.test("an error response with id null is a response, not an invalid frame (W-FRAME-4 replies)", () => {
+  const msg = decodeFrame(
+    frame('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"frame exceeds 16 MiB"}}'),
+    "mcp",
+  );
+  assert.equal(msg.kind, "response");
+  const request = decodeFrame(frame('{"jsonrpc":"2.0","id":null,"method":"m"}'), "mcp");
+  assert.equal(request.kind, "invalid");
+});
