@@ -44,26 +44,44 @@ interface OptionSpec {
   attached?: string;
   /** Long option names (without `--`) followed by a value. */
   long?: readonly string[];
+  /** Long options without a value that a handler looks at, so their abbreviations resolve. */
+  flags?: readonly string[];
 }
 
 interface Parsed {
   operands: ArgValue[];
   /** Options in order; `name` is `-x` or `--name`. */
   options: { name: string; value: ArgValue | null }[];
-  /** Set when a dynamic word stands where an option could be. */
-  ambiguous: boolean;
+  /** Why the words cannot be followed: a dynamic word where an option could be, or an ambiguous abbreviation. */
+  ambiguous: string | null;
 }
 
 const STATIC = (text: string): ArgValue => ({ text, single: true, prefix: text });
 
-/** GNU-style option parsing; after `--` every word is an operand. */
+/** A long option name as given, resolved like getopt_long: exact, else a unique prefix. */
+function resolveLong(given: string, spec: OptionSpec): string | null | typeof AMBIGUOUS {
+  const known = [...spec.long ?? [], ...spec.flags ?? []];
+  if (known.includes(given)) return given;
+  const matches = known.filter((name) => name.startsWith(given));
+  if (matches.length > 1) return AMBIGUOUS;
+  return matches[0] ?? null;
+}
+
+const AMBIGUOUS = Symbol("ambiguous");
+
+/**
+ * GNU-style option parsing; after `--` every word is an operand. Long options may be
+ * abbreviated (`--targ=D` is `--target-directory=D`), so names resolve against the spec.
+ */
 function parseOptions(args: readonly ArgValue[], spec: OptionSpec): Parsed {
-  const parsed: Parsed = { operands: [], options: [], ambiguous: false };
+  const parsed: Parsed = { operands: [], options: [], ambiguous: null };
   const long = new Set(spec.long ?? []);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg.text === null) {
-      if (!arg.single || arg.prefix === "" || arg.prefix.startsWith("-")) parsed.ambiguous = true;
+      if (!arg.single || arg.prefix === "" || arg.prefix.startsWith("-")) {
+        parsed.ambiguous = "dynamic argument";
+      }
       parsed.operands.push(arg);
       continue;
     }
@@ -74,14 +92,20 @@ function parseOptions(args: readonly ArgValue[], spec: OptionSpec): Parsed {
     }
     if (text.startsWith("--")) {
       const eq = text.indexOf("=");
+      const given = text.slice(2, eq < 0 ? undefined : eq);
+      const resolved = resolveLong(given, spec);
+      if (resolved === AMBIGUOUS) {
+        parsed.ambiguous = `ambiguous option --${given}`;
+        continue;
+      }
+      const name = `--${resolved ?? given}`;
       if (eq >= 0) {
-        const value = STATIC(text.slice(eq + 1));
-        parsed.options.push({ name: text.slice(0, eq), value });
-      } else if (long.has(text.slice(2))) {
-        parsed.options.push({ name: text, value: args[i + 1] ?? null });
+        parsed.options.push({ name, value: STATIC(text.slice(eq + 1)) });
+      } else if (resolved !== null && long.has(resolved)) {
+        parsed.options.push({ name, value: args[i + 1] ?? null });
         i++;
       } else {
-        parsed.options.push({ name: text, value: null });
+        parsed.options.push({ name, value: null });
       }
       continue;
     }
@@ -121,11 +145,11 @@ function hasOption(parsed: Parsed, ...names: string[]): boolean {
   return parsed.options.some((o) => names.includes(o.name));
 }
 
-/** Parses and reports `opaque` for ambiguous dynamic arguments; null when it did. */
+/** Parses and reports `opaque` for words it cannot follow; null when it did. */
 function parse(args: readonly ArgValue[], spec: OptionSpec, io: CommandIO): Parsed | null {
   const parsed = parseOptions(args, spec);
-  if (parsed.ambiguous) {
-    io.opaque("dynamic argument");
+  if (parsed.ambiguous !== null) {
+    io.opaque(parsed.ambiguous);
     return null;
   }
   return parsed;
@@ -216,9 +240,9 @@ const READERS: Record<string, ReaderSpec> = {
   },
   diff: {
     short: "CUIFLDSXx",
+    // `--context[=N]` and `--unified[=N]` take a value only after `=`.
+    flags: ["context", "unified"],
     long: [
-      "context",
-      "unified",
       "ignore-matching-lines",
       "show-function-line",
       "label",
@@ -256,7 +280,8 @@ const READERS: Record<string, ReaderSpec> = {
   xxd: { short: "cglsonCR", writtenOperands: [1] },
   od: {
     short: "AjNStw",
-    long: ["address-radix", "skip-bytes", "read-bytes", "strings", "format", "width", "endian"],
+    long: ["address-radix", "skip-bytes", "read-bytes", "format", "endian"],
+    flags: ["strings", "width"],
   },
   realpath: { long: ["relative-to", "relative-base"] },
   readlink: {},
@@ -290,6 +315,8 @@ function grep(args: ArgValue[], io: CommandIO): void {
       "binary-files",
       "group-separator",
     ],
+    // `--binary` is an exact option, not `--binary-files` abbreviated.
+    flags: ["recursive", "dereference-recursive", "binary"],
   }, io);
   if (parsed === null) return;
   eachPath(io, "fs_read", optionValues(parsed, "-f", "--file", "--exclude-from"));
@@ -402,6 +429,7 @@ function sed(args: ArgValue[], io: CommandIO): void {
     short: "efl",
     attached: "i",
     long: ["expression", "file", "line-length"],
+    flags: ["in-place", "sandbox"],
   }, io);
   if (parsed === null) return;
   if (hasOption(parsed, "-f", "--file")) {
@@ -432,7 +460,7 @@ function sed(args: ArgValue[], io: CommandIO): void {
       }
     }
   }
-  const inPlace = parsed.options.some((o) => o.name === "-i" || o.name.startsWith("--in-place"));
+  const inPlace = hasOption(parsed, "-i", "--in-place");
   eachPath(io, inPlace ? "fs_write" : "fs_read", operands);
 }
 
@@ -546,7 +574,7 @@ function find(args: ArgValue[], io: CommandIO): void {
 
 // ---- copying, moving, deleting, creating ------------------------------------------------------
 
-function transfer(sourceKind: FsKind, spec: OptionSpec & { runs?: string[] }): CommandHandler {
+function transfer(sourceKind: FsKind, spec: ReaderSpec): CommandHandler {
   return (args, io) => {
     const parsed = parse(args, spec, io);
     if (parsed === null) return;
@@ -602,7 +630,7 @@ function simple(kind: FsKind, spec: ReaderSpec = {}): CommandHandler {
 }
 
 function rmdir(args: ArgValue[], io: CommandIO): void {
-  const parsed = parse(args, {}, io);
+  const parsed = parse(args, { flags: ["parents"] }, io);
   if (parsed === null) return;
   const parents = hasOption(parsed, "-p", "--parents");
   for (const operand of parsed.operands) {
@@ -775,7 +803,12 @@ const CURL_VALUE_LONG = [
 ];
 
 function curl(args: ArgValue[], io: CommandIO): void {
-  const parsed = parse(args, { short: "AbcCdDeEFHKmoPQrtTuUwxXyYz", long: CURL_VALUE_LONG }, io);
+  const parsed = parse(args, {
+    short: "AbcCdDeEFHKmoPQrtTuUwxXyYz",
+    long: CURL_VALUE_LONG,
+    // `--parallel` is an exact option, not `--parallel-max` abbreviated.
+    flags: ["remote-name", "remote-name-all", "remote-header-name", "parallel"],
+  }, io);
   if (parsed === null) return;
   const opaqueOptions = [
     "-K",
@@ -825,7 +858,7 @@ function curl(args: ArgValue[], io: CommandIO): void {
     "--output-dir",
   );
   eachPath(io, "fs_write", writes);
-  if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J")) {
+  if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name")) {
     if (!hasOption(parsed, "--output-dir")) io.cwd("fs_write");
   }
   eachPath(
@@ -923,6 +956,7 @@ function wget(args: ArgValue[], io: CommandIO): void {
       "limit-rate",
       "referer",
     ],
+    flags: ["span-hosts"],
   }, io);
   if (parsed === null) return;
   if (hasOption(parsed, "-e", "--execute", "-i", "--input-file", "--config")) {
@@ -978,6 +1012,16 @@ const GIT_WRITE = new Set([
   "rm",
 ]);
 
+/** Subcommand options that write files, run programs or read files outside the work tree. */
+const GIT_UNFOLLOWED = ["output", "ext-diff", "exec", "no-index", "contents"];
+
+/** Whether `--name` is one of {@link GIT_UNFOLLOWED}, a longer form, or an abbreviation git may accept. */
+function gitUnfollowed(word: string): boolean {
+  const name = /^--([^=]+)/.exec(word)?.[1];
+  return name !== undefined &&
+    GIT_UNFOLLOWED.some((option) => option.startsWith(name) || name.startsWith(option));
+}
+
 function git(args: ArgValue[], io: CommandIO): void {
   let i = 0;
   let dir: ArgValue | null = null;
@@ -1006,7 +1050,11 @@ function git(args: ArgValue[], io: CommandIO): void {
     return;
   }
   const rest = args.slice(i + 1);
-  if (rest.some((arg) => arg.text !== null && /^--(output|ext-diff|exec)/.test(arg.text))) {
+  if (rest.some((arg) => arg.text === null && (arg.prefix === "" || arg.prefix.startsWith("-")))) {
+    io.opaque("dynamic argument");
+    return;
+  }
+  if (rest.some((arg) => arg.text !== null && gitUnfollowed(arg.text))) {
     io.opaque(`git ${sub} option not followed`);
     return;
   }
@@ -1092,6 +1140,8 @@ const TABLE: Record<string, CommandHandler> = {
   }),
   du: lister({
     short: "BdtX",
+    // `--time[=WORD]` is not `--time-style` abbreviated.
+    flags: ["time"],
     long: [
       "block-size",
       "max-depth",
@@ -1116,6 +1166,7 @@ const TABLE: Record<string, CommandHandler> = {
   install: transfer("fs_read", {
     short: "mogSt",
     long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
+    flags: ["directory", "strip"],
     runs: ["--strip-program"],
   }),
   mv: transfer("fs_delete", { short: "St", long: ["suffix", "target-directory"] }),

@@ -546,3 +546,61 @@ Deno.test("K-EFF-3: a glob that may match `..` (`.?`, `.*`, `@(..)`) is not a li
     assert.deepEqual(derive(src).effects, [{ kind: "fs_delete", paths: [path] }, spawn("rm")], src);
   }
 });
+
+Deno.test("K-EFF-3a: abbreviated long options resolve like getopt_long, so a write cannot hide behind one", () => {
+  const cases: [string, Effect[]][] = [
+    ["cp --target=/etc a", [
+      { kind: "fs_read", paths: ["/w/a"] },
+      { kind: "fs_write", paths: ["/etc"] },
+      spawn("cp"),
+    ]],
+    ["cp --targ /etc a", [
+      { kind: "fs_read", paths: ["/w/a"] },
+      { kind: "fs_write", paths: ["/etc"] },
+      spawn("cp"),
+    ]],
+    ["sort --out=/etc/x a", [
+      { kind: "fs_read", paths: ["/w/a"] },
+      { kind: "fs_write", paths: ["/etc/x"] },
+      spawn("sort"),
+    ]],
+    ["sed --in s/a/b/ f", [{ kind: "fs_write", paths: ["/w/f"] }, spawn("sed")]],
+    ["chmod --ref=r f", [
+      { kind: "fs_read", paths: ["/w/r"] },
+      { kind: "fs_write", paths: ["/w/f"] },
+      spawn("chmod"),
+    ]],
+    ["rmdir --par a/b", [{ kind: "fs_delete", paths: ["/w/a", "/w/a/b"] }, spawn("rmdir")]],
+    // Exact options that merely start another option's name are not that option abbreviated.
+    ["grep --binary pat f", [{ kind: "fs_read", paths: ["/w/f"] }, spawn("grep")]],
+    ["du --time d", [{ kind: "fs_read", paths: ["/w/d"] }, spawn("du")]],
+    ["diff --context a b", [{ kind: "fs_read", paths: ["/w/a", "/w/b"] }, spawn("diff")]],
+    ["curl --parallel http://a/ http://b/", [
+      spawn("curl"),
+      { kind: "net_connect", host: "a", port: 80 },
+      { kind: "net_connect", host: "b", port: 80 },
+    ]],
+  ];
+  for (const [src, effects] of cases) assert.deepEqual(derive(src).effects, effects, src);
+  assert.deepEqual(derive("cp --s a b").effects, [
+    spawn("cp"),
+    { kind: "opaque", reason: "ambiguous option --s" },
+  ]);
+  assert.deepEqual(kinds("curl --conf x"), ["proc_spawn", "opaque"]);
+  assert.deepEqual(kinds("wget --exec x http://h/"), ["proc_spawn", "opaque"]);
+});
+
+Deno.test("K-EFF-3a: git read subcommands that read outside the tree or take dynamic options are opaque", () => {
+  for (
+    const src of [
+      "git diff --no-index /etc/shadow x",
+      "git blame --contents /etc/passwd a",
+      "git blame --conte=/etc/passwd a",
+      "git log --output=/tmp/x",
+      'git log "$range"',
+    ]
+  ) {
+    assert.deepEqual(kinds(src), ["proc_spawn", "opaque"], src);
+  }
+  assert.deepEqual(kinds("git log --oneline --color"), ["fs_read", "proc_spawn"]);
+});
