@@ -169,18 +169,29 @@ interface ReaderSpec extends OptionSpec {
   writes?: readonly string[];
   /** Options that make the command run other programs. */
   runs?: readonly string[];
+  /** Options naming a file that lists more files to read, which analysis cannot see. */
+  lists?: readonly string[];
   /** Operand positions (0-based) that are written instead of read. */
   writtenOperands?: readonly number[];
+}
+
+/** Reports `opaque` when `spec.runs` or `spec.lists` options are given; true when it did. */
+function unfollowed(spec: ReaderSpec, parsed: Parsed, io: CommandIO): boolean {
+  if (spec.runs && hasOption(parsed, ...spec.runs)) {
+    io.opaque("runs another program");
+    return true;
+  }
+  if (spec.lists && hasOption(parsed, ...spec.lists)) {
+    io.opaque("reads the files a file names");
+    return true;
+  }
+  return false;
 }
 
 function reader(spec: ReaderSpec): CommandHandler {
   return (args, io) => {
     const parsed = parse(args, spec, io);
-    if (parsed === null) return;
-    if (spec.runs && hasOption(parsed, ...spec.runs)) {
-      io.opaque("runs another program");
-      return;
-    }
+    if (parsed === null || unfollowed(spec, parsed, io)) return;
     eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
     eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
     parsed.operands.forEach((operand, index) => {
@@ -197,7 +208,7 @@ const READERS: Record<string, ReaderSpec> = {
     short: "ncs",
     long: ["lines", "bytes", "sleep-interval", "pid", "max-unchanged-stats"],
   },
-  wc: { reads: ["--files0-from"] },
+  wc: { long: ["files0-from"], lists: ["--files0-from"] },
   sort: {
     short: "ktoST",
     long: [
@@ -213,7 +224,8 @@ const READERS: Record<string, ReaderSpec> = {
       "random-source",
       "sort",
     ],
-    reads: ["--files0-from", "--random-source"],
+    reads: ["--random-source"],
+    lists: ["--files0-from"],
     writes: ["-o", "--output", "-T", "--temporary-directory"],
     runs: ["--compress-program"],
   },
@@ -272,7 +284,8 @@ const READERS: Record<string, ReaderSpec> = {
   file: {
     short: "mfFeP",
     long: ["magic-file", "files-from", "separator", "exclude", "parameter", "exclude-quiet"],
-    reads: ["-m", "--magic-file", "-f", "--files-from"],
+    reads: ["-m", "--magic-file"],
+    lists: ["-f", "--files-from"],
   },
   md5sum: {},
   sha256sum: {},
@@ -469,7 +482,7 @@ function sed(args: ArgValue[], io: CommandIO): void {
 function lister(spec: ReaderSpec): CommandHandler {
   return (args, io) => {
     const parsed = parse(args, spec, io);
-    if (parsed === null) return;
+    if (parsed === null || unfollowed(spec, parsed, io)) return;
     eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
     eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
     if (parsed.operands.length === 0) io.cwd("fs_read");
@@ -1151,7 +1164,8 @@ const TABLE: Record<string, CommandHandler> = {
       "files0-from",
       "time-style",
     ],
-    reads: ["-X", "--exclude-from", "--files0-from"],
+    reads: ["-X", "--exclude-from"],
+    lists: ["--files0-from"],
   }),
   tree: lister({
     short: "LPIoHT",

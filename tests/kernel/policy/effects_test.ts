@@ -604,3 +604,20 @@ Deno.test("K-EFF-3a: git read subcommands that read outside the tree or take dyn
   }
   assert.deepEqual(kinds("git log --oneline --color"), ["fs_read", "proc_spawn"]);
 });
+
+Deno.test("K-EFF-3a: --files0-from and file -f read files named inside a file: opaque", () => {
+  for (
+    const src of [
+      "wc --files0-from=list",
+      "sort --files0-from list",
+      "du --files0=l",
+      "file -f names",
+    ]
+  ) {
+    assert.deepEqual(derive(src).effects.at(-1), {
+      kind: "opaque",
+      reason: "reads the files a file names",
+    }, src);
+  }
+  assert.deepEqual(kinds("file -m magic f"), ["fs_read", "proc_spawn"]);
+});
