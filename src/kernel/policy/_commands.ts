@@ -287,8 +287,9 @@ const READERS: Record<string, ReaderSpec> = {
     reads: ["-m", "--magic-file"],
     lists: ["-f", "--files-from"],
   },
-  md5sum: {},
-  sha256sum: {},
+  // `-c` reads the files a checksum list names.
+  md5sum: { flags: ["check"], lists: ["-c", "--check"] },
+  sha256sum: { flags: ["check"], lists: ["-c", "--check"] },
   base64: { short: "w", long: ["wrap"] },
   xxd: { short: "cglsonCR", writtenOperands: [1] },
   od: {
@@ -491,6 +492,8 @@ function lister(spec: ReaderSpec): CommandHandler {
 }
 
 const FIND_ACTIONS = new Set([
+  // Reads the starting points from a file.
+  "-files0-from",
   "-delete",
   "-exec",
   "-execdir",
@@ -899,6 +902,11 @@ function curl(args: ArgValue[], io: CommandIO): void {
     "--form",
     "-b",
     "--cookie",
+    "-H",
+    "--header",
+    "--proxy-header",
+    "-w",
+    "--write-out",
   ];
   for (const option of parsed.options) {
     if (!dataOptions.includes(option.name) || option.value === null) continue;
