@@ -60,11 +60,6 @@ async function raisedError(
   };
 }
 
-/** The first whitespace-separated word of the source (J-2 `head`). */
-function headOf(src: string): string {
-  return src.trim().split(/\s+/, 1)[0] ?? "";
-}
-
 /** A summary of an outcome for the `session.transcript` channel (§9.2). */
 function transcriptSummary(outcome: Outcome): Record<string, unknown> {
   const outType = tagOf(outcome.out);
@@ -203,12 +198,6 @@ async function finishRun(
     status: outcome.status,
     ok: outcome.ok,
     outputs,
-  }, {
-    entry_id: entryId,
-    session: session.name,
-    principal: attachment.principal,
-    head: headOf(src),
-    ok: outcome.ok,
   });
   kernel.bus.publishStored(journalEvent);
   kernel.bus.publish("session.transcript", {

@@ -104,25 +104,33 @@ export class Journal implements DurableLog {
   }
 
   /**
-   * Completes row `id` and, in the same transaction, appends `payload` to the `journal` channel
-   * (J-6). Returns the stored event for the bus (`EventBus.publishStored`).
+   * Completes row `id` and, in the same transaction, appends its `journal` channel event
+   * `{entry_id, session, principal, head, ok}` (§9.2, J-6). Returns the stored event for the bus
+   * (`EventBus.publishStored`).
    */
-  finish(id: number, result: JournalFinish, payload: unknown): BusEvent {
+  finish(id: number, result: JournalFinish): BusEvent {
     return this.#transaction(() => {
-      const updated = this.db.prepare(
+      const row = this.db.prepare(
         `UPDATE entries SET dur_ns = ?, status = ?, ok = ?, outputs = ?
-         WHERE id = ? AND dur_ns IS NULL`,
-      ).run(
+         WHERE id = ? AND dur_ns IS NULL
+         RETURNING session, principal, head`,
+      ).get(
         result.dur_ns,
         result.status,
         result.ok ? 1 : 0,
         JSON.stringify(result.outputs),
         id,
-      );
-      if (updated.changes === 0) {
+      ) as { session: string; principal: string; head: string } | undefined;
+      if (row === undefined) {
         throw new Error(`journal entry ${id} is unknown or already finished`);
       }
-      return this.appendEvent("journal", payload);
+      return this.appendEvent("journal", {
+        entry_id: id,
+        session: row.session,
+        principal: row.principal,
+        head: row.head,
+        ok: result.ok,
+      });
     });
   }
 

@@ -133,8 +133,7 @@ Deno.test("J-6 a journal event stored by Journal.finish reaches the ring and sub
       src: "ls",
       effects: [],
     });
-    const payload = { entry_id: id, session: "work", principal: "uid:1000", head: "ls", ok: true };
-    const event = journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] }, payload);
+    const event = journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] });
     bus.publishStored(event);
     await waitFor(() => sub.events.length === 1, "journal event");
     assert.deepEqual(sub.events, [event]);

@@ -17,6 +17,6 @@ for (let i = 0; i < 1_000_000; i++) {
     status: 0,
     ok: true,
     outputs: [],
-  }, { entry_id: id, session: "work", principal: "uid:1000", head: "echo", ok: true });
+  });
   Deno.stdout.writeSync(encoder.encode(`${id} ${event.seq}\n`));
 }

@@ -26,11 +26,7 @@ function run(overrides: Partial<JournalStart> = {}): JournalStart {
 
 function finished(journal: Journal, row: JournalStart, ok = true): number {
   const id = journal.start(row);
-  journal.finish(
-    id,
-    { dur_ns: 5n, status: ok ? 0 : 1, ok, outputs: [] },
-    { entry_id: id, session: row.session, principal: row.principal, ok },
-  );
+  journal.finish(id, { dur_ns: 5n, status: ok ? 0 : 1, ok, outputs: [] });
   return id;
 }
 
@@ -96,7 +92,7 @@ Deno.test("K-JQ-4 entries have the wire shape; unfinished rows have null dur_ns/
       { kind: "stdout" as const, hash: "sha256:ab", len: 512 },
       { kind: "render" as const, hash: "sha256:cd", len: 498 },
     ];
-    journal.finish(id, { dur_ns: 12000000n, status: 0, ok: true, outputs }, {});
+    journal.finish(id, { dur_ns: 12000000n, status: 0, ok: true, outputs });
     const [done] = journal.query(q(), ALL);
     assert.equal(done.dur_ns, 12000000n);
     assert.equal(done.status, 0);
@@ -109,7 +105,7 @@ Deno.test("J-2 ns timestamps above 2^53 round-trip exactly as bigints", async ()
   await withJournal((journal) => {
     const ts = 9007199254740993n * 200n + 7n;
     const id = journal.start(run({ ts_ns: ts }));
-    journal.finish(id, { dur_ns: 9007199254740993n, status: 0, ok: true, outputs: [] }, {});
+    journal.finish(id, { dur_ns: 9007199254740993n, status: 0, ok: true, outputs: [] });
     const [entry] = journal.query(q(), ALL);
     assert.equal(entry.ts, ts);
     assert.equal(entry.dur_ns, 9007199254740993n);
@@ -121,7 +117,7 @@ Deno.test("J-2 signal-killed runs have status null and ok false; opaque and head
     const id = journal.start(
       run({ src: "  eval  $x", effects: [{ kind: "opaque", reason: "eval" }] }),
     );
-    journal.finish(id, { dur_ns: 1n, status: null, ok: false, outputs: [] }, {});
+    journal.finish(id, { dur_ns: 1n, status: null, ok: false, outputs: [] });
     const [entry] = journal.query(q({ head: "eval" }), ALL);
     assert.equal(entry.id, id);
     assert.equal(entry.status, null);
@@ -268,17 +264,21 @@ Deno.test("K-JQ-3 callers without journal_read see only their own rows", async (
 Deno.test("J-6 finish appends the journal event in the row's transaction", async () => {
   await withJournal((journal) => {
     const id = journal.start(run());
-    const payload = { entry_id: id, session: "work", principal: "uid:1000", head: "ls", ok: true };
-    const event = journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] }, payload);
+    const event = journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] });
     assert.equal(event.channel, "journal");
+    assert.deepEqual(event.payload, {
+      entry_id: id,
+      session: "work",
+      principal: "uid:1000",
+      head: "ls",
+      ok: true,
+    });
     assert.equal(event.seq, 0);
     assert.equal(typeof event.ts, "bigint");
     assert.deepEqual(journal.readEvents("journal", -1, 10), [event]);
     // A second finish fails and appends nothing.
-    assert.throws(() =>
-      journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] }, payload)
-    );
-    assert.throws(() => journal.finish(999, { dur_ns: 1n, status: 0, ok: true, outputs: [] }, {}));
+    assert.throws(() => journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] }));
+    assert.throws(() => journal.finish(999, { dur_ns: 1n, status: 0, ok: true, outputs: [] }));
     assert.equal(journal.lastSeq("journal"), 0);
   });
 });
@@ -358,7 +358,7 @@ Deno.test("J-5 kill -9 mid-loop keeps every finished row and an intact database"
       const last = journal.lastSeq("journal");
       assert.ok(last >= reported.at(-1)![1]);
       const id = journal.start(run());
-      const next = journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] }, {});
+      const next = journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] });
       assert.equal(next.seq, last + 1);
     } finally {
       journal.close();
