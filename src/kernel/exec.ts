@@ -169,6 +169,10 @@ async function finishRun(
     opts.started?.();
     await Promise.all([output.stdout.abort(), output.stderr.abort()]);
     const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`).toObject();
+    // The row was started: close it as a failed run so the journal holds no unfinished ghost.
+    kernel.bus.publishStored(
+      kernel.journal.finish(entryId, { dur_ns: 0n, status: null, ok: false, outputs: [] }),
+    );
     kernel.tasks.finish(task, "failed", null, error);
     throw new RpcError(error.code, error.message);
   }
