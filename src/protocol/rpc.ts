@@ -96,7 +96,9 @@ export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
     } else {
       // An error response to a frame the peer could not read carries id null (W-FRAME-4/6).
       const ok = typeof raw === "string" ||
-        (typeof raw === "number" && Number.isSafeInteger(raw)) ||
+        // An integer written as `1.0` or `1e3` is not an integer id.
+        (typeof raw === "number" && Number.isSafeInteger(raw) &&
+          parsed.sources.get(msg)?.get("id") === undefined) ||
         (raw === null && !Object.hasOwn(msg, "method") && Object.hasOwn(msg, "error"));
       if (!ok) return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: bad id");
       id = raw as string | number;

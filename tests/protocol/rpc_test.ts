@@ -52,7 +52,7 @@ Deno.test("envelope rules: bad jsonrpc echoes the id, bad params is -32602, null
 });
 
 Deno.test("MCP ids must be strings or safe integers (W-RPC-2)", () => {
-  for (const id of ["1.5", "true", "{}", "[]", "9007199254740993"]) {
+  for (const id of ["1.5", "1.0", "1e3", "-0", "true", "{}", "[]", "9007199254740993"]) {
     const msg = decodeFrame(frame(`{"jsonrpc":"2.0","id":${id},"method":"m"}`), "mcp");
     assert.equal(msg.kind, "invalid", id);
     if (msg.kind === "invalid") {
