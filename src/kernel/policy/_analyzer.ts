@@ -4,180 +4,70 @@
  * untouched exported variables are substituted), and functions defined in the same source.
  */
 import type {
-  ArithmExpr,
   Assign,
   CallExpr,
   Command,
   DeclClause,
   File,
   FuncDecl,
-  ParamExp,
   Redirect,
   Stmt,
-  TestExpr,
-  Word,
-  WordPart,
 } from "../bash/ast.ts";
-import { EFFECT_ANALYSIS_STEPS } from "../../protocol/limits.ts";
 import type { EffectSet } from "./_effect_set.ts";
-import type { EffectState, FsKind } from "./effects.ts";
+import type { EffectState, FsKind } from "./effect_types.ts";
 import { globMayClimb, normalizePath, resolvePath } from "./_paths.ts";
-import { type ArgValue, type CommandIO, knownCommand } from "./_commands.ts";
+import type { ArgValue, CommandIO } from "./commands/command_io.ts";
+import { knownCommand } from "./commands/table.ts";
+import { type Cwds, type Flow, sameCwds, union, unique } from "./_cwds.ts";
 import {
-  commandAssignments,
-  decodeAnsiC,
-  hasBraceExpansion,
-  staticWord,
-} from "./_assigned_names.ts";
-
-/** Directories the shell may be in; null when unknown. */
-type Cwds = readonly string[] | null;
-
-/** Possible directories after a command succeeded (`ok`) or failed (`fail`). */
-interface Flow {
-  ok: Cwds;
-  fail: Cwds;
-}
-
-/** Builtins with no effect of their own (K-EFF-3a first row, plus harmless relatives). */
-const QUIET_BUILTINS = new Set([
-  "echo",
-  "printf",
-  "true",
-  "false",
-  ":",
-  "test",
-  "[",
-  "read",
-  "local",
-  "return",
-  "exit",
-  "shift",
-  "shopt",
-  "type",
-  "pwd",
-  "let",
-  "wait",
-  "break",
-  "continue",
-  "umask",
-  "getopts",
-  "times",
-  "caller",
-  "dirs",
-  "help",
-  "jobs",
-]);
-
-/** Builtins the table sends to `opaque`. */
-const OPAQUE_BUILTINS = new Set(["eval", "source", ".", "exec", "kill", "builtin"]);
-
-/** Every bash builtin; one not handled above is `opaque` without `proc_spawn`. */
-const BASH_BUILTINS = new Set([
-  ...QUIET_BUILTINS,
-  ...OPAQUE_BUILTINS,
-  "alias",
-  "bg",
-  "bind",
-  "cd",
-  "command",
-  "compgen",
-  "complete",
-  "compopt",
-  "declare",
-  "disown",
-  "enable",
-  "export",
-  "fc",
-  "fg",
-  "hash",
-  "history",
-  "logout",
-  "mapfile",
-  "popd",
-  "pushd",
-  "readarray",
-  "readonly",
-  "set",
-  "suspend",
-  "trap",
-  "typeset",
-  "ulimit",
-  "unalias",
-  "unset",
-]);
-
-/** Directories whose programs are trusted to be the commands the table describes. */
-const SYSTEM_DIRS = ["/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"];
-
-/** Variables bash itself changes; never substituted statically. */
-const BASH_MANAGED =
-  /^(PWD|OLDPWD|SHLVL|RANDOM|SRANDOM|SECONDS|LINENO|FUNCNAME|PIPESTATUS|OPTIND|OPTARG|_|HISTCMD|BASH.*|EPOCH.*)$/;
-
-/** Per-command assignments that change which program runs or what it executes. */
-const DANGEROUS_OVERRIDE =
-  /^(LD_.*|PATH|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|IFS|GIT_.*|PAGER|LESSOPEN|LESSCLOSE|BASH_FUNC_.*)$/;
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** Raised when the work budget is spent. */
-class BudgetExceeded extends Error {}
-
-interface Assignment {
-  offset: number;
-  persistent: boolean;
-}
-
-interface FunctionDef {
-  decl: FuncDecl;
-  /** Defined unconditionally at top level, and never unset in the source. */
-  reliable: boolean;
-}
+  BASH_BUILTINS,
+  DANGEROUS_OVERRIDE,
+  harmlessTrap,
+  isSpecialDevice,
+  OPAQUE_BUILTINS,
+  QUIET_BUILTINS,
+  SYSTEM_DIRS,
+} from "./_shell_tables.ts";
+import { BudgetExceeded, StepBudget } from "./_step_budget.ts";
+import { SourceScan } from "./_source_scan.ts";
+import { WordExpander } from "./_words.ts";
 
 /** One effect derivation over one AST. */
 export class Analyzer {
   readonly #file: File;
   readonly #state: EffectState;
   readonly #effects: EffectSet;
-  readonly #assignments = new Map<string, Assignment[]>();
-  readonly #functions = new Map<string, FunctionDef[]>();
-  readonly #unset = new Set<string>();
+  readonly #budget = new StepBudget();
+  readonly #scan = new SourceScan(this.#budget);
+  readonly #words: WordExpander;
   readonly #memo = new Map<string, Flow>();
   readonly #active = new Set<string>();
   /** Alias names the source defines; later calls to them are opaque. */
   readonly #aliases = new Set<string>();
-  #ifsChanged: boolean;
-  /** A command may assign a variable named by a dynamic word: any variable may have changed. */
-  #anyAssigned = false;
-  #steps = 0;
-  /** References at or before this offset may see assignments made before it (loops, functions). */
-  #floor = 0;
 
   constructor(file: File, state: EffectState, effects: EffectSet) {
     this.#file = file;
     this.#state = state;
     this.#effects = effects;
-    this.#ifsChanged = Object.hasOwn(state.env, "IFS");
+    this.#words = new WordExpander(
+      state,
+      effects,
+      this.#scan,
+      this.#budget,
+      (stmts, cwds) => this.#list(stmts, cwds),
+    );
   }
 
   /** Derives the effects of the whole file into the effect set. */
   run(): void {
     try {
-      this.#collect(this.#file);
-      for (const stmt of this.#file.stmts) {
-        if (stmt.cmd?.type !== "FuncDecl" || stmt.background || stmt.negated) continue;
-        const decl = stmt.cmd as FuncDecl;
-        for (const def of this.#functions.get(decl.name) ?? []) {
-          if (def.decl === decl) def.reliable = !this.#unset.has(decl.name);
-        }
-      }
-      this.#ifsChanged ||= this.#assignments.has("IFS") || this.#anyAssigned;
-      for (const [name, list] of this.#assignments) {
+      this.#scan.scan(this.#file, this.#state.env);
+      for (const [name, list] of this.#scan.assignments) {
         if (Object.hasOwn(this.#state.env, name) && list.some((a) => a.persistent)) {
           this.#effects.names("env_write", [name]);
         }
       }
-      if (this.#anyAssigned) this.#effects.names("env_write", ["*"]);
+      if (this.#scan.anyAssigned) this.#effects.names("env_write", ["*"]);
       this.#list(this.#file.stmts, [normalizePath(this.#state.cwd)]);
     } catch (error) {
       if (error instanceof BudgetExceeded || error instanceof RangeError) {
@@ -186,109 +76,6 @@ export class Analyzer {
       }
       throw error;
     }
-  }
-
-  #tick(): void {
-    if (++this.#steps > EFFECT_ANALYSIS_STEPS) throw new BudgetExceeded();
-  }
-
-  // ---- pre-pass: assignments and function definitions -------------------------------------
-
-  #assign(name: string, offset: number, persistent: boolean): void {
-    const list = this.#assignments.get(name) ?? [];
-    list.push({ offset, persistent });
-    this.#assignments.set(name, list);
-  }
-
-  /** Visits every node once, recording variable assignments, definitions and unsets. */
-  #collect(node: unknown): void {
-    if (Array.isArray(node)) {
-      for (const item of node) this.#collect(item);
-      return;
-    }
-    if (node === null || typeof node !== "object") return;
-    this.#tick();
-    const typed = node as { type?: string; span?: { start: number } };
-    const offset = typed.span?.start ?? 0;
-    switch (typed.type) {
-      case "CallExpr": {
-        const call = node as CallExpr;
-        const standalone = call.args.length === 0;
-        for (const assign of call.assigns) {
-          if (assign.name !== null) this.#assign(assign.name, assign.span.start, standalone);
-        }
-        const assigned = commandAssignments(call.args);
-        for (const { name, offset, persistent } of assigned.names) {
-          this.#assign(name, offset, persistent);
-          if (assigned.builtin === "unset") this.#unset.add(name);
-        }
-        if (assigned.unknown) this.#anyAssigned = true;
-        break;
-      }
-      case "DeclClause": {
-        const decl = node as DeclClause;
-        const keeps = decl.variant !== "local";
-        for (const arg of decl.args) {
-          // A naked `declare NAME` keeps the value (inside a function it makes an unset local).
-          if (arg.name !== null) this.#assign(arg.name, arg.span.start, keeps && !arg.naked);
-        }
-        break;
-      }
-      case "CoprocClause": {
-        const coproc = node as { name: Word | null; span: { start: number } };
-        const name = coproc.name === null ? "COPROC" : staticWord(coproc.name);
-        if (name === null) this.#anyAssigned = true;
-        else this.#assign(name, coproc.span.start, true);
-        break;
-      }
-      case "WordIter": {
-        const iter = node as { name: string; span: { start: number } };
-        this.#assign(iter.name, iter.span.start, true);
-        break;
-      }
-      case "ParamExp": {
-        const exp = node as ParamExp;
-        if (exp.exp !== null && (exp.exp.op === "=" || exp.exp.op === ":=")) {
-          this.#assign(exp.param, offset, true);
-        }
-        break;
-      }
-      case "BinaryArithm":
-      case "UnaryArithm": {
-        const arith = node as { op: string; x: ArithmExpr };
-        const assigning = typed.type === "UnaryArithm"
-          ? arith.op === "++" || arith.op === "--"
-          : /^([-+*/%&|^]|<<|>>)?=$/.test(arith.op);
-        const target = arith.x.type === "Word" ? (arith.x as Word).lit : null;
-        if (assigning && target !== null && IDENTIFIER.test(target)) {
-          this.#assign(target, offset, true);
-        }
-        break;
-      }
-      case "Redirect": {
-        const redirect = node as Redirect;
-        const fdVar = redirect.n?.match(/^\{([A-Za-z_][A-Za-z0-9_]*)\}$/);
-        if (fdVar) this.#assign(fdVar[1], offset, true);
-        break;
-      }
-      case "FuncDecl": {
-        const decl = node as FuncDecl;
-        const defs = this.#functions.get(decl.name) ?? [];
-        defs.push({ decl, reliable: false });
-        this.#functions.set(decl.name, defs);
-        break;
-      }
-    }
-    for (const value of Object.values(node)) {
-      if (value !== null && typeof value === "object") this.#collect(value);
-    }
-  }
-
-  /** Whether `name` may hold a value the source assigned before a reference at `offset`. */
-  #assignedBefore(name: string, offset: number): boolean {
-    if (this.#anyAssigned) return true;
-    const limit = Math.max(offset, this.#floor);
-    return (this.#assignments.get(name) ?? []).some((a) => a.offset < limit);
   }
 
   // ---- statements -------------------------------------------------------------------------
@@ -304,7 +91,7 @@ export class Analyzer {
   }
 
   #stmt(stmt: Stmt, cwds: Cwds): Flow {
-    this.#tick();
+    this.#budget.tick();
     for (const redirect of stmt.redirs) this.#redirect(redirect, cwds);
     let flow: Flow = stmt.cmd === null ? { ok: cwds, fail: cwds } : this.#command(stmt.cmd, cwds);
     if (stmt.background) flow = { ok: cwds, fail: cwds };
@@ -347,21 +134,21 @@ export class Analyzer {
       case "ForClause": {
         const loop = cmd as Extract<Command, { type: "ForClause" }>;
         if (loop.loop.type === "WordIter") {
-          for (const word of loop.loop.items) this.#word(word, cwds);
+          for (const word of loop.loop.items) this.#words.word(word, cwds);
         } else {
           for (const expr of [loop.loop.init, loop.loop.cond, loop.loop.post]) {
-            this.#arithm(expr, cwds);
+            this.#words.arithm(expr, cwds);
           }
         }
         return this.#loop(loop.span.end, null, loop.do, false, cwds);
       }
       case "CaseClause": {
         const clause = cmd as Extract<Command, { type: "CaseClause" }>;
-        this.#word(clause.word, cwds);
+        this.#words.word(clause.word, cwds);
         let ok: Cwds = cwds;
         let fail: Cwds = cwds;
         for (const item of clause.items) {
-          for (const pattern of item.patterns) this.#word(pattern, cwds);
+          for (const pattern of item.patterns) this.#words.word(pattern, cwds);
           const flow = this.#list(item.stmts, cwds);
           ok = union(ok, flow.ok);
           fail = union(fail, flow.fail);
@@ -375,14 +162,14 @@ export class Analyzer {
         return same;
       }
       case "ArithmCmd":
-        this.#arithm((cmd as Extract<Command, { type: "ArithmCmd" }>).x, cwds);
+        this.#words.arithm((cmd as Extract<Command, { type: "ArithmCmd" }>).x, cwds);
         return same;
       case "TestClause":
-        this.#test((cmd as Extract<Command, { type: "TestClause" }>).x, cwds);
+        this.#words.test((cmd as Extract<Command, { type: "TestClause" }>).x, cwds);
         return same;
       case "LetClause":
         for (const expr of (cmd as Extract<Command, { type: "LetClause" }>).exprs) {
-          this.#arithm(expr, cwds);
+          this.#words.arithm(expr, cwds);
         }
         return same;
       case "DeclClause":
@@ -394,7 +181,7 @@ export class Analyzer {
       }
       case "CoprocClause": {
         const coproc = cmd as Extract<Command, { type: "CoprocClause" }>;
-        if (coproc.name !== null) this.#word(coproc.name, cwds);
+        if (coproc.name !== null) this.#words.word(coproc.name, cwds);
         this.#stmt(coproc.stmt, cwds);
         return same;
       }
@@ -421,8 +208,8 @@ export class Analyzer {
     until: boolean,
     cwds: Cwds,
   ): Flow {
-    const floor = this.#floor;
-    this.#floor = Math.max(floor, end);
+    const floor = this.#scan.floor;
+    this.#scan.floor = Math.max(floor, end);
     let current = cwds;
     try {
       for (let pass = 0;; pass++) {
@@ -433,17 +220,17 @@ export class Analyzer {
         current = pass >= 2 ? null : next;
       }
     } finally {
-      this.#floor = floor;
+      this.#scan.floor = floor;
     }
   }
 
   #redirect(redirect: Redirect, cwds: Cwds): void {
     const op = redirect.op;
     if (op === "<<" || op === "<<-") {
-      if (redirect.hdoc !== null) this.#word(redirect.hdoc, cwds);
+      if (redirect.hdoc !== null) this.#words.word(redirect.hdoc, cwds);
       return;
     }
-    const target = this.#word(redirect.word, cwds);
+    const target = this.#words.word(redirect.word, cwds);
     if (op === "<<<") return;
     if (op === ">&" || op === "<&") {
       if (target.text !== null && /^(\d+-?|-)$/.test(target.text)) return;
@@ -478,7 +265,7 @@ export class Analyzer {
 
   #call(call: CallExpr, cwds: Cwds): Flow {
     for (const assign of call.assigns) this.#assignValue(assign, cwds);
-    const args = call.args.map((word) => this.#word(word, cwds));
+    const args = call.args.map((word) => this.#words.word(word, cwds));
     if (args.length === 0) return { ok: cwds, fail: cwds };
     const name = args[0].text;
     if (name === null || !args[0].single) {
@@ -505,7 +292,7 @@ export class Analyzer {
         this.#effects.opaque("session function");
         return { ok: null, fail: null };
       }
-      const defs = this.#functions.get(name);
+      const defs = this.#scan.functions.get(name);
       if (defs !== undefined) {
         const before = defs.filter((def) => def.decl.span.start < offset);
         const last = before.at(-1);
@@ -623,7 +410,7 @@ export class Analyzer {
     let target: ArgValue | undefined = operands[0];
     if (target === undefined) {
       const home = this.#state.home;
-      if (home === undefined || this.#assignedBefore("HOME", Infinity)) {
+      if (home === undefined || this.#scan.assignedBefore("HOME", Infinity)) {
         return { ok: null, fail: cwds };
       }
       target = { text: home, single: true, prefix: home };
@@ -685,7 +472,7 @@ export class Analyzer {
         continue;
       }
       if (arg.value === null) continue;
-      const value = this.#word(arg.value, cwds);
+      const value = this.#words.word(arg.value, cwds);
       if (value.text === null || !value.single) {
         this.#effects.opaque("dynamic variable name");
         return;
@@ -716,11 +503,11 @@ export class Analyzer {
   }
 
   #assignValue(assign: Assign, cwds: Cwds): void {
-    this.#arithm(assign.index, cwds);
-    if (assign.value !== null) this.#word(assign.value, cwds);
+    this.#words.arithm(assign.index, cwds);
+    if (assign.value !== null) this.#words.word(assign.value, cwds);
     for (const elem of assign.array?.elems ?? []) {
-      this.#arithm(elem.index, cwds);
-      if (elem.value !== null) this.#word(elem.value, cwds);
+      this.#words.arithm(elem.index, cwds);
+      if (elem.value !== null) this.#words.word(elem.value, cwds);
     }
   }
 
@@ -732,220 +519,15 @@ export class Analyzer {
     if (known !== undefined) return known;
     if (this.#active.has(key)) return { ok: null, fail: null };
     this.#active.add(key);
-    const floor = this.#floor;
-    this.#floor = Infinity;
+    const floor = this.#scan.floor;
+    this.#scan.floor = Infinity;
     try {
       const flow = this.#stmt(decl.body, cwds);
       this.#memo.set(key, flow);
       return flow;
     } finally {
-      this.#floor = floor;
+      this.#scan.floor = floor;
       this.#active.delete(key);
     }
   }
-
-  // ---- words ------------------------------------------------------------------------------
-
-  /** Static value of a word, recording the effects of its substitutions. */
-  #word(word: Word, cwds: Cwds): ArgValue {
-    this.#tick();
-    const acc: WordAcc = { text: "", dynamic: false, single: true, prefix: "" };
-    word.parts.forEach((part, index) => this.#part(part, false, index === 0, acc, cwds));
-    // `{a,b}` and `{1..3}` become several words before anything else is expanded.
-    if (hasBraceExpansion(word)) dynamic(acc, false);
-    return { text: acc.dynamic ? null : acc.text, single: acc.single, prefix: acc.prefix };
-  }
-
-  #part(part: WordPart, quoted: boolean, first: boolean, acc: WordAcc, cwds: Cwds): void {
-    switch (part.type) {
-      case "Lit": {
-        let value = (part as Extract<WordPart, { type: "Lit" }>).value;
-        if (quoted) {
-          append(acc, value.replace(/\\([$`"\\\n])/g, "$1"));
-          return;
-        }
-        if (first && value.startsWith("~")) {
-          const slash = value.indexOf("/");
-          const user = slash < 0 ? value.slice(1) : value.slice(1, slash);
-          const home = this.#state.home;
-          if (user !== "" || home === undefined || this.#assignedBefore("HOME", part.span.start)) {
-            dynamic(acc, true);
-            return;
-          }
-          value = home + (slash < 0 ? "" : value.slice(slash));
-          append(acc, value);
-          return;
-        }
-        append(acc, value.replace(/\\(.)/gs, "$1"));
-        return;
-      }
-      case "SglQuoted": {
-        const sgl = part as Extract<WordPart, { type: "SglQuoted" }>;
-        const value = sgl.dollar ? decodeAnsiC(sgl.value) : sgl.value;
-        if (value === null) dynamic(acc, true);
-        else append(acc, value);
-        return;
-      }
-      case "DblQuoted": {
-        const dbl = part as Extract<WordPart, { type: "DblQuoted" }>;
-        for (const inner of dbl.parts) this.#part(inner, true, false, acc, cwds);
-        return;
-      }
-      case "ParamExp":
-        this.#param(part as ParamExp, quoted, acc, cwds);
-        return;
-      case "CmdSubst":
-        this.#list((part as Extract<WordPart, { type: "CmdSubst" }>).stmts, cwds);
-        dynamic(acc, quoted);
-        return;
-      case "ProcSubst":
-        this.#list((part as Extract<WordPart, { type: "ProcSubst" }>).stmts, cwds);
-        // It becomes a /dev/fd/N path: one field that cannot start with `-`.
-        append(acc, "/dev/fd/");
-        dynamic(acc, true);
-        return;
-      case "ArithmExp":
-        this.#arithm((part as Extract<WordPart, { type: "ArithmExp" }>).x, cwds);
-        dynamic(acc, quoted);
-        return;
-      case "ExtGlob": {
-        const glob = part as Extract<WordPart, { type: "ExtGlob" }>;
-        append(acc, `${glob.op}${glob.pattern})`);
-        return;
-      }
-      default:
-        dynamic(acc, false);
-    }
-  }
-
-  #param(exp: ParamExp, quoted: boolean, acc: WordAcc, cwds: Cwds): void {
-    const name = exp.param;
-    const env = this.#state.env;
-    const fromEnv = IDENTIFIER.test(name) && Object.hasOwn(env, name) && !BASH_MANAGED.test(name) &&
-      !this.#assignedBefore(name, exp.span.start);
-    const simple = !exp.excl && !exp.length && !exp.width && exp.index === null &&
-      exp.slice === null && exp.repl === null && exp.names === null && exp.exp === null;
-    this.#arithm(exp.index, cwds);
-    this.#arithm(exp.slice?.offset ?? null, cwds);
-    this.#arithm(exp.slice?.length ?? null, cwds);
-    for (const word of [exp.repl?.orig, exp.repl?.with, exp.exp?.word]) {
-      if (word) this.#word(word, cwds);
-    }
-    if (exp.excl && exp.index === null && exp.names === null) {
-      this.#effects.names("env_read", ["*"]);
-    } else if (fromEnv) {
-      this.#effects.names("env_read", [name]);
-    }
-    if (simple && fromEnv) {
-      const value = env[name];
-      if (quoted) {
-        append(acc, value);
-        return;
-      }
-      if (!this.#ifsChanged && value !== "" && !/[ \t\n]/.test(value)) {
-        append(acc, value);
-        return;
-      }
-    }
-    dynamic(acc, quoted);
-  }
-
-  #arithm(expr: ArithmExpr | null, cwds: Cwds): void {
-    if (expr === null) return;
-    this.#tick();
-    switch (expr.type) {
-      case "Word": {
-        const word = expr as Word;
-        const name = word.lit;
-        if (name !== null && IDENTIFIER.test(name) && Object.hasOwn(this.#state.env, name)) {
-          if (!this.#assignedBefore(name, word.span.start)) {
-            this.#effects.names("env_read", [name]);
-            // bash evaluates the value as arithmetic too: `a[$(cmd)]` in it would run cmd.
-            if (/[`$[]/.test(this.#state.env[name])) this.#effects.opaque("arithmetic on variable");
-          }
-        }
-        this.#word(word, cwds);
-        return;
-      }
-      case "BinaryArithm": {
-        const bin = expr as Extract<ArithmExpr, { type: "BinaryArithm" }>;
-        this.#arithm(bin.x, cwds);
-        this.#arithm(bin.y, cwds);
-        return;
-      }
-      case "UnaryArithm":
-      case "ParenArithm":
-        this.#arithm((expr as { x: ArithmExpr }).x, cwds);
-        return;
-    }
-  }
-
-  #test(expr: TestExpr, cwds: Cwds): void {
-    this.#tick();
-    switch (expr.type) {
-      case "Word":
-        this.#word(expr as Word, cwds);
-        return;
-      case "BinaryTest": {
-        const bin = expr as Extract<TestExpr, { type: "BinaryTest" }>;
-        this.#test(bin.x, cwds);
-        this.#test(bin.y, cwds);
-        return;
-      }
-      case "UnaryTest":
-      case "ParenTest":
-        this.#test((expr as { x: TestExpr }).x, cwds);
-        return;
-    }
-  }
-}
-
-interface WordAcc {
-  text: string;
-  dynamic: boolean;
-  single: boolean;
-  /** Static text before the first dynamic part. */
-  prefix: string;
-}
-
-function append(acc: WordAcc, text: string): void {
-  if (!acc.dynamic) acc.prefix += text;
-  acc.text += text;
-}
-
-/** Marks the word dynamic; `oneField` when the expansion cannot split into several words. */
-function dynamic(acc: WordAcc, oneField: boolean): void {
-  acc.dynamic = true;
-  if (!oneField) acc.single = false;
-}
-
-function union(a: Cwds, b: Cwds): Cwds {
-  if (a === null || b === null) return null;
-  if (a === b) return a;
-  return unique([...a, ...b]);
-}
-
-function unique(list: readonly string[]): string[] {
-  return [...new Set(list)].sort();
-}
-
-function sameCwds(a: Cwds, b: Cwds): boolean {
-  if (a === null || b === null) return a === b;
-  return a.length === b.length && a.every((value, i) => value === b[i]);
-}
-
-/** Redirection targets that touch no file (K-EFF-3). */
-function isSpecialDevice(path: string): boolean {
-  return ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"].includes(path) ||
-    path.startsWith("/dev/fd/");
-}
-
-/** `trap` forms that install no command: listing, resetting, ignoring. */
-function harmlessTrap(args: ArgValue[]): boolean {
-  const words = args.filter((arg) => arg.text !== "--");
-  if (words.length === 0) return true;
-  const first = words[0].text;
-  if (first === "-l" || first === "-p" || first === "-" || first === "") return true;
-  // `trap SIGNAL` alone resets it.
-  return words.length === 1 && first !== null && /^(SIG)?[A-Z0-9+-]+$/.test(first);
 }

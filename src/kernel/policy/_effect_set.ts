@@ -1,5 +1,5 @@
 /** Accumulates effects and emits the canonical list (K-EFF-4). */
-import type { Effect, FlagKind, FsKind, NamesKind } from "./effects.ts";
+import type { Effect, FlagKind, FsKind, NamesKind } from "./effect_types.ts";
 
 /** A growing set of effects; `toList` gives them in K-EFF-4 canonical form. */
 export class EffectSet {

@@ -1,5 +1,5 @@
 /** Policy evaluation (P-EVAL-1/2): per-effect and per-plan verdicts, and approval checks. */
-import type { Effect, EffectKind, Reversibility } from "./effects.ts";
+import type { Effect, EffectKind, Reversibility } from "./effect_types.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
 
 /** A policy verdict. */

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
-import { type EffectKind, normalizeEffectName } from "./effects.ts";
+import { type EffectKind, normalizeEffectName } from "./effect_types.ts";
 
 /** When a plan inside the grants runs without approval (P-EVAL-2). */
 export type AutoApply = "never" | "in-grant" | "reversible";

@@ -1,0 +1,33 @@
+/** What a known-command handler sees (its words) and where it reports effects (K-EFF-3a). */
+import type { FlagKind, FsKind, NamesKind } from "../effect_types.ts";
+
+/** A word after static expansion (K-EFF-3). */
+export interface ArgValue {
+  /** The word's value, or null when it is dynamic. */
+  text: string | null;
+  /** Whether it expands to exactly one field. */
+  single: boolean;
+  /** Static text before the first dynamic part (the whole text when static). */
+  prefix: string;
+}
+
+/** Where a handler reports effects; paths resolve against the analyzer's possible cwds. */
+export interface CommandIO {
+  path(kind: FsKind, arg: ArgValue): void;
+  cwd(kind: FsKind): void;
+  names(kind: NamesKind, names: string[]): void;
+  flag(kind: FlagKind): void;
+  connect(host: string, port: number): void;
+  opaque(reason: string): void;
+}
+
+/** Effects of one known command, given its arguments after argv0. */
+export type CommandHandler = (args: ArgValue[], io: CommandIO) => void;
+
+/** A static single-field word. */
+export const STATIC = (text: string): ArgValue => ({ text, single: true, prefix: text });
+
+/** Reports `kind` for each operand, skipping `-` (standard input/output). */
+export function eachPath(io: CommandIO, kind: FsKind, operands: readonly ArgValue[]): void {
+  for (const operand of operands) if (operand.text !== "-") io.path(kind, operand);
+}

@@ -1,0 +1,211 @@
+/** curl: the hosts it connects to and the files it reads and writes. */
+import { type ArgValue, type CommandIO, eachPath, STATIC } from "./command_io.ts";
+import { hasOption, optionValues, parse } from "./_getopt.ts";
+import { connectUrl } from "./url.ts";
+
+const CURL_VALUE_LONG = [
+  "data",
+  "data-ascii",
+  "data-binary",
+  "data-raw",
+  "data-urlencode",
+  "json",
+  "header",
+  "proxy-header",
+  "output",
+  "output-dir",
+  "user",
+  "user-agent",
+  "referer",
+  "request",
+  "form",
+  "form-string",
+  "upload-file",
+  "write-out",
+  "cookie",
+  "cookie-jar",
+  "config",
+  "max-time",
+  "connect-timeout",
+  "retry",
+  "retry-delay",
+  "retry-max-time",
+  "proxy",
+  "preproxy",
+  "socks4",
+  "socks4a",
+  "socks5",
+  "socks5-hostname",
+  "proxy-user",
+  "noproxy",
+  "range",
+  "continue-at",
+  "dump-header",
+  "trace",
+  "trace-ascii",
+  "stderr",
+  "unix-socket",
+  "abstract-unix-socket",
+  "cert",
+  "key",
+  "cacert",
+  "capath",
+  "cert-type",
+  "key-type",
+  "pass",
+  "ciphers",
+  "resolve",
+  "connect-to",
+  "interface",
+  "limit-rate",
+  "netrc-file",
+  "url",
+  "url-query",
+  "max-filesize",
+  "max-redirs",
+  "speed-limit",
+  "speed-time",
+  "time-cond",
+  "oauth2-bearer",
+  "dns-servers",
+  "local-port",
+  "variable",
+  "expect100-timeout",
+  "keepalive-time",
+  "aws-sigv4",
+  "hsts",
+  "alt-svc",
+  "etag-save",
+  "etag-compare",
+  "proto",
+  "proto-redir",
+  "proto-default",
+  "login-options",
+  "mail-from",
+  "mail-rcpt",
+  "mail-auth",
+  "request-target",
+  "ftp-port",
+  "quote",
+  "telnet-option",
+  "create-file-mode",
+  "parallel-max",
+  "rate",
+];
+
+/** curl: URLs and proxies it connects to, files it uploads, reads and writes. */
+export function curl(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, {
+    short: "AbcCdDeEFHKmoPQrtTuUwxXyYz",
+    long: CURL_VALUE_LONG,
+    // `--parallel` is an exact option, not `--parallel-max` abbreviated.
+    flags: ["remote-name", "remote-name-all", "remote-header-name", "parallel"],
+  }, io);
+  if (parsed === null) return;
+  const opaqueOptions = [
+    "-K",
+    "--config",
+    "--unix-socket",
+    "--abstract-unix-socket",
+    "--connect-to",
+    "--resolve",
+    "--variable",
+  ];
+  if (hasOption(parsed, ...opaqueOptions)) {
+    io.opaque("curl option not followed");
+    return;
+  }
+  for (const url of [...parsed.operands, ...optionValues(parsed, "--url")]) connectUrl(io, url);
+  for (
+    const proxy of optionValues(
+      parsed,
+      "-x",
+      "--proxy",
+      "--preproxy",
+      "--socks4",
+      "--socks4a",
+      "--socks5",
+      "--socks5-hostname",
+    )
+  ) {
+    const text = proxy.text;
+    if (text !== null && !text.includes("://") && !/:\d+$/.test(text)) {
+      connectUrl(io, STATIC(`${text}:1080`));
+    } else connectUrl(io, proxy);
+  }
+  const writes = optionValues(
+    parsed,
+    "-o",
+    "--output",
+    "-c",
+    "--cookie-jar",
+    "-D",
+    "--dump-header",
+    "--trace",
+    "--trace-ascii",
+    "--stderr",
+    "--etag-save",
+    "--hsts",
+    "--alt-svc",
+    "--output-dir",
+  );
+  eachPath(io, "fs_write", writes);
+  if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name")) {
+    if (!hasOption(parsed, "--output-dir")) io.cwd("fs_write");
+  }
+  eachPath(
+    io,
+    "fs_read",
+    optionValues(
+      parsed,
+      "-T",
+      "--upload-file",
+      "--cert",
+      "--key",
+      "--cacert",
+      "--netrc-file",
+      "--etag-compare",
+    ),
+  );
+  const dataOptions = [
+    "-d",
+    "--data",
+    "--data-binary",
+    "--data-ascii",
+    "--data-urlencode",
+    "--json",
+    "-F",
+    "--form",
+    "-b",
+    "--cookie",
+    "-H",
+    "--header",
+    "--proxy-header",
+    "-w",
+    "--write-out",
+  ];
+  for (const option of parsed.options) {
+    if (!dataOptions.includes(option.name) || option.value === null) continue;
+    const value = option.value;
+    if (value.text === null) {
+      if (value.prefix === "" || /[@<]/.test(value.prefix)) io.opaque("dynamic curl data");
+      continue;
+    }
+    const file = curlDataFile(option.name, value.text);
+    if (file !== null) io.path("fs_read", STATIC(file));
+  }
+}
+
+/** The file a curl data/form/cookie value reads, if any. */
+function curlDataFile(option: string, value: string): string | null {
+  if (option === "-b" || option === "--cookie") return value.includes("=") ? null : value;
+  if (option === "-F" || option === "--form") {
+    const match = /^[^=]*=[@<]([^;]*)/.exec(value);
+    return match ? match[1] : null;
+  }
+  if (option === "--data-urlencode") {
+    const match = /^[^=@]*@(.*)$/s.exec(value);
+    return match ? match[1] : null;
+  }
+  return value.startsWith("@") && value !== "@-" ? value.slice(1) : null;
+}

@@ -1,0 +1,124 @@
+/** Commands that copy, move, delete, create or change files (coreutils and dd). */
+import type { FsKind } from "../effect_types.ts";
+import {
+  type ArgValue,
+  type CommandHandler,
+  type CommandIO,
+  eachPath,
+  STATIC,
+} from "./command_io.ts";
+import { hasOption, optionValues, parse } from "./_getopt.ts";
+import type { ReaderSpec } from "./readers.ts";
+
+/** cp/mv/install: sources are `sourceKind`, the last operand or `-t` directory is written. */
+export function transfer(sourceKind: FsKind, spec: ReaderSpec): CommandHandler {
+  return (args, io) => {
+    const parsed = parse(args, spec, io);
+    if (parsed === null) return;
+    if (spec.runs && hasOption(parsed, ...spec.runs)) {
+      io.opaque("runs another program");
+      return;
+    }
+    if (hasOption(parsed, "-d", "--directory")) {
+      eachPath(io, "fs_write", parsed.operands);
+      return;
+    }
+    const targets = optionValues(parsed, "-t", "--target-directory");
+    if (targets.length > 0) {
+      eachPath(io, "fs_write", targets);
+      eachPath(io, sourceKind, parsed.operands);
+      return;
+    }
+    const operands = parsed.operands;
+    if (operands.length === 0) return;
+    if (operands.length === 1) {
+      io.path(sourceKind, operands[0]);
+      return;
+    }
+    eachPath(io, sourceKind, operands.slice(0, -1));
+    io.path("fs_write", operands.at(-1)!);
+  };
+}
+
+/** ln: writes the link it creates. */
+export function link(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, { short: "St", long: ["suffix", "target-directory"] }, io);
+  if (parsed === null) return;
+  const targets = optionValues(parsed, "-t", "--target-directory");
+  if (targets.length > 0) {
+    eachPath(io, "fs_write", targets);
+    return;
+  }
+  const operands = parsed.operands;
+  if (operands.length === 1) {
+    const target = operands[0].text!;
+    io.path("fs_write", STATIC(target.replace(/\/+$/, "").replace(/^.*\//, "")));
+  } else if (operands.length > 1) {
+    io.path("fs_write", operands.at(-1)!);
+  }
+}
+
+/** A handler that reports `kind` for every operand. */
+export function simple(kind: FsKind, spec: ReaderSpec = {}): CommandHandler {
+  return (args, io) => {
+    const parsed = parse(args, spec, io);
+    if (parsed === null) return;
+    eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
+    eachPath(io, kind, parsed.operands);
+  };
+}
+
+/** rmdir: deletes its operands (and their parents with `-p`). */
+export function rmdir(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, { flags: ["parents"] }, io);
+  if (parsed === null) return;
+  const parents = hasOption(parsed, "-p", "--parents");
+  for (const operand of parsed.operands) {
+    io.path("fs_delete", operand);
+    if (!parents || operand.text === null) continue;
+    const segments = operand.text.split("/").filter((s) => s !== "");
+    for (let n = segments.length - 1; n > 0; n--) {
+      const prefix = (operand.text.startsWith("/") ? "/" : "") + segments.slice(0, n).join("/");
+      io.path("fs_delete", STATIC(prefix));
+    }
+  }
+}
+
+/** chmod/chown/chgrp: the first operand is the mode or owner unless `--reference` is given. */
+export function changeAttributes(isChmod: boolean): CommandHandler {
+  return (args, io) => {
+    let words = args;
+    let modeGiven = false;
+    if (isChmod) {
+      // chmod takes modes such as `-w` that look like options.
+      const index = args.findIndex((a) => a.text !== null && /^-[rwxXst]+$/.test(a.text));
+      if (index >= 0) {
+        words = args.filter((_, i) => i !== index);
+        modeGiven = true;
+      }
+    }
+    const parsed = parse(words, { long: ["reference", "from"] }, io);
+    if (parsed === null) return;
+    const reference = optionValues(parsed, "--reference");
+    eachPath(io, "fs_read", reference);
+    eachPath(io, "fs_write", parsed.operands.slice(reference.length > 0 || modeGiven ? 0 : 1));
+  };
+}
+
+/** dd: reads `if=`, writes `of=`. */
+export function dd(args: ArgValue[], io: CommandIO): void {
+  for (const arg of args) {
+    const known = arg.text ?? arg.prefix;
+    const match = /^(if|of)=(.*)$/s.exec(known);
+    if (match === null) {
+      if (arg.text === null && !arg.prefix.includes("=")) io.opaque("dynamic argument");
+      continue;
+    }
+    const kind = match[1] === "if" ? "fs_read" : "fs_write";
+    // bash expands `~` after `=` here; resolving it is left to the opaque path.
+    const value = arg.text === null || match[2].startsWith("~")
+      ? { text: null, single: true, prefix: "" }
+      : STATIC(match[2]);
+    io.path(kind, value);
+  }
+}

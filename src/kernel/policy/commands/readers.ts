@@ -1,0 +1,165 @@
+/** Commands that read their operands, and listers that read a directory by default. */
+import { type CommandHandler, type CommandIO, eachPath } from "./command_io.ts";
+import { hasOption, type OptionSpec, optionValues, parse, type Parsed } from "./_getopt.ts";
+
+/** Option tables of a reader: which option values and operands are files, and what runs. */
+export interface ReaderSpec extends OptionSpec {
+  /** Options whose value is a file that is read. */
+  reads?: readonly string[];
+  /** Options whose value is a file that is written. */
+  writes?: readonly string[];
+  /** Options that make the command run other programs. */
+  runs?: readonly string[];
+  /** Options naming a file that lists more files to read, which analysis cannot see. */
+  lists?: readonly string[];
+  /** Operand positions (0-based) that are written instead of read. */
+  writtenOperands?: readonly number[];
+}
+
+/** Reports `opaque` when `spec.runs` or `spec.lists` options are given; true when it did. */
+export function unfollowed(spec: ReaderSpec, parsed: Parsed, io: CommandIO): boolean {
+  if (spec.runs && hasOption(parsed, ...spec.runs)) {
+    io.opaque("runs another program");
+    return true;
+  }
+  if (spec.lists && hasOption(parsed, ...spec.lists)) {
+    io.opaque("reads the files a file names");
+    return true;
+  }
+  return false;
+}
+
+/** A handler that reads its operands and the files its options name. */
+export function reader(spec: ReaderSpec): CommandHandler {
+  return (args, io) => {
+    const parsed = parse(args, spec, io);
+    if (parsed === null || unfollowed(spec, parsed, io)) return;
+    eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
+    eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
+    parsed.operands.forEach((operand, index) => {
+      if (operand.text === "-") return;
+      io.path(spec.writtenOperands?.includes(index) ? "fs_write" : "fs_read", operand);
+    });
+  };
+}
+
+/** Readers by command name. */
+export const READERS: Record<string, ReaderSpec> = {
+  cat: {},
+  head: { short: "nc", long: ["lines", "bytes"] },
+  tail: {
+    short: "ncs",
+    long: ["lines", "bytes", "sleep-interval", "pid", "max-unchanged-stats"],
+  },
+  wc: { long: ["files0-from"], lists: ["--files0-from"] },
+  sort: {
+    short: "ktoST",
+    long: [
+      "key",
+      "field-separator",
+      "output",
+      "buffer-size",
+      "temporary-directory",
+      "parallel",
+      "batch-size",
+      "compress-program",
+      "files0-from",
+      "random-source",
+      "sort",
+    ],
+    reads: ["--random-source"],
+    lists: ["--files0-from"],
+    writes: ["-o", "--output", "-T", "--temporary-directory"],
+    runs: ["--compress-program"],
+  },
+  uniq: {
+    short: "fsw",
+    long: ["skip-fields", "skip-chars", "check-chars"],
+    writtenOperands: [1],
+  },
+  cut: { short: "bcdf", long: ["bytes", "characters", "delimiter", "fields", "output-delimiter"] },
+  nl: {
+    short: "bdfhilnsvw",
+    long: [
+      "body-numbering",
+      "section-delimiter",
+      "footer-numbering",
+      "header-numbering",
+      "line-increment",
+      "join-blank-lines",
+      "number-format",
+      "number-separator",
+      "starting-line-number",
+      "number-width",
+    ],
+  },
+  diff: {
+    short: "CUIFLDSXx",
+    // `--context[=N]` and `--unified[=N]` take a value only after `=`.
+    flags: ["context", "unified"],
+    long: [
+      "ignore-matching-lines",
+      "show-function-line",
+      "label",
+      "ifdef",
+      "starting-file",
+      "exclude-from",
+      "exclude",
+      "from-file",
+      "to-file",
+      "horizon-lines",
+      "tabsize",
+      "width",
+      "line-format",
+      "old-line-format",
+      "new-line-format",
+      "unchanged-line-format",
+      "old-group-format",
+      "new-group-format",
+      "changed-group-format",
+      "unchanged-group-format",
+      "palette",
+    ],
+    reads: ["-X", "--exclude-from", "--from-file", "--to-file"],
+  },
+  cmp: { short: "in", long: ["ignore-initial", "bytes"] },
+  stat: { short: "c", long: ["format", "printf"] },
+  file: {
+    short: "mfFeP",
+    long: ["magic-file", "files-from", "separator", "exclude", "parameter", "exclude-quiet"],
+    reads: ["-m", "--magic-file"],
+    lists: ["-f", "--files-from"],
+  },
+  // `-c` reads the files a checksum list names.
+  md5sum: { flags: ["check"], lists: ["-c", "--check"] },
+  sha256sum: { flags: ["check"], lists: ["-c", "--check"] },
+  base64: { short: "w", long: ["wrap"] },
+  xxd: { short: "cglsonCR", writtenOperands: [1] },
+  od: {
+    short: "AjNStw",
+    long: ["address-radix", "skip-bytes", "read-bytes", "format", "endian"],
+    flags: ["strings", "width"],
+  },
+  realpath: { long: ["relative-to", "relative-base"] },
+  readlink: {},
+  less: {
+    short: "bhjkoOpPtTxyz#",
+    long: ["log-file", "LOG-FILE", "lesskey-file", "tag", "pattern", "prompt", "shift", "tabs"],
+    reads: ["-k", "--lesskey-file"],
+    writes: ["-o", "-O", "--log-file", "--LOG-FILE"],
+  },
+};
+
+// ---- search tools -------------------------------------------------------------------------
+
+/** A handler like `reader` that reads the working directory when given no operand. */
+export function lister(spec: ReaderSpec): CommandHandler {
+  return (args, io) => {
+    const parsed = parse(args, spec, io);
+    if (parsed === null || unfollowed(spec, parsed, io)) return;
+    eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
+    eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
+    if (parsed.operands.length === 0) io.cwd("fs_read");
+    eachPath(io, "fs_read", parsed.operands);
+  };
+}

@@ -1,0 +1,89 @@
+/** grep and ripgrep: the files they search. */
+import { type ArgValue, type CommandIO, eachPath } from "./command_io.ts";
+import { hasOption, optionValues, parse } from "./_getopt.ts";
+
+/** grep, egrep, fgrep: pattern files and searched files (the cwd when recursive without operands). */
+export function grep(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, {
+    short: "efmABCdD",
+    long: [
+      "regexp",
+      "file",
+      "max-count",
+      "after-context",
+      "before-context",
+      "context",
+      "directories",
+      "devices",
+      "include",
+      "exclude",
+      "exclude-dir",
+      "exclude-from",
+      "label",
+      "binary-files",
+      "group-separator",
+    ],
+    // `--binary` is an exact option, not `--binary-files` abbreviated.
+    flags: ["recursive", "dereference-recursive", "binary"],
+  }, io);
+  if (parsed === null) return;
+  eachPath(io, "fs_read", optionValues(parsed, "-f", "--file", "--exclude-from"));
+  const patternGiven = hasOption(parsed, "-e", "-f", "--regexp", "--file");
+  const files = patternGiven ? parsed.operands : parsed.operands.slice(1);
+  const recursive = hasOption(parsed, "-r", "-R", "--recursive", "--dereference-recursive") ||
+    optionValues(parsed, "-d", "--directories").some((v) => v.text === "recurse");
+  if (files.length === 0 && recursive) io.cwd("fs_read");
+  eachPath(io, "fs_read", files);
+}
+
+/** rg: the files it searches (the cwd without operands); `--pre` runs programs. */
+export function ripgrep(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, {
+    short: "efgtTmABCMjErd",
+    long: [
+      "regexp",
+      "file",
+      "glob",
+      "iglob",
+      "type",
+      "type-not",
+      "max-count",
+      "after-context",
+      "before-context",
+      "context",
+      "max-columns",
+      "threads",
+      "encoding",
+      "replace",
+      "max-depth",
+      "max-filesize",
+      "sort",
+      "sortr",
+      "ignore-file",
+      "pre",
+      "pre-glob",
+      "colors",
+      "context-separator",
+      "field-context-separator",
+      "field-match-separator",
+      "path-separator",
+      "dfa-size-limit",
+      "regex-size-limit",
+      "type-add",
+      "type-clear",
+      "engine",
+      "hostname-bin",
+      "hyperlink-format",
+    ],
+  }, io);
+  if (parsed === null) return;
+  if (hasOption(parsed, "--pre", "--hostname-bin")) {
+    io.opaque("runs another program");
+    return;
+  }
+  eachPath(io, "fs_read", optionValues(parsed, "-f", "--file", "--ignore-file"));
+  const patternGiven = hasOption(parsed, "-e", "-f", "--regexp", "--file");
+  const files = patternGiven ? parsed.operands : parsed.operands.slice(1);
+  if (files.length === 0) io.cwd("fs_read");
+  eachPath(io, "fs_read", files);
+}

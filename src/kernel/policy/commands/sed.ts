@@ -1,0 +1,45 @@
+/** sed: the files its scripts read and write, and in-place edits. */
+import { type ArgValue, type CommandIO, eachPath, STATIC } from "./command_io.ts";
+import { hasOption, optionValues, parse } from "./_getopt.ts";
+import { scanSedScript } from "./_sed_script.ts";
+
+/** sed: script reads/writes (`r`, `w`), in-place edits; scripts that run commands are opaque. */
+export function sed(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, {
+    short: "efl",
+    attached: "i",
+    long: ["expression", "file", "line-length"],
+    flags: ["in-place", "sandbox"],
+  }, io);
+  if (parsed === null) return;
+  if (hasOption(parsed, "-f", "--file")) {
+    io.opaque("sed script file");
+    return;
+  }
+  const scripts = optionValues(parsed, "-e", "--expression");
+  let operands = parsed.operands;
+  if (scripts.length === 0) {
+    if (operands.length === 0) return;
+    scripts.push(operands[0]);
+    operands = operands.slice(1);
+  }
+  if (!hasOption(parsed, "--sandbox")) {
+    for (const script of scripts) {
+      if (script.text === null) {
+        io.opaque("dynamic sed script");
+        return;
+      }
+      const scan = scanSedScript(script.text);
+      if (scan === null) {
+        io.opaque("sed script runs commands or is not understood");
+        return;
+      }
+      for (const file of scan.reads) io.path("fs_read", STATIC(file));
+      for (const file of scan.writes) {
+        if (file !== "/dev/stdout" && file !== "/dev/stderr") io.path("fs_write", STATIC(file));
+      }
+    }
+  }
+  const inPlace = hasOption(parsed, "-i", "--in-place");
+  eachPath(io, inPlace ? "fs_write" : "fs_read", operands);
+}

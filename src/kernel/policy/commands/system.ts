@@ -1,0 +1,49 @@
+/** date, env, printenv, and commands with no effect of their own. */
+import { type ArgValue, type CommandHandler, type CommandIO, eachPath } from "./command_io.ts";
+import { optionValues, parse } from "./_getopt.ts";
+
+/** date: reads the clock and `-f`/`-r` files. */
+export function date(args: ArgValue[], io: CommandIO): void {
+  io.flag("time");
+  const parsed = parse(args, {
+    short: "dfrs",
+    attached: "I",
+    long: ["date", "file", "reference", "set"],
+  }, io);
+  if (parsed === null) return;
+  eachPath(io, "fs_read", optionValues(parsed, "-f", "--file", "-r", "--reference"));
+}
+
+/** env without a command: prints the environment. */
+export function env(args: ArgValue[], io: CommandIO): void {
+  for (let i = 0; i < args.length; i++) {
+    const text = args[i].text;
+    if (text === null) {
+      io.opaque("dynamic argument");
+      return;
+    }
+    if (["-i", "--ignore-environment", "-0", "--null", "-"].includes(text)) continue;
+    if (text === "-u" || text === "--unset") {
+      i++;
+      continue;
+    }
+    if (text.startsWith("--unset=") || /^-u./.test(text)) continue;
+    if (!text.startsWith("-") && /^[^=]+=/.test(text)) continue;
+    io.opaque(text.startsWith("-") ? `env option ${text}` : "env runs a command");
+    return;
+  }
+  io.names("env_read", ["*"]);
+}
+
+/** printenv: reads the named variables, or all. */
+export function printenv(args: ArgValue[], io: CommandIO): void {
+  const names = args.filter((arg) => arg.text === null || !arg.text.startsWith("-"));
+  if (names.length === 0 || names.some((arg) => arg.text === null)) {
+    io.names("env_read", ["*"]);
+    return;
+  }
+  io.names("env_read", names.map((arg) => arg.text!));
+}
+
+/** Commands with no effect of their own. */
+export const NOTHING: CommandHandler = () => {};

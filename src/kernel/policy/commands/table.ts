@@ -1,0 +1,124 @@
+/**
+ * The known-command table (K-EFF-3a): what each external command does to files, network and
+ * environment given its arguments. Reads may be over-approximated; writes, deletes and
+ * connections never under-approximated: whatever a handler cannot follow is `opaque`.
+ */
+import type { CommandHandler } from "./command_io.ts";
+import { lister, reader, READERS } from "./readers.ts";
+import { grep, ripgrep } from "./search.ts";
+import { jq } from "./jq.ts";
+import { sed } from "./sed.ts";
+import { find } from "./find.ts";
+import { changeAttributes, dd, link, rmdir, simple, transfer } from "./files.ts";
+import { curl } from "./curl.ts";
+import { wget } from "./wget.ts";
+import { git } from "./git.ts";
+import { date, env, NOTHING, printenv } from "./system.ts";
+
+/** Handler for a command name (basename), or undefined when the command is not in the table. */
+export function knownCommand(name: string): CommandHandler | undefined {
+  return Object.hasOwn(TABLE, name) ? TABLE[name] : undefined;
+}
+
+/** The table, keyed by command basename. */
+const TABLE: Record<string, CommandHandler> = {
+  ...Object.fromEntries(Object.entries(READERS).map(([name, spec]) => [name, reader(spec)])),
+  grep,
+  egrep: grep,
+  fgrep: grep,
+  rg: ripgrep,
+  jq,
+  sed,
+  ls: lister({
+    short: "ITw",
+    long: [
+      "ignore",
+      "hide",
+      "width",
+      "tabsize",
+      "format",
+      "sort",
+      "time",
+      "time-style",
+      "block-size",
+      "quoting-style",
+      "indicator-style",
+    ],
+  }),
+  du: lister({
+    short: "BdtX",
+    // `--time[=WORD]` is not `--time-style` abbreviated.
+    flags: ["time"],
+    long: [
+      "block-size",
+      "max-depth",
+      "threshold",
+      "exclude",
+      "exclude-from",
+      "files0-from",
+      "time-style",
+    ],
+    reads: ["-X", "--exclude-from"],
+    lists: ["--files0-from"],
+  }),
+  tree: lister({
+    short: "LPIoHT",
+    long: ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile"],
+    writes: ["-o"],
+  }),
+  find,
+  cp: transfer("fs_read", {
+    short: "St",
+    long: ["suffix", "target-directory", "sparse", "no-preserve"],
+  }),
+  install: transfer("fs_read", {
+    short: "mogSt",
+    long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
+    flags: ["directory", "strip"],
+    runs: ["--strip-program"],
+  }),
+  mv: transfer("fs_delete", { short: "St", long: ["suffix", "target-directory"] }),
+  rm: simple("fs_delete"),
+  rmdir,
+  unlink: simple("fs_delete"),
+  mkdir: simple("fs_write", { short: "m", long: ["mode"] }),
+  touch: simple("fs_write", {
+    short: "drt",
+    long: ["date", "reference"],
+    reads: ["-r", "--reference"],
+  }),
+  truncate: simple("fs_write", {
+    short: "sr",
+    long: ["size", "reference"],
+    reads: ["-r", "--reference"],
+  }),
+  tee: simple("fs_write"),
+  ln: link,
+  chmod: changeAttributes(true),
+  chown: changeAttributes(false),
+  chgrp: changeAttributes(false),
+  dd,
+  curl,
+  wget,
+  git,
+  date,
+  env,
+  printenv,
+  sleep: NOTHING,
+  basename: NOTHING,
+  dirname: NOTHING,
+  seq: NOTHING,
+  tr: NOTHING,
+  yes: NOTHING,
+  whoami: NOTHING,
+  id: NOTHING,
+  uname: NOTHING,
+  hostname: NOTHING,
+  echo: NOTHING,
+  printf: NOTHING,
+  true: NOTHING,
+  false: NOTHING,
+  test: NOTHING,
+  "[": NOTHING,
+  pwd: NOTHING,
+};

@@ -1,0 +1,30 @@
+/** The connection a URL makes (K-EFF-3a network rows). */
+import type { ArgValue, CommandIO } from "./command_io.ts";
+
+const DEFAULT_PORTS: Record<string, number> = { "http:": 80, "https:": 443, "ftp:": 21 };
+
+/** Reports the connection a URL operand makes; `opaque` when it cannot be followed. */
+export function connectUrl(io: CommandIO, arg: ArgValue, defaultScheme = "http"): void {
+  if (arg.text === null) {
+    io.opaque("dynamic URL");
+    return;
+  }
+  const text = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg.text)
+    ? arg.text
+    : `${defaultScheme}://${arg.text}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    io.opaque("unparsable URL");
+    return;
+  }
+  const port = DEFAULT_PORTS[url.protocol];
+  if (
+    port === undefined || url.hostname === "" || /[[{]/.test(url.hostname.replace(/^\[.*\]$/, ""))
+  ) {
+    io.opaque(`unsupported URL: ${arg.text}`);
+    return;
+  }
+  io.connect(url.hostname, url.port === "" ? port : Number(url.port));
+}
