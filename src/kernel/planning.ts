@@ -31,6 +31,7 @@ export async function currentEffects(
   const { effects, reversibility } = deriveEffects(ast, {
     cwd: state.cwd,
     env: Object.fromEntries(state.env),
+    vars: Object.fromEntries(state.vars),
     home: state.env.get("HOME"),
     sessionCommands: new Set([...state.funcs.keys(), ...state.aliases.keys()]),
   });

@@ -14,20 +14,25 @@ import type {
   Stmt,
 } from "../bash/ast.ts";
 import type { EffectSet } from "./_effect_set.ts";
-import type { EffectState, FsKind } from "./effect_types.ts";
-import { globMayClimb, normalizePath, resolvePath } from "./_paths.ts";
+import type { EffectState } from "./effect_types.ts";
+import { normalizePath, resolvePath } from "./_paths.ts";
 import type { ArgValue, CommandIO } from "./commands/command_io.ts";
 import { knownCommand } from "./commands/table.ts";
 import { type Cwds, type Flow, sameCwds, union, unique } from "./_cwds.ts";
 import {
   BASH_BUILTINS,
+  CONFIG_VARIABLE,
   DANGEROUS_OVERRIDE,
   harmlessTrap,
-  isSpecialDevice,
+  leadingKeyword,
+  LOADER_VARIABLE,
   OPAQUE_BUILTINS,
   QUIET_BUILTINS,
-  SYSTEM_DIRS,
 } from "./_shell_tables.ts";
+import { jobsReason, setReason, shoptReason, subscriptReason } from "./_builtin_options.ts";
+import { resolveProgram } from "./_program_resolution.ts";
+import { toolConfigured } from "./_tool_config.ts";
+import { PathRecorder } from "./_path_recorder.ts";
 import { BudgetExceeded, StepBudget } from "./_step_budget.ts";
 import { SourceScan } from "./_source_scan.ts";
 import { WordExpander } from "./_words.ts";
@@ -44,11 +49,19 @@ export class Analyzer {
   readonly #active = new Set<string>();
   /** Alias names the source defines; later calls to them are opaque. */
   readonly #aliases = new Set<string>();
+  readonly #paths: PathRecorder;
+  /** Why an assignment in the source changes how commands run (PATH, aliases, HOME …). */
+  #configReason: string | null = null;
+  /** Whether the source runs a program, which an assignment could affect. */
+  #commandRuns = false;
+  /** Whether the source has a compound command or declaration an alias could replace. */
+  #keywordRuns = false;
 
   constructor(file: File, state: EffectState, effects: EffectSet) {
     this.#file = file;
     this.#state = state;
     this.#effects = effects;
+    this.#paths = new PathRecorder(state, effects);
     this.#words = new WordExpander(
       state,
       effects,
@@ -61,14 +74,36 @@ export class Analyzer {
   /** Derives the effects of the whole file into the effect set. */
   run(): void {
     try {
-      this.#scan.scan(this.#file, this.#state.env);
+      const vars = this.#state.vars ?? {};
+      this.#scan.scan(
+        this.#file,
+        Object.hasOwn(this.#state.env, "IFS") || Object.hasOwn(vars, "IFS"),
+      );
       for (const [name, list] of this.#scan.assignments) {
         if (Object.hasOwn(this.#state.env, name) && list.some((a) => a.persistent)) {
           this.#effects.names("env_write", [name]);
         }
+        if (CONFIG_VARIABLE.test(name)) this.#configReason ??= `assigns ${name}`;
+        const integer = this.#scan.integerNames.has(name) ||
+          /^declare -[a-zA-Z]*i/.test(vars[name] ?? "");
+        if (integer && list.some((a) => !a.numeric)) {
+          this.#effects.opaque(`assigns data to integer variable ${name}`);
+        }
       }
-      if (this.#scan.anyAssigned) this.#effects.names("env_write", ["*"]);
+      if (this.#scan.anyAssigned) {
+        this.#effects.names("env_write", ["*"]);
+        this.#configReason ??= "assigns a variable named by data";
+      }
       this.#list(this.#file.stmts, [normalizePath(this.#state.cwd)]);
+      // Such an assignment changes what every later command is or reads (issue 14).
+      const aliases = [...this.#scan.assignments.keys()].find((name) => name === "BASH_ALIASES");
+      if (this.#commandRuns && this.#configReason !== null) {
+        this.#effects.opaque(this.#configReason);
+      } else if (this.#keywordRuns && aliases !== undefined) {
+        this.#effects.opaque(`assigns ${aliases}`);
+      }
+      const reason = this.#paths.finish();
+      if (reason !== null) this.#effects.opaque(reason);
     } catch (error) {
       if (error instanceof BudgetExceeded || error instanceof RangeError) {
         this.#effects.opaque("analysis budget exceeded");
@@ -92,6 +127,13 @@ export class Analyzer {
 
   #stmt(stmt: Stmt, cwds: Cwds): Flow {
     this.#budget.tick();
+    const keyword = stmt.cmd === null ? null : leadingKeyword(stmt.cmd);
+    if (keyword !== null) this.#keywordRuns = true;
+    if (
+      keyword !== null && (this.#aliases.has(keyword) || this.#state.sessionCommands.has(keyword))
+    ) {
+      this.#effects.opaque(`alias or function named ${keyword}`);
+    }
     for (const redirect of stmt.redirs) this.#redirect(redirect, cwds);
     let flow: Flow = stmt.cmd === null ? { ok: cwds, fail: cwds } : this.#command(stmt.cmd, cwds);
     if (stmt.background) flow = { ok: cwds, fail: cwds };
@@ -234,31 +276,11 @@ export class Analyzer {
     if (op === "<<<") return;
     if (op === ">&" || op === "<&") {
       if (target.text !== null && /^(\d+-?|-)$/.test(target.text)) return;
-      this.#path(op === ">&" ? "fs_write" : "fs_read", target, cwds, true);
+      this.#paths.path(op === ">&" ? "fs_write" : "fs_read", target, cwds, true);
       return;
     }
-    if (op === "<" || op === "<>") this.#path("fs_read", target, cwds, true);
-    if (op !== "<") this.#path("fs_write", target, cwds, true);
-  }
-
-  /** Records a path effect for a word, resolving it against every possible cwd. */
-  #path(kind: FsKind, arg: ArgValue, cwds: Cwds, redirect = false): void {
-    if (arg.text === null || !arg.single || globMayClimb(arg.text)) {
-      this.#effects.opaque("dynamic path");
-      return;
-    }
-    if (arg.text === "") return;
-    let paths: string[];
-    if (arg.text.startsWith("/")) {
-      paths = [normalizePath(arg.text)];
-    } else if (cwds === null) {
-      this.#effects.opaque("unknown working directory");
-      return;
-    } else {
-      paths = cwds.map((cwd) => resolvePath(cwd, arg.text!));
-    }
-    if (redirect) paths = paths.filter((path) => !isSpecialDevice(path));
-    this.#effects.paths(kind, paths);
+    if (op === "<" || op === "<>") this.#paths.path("fs_read", target, cwds, true);
+    if (op !== "<") this.#paths.path("fs_write", target, cwds, true);
   }
 
   // ---- simple commands --------------------------------------------------------------------
@@ -301,16 +323,30 @@ export class Analyzer {
       }
     }
     if (!name.includes("/")) {
+      const subscript = subscriptReason(name, args);
+      if (subscript !== null) this.#effects.opaque(subscript);
       const builtin = this.#builtin(name, args, offset, cwds);
       if (builtin !== null) return builtin;
     }
     this.#effects.spawn(name);
+    this.#commandRuns = true;
+    const env = this.#state.env;
+    const loader = Object.keys(env).find((key) => LOADER_VARIABLE.test(key));
+    if (loader !== undefined) {
+      this.#effects.opaque(`session environment sets ${loader}`);
+      return same;
+    }
+    const resolution = resolveProgram(name, env.PATH, this.#state.cwd);
+    this.#paths.shadowing(resolution.shadowing);
     const base = name.slice(name.lastIndexOf("/") + 1);
-    const handler = !name.includes("/") || SYSTEM_DIRS.some((dir) => name.startsWith(dir))
-      ? knownCommand(base)
-      : undefined;
-    if (handler === undefined) {
-      this.#effects.opaque(`unknown command: ${name}`);
+    const handler = knownCommand(base);
+    const reason = handler === undefined
+      ? `unknown command: ${name}`
+      : resolution.system !== true
+      ? resolution.system
+      : toolConfigured(base, env, this.#state.home);
+    if (handler === undefined || reason !== null) {
+      this.#effects.opaque(reason ?? `unknown command: ${name}`);
       return same;
     }
     handler(args, this.#io(cwds));
@@ -319,17 +355,16 @@ export class Analyzer {
 
   #io(cwds: Cwds): CommandIO {
     const effects = this.#effects;
-    const cwdPaths = (kind: FsKind) => {
-      if (cwds === null) effects.opaque("unknown working directory");
-      else effects.paths(kind, cwds);
-    };
+    const paths = this.#paths;
     return {
-      path: (kind, arg) => this.#path(kind, arg, cwds),
-      cwd: cwdPaths,
+      path: (kind, arg) => paths.path(kind, arg, cwds),
+      cwd: (kind) => paths.cwd(kind, cwds),
       names: (kind, names) => effects.names(kind, names),
       flag: (kind) => effects.flag(kind),
       connect: (host, port) => effects.connect(host, port),
       opaque: (reason) => effects.opaque(reason),
+      link: (dest, sources) => paths.link(dest, sources, cwds),
+      repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
     };
   }
 
@@ -367,9 +402,18 @@ export class Analyzer {
           effects.opaque(`${name} callback`);
         }
         return same;
-      case "set":
+      case "set": {
         if (args.length === 0) effects.names("env_read", ["*"]);
+        const reason = setReason(args);
+        if (reason !== null) effects.opaque(reason);
         return same;
+      }
+      case "shopt":
+      case "jobs": {
+        const reason = name === "shopt" ? shoptReason(args) : jobsReason(args);
+        if (reason !== null) effects.opaque(reason);
+        return same;
+      }
       case "trap":
         if (!harmlessTrap(args)) effects.opaque("trap action");
         return same;
@@ -423,7 +467,13 @@ export class Analyzer {
     // A glob picks a directory only when it runs.
     if (/[*?[]|[@!+]\(/.test(text)) return { ok: null, fail: cwds };
     if (text === "-" || /^[+-]\d+$/.test(text)) return { ok: null, fail: cwds };
-    const cdpath = this.#state.env.CDPATH;
+    const cdpath = this.#scan.assignments.has("CDPATH")
+      ? "?"
+      : this.#state.env.CDPATH ?? this.#state.vars?.CDPATH;
+    // `cd -P` resolves `..` physically, which the cwd model does lexically.
+    if (args.some((arg) => /^-[LPe@]*P/.test(arg.text ?? "")) && text.split("/").includes("..")) {
+      return { ok: null, fail: cwds };
+    }
     if (!text.startsWith("/") && !/^\.\.?(\/|$)/.test(text) && cdpath) {
       return { ok: null, fail: cwds };
     }
@@ -479,6 +529,8 @@ export class Analyzer {
       }
       if (/^[-+]/.test(value.text)) flags += value.text;
       else names.push(value.text);
+      const subscript = subscriptReason(decl.variant, [value]);
+      if (subscript !== null) this.#effects.opaque(subscript);
     }
     this.#declEffects(decl.variant, flags, names);
   }

@@ -1,4 +1,5 @@
 /** Tables of bash builtins, trusted program directories and variables analysis treats specially. */
+import type { Command } from "../bash/ast.ts";
 import type { ArgValue } from "./commands/command_io.ts";
 
 /** Builtins with no effect of their own (K-EFF-3a first row, plus harmless relatives). */
@@ -15,7 +16,6 @@ export const QUIET_BUILTINS = new Set([
   "return",
   "exit",
   "shift",
-  "shopt",
   "type",
   "pwd",
   "let",
@@ -28,7 +28,6 @@ export const QUIET_BUILTINS = new Set([
   "caller",
   "dirs",
   "help",
-  "jobs",
 ]);
 
 /** Builtins the table sends to `opaque`. */
@@ -53,6 +52,7 @@ export const BASH_BUILTINS = new Set([
   "fc",
   "fg",
   "hash",
+  "jobs",
   "history",
   "logout",
   "mapfile",
@@ -61,6 +61,7 @@ export const BASH_BUILTINS = new Set([
   "readarray",
   "readonly",
   "set",
+  "shopt",
   "suspend",
   "trap",
   "typeset",
@@ -76,9 +77,81 @@ export const SYSTEM_DIRS = ["/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "
 export const BASH_MANAGED =
   /^(PWD|OLDPWD|SHLVL|RANDOM|SRANDOM|SECONDS|LINENO|FUNCNAME|PIPESTATUS|OPTIND|OPTARG|_|HISTCMD|BASH.*|EPOCH.*)$/;
 
-/** Per-command assignments that change which program runs or what it executes. */
-export const DANGEROUS_OVERRIDE =
-  /^(LD_.*|PATH|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|IFS|GIT_.*|PAGER|LESSOPEN|LESSCLOSE|BASH_FUNC_.*)$/;
+/**
+ * Variables that change which program runs, what the loader or bash evaluates, or where a known
+ * command takes its configuration from (issue 14): set per command or anywhere in the source,
+ * the table no longer describes what runs.
+ */
+export const CONFIG_VARIABLE = new RegExp(
+  "^(" + [
+    "LD_.*",
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS[0-4]",
+    "PROMPT_COMMAND",
+    "BASH_ALIASES",
+    "BASH_CMDS",
+    "BASH_FUNC_.*",
+    "BASH_LOADABLES_PATH",
+    "BASH_XTRACEFD",
+    "EXECIGNORE",
+    "GLOBIGNORE",
+    "CDPATH",
+    "HISTFILE",
+    "HOME",
+    "XDG_.*",
+    ".*RC",
+    "GIT_.*",
+    "CURL_.*",
+    "SSL_CERT_.*",
+    "[A-Za-z]+_(proxy|PROXY)",
+    "LESS.*",
+    "PAGER",
+    "EDITOR",
+    "VISUAL",
+    "RIPGREP_CONFIG_PATH",
+    "GREP_OPTIONS",
+    "TMPDIR",
+    "POSIXLY_CORRECT",
+  ].join("|") + ")$",
+);
+
+/** Per-command assignments that change what a command does (`IFS` changes word splitting too). */
+export const DANGEROUS_OVERRIDE = new RegExp(`${CONFIG_VARIABLE.source}|^IFS$`);
+
+/** Session environment that makes every program load or run code of its choosing. */
+export const LOADER_VARIABLE = /^(LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|BASH_ENV|ENV|BASH_FUNC_.*)$/;
+
+/** The keyword or declaration builtin a compound command starts with, which an alias may replace. */
+export function leadingKeyword(cmd: Command): string | null {
+  switch (cmd.type) {
+    case "DeclClause":
+      return (cmd as { variant: string }).variant;
+    case "LetClause":
+      return "let";
+    case "TestClause":
+      return "[[";
+    case "TimeClause":
+      return "time";
+    case "CoprocClause":
+      return "coproc";
+    case "IfClause":
+      return "if";
+    case "WhileClause":
+      return (cmd as { until: boolean }).until ? "until" : "while";
+    case "ForClause":
+      return "for";
+    case "CaseClause":
+      return "case";
+    case "Block":
+      return "{";
+    default:
+      return null;
+  }
+}
 
 /** A bash variable name. */
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;

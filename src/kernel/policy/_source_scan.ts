@@ -4,6 +4,7 @@
  */
 import type {
   ArithmExpr,
+  Assign,
   CallExpr,
   DeclClause,
   File,
@@ -20,6 +21,8 @@ import type { StepBudget } from "./_step_budget.ts";
 interface Assignment {
   offset: number;
   persistent: boolean;
+  /** Whether the value is an integer (a literal, `$((…))`, an arithmetic assignment). */
+  numeric: boolean;
 }
 
 /** A function definition found in the source. */
@@ -27,6 +30,23 @@ export interface FunctionDef {
   decl: FuncDecl;
   /** Defined unconditionally at top level, and never unset in the source. */
   reliable: boolean;
+}
+
+/** A decimal, octal, hex or `base#digits` integer: arithmetic on it runs nothing. */
+export const NUMBER = /^[-+]?(0[xX][0-9a-fA-F]+|[0-9]+(#[0-9a-zA-Z@_]+)?)$/;
+
+/** Whether a word's value is an integer: a literal number, empty, or one `$((…))`. */
+function numericWord(word: Word | null | undefined): boolean {
+  if (word === null || word === undefined) return true;
+  if (word.parts.length === 1 && word.parts[0].type === "ArithmExp") return true;
+  const text = staticWord(word);
+  return text !== null && (text === "" || NUMBER.test(text));
+}
+
+/** Whether an assignment stores only integers. */
+function numericAssign(assign: Assign): boolean {
+  if (assign.array !== null) return assign.array.elems.every((elem) => numericWord(elem.value));
+  return numericWord(assign.value);
 }
 
 /** Facts about one source collected before its statements are followed. */
@@ -39,6 +59,8 @@ export class SourceScan {
   readonly #unset = new Set<string>();
   /** A command may assign a variable named by a dynamic word: any variable may have changed. */
   anyAssigned = false;
+  /** Variables the source declares with the integer attribute (`declare -i`). */
+  readonly integerNames = new Set<string>();
   /** Whether `IFS` may differ from the default when words are split. */
   ifsChanged = false;
   /** References at or before this offset may see assignments made before it (loops, functions). */
@@ -48,8 +70,8 @@ export class SourceScan {
     this.#budget = budget;
   }
 
-  /** Scans `file`; `env` is the session environment (an inherited `IFS` counts as changed). */
-  scan(file: File, env: Readonly<Record<string, string>>): void {
+  /** Scans `file`; `inheritedIfs` when the session already sets `IFS`. */
+  scan(file: File, inheritedIfs: boolean): void {
     this.#visit(file);
     for (const stmt of file.stmts) {
       if (stmt.cmd?.type !== "FuncDecl" || stmt.background || stmt.negated) continue;
@@ -58,12 +80,12 @@ export class SourceScan {
         if (def.decl === decl) def.reliable = !this.#unset.has(decl.name);
       }
     }
-    this.ifsChanged = Object.hasOwn(env, "IFS") || this.assignments.has("IFS") || this.anyAssigned;
+    this.ifsChanged = inheritedIfs || this.assignments.has("IFS") || this.anyAssigned;
   }
 
-  #assign(name: string, offset: number, persistent: boolean): void {
+  #assign(name: string, offset: number, persistent: boolean, numeric = false): void {
     const list = this.assignments.get(name) ?? [];
-    list.push({ offset, persistent });
+    list.push({ offset, persistent, numeric });
     this.assignments.set(name, list);
   }
 
@@ -82,11 +104,14 @@ export class SourceScan {
         const call = node as CallExpr;
         const standalone = call.args.length === 0;
         for (const assign of call.assigns) {
-          if (assign.name !== null) this.#assign(assign.name, assign.span.start, standalone);
+          if (assign.name !== null) {
+            this.#assign(assign.name, assign.span.start, standalone, numericAssign(assign));
+          }
         }
         const assigned = commandAssignments(call.args);
         for (const { name, offset, persistent } of assigned.names) {
-          this.#assign(name, offset, persistent);
+          // An unset variable is 0 in arithmetic; anything else these builtins assign is data.
+          this.#assign(name, offset, persistent, assigned.builtin === "unset");
           if (assigned.builtin === "unset") this.#unset.add(name);
         }
         if (assigned.unknown) this.anyAssigned = true;
@@ -95,9 +120,14 @@ export class SourceScan {
       case "DeclClause": {
         const decl = node as DeclClause;
         const keeps = decl.variant !== "local";
+        const integer = decl.args.some((arg) =>
+          arg.name === null && /^-[a-zA-Z]*i/.test(staticWord(arg.value ?? undefined) ?? "")
+        );
         for (const arg of decl.args) {
+          if (arg.name === null) continue;
+          if (integer) this.integerNames.add(arg.name);
           // A naked `declare NAME` keeps the value (inside a function it makes an unset local).
-          if (arg.name !== null) this.#assign(arg.name, arg.span.start, keeps && !arg.naked);
+          this.#assign(arg.name, arg.span.start, keeps && !arg.naked, numericAssign(arg));
         }
         break;
       }
@@ -109,14 +139,15 @@ export class SourceScan {
         break;
       }
       case "WordIter": {
-        const iter = node as { name: string; span: { start: number } };
-        this.#assign(iter.name, iter.span.start, true);
+        const iter = node as { name: string; items: Word[]; span: { start: number } };
+        const numeric = iter.items.every((word) => NUMBER.test(staticWord(word) ?? ""));
+        this.#assign(iter.name, iter.span.start, true, numeric);
         break;
       }
       case "ParamExp": {
         const exp = node as ParamExp;
         if (exp.exp !== null && (exp.exp.op === "=" || exp.exp.op === ":=")) {
-          this.#assign(exp.param, offset, true);
+          this.#assign(exp.param, offset, true, numericWord(exp.exp.word));
         }
         break;
       }
@@ -128,14 +159,14 @@ export class SourceScan {
           : /^([-+*/%&|^]|<<|>>)?=$/.test(arith.op);
         const target = arith.x.type === "Word" ? (arith.x as Word).lit : null;
         if (assigning && target !== null && IDENTIFIER.test(target)) {
-          this.#assign(target, offset, true);
+          this.#assign(target, offset, true, true);
         }
         break;
       }
       case "Redirect": {
         const redirect = node as Redirect;
         const fdVar = redirect.n?.match(/^\{([A-Za-z_][A-Za-z0-9_]*)\}$/);
-        if (fdVar) this.#assign(fdVar[1], offset, true);
+        if (fdVar) this.#assign(fdVar[1], offset, true, true);
         break;
       }
       case "FuncDecl": {

@@ -9,7 +9,8 @@ import type { ArgValue } from "./commands/command_io.ts";
 import type { Cwds } from "./_cwds.ts";
 import type { SourceScan } from "./_source_scan.ts";
 import type { StepBudget } from "./_step_budget.ts";
-import { decodeAnsiC, hasBraceExpansion } from "./_assigned_names.ts";
+import { decodeAnsiC, hasBraceExpansion, staticWord } from "./_assigned_names.ts";
+import { NUMBER } from "./_source_scan.ts";
 import { BASH_MANAGED, IDENTIFIER } from "./_shell_tables.ts";
 
 /** Runs the statements of a command or process substitution. */
@@ -125,6 +126,8 @@ export class WordExpander {
       if (word) this.word(word, cwds);
     }
     if (exp.excl && exp.index === null && exp.names === null) {
+      // `${!ref}` expands the variable ref names, and evaluates a subscript in that name.
+      this.#effects.opaque("indirect expansion");
       this.#effects.names("env_read", ["*"]);
     } else if (fromEnv) {
       this.#effects.names("env_read", [name]);
@@ -151,11 +154,10 @@ export class WordExpander {
       case "Word": {
         const word = expr as Word;
         const name = word.lit;
+        this.#arithmOperand(word);
         if (name !== null && IDENTIFIER.test(name) && Object.hasOwn(this.#state.env, name)) {
           if (!this.#scan.assignedBefore(name, word.span.start)) {
             this.#effects.names("env_read", [name]);
-            // bash evaluates the value as arithmetic too: `a[$(cmd)]` in it would run cmd.
-            if (/[`$[]/.test(this.#state.env[name])) this.#effects.opaque("arithmetic on variable");
           }
         }
         this.word(word, cwds);
@@ -183,17 +185,83 @@ export class WordExpander {
         return;
       case "BinaryTest": {
         const bin = expr as Extract<TestExpr, { type: "BinaryTest" }>;
+        if (ARITHMETIC_TESTS.has(bin.op)) {
+          for (const side of [bin.x, bin.y]) {
+            if (side.type === "Word") this.#arithmOperand(side as Word);
+            else this.#effects.opaque("arithmetic on a value the analysis cannot see");
+          }
+        }
         this.test(bin.x, cwds);
         this.test(bin.y, cwds);
         return;
       }
       case "UnaryTest":
-      case "ParenTest":
-        this.test((expr as { x: TestExpr }).x, cwds);
+      case "ParenTest": {
+        const inner = (expr as { x: TestExpr }).x;
+        if ((expr as { op?: string }).op === "-v") this.#checkVariableName(inner);
+        this.test(inner, cwds);
         return;
+      }
     }
   }
+
+  /** `[[ -v NAME[SUB] ]]` evaluates SUB: only a plain name or a literal index is followed. */
+  #checkVariableName(expr: TestExpr): void {
+    const text = expr.type === "Word" ? staticWord(expr as Word) : null;
+    if (text === null || !VARIABLE_REFERENCE.test(text)) {
+      this.#effects.opaque("subscript evaluated from data");
+    }
+  }
+
+  /**
+   * Arithmetic evaluates the value of every variable it reads as an expression again, so
+   * `a='x[$(cmd)]'; (( a ))` runs cmd: an operand is exact only when it is a number or a
+   * variable whose every possible value is one.
+   */
+  #arithmOperand(word: Word): void {
+    const lit = word.lit;
+    if (lit !== null) {
+      if (lit === "" || NUMBER.test(lit) || lit === "@" || lit === "*") return;
+      if (IDENTIFIER.test(lit) && this.numericVariable(lit)) return;
+    } else if (word.parts.length === 1) {
+      const part = word.parts[0];
+      if (part.type === "ArithmExp") return;
+      if (part.type === "ParamExp") {
+        const exp = part as ParamExp;
+        if (exp.length && exp.index === null) return;
+        const plain = !exp.excl && !exp.width && exp.slice === null && exp.repl === null &&
+          exp.names === null && exp.exp === null;
+        if (plain && this.numericVariable(exp.param)) return;
+      }
+    }
+    this.#effects.opaque("arithmetic on a value the analysis cannot see");
+  }
+
+  /** Whether every value `name` may hold (session, environment, this source) is an integer. */
+  numericVariable(name: string): boolean {
+    const assignments = this.#scan.assignments.get(name) ?? [];
+    if (this.#scan.anyAssigned || assignments.some((a) => !a.numeric)) return false;
+    if (NUMERIC_SPECIAL.test(name)) return true;
+    const env = this.#state.env[name];
+    if (env !== undefined && env !== "" && !NUMBER.test(env)) return false;
+    const declared = this.#state.vars?.[name];
+    return declared === undefined || NUMERIC_DECLARATION.test(declared);
+  }
 }
+
+/** `[[ ]]` operators that evaluate both operands as arithmetic. */
+const ARITHMETIC_TESTS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
+
+/** A variable name with at most a literal index: what `-v` can test without evaluating code. */
+const VARIABLE_REFERENCE = /^[A-Za-z_][A-Za-z0-9_]*(\[([0-9]+|@|\*)\])?$/;
+
+/** Parameters bash keeps numeric by itself. */
+const NUMERIC_SPECIAL =
+  /^([?#$!]|RANDOM|SRANDOM|SECONDS|LINENO|EPOCHSECONDS|BASHPID|PPID|UID|EUID|OPTIND)$/;
+
+/** A `declare -p` line of a variable (or indexed array) holding only integers. */
+const NUMERIC_DECLARATION =
+  /^declare -[-ilrtux]* [A-Za-z_][A-Za-z0-9_]*=("-?[0-9]+"|-?[0-9]+|\((\s*\[[0-9]+\]="-?[0-9]+")*\s*\))$/;
 
 interface WordAcc {
   text: string;

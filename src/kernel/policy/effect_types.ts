@@ -49,6 +49,8 @@ export interface EffectState {
   env: Readonly<Record<string, string>>;
   /** Session `HOME`, used for `~`; undefined makes `~` dynamic. */
   home: string | undefined;
+  /** Non-exported session variables by name, as `declare -p` text; absent means none. */
+  vars?: Readonly<Record<string, string>>;
   /** Names of functions and aliases persisted in the session by earlier execs. */
   sessionCommands: ReadonlySet<string>;
 }

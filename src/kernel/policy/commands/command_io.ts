@@ -19,6 +19,13 @@ export interface CommandIO {
   flag(kind: FlagKind): void;
   connect(host: string, port: number): void;
   opaque(reason: string): void;
+  /**
+   * A destination the command writes that may become a link (`ln`, `mv`, `cp -r`); into an
+   * existing directory, the entries named after `sources` are.
+   */
+  link(dest: ArgValue, sources: readonly ArgValue[]): void;
+  /** git runs in `dir` (null: the cwd); `hooks` when the subcommand runs hooks. */
+  repository(dir: ArgValue | null, hooks: boolean): void;
 }
 
 /** Effects of one known command, given its arguments after argv0. */

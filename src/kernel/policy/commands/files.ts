@@ -19,13 +19,21 @@ export function transfer(sourceKind: FsKind, spec: ReaderSpec): CommandHandler {
       io.opaque("runs another program");
       return;
     }
+    if (hasOption(parsed, "-b", "--backup")) {
+      io.opaque("backup files");
+      return;
+    }
+    // mv moves links as they are; cp copies them as links when recursive or told to.
+    const linking = sourceKind === "fs_delete" || hasOption(parsed, ...COPIES_LINKS);
+    const write = (dest: ArgValue, sources: readonly ArgValue[]) =>
+      linking ? io.link(dest, sources) : io.path("fs_write", dest);
     if (hasOption(parsed, "-d", "--directory")) {
       eachPath(io, "fs_write", parsed.operands);
       return;
     }
     const targets = optionValues(parsed, "-t", "--target-directory");
     if (targets.length > 0) {
-      eachPath(io, "fs_write", targets);
+      for (const target of targets) write(target, parsed.operands);
       eachPath(io, sourceKind, parsed.operands);
       return;
     }
@@ -36,25 +44,45 @@ export function transfer(sourceKind: FsKind, spec: ReaderSpec): CommandHandler {
       return;
     }
     eachPath(io, sourceKind, operands.slice(0, -1));
-    io.path("fs_write", operands.at(-1)!);
+    write(operands.at(-1)!, operands.slice(0, -1));
   };
 }
+
+/** cp options under which a source link is copied as a link. */
+const COPIES_LINKS = [
+  "-a",
+  "-d",
+  "-P",
+  "-R",
+  "-r",
+  "-s",
+  "-l",
+  "--archive",
+  "--no-dereference",
+  "--recursive",
+  "--symbolic-link",
+  "--link",
+];
 
 /** ln: writes the link it creates. */
 export function link(args: ArgValue[], io: CommandIO): void {
   const parsed = parse(args, { short: "St", long: ["suffix", "target-directory"] }, io);
   if (parsed === null) return;
+  if (hasOption(parsed, "-b", "--backup")) {
+    io.opaque("backup files");
+    return;
+  }
   const targets = optionValues(parsed, "-t", "--target-directory");
   if (targets.length > 0) {
-    eachPath(io, "fs_write", targets);
+    for (const target of targets) io.link(target, parsed.operands);
     return;
   }
   const operands = parsed.operands;
   if (operands.length === 1) {
     const target = operands[0].text!;
-    io.path("fs_write", STATIC(target.replace(/\/+$/, "").replace(/^.*\//, "")));
+    io.link(STATIC(target.replace(/\/+$/, "").replace(/^.*\//, "")), []);
   } else if (operands.length > 1) {
-    io.path("fs_write", operands.at(-1)!);
+    io.link(operands.at(-1)!, operands.slice(0, -1));
   }
 }
 

@@ -77,4 +77,5 @@ export function git(args: ArgValue[], io: CommandIO): void {
   }
   if (dir === null) io.cwd(kind);
   else io.path(kind, dir);
+  io.repository(dir, kind === "fs_write");
 }

@@ -10,6 +10,8 @@ export interface ReaderSpec extends OptionSpec {
   writes?: readonly string[];
   /** Options that make the command run other programs. */
   runs?: readonly string[];
+  /** Options that make the command write a file named after something else. */
+  names?: readonly string[];
   /** Options naming a file that lists more files to read, which analysis cannot see. */
   lists?: readonly string[];
   /** Operand positions (0-based) that are written instead of read. */
@@ -20,6 +22,10 @@ export interface ReaderSpec extends OptionSpec {
 export function unfollowed(spec: ReaderSpec, parsed: Parsed, io: CommandIO): boolean {
   if (spec.runs && hasOption(parsed, ...spec.runs)) {
     io.opaque("runs another program");
+    return true;
+  }
+  if (spec.names && hasOption(parsed, ...spec.names)) {
+    io.opaque("writes a file it names itself");
     return true;
   }
   if (spec.lists && hasOption(parsed, ...spec.lists)) {
@@ -126,6 +132,9 @@ export const READERS: Record<string, ReaderSpec> = {
   stat: { short: "c", long: ["format", "printf"] },
   file: {
     short: "mfFeP",
+    // `-C` compiles the magic file into `NAME.mgc` in the cwd.
+    names: ["-C", "--compile"],
+    flags: ["compile"],
     long: ["magic-file", "files-from", "separator", "exclude", "parameter", "exclude-quiet"],
     reads: ["-m", "--magic-file"],
     lists: ["-f", "--files-from"],
@@ -134,7 +143,6 @@ export const READERS: Record<string, ReaderSpec> = {
   md5sum: { flags: ["check"], lists: ["-c", "--check"] },
   sha256sum: { flags: ["check"], lists: ["-c", "--check"] },
   base64: { short: "w", long: ["wrap"] },
-  xxd: { short: "cglsonCR", writtenOperands: [1] },
   od: {
     short: "AjNStw",
     long: ["address-radix", "skip-bytes", "read-bytes", "format", "endian"],

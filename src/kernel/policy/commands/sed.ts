@@ -42,4 +42,15 @@ export function sed(args: ArgValue[], io: CommandIO): void {
   }
   const inPlace = hasOption(parsed, "-i", "--in-place");
   eachPath(io, inPlace ? "fs_write" : "fs_read", operands);
+  // `-i.bak` also writes each file's backup next to it.
+  for (const suffix of optionValues(parsed, "-i", "--in-place")) {
+    if (suffix.text === null || /[*/]/.test(suffix.text)) {
+      io.opaque("sed backup suffix");
+      return;
+    }
+    for (const operand of operands) {
+      if (operand.text === null) io.opaque("dynamic path");
+      else if (operand.text !== "-") io.path("fs_write", STATIC(operand.text + suffix.text));
+    }
+  }
 }

@@ -13,6 +13,7 @@ import { changeAttributes, dd, link, rmdir, simple, transfer } from "./files.ts"
 import { curl } from "./curl.ts";
 import { wget } from "./wget.ts";
 import { git } from "./git.ts";
+import { xxd } from "./xxd.ts";
 import { date, env, NOTHING, printenv } from "./system.ts";
 
 /** Handler for a command name (basename), or undefined when the command is not in the table. */
@@ -101,6 +102,7 @@ const TABLE: Record<string, CommandHandler> = {
   curl,
   wget,
   git,
+  xxd,
   date,
   env,
   printenv,

@@ -1,0 +1,138 @@
+/**
+ * Whether git would run code the repository or user configured (issue 14): `core.fsmonitor` runs
+ * on `git status`, diff drivers and textconv on `git diff`/`log -p`/`show`/`blame`, filters on
+ * checkout and add, hooks on commit, merge, checkout… git stays exact only when none of that is
+ * configured: the config files it reads hold no key that names a program, and (for subcommands
+ * that run hooks) the hooks directory holds no hook.
+ */
+
+/**
+ * Config keys (last part, lowercase) whose value is a program git runs on local work, or that
+ * move it elsewhere. Programs git runs only for remotes (credential helpers, ssh, proxies) do not
+ * count: every subcommand that talks to a remote is opaque anyway.
+ */
+const CODE_KEYS = new Set([
+  "fsmonitor",
+  "hookspath",
+  "pager",
+  "editor",
+  "external",
+  "textconv",
+  "command",
+  "clean",
+  "smudge",
+  "process",
+  "driver",
+  "program",
+  "worktree",
+  "difffilter",
+  "alternaterefscommand",
+  "cmd",
+]);
+
+/** Sections whose every key configures a program, or that pull in other files. */
+const CODE_SECTIONS = new Set(["include", "includeif", "pager"]);
+
+/** A repository git would use from a directory. */
+export interface Repository {
+  /** The git directory (`.git` or what a `.git` file points at). */
+  gitDir: string;
+  /** The common directory (shared by worktrees): config and hooks live there. */
+  commonDir: string;
+}
+
+function readText(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** The repository git discovers from `dir` (walking up), or null when there is none. */
+export function findRepository(dir: string): Repository | null {
+  for (let current = dir;; current = current.slice(0, current.lastIndexOf("/")) || "/") {
+    const dotGit = `${current === "/" ? "" : current}/.git`;
+    let info: Deno.FileInfo | null = null;
+    try {
+      info = Deno.statSync(dotGit);
+    } catch {
+      // not here: look further up
+    }
+    if (info?.isDirectory) return { gitDir: dotGit, commonDir: dotGit };
+    if (info?.isFile) {
+      const pointer = /^gitdir: (.*)$/m.exec(readText(dotGit) ?? "")?.[1]?.trim();
+      if (pointer === undefined) return null;
+      const gitDir = pointer.startsWith("/") ? pointer : `${current}/${pointer}`;
+      const common = readText(`${gitDir}/commondir`)?.trim();
+      const commonDir = common === undefined
+        ? gitDir
+        : common.startsWith("/")
+        ? common
+        : `${gitDir}/${common}`;
+      return { gitDir, commonDir };
+    }
+    if (current === "/") return null;
+  }
+}
+
+/** Why a git config text configures code, or null. Lines it does not understand count. */
+function configReason(text: string, file: string): string | null {
+  let section = "";
+  for (const raw of text.split("\n")) {
+    const line = raw.replace(/^\s+/, "");
+    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
+    const header = /^\[\s*([A-Za-z0-9.-]+)/.exec(line);
+    if (header !== null) {
+      section = header[1].toLowerCase().split(".")[0];
+      if (CODE_SECTIONS.has(section)) return `${file} has a [${section}] section`;
+      const rest = line.slice(line.indexOf("]") + 1).trim();
+      if (rest === "" || rest.startsWith("#") || rest.startsWith(";")) continue;
+      return `${file} is not understood`;
+    }
+    const key = /^([A-Za-z][A-Za-z0-9-]*)\s*(=|$)/.exec(line)?.[1]?.toLowerCase();
+    if (key === undefined) continue;
+    if (CODE_KEYS.has(key)) return `${file} sets ${section}.${key}`;
+  }
+  return null;
+}
+
+/**
+ * Why git in `repo` may run configured code, or null: the repository, user (`home`, XDG) and
+ * system config files, and with `hooks` the hooks directory.
+ */
+export function gitRunsConfiguredCode(
+  repo: Repository | null,
+  home: string | undefined,
+  env: Readonly<Record<string, string>>,
+  hooks: boolean,
+): string | null {
+  if (home === undefined) return "git reads configuration from an unknown HOME";
+  const xdg = env.XDG_CONFIG_HOME ?? `${home}/.config`;
+  const files = [`${home}/.gitconfig`, `${xdg}/git/config`, "/etc/gitconfig"];
+  if (repo !== null) {
+    files.push(`${repo.commonDir}/config`, `${repo.gitDir}/config.worktree`);
+  }
+  for (const file of files) {
+    const text = readText(file);
+    const reason = text === null ? null : configReason(text, file);
+    if (reason !== null) return reason;
+  }
+  if (hooks && repo !== null) {
+    try {
+      for (const entry of Deno.readDirSync(`${repo.commonDir}/hooks`)) {
+        if (!entry.name.endsWith(".sample")) return `git hook ${entry.name}`;
+      }
+    } catch {
+      // no hooks directory
+    }
+  }
+  return null;
+}
+
+/** Files whose change makes git run other code: a write to them in the same source is opaque. */
+export function gitConfigPaths(repo: Repository | null, home: string | undefined): string[] {
+  const paths = home === undefined ? [] : [`${home}/.gitconfig`, `${home}/.config/git`];
+  if (repo !== null) paths.push(repo.gitDir, repo.commonDir);
+  return paths;
+}

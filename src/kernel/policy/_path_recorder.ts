@@ -1,0 +1,136 @@
+/**
+ * Records the paths a command touches (issue 14): each resolved physically against every possible
+ * cwd, `/dev/tcp` redirections as connections, links the run may create, and the git
+ * repositories it runs in, with the checks made once the whole source is walked.
+ */
+import type { EffectSet } from "./_effect_set.ts";
+import type { EffectState, FsKind } from "./effect_types.ts";
+import type { Cwds } from "./_cwds.ts";
+import { globMayClimb, normalizePath } from "./_paths.ts";
+import { type ArgValue, STATIC } from "./commands/command_io.ts";
+import { isSpecialDevice } from "./_shell_tables.ts";
+import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";
+import { findRepository, gitConfigPaths, gitRunsConfiguredCode } from "./_git_repository.ts";
+import { PathChecks } from "./_path_checks.ts";
+
+/** Path effects of one derivation. */
+export class PathRecorder {
+  readonly #state: EffectState;
+  readonly #effects: EffectSet;
+  readonly #checks = new PathChecks();
+
+  constructor(state: EffectState, effects: EffectSet) {
+    this.#state = state;
+    this.#effects = effects;
+  }
+
+  /** `PATH` directories searched before a program that ran: writing there is opaque. */
+  shadowing(dirs: readonly string[]): void {
+    this.#checks.shadowing(dirs);
+  }
+
+  /** Why the run is opaque after all (links, PATH, git configuration), or null. */
+  finish(): string | null {
+    return this.#checks.finish();
+  }
+
+  /** The cwds themselves as a path effect. */
+  cwd(kind: FsKind, cwds: Cwds): void {
+    if (cwds === null) this.#effects.opaque("unknown working directory");
+    else this.#effects.paths(kind, cwds.map((cwd) => physicalPath(cwd) ?? cwd));
+  }
+
+  /** A word's path from every possible cwd, unnormalized; null (and opaque) when unknown. */
+  candidates(arg: ArgValue, cwds: Cwds): string[] | null {
+    if (arg.text === null || !arg.single || globMayClimb(arg.text)) {
+      this.#effects.opaque("dynamic path");
+      return null;
+    }
+    if (arg.text.startsWith("/")) return [arg.text];
+    if (cwds === null) {
+      this.#effects.opaque("unknown working directory");
+      return null;
+    }
+    return cwds.map((cwd) => `${cwd}/${arg.text}`);
+  }
+
+  /**
+   * Records a path effect for a word, resolved physically (symlinks of its existing prefix)
+   * against every possible cwd; `link` marks a path the command may turn into a link.
+   */
+  path(kind: FsKind, arg: ArgValue, cwds: Cwds, redirect = false, link = false): void {
+    if (arg.text === "") return;
+    const candidates = this.candidates(arg, cwds);
+    if (candidates === null) return;
+    const paths: string[] = [];
+    for (const candidate of candidates) {
+      const lexical = normalizePath(candidate);
+      const socket = redirect ? devSocket(lexical) : null;
+      if (socket !== null) {
+        if (socket.port === null) this.#effects.opaque(`socket port not numeric: ${lexical}`);
+        else this.#effects.connect(socket.host, socket.port);
+        continue;
+      }
+      if (redirect && isSpecialDevice(lexical)) continue;
+      if (/^\/(dev|proc)\//.test(lexical)) {
+        paths.push(lexical);
+        continue;
+      }
+      const follow = kind !== "fs_delete" && !link;
+      const physical = physicalPath(candidate, follow);
+      if (physical === null) {
+        this.#effects.opaque(`symbolic link loop: ${lexical}`);
+        continue;
+      }
+      if (globMayMatchLink(physical, follow)) {
+        this.#effects.opaque(`glob may match a symbolic link: ${physical}`);
+      }
+      if (kind === "fs_write" && hasHardLinks(physical)) {
+        this.#effects.opaque(`write to a file with several hard links: ${physical}`);
+      }
+      if (link) this.#checks.link(physical);
+      else this.#checks.record(kind, physical);
+      paths.push(physical);
+    }
+    this.#effects.paths(kind, paths);
+  }
+
+  /** A written destination that may become a link: the entries it creates are recorded. */
+  link(dest: ArgValue, sources: readonly ArgValue[], cwds: Cwds): void {
+    const candidates = dest.text === "" ? [] : this.candidates(dest, cwds);
+    for (const candidate of candidates ?? []) {
+      const physical = physicalPath(candidate, false);
+      let isDir = false;
+      try {
+        isDir = physical !== null && Deno.statSync(physical).isDirectory;
+      } catch {
+        // a new name: the link is the destination itself
+      }
+      const names = sources.map((source) => source.text?.replace(/\/+$/, "").replace(/^.*\//, ""));
+      const entries = isDir && names.length > 0 && names.every((name) => name)
+        ? names.map((name) => STATIC(`${candidate}/${name}`))
+        : [STATIC(candidate)];
+      this.#effects.paths("fs_write", physical === null ? [] : [physical]);
+      for (const entry of entries) this.path("fs_write", entry, cwds, false, true);
+    }
+  }
+
+  /** git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14). */
+  repository(dir: ArgValue | null, hooks: boolean, cwds: Cwds): void {
+    const env = this.#state.env;
+    const variable = Object.keys(env).find((key) =>
+      key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key)
+    );
+    if (variable !== undefined) {
+      this.#effects.opaque(`git configured by ${variable}`);
+      return;
+    }
+    const dirs = dir === null ? cwds : this.candidates(dir, cwds);
+    for (const candidate of dirs ?? []) {
+      const repo = findRepository(physicalPath(candidate) ?? candidate);
+      const reason = gitRunsConfiguredCode(repo, this.#state.home, env, hooks);
+      if (reason !== null) this.#effects.opaque(reason);
+      this.#checks.gitPaths(gitConfigPaths(repo, this.#state.home));
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Physical path resolution at analysis time (issue 14): the existing prefix of a path is resolved
+ * through its symbolic links, so `ALLOWED/lnk/a` is judged where it lands. The rest, which does
+ * not exist yet, is kept lexically.
+ */
+import { normalizePath } from "./_paths.ts";
+
+/** Symbolic links followed before giving up, as the kernel's ELOOP limit. */
+const MAX_LINKS = 40;
+
+/** Directory entries read to look for links a glob may match. */
+const MAX_GLOB_ENTRIES = 10_000;
+
+/**
+ * The physical form of the absolute path `path` (`.`/`..` not yet removed): each existing prefix
+ * resolved through links, `..` applied to the resolved prefix. `followLast` false keeps a final
+ * link itself (what `rm` and `mv` act on). Null when links loop.
+ */
+export function physicalPath(path: string, followLast = true): string | null {
+  const pending = path.split("/").filter((segment) => segment !== "" && segment !== ".");
+  const keepLast = !followLast && !path.endsWith("/");
+  let resolved: string[] = [];
+  let links = 0;
+  let exists = true;
+  while (pending.length > 0) {
+    const segment = pending.shift()!;
+    if (segment === "..") {
+      resolved.pop();
+      continue;
+    }
+    resolved.push(segment);
+    if (!exists || (keepLast && pending.length === 0)) continue;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(`/${resolved.join("/")}`);
+    } catch {
+      exists = false;
+      continue;
+    }
+    if (!info.isSymlink) continue;
+    if (++links > MAX_LINKS) return null;
+    let target: string;
+    try {
+      target = Deno.readLinkSync(`/${resolved.join("/")}`);
+    } catch {
+      return null;
+    }
+    resolved.pop();
+    if (target.startsWith("/")) resolved = [];
+    pending.unshift(...target.split("/").filter((s) => s !== "" && s !== "."));
+  }
+  return normalizePath(`/${resolved.join("/")}`);
+}
+
+/** Whether `path` is an existing regular file with more than one hard link. */
+export function hasHardLinks(path: string): boolean {
+  try {
+    const info = Deno.lstatSync(path);
+    return info.isFile && (info.nlink ?? 1) > 1;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a glob segment of `path` may match a symbolic link: the directory it applies to holds
+ * one (or cannot be read through). `lastFollowed` false ignores a glob in the last segment.
+ */
+export function globMayMatchLink(path: string, lastFollowed: boolean): boolean {
+  const segments = path.split("/").filter((segment) => segment !== "");
+  const last = lastFollowed ? segments.length : segments.length - 1;
+  for (let i = 0; i < last; i++) {
+    if (!isGlob(segments[i])) continue;
+    const dir = `/${segments.slice(0, i).join("/")}`;
+    try {
+      let count = 0;
+      for (const entry of Deno.readDirSync(dir)) {
+        if (entry.isSymlink || ++count > MAX_GLOB_ENTRIES) return true;
+      }
+    } catch {
+      // no such directory: the glob matches nothing
+    }
+    // A later glob segment searches directories this one matched: not followed further.
+    return segments.slice(i + 1, last).some(isGlob);
+  }
+  return false;
+}
+
+function isGlob(segment: string): boolean {
+  return /[*?[]|[@!+]\(/.test(segment);
+}
+
+/** `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT`, which bash opens as sockets: host and port. */
+export function devSocket(path: string): { host: string; port: number | null } | null {
+  const match = /^\/dev\/(tcp|udp)\/([^/]+)\/([^/]+)$/.exec(path);
+  if (match === null) return null;
+  return { host: match[2], port: /^[0-9]{1,5}$/.test(match[3]) ? Number(match[3]) : null };
+}

@@ -1,0 +1,63 @@
+/**
+ * Which program a command name runs (issue 14): the known-command table describes the system's
+ * programs, so a name is looked up along the session `PATH` as bash would, and only a hit in a
+ * system directory counts as that command.
+ */
+import { physicalPath } from "./_physical_paths.ts";
+import { SYSTEM_DIRS } from "./_shell_tables.ts";
+
+/** Where a command name resolves. */
+export interface Resolution {
+  /** The program is a system one (the table applies), or the reason it is not. */
+  system: true | string;
+  /** `PATH` directories searched before the hit: a file written there would run instead. */
+  shadowing: string[];
+}
+
+/** Whether the physical directory of `file` is a system directory. */
+function inSystemDir(file: string): boolean {
+  const physical = physicalPath(file);
+  if (physical === null) return false;
+  const dir = physical.slice(0, physical.lastIndexOf("/") + 1);
+  return SYSTEM_DIRS.some((system) => physicalPath(system) + "/" === dir || system === dir);
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    const info = Deno.statSync(file);
+    return info.isFile && ((info.mode ?? 0) & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves argv0 `name` from `cwd` with the session `PATH` (undefined: bash's default, the
+ * system directories). A name with `/` must be a normalized absolute path in a system directory.
+ */
+export function resolveProgram(name: string, path: string | undefined, cwd: string): Resolution {
+  if (name.includes("/")) {
+    if (!name.startsWith("/") || name.split("/").some((s) => s === ".." || s === ".")) {
+      return { system: `program path not pinned: ${name}`, shadowing: [] };
+    }
+    return {
+      system: inSystemDir(name) ? true : `program outside the system directories: ${name}`,
+      shadowing: [],
+    };
+  }
+  if (path === undefined) return { system: true, shadowing: [] };
+  const shadowing: string[] = [];
+  for (const entry of path.split(":")) {
+    const dir = entry === "" || !entry.startsWith("/") ? `${cwd}/${entry}` : entry;
+    const file = `${dir.replace(/\/+$/, "")}/${name}`;
+    if (isExecutable(file)) {
+      return {
+        system: inSystemDir(file) ? true : `${name} resolves outside the system directories`,
+        shadowing,
+      };
+    }
+    shadowing.push(physicalPath(dir) ?? dir);
+  }
+  // Not found now: it fails, unless the source creates it in a PATH directory (checked by caller).
+  return { system: true, shadowing };
+}

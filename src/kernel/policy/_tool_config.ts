@@ -1,0 +1,50 @@
+/**
+ * Where known commands read configuration that can change what they do (issue 14): a curl whose
+ * `.curlrc` names an output file or URL, a less whose `LESSOPEN` runs a preprocessor, an rg whose
+ * config adds `--pre`. When such configuration is present, the command is opaque.
+ */
+
+/** Environment variables and user files (`~/` = session HOME) that configure a command. */
+interface ToolConfig {
+  env: readonly string[];
+  files: readonly string[];
+}
+
+const PROXIES = ["http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "ftp_proxy"];
+
+const TOOL_CONFIG: Record<string, ToolConfig> = {
+  curl: {
+    env: ["CURL_HOME", "XDG_CONFIG_HOME", ...PROXIES],
+    files: ["~/.curlrc", "~/.config/.curlrc", "~/_curlrc"],
+  },
+  wget: { env: ["WGETRC", ...PROXIES], files: ["~/.wgetrc"] },
+  less: {
+    env: ["LESSOPEN", "LESSCLOSE", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSEDIT"],
+    files: ["~/.lesskey", "~/.config/lesskey", "~/.lesskey.in"],
+  },
+  rg: { env: ["RIPGREP_CONFIG_PATH"], files: [] },
+  grep: { env: ["GREP_OPTIONS"], files: [] },
+};
+
+/** Why `command` is configured beyond what analysis sees, or null when it is not. */
+export function toolConfigured(
+  command: string,
+  env: Readonly<Record<string, string>>,
+  home: string | undefined,
+): string | null {
+  const config = Object.hasOwn(TOOL_CONFIG, command) ? TOOL_CONFIG[command] : undefined;
+  if (config === undefined) return null;
+  const name = config.env.find((name) => Object.hasOwn(env, name));
+  if (name !== undefined) return `${command} configured by ${name}`;
+  for (const file of config.files) {
+    if (home === undefined) return `${command} reads configuration from an unknown HOME`;
+    const path = `${home}/${file.slice(2)}`;
+    try {
+      Deno.lstatSync(path);
+      return `${command} configured by ${path}`;
+    } catch {
+      // absent: nothing configured there
+    }
+  }
+  return null;
+}
