@@ -8,19 +8,23 @@ import {
   ptyResizeParams,
   ptySendParams,
 } from "../pty/params.ts";
-import { principalVerdict } from "../verdicts.ts";
+import { analyze } from "../planning.ts";
+import { programLine } from "../policy/program_line.ts";
 
 /** `pty.*` (K-PTY-1..7), scoped to the attached session. */
 export const PTY_METHODS: MethodSpec[] = [
   attached("pty.open", ptyOpenParams, async (ctx, p) => {
     const { kernel, attachment } = ctx;
-    const verdict = principalVerdict(kernel, attachment.principal, [
-      { kind: "proc_spawn", argv0: p.cmd, bin_hash: null },
-    ], "reversible");
+    // The whole program line is judged like an exec of it, not only its argv0 (issue 14).
+    const { verdict, effects } = await analyze(
+      kernel,
+      attachment,
+      programLine(p.cmd, p.args, p.env),
+    );
     if (verdict === "deny") {
       throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies spawning ${p.cmd}`, {
         verdict,
-        effects: [{ kind: "proc_spawn", argv0: p.cmd, bin_hash: null }],
+        effects,
       });
     }
     if (verdict === "approval_required") {

@@ -1,0 +1,312 @@
+// Issue 14 through the real kernel over its real socket: an agent that may read everything but
+// write only below `allowed/` (`opaque: deny`, no network) tries each family of constructs that
+// once wrote, deleted or connected without approval. Every attempt is refused (-32010/-32011) or,
+// where it runs, leaves the victim file unchanged. The policy sets no `sandbox` field (the policy
+// parser does not know it yet, issue 12) and the kernel has no sandbox tier, so the static layer
+// is tested alone.
+import assert from "node:assert/strict";
+import { RpcError } from "../../src/protocol/errors.ts";
+import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { startKernel, type TestKernel } from "../_support/kernel.ts";
+import { createToken, writePolicy } from "../_support/principals.ts";
+import { sandbox } from "../_support/sandbox.ts";
+
+const PRECIOUS = "precious\n";
+
+/** A kernel, an agent token for each principal, and the allowed and victim directories. */
+interface Scene {
+  k: TestKernel;
+  allowed: string;
+  victim: string;
+  /** A fresh session attached as `principal` (default `agent:a`). */
+  session(principal?: string): Promise<RpcConnection>;
+}
+
+function agentPolicy(allowed: string, sessionWrite: boolean) {
+  return {
+    fs: { read: ["/**"], write: [`${allowed}/**`], delete: [`${allowed}/**`] },
+    proc_spawn: ["*"],
+    env_read: ["*"],
+    env_write: ["*"],
+    session_write: sessionWrite,
+    time: true,
+    auto_apply: "in-grant",
+    opaque: "deny",
+  };
+}
+
+function sceneTest(name: string, body: (s: Scene) => Promise<void>): void {
+  Deno.test(name, async () => {
+    const box = await sandbox();
+    const allowed = `${box.dir}/allowed`;
+    const victim = `${box.dir}/victim`;
+    await Deno.mkdir(allowed);
+    await Deno.mkdir(victim);
+    const file = await writePolicy(box, {
+      "agent:a": agentPolicy(allowed, true),
+      "agent:b": agentPolicy(allowed, false),
+    });
+    const tokens = {
+      "agent:a": (await createToken(box, "agent:a")).secret,
+      "agent:b": (await createToken(box, "agent:b")).secret,
+    };
+    const k = await startKernel(["--policy", file], box);
+    let sessions = 0;
+    try {
+      await body({
+        k,
+        allowed,
+        victim,
+        session: (principal: keyof typeof tokens = "agent:a") =>
+          k.attach(`s${++sessions}`, tokens[principal]),
+      });
+    } finally {
+      await k.cleanup();
+    }
+  });
+}
+
+/** Puts the victim back to its known content. */
+async function resetVictim(s: Scene): Promise<void> {
+  await Deno.writeTextFile(`${s.victim}/a`, PRECIOUS);
+}
+
+async function assertVictimUnchanged(s: Scene, what: string): Promise<void> {
+  let text: string | null = null;
+  try {
+    text = await Deno.readTextFile(`${s.victim}/a`);
+  } catch {
+    // deleted
+  }
+  assert.equal(text, PRECIOUS, `victim changed by: ${what}`);
+}
+
+/** Runs `src`; true when the kernel refused it (-32010 or -32011). */
+async function refused(conn: RpcConnection, src: string): Promise<boolean> {
+  try {
+    await conn.request("exec", { src });
+    return false;
+  } catch (error) {
+    if (error instanceof RpcError && (error.code === -32010 || error.code === -32011)) return true;
+    throw error;
+  }
+}
+
+/**
+ * Each attack is a list of execs in one fresh session: the earlier ones may run (they only
+ * prepare), the last one must be refused; the victim must be unchanged in any case.
+ */
+async function assertAttacksFail(
+  s: Scene,
+  attacks: string[][],
+  principal?: string,
+): Promise<void> {
+  for (const steps of attacks) {
+    await resetVictim(s);
+    const conn = await s.session(principal);
+    await refused(conn, `cd '${s.allowed}'`);
+    for (const step of steps.slice(0, -1)) await refused(conn, step);
+    const last = steps.at(-1)!;
+    assert.equal(await refused(conn, last), true, `not refused: ${steps.join(" ⏎ ")}`);
+    await assertVictimUnchanged(s, steps.join(" ⏎ "));
+    conn.close();
+  }
+}
+
+sceneTest("issue 14 control: ordinary work inside the write root still runs", async (s) => {
+  const conn = await s.session();
+  for (const src of [`cd '${s.allowed}'`, "echo hi > notes.txt", "cat notes.txt", "ls -la"]) {
+    assert.equal(await refused(conn, src), false, src);
+  }
+  assert.equal(await Deno.readTextFile(`${s.allowed}/notes.txt`), "hi\n");
+});
+
+sceneTest("issue 14 family 1: pty.open judges the whole program line", async (s) => {
+  const conn = await s.session();
+  const v = `${s.victim}/a`;
+  for (
+    const params of [
+      { cmd: "bash", args: ["-c", `rm -f '${v}'`] },
+      { cmd: "rm", args: ["-f", v] },
+      { cmd: "sh", args: ["-c", `: > '${v}'`] },
+      { cmd: "env", args: ["rm", "-f", v] },
+      { cmd: "cat", args: ["/etc/hostname"], env: { LD_PRELOAD: `${s.allowed}/evil.so` } },
+      { cmd: "cat", args: ["/etc/hostname"], env: { BASH_ENV: `${s.allowed}/evil.sh` } },
+    ]
+  ) {
+    await resetVictim(s);
+    const error = await conn.request("pty.open", params).then(() => null, (e) => e);
+    assert.ok(error instanceof RpcError, `pty.open ran: ${JSON.stringify(params)}`);
+    assert.ok([-32010, -32011].includes(error.code), `${error.code} ${error.message}`);
+    await assertVictimUnchanged(s, JSON.stringify(params));
+  }
+  assert.deepEqual(await conn.request("pty.list", {}), { ptys: [] });
+});
+
+sceneTest("issue 14 family 2: arithmetic and subscripts evaluate code from data", async (s) => {
+  const payload = `'x[$(rm -f ${s.victim}/a)]'`;
+  await assertAttacksFail(s, [
+    [`a=${payload}; (( a ))`],
+    [`a=${payload}; echo $(( a + 1 ))`],
+    [`a=${payload}; [[ $a -eq 1 ]]`],
+    [`a=${payload}; let a+1`],
+    [`a=${payload}`, "(( a ))"],
+    [`a=${payload}`, "for (( i = 0; i < a; i++ )); do :; done"],
+    [`declare -i n; n=${payload}`],
+    [`test -v ${payload}`],
+    [`read ${payload} <<< 1`],
+    [`printf -v ${payload} %s 1`],
+    [`b=${payload}; echo \${!b}`],
+    [`a=${payload}; arr=(1 2); echo \${arr[a]}`],
+  ]);
+});
+
+sceneTest("issue 14 family 3: aliases reach places the alias check did not look", async (s) => {
+  const rm = `rm -f ${s.victim}/a;`;
+  const attacks = [
+    [`BASH_ALIASES[declare]='${rm}'`, "declare x=1"],
+    [`BASH_ALIASES[declare]='${rm}'\ndeclare x=1`],
+    [`BASH_ALIASES[ls]='${rm}'\nls`],
+    [`alias export='${rm}'`, "export X=1"],
+    [`alias local='${rm}'`, "f() { local x=1; }; f"],
+    [`alias let='${rm}'`, "let x=1"],
+  ];
+  await assertAttacksFail(s, attacks);
+  // A principal without session_write cannot persist one either way.
+  await assertAttacksFail(s, attacks.slice(0, 3), "agent:b");
+});
+
+sceneTest("issue 14 family 4: which program runs can be changed", async (s) => {
+  const bin = `${s.allowed}/bin`;
+  await Deno.mkdir(bin);
+  await Deno.writeTextFile(`${bin}/cat`, `#!/bin/sh\nrm -f '${s.victim}/a'\n`);
+  await Deno.chmod(`${bin}/cat`, 0o755);
+  await assertAttacksFail(s, [
+    [`BASH_CMDS[cat]=${bin}/cat; cat /etc/hostname`],
+    [`hash -p ${bin}/cat cat; cat /etc/hostname`],
+    [`PATH=${bin}:$PATH; cat /etc/hostname`],
+    [`PATH=${bin}:$PATH cat /etc/hostname`],
+    [`export PATH=${bin}:$PATH`, "cat /etc/hostname"],
+    [`/usr/bin/../..${bin}/cat /etc/hostname`],
+    [`set -a; LD_PRELOAD=${s.allowed}/evil.so; cat /etc/hostname`],
+    [`export LD_PRELOAD=${s.allowed}/evil.so`, "cat /etc/hostname"],
+    [`cp ${bin}/cat ${s.allowed}/cat2; PATH=${s.allowed}:$PATH cat2`],
+  ]);
+});
+
+sceneTest("issue 14 family 5: builtins listed as harmless run code", async (s) => {
+  const rm = `$(rm -f ${s.victim}/a)`;
+  await assertAttacksFail(s, [
+    [`PS4='${rm}'; set -x; true`],
+    [`PS4='${rm}'`, "set -x; true"],
+    [`PS4='${rm}'`, "set -o xtrace; true"],
+    [`PS4='${rm}'`, "set -xv; true"],
+    [`sleep 5 & jobs -x rm -f ${s.victim}/a %1`],
+    [`shopt -s cdable_vars; v=${s.victim}; cd v && rm -f a`],
+  ]);
+});
+
+sceneTest("issue 14 family 6: git runs repository-defined code", async (s) => {
+  const repo = `${s.allowed}/repo`;
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, cwd: repo, stdout: "null", stderr: "null" }).output();
+  await Deno.mkdir(repo);
+  await git("init", "-q");
+  const rm = `rm -f ${s.victim}/a`;
+  // A clean repository stays exact: git status runs.
+  const conn = await s.session();
+  assert.equal(await refused(conn, `cd '${repo}' && git status`), false);
+  await assertAttacksFail(s, [
+    [`printf '[core]\\n\\tfsmonitor = "${rm}"\\n' >> ${repo}/.git/config; cd ${repo}; git status`],
+    [
+      `printf '[core]\\n\\tfsmonitor = "${rm}"\\n' >> ${repo}/.git/config`,
+      `cd ${repo}; git status`,
+    ],
+    [`printf '[core]\\n\\tpager = ${rm}\\n' >> ${repo}/.git/config`, `git -C ${repo} log`],
+    [
+      `printf '#!/bin/sh\\n${rm}\\n' > ${repo}/.git/hooks/pre-commit; chmod +x ${repo}/.git/hooks/pre-commit`,
+      `cd ${repo}; git commit --allow-empty -m x`,
+    ],
+    [
+      `printf '[diff "x"]\\n\\ttextconv = ${rm};\\n' >> ${repo}/.git/config`,
+      `cd ${repo}; git diff`,
+    ],
+    [`cd ${repo}; GIT_CONFIG_GLOBAL=${s.allowed}/gc git status`],
+  ]);
+});
+
+sceneTest(
+  "issue 14 family 7: environment that redirects a known command's configuration",
+  async (s) => {
+    const home = `${s.allowed}/home`;
+    await Deno.mkdir(home);
+    await Deno.writeTextFile(
+      `${home}/.curlrc`,
+      `output = "${s.victim}/a"\nurl = "file:///etc/hostname"\n`,
+    );
+    await Deno.writeTextFile(
+      `${s.allowed}/.curlrc`,
+      `output = "${s.victim}/a"\nurl = "file:///etc/hostname"\n`,
+    );
+    await assertAttacksFail(s, [
+      [`HOME=${home} curl -s`],
+      [`CURL_HOME=${s.allowed} curl -s`],
+      [`XDG_CONFIG_HOME=${s.allowed} curl -s`],
+      [`export HOME=${home}; curl -s`],
+      [`export HOME=${home}`, "curl -s"],
+      [`HOME=${home} wget -q http://127.0.0.1:9/`],
+      [`LESSOPEN='|rm -f ${s.victim}/a' less /etc/hostname`],
+    ]);
+  },
+);
+
+sceneTest("issue 14 family 8: the cd model follows CDPATH", async (s) => {
+  const parent = s.victim.slice(0, s.victim.lastIndexOf("/"));
+  await assertAttacksFail(s, [
+    [`CDPATH=${parent}; cd victim && rm -f a`],
+    [`CDPATH=${parent}`, "cd victim && rm -f a"],
+    [`export CDPATH=${parent}`, "cd victim && rm -f a"],
+    [`CDPATH=${parent} cd victim && rm -f a`],
+  ]);
+});
+
+sceneTest("issue 14 family 9: option tables take only valued options as valued", async (s) => {
+  await Deno.writeTextFile(`${s.allowed}/in`, "data\n");
+  const v = `${s.victim}/a`;
+  await assertAttacksFail(s, [
+    [`xxd -C in ${v}`],
+    [`xxd -capitalize in ${v}`],
+    [`xxd -cols 8 in ${v}`],
+    [`xxd -c 8 in ${v}`],
+    [`xxd -l 4 in ${v}`],
+    [`xxd -r -p in ${v}`],
+  ]);
+});
+
+sceneTest("issue 14 family 10: paths resolve through symbolic and hard links", async (s) => {
+  await Deno.symlink(s.victim, `${s.allowed}/lnk`);
+  await resetVictim(s);
+  await Deno.link(`${s.victim}/a`, `${s.allowed}/hard`);
+  await assertAttacksFail(s, [
+    ["echo x > lnk/a"],
+    ["rm -f lnk/a"],
+    ["cd lnk && rm -f a"],
+    ["sed -i s/p/x/ lnk/a"],
+    ["truncate -s 0 lnk/../victim/a"],
+    ["cp /etc/hostname lnk/"],
+    ["echo x > l*/a"],
+    ["echo x > hard"],
+    [`ln -s ${s.victim} new && echo x > new/a`],
+    [`mv lnk moved && echo x > moved/a`],
+  ]);
+});
+
+sceneTest("issue 14 family 11: /dev/tcp and /dev/udp are connections", async (s) => {
+  await assertAttacksFail(s, [
+    ["cat < /dev/tcp/127.0.0.1/9"],
+    ["echo x > /dev/tcp/127.0.0.1/9"],
+    ["echo x > /dev/udp/127.0.0.1/9"],
+    ["echo x >> /dev/./tcp/127.0.0.1/9"],
+    ["cat 3<>/dev/tcp/localhost/9 /etc/hostname"],
+  ]);
+});
