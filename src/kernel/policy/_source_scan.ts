@@ -35,10 +35,12 @@ export interface FunctionDef {
 /** A decimal, octal, hex or `base#digits` integer: arithmetic on it runs nothing. */
 export const NUMBER = /^[-+]?(0[xX][0-9a-fA-F]+|[0-9]+(#[0-9a-zA-Z@_]+)?)$/;
 
-/** Whether a word's value is an integer: a literal number, empty, or one `$((…))`. */
+/** Whether a word's value is an integer: a literal number, empty, one `$((…))` or `${#x}`. */
 function numericWord(word: Word | null | undefined): boolean {
   if (word === null || word === undefined) return true;
-  if (word.parts.length === 1 && word.parts[0].type === "ArithmExp") return true;
+  const only = word.parts.length === 1 ? word.parts[0] : null;
+  if (only?.type === "ArithmExp") return true;
+  if (only?.type === "ParamExp" && (only as ParamExp).length) return true;
   const text = staticWord(word);
   return text !== null && (text === "" || NUMBER.test(text));
 }

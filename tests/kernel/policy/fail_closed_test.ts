@@ -1,0 +1,108 @@
+/**
+ * Issue 14 at the analysis level: what stays exact next to what became opaque, and the effects
+ * the new models give (physical paths, `/dev/tcp` connections). The attacks themselves run
+ * through the kernel in tests/kernel/fail_closed_test.ts.
+ */
+import assert from "node:assert/strict";
+import {
+  deriveEffects,
+  type Effect,
+  type EffectState,
+} from "../../../src/kernel/policy/effects.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+
+function effects(src: string, extra: Partial<EffectState> = {}): Effect[] {
+  return deriveEffects(src, {
+    cwd: "/w",
+    env: {},
+    home: "/home/me",
+    sessionCommands: new Set(),
+    ...extra,
+  }).effects;
+}
+
+function opaque(src: string, extra: Partial<EffectState> = {}): string | null {
+  const found = effects(src, extra).find((effect) => effect.kind === "opaque");
+  return found?.kind === "opaque" ? found.reason : null;
+}
+
+Deno.test("issue 14: integer arithmetic, safe shell options and plain assignments stay exact", () => {
+  for (
+    const src of [
+      "set -euo pipefail; echo ok",
+      "set -e -u -o pipefail +x",
+      "for i in 1 2 3; do echo $(( i * 2 )); done",
+      "i=0; while (( i < 3 )); do i=$(( i + 1 )); done",
+      "true; [[ $? -eq 0 ]] && echo ok",
+      "n=${#HOME}; echo $(( n + 1 ))",
+      "shopt -s nullglob globstar; echo **/*.ts",
+      "export PATH=/opt/bin:$PATH",
+      "test -v HOME && echo set",
+      "jobs -l",
+    ]
+  ) {
+    assert.equal(opaque(src, { env: { HOME: "/home/me", PATH: "/usr/bin" } }), null, src);
+  }
+});
+
+Deno.test("issue 14: session variables feed arithmetic: only integers are followed", () => {
+  assert.equal(opaque("(( n + 1 ))", { vars: { n: 'declare -- n="5"' } }), null);
+  assert.equal(opaque("(( n + 1 ))", { vars: { n: 'declare -i n="5"' } }), null);
+  assert.match(
+    opaque("(( n + 1 ))", { vars: { n: 'declare -- n="x[\\$(id)]"' } }) ?? "",
+    /arithmetic/,
+  );
+  assert.match(opaque("(( n + 1 ))", { env: { n: "a[$(id)]" } }) ?? "", /arithmetic/);
+  assert.match(
+    opaque("n=$(cat f); (( n ))") ?? "",
+    /arithmetic/,
+  );
+  assert.match(opaque("n='x'", { vars: { n: 'declare -i n="1"' } }) ?? "x", /x|integer/);
+});
+
+Deno.test("issue 14: /dev/tcp and /dev/udp redirections are net_connect, a service name is opaque", () => {
+  assert.deepEqual(effects("cat < /dev/tcp/example.com/80"), [
+    { kind: "proc_spawn", argv0: "cat", bin_hash: null },
+    { kind: "net_connect", host: "example.com", port: 80 },
+  ]);
+  assert.deepEqual(effects("echo x > /dev/udp/10.0.0.1/53"), [
+    { kind: "net_connect", host: "10.0.0.1", port: 53 },
+  ]);
+  assert.match(opaque("echo x > /dev/tcp/example.com/http") ?? "", /port/);
+});
+
+Deno.test("issue 14: paths resolve through symbolic links of their existing prefix", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/real`);
+    await Deno.mkdir(`${dir}/w`);
+    await Deno.symlink(`${dir}/real`, `${dir}/w/lnk`);
+    const at = { cwd: `${dir}/w` };
+    assert.deepEqual(effects("echo x > lnk/new/a", at), [
+      { kind: "fs_write", paths: [`${dir}/real/new/a`] },
+    ]);
+    // `..` after a link climbs from where the link points.
+    assert.deepEqual(effects("cat lnk/../x", at)[0], { kind: "fs_read", paths: [`${dir}/x`] });
+    // rm removes the link itself, not what it points at.
+    assert.deepEqual(effects("rm lnk", at)[0], { kind: "fs_delete", paths: [`${dir}/w/lnk`] });
+    assert.match(opaque("cat l*/a", at) ?? "", /symbolic link/);
+  });
+});
+
+Deno.test("issue 14: git stays exact in a clean repository and is opaque once code is configured", async () => {
+  await withTempDir(async (dir) => {
+    const run = (...args: string[]) =>
+      new Deno.Command("git", { args, cwd: dir, stdout: "null", stderr: "null" }).outputSync();
+    run("init", "-q");
+    const at = { cwd: dir, home: `${dir}/home` };
+    assert.deepEqual(effects("git diff", at)[0], { kind: "fs_read", paths: [dir] });
+    assert.equal(opaque("git status", at), null);
+    assert.equal(opaque("git commit -m x", at), null);
+    await Deno.writeTextFile(`${dir}/.git/hooks/pre-commit`, "#!/bin/sh\n");
+    assert.match(opaque("git commit -m x", at) ?? "", /hook/);
+    assert.equal(opaque("git status", at), null, "hooks do not run on status");
+    await Deno.writeTextFile(`${dir}/.git/config`, '[diff "bin"]\n\ttextconv = hexdump\n', {
+      append: true,
+    });
+    assert.match(opaque("git log -p", at) ?? "", /textconv/);
+  });
+});
