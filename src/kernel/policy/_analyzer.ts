@@ -336,10 +336,11 @@ export class Analyzer {
       this.#effects.opaque(`session environment sets ${loader}`);
       return same;
     }
-    const resolution = resolveProgram(name, env.PATH, this.#state.cwd);
+    const platform = this.#state.platform ?? Deno.build.os;
+    const resolution = resolveProgram(name, env.PATH, this.#state.cwd, platform);
     this.#paths.shadowing(resolution.shadowing);
     const base = name.slice(name.lastIndexOf("/") + 1);
-    const handler = knownCommand(base);
+    const handler = knownCommand(base, platform);
     const reason = handler === undefined
       ? `unknown command: ${name}`
       : resolution.system !== true

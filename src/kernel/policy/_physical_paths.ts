@@ -96,3 +96,19 @@ export function devSocket(path: string): { host: string; port: number | null } |
   if (match === null) return null;
   return { host: match[2], port: /^[0-9]{1,5}$/.test(match[3]) ? Number(match[3]) : null };
 }
+
+/**
+ * A path glob with its glob-free directory prefix resolved physically, so a grant written through
+ * a link (`/tmp/**` on macOS, where `/tmp` is `/private/tmp`) matches the physical paths effects
+ * carry. A relative glob is returned as it is.
+ */
+export function physicalGlob(glob: string): string {
+  if (!glob.startsWith("/")) return glob;
+  const segments = glob.split("/");
+  const firstGlob = segments.findIndex((segment) => /[*?[\\]/.test(segment));
+  const fixed = firstGlob < 0 ? segments.length : firstGlob;
+  const prefix = segments.slice(0, fixed).join("/") || "/";
+  const physical = physicalPath(prefix);
+  if (physical === null || physical === prefix) return glob;
+  return [physical === "/" ? "" : physical, ...segments.slice(fixed)].join("/");
+}

@@ -14,12 +14,16 @@ export interface Resolution {
   shadowing: string[];
 }
 
-/** Whether the physical directory of `file` is a system directory. */
-function inSystemDir(file: string): boolean {
+/** Homebrew's directories on Apple silicon, system directories on macOS (issue 15). */
+const DARWIN_DIRS = ["/opt/homebrew/bin/", "/opt/homebrew/sbin/"];
+
+/** Whether the physical directory of `file` is a system directory on `platform`. */
+function inSystemDir(file: string, platform: string): boolean {
   const physical = physicalPath(file);
   if (physical === null) return false;
   const dir = physical.slice(0, physical.lastIndexOf("/") + 1);
-  return SYSTEM_DIRS.some((system) => physicalPath(system) + "/" === dir || system === dir);
+  const systems = platform === "darwin" ? [...SYSTEM_DIRS, ...DARWIN_DIRS] : SYSTEM_DIRS;
+  return systems.some((system) => physicalPath(system) + "/" === dir || system === dir);
 }
 
 function isExecutable(file: string): boolean {
@@ -33,15 +37,22 @@ function isExecutable(file: string): boolean {
 
 /**
  * Resolves argv0 `name` from `cwd` with the session `PATH` (undefined: bash's default, the
- * system directories). A name with `/` must be a normalized absolute path in a system directory.
+ * system directories) on `platform`. A name with `/` must be a normalized absolute path in a system directory.
  */
-export function resolveProgram(name: string, path: string | undefined, cwd: string): Resolution {
+export function resolveProgram(
+  name: string,
+  path: string | undefined,
+  cwd: string,
+  platform: string,
+): Resolution {
   if (name.includes("/")) {
     if (!name.startsWith("/") || name.split("/").some((s) => s === ".." || s === ".")) {
       return { system: `program path not pinned: ${name}`, shadowing: [] };
     }
     return {
-      system: inSystemDir(name) ? true : `program outside the system directories: ${name}`,
+      system: inSystemDir(name, platform)
+        ? true
+        : `program outside the system directories: ${name}`,
       shadowing: [],
     };
   }
@@ -52,7 +63,9 @@ export function resolveProgram(name: string, path: string | undefined, cwd: stri
     const file = `${dir.replace(/\/+$/, "")}/${name}`;
     if (isExecutable(file)) {
       return {
-        system: inSystemDir(file) ? true : `${name} resolves outside the system directories`,
+        system: inSystemDir(file, platform)
+          ? true
+          : `${name} resolves outside the system directories`,
         shadowing,
       };
     }

@@ -51,6 +51,8 @@ export interface EffectState {
   home: string | undefined;
   /** Non-exported session variables by name, as `declare -p` text; absent means none. */
   vars?: Readonly<Record<string, string>>;
+  /** The OS whose tools and directories apply (`Deno.build.os` values); default this one. */
+  platform?: string;
   /** Names of functions and aliases persisted in the session by earlier execs. */
   sessionCommands: ReadonlySet<string>;
 }

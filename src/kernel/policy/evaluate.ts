@@ -1,6 +1,7 @@
 /** Policy evaluation (P-EVAL-1/2): per-effect and per-plan verdicts, and approval checks. */
 import type { Effect, EffectKind, Reversibility } from "./effect_types.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
+import { physicalGlob } from "./_physical_paths.ts";
 
 /** A policy verdict. */
 export type Verdict = "allow" | "approval_required" | "deny";
@@ -18,7 +19,7 @@ export function effectVerdict(
     case "fs_delete": {
       const globs = p[effect.kind];
       return granted(
-        effect.paths.every((path) => globs.some((g) => pathGlobMatches(g, path, home))),
+        effect.paths.every((path) => globs.some((g) => grantMatches(g, path, home))),
       );
     }
     case "proc_spawn": {
@@ -98,6 +99,19 @@ export function envReadGranted(p: PrincipalPolicy | null, names: readonly string
 /** Whether `bin_hash` must be computed for this principal's plans (K-EFF-3). */
 export function wantsBinHash(p: PrincipalPolicy | null): boolean {
   return p?.proc_spawn.some((grant) => grant.startsWith("sha256:")) ?? false;
+}
+
+/**
+ * A grant glob matches a path as written or with its fixed prefix resolved physically: effect
+ * paths are physical (issue 14), grants are written as people know the paths.
+ */
+function grantMatches(glob: string, path: string, home: string | undefined): boolean {
+  if (pathGlobMatches(glob, path, home)) return true;
+  const expanded = glob === "~" || glob.startsWith("~/")
+    ? home === undefined ? glob : `${home.replace(/\/+$/, "")}${glob.slice(1)}`
+    : glob;
+  const physical = physicalGlob(expanded);
+  return physical !== expanded && pathGlobMatches(physical, path, home);
 }
 
 const globCache = new Map<string, RegExp>();

@@ -49,6 +49,17 @@ export function reader(spec: ReaderSpec): CommandHandler {
   };
 }
 
+/** Readers whose macOS (BSD) options differ, by command name (issue 15). */
+export const BSD_READERS: Record<string, ReaderSpec> = {
+  // `-o FILE` writes FILE, `-i FILE` reads it.
+  base64: {
+    short: "bio",
+    long: ["break", "input", "output"],
+    reads: ["-i", "--input"],
+    writes: ["-o", "--output"],
+  },
+};
+
 /** Readers by command name. */
 export const READERS: Record<string, ReaderSpec> = {
   cat: {},

@@ -1,16 +1,31 @@
 /** sed: the files its scripts read and write, and in-place edits. */
 import { type ArgValue, type CommandIO, eachPath, STATIC } from "./command_io.ts";
-import { hasOption, optionValues, parse } from "./_getopt.ts";
+import { hasOption, type OptionSpec, optionValues, parse } from "./_getopt.ts";
 import { scanSedScript } from "./_sed_script.ts";
 
-/** sed: script reads/writes (`r`, `w`), in-place edits; scripts that run commands are opaque. */
+/** GNU sed: `-i[SUFFIX]` carries its suffix attached. */
+const GNU: OptionSpec = {
+  short: "efl",
+  attached: "i",
+  long: ["expression", "file", "line-length"],
+  flags: ["in-place", "sandbox"],
+};
+
+/** BSD (macOS) sed: `-i SUFFIX` and `-I SUFFIX` take the next word (`-i ''` for none). */
+const BSD: OptionSpec = { short: "efiI" };
+
+/** GNU sed: script reads/writes (`r`, `w`), in-place edits; scripts that run commands are opaque. */
 export function sed(args: ArgValue[], io: CommandIO): void {
-  const parsed = parse(args, {
-    short: "efl",
-    attached: "i",
-    long: ["expression", "file", "line-length"],
-    flags: ["in-place", "sandbox"],
-  }, io);
+  sedWith(GNU, args, io);
+}
+
+/** BSD sed as macOS ships it (issue 15): the same, with its in-place options. */
+export function bsdSed(args: ArgValue[], io: CommandIO): void {
+  sedWith(BSD, args, io);
+}
+
+function sedWith(spec: OptionSpec, args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, spec, io);
   if (parsed === null) return;
   if (hasOption(parsed, "-f", "--file")) {
     io.opaque("sed script file");
@@ -40,10 +55,11 @@ export function sed(args: ArgValue[], io: CommandIO): void {
       }
     }
   }
-  const inPlace = hasOption(parsed, "-i", "--in-place");
+  const inPlace = hasOption(parsed, "-i", "-I", "--in-place");
   eachPath(io, inPlace ? "fs_write" : "fs_read", operands);
   // `-i.bak` also writes each file's backup next to it.
-  for (const suffix of optionValues(parsed, "-i", "--in-place")) {
+  for (const suffix of optionValues(parsed, "-i", "-I", "--in-place")) {
+    if (suffix.text === "") continue;
     if (suffix.text === null || /[*/]/.test(suffix.text)) {
       io.opaque("sed backup suffix");
       return;

@@ -4,10 +4,10 @@
  * connections never under-approximated: whatever a handler cannot follow is `opaque`.
  */
 import type { CommandHandler } from "./command_io.ts";
-import { lister, reader, READERS } from "./readers.ts";
+import { BSD_READERS, lister, reader, READERS } from "./readers.ts";
 import { grep, ripgrep } from "./search.ts";
 import { jq } from "./jq.ts";
-import { sed } from "./sed.ts";
+import { bsdSed, sed } from "./sed.ts";
 import { find } from "./find.ts";
 import { changeAttributes, dd, link, rmdir, simple, transfer } from "./files.ts";
 import { curl } from "./curl.ts";
@@ -16,10 +16,20 @@ import { git } from "./git.ts";
 import { xxd } from "./xxd.ts";
 import { date, env, NOTHING, printenv } from "./system.ts";
 
-/** Handler for a command name (basename), or undefined when the command is not in the table. */
-export function knownCommand(name: string): CommandHandler | undefined {
+/**
+ * Handler for a command name (basename) on `platform` (`Deno.build.os` values), or undefined when
+ * the command is not in the table.
+ */
+export function knownCommand(name: string, platform: string): CommandHandler | undefined {
+  if (platform === "darwin" && Object.hasOwn(DARWIN, name)) return DARWIN[name];
   return Object.hasOwn(TABLE, name) ? TABLE[name] : undefined;
 }
+
+/** Where macOS tools take other options than GNU ones (issue 15). */
+const DARWIN: Record<string, CommandHandler> = {
+  ...Object.fromEntries(Object.entries(BSD_READERS).map(([name, spec]) => [name, reader(spec)])),
+  sed: bsdSed,
+};
 
 /** The table, keyed by command basename. */
 const TABLE: Record<string, CommandHandler> = {
