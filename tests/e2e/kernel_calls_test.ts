@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import type { Rec } from "../_support/rec.ts";
 import { waitUntil } from "../_support/wait.ts";
-import type { RawFacade } from "../mcp/_facade.ts";
+import type { RawFacade } from "../_support/facade.ts";
 import { tapTest, type WireTap } from "./_tap.ts";
 
 /** Calls a tool and returns the kernel requests it made and its `tools/call` result. */

@@ -1,0 +1,13 @@
+import { attached, type MethodSpec } from "../method.ts";
+import { blobGet } from "../../store/blob_get.ts";
+import { valueGet } from "../../values/get.ts";
+import { blobGetParams, valueGetParams } from "../../values/params.ts";
+
+/** `value.get` and `blob.get` (K-VAL-*, K-BLOB-*): bounded reads of stored values and blobs. */
+export const VALUE_METHODS: MethodSpec[] = [
+  attached("value.get", valueGetParams, ({ attachment }, p) => {
+    const { n, value } = attachment.session.lookup(p.ref);
+    return valueGet(value, p, { uri: `shoal://out/${n}`, tty: attachment.tty });
+  }),
+  attached("blob.get", blobGetParams, ({ kernel }, p) => blobGet(kernel.cas, p)),
+];
