@@ -8,6 +8,7 @@ import type { JournalOutput } from "../journal/entry.ts";
 import type { Kernel } from "../daemon/kernel.ts";
 import type { Effect } from "../policy/effects.ts";
 import { CaptureSink } from "../store/capture.ts";
+import type { Cas } from "../store/cas.ts";
 import type { Task } from "../tasks/registry.ts";
 import { commandText, outcomeValue } from "../values/outcome.ts";
 import type { ElideOverride } from "../values/params.ts";
@@ -32,7 +33,7 @@ const encoder = new TextEncoder();
 
 /** The -32002 error of a failed outcome in stmt position (K-EXEC-4). */
 async function raisedError(
-  kernel: Kernel,
+  cas: Cas,
   outcome: Outcome,
   ref: string,
   cancelled: boolean,
@@ -40,7 +41,7 @@ async function raisedError(
 ): Promise<RpcErrorObject> {
   let stderr = "";
   if (errBlobHash) {
-    const bytes = await kernel.cas.readRange(errBlobHash, 0, STDERR_QUOTE);
+    const bytes = await cas.readRange(errBlobHash, 0, STDERR_QUOTE);
     stderr = new TextDecoder().decode(bytes);
   }
   const n = ref.slice(4);
@@ -215,9 +216,13 @@ async function finishRun(
     session: session.name,
     render: await renderBounded(outcome, uri, false, RENDER_EVENT_LIMIT),
   });
-  const error = outcome.ok || opts.position === "value"
-    ? null
-    : await raisedError(kernel, outcome, ref, cancelled, err.blob.len > 0 ? err.blob.hash : null);
+  const error = outcome.ok || opts.position === "value" ? null : await raisedError(
+    kernel.cas,
+    outcome,
+    ref,
+    cancelled,
+    err.blob.len > 0 ? err.blob.hash : null,
+  );
   kernel.tasks.finish(
     task,
     cancelled ? "cancelled" : outcome.ok ? "completed" : "failed",

@@ -10,13 +10,7 @@ import {
   fillBinHashes,
   type Reversibility,
 } from "../policy/effects.ts";
-import {
-  isHermetic,
-  principalVerdict,
-  SANDBOX_ENFORCED,
-  type Verdict,
-  wantsBinHashes,
-} from "../policy/verdicts.ts";
+import { type Grants, SANDBOX_ENFORCED, type Verdict } from "../policy/grants.ts";
 
 /** Parsed source with its effects judged for one caller (K-EXEC-2 steps 1–3). */
 export interface Analysis {
@@ -28,7 +22,6 @@ export interface Analysis {
 
 /** Effects of `src` from the session state now, with bin hashes when the policy asks (K-EFF-3). */
 export async function currentEffects(
-  kernel: Kernel,
   attachment: Attachment,
   ast: File,
 ): Promise<{ effects: Effect[]; reversibility: Reversibility }> {
@@ -39,7 +32,7 @@ export async function currentEffects(
     home: state.env.get("HOME"),
     sessionCommands: new Set([...state.funcs.keys(), ...state.aliases.keys()]),
   });
-  if (!wantsBinHashes(kernel, attachment.principal)) return { effects, reversibility };
+  if (!attachment.grants.wantsBinHashes) return { effects, reversibility };
   return {
     effects: await fillBinHashes(effects, state.env.get("PATH") ?? "", state.cwd),
     reversibility,
@@ -48,13 +41,12 @@ export async function currentEffects(
 
 /** Parses and judges `src` for the caller; a syntax error throws -32001. */
 export async function analyze(
-  kernel: Kernel,
   attachment: Attachment,
   src: string,
 ): Promise<Analysis> {
   const ast = parseBash(src);
-  const { effects, reversibility } = await currentEffects(kernel, attachment, ast);
-  const verdict = principalVerdict(kernel, attachment.principal, effects, reversibility);
+  const { effects, reversibility } = await currentEffects(attachment, ast);
+  const verdict = attachment.grants.verdict(effects, reversibility);
   return { ast, effects, reversibility, verdict };
 }
 
@@ -115,9 +107,12 @@ function approvalPending(plan: Plan, verdict: Verdict): boolean {
     plan.approval !== "denied";
 }
 
-/** A plan's wire record as `plan.list` shows it (K-PLAN-2); `plan.get` adds ast, src, cwd. */
-export function planSummary(kernel: Kernel, plan: Plan): Record<string, unknown> {
-  const verdict = principalVerdict(kernel, plan.principal, plan.effects, plan.reversibility);
+/**
+ * A plan's wire record as `plan.list` shows it (K-PLAN-2), judged by its owner's grants;
+ * `plan.get` adds ast, src, cwd.
+ */
+export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> {
+  const verdict = owner.verdict(plan.effects, plan.reversibility);
   return {
     ast_version: 1,
     ast_lang: "bash",
@@ -137,13 +132,13 @@ export function planSummary(kernel: Kernel, plan: Plan): Record<string, unknown>
 }
 
 /** The full `plan.get` record (K-PLAN-1). */
-export function planRecord(kernel: Kernel, plan: Plan): Record<string, unknown> {
-  return { ...planSummary(kernel, plan), ast: plan.ast, src: plan.src, cwd: pathObject(plan.cwd) };
+export function planRecord(plan: Plan, owner: Grants): Record<string, unknown> {
+  return { ...planSummary(plan, owner), ast: plan.ast, src: plan.src, cwd: pathObject(plan.cwd) };
 }
 
 /** Refuses to run for a hermetic principal, since no enforcing sandbox exists (K-EXEC-2, P-SBX-1). */
-export function requireSandbox(kernel: Kernel, principal: string): void {
-  if (isHermetic(kernel, principal) && !SANDBOX_ENFORCED) {
+export function requireSandbox(grants: Grants): void {
+  if (grants.hermetic && !SANDBOX_ENFORCED) {
     throw new RpcError(ErrorCode.LEASH_DENIED, "hermetic principal but no sandbox is available", {
       reason: "hermetic_unavailable",
     });
@@ -174,5 +169,5 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
-  requireSandbox(kernel, attachment.principal);
+  requireSandbox(attachment.grants);
 }

@@ -1,3 +1,4 @@
+import type { Grants } from "../policy/grants.ts";
 import type { Session } from "../session/registry.ts";
 import type { Value } from "../values/value.ts";
 
@@ -5,6 +6,8 @@ import type { Value } from "../values/value.ts";
 export interface Attachment {
   session: Session<Value>;
   principal: string;
+  /** The principal's grants, resolved once at attach. */
+  grants: Grants;
   profile: string;
   /** Renders keep ANSI escapes only for tty clients (V-RENDER-2). */
   tty: boolean;

@@ -6,8 +6,8 @@ import type { Kernel } from "../../daemon/kernel.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { analyze, enforceVerdict, planUri, storePlan } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
+import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { elideParams } from "../../values/params.ts";
-import { applyPlan, checkApplicable } from "./plans.ts";
 
 const waitBudget = z.number().int().min(1).max(2147483647);
 
@@ -95,7 +95,7 @@ async function execute(
     const plan = await approvedPlan(kernel, attachment, p.plan_ref ?? null, p.src);
     return applyPlan(kernel, attachment, plan, opts);
   }
-  const analysis = await analyze(kernel, attachment, p.src);
+  const analysis = await analyze(attachment, p.src);
   if (p.mode === "plan") {
     const plan = storePlan(kernel, attachment, p.src, analysis);
     return {

@@ -1,6 +1,5 @@
 import { journalQueryParams } from "../../journal/query_params.ts";
 import { attached, type MethodSpec } from "../method.ts";
-import { canReadJournal } from "../../policy/verdicts.ts";
 
 /** `journal.query` (K-JQ-1..4): attachment required and rows scoped to the caller (D-FIX-1). */
 export const JOURNAL_METHODS: MethodSpec[] = [
@@ -10,7 +9,7 @@ export const JOURNAL_METHODS: MethodSpec[] = [
     ({ kernel, attachment }, p) =>
       kernel.journal.query(p, {
         principal: attachment.principal,
-        journalRead: canReadJournal(kernel, attachment.principal),
+        journalRead: attachment.grants.canReadJournal,
       }),
   ),
 ];

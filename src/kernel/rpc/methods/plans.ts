@@ -1,29 +1,16 @@
 import { z } from "zod";
-import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
 import { APPROVAL_LIST_LIMIT, APPROVAL_SRC_LIMIT } from "../../../protocol/limits.ts";
-import type { Attachment } from "../attachment.ts";
-import { parseBash } from "../../bash/ast.ts";
-import { type RunOptions, runSource } from "../../exec/run_source.ts";
 import type { Kernel } from "../../daemon/kernel.ts";
 import { nowNs } from "../../events/now_ns.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
-import {
-  currentEffects,
-  planRecord,
-  planSummary,
-  publishApproval,
-  requireSandbox,
-} from "../../plans/analysis.ts";
+import { planRecord, planSummary, publishApproval } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
 import { type EffectKind, normalizeEffectName } from "../../policy/effects.ts";
 import { elideParams } from "../../values/params.ts";
-import {
-  canSelfApprove,
-  isApprover,
-  principalVerdict,
-  SANDBOX_ENFORCED,
-} from "../../policy/verdicts.ts";
+import { type Grants, resolveGrants, SANDBOX_ENFORCED } from "../../policy/grants.ts";
+import { applyPlan, checkApplicable } from "../../plans/apply.ts";
+import { denied } from "../../plans/denied.ts";
 
 const planRef = z.object({ plan_ref: z.string() });
 const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })])).nullish();
@@ -55,52 +42,6 @@ function uncovered(plan: Plan, named: EffectKind[]): EffectKind[] {
   return named.length === 0 ? [] : planKinds(plan).filter((k) => !named.includes(k));
 }
 
-/** The current verdict of a plan for its owner. */
-function verdictOf(kernel: Kernel, plan: Plan) {
-  return principalVerdict(kernel, plan.principal, plan.effects, plan.reversibility);
-}
-
-function denied(reason: string, message: string, extra: Record<string, unknown> = {}): RpcError {
-  return new RpcError(ErrorCode.LEASH_DENIED, message, { reason, ...extra });
-}
-
-/** The plan a caller may apply now, or the K-PLAN-3 error in its order. */
-export async function checkApplicable(
-  kernel: Kernel,
-  attachment: Attachment,
-  ref: string,
-): Promise<Plan> {
-  const plan = kernel.plans.owned(ref, attachment.session.name, attachment.principal);
-  if (plan.approval === "denied" || plan.approval === "blocked") {
-    throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
-  }
-  if (plan.approval !== "approved" && verdictOf(kernel, plan) !== "allow") {
-    throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `plan ${plan.ref} is not approved`, {
-      verdict: verdictOf(kernel, plan),
-      plan_ref: plan.ref,
-    });
-  }
-  const now = await currentEffects(kernel, attachment, parseBash(plan.src));
-  if (JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
-    throw denied("stale_plan", "the plan's effects changed since it was made", {
-      effects: now.effects,
-      plan_ref: plan.ref,
-    });
-  }
-  requireSandbox(kernel, attachment.principal);
-  return plan;
-}
-
-/** Runs a plan's stored source exactly like an exec `run` (K-PLAN-3). */
-export function applyPlan(
-  kernel: Kernel,
-  attachment: Attachment,
-  plan: Plan,
-  opts: RunOptions,
-): Promise<unknown> {
-  return runSource(kernel, attachment, plan.src, plan.effects, opts);
-}
-
 /** Approves a plan and announces it (K-CAP-1 step 4, K-APPR-2). */
 function approve(kernel: Kernel, plan: Plan, by: string): void {
   plan.approval = "approved";
@@ -124,10 +65,15 @@ function approvedResult(plan: Plan, by: string) {
 }
 
 /** Fails unless the caller is an approver (K-APPR-1). */
-function requireApprover(kernel: Kernel, principal: string): void {
-  if (!isApprover(kernel, principal)) {
-    throw denied("not_approver", `${principal} is not an approver`);
+function requireApprover(grants: Grants): void {
+  if (!grants.isApprover) {
+    throw denied("not_approver", `${grants.principal} is not an approver`);
   }
+}
+
+/** The current verdict of a plan, judged by its owner's grants. */
+function ownerVerdict(kernel: Kernel, plan: Plan) {
+  return resolveGrants(kernel.config, plan.principal).verdict(plan.effects, plan.reversibility);
 }
 
 const applyParams = planRef.extend({
@@ -142,14 +88,14 @@ const applyParams = planRef.extend({
 export const PLAN_METHODS: MethodSpec[] = [
   attached("plan.get", planRef, ({ kernel, attachment }, p) => {
     const plan = kernel.plans.owned(p.plan_ref, attachment.session.name, attachment.principal);
-    return planRecord(kernel, plan);
+    return planRecord(plan, attachment.grants);
   }),
   attached(
     "plan.list",
     z.object({}),
     ({ kernel, attachment }) =>
       kernel.plans.listFor(attachment.session.name, attachment.principal)
-        .map((plan) => planSummary(kernel, plan)),
+        .map((plan) => planSummary(plan, attachment.grants)),
   ),
   attached("plan.apply", applyParams, async ({ kernel, attachment }, p) => {
     const plan = await checkApplicable(kernel, attachment, p.plan_ref);
@@ -169,12 +115,15 @@ export const PLAN_METHODS: MethodSpec[] = [
       if (plan.approval === "blocked" || plan.approval === "denied") {
         throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
       }
-      if (verdictOf(kernel, plan) === "allow" || plan.approval === "approved") {
+      if (
+        attachment.grants.verdict(plan.effects, plan.reversibility) === "allow" ||
+        plan.approval === "approved"
+      ) {
         return { ...approvedResult(plan, plan.approvedBy ?? "policy"), granted_effects: named };
       }
       const missing = uncovered(plan, named);
       if (missing.length > 0) return uncoveredResult(plan, missing);
-      if (canSelfApprove(kernel, attachment.principal, planKinds(plan))) {
+      if (attachment.grants.canSelfApprove(planKinds(plan))) {
         approve(kernel, plan, attachment.principal);
         return { ...approvedResult(plan, attachment.principal), granted_effects: named };
       }
@@ -200,9 +149,9 @@ export const PLAN_METHODS: MethodSpec[] = [
     planRef.extend({ effects: effectNames }),
     ({ kernel, attachment }, p) => {
       const named = namedKinds(p.effects);
-      requireApprover(kernel, attachment.principal);
+      requireApprover(attachment.grants);
       const plan = kernel.plans.lookup(p.plan_ref);
-      if (plan.approval === "blocked" || verdictOf(kernel, plan) === "deny") {
+      if (plan.approval === "blocked" || ownerVerdict(kernel, plan) === "deny") {
         throw denied("blocked", `plan ${plan.ref} is denied by policy`, { plan_ref: plan.ref });
       }
       const missing = uncovered(plan, named);
@@ -215,7 +164,7 @@ export const PLAN_METHODS: MethodSpec[] = [
     "approval.deny",
     planRef.extend({ reason: z.string().nullish() }),
     ({ kernel, attachment }, p) => {
-      requireApprover(kernel, attachment.principal);
+      requireApprover(attachment.grants);
       const plan = kernel.plans.lookup(p.plan_ref);
       if (plan.approval === "blocked") {
         throw denied("blocked", `plan ${plan.ref} is denied by policy`, { plan_ref: plan.ref });
@@ -228,7 +177,7 @@ export const PLAN_METHODS: MethodSpec[] = [
     },
   ),
   attached("approval.list", z.object({}), ({ kernel, attachment }) => {
-    const approver = isApprover(kernel, attachment.principal);
+    const approver = attachment.grants.isApprover;
     const requests = kernel.plans.awaiting(attachment.principal, approver)
       .slice(0, APPROVAL_LIST_LIMIT)
       .map((plan) => ({
@@ -239,7 +188,7 @@ export const PLAN_METHODS: MethodSpec[] = [
         cwd: pathObject(plan.cwd),
         effects: plan.effects,
         reversibility: plan.reversibility,
-        verdict: verdictOf(kernel, plan),
+        verdict: ownerVerdict(kernel, plan),
         approval: plan.approval,
         requested_by: plan.requestedBy,
         requested_effects: plan.requestedEffects,

@@ -8,13 +8,12 @@ import {
   ptyResizeParams,
   ptySendParams,
 } from "../../pty/params.ts";
-import { principalVerdict } from "../../policy/verdicts.ts";
 
 /** `pty.*` (K-PTY-1..7), scoped to the attached session. */
 export const PTY_METHODS: MethodSpec[] = [
   attached("pty.open", ptyOpenParams, async (ctx, p) => {
     const { kernel, attachment } = ctx;
-    const verdict = principalVerdict(kernel, attachment.principal, [
+    const verdict = attachment.grants.verdict([
       { kind: "proc_spawn", argv0: p.cmd, bin_hash: null },
     ], "reversible");
     if (verdict === "deny") {

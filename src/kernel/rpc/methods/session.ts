@@ -9,7 +9,7 @@ import type { BusEvent } from "../../events/bus_event.ts";
 import type { Kernel } from "../../daemon/kernel.ts";
 import { attached, type MethodSpec, unattached } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
-import { callerCaps, canReadJournal, envReadGranted, isApprover } from "../../policy/verdicts.ts";
+import { resolveGrants } from "../../policy/grants.ts";
 
 const attachParams = z.object({
   session: z.string().regex(SESSION_NAME, "invalid session name").nullish(),
@@ -36,8 +36,8 @@ function visibility(
   conn: ClientConnection,
   a: Attachment,
 ): (e: BusEvent) => boolean {
-  const journalRead = canReadJournal(kernel, a.principal);
-  const approver = isApprover(kernel, a.principal);
+  const journalRead = a.grants.canReadJournal;
+  const approver = a.grants.isApprover;
   return (e) => {
     if (kernel.tokenLapsed(conn)) return false;
     const owner = (e.payload as { principal?: unknown } | null)?.principal;
@@ -67,6 +67,7 @@ export const SESSION_METHODS: MethodSpec[] = [
     const attachment: Attachment = {
       session,
       principal,
+      grants: resolveGrants(kernel.config, principal),
       profile,
       tty: p.client?.tty ?? false,
       clientKind: p.client?.kind ?? "",
@@ -74,7 +75,7 @@ export const SESSION_METHODS: MethodSpec[] = [
     };
     conn.attachment = attachment;
     conn.visible = visibility(kernel, conn, attachment);
-    const caps = callerCaps(kernel, principal, profile, tokenCaps);
+    const caps = attachment.grants.caps(profile, tokenCaps);
     return {
       session: session.name,
       principal,
@@ -89,10 +90,10 @@ export const SESSION_METHODS: MethodSpec[] = [
       kernel: { name: "shoal-kernel", version: "0.1.0" },
     };
   }),
-  attached("session.env", z.object({}), ({ kernel, attachment }) => {
+  attached("session.env", z.object({}), ({ attachment }) => {
     const env = attachment.session.state.env;
     const names = [...env.keys()].sort();
-    const granted = envReadGranted(kernel, attachment.principal, names);
+    const granted = attachment.grants.envReadGranted(names);
     return granted
       ? { granted, names, env: Object.fromEntries(names.map((n) => [n, env.get(n)])) }
       : { granted, names };
