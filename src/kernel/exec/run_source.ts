@@ -1,6 +1,6 @@
 import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
 import { RENDER_EVENT_LIMIT } from "../../protocol/limits.ts";
-import type { Attachment } from "../rpc/attachment.ts";
+import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
 import { cloneState, diffState } from "../bash/shell_state.ts";
 import { nowNs } from "../events/now_ns.ts";

@@ -1,4 +1,4 @@
-import type { Attachment } from "../rpc/attachment.ts";
+import type { Attachment } from "../session/attachment.ts";
 import { elideValue, resolveBudget } from "../values/elide.ts";
 import type { ElideOverride } from "../values/params.ts";
 import { renderBounded } from "../values/render.ts";

@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import type { Attachment } from "../rpc/attachment.ts";
+import type { Attachment } from "../session/attachment.ts";
 import { type File, parseBash } from "../bash/ast.ts";
 import type { Kernel } from "../daemon/kernel.ts";
 import { pathObject } from "../values/path_object.ts";

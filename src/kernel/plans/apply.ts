@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import type { Attachment } from "../rpc/attachment.ts";
+import type { Attachment } from "../session/attachment.ts";
 import { parseBash } from "../bash/ast.ts";
 import { type RunOptions, runSource } from "../exec/run_source.ts";
 import type { Kernel } from "../daemon/kernel.ts";

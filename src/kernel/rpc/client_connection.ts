@@ -2,7 +2,7 @@ import { ErrorCode, type RpcErrorObject } from "../../protocol/errors.ts";
 import { FrameWriter } from "../../protocol/frame_writer.ts";
 import { FRAME_LIMIT } from "../../protocol/limits.ts";
 import { encodeFrame, errorMessage, resultMessage, type RpcId } from "../../protocol/rpc.ts";
-import type { Attachment } from "./attachment.ts";
+import type { Attachment } from "../session/attachment.ts";
 import type { EventSubscriber } from "../events/bus.ts";
 import type { BusEvent } from "../events/bus_event.ts";
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { Attachment } from "./attachment.ts";
+import type { Attachment } from "../session/attachment.ts";
 import type { ClientConnection } from "./client_connection.ts";
 import type { Kernel } from "../daemon/kernel.ts";
 

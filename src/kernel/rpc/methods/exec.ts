@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
-import type { Attachment } from "../attachment.ts";
+import type { Attachment } from "../../session/attachment.ts";
 import { runSource } from "../../exec/run_source.ts";
 import type { Kernel } from "../../daemon/kernel.ts";
 import { attached, type MethodSpec } from "../method.ts";

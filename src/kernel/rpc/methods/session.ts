@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
 import { ELIDE_DEFAULTS, ELIDE_HARD_CAP } from "../../../protocol/limits.ts";
 import { SESSION_NAME } from "../../../protocol/socket_path.ts";
-import type { Attachment } from "../attachment.ts";
+import type { Attachment } from "../../session/attachment.ts";
 import type { ClientConnection } from "../client_connection.ts";
 import type { BusEvent } from "../../events/bus_event.ts";
 import type { Kernel } from "../../daemon/kernel.ts";

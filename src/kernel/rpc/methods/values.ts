@@ -1,5 +1,5 @@
 import { attached, type MethodSpec } from "../method.ts";
-import { blobGet } from "../../store/blob_get.ts";
+import { blobGet } from "../../values/blob_get.ts";
 import { valueGet } from "../../values/get.ts";
 import { blobGetParams, valueGetParams } from "../../values/params.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { blobGet } from "../../../src/kernel/store/blob_get.ts";
+import { blobGet } from "../../../src/kernel/values/blob_get.ts";
 import { blobGetParams } from "../../../src/kernel/values/params.ts";
 import { ErrorCode, RpcError } from "../../../src/protocol/errors.ts";
-import { withCas } from "../values/_fixtures.ts";
+import { withCas } from "./_fixtures.ts";
 
 const encoder = new TextEncoder();
 

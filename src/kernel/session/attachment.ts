@@ -1,5 +1,5 @@
 import type { Grants } from "../policy/grants.ts";
-import type { Session } from "../session/registry.ts";
+import type { Session } from "./registry.ts";
 import type { Value } from "../values/value.ts";
 
 /** Who a connection acts as, and in which session (K-ATTACH-*). */

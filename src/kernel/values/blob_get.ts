@@ -1,7 +1,7 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import { encodeChunk } from "../values/chunk.ts";
-import type { BlobGetParams } from "../values/params.ts";
-import { type Cas, parseHash } from "./cas.ts";
+import { encodeChunk } from "./chunk.ts";
+import type { BlobGetParams } from "./params.ts";
+import { type Cas, parseHash } from "../store/cas.ts";
 
 /** The result of `blob.get` (K-BLOB-2). */
 export interface BlobGetResult {
