@@ -1,5 +1,6 @@
 import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
-import { RENDER_EVENT_LIMIT } from "../../protocol/limits.ts";
+import { RENDER_EVENT_LIMIT, STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts";
+import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
 import { cloneState, diffState } from "../bash/shell_state.ts";
@@ -26,9 +27,6 @@ export interface RunOptions {
   started?: () => void;
 }
 
-/** The bytes of stderr quoted in a -32002 error (K-EXEC-4). */
-const STDERR_QUOTE = 4096;
-
 const encoder = new TextEncoder();
 
 /** The -32002 error of a failed outcome in stmt position (K-EXEC-4). */
@@ -41,7 +39,7 @@ async function raisedError(
 ): Promise<RpcErrorObject> {
   let stderr = "";
   if (errBlobHash) {
-    const bytes = await cas.readRange(errBlobHash, 0, STDERR_QUOTE);
+    const bytes = await cas.readRange(errBlobHash, 0, STDERR_QUOTE_LIMIT);
     stderr = new TextDecoder().decode(bytes);
   }
   const n = ref.slice(4);
@@ -56,7 +54,7 @@ async function raisedError(
       signal: outcome.signal,
       stderr,
       ref,
-      uri: `shoal://out/${n}`,
+      uri: outUri(n),
     },
   };
 }
@@ -192,7 +190,7 @@ async function finishRun(
   if (exit.final && !cancelled) session.merge(diffState(snapshot, exit.final));
   const n = session.record(outcome);
   const ref = `out:${n}`;
-  const uri = `shoal://out/${n}`;
+  const uri = outUri(n);
   const bounded = await renderBounded(outcome, uri, true);
   const renderHash = await kernel.cas.put(encoder.encode(bounded));
   const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];

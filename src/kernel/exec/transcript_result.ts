@@ -1,3 +1,4 @@
+import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { elideValue, resolveBudget } from "../values/elide.ts";
 import type { ElideOverride } from "../values/params.ts";
@@ -19,7 +20,7 @@ export async function transcriptResult(
   elide: ElideOverride | null | undefined,
 ): Promise<TranscriptResult> {
   const { n, value } = attachment.session.lookup(ref);
-  const uri = `shoal://out/${n}`;
+  const uri = outUri(n);
   return {
     ref,
     uri,

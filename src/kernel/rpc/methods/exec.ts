@@ -7,18 +7,11 @@ import { attached, type MethodSpec } from "../method.ts";
 import { analyze, enforceVerdict, planUri, storePlan } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
-import { elideParams } from "../../values/params.ts";
+import { runOptions, runParams } from "../../exec/run_params.ts";
 
-const waitBudget = z.number().int().min(1).max(2147483647);
-
-const execParams = z.object({
+const execParams = runParams.extend({
   src: z.string(),
   mode: z.enum(["run", "plan", "approved"]).nullish().transform((v) => v ?? "run"),
-  position: z.enum(["stmt", "value"]).nullish().transform((v) => v ?? "stmt"),
-  async: z.boolean().nullish(),
-  background: z.boolean().nullish(),
-  timeout_ms: waitBudget.nullish(),
-  elide: elideParams.nullish(),
   plan_ref: z.string().nullish(),
 });
 
@@ -84,13 +77,7 @@ async function execute(
   p: z.output<typeof execParams>,
   started: () => void,
 ): Promise<unknown> {
-  const opts = {
-    position: p.position,
-    async: p.async === true || p.background === true,
-    timeoutMs: p.timeout_ms ?? null,
-    elide: p.elide,
-    started,
-  };
+  const opts = { ...runOptions(p), started };
   if (p.mode === "approved") {
     const plan = await approvedPlan(kernel, attachment, p.plan_ref ?? null, p.src);
     return applyPlan(kernel, attachment, plan, opts);

@@ -7,7 +7,7 @@ import { pathObject } from "../../values/path_object.ts";
 import { planRecord, planSummary, publishApproval } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
 import { type EffectKind, normalizeEffectName } from "../../policy/effects.ts";
-import { elideParams } from "../../values/params.ts";
+import { runOptions, runParams } from "../../exec/run_params.ts";
 import { type Grants, resolveGrants, SANDBOX_ENFORCED } from "../../policy/grants.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { denied } from "../../plans/denied.ts";
@@ -76,13 +76,7 @@ function ownerVerdict(kernel: Kernel, plan: Plan) {
   return resolveGrants(kernel.config, plan.principal).verdict(plan.effects, plan.reversibility);
 }
 
-const applyParams = planRef.extend({
-  position: z.enum(["stmt", "value"]).nullish().transform((v) => v ?? "stmt"),
-  async: z.boolean().nullish(),
-  background: z.boolean().nullish(),
-  timeout_ms: z.number().int().min(1).max(2147483647).nullish(),
-  elide: elideParams.nullish(),
-});
+const applyParams = runParams.merge(planRef);
 
 /** `plan.*`, `cap.request` and `approval.*` (K-PLAN-*, K-CAP-1, K-APPR-*). */
 export const PLAN_METHODS: MethodSpec[] = [
@@ -99,12 +93,7 @@ export const PLAN_METHODS: MethodSpec[] = [
   ),
   attached("plan.apply", applyParams, async ({ kernel, attachment }, p) => {
     const plan = await checkApplicable(kernel, attachment, p.plan_ref);
-    return applyPlan(kernel, attachment, plan, {
-      position: p.position,
-      async: p.async === true || p.background === true,
-      timeoutMs: p.timeout_ms ?? null,
-      elide: p.elide,
-    });
+    return applyPlan(kernel, attachment, plan, runOptions(p));
   }),
   attached(
     "cap.request",

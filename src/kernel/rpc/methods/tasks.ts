@@ -3,9 +3,10 @@ import { attached, type MethodSpec } from "../method.ts";
 import { encodeChunk } from "../../values/chunk.ts";
 import { elideParams } from "../../values/params.ts";
 import { transcriptResult } from "../../exec/transcript_result.ts";
+import { waitBudget } from "../../exec/run_params.ts";
+import { TASK_OUTPUT_DEFAULT_BYTES, TASK_OUTPUT_MAX_BYTES } from "../../../protocol/limits.ts";
 
 const taskId = z.object({ task: z.string() });
-const waitBudget = z.number().int().min(1).max(2147483647);
 
 const awaitParams = taskId.extend({
   timeout_ms: waitBudget.nullish(),
@@ -15,7 +16,7 @@ const awaitParams = taskId.extend({
 const outputParams = taskId.extend({
   stream: z.enum(["stdout", "stderr"]).default("stdout"),
   cursor: z.number().int().min(0).default(0),
-  max_bytes: z.number().int().min(1).max(65536).default(16384),
+  max_bytes: z.number().int().min(1).max(TASK_OUTPUT_MAX_BYTES).default(TASK_OUTPUT_DEFAULT_BYTES),
 });
 
 /** `task.*` (K-TASK-1..8), scoped to the attached session. */

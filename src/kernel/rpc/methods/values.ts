@@ -1,3 +1,4 @@
+import { outUri } from "../../../protocol/refs.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { blobGet } from "../../values/blob_get.ts";
 import { valueGet } from "../../values/get.ts";
@@ -7,7 +8,7 @@ import { blobGetParams, valueGetParams } from "../../values/params.ts";
 export const VALUE_METHODS: MethodSpec[] = [
   attached("value.get", valueGetParams, ({ attachment }, p) => {
     const { n, value } = attachment.session.lookup(p.ref);
-    return valueGet(value, p, { uri: `shoal://out/${n}`, tty: attachment.tty });
+    return valueGet(value, p, { uri: outUri(n), tty: attachment.tty });
   }),
   attached("blob.get", blobGetParams, ({ kernel }, p) => blobGet(kernel.cas, p)),
 ];
