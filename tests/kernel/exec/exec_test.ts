@@ -1,13 +1,9 @@
 import assert from "node:assert/strict";
-import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { kernelTest, startKernelWithPolicy, withKernel } from "../../_support/kernel.ts";
 import { LOCAL_HUMAN } from "../../_support/principals.ts";
+import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
-
-function exec(conn: RpcConnection, src: string, extra: Rec = {}): Promise<Rec> {
-  return conn.request("exec", { src, ...extra }) as Promise<Rec>;
-}
 
 withKernel("echo hi is an ok outcome with out:N and a bounded render (K-EXEC-3)", async (conn) => {
   const r = await exec(conn, "echo hi");

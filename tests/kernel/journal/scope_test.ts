@@ -8,6 +8,7 @@ import {
   type TestKernel,
 } from "../../_support/kernel.ts";
 import { createToken, LOCAL_HUMAN } from "../../_support/principals.ts";
+import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 
@@ -44,10 +45,6 @@ function withPrincipals(name: string, body: (p: Principals) => Promise<void>) {
         "agent:reader": { ...AGENT, journal_read: true },
       }),
   );
-}
-
-function exec(conn: RpcConnection, src: string): Promise<Rec> {
-  return conn.request("exec", { src }) as Promise<Rec>;
 }
 
 function query(conn: RpcConnection, params: Rec = {}): Promise<Rec[]> {

@@ -6,6 +6,7 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { collectEvents, payloads, waitForEvent } from "../../_support/events.ts";
 import { kernelTest, startKernelWithPolicy, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, kernelCli, LOCAL_HUMAN } from "../../_support/principals.ts";
+import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 
@@ -34,10 +35,6 @@ function withAgents(
     }
     await body(k, agents);
   }, () => startKernelWithPolicy(policy));
-}
-
-function exec(conn: RpcConnection, src: string, extra: Rec = {}): Promise<Rec> {
-  return conn.request("exec", { src, ...extra }) as Promise<Rec>;
 }
 
 async function planOf(conn: RpcConnection, src: string): Promise<string> {

@@ -8,6 +8,7 @@ import { TaskRegistry } from "../../../src/kernel/tasks/registry.ts";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { startKernel, type TestKernel, withKernel } from "../../_support/kernel.ts";
 import { groupMembers } from "../../_support/proc.ts";
+import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { delay, waitUntil } from "../../_support/wait.ts";
@@ -45,10 +46,6 @@ function withTasks(
       groups.killAll();
     }
   });
-}
-
-function exec(conn: RpcConnection, src: string, extra: Rec = {}): Promise<Rec> {
-  return conn.request("exec", { src, ...extra }) as Promise<Rec>;
 }
 
 function call(conn: RpcConnection, method: string, params: Rec): Promise<Rec> {
