@@ -326,7 +326,7 @@ for (
         jsonrpc: "2.0",
         id: 2,
         method: "tools/call",
-        params: { name: "shoal_exec", arguments: { src: "sleep 20" } },
+        params: { name: "shoal_exec", arguments: { src: "sleep 300" } },
       });
       assert.ok(await waitUntil(() => tap.sent("exec").length === 1, 10000));
       await tap.inject(first.conn, noise);
