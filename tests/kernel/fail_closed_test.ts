@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { RpcError } from "../../src/protocol/errors.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { exec } from "../_support/exec.ts";
 import { startKernel, type TestKernel } from "../_support/kernel.ts";
 import { createToken, writePolicy } from "../_support/principals.ts";
 import { sandbox } from "../_support/sandbox.ts";
@@ -84,7 +85,7 @@ async function assertVictimUnchanged(s: Scene, what: string): Promise<void> {
 /** Runs `src`; true when the kernel refused it (-32010 or -32011). */
 async function refused(conn: RpcConnection, src: string): Promise<boolean> {
   try {
-    await conn.request("exec", { src });
+    await exec(conn, src);
     return false;
   } catch (error) {
     if (error instanceof RpcError && (error.code === -32010 || error.code === -32011)) return true;
