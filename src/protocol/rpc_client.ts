@@ -11,8 +11,14 @@ export class ConnectionClosedError extends Error {
   }
 }
 
-/** Receives notifications (for the kernel: `event`) pushed on a connection. */
-export type NotificationHandler = (method: string, params: Record<string, unknown>) => void;
+/**
+ * Receives notifications (for the kernel: `event`) pushed on a connection. A returned promise
+ * holds back reading the connection until it settles, so a slow consumer backs up to the peer.
+ */
+export type NotificationHandler = (
+  method: string,
+  params: Record<string, unknown>,
+) => void | Promise<void>;
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -97,7 +103,7 @@ export class RpcConnection {
       for await (const msg of readMessages(this.#conn, "mcp")) {
         // An oversize or malformed frame from the peer ends the connection (M-START-4).
         if (msg.kind === "invalid") return;
-        if (msg.kind === "notification") this.onNotification(msg.method, msg.params);
+        if (msg.kind === "notification") await this.onNotification(msg.method, msg.params);
         else if (msg.kind === "response" && typeof msg.id === "number") {
           const p = this.#pending.get(msg.id);
           if (!p) continue;
