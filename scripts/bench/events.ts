@@ -22,7 +22,7 @@ import {
 } from "../../tests/_support/proc.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { waitUntil } from "../../tests/_support/wait.ts";
-import { launcherArgs } from "../../tests/mcp/_facade.ts";
+import { launcherArgs } from "../../tests/_support/facade.ts";
 
 const SUBSCRIBERS = 10;
 const EVENTS = 1000;

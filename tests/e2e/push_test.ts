@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { startKernel } from "../_support/kernel.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { waitUntil } from "../_support/wait.ts";
-import { launcherArgs, RawFacade } from "../mcp/_facade.ts";
+import { launcherArgs, RawFacade } from "../_support/facade.ts";
 
 type Frame = Record<string, unknown>;
 interface Update {
