@@ -22,7 +22,7 @@ import {
 } from "../../tests/_support/proc.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { waitUntil } from "../../tests/_support/wait.ts";
-import { launcherArgs } from "../../tests/_support/facade.ts";
+import { spawnFacade } from "../../tests/_support/facade.ts";
 
 const SUBSCRIBERS = 10;
 const EVENTS = 1000;
@@ -164,15 +164,7 @@ const mcpSubscribe =
 const stdoutSubscribe =
   (box: Awaited<ReturnType<typeof sandbox>>, children: Deno.ChildProcess[]): Subscribe =>
   async (onEvent) => {
-    const { command, args } = launcherArgs();
-    const child = new Deno.Command(command, {
-      args,
-      env: box.env(),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
+    const child = spawnFacade(box);
     children.push(child);
     const stdin = child.stdin.getWriter();
     const uri = `shoal://events/${CHANNEL}`;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { startKernel } from "../_support/kernel.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { waitUntil } from "../_support/wait.ts";
-import { launcherArgs, RawFacade } from "../_support/facade.ts";
+import { RawFacade, spawnFacade } from "../_support/facade.ts";
 
 type Frame = Record<string, unknown>;
 interface Update {
@@ -82,15 +82,7 @@ Deno.test("K-EVT-9/10, M-SUB-3: under load every MCP client gets each event in o
 
 Deno.test("K-EVT-10: a client that stops reading stdout backs up to the kernel, which drops and counts, and then gets the rest in order", async () => {
   await withKernel(async (box, publish) => {
-    const { command, args } = launcherArgs();
-    const child = new Deno.Command(command, {
-      args,
-      env: box.env(),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
+    const child = spawnFacade(box);
     const stdin = child.stdin.getWriter();
     const stdout = child.stdout.getReader();
     const frames: Frame[] = [];
