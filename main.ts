@@ -2,6 +2,7 @@ import { EnvReader, errorText, parseCommandLine, resolveConfig, USAGE } from "./
 import { KernelClient } from "./src/mcp/kernel_client.ts";
 import { FacadeServer } from "./src/mcp/server.ts";
 import { StdioTransport } from "./src/mcp/stdio_transport.ts";
+import { stdoutWriter } from "./src/mcp/stdout_writer.ts";
 
 /** How long requests in flight at stdin EOF may still be answered before the facade exits. */
 const EOF_DRAIN_MS = 5000;
@@ -26,7 +27,7 @@ async function main(args: string[]): Promise<number> {
     log(USAGE);
     return 2;
   }
-  const transport = new StdioTransport(Deno.stdin, Deno.stdout, EOF_DRAIN_MS);
+  const transport = new StdioTransport(Deno.stdin, stdoutWriter, EOF_DRAIN_MS);
   const kernel = new KernelClient(config, log);
   const facade = new FacadeServer(kernel, transport, log);
   await facade.start();

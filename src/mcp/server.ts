@@ -78,13 +78,12 @@ export class FacadeServer {
     this.server.fallbackRequestHandler = (request: JSONRPCRequest, extra: Extra) =>
       this.#dispatch(request, extra);
     this.server.onerror = (e: Error) => log(`shoal-mcp: ${e.message}`);
-    this.subscriptions = new SubscriptionRegistry(kernel, (uri, seq, payload) => {
+    this.subscriptions = new SubscriptionRegistry(kernel, (uri, seq, payload) =>
       transport.send({
         jsonrpc: "2.0",
         method: "notifications/resources/updated",
         params: { uri, seq, payload } as { uri: string },
-      });
-    }, log);
+      }), log);
     this.#methods = {
       "initialize": (p) => this.#initialize(p),
       "tools/list": () => ({ tools: TOOLS }),

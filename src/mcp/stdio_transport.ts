@@ -8,19 +8,9 @@ import {
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, type RpcErrorObject } from "../protocol/errors.ts";
-import { LineFramer } from "../protocol/framing.ts";
-import { READ_CHUNK } from "../protocol/limits.ts";
-import { decodeFrame, encodeFrame, errorMessage, OVERSIZE_ERROR } from "../protocol/rpc.ts";
-
-/** A byte source such as `Deno.stdin`. */
-export interface ByteReader {
-  read(p: Uint8Array): Promise<number | null>;
-}
-
-/** A byte sink such as `Deno.stdout`. */
-export interface ByteWriter {
-  write(p: Uint8Array): Promise<number>;
-}
+import { type ByteWriter, FrameWriter } from "../protocol/frame_writer.ts";
+import { type ByteReader, readMessages } from "../protocol/framing.ts";
+import { encodeFrame, errorMessage, type Incoming } from "../protocol/rpc.ts";
 
 /** A client request id as it appeared on the wire (W-RPC-2, MCP rule). */
 type ClientId = string | number;
@@ -48,8 +38,7 @@ export class StdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  #framer = new LineFramer();
-  #writing: Promise<void> = Promise.resolve();
+  #writer: FrameWriter;
   #closed = false;
   #nextId = 1;
   #clientIds = new Map<number, ClientId>();
@@ -65,9 +54,10 @@ export class StdioTransport implements Transport {
    */
   constructor(
     readonly input: ByteReader,
-    readonly output: ByteWriter,
+    output: ByteWriter,
     readonly drainMs: number,
   ) {
+    this.#writer = new FrameWriter(output);
     this.#finished = new Promise((resolve) => this.#finish = resolve);
   }
 
@@ -112,19 +102,8 @@ export class StdioTransport implements Transport {
   }
 
   #write(message: unknown): Promise<void> {
-    const bytes = encodeFrame(message);
-    const next = this.#writing.then(async () => {
-      if (this.#closed) return;
-      let at = 0;
-      try {
-        while (at < bytes.length) at += await this.output.write(bytes.subarray(at));
-      } catch {
-        // The client is gone (M-CLI-3).
-        await this.close();
-      }
-    });
-    this.#writing = next;
-    return next;
+    // A failed write means the client is gone (M-CLI-3).
+    return this.#writer.write(encodeFrame(message)).catch(() => this.close());
   }
 
   #forget(internal: number): void {
@@ -141,21 +120,16 @@ export class StdioTransport implements Transport {
   }
 
   async #readLoop(): Promise<void> {
-    const buf = new Uint8Array(READ_CHUNK);
     try {
-      while (!this.#closed) {
-        const n = await this.input.read(buf);
-        if (n === null) break;
-        for (const event of this.#framer.push(buf.subarray(0, n))) {
-          if (event.kind === "oversize") this.#reply(null, OVERSIZE_ERROR);
-          else this.#receive(event.bytes);
-        }
+      for await (const msg of readMessages(this.input, "mcp")) {
+        if (this.#closed) break;
+        this.#receive(msg);
       }
     } catch (e) {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
     }
     await this.#drain();
-    await this.#writing;
+    await this.#writer.flushed();
     await this.close();
   }
 
@@ -170,8 +144,7 @@ export class StdioTransport implements Transport {
     clearTimeout(timer);
   }
 
-  #receive(bytes: Uint8Array): void {
-    const msg = decodeFrame(bytes, "mcp");
+  #receive(msg: Incoming): void {
     switch (msg.kind) {
       case "invalid":
         this.#reply(msg.id as ClientId | null, msg.error);

@@ -8,8 +8,8 @@ import { parseResourceUri } from "./resource_uri.ts";
 /** How long unsubscribe waits for `events.unsubscribe` before closing anyway (M-SUB-4). */
 export const UNSUBSCRIBE_WAIT_MS = 1000;
 
-/** Delivers one `notifications/resources/updated` (M-SUB-3). */
-export type UpdateSink = (uri: string, seq: unknown, payload: unknown) => void;
+/** Delivers one `notifications/resources/updated` (M-SUB-3); settles once it is written. */
+export type UpdateSink = (uri: string, seq: unknown, payload: unknown) => Promise<void>;
 
 /** The kernel channel a subscribable URI maps to, or null (M-SUB-1). */
 export function subscriptionChannel(uri: string): string | null {
@@ -115,9 +115,12 @@ export class SubscriptionRegistry {
       return;
     }
     entry.conn = conn;
-    conn.onNotification = (method, params) => {
+    // Waiting for stdout before reading the next event lets a client that stops reading back
+    // up to the kernel, whose bounded queue then drops and counts (K-EVT-9/10) instead of the
+    // facade buffering without limit.
+    conn.onNotification = async (method, params) => {
       if (method === "event" && this.#entries.get(uri) === entry) {
-        this.sink(uri, params.seq, params.payload);
+        await this.sink(uri, params.seq, params.payload);
       }
     };
     try {

@@ -200,7 +200,9 @@ const BY_NAME = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
 
 /** Validates the arguments of a tool call against its schema (M-TOOL-2); throws `-32602`. */
 export function checkArguments(name: unknown, args: unknown): Args {
-  const tool = typeof name === "string" ? BY_NAME.get(name) : undefined;
+  // Not interpolated unchecked: a deeply nested array would overflow the stack in toString (M-IN-1).
+  if (typeof name !== "string") throw invalidParams("invalid params: name must be a string");
+  const tool = BY_NAME.get(name);
   if (tool === undefined) throw invalidParams(`unknown tool: ${name}`);
   const value = args === undefined || args === null ? {} : args;
   const violation = schemaViolation(tool.inputSchema, value);

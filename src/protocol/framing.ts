@@ -1,4 +1,5 @@
-import { FRAME_LIMIT } from "./limits.ts";
+import { FRAME_LIMIT, READ_CHUNK } from "./limits.ts";
+import { decodeFrame, type IdRule, type Incoming, OVERSIZE_ERROR } from "./rpc.ts";
 
 /** What a framer yields: one complete frame, or notice that an oversize frame was dropped. */
 export type FrameEvent =
@@ -83,13 +84,26 @@ export class LineFramer {
   }
 }
 
-/** Reads a byte stream as frame events, bounded by `limit` per frame. */
-export async function* readFrames(
-  source: AsyncIterable<Uint8Array>,
-  limit: number = FRAME_LIMIT,
-): AsyncGenerator<FrameEvent> {
-  const framer = new LineFramer(limit);
-  for await (const chunk of source) {
-    for (const event of framer.push(chunk)) yield event;
+/** A byte source such as a socket or `Deno.stdin`. */
+export interface ByteReader {
+  read(p: Uint8Array): Promise<number | null>;
+}
+
+/**
+ * The one read loop of every connection (kernel socket, RPC client, facade stdin): bounded
+ * frames decoded by `rule`; an oversize frame comes out as an invalid message carrying the
+ * W-FRAME-4/5 error with id null. One read buffer is reused: the framer copies what it keeps.
+ */
+export async function* readMessages(source: ByteReader, rule: IdRule): AsyncGenerator<Incoming> {
+  const framer = new LineFramer();
+  const buf = new Uint8Array(READ_CHUNK);
+  while (true) {
+    const n = await source.read(buf);
+    if (n === null) return;
+    for (const event of framer.push(buf.subarray(0, n))) {
+      yield event.kind === "oversize"
+        ? { kind: "invalid", id: null, error: OVERSIZE_ERROR }
+        : decodeFrame(event.bytes, rule);
+    }
   }
 }

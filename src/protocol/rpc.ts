@@ -1,4 +1,5 @@
 import { ErrorCode, type RpcErrorObject } from "./errors.ts";
+import { memberSource } from "./member_source.ts";
 import type { RawJSON } from "./raw_json.ts";
 
 /**
@@ -34,29 +35,6 @@ function invalid(id: RpcId, code: number, message: string, data?: unknown): Inco
 /** Source texts of parsed primitives that would not re-serialize to the same text, by holder and key. */
 type SourceTexts = WeakMap<object, Map<string, string>>;
 
-/**
- * Parses JSON keeping the source text of every number that would not re-serialize to the same
- * text (`1152921504606846977`, `1.50`, `1e3`) and of a string member named `id` (`"\u0041"`),
- * so an id can be echoed verbatim.
- */
-function parseKeepingSources(text: string): { value: unknown; sources: SourceTexts } {
-  const sources: SourceTexts = new WeakMap();
-  const value = JSON.parse(
-    text,
-    function (this: object, key: string, v: unknown, context?: { source?: string }) {
-      const source = context?.source;
-      const kept = typeof v === "number" || (typeof v === "string" && key === "id");
-      if (kept && source !== undefined && source !== JSON.stringify(v)) {
-        let byKey = sources.get(this);
-        if (!byKey) sources.set(this, byKey = new Map());
-        byKey.set(key, source);
-      }
-      return v;
-    } as (key: string, value: unknown) => unknown,
-  );
-  return { value, sources };
-}
-
 /** A copy of member `key` of `holder` that `JSON.stringify` writes as its source text (W-RPC-2). */
 function verbatim(holder: object, key: string, sources: SourceTexts): RpcId {
   const v = (holder as Record<string, unknown>)[key];
@@ -69,21 +47,49 @@ function verbatim(holder: object, key: string, sources: SourceTexts): RpcId {
   return v as RpcId;
 }
 
+/**
+ * The id written as `source`, as a value `JSON.stringify` writes back as that same text
+ * (`1152921504606846977`, `1.50`, `"\u0041"`); null when it nests too deeply to copy.
+ */
+function verbatimId(source: string): RpcId | null {
+  const sources: SourceTexts = new WeakMap();
+  try {
+    // Wrapped in an array so that the id itself has a holder to record its source under.
+    const wrapped = JSON.parse(
+      `[${source}]`,
+      function (this: object, key: string, v: unknown, context?: { source?: string }) {
+        const text = context?.source;
+        if (text !== undefined && text !== JSON.stringify(v)) {
+          let byKey = sources.get(this);
+          if (!byKey) sources.set(this, byKey = new Map());
+          byKey.set(key, text);
+        }
+        return v;
+      } as (key: string, value: unknown) => unknown,
+    );
+    return verbatim(wrapped, "0", sources);
+  } catch {
+    return null; // RangeError: the reviver and the copy recurse once per level
+  }
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** Decodes one frame into a request, notification, response, or an error to send back (W-FRAME-6/7, W-RPC-1/2). */
 export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
-  let parsed: { value: unknown; sources: SourceTexts };
+  // A plain parse copes with any nesting; only the id needs its source text (W-RPC-2, M-IN-1).
+  let text: string;
+  let msg: unknown;
   try {
-    parsed = parseKeepingSources(decoder.decode(bytes));
+    text = decoder.decode(bytes);
+    msg = JSON.parse(text);
   } catch (e) {
     return invalid(null, ErrorCode.RPC_PARSE_ERROR, "parse error", {
       detail: e instanceof Error ? e.message : String(e),
     });
   }
-  const msg = parsed.value;
   if (!isPlainObject(msg)) {
     return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: frame is not a JSON object");
   }
@@ -91,14 +97,16 @@ export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
   let id: RpcId = null;
   if (hasId) {
     const raw = msg.id;
+    const source = memberSource(text, "id") as string;
     if (rule === "verbatim") {
-      id = verbatim(msg, "id", parsed.sources);
+      const copy = verbatimId(source);
+      if (copy === null) return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: bad id");
+      id = copy;
     } else {
       // An error response to a frame the peer could not read carries id null (W-FRAME-4/6).
       const ok = typeof raw === "string" ||
         // An integer written as `1.0` or `1e3` is not an integer id.
-        (typeof raw === "number" && Number.isSafeInteger(raw) &&
-          parsed.sources.get(msg)?.get("id") === undefined) ||
+        (typeof raw === "number" && Number.isSafeInteger(raw) && source === JSON.stringify(raw)) ||
         (raw === null && !Object.hasOwn(msg, "method") && Object.hasOwn(msg, "error"));
       if (!ok) return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: bad id");
       id = raw as string | number;

@@ -1,7 +1,7 @@
 import { RpcError, type RpcErrorObject } from "./errors.ts";
 import { FrameWriter } from "./frame_writer.ts";
-import { LineFramer } from "./framing.ts";
-import { decodeFrame, encodeFrame } from "./rpc.ts";
+import { readMessages } from "./framing.ts";
+import { encodeFrame } from "./rpc.ts";
 
 /** Raised for requests that cannot complete because the connection closed. */
 export class ConnectionClosedError extends Error {
@@ -11,8 +11,14 @@ export class ConnectionClosedError extends Error {
   }
 }
 
-/** Receives notifications (for the kernel: `event`) pushed on a connection. */
-export type NotificationHandler = (method: string, params: Record<string, unknown>) => void;
+/**
+ * Receives notifications (for the kernel: `event`) pushed on a connection. A returned promise
+ * holds back reading the connection until it settles, so a slow consumer backs up to the peer.
+ */
+export type NotificationHandler = (
+  method: string,
+  params: Record<string, unknown>,
+) => void | Promise<void>;
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -93,24 +99,19 @@ export class RpcConnection {
   }
 
   async #readLoop(): Promise<void> {
-    const framer = new LineFramer();
     try {
-      for await (const chunk of this.#conn.readable) {
-        for (const event of framer.push(chunk)) {
-          // An oversize or malformed frame from the peer ends the connection (M-START-4).
-          if (event.kind === "oversize") return;
-          const msg = decodeFrame(event.bytes, "mcp");
-          if (msg.kind === "invalid") return;
-          if (msg.kind === "notification") this.onNotification(msg.method, msg.params);
-          else if (msg.kind === "response" && typeof msg.id === "number") {
-            const p = this.#pending.get(msg.id);
-            if (!p) continue;
-            this.#pending.delete(msg.id);
-            if (msg.error) {
-              const e: RpcErrorObject = msg.error;
-              p.reject(new RpcError(e.code, e.message, e.data));
-            } else p.resolve(msg.result);
-          }
+      for await (const msg of readMessages(this.#conn, "mcp")) {
+        // An oversize or malformed frame from the peer ends the connection (M-START-4).
+        if (msg.kind === "invalid") return;
+        if (msg.kind === "notification") await this.onNotification(msg.method, msg.params);
+        else if (msg.kind === "response" && typeof msg.id === "number") {
+          const p = this.#pending.get(msg.id);
+          if (!p) continue;
+          this.#pending.delete(msg.id);
+          if (msg.error) {
+            const e: RpcErrorObject = msg.error;
+            p.reject(new RpcError(e.code, e.message, e.data));
+          } else p.resolve(msg.result);
         }
       }
     } catch {

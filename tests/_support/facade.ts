@@ -24,6 +24,22 @@ export function sdkTransport(box: Sandbox, extraEnv: Record<string, string> = {}
   });
 }
 
+/** The facade started like `deno task mcp` with piped stdin and stdout, read by the caller. */
+export function spawnFacade(
+  box: Sandbox,
+  extraEnv: Record<string, string> = {},
+): Deno.ChildProcess {
+  const { command, args } = launcherArgs();
+  return new Deno.Command(command, {
+    args,
+    env: box.env(extraEnv),
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+}
+
 /** The facade started like `deno task mcp`, driven by raw stdin/stdout frames. */
 export class RawFacade {
   readonly child: Deno.ChildProcess;

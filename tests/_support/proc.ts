@@ -140,3 +140,9 @@ export function memoryKiB(pid: number): Memory {
 export function rssBytes(pid: number): number {
   return memoryKiB(pid).rss * 1024;
 }
+
+/** CPU time (user + system) `pid` has used so far, in ms (clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const fields = statFields(pid);
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}

@@ -236,6 +236,32 @@ Deno.test("W-RPC-1/2, W-FRAME-6/7: envelope errors on stdin; ids are echoed exac
   });
 });
 
+Deno.test("M-IN-1: requests whose params nest 5000 levels deep are each answered under their own id", async () => {
+  const arrays = "[".repeat(5000) + "]".repeat(5000);
+  const objects = '{"a":'.repeat(5000) + "1" + "}".repeat(5000);
+  await withRaw(async (facade) => {
+    const frame = (id: number, method: string, params: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}\n`;
+    await facade.write(frame(9, "ping", `{"x":${arrays}}`));
+    await facade.write(frame(10, "ping", `{"x":${objects}}`));
+    await facade.write(frame(11, "tools/call", `{"name":${arrays}}`));
+    await facade.write(frame(12, "tools/call", `{"name":"shoal_exec","arguments":${arrays}}`));
+    await facade.write(frame(13, "resources/read", `{"uri":${objects}}`));
+    await facade.write(frame(14, "no/such", `{"x":${arrays}}`));
+    assert.deepEqual((await facade.response(9)).result, {});
+    assert.deepEqual((await facade.response(10)).result, {});
+    for (const id of [11, 12, 13]) {
+      assert.equal(
+        ((await facade.response(id)).error as { code: number }).code,
+        -32602,
+        `id ${id}`,
+      );
+    }
+    assert.equal(((await facade.response(14)).error as { code: number }).code, -32601);
+    assert.deepEqual(facade.queued, [], "no other frame (such as an id-null error) was written");
+  });
+});
+
 Deno.test("W-FRAME-3/5: a 17 MiB stdin frame gets -32600 id null, the next frame is served, memory stays bounded", async () => {
   await withRaw(async (facade) => {
     assert.deepEqual((await facade.request(1, "ping")).result, {});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type FrameEvent, LineFramer } from "../../src/protocol/framing.ts";
+import { type FrameEvent, LineFramer, readMessages } from "../../src/protocol/framing.ts";
 import { FRAME_LIMIT, READ_CHUNK } from "../../src/protocol/limits.ts";
 
 const enc = new TextEncoder();
@@ -57,4 +57,31 @@ Deno.test("invalid UTF-8 passes through the framer as bytes (decoding is the env
   assert.equal(out.length, 1);
   assert.equal(out[0].kind, "frame");
   if (out[0].kind === "frame") assert.deepEqual([...out[0].bytes], [0xff, 0xfe]);
+});
+
+Deno.test("readMessages decodes frames split across chunks and turns an oversize frame into -32600 id null", async () => {
+  const chunks = [
+    enc.encode('{"jsonrpc":"2.0","id":1,"me'),
+    enc.encode('thod":"a"}\n'),
+    new Uint8Array(FRAME_LIMIT + 1).fill(0x61),
+    enc.encode('\n{"jsonrpc":"2.0","method":"n"}\n'),
+  ];
+  // A reader that hands out at most one chunk per read, into the caller's buffer.
+  const reader = {
+    read(p: Uint8Array): Promise<number | null> {
+      const chunk = chunks.shift();
+      if (chunk === undefined) return Promise.resolve(null);
+      const n = Math.min(p.length, chunk.length);
+      p.set(chunk.subarray(0, n));
+      if (n < chunk.length) chunks.unshift(chunk.subarray(n));
+      return Promise.resolve(n);
+    },
+  };
+  const out = [];
+  for await (const msg of readMessages(reader, "mcp")) out.push(msg);
+  assert.deepEqual(out, [
+    { kind: "request", id: 1, method: "a", params: {} },
+    { kind: "invalid", id: null, error: { code: -32600, message: "frame exceeds 16 MiB" } },
+    { kind: "notification", method: "n", params: {} },
+  ]);
 });

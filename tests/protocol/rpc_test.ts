@@ -79,3 +79,32 @@ Deno.test("an error response with id null is a response, not an invalid frame (W
   const request = decodeFrame(frame('{"jsonrpc":"2.0","id":null,"method":"m"}'), "mcp");
   assert.equal(request.kind, "invalid");
 });
+
+Deno.test("a valid frame is decoded whatever the nesting of its params; ids keep their exact text (M-IN-1, W-RPC-2)", () => {
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  for (const rule of ["mcp", "verbatim"] as const) {
+    const msg = decodeFrame(
+      frame(`{"jsonrpc":"2.0","id":9,"method":"m","params":{"x":${deep}}}`),
+      rule,
+    );
+    assert.equal(msg.kind, "request", rule);
+    if (msg.kind === "request") assert.equal(JSON.stringify(msg.id), "9");
+  }
+  const big = decodeFrame(
+    frame(`{"params":{"x":${deep}},"id":1152921504606846977,"jsonrpc":"2.0","method":"m"}`),
+    "verbatim",
+  );
+  assert.equal(big.kind === "request" && JSON.stringify(big.id), "1152921504606846977");
+  const float = decodeFrame(
+    frame(`{"jsonrpc":"2.0","id":1.0,"method":"m","params":{"x":${deep}}}`),
+    "mcp",
+  );
+  assert.equal(float.kind === "invalid" && float.error.code, -32600);
+});
+
+Deno.test("a kernel id nested too deeply to echo is -32600 with id null", () => {
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  const msg = decodeFrame(frame(`{"jsonrpc":"2.0","id":${deep},"method":"m"}`), "verbatim");
+  assert.equal(msg.kind, "invalid");
+  if (msg.kind === "invalid") assert.deepEqual([msg.id, msg.error.code], [null, -32600]);
+});

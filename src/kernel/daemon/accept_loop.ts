@@ -1,5 +1,4 @@
-import { LineFramer } from "../../protocol/framing.ts";
-import { decodeFrame, OVERSIZE_ERROR } from "../../protocol/rpc.ts";
+import { readMessages } from "../../protocol/framing.ts";
 import { ClientConnection } from "../rpc/client_connection.ts";
 import { dispatch } from "../rpc/dispatch.ts";
 import type { Kernel } from "./kernel.ts";
@@ -51,19 +50,11 @@ export async function serveConnection(kernel: Kernel, conn: Deno.Conn): Promise<
     kernel.connections.delete(client);
     kernel.bus.removeSubscriber(client.subscriber);
   });
-  const framer = new LineFramer();
   try {
-    for await (const chunk of conn.readable) {
-      for (const event of framer.push(chunk)) {
-        if (event.kind === "oversize") {
-          client.fail(null, OVERSIZE_ERROR);
-          continue;
-        }
-        const msg = decodeFrame(event.bytes, "verbatim");
-        if (msg.kind === "invalid") client.fail(msg.id, msg.error);
-        else if (msg.kind === "request") dispatch(kernel, client, msg.id, msg.method, msg.params);
-        // Notifications and stray responses are ignored (W-RPC-3).
-      }
+    for await (const msg of readMessages(conn, "verbatim")) {
+      if (msg.kind === "invalid") client.fail(msg.id, msg.error);
+      else if (msg.kind === "request") dispatch(kernel, client, msg.id, msg.method, msg.params);
+      // Notifications and stray responses are ignored (W-RPC-3).
     }
   } catch {
     // connection reset

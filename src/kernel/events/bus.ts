@@ -28,7 +28,18 @@ export function everyEvent(_event: BusEvent): boolean {
 }
 
 const USER_PREFIX = "user.";
+
 const encoder = new TextEncoder();
+
+/** Bytes of `value` as compact JSON; Infinity when it nests too deeply to serialize (M-IN-1). */
+function compactSize(value: unknown): number {
+  try {
+    return encoder.encode(compactJson(value)).length;
+  } catch (e) {
+    if (e instanceof RangeError) return Infinity;
+    throw e;
+  }
+}
 
 /**
  * The kernel's event bus (§9): a 1024-event ring per channel, durable storage for `journal` and
@@ -76,10 +87,7 @@ export class EventBus {
         channel,
       });
     }
-    if (
-      payload === undefined ||
-      encoder.encode(compactJson(payload)).length > EVENT_PAYLOAD_LIMIT
-    ) {
+    if (payload === undefined || compactSize(payload) > EVENT_PAYLOAD_LIMIT) {
       throw invalidParams(
         `payload must be JSON of at most ${EVENT_PAYLOAD_LIMIT} bytes compact`,
         { limit: EVENT_PAYLOAD_LIMIT },

@@ -97,6 +97,50 @@ Deno.test("bad frames get errors and the connection keeps serving: malformed, no
   }
 });
 
+Deno.test("params nesting 5000 levels deep get an answer under their own id; a too-deep payload is -32602 and the connection keeps serving", async () => {
+  const k = await startKernel();
+  const conn = await Deno.connect({ transport: "unix", path: k.socket });
+  const lines: string[] = [];
+  const reading = collectLines(conn.readable, lines);
+  const send = (text: string) => conn.write(new TextEncoder().encode(text + "\n"));
+  const reply = (id: number) =>
+    lines.map((l) => JSON.parse(l)).find((m) => m.id === id && !("method" in m));
+  try {
+    await send('{"jsonrpc":"2.0","id":1,"method":"session.attach","params":{"session":"deep"}}');
+    await send(
+      '{"jsonrpc":"2.0","id":2,"method":"events.subscribe","params":{"channel":"user.deep"}}',
+    );
+    await waitUntil(() => reply(1) !== undefined && reply(2) !== undefined, 20000);
+    const arrays = "[".repeat(5000) + "]".repeat(5000);
+    const objects = '{"a":'.repeat(5000) + "1" + "}".repeat(5000);
+    const frame = (id: string, method: string, params: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
+    await send(frame("3", "parse", `{"src":"true","x":${arrays}}`));
+    await send(frame("4", "events.publish", `{"channel":"user.deep","payload":${arrays}}`));
+    await send(frame("5", "events.publish", `{"channel":"user.deep","payload":${objects}}`));
+    await send(frame(arrays, "parse", '{"src":"true"}'));
+    await send(frame("7", "parse", '{"src":"true"}'));
+    await waitUntil(() => [3, 4, 5, 7].every((id) => reply(id) !== undefined), 20000);
+    assert.ok("result" in reply(3), JSON.stringify(reply(3)).slice(0, 200));
+    assert.equal(reply(4).error.code, -32602);
+    assert.ok("result" in reply(5));
+    assert.ok("result" in reply(7));
+    await waitUntil(
+      () => lines.some((l) => l.startsWith('{"jsonrpc":"2.0","method":"event"')),
+      20000,
+    );
+    const events = lines.map((l) => JSON.parse(l)).filter((m) => m.method === "event");
+    assert.equal(events.length, 1, "only the payload that was accepted is delivered");
+    assert.equal(JSON.stringify(events[0].params.payload), objects);
+    const idless = lines.map((l) => JSON.parse(l)).filter((m) => m.id === null);
+    assert.deepEqual(idless.map((m) => m.error.code), [-32600], "only the too-deep id is refused");
+  } finally {
+    conn.close();
+    await reading.catch(() => {});
+    await k.cleanup();
+  }
+});
+
 Deno.test("kernel ids are echoed verbatim beyond 2^53 (W-RPC-2)", async () => {
   const k = await startKernel();
   try {

@@ -84,7 +84,9 @@ Deno.test("kill -9 during 100 execs: every returned exec has its finished row, t
 
     // The next events continue both durable channels' seq without reuse.
     const pushes: Rec[] = [];
-    after.onNotification = (_method, params) => pushes.push(params);
+    after.onNotification = (_method, params) => {
+      pushes.push(params);
+    };
     await after.request("events.subscribe", { channel: "journal" });
     await after.request("events.subscribe", { channel: "session.transcript" });
     await after.request("exec", { src: "echo after-restart" });

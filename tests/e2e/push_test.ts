@@ -1,0 +1,135 @@
+/**
+ * Event pushes through facades (K-EVT-9/10, M-SUB-3): every published event reaches each MCP
+ * client in order or is counted as dropped, and a client that stops reading stdout is not
+ * buffered for without limit.
+ */
+import assert from "node:assert/strict";
+import { startKernel } from "../_support/kernel.ts";
+import { type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { waitUntil } from "../_support/wait.ts";
+import { RawFacade, spawnFacade } from "../_support/facade.ts";
+
+type Frame = Record<string, unknown>;
+interface Update {
+  seq: number;
+  payload: { i?: number; dropped?: number; latest_seq?: number };
+}
+
+const CHANNEL = "user.push";
+const URI = `shoal://events/${CHANNEL}`;
+
+/** The updates among `frames`, checking they are in strictly increasing `seq` order. */
+function updates(frames: Frame[]): Update[] {
+  const out = frames
+    .filter((f) => f.method === "notifications/resources/updated")
+    .map((f) => f.params as Frame & Update);
+  for (let i = 1; i < out.length; i++) {
+    assert.ok(out[i].seq > out[i - 1].seq, `seq ${out[i].seq} after ${out[i - 1].seq}`);
+  }
+  for (const u of out) assert.equal((u as Frame).uri, URI);
+  return out;
+}
+
+/** Events accounted for: delivered plus counted as dropped. */
+function accounted(list: Update[]): number {
+  return list.reduce((n, u) => n + (u.payload.dropped ?? 1), 0);
+}
+
+async function withKernel(
+  fn: (box: Sandbox, publish: (n: number, pad: string) => Promise<void>) => Promise<void>,
+) {
+  const box = await sandbox();
+  const k = await startKernel([], box);
+  const publisher = await k.attach("default");
+  try {
+    await fn(box, async (n, pad) => {
+      for (let i = 0; i < n; i++) {
+        await publisher.request("events.publish", { channel: CHANNEL, payload: { i, pad } });
+      }
+    });
+  } finally {
+    publisher.close();
+    await k.cleanup(); // removes the sandbox too
+  }
+}
+
+Deno.test("K-EVT-9/10, M-SUB-3: under load every MCP client gets each event in order or counted as dropped", async () => {
+  await withKernel(async (box, publish) => {
+    const facades = Array.from({ length: 4 }, () => new RawFacade(box));
+    try {
+      for (const facade of facades) {
+        assert.deepEqual((await facade.request(1, "resources/subscribe", { uri: URI })).result, {});
+      }
+      const events = 1000;
+      await publish(events, "");
+      for (const facade of facades) {
+        const frames = facade.queued as Frame[];
+        assert.ok(await waitUntil(() => accounted(updates(frames)) >= events, 60000));
+        const list = updates(frames);
+        assert.equal(accounted(list), events);
+        const delivered = list.filter((u) => u.payload.i !== undefined).map((u) => u.payload.i!);
+        assert.deepEqual(delivered, [...delivered].sort((a, b) => a - b));
+        assert.deepEqual(delivered, [...new Set(delivered)], "no event is delivered twice");
+      }
+    } finally {
+      for (const facade of facades) {
+        facade.kill();
+        await facade.exit().catch(() => {});
+      }
+    }
+  });
+});
+
+Deno.test("K-EVT-10: a client that stops reading stdout backs up to the kernel, which drops and counts, and then gets the rest in order", async () => {
+  await withKernel(async (box, publish) => {
+    const child = spawnFacade(box);
+    const stdin = child.stdin.getWriter();
+    const stdout = child.stdout.getReader();
+    const frames: Frame[] = [];
+    let pending = "";
+    const decoder = new TextDecoder();
+    /** Reads stdout until `done` holds for the frames so far. */
+    async function readUntil(done: () => boolean): Promise<void> {
+      while (!done()) {
+        const { value, done: ended } = await stdout.read();
+        if (ended) throw new Error("facade stdout closed");
+        pending += decoder.decode(value, { stream: true });
+        const lines = pending.split("\n");
+        pending = lines.pop()!;
+        for (const line of lines) frames.push(JSON.parse(line));
+      }
+    }
+    try {
+      const subscribe = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "resources/subscribe",
+        params: { uri: URI },
+      };
+      await stdin.write(new TextEncoder().encode(JSON.stringify(subscribe) + "\n"));
+      await readUntil(() => frames.some((f) => f.id === 1));
+      // Nobody reads stdout now: ~3 MB of events is far more than the pipe, the socket and the
+      // kernel's 256-event queue hold. Publishing still completes (K-EVT-9).
+      const events = 3000;
+      await publish(events, "x".repeat(1000));
+      await readUntil(() => accounted(updates(frames)) >= events);
+      const list = updates(frames);
+      assert.equal(accounted(list), events);
+      const drops = list.filter((u) => u.payload.dropped !== undefined);
+      assert.ok(drops.length > 0, "the kernel dropped and counted instead of the facade buffering");
+      for (const d of drops) assert.equal(d.payload.latest_seq, d.seq);
+      // The newest event is delivered, or counted by the last synthetic event.
+      const last = list[list.length - 1];
+      assert.ok(last.payload.i === events - 1 || last.payload.dropped !== undefined);
+    } finally {
+      await stdin.close().catch(() => {});
+      await stdout.cancel().catch(() => {});
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already exited
+      }
+      await child.status;
+    }
+  });
+});
