@@ -97,26 +97,16 @@ function isComplete(value: unknown): boolean {
 /** The envelope of a kernel success `r` (M-OUT-1..3, M-OUT-7). */
 export function toolSuccess(r: unknown, withLinks: boolean): ToolResult {
   const link = deriveLink(r);
+  const uri = link?.uri ?? null;
   if (isObject(r) && typeof r.render === "string") {
     // A complete value already carries all its render shows: send it once (M-OUT-1).
     const { render: _, ...rest } = r;
     const structured = isComplete(r.value) ? rest : r;
-    return envelope(
-      r.render,
-      link,
-      boundStructured(structured, link?.uri ?? null),
-      false,
-      withLinks,
-    );
+    return envelope(r.render, link, boundStructured(structured, uri, null, {}), false, withLinks);
   }
   const structured = Array.isArray(r) ? { items: r } : isObject(r) ? r : { value: r };
-  return envelope(
-    prettyJson(structured),
-    link,
-    boundStructured(structured, link?.uri ?? null),
-    false,
-    withLinks,
-  );
+  const pretty = prettyJson(structured);
+  return envelope(pretty, link, boundStructured(structured, uri, pretty, {}), false, withLinks);
 }
 
 /** The envelope of a kernel error (M-OUT-4, M-OUT-7); kernel errors are never JSON-RPC errors of `tools/call`. */
@@ -124,6 +114,8 @@ export function toolError(e: RpcErrorObject, withLinks: boolean): ToolResult {
   const structured: Record<string, unknown> = { code: e.code, message: e.message };
   if (e.data !== undefined) structured.data = e.data;
   const link = deriveLink(e.data);
-  const bounded = boundStructured(structured, link?.uri ?? null, isObject(e.data) ? e.data : {});
-  return envelope(prettyJson(structured), link, bounded, true, withLinks);
+  const pretty = prettyJson(structured);
+  const address = isObject(e.data) ? e.data : {};
+  const bounded = boundStructured(structured, link?.uri ?? null, pretty, address);
+  return envelope(pretty, link, bounded, true, withLinks);
 }

@@ -55,7 +55,10 @@ function fitString(text: Cuttable, uri: string | null, budget: number): string |
       : cutText(text.head, text.lines, uri, limit);
     const size = jsonBytes(cut);
     if (size <= budget) return cut;
-    limit = Math.min(limit - 1, Math.floor(limit * budget / size));
+    // Scale by the escaping overhead, and always below this cut, so each pass drops a line.
+    const cutBytes = encoder.encode(cut).length;
+    limit = Math.min(limit, cutBytes) - 1;
+    limit = Math.min(limit, Math.floor(cutBytes * budget / size));
   }
   return null;
 }
@@ -64,12 +67,14 @@ function fitString(text: Cuttable, uri: string | null, budget: number): string |
  * Bounds the JSON text of a tool result's structuredContent `sc` to {@link STRUCTURED_LIMIT}
  * bytes (M-OUT-7): first by cutting `sc.render` again, else by replacing `sc` with
  * `{truncated, bytes, preview}` plus its address members (`extra` supplies those of an error's
- * data, `uri` the link URI). `uri` also names where to fetch the rest in the markers.
+ * data, `uri` the link URI). `uri` also names where to fetch the rest in the markers; `pretty`
+ * is the pretty JSON of `sc` when the caller already made it (it can be large).
  */
 export function boundStructured(
   sc: Record<string, unknown>,
   uri: string | null,
-  extra: Record<string, unknown> = {},
+  pretty: string | null,
+  extra: Record<string, unknown>,
 ): Record<string, unknown> {
   const full = jsonBytes(sc);
   if (full <= STRUCTURED_LIMIT) return sc;
@@ -88,10 +93,9 @@ export function boundStructured(
     }
   }
   if (uri !== null && truncated.uri === undefined && uri.length <= ADDRESS_MAX) truncated.uri = uri;
-  const pretty = prettyJson(sc);
+  const preview = pretty ?? prettyJson(sc);
   const room = STRUCTURED_LIMIT - jsonBytes({ ...truncated, preview: "" }) + 2;
-  truncated.preview =
-    fitString({ head: pretty, lines: lineCount(pretty), cut: false }, uri, room) ??
-      "";
+  const source = { head: preview, lines: lineCount(preview), cut: false };
+  truncated.preview = fitString(source, uri, room) ?? "";
   return truncated;
 }
