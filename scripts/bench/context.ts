@@ -3,9 +3,10 @@
  * process lists, large generated output, and the checkout's build and tests) run in a repository
  * checkout, through shoal (SDK client → shoal-mcp → autostarted kernel) and, when it is installed,
  * through `mcp-server-commands`. Per command it prints the raw stdout bytes of the same command
- * run directly, shoal's text item, the JSON of shoal's structuredContent (what Claude Code and
- * VS Code hand the model), and the peer's text items (it sends no structuredContent), then the
- * issue 16 targets.
+ * run directly and of shoal's run (from its journal row: outputs such as `ps` differ between
+ * runs), shoal's text item, the JSON of shoal's structuredContent (what Claude Code and VS Code
+ * hand the model), and the peer's text items (it sends no structuredContent), then the issue 16
+ * targets, measured against shoal's own stdout.
  *
  *   deno run -A scripts/bench/context.ts REPO [--peer PATH_TO_mcp-server-commands/build/index.js]
  *
@@ -84,10 +85,17 @@ function buildCommands(repo: string): Command[] | string {
   return "no deno.json, nor package.json with node_modules: build and test commands skipped";
 }
 
+/** The part of a journal row this bench reads (K-JQ-4). */
+interface JournalRow {
+  outputs: { kind: string; len: number }[];
+}
+
 /** A row of the table. */
 interface Row {
   command: Command;
   raw: number;
+  /** The stdout bytes of shoal's own run of the command. */
+  stdout: number;
   text: number;
   structured: number;
   peer: number | null;
@@ -158,10 +166,12 @@ try {
     const reply = await mcp.call("shoal_exec", { src: command.src }, {
       timeout: CALL_TIMEOUT_MS,
     });
+    const row = (await mcp.ok("shoal_journal", { limit: 1 })).items as JournalRow[];
+    const stdout = row[0].outputs.find((o) => o.kind === "stdout")?.len ?? 0;
     const text = byteLength(String(reply.content[0].text));
     const structured = byteLength(reply.structuredContent);
     const peerSize = peer === null ? null : await peerBytes(command.src);
-    rows.push({ command, raw, text, structured, peer: peerSize });
+    rows.push({ command, raw, stdout, text, structured, peer: peerSize });
   }
 } finally {
   await mcp.close();
@@ -171,52 +181,46 @@ try {
 
 const num = (n: number | null) => (n === null ? "-" : n.toLocaleString("en-US"));
 const ratio = (a: number, b: number | null) => (b === null || b === 0 ? "-" : (a / b).toFixed(2));
+/** The figures of one line of the table: a command's row or the totals. */
+type Figures = Omit<Row, "command">;
+const cells = (name: string, f: Figures) => [
+  name,
+  num(f.raw),
+  num(f.stdout),
+  num(f.text),
+  num(f.structured),
+  ratio(f.structured, f.stdout),
+  num(f.peer),
+  ratio(f.structured, f.peer),
+];
+const sum = (f: (r: Row) => number) => rows.reduce((n, r) => n + f(r), 0);
+const totals: Figures = {
+  raw: sum((r) => r.raw),
+  stdout: sum((r) => r.stdout),
+  text: sum((r) => r.text),
+  structured: sum((r) => r.structured),
+  peer: peer === null ? null : sum((r) => r.peer!),
+};
 const table = [
   [
     "command",
     "raw stdout",
+    "shoal stdout",
     "shoal text",
     "shoal SC JSON",
-    "SC/raw",
-    "SC/text",
+    "SC/stdout",
     "peer text",
     "SC/peer",
   ],
-  ...rows.map((r) => [
-    r.command.name,
-    num(r.raw),
-    num(r.text),
-    num(r.structured),
-    ratio(r.structured, r.raw),
-    ratio(r.structured, r.text),
-    num(r.peer),
-    ratio(r.structured, r.peer),
-  ]),
+  ...rows.map((r) => cells(r.command.name, r)),
+  cells("total", totals),
 ];
-const total = (f: (r: Row) => number | null) =>
-  rows.some((r) => f(r) === null) ? null : rows.reduce((n, r) => n + f(r)!, 0);
-const totals = {
-  raw: total((r) => r.raw)!,
-  text: total((r) => r.text)!,
-  structured: total((r) => r.structured)!,
-  peer: total((r) => r.peer),
-};
-table.push([
-  "total",
-  num(totals.raw),
-  num(totals.text),
-  num(totals.structured),
-  ratio(totals.structured, totals.raw),
-  ratio(totals.structured, totals.text),
-  num(totals.peer),
-  ratio(totals.structured, totals.peer),
-]);
 const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
 console.log(`repository: ${repo}`);
 if (typeof builds === "string") console.log(`note: ${builds}`);
 if (peerNote !== "") console.log(`note: ${peerNote}`);
-console.log("bytes the model receives (shoal SC JSON in Claude Code / VS Code; peer text items);");
-console.log("SC/text compares with shoal's text of the same run (e.g. ps differs between runs):");
+console.log("bytes the model receives (shoal SC JSON in Claude Code / VS Code; peer text items),");
+console.log("next to the stdout of a direct run and of shoal's run (ps differs between runs):");
 for (const row of table) {
   console.log(
     row.map((cell, i) => i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))
@@ -227,9 +231,9 @@ for (const row of table) {
 const verdict = (ok: boolean) => (ok ? "met" : "NOT MET");
 console.log("\ntargets (issue 16):");
 for (const r of rows.filter((r) => r.command.small)) {
-  const bound = 1.15 * r.raw + 400;
+  const bound = 1.15 * r.stdout + 400;
   console.log(
-    `  ${r.command.name}: SC JSON ${num(r.structured)} ≤ 1.15 × raw + 400 B = ` +
+    `  ${r.command.name}: SC JSON ${num(r.structured)} ≤ 1.15 × stdout + 400 B = ` +
       `${num(Math.floor(bound))}: ${verdict(r.structured <= bound)}`,
   );
 }
