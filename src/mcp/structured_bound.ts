@@ -5,7 +5,7 @@ import { prettyJson } from "./pretty_json.ts";
 const encoder = new TextEncoder();
 
 /** UTF-8 length of the compact JSON text of `value`, as the facade writes it. */
-export function jsonBytes(value: unknown): number {
+function jsonBytes(value: unknown): number {
   return encoder.encode(JSON.stringify(value) ?? "null").length;
 }
 
@@ -84,6 +84,7 @@ export function boundStructured(
     if (render !== null) return { ...sc, render };
   }
   const truncated: Record<string, unknown> = { truncated: true, bytes: full };
+  // Members of `sc` itself win (an error's numeric `code` over its data's string `code`).
   for (const source of [extra, sc]) {
     for (const k of ADDRESS_KEYS) {
       const v = source[k];
