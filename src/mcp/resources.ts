@@ -2,7 +2,7 @@ import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { boundText } from "../protocol/bound_text.ts";
 import { refToUri } from "../protocol/refs.ts";
 import { BridgeError, type KernelClient } from "./kernel_client.ts";
-import { prettyJson } from "./result.ts";
+import { prettyJson } from "./pretty_json.ts";
 import {
   boolParam,
   enumParam,

@@ -1,6 +1,8 @@
 import type { RpcErrorObject } from "../protocol/errors.ts";
 import { boundText } from "../protocol/bound_text.ts";
 import { refToUri } from "../protocol/refs.ts";
+import { prettyJson } from "./pretty_json.ts";
+import { boundStructured } from "./structured_bound.ts";
 
 /** The first protocol version whose clients get `resource_link` content items (M-PROTO-1). */
 export const RESOURCE_LINK_VERSION = "2025-06-18";
@@ -30,11 +32,6 @@ export interface ToolResult {
 /** Whether a negotiated protocol version gets `resource_link` items (dated versions compare as strings). */
 export function linksAllowed(version: string): boolean {
   return version >= RESOURCE_LINK_VERSION;
-}
-
-/** Pretty JSON (two-space indent) of a value. */
-export function prettyJson(value: unknown): string {
-  return JSON.stringify(value, null, 2) ?? "null";
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -87,17 +84,38 @@ function envelope(
   return { content, structuredContent, isError };
 }
 
-/** The envelope of a kernel success `r` (M-OUT-1..3). */
-export function toolSuccess(r: unknown, withLinks: boolean): ToolResult {
-  const structured = Array.isArray(r) ? { items: r } : isObject(r) ? r : { value: r };
-  const link = deriveLink(r);
-  const text = isObject(r) && typeof r.render === "string" ? r.render : prettyJson(structured);
-  return envelope(text, link, structured, false, withLinks);
+function isElided(v: unknown): boolean {
+  return isObject(v) && v.$ === "ref";
 }
 
-/** The envelope of a kernel error (M-OUT-4); kernel errors are never JSON-RPC errors of `tools/call`. */
+/** Whether a result's `value` is all there: no elided ref at its top level, nor in an outcome's out/err. */
+function isComplete(value: unknown): boolean {
+  if (!isObject(value) || isElided(value)) return false;
+  return value.$ !== "outcome" || (!isElided(value.out) && !isElided(value.err));
+}
+
+/** The envelope of a kernel success `r` (M-OUT-1..3, M-OUT-7). */
+export function toolSuccess(r: unknown, withLinks: boolean): ToolResult {
+  const link = deriveLink(r);
+  const uri = link?.uri ?? null;
+  if (isObject(r) && typeof r.render === "string") {
+    // A complete value already carries all its render shows: send it once (M-OUT-1).
+    const { render: _, ...rest } = r;
+    const structured = isComplete(r.value) ? rest : r;
+    return envelope(r.render, link, boundStructured(structured, uri, null, {}), false, withLinks);
+  }
+  const structured = Array.isArray(r) ? { items: r } : isObject(r) ? r : { value: r };
+  const pretty = prettyJson(structured);
+  return envelope(pretty, link, boundStructured(structured, uri, pretty, {}), false, withLinks);
+}
+
+/** The envelope of a kernel error (M-OUT-4, M-OUT-7); kernel errors are never JSON-RPC errors of `tools/call`. */
 export function toolError(e: RpcErrorObject, withLinks: boolean): ToolResult {
   const structured: Record<string, unknown> = { code: e.code, message: e.message };
   if (e.data !== undefined) structured.data = e.data;
-  return envelope(prettyJson(structured), deriveLink(e.data), structured, true, withLinks);
+  const link = deriveLink(e.data);
+  const pretty = prettyJson(structured);
+  const address = isObject(e.data) ? e.data : {};
+  const bounded = boundStructured(structured, link?.uri ?? null, pretty, address);
+  return envelope(pretty, link, bounded, true, withLinks);
 }

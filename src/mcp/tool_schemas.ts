@@ -59,6 +59,10 @@ const PTY_INPUT_ITEM: JsonSchema = {
   ],
 };
 
+/** How a model that sees only structuredContent gets what a result left out (M-OUT-1, M-OUT-7). */
+const FETCH_MORE = 'Large values arrive elided ("$":"ref") and results over 64 KiB cut ' +
+  "(truncated:true); fetch the rest with shoal_get {ref, path, slice} or read its shoal:// uri.";
+
 /** The 13 tools in `tools/list` order, with SPEC's schemas, titles and annotations (M-TOOL-1/3/4). */
 export const TOOLS: readonly ToolDefinition[] = [
   {
@@ -66,9 +70,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Run bash",
     description:
       "Run bash source in the shared shoal session (cwd and environment persist between calls). " +
-      "Returns the outcome (ok, status, stdout as a structured value, stderr) with a render and " +
-      "an out:N ref; large values are elided to refs you can fetch with shoal_get or read as " +
-      "shoal:// resources. mode 'plan' only reports effects and stores a plan; background:true " +
+      "Returns the outcome (ok, status, stdout as a structured value, stderr) and an out:N ref. " +
+      FETCH_MORE + " mode 'plan' only reports effects and stores a plan; background:true " +
       "returns a task at once; timeout_ms bounds the wait (the work continues as a task).",
     inputSchema: closed({
       src: STRING,
@@ -85,7 +88,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Plan bash",
     description:
       "Derive the effects of bash source without running it and store a plan (plan:… ref) with " +
-      "the policy verdict and approval state. Apply it later with shoal_apply.",
+      "the policy verdict and approval state. Apply it later with shoal_apply. A plan over " +
+      "64 KiB arrives cut; read all of it at its shoal://plan/… uri.",
     inputSchema: closed({ src: STRING }, ["src"]),
     annotations: hints(true, false, false, false),
   },
@@ -94,7 +98,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Apply plan",
     description:
       "Run a stored plan (plan:… ref) once it is allowed or approved; fails if the session " +
-      "changed so that its effects differ.",
+      "changed so that its effects differ. " + FETCH_MORE,
     inputSchema: closed({ plan_ref: STRING }, ["plan_ref"]),
     annotations: hints(false, true, false, true),
   },
@@ -102,7 +106,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "shoal_get",
     title: "Get value",
     description: "Fetch a transcript value (out:N) or part of it: path selects members/items " +
-      "(e.g. out.rows[0].name), slice [a, b] selects a half-open range, elide sets the budget.",
+      "(e.g. out.rows[0].name), slice [a, b] selects a half-open range, elide sets the budget. " +
+      FETCH_MORE,
     inputSchema: closed({
       ref: STRING,
       path: STRING,
@@ -121,7 +126,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Query journal",
     description:
       "Query the durable command history, newest first: time range in ns (since/until), " +
-      "principal, ok, effect kinds (all of), head (first word of the command), limit 1..1000.",
+      "principal, ok, effect kinds (all of), head (first word of the command), limit 1..1000. " +
+      "Over 64 KiB the result arrives cut (truncated:true); narrow the filters or the limit.",
     inputSchema: closed({
       since: { type: "integer" },
       until: { type: "integer" },

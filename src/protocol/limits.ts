@@ -4,6 +4,8 @@ export const FRAME_LIMIT = 16 * 1024 * 1024;
 export const READ_CHUNK = 64 * 1024;
 /** Bound on any text handed to a client (V-RENDER-3). */
 export const TEXT_LIMIT = 65536;
+/** Bound on the JSON text of a tool result's structuredContent (M-OUT-7). */
+export const STRUCTURED_LIMIT = 65536;
 /** Bound on `render` event payloads (SPEC §9.2). */
 export const RENDER_EVENT_LIMIT = 4096;
 

@@ -1,0 +1,102 @@
+import { cutText } from "../protocol/bound_text.ts";
+import { STRUCTURED_LIMIT } from "../protocol/limits.ts";
+import { prettyJson } from "./pretty_json.ts";
+
+const encoder = new TextEncoder();
+
+/** UTF-8 length of the compact JSON text of `value`, as the facade writes it. */
+function jsonBytes(value: unknown): number {
+  return encoder.encode(JSON.stringify(value) ?? "null").length;
+}
+
+/** The members a truncated structuredContent keeps, so the rest stays reachable (M-OUT-7). */
+const ADDRESS_KEYS = ["ref", "uri", "task", "plan_ref", "code"] as const;
+/** Longest address member kept: kernel refs and URIs are far shorter; anything longer is not one. */
+const ADDRESS_MAX = 1024;
+
+/** A kernel render cut by V-RENDER-3 ends in this marker; its count covers lines already cut. */
+const KERNEL_MARKER = /…\(([0-9]+) more lines, fetch via [^\n]*\)$/;
+
+/** A text to cut: the part that may be kept, and the line count of the whole text it came from. */
+interface Cuttable {
+  head: string;
+  lines: number;
+  /** Whether `head` already lost lines, so every cut of it needs a marker. */
+  cut: boolean;
+}
+
+function lineCount(text: string, trailingNewlineEndsText = true): number {
+  let newlines = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) newlines++;
+  return newlines + (trailingNewlineEndsText && text.endsWith("\n") ? 0 : 1);
+}
+
+/**
+ * A render as a {@link Cuttable}: a render the kernel already cut counts the lines its marker
+ * names, so cutting it again does not understate how much is left to fetch.
+ */
+function renderCuttable(render: string): Cuttable {
+  const m = KERNEL_MARKER.exec(render);
+  if (m === null) return { head: render, lines: lineCount(render), cut: false };
+  const head = render.slice(0, m.index);
+  // The kept part is whole lines, each ending in "\n", or a piece of the first line.
+  return { head, lines: lineCount(head, false) - 1 + Number(m[1]), cut: true };
+}
+
+/**
+ * The longest V-RENDER-3 cut of `text` whose JSON string encoding is at most `budget` bytes, or
+ * null when not even the marker fits. The limit shrinks by the escaping overhead until it fits.
+ */
+function fitString(text: Cuttable, uri: string | null, budget: number): string | null {
+  const textBytes = encoder.encode(text.head).length;
+  for (let limit = budget; limit > 0;) {
+    const cut = !text.cut && textBytes <= limit
+      ? text.head
+      : cutText(text.head, text.lines, uri, limit);
+    const size = jsonBytes(cut);
+    if (size <= budget) return cut;
+    // Scale by the escaping overhead, and always below this cut, so each pass drops a line.
+    const cutBytes = encoder.encode(cut).length;
+    limit = Math.min(limit, cutBytes) - 1;
+    limit = Math.min(limit, Math.floor(cutBytes * budget / size));
+  }
+  return null;
+}
+
+/**
+ * Bounds the JSON text of a tool result's structuredContent `sc` to {@link STRUCTURED_LIMIT}
+ * bytes (M-OUT-7): first by cutting `sc.render` again, else by replacing `sc` with
+ * `{truncated, bytes, preview}` plus its address members (`extra` supplies those of an error's
+ * data, `uri` the link URI). `uri` also names where to fetch the rest in the markers; `pretty`
+ * is the pretty JSON of `sc` when the caller already made it (it can be large).
+ */
+export function boundStructured(
+  sc: Record<string, unknown>,
+  uri: string | null,
+  pretty: string | null,
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
+  const full = jsonBytes(sc);
+  if (full <= STRUCTURED_LIMIT) return sc;
+  if (typeof sc.render === "string") {
+    const rest = jsonBytes({ ...sc, render: "" }) - 2;
+    const render = fitString(renderCuttable(sc.render), uri, STRUCTURED_LIMIT - rest);
+    if (render !== null) return { ...sc, render };
+  }
+  const truncated: Record<string, unknown> = { truncated: true, bytes: full };
+  // Members of `sc` itself win (an error's numeric `code` over its data's string `code`).
+  for (const source of [extra, sc]) {
+    for (const k of ADDRESS_KEYS) {
+      const v = source[k];
+      if (typeof v === "number" || (typeof v === "string" && v.length <= ADDRESS_MAX)) {
+        truncated[k] = v;
+      }
+    }
+  }
+  if (uri !== null && truncated.uri === undefined && uri.length <= ADDRESS_MAX) truncated.uri = uri;
+  const preview = pretty ?? prettyJson(sc);
+  const room = STRUCTURED_LIMIT - jsonBytes({ ...truncated, preview: "" }) + 2;
+  const source = { head: preview, lines: lineCount(preview), cut: false };
+  truncated.preview = fitString(source, uri, room) ?? "";
+  return truncated;
+}
