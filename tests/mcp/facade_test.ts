@@ -306,8 +306,9 @@ Deno.test("M-CLI-2: usage errors print the usage line and exit 2", async () => {
   const box = await sandbox();
   try {
     for (
-      const args of [["--bogus"], ["--socket"], ["-h"], ["--help"], ["--session", "bad name"], [
-        "extra",
+      const args of [["--bogus"], ["--socket"], ["--session", "bad name"], ["extra"], [
+        "--print-config",
+        "emacs",
       ]]
     ) {
       const { command, args: full } = launcherArgs(args);
