@@ -1,8 +1,9 @@
 /**
- * Prints, one per line, the Deno flags `bin/shoal-mcp` runs the facade under for this command
- * line and environment: exactly M-PERM-2's for the resolved socket and kernel executable. A
- * command line that does not serve (help, version, print-config, usage errors) gets only
- * `--no-prompt`: the facade then needs no permission at all.
+ * Prints, one per line, the Deno executable running this script (so `bin/shoal-mcp` checks for
+ * Deno once), then the flags it runs the facade under for this command line and environment:
+ * exactly M-PERM-2's for the resolved socket and kernel executable. A command line that does
+ * not serve (help, version, print-config, usage errors) gets only `--no-prompt`: the facade then
+ * needs no permission at all.
  */
 import { UsageError } from "../src/protocol/cli_args.ts";
 import { EnvReader, parseCommandLine, resolveConfig } from "../src/mcp/config.ts";
@@ -48,4 +49,4 @@ function flags(args: string[]): string[] {
   return localFlags(config.socket === null ? null : absolute(config.socket), kernel);
 }
 
-if (import.meta.main) console.log(flags(Deno.args).join("\n"));
+if (import.meta.main) console.log([Deno.execPath(), ...flags(Deno.args)].join("\n"));
