@@ -10,9 +10,9 @@
  */
 import { VERSION } from "../src/protocol/version.ts";
 import { releaseFlags } from "../src/mcp/permissions.ts";
+import { converse, INITIALIZE } from "../tests/_support/converse.ts";
 
 const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
-const WAIT_MS = 60000;
 
 /** A directory holding `shoal-mcp` and `shoal-kernel`, as a user installs them. */
 export interface Install {
@@ -68,62 +68,6 @@ async function checkVersion(install: Install, program: string): Promise<string> 
   return line.trim();
 }
 
-/** A facade on pipes, read frame by frame. */
-class Facade {
-  readonly child: Deno.ChildProcess;
-  #lines: string[] = [];
-  #pending = "";
-  #reader: ReadableStreamDefaultReader<string>;
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly stderr: Promise<string>;
-
-  constructor(command: string, env: Record<string, string>) {
-    this.child = new Deno.Command(command, {
-      clearEnv: true,
-      env,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#reader = this.child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    this.#writer = this.child.stdin.getWriter();
-    this.stderr = new Response(this.child.stderr).text();
-  }
-
-  async send(message: unknown): Promise<void> {
-    await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
-  }
-
-  /** The response to request `id`, skipping notifications. */
-  async response(id: number): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + WAIT_MS;
-    while (Date.now() < deadline) {
-      const line = this.#lines.shift();
-      if (line !== undefined) {
-        const frame = JSON.parse(line);
-        if (frame.id === id) return frame;
-        continue;
-      }
-      const { value, done } = await this.#reader.read();
-      if (done) break;
-      this.#pending += value;
-      const parts = this.#pending.split("\n");
-      this.#pending = parts.pop()!;
-      this.#lines.push(...parts.filter((l) => l !== ""));
-    }
-    throw new Error(`no response to request ${id}`);
-  }
-
-  async close(): Promise<number> {
-    await this.#writer.close().catch(() => {});
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 10000);
-    const status = await this.child.status;
-    clearTimeout(timer);
-    await this.#reader.cancel().catch(() => {});
-    return status.code;
-  }
-}
-
 /** Pids of processes whose command line names `marker` (Linux /proc). */
 function pidsNaming(marker: string): number[] {
   const pids: number[] = [];
@@ -175,38 +119,23 @@ export async function smokeExec(install: Install, kernelOnPath: boolean): Promis
   const path = `${kernelOnPath ? `${install.dir}:` : ""}/usr/bin:/bin`;
   const env = { ...install.env, HOME: `${scratch}/home`, TMPDIR: scratch, PATH: path };
   const socket = `${scratch}/shoal-${Deno.uid()}/shoal/default.sock`;
-  const facade = new Facade(`${install.dir}/shoal-mcp`, env);
   try {
-    await facade.send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "shoal-release-smoke", version: VERSION },
-      },
-    });
-    const init = await facade.response(1);
-    const info = (init.result as { serverInfo?: { name?: string } } | undefined)?.serverInfo;
-    if (info?.name !== "shoal-mcp") throw new Error(`initialize: ${JSON.stringify(init)}`);
-    await facade.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    await facade.send({
-      jsonrpc: "2.0",
-      id: 2,
-      method: "tools/call",
-      params: { name: "shoal_exec", arguments: { src: "echo smoke-$((6*7))" } },
-    });
-    const call = await facade.response(2);
+    const exec = { name: "shoal_exec", arguments: { src: "echo smoke-$((6*7))" } };
+    const { code, frames, stderr } = await converse(`${install.dir}/shoal-mcp`, [], env, [
+      INITIALIZE,
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: exec },
+    ]);
+    const info = (frames.get(1)?.result as { serverInfo?: { name?: string } } | undefined)
+      ?.serverInfo;
+    if (info?.name !== "shoal-mcp") throw new Error(`initialize: ${JSON.stringify(frames.get(1))}`);
+    if (code !== 0) throw new Error(`shoal-mcp exited with status ${code}: ${stderr}`);
+    const call = frames.get(2) ?? {};
     const result = call.result as { content?: { text?: string }[]; isError?: boolean } | undefined;
-    const exec = result?.content?.[0]?.text ??
+    const text = result?.content?.[0]?.text ??
       (call.error as { message?: string } | undefined)?.message ?? JSON.stringify(call);
-    const ok = result !== undefined && result.isError !== true;
-    const status = await facade.close();
-    if (status !== 0) throw new Error(`shoal-mcp exited with status ${status}`);
-    return { exec, ok, stderr: await facade.stderr, path };
+    return { exec: text, ok: result !== undefined && result.isError !== true, stderr, path };
   } finally {
-    await facade.close();
     if (pidsNaming(socket).length > 0) await stopKernel(socket);
     await Deno.remove(scratch, { recursive: true });
   }

@@ -5,23 +5,13 @@
  * (`npm install --prefix /tmp/peer mcp-server-commands`, or PEER_DIR). Prints median and p95
  * in ms, the ratios to the peer's initialize, and idle RSS after one call.
  */
+import { INITIALIZE } from "../../tests/_support/converse.ts";
 import { kernelPid, rssBytes } from "../../tests/_support/proc.ts";
 import { REPO, type Sandbox, sandbox } from "../../tests/_support/sandbox.ts";
 
 const RUNS = 7;
 const PEER_DIR = Deno.env.get("PEER_DIR") ?? "/tmp/peer";
 const PEER_ENTRY = `${PEER_DIR}/node_modules/mcp-server-commands/build/index.js`;
-
-const INIT = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "bench-startup", version: "0" },
-  },
-};
 
 interface Sample {
   init: number;
@@ -59,7 +49,7 @@ async function measure(
     }
   };
   const send = (m: unknown) => writer.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-  await send(INIT);
+  await send(INITIALIZE);
   await until(1);
   const init = performance.now() - t0;
   let firstCall: number | null = null;

@@ -2,15 +2,10 @@
 import assert from "node:assert/strict";
 import { localFlags } from "../../src/mcp/permissions.ts";
 import { VERSION } from "../../src/protocol/version.ts";
+import { converse, INITIALIZE } from "../_support/converse.ts";
 import { allPids, kernelPid, parentPid } from "../_support/proc.ts";
 import { KERNEL_BIN, REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { RawFacade } from "./_facade.ts";
-
-const INIT = {
-  protocolVersion: "2025-06-18",
-  capabilities: {},
-  clientInfo: { name: "cli-test", version: "0" },
-};
 
 /** Runs `command args` to completion in `env` (nothing else); its status and output. */
 async function run(command: string, args: string[], env: Record<string, string>) {
@@ -43,7 +38,10 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
   await withBox(async (box) => {
     const facade = new RawFacade(box);
     try {
-      assert.equal((await facade.request(1, "initialize", INIT)).result !== undefined, true);
+      assert.equal(
+        (await facade.request(1, "initialize", INITIALIZE.params)).result !== undefined,
+        true,
+      );
       const exec = await facade.request(2, "tools/call", {
         name: "shoal_exec",
         arguments: { src: "echo one" },
@@ -163,41 +161,16 @@ Deno.test("M-CLI-6: the printed configuration works under a client's minimal env
     // What Claude Desktop passes: HOME and the configured env (DENO_DIR only so Deno finds its
     // cache offline; XDG_RUNTIME_DIR keeps the socket inside the sandbox).
     const env = { HOME: `${box.dir}/home`, PATH: path, XDG_RUNTIME_DIR: `${box.dir}/run` };
-    const denoDir = box.env().DENO_DIR;
-    const child = new Deno.Command(command, {
-      env: { ...env, DENO_DIR: denoDir },
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    const frames = [
-      { jsonrpc: "2.0", id: 1, method: "initialize", params: INIT },
-      {
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "shoal_exec", arguments: { src: "echo minimal" } },
-      },
-    ];
-    await writer.write(
-      new TextEncoder().encode(frames.map((f) => JSON.stringify(f) + "\n").join("")),
+    const exec = { name: "shoal_exec", arguments: { src: "echo minimal" } };
+    const { code, frames, stderr } = await converse(
+      command,
+      [],
+      { ...env, DENO_DIR: box.env().DENO_DIR },
+      [INITIALIZE, { jsonrpc: "2.0", id: 2, method: "tools/call", params: exec }],
     );
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes('"id":2')) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-    await writer.close();
-    await reader.cancel();
-    const status = await child.status;
-    const stderr = await new Response(child.stderr).text();
-    const reply = text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
-    assert.equal(status.code, 0, stderr);
-    assert.equal(reply.find((f) => f.id === 2)?.result?.content?.[0]?.text, "minimal", stderr);
+    assert.equal(code, 0, stderr);
+    const result = frames.get(2)?.result as { content?: { text?: string }[] } | undefined;
+    assert.equal(result?.content?.[0]?.text, "minimal", stderr);
     assert.ok(exists(box.socket()), "the kernel was autostarted on the discovered socket");
   });
 });
@@ -210,5 +183,37 @@ Deno.test("issue 11: the client command works with no Deno on PATH (scripts/deno
     const version = await run(`${REPO}/bin/shoal-mcp`, ["--version"], env);
     assert.equal(version.code, 0, version.stderr);
     assert.equal(version.stdout, `shoal-mcp ${VERSION}\n`);
+  });
+});
+
+Deno.test("issue 11: initialize is answered at once while the kernel autostart is still waiting", async () => {
+  await withBox(async (box) => {
+    // A kernel that never serves: the facade waits up to 5000 ms for it (M-START-1).
+    const silent = `${box.dir}/silent-kernel`;
+    await Deno.writeTextFile(silent, "#!/bin/sh\nexec sleep 30\n");
+    await Deno.chmod(silent, 0o755);
+    const facade = new RawFacade(box, [], { SHOAL_KERNEL: silent });
+    try {
+      // The kernel-backed call goes first; initialize must not queue behind its connect.
+      await facade.send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "shoal_pty_list" },
+      });
+      await facade.send(INITIALIZE);
+      const first = await facade.next((f) => "id" in f);
+      assert.equal(first.id, 1, "initialize is answered first");
+      assert.equal((first.result as { protocolVersion: string }).protocolVersion, "2025-06-18");
+      const call = await facade.response(2);
+      const { stderr } = await facade.stop();
+      assert.match(
+        (call.error as { message: string }).message,
+        /^kernel unavailable: the autostarted kernel did not accept connections within 5000 ms/,
+      );
+      assert.equal(stderr.split("\n").filter((l) => l.includes("kernel unavailable")).length, 1);
+    } finally {
+      facade.kill();
+    }
   });
 });

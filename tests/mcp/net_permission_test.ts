@@ -1,6 +1,7 @@
 /** M-PERM-1..3: what network the facade's permission flags leave open, probed for real. */
 import assert from "node:assert/strict";
 import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
+import { converse } from "../_support/converse.ts";
 import { startKernel } from "../_support/kernel.ts";
 import { REPO } from "../_support/sandbox.ts";
 
@@ -53,29 +54,16 @@ Deno.test("M-PERM-3: the facade under exactly the release flags serves tool call
   const kernel = await startKernel();
   try {
     assert.ok(kernel.socket.startsWith("/tmp/"), "the sandbox lies under a release runtime root");
-    const requests = [
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "shoal_exec", arguments: { src: "echo released" } },
-      },
-    ].map((m) => JSON.stringify(m) + "\n").join("");
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...releaseFlags(), `--config=${REPO}/deno.json`, `${REPO}/main.ts`],
-      env: kernel.box.env({ SHOAL_NO_AUTOSTART: "1" }),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(requests));
-    await writer.close();
-    const out = await child.output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    const frame = JSON.parse(new TextDecoder().decode(out.stdout).trim());
-    assert.equal(frame.result?.content?.[0]?.text, "released", JSON.stringify(frame));
+    const exec = { name: "shoal_exec", arguments: { src: "echo released" } };
+    const { code, frames, stderr } = await converse(
+      Deno.execPath(),
+      ["run", ...releaseFlags(), `--config=${REPO}/deno.json`, `${REPO}/main.ts`],
+      kernel.box.env({ SHOAL_NO_AUTOSTART: "1" }),
+      [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: exec }],
+    );
+    assert.equal(code, 0, stderr);
+    const result = frames.get(1)?.result as { content?: { text?: string }[] } | undefined;
+    assert.equal(result?.content?.[0]?.text, "released", JSON.stringify(frames.get(1)));
   } finally {
     await kernel.cleanup();
   }
