@@ -114,7 +114,8 @@ export interface SmokeResult {
  * `initialize` and `shoal_exec echo …`; shuts down any kernel it autostarted.
  */
 export async function smokeExec(install: Install, kernelOnPath: boolean): Promise<SmokeResult> {
-  const scratch = await Deno.makeTempDir({ prefix: "shoal-smoke-" });
+  // Under /tmp, a runtime root the release may use sockets in, whatever TMPDIR the runner has.
+  const scratch = await Deno.makeTempDir({ dir: "/tmp", prefix: "shoal-smoke-" });
   await Deno.mkdir(`${scratch}/home`);
   const path = `${kernelOnPath ? `${install.dir}:` : ""}/usr/bin:/bin`;
   const env = { ...install.env, HOME: `${scratch}/home`, TMPDIR: scratch, PATH: path };

@@ -12,7 +12,7 @@ Deno.test("release smoke: --version of both, then initialize and shoal_exec with
   assert.equal(out.code, 0, text.decode(out.stderr));
   assert.match(
     text.decode(out.stdout),
-    /^shoal-mcp \d+\.\d+\.\d+\nshoal-kernel \d+\.\d+\.\d+\ninitialize and shoal_exec with autostart under PATH=\/tmp\/shoal-smoke-bin-[^:]+:\/usr\/bin:\/bin: ok\n$/,
+    /^shoal-mcp \d+\.\d+\.\d+\nshoal-kernel \d+\.\d+\.\d+\ninitialize and shoal_exec with autostart under PATH=\/[^:]*\/shoal-smoke-bin-[^:]+:\/usr\/bin:\/bin: ok\n$/,
   );
 });
 
