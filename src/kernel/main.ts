@@ -6,8 +6,8 @@ import { VERSION } from "../protocol/version.ts";
 import { runApprovalCommand } from "./cli/approval.ts";
 import { parseServeArgs } from "./cli/serve_args.ts";
 import { UsageError } from "../protocol/cli_args.ts";
-import { serve } from "./serve.ts";
-import { StartupError } from "./socket_prep.ts";
+import { serve } from "./daemon/serve.ts";
+import { StartupError } from "./daemon/socket_prep.ts";
 
 /** Runs the kernel command line (K-CLI-1..3) and returns the exit status. */
 async function main(argv: string[]): Promise<number> {

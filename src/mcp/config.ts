@@ -30,7 +30,7 @@ const OPTIONS = {
  * --print-config CLIENT` (`--x v` or `--x=v`); throws {@link UsageError} (M-CLI-1/2/4/6).
  */
 export function parseCommandLine(args: readonly string[]): Command {
-  // `deno task mcp -- ARGS` forwards the `--`.
+  // `deno task mcp -- ARGS` may forward the `--`.
   const parsed = parseCommandArgs(args[0] === "--" ? args.slice(1) : args, OPTIONS, false);
   if (parsed.values.help === true) return { action: "help" };
   if (parsed.values.version === true) return { action: "version" };

@@ -1,10 +1,10 @@
 // The exact kernel requests the facade makes, seen through a wire tap between shoal-mcp (started
-// like `deno task mcp`) and a real kernel: attach (M-START-2), the tool mappings (M-TOOL-5/6), the
+// as clients run it) and a real kernel: attach (M-START-2), the tool mappings (M-TOOL-5/6), the
 // resource mappings (M-RES-4), subscriptions (M-SUB-2/4) and the task-backed slices (M-PROG-1).
 import assert from "node:assert/strict";
 import type { Rec } from "../_support/rec.ts";
 import { waitUntil } from "../_support/wait.ts";
-import type { RawFacade } from "../mcp/_facade.ts";
+import type { RawFacade } from "../_support/facade.ts";
 import { tapTest, type WireTap } from "./_tap.ts";
 
 /** Calls a tool and returns the kernel requests it made and its `tools/call` result. */
@@ -326,7 +326,7 @@ for (
         jsonrpc: "2.0",
         id: 2,
         method: "tools/call",
-        params: { name: "shoal_exec", arguments: { src: "sleep 20" } },
+        params: { name: "shoal_exec", arguments: { src: "sleep 300" } },
       });
       assert.ok(await waitUntil(() => tap.sent("exec").length === 1, 10000));
       await tap.inject(first.conn, noise);

@@ -5,7 +5,7 @@ import { VERSION } from "../../src/protocol/version.ts";
 import { converse, INITIALIZE } from "../_support/converse.ts";
 import { allPids, kernelPid, parentPid } from "../_support/proc.ts";
 import { KERNEL_BIN, REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
-import { RawFacade } from "./_facade.ts";
+import { RawFacade } from "../_support/facade.ts";
 
 /** Runs `command args` to completion in `env` (nothing else); its status and output. */
 async function run(command: string, args: string[], env: Record<string, string>) {
