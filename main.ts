@@ -1,4 +1,14 @@
-import { EnvReader, errorText, parseCommandLine, resolveConfig, USAGE } from "./src/mcp/config.ts";
+import { UsageError } from "./src/protocol/cli_args.ts";
+import { VERSION } from "./src/protocol/version.ts";
+import { clientConfig, thisInstall } from "./src/mcp/client_config.ts";
+import {
+  type Command,
+  EnvReader,
+  errorText,
+  parseCommandLine,
+  resolveConfig,
+} from "./src/mcp/config.ts";
+import { HELP, USAGE } from "./src/mcp/help.ts";
 import { KernelClient } from "./src/mcp/kernel_client.ts";
 import { FacadeServer } from "./src/mcp/server.ts";
 import { StdioTransport } from "./src/mcp/stdio_transport.ts";
@@ -13,16 +23,23 @@ function log(line: string): void {
 
 /** shoal-mcp: the MCP facade on stdio (SPEC §11). Exits 2 on usage errors, else 0. */
 async function main(args: string[]): Promise<number> {
-  const parsed = parseCommandLine(args);
-  if (!parsed.ok) {
-    if (parsed.reason !== null) log(`shoal-mcp: ${parsed.reason}`);
-    log(USAGE);
-    return 2;
-  }
+  let command: Command;
   let config;
   try {
-    config = resolveConfig(parsed.flags, new EnvReader(log));
+    command = parseCommandLine(args);
+    if (command.action !== "serve") {
+      console.log(
+        command.action === "help"
+          ? HELP.trimEnd()
+          : command.action === "version"
+          ? `shoal-mcp ${VERSION}`
+          : clientConfig(command.client, thisInstall()),
+      );
+      return 0;
+    }
+    config = resolveConfig(command.flags, new EnvReader(log));
   } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
     log(`shoal-mcp: ${errorText(e)}`);
     log(USAGE);
     return 2;

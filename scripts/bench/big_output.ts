@@ -30,8 +30,8 @@ if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) {
 }
 
 /**
- * The SDK client side of stdio to `deno run -A scripts/shoal_mcp.ts`, counting every byte the
- * facade writes to stdout.
+ * The SDK client side of stdio to `bin/shoal-mcp` (the client command), counting every byte
+ * the facade writes to stdout.
  */
 class CountingStdio implements Transport {
   onclose?: () => void;
@@ -48,8 +48,7 @@ class CountingStdio implements Transport {
   constructor(private readonly env: Record<string, string>) {}
 
   start(): Promise<void> {
-    this.child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${REPO}/scripts/shoal_mcp.ts`],
+    this.child = new Deno.Command(`${REPO}/bin/shoal-mcp`, {
       env: this.env,
       clearEnv: true,
       stdin: "piped",
@@ -180,7 +179,7 @@ try {
   );
   const resettable = resetPeak(kernelPid) && resetPeak(facadePid);
   console.log(
-    `kernel pid ${kernelPid}, facade pid ${facadePid} (launcher ${transport.child!.pid})`,
+    `kernel pid ${kernelPid}, facade pid ${facadePid}`,
   );
   console.log(`peak RSS ${resettable ? "reset before each run" : "since process start"}`);
   for (const bytes of sizes) {

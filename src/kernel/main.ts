@@ -1,16 +1,13 @@
 import { socketPath } from "../protocol/socket_path.ts";
 import { stateDir } from "../protocol/state_dir.ts";
 import { runTokenCommand } from "./cli/token.ts";
+import { HELP, USAGE } from "./cli/help.ts";
+import { VERSION } from "../protocol/version.ts";
 import { runApprovalCommand } from "./cli/approval.ts";
-import { parseServeArgs, UsageError } from "./cli/serve_args.ts";
+import { parseServeArgs } from "./cli/serve_args.ts";
+import { UsageError } from "../protocol/cli_args.ts";
 import { serve } from "./daemon/serve.ts";
 import { StartupError } from "./daemon/socket_prep.ts";
-
-const USAGE =
-  `usage: shoal-kernel [serve] [--session NAME] [--socket PATH] [--state-dir DIR] [--policy FILE] [--bash PATH]
-       shoal-kernel token create <principal> <profile> [--cap CAP]... [--ttl SECONDS] [--state-dir DIR]
-       shoal-kernel token list|revoke <id> [--state-dir DIR]
-       shoal-kernel approve <plan_ref> | deny <plan_ref> [--reason TEXT] | approvals [--socket PATH] [--session NAME]`;
 
 /** Runs the kernel command line (K-CLI-1..3) and returns the exit status. */
 async function main(argv: string[]): Promise<number> {
@@ -22,7 +19,11 @@ async function main(argv: string[]): Promise<number> {
       return await runApprovalCommand(command, rest);
     }
     if (command === "-h" || command === "--help") {
-      console.log(USAGE);
+      console.log(HELP.trimEnd());
+      return 0;
+    }
+    if (command === "--version") {
+      console.log(`shoal-kernel ${VERSION}`);
       return 0;
     }
     const opts = parseServeArgs(command === "serve" ? rest : args);

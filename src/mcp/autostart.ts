@@ -1,4 +1,5 @@
 import type { RpcConnection } from "../protocol/rpc_client.ts";
+import { thisInstall } from "./client_config.ts";
 import { errorText } from "./config.ts";
 
 /** How often the facade retries connecting after spawning a kernel (M-START-1). */
@@ -12,10 +13,28 @@ const ANOTHER_KERNEL = 3;
 export type SpawnedKernel = { exited: Promise<number> } | { problem: string };
 
 /**
- * Spawns `<kernel> --socket <path>` detached (own process group, stdio null, not waited for
- * and not killed on exit) with `SHOAL_TOKEN` emptied (M-START-1).
+ * What to tell a user whose kernel could not be started (M-PERM-4): the PATH that was searched
+ * and the one line of client configuration that puts this install's kernel on it.
  */
-export function spawnKernel(kernel: string, socket: string): SpawnedKernel {
+function kernelHint(kernel: string, searchPath: string | null): string {
+  const env = `"env": {"PATH": "${thisInstall().path}"}`;
+  const fix = kernel.includes("/") && Deno.build.standalone
+    ? `remove SHOAL_KERNEL (this build runs only shoal-kernel found on PATH) and set ${env}`
+    : `set ${env}`;
+  return `searched PATH=${searchPath ?? "(unset)"}; fix: in the client's configuration of ` +
+    `shoal-mcp, ${fix} (shoal-mcp --print-config CLIENT prints it)`;
+}
+
+/**
+ * Spawns `<kernel> --socket <path>` detached (own process group, stdio null, not waited for
+ * and not killed on exit) with `SHOAL_TOKEN` emptied (M-START-1). A failure names the kernel
+ * tried, the PATH searched and the fix (M-PERM-4).
+ */
+export function spawnKernel(
+  kernel: string,
+  socket: string,
+  searchPath: string | null,
+): SpawnedKernel {
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(kernel, {
@@ -27,10 +46,11 @@ export function spawnKernel(kernel: string, socket: string): SpawnedKernel {
       detached: true,
     }).spawn();
   } catch (e) {
+    const hint = kernelHint(kernel, searchPath);
     if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
-      return { problem: `permission denied for run:${kernel} (${errorText(e)})` };
+      return { problem: `permission denied for run:${kernel} (${errorText(e)}); ${hint}` };
     }
-    return { problem: `cannot start kernel ${kernel}: ${errorText(e)}` };
+    return { problem: `cannot start kernel ${JSON.stringify(kernel)}: ${errorText(e)}; ${hint}` };
   }
   child.unref();
   return { exited: child.status.then((s) => s.code) };

@@ -1,7 +1,6 @@
+import { parseCommandArgs, stringOption, UsageError } from "../protocol/cli_args.ts";
 import { SESSION_NAME, socketPath } from "../protocol/socket_path.ts";
-
-/** The usage line printed for bad command lines (M-CLI-2). */
-export const USAGE = "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN]";
+import { type Client, CLIENTS, isClient } from "./client_config.ts";
 
 /** Flag values given on the command line; empty values count as unset (M-CLI-1). */
 export interface CommandLine {
@@ -10,35 +9,44 @@ export interface CommandLine {
   token?: string;
 }
 
-/** A parsed command line, or the reason it is a usage error (null for `-h`/`--help`). */
-export type CommandLineResult =
-  | { ok: true; flags: CommandLine }
-  | { ok: false; reason: string | null };
+/** What the command line asks for: serve MCP on stdio, or print help, version or a client configuration. */
+export type Command =
+  | { action: "serve"; flags: CommandLine }
+  | { action: "help" }
+  | { action: "version" }
+  | { action: "print-config"; client: Client };
 
-const FLAGS: Record<string, keyof CommandLine> = {
-  "--socket": "socket",
-  "--session": "session",
-  "--token": "token",
-};
+const OPTIONS = {
+  socket: { type: "string" },
+  session: { type: "string" },
+  token: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+  "print-config": { type: "string" },
+} as const;
 
-/** Parses `[--socket PATH] [--session NAME] [--token TOKEN]` (also `--flag=value`) (M-CLI-1/2). */
-export function parseCommandLine(args: readonly string[]): CommandLineResult {
-  const flags: CommandLine = {};
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === "-h" || arg === "--help") return { ok: false, reason: null };
-    const eq = arg.indexOf("=");
-    const name = eq === -1 ? arg : arg.slice(0, eq);
-    const key = FLAGS[name];
-    if (key === undefined) return { ok: false, reason: `unknown argument: ${arg}` };
-    let value: string;
-    if (eq !== -1) value = arg.slice(eq + 1);
-    else if (i + 1 < args.length) value = args[++i];
-    else return { ok: false, reason: `missing value for ${name}` };
-    if (value !== "") flags[key] = value;
-    else delete flags[key];
+/**
+ * Parses `[--socket PATH] [--session NAME] [--token TOKEN] | --help | --version |
+ * --print-config CLIENT` (`--x v` or `--x=v`); throws {@link UsageError} (M-CLI-1/2/4/6).
+ */
+export function parseCommandLine(args: readonly string[]): Command {
+  // `deno task mcp -- ARGS` may forward the `--`.
+  const parsed = parseCommandArgs(args[0] === "--" ? args.slice(1) : args, OPTIONS, false);
+  if (parsed.values.help === true) return { action: "help" };
+  if (parsed.values.version === true) return { action: "version" };
+  const client = stringOption(parsed, "print-config");
+  if (client !== undefined) {
+    if (!isClient(client)) {
+      throw new UsageError(`unknown client ${client}; one of ${CLIENTS.join(", ")}`);
+    }
+    return { action: "print-config", client };
   }
-  return { ok: true, flags };
+  const flags: CommandLine = {};
+  for (const key of ["socket", "session", "token"] as const) {
+    const value = stringOption(parsed, key);
+    if (value !== undefined && value !== "") flags[key] = value;
+  }
+  return { action: "serve", flags };
 }
 
 /** Reads environment variables; a denied read counts as unset with one warning per name (M-PERM-4). */
@@ -74,13 +82,15 @@ export interface FacadeConfig {
   autostart: boolean;
   /** The kernel executable to autostart (M-CLI-1). */
   kernel: string;
+  /** The PATH the kernel is looked up on, named when autostart fails (M-PERM-4). */
+  searchPath: string | null;
 }
 
-/** Merges flags over environment (M-CLI-1) and applies the socket rule (G-SOCK-1); throws a reason string for an invalid session. */
+/** Merges flags over environment (M-CLI-1) and applies the socket rule (G-SOCK-1); throws {@link UsageError} for an invalid session. */
 export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig {
   const session = flags.session ?? env.get("SHOAL_SESSION") ?? "default";
   if (!SESSION_NAME.test(session)) {
-    throw new Error(`invalid session name: ${JSON.stringify(session)}`);
+    throw new UsageError(`invalid session name: ${JSON.stringify(session)}`);
   }
   const token = flags.token ?? env.get("SHOAL_TOKEN") ?? null;
   const explicit = flags.socket ?? env.get("SHOAL_SOCKET");
@@ -101,6 +111,7 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     socketProblem,
     autostart: env.get("SHOAL_NO_AUTOSTART") === undefined,
     kernel: env.get("SHOAL_KERNEL") ?? "shoal-kernel",
+    searchPath: env.get("PATH") ?? null,
   };
 }
 

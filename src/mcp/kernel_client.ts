@@ -117,7 +117,7 @@ export class KernelClient {
       if (!autostart || !this.config.autostart || isPermissionError(e)) {
         throw new Unavailable(connectProblem(socket, e));
       }
-      const spawned = spawnKernel(this.config.kernel, socket);
+      const spawned = spawnKernel(this.config.kernel, socket, this.config.searchPath);
       if ("problem" in spawned) throw new Unavailable(spawned.problem);
       const waited = await waitForKernel(() => RpcConnection.connect(socket), spawned);
       if ("problem" in waited) throw new Unavailable(waited.problem);

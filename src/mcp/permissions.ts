@@ -1,4 +1,4 @@
-/** Environment variables the facade reads (M-PERM-1). */
+/** Environment variables the facade reads (M-PERM-1); PATH only to name it when autostart fails (M-PERM-4). */
 export const FACADE_ENV = [
   "SHOAL_SOCKET",
   "SHOAL_SESSION",
@@ -8,6 +8,7 @@ export const FACADE_ENV = [
   "XDG_RUNTIME_DIR",
   "TMPDIR",
   "HOME",
+  "PATH",
 ] as const;
 
 /** Directories a compiled release may use sockets under (M-PERM-3). */
@@ -24,20 +25,34 @@ export const RELEASE_KERNEL = "shoal-kernel";
 
 const envFlag = `--allow-env=${FACADE_ENV.join(",")}`;
 
-/** Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2). */
-export function localFlags(socketPath: string, kernelPath: string): string[] {
-  return [
-    "--no-prompt",
+/**
+ * Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2);
+ * without a socket path (the uid is unknown) the facade gets no socket access. Deno 2.9 needs
+ * `--allow-net=unix:<path>` besides read and write for a Unix-socket connect; that exact grant
+ * opens no TCP and no DNS.
+ */
+export function localFlags(socketPath: string | null, kernelPath: string): string[] {
+  const socket = socketPath === null ? [] : [
     `--allow-read=${socketPath}`,
     `--allow-write=${socketPath}`,
     `--allow-net=unix:${socketPath}`,
-    `--allow-run=${kernelPath}`,
-    envFlag,
-    "--allow-sys=uid",
   ];
+  return ["--no-prompt", ...socket, `--allow-run=${kernelPath}`, envFlag, "--allow-sys=uid"];
 }
 
-/** Deno permission flags baked into the compiled release of `shoal-mcp` (M-PERM-3). */
+/**
+ * Addresses the release refuses although it holds `--allow-net`: every IPv4 address (IPv4-mapped
+ * IPv6 included), the IPv6 loopback and the unspecified address (which reaches the loopback).
+ * Deno 2.9 takes no IPv6 range here and cannot refuse name look-ups through getaddrinfo.
+ */
+const RELEASE_DENIED_NET = ["0.0.0.0/0", "[::1]", "[::]"];
+
+/**
+ * Deno permission flags baked into the compiled release of `shoal-mcp` (M-PERM-3). Deno 2.9
+ * grants a Unix-socket connect only through `--allow-net=unix:<exact path>`, which a build
+ * cannot name for sockets chosen at run time, so the release holds `--allow-net` and refuses
+ * what `--deny-net` can express.
+ */
 export function releaseFlags(): string[] {
   const roots = RELEASE_RUNTIME_ROOTS.join(",");
   return [
@@ -48,6 +63,6 @@ export function releaseFlags(): string[] {
     envFlag,
     "--allow-sys=uid",
     "--allow-net",
-    "--deny-net=0.0.0.0/0",
+    `--deny-net=${RELEASE_DENIED_NET.join(",")}`,
   ];
 }

@@ -11,6 +11,7 @@ import type {
   ServerResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
+import { VERSION } from "../protocol/version.ts";
 import type { KernelClient } from "./kernel_client.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
 import { linksAllowed } from "./result.ts";
@@ -20,7 +21,7 @@ import { TOOLS } from "./tool_schemas.ts";
 import { callTool, type ToolContext } from "./tools.ts";
 
 /** The facade's name and version in `initialize` (M-PROTO-1). */
-export const SERVER_INFO = { name: "shoal-mcp", version: "0.1.0" };
+export const SERVER_INFO = { name: "shoal-mcp", version: VERSION };
 
 /** Exactly the advertised capabilities (M-PROTO-1). */
 export const CAPABILITIES = {

@@ -1,21 +1,14 @@
-/** Test helpers: the facade spawned exactly like `deno task mcp`, by the SDK or by raw frames. */
+/** Test helpers: the facade spawned exactly as MCP clients run it (`bin/shoal-mcp`), by the SDK or by raw frames. */
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { allPids, parentPid } from "./proc.ts";
 import { REPO, type Sandbox } from "./sandbox.ts";
 
-/** The command and arguments of `deno task mcp` (read from deno.json), plus `args`. */
+/** The client command, `bin/shoal-mcp`, with `args`. */
 export function launcherArgs(args: string[] = []): { command: string; args: string[] } {
-  const config = JSON.parse(Deno.readTextFileSync(`${REPO}/deno.json`));
-  const [deno, ...taskArgs] = (config.tasks.mcp as string).split(/\s+/);
-  if (deno !== "deno") throw new Error(`unexpected mcp task: ${config.tasks.mcp}`);
-  const resolved = taskArgs.map((
-    a,
-  ) => (a.endsWith(".ts") && !a.startsWith("/") ? `${REPO}/${a}` : a));
-  return { command: Deno.execPath(), args: [...resolved, ...args] };
+  return { command: `${REPO}/bin/shoal-mcp`, args };
 }
 
-/** An SDK stdio client transport that starts the facade like `deno task mcp`. */
+/** An SDK stdio client transport that starts the facade like an MCP client. */
 export function sdkTransport(box: Sandbox, extraEnv: Record<string, string> = {}) {
   return new StdioClientTransport({
     ...launcherArgs(),
@@ -24,7 +17,7 @@ export function sdkTransport(box: Sandbox, extraEnv: Record<string, string> = {}
   });
 }
 
-/** The facade started like `deno task mcp` with piped stdin and stdout, read by the caller. */
+/** The facade started like an MCP client starts it, with piped stdin and stdout, read by the caller. */
 export function spawnFacade(
   box: Sandbox,
   extraEnv: Record<string, string> = {},
@@ -40,7 +33,7 @@ export function spawnFacade(
   }).spawn();
 }
 
-/** The facade started like `deno task mcp`, driven by raw stdin/stdout frames. */
+/** The facade started like an MCP client starts it, driven by raw stdin/stdout frames. */
 export class RawFacade {
   readonly child: Deno.ChildProcess;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
@@ -153,7 +146,7 @@ export class RawFacade {
     await this.#writer.close().catch(() => {});
   }
 
-  /** Waits for exit (killing the launcher's process tree after `ms`) and returns status and stderr. */
+  /** Waits for exit (killing the facade after `ms`) and returns status and stderr. */
   async exit(ms = 20000): Promise<{ code: number; stderr: string }> {
     const timer = setTimeout(() => this.kill(), ms);
     const status = await this.child.status;
@@ -162,28 +155,17 @@ export class RawFacade {
     return { code: status.code, stderr: await this.#stderr };
   }
 
-  /** The pid of the facade itself (the launcher's `deno run … main.ts` child). */
-  facadePid(): number | null {
-    for (const pid of allPids()) {
-      try {
-        if (parentPid(pid) === this.child.pid) return pid;
-      } catch {
-        // exited meanwhile
-      }
-    }
-    return null;
+  /** The pid of the facade: `bin/shoal-mcp` execs into it, so the child itself once it serves. */
+  facadePid(): number {
+    return this.child.pid;
   }
 
-  /** Kills the facade and its launcher (SIGKILL), for cleanup after failures. */
+  /** Kills the facade (SIGKILL), for cleanup after failures. */
   kill(): void {
-    const pid = this.facadePid();
-    for (const p of [pid, this.child.pid]) {
-      if (p === null) continue;
-      try {
-        Deno.kill(p, "SIGKILL");
-      } catch {
-        // already gone
-      }
+    try {
+      this.child.kill("SIGKILL");
+    } catch {
+      // already gone
     }
   }
 

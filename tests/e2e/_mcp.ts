@@ -1,6 +1,6 @@
 /**
- * Test helper for the end-to-end suites: the MCP SDK client driving `shoal-mcp` (spawned like
- * `deno task mcp`) in a private sandbox, with the kernel autostarted by the facade.
+ * Test helper for the end-to-end suites: the MCP SDK client driving `shoal-mcp` (spawned as
+ * clients run it, `bin/shoal-mcp`) in a private sandbox, with the kernel autostarted by the facade.
  */
 import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/index"

@@ -1,4 +1,4 @@
-/** End to end: MCP client → shoal-mcp (started like `deno task mcp`) → shoal-kernel → bash. */
+/** End to end: MCP client → shoal-mcp (started as clients run it, `bin/shoal-mcp`) → shoal-kernel → bash. */
 import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -1,5 +1,5 @@
 // The exact kernel requests the facade makes, seen through a wire tap between shoal-mcp (started
-// like `deno task mcp`) and a real kernel: attach (M-START-2), the tool mappings (M-TOOL-5/6), the
+// as clients run it) and a real kernel: attach (M-START-2), the tool mappings (M-TOOL-5/6), the
 // resource mappings (M-RES-4), subscriptions (M-SUB-2/4) and the task-backed slices (M-PROG-1).
 import assert from "node:assert/strict";
 import type { Rec } from "../_support/rec.ts";

@@ -1,20 +1,43 @@
 import assert from "node:assert/strict";
+import { UsageError } from "../../src/protocol/cli_args.ts";
 import { EnvReader, parseCommandLine, resolveConfig } from "../../src/mcp/config.ts";
 import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
 import { subscriptionChannel } from "../../src/mcp/subscriptions.ts";
 import { negotiateVersion } from "../../src/mcp/server.ts";
 
-Deno.test("M-CLI-2: unknown flags, missing values and help are usage errors", () => {
-  assert.equal(parseCommandLine(["--bogus"]).ok, false);
-  assert.equal(parseCommandLine(["--socket"]).ok, false);
-  assert.deepEqual(parseCommandLine(["-h"]), { ok: false, reason: null });
-  assert.equal(parseCommandLine(["positional"]).ok, false);
+Deno.test("M-CLI-2: unknown flags, missing values, operands and unknown clients are usage errors", () => {
+  for (
+    const args of [
+      ["--bogus"],
+      ["--socket"],
+      ["--socket", "--session", "s"],
+      ["positional"],
+      ["--print-config", "emacs"],
+      ["--print-config"],
+    ]
+  ) {
+    assert.throws(() => parseCommandLine(args), UsageError, args.join(" "));
+  }
 });
 
-Deno.test("M-CLI-1: flags parse in both forms and empty values count as unset", () => {
+Deno.test("M-CLI-2/4/6: help, version and print-config are actions of their own", () => {
+  assert.deepEqual(parseCommandLine(["-h"]), { action: "help" });
+  assert.deepEqual(parseCommandLine(["--socket", "/s", "--help"]), { action: "help" });
+  assert.deepEqual(parseCommandLine(["--version"]), { action: "version" });
+  assert.deepEqual(parseCommandLine(["--print-config=vscode"]), {
+    action: "print-config",
+    client: "vscode",
+  });
+});
+
+Deno.test("M-CLI-1: flags parse in both forms, the last wins and empty values count as unset", () => {
   assert.deepEqual(parseCommandLine(["--socket", "/s", "--session=w", "--token", ""]), {
-    ok: true,
+    action: "serve",
     flags: { socket: "/s", session: "w" },
+  });
+  assert.deepEqual(parseCommandLine(["--", "--socket=/a", "--socket", "/b", "--token=t"]), {
+    action: "serve",
+    flags: { socket: "/b", token: "t" },
   });
 });
 
@@ -27,16 +50,17 @@ Deno.test("M-CLI-1: flags win over environment; session is validated", () => {
   assert.throws(() => resolveConfig({ session: "bad name" }, env), /invalid session/);
 });
 
-Deno.test("M-PERM-2/3: the permission flags are exactly SPEC's", () => {
+Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and PATH Deno 2.9 and M-PERM-4 need", () => {
   assert.deepEqual(localFlags("/r/s.sock", "/bin/k"), [
     "--no-prompt",
     "--allow-read=/r/s.sock",
     "--allow-write=/r/s.sock",
     "--allow-net=unix:/r/s.sock",
     "--allow-run=/bin/k",
-    "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME",
+    "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
     "--allow-sys=uid",
   ]);
+  assert.deepEqual(localFlags(null, "/bin/k").slice(0, 2), ["--no-prompt", "--allow-run=/bin/k"]);
   const release = releaseFlags();
   assert.ok(
     release.includes("--allow-read=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders"),
@@ -45,7 +69,7 @@ Deno.test("M-PERM-2/3: the permission flags are exactly SPEC's", () => {
     release.includes("--allow-write=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders"),
   );
   assert.ok(release.includes("--allow-run=shoal-kernel"));
-  assert.ok(release.includes("--allow-net") && release.includes("--deny-net=0.0.0.0/0"));
+  assert.ok(release.includes("--allow-net") && release.includes("--deny-net=0.0.0.0/0,[::1],[::]"));
   assert.ok(release.includes("--allow-sys=uid") && release.includes("--no-prompt"));
 });
 
@@ -117,6 +141,7 @@ Deno.test("M-CLI-1: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART
       socketProblem: null,
       autostart: false,
       kernel: "/opt/k",
+      searchPath: Deno.env.get("PATH") || null,
     });
     const flagged = resolveConfig({ socket: "/f/s.sock", session: "flag", token: "ft" }, env);
     assert.deepEqual([flagged.socket, flagged.session, flagged.token], [

@@ -1,5 +1,5 @@
 /**
- * The facade spawned like `deno task mcp` with no kernel (SHOAL_NO_AUTOSTART=1), driven by the
+ * The facade spawned as clients run it (`bin/shoal-mcp`) with no kernel (SHOAL_NO_AUTOSTART=1), driven by the
  * SDK client and by raw frames.
  */
 import assert from "node:assert/strict";
@@ -332,8 +332,9 @@ Deno.test("M-CLI-2: usage errors print the usage line and exit 2", async () => {
   const box = await sandbox();
   try {
     for (
-      const args of [["--bogus"], ["--socket"], ["-h"], ["--help"], ["--session", "bad name"], [
-        "extra",
+      const args of [["--bogus"], ["--socket"], ["--session", "bad name"], ["extra"], [
+        "--print-config",
+        "emacs",
       ]]
     ) {
       const { command, args: full } = launcherArgs(args);

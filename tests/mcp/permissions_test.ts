@@ -1,34 +1,18 @@
 /** M-PERM-2/4: the facade under its exact local permissions; a denied permission is never a crash or a prompt. */
 import assert from "node:assert/strict";
 import { localFlags } from "../../src/mcp/permissions.ts";
+import { converse } from "../_support/converse.ts";
 import { REPO, sandbox } from "../_support/sandbox.ts";
 
 const REQUESTS = [
   { jsonrpc: "2.0", id: 1, method: "tools/list" },
   { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "shoal_pty_list" } },
-].map((m) => JSON.stringify(m)).join("\n") + "\n";
+];
 
-/** Runs main.ts with the given Deno flags and stdin, returning the frames by id and stderr. */
-async function runFacade(flags: string[], env: Record<string, string>, args: string[] = []) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, `--config=${REPO}/deno.json`, `${REPO}/main.ts`, ...args],
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(REQUESTS));
-  await writer.close();
-  const out = await child.output();
-  const frames = new Map<unknown, Record<string, unknown>>();
-  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
-    if (line === "") continue;
-    const frame = JSON.parse(line);
-    frames.set(frame.id, frame);
-  }
-  return { code: out.code, frames, stderr: new TextDecoder().decode(out.stderr) };
+/** Runs main.ts with the given Deno flags, returning the frames by id and stderr. */
+function runFacade(flags: string[], env: Record<string, string>, args: string[] = []) {
+  const main = ["run", ...flags, `--config=${REPO}/deno.json`, `${REPO}/main.ts`, ...args];
+  return converse(Deno.execPath(), main, env, REQUESTS);
 }
 
 function errorMessage(frame: Record<string, unknown> | undefined): string {

@@ -1,8 +1,8 @@
+import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { RpcError } from "../../protocol/errors.ts";
 import { compactJson } from "../../protocol/rpc.ts";
 import { RpcConnection } from "../../protocol/rpc_client.ts";
 import { SESSION_NAME, socketPath } from "../../protocol/socket_path.ts";
-import { UsageError } from "./serve_args.ts";
 
 /** Parsed `approve` / `deny` / `approvals` arguments (K-CLI-3). */
 interface ApprovalArgs {
@@ -12,34 +12,28 @@ interface ApprovalArgs {
   session: string;
 }
 
-function parseArgs(command: string, args: string[]): ApprovalArgs {
-  const out: ApprovalArgs = { session: "default" };
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const flag = args[i];
-    if (
-      flag === "--socket" || flag === "--session" || (flag === "--reason" && command === "deny")
-    ) {
-      const value = args[++i];
-      if (value === undefined) throw new UsageError(`${flag} needs a value`);
-      if (flag === "--socket") out.socket = value;
-      else if (flag === "--session") out.session = value;
-      else out.reason = value;
-    } else if (flag.startsWith("--")) throw new UsageError(`unknown argument: ${flag}`);
-    else positional.push(flag);
-  }
+const OPTIONS = { socket: { type: "string" }, session: { type: "string" } } as const;
+const DENY_OPTIONS = { ...OPTIONS, reason: { type: "string" } } as const;
+
+function parseApprovalArgs(command: string, args: string[]): ApprovalArgs {
+  const parsed = parseCommandArgs(args, command === "deny" ? DENY_OPTIONS : OPTIONS, true);
   const wanted = command === "approvals" ? 0 : 1;
-  if (positional.length !== wanted) {
+  if (parsed.positionals.length !== wanted) {
     throw new UsageError(wanted ? `${command} needs one <plan_ref>` : "approvals takes no operand");
   }
-  if (!SESSION_NAME.test(out.session)) throw new UsageError(`invalid session name: ${out.session}`);
-  out.planRef = positional[0];
-  return out;
+  const session = stringOption(parsed, "session") ?? "default";
+  if (!SESSION_NAME.test(session)) throw new UsageError(`invalid session name: ${session}`);
+  return {
+    planRef: parsed.positionals[0],
+    reason: stringOption(parsed, "reason"),
+    socket: stringOption(parsed, "socket"),
+    session,
+  };
 }
 
 /** Runs `shoal-kernel approve|deny|approvals` as the local human and prints the result (K-CLI-3). */
 export async function runApprovalCommand(command: string, args: string[]): Promise<number> {
-  const opts = parseArgs(command, args);
+  const opts = parseApprovalArgs(command, args);
   const env = Deno.env.toObject();
   const path = socketPath(opts.session, opts.socket, env, Deno.uid() ?? 0).path;
   let conn: RpcConnection;

@@ -1,3 +1,4 @@
+import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { SESSION_NAME } from "../../protocol/socket_path.ts";
 
 /** Options of `shoal-kernel [serve]` (K-CLI-1). */
@@ -9,28 +10,24 @@ export interface ServeArgs {
   bash?: string;
 }
 
-/** Thrown for bad usage; the CLI prints it and exits 2. */
-export class UsageError extends Error {}
+const OPTIONS = {
+  session: { type: "string" },
+  socket: { type: "string" },
+  "state-dir": { type: "string" },
+  policy: { type: "string" },
+  bash: { type: "string" },
+} as const;
 
-const FLAGS: Record<string, keyof ServeArgs> = {
-  "--session": "session",
-  "--socket": "socket",
-  "--state-dir": "stateDir",
-  "--policy": "policy",
-  "--bash": "bash",
-};
-
-/** Parses the serve flags; each takes one value. */
+/** Parses the serve flags (`--x v` or `--x=v`); each takes one value, the last one wins. */
 export function parseServeArgs(args: string[]): ServeArgs {
-  const out: ServeArgs = { session: "default" };
-  for (let i = 0; i < args.length; i++) {
-    const key = FLAGS[args[i]];
-    const value = args[i + 1];
-    if (!key) throw new UsageError(`unknown argument: ${args[i]}`);
-    if (value === undefined) throw new UsageError(`${args[i]} needs a value`);
-    out[key] = value;
-    i++;
-  }
-  if (!SESSION_NAME.test(out.session)) throw new UsageError(`invalid session name: ${out.session}`);
-  return out;
+  const parsed = parseCommandArgs(args, OPTIONS, false);
+  const session = stringOption(parsed, "session") ?? "default";
+  if (!SESSION_NAME.test(session)) throw new UsageError(`invalid session name: ${session}`);
+  return {
+    session,
+    socket: stringOption(parsed, "socket"),
+    stateDir: stringOption(parsed, "state-dir"),
+    policy: stringOption(parsed, "policy"),
+    bash: stringOption(parsed, "bash"),
+  };
 }

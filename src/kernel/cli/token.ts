@@ -1,3 +1,4 @@
+import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { stateDir, type StateDirEnv } from "../../protocol/state_dir.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
 import { TokenStore } from "../auth/tokens.ts";
@@ -13,8 +14,6 @@ interface TokenArgs {
   ttl?: number;
   stateDir?: string;
 }
-
-class TokenUsageError extends Error {}
 
 /**
  * `shoal-kernel token …` (K-CLI-2); `args` are the words after `token`. Returns the exit
@@ -51,7 +50,7 @@ function tokenCommand(args: string[], env: StateDirEnv): number {
     }
     return 0;
   } catch (err) {
-    if (err instanceof TokenUsageError) {
+    if (err instanceof UsageError) {
       console.error(`shoal-kernel: ${err.message}\n${USAGE}`);
       return 2;
     }
@@ -66,36 +65,38 @@ const POSITIONALS: Record<string, string[]> = {
   revoke: ["id"],
 };
 
+const OPTIONS = { "state-dir": { type: "string" } } as const;
+const CREATE_OPTIONS = {
+  ...OPTIONS,
+  cap: { type: "string", multiple: true },
+  ttl: { type: "string" },
+} as const;
+
 function parseTokenArgs(command: string | undefined, rest: string[]): TokenArgs {
   const names = command === undefined ? undefined : POSITIONALS[command];
-  if (!names) throw new TokenUsageError(`unknown token command: ${command ?? "(none)"}`);
-  const out: TokenArgs = { positional: [], caps: [] };
-  for (let i = 0; i < rest.length; i++) {
-    const word = rest[i];
-    if (!word.startsWith("--")) {
-      out.positional.push(word);
-      continue;
+  if (!names) throw new UsageError(`unknown token command: ${command ?? "(none)"}`);
+  const parsed = parseCommandArgs(rest, command === "create" ? CREATE_OPTIONS : OPTIONS, true);
+  const out: TokenArgs = {
+    positional: parsed.positionals,
+    caps: (parsed.values.cap as string[] | undefined) ?? [],
+    stateDir: stringOption(parsed, "state-dir"),
+  };
+  const ttl = stringOption(parsed, "ttl");
+  if (ttl !== undefined) {
+    if (!/^\d+$/.test(ttl) || !Number.isSafeInteger(Number(ttl))) {
+      throw new UsageError(`--ttl needs a whole number of seconds, got ${ttl}`);
     }
-    const value = rest[++i];
-    if (value === undefined) throw new TokenUsageError(`${word} needs a value`);
-    if (word === "--state-dir") out.stateDir = value;
-    else if (word === "--cap" && command === "create") out.caps.push(value);
-    else if (word === "--ttl" && command === "create") {
-      if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-        throw new TokenUsageError(`--ttl needs a whole number of seconds, got ${value}`);
-      }
-      out.ttl = Number(value);
-    } else throw new TokenUsageError(`unknown argument for token ${command}: ${word}`);
+    out.ttl = Number(ttl);
   }
   if (out.positional.length !== names.length) {
-    throw new TokenUsageError(
+    throw new UsageError(
       `token ${command} takes ${
         names.length ? names.map((n) => `<${n}>`).join(" ") : "no arguments"
       }`,
     );
   }
   if (command === "create" && out.positional[0] === "") {
-    throw new TokenUsageError("principal must not be empty");
+    throw new UsageError("principal must not be empty");
   }
   return out;
 }

@@ -40,16 +40,17 @@ withAgent(
 
     const denied = await kernelCli(k.box, [
       "deny",
+      "--session=default",
       two.plan_ref as string,
-      "--session",
-      "default",
+      "--reason=later",
+      `--socket=${k.socket}`,
     ]);
     assert.equal(denied.code, 0, denied.stderr);
     assert.deepEqual(JSON.parse(denied.stdout), {
       grant: "denied",
       plan_ref: two.plan_ref,
       denied_by: LOCAL_HUMAN,
-      reason: null,
+      reason: "later",
     });
     const approved = await kernelCli(k.box, ["approve", one.plan_ref as string]);
     assert.equal(approved.code, 0, approved.stderr);
@@ -100,6 +101,9 @@ withAgent(
         ["approvals", "--bogus"],
         ["approvals", "--session", "../x"],
         ["approve", "x", "--session", ""],
+        ["approve", "x", "--reason=no"],
+        ["approvals", "--session=../x"],
+        ["approvals", "--bogus=1"],
       ]
     ) {
       const r = await kernelCli(k.box, args);

@@ -49,6 +49,32 @@ Deno.test("K-CLI-2 token create prints the secret alone on stdout and the id on 
   });
 });
 
+Deno.test("K-CLI-2 token options take --x=v as well as --x v, mixed with operands in any order", async () => {
+  await withTempDir(async (dir) => {
+    const run = await token(
+      [
+        "create",
+        "--cap=fs.read",
+        "agent:eq",
+        "--ttl=60",
+        "eq",
+        "--cap",
+        "net",
+        `--state-dir=${dir}`,
+      ],
+      {},
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const [listed] = new TokenStore(dir).list();
+    assert.deepEqual([listed.principal, listed.profile], ["agent:eq", "eq"]);
+    assert.equal(listed.expires_ns! - listed.created_ns, 60n * 1_000_000_000n);
+    assert.deepEqual(new TokenStore(dir).validate(run.stdout.trim())?.caps, ["fs.read", "net"]);
+    const list = await token(["list", `--state-dir=${dir}`], {});
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /\tagent:eq\teq\tactive\n$/);
+  });
+});
+
 Deno.test("G-STATE-1 the store lives in --state-dir, else XDG_STATE_HOME/shoal, else HOME/.local/state/shoal", async () => {
   await withTempDir(async (dir) => {
     assert.equal((await token(["create", "a:home", "p"], { HOME: dir })).code, 0);
@@ -112,6 +138,9 @@ Deno.test("K-CLI-1 bad token usage exits 2 with usage on stderr", async () => {
         ["create", "agent:a", "p", "--ttl", "-5"],
         ["create", "agent:a", "p", "--cap"],
         ["create", "agent:a", "p", "--bogus", "x"],
+        ["create", "agent:a", "p", "--ttl=soon"],
+        ["create", "agent:a", "p", "--bogus=x"],
+        ["list", "--cap=x"],
         ["list", "--cap", "x"],
         ["revoke"],
       ]

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
 import { ELIDE_DEFAULTS, ELIDE_HARD_CAP } from "../../../protocol/limits.ts";
 import { SESSION_NAME } from "../../../protocol/socket_path.ts";
+import { VERSION } from "../../../protocol/version.ts";
 import type { Attachment } from "../../session/attachment.ts";
 import type { ClientConnection } from "../client_connection.ts";
 import type { BusEvent } from "../../events/bus_event.ts";
@@ -87,7 +88,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       caps_enforced: caps.enforced,
       elide_defaults: { ...ELIDE_DEFAULTS, hard_cap: ELIDE_HARD_CAP },
       channels: ["session.transcript", "journal", "approval", "render"],
-      kernel: { name: "shoal-kernel", version: "0.1.0" },
+      kernel: { name: "shoal-kernel", version: VERSION },
     };
   }),
   attached("session.env", z.object({}), ({ attachment }) => {

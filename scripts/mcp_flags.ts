@@ -1,0 +1,52 @@
+/**
+ * Prints, one per line, the Deno executable running this script (so `bin/shoal-mcp` checks for
+ * Deno once), then the flags it runs the facade under for this command line and environment:
+ * exactly M-PERM-2's for the resolved socket and kernel executable. A command line that does
+ * not serve (help, version, print-config, usage errors) gets only `--no-prompt`: the facade then
+ * needs no permission at all.
+ */
+import { UsageError } from "../src/protocol/cli_args.ts";
+import { EnvReader, parseCommandLine, resolveConfig } from "../src/mcp/config.ts";
+import { localFlags, RELEASE_KERNEL } from "../src/mcp/permissions.ts";
+
+function absolute(path: string): string {
+  return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    const info = Deno.statSync(path);
+    return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** `name` as the facade's spawn will find it: a path made absolute, else the first match on PATH. */
+function resolveExecutable(name: string, path: string): string {
+  if (name.includes("/")) return absolute(name);
+  for (const dir of path.split(":")) {
+    if (dir !== "" && isExecutable(`${dir}/${name}`)) return absolute(`${dir}/${name}`);
+  }
+  return name;
+}
+
+function flags(args: string[]): string[] {
+  const env = new EnvReader(() => {}); // the facade itself warns, once
+  let config;
+  try {
+    const command = parseCommandLine(args);
+    if (command.action !== "serve") return ["--no-prompt"];
+    config = resolveConfig(command.flags, env);
+  } catch (e) {
+    if (e instanceof UsageError) return ["--no-prompt"];
+    throw e;
+  }
+  const kernel = resolveExecutable(
+    env.get("SHOAL_KERNEL") ?? RELEASE_KERNEL,
+    Deno.env.get("PATH") ?? "",
+  );
+  return localFlags(config.socket === null ? null : absolute(config.socket), kernel);
+}
+
+if (import.meta.main) console.log([Deno.execPath(), ...flags(Deno.args)].join("\n"));

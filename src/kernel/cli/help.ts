@@ -1,0 +1,40 @@
+/** The text of `shoal-kernel --help` and its usage lines (K-CLI-1..3). */
+
+/** The usage lines printed for bad command lines. */
+export const USAGE =
+  `usage: shoal-kernel [serve] [--session NAME] [--socket PATH] [--state-dir DIR] [--policy FILE] [--bash PATH]
+       shoal-kernel token create <principal> <profile> [--cap CAP]... [--ttl SECONDS] [--state-dir DIR]
+       shoal-kernel token list|revoke <id> [--state-dir DIR]
+       shoal-kernel approve <plan_ref> | deny <plan_ref> [--reason TEXT] | approvals [--socket PATH] [--session NAME]
+       shoal-kernel --help | --version`;
+
+/** The full help: every subcommand, option, environment variable, default path and the log. */
+export const HELP = `${USAGE}
+
+shoal-kernel runs bash sessions for agents behind a private Unix socket. shoal-mcp starts it
+on first use; run it yourself to see its log in the terminal.
+
+serve (the default):
+  --session NAME     picks the default socket path (default: default)
+  --socket PATH      socket to serve on (default: see "Paths")
+  --state-dir DIR    journal, content store, tokens and kernel.log (default: see "Paths")
+  --policy FILE      JSONC policy (default: see "Paths"; else the built-in policy)
+  --bash PATH        bash >= 4.4 to run (default: /bin/bash, /usr/bin/bash, bash on PATH)
+token create|list|revoke   manage agent bearer tokens in <state>/tokens.json
+approve|deny|approvals     act on pending plans as the local human, over the socket
+Every option also takes the form --option=value. Exit status: 0 done, 1 error, 2 usage,
+3 another kernel owns the socket.
+
+Environment (empty counts as unset):
+  XDG_RUNTIME_DIR, TMPDIR  where the default socket lives
+  XDG_STATE_HOME, HOME     where the state directory lives
+  XDG_CONFIG_HOME          where the default policy file lives
+  SHOAL_TOKEN              removed at start, so no session inherits it
+
+Paths:
+  socket   $XDG_RUNTIME_DIR/shoal/<session>.sock, else $TMPDIR/shoal-<uid>/shoal/<session>.sock,
+           else /tmp/shoal-<uid>/shoal/<session>.sock (a stale socket is replaced at start)
+  state    $XDG_STATE_HOME/shoal, else ~/.local/state/shoal
+  policy   $XDG_CONFIG_HOME/shoal/leash.jsonc, else ~/.config/shoal/leash.jsonc
+  log      stderr and <state>/kernel.log
+`;

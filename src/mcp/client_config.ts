@@ -1,0 +1,58 @@
+/** `shoal-mcp --print-config CLIENT`: a ready-to-paste client configuration for this installation (M-CLI-6). */
+
+/** The MCP clients `--print-config` writes for. */
+export const CLIENTS = ["claude-desktop", "claude-code", "vscode", "cursor"] as const;
+
+/** One of {@link CLIENTS}. */
+export type Client = typeof CLIENTS[number];
+
+/** Whether `name` is one of {@link CLIENTS}. */
+export function isClient(name: string): name is Client {
+  return (CLIENTS as readonly string[]).includes(name);
+}
+
+/** System directories a client's minimal environment has anyway, kept at the end of PATH. */
+const SYSTEM_PATH = ["/usr/bin", "/bin"];
+
+/** How this installation is started: its absolute command and a PATH that finds its kernel. */
+export interface Install {
+  command: string;
+  /** Directories holding `shoal-kernel` (and, from a checkout, `deno`), then {@link SYSTEM_PATH}. */
+  path: string;
+}
+
+function dirname(path: string): string {
+  return path.slice(0, path.lastIndexOf("/")) || "/";
+}
+
+/**
+ * This installation: a compiled `shoal-mcp` with `shoal-kernel` beside it, or the checkout's
+ * `bin/shoal-mcp` with its `bin/shoal-kernel` and the Deno running it now.
+ */
+export function thisInstall(): Install {
+  if (Deno.build.standalone) {
+    const exe = Deno.execPath();
+    return { command: exe, path: [dirname(exe), ...SYSTEM_PATH].join(":") };
+  }
+  const bin = new URL("../../bin", import.meta.url).pathname;
+  const dirs = [bin, dirname(Deno.execPath()), ...SYSTEM_PATH];
+  return { command: `${bin}/shoal-mcp`, path: [...new Set(dirs)].join(":") };
+}
+
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The configuration text for `client`: JSON for the editors and Claude Desktop, a command line for Claude Code. */
+export function clientConfig(client: Client, install: Install): string {
+  const env = { PATH: install.path };
+  if (client === "claude-code") {
+    const words = ["claude", "mcp", "add", "shoal", "--env", `PATH=${install.path}`, "--"];
+    return [...words, install.command].map(shellWord).join(" ");
+  }
+  const server = { command: install.command, args: [], env };
+  const config = client === "vscode"
+    ? { servers: { shoal: { type: "stdio", ...server } } }
+    : { mcpServers: { shoal: server } };
+  return JSON.stringify(config, null, 2);
+}

@@ -1,0 +1,43 @@
+/** The text of `shoal-mcp --help` (M-CLI-5) and its usage line (M-CLI-2). */
+import { RELEASE_KERNEL } from "./permissions.ts";
+import { CLIENTS } from "./client_config.ts";
+
+/** The usage line printed for bad command lines (M-CLI-2). */
+export const USAGE =
+  "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] | --help | --version | --print-config CLIENT";
+
+/** The full help: every option, environment variable, default path and the kernel log. */
+export const HELP = `${USAGE}
+
+shoal-mcp serves MCP on stdin/stdout for one agent client and forwards every tool call to
+shoal-kernel, a daemon on a private Unix socket that it starts on first use.
+
+Options:
+  --socket PATH          kernel socket to use (default: see "Paths" below)
+  --session NAME         kernel session to attach to (default: default)
+  --token TOKEN          bearer token of an agent principal (visible in process listings;
+                         prefer SHOAL_TOKEN)
+  --print-config CLIENT  print a ready-to-paste configuration for CLIENT, one of
+                         ${CLIENTS.join(", ")}, with absolute paths for this install
+  --version              print "shoal-mcp <version>" and exit
+  -h, --help             print this help and exit
+Every option also takes the form --option=value; options win over the environment.
+
+Environment (empty counts as unset):
+  SHOAL_SOCKET        the socket path, like --socket
+  SHOAL_SESSION       the session name, like --session
+  SHOAL_TOKEN         the bearer token, like --token (preferred)
+  SHOAL_KERNEL        the kernel executable to autostart (default: ${RELEASE_KERNEL}, found on PATH)
+  SHOAL_NO_AUTOSTART  any value: never start a kernel, only connect to a running one
+  PATH                where ${RELEASE_KERNEL} is looked up; a client's minimal PATH may lack its
+                      directory, so the printed configurations set it
+  XDG_RUNTIME_DIR, TMPDIR, HOME  used to find the default socket (below)
+
+Paths:
+  socket   $XDG_RUNTIME_DIR/shoal/<session>.sock, else $TMPDIR/shoal-<uid>/shoal/<session>.sock,
+           else /tmp/shoal-<uid>/shoal/<session>.sock
+  state    $XDG_STATE_HOME/shoal, else ~/.local/state/shoal (journal.db, cas/, tokens.json)
+  policy   $XDG_CONFIG_HOME/shoal/leash.jsonc, else ~/.config/shoal/leash.jsonc
+  logs     shoal-mcp writes diagnostics to stderr (your client's MCP log); the kernel writes
+           its own to <state>/kernel.log
+`;

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { parseServeArgs } from "../../../src/kernel/cli/serve_args.ts";
+import { UsageError } from "../../../src/protocol/cli_args.ts";
+import { VERSION } from "../../../src/protocol/version.ts";
+import { kernelCli } from "../../_support/principals.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+
+Deno.test("K-CLI-1: serve flags take --x v and --x=v alike; the last one wins", () => {
+  assert.deepEqual(
+    parseServeArgs([
+      "--session=work",
+      "--socket",
+      "/r/k.sock",
+      "--state-dir=/s",
+      "--policy",
+      "/p.jsonc",
+      "--bash=/bin/bash",
+      "--socket=/r/last.sock",
+    ]),
+    {
+      session: "work",
+      socket: "/r/last.sock",
+      stateDir: "/s",
+      policy: "/p.jsonc",
+      bash: "/bin/bash",
+    },
+  );
+  assert.equal(parseServeArgs([]).session, "default");
+});
+
+Deno.test("K-CLI-1: unknown flags, missing values, operands and bad sessions are usage errors", () => {
+  for (
+    const args of [
+      ["--bogus"],
+      ["--bogus=1"],
+      ["--socket"],
+      ["--socket", "--session", "s"],
+      ["operand"],
+      ["--session=../x"],
+      ["--session", ""],
+    ]
+  ) {
+    assert.throws(() => parseServeArgs(args), UsageError, args.join(" "));
+  }
+});
+
+Deno.test("M-CLI-4/K-CLI-1: shoal-kernel --version is one line, --help explains and exits 0, bad usage exits 2", async () => {
+  const box = await sandbox();
+  try {
+    const version = await kernelCli(box, ["--version"]);
+    assert.deepEqual([version.code, version.stdout], [0, `shoal-kernel ${VERSION}\n`]);
+    const help = await kernelCli(box, ["--help"]);
+    assert.equal(help.code, 0);
+    for (
+      const word of [
+        "--session",
+        "--socket",
+        "--state-dir",
+        "--policy",
+        "--bash",
+        "token create",
+        "approve",
+        "XDG_RUNTIME_DIR",
+        "XDG_STATE_HOME",
+        "XDG_CONFIG_HOME",
+        "kernel.log",
+      ]
+    ) {
+      assert.ok(help.stdout.includes(word), word);
+    }
+    const bad = await kernelCli(box, ["--socket=/x.sock", "--bogus"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^shoal-kernel: Unknown option '--bogus'\nusage: shoal-kernel/);
+  } finally {
+    await box.cleanup();
+  }
+});

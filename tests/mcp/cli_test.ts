@@ -1,0 +1,219 @@
+/** M-CLI-2/4/5/6 and issue 11: the client command as users run it, one process, and its CLI. */
+import assert from "node:assert/strict";
+import { localFlags } from "../../src/mcp/permissions.ts";
+import { VERSION } from "../../src/protocol/version.ts";
+import { converse, INITIALIZE } from "../_support/converse.ts";
+import { allPids, kernelPid, parentPid } from "../_support/proc.ts";
+import { KERNEL_BIN, REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { RawFacade } from "../_support/facade.ts";
+
+/** Runs `command args` to completion in `env` (nothing else); its status and output. */
+async function run(command: string, args: string[], env: Record<string, string>) {
+  const out = await new Deno.Command(command, { args, env, clearEnv: true, stdin: "null" })
+    .output();
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
+function childrenOf(pid: number): number[] {
+  return allPids().filter((p) => {
+    try {
+      return parentPid(p) === pid;
+    } catch {
+      return false; // exited meanwhile
+    }
+  });
+}
+
+async function withBox(fn: (box: Sandbox) => Promise<void>): Promise<void> {
+  const box = await sandbox();
+  try {
+    await fn(box);
+  } finally {
+    await box.cleanup();
+  }
+}
+
+Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly M-PERM-2's flags, beside only the kernel it autostarts", async () => {
+  await withBox(async (box) => {
+    const facade = new RawFacade(box);
+    try {
+      assert.equal(
+        (await facade.request(1, "initialize", INITIALIZE.params)).result !== undefined,
+        true,
+      );
+      const exec = await facade.request(2, "tools/call", {
+        name: "shoal_exec",
+        arguments: { src: "echo one" },
+      });
+      assert.equal((exec.result as { isError?: boolean }).isError, false);
+      const pid = facade.facadePid();
+      const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").slice(0, -1);
+      assert.match(Deno.readLinkSync(`/proc/${pid}/exe`), /\/deno$/);
+      const flags = localFlags(box.socket(), KERNEL_BIN);
+      assert.deepEqual(argv.slice(1), [
+        "run",
+        ...flags,
+        `--config=${REPO}/deno.json`,
+        `${REPO}/main.ts`,
+      ]);
+      assert.deepEqual(childrenOf(pid), [kernelPid(box.socket())], "only the kernel beside it");
+      assert.deepEqual(facade.junk, []);
+    } finally {
+      await facade.stop();
+    }
+  });
+});
+
+Deno.test("M-CLI-4/5: --version prints one line, --help names every option, variable, default path and the logs; both exit 0", async () => {
+  await withBox(async (box) => {
+    const version = await run(`${REPO}/bin/shoal-mcp`, ["--version"], box.env());
+    assert.deepEqual([version.code, version.stdout, version.stderr], [
+      0,
+      `shoal-mcp ${VERSION}\n`,
+      "",
+    ]);
+    for (const flag of ["-h", "--help"]) {
+      const help = await run(`${REPO}/bin/shoal-mcp`, [flag], box.env());
+      assert.equal(help.code, 0);
+      assert.match(
+        help.stdout,
+        /^usage: shoal-mcp \[--socket PATH\] \[--session NAME\] \[--token TOKEN\]/,
+      );
+      for (
+        const word of [
+          "--socket",
+          "--session",
+          "--token",
+          "--version",
+          "--help",
+          "--print-config",
+          "claude-desktop",
+          "SHOAL_SOCKET",
+          "SHOAL_SESSION",
+          "SHOAL_TOKEN",
+          "SHOAL_KERNEL",
+          "SHOAL_NO_AUTOSTART",
+          "XDG_RUNTIME_DIR",
+          "$XDG_RUNTIME_DIR/shoal/<session>.sock",
+          "/tmp/shoal-<uid>/shoal/<session>.sock",
+          "~/.local/state/shoal",
+          "kernel.log",
+        ]
+      ) {
+        assert.ok(help.stdout.includes(word), word);
+      }
+    }
+  });
+});
+
+/** The command and PATH a printed configuration names. */
+function parsePrinted(client: string, text: string): { command: string; path: string } {
+  if (client === "claude-code") {
+    const words = text.trim().split(" ");
+    assert.deepEqual(words.slice(0, 5), ["claude", "mcp", "add", "shoal", "--env"]);
+    assert.equal(words[6], "--");
+    assert.equal(words.length, 8);
+    return { command: words[7], path: words[5].replace(/^PATH=/, "") };
+  }
+  const config = JSON.parse(text);
+  const server = client === "vscode" ? config.servers.shoal : config.mcpServers.shoal;
+  if (client === "vscode") assert.equal(server.type, "stdio");
+  assert.deepEqual(server.args, []);
+  assert.deepEqual(Object.keys(server.env), ["PATH"]);
+  return { command: server.command, path: server.env.PATH };
+}
+
+Deno.test("M-CLI-6: --print-config prints, per client, absolute existing paths and a PATH that finds the kernel", async () => {
+  await withBox(async (box) => {
+    for (const client of ["claude-desktop", "claude-code", "vscode", "cursor"]) {
+      const printed = await run(`${REPO}/bin/shoal-mcp`, ["--print-config", client], box.env());
+      assert.equal(printed.code, 0, printed.stderr);
+      const { command, path } = parsePrinted(client, printed.stdout);
+      assert.equal(command, `${REPO}/bin/shoal-mcp`);
+      const dirs = path.split(":");
+      for (const dir of dirs) {
+        assert.ok(dir.startsWith("/") && Deno.statSync(dir).isDirectory, `${client}: ${dir}`);
+      }
+      assert.equal(dirs[0], `${REPO}/bin`, "the kernel next to shoal-mcp comes first");
+      assert.ok(dirs.some((d) => Deno.statSync(`${d}`).isDirectory && exists(`${d}/deno`)));
+    }
+  });
+});
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("M-CLI-6: the printed configuration works under a client's minimal environment: autostart and exec", async () => {
+  await withBox(async (box) => {
+    const printed = await run(
+      `${REPO}/bin/shoal-mcp`,
+      ["--print-config", "claude-desktop"],
+      box.env(),
+    );
+    const { command, path } = parsePrinted("claude-desktop", printed.stdout);
+    // What Claude Desktop passes: HOME and the configured env (DENO_DIR only so Deno finds its
+    // cache offline; XDG_RUNTIME_DIR keeps the socket inside the sandbox).
+    const env = { HOME: `${box.dir}/home`, PATH: path, XDG_RUNTIME_DIR: `${box.dir}/run` };
+    const exec = { name: "shoal_exec", arguments: { src: "echo minimal" } };
+    const { code, frames, stderr } = await converse(
+      command,
+      [],
+      { ...env, DENO_DIR: box.env().DENO_DIR },
+      [INITIALIZE, { jsonrpc: "2.0", id: 2, method: "tools/call", params: exec }],
+    );
+    assert.equal(code, 0, stderr);
+    const result = frames.get(2)?.result as { content?: { text?: string }[] } | undefined;
+    assert.equal(result?.content?.[0]?.text, "minimal", stderr);
+    assert.ok(exists(box.socket()), "the kernel was autostarted on the discovered socket");
+  });
+});
+
+Deno.test("issue 11: the client command works with no Deno on PATH (scripts/deno.sh supplies it)", async () => {
+  await withBox(async (box) => {
+    const env = box.env({ PATH: "/usr/bin:/bin" });
+    const cert = Deno.env.get("NODE_EXTRA_CA_CERTS"); // lets npm through this machine's proxy
+    if (cert !== undefined) env.NODE_EXTRA_CA_CERTS = cert;
+    const version = await run(`${REPO}/bin/shoal-mcp`, ["--version"], env);
+    assert.equal(version.code, 0, version.stderr);
+    assert.equal(version.stdout, `shoal-mcp ${VERSION}\n`);
+  });
+});
+
+Deno.test("issue 11: initialize is answered at once while the kernel autostart is still waiting", async () => {
+  await withBox(async (box) => {
+    // A kernel that never serves: the facade waits up to 5000 ms for it (M-START-1).
+    const silent = `${box.dir}/silent-kernel`;
+    await Deno.writeTextFile(silent, "#!/bin/sh\nexec sleep 30\n");
+    await Deno.chmod(silent, 0o755);
+    const facade = new RawFacade(box, [], { SHOAL_KERNEL: silent });
+    try {
+      // The kernel-backed call goes first; initialize must not queue behind its connect.
+      await facade.send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "shoal_pty_list" },
+      });
+      await facade.send(INITIALIZE);
+      const first = await facade.next((f) => "id" in f);
+      assert.equal(first.id, 1, "initialize is answered first");
+      assert.equal((first.result as { protocolVersion: string }).protocolVersion, "2025-06-18");
+      const call = await facade.response(2);
+      const { stderr } = await facade.stop();
+      assert.match(
+        (call.error as { message: string }).message,
+        /^kernel unavailable: the autostarted kernel did not accept connections within 5000 ms/,
+      );
+      assert.equal(stderr.split("\n").filter((l) => l.includes("kernel unavailable")).length, 1);
+    } finally {
+      facade.kill();
+    }
+  });
+});
