@@ -1,4 +1,4 @@
-/** Test support: processes, process groups, memory and kernel connections as /proc shows them. */
+/** Test support: processes, process groups, memory and kernel connections as /proc (or `ps`) shows them. */
 
 /** Pids of every process /proc lists now. */
 export function allPids(): number[] {
@@ -136,7 +136,26 @@ export function memoryKiB(pid: number): Memory {
   return { rss: field("VmRSS"), hwm: field("VmHWM") };
 }
 
-/** Resident set size of `pid` in bytes. */
+/** Resident set size of `pid` in bytes (/proc on Linux, `ps` elsewhere). */
 export function rssBytes(pid: number): number {
-  return memoryKiB(pid).rss * 1024;
+  if (Deno.build.os === "linux") return memoryKiB(pid).rss * 1024;
+  return Number(psField(pid, "rss")) * 1024;
+}
+
+/**
+ * One `ps -o FIELD` column of `pid` (Linux and macOS `ps` agree on pid, ppid, pgid, sess, tpgid,
+ * stat, comm, rss), trimmed; null when no such process exists (a zombie still exists).
+ */
+export function psField(pid: number, field: string): string | null {
+  const out = new Deno.Command("ps", { args: ["-o", `${field}=`, "-p", String(pid)] }).outputSync();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  return out.success && text !== "" ? text : null;
+}
+
+/** The command name of the foreground process group of `pid`'s controlling terminal, or null. */
+export function foregroundCommand(pid: number): string | null {
+  const tpgid = Number(psField(pid, "tpgid"));
+  if (!(tpgid > 0)) return null;
+  const comm = psField(tpgid, "comm");
+  return comm === null ? null : comm.slice(comm.lastIndexOf("/") + 1);
 }
