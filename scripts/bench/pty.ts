@@ -57,10 +57,10 @@ async function emulatorOld(): Promise<number> {
   return mbps(EMULATOR_BYTES, ms);
 }
 
-/** Stage: the emulator alone, fed synchronously by feedTerminal in 128 KiB chunks (the new reader). */
+/** Stage: the emulator alone, fed synchronously by feedTerminal in 32 KiB chunks (the new reader). */
 function emulatorNew(): number {
   const term = terminal();
-  const chunk = yesChunk(128 * 1024);
+  const chunk = yesChunk(32 * 1024);
   const start = performance.now();
   for (let n = 0; n < EMULATOR_BYTES; n += chunk.length) feedTerminal(term, chunk);
   const ms = performance.now() - start;
@@ -69,7 +69,7 @@ function emulatorNew(): number {
 }
 
 /** Stage: reading the master alone (bytes discarded) while `yes | head` floods the slave. */
-async function masterOnly(dir: string): Promise<number> {
+async function masterOnly(dir: string): Promise<{ mbps: number; reads: number; bytes: number }> {
   const pair = openPty();
   const child = new Deno.Command("/bin/sh", {
     args: ["-c", `yes | head -c ${FLOOD_BYTES} >"$0"`, pair.slavePath],
@@ -79,11 +79,13 @@ async function masterOnly(dir: string): Promise<number> {
   }).spawn();
   const buf = new Uint8Array(128 * 1024);
   let total = 0;
+  let reads = 0;
   const start = performance.now();
   let exited = false;
   child.status.then(() => exited = true);
   while (true) {
     const n = readFd(pair.master, buf);
+    reads++;
     if (n > 0) total += n;
     else if (n === -EAGAIN) {
       if (exited) break;
@@ -94,7 +96,7 @@ async function masterOnly(dir: string): Promise<number> {
   await child.status;
   closeFd(pair.slave);
   closeFd(pair.master);
-  return mbps(total, ms);
+  return { mbps: mbps(total, ms), reads, bytes: total };
 }
 
 const dir = await Deno.makeTempDir({ prefix: "shoal_bench_pty_" });
@@ -131,10 +133,10 @@ try {
     } MB/s, ` +
       `feedTerminal ${now.toFixed(1)} MB/s (${(now / old).toFixed(1)}x)`,
   );
+  const master = await masterOnly(dir);
   console.log(
-    `pty stage: master read alone, ${FLOOD_BYTES / 1e6} MB: ${
-      (await masterOnly(dir)).toFixed(1)
-    } MB/s`,
+    `pty stage: master read alone, ${FLOOD_BYTES / 1e6} MB: ${master.mbps.toFixed(1)} MB/s, ` +
+      `${master.reads} read calls, ${(master.bytes / master.reads).toFixed(0)} bytes per call`,
   );
 
   // Flood: `yes | head -c 50000000` rendered through the emulator while reads keep being served.

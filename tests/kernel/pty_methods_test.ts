@@ -108,7 +108,7 @@ const hasRow = (row: string | RegExp) => (s: Screen) =>
   s.screen.some((r) => typeof row === "string" ? r === row : row.test(r));
 
 withPtys(
-  "bash -i on a pty: echo $((6*7)) shows a row 42, stty size follows resize, tty is a /dev/pts device (K-PTY-1..4)",
+  "bash -i on a pty: echo $((6*7)) shows a row 42, stty size follows resize, tty is a /dev/pts (macOS: /dev/ttys) device (K-PTY-1..4)",
   async (conn, _k, pids) => {
     const opened = await open(conn, pids, "bash", ["--norc", "-i"]);
     assert.match(opened.pty_id as string, /^pty:[1-9][0-9]*$/);
@@ -141,7 +141,7 @@ withPtys(
     await conn.request("pty.resize", { pty_id: id, cols: 80, rows: 24 });
 
     await line(conn, id, "clear; tty");
-    await waitScreen(conn, id, hasRow(/^\/dev\/pts\/[0-9]+$/));
+    await waitScreen(conn, id, hasRow(/^\/dev\/(pts\/[0-9]+|ttys[0-9]+)$/));
     const list = await conn.request("pty.list", {}) as Rec;
     assert.deepEqual(list.ptys, [{
       pty_id: id,
@@ -326,7 +326,7 @@ withPtys(
     const done = await waitScreen(conn, id, (s) => !s.alive);
     assert.ok(done.screen.includes("END-OF-FLOOD"), JSON.stringify(done.screen));
     assert.deepEqual(done.exit, { status: 0, signal: null });
-    // The reader parses at most 128 KiB per step and keeps no backlog; what remains is V8 heap and
+    // The reader parses at most 32 KiB per step and keeps no backlog; what remains is V8 heap and
     // JIT warm-up, which measured 24-62 MiB here. Holding the output itself would add the 50 MB on top of that.
     const peak = peakSince(pid, before, sampled);
     const growthMiB = (peak - before.rss) / 1024;

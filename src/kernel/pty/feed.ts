@@ -23,7 +23,7 @@ const LF = 0x0a;
 /** Parser state "ground": no escape sequence or string is in progress. */
 const GROUND = 0;
 /** Chunks shorter than this are parsed as they are (scanning them would not pay off). */
-const ELIDE_MIN_BYTES = 16 * 1024;
+const ELIDE_MIN_BYTES = 2 * 1024;
 
 function plain(byte: number): boolean {
   return (byte >= 0x20 && byte <= 0x7e) || byte === CR || byte === LF;

@@ -27,10 +27,11 @@ const { Terminal } = xterm;
 type Terminal = InstanceType<typeof Terminal>;
 
 /**
- * Most bytes read from the master and parsed in one step before other kernel work runs; one step
- * takes a few milliseconds, which bounds how long a `pty.read` waits during a flood.
+ * Most bytes read from the master and parsed in one step before other kernel work runs. A master
+ * read returns at most a few KiB (the line discipline's buffer), each a system call, so this bounds
+ * how long other requests, and a `pty.read` during a flood, wait for one step.
  */
-const READ_CHUNK = 128 * 1024;
+const READ_CHUNK = 32 * 1024;
 /** Longest wait in ms of an idle reader for the master to become readable (also bounds `close`). */
 const IDLE_WAIT_MS = 100;
 /** Wait in ms for more output after the child's exit while a grandchild still holds the slave. */

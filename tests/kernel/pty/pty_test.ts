@@ -30,7 +30,11 @@ Deno.test("K-PTY-1/3/9 bash on a real tty: arithmetic, stty size, tty name", asy
       assert.deepEqual([s.cols, s.rows], [80, 24]);
       assert.ok(s.screen.every((row) => row === row.trimEnd()));
       await send(pty, ["stty size; tty", { key: "Enter" }]);
-      const t = await waitForScreen(pty, (x) => x.screen.some((r) => /^\/dev\/pts\/\d+$/.test(r)));
+      // Wait for the prompt after the output too: a read may come between the two.
+      const t = await waitForScreen(pty, (x) => {
+        const tty = x.screen.findIndex((r) => /^\/dev\/(pts\/\d+|ttys\d+)$/.test(r));
+        return tty >= 0 && x.screen.findLastIndex((r) => r !== "") > tty;
+      });
       assert.ok(t.screen.includes("24 80"));
       // The cursor sits after the prompt of the last non-empty row.
       const last = t.screen.findLastIndex((r) => r !== "");
