@@ -10,6 +10,10 @@ import { ptyPlatform } from "./platform.ts";
 
 const P = ptyPlatform(Deno.build.os, Deno.build.arch);
 const POLLIN = 0x1;
+/** poll() revents bit: the fd cannot be polled (same value on Linux and macOS). */
+const POLLNVAL = 0x20;
+/** Wait in ms instead, should the OS refuse to poll the master. */
+const POLL_FALLBACK_MS = 5;
 
 /** errno: resource temporarily unavailable (nothing to read, or no room to write). */
 export const EAGAIN = P.EAGAIN;
@@ -141,7 +145,13 @@ export async function waitReadable(fd: number, timeoutMs: number): Promise<boole
     n: number | bigint,
     t: number,
   ) => Promise<number>;
-  return await poll(pfd, nfds, timeoutMs) > 0;
+  const ready = await poll(pfd, nfds, timeoutMs) > 0;
+  if (ready && (view.getInt16(6, true) & POLLNVAL) !== 0) {
+    // Not seen on Linux; a refusing OS degrades to short sleeps instead of a busy loop.
+    await new Promise((r) => setTimeout(r, POLL_FALLBACK_MS));
+    return false;
+  }
+  return ready;
 }
 
 /** Closes `fd`. */
