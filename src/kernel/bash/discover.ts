@@ -1,6 +1,6 @@
 /** Finding a bash of version 4.4 or later (K-CLI-1), where Linux and macOS keep one. */
 
-import { StartupError } from "../socket_prep.ts";
+import { StartupError } from "../daemon/socket_prep.ts";
 
 /** Where bash is looked for before PATH: the system on Linux; Homebrew (arm64, x86_64) and MacPorts on macOS. */
 export function fixedBashPaths(os: string): string[] {

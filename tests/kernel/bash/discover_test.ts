@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { bashCandidates, fixedBashPaths, resolveBash } from "../../../src/kernel/bash/discover.ts";
-import { StartupError } from "../../../src/kernel/socket_prep.ts";
+import { StartupError } from "../../../src/kernel/daemon/socket_prep.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
 /** A fake bash in `dir` that reports `major minor` as its version, like macOS's /bin/bash 3.2 does. */
