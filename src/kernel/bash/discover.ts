@@ -1,7 +1,5 @@
 /** Finding a bash of version 4.4 or later (K-CLI-1), where Linux and macOS keep one. */
 
-import { StartupError } from "../daemon/socket_prep.ts";
-
 /** Where bash is looked for before PATH: the system on Linux; Homebrew (arm64, x86_64) and MacPorts on macOS. */
 export function fixedBashPaths(os: string): string[] {
   return os === "darwin"
@@ -44,14 +42,14 @@ const HOW_TO_INSTALL = "install bash 4.4 or later (macOS: `brew install bash` wi
 
 /**
  * The bash to use: `flag` when given (it must be 4.4 or later), else the first candidate that is
- * 4.4 or later. Throws a StartupError (exit 1) that lists what was tried and how to install bash.
+ * 4.4 or later. Throws an Error that lists what was tried and how to install bash.
  */
 export function resolveBash(flag: string | undefined, candidates: string[]): string {
   if (flag) {
     const v = bashVersion(flag);
     if (recentEnough(v)) return flag;
     const what = typeof v === "string" ? v : `bash ${v[0]}.${v[1]}`;
-    throw new StartupError(1, `--bash ${flag} is ${what}; 4.4 or later needed`);
+    throw new Error(`--bash ${flag} is ${what}; 4.4 or later needed`);
   }
   const tried: string[] = [];
   for (const bash of candidates) {
@@ -60,5 +58,5 @@ export function resolveBash(flag: string | undefined, candidates: string[]): str
     if (v !== "missing") tried.push(`${bash} (${typeof v === "string" ? v : `${v[0]}.${v[1]}`})`);
   }
   const found = tried.length > 0 ? `only ${tried.join(", ")}` : "none";
-  throw new StartupError(1, `no bash 4.4 or later found (${found}); ${HOW_TO_INSTALL}`);
+  throw new Error(`no bash 4.4 or later found (${found}); ${HOW_TO_INSTALL}`);
 }

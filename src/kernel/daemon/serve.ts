@@ -16,7 +16,12 @@ export async function serve(
   Deno.env.delete("SHOAL_TOKEN");
   const env = Deno.env.toObject();
   const uid = Deno.uid() ?? 0;
-  const bash = resolveBash(opts.bash, bashCandidates(Deno.build.os, env.PATH));
+  let bash;
+  try {
+    bash = resolveBash(opts.bash, bashCandidates(Deno.build.os, env.PATH));
+  } catch (e) {
+    throw new StartupError(1, e instanceof Error ? e.message : String(e));
+  }
   let policy;
   try {
     policy = loadStartupPolicy(opts.policy ?? null, env);
