@@ -100,10 +100,17 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
   let socket: string | null = null;
   let socketProblem: string | null = null;
   // The uid is only consulted by rules 3-4, so a denied uid lookup matters only there.
-  const needsUid = explicit === undefined && socketEnv.XDG_RUNTIME_DIR === undefined;
+  const needsUid = explicit === undefined &&
+    (Deno.build.os === "darwin" || socketEnv.XDG_RUNTIME_DIR === undefined);
   const uid = needsUid ? effectiveUid() : { uid: 0 };
   if ("problem" in uid) socketProblem = uid.problem;
-  else socket = socketPath(session, explicit, socketEnv, uid.uid).path;
+  else {
+    try {
+      socket = socketPath(session, explicit, socketEnv, uid.uid).path;
+    } catch (e) {
+      socketProblem = e instanceof Error ? e.message : String(e);
+    }
+  }
   return {
     session,
     token,

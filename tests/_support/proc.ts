@@ -1,49 +1,75 @@
-/** Test support: processes, process groups, memory and kernel connections as /proc shows them. */
+/**
+ * Test support: processes, process groups, memory and kernel connections. Processes are read
+ * through `ps`, whose columns Linux (procps) and macOS agree on; only socket connections and the
+ * peak RSS need Linux's /proc (tests using them are Linux-only).
+ */
 
-/** Pids of every process /proc lists now. */
+/** One process as `ps` shows it. */
+interface PsRow {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** The state letter: Z for a zombie. */
+  state: string;
+  /** The command line, arguments joined by spaces. */
+  command: string;
+}
+
+/** Every process now. */
+function processTable(): PsRow[] {
+  const out = new Deno.Command("ps", {
+    args: ["-A", "-ww", "-o", "pid=,ppid=,pgid=,stat=,command="],
+    stderr: "null",
+  }).outputSync();
+  const rows: PsRow[] = [];
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s?(.*)$/.exec(line);
+    if (m) {
+      rows.push({ pid: +m[1], ppid: +m[2], pgid: +m[3], state: m[4][0], command: m[5] });
+    }
+  }
+  return rows;
+}
+
+function row(pid: number): PsRow | undefined {
+  return processTable().find((r) => r.pid === pid);
+}
+
+/** Pids of every process now. */
 export function allPids(): number[] {
-  const pids: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (/^[0-9]+$/.test(entry.name)) pids.push(Number(entry.name));
-  }
-  return pids;
+  return processTable().map((r) => r.pid);
 }
 
-/** The fields of /proc/<pid>/stat after "pid (comm) ": state, ppid, pgrp, … (comm may hold spaces). */
-function statFields(pid: number): string[] {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-}
-
-/** Whether `/proc/<pid>` exists and is not a zombie. */
+/** Whether `pid` exists and is not a zombie. */
 export function processLive(pid: number): boolean {
-  try {
-    return !["Z", "X"].includes(statFields(pid)[0]);
-  } catch {
-    return false;
-  }
+  const state = psField(pid, "stat");
+  return state !== null && state[0] !== "Z" && state[0] !== "X";
 }
 
 /** The parent pid of `pid` (throws once it is gone). */
 export function parentPid(pid: number): number {
-  return Number(statFields(pid)[1]);
+  const r = row(pid);
+  if (!r) throw new Error(`no process ${pid}`);
+  return r.ppid;
 }
 
 /** The process group of `pid` (throws once it is gone). */
 export function processGroup(pid: number): number {
-  return Number(statFields(pid)[2]);
+  const r = row(pid);
+  if (!r) throw new Error(`no process ${pid}`);
+  return r.pgid;
 }
 
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */
 export function groupMembers(pgid: number): number[] {
-  return allPids().filter((pid) => {
-    try {
-      const [state, , pgrp] = statFields(pid);
-      return state !== "Z" && state !== "X" && Number(pgrp) === pgid;
-    } catch {
-      return false; // exited meanwhile
-    }
-  });
+  return processTable().filter((r) => r.pgid === pgid && r.state !== "Z" && r.state !== "X")
+    .map((r) => r.pid);
+}
+
+/** Pids of processes (other than this one) whose command line contains `marker`. */
+export function pidsMentioning(marker: string): number[] {
+  return processTable().filter((r) => r.pid !== Deno.pid && r.command.includes(marker))
+    .map((r) => r.pid);
 }
 
 /**
@@ -52,26 +78,20 @@ export function groupMembers(pgid: number): number[] {
  */
 export function outermost(pids: number[]): number[] {
   const parents = new Map<number, number>();
+  const table = new Map(processTable().map((r) => [r.pid, r.ppid]));
   for (const pid of pids) {
-    try {
-      parents.set(pid, parentPid(pid));
-    } catch {
-      // exited meanwhile
-    }
+    const ppid = table.get(pid);
+    if (ppid !== undefined) parents.set(pid, ppid);
   }
   return [...parents].filter(([, ppid]) => !parents.has(ppid)).map(([pid]) => pid);
 }
 
 /** The deno process serving `socket`: its argv names the socket (the sh wrapper is not deno). */
 export function kernelPid(socket: string): number {
-  const matches = allPids().filter((pid) => {
-    try {
-      const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
-      return argv.includes(socket) && /\/deno$/.test(Deno.readLinkSync(`/proc/${pid}/exe`));
-    } catch {
-      return false; // exited meanwhile, or not ours to inspect
-    }
-  });
+  const matches = processTable().filter((r) =>
+    ` ${r.command} `.includes(` ${socket} `) &&
+    /(^|\/)deno$/.test(psField(r.pid, "comm") ?? "")
+  ).map((r) => r.pid);
   const found = outermost(matches);
   if (found.length !== 1) {
     throw new Error(`expected one kernel process on ${socket}, found ${found}`);
@@ -136,9 +156,28 @@ export function memoryKiB(pid: number): Memory {
   return { rss: field("VmRSS"), hwm: field("VmHWM") };
 }
 
-/** Resident set size of `pid` in bytes. */
+/** Resident set size of `pid` in bytes (/proc on Linux, `ps` elsewhere). */
 export function rssBytes(pid: number): number {
-  return memoryKiB(pid).rss * 1024;
+  if (Deno.build.os === "linux") return memoryKiB(pid).rss * 1024;
+  return Number(psField(pid, "rss")) * 1024;
+}
+
+/**
+ * One `ps -o FIELD` column of `pid` (Linux and macOS `ps` agree on pid, ppid, pgid, sess, tpgid,
+ * stat, comm, rss), trimmed; null when no such process exists (a zombie still exists).
+ */
+export function psField(pid: number, field: string): string | null {
+  const out = new Deno.Command("ps", { args: ["-o", `${field}=`, "-p", String(pid)] }).outputSync();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  return out.success && text !== "" ? text : null;
+}
+
+/** The command name of the foreground process group of `pid`'s controlling terminal, or null. */
+export function foregroundCommand(pid: number): string | null {
+  const tpgid = Number(psField(pid, "tpgid"));
+  if (!(tpgid > 0)) return null;
+  const comm = psField(tpgid, "comm");
+  return comm === null ? null : comm.slice(comm.lastIndexOf("/") + 1);
 }
 
 /** CPU time (user + system) `pid` has used so far, in ms (clock ticks of 10 ms). */

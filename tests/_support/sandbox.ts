@@ -1,5 +1,7 @@
 /** Test support: a private sandbox environment per test, and the repository paths it runs. */
-import { allPids, processLive } from "./proc.ts";
+import { pidsMentioning, processLive } from "./proc.ts";
+
+export { pidsMentioning };
 import { delay } from "./wait.ts";
 
 /** The repository root. */
@@ -42,18 +44,6 @@ export async function sandbox(): Promise<Sandbox> {
       await Deno.remove(dir, { recursive: true });
     },
   };
-}
-
-/** Pids of processes (other than this one) whose command line contains `marker`. */
-export function pidsMentioning(marker: string): number[] {
-  return allPids().filter((pid) => {
-    if (pid === Deno.pid) return false;
-    try {
-      return Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes(marker);
-    } catch {
-      return false; // exited meanwhile
-    }
-  });
 }
 
 /** SIGTERMs every process mentioning `marker` (e.g. an autostarted kernel), SIGKILL after 3 s. */

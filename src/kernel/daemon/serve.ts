@@ -1,30 +1,11 @@
 import type { SocketChoice } from "../../protocol/socket_path.ts";
 import type { ServeArgs } from "../cli/serve_args.ts";
+import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { bashOwnVariables } from "../bash/shell_state.ts";
 import { Kernel } from "./kernel.ts";
 import { loadStartupPolicy } from "../policy/leash.ts";
 import { acceptLoop } from "./accept_loop.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
-
-/** Picks the bash binary: `--bash`, else the first of /bin/bash, /usr/bin/bash, `bash` on PATH (K-CLI-1). */
-function resolveBash(flag: string | undefined): string {
-  const candidates = flag ? [flag] : ["/bin/bash", "/usr/bin/bash", "bash"];
-  for (const bash of candidates) {
-    try {
-      const out = new Deno.Command(bash, {
-        args: ["-c", 'echo "${BASH_VERSINFO[0]} ${BASH_VERSINFO[1]}"'],
-        stdout: "piped",
-        stderr: "null",
-      }).outputSync();
-      const [major, minor] = new TextDecoder().decode(out.stdout).trim().split(" ").map(Number);
-      if (major > 4 || (major === 4 && minor >= 4)) return bash;
-      if (flag) throw new StartupError(1, `${bash} is bash ${major}.${minor}; 4.4 or later needed`);
-    } catch (e) {
-      if (e instanceof StartupError) throw e;
-    }
-  }
-  throw new StartupError(1, `no usable bash (tried ${candidates.join(", ")})`);
-}
 
 /** Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). */
 export async function serve(
@@ -35,7 +16,12 @@ export async function serve(
   Deno.env.delete("SHOAL_TOKEN");
   const env = Deno.env.toObject();
   const uid = Deno.uid() ?? 0;
-  const bash = resolveBash(opts.bash);
+  let bash;
+  try {
+    bash = resolveBash(opts.bash, bashCandidates(Deno.build.os, env.PATH));
+  } catch (e) {
+    throw new StartupError(1, e instanceof Error ? e.message : String(e));
+  }
   let policy;
   try {
     policy = loadStartupPolicy(opts.policy ?? null, env);

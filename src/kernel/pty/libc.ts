@@ -1,47 +1,54 @@
 /**
- * The few libc calls a pseudo-terminal master needs, through Deno FFI (Linux).
+ * The few C library calls a pseudo-terminal needs, through Deno FFI, with the constants of the OS
+ * it runs on (Linux and macOS, see platform.ts).
  *
- * All calls are synchronous on the calling thread so `errno` can be read right
- * after them; the master fd is non-blocking, so none of them waits.
+ * All calls except {@link waitReadable} are synchronous on the calling thread so `errno` can be read
+ * right after them; the master fd is non-blocking, so none of them waits.
  */
 
-const O_RDWR = 0o2;
-const O_NOCTTY = 0o400;
-const O_NONBLOCK = 0o4000;
-const O_CLOEXEC = 0o2000000;
-const F_GETFL = 3;
-const F_SETFL = 4;
-const TIOCSWINSZ = 0x5414n;
+import { ptyPlatform } from "./platform.ts";
+
+const P = ptyPlatform(Deno.build.os, Deno.build.arch);
+const POLLIN = 0x1;
+/** poll() revents bit: the fd cannot be polled (same value on Linux and macOS). */
+const POLLNVAL = 0x20;
+/** Wait in ms instead, should the OS refuse to poll the master. */
+const POLL_FALLBACK_MS = 5;
 
 /** errno: resource temporarily unavailable (nothing to read, or no room to write). */
-export const EAGAIN = 11;
-/** errno: I/O error (the slave side is closed). */
-export const EIO = 5;
+export const EAGAIN = P.EAGAIN;
+/** errno: I/O error (every slave fd is closed). */
+export const EIO = P.EIO;
 /** errno: interrupted system call. */
-export const EINTR = 4;
+export const EINTR = P.EINTR;
 
 const symbols = {
-  posix_openpt: { parameters: ["i32"], result: "i32" },
+  open: { parameters: ["buffer", "i32"], result: "i32" },
   grantpt: { parameters: ["i32"], result: "i32" },
   unlockpt: { parameters: ["i32"], result: "i32" },
   ptsname_r: { parameters: ["i32", "buffer", "usize"], result: "i32" },
-  ioctl: { parameters: ["i32", "u64", "buffer"], result: "i32" },
-  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  // Declared with the padding the platform's variadic convention needs (see PtyPlatform.ioctlPadding).
+  ioctl: {
+    parameters: ["i32", "u64", ...Array<"u64">(P.ioctlPadding).fill("u64"), "buffer"],
+    result: "i32",
+  },
   read: { parameters: ["i32", "buffer", "usize"], result: "i64" },
   write: { parameters: ["i32", "buffer", "usize"], result: "i64" },
   close: { parameters: ["i32"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
-} as const;
+  poll: { parameters: ["buffer", P.nfds, "i32"], result: "i32", nonblocking: true },
+  [P.errnoFn]: { parameters: [], result: "pointer" },
+} as const satisfies Deno.ForeignLibraryInterface;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | null = null;
 
 function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
-  lib ??= Deno.dlopen("libc.so.6", symbols);
+  lib ??= Deno.dlopen(P.libc, symbols);
   return lib.symbols;
 }
 
 function errno(): number {
-  const p = libc().__errno_location();
+  const get = libc()[P.errnoFn] as () => Deno.PointerValue;
+  const p = get();
   return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
 }
 
@@ -50,36 +57,65 @@ function check(result: number, what: string): number {
   return result;
 }
 
-/** A freshly allocated PTY master (non-blocking, close-on-exec) and its slave's path. */
-export interface PtyMaster {
-  fd: number;
+function cString(s: string): Uint8Array {
+  return new TextEncoder().encode(`${s}\0`);
+}
+
+function ioctl(fd: number, request: bigint, arg: Uint8Array): number {
+  const call = libc().ioctl as unknown as (...args: unknown[]) => number;
+  return call(fd, request, ...Array(P.ioctlPadding).fill(0n), arg);
+}
+
+/** A fresh PTY: the master (non-blocking) and an open slave fd that keeps the slave's settings alive. */
+export interface PtyPair {
+  master: number;
+  slave: number;
   slavePath: string;
 }
 
-/** Opens a new PTY master, unlocks its slave and makes the master non-blocking. */
-export function openPtyMaster(): PtyMaster {
+/**
+ * Opens a PTY master with the OS's flags, unlocks its slave and opens the slave (without making it
+ * our controlling terminal). Holding the slave open lets the window size be set before the child
+ * starts: macOS refuses master ioctls until the slave is open and clears the size on its first open.
+ */
+export function openPty(): PtyPair {
   const c = libc();
-  const fd = check(c.posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), "posix_openpt");
+  const flags = P.O_RDWR | P.O_NOCTTY | P.O_CLOEXEC;
+  const master = check(c.open(cString("/dev/ptmx"), flags | P.O_NONBLOCK), "open(/dev/ptmx)");
   try {
-    check(c.grantpt(fd), "grantpt");
-    check(c.unlockpt(fd), "unlockpt");
+    check(c.grantpt(master), "grantpt");
+    check(c.unlockpt(master), "unlockpt");
     const name = new Uint8Array(128);
-    const rc = c.ptsname_r(fd, name, BigInt(name.length));
-    if (rc !== 0) throw new Error(`ptsname_r failed (errno ${rc})`);
-    const flags = check(c.fcntl(fd, F_GETFL, 0), "fcntl(F_GETFL)");
-    check(c.fcntl(fd, F_SETFL, flags | O_NONBLOCK), "fcntl(F_SETFL)");
+    if (c.ptsname_r(master, name, BigInt(name.length)) !== 0) {
+      throw new Error(`ptsname_r failed (errno ${errno()})`);
+    }
     const slavePath = new TextDecoder().decode(name.subarray(0, name.indexOf(0)));
-    return { fd, slavePath };
+    const slave = check(c.open(cString(slavePath), flags), `open(${slavePath})`);
+    return { master, slave, slavePath };
   } catch (e) {
-    c.close(fd);
+    c.close(master);
     throw e;
   }
 }
 
-/** Sets the window size of the terminal behind `fd` (the kernel sends SIGWINCH to its foreground group). */
+/** The window size of the terminal behind `fd` as [cols, rows]. */
+export function windowSize(fd: number): [number, number] {
+  const ws = new Uint16Array(4);
+  check(ioctl(fd, P.TIOCGWINSZ, new Uint8Array(ws.buffer)), "ioctl(TIOCGWINSZ)");
+  return [ws[1], ws[0]];
+}
+
+/**
+ * Sets the window size of the terminal behind `fd` (the OS sends SIGWINCH to its foreground group)
+ * and reads it back, so a call that passed its argument wrongly fails instead of passing silently.
+ */
 export function setWindowSize(fd: number, cols: number, rows: number): void {
   const ws = new Uint16Array([rows, cols, 0, 0]);
-  check(libc().ioctl(fd, TIOCSWINSZ, new Uint8Array(ws.buffer)), "ioctl(TIOCSWINSZ)");
+  check(ioctl(fd, P.TIOCSWINSZ, new Uint8Array(ws.buffer)), "ioctl(TIOCSWINSZ)");
+  const [gotCols, gotRows] = windowSize(fd);
+  if (gotCols !== cols || gotRows !== rows) {
+    throw new Error(`window size reads back as ${gotCols}x${gotRows}, not ${cols}x${rows}`);
+  }
 }
 
 /** Reads into `buf`: the byte count (0 at end of file), or `-errno` on failure. */
@@ -92,6 +128,30 @@ export function readFd(fd: number, buf: Uint8Array): number {
 export function writeFd(fd: number, buf: Uint8Array): number {
   const n = Number(libc().write(fd, buf, BigInt(buf.length)));
   return n < 0 ? -errno() : n;
+}
+
+/**
+ * Waits on a worker thread until `fd` is readable, hung up, or `timeoutMs` passed; resolves to
+ * whether it is ready. The event loop keeps running meanwhile.
+ */
+export async function waitReadable(fd: number, timeoutMs: number): Promise<boolean> {
+  const pfd = new Uint8Array(8);
+  const view = new DataView(pfd.buffer);
+  view.setInt32(0, fd, true);
+  view.setInt16(4, POLLIN, true);
+  const nfds = P.nfds === "u64" ? 1n : 1;
+  const poll = libc().poll as unknown as (
+    b: Uint8Array,
+    n: number | bigint,
+    t: number,
+  ) => Promise<number>;
+  const ready = await poll(pfd, nfds, timeoutMs) > 0;
+  if (ready && (view.getInt16(6, true) & POLLNVAL) !== 0) {
+    // Not seen on Linux; a refusing OS degrades to short sleeps instead of a busy loop.
+    await new Promise((r) => setTimeout(r, POLL_FALLBACK_MS));
+    return false;
+  }
+  return ready;
 }
 
 /** Closes `fd`. */

@@ -9,41 +9,46 @@ import {
   PTY_KILL_GRACE_MS,
   PTY_MAX_DIMENSION,
 } from "../../protocol/limits.ts";
+import { feedTerminal } from "./feed.ts";
 import {
   closeFd,
   EAGAIN,
   EINTR,
   EIO,
-  openPtyMaster,
-  type PtyMaster,
+  openPty,
+  type PtyPair,
   readFd,
   setWindowSize,
+  waitReadable,
   writeFd,
 } from "./libc.ts";
 
 const { Terminal } = xterm;
 type Terminal = InstanceType<typeof Terminal>;
 
-/** Bytes gathered from the master before handing them to the emulator and yielding. */
-const READ_BATCH = 64 * 1024;
-/** Unparsed emulator backlog above which reading the master pauses (bounds memory). */
-const PARSE_HIGH_WATER = 1024 * 1024;
-/** Backlog below which a paused reader resumes. */
-const PARSE_LOW_WATER = 256 * 1024;
-/** Longest wait in ms between polls of an idle master. */
-const MAX_POLL_MS = 32;
-/** Empty polls after the child's exit before its output counts as drained (a grandchild may hold the slave). */
-const DRAIN_POLLS_AFTER_EXIT = 8;
+/**
+ * Most bytes read from the master and parsed in one step before other kernel work runs. A master
+ * read returns at most a few KiB (the line discipline's buffer), each a system call, so this bounds
+ * how long other requests, and a `pty.read` during a flood, wait for one step.
+ */
+const READ_CHUNK = 32 * 1024;
+/** Longest wait in ms of an idle reader for the master to become readable (also bounds `close`). */
+const IDLE_WAIT_MS = 100;
+/** Wait in ms for more output after the child's exit while a grandchild still holds the slave. */
+const EXIT_WAIT_MS = 16;
+/** Empty waits after the child's exit before its output counts as drained (a grandchild may hold the slave). */
+const DRAIN_WAITS_AFTER_EXIT = 8;
+/** Longest wait in ms between write attempts while the child is not reading its input. */
+const MAX_WRITE_WAIT_MS = 32;
 /** A write that makes no progress for this long (the child is not reading) returns what it sent. */
 const WRITE_STALL_MS = 2000;
-/** Longest wait in ms for the launcher to make the child a session leader before `open` resolves. */
-const LAUNCH_SETTLE_MS = 2000;
-/** Where `setsid` is looked for; it makes the child a session leader with the PTY as controlling terminal. */
-const SETSID_PATHS = ["/usr/bin/setsid", "/bin/setsid"];
 /**
- * Runs in `sh`: `$0` is the slave path, `$1` is non-empty when the given environment has `PWD`
- * (`sh` exports one of its own otherwise), the rest is the `setsid` command line. Nothing passes
+ * The launcher, run by `/bin/sh` in a new session (Deno's `detached` makes the child a session
+ * leader): opening the slave without O_NOCTTY makes it the session's controlling terminal, then the
+ * program replaces the shell. `$0` is the slave path, `$1` is non-empty when the given environment
+ * has `PWD` (`sh` exports one of its own otherwise), the rest is the command line. Nothing passes
  * through the environment, so the program gets exactly the environment it was given (K-PTY-1).
+ * Only POSIX `sh` is needed: no util-linux `setsid`, no other interpreter, on Linux and macOS alike.
  */
 const LAUNCH_SCRIPT = '[ -n "$1" ] || unset PWD; shift; exec "$@" <>"$0" >&0 2>&0';
 
@@ -115,27 +120,6 @@ async function raceTimeout(p: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-/** The session id of a process, or null when it is gone. */
-function sessionId(pid: number): number | null {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
-  } catch {
-    return null;
-  }
-}
-
-/** Waits (bounded) until the launcher has made `pid` a session leader, or it has exited. */
-async function untilSessionLeader(pid: number, exited: () => boolean): Promise<void> {
-  let waited = 0;
-  for (let wait = 1; waited < LAUNCH_SETTLE_MS; wait = Math.min(wait * 2, MAX_POLL_MS)) {
-    const sid = sessionId(pid);
-    if (sid === pid || sid === null || exited()) return;
-    await delay(wait);
-    waited += wait;
-  }
-}
-
 function spawnFailed(cmd: string, why: string): RpcError {
   return new RpcError(ErrorCode.PTY_SPAWN_FAILED, `cannot start ${cmd} on a pty: ${why}`, { cmd });
 }
@@ -148,6 +132,8 @@ export class Pty {
   readonly cmd: string;
 
   #fd: number;
+  /** Our own slave fd, held until the child is reaped (see openPty); null after. */
+  #slave: number | null;
   #child: Deno.ChildProcess;
   #term: Terminal;
   #cols: number;
@@ -160,13 +146,8 @@ export class Pty {
   #closing = false;
   #closed: Promise<PtyExit> | null = null;
   #finished: Promise<void>;
-  /** Bytes handed to the emulator and not yet parsed. */
-  #backlog = 0;
-  #backlogWaiters: (() => void)[] = [];
-  /** Set while the reader sleeps between polls; calling it wakes the reader. */
-  #wake: (() => void) | null = null;
-  /** Resolved after the reader's next attempt to read the master. */
-  #passWaiters: (() => void)[] = [];
+  /** Reused buffer for reads of the master (one reader at a time: everything runs on one thread). */
+  #buf = new Uint8Array(READ_CHUNK);
   #writes: Promise<unknown> = Promise.resolve();
   #lastReadText: string | null = null;
   #lastEventText: string | null = null;
@@ -175,21 +156,27 @@ export class Pty {
   #listeners = new Set<(state: PtyState) => void>();
 
   private constructor(
-    fd: number,
+    pair: PtyPair,
     child: Deno.ChildProcess,
     cmd: string,
     cols: number,
     rows: number,
   ) {
-    this.#fd = fd;
+    this.#fd = pair.master;
+    this.#slave = pair.slave;
     this.#child = child;
     this.pid = child.pid;
     this.cmd = cmd;
     this.#cols = cols;
     this.#rows = rows;
-    this.#term = new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
+    this.#term = new Terminal({
+      cols,
+      rows,
+      scrollback: 0,
+      allowProposedApi: true,
+      logLevel: "off",
+    });
     this.#trackCursorVisibility();
-    this.#term.onWriteParsed(() => this.#scheduleEvent());
     // Answers to the program's terminal queries (device attributes, cursor position) go back to it.
     this.#term.onData((data) => this.#reply(new TextEncoder().encode(data)));
     this.#term.onBinary((data) =>
@@ -197,13 +184,15 @@ export class Pty {
     );
     const reaped = child.status.then((status) => {
       this.#status = status;
-      this.#wake?.();
+      // The child opened the slave (or never will): from now on EIO on the master means drained.
+      this.#releaseSlave();
     });
     this.#finished = Promise.all([this.#readLoop(), reaped]).then(() => this.#finish());
   }
 
   /**
-   * Starts `opts.cmd` on a new PTY as session leader with the PTY as controlling terminal.
+   * Starts `opts.cmd` on a new PTY as session leader with the PTY as controlling terminal,
+   * through the `sh` launcher (see LAUNCH_SCRIPT).
    * Sizes are clamped to 1..1000. Throws `-32023` (data `{cmd}`) when it cannot be started.
    */
   static async open(opts: PtyOpenOptions): Promise<Pty> {
@@ -213,23 +202,17 @@ export class Pty {
     const env = { ...opts.env };
     env.TERM ??= "xterm-256color";
     if (!programExists(opts.cmd, opts.cwd, env)) throw spawnFailed(opts.cmd, "program not found");
-    const setsid = SETSID_PATHS.find(isExecutableFile);
-    if (setsid === undefined) throw spawnFailed(opts.cmd, "setsid not found");
-    let master: PtyMaster | undefined;
+    let pair: PtyPair | undefined;
     let child: Deno.ChildProcess;
     try {
-      master = openPtyMaster();
-      setWindowSize(master.fd, cols, rows);
+      pair = openPty();
+      setWindowSize(pair.slave, cols, rows);
       child = new Deno.Command("/bin/sh", {
         args: [
           "-c",
           LAUNCH_SCRIPT,
-          master.slavePath,
+          pair.slavePath,
           Object.hasOwn(env, "PWD") ? "keep" : "",
-          setsid,
-          "-w",
-          "-c",
-          "--",
           opts.cmd,
           ...opts.args,
         ],
@@ -239,14 +222,17 @@ export class Pty {
         stdin: "null",
         stdout: "null",
         stderr: "null",
+        // setsid() in the child before exec: a session and process-group leader without a terminal.
+        detached: true,
       }).spawn();
     } catch (e) {
-      if (master) closeFd(master.fd);
+      if (pair) {
+        closeFd(pair.slave);
+        closeFd(pair.master);
+      }
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    const pty = new Pty(master.fd, child, cmd, cols, rows);
-    await untilSessionLeader(pty.pid, () => pty.#status !== null);
-    return pty;
+    return await Promise.resolve(new Pty(pair, child, cmd, cols, rows));
   }
 
   /** Current width in columns. */
@@ -287,20 +273,15 @@ export class Pty {
   }
 
   /** The rendered grid (K-PTY-3, K-PTY-9, K-PTY-10), after rendering all output available now. */
-  async read(): Promise<PtyScreen> {
+  read(): Promise<PtyScreen> {
     this.#assertOpen();
-    if (this.#wake !== null) {
-      const pass = new Promise<void>((r) => this.#passWaiters.push(r));
-      this.#wake();
-      await pass;
-    }
-    await this.#rendered();
+    if (this.#exit === null) this.#pump();
     const screen = this.#grid();
     const text = screen.join("\n");
     const changed = text !== this.#lastReadText;
     this.#lastReadText = text;
     const buffer = this.#term.buffer.active;
-    return {
+    return Promise.resolve({
       cmd: this.cmd,
       cols: this.#cols,
       rows: this.#rows,
@@ -314,7 +295,7 @@ export class Pty {
       alive: this.alive,
       exit: this.#exit,
       pid: this.pid,
-    };
+    });
   }
 
   /** Resizes the OS window (SIGWINCH to the child) and the emulator; sizes are clamped to 1..1000. */
@@ -322,7 +303,8 @@ export class Pty {
     this.#assertOpen();
     this.#cols = clampDimension(cols);
     this.#rows = clampDimension(rows);
-    setWindowSize(this.#fd, this.#cols, this.#rows);
+    // Once the child is reaped nobody is left to tell; the emulator alone changes size.
+    if (this.#slave !== null) setWindowSize(this.#slave, this.#cols, this.#rows);
     this.#term.resize(this.#cols, this.#rows);
     this.#lastReadText = null;
     this.#scheduleEvent();
@@ -347,11 +329,11 @@ export class Pty {
       await this.#child.status;
     }
     this.#closing = true;
-    this.#wake?.();
     await this.#finished;
     await this.#writes;
     clearTimeout(this.#eventTimer);
     this.#listeners.clear();
+    this.#releaseSlave();
     closeFd(this.#fd);
     this.#term.dispose();
     return this.#exit!;
@@ -399,93 +381,70 @@ export class Pty {
       } else if (n === -EAGAIN) {
         if (Date.now() - progressAt >= WRITE_STALL_MS) break;
         await delay(wait);
-        wait = Math.min(wait * 2, MAX_POLL_MS);
+        wait = Math.min(wait * 2, MAX_WRITE_WAIT_MS);
       } else if (n !== -EINTR) {
         throw childGone();
       }
     }
-    this.#wake?.();
     return sent;
   }
 
-  /** Moves output from the master into the emulator until the child is gone and drained, or closing. */
+  /**
+   * Moves output from the master into the emulator until the child is gone and drained, or closing.
+   * While output flows it reads and parses one chunk per turn of the event loop (other kernel work
+   * runs in between); while idle it waits on a worker thread for the master to become readable.
+   */
   async #readLoop(): Promise<void> {
-    const buf = new Uint8Array(READ_BATCH);
-    let wait = 1;
     let emptyAfterExit = 0;
     while (!this.#closing) {
-      if (this.#backlog > PARSE_HIGH_WATER) {
-        await new Promise<void>((r) => this.#backlogWaiters.push(r));
-        continue;
-      }
-      let filled = 0;
-      let errno = 0;
-      while (filled < buf.length) {
-        const n = readFd(this.#fd, buf.subarray(filled));
-        if (n > 0) filled += n;
-        else if (n !== -EINTR) {
-          errno = n === 0 ? EIO : -n;
-          break;
-        }
-      }
-      if (filled > 0) this.#render(buf.slice(0, filled));
-      this.#releasePassWaiters();
-      if (filled > 0) {
-        wait = 1;
+      const { bytes, errno } = this.#pump();
+      if (bytes > 0) {
         emptyAfterExit = 0;
-        // Let other kernel work run between batches; setImmediate, since a 0 ms timer waits a millisecond or more.
+        // setImmediate, since a 0 ms timer waits a millisecond or more.
         await new Promise((r) => setImmediate(r));
         continue;
       }
       if (this.#status !== null) {
         // EIO: every slave fd is closed and the output is drained.
-        if (errno !== EAGAIN || ++emptyAfterExit >= DRAIN_POLLS_AFTER_EXIT) break;
+        if (errno !== EAGAIN || ++emptyAfterExit >= DRAIN_WAITS_AFTER_EXIT) break;
+        await waitReadable(this.#fd, EXIT_WAIT_MS);
+      } else if (errno === EAGAIN) {
+        await waitReadable(this.#fd, IDLE_WAIT_MS);
+      } else {
+        // Not expected while our slave fd is open; wait for the reap instead of spinning.
+        await delay(IDLE_WAIT_MS);
       }
-      // Back off while idle; a wake-up (input sent, a read, the exit) means output is likely soon.
-      wait = await this.#sleep(wait) ? 1 : Math.min(wait * 2, MAX_POLL_MS);
-    }
-    this.#releasePassWaiters();
-  }
-
-  /** Resolves once everything handed to the emulator is parsed. */
-  async #rendered(): Promise<void> {
-    if (this.#backlog > 0) {
-      await new Promise<void>((r) => this.#term.write(new Uint8Array(0), r));
     }
   }
 
-  #render(chunk: Uint8Array): void {
-    this.#backlog += chunk.length;
-    this.#term.write(chunk, () => {
-      this.#backlog -= chunk.length;
-      if (this.#backlog <= PARSE_LOW_WATER) {
-        for (const w of this.#backlogWaiters.splice(0)) w();
+  /** Reads what the master holds now (at most one chunk) and parses it; the count and the stopping errno. */
+  #pump(): { bytes: number; errno: number } {
+    const buf = this.#buf;
+    let filled = 0;
+    let errno = 0;
+    while (filled < buf.length) {
+      const n = readFd(this.#fd, buf.subarray(filled));
+      if (n > 0) filled += n;
+      else if (n !== -EINTR) {
+        errno = n === 0 ? EIO : -n;
+        break;
       }
-    });
+    }
+    if (filled > 0) {
+      feedTerminal(this.#term, buf.subarray(0, filled));
+      this.#scheduleEvent();
+    }
+    return { bytes: filled, errno };
   }
 
-  /** Sleeps `ms` unless woken first; resolves to whether it was woken. */
-  #sleep(ms: number): Promise<boolean> {
-    return new Promise((r) => {
-      const timer = setTimeout(() => {
-        this.#wake = null;
-        r(false);
-      }, ms);
-      this.#wake = () => {
-        clearTimeout(timer);
-        this.#wake = null;
-        r(true);
-      };
-    });
-  }
-
-  #releasePassWaiters(): void {
-    for (const w of this.#passWaiters.splice(0)) w();
+  #releaseSlave(): void {
+    if (this.#slave === null) return;
+    closeFd(this.#slave);
+    this.#slave = null;
   }
 
   /** Records the exit once output is rendered, and announces it (keeping the event rate bound). */
   async #finish(): Promise<void> {
-    await this.#rendered();
     const status = this.#status!;
     this.#exit = status.signal !== null
       ? { status: null, signal: status.signal }

@@ -2,7 +2,7 @@
 
 import { Pty, type PtyOpenOptions, type PtyScreen } from "../../../src/kernel/pty/pty.ts";
 import { encodePtyInput } from "../../../src/kernel/pty/keys.ts";
-import { rssBytes } from "../../_support/proc.ts";
+import { psField, rssBytes } from "../../_support/proc.ts";
 
 /** Gap between polls of `read()` in {@link waitForScreen}. */
 const POLL_MS = 20;
@@ -44,12 +44,7 @@ export async function waitForScreen(
 
 /** Whether a process with this pid exists (a zombie counts as existing). */
 export function processExists(pid: number): boolean {
-  try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch {
-    return false;
-  }
+  return psField(pid, "pid") !== null;
 }
 
 /** RSS of this test process in MiB. */

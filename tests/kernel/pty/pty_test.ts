@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { ErrorCode, RpcError } from "../../../src/protocol/errors.ts";
 import { Pty, type PtyState } from "../../../src/kernel/pty/pty.ts";
 import { openPty, processExists, rssMiB, send, testEnv, waitForScreen } from "./_helpers.ts";
+import { foregroundCommand, psField } from "../../_support/proc.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { waitUntil } from "../../_support/wait.ts";
 
 const hasRow = (row: string) => (s: { screen: string[] }) => s.screen.includes(row);
 
@@ -28,7 +30,11 @@ Deno.test("K-PTY-1/3/9 bash on a real tty: arithmetic, stty size, tty name", asy
       assert.deepEqual([s.cols, s.rows], [80, 24]);
       assert.ok(s.screen.every((row) => row === row.trimEnd()));
       await send(pty, ["stty size; tty", { key: "Enter" }]);
-      const t = await waitForScreen(pty, (x) => x.screen.some((r) => /^\/dev\/pts\/\d+$/.test(r)));
+      // Wait for the prompt after the output too: a read may come between the two.
+      const t = await waitForScreen(pty, (x) => {
+        const tty = x.screen.findIndex((r) => /^\/dev\/(pts\/\d+|ttys\d+)$/.test(r));
+        return tty >= 0 && x.screen.findLastIndex((r) => r !== "") > tty;
+      });
       assert.ok(t.screen.includes("24 80"));
       // The cursor sits after the prompt of the last non-empty row.
       const last = t.screen.findLastIndex((r) => r !== "");
@@ -41,10 +47,17 @@ Deno.test("K-PTY-1 the child is session leader and its own process group", async
   await withTempDir(async (dir) => {
     const pty = await openPty(dir, "sh", ["-c", "exec sleep 1000"]);
     await closeAfter(pty, async () => {
-      const stat = await Deno.readTextFile(`/proc/${pty.pid}/stat`);
-      const [pgrp, session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ").slice(2, 4);
-      assert.deepEqual([Number(pgrp), Number(session)], [pty.pid, pty.pid]);
-      assert.match(await Deno.readLink(`/proc/${pty.pid}/fd/0`), /^\/dev\/pts\/\d+$/);
+      // `ps` reads the same on Linux and macOS; wait until the launcher has exec'd the program.
+      assert.ok(await waitUntil(() => psField(pty.pid, "comm")?.endsWith("sleep") ?? false, 10000));
+      assert.equal(Number(psField(pty.pid, "pgid")), pty.pid);
+      // Its own group is the foreground group of its controlling terminal: the PTY.
+      assert.equal(Number(psField(pty.pid, "tpgid")), pty.pid);
+      assert.match(psField(pty.pid, "tty") ?? "", /^(pts\/\d+|ttys\d+)$/);
+      if (Deno.build.os === "linux") {
+        const stat = await Deno.readTextFile(`/proc/${pty.pid}/stat`);
+        const session = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3];
+        assert.equal(Number(session), pty.pid);
+      }
     });
   });
 });
@@ -118,6 +131,8 @@ Deno.test("K-PTY-12 Ctrl-C interrupts the foreground job of an interactive bash"
     await closeAfter(pty, async () => {
       await send(pty, ["sleep 1000", { key: "Enter" }]);
       await waitForScreen(pty, hasRow("$ sleep 1000"));
+      // The echo comes before bash starts the job: Ctrl-C must wait until sleep is in the foreground.
+      assert.ok(await waitUntil(() => foregroundCommand(pty.pid) === "sleep", 10000));
       await send(pty, { key: "C-c" });
       await send(pty, ["echo status=$?", { key: "Enter" }]);
       await waitForScreen(pty, hasRow("status=130"));
@@ -253,9 +268,7 @@ Deno.test("K-PTY-5 close kills what ignores SIGHUP, including the rest of the gr
     assert.deepEqual(exit, { status: null, signal: "SIGKILL" });
     assert.equal(processExists(pty.pid), false);
     // The orphaned background sleep is reaped by init; it must at least be dead.
-    const state = processExists(bg)
-      ? (await Deno.readTextFile(`/proc/${bg}/stat`)).split(") ")[1][0]
-      : "gone";
+    const state = psField(bg, "stat")?.[0] ?? "gone";
     assert.ok(state === "gone" || state === "Z", `background sleep still ${state}`);
   });
 });
