@@ -100,3 +100,9 @@ export const OUTCOME_CMD_SCALARS = 256;
 export const APPROVAL_LIST_LIMIT = 200;
 /** Bytes of a plan's `src` shown per `approval.list` item (K-APPR-4). */
 export const APPROVAL_SRC_LIMIT = 65536;
+/** Scalars of a journal row's `head` (J-2). */
+export const JOURNAL_HEAD_SCALARS = 256;
+/** UTF-8 bytes of `src` shown per `journal.query` row before it is cut with `…` (K-JQ-4). */
+export const JOURNAL_SRC_BYTES = 16384;
+/** Effects shown per `journal.query` row; the rest are counted in `effects_more` (K-JQ-4). */
+export const JOURNAL_ROW_EFFECTS = 100;
