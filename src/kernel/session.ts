@@ -1,6 +1,7 @@
 import { RpcError } from "../protocol/errors.ts";
 import { ErrorCode, quotaExceeded } from "../protocol/errors.ts";
 import { MAX_SESSIONS, MAX_TRANSCRIPT } from "../protocol/limits.ts";
+import { refNumber } from "../protocol/refs.ts";
 import { applyChange, type ShellChange, type ShellState } from "./bash/shell_state.ts";
 
 /** A named session: shared shell state and its transcript of `out:N` values (K-ATTACH-3, V-REF-1). */
@@ -44,13 +45,12 @@ export class Session<V = unknown> {
 
   /** The value stored as `out:N`; unknown or evicted → -32004. */
   lookup(ref: string): { n: number; value: V } {
-    const m = /^out:([0-9]+)$/.exec(ref);
-    const n = m ? Number(m[1]) : NaN;
-    const value = this.#transcript.get(n);
+    const n = refNumber("out", ref);
+    const value = n === null ? undefined : this.#transcript.get(n);
     if (value === undefined) {
       throw new RpcError(ErrorCode.UNKNOWN_REF, `unknown ref: ${ref}`, { ref });
     }
-    return { n, value };
+    return { n: n!, value };
   }
 }
 

@@ -159,7 +159,7 @@ Deno.test("V-REF-1 a session keeps the newest 1000 values; older refs are -32004
   assert.deepEqual(session.lookup("out:2"), { n: 2, value: 20 });
   assert.deepEqual(session.lookup("out:1001"), { n: 1001, value: 10010 });
   assert.equal(session.record(0), 1002);
-  for (const bad of ["out:0", "out:x", "task:2", "out:-1"]) {
+  for (const bad of ["out:0", "out:x", "task:2", "out:-1", "out:02", "out:+2", "out:2.0"]) {
     assert.throws(() => session.lookup(bad), (err: { code?: number }) => err.code === -32004, bad);
   }
 });

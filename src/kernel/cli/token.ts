@@ -1,5 +1,6 @@
 import { stateDir, type StateDirEnv } from "../../protocol/state_dir.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
+import { TokenInputError } from "../auth/token_input.ts";
 import { TokenStore } from "../auth/tokens.ts";
 
 const USAGE =
@@ -51,7 +52,7 @@ function tokenCommand(args: string[], env: StateDirEnv): number {
     }
     return 0;
   } catch (err) {
-    if (err instanceof TokenUsageError) {
+    if (err instanceof TokenUsageError || err instanceof TokenInputError) {
       console.error(`shoal-kernel: ${err.message}\n${USAGE}`);
       return 2;
     }
