@@ -28,7 +28,8 @@ function envHash(env: Map<string, string>): string {
 }
 
 /**
- * Which bus events this connection may see (K-EVT-8). A connection whose token lapsed sees
+ * Which bus events this connection may see (K-EVT-8): without `journal_read`, its principal's
+ * `journal` events and its session's `render` and `session.transcript` events. A connection whose token lapsed sees
  * nothing and loses its subscriptions at the next event, without waiting for a request (T-TOK-4).
  */
 function visibility(
@@ -43,6 +44,9 @@ function visibility(
     const owner = (e.payload as { principal?: unknown } | null)?.principal;
     if (e.channel === "journal" && !journalRead) {
       return owner === undefined || owner === a.principal;
+    }
+    if ((e.channel === "render" || e.channel === "session.transcript") && !journalRead) {
+      return (e.payload as { session?: unknown } | null)?.session === a.session.name;
     }
     if (e.channel === "approval" && !approver) return owner === undefined || owner === a.principal;
     return true;
