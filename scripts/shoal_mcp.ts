@@ -58,7 +58,7 @@ async function launch(args: string[]): Promise<number> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...localFlags(socket, kernel),
+      ...localFlags(socket, kernel, config.socketRoot),
       `--config=${REPO}/deno.json`,
       `${REPO}/main.ts`,
       ...args,

@@ -71,6 +71,8 @@ export interface FacadeConfig {
   socket: string | null;
   /** Why `socket` is null (M-PERM-4), else null. */
   socketProblem: string | null;
+  /** The runtime root `socket` lies below, where the G-SOCK-10 check starts (`/` when explicit). */
+  socketRoot: string;
   autostart: boolean;
   /** The kernel executable to autostart (M-CLI-1). */
   kernel: string;
@@ -89,22 +91,25 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     : {};
   let socket: string | null = null;
   let socketProblem: string | null = null;
+  let socketRoot = "/";
   // The uid is only consulted by rules 3-4, so a denied uid lookup matters only there.
   const needsUid = explicit === undefined && socketEnv.XDG_RUNTIME_DIR === undefined;
   const uid = needsUid ? effectiveUid() : { uid: 0 };
   if ("problem" in uid) socketProblem = uid.problem;
-  else socket = socketPath(session, explicit, socketEnv, uid.uid).path;
+  else ({ path: socket, root: socketRoot } = socketPath(session, explicit, socketEnv, uid.uid));
   return {
     session,
     token,
     socket,
     socketProblem,
+    socketRoot,
     autostart: env.get("SHOAL_NO_AUTOSTART") === undefined,
     kernel: env.get("SHOAL_KERNEL") ?? "shoal-kernel",
   };
 }
 
-function effectiveUid(): { uid: number } | { problem: string } {
+/** The effective uid, or why it cannot be read (M-PERM-4). */
+export function effectiveUid(): { uid: number } | { problem: string } {
   try {
     const uid = Deno.uid();
     if (uid === null) return { problem: "the effective uid is unknown on this platform" };

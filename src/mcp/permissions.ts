@@ -1,3 +1,5 @@
+import { checkedPaths } from "../protocol/trusted_path.ts";
+
 /** Environment variables the facade reads (M-PERM-1). */
 export const FACADE_ENV = [
   "SHOAL_SOCKET",
@@ -24,11 +26,16 @@ export const RELEASE_KERNEL = "shoal-kernel";
 
 const envFlag = `--allow-env=${FACADE_ENV.join(",")}`;
 
-/** Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2). */
-export function localFlags(socketPath: string, kernelPath: string): string[] {
+/**
+ * Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2),
+ * plus read access to the directories between `root` and the socket, which the facade `lstat`s
+ * before every connect (G-SOCK-10).
+ */
+export function localFlags(socketPath: string, kernelPath: string, root: string): string[] {
+  const checked = checkedPaths(socketPath, root).filter((p) => p !== socketPath);
   return [
     "--no-prompt",
-    `--allow-read=${socketPath}`,
+    `--allow-read=${[socketPath, ...checked].join(",")}`,
     `--allow-write=${socketPath}`,
     `--allow-net=unix:${socketPath}`,
     `--allow-run=${kernelPath}`,

@@ -11,6 +11,8 @@ export interface SocketEnv {
 export interface SocketChoice {
   path: string;
   explicit: boolean;
+  /** The runtime root the path lies below (G-SOCK-10): the discovery root, or `/` when explicit. */
+  root: string;
 }
 
 /** The socket path for a session by the G-SOCK-1 selection rule (a rule, not a probe). */
@@ -20,12 +22,14 @@ export function socketPath(
   env: SocketEnv,
   uid: number,
 ): SocketChoice {
-  if (explicit) return { path: explicit, explicit: true };
+  if (explicit) return { path: explicit, explicit: true, root: "/" };
   const file = `shoal/${session}.sock`;
-  if (env.XDG_RUNTIME_DIR) return { path: `${env.XDG_RUNTIME_DIR}/${file}`, explicit: false };
+  if (env.XDG_RUNTIME_DIR) {
+    return { path: `${env.XDG_RUNTIME_DIR}/${file}`, explicit: false, root: env.XDG_RUNTIME_DIR };
+  }
   if (env.TMPDIR) {
     const tmp = env.TMPDIR.replace(/\/+$/, "") || "/";
-    return { path: `${tmp === "/" ? "" : tmp}/shoal-${uid}/${file}`, explicit: false };
+    return { path: `${tmp === "/" ? "" : tmp}/shoal-${uid}/${file}`, explicit: false, root: tmp };
   }
-  return { path: `/tmp/shoal-${uid}/${file}`, explicit: false };
+  return { path: `/tmp/shoal-${uid}/${file}`, explicit: false, root: "/tmp" };
 }

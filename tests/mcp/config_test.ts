@@ -28,9 +28,9 @@ Deno.test("M-CLI-1: flags win over environment; session is validated", () => {
 });
 
 Deno.test("M-PERM-2/3: the permission flags are exactly SPEC's", () => {
-  assert.deepEqual(localFlags("/r/s.sock", "/bin/k"), [
+  assert.deepEqual(localFlags("/r/s.sock", "/bin/k", "/"), [
     "--no-prompt",
-    "--allow-read=/r/s.sock",
+    "--allow-read=/r/s.sock,/r",
     "--allow-write=/r/s.sock",
     "--allow-net=unix:/r/s.sock",
     "--allow-run=/bin/k",
@@ -115,6 +115,7 @@ Deno.test("M-CLI-1: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART
       token: "envtoken",
       socket: "/e/s.sock",
       socketProblem: null,
+      socketRoot: "/",
       autostart: false,
       kernel: "/opt/k",
     });
@@ -147,4 +148,13 @@ Deno.test("M-CLI-1: empty variables count as unset: session default, no token, a
       /invalid session/,
     );
   });
+});
+
+Deno.test("G-SOCK-10: a discovered socket adds read access to the directories below its runtime root", () => {
+  const flags = localFlags("/run/user/7/shoal/w.sock", "/bin/k", "/run/user/7");
+  assert.ok(
+    flags.includes("--allow-read=/run/user/7/shoal/w.sock,/run/user/7/shoal"),
+    String(flags),
+  );
+  assert.ok(flags.includes("--allow-write=/run/user/7/shoal/w.sock"));
 });
