@@ -49,6 +49,8 @@ export const MAX_USER_CHANNELS = 1024;
 export const MAX_TRANSCRIPT = 1000;
 /** Plans kept per (session, principal) (P-PLAN-3). */
 export const MAX_PLANS = 1000;
+/** UTF-8 bytes of source the plans of one (session, principal) hold in total (E-3). */
+export const MAX_PLAN_SOURCE_BYTES = 64 * 1024 * 1024;
 
 /** Event bus sizes (K-EVT-7, K-EVT-9). */
 export const EVENT_RING = 1024;
