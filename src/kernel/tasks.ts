@@ -172,6 +172,14 @@ export class TaskRegistry {
 
   constructor(private readonly bus: EventBus) {}
 
+  /** Whether the session has a non-terminal task, listed or not (E-3 keeps such a session). */
+  busy(session: string): boolean {
+    for (const t of [...this.#tasks.values(), ...this.#unlisted]) {
+      if (t.session === session && !t.terminal) return true;
+    }
+    return false;
+  }
+
   /** Fails with -32040 when the session already has 64 non-terminal tasks. */
   ensureCapacity(session: string): void {
     let live = 0;

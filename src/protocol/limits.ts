@@ -45,6 +45,8 @@ export const MAX_TERMINAL_TASKS_KEPT = 256;
 export const MAX_PTYS_PER_SESSION = 16;
 export const MAX_SUBSCRIPTIONS = 64;
 export const MAX_USER_CHANNELS = 1024;
+/** A reclaimable session is removed after this long idle (E-3). */
+export const SESSION_IDLE_MS = 10 * 60 * 1000;
 /** Transcript values kept per session (V-REF-1). */
 export const MAX_TRANSCRIPT = 1000;
 /** Plans kept per (session, principal) (P-PLAN-3). */

@@ -53,6 +53,23 @@ function visibility(
   };
 }
 
+/** What releases each connection's hold on its attached session (E-3). */
+const releases = new WeakMap<ClientConnection, () => void>();
+
+/**
+ * Keeps `session` from being reclaimed while `conn` is attached to it (E-3): until the
+ * connection closes or attaches again.
+ */
+function holdSession(kernel: Kernel, conn: ClientConnection, session: Attachment["session"]): void {
+  releases.get(conn)?.();
+  const release = kernel.sessions.hold(session);
+  const unregister = conn.onClose(release);
+  releases.set(conn, () => {
+    unregister();
+    release();
+  });
+}
+
 /** `session.attach` and the session views (K-ATTACH-*, K-SESS-*). */
 export const SESSION_METHODS: MethodSpec[] = [
   unattached("session.attach", attachParams, ({ kernel, conn }, p) => {
@@ -68,6 +85,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       tokenCaps = identity.caps;
     }
     const session = kernel.sessions.open(p.session ?? "default");
+    holdSession(kernel, conn, session);
     const attachment: Attachment = {
       session,
       principal,
