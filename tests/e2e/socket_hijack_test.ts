@@ -4,7 +4,7 @@
  * the kernel itself must refuse the path, and the impostor must never see a connection.
  */
 import assert from "node:assert/strict";
-import { RawFacade } from "../mcp/_facade.ts";
+import { RawFacade } from "../_support/facade.ts";
 import { kernelUntilExit } from "../_support/kernel.ts";
 import { sandbox } from "../_support/sandbox.ts";
 import { waitUntil } from "../_support/wait.ts";

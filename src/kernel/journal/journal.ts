@@ -4,7 +4,7 @@ import { JOURNAL_ROW_EFFECTS, JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../p
 import type { BusEvent } from "../events/bus_event.ts";
 import type { DurableLog } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
-import { pathObject } from "../path_object.ts";
+import { pathObject } from "../values/path_object.ts";
 import { utf8Length, utf8Prefix } from "../values/js_string.ts";
 import type {
   JournalEffect,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { PlanStore } from "../../../src/kernel/plans.ts";
+import { PlanStore } from "../../../src/kernel/plans/store.ts";
 
 const MIB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SessionRegistry } from "../../../src/kernel/session.ts";
+import { SessionRegistry } from "../../../src/kernel/session/registry.ts";
 import { kernelTest } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";

@@ -1,0 +1,126 @@
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { MAX_PLAN_SOURCE_BYTES, MAX_PLANS } from "../../protocol/limits.ts";
+import { nowNs } from "../events/now_ns.ts";
+import type { Effect, Reversibility } from "../policy/effects.ts";
+import { utf8Length } from "../values/js_string.ts";
+
+/** Approval states of a plan (K-PLAN-1, P-PLAN-4). */
+export type ApprovalState =
+  | "not_required"
+  | "pending"
+  | "requested"
+  | "approved"
+  | "denied"
+  | "blocked";
+
+/** A stored plan: exact source bound to its session and principal (P-PLAN-2). */
+export interface Plan {
+  ref: string;
+  src: string;
+  session: string;
+  principal: string;
+  cwd: string;
+  ast: unknown;
+  effects: Effect[];
+  reversibility: Reversibility;
+  createdNs: bigint;
+  approval: ApprovalState;
+  approvedBy: string | null;
+  requestedBy: string | null;
+  requestedEffects: string[] | null;
+  requestedNs: bigint | null;
+}
+
+/** A new plan ref: `plan:` + 128 random bits as 32 lowercase hex (P-PLAN-1). */
+function newRef(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return "plan:" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Accepts `plan:<hex>` or bare hex. */
+function normalizeRef(ref: string): string {
+  return ref.startsWith("plan:") ? ref : `plan:${ref}`;
+}
+
+/** The kernel's plans, in memory only (P-PLAN-3), never overwritten. */
+export class PlanStore {
+  #plans = new Map<string, Plan>();
+  /** UTF-8 bytes of each stored plan's source, by ref (E-3). */
+  #srcBytes = new Map<string, number>();
+
+  /**
+   * Stores a plan under a fresh random ref, evicting the owner's oldest (same session and
+   * principal) beyond 1000 plans or beyond 64 MiB of source in total (P-PLAN-3, E-3).
+   */
+  store(
+    fields: Omit<
+      Plan,
+      "ref" | "createdNs" | "approvedBy" | "requestedBy" | "requestedEffects" | "requestedNs"
+    >,
+  ): Plan {
+    let ref = newRef();
+    while (this.#plans.has(ref)) ref = newRef();
+    const plan: Plan = {
+      ...fields,
+      ref,
+      createdNs: nowNs(),
+      approvedBy: null,
+      requestedBy: null,
+      requestedEffects: null,
+      requestedNs: null,
+    };
+    this.#plans.set(ref, plan);
+    this.#srcBytes.set(ref, utf8Length(plan.src));
+    const mine = this.listFor(plan.session, plan.principal);
+    let total = mine.reduce((sum, p) => sum + this.#srcBytes.get(p.ref)!, 0);
+    let kept = mine.length;
+    for (const old of mine) {
+      if (old === plan || (kept <= MAX_PLANS && total <= MAX_PLAN_SOURCE_BYTES)) break;
+      this.#plans.delete(old.ref);
+      total -= this.#srcBytes.get(old.ref)!;
+      this.#srcBytes.delete(old.ref);
+      kept--;
+    }
+    return plan;
+  }
+
+  /** Any plan by ref; unknown → -32012. */
+  lookup(ref: string): Plan {
+    const plan = this.#plans.get(normalizeRef(ref));
+    if (!plan) {
+      throw new RpcError(ErrorCode.UNKNOWN_PLAN, `unknown plan: ${ref}`, { plan_ref: ref });
+    }
+    return plan;
+  }
+
+  /** A plan the caller owns in this session; unknown → -32012, someone else's → -32010. */
+  owned(ref: string, session: string, principal: string): Plan {
+    const plan = this.lookup(ref);
+    if (plan.session !== session || plan.principal !== principal) {
+      throw new RpcError(
+        ErrorCode.LEASH_DENIED,
+        `plan ${ref} belongs to another principal or session`,
+        {
+          reason: "not_owner",
+          plan_ref: plan.ref,
+        },
+      );
+    }
+    return plan;
+  }
+
+  /** The caller's plans in a session, oldest first (K-PLAN-2). */
+  listFor(session: string, principal: string): Plan[] {
+    return [...this.#plans.values()].filter((p) =>
+      p.session === session && p.principal === principal
+    );
+  }
+
+  /** Plans awaiting a decision, newest first: all for approvers, else the caller's own (K-APPR-4). */
+  awaiting(principal: string, approver: boolean): Plan[] {
+    return [...this.#plans.values()]
+      .filter((p) => (p.approval === "pending" || p.approval === "requested"))
+      .filter((p) => approver || p.principal === principal)
+      .reverse();
+  }
+}

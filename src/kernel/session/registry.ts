@@ -1,0 +1,120 @@
+import { RpcError } from "../../protocol/errors.ts";
+import { ErrorCode, quotaExceeded } from "../../protocol/errors.ts";
+import { MAX_SESSIONS, MAX_TRANSCRIPT, SESSION_IDLE_MS } from "../../protocol/limits.ts";
+import { refNumber } from "../../protocol/refs.ts";
+import { applyChange, type ShellChange, type ShellState } from "../bash/shell_state.ts";
+
+/** A named session: shared shell state and its transcript of `out:N` values (K-ATTACH-3, V-REF-1). */
+export class Session<V = unknown> {
+  readonly state: ShellState;
+  #transcript = new Map<number, V>();
+  #lastRef = 0;
+  /** Settles once every exec that took a start turn so far has started. */
+  #started: Promise<void> = Promise.resolve();
+
+  constructor(readonly name: string, state: ShellState) {
+    this.state = state;
+  }
+
+  /** Merges one finished exec's changes into the shared state (K-BASH-4). */
+  merge(change: ShellChange): void {
+    applyChange(this.state, change);
+  }
+
+  /**
+   * A place in the order in which this session's execs start (W-RPC-4). Taken synchronously when
+   * a request is dispatched; `ready` settles once every earlier exec has called its `started`.
+   */
+  startTurn(): { ready: Promise<void>; started: () => void } {
+    let started!: () => void;
+    const done = new Promise<void>((resolve) => (started = resolve));
+    const ready = this.#started;
+    this.#started = ready.then(() => done);
+    return { ready, started };
+  }
+
+  /** Stores a finished value as the next `out:N`, evicting beyond the newest 1000. */
+  record(value: V): number {
+    const n = ++this.#lastRef;
+    this.#transcript.set(n, value);
+    if (this.#transcript.size > MAX_TRANSCRIPT) {
+      this.#transcript.delete(this.#transcript.keys().next().value!);
+    }
+    return n;
+  }
+
+  /** The value stored as `out:N`; unknown or evicted → -32004. */
+  lookup(ref: string): { n: number; value: V } {
+    const n = refNumber("out", ref);
+    const value = n === null ? undefined : this.#transcript.get(n);
+    if (value === undefined) {
+      throw new RpcError(ErrorCode.UNKNOWN_REF, `unknown ref: ${ref}`, { ref });
+    }
+    return { n: n!, value };
+  }
+}
+
+/**
+ * The kernel's live sessions, created on first attach (K-ATTACH-3) and reclaimed (E-3): a session
+ * with no attached connection that `busy` (a non-terminal task or an open PTY) does not keep goes
+ * after {@link SESSION_IDLE_MS} idle, or at once, least recently used first, when a new session
+ * would otherwise exceed the `sessions` quota.
+ */
+export class SessionRegistry<V = unknown> {
+  /** Least recently used first: a session is moved to the end whenever it is used. */
+  #sessions = new Map<string, Session<V>>();
+  #holds = new Map<string, number>();
+  #lastUsed = new Map<string, number>();
+
+  constructor(
+    private readonly initial: () => ShellState,
+    private readonly busy: (session: string) => boolean,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** The session named `name`, created when new; more than 64 in use → -32040. */
+  open(name: string): Session<V> {
+    this.#reclaim(SESSION_IDLE_MS);
+    let s = this.#sessions.get(name);
+    if (!s) {
+      if (this.#sessions.size >= MAX_SESSIONS) this.#reclaim(0, 1);
+      if (this.#sessions.size >= MAX_SESSIONS) throw quotaExceeded("sessions", MAX_SESSIONS);
+      s = new Session<V>(name, this.initial());
+    }
+    this.#touch(s);
+    return s;
+  }
+
+  /** Marks `session` attached by one more connection; the returned function releases it. */
+  hold(session: Session<V>): () => void {
+    this.#holds.set(session.name, (this.#holds.get(session.name) ?? 0) + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = this.#holds.get(session.name)! - 1;
+      if (left === 0) this.#holds.delete(session.name);
+      else this.#holds.set(session.name, left);
+      if (this.#sessions.get(session.name) === session) this.#touch(session);
+    };
+  }
+
+  #touch(s: Session<V>): void {
+    this.#sessions.delete(s.name);
+    this.#sessions.set(s.name, s);
+    this.#lastUsed.set(s.name, this.now());
+  }
+
+  /** Removes reclaimable sessions idle for `idleMs` or more, oldest first, at most `limit`. */
+  #reclaim(idleMs: number, limit = Infinity): void {
+    const cutoff = this.now() - idleMs;
+    for (const name of [...this.#sessions.keys()]) {
+      if (limit === 0) return;
+      if (this.#lastUsed.get(name)! > cutoff) continue;
+      if (this.#holds.has(name) || this.busy(name)) continue;
+      this.#sessions.delete(name);
+      this.#lastUsed.delete(name);
+      limit--;
+    }
+  }
+}
