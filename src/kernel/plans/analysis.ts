@@ -39,11 +39,22 @@ export async function currentEffects(
   };
 }
 
-/** Parses and judges `src` for the caller; a syntax error throws -32001. */
+/**
+ * Parses and judges `src` for the caller; a syntax error throws -32001. An unknown principal (no
+ * policy entry, P-PRIN-1) is denied whatever the source, so it is refused with -32010 before any
+ * parsing: it cannot make the kernel parse (E-4).
+ */
 export async function analyze(
   attachment: Attachment,
   src: string,
 ): Promise<Analysis> {
+  if (attachment.grants.entry === null) {
+    throw new RpcError(ErrorCode.LEASH_DENIED, "no policy entry for this principal", {
+      verdict: "deny",
+      effects: [],
+      reason: "unknown_principal",
+    });
+  }
   const ast = parseBash(src);
   const { effects, reversibility } = await currentEffects(attachment, ast);
   const verdict = attachment.grants.verdict(effects, reversibility);
