@@ -118,3 +118,5 @@ export const JOURNAL_HEAD_SCALARS = 256;
 export const JOURNAL_SRC_BYTES = 16384;
 /** Effects shown per `journal.query` row; the rest are counted in `effects_more` (K-JQ-4). */
 export const JOURNAL_ROW_EFFECTS = 100;
+/** Sources longer than this many UTF-16 code units are parsed off the event loop (E-4). */
+export const INLINE_PARSE_LIMIT = 8192;
