@@ -46,7 +46,11 @@ function flags(args: string[]): string[] {
     env.get("SHOAL_KERNEL") ?? RELEASE_KERNEL,
     Deno.env.get("PATH") ?? "",
   );
-  return localFlags(config.socket === null ? null : absolute(config.socket), kernel);
+  return localFlags(
+    config.socket === null ? null : absolute(config.socket),
+    kernel,
+    config.socketRoot,
+  );
 }
 
 if (import.meta.main) console.log([Deno.execPath(), ...flags(Deno.args)].join("\n"));

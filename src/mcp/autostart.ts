@@ -1,4 +1,5 @@
 import type { RpcConnection } from "../protocol/rpc_client.ts";
+import { UntrustedPathError } from "../protocol/trusted_path.ts";
 import { thisInstall } from "./client_config.ts";
 import { errorText } from "./config.ts";
 
@@ -58,7 +59,8 @@ export function spawnKernel(
 
 /**
  * Retries `connect` every {@link AUTOSTART_POLL_MS} for up to {@link AUTOSTART_WAIT_MS}, giving up
- * early when the spawned kernel exits with a status other than "another kernel owns the socket".
+ * early when the spawned kernel exits with a status other than "another kernel owns the socket", or
+ * when `connect` finds the socket path untrusted (G-SOCK-10).
  */
 export async function waitForKernel(
   connect: () => Promise<RpcConnection>,
@@ -72,6 +74,7 @@ export async function waitForKernel(
     try {
       return { conn: await connect() };
     } catch (e) {
+      if (e instanceof UntrustedPathError) return { problem: e.message };
       last = errorText(e);
     }
     if (exit.status !== null && exit.status !== ANOTHER_KERNEL) {

@@ -79,6 +79,8 @@ export interface FacadeConfig {
   socket: string | null;
   /** Why `socket` is null (M-PERM-4), else null. */
   socketProblem: string | null;
+  /** The runtime root `socket` lies below, where the G-SOCK-10 check starts (`/` when explicit). */
+  socketRoot: string;
   autostart: boolean;
   /** The kernel executable to autostart (M-CLI-1). */
   kernel: string;
@@ -99,6 +101,7 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     : {};
   let socket: string | null = null;
   let socketProblem: string | null = null;
+  let socketRoot = "/";
   // The uid is only consulted by rules 3-4, so a denied uid lookup matters only there.
   const needsUid = explicit === undefined &&
     (Deno.build.os === "darwin" || socketEnv.XDG_RUNTIME_DIR === undefined);
@@ -106,7 +109,7 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
   if ("problem" in uid) socketProblem = uid.problem;
   else {
     try {
-      socket = socketPath(session, explicit, socketEnv, uid.uid).path;
+      ({ path: socket, root: socketRoot } = socketPath(session, explicit, socketEnv, uid.uid));
     } catch (e) {
       socketProblem = e instanceof Error ? e.message : String(e);
     }
@@ -116,13 +119,15 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     token,
     socket,
     socketProblem,
+    socketRoot,
     autostart: env.get("SHOAL_NO_AUTOSTART") === undefined,
     kernel: env.get("SHOAL_KERNEL") ?? "shoal-kernel",
     searchPath: env.get("PATH") ?? null,
   };
 }
 
-function effectiveUid(): { uid: number } | { problem: string } {
+/** The effective uid, or why it cannot be read (M-PERM-4). */
+export function effectiveUid(): { uid: number } | { problem: string } {
   try {
     const uid = Deno.uid();
     if (uid === null) return { problem: "the effective uid is unknown on this platform" };

@@ -1,7 +1,8 @@
 import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import { ConnectionClosedError, RpcConnection } from "../protocol/rpc_client.ts";
 import { spawnKernel, waitForKernel } from "./autostart.ts";
-import { errorText, type FacadeConfig } from "./config.ts";
+import { checkTrustedPath, UntrustedPathError } from "../protocol/trusted_path.ts";
+import { effectiveUid, errorText, type FacadeConfig } from "./config.ts";
 import { RELEASE_RUNTIME_ROOTS } from "./permissions.ts";
 
 /** What the facade sends as `client` in `session.attach` (M-START-2). */
@@ -108,18 +109,26 @@ export class KernelClient {
 
   async #establish(autostart: boolean): Promise<RpcConnection> {
     if (this.#closed) throw new Unavailable("the facade is shutting down");
-    const { socket, socketProblem } = this.config;
+    const { socket, socketProblem, socketRoot } = this.config;
     if (socket === null) throw new Unavailable(socketProblem ?? "no socket path");
+    const euid = effectiveUid();
+    if ("problem" in euid) throw new Unavailable(euid.problem);
+    // G-SOCK-10: the path is checked before every connect, autostart polls included.
+    const connect = async () => {
+      await checkTrustedPath(socket, socketRoot, euid.uid);
+      return await RpcConnection.connect(socket);
+    };
     let conn: RpcConnection;
     try {
-      conn = await RpcConnection.connect(socket);
+      conn = await connect();
     } catch (e) {
+      if (e instanceof UntrustedPathError) throw new Unavailable(e.message);
       if (!autostart || !this.config.autostart || isPermissionError(e)) {
         throw new Unavailable(connectProblem(socket, e));
       }
       const spawned = spawnKernel(this.config.kernel, socket, this.config.searchPath);
       if ("problem" in spawned) throw new Unavailable(spawned.problem);
-      const waited = await waitForKernel(() => RpcConnection.connect(socket), spawned);
+      const waited = await waitForKernel(connect, spawned);
       if ("problem" in waited) throw new Unavailable(waited.problem);
       conn = waited.conn;
     }

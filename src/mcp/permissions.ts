@@ -1,3 +1,5 @@
+import { checkedPaths } from "../protocol/trusted_path.ts";
+
 /** Environment variables the facade reads (M-PERM-1); PATH only to name it when autostart fails (M-PERM-4). */
 export const FACADE_ENV = [
   "SHOAL_SOCKET",
@@ -26,14 +28,21 @@ export const RELEASE_KERNEL = "shoal-kernel";
 const envFlag = `--allow-env=${FACADE_ENV.join(",")}`;
 
 /**
- * Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2);
- * without a socket path (the uid is unknown) the facade gets no socket access. Deno 2.9 needs
- * `--allow-net=unix:<path>` besides read and write for a Unix-socket connect; that exact grant
- * opens no TCP and no DNS.
+ * Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2),
+ * plus read access to the directories between `root` and the socket, which the facade `lstat`s
+ * before every connect (G-SOCK-10); without a socket path (the uid is unknown) the facade gets
+ * no socket access. Deno 2.9 needs `--allow-net=unix:<path>` besides read and write for a
+ * Unix-socket connect; that exact grant opens no TCP and no DNS.
  */
-export function localFlags(socketPath: string | null, kernelPath: string): string[] {
+export function localFlags(
+  socketPath: string | null,
+  kernelPath: string,
+  root: string,
+): string[] {
   const socket = socketPath === null ? [] : [
-    `--allow-read=${socketPath}`,
+    `--allow-read=${
+      [socketPath, ...checkedPaths(socketPath, root).filter((p) => p !== socketPath)].join(",")
+    }`,
     `--allow-write=${socketPath}`,
     `--allow-net=unix:${socketPath}`,
   ];

@@ -1,6 +1,6 @@
 import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { boundText } from "../protocol/bound_text.ts";
-import { refToUri } from "../protocol/refs.ts";
+import { canonicalNumber, refToUri } from "../protocol/refs.ts";
 import { BridgeError, type KernelClient } from "./kernel_client.ts";
 import { prettyJson } from "./pretty_json.ts";
 import {
@@ -207,11 +207,11 @@ export async function readResource(kernel: KernelClient, uri: string): Promise<R
   switch (head) {
     case "out": {
       arity(1);
-      if (!/^[0-9]+$/.test(rest[0]) || /^0+$/.test(rest[0])) {
+      if (canonicalNumber(rest[0]) === null) {
         throw invalidParams(`invalid transcript number in ${uri}`);
       }
       const r = await call(kernel, "value.get", {
-        ref: `out:${BigInt(rest[0])}`,
+        ref: `out:${rest[0]}`,
         ...valueQuery(q),
       });
       return readEnvelope(uri, r, "value");

@@ -47,10 +47,14 @@ export const MAX_TERMINAL_TASKS_KEPT = 256;
 export const MAX_PTYS_PER_SESSION = 16;
 export const MAX_SUBSCRIPTIONS = 64;
 export const MAX_USER_CHANNELS = 1024;
+/** A reclaimable session is removed after this long idle (E-3). */
+export const SESSION_IDLE_MS = 10 * 60 * 1000;
 /** Transcript values kept per session (V-REF-1). */
 export const MAX_TRANSCRIPT = 1000;
 /** Plans kept per (session, principal) (P-PLAN-3). */
 export const MAX_PLANS = 1000;
+/** UTF-8 bytes of source the plans of one (session, principal) hold in total (E-3). */
+export const MAX_PLAN_SOURCE_BYTES = 64 * 1024 * 1024;
 
 /** Event bus sizes (K-EVT-7, K-EVT-9). */
 export const EVENT_RING = 1024;
@@ -110,3 +114,11 @@ export const OUTCOME_CMD_SCALARS = 256;
 export const APPROVAL_LIST_LIMIT = 200;
 /** Bytes of a plan's `src` shown per `approval.list` item (K-APPR-4). */
 export const APPROVAL_SRC_LIMIT = 65536;
+/** Scalars of a journal row's `head` (J-2). */
+export const JOURNAL_HEAD_SCALARS = 256;
+/** UTF-8 bytes of `src` shown per `journal.query` row before it is cut with `…` (K-JQ-4). */
+export const JOURNAL_SRC_BYTES = 16384;
+/** Effects shown per `journal.query` row; the rest are counted in `effects_more` (K-JQ-4). */
+export const JOURNAL_ROW_EFFECTS = 100;
+/** Sources longer than this many UTF-16 code units are parsed off the event loop (E-4). */
+export const INLINE_PARSE_LIMIT = 8192;

@@ -148,14 +148,30 @@ function exactIntegers(_key: string, value: unknown): unknown {
 
 const encoder = new TextEncoder();
 
-/** Encodes a message as one compact frame terminated by a newline. */
-export function encodeFrame(message: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(message, exactIntegers) + "\n");
+/**
+ * A JSON value already encoded as compact JSON text, written verbatim where it stands in a
+ * message: lets a large value built off the event loop (an AST, E-4) be sent without rebuilding it.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
 }
 
-/** Compact JSON text with exact bigints, without the newline. */
+/** Encodes a message as one compact frame terminated by a newline. */
+export function encodeFrame(message: unknown): Uint8Array {
+  return encoder.encode(compactJson(message) + "\n");
+}
+
+/** Compact JSON text with exact bigints and {@link JsonText} values in place, without the newline. */
 export function compactJson(value: unknown): string {
-  return JSON.stringify(value, exactIntegers);
+  const texts: string[] = [];
+  const marker = `@jsontext-${crypto.randomUUID()}-`;
+  const json = JSON.stringify(value, (key, v) => {
+    if (!(v instanceof JsonText)) return exactIntegers(key, v);
+    texts.push(v.text);
+    return `${marker}${texts.length - 1}`;
+  });
+  if (texts.length === 0) return json;
+  return json.replace(new RegExp(`"${marker}(\\d+)"`, "g"), (_, i) => texts[Number(i)]);
 }
 
 /** A success response envelope. */

@@ -11,6 +11,8 @@ export interface SocketEnv {
 export interface SocketChoice {
   path: string;
   explicit: boolean;
+  /** The runtime root the path lies below (G-SOCK-10): the discovery root, or `/` when explicit. */
+  root: string;
 }
 
 /** Longest socket path in bytes `bind`/`connect` accept: `sun_path` minus its terminating NUL. */
@@ -61,15 +63,21 @@ function chooseSocketPath(
   uid: number,
   os: string,
 ): SocketChoice {
-  if (explicit) return { path: explicit, explicit: true };
+  if (explicit) return { path: explicit, explicit: true, root: "/" };
   if (os === "darwin") {
-    return { path: `/private/tmp/shoal-${uid}/${session}.sock`, explicit: false };
+    return {
+      path: `/private/tmp/shoal-${uid}/${session}.sock`,
+      explicit: false,
+      root: "/private/tmp",
+    };
   }
   const file = `shoal/${session}.sock`;
-  if (env.XDG_RUNTIME_DIR) return { path: `${env.XDG_RUNTIME_DIR}/${file}`, explicit: false };
+  if (env.XDG_RUNTIME_DIR) {
+    return { path: `${env.XDG_RUNTIME_DIR}/${file}`, explicit: false, root: env.XDG_RUNTIME_DIR };
+  }
   if (env.TMPDIR) {
     const tmp = env.TMPDIR.replace(/\/+$/, "") || "/";
-    return { path: `${tmp === "/" ? "" : tmp}/shoal-${uid}/${file}`, explicit: false };
+    return { path: `${tmp === "/" ? "" : tmp}/shoal-${uid}/${file}`, explicit: false, root: tmp };
   }
-  return { path: `/tmp/shoal-${uid}/${file}`, explicit: false };
+  return { path: `/tmp/shoal-${uid}/${file}`, explicit: false, root: "/tmp" };
 }

@@ -180,8 +180,9 @@ export function foregroundCommand(pid: number): string | null {
   return comm === null ? null : comm.slice(comm.lastIndexOf("/") + 1);
 }
 
-/** CPU time (user + system) `pid` has used so far, in ms (clock ticks of 10 ms). */
+/** CPU time (user + system) `pid` has used so far, in ms (clock ticks of 10 ms; Linux only). */
 export function cpuMs(pid: number): number {
-  const fields = statFields(pid);
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }

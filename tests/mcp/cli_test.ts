@@ -50,7 +50,7 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
       const pid = facade.facadePid();
       const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").slice(0, -1);
       assert.match(Deno.readLinkSync(`/proc/${pid}/exe`), /\/deno$/);
-      const flags = localFlags(box.socket(), KERNEL_BIN);
+      const flags = localFlags(box.socket(), KERNEL_BIN, `${box.dir}/run`);
       assert.deepEqual(argv.slice(1), [
         "run",
         ...flags,

@@ -51,16 +51,19 @@ Deno.test("M-CLI-1: flags win over environment; session is validated", () => {
 });
 
 Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and PATH Deno 2.9 and M-PERM-4 need", () => {
-  assert.deepEqual(localFlags("/r/s.sock", "/bin/k"), [
+  assert.deepEqual(localFlags("/r/s.sock", "/bin/k", "/"), [
     "--no-prompt",
-    "--allow-read=/r/s.sock",
+    "--allow-read=/r/s.sock,/r",
     "--allow-write=/r/s.sock",
     "--allow-net=unix:/r/s.sock",
     "--allow-run=/bin/k",
     "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
     "--allow-sys=uid",
   ]);
-  assert.deepEqual(localFlags(null, "/bin/k").slice(0, 2), ["--no-prompt", "--allow-run=/bin/k"]);
+  assert.deepEqual(localFlags(null, "/bin/k", "/").slice(0, 2), [
+    "--no-prompt",
+    "--allow-run=/bin/k",
+  ]);
   const release = releaseFlags();
   assert.ok(
     release.includes("--allow-read=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders"),
@@ -139,6 +142,7 @@ Deno.test("M-CLI-1: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART
       token: "envtoken",
       socket: "/e/s.sock",
       socketProblem: null,
+      socketRoot: "/",
       autostart: false,
       kernel: "/opt/k",
       searchPath: Deno.env.get("PATH") || null,
@@ -172,4 +176,13 @@ Deno.test("M-CLI-1: empty variables count as unset: session default, no token, a
       /invalid session/,
     );
   });
+});
+
+Deno.test("G-SOCK-10: a discovered socket adds read access to the directories below its runtime root", () => {
+  const flags = localFlags("/run/user/7/shoal/w.sock", "/bin/k", "/run/user/7");
+  assert.ok(
+    flags.includes("--allow-read=/run/user/7/shoal/w.sock,/run/user/7/shoal"),
+    String(flags),
+  );
+  assert.ok(flags.includes("--allow-write=/run/user/7/shoal/w.sock"));
 });

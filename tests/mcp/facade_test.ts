@@ -397,6 +397,7 @@ Deno.test("M-RES-3/4: malformed resource URIs and query values are -32602 naming
       ["shoal://task/1/err", /unknown resource/],
       ["shoal://jobs/1", /unknown resource/],
       ["shoal://out/0", /transcript number/],
+      ["shoal://out/01", /transcript number/],
       ["shoal://out/abc", /transcript number/],
       ["shoal://out/1?slice=1..", /slice/],
       ["shoal://out/1?format=yaml", /format/],

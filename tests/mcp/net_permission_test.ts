@@ -39,7 +39,7 @@ Deno.test("M-PERM-3: under exactly the release flags TCP to 127.0.0.1, ::1 and :
 });
 
 Deno.test("M-PERM-2: under the local flags every TCP connect and both kinds of DNS look-up are refused", async () => {
-  const seen = await probe(localFlags("/tmp/x/default.sock", "/bin/true"));
+  const seen = await probe(localFlags("/tmp/x/default.sock", "/bin/true", "/tmp"));
   assert.deepEqual(seen, {
     "tcp 127.0.0.1": "refused",
     "tcp ::1": "refused",

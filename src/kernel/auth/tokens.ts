@@ -3,6 +3,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import type {} from "../../protocol/raw_json.ts";
 import { nowNs } from "../events/now_ns.ts";
+import { checkName, checkTtl } from "./token_input.ts";
 
 /** Who a valid bearer token acts as (G-TRUST-3); `profile` and `caps` are descriptive only. */
 export interface TokenIdentity {
@@ -69,7 +70,8 @@ export class TokenStore {
 
   /**
    * Creates a token for `principal` and returns its id and bearer secret (32 random bytes,
-   * unpadded base64url). `ttlSeconds` sets `expires_ns = created_ns + ttl·10^9`.
+   * unpadded base64url). `ttlSeconds` (at least 1) sets `expires_ns = created_ns + ttl·10^9`.
+   * A bad principal or profile name or ttl throws {@link TokenInputError}.
    */
   create(
     principal: string,
@@ -77,13 +79,9 @@ export class TokenStore {
     caps: readonly string[],
     ttlSeconds?: number,
   ): CreatedToken {
-    if (principal === "") throw new Error("principal must not be empty");
-    if (
-      ttlSeconds !== undefined &&
-      !(Number.isSafeInteger(ttlSeconds) && ttlSeconds >= 0)
-    ) {
-      throw new Error("ttl must be a non-negative integer number of seconds");
-    }
+    checkName("principal", principal);
+    checkName("profile", profile);
+    if (ttlSeconds !== undefined) checkTtl(ttlSeconds);
     return this.#modify((store) => {
       const key = Buffer.from(store.key, "base64");
       let secret: string;
@@ -266,10 +264,18 @@ function parseStore(text: string, path: string): StoreFile {
     if (!Array.isArray(caps) || !caps.every((c) => typeof c === "string")) {
       throw bad(`tokens[${i}].caps must be an array of strings`);
     }
+    const name = (what: "principal" | "profile") => {
+      try {
+        checkName(what, text(what));
+      } catch (err) {
+        throw bad(`tokens[${i}].${what}: ${(err as Error).message}`);
+      }
+      return entry[what] as string;
+    };
     return {
       id: text("id"),
-      principal: text("principal"),
-      profile: text("profile"),
+      principal: name("principal"),
+      profile: name("profile"),
       caps,
       created_ns: ns("created_ns", false),
       expires_ns: ns("expires_ns", true),

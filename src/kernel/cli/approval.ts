@@ -3,6 +3,7 @@ import { RpcError } from "../../protocol/errors.ts";
 import { compactJson } from "../../protocol/rpc.ts";
 import { RpcConnection } from "../../protocol/rpc_client.ts";
 import { SESSION_NAME, socketPath } from "../../protocol/socket_path.ts";
+import { checkTrustedPath } from "../../protocol/trusted_path.ts";
 
 /** Parsed `approve` / `deny` / `approvals` arguments (K-CLI-3). */
 interface ApprovalArgs {
@@ -35,9 +36,11 @@ function parseApprovalArgs(command: string, args: string[]): ApprovalArgs {
 export async function runApprovalCommand(command: string, args: string[]): Promise<number> {
   const opts = parseApprovalArgs(command, args);
   const env = Deno.env.toObject();
-  const path = socketPath(opts.session, opts.socket, env, Deno.uid() ?? 0).path;
+  const uid = Deno.uid() ?? 0;
+  const { path, root } = socketPath(opts.session, opts.socket, env, uid);
   let conn: RpcConnection;
   try {
+    await checkTrustedPath(path, root, uid);
     conn = await RpcConnection.connect(path);
   } catch (e) {
     console.error(`shoal-kernel: cannot reach ${path}: ${e instanceof Error ? e.message : e}`);

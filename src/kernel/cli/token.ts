@@ -1,6 +1,7 @@
 import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { stateDir, type StateDirEnv } from "../../protocol/state_dir.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
+import { TokenInputError } from "../auth/token_input.ts";
 import { TokenStore } from "../auth/tokens.ts";
 
 const USAGE =
@@ -50,7 +51,7 @@ function tokenCommand(args: string[], env: StateDirEnv): number {
     }
     return 0;
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError || err instanceof TokenInputError) {
       console.error(`shoal-kernel: ${err.message}\n${USAGE}`);
       return 2;
     }

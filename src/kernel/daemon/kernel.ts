@@ -42,7 +42,10 @@ export class Kernel {
   #logFile: Deno.FsFile | null = null;
 
   private constructor(readonly config: KernelConfig, cas: Cas) {
-    this.sessions = new SessionRegistry<Value>(config.initialState);
+    this.sessions = new SessionRegistry<Value>(
+      config.initialState,
+      (session) => this.tasks.busy(session) || this.ptys.list(session).length > 0,
+    );
     this.journal = Journal.open(config.stateDir);
     this.bus = new EventBus(this.journal);
     this.cas = cas;

@@ -1,4 +1,5 @@
 import type { SocketChoice } from "../../protocol/socket_path.ts";
+import { checkTrustedPath, UntrustedPathError } from "../../protocol/trusted_path.ts";
 
 /** A startup failure with the kernel's exit status (K-CLI-1: 1 fatal, 3 another kernel owns the socket). */
 export class StartupError extends Error {
@@ -33,7 +34,7 @@ function parentOf(path: string): string {
   return i <= 0 ? "/" : path.slice(0, i);
 }
 
-/** Prepares and binds the socket exactly as G-SOCK-3..7 order it. */
+/** Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path (G-SOCK-10). */
 export async function prepareSocket(choice: SocketChoice, uid: number): Promise<PreparedSocket> {
   const path = choice.path;
   const parent = parentOf(path);
@@ -52,6 +53,12 @@ export async function prepareSocket(choice: SocketChoice, uid: number): Promise<
     console.error(`shoal-kernel: warning: socket directory ${parent} is owned by uid ${info.uid}`);
   } else if (existed && info.mode !== null && (info.mode & 0o077) !== 0) {
     await Deno.chmod(parent, 0o700);
+  }
+  try {
+    await checkTrustedPath(path, choice.root, uid);
+  } catch (e) {
+    if (e instanceof UntrustedPathError) throw new StartupError(1, e.message);
+    throw e;
   }
 
   const lock = await Deno.open(`${path}.lock`, {

@@ -38,7 +38,8 @@ export interface JournalFinish {
 /**
  * A journal row in its wire shape (K-JQ-4). `ts` and `dur_ns` are bigints because ns values
  * exceed 2^53: the kernel's JSON encoder must write them as exact integers (W-NUM-1).
- * Unfinished rows have `dur_ns`, `status` and `ok` null and no outputs.
+ * Unfinished rows have `dur_ns`, `status` and `ok` null and no outputs. `src` is cut to 16384
+ * bytes (ending in `…`) and `effects` to 100 entries (K-JQ-4).
  */
 export interface JournalEntry {
   id: number;
@@ -49,6 +50,8 @@ export interface JournalEntry {
   cwd: PathObject;
   src: string;
   effects: JournalEffect[];
+  /** How many effects beyond the first 100 were left out (K-JQ-4); absent when none were. */
+  effects_more?: number;
   status: number | null;
   ok: boolean | null;
   opaque: boolean;

@@ -1,11 +1,19 @@
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import { NS_FILTER_SLACK } from "../../protocol/limits.ts";
+import { JOURNAL_ROW_EFFECTS, JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
 import type { BusEvent } from "../events/bus_event.ts";
 import type { DurableLog } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
 import { pathObject } from "../values/path_object.ts";
-import type { JournalEntry, JournalFinish, JournalScope, JournalStart } from "./entry.ts";
+import { utf8Length, utf8Prefix } from "../values/js_string.ts";
+import type {
+  JournalEffect,
+  JournalEntry,
+  JournalFinish,
+  JournalScope,
+  JournalStart,
+} from "./entry.ts";
+import { headOf } from "./head.ts";
 import type { JournalQuery } from "./query_params.ts";
 
 const SCHEMA = `
@@ -42,10 +50,14 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 `;
 
-const ENTRY_COLUMNS =
-  "id, session, principal, ts_ns, dur_ns, cwd, src, effects, status, ok, opaque, outputs";
+// A source longer than JOURNAL_SRC_BYTES bytes has more than that many bytes in its first
+// JOURNAL_SRC_BYTES + 1 characters, so this prefix is all toEntry needs to cut it (K-JQ-4).
+const ENTRY_COLUMNS = `id, session, principal, ts_ns, dur_ns, cwd,
+  substr(src, 1, ${JOURNAL_SRC_BYTES + 1}) AS src, effects, status, ok, opaque, outputs`;
 const SAFE_NS = BigInt(Number.MAX_SAFE_INTEGER);
 const SLACK = BigInt(NS_FILTER_SLACK);
+const I64_MAX = 2n ** 63n - 1n;
+const I64_MIN = -(2n ** 63n);
 
 type Row = Record<string, SQLInputValue>;
 
@@ -234,29 +246,39 @@ export class Journal implements DurableLog {
   }
 }
 
-/** The first whitespace-separated word of `src` (J-2 `head`). */
-function headOf(src: string): string {
-  return src.trim().split(/\s+/, 1)[0];
+/**
+ * Moves a bound outward by `slack` when it is beyond exact double precision (W-NUM-1), staying
+ * within the signed 64-bit range SQLite binds.
+ */
+function widen(bound: bigint, slack: bigint): bigint {
+  if (bound <= SAFE_NS && bound >= -SAFE_NS) return bound;
+  const widened = bound + slack;
+  return widened > I64_MAX ? I64_MAX : widened < I64_MIN ? I64_MIN : widened;
 }
 
-/** Moves a bound outward by `slack` when it is beyond exact double precision (W-NUM-1). */
-function widen(bound: bigint, slack: bigint): bigint {
-  return bound > SAFE_NS || bound < -SAFE_NS ? bound + slack : bound;
+/** A stored source cut to its K-JQ-4 wire form: 16384 bytes at a scalar boundary, then `…`. */
+function shownSrc(src: string): string {
+  return utf8Length(src) <= JOURNAL_SRC_BYTES ? src : utf8Prefix(src, JOURNAL_SRC_BYTES) + "…";
 }
 
 function toEntry(row: Row): JournalEntry {
-  return {
+  const effects: JournalEffect[] = JSON.parse(row.effects as string);
+  const entry: JournalEntry = {
     id: Number(row.id),
     session: row.session as string,
     principal: row.principal as string,
     ts: row.ts_ns as bigint,
     dur_ns: row.dur_ns as bigint | null,
     cwd: pathObject(row.cwd as Uint8Array),
-    src: row.src as string,
-    effects: JSON.parse(row.effects as string),
+    src: shownSrc(row.src as string),
+    effects: effects.slice(0, JOURNAL_ROW_EFFECTS),
     status: row.status === null ? null : Number(row.status),
     ok: row.ok === null ? null : row.ok === 1n,
     opaque: row.opaque === 1n,
     outputs: row.outputs === null ? [] : JSON.parse(row.outputs as string),
   };
+  if (effects.length > JOURNAL_ROW_EFFECTS) {
+    entry.effects_more = effects.length - JOURNAL_ROW_EFFECTS;
+  }
+  return entry;
 }

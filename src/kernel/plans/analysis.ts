@@ -1,40 +1,42 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
-import { type File, parseBash } from "../bash/ast.ts";
+import { analyzeOffLoop } from "../bash/off_loop.ts";
 import type { Kernel } from "../daemon/kernel.ts";
 import { pathObject } from "../values/path_object.ts";
 import type { ApprovalState, Plan } from "./store.ts";
-import {
-  deriveEffects,
-  type Effect,
-  fillBinHashes,
-  type Reversibility,
-} from "../policy/effects.ts";
+import { type Effect, fillBinHashes, type Reversibility } from "../policy/effects.ts";
 import { type Grants, SANDBOX_ENFORCED, type Verdict } from "../policy/grants.ts";
 
 /** Parsed source with its effects judged for one caller (K-EXEC-2 steps 1–3). */
 export interface Analysis {
-  ast: File;
+  /** The AST in wire form, null when too large to send (see `analyzeOffLoop`). */
+  ast: unknown;
   effects: Effect[];
   reversibility: Reversibility;
   verdict: Verdict;
 }
 
-/** Effects of `src` from the session state now, with bin hashes when the policy asks (K-EFF-3). */
+/**
+ * Parses `src` (off the event loop when large, E-4) and derives its effects from the session state
+ * now, with bin hashes when the policy asks (K-EFF-3); the AST too when `wantAst`.
+ */
 export async function currentEffects(
   attachment: Attachment,
-  ast: File,
-): Promise<{ effects: Effect[]; reversibility: Reversibility }> {
+  src: string,
+  wantAst: boolean,
+): Promise<{ ast: unknown; effects: Effect[]; reversibility: Reversibility }> {
   const state = attachment.session.state;
-  const { effects, reversibility } = deriveEffects(ast, {
+  const { ast, analysis } = await analyzeOffLoop(src, {
     cwd: state.cwd,
     env: Object.fromEntries(state.env),
     vars: Object.fromEntries(state.vars),
     home: state.env.get("HOME"),
     sessionCommands: new Set([...state.funcs.keys(), ...state.aliases.keys()]),
-  });
-  if (!attachment.grants.wantsBinHashes) return { effects, reversibility };
+  }, wantAst);
+  const { effects, reversibility } = analysis!;
+  if (!attachment.grants.wantsBinHashes) return { ast, effects, reversibility };
   return {
+    ast,
     effects: await fillBinHashes(effects, state.env.get("PATH") ?? "", state.cwd),
     reversibility,
   };
@@ -45,8 +47,7 @@ export async function analyze(
   attachment: Attachment,
   src: string,
 ): Promise<Analysis> {
-  const ast = parseBash(src);
-  const { effects, reversibility } = await currentEffects(attachment, ast);
+  const { ast, effects, reversibility } = await currentEffects(attachment, src, true);
   const verdict = attachment.grants.verdict(effects, reversibility);
   return { ast, effects, reversibility, verdict };
 }
@@ -135,6 +136,20 @@ export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> 
 /** The full `plan.get` record (K-PLAN-1). */
 export function planRecord(plan: Plan, owner: Grants): Record<string, unknown> {
   return { ...planSummary(plan, owner), ast: plan.ast, src: plan.src, cwd: pathObject(plan.cwd) };
+}
+
+/**
+ * Refuses a `run` by an unknown principal (no policy entry, P-PRIN-1): every verdict for it is
+ * deny whatever the source, so it is refused with -32010 before any parsing and cannot make the
+ * kernel parse (E-4).
+ */
+export function refuseUnknownPrincipal(grants: Grants): void {
+  if (grants.entry !== null) return;
+  throw new RpcError(ErrorCode.LEASH_DENIED, "no policy entry for this principal", {
+    verdict: "deny",
+    effects: [],
+    reason: "unknown_principal",
+  });
 }
 
 /** Refuses to run for a hermetic principal, since no enforcing sandbox exists (K-EXEC-2, P-SBX-1). */

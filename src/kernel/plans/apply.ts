@@ -1,6 +1,5 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
-import { parseBash } from "../bash/ast.ts";
 import { type RunOptions, runSource } from "../exec/run_source.ts";
 import type { Kernel } from "../daemon/kernel.ts";
 import { currentEffects, requireSandbox } from "./analysis.ts";
@@ -24,7 +23,7 @@ export async function checkApplicable(
       plan_ref: plan.ref,
     });
   }
-  const now = await currentEffects(attachment, parseBash(plan.src));
+  const now = await currentEffects(attachment, plan.src, false);
   if (JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
     throw denied("stale_plan", "the plan's effects changed since it was made", {
       effects: now.effects,

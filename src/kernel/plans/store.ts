@@ -1,7 +1,8 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import { MAX_PLANS } from "../../protocol/limits.ts";
+import { MAX_PLAN_SOURCE_BYTES, MAX_PLANS } from "../../protocol/limits.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { Effect, Reversibility } from "../policy/effects.ts";
+import { utf8Length } from "../values/js_string.ts";
 
 /** Approval states of a plan (K-PLAN-1, P-PLAN-4). */
 export type ApprovalState =
@@ -44,8 +45,13 @@ function normalizeRef(ref: string): string {
 /** The kernel's plans, in memory only (P-PLAN-3), never overwritten. */
 export class PlanStore {
   #plans = new Map<string, Plan>();
+  /** UTF-8 bytes of each stored plan's source, by ref (E-3). */
+  #srcBytes = new Map<string, number>();
 
-  /** Stores a plan under a fresh random ref, evicting the owner's oldest beyond 1000. */
+  /**
+   * Stores a plan under a fresh random ref, evicting the owner's oldest (same session and
+   * principal) beyond 1000 plans or beyond 64 MiB of source in total (P-PLAN-3, E-3).
+   */
   store(
     fields: Omit<
       Plan,
@@ -64,9 +70,16 @@ export class PlanStore {
       requestedNs: null,
     };
     this.#plans.set(ref, plan);
+    this.#srcBytes.set(ref, utf8Length(plan.src));
     const mine = this.listFor(plan.session, plan.principal);
-    for (const old of mine.slice(0, Math.max(0, mine.length - MAX_PLANS))) {
+    let total = mine.reduce((sum, p) => sum + this.#srcBytes.get(p.ref)!, 0);
+    let kept = mine.length;
+    for (const old of mine) {
+      if (old === plan || (kept <= MAX_PLANS && total <= MAX_PLAN_SOURCE_BYTES)) break;
       this.#plans.delete(old.ref);
+      total -= this.#srcBytes.get(old.ref)!;
+      this.#srcBytes.delete(old.ref);
+      kept--;
     }
     return plan;
   }

@@ -2,6 +2,7 @@
 
 import { ErrorCode, quotaExceeded, RpcError } from "../../protocol/errors.ts";
 import { MAX_PTYS_PER_SESSION } from "../../protocol/limits.ts";
+import { refNumber } from "../../protocol/refs.ts";
 import { encodePtyInput } from "./keys.ts";
 import { Pty, type PtyExit, type PtyOpenOptions, type PtyScreen } from "./pty.ts";
 
@@ -74,8 +75,8 @@ export class PtyRegistry {
 
   /** The PTY `id` (`pty:N`) of `session`; `-32022` when unknown, closed or another session's. */
   get(session: string, id: string): PtyEntry {
-    const match = /^pty:([1-9][0-9]*)$/.exec(id);
-    const entry = match ? this.#entries.get(Number(match[1])) : undefined;
+    const n = refNumber("pty", id);
+    const entry = n === null ? undefined : this.#entries.get(n);
     if (entry === undefined || entry.session !== session) throw unknownPty(id);
     return entry;
   }

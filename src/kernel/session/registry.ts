@@ -1,6 +1,7 @@
 import { RpcError } from "../../protocol/errors.ts";
 import { ErrorCode, quotaExceeded } from "../../protocol/errors.ts";
-import { MAX_SESSIONS, MAX_TRANSCRIPT } from "../../protocol/limits.ts";
+import { MAX_SESSIONS, MAX_TRANSCRIPT, SESSION_IDLE_MS } from "../../protocol/limits.ts";
+import { refNumber } from "../../protocol/refs.ts";
 import { applyChange, type ShellChange, type ShellState } from "../bash/shell_state.ts";
 
 /** A named session: shared shell state and its transcript of `out:N` values (K-ATTACH-3, V-REF-1). */
@@ -44,30 +45,76 @@ export class Session<V = unknown> {
 
   /** The value stored as `out:N`; unknown or evicted → -32004. */
   lookup(ref: string): { n: number; value: V } {
-    const m = /^out:([0-9]+)$/.exec(ref);
-    const n = m ? Number(m[1]) : NaN;
-    const value = this.#transcript.get(n);
+    const n = refNumber("out", ref);
+    const value = n === null ? undefined : this.#transcript.get(n);
     if (value === undefined) {
       throw new RpcError(ErrorCode.UNKNOWN_REF, `unknown ref: ${ref}`, { ref });
     }
-    return { n, value };
+    return { n: n!, value };
   }
 }
 
-/** The kernel's live sessions, created on first attach (K-ATTACH-3). */
+/**
+ * The kernel's live sessions, created on first attach (K-ATTACH-3) and reclaimed (E-3): a session
+ * with no attached connection that `busy` (a non-terminal task or an open PTY) does not keep goes
+ * after {@link SESSION_IDLE_MS} idle, or at once, least recently used first, when a new session
+ * would otherwise exceed the `sessions` quota.
+ */
 export class SessionRegistry<V = unknown> {
+  /** Least recently used first: a session is moved to the end whenever it is used. */
   #sessions = new Map<string, Session<V>>();
+  #holds = new Map<string, number>();
+  #lastUsed = new Map<string, number>();
 
-  constructor(private readonly initial: () => ShellState) {}
+  constructor(
+    private readonly initial: () => ShellState,
+    private readonly busy: (session: string) => boolean,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
-  /** The session named `name`, created when new; more than 64 → -32040. */
+  /** The session named `name`, created when new; more than 64 in use → -32040. */
   open(name: string): Session<V> {
+    this.#reclaim(SESSION_IDLE_MS);
     let s = this.#sessions.get(name);
     if (!s) {
+      if (this.#sessions.size >= MAX_SESSIONS) this.#reclaim(0, 1);
       if (this.#sessions.size >= MAX_SESSIONS) throw quotaExceeded("sessions", MAX_SESSIONS);
       s = new Session<V>(name, this.initial());
-      this.#sessions.set(name, s);
     }
+    this.#touch(s);
     return s;
+  }
+
+  /** Marks `session` attached by one more connection; the returned function releases it. */
+  hold(session: Session<V>): () => void {
+    this.#holds.set(session.name, (this.#holds.get(session.name) ?? 0) + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = this.#holds.get(session.name)! - 1;
+      if (left === 0) this.#holds.delete(session.name);
+      else this.#holds.set(session.name, left);
+      if (this.#sessions.get(session.name) === session) this.#touch(session);
+    };
+  }
+
+  #touch(s: Session<V>): void {
+    this.#sessions.delete(s.name);
+    this.#sessions.set(s.name, s);
+    this.#lastUsed.set(s.name, this.now());
+  }
+
+  /** Removes reclaimable sessions idle for `idleMs` or more, oldest first, at most `limit`. */
+  #reclaim(idleMs: number, limit = Infinity): void {
+    const cutoff = this.now() - idleMs;
+    for (const name of [...this.#sessions.keys()]) {
+      if (limit === 0) return;
+      if (this.#lastUsed.get(name)! > cutoff) continue;
+      if (this.#holds.has(name) || this.busy(name)) continue;
+      this.#sessions.delete(name);
+      this.#lastUsed.delete(name);
+      limit--;
+    }
   }
 }

@@ -5,6 +5,7 @@ import {
   MAX_TASKS_PER_SESSION,
   MAX_TERMINAL_TASKS_KEPT,
 } from "../../protocol/limits.ts";
+import { refNumber } from "../../protocol/refs.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -171,6 +172,14 @@ export class TaskRegistry {
 
   constructor(private readonly bus: EventBus) {}
 
+  /** Whether the session has a non-terminal task, listed or not (E-3 keeps such a session). */
+  busy(session: string): boolean {
+    for (const t of [...this.#tasks.values(), ...this.#unlisted]) {
+      if (t.session === session && !t.terminal) return true;
+    }
+    return false;
+  }
+
   /** Fails with -32040 when the session already has 64 non-terminal tasks. */
   ensureCapacity(session: string): void {
     let live = 0;
@@ -260,8 +269,8 @@ export class TaskRegistry {
 
   /** The session's task `id`; unknown or another session's → -32021 (K-TASK-8). */
   get(session: string, id: string): Task {
-    const m = /^task:([0-9]+)$/.exec(id);
-    const task = m ? this.#tasks.get(Number(m[1])) : undefined;
+    const n = refNumber("task", id);
+    const task = n === null ? undefined : this.#tasks.get(n);
     if (!task || task.session !== session) {
       throw new RpcError(ErrorCode.UNKNOWN_TASK, `unknown task: ${id}`, { task: id });
     }

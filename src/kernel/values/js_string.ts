@@ -13,6 +13,20 @@ export function utf8Length(s: string, start = 0, end = s.length): number {
   return n;
 }
 
+/** The longest prefix of `s` whose UTF-8 encoding fits in `limit` bytes, cut at a scalar boundary. */
+export function utf8Prefix(s: string, limit: number): string {
+  let bytes = 0;
+  let i = 0;
+  while (i < s.length) {
+    const step = isHighSurrogate(s.charCodeAt(i)) && isLowSurrogate(s.charCodeAt(i + 1)) ? 2 : 1;
+    const size = utf8Length(s, i, i + step);
+    if (bytes + size > limit) break;
+    bytes += size;
+    i += step;
+  }
+  return s.slice(0, i);
+}
+
 /** Number of Unicode scalars (code points) in a string. */
 export function scalarCount(s: string): number {
   let n = s.length;

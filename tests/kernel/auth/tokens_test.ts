@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
+import { TokenInputError } from "../../../src/kernel/auth/token_input.ts";
 import { TokenStore } from "../../../src/kernel/auth/tokens.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
@@ -125,8 +126,9 @@ Deno.test("T-TOK-2/4 ttl sets expires_ns exactly and expiry is checked on every 
     );
     assert.equal(store.validate(secret), null);
     assert.equal(store.list()[0].state, "expired");
-    const short = store.create("agent:b", "p", [], 0);
-    assert.equal(store.validate(short.secret), null);
+    const short = store.create("agent:b", "p", [], 1);
+    assert.equal(store.validate(short.secret)?.principal, "agent:b");
+    assert.throws(() => store.create("agent:c", "p", [], 0), /ttl .*at least 1/);
     assert.throws(() => store.create("agent:c", "p", [], -1), /ttl/);
     assert.throws(() => store.create("", "p", []), /principal/);
   });
@@ -153,6 +155,29 @@ Deno.test("T-TOK-3 an existing store with looser permissions is tightened to 060
     Deno.chmodSync(`${dir}/tokens.json`, 0o644);
     new TokenStore(dir);
     assert.equal(mode(`${dir}/tokens.json`), 0o600);
+  });
+});
+
+Deno.test("K-CLI-2 principal and profile names are printable characters without whitespace", async () => {
+  await withTempDir((dir) => {
+    const store = new TokenStore(dir);
+    for (const bad of ["agent\nforged", "agent\tx", "agent x", "a\u00a0b", "a\u202eb", "a\x7fb"]) {
+      assert.throws(() => store.create(bad, "p", []), TokenInputError, JSON.stringify(bad));
+      assert.throws(() => store.create("agent:a", bad, []), TokenInputError, JSON.stringify(bad));
+    }
+    assert.deepEqual(store.list(), []);
+    store.create("agent:é-ü_1@host", "reviewer", []);
+    assert.equal(store.list()[0].principal, "agent:é-ü_1@host");
+  });
+});
+
+Deno.test("T-TOK-1 a stored principal with a newline makes the store malformed (no forged list lines)", async () => {
+  await withTempDir((dir) => {
+    const store = new TokenStore(dir);
+    store.create("agent:a", "p", []);
+    const path = `${dir}/tokens.json`;
+    rewrite(path, Deno.readTextFileSync(path).replace('"agent:a"', '"agent:a\\nx\\ty"'));
+    assert.throws(() => new TokenStore(dir), /malformed token store .*principal/);
   });
 });
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { TokenStore } from "../../../src/kernel/auth/tokens.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { delay } from "../../_support/wait.ts";
 
 const ENTRY = new URL("./_token_cli.ts", import.meta.url).pathname;
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
@@ -101,7 +102,8 @@ Deno.test("K-CLI-2 token list prints id, principal, profile and state, tab-separ
     };
     const active = await id(["agent:a", "builder"]);
     const revoked = await id(["agent:b", "reviewer"]);
-    const expired = await id(["agent:c", "ci", "--ttl", "0"]);
+    const expired = await id(["agent:c", "ci", "--ttl", "1"]);
+    await delay(1100); // past the 1 s ttl whatever the machine's speed
     const revoke = await token(["revoke", revoked, ...flag], env);
     assert.equal(revoke.code, 0, revoke.stderr);
     assert.equal(revoke.stdout, "");
@@ -136,6 +138,9 @@ Deno.test("K-CLI-1 bad token usage exits 2 with usage on stderr", async () => {
         ["create", "agent:a", "p", "extra"],
         ["create", "agent:a", "p", "--ttl", "soon"],
         ["create", "agent:a", "p", "--ttl", "-5"],
+        ["create", "agent:a", "p", "--ttl", "0"],
+        ["create", "agent:a\nb\tc\td\tactive", "p"],
+        ["create", "agent a", "p"],
         ["create", "agent:a", "p", "--cap"],
         ["create", "agent:a", "p", "--bogus", "x"],
         ["create", "agent:a", "p", "--ttl=soon"],

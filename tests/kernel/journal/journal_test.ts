@@ -374,3 +374,41 @@ Deno.test("J-5 kill -9 mid-loop keeps every finished row and an intact database"
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("J-2 head is cut to 256 scalars in the row, the journal event and the head filter", async () => {
+  await withJournal((journal) => {
+    const word = "#" + "é".repeat(300) + "😀".repeat(100);
+    const id = journal.start(run({ src: `${word} tail` }));
+    const event = journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] });
+    const head = (event.payload as { head: string }).head;
+    assert.equal([...head].length, 256);
+    assert.equal(head, [...word].slice(0, 256).join(""));
+    assert.deepEqual(ids(journal.query(q({ head: word }), ALL)), [id]);
+    assert.deepEqual(ids(journal.query(q({ head }), ALL)), [id]);
+  });
+});
+
+Deno.test("K-JQ-4 src is cut to 16384 bytes at a scalar boundary and effects to 100 entries", async () => {
+  await withJournal((journal) => {
+    const small = finished(journal, run({ src: "x".repeat(16384) }));
+    const big = "é".repeat(8191) + "😀".repeat(10);
+    const effects = Array.from({ length: 130 }, (_, i) => ({ kind: "fs_read", paths: [`/f${i}`] }));
+    const cut = finished(journal, run({ src: big, effects }));
+    const [cutRow, smallRow] = journal.query(q(), ALL);
+    assert.equal(smallRow.id, small);
+    assert.equal(smallRow.src, "x".repeat(16384));
+    assert.equal(smallRow.effects_more, undefined);
+    assert.equal(cutRow.id, cut);
+    assert.equal(cutRow.src, "é".repeat(8191) + "…");
+    assert.deepEqual(cutRow.effects, effects.slice(0, 100));
+    assert.equal(cutRow.effects_more, 30);
+  });
+});
+
+Deno.test("K-JQ-1 since/until outside the signed 64-bit range are invalid params", () => {
+  for (const bad of [2n ** 63n, -(2n ** 63n) - 1n, 2n ** 64n + 5n]) {
+    assert.equal(journalQueryParams.safeParse({ since: bad }).success, false, `since ${bad}`);
+    assert.equal(journalQueryParams.safeParse({ until: bad }).success, false, `until ${bad}`);
+  }
+  assert.equal(q({ since: -(2n ** 63n), until: 2n ** 63n - 1n }).until, 2n ** 63n - 1n);
+});

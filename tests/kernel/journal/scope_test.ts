@@ -167,6 +167,49 @@ withPrincipals(
   },
 );
 
+kernelTest(
+  "render and session.transcript reads and pushes show only the caller's session unless journal_read (K-EVT-8)",
+  async (k) => {
+    const [a, b, reader] = await Promise.all(
+      [["agent:a", "sess-a"], ["agent:b", "sess-b"], ["agent:reader", "sess-r"]].map(
+        async ([p, session]) => k.attach(session, (await createToken(k.box, p)).secret),
+      ),
+    );
+    const channels = ["render", "session.transcript"];
+    const aEvents = collectEvents(a);
+    const readerEvents = collectEvents(reader);
+    for (const channel of channels) {
+      await a.request("events.subscribe", { channel });
+      await reader.request("events.subscribe", { channel });
+    }
+    await exec(b, "echo secret-of-b");
+    await exec(a, "echo mine");
+    for (const channel of channels) {
+      // Pushes of one channel arrive in seq order: B's earlier event would be here by now.
+      await waitForEvent(aEvents, (e) => e.channel === channel);
+      assert.deepEqual(payloads(aEvents, channel).map((p) => p.session), ["sess-a"], channel);
+      await waitForEvent(
+        readerEvents,
+        (e) => e.channel === channel && (e.payload as Rec).session === "sess-a",
+      );
+      assert.deepEqual(
+        payloads(readerEvents, channel).map((p) => p.session),
+        ["sess-b", "sess-a"],
+        channel,
+      );
+      const read = await a.request("events.read", { channel, since: -1 }) as Rec;
+      assert.deepEqual((read.events as Rec[]).map((e) => (e.payload as Rec).session), ["sess-a"]);
+    }
+    assert.ok(!JSON.stringify(aEvents).includes("secret-of-b"));
+  },
+  () =>
+    startKernelWithPolicy({
+      "agent:a": AGENT,
+      "agent:b": AGENT,
+      "agent:reader": { ...AGENT, journal_read: true },
+    }),
+);
+
 Deno.test("without a policy file the local human reads every row and a token principal is unknown and denied (P-EVAL-3, P-PRIN-1)", async () => {
   const k = await startKernel();
   try {

@@ -69,10 +69,12 @@ kernelTest(
 );
 
 kernelTest(
-  "K-ATTACH-3/E-2 at most 64 live sessions (-32040 sessions/64, the attachment unchanged); a new session starts at the kernel's cwd with an empty transcript; attach replaces the previous attachment",
+  "K-ATTACH-3/E-2 at most 64 live (attached) sessions (-32040 sessions/64, the attachment unchanged); a new session starts at the kernel's cwd with an empty transcript; attach replaces the previous attachment",
   async (k) => {
+    // Sessions stay live while attached (E-3 reclaims unattached ones when the quota is reached).
+    for (let i = 0; i < 63; i++) await attach(await k.connect(), { session: `s${i}` });
     const conn = await k.connect();
-    for (let i = 0; i < 64; i++) await attach(conn, { session: `s${i}` });
+    await attach(conn, { session: "s63" });
     await run(conn, "echo in-s63");
     const e = await rpcError(attach(conn, { session: "s64" }));
     assert.equal(e.code, -32040);
@@ -159,7 +161,7 @@ Deno.test("V-REF-1 a session keeps the newest 1000 values; older refs are -32004
   assert.deepEqual(session.lookup("out:2"), { n: 2, value: 20 });
   assert.deepEqual(session.lookup("out:1001"), { n: 1001, value: 10010 });
   assert.equal(session.record(0), 1002);
-  for (const bad of ["out:0", "out:x", "task:2", "out:-1"]) {
+  for (const bad of ["out:0", "out:x", "task:2", "out:-1", "out:02", "out:+2", "out:2.0"]) {
     assert.throws(() => session.lookup(bad), (err: { code?: number }) => err.code === -32004, bad);
   }
 });

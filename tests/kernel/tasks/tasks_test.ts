@@ -454,6 +454,8 @@ Deno.test("K-TASK-2/K-TASK-8 tasks are visible to the whole session, -32021 to o
     const nums = ids.map((id) => Number(id.slice(5)));
     assert.deepEqual(nums, [...nums].sort((x, y) => x - y));
     assert.equal((await call(a2, "task.get", { task })).session, "alpha");
+    const padded = task.replace(":", ":0"); // V-REF-3: canonical refs only
+    assert.equal((await rpcError(call(a2, "task.get", { task: padded }))).code, -32021);
 
     assert.deepEqual(await b.request("task.list", {}), []);
     const calls: [string, Rec][] = [

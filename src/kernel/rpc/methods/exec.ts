@@ -4,7 +4,13 @@ import type { Attachment } from "../../session/attachment.ts";
 import { runSource } from "../../exec/run_source.ts";
 import type { Kernel } from "../../daemon/kernel.ts";
 import { attached, type MethodSpec } from "../method.ts";
-import { analyze, enforceVerdict, planUri, storePlan } from "../../plans/analysis.ts";
+import {
+  analyze,
+  enforceVerdict,
+  planUri,
+  refuseUnknownPrincipal,
+  storePlan,
+} from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { runOptions, runParams } from "../../exec/run_params.ts";
@@ -82,6 +88,7 @@ async function execute(
     const plan = await approvedPlan(kernel, attachment, p.plan_ref ?? null, p.src);
     return applyPlan(kernel, attachment, plan, opts);
   }
+  if (p.mode !== "plan") refuseUnknownPrincipal(attachment.grants);
   const analysis = await analyze(attachment, p.src);
   if (p.mode === "plan") {
     const plan = storePlan(kernel, attachment, p.src, analysis);

@@ -11,18 +11,15 @@ import { runOptions, runParams } from "../../exec/run_params.ts";
 import { type Grants, resolveGrants, SANDBOX_ENFORCED } from "../../policy/grants.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { denied } from "../../plans/denied.ts";
+import { utf8Prefix } from "../../values/js_string.ts";
 
 const planRef = z.object({ plan_ref: z.string() });
 const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })])).nullish();
-const encoder = new TextEncoder();
 
 /** The first {@link APPROVAL_SRC_LIMIT} bytes of `src`, cut back to a character boundary (K-APPR-4). */
 function srcHead(src: string): { src: string; src_truncated: boolean } {
-  const bytes = encoder.encode(src);
-  if (bytes.length <= APPROVAL_SRC_LIMIT) return { src, src_truncated: false };
-  let end = APPROVAL_SRC_LIMIT;
-  while ((bytes[end] & 0xc0) === 0x80) end--;
-  return { src: new TextDecoder().decode(bytes.subarray(0, end)), src_truncated: true };
+  const head = utf8Prefix(src, APPROVAL_SRC_LIMIT);
+  return { src: head, src_truncated: head.length < src.length };
 }
 
 /** The distinct effect kinds of a plan. */

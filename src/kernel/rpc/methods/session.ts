@@ -29,7 +29,8 @@ function envHash(env: Map<string, string>): string {
 }
 
 /**
- * Which bus events this connection may see (K-EVT-8). A connection whose token lapsed sees
+ * Which bus events this connection may see (K-EVT-8): without `journal_read`, its principal's
+ * `journal` events and its session's `render` and `session.transcript` events. A connection whose token lapsed sees
  * nothing and loses its subscriptions at the next event, without waiting for a request (T-TOK-4).
  */
 function visibility(
@@ -45,9 +46,29 @@ function visibility(
     if (e.channel === "journal" && !journalRead) {
       return owner === undefined || owner === a.principal;
     }
+    if ((e.channel === "render" || e.channel === "session.transcript") && !journalRead) {
+      return (e.payload as { session?: unknown } | null)?.session === a.session.name;
+    }
     if (e.channel === "approval" && !approver) return owner === undefined || owner === a.principal;
     return true;
   };
+}
+
+/** What releases each connection's hold on its attached session (E-3). */
+const releases = new WeakMap<ClientConnection, () => void>();
+
+/**
+ * Keeps `session` from being reclaimed while `conn` is attached to it (E-3): until the
+ * connection closes or attaches again.
+ */
+function holdSession(kernel: Kernel, conn: ClientConnection, session: Attachment["session"]): void {
+  releases.get(conn)?.();
+  const release = kernel.sessions.hold(session);
+  const unregister = conn.onClose(release);
+  releases.set(conn, () => {
+    unregister();
+    release();
+  });
 }
 
 /** `session.attach` and the session views (K-ATTACH-*, K-SESS-*). */
@@ -65,6 +86,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       tokenCaps = identity.caps;
     }
     const session = kernel.sessions.open(p.session ?? "default");
+    holdSession(kernel, conn, session);
     const attachment: Attachment = {
       session,
       principal,

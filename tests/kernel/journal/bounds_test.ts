@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { ErrorCode } from "../../../src/protocol/errors.ts";
+import { withKernel } from "../../_support/kernel.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+
+const NINE_MIB = 9 * 1024 * 1024;
+
+withKernel(
+  "J-2/K-JQ-4 two 9 MiB one-word sources leave journal.query and the journal channel small",
+  async (conn) => {
+    for (let i = 0; i < 2; i++) {
+      const src = "#" + String(i).repeat(NINE_MIB);
+      const result = await conn.request("exec", { src }) as Rec;
+      assert.equal((result.value as Rec).ok, true);
+    }
+    const rows = await conn.request("journal.query", {}) as Rec[];
+    assert.equal(rows.length, 2);
+    for (const row of rows) {
+      assert.ok(new TextEncoder().encode(row.src as string).length <= 16384 + 3);
+      assert.ok((row.src as string).endsWith("…"));
+    }
+    assert.ok(JSON.stringify(rows).length < 64 * 1024);
+    const events = await conn.request("events.read", { channel: "journal" }) as Rec;
+    const payloads = (events.events as Rec[]).map((e) => e.payload as Rec);
+    assert.equal(payloads.length, 2);
+    assert.deepEqual(payloads.map((p) => p.head), ["#" + "0".repeat(255), "#" + "1".repeat(255)]);
+    const full = await conn.request("journal.query", { head: "#" + "1".repeat(NINE_MIB) }) as Rec[];
+    assert.deepEqual(full.map((r) => r.id), [rows[0].id]);
+  },
+);
+
+withKernel(
+  "K-JQ-1 since/until beyond 64 bits are -32602 and nothing is logged as internal",
+  async (conn, k) => {
+    for (const params of [{ since: 2n ** 64n }, { until: -(2n ** 70n) }]) {
+      const err = await rpcError(conn.request("journal.query", params));
+      assert.equal(err.code, ErrorCode.INVALID_PARAMS, err.message);
+    }
+    assert.deepEqual(await conn.request("journal.query", { until: 2n ** 63n - 1n }), []);
+    assert.equal(k.stderr.filter((l) => l.includes("internal")).length, 0, k.stderr.join("\n"));
+  },
+);

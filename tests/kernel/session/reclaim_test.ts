@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { SessionRegistry } from "../../../src/kernel/session/registry.ts";
+import { kernelTest } from "../../_support/kernel.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import { waitUntil } from "../../_support/wait.ts";
+
+const state = () => ({
+  cwd: "/",
+  env: new Map(),
+  vars: new Map(),
+  funcs: new Map(),
+  aliases: new Map(),
+});
+
+Deno.test("E-3 an unheld, idle session is removed after 10 minutes, not before; held or busy ones stay", () => {
+  let now = 0;
+  const busy = new Set<string>();
+  const sessions = new SessionRegistry(state, (name) => busy.has(name), () => now);
+  const idle = sessions.open("idle");
+  const held = sessions.open("held");
+  const release = sessions.hold(held);
+  const working = sessions.open("working");
+  busy.add("working");
+  now += 10 * 60 * 1000 - 1;
+  assert.equal(sessions.open("idle"), idle, "used again within 10 minutes: kept");
+  now += 10 * 60 * 1000;
+  sessions.open("other");
+  assert.notEqual(sessions.open("idle"), idle, "idle 10 minutes: reclaimed");
+  assert.equal(sessions.open("held"), held);
+  assert.equal(sessions.open("working"), working);
+  release();
+  busy.delete("working");
+  now += 10 * 60 * 1000;
+  assert.notEqual(sessions.open("held"), held);
+  assert.notEqual(sessions.open("working"), working);
+});
+
+kernelTest(
+  "E-3 100 sessions opened and closed in turn never hit the sessions quota; held and busy sessions survive",
+  async (k) => {
+    const keeper = await k.attach("keeper");
+    const kept = await keeper.request("exec", { src: "echo kept" }) as Rec;
+    const busy = await k.attach("busy");
+    const task = await busy.request("exec", { src: "sleep 60", async: true }) as Rec;
+    busy.close();
+    for (let i = 0; i < 100; i++) {
+      const conn = await k.attach(`s${i}`);
+      await conn.request("exec", { src: `echo ${i}` });
+      conn.close();
+    }
+    const value = await keeper.request("value.get", { ref: kept.ref }) as Rec;
+    assert.deepEqual((value.value as Rec).out, { $: "str", v: "kept\n" });
+    const back = await k.attach("busy");
+    assert.equal((await back.request("task.get", { task: task.task }) as Rec).state, "running");
+    await back.request("task.cancel", { task: task.task });
+  },
+);
+
+kernelTest(
+  "E-3 64 sessions that are all attached leave no room: the 65th is -32040 sessions",
+  async (k) => {
+    const held = [];
+    for (let i = 0; i < 64; i++) held.push(await k.attach(`held${i}`));
+    const conn = await k.connect();
+    const e = await rpcError(conn.request("session.attach", { session: "one-more" }));
+    assert.equal(e.code, -32040);
+    assert.deepEqual(e.data, { quota: "sessions", limit: 64 });
+    // Once one connection closes, its session can make room (the kernel sees the close shortly).
+    held[0].close();
+    assert.ok(
+      await waitUntil(async () => {
+        try {
+          await conn.request("session.attach", { session: "one-more" });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 10000),
+    );
+  },
+);
