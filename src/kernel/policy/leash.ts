@@ -28,6 +28,8 @@ export interface PrincipalPolicy {
   auto_apply: AutoApply;
   opaque: OpaqueMode;
   hermetic: boolean;
+  /** Whether this principal's runs go inside the sandbox when the host has one (P-SBX-2). */
+  sandbox: boolean;
   approver: boolean;
   /** Kinds the principal may approve for itself; `"*"` means all. */
   self_approve: readonly (EffectKind | "*")[];
@@ -51,7 +53,13 @@ type ListField =
   | "env_read"
   | "env_write"
   | "secret_use";
-type BoolField = "session_write" | "journal_read" | "time" | "hermetic" | "approver";
+type BoolField =
+  | "session_write"
+  | "journal_read"
+  | "time"
+  | "hermetic"
+  | "sandbox"
+  | "approver";
 
 const LIST_FIELDS: readonly ListField[] = [
   "fs_read",
@@ -69,6 +77,7 @@ const BOOL_FIELDS: readonly BoolField[] = [
   "journal_read",
   "time",
   "hermetic",
+  "sandbox",
   "approver",
 ];
 
@@ -126,6 +135,7 @@ export function localHumanPolicy(): PrincipalPolicy {
     auto_apply: "in-grant",
     opaque: "allow",
     hermetic: false,
+    sandbox: false,
     approver: true,
     self_approve: ["*"],
   };
@@ -304,6 +314,7 @@ function parseEntry(node: Node, context: string): PolicyEntry {
     auto_apply: choice("auto_apply", ["never", "in-grant", "reversible"] as const, "never"),
     opaque: choice("opaque", ["deny", "ask", "allow"] as const, "deny"),
     hermetic: bool("hermetic") ?? false,
+    sandbox: bool("sandbox") ?? true,
     approver: bool("approver"),
     self_approve: selfApprove(),
   };
