@@ -160,6 +160,7 @@ async function finishRun(
       workDir: `${kernel.cas.tmpDir}/run-${crypto.randomUUID()}`,
       stdout: output.stdout,
       stderr: output.stderr,
+      sandbox: null,
       onSpawn: (pid) => {
         task.spawned(pid);
         opts.started?.();

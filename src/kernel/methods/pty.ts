@@ -36,6 +36,7 @@ export const PTY_METHODS: MethodSpec[] = [
       env: { ...Object.fromEntries(state.env), ...p.env },
       cols: p.cols,
       rows: p.rows,
+      sandbox: null,
     });
     const { pty } = entry;
     return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };

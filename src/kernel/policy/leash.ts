@@ -156,6 +156,25 @@ export function policyFor(
 }
 
 /**
+ * Where the startup policy comes from (G-STATE-3): `--policy FILE` when given, else the user's
+ * `leash.jsonc` if present; null means the default policy.
+ */
+export function startupPolicyPath(
+  policyFlag: string | null,
+  env: Readonly<Record<string, string | undefined>>,
+): string | null {
+  if (policyFlag !== null) return policyFlag;
+  const config = env.XDG_CONFIG_HOME
+    ? env.XDG_CONFIG_HOME
+    : env.HOME
+    ? `${env.HOME}/.config`
+    : null;
+  if (config === null) return null;
+  const path = `${config}/shoal/leash.jsonc`;
+  return existsSync(path) ? path : null;
+}
+
+/**
  * The startup policy (G-STATE-3): `--policy FILE` when given (it must exist), else the
  * user's `leash.jsonc` if present, else the default. Throws on any load error.
  */
@@ -163,15 +182,8 @@ export function loadStartupPolicy(
   policyFlag: string | null,
   env: Readonly<Record<string, string | undefined>>,
 ): Policy {
-  if (policyFlag !== null) return loadPolicyFile(policyFlag);
-  const config = env.XDG_CONFIG_HOME
-    ? env.XDG_CONFIG_HOME
-    : env.HOME
-    ? `${env.HOME}/.config`
-    : null;
-  if (config === null) return defaultPolicy();
-  const path = `${config}/shoal/leash.jsonc`;
-  return existsSync(path) ? loadPolicyFile(path) : defaultPolicy();
+  const path = startupPolicyPath(policyFlag, env);
+  return path === null ? defaultPolicy() : loadPolicyFile(path);
 }
 
 /** Reads and validates a policy file; any problem throws an Error naming the file and field. */

@@ -17,11 +17,14 @@ export const CONFINEMENT_FLAGS = [
   "--unshare-cgroup-try",
 ];
 
-/** Where and how one run is confined. */
-export interface Confinement {
-  /** The bubblewrap executable found at start. */
+/** The sandbox a principal's runs go into: the bubblewrap found at start and the view. */
+export interface Sandboxing {
   bwrap: string;
   view: SandboxView;
+}
+
+/** Where and how one run is confined. */
+export interface Confinement extends Sandboxing {
   /** The run's working directory; must be visible in `view`. */
   cwd: string;
   /** A kernel scratch directory the run needs read-write despite the masks (its state dump). */
