@@ -1,0 +1,62 @@
+/** Which principals run inside the sandbox, and the sandbox of one of their runs (P-SBX-2, P-SBX-3). */
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import type { Effect } from "../policy/effects.ts";
+import type { PrincipalPolicy } from "../policy/leash.ts";
+import type { Sandboxing } from "./command.ts";
+import { policyGrants, withApproved } from "./grants.ts";
+import type { SandboxHost } from "./probe.ts";
+import { sandboxView, visibleIn } from "./view.ts";
+
+/** The kernel's sandbox facts: what the host offers and what every view hides. */
+export interface SandboxSetting {
+  host: SandboxHost;
+  /** HOME of the kernel, for `~/` in grants. */
+  home: string;
+  /** The kernel's state directory, socket directory and policy file (P-SBX-3 masks). */
+  masked: readonly string[];
+}
+
+/**
+ * Whether a principal's runs go into the sandbox: a token principal (never the local human) whose
+ * policy leaves `sandbox` on, on a host with tier B (P-SBX-2).
+ */
+export function isSandboxed(
+  setting: SandboxSetting,
+  policy: PrincipalPolicy | null,
+  localHuman: boolean,
+): boolean {
+  return setting.host.tier === "B" && !localHuman && policy !== null && policy.sandbox;
+}
+
+/**
+ * The sandbox one run of the principal goes into, or null when it runs unconfined; `approved` are
+ * the effects of the approved plan it runs, if any. Refuses with -32010 a hermetic principal that
+ * would run unconfined (`hermetic_unavailable`) and a run whose `cwd` the sandbox does not show
+ * (`cwd_outside_sandbox`): nothing runs then.
+ */
+export function runSandbox(
+  setting: SandboxSetting,
+  policy: PrincipalPolicy | null,
+  localHuman: boolean,
+  cwd: string,
+  approved: readonly Effect[] = [],
+): Sandboxing | null {
+  if (!isSandboxed(setting, policy, localHuman)) {
+    if (policy?.hermetic === true) {
+      throw new RpcError(ErrorCode.LEASH_DENIED, "hermetic principal but no sandbox is available", {
+        reason: "hermetic_unavailable",
+      });
+    }
+    return null;
+  }
+  const grants = withApproved(policyGrants(policy!), approved);
+  const view = sandboxView(grants, setting.home, setting.masked);
+  if (!visibleIn(view, cwd)) {
+    throw new RpcError(
+      ErrorCode.LEASH_DENIED,
+      `the working directory ${cwd} is outside this principal's sandbox`,
+      { reason: "cwd_outside_sandbox", cwd },
+    );
+  }
+  return { bwrap: setting.host.bwrap!, view };
+}
