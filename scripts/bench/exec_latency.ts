@@ -1,10 +1,12 @@
 /**
  * Exec latency, side by side: 200 `shoal_exec` calls of `true` through the facade (MCP client →
- * shoal-mcp → kernel → bash), 200 direct kernel `exec` calls, and 200 plain `bash -c true` spawns.
- * Prints p50/p95 of each and their ratios to the plain spawn.
+ * shoal-mcp → kernel → bash), 200 direct kernel `exec` calls by the local human, 200 by a token
+ * agent inside the bubblewrap sandbox (when the host has one), and 200 plain `bash -c true`
+ * spawns. Prints p50/p95 of each, their ratios to the plain spawn, and the sandbox's cost.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { createToken, writePolicy } from "../../tests/_support/principals.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { sdkTransport } from "../../tests/mcp/_facade.ts";
 
@@ -27,6 +29,18 @@ async function time(label: string, run: () => Promise<unknown>): Promise<[string
 }
 
 const box = await sandbox();
+// The autostarted kernel reads ~/.config/shoal/leash.jsonc: an agent confined to one project.
+const proj = `${box.dir}/home/proj`;
+await Deno.mkdir(proj);
+await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
+  "agent:bench": {
+    fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
+    proc_spawn: ["*"],
+    auto_apply: "in-grant",
+    sandbox: true,
+  },
+});
+const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
 const client = new Client({ name: "bench", version: "0" });
 try {
   await client.connect(sdkTransport(box));
@@ -40,8 +54,16 @@ try {
   // The facade calls above autostarted the kernel on the sandbox socket.
   const conn = await RpcConnection.connect(box.socket());
   await conn.request("session.attach", { session: "bench" });
-  rows.push(await time("kernel exec direct", () => conn.request("exec", { src: "true" })));
+  await conn.request("exec", { src: `cd ${proj}` });
+  const agent = await RpcConnection.connect(box.socket());
+  const caps = await agent.request("session.attach", { session: "bench", token: agentToken });
+  const tier = (caps as { caps: { tier: string } }).caps.tier;
+  rows.push(await time("kernel exec human", () => conn.request("exec", { src: "true" })));
+  rows.push(
+    await time(`kernel exec agent (${tier})`, () => agent.request("exec", { src: "true" })),
+  );
   conn.close();
+  agent.close();
   rows.push(
     await time(
       "bash -c true spawn",
@@ -49,7 +71,7 @@ try {
         new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
     ),
   );
-  const floor = rows[2];
+  const floor = rows[3];
   console.log(`exec latency, ${N} calls each (ms)`);
   console.log("path                     p50      p95      p50/bash  p95/bash");
   for (const [label, p50, p95] of rows) {
@@ -58,6 +80,11 @@ try {
         `${(p50 / floor[1]).toFixed(1).padStart(8)}x ${(p95 / floor[2]).toFixed(1).padStart(8)}x`,
     );
   }
+  const [human, sandboxed] = [rows[1], rows[2]];
+  console.log(
+    `sandbox cost: agent (tier ${tier}) / human p50 ${(sandboxed[1] / human[1]).toFixed(2)}x, ` +
+      `p95 ${(sandboxed[2] / human[2]).toFixed(2)}x (bound: p50 <= 1.5x)`,
+  );
 } finally {
   await client.close().catch(() => {});
   await box.cleanup();
