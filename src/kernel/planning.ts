@@ -5,13 +5,8 @@ import type { Kernel } from "./kernel.ts";
 import { pathObject } from "./path_object.ts";
 import type { ApprovalState, Plan } from "./plans.ts";
 import { deriveEffects, type Effect, fillBinHashes, type Reversibility } from "./policy/effects.ts";
-import {
-  isHermetic,
-  principalVerdict,
-  SANDBOX_ENFORCED,
-  type Verdict,
-  wantsBinHashes,
-} from "./verdicts.ts";
+import type { Sandboxing } from "./sandbox/command.ts";
+import { principalVerdict, sandboxForRun, type Verdict, wantsBinHashes } from "./verdicts.ts";
 
 /** Parsed source with its effects judged for one caller (K-EXEC-2 steps 1–3). */
 export interface Analysis {
@@ -136,25 +131,17 @@ export function planRecord(kernel: Kernel, plan: Plan): Record<string, unknown> 
   return { ...planSummary(kernel, plan), ast: plan.ast, src: plan.src, cwd: pathObject(plan.cwd) };
 }
 
-/** Refuses to run for a hermetic principal, since no enforcing sandbox exists (K-EXEC-2, P-SBX-1). */
-export function requireSandbox(kernel: Kernel, principal: string): void {
-  if (isHermetic(kernel, principal) && !SANDBOX_ENFORCED) {
-    throw new RpcError(ErrorCode.LEASH_DENIED, "hermetic principal but no sandbox is available", {
-      reason: "hermetic_unavailable",
-    });
-  }
-}
-
 /**
  * Refuses a run the caller may not start now (K-EXEC-2 step 3): deny → -32010, approval →
- * stored plan and -32011, a hermetic principal without a sandbox → -32010.
+ * stored plan and -32011, a hermetic principal without a sandbox or a cwd the sandbox does not
+ * show → -32010. Returns the sandbox the run goes into (null: unconfined).
  */
 export function enforceVerdict(
   kernel: Kernel,
   attachment: Attachment,
   src: string,
   analysis: Analysis,
-): void {
+): Sandboxing | null {
   if (analysis.verdict === "deny") {
     throw new RpcError(ErrorCode.LEASH_DENIED, "policy denies this source", {
       verdict: "deny",
@@ -169,5 +156,5 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
-  requireSandbox(kernel, attachment.principal);
+  return sandboxForRun(kernel, attachment.principal, attachment.session.state.cwd);
 }

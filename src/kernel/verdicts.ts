@@ -10,6 +10,8 @@ import {
   wantsBinHash,
 } from "./policy/evaluate.ts";
 import { policyFor, type PrincipalPolicy } from "./policy/leash.ts";
+import type { Sandboxing } from "./sandbox/command.ts";
+import { isSandboxed, runSandbox } from "./sandbox/principal_sandbox.ts";
 
 export type { Verdict } from "./policy/evaluate.ts";
 
@@ -53,13 +55,33 @@ export function envReadGranted(kernel: Kernel, principal: string, names: string[
   return policyEnvRead(entry(kernel, principal), names);
 }
 
-/** Whether the principal's policy demands a sandbox for its execs (P-SBX-1). */
-export function isHermetic(kernel: Kernel, principal: string): boolean {
-  return entry(kernel, principal)?.hermetic === true;
+/** Whether the principal's runs go inside the bubblewrap sandbox (P-SBX-2). */
+export function isSandboxedPrincipal(kernel: Kernel, principal: string): boolean {
+  return isSandboxed(
+    kernel.config.sandbox,
+    entry(kernel, principal),
+    principal === kernel.config.localHuman,
+  );
 }
 
-/** Whether execs run inside an enforcing sandbox: the optional bubblewrap tier (P-SBX-1) is not built. */
-export const SANDBOX_ENFORCED = false;
+/**
+ * The sandbox of one run of `principal` in `cwd` (null: unconfined), seeing also the `approved`
+ * effects of the plan it runs; throws -32010 when the run may not start (P-SBX-2, P-SBX-3).
+ */
+export function sandboxForRun(
+  kernel: Kernel,
+  principal: string,
+  cwd: string,
+  approved: readonly Effect[] = [],
+): Sandboxing | null {
+  return runSandbox(
+    kernel.config.sandbox,
+    entry(kernel, principal),
+    principal === kernel.config.localHuman,
+    cwd,
+    approved,
+  );
+}
 
 /** The `caps` member of an attach result (K-ATTACH-4). */
 export function callerCaps(
@@ -68,10 +90,11 @@ export function callerCaps(
   profile: string,
   tokenCaps: string[],
 ) {
+  const enforced = isSandboxedPrincipal(kernel, principal);
   return {
-    enforced: SANDBOX_ENFORCED,
-    tier: "D",
-    available_tier: "D",
+    enforced,
+    tier: enforced ? "B" : "D",
+    available_tier: kernel.config.sandbox.host.tier,
     policy_principal: principal,
     profile,
     token_caps: tokenCaps,

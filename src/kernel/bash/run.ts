@@ -1,6 +1,6 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
-import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
+import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
 
 /**
@@ -70,10 +70,11 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   await Deno.writeTextFile(`${run.workDir}/src`, run.src, { mode: 0o600 });
   await Deno.writeTextFile(`${run.workDir}/restore`, restoreScript(run.state), { mode: 0o600 });
   const started = process.hrtime.bigint();
-  const argv = [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", run.workDir];
-  const [cmd, ...args] = run.sandbox === null
-    ? argv
-    : sandboxCommand({ ...run.sandbox, cwd: run.state.cwd, scratch: run.workDir }, argv);
+  const bashArgv = (dir: string) => [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", dir];
+  const [cmd, ...args] = run.sandbox === null ? bashArgv(run.workDir) : sandboxCommand(
+    { ...run.sandbox, cwd: run.state.cwd, scratch: run.workDir },
+    bashArgv(SCRATCH_MOUNT),
+  );
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(cmd, {

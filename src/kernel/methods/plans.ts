@@ -8,17 +8,17 @@ import type { Kernel } from "../kernel.ts";
 import { nowNs } from "../events/now_ns.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { pathObject } from "../path_object.ts";
-import {
-  currentEffects,
-  planRecord,
-  planSummary,
-  publishApproval,
-  requireSandbox,
-} from "../planning.ts";
+import { currentEffects, planRecord, planSummary, publishApproval } from "../planning.ts";
 import type { Plan } from "../plans.ts";
 import { type EffectKind, normalizeEffectName } from "../policy/effects.ts";
 import { elideParams } from "../values/params.ts";
-import { canSelfApprove, isApprover, principalVerdict, SANDBOX_ENFORCED } from "../verdicts.ts";
+import {
+  canSelfApprove,
+  isApprover,
+  isSandboxedPrincipal,
+  principalVerdict,
+  sandboxForRun,
+} from "../verdicts.ts";
 
 const planRef = z.object({ plan_ref: z.string() });
 const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })])).nullish();
@@ -82,18 +82,23 @@ export async function checkApplicable(
       plan_ref: plan.ref,
     });
   }
-  requireSandbox(kernel, attachment.principal);
   return plan;
 }
 
-/** Runs a plan's stored source exactly like an exec `run` (K-PLAN-3). */
+/**
+ * Runs a plan's stored source exactly like an exec `run` (K-PLAN-3); sandboxed, the run also
+ * sees what an approval granted (P-SBX-3).
+ */
 export function applyPlan(
   kernel: Kernel,
   attachment: Attachment,
   plan: Plan,
   opts: RunOptions,
 ): Promise<unknown> {
-  return runSource(kernel, attachment, plan.src, plan.effects, opts);
+  const approved = plan.approval === "approved" ? plan.effects : [];
+  const cwd = attachment.session.state.cwd;
+  const sandbox = sandboxForRun(kernel, attachment.principal, cwd, approved);
+  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, opts);
 }
 
 /** Approves a plan and announces it (K-CAP-1 step 4, K-APPR-2). */
@@ -114,8 +119,13 @@ function uncoveredResult(plan: Plan, missing: EffectKind[]) {
 }
 
 /** The answer for an approved plan (K-CAP-1 step 2, K-APPR-2). */
-function approvedResult(plan: Plan, by: string) {
-  return { grant: "approved", plan_ref: plan.ref, approved_by: by, enforced: SANDBOX_ENFORCED };
+function approvedResult(kernel: Kernel, plan: Plan, by: string) {
+  return {
+    grant: "approved",
+    plan_ref: plan.ref,
+    approved_by: by,
+    enforced: isSandboxedPrincipal(kernel, plan.principal),
+  };
 }
 
 /** Fails unless the caller is an approver (K-APPR-1). */
@@ -165,13 +175,16 @@ export const PLAN_METHODS: MethodSpec[] = [
         throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
       }
       if (verdictOf(kernel, plan) === "allow" || plan.approval === "approved") {
-        return { ...approvedResult(plan, plan.approvedBy ?? "policy"), granted_effects: named };
+        return {
+          ...approvedResult(kernel, plan, plan.approvedBy ?? "policy"),
+          granted_effects: named,
+        };
       }
       const missing = uncovered(plan, named);
       if (missing.length > 0) return uncoveredResult(plan, missing);
       if (canSelfApprove(kernel, attachment.principal, planKinds(plan))) {
         approve(kernel, plan, attachment.principal);
-        return { ...approvedResult(plan, attachment.principal), granted_effects: named };
+        return { ...approvedResult(kernel, plan, attachment.principal), granted_effects: named };
       }
       if (plan.approval !== "requested") {
         plan.approval = "requested";
@@ -203,7 +216,7 @@ export const PLAN_METHODS: MethodSpec[] = [
       const missing = uncovered(plan, named);
       if (missing.length > 0) return uncoveredResult(plan, missing);
       approve(kernel, plan, attachment.principal);
-      return approvedResult(plan, attachment.principal);
+      return approvedResult(kernel, plan, attachment.principal);
     },
   ),
   attached(

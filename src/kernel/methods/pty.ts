@@ -8,7 +8,7 @@ import {
   ptyResizeParams,
   ptySendParams,
 } from "../pty/params.ts";
-import { principalVerdict } from "../verdicts.ts";
+import { principalVerdict, sandboxForRun } from "../verdicts.ts";
 
 /** `pty.*` (K-PTY-1..7), scoped to the attached session. */
 export const PTY_METHODS: MethodSpec[] = [
@@ -29,6 +29,7 @@ export const PTY_METHODS: MethodSpec[] = [
       });
     }
     const state = attachment.session.state;
+    const sandbox = sandboxForRun(kernel, attachment.principal, state.cwd);
     const entry = await kernel.ptys.open(attachment.session.name, {
       cmd: p.cmd,
       args: p.args,
@@ -36,7 +37,7 @@ export const PTY_METHODS: MethodSpec[] = [
       env: { ...Object.fromEntries(state.env), ...p.env },
       cols: p.cols,
       rows: p.rows,
-      sandbox: null,
+      sandbox,
     });
     const { pty } = entry;
     return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };

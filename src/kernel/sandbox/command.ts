@@ -1,5 +1,11 @@
 /** The bubblewrap command line that confines one run to its view (P-SBX-3, P-SBX-4). */
-import type { SandboxView } from "./view.ts";
+import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
+
+/**
+ * Where a run's scratch directory appears inside the sandbox: it reveals no host path, and /dev is
+ * always the sandbox's own tmpfs, so the mount point can be made whatever roots are bound.
+ */
+export const SCRATCH_MOUNT = "/dev/shoal";
 
 /**
  * Flags of every sandboxed run: the sandbox dies with its bwrap, no capabilities (a root kernel
@@ -27,8 +33,30 @@ export interface Sandboxing {
 export interface Confinement extends Sandboxing {
   /** The run's working directory; must be visible in `view`. */
   cwd: string;
-  /** A kernel scratch directory the run needs read-write despite the masks (its state dump). */
+  /** A kernel scratch directory the run needs read-write, shown at {@link SCRATCH_MOUNT}. */
   scratch: string | null;
+}
+
+/**
+ * Directories bwrap creates in the private /tmp on the way to a bound root; made read-only, so a
+ * write beside the root fails as it does outside /tmp (where bwrap's root is read-only).
+ */
+function tmpParents(view: SandboxView): string[] {
+  const dirs = new Set<string>();
+  for (const { path } of view.mounts) {
+    if (path === PRIVATE_TMP || !isUnder(path, PRIVATE_TMP)) continue;
+    for (let dir = path.slice(0, path.lastIndexOf("/")); dir !== PRIVATE_TMP;) {
+      if (
+        !view.mounts.some((m) =>
+          m.path !== path && isUnder(dir, m.path) && isUnder(m.path, PRIVATE_TMP)
+        )
+      ) {
+        dirs.add(dir);
+      }
+      dir = dir.slice(0, dir.lastIndexOf("/"));
+    }
+  }
+  return [...dirs];
 }
 
 /**
@@ -45,6 +73,7 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
       path: m.path,
       args: [m.writable ? "--bind" : "--ro-bind", m.path, m.path],
     })),
+    ...tmpParents(view).map((dir) => ({ path: dir, args: ["--perms", "0555", "--dir", dir] })),
   ];
   // a parent before its children; on a tie the sandbox's own /tmp comes before a granted /tmp
   const ordered = steps.map((step, i) => ({ ...step, i })).sort((a, b) =>
@@ -58,7 +87,7 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
     args.push(...(mask.dir ? ["--tmpfs", mask.path] : ["--ro-bind", "/dev/null", mask.path]));
   }
   if (confinement.scratch !== null) {
-    args.push("--bind", confinement.scratch, confinement.scratch);
+    args.push("--bind", confinement.scratch, SCRATCH_MOUNT);
   }
   // bwrap's own root and the masks are writable tmpfs; made read-only, a write outside the
   // grants fails instead of landing in memory (only the private /tmp takes writes)

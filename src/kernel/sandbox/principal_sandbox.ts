@@ -11,7 +11,7 @@ import { sandboxView, visibleIn } from "./view.ts";
 export interface SandboxSetting {
   host: SandboxHost;
   /** HOME of the kernel, for `~/` in grants. */
-  home: string;
+  home: string | undefined;
   /** The kernel's state directory, socket directory and policy file (P-SBX-3 masks). */
   masked: readonly string[];
 }

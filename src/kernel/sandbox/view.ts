@@ -47,6 +47,9 @@ export const SYSTEM_ROOTS = [
 /** Paths the sandbox always supplies itself: a host bind there would undo the namespace. */
 const OWN_MOUNTS = ["/proc", "/dev"];
 
+/** The run's private, empty /tmp: only roots at or below it show through it. */
+export const PRIVATE_TMP = "/tmp";
+
 const GLOB_CHARS = /[*?[\\]/;
 
 /** Whether `path` is `dir` or lies below it. */
@@ -54,13 +57,20 @@ export function isUnder(path: string, dir: string): boolean {
   return path === dir || dir === "/" || path.startsWith(`${dir}/`);
 }
 
+/** Whether a host bind at `mount` shows `path`: not when the private /tmp lies between them. */
+function shows(mount: string, path: string): boolean {
+  return isUnder(path, mount) && (!isUnder(path, PRIVATE_TMP) || isUnder(mount, PRIVATE_TMP));
+}
+
 /**
  * The root of a grant: its longest glob-free directory prefix with `~` expanded to `home`
  * (`~/src/proj/**` → `/home/me/src/proj`); a glob-free grant is its own root. Null for a
- * relative grant, which can never match an absolute path.
+ * relative grant (which can never match an absolute path) or a `~` grant without a HOME.
  */
-export function grantRoot(glob: string, home: string): string | null {
-  const path = glob === "~" ? home : glob.startsWith("~/") ? `${home}${glob.slice(1)}` : glob;
+export function grantRoot(glob: string, home: string | undefined): string | null {
+  const tilde = glob === "~" || glob.startsWith("~/");
+  if (tilde && home === undefined) return null;
+  const path = tilde ? `${home}${glob.slice(1)}` : glob;
   if (!path.startsWith("/")) return null;
   const segments = path.split("/");
   const firstGlob = segments.findIndex((segment) => GLOB_CHARS.test(segment));
@@ -84,7 +94,7 @@ function existingRealPath(path: string): string | null {
  */
 export function sandboxView(
   grants: SandboxGrants,
-  home: string,
+  home: string | undefined,
   masked: readonly string[],
 ): SandboxView {
   const wanted = new Map<string, boolean>();
@@ -106,10 +116,10 @@ export function sandboxView(
   const all = [...wanted].map(([path, writable]) => ({ path, writable }));
   const mounts = all
     .filter((m) =>
-      !all.some((o) => o.path !== m.path && isUnder(m.path, o.path) && (o.writable || !m.writable))
+      !all.some((o) => o.path !== m.path && shows(o.path, m.path) && (o.writable || !m.writable))
     )
     .sort((a, b) => (a.path < b.path ? -1 : 1));
-  const shown = (path: string) => mounts.some((m) => isUnder(path, m.path));
+  const shown = (path: string) => mounts.some((m) => shows(m.path, path));
   const masks = masked.flatMap((path) => {
     const real = existingRealPath(path);
     if (real === null || !shown(real)) return [];
@@ -126,6 +136,6 @@ export function sandboxView(
 /** Whether an existing host `path` can be reached inside a run with `view` (P-SBX-3). */
 export function visibleIn(view: SandboxView, path: string): boolean {
   const real = existingRealPath(path);
-  return real !== null && view.mounts.some((m) => isUnder(real, m.path)) &&
+  return real !== null && view.mounts.some((m) => shows(m.path, real)) &&
     !view.masks.some((mask) => isUnder(real, mask.path));
 }
