@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { createToken, writePolicy } from "../../tests/_support/principals.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
-import { sdkTransport } from "../../tests/mcp/_facade.ts";
+import { sdkTransport } from "../../tests/_support/facade.ts";
 
 const N = 200;
 

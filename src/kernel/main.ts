@@ -3,8 +3,8 @@ import { stateDir } from "../protocol/state_dir.ts";
 import { runTokenCommand } from "./cli/token.ts";
 import { runApprovalCommand } from "./cli/approval.ts";
 import { parseServeArgs, UsageError } from "./cli/serve_args.ts";
-import { serve } from "./serve.ts";
-import { StartupError } from "./socket_prep.ts";
+import { serve } from "./daemon/serve.ts";
+import { StartupError } from "./daemon/socket_prep.ts";
 
 const USAGE =
   `usage: shoal-kernel [serve] [--session NAME] [--socket PATH] [--state-dir DIR] [--policy FILE] [--bash PATH]

@@ -55,6 +55,14 @@ export const EVENT_RING = 1024;
 export const SUBSCRIBER_QUEUE = 256;
 export const EVENT_PAYLOAD_LIMIT = 65536;
 
+/** Bytes of stderr quoted in a -32002 error (K-EXEC-4). */
+export const STDERR_QUOTE_LIMIT = 4096;
+/** `task.output` bytes when `max_bytes` is absent, and its largest value (K-TASK-*). */
+export const TASK_OUTPUT_DEFAULT_BYTES = 16384;
+export const TASK_OUTPUT_MAX_BYTES = 65536;
+/** Largest `timeout_ms` wait budget in ms, the largest timer delay (K-EXEC-6). */
+export const WAIT_BUDGET_MAX_MS = 2147483647;
+
 /** Grace periods in ms (K-BASH-13, K-PTY-5, K-BASH-3). */
 export const KILL_GRACE_MS = 2000;
 export const PTY_KILL_GRACE_MS = 500;

@@ -18,20 +18,16 @@ export async function waitUntil(
   return true;
 }
 
-/** Calls `fetch` every 50 ms until `done` holds for its result (at most `ms`); returns that result. */
+/** Calls `fetch` at {@link waitUntil}'s pace until `done` holds for its result (at most `ms`); returns it. */
 export async function pollUntil<T>(
   fetch: () => Promise<T>,
   done: (value: T) => boolean,
   ms = 10000,
 ): Promise<T> {
-  const deadline = Date.now() + ms;
   let value = await fetch();
-  while (!done(value)) {
-    if (Date.now() >= deadline) {
-      throw new Error(`condition not reached within ${ms} ms; last: ${JSON.stringify(value)}`);
-    }
-    await delay(50);
-    value = await fetch();
+  const reached = await waitUntil(async () => done(value) || done(value = await fetch()), ms);
+  if (!reached) {
+    throw new Error(`condition not reached within ${ms} ms; last: ${JSON.stringify(value)}`);
   }
   return value;
 }

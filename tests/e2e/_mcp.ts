@@ -12,7 +12,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { rejection } from "../_support/rejection.ts";
 import type { Rec } from "../_support/rec.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
-import { sdkTransport } from "../mcp/_facade.ts";
+import { sdkTransport } from "../_support/facade.ts";
 
 /** What a `tools/call` returned. */
 export interface ToolReply {

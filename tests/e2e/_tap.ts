@@ -5,7 +5,7 @@
  */
 import type { Rec } from "../_support/rec.ts";
 import { startKernel, type TestKernel } from "../_support/kernel.ts";
-import { RawFacade } from "../mcp/_facade.ts";
+import { RawFacade } from "../_support/facade.ts";
 
 /** One frame a client sent through the tap towards the kernel. */
 export interface TappedRequest {

@@ -7,7 +7,7 @@ import { createToken } from "../_support/principals.ts";
 import { kernelPid, outermost, processGroup } from "../_support/proc.ts";
 import { KERNEL_BIN, pidsMentioning, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { delay, waitUntil } from "../_support/wait.ts";
-import { RawFacade, sdkTransport } from "../mcp/_facade.ts";
+import { RawFacade, sdkTransport } from "../_support/facade.ts";
 
 type Frame = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import type { Rec } from "../_support/rec.ts";
 import { waitUntil } from "../_support/wait.ts";
-import type { RawFacade } from "../mcp/_facade.ts";
+import type { RawFacade } from "../_support/facade.ts";
 import { tapTest, type WireTap } from "./_tap.ts";
 
 /** Calls a tool and returns the kernel requests it made and its `tools/call` result. */
@@ -326,7 +326,7 @@ for (
         jsonrpc: "2.0",
         id: 2,
         method: "tools/call",
-        params: { name: "shoal_exec", arguments: { src: "sleep 20" } },
+        params: { name: "shoal_exec", arguments: { src: "sleep 300" } },
       });
       assert.ok(await waitUntil(() => tap.sent("exec").length === 1, 10000));
       await tap.inject(first.conn, noise);

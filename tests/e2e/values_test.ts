@@ -66,6 +66,12 @@ mcpTest(
 
     const got = await mcp.ok("shoal_get", { ref: sc.ref, path: "out", slice: [1000, 1010] });
     assert.deepEqual(got.value, { $: "str", v: seq.slice(1000, 1010) });
+    const tail = await mcp.ok("shoal_get", {
+      ref: sc.ref,
+      path: "out",
+      slice: [seq.length - 8, seq.length + 100],
+    });
+    assert.deepEqual(tail.value, { $: "str", v: seq.slice(-8) });
 
     const render = await mcp.read(`shoal://out/${outN(sc)}?format=render`);
     assert.ok(textOf(render, "text/plain").startsWith("1\n2\n3\n"));
@@ -85,11 +91,17 @@ mcpTest(
     assert.equal(out.$, "ref");
     assert.equal(out.of, "list");
     assert.equal(out.n, 2000000);
+    assert.deepEqual(out.preview, {
+      $: "list",
+      v: [0, 1, 2, 3, 4].map((v) => ({ $: "int", v })),
+    });
     const got = await mcp.ok("shoal_get", { ref: sc.ref, path: "out", slice: [1000, 1010] });
     assert.deepEqual(got.value, {
       $: "list",
       v: Array.from({ length: 10 }, (_, i) => ({ $: "int", v: 1000 + i })),
     });
+    const item = await mcp.ok("shoal_get", { ref: sc.ref, path: ".out[1999999]" });
+    assert.deepEqual(item.value, { $: "int", v: 1999999 });
   },
 );
 

@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { rssBytes } from "../_support/proc.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
-import { launcherArgs, RawFacade, sdkTransport } from "./_facade.ts";
+import { launcherArgs, RawFacade, sdkTransport } from "../_support/facade.ts";
 
 const NO_KERNEL = { SHOAL_NO_AUTOSTART: "1" };
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StdioTransport } from "../../src/mcp/stdio_transport.ts";
+import { waitUntil } from "../_support/wait.ts";
 
 /** A byte source fed by the test; `end()` makes the next read report EOF. */
 class FeedReader {
@@ -69,15 +70,6 @@ async function settle(ms = 30): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls until `check` holds, failing after 10 s. */
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10000;
-  while (!check()) {
-    assert.ok(Date.now() < deadline, "condition not reached within 10 s");
-    await settle(10);
-  }
-}
-
 Deno.test("W-FRAME-8: concurrent notifications and responses are written as whole frames in send order", async () => {
   const { reader, writer, transport, received } = setup(777);
   await transport.start();
@@ -117,7 +109,7 @@ Deno.test("W-FRAME-5: an oversize stdin frame gets -32600 id null and the next f
   const mib = new Uint8Array(1 << 20).fill(0x61);
   for (let i = 0; i < 17; i++) reader.feed(mib);
   reader.feed('\n{"jsonrpc":"2.0","id":5,"method":"ping"}\n');
-  await until(() => received.length === 1 && writer.frames().length === 1);
+  assert.ok(await waitUntil(() => received.length === 1 && writer.frames().length === 1, 10000));
   assert.deepEqual(writer.frames(), [{
     jsonrpc: "2.0",
     id: null,
@@ -138,7 +130,7 @@ Deno.test("W-FRAME-2: a frame of exactly 16 MiB is accepted", async () => {
   const tail = '"}}';
   const pad = 16 * 1024 * 1024 - head.length - tail.length;
   reader.feed(head + "p".repeat(pad) + tail + "\n");
-  await until(() => received.length === 1);
+  assert.ok(await waitUntil(() => received.length === 1, 10000));
   assert.equal(received.length, 1);
   assert.deepEqual(writer.frames(), []);
   reader.end();
@@ -166,7 +158,7 @@ Deno.test("W-FRAME-6/7, W-RPC-1/2: envelope errors are answered by the transport
     '{"jsonrpc":"2.0","id":11,"method":"ping","params":{"_meta":{"progressToken":{}}}}',
   ];
   reader.feed(lines.join("\r\n") + "\n\n");
-  await until(() => writer.frames().length === lines.length);
+  assert.ok(await waitUntil(() => writer.frames().length === lines.length, 10000));
   const frames = writer.frames();
   const summary = frames.map((f) => [f.id, (f.error as { code: number }).code]);
   assert.deepEqual(summary, [

@@ -1,4 +1,4 @@
-import type { PathObject } from "../path_object.ts";
+import type { PathObject } from "../values/path_object.ts";
 
 /** One effect as derived by the effects analysis (K-EFF-1): `kind` plus its members. */
 export interface JournalEffect {

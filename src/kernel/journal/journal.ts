@@ -4,7 +4,7 @@ import { NS_FILTER_SLACK } from "../../protocol/limits.ts";
 import type { BusEvent } from "../events/bus_event.ts";
 import type { DurableLog } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
-import { pathObject } from "../path_object.ts";
+import { pathObject } from "../values/path_object.ts";
 import type { JournalEntry, JournalFinish, JournalScope, JournalStart } from "./entry.ts";
 import type { JournalQuery } from "./query_params.ts";
 

@@ -3,6 +3,7 @@ import { ErrorCode, RpcError } from "../../../src/protocol/errors.ts";
 import type { BusEvent } from "../../../src/kernel/events/bus_event.ts";
 import { EventBus, type EventSubscriber } from "../../../src/kernel/events/bus.ts";
 import { Journal } from "../../../src/kernel/journal/journal.ts";
+import { waitUntil } from "../../_support/wait.ts";
 
 /** A subscriber that records deliveries; after `stall()` each delivery waits for `allow`. */
 class Recorder implements EventSubscriber {
@@ -26,13 +27,6 @@ class Recorder implements EventSubscriber {
     this.#budget--;
     this.events.push(event);
   }
-}
-
-async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 5000 && !condition(); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  assert.ok(condition(), `timed out waiting for ${what}`);
 }
 
 async function withBus(
@@ -135,7 +129,7 @@ Deno.test("J-6 a journal event stored by Journal.finish reaches the ring and sub
     });
     const event = journal.finish(id, { dur_ns: 1n, status: 0, ok: true, outputs: [] });
     bus.publishStored(event);
-    await waitFor(() => sub.events.length === 1, "journal event");
+    assert.ok(await waitUntil(() => sub.events.length === 1, 10000), "journal event");
     assert.deepEqual(sub.events, [event]);
     assert.deepEqual(bus.read("journal"), [event]);
   });
@@ -161,7 +155,7 @@ Deno.test("K-EVT-3 subscribe without since pushes only later events, in order", 
     const sub = new Recorder();
     bus.subscribe(sub, "task.3");
     for (let i = 0; i < 10; i++) bus.publish("task.3", { i });
-    await waitFor(() => sub.events.length === 10, "10 events");
+    assert.ok(await waitUntil(() => sub.events.length === 10, 10000), "10 events");
     assert.deepEqual(seqs(sub.events), range(1, 11));
   });
 });
@@ -172,7 +166,7 @@ Deno.test("K-EVT-3 subscribe with since replays what read would return, then liv
     const sub = new Recorder();
     bus.subscribe(sub, "session.transcript", 100);
     bus.publish("session.transcript", { n: 1500 });
-    await waitFor(() => sub.events.length === 1025, "replay and live event");
+    assert.ok(await waitUntil(() => sub.events.length === 1025, 10000), "replay and live event");
     assert.deepEqual(seqs(sub.events), range(476, 1501));
   });
 });
@@ -185,7 +179,7 @@ Deno.test("K-EVT-3 subscribing twice to a channel does not duplicate deliveries"
     bus.subscribe(sub, "user.x", -1);
     bus.publish("user.x", 1);
     bus.publish("user.x", 2);
-    await waitFor(() => sub.events.length >= 2, "2 events");
+    assert.ok(await waitUntil(() => sub.events.length >= 2, 10000), "2 events");
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(seqs(sub.events), [0, 1]);
     assert.deepEqual(bus.subscriptions(sub), ["user.x"]);
@@ -220,7 +214,7 @@ Deno.test("K-EVT-4 unsubscribe and removeSubscriber stop pushes; unsubscribe is 
     bus.unsubscribe(sub, "user.never");
     bus.publish("user.a", "a");
     bus.publish("user.b", "b");
-    await waitFor(() => sub.events.length === 1, "user.b event");
+    assert.ok(await waitUntil(() => sub.events.length === 1, 10000), "user.b event");
     bus.removeSubscriber(sub);
     bus.publish("user.b", "later");
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -239,13 +233,16 @@ Deno.test("K-EVT-9/10 a stalled subscriber drops and counts, then gets one {drop
     // Publishing completes while the slow subscriber delivers nothing; the fast one keeps up.
     for (let batch = 0; batch < 3; batch++) {
       for (let i = 0; i < 100; i++) bus.publish("task.9", { i });
-      await waitFor(() => fast.events.length === (batch + 1) * 100, "fast subscriber");
+      assert.ok(
+        await waitUntil(() => fast.events.length === (batch + 1) * 100, 10000),
+        "fast subscriber",
+      );
     }
     assert.deepEqual(seqs(fast.events), range(0, 300));
     assert.equal(slow.events.length, 0);
     slow.allow();
     // Event 0 was in flight, 1..256 filled the queue, 257..299 were dropped.
-    await waitFor(() => slow.events.length === 258, "slow subscriber to drain");
+    assert.ok(await waitUntil(() => slow.events.length === 258, 10000), "slow subscriber to drain");
     assert.deepEqual(seqs(slow.events.slice(0, 257)), range(0, 257));
     const marker = slow.events[257];
     assert.equal(marker.channel, "task.9");
@@ -253,7 +250,7 @@ Deno.test("K-EVT-9/10 a stalled subscriber drops and counts, then gets one {drop
     assert.equal(typeof marker.ts, "bigint");
     assert.deepEqual(marker.payload, { dropped: 43, latest_seq: 299 });
     bus.publish("task.9", { i: 300 });
-    await waitFor(() => slow.events.length === 259, "next live event");
+    assert.ok(await waitUntil(() => slow.events.length === 259, 10000), "next live event");
     assert.equal(slow.events[258].seq, 300);
     assert.equal(slow.events.filter((e) => "dropped" in (e.payload as object)).length, 1);
   });
@@ -267,10 +264,10 @@ Deno.test("K-EVT-10 the drop marker precedes the next event when the queue refil
     for (let i = 0; i < 260; i++) bus.publish("task.5", {});
     // One delivery completes, freeing one slot; the next publish queues marker + event.
     slow.allow(1);
-    await waitFor(() => slow.events.length === 1, "first delivery");
+    assert.ok(await waitUntil(() => slow.events.length === 1, 10000), "first delivery");
     bus.publish("task.5", {});
     slow.allow();
-    await waitFor(() => slow.events.length === 258, "drain");
+    assert.ok(await waitUntil(() => slow.events.length === 258, 10000), "drain");
     assert.deepEqual(seqs(slow.events.slice(254)), [254, 255, 259, 260]);
     assert.deepEqual(slow.events[256].payload, { dropped: 4, latest_seq: 259 });
   });
@@ -285,7 +282,7 @@ Deno.test("K-EVT-8 a subscriber's visibility predicate filters its pushes and re
     bus.subscribe(sub, "journal", -1);
     bus.publish("journal", { principal: "agent:b" });
     bus.publish("journal", { principal: "agent:a" });
-    await waitFor(() => sub.events.length === 2, "own events");
+    assert.ok(await waitUntil(() => sub.events.length === 2, 10000), "own events");
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(seqs(sub.events), [0, 3]);
   });
@@ -304,7 +301,7 @@ Deno.test("a subscriber whose deliver fails loses its subscriptions", async () =
     bus.subscribe(broken, "user.a");
     bus.subscribe(broken, "user.b");
     bus.publish("user.a", 1);
-    await waitFor(() => bus.subscriptions(broken).length === 0, "removal");
+    assert.ok(await waitUntil(() => bus.subscriptions(broken).length === 0, 10000), "removal");
     bus.publish("user.b", 2);
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(calls, 1);

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals.ts";
 import { groupMembers, processLive } from "../../_support/proc.ts";
@@ -50,7 +51,7 @@ async function world(principals: Rec, body: (w: World) => Promise<void>): Promis
   try {
     k = await startKernel(["--policy", await writePolicy(box, principals)], box);
     const human = await k.attach("work");
-    await human.request("exec", { src: `cd ${proj}` });
+    await exec(human, `cd ${proj}`);
     const kernel = k;
     await body({
       k,
@@ -69,8 +70,7 @@ async function world(principals: Rec, body: (w: World) => Promise<void>): Promis
 
 /** The outcome of `src` run in value position. */
 async function run(conn: RpcConnection, src: string): Promise<Rec> {
-  const r = await conn.request("exec", { src, position: "value" }) as Rec;
-  return r.value as Rec;
+  return (await exec(conn, src, { position: "value" })).value as Rec;
 }
 
 /** The text of a `str` wire value. */
@@ -231,7 +231,7 @@ Deno.test("a PTY program of a sandboxed agent is confined the same way", async (
 
 /** Starts `src` as a task; returns its id and the live processes of its group once there are `n`. */
 async function startTask(agent: RpcConnection, src: string, n: number) {
-  const r = await agent.request("exec", { src, async: true }) as Rec;
+  const r = await exec(agent, src, { async: true });
   const task = r.task as string;
   let members: number[] = [];
   let pid = 0;
@@ -299,7 +299,7 @@ Deno.test("the local human and a sandbox:false principal are not confined", asyn
 Deno.test("a cwd outside the sandbox is refused; a hermetic principal runs inside it", async () => {
   await world({ "agent:c": CODER, "agent:h": { ...CODER, hermetic: true } }, async (w) => {
     const other = await w.k.attach("elsewhere", w.tokens["agent:c"]);
-    const e = await rpcError(other.request("exec", { src: "true" }));
+    const e = await rpcError(exec(other, "true"));
     assert.equal(e.code, -32010);
     assert.equal((e.data as Rec).reason, "cwd_outside_sandbox");
     const pty = await rpcError(other.request("pty.open", { cmd: "true" }));

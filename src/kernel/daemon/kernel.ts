@@ -1,0 +1,119 @@
+import type { ClientConnection } from "../rpc/client_connection.ts";
+import type { ShellState } from "../bash/shell_state.ts";
+import { SessionRegistry } from "../session/registry.ts";
+import { EventBus } from "../events/bus.ts";
+import { Journal } from "../journal/journal.ts";
+import { PtyRegistry } from "../pty/registry.ts";
+import { Cas } from "../store/cas.ts";
+import type { Value } from "../values/value.ts";
+import { TokenStore } from "../auth/tokens.ts";
+import type { Policy } from "../policy/leash.ts";
+import type { SandboxSetting } from "../sandbox/principal_sandbox.ts";
+import { TaskRegistry } from "../tasks/registry.ts";
+import { PlanStore } from "../plans/store.ts";
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+
+/** Fixed facts a kernel runs with. */
+export interface KernelConfig {
+  stateDir: string;
+  socketPath: string;
+  bash: string;
+  /** Variables the bash binary defines by itself, never session state. */
+  bashVariables: ReadonlySet<string>;
+  /** The local human principal, `uid:<euid>` (G-TRUST-2). */
+  localHuman: string;
+  /** HOME of the kernel process, for `~/` in policy globs (P-EVAL-1). */
+  home: string | undefined;
+  policy: Policy;
+  /** The host's sandbox and what it always hides (P-SBX-1). */
+  sandbox: SandboxSetting;
+  /** The state a new session starts from (K-ATTACH-3). */
+  initialState: () => ShellState;
+}
+
+/** One kernel process: its configuration and every registry it owns. */
+export class Kernel {
+  readonly sessions: SessionRegistry<Value>;
+  readonly connections = new Set<ClientConnection>();
+  readonly journal: Journal;
+  readonly bus: EventBus;
+  readonly cas: Cas;
+  readonly tokens: TokenStore;
+  readonly tasks: TaskRegistry;
+  readonly ptys: PtyRegistry;
+  readonly plans = new PlanStore();
+  #logFile: Deno.FsFile | null = null;
+
+  private constructor(readonly config: KernelConfig, cas: Cas) {
+    this.sessions = new SessionRegistry<Value>(config.initialState);
+    this.journal = Journal.open(config.stateDir);
+    this.bus = new EventBus(this.journal);
+    this.cas = cas;
+    this.tokens = new TokenStore(config.stateDir);
+    this.tasks = new TaskRegistry(this.bus);
+    this.ptys = new PtyRegistry((channel, payload) => this.bus.publish(channel, payload));
+    try {
+      this.#logFile = Deno.openSync(`${config.stateDir}/kernel.log`, {
+        create: true,
+        append: true,
+        mode: 0o600,
+      });
+    } catch {
+      this.#logFile = null;
+    }
+  }
+
+  /** Opens the state directory's stores and returns a kernel ready to serve. */
+  static async start(config: KernelConfig): Promise<Kernel> {
+    return new Kernel(config, await Cas.open(config.stateDir));
+  }
+
+  /** Writes a diagnostic line to stderr and kernel.log (G-STATE-2). */
+  log(line: string): void {
+    const text = `shoal-kernel: ${line}\n`;
+    const bytes = new TextEncoder().encode(text);
+    try {
+      Deno.stderr.writeSync(bytes);
+    } catch {
+      // stderr closed (detached kernel)
+    }
+    try {
+      this.#logFile?.writeSync(bytes);
+    } catch {
+      // log file unavailable
+    }
+  }
+
+  /**
+   * Whether a token-attached connection's token is no longer valid (T-TOK-4): revoked, expired,
+   * unknown, or the store is unreadable (fail closed). When so, its subscriptions end.
+   */
+  tokenLapsed(conn: ClientConnection): boolean {
+    const token = conn.attachment?.token;
+    if (!token) return false;
+    let valid: boolean;
+    try {
+      valid = this.tokens.validate(token) !== null;
+    } catch (e) {
+      this.log(`token store unreadable: ${e instanceof Error ? e.message : e}`);
+      valid = false;
+    }
+    if (!valid) this.bus.removeSubscriber(conn.subscriber);
+    return !valid;
+  }
+
+  /** Re-checks a token-attached connection before each request: a lapsed token is -32030 (T-TOK-4). */
+  revalidate(conn: ClientConnection): void {
+    if (this.tokenLapsed(conn)) {
+      throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+    }
+  }
+
+  /** Stops every task and PTY process group and closes the journal (G-SOCK-8). */
+  async shutdown(): Promise<void> {
+    for (const conn of this.connections) conn.close();
+    await Promise.all([this.tasks.cancelAll(), this.ptys.closeAll()]);
+    this.journal.close();
+    this.#logFile?.close();
+  }
+}

@@ -1,0 +1,100 @@
+import type { SocketChoice } from "../../protocol/socket_path.ts";
+
+/** A startup failure with the kernel's exit status (K-CLI-1: 1 fatal, 3 another kernel owns the socket). */
+export class StartupError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * A bound socket with its lock, ready to accept (G-SOCK-7). The listener is never closed: Deno
+ * unlinks a closed listener's path by name, whatever sits there by then, and G-SOCK-8 allows
+ * removing the path only while it is still the socket bound. The process leaves through
+ * `Deno.exit`, which drops no resources.
+ */
+export interface PreparedSocket {
+  listener: Deno.Listener;
+  /** Unlinks the socket if it is still the one bound, and releases the lock (G-SOCK-8). */
+  release(): void;
+}
+
+async function canConnect(path: string): Promise<boolean> {
+  try {
+    (await Deno.connect({ transport: "unix", path })).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function parentOf(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i <= 0 ? "/" : path.slice(0, i);
+}
+
+/** Prepares and binds the socket exactly as G-SOCK-3..7 order it. */
+export async function prepareSocket(choice: SocketChoice, uid: number): Promise<PreparedSocket> {
+  const path = choice.path;
+  const parent = parentOf(path);
+  let existed = true;
+  try {
+    await Deno.lstat(parent);
+  } catch {
+    existed = false;
+    await Deno.mkdir(parent, { recursive: true, mode: 0o700 });
+  }
+  const info = await Deno.stat(parent);
+  if (info.uid !== uid) {
+    if (!choice.explicit) {
+      throw new StartupError(1, `socket directory ${parent} is owned by uid ${info.uid}`);
+    }
+    console.error(`shoal-kernel: warning: socket directory ${parent} is owned by uid ${info.uid}`);
+  } else if (existed && info.mode !== null && (info.mode & 0o077) !== 0) {
+    await Deno.chmod(parent, 0o700);
+  }
+
+  const lock = await Deno.open(`${path}.lock`, {
+    create: true,
+    read: true,
+    write: true,
+    mode: 0o600,
+  });
+  if (!(await lock.tryLock(true))) {
+    lock.close();
+    throw new StartupError(3, `another kernel owns ${path}`);
+  }
+  try {
+    const existing = await Deno.lstat(path).catch(() => null);
+    if (existing) {
+      if (!existing.isSocket) {
+        throw new StartupError(1, `refusing to replace non-socket path ${path}`);
+      }
+      if (await canConnect(path)) throw new StartupError(3, `another kernel owns ${path}`);
+      if (existing.uid !== uid) {
+        throw new StartupError(
+          1,
+          `refusing to replace socket ${path} owned by uid ${existing.uid}`,
+        );
+      }
+      await Deno.remove(path);
+    }
+    const listener = Deno.listen({ transport: "unix", path });
+    await Deno.chmod(path, 0o600);
+    const bound = await Deno.lstat(path);
+    return {
+      listener,
+      release() {
+        try {
+          if (Deno.lstatSync(path).ino === bound.ino) Deno.removeSync(path);
+        } catch {
+          // already gone
+        }
+        lock.close();
+      },
+    };
+  } catch (e) {
+    lock.close();
+    throw e;
+  }
+}

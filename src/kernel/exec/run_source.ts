@@ -1,0 +1,235 @@
+import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
+import { RENDER_EVENT_LIMIT, STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts";
+import { outUri } from "../../protocol/refs.ts";
+import type { Attachment } from "../session/attachment.ts";
+import { runBash } from "../bash/run.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
+import { cloneState, diffState } from "../bash/shell_state.ts";
+import { nowNs } from "../events/now_ns.ts";
+import type { JournalOutput } from "../journal/entry.ts";
+import type { Kernel } from "../daemon/kernel.ts";
+import type { Effect } from "../policy/effects.ts";
+import { CaptureSink } from "../store/capture.ts";
+import type { Cas } from "../store/cas.ts";
+import type { Task } from "../tasks/registry.ts";
+import { commandText, outcomeValue } from "../values/outcome.ts";
+import type { ElideOverride } from "../values/params.ts";
+import { renderBounded } from "../values/render.ts";
+import { isList, listLength, type Outcome, tagOf } from "../values/value.ts";
+import { type TranscriptResult, transcriptResult } from "./transcript_result.ts";
+
+/** How a run's caller wants its answer (K-EXEC-1). */
+export interface RunOptions {
+  position: "stmt" | "value";
+  async: boolean;
+  timeoutMs: number | null;
+  elide: ElideOverride | null | undefined;
+  /** Called once bash has been spawned, or the run ended before it could be (W-RPC-4). */
+  started?: () => void;
+}
+
+const encoder = new TextEncoder();
+
+/** The -32002 error of a failed outcome in stmt position (K-EXEC-4). */
+async function raisedError(
+  cas: Cas,
+  outcome: Outcome,
+  ref: string,
+  cancelled: boolean,
+  errBlobHash: string | null,
+): Promise<RpcErrorObject> {
+  let stderr = "";
+  if (errBlobHash) {
+    const bytes = await cas.readRange(errBlobHash, 0, STDERR_QUOTE_LIMIT);
+    stderr = new TextDecoder().decode(bytes);
+  }
+  const n = ref.slice(4);
+  return {
+    code: ErrorCode.RAISED,
+    message: outcome.signal
+      ? `command killed by ${outcome.signal}`
+      : `command failed with exit status ${outcome.status}`,
+    data: {
+      code: cancelled ? "cancelled" : "cmd_failed",
+      status: outcome.status,
+      signal: outcome.signal,
+      stderr,
+      ref,
+      uri: outUri(n),
+    },
+  };
+}
+
+/** A summary of an outcome for the `session.transcript` channel (§9.2). */
+function transcriptSummary(outcome: Outcome): Record<string, unknown> {
+  const outType = tagOf(outcome.out);
+  const summary: Record<string, unknown> = {
+    type: "outcome",
+    ok: outcome.ok,
+    cmd: outcome.cmd,
+    out_type: outType,
+  };
+  if (isList(outcome.out)) summary.n = listLength(outcome.out);
+  else if (outType === "table") summary.n = (outcome.out as { n: number }).n;
+  return summary;
+}
+
+/**
+ * Runs already-approved source in the caller's session: journal row, capture, transcript value,
+ * events in the K-EXEC-8 order, and the K-EXEC-3/4/5/6 result shapes.
+ */
+export async function runSource(
+  kernel: Kernel,
+  attachment: Attachment,
+  src: string,
+  effects: Effect[],
+  sandbox: Sandboxing | null,
+  opts: RunOptions,
+): Promise<unknown> {
+  const session = attachment.session;
+  const started = performance.now();
+  const listed = opts.async || opts.timeoutMs !== null;
+  // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
+  const snapshot = cloneState(session.state);
+  const [stdout, stderr] = await Promise.all([
+    CaptureSink.open(kernel.cas),
+    CaptureSink.open(kernel.cas),
+  ]);
+  const output = { stdout, stderr };
+  // Quota check, journal row and task registration run without an await in between, so
+  // concurrent execs cannot all pass the check before one of them is counted (K-TASK-2).
+  if (listed) {
+    try {
+      kernel.tasks.ensureCapacity(session.name);
+    } catch (e) {
+      await Promise.all([stdout.abort(), stderr.abort()]);
+      throw e;
+    }
+  }
+  const startNs = nowNs();
+  const entryId = kernel.journal.start({
+    session: session.name,
+    principal: attachment.principal,
+    ts_ns: startNs,
+    cwd: encoder.encode(snapshot.cwd),
+    src,
+    effects,
+  });
+  const cmd = commandText(src);
+  const task = listed
+    ? kernel.tasks.create(session.name, attachment.principal, cmd, output)
+    : kernel.tasks.createUnlisted(session.name, attachment.principal, cmd, output);
+  const run = { src, snapshot, sandbox };
+  const work = finishRun(kernel, attachment, task, run, entryId, output, opts);
+  if (opts.async) {
+    work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+    return { task: task.id, events: `task.${task.n}`, uri: `shoal://task/${task.n}` };
+  }
+  if (opts.timeoutMs !== null) {
+    if (await kernel.tasks.waitInBudget(task, opts.timeoutMs)) {
+      work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+      return {
+        task: task.id,
+        events: `task.${task.n}`,
+        uri: `shoal://task/${task.n}`,
+        timed_out: true,
+      };
+    }
+  }
+  const done = await work;
+  if (done.error) throw new RpcError(done.error.code, done.error.message, done.error.data);
+  return { ...done.result, elapsed_ms: Math.round(performance.now() - started) };
+}
+
+async function finishRun(
+  kernel: Kernel,
+  attachment: Attachment,
+  task: Task,
+  run: { src: string; snapshot: ReturnType<typeof cloneState>; sandbox: Sandboxing | null },
+  entryId: number,
+  output: { stdout: CaptureSink; stderr: CaptureSink },
+  opts: RunOptions,
+): Promise<{ result: TranscriptResult; error: RpcErrorObject | null }> {
+  const session = attachment.session;
+  let exit;
+  try {
+    exit = await runBash({
+      bash: kernel.config.bash,
+      bashVariables: kernel.config.bashVariables,
+      src: run.src,
+      state: run.snapshot,
+      workDir: `${kernel.cas.tmpDir}/run-${crypto.randomUUID()}`,
+      stdout: output.stdout,
+      stderr: output.stderr,
+      sandbox: run.sandbox,
+      onSpawn: (pid) => {
+        task.spawned(pid);
+        opts.started?.();
+      },
+    });
+  } catch (e) {
+    opts.started?.();
+    await Promise.all([output.stdout.abort(), output.stderr.abort()]);
+    const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`).toObject();
+    // The row was started: close it as a failed run so the journal holds no unfinished ghost.
+    kernel.bus.publishStored(
+      kernel.journal.finish(entryId, { dur_ns: 0n, status: null, ok: false, outputs: [] }),
+    );
+    kernel.tasks.finish(task, "failed", null, error);
+    throw new RpcError(error.code, error.message);
+  }
+  // Cancelled means a cancel was requested before the process ended (K-TASK-1).
+  const cancelled = task.state === "cancelling";
+  const [out, err] = await Promise.all([output.stdout.finish(), output.stderr.finish()]);
+  const outcome = outcomeValue(kernel.cas, {
+    status: exit.status,
+    signal: exit.signal,
+    out,
+    err,
+    dur_ns: Number(exit.durNs),
+    pid: exit.pid,
+    cmd: run.src,
+  });
+  if (exit.final && !cancelled) session.merge(diffState(run.snapshot, exit.final));
+  const n = session.record(outcome);
+  const ref = `out:${n}`;
+  const uri = outUri(n);
+  const bounded = await renderBounded(outcome, uri, true);
+  const renderHash = await kernel.cas.put(encoder.encode(bounded));
+  const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];
+  if (err.blob.len > 0) outputs.push({ kind: "stderr", hash: err.blob.hash, len: err.blob.len });
+  outputs.push({ kind: "render", hash: renderHash, len: encoder.encode(bounded).length });
+  const journalEvent = kernel.journal.finish(entryId, {
+    dur_ns: exit.durNs,
+    status: outcome.status,
+    ok: outcome.ok,
+    outputs,
+  });
+  kernel.bus.publishStored(journalEvent);
+  kernel.bus.publish("session.transcript", {
+    n,
+    ref,
+    session: session.name,
+    summary: transcriptSummary(outcome),
+  });
+  kernel.bus.publish("render", {
+    ref,
+    session: session.name,
+    render: await renderBounded(outcome, uri, false, RENDER_EVENT_LIMIT),
+  });
+  const error = outcome.ok || opts.position === "value" ? null : await raisedError(
+    kernel.cas,
+    outcome,
+    ref,
+    cancelled,
+    err.blob.len > 0 ? err.blob.hash : null,
+  );
+  kernel.tasks.finish(
+    task,
+    cancelled ? "cancelled" : outcome.ok ? "completed" : "failed",
+    ref,
+    error,
+  );
+  const result = await transcriptResult(attachment, ref, opts.elide);
+  return { result, error };
+}

@@ -1,0 +1,30 @@
+import { outUri } from "../../protocol/refs.ts";
+import type { Attachment } from "../session/attachment.ts";
+import { elideValue, resolveBudget } from "../values/elide.ts";
+import type { ElideOverride } from "../values/params.ts";
+import { renderBounded } from "../values/render.ts";
+import { ValueUri } from "../values/uri.ts";
+
+/** The K-EXEC-3 core: a transcript value elided for the caller, with its bounded render. */
+export interface TranscriptResult {
+  ref: string;
+  uri: string;
+  value: unknown;
+  render: string;
+}
+
+/** Builds the K-EXEC-3 result of a transcript value for this caller's budget and tty setting. */
+export async function transcriptResult(
+  attachment: Attachment,
+  ref: string,
+  elide: ElideOverride | null | undefined,
+): Promise<TranscriptResult> {
+  const { n, value } = attachment.session.lookup(ref);
+  const uri = outUri(n);
+  return {
+    ref,
+    uri,
+    value: await elideValue(value, resolveBudget(elide), new ValueUri(uri), attachment.tty),
+    render: await renderBounded(value, uri, attachment.tty),
+  };
+}

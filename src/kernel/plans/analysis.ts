@@ -1,0 +1,166 @@
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import type { Attachment } from "../session/attachment.ts";
+import { type File, parseBash } from "../bash/ast.ts";
+import type { Kernel } from "../daemon/kernel.ts";
+import { pathObject } from "../values/path_object.ts";
+import type { ApprovalState, Plan } from "./store.ts";
+import {
+  deriveEffects,
+  type Effect,
+  fillBinHashes,
+  type Reversibility,
+} from "../policy/effects.ts";
+import type { Grants, Verdict } from "../policy/grants.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
+
+/** Parsed source with its effects judged for one caller (K-EXEC-2 steps 1–3). */
+export interface Analysis {
+  ast: File;
+  effects: Effect[];
+  reversibility: Reversibility;
+  verdict: Verdict;
+}
+
+/** Effects of `src` from the session state now, with bin hashes when the policy asks (K-EFF-3). */
+export async function currentEffects(
+  attachment: Attachment,
+  ast: File,
+): Promise<{ effects: Effect[]; reversibility: Reversibility }> {
+  const state = attachment.session.state;
+  const { effects, reversibility } = deriveEffects(ast, {
+    cwd: state.cwd,
+    env: Object.fromEntries(state.env),
+    home: state.env.get("HOME"),
+    sessionCommands: new Set([...state.funcs.keys(), ...state.aliases.keys()]),
+  });
+  if (!attachment.grants.wantsBinHashes) return { effects, reversibility };
+  return {
+    effects: await fillBinHashes(effects, state.env.get("PATH") ?? "", state.cwd),
+    reversibility,
+  };
+}
+
+/** Parses and judges `src` for the caller; a syntax error throws -32001. */
+export async function analyze(
+  attachment: Attachment,
+  src: string,
+): Promise<Analysis> {
+  const ast = parseBash(src);
+  const { effects, reversibility } = await currentEffects(attachment, ast);
+  const verdict = attachment.grants.verdict(effects, reversibility);
+  return { ast, effects, reversibility, verdict };
+}
+
+/** The approval state a new plan starts in (K-EXEC-7). */
+function initialApproval(verdict: Verdict): ApprovalState {
+  if (verdict === "allow") return "not_required";
+  return verdict === "deny" ? "blocked" : "pending";
+}
+
+/** Publishes an `approval` event about a plan (§9.2). */
+export function publishApproval(
+  kernel: Kernel,
+  plan: Plan,
+  event: "pending" | "requested" | "granted" | "denied",
+  by: string | null,
+  reason: string | null = null,
+): void {
+  kernel.bus.publish("approval", {
+    event,
+    plan_ref: plan.ref,
+    session: plan.session,
+    principal: plan.principal,
+    effects: plan.effects,
+    by,
+    reason,
+  });
+}
+
+/** Stores a plan for the caller (P-PLAN-2) and announces it when it awaits approval. */
+export function storePlan(
+  kernel: Kernel,
+  attachment: Attachment,
+  src: string,
+  analysis: Analysis,
+): Plan {
+  const plan = kernel.plans.store({
+    src,
+    session: attachment.session.name,
+    principal: attachment.principal,
+    cwd: attachment.session.state.cwd,
+    ast: analysis.ast,
+    effects: analysis.effects,
+    reversibility: analysis.reversibility,
+    approval: initialApproval(analysis.verdict),
+  });
+  if (plan.approval === "pending") publishApproval(kernel, plan, "pending", null);
+  return plan;
+}
+
+/** `shoal://plan/<hex>` of a plan ref. */
+export function planUri(ref: string): string {
+  return `shoal://plan/${ref.slice("plan:".length)}`;
+}
+
+/** Whether a plan still awaits a decision (K-PLAN-1 `approval_pending`). */
+function approvalPending(plan: Plan, verdict: Verdict): boolean {
+  return verdict === "approval_required" && plan.approval !== "approved" &&
+    plan.approval !== "denied";
+}
+
+/**
+ * A plan's wire record as `plan.list` shows it (K-PLAN-2), judged by its owner's grants;
+ * `plan.get` adds ast, src, cwd.
+ */
+export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> {
+  const verdict = owner.verdict(plan.effects, plan.reversibility);
+  return {
+    ast_version: 1,
+    ast_lang: "bash",
+    plan_ref: plan.ref,
+    uri: planUri(plan.ref),
+    session: plan.session,
+    principal: plan.principal,
+    effects: plan.effects,
+    reversibility: plan.reversibility,
+    verdict,
+    approval_pending: approvalPending(plan, verdict),
+    approved: plan.approval === "approved",
+    approval: plan.approval,
+    approved_by: plan.approvedBy,
+    created_ns: plan.createdNs,
+  };
+}
+
+/** The full `plan.get` record (K-PLAN-1). */
+export function planRecord(plan: Plan, owner: Grants): Record<string, unknown> {
+  return { ...planSummary(plan, owner), ast: plan.ast, src: plan.src, cwd: pathObject(plan.cwd) };
+}
+
+/**
+ * Refuses a run the caller may not start now (K-EXEC-2 step 3): deny → -32010, approval →
+ * stored plan and -32011, a hermetic principal without a sandbox or a cwd the sandbox does not
+ * show → -32010. Returns the sandbox the run goes into (null: unconfined).
+ */
+export function enforceVerdict(
+  kernel: Kernel,
+  attachment: Attachment,
+  src: string,
+  analysis: Analysis,
+): Sandboxing | null {
+  if (analysis.verdict === "deny") {
+    throw new RpcError(ErrorCode.LEASH_DENIED, "policy denies this source", {
+      verdict: "deny",
+      effects: analysis.effects,
+    });
+  }
+  if (analysis.verdict === "approval_required") {
+    const plan = storePlan(kernel, attachment, src, analysis);
+    throw new RpcError(ErrorCode.APPROVAL_REQUIRED, "this source needs approval", {
+      verdict: "approval_required",
+      effects: analysis.effects,
+      plan_ref: plan.ref,
+    });
+  }
+  return attachment.grants.sandboxFor(attachment.session.state.cwd);
+}

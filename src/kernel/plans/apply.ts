@@ -1,0 +1,50 @@
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import type { Attachment } from "../session/attachment.ts";
+import { parseBash } from "../bash/ast.ts";
+import { type RunOptions, runSource } from "../exec/run_source.ts";
+import type { Kernel } from "../daemon/kernel.ts";
+import { currentEffects } from "./analysis.ts";
+import { denied } from "./denied.ts";
+import type { Plan } from "./store.ts";
+
+/** The plan a caller may apply now, or the K-PLAN-3 error in its order. */
+export async function checkApplicable(
+  kernel: Kernel,
+  attachment: Attachment,
+  ref: string,
+): Promise<Plan> {
+  const plan = kernel.plans.owned(ref, attachment.session.name, attachment.principal);
+  if (plan.approval === "denied" || plan.approval === "blocked") {
+    throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
+  }
+  const verdict = attachment.grants.verdict(plan.effects, plan.reversibility);
+  if (plan.approval !== "approved" && verdict !== "allow") {
+    throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `plan ${plan.ref} is not approved`, {
+      verdict,
+      plan_ref: plan.ref,
+    });
+  }
+  const now = await currentEffects(attachment, parseBash(plan.src));
+  if (JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
+    throw denied("stale_plan", "the plan's effects changed since it was made", {
+      effects: now.effects,
+      plan_ref: plan.ref,
+    });
+  }
+  return plan;
+}
+
+/**
+ * Runs a plan's stored source exactly like an exec `run` (K-PLAN-3); sandboxed, the run also
+ * sees what an approval granted (P-SBX-3). A run that may not start is refused (-32010).
+ */
+export function applyPlan(
+  kernel: Kernel,
+  attachment: Attachment,
+  plan: Plan,
+  opts: RunOptions,
+): Promise<unknown> {
+  const approved = plan.approval === "approved" ? plan.effects : [];
+  const sandbox = attachment.grants.sandboxFor(attachment.session.state.cwd, approved);
+  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, opts);
+}

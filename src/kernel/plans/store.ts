@@ -1,0 +1,113 @@
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { MAX_PLANS } from "../../protocol/limits.ts";
+import { nowNs } from "../events/now_ns.ts";
+import type { Effect, Reversibility } from "../policy/effects.ts";
+
+/** Approval states of a plan (K-PLAN-1, P-PLAN-4). */
+export type ApprovalState =
+  | "not_required"
+  | "pending"
+  | "requested"
+  | "approved"
+  | "denied"
+  | "blocked";
+
+/** A stored plan: exact source bound to its session and principal (P-PLAN-2). */
+export interface Plan {
+  ref: string;
+  src: string;
+  session: string;
+  principal: string;
+  cwd: string;
+  ast: unknown;
+  effects: Effect[];
+  reversibility: Reversibility;
+  createdNs: bigint;
+  approval: ApprovalState;
+  approvedBy: string | null;
+  requestedBy: string | null;
+  requestedEffects: string[] | null;
+  requestedNs: bigint | null;
+}
+
+/** A new plan ref: `plan:` + 128 random bits as 32 lowercase hex (P-PLAN-1). */
+function newRef(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return "plan:" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Accepts `plan:<hex>` or bare hex. */
+function normalizeRef(ref: string): string {
+  return ref.startsWith("plan:") ? ref : `plan:${ref}`;
+}
+
+/** The kernel's plans, in memory only (P-PLAN-3), never overwritten. */
+export class PlanStore {
+  #plans = new Map<string, Plan>();
+
+  /** Stores a plan under a fresh random ref, evicting the owner's oldest beyond 1000. */
+  store(
+    fields: Omit<
+      Plan,
+      "ref" | "createdNs" | "approvedBy" | "requestedBy" | "requestedEffects" | "requestedNs"
+    >,
+  ): Plan {
+    let ref = newRef();
+    while (this.#plans.has(ref)) ref = newRef();
+    const plan: Plan = {
+      ...fields,
+      ref,
+      createdNs: nowNs(),
+      approvedBy: null,
+      requestedBy: null,
+      requestedEffects: null,
+      requestedNs: null,
+    };
+    this.#plans.set(ref, plan);
+    const mine = this.listFor(plan.session, plan.principal);
+    for (const old of mine.slice(0, Math.max(0, mine.length - MAX_PLANS))) {
+      this.#plans.delete(old.ref);
+    }
+    return plan;
+  }
+
+  /** Any plan by ref; unknown → -32012. */
+  lookup(ref: string): Plan {
+    const plan = this.#plans.get(normalizeRef(ref));
+    if (!plan) {
+      throw new RpcError(ErrorCode.UNKNOWN_PLAN, `unknown plan: ${ref}`, { plan_ref: ref });
+    }
+    return plan;
+  }
+
+  /** A plan the caller owns in this session; unknown → -32012, someone else's → -32010. */
+  owned(ref: string, session: string, principal: string): Plan {
+    const plan = this.lookup(ref);
+    if (plan.session !== session || plan.principal !== principal) {
+      throw new RpcError(
+        ErrorCode.LEASH_DENIED,
+        `plan ${ref} belongs to another principal or session`,
+        {
+          reason: "not_owner",
+          plan_ref: plan.ref,
+        },
+      );
+    }
+    return plan;
+  }
+
+  /** The caller's plans in a session, oldest first (K-PLAN-2). */
+  listFor(session: string, principal: string): Plan[] {
+    return [...this.#plans.values()].filter((p) =>
+      p.session === session && p.principal === principal
+    );
+  }
+
+  /** Plans awaiting a decision, newest first: all for approvers, else the caller's own (K-APPR-4). */
+  awaiting(principal: string, approver: boolean): Plan[] {
+    return [...this.#plans.values()]
+      .filter((p) => (p.approval === "pending" || p.approval === "requested"))
+      .filter((p) => approver || p.principal === principal)
+      .reverse();
+  }
+}

@@ -1,0 +1,87 @@
+import { ErrorCode, type RpcErrorObject } from "../../protocol/errors.ts";
+import { FrameWriter } from "../../protocol/frame_writer.ts";
+import { FRAME_LIMIT } from "../../protocol/limits.ts";
+import { encodeFrame, errorMessage, resultMessage, type RpcId } from "../../protocol/rpc.ts";
+import type { Attachment } from "../session/attachment.ts";
+import type { EventSubscriber } from "../events/bus.ts";
+import type { BusEvent } from "../events/bus_event.ts";
+
+const RESPONSE_TOO_LARGE: RpcErrorObject = {
+  code: ErrorCode.INTERNAL_ERROR,
+  message: "response too large",
+};
+
+/** One client connection to the kernel: its attachment and its single whole-frame writer (W-FRAME-8). */
+export class ClientConnection {
+  static #nextId = 1;
+  /** Kernel-wide connection number, for logs and subscriber identity. */
+  readonly id = ClientConnection.#nextId++;
+  attachment: Attachment | null = null;
+  /** Which events this caller may see (K-EVT-8); set at attach. */
+  visible: (event: BusEvent) => boolean = () => true;
+  /** This connection as an event-bus subscriber: pushes are `event` notifications (K-EVT-3). */
+  readonly subscriber: EventSubscriber = {
+    deliver: (event) => this.notify("event", event),
+    visible: (event) => this.visible(event),
+  };
+  #conn: Deno.Conn;
+  #writer: FrameWriter;
+  #closed = false;
+  #onClose = new Set<() => void>();
+
+  constructor(conn: Deno.Conn) {
+    this.#conn = conn;
+    this.#writer = new FrameWriter(conn);
+  }
+
+  /** Whether the connection has closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Registers cleanup to run once when the connection closes. */
+  onClose(fn: () => void): () => void {
+    this.#onClose.add(fn);
+    return () => this.#onClose.delete(fn);
+  }
+
+  /** Sends a success response (W-RPC-5 bounds it). */
+  respond(id: RpcId, result: unknown): Promise<void> {
+    return this.#writeResponse(id, resultMessage(id, result));
+  }
+
+  /** Sends an error response (W-RPC-5 bounds it: an error may echo what the request carried). */
+  fail(id: RpcId, error: RpcErrorObject): Promise<void> {
+    return this.#writeResponse(id, errorMessage(id, error));
+  }
+
+  /** Pushes an `event` notification (W-RPC-3). */
+  notify(method: string, params: unknown): Promise<void> {
+    return this.#write(encodeFrame({ jsonrpc: "2.0", method, params }));
+  }
+
+  /** Closes the socket and runs the close callbacks once. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#conn.close();
+    } catch {
+      // already closed
+    }
+    for (const fn of this.#onClose) fn();
+    this.#onClose.clear();
+  }
+
+  /** Writes a response; one whose frame passes 16 MiB becomes -32603 instead (W-RPC-5). */
+  #writeResponse(id: RpcId, message: unknown): Promise<void> {
+    let frame = encodeFrame(message);
+    if (frame.length - 1 > FRAME_LIMIT) frame = encodeFrame(errorMessage(id, RESPONSE_TOO_LARGE));
+    return this.#write(frame);
+  }
+
+  #write(frame: Uint8Array): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return this.#writer.write(frame).catch(() => this.close());
+  }
+}

@@ -1,0 +1,37 @@
+import { parseBash } from "../../bash/ast.ts";
+import { complete } from "../../bash/complete.ts";
+import { attached, type MethodSpec, unattached } from "../method.ts";
+import { analyze } from "../../plans/analysis.ts";
+import { CompleteParams, ExplainParams, ParseParams } from "../../policy/params.ts";
+
+/** `parse`, `complete` and `explain` (K-PARSE-*, K-COMP-1, K-EXPL-1): nothing runs or is stored. */
+export const BASH_METHODS: MethodSpec[] = [
+  unattached("parse", ParseParams, (_ctx, p) => ({
+    ast_version: 1,
+    ast_lang: "bash",
+    ast: parseBash(p.src),
+  })),
+  unattached(
+    "complete",
+    CompleteParams,
+    ({ attachment }, p) =>
+      complete(
+        p.src,
+        p.cursor ?? undefined,
+        attachment?.session.state.cwd ?? null,
+        Deno.env.get("PATH") ?? "",
+      ),
+  ),
+  attached("explain", ExplainParams, async ({ attachment }, p) => {
+    const a = await analyze(attachment, p.src);
+    return {
+      ast_version: 1,
+      ast_lang: "bash",
+      ast: a.ast,
+      effects: a.effects,
+      reversibility: a.reversibility,
+      verdict: a.verdict,
+      plan_ref: null,
+    };
+  }),
+];

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
+import type { Attachment } from "../../session/attachment.ts";
+import { runSource } from "../../exec/run_source.ts";
+import type { Kernel } from "../../daemon/kernel.ts";
+import { attached, type MethodSpec } from "../method.ts";
+import { analyze, enforceVerdict, planUri, storePlan } from "../../plans/analysis.ts";
+import type { Plan } from "../../plans/store.ts";
+import { applyPlan, checkApplicable } from "../../plans/apply.ts";
+import { runOptions, runParams } from "../../exec/run_params.ts";
+
+const execParams = runParams.extend({
+  src: z.string(),
+  mode: z.enum(["run", "plan", "approved"]).nullish().transform((v) => v ?? "run"),
+  plan_ref: z.string().nullish(),
+});
+
+/** Why `plan.apply` refused a plan, for the -32010 of an approved-mode exec. */
+const REFUSALS: ReadonlyMap<number, string> = new Map([
+  [ErrorCode.UNKNOWN_PLAN, "unknown_plan"],
+  [ErrorCode.APPROVAL_REQUIRED, "not_approved"],
+]);
+
+/**
+ * The plan an approved-mode exec may run: one `plan.apply` would accept for this caller, with
+ * exactly this `src`. Every refusal is -32010 (K-EXEC-9).
+ */
+async function approvedPlan(
+  kernel: Kernel,
+  attachment: Attachment,
+  ref: string | null,
+  src: string,
+): Promise<Plan> {
+  try {
+    if (ref === null) {
+      throw new RpcError(ErrorCode.LEASH_DENIED, "approved mode needs a plan_ref", {
+        reason: "no_plan",
+      });
+    }
+    const plan = kernel.plans.owned(ref, attachment.session.name, attachment.principal);
+    if (plan.src !== src) {
+      throw new RpcError(ErrorCode.LEASH_DENIED, "source differs from the approved plan", {
+        reason: "src_mismatch",
+        plan_ref: plan.ref,
+      });
+    }
+    return await checkApplicable(kernel, attachment, plan.ref);
+  } catch (e) {
+    const reason = e instanceof RpcError ? REFUSALS.get(e.code) : undefined;
+    if (reason === undefined) throw e;
+    throw new RpcError(ErrorCode.LEASH_DENIED, (e as RpcError).message, {
+      reason,
+      plan_ref: ref,
+    });
+  }
+}
+
+/** `exec` (K-EXEC-1..9): run, plan, or the approved re-entry of `plan.apply`. */
+export const EXEC_METHODS: MethodSpec[] = [
+  attached("exec", execParams, async ({ kernel, attachment }, p) => {
+    // Taken before any await: execs of a session start in the order their requests were read,
+    // however long each one's analysis takes (W-RPC-4).
+    const turn = attachment.session.startTurn();
+    try {
+      await turn.ready;
+      return await execute(kernel, attachment, p, turn.started);
+    } finally {
+      turn.started();
+    }
+  }),
+];
+
+/** One `exec` once its start turn has come; `started` ends the turn when bash is spawned. */
+async function execute(
+  kernel: Kernel,
+  attachment: Attachment,
+  p: z.output<typeof execParams>,
+  started: () => void,
+): Promise<unknown> {
+  const opts = { ...runOptions(p), started };
+  if (p.mode === "approved") {
+    const plan = await approvedPlan(kernel, attachment, p.plan_ref ?? null, p.src);
+    return applyPlan(kernel, attachment, plan, opts);
+  }
+  const analysis = await analyze(attachment, p.src);
+  if (p.mode === "plan") {
+    const plan = storePlan(kernel, attachment, p.src, analysis);
+    return {
+      plan_ref: plan.ref,
+      uri: planUri(plan.ref),
+      effects: plan.effects,
+      reversibility: plan.reversibility,
+      verdict: analysis.verdict,
+      approval_pending: plan.approval === "pending",
+      approval: plan.approval,
+    };
+  }
+  const sandbox = enforceVerdict(kernel, attachment, p.src, analysis);
+  return runSource(kernel, attachment, p.src, analysis.effects, sandbox, opts);
+}

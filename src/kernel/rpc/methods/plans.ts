@@ -1,0 +1,196 @@
+import { z } from "zod";
+import { APPROVAL_LIST_LIMIT, APPROVAL_SRC_LIMIT } from "../../../protocol/limits.ts";
+import type { Kernel } from "../../daemon/kernel.ts";
+import { nowNs } from "../../events/now_ns.ts";
+import { attached, type MethodSpec } from "../method.ts";
+import { pathObject } from "../../values/path_object.ts";
+import { planRecord, planSummary, publishApproval } from "../../plans/analysis.ts";
+import type { Plan } from "../../plans/store.ts";
+import { type EffectKind, normalizeEffectName } from "../../policy/effects.ts";
+import { runOptions, runParams } from "../../exec/run_params.ts";
+import { type Grants, resolveGrants } from "../../policy/grants.ts";
+import { applyPlan, checkApplicable } from "../../plans/apply.ts";
+import { denied } from "../../plans/denied.ts";
+
+const planRef = z.object({ plan_ref: z.string() });
+const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })])).nullish();
+const encoder = new TextEncoder();
+
+/** The first {@link APPROVAL_SRC_LIMIT} bytes of `src`, cut back to a character boundary (K-APPR-4). */
+function srcHead(src: string): { src: string; src_truncated: boolean } {
+  const bytes = encoder.encode(src);
+  if (bytes.length <= APPROVAL_SRC_LIMIT) return { src, src_truncated: false };
+  let end = APPROVAL_SRC_LIMIT;
+  while ((bytes[end] & 0xc0) === 0x80) end--;
+  return { src: new TextDecoder().decode(bytes.subarray(0, end)), src_truncated: true };
+}
+
+/** The distinct effect kinds of a plan. */
+function planKinds(plan: Plan): EffectKind[] {
+  return [...new Set(plan.effects.map((e) => e.kind))];
+}
+
+/** Normalized kinds named by the caller (K-EFF-2); unknown → -32602. */
+function namedKinds(effects: z.infer<typeof effectNames>): EffectKind[] {
+  return [
+    ...new Set((effects ?? []).map((e) => normalizeEffectName(typeof e === "string" ? e : e.kind))),
+  ];
+}
+
+/** The plan kinds a non-empty list leaves out (K-CAP-1 step 3). */
+function uncovered(plan: Plan, named: EffectKind[]): EffectKind[] {
+  return named.length === 0 ? [] : planKinds(plan).filter((k) => !named.includes(k));
+}
+
+/** Approves a plan and announces it (K-CAP-1 step 4, K-APPR-2). */
+function approve(kernel: Kernel, plan: Plan, by: string): void {
+  plan.approval = "approved";
+  plan.approvedBy = by;
+  publishApproval(kernel, plan, "granted", by);
+}
+
+/** The answer when a non-empty effect list leaves plan kinds out (K-CAP-1 step 3). */
+function uncoveredResult(plan: Plan, missing: EffectKind[]) {
+  return {
+    grant: "approval_pending",
+    plan_ref: plan.ref,
+    why: "uncovered_effects",
+    uncovered_effects: missing,
+  };
+}
+
+/** The answer for an approved plan (K-CAP-1 step 2, K-APPR-2). */
+function approvedResult(kernel: Kernel, plan: Plan, by: string) {
+  return {
+    grant: "approved",
+    plan_ref: plan.ref,
+    approved_by: by,
+    enforced: resolveGrants(kernel.config, plan.principal).sandboxed,
+  };
+}
+
+/** Fails unless the caller is an approver (K-APPR-1). */
+function requireApprover(grants: Grants): void {
+  if (!grants.isApprover) {
+    throw denied("not_approver", `${grants.principal} is not an approver`);
+  }
+}
+
+/** The current verdict of a plan, judged by its owner's grants. */
+function ownerVerdict(kernel: Kernel, plan: Plan) {
+  return resolveGrants(kernel.config, plan.principal).verdict(plan.effects, plan.reversibility);
+}
+
+const applyParams = runParams.merge(planRef);
+
+/** `plan.*`, `cap.request` and `approval.*` (K-PLAN-*, K-CAP-1, K-APPR-*). */
+export const PLAN_METHODS: MethodSpec[] = [
+  attached("plan.get", planRef, ({ kernel, attachment }, p) => {
+    const plan = kernel.plans.owned(p.plan_ref, attachment.session.name, attachment.principal);
+    return planRecord(plan, attachment.grants);
+  }),
+  attached(
+    "plan.list",
+    z.object({}),
+    ({ kernel, attachment }) =>
+      kernel.plans.listFor(attachment.session.name, attachment.principal)
+        .map((plan) => planSummary(plan, attachment.grants)),
+  ),
+  attached("plan.apply", applyParams, async ({ kernel, attachment }, p) => {
+    const plan = await checkApplicable(kernel, attachment, p.plan_ref);
+    return applyPlan(kernel, attachment, plan, runOptions(p));
+  }),
+  attached(
+    "cap.request",
+    planRef.extend({ effects: effectNames }),
+    ({ kernel, attachment }, p) => {
+      const named = namedKinds(p.effects);
+      const plan = kernel.plans.owned(p.plan_ref, attachment.session.name, attachment.principal);
+      if (plan.approval === "blocked" || plan.approval === "denied") {
+        throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
+      }
+      if (
+        attachment.grants.verdict(plan.effects, plan.reversibility) === "allow" ||
+        plan.approval === "approved"
+      ) {
+        return {
+          ...approvedResult(kernel, plan, plan.approvedBy ?? "policy"),
+          granted_effects: named,
+        };
+      }
+      const missing = uncovered(plan, named);
+      if (missing.length > 0) return uncoveredResult(plan, missing);
+      if (attachment.grants.canSelfApprove(planKinds(plan))) {
+        approve(kernel, plan, attachment.principal);
+        return { ...approvedResult(kernel, plan, attachment.principal), granted_effects: named };
+      }
+      if (plan.approval !== "requested") {
+        plan.approval = "requested";
+        plan.requestedBy = attachment.principal;
+        plan.requestedEffects = named.length ? named : planKinds(plan);
+        plan.requestedNs = nowNs();
+        publishApproval(kernel, plan, "requested", attachment.principal);
+      }
+      return {
+        grant: "approval_pending",
+        plan_ref: plan.ref,
+        why: "awaiting_approver",
+        requested_effects: plan.requestedEffects,
+        requested_by: plan.requestedBy,
+        requested_ns: plan.requestedNs,
+      };
+    },
+  ),
+  attached(
+    "approval.grant",
+    planRef.extend({ effects: effectNames }),
+    ({ kernel, attachment }, p) => {
+      const named = namedKinds(p.effects);
+      requireApprover(attachment.grants);
+      const plan = kernel.plans.lookup(p.plan_ref);
+      if (plan.approval === "blocked" || ownerVerdict(kernel, plan) === "deny") {
+        throw denied("blocked", `plan ${plan.ref} is denied by policy`, { plan_ref: plan.ref });
+      }
+      const missing = uncovered(plan, named);
+      if (missing.length > 0) return uncoveredResult(plan, missing);
+      approve(kernel, plan, attachment.principal);
+      return approvedResult(kernel, plan, attachment.principal);
+    },
+  ),
+  attached(
+    "approval.deny",
+    planRef.extend({ reason: z.string().nullish() }),
+    ({ kernel, attachment }, p) => {
+      requireApprover(attachment.grants);
+      const plan = kernel.plans.lookup(p.plan_ref);
+      if (plan.approval === "blocked") {
+        throw denied("blocked", `plan ${plan.ref} is denied by policy`, { plan_ref: plan.ref });
+      }
+      plan.approval = "denied";
+      plan.approvedBy = null;
+      const reason = p.reason ?? null;
+      publishApproval(kernel, plan, "denied", attachment.principal, reason);
+      return { grant: "denied", plan_ref: plan.ref, denied_by: attachment.principal, reason };
+    },
+  ),
+  attached("approval.list", z.object({}), ({ kernel, attachment }) => {
+    const approver = attachment.grants.isApprover;
+    const requests = kernel.plans.awaiting(attachment.principal, approver)
+      .slice(0, APPROVAL_LIST_LIMIT)
+      .map((plan) => ({
+        plan_ref: plan.ref,
+        session: plan.session,
+        principal: plan.principal,
+        ...srcHead(plan.src),
+        cwd: pathObject(plan.cwd),
+        effects: plan.effects,
+        reversibility: plan.reversibility,
+        verdict: ownerVerdict(kernel, plan),
+        approval: plan.approval,
+        requested_by: plan.requestedBy,
+        requested_effects: plan.requestedEffects,
+        requested_ns: plan.requestedNs,
+      }));
+    return { requests };
+  }),
+];

@@ -1,0 +1,68 @@
+import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
+import { attached, type MethodSpec } from "../method.ts";
+import {
+  ptyCloseParams,
+  ptyListParams,
+  ptyOpenParams,
+  ptyReadParams,
+  ptyResizeParams,
+  ptySendParams,
+} from "../../pty/params.ts";
+
+/** `pty.*` (K-PTY-1..7), scoped to the attached session. */
+export const PTY_METHODS: MethodSpec[] = [
+  attached("pty.open", ptyOpenParams, async (ctx, p) => {
+    const { kernel, attachment } = ctx;
+    const verdict = attachment.grants.verdict([
+      { kind: "proc_spawn", argv0: p.cmd, bin_hash: null },
+    ], "reversible");
+    if (verdict === "deny") {
+      throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies spawning ${p.cmd}`, {
+        verdict,
+        effects: [{ kind: "proc_spawn", argv0: p.cmd, bin_hash: null }],
+      });
+    }
+    if (verdict === "approval_required") {
+      throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `spawning ${p.cmd} needs approval`, {
+        verdict,
+      });
+    }
+    const state = attachment.session.state;
+    const sandbox = attachment.grants.sandboxFor(state.cwd);
+    const entry = await kernel.ptys.open(attachment.session.name, {
+      cmd: p.cmd,
+      args: p.args,
+      cwd: state.cwd,
+      env: { ...Object.fromEntries(state.env), ...p.env },
+      cols: p.cols,
+      rows: p.rows,
+      sandbox,
+    });
+    const { pty } = entry;
+    return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };
+  }),
+  attached(
+    "pty.send",
+    ptySendParams,
+    ({ kernel, attachment }, p) => kernel.ptys.send(attachment.session.name, p.pty_id, p.input),
+  ),
+  attached(
+    "pty.read",
+    ptyReadParams,
+    ({ kernel, attachment }, p) => kernel.ptys.read(attachment.session.name, p.pty_id),
+  ),
+  attached(
+    "pty.resize",
+    ptyResizeParams,
+    ({ kernel, attachment }, p) =>
+      kernel.ptys.resize(attachment.session.name, p.pty_id, p.cols, p.rows),
+  ),
+  attached(
+    "pty.close",
+    ptyCloseParams,
+    ({ kernel, attachment }, p) => kernel.ptys.close(attachment.session.name, p.pty_id),
+  ),
+  attached("pty.list", ptyListParams, ({ kernel, attachment }) => ({
+    ptys: kernel.ptys.list(attachment.session.name),
+  })),
+];

@@ -1,0 +1,17 @@
+import type { Grants } from "../policy/grants.ts";
+import type { Session } from "./registry.ts";
+import type { Value } from "../values/value.ts";
+
+/** Who a connection acts as, and in which session (K-ATTACH-*). */
+export interface Attachment {
+  session: Session<Value>;
+  principal: string;
+  /** The principal's grants, resolved once at attach. */
+  grants: Grants;
+  profile: string;
+  /** Renders keep ANSI escapes only for tty clients (V-RENDER-2). */
+  tty: boolean;
+  clientKind: string;
+  /** The token's secret when attached with one, re-validated on every request (T-TOK-4). */
+  token: string | null;
+}

@@ -1,0 +1,327 @@
+import process from "node:process";
+import { ErrorCode, quotaExceeded, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
+import {
+  KILL_GRACE_MS,
+  MAX_TASKS_PER_SESSION,
+  MAX_TERMINAL_TASKS_KEPT,
+} from "../../protocol/limits.ts";
+import type { EventBus } from "../events/bus.ts";
+import { nowNs } from "../events/now_ns.ts";
+
+/** Task states (K-TASK-1). */
+export type TaskState =
+  | "running"
+  | "suspended"
+  | "cancelling"
+  | "completed"
+  | "failed"
+  | "cancelled";
+
+const TERMINAL: ReadonlySet<TaskState> = new Set(["completed", "failed", "cancelled"]);
+
+/** How often a cancelled group is checked for survivors during the grace period. */
+const GROUP_POLL_MS = 50;
+
+/** The task record on the wire (K-TASK-1). */
+export interface TaskRecord {
+  task: string;
+  session: string;
+  principal: string;
+  state: TaskState;
+  cmd: string;
+  pid: number | null;
+  started_ns: bigint;
+  finished_ns: bigint | null;
+  result_ref: string | null;
+  error: RpcErrorObject | null;
+}
+
+/** Live output a task exposes through `task.output` (K-TASK-7). */
+export interface TaskOutput {
+  total: number;
+  readRange(offset: number, length: number): Promise<Uint8Array>;
+}
+
+/** One unit of work with its process group. */
+export class Task {
+  state: TaskState = "running";
+  pid: number | null = null;
+  finishedNs: bigint | null = null;
+  resultRef: string | null = null;
+  error: RpcErrorObject | null = null;
+  readonly startedNs = nowNs();
+  readonly finished: Promise<void>;
+  #resolve!: () => void;
+  /** The SIGTERM → grace → SIGKILL sequence, once a cancel reached a live process group. */
+  #stopping: Promise<void> | null = null;
+
+  constructor(
+    readonly n: number,
+    readonly session: string,
+    readonly principal: string,
+    readonly cmd: string,
+    readonly output: { stdout: TaskOutput; stderr: TaskOutput },
+  ) {
+    this.finished = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  /** `task:N`. */
+  get id(): string {
+    return `task:${this.n}`;
+  }
+
+  /** Whether the task reached a terminal state. */
+  get terminal(): boolean {
+    return TERMINAL.has(this.state);
+  }
+
+  /** Resolves once a cancel's group is gone or was SIGKILLed (at once when no cancel reached it). */
+  get stopped(): Promise<void> {
+    return this.#stopping ?? Promise.resolve();
+  }
+
+  /** The wire record. */
+  record(): TaskRecord {
+    return {
+      task: this.id,
+      session: this.session,
+      principal: this.principal,
+      state: this.state,
+      cmd: this.cmd,
+      pid: this.pid,
+      started_ns: this.startedNs,
+      finished_ns: this.finishedNs,
+      result_ref: this.resultRef,
+      error: this.error,
+    };
+  }
+
+  /**
+   * Records bash's pid (its process-group id). A cancel or suspend that arrived while bash was
+   * still being started takes effect now.
+   */
+  spawned(pid: number): void {
+    this.pid = pid;
+    if (this.state === "cancelling") this.terminate();
+    else if (this.state === "suspended") this.signal("SIGSTOP");
+  }
+
+  /** Signals the whole process group; a group that is already gone is ignored. */
+  signal(sig: Deno.Signal): boolean {
+    if (this.pid === null) return false;
+    try {
+      Deno.kill(-this.pid, sig);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Marks the task terminal and wakes every waiter. */
+  settle(state: TaskState, resultRef: string | null, error: RpcErrorObject | null): void {
+    this.state = state;
+    this.resultRef = resultRef;
+    this.error = error;
+    this.finishedNs = nowNs();
+    this.#resolve();
+  }
+
+  /**
+   * SIGTERM now, SIGKILL after the grace period if any member remains (K-BASH-13). The grace runs
+   * on even after bash itself has exited, so descendants that ignore SIGTERM are killed too.
+   * Before bash exists this does nothing; {@link spawned} calls it again.
+   */
+  terminate(): void {
+    if (this.pid === null || this.#stopping) return;
+    if (this.state === "suspended") this.signal("SIGCONT");
+    this.signal("SIGTERM");
+    this.#stopping = this.#killAfterGrace(this.pid);
+  }
+
+  async #killAfterGrace(pgid: number): Promise<void> {
+    const deadline = performance.now() + KILL_GRACE_MS;
+    for (let left = KILL_GRACE_MS; left > 0; left = deadline - performance.now()) {
+      if (!groupExists(pgid)) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
+    }
+    this.signal("SIGKILL");
+  }
+}
+
+/** Whether any process (zombies included) still belongs to process group `pgid`. */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every task of the kernel, ids from one counter, scoped by session (K-TASK-2). */
+export class TaskRegistry {
+  #next = 1;
+  #tasks = new Map<number, Task>();
+  /** Each session's listed terminal tasks, oldest-finished first (K-TASK-2 keeps the newest 256). */
+  #terminal = new Map<string, Set<Task>>();
+  /** Tasks whose `timeout_ms` caller still waits within its budget, with how to wake it (K-EXEC-6). */
+  #inBudget = new Map<Task, () => void>();
+  /** Synchronous execs: not listed, but stopped at shutdown like every other process group. */
+  #unlisted = new Set<Task>();
+
+  constructor(private readonly bus: EventBus) {}
+
+  /** Fails with -32040 when the session already has 64 non-terminal tasks. */
+  ensureCapacity(session: string): void {
+    let live = 0;
+    for (const t of this.#tasks.values()) if (t.session === session && !t.terminal) live++;
+    if (live >= MAX_TASKS_PER_SESSION) throw quotaExceeded("tasks", MAX_TASKS_PER_SESSION);
+  }
+
+  /** Registers a new running task and publishes its first event. */
+  create(
+    session: string,
+    principal: string,
+    cmd: string,
+    output: { stdout: TaskOutput; stderr: TaskOutput },
+  ): Task {
+    const task = new Task(this.#next++, session, principal, cmd, output);
+    this.#tasks.set(task.n, task);
+    this.publish(task);
+    return task;
+  }
+
+  /** Tracks a plain synchronous exec: no id, no events, but cancelled at shutdown. */
+  createUnlisted(
+    session: string,
+    principal: string,
+    cmd: string,
+    output: { stdout: TaskOutput; stderr: TaskOutput },
+  ): Task {
+    const task = new Task(0, session, principal, cmd, output);
+    this.#unlisted.add(task);
+    task.finished.then(() => this.#unlisted.delete(task));
+    return task;
+  }
+
+  /** Publishes the task's current state on `task.N` (§9.2). */
+  publish(task: Task): void {
+    if (task.n === 0) return;
+    this.bus.publish(`task.${task.n}`, {
+      task: task.id,
+      state: task.state,
+      result_ref: task.resultRef,
+    });
+  }
+
+  /**
+   * Ends a task and publishes the terminal event. A task that ends within its caller's wait
+   * budget is forgotten at once (K-EXEC-6); otherwise the session keeps the 256 terminal tasks
+   * that finished most recently (K-TASK-2).
+   */
+  finish(task: Task, state: TaskState, resultRef: string | null, error: RpcErrorObject | null) {
+    task.settle(state, resultRef, error);
+    if (task.n === 0) return;
+    this.publish(task);
+    const waiter = this.#inBudget.get(task);
+    if (waiter) {
+      this.#inBudget.delete(task);
+      this.#tasks.delete(task.n);
+      waiter();
+      return;
+    }
+    let done = this.#terminal.get(task.session);
+    if (!done) this.#terminal.set(task.session, done = new Set());
+    done.add(task);
+    for (const old of done) {
+      if (done.size <= MAX_TERMINAL_TASKS_KEPT) break;
+      done.delete(old);
+      this.#tasks.delete(old.n);
+    }
+  }
+
+  /**
+   * Waits up to `timeoutMs` for a `timeout_ms` exec's task (K-EXEC-6); true when the budget
+   * elapsed first. A task that finishes within the budget is never listed: its caller never
+   * learned its id.
+   */
+  waitInBudget(task: Task, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#inBudget.delete(task);
+        resolve(true);
+      }, timeoutMs);
+      this.#inBudget.set(task, () => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+  }
+
+  /** The session's task `id`; unknown or another session's → -32021 (K-TASK-8). */
+  get(session: string, id: string): Task {
+    const m = /^task:([0-9]+)$/.exec(id);
+    const task = m ? this.#tasks.get(Number(m[1])) : undefined;
+    if (!task || task.session !== session) {
+      throw new RpcError(ErrorCode.UNKNOWN_TASK, `unknown task: ${id}`, { task: id });
+    }
+    return task;
+  }
+
+  /** The session's tasks ascending by id (K-TASK-3). */
+  list(session: string): Task[] {
+    return [...this.#tasks.values()].filter((t) => t.session === session);
+  }
+
+  /** Waits until the task is terminal or `timeoutMs` elapses; true when it timed out. */
+  async wait(task: Task, timeoutMs: number | undefined): Promise<boolean> {
+    if (task.terminal) return false;
+    if (timeoutMs === undefined) {
+      await task.finished;
+      return false;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = await Promise.race([
+      task.finished.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    return timedOut;
+  }
+
+  /** `task.cancel` (K-TASK-5). */
+  cancel(task: Task): { task: string; cancel_requested: boolean; state: TaskState } {
+    if (task.terminal) return { task: task.id, cancel_requested: false, state: task.state };
+    if (task.state !== "cancelling") {
+      task.terminate();
+      task.state = "cancelling";
+      this.publish(task);
+    }
+    return { task: task.id, cancel_requested: true, state: task.state };
+  }
+
+  /** `task.suspend` / `task.resume` (K-TASK-6). */
+  pause(task: Task, suspend: boolean): TaskRecord {
+    const target: TaskState = suspend ? "suspended" : "running";
+    if (task.terminal || task.state === "cancelling") {
+      throw new RpcError(
+        ErrorCode.TASK_CONTROL_UNAVAILABLE,
+        `task ${task.id} is ${task.state}`,
+        { task: task.id, state: task.state },
+      );
+    }
+    if (task.state !== target) {
+      task.signal(suspend ? "SIGSTOP" : "SIGCONT");
+      task.state = target;
+      this.publish(task);
+    }
+    return task.record();
+  }
+
+  /** Cancels every live task and waits for them to end and their groups to be gone (G-SOCK-8). */
+  async cancelAll(): Promise<void> {
+    const live = [...this.#tasks.values(), ...this.#unlisted].filter((t) => !t.terminal);
+    for (const t of live) this.cancel(t);
+    await Promise.all(live.map((t) => t.finished.then(() => t.stopped)));
+  }
+}

@@ -1,0 +1,187 @@
+/** Test helpers: the facade spawned exactly like `deno task mcp`, by the SDK or by raw frames. */
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { allPids, parentPid } from "./proc.ts";
+import { REPO, type Sandbox } from "./sandbox.ts";
+
+/** The command and arguments of `deno task mcp` (read from deno.json), plus `args`. */
+export function launcherArgs(args: string[] = []): { command: string; args: string[] } {
+  const config = JSON.parse(Deno.readTextFileSync(`${REPO}/deno.json`));
+  const [deno, ...taskArgs] = (config.tasks.mcp as string).split(/\s+/);
+  if (deno !== "deno") throw new Error(`unexpected mcp task: ${config.tasks.mcp}`);
+  const resolved = taskArgs.map((
+    a,
+  ) => (a.endsWith(".ts") && !a.startsWith("/") ? `${REPO}/${a}` : a));
+  return { command: Deno.execPath(), args: [...resolved, ...args] };
+}
+
+/** An SDK stdio client transport that starts the facade like `deno task mcp`. */
+export function sdkTransport(box: Sandbox, extraEnv: Record<string, string> = {}) {
+  return new StdioClientTransport({
+    ...launcherArgs(),
+    env: box.env(extraEnv),
+    stderr: "pipe",
+  });
+}
+
+/** The facade started like `deno task mcp`, driven by raw stdin/stdout frames. */
+export class RawFacade {
+  readonly child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #frames: unknown[] = [];
+  #waiters: (() => void)[] = [];
+  #stdoutDone: Promise<void>;
+  #stderr: Promise<string>;
+  /** Every stdout line that was not valid JSON (must stay empty: stdout carries only frames). */
+  readonly junk: string[] = [];
+
+  constructor(box: Sandbox, args: string[] = [], extraEnv: Record<string, string> = {}) {
+    const { command, args: full } = launcherArgs(args);
+    this.child = new Deno.Command(command, {
+      args: full,
+      env: box.env(extraEnv),
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#writer = this.child.stdin.getWriter();
+    this.#stdoutDone = this.#readStdout();
+    this.#stderr = new Response(this.child.stderr).text();
+  }
+
+  async #readStdout(): Promise<void> {
+    const decoder = new TextDecoder();
+    let pending = "";
+    for await (const chunk of this.child.stdout) {
+      pending += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = pending.indexOf("\n")) !== -1) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        try {
+          this.#frames.push(JSON.parse(line));
+        } catch {
+          this.junk.push(line);
+        }
+        for (const w of this.#waiters.splice(0)) w();
+      }
+    }
+    if (pending !== "") this.junk.push(pending);
+    for (const w of this.#waiters.splice(0)) w();
+  }
+
+  /** Writes text or bytes to the facade's stdin as they are. */
+  async write(data: string | Uint8Array): Promise<void> {
+    await this.#writer.write(typeof data === "string" ? new TextEncoder().encode(data) : data);
+  }
+
+  /** Writes one message as a frame. */
+  async send(message: unknown): Promise<void> {
+    await this.write(JSON.stringify(message) + "\n");
+  }
+
+  /** The next frame matching `match` (removed from the queue), or an error after `ms`. */
+  async next(
+    match: (frame: Record<string, unknown>) => boolean = () => true,
+    ms = 20000,
+  ): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + ms;
+    while (true) {
+      const i = this.#frames.findIndex((f) => match(f as Record<string, unknown>));
+      if (i !== -1) return this.#frames.splice(i, 1)[0] as Record<string, unknown>;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no matching frame within ${ms} ms`);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.#waiters.push(resolve)),
+        new Promise<void>((resolve) => timer = setTimeout(resolve, left)),
+        this.#stdoutDone,
+      ]);
+      clearTimeout(timer);
+      if (this.#frames.length === 0 && await isSettled(this.#stdoutDone)) {
+        throw new Error("facade stdout closed");
+      }
+    }
+  }
+
+  /** The response frame with the given id. */
+  response(id: unknown, ms?: number): Promise<Record<string, unknown>> {
+    return this.next((f) => Object.hasOwn(f, "id") && f.id === id && !("method" in f), ms);
+  }
+
+  /** Sends a request and returns its response frame. */
+  async request(
+    id: string | number,
+    method: string,
+    params?: unknown,
+  ): Promise<Record<string, unknown>> {
+    await this.send(
+      params === undefined ? { jsonrpc: "2.0", id, method } : {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+      },
+    );
+    return await this.response(id);
+  }
+
+  /** Frames received and not yet taken. */
+  get queued(): unknown[] {
+    return this.#frames;
+  }
+
+  /** Closes stdin. */
+  async closeStdin(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+  }
+
+  /** Waits for exit (killing the launcher's process tree after `ms`) and returns status and stderr. */
+  async exit(ms = 20000): Promise<{ code: number; stderr: string }> {
+    const timer = setTimeout(() => this.kill(), ms);
+    const status = await this.child.status;
+    clearTimeout(timer);
+    await this.#stdoutDone;
+    return { code: status.code, stderr: await this.#stderr };
+  }
+
+  /** The pid of the facade itself (the launcher's `deno run … main.ts` child). */
+  facadePid(): number | null {
+    for (const pid of allPids()) {
+      try {
+        if (parentPid(pid) === this.child.pid) return pid;
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return null;
+  }
+
+  /** Kills the facade and its launcher (SIGKILL), for cleanup after failures. */
+  kill(): void {
+    const pid = this.facadePid();
+    for (const p of [pid, this.child.pid]) {
+      if (p === null) continue;
+      try {
+        Deno.kill(p, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  /** Closes stdin, waits for exit, and kills whatever is left. */
+  async stop(): Promise<{ code: number; stderr: string }> {
+    await this.closeStdin();
+    return await this.exit(10000);
+  }
+}
+
+async function isSettled(p: Promise<void>): Promise<boolean> {
+  let settled = false;
+  p.then(() => settled = true);
+  await Promise.resolve();
+  await Promise.resolve();
+  return settled;
+}

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { collectEvents, waitForEvent } from "../../_support/events.ts";
+import { kernelTest, startKernelWithPolicy, type TestKernel } from "../../_support/kernel.ts";
+import { createToken, kernelCli, LOCAL_HUMAN } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import { delay } from "../../_support/wait.ts";
+
+const AGENT = { proc_spawn: ["*"], auto_apply: "in-grant" };
+
+/** A kernel whose policy knows `agent:a` and `agent:b`; tokens are made after it started. */
+function withAgentPolicy(name: string, body: (k: TestKernel) => Promise<void>) {
+  kernelTest(name, body, () => startKernelWithPolicy({ "agent:a": AGENT, "agent:b": AGENT }));
+}
+
+withAgentPolicy(
+  "tokens created after kernel start attach as their principal; unknown and expired tokens are -32030 (T-TOK-2/4, K-ATTACH-2)",
+  async (k) => {
+    const { secret } = await createToken(k.box, "agent:a");
+    const conn = await k.connect();
+    const attached = await conn.request("session.attach", { token: secret }) as Rec;
+    assert.equal(attached.principal, "agent:a");
+    assert.equal((attached.caps as Rec).profile, "test");
+    const run = await conn.request("exec", { src: "echo hi" }) as Rec;
+    assert.deepEqual((run.value as Rec).out, { $: "str", v: "hi\n" });
+
+    // A failed attach leaves the previous attachment as it was.
+    const unknown = await rpcError(conn.request("session.attach", { token: "x".repeat(43) }));
+    assert.equal(unknown.code, -32030);
+    assert.equal((await conn.request("journal.query", {}) as Rec[])[0].principal, "agent:a");
+
+    const expiring = await createToken(k.box, "agent:b", "test", ["--ttl", "1"]);
+    const early = await k.connect();
+    const withTtl = await early.request("session.attach", { token: expiring.secret }) as Rec;
+    assert.equal(withTtl.principal, "agent:b");
+    // Wait (bounded) until `token list` reports the token expired, then it is refused everywhere.
+    for (let i = 0; i < 50; i++) {
+      const listed = await kernelCli(k.box, ["token", "list"]);
+      if (listed.stdout.includes(`${expiring.id}\tagent:b\ttest\texpired`)) break;
+      await delay(100);
+    }
+    const late = await k.connect();
+    const expired = await rpcError(late.request("session.attach", { token: expiring.secret }));
+    assert.equal(expired.code, -32030);
+    assert.equal((await rpcError(early.request("session.cwd", {}))).code, -32030);
+  },
+);
+
+withAgentPolicy(
+  "token revoke while the kernel runs: the next attach is -32030, the attached connection's requests fail -32030 and its pushes stop (T-TOK-4, D-FIX-8)",
+  async (k) => {
+    const a = await createToken(k.box, "agent:a");
+    const b = await createToken(k.box, "agent:b");
+    const human = await k.attach();
+    const agent = await k.attach("default", a.secret);
+    const other = await k.attach("default", b.secret);
+    const agentEvents = collectEvents(agent);
+    const otherEvents = collectEvents(other);
+    for (const conn of [agent, other]) {
+      await conn.request("events.subscribe", { channel: "user.news" });
+    }
+    await human.request("events.publish", { channel: "user.news", payload: { n: 1 } });
+    await waitForEvent(agentEvents, (e) => (e.payload as Rec).n === 1);
+
+    const revoked = await kernelCli(k.box, ["token", "revoke", a.id]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    await human.request("events.publish", { channel: "user.news", payload: { n: 2 } });
+    await waitForEvent(otherEvents, (e) => (e.payload as Rec).n === 2);
+    // Pushes are written before the reply to any later request on the same connection, so
+    // event 2 would precede this error had the revoked connection still been subscribed.
+    const e = await rpcError(agent.request("events.read", { channel: "user.news" }));
+    assert.equal(e.code, -32030);
+    assert.deepEqual(agentEvents.map((ev) => (ev.payload as Rec).n), [1]);
+    for (const method of ["exec", "journal.query", "session.cwd", "events.subscribe"]) {
+      const again = await rpcError(agent.request(method, { src: "true", channel: "user.news" }));
+      assert.equal(again.code, -32030, method);
+    }
+    await human.request("events.publish", { channel: "user.news", payload: { n: 3 } });
+    await waitForEvent(otherEvents, (ev) => (ev.payload as Rec).n === 3);
+    assert.equal((await rpcError(agent.request("session.cwd", {}))).code, -32030);
+    assert.deepEqual(agentEvents.map((ev) => (ev.payload as Rec).n), [1]);
+    // parse stays available; a new attach with the revoked token is refused.
+    assert.equal((await agent.request("parse", { src: "ls" }) as Rec).ast_lang, "bash");
+    const fresh = await k.connect();
+    const refused = await rpcError(fresh.request("session.attach", { token: a.secret }));
+    assert.equal(refused.code, -32030);
+    assert.equal((await rpcError(fresh.request("session.cwd", {}))).code, -32000);
+
+    // The other token is untouched, and the revoked connection may attach as the local human.
+    assert.equal((await other.request("session.cwd", {}) as Rec).cwd !== undefined, true);
+    const relinked = await agent.request("session.attach", {}) as Rec;
+    assert.equal(relinked.principal, LOCAL_HUMAN);
+  },
+);

@@ -1,0 +1,74 @@
+// `complete` and `explain` through the real kernel socket (K-COMP-1, K-EXPL-1): what the
+// attachment changes, and that nothing runs or is stored.
+import assert from "node:assert/strict";
+import { kernelTest } from "../../_support/kernel.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+
+kernelTest(
+  "K-COMP-1 unattached: commands from the kernel's PATH and builtins, no path candidates; attached: entries of the session's cwd, directories with /",
+  async (k) => {
+    await Deno.mkdir(`${k.box.dir}/proj/src`, { recursive: true });
+    await Deno.writeTextFile(`${k.box.dir}/proj/readme.md`, "");
+    await Deno.writeTextFile(`${k.box.dir}/proj/rules.txt`, "");
+    const bare = await k.connect();
+    assert.deepEqual(await bare.request("complete", { src: "cat r" }), {
+      candidates: [],
+      start: 4,
+    });
+    const commands = await bare.request("complete", { src: "ech" }) as Rec;
+    assert.ok((commands.candidates as string[]).includes("echo"));
+    assert.equal(commands.start, 0);
+
+    const conn = await k.attach();
+    await conn.request("exec", { src: "cd proj" });
+    assert.deepEqual(await conn.request("complete", { src: "cat r" }), {
+      candidates: ["readme.md", "rules.txt"],
+      start: 4,
+    });
+    // The cursor is a UTF-8 byte offset: 4 is inside "é" (bytes 3..4) and moves back to 3.
+    assert.deepEqual(await conn.request("complete", { src: "ls é", cursor: 4 }), {
+      candidates: ["readme.md", "rules.txt", "src/"],
+      start: 3,
+    });
+    assert.equal(
+      (await rpcError(conn.request("complete", { src: "x", cursor: 1.5 }))).code,
+      -32602,
+    );
+    assert.equal((await rpcError(conn.request("complete", {}))).code, -32602);
+  },
+);
+
+kernelTest(
+  "K-EXPL-1 explain returns ast, effects, reversibility and the caller's verdict with plan_ref null; it stores and runs nothing",
+  async (k) => {
+    const bare = await k.connect();
+    assert.equal((await rpcError(bare.request("explain", { src: "ls" }))).code, -32000);
+    const conn = await k.attach();
+    await Deno.writeTextFile(`${k.box.dir}/scratch.txt`, "keep");
+    const r = await conn.request("explain", { src: "rm scratch.txt" }) as Rec;
+    assert.deepEqual(Object.keys(r).sort(), [
+      "ast",
+      "ast_lang",
+      "ast_version",
+      "effects",
+      "plan_ref",
+      "reversibility",
+      "verdict",
+    ]);
+    assert.equal(r.ast_version, 1);
+    assert.equal((r.ast as Rec).type, "File");
+    assert.deepEqual(r.effects, [
+      { kind: "fs_delete", paths: [`${k.box.dir}/scratch.txt`] },
+      { kind: "proc_spawn", argv0: "rm", bin_hash: null },
+    ]);
+    assert.equal(r.reversibility, "irreversible");
+    assert.equal(r.verdict, "allow");
+    assert.equal(r.plan_ref, null);
+    assert.equal(await Deno.readTextFile(`${k.box.dir}/scratch.txt`), "keep");
+    assert.deepEqual(await conn.request("plan.list", {}), []);
+    assert.deepEqual(await conn.request("journal.query", {}), []);
+    assert.equal((await rpcError(conn.request("explain", { src: "if true; then" }))).code, -32001);
+    assert.equal((await rpcError(conn.request("explain", { ast: {} }))).code, -32602);
+  },
+);

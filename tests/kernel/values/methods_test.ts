@@ -1,0 +1,347 @@
+// Issue 3 through the real kernel over its real socket: bounded capture, typed values, elision,
+// value.get paths/slices/raw chunks, blob.get, and the session views.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { byteLength } from "../../_support/bytes.ts";
+import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
+import { kernelPid, memoryKiB } from "../../_support/proc.ts";
+import { exec } from "../../_support/exec.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+
+const encoder = new TextEncoder();
+const MiB = 1024 * 1024;
+
+function valueGet(conn: RpcConnection, params: Rec): Promise<Rec> {
+  return conn.request("value.get", params) as Promise<Rec>;
+}
+
+function outOf(reply: Rec): Rec {
+  return (reply.value as Rec).out as Rec;
+}
+
+/** Follows `next` from offset 0 and concatenates the decoded chunks of a raw value.get. */
+async function fetchRaw(
+  conn: RpcConnection,
+  params: Rec,
+  check: (chunk: Rec) => void,
+): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let offset: number | null = 0;
+  while (offset !== null) {
+    const chunk = await valueGet(conn, { ...params, format: "raw", offset });
+    check(chunk);
+    assert.equal(chunk.offset, offset);
+    const data = "raw" in chunk
+      ? encoder.encode(chunk.raw as string)
+      : Uint8Array.from(atob(chunk.raw_base64 as string), (c) => c.charCodeAt(0));
+    assert.equal(data.length, chunk.len);
+    parts.push(data);
+    offset = chunk.next as number | null;
+    if (offset !== null) assert.equal(offset, (chunk.offset as number) + (chunk.len as number));
+  }
+  return concat(parts);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+withKernel(
+  "2,000,000 ints with json.dumps default separators (16.9 MB > 16 MiB) are a str, not a list: SPEC's parse bound wins (K-BASH-10)",
+  async (conn) => {
+    const r = await exec(
+      conn,
+      `python3 -c 'import json;print(json.dumps(list(range(2000000))))'`,
+    );
+    const out = outOf(r);
+    assert.equal(out.$, "ref");
+    assert.equal(out.of, "str");
+    const len = byteLength(
+      JSON.stringify(Array.from({ length: 2000000 }, (_, i) => i)).replaceAll(
+        ",",
+        ", ",
+      ),
+    ) + 1;
+    assert.ok(len > 16 * MiB);
+    assert.equal(out.n, len);
+    const got = await valueGet(conn, { ref: r.ref, path: "out", slice: [0, 12] });
+    assert.deepEqual(got.value, { $: "str", v: "[0, 1, 2, 3," });
+  },
+);
+
+withKernel(
+  "512 MiB of stdout raise the kernel's resident memory by less than 64 MiB (K-BASH-11)",
+  async (conn, k) => {
+    const pid = kernelPid(k.socket);
+    const before = memoryKiB(pid);
+    let sampled = before.rss;
+    let running = true;
+    const sampler = (async () => {
+      while (running) {
+        sampled = Math.max(sampled, memoryKiB(pid).rss);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
+    let r: Rec;
+    try {
+      r = await exec(conn, "head -c 536870912 /dev/zero | tr '\\0' a");
+    } finally {
+      running = false;
+      await sampler;
+    }
+    const after = memoryKiB(pid);
+    // VmHWM catches a peak between samples; when the peak predates the run, the samples decide.
+    const peak = after.hwm > before.hwm ? after.hwm : sampled;
+    const growthMiB = (peak - before.rss) / 1024;
+    assert.ok(growthMiB < 64, `kernel RSS grew by ${growthMiB.toFixed(1)} MiB`);
+    const out = outOf(r);
+    assert.equal(out.$, "ref");
+    assert.equal(out.of, "str");
+    assert.equal(out.n, 536870912);
+    const got = await valueGet(conn, { ref: r.ref, path: "out", slice: [536870900, 536871000] });
+    assert.deepEqual(got.value, { $: "str", v: "a".repeat(12) });
+  },
+);
+
+withKernel(
+  "an array of objects is a columnar table; .out.rows[1].size is null and .out.name[0] is a (V-JSON-1, V-PATH-2/3)",
+  async (conn) => {
+    const r = await exec(conn, `echo '[{"name":"a","size":1},{"name":"b"}]'`);
+    assert.deepEqual(outOf(r), {
+      $: "table",
+      cols: {
+        name: [{ $: "str", v: "a" }, { $: "str", v: "b" }],
+        size: [{ $: "int", v: 1 }, { $: "null" }],
+      },
+      n: 2,
+    });
+    const size = await valueGet(conn, { ref: r.ref, path: ".out.rows[1].size" });
+    assert.deepEqual(size.value, { $: "null" });
+    const name = await valueGet(conn, { ref: r.ref, path: ".out.name[0]" });
+    assert.deepEqual(name.value, { $: "str", v: "a" });
+    const row = await valueGet(conn, { ref: r.ref, path: "out[1]" });
+    assert.deepEqual(row.value, {
+      $: "record",
+      v: { name: { $: "str", v: "b" }, size: { $: "null" } },
+    });
+  },
+);
+
+withKernel(
+  "bad paths, slices of scalars and raw of non-strings are -32005; unknown refs -32004 (K-VAL-5)",
+  async (conn) => {
+    const r = await exec(conn, "echo 42");
+    const ref = r.ref as string;
+    for (
+      const params of [
+        { ref, path: "out." },
+        { ref, path: "out[" },
+        { ref, path: "out[0]" },
+        { ref, path: "out.nope" },
+        { ref, path: "out", slice: [0, 1] },
+        { ref, path: "status", slice: [0, 1] },
+        { ref, path: "out", format: "raw" },
+      ]
+    ) {
+      const e = await rpcError(valueGet(conn, params));
+      assert.equal(e.code, -32005, JSON.stringify(params));
+      assert.equal((e.data as Rec).ref, ref);
+    }
+    const t = await exec(conn, `echo '[{"name":"a"}]'`);
+    assert.equal((await rpcError(valueGet(conn, { ref: t.ref, path: "out[5]" }))).code, -32005);
+    assert.equal((await rpcError(valueGet(conn, { ref: "out:999" }))).code, -32004);
+    assert.equal((await rpcError(valueGet(conn, { ref: "out:999", path: "out" }))).code, -32004);
+    assert.equal((await rpcError(valueGet(conn, { ref, slice: [-1, 2] }))).code, -32602);
+    assert.equal((await rpcError(valueGet(conn, { ref, format: "yaml" }))).code, -32602);
+  },
+);
+
+withKernel(
+  "format raw on a 10 MiB str: each chunk ≤ 65536 bytes with total and next, and following next reassembles the exact bytes (K-VAL-4)",
+  async (conn) => {
+    // Multi-byte characters make chunk ends fall inside characters, which must move back.
+    const script = `import sys
+line = "línea € 😀 {}\\n"
+out = []
+n = 0
+i = 0
+while n < 10 * 1024 * 1024:
+    s = line.format(i)
+    out.append(s)
+    n += len(s.encode())
+    i += 1
+sys.stdout.buffer.write("".join(out).encode())`;
+    const r = await exec(conn, `python3 -c '${script.replaceAll("'", "'\\''")}'`);
+    let expected = "";
+    for (let i = 0, n = 0; n < 10 * MiB; i++) {
+      const s = `línea € 😀 ${i}\n`;
+      expected += s;
+      n += byteLength(s);
+    }
+    const want = encoder.encode(expected);
+    assert.equal(outOf(r).of, "str");
+    let chunks = 0;
+    const got = await fetchRaw(conn, { ref: r.ref, path: "out" }, (chunk) => {
+      chunks++;
+      assert.equal(chunk.total, want.length);
+      assert.ok(
+        (chunk.len as number) <= 65536 && (chunk.len as number) >= 65536 - 3 ||
+          chunk.next === null,
+      );
+      assert.ok(byteLength(chunk.raw) <= 65536);
+    });
+    assert.ok(chunks >= want.length / 65536);
+    assert.equal(got.length, want.length);
+    assert.equal(sha256(got), sha256(want));
+    const small = await valueGet(conn, {
+      ref: r.ref,
+      path: "out",
+      format: "raw",
+      offset: 1,
+      elide: { max_bytes: 10 },
+    });
+    assert.deepEqual(small, {
+      ref: r.ref,
+      raw: "ínea € ",
+      offset: 1,
+      len: 10,
+      total: want.length,
+      next: 11,
+    });
+    const inside = await rpcError(
+      valueGet(conn, { ref: r.ref, path: "out", format: "raw", offset: 2 }),
+    );
+    assert.equal(inside.code, -32005);
+    const beyond = await rpcError(
+      valueGet(conn, { ref: r.ref, path: "out", format: "raw", offset: want.length + 1 }),
+    );
+    assert.equal(beyond.code, -32005);
+  },
+);
+
+withKernel(
+  "a bytes value comes back as bounded raw_base64 chunks that reassemble exactly; blob.get serves the journal's stdout hash by range (K-VAL-4, K-BLOB-1..3)",
+  async (conn, k) => {
+    const r = await exec(conn, "head -c 100000 /dev/urandom > rand.bin && cat rand.bin");
+    const want = await Deno.readFile(`${k.box.dir}/rand.bin`);
+    const out = outOf(r);
+    assert.equal(out.$, "ref");
+    assert.equal(out.of, "bytes");
+    assert.equal(out.n, 100000);
+    const got = await fetchRaw(conn, { ref: r.ref, path: "out" }, (chunk) => {
+      assert.ok("raw_base64" in chunk);
+      assert.equal(chunk.total, 100000);
+      assert.ok((chunk.len as number) <= 65536);
+    });
+    assert.deepEqual(got, want);
+
+    const rows = await conn.request("journal.query", { head: "head", limit: 1 }) as Rec[];
+    assert.equal(rows.length, 1);
+    const stdout = (rows[0].outputs as Rec[]).find((o) => o.kind === "stdout")!;
+    assert.equal(stdout.hash, `sha256:${sha256(want)}`);
+    assert.equal(stdout.len, 100000);
+    const parts: Uint8Array[] = [];
+    let offset: number | null = 0;
+    while (offset !== null) {
+      const b = await conn.request("blob.get", {
+        hash: stdout.hash,
+        offset,
+        length: 30000,
+      }) as Rec;
+      assert.equal(b.len, 100000);
+      const value = b.value as Rec;
+      const data = value.$ === "bytes"
+        ? Uint8Array.from(atob(value.v as string), (c) => c.charCodeAt(0))
+        : encoder.encode(value.v as string);
+      assert.ok(data.length <= 30000);
+      parts.push(data);
+      offset = b.next as number | null;
+    }
+    assert.deepEqual(concat(parts), want);
+    const bare = await conn.request("blob.get", {
+      hash: (stdout.hash as string).slice(7),
+      offset: 99990,
+    }) as Rec;
+    assert.equal(bare.next, null);
+    assert.equal(bare.offset, 99990);
+    const unknown = await rpcError(conn.request("blob.get", { hash: "0".repeat(64) }));
+    assert.equal(unknown.code, -32004);
+    const past = await rpcError(conn.request("blob.get", { hash: stdout.hash, offset: 100001 }));
+    assert.equal(past.code, -32005);
+    assert.equal((await rpcError(conn.request("blob.get", { hash: "sha1:ab" }))).code, -32602);
+  },
+);
+
+withKernel(
+  "session.cwd follows cd; session.env lists sorted names and values for the local human (K-SESS-1/2)",
+  async (conn) => {
+    await exec(conn, "cd /usr/share");
+    assert.deepEqual(await conn.request("session.cwd", {}), { cwd: { display: "/usr/share" } });
+    await exec(conn, "cd /tmp && export ZED=last AAA=first");
+    assert.deepEqual(await conn.request("session.cwd", {}), { cwd: { display: "/tmp" } });
+    const env = await conn.request("session.env", {}) as Rec;
+    const names = env.names as string[];
+    assert.deepEqual(names, [...names].sort());
+    assert.ok(names.includes("ZED") && names.includes("AAA"));
+    assert.equal(env.granted, true);
+    assert.equal((env.env as Rec).ZED, "last");
+    assert.deepEqual(Object.keys(env.env as Rec).sort(), names);
+  },
+);
+
+Deno.test("session.env discloses names but no values when env_read is not granted (K-SESS-1)", async () => {
+  const { kernel, token } = await startKernelWithAgent("agent:x", {
+    proc_spawn: ["*"],
+    env_read: ["HOME"],
+    auto_apply: "in-grant",
+  });
+  try {
+    const conn = await kernel.attach("default", token);
+    const env = await conn.request("session.env", {}) as Rec;
+    assert.equal(env.granted, false);
+    assert.equal("env" in env, false);
+    assert.ok((env.names as string[]).includes("PATH"));
+  } finally {
+    await kernel.cleanup();
+  }
+});
+
+withKernel(
+  "K-VAL-2/V-ELIDE-3 uris name the selection: path percent-encoded except A–Z a–z 0–9 - . _ ~ [ ], then slice=a..b; preview items get [i] suffixes",
+  async (conn) => {
+    const r = await exec(conn, `echo '{"a b/é":[10,20,30,40,50,60],"k":{"x":[1,2,3]}}'`);
+    const n = (r.ref as string).slice(4);
+    const got = await valueGet(conn, {
+      ref: r.ref,
+      path: 'out["a b/é"]',
+      slice: [1, 4],
+      elide: { max_items: 2 },
+    });
+    const ref = got.value as Rec;
+    assert.equal(ref.$, "ref");
+    assert.equal(ref.uri, `shoal://out/${n}?path=out[%22a%20b%2F%C3%A9%22]&slice=1..4`);
+    assert.deepEqual((ref.preview as Rec).v, [
+      { $: "int", v: 20 },
+      { $: "int", v: 30 },
+      { $: "int", v: 40 },
+    ]);
+    const nested = await valueGet(conn, { ref: r.ref, path: ".out.k.x", elide: { max_items: 0 } });
+    assert.equal((nested.value as Rec).uri, `shoal://out/${n}?path=.out.k.x`);
+    const whole = await valueGet(conn, { ref: r.ref, elide: { max_bytes: 10 } });
+    assert.equal(((whole.value as Rec).out as Rec).uri, `shoal://out/${n}?path=out`);
+    const items = (((whole.value as Rec).out as Rec).preview as Rec).v as Rec;
+    assert.equal((items["a b/é"] as Rec).uri, `shoal://out/${n}?path=out[%22a%20b%2F%C3%A9%22]`);
+  },
+);
