@@ -322,3 +322,30 @@ Deno.test("shell state persists between sandboxed execs; the outcome pid leads t
     assert.ok(await waitUntil(() => members.every((p) => !processLive(p)), 10000));
   });
 });
+
+Deno.test("a run of an approved plan also sees the parent directory of an approved write", async () => {
+  // ~/out.txt is granted but does not exist yet, so no everyday view shows where it would go
+  const asker = {
+    ...CODER,
+    fs: { ...CODER.fs, write: [...CODER.fs.write, "~/out.txt"] },
+    auto_apply: "never",
+  };
+  const doer = { ...asker, auto_apply: "in-grant" };
+  await world({ "agent:p": asker, "agent:q": doer }, async (w) => {
+    const src = `echo hi > ${w.home}/out.txt`;
+    const unapproved = await run(await w.agent("agent:q"), src);
+    assert.equal(unapproved.ok, false, "without an approval the view has no place for the file");
+    assert.match(text(unapproved.err), /Read-only file system|No such file|Permission denied/);
+    const agent = await w.agent("agent:p");
+    const asked = await rpcError(exec(agent, src));
+    assert.equal(asked.code, -32011);
+    const planRef = (asked.data as Rec).plan_ref as string;
+    const human = await w.k.attach("work");
+    const granted = await human.request("approval.grant", { plan_ref: planRef }) as Rec;
+    assert.equal(granted.enforced, true, "the approved plan runs in the sandbox");
+    const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
+    const outcome = (applied as Rec).value as Rec;
+    assert.equal(outcome.ok, true, text(outcome.err));
+    assert.equal(await Deno.readTextFile(`${w.home}/out.txt`), "hi\n");
+  });
+});
