@@ -16,16 +16,23 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
-async function time(label: string, run: () => Promise<unknown>): Promise<[string, number, number]> {
-  for (let i = 0; i < 10; i++) await run(); // warm-up
-  const samples: number[] = [];
+/** Times `runs` in turns, one sample of each per round, so load drift hits them alike. */
+async function time(
+  ...runs: [string, () => Promise<unknown>][]
+): Promise<[string, number, number][]> {
+  for (let i = 0; i < 10; i++) for (const [, run] of runs) await run(); // warm-up
+  const samples = runs.map((): number[] => []);
   for (let i = 0; i < N; i++) {
-    const t0 = performance.now();
-    await run();
-    samples.push(performance.now() - t0);
+    for (const [j, [, run]] of runs.entries()) {
+      const t0 = performance.now();
+      await run();
+      samples[j].push(performance.now() - t0);
+    }
   }
-  samples.sort((a, b) => a - b);
-  return [label, percentile(samples, 0.5), percentile(samples, 0.95)];
+  return runs.map(([label], j) => {
+    const sorted = samples[j].sort((a, b) => a - b);
+    return [label, percentile(sorted, 0.5), percentile(sorted, 0.95)];
+  });
 }
 
 const box = await sandbox();
@@ -44,33 +51,29 @@ const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
 const client = new Client({ name: "bench", version: "0" });
 try {
   await client.connect(sdkTransport(box));
-  const rows = [];
-  rows.push(
-    await time(
-      "shoal_exec via facade",
-      () => client.callTool({ name: "shoal_exec", arguments: { src: "true" } }),
-    ),
-  );
-  // The facade calls above autostarted the kernel on the sandbox socket.
+  // The first facade call autostarts the kernel on the sandbox socket.
+  await client.callTool({ name: "shoal_exec", arguments: { src: "true" } });
   const conn = await RpcConnection.connect(box.socket());
   await conn.request("session.attach", { session: "bench" });
   await conn.request("exec", { src: `cd ${proj}` });
   const agent = await RpcConnection.connect(box.socket());
   const caps = await agent.request("session.attach", { session: "bench", token: agentToken });
   const tier = (caps as { caps: { tier: string } }).caps.tier;
-  rows.push(await time("kernel exec human", () => conn.request("exec", { src: "true" })));
-  rows.push(
-    await time(`kernel exec agent (${tier})`, () => agent.request("exec", { src: "true" })),
-  );
-  conn.close();
-  agent.close();
-  rows.push(
-    await time(
+  const rows = await time(
+    [
+      "shoal_exec via facade",
+      () => client.callTool({ name: "shoal_exec", arguments: { src: "true" } }),
+    ],
+    ["kernel exec human", () => conn.request("exec", { src: "true" })],
+    [`kernel exec agent (${tier})`, () => agent.request("exec", { src: "true" })],
+    [
       "bash -c true spawn",
       () =>
         new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
-    ),
+    ],
   );
+  conn.close();
+  agent.close();
   const floor = rows[3];
   console.log(`exec latency, ${N} calls each (ms)`);
   console.log("path                     p50      p95      p50/bash  p95/bash");

@@ -8,10 +8,11 @@ import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 export const SCRATCH_MOUNT = "/dev/shoal";
 
 /**
- * Flags of every sandboxed run: the sandbox dies with its bwrap, no capabilities (a root kernel
- * would otherwise keep CAP_SYS_ADMIN inside and could remount the view writable), own PID, IPC,
- * UTS and cgroup namespaces. No `--new-session`: the run stays in bwrap's process group, so a
- * signal to that group reaches every process inside, as outside (K-BASH-13).
+ * Flags of every sandboxed run: the sandbox dies with its bwrap; no capabilities (a root kernel
+ * would otherwise keep CAP_SYS_ADMIN inside and could remount the view writable); its own PID
+ * namespace (its /proc shows no host process, whose /proc/PID/root would reveal the host's files)
+ * and IPC namespace (no host shared memory). No `--new-session`: the run stays in bwrap's process
+ * group, so a signal to that group reaches every process inside, as outside (K-BASH-13).
  */
 export const CONFINEMENT_FLAGS = [
   "--die-with-parent",
@@ -19,8 +20,6 @@ export const CONFINEMENT_FLAGS = [
   "ALL",
   "--unshare-pid",
   "--unshare-ipc",
-  "--unshare-uts",
-  "--unshare-cgroup-try",
 ];
 
 /** The sandbox a principal's runs go into: the bubblewrap found at start and the view. */

@@ -4,6 +4,7 @@ import { type Confinement, sandboxCommand } from "../../../src/kernel/sandbox/co
 import { detectSandbox } from "../../../src/kernel/sandbox/probe.ts";
 import { type SandboxGrants, sandboxView } from "../../../src/kernel/sandbox/view.ts";
 import { groupMembers, processLive } from "../../_support/proc.ts";
+import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
@@ -153,20 +154,15 @@ Deno.test("/tmp is private; a granted root below it is bound into it", async () 
 
 Deno.test("the network is cut without a net grant and the host's with one", async () => {
   await withLayout(async (l) => {
-    using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const accepting = (async () => {
-      for await (const conn of listener) conn.close();
-    })().catch(() => {});
-    const { port } = listener.addr as Deno.NetAddr;
-    const connect =
-      `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5)"`;
-    const cut = await confined(l, AGENT, connect);
-    assert.notEqual(cut.code, 0);
-    assert.match(cut.err, /Connection refused|unreachable/);
-    const granted = await confined(l, { ...AGENT, net: true }, connect);
-    assert.equal(granted.code, 0, granted.err);
-    listener.close();
-    await accepting;
+    await withTcpListener(async (port) => {
+      const connect =
+        `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5)"`;
+      const cut = await confined(l, AGENT, connect);
+      assert.notEqual(cut.code, 0);
+      assert.match(cut.err, /Connection refused|unreachable/);
+      const granted = await confined(l, { ...AGENT, net: true }, connect);
+      assert.equal(granted.code, 0, granted.err);
+    });
   });
 });
 

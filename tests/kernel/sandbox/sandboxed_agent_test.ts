@@ -11,6 +11,7 @@ import { groupMembers, processLive } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
 /** An agent that may run anything (opaque: allow) but only touch its project. */
@@ -189,21 +190,16 @@ Deno.test("the kernel socket, tokens.json and journal.db are invisible even unde
 Deno.test("a raw TCP connect fails without a net grant and works with one", async () => {
   const netted = { ...CODER, net_connect: ["127.0.0.1:*"] };
   await world({ "agent:c": CODER, "agent:n": netted }, async (w) => {
-    using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const accepting = (async () => {
-      for await (const conn of listener) conn.close();
-    })().catch(() => {});
-    const { port } = listener.addr as Deno.NetAddr;
-    const src =
-      `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5); print('up')"`;
-    const cut = await run(await w.agent("agent:c"), src);
-    assert.equal(cut.ok, false);
-    assert.match(text(cut.err), /Connection refused|unreachable/);
-    const granted = await run(await w.agent("agent:n"), src);
-    assert.equal(granted.ok, true, text(granted.err));
-    assert.equal(text(granted.out), "up\n");
-    listener.close();
-    await accepting;
+    await withTcpListener(async (port) => {
+      const src =
+        `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5); print('up')"`;
+      const cut = await run(await w.agent("agent:c"), src);
+      assert.equal(cut.ok, false);
+      assert.match(text(cut.err), /Connection refused|unreachable/);
+      const granted = await run(await w.agent("agent:n"), src);
+      assert.equal(granted.ok, true, text(granted.err));
+      assert.equal(text(granted.out), "up\n");
+    });
   });
 });
 
