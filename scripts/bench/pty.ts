@@ -103,7 +103,15 @@ const dir = await Deno.makeTempDir({ prefix: "shoal_bench_pty_" });
 const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: dir };
 try {
   // Round trip: send a line to `cat` and poll read() until its copy is rendered (tty echo + cat's output).
-  const cat = await Pty.open({ cmd: "cat", args: [], cwd: dir, env, cols: 80, rows: 24 });
+  const cat = await Pty.open({
+    cmd: "cat",
+    args: [],
+    cwd: dir,
+    env,
+    cols: 80,
+    rows: 24,
+    sandbox: null,
+  });
   const roundTrips: number[] = [];
   const idleReads: number[] = [];
   try {
@@ -150,6 +158,7 @@ try {
     env,
     cols: 80,
     rows: 24,
+    sandbox: null,
   });
   const floodReads: number[] = [];
   try {

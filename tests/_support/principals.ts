@@ -10,12 +10,17 @@ export const LOCAL_HUMAN = `uid:${Deno.uid()}`;
 
 /**
  * Writes `principals` as a JSONC Leash file (with a comment and trailing commas) at `target`, or
- * at `leash.jsonc` in a sandbox; creates missing parent directories and returns the path.
+ * at `leash.jsonc` in a sandbox; creates missing parent directories and returns the path. An
+ * entry that does not say `sandbox` gets `"sandbox": false`, so a test that is not about the
+ * bubblewrap sandbox behaves the same on hosts with and without it (P-SBX-2).
  */
 export async function writePolicy(target: Sandbox | string, principals: Rec): Promise<string> {
   const path = typeof target === "string" ? target : `${target.dir}/leash.jsonc`;
   await Deno.mkdir(path.replace(/\/[^/]*$/, ""), { recursive: true });
-  const body = JSON.stringify({ principal: principals }, null, 2).replace(/\n(\s*)}/g, ",\n$1}");
+  const entries = Object.fromEntries(
+    Object.entries(principals).map(([name, entry]) => [name, { sandbox: false, ...entry as Rec }]),
+  );
+  const body = JSON.stringify({ principal: entries }, null, 2).replace(/\n(\s*)}/g, ",\n$1}");
   await Deno.writeTextFile(path, `// test policy\n${body}\n`);
   return path;
 }

@@ -1,5 +1,6 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
+import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
 
 /**
@@ -34,6 +35,8 @@ export interface BashRun {
   stderr: ByteSink;
   /** Called once the process exists, with its pid (= process group id). */
   onSpawn?: (pid: number) => void;
+  /** The sandbox to run in (P-SBX-2), or null to run unconfined. */
+  sandbox: Sandboxing | null;
 }
 
 /**
@@ -59,16 +62,23 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: Ab
 /**
  * Runs `src` in a fresh non-interactive bash that leads its own process group, with stdin from
  * /dev/null, the session cwd and exactly the session's exported environment (K-BASH-1..3).
+ * Sandboxed, bwrap leads the group and its pid is the run's (P-SBX-4); bash inside dumps its
+ * state into the scratch directory bound into the sandbox.
  */
 export async function runBash(run: BashRun): Promise<BashExit> {
   await Deno.mkdir(run.workDir, { recursive: true, mode: 0o700 });
   await Deno.writeTextFile(`${run.workDir}/src`, run.src, { mode: 0o600 });
   await Deno.writeTextFile(`${run.workDir}/restore`, restoreScript(run.state), { mode: 0o600 });
   const started = process.hrtime.bigint();
+  const bashArgv = (dir: string) => [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", dir];
+  const [cmd, ...args] = run.sandbox === null ? bashArgv(run.workDir) : sandboxCommand(
+    { ...run.sandbox, cwd: run.state.cwd, scratch: run.workDir },
+    bashArgv(SCRATCH_MOUNT),
+  );
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(run.bash, {
-      args: ["--noprofile", "--norc", "-c", DRIVER, "shoal", run.workDir],
+    child = new Deno.Command(cmd, {
+      args,
       cwd: run.state.cwd,
       env: Object.fromEntries(run.state.env),
       clearEnv: true,

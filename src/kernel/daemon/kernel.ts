@@ -8,6 +8,7 @@ import { Cas } from "../store/cas.ts";
 import type { Value } from "../values/value.ts";
 import { TokenStore } from "../auth/tokens.ts";
 import type { Policy } from "../policy/leash.ts";
+import type { SandboxSetting } from "../sandbox/principal_sandbox.ts";
 import { TaskRegistry } from "../tasks/registry.ts";
 import { PlanStore } from "../plans/store.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
@@ -24,6 +25,8 @@ export interface KernelConfig {
   /** HOME of the kernel process, for `~/` in policy globs (P-EVAL-1). */
   home: string | undefined;
   policy: Policy;
+  /** The host's sandbox and what it always hides (P-SBX-1). */
+  sandbox: SandboxSetting;
   /** The state a new session starts from (K-ATTACH-3). */
   initialState: () => ShellState;
 }

@@ -1,9 +1,11 @@
+import { dirname } from "node:path";
 import type { SocketChoice } from "../../protocol/socket_path.ts";
 import type { ServeArgs } from "../cli/serve_args.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { bashOwnVariables } from "../bash/shell_state.ts";
 import { Kernel } from "./kernel.ts";
-import { loadStartupPolicy } from "../policy/leash.ts";
+import { defaultPolicy, loadPolicyFile, startupPolicyPath } from "../policy/leash.ts";
+import { detectSandbox } from "../sandbox/probe.ts";
 import { acceptLoop } from "./accept_loop.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 
@@ -22,9 +24,10 @@ export async function serve(
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
+  const policyPath = startupPolicyPath(opts.policy ?? null, env);
   let policy;
   try {
-    policy = loadStartupPolicy(opts.policy ?? null, env);
+    policy = policyPath === null ? defaultPolicy() : loadPolicyFile(policyPath);
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
@@ -39,6 +42,11 @@ export async function serve(
     localHuman: `uid:${uid}`,
     home: env.HOME || undefined,
     policy,
+    sandbox: {
+      host: await detectSandbox(env.PATH ?? ""),
+      home: env.HOME || undefined,
+      masked: [stateDir, dirname(socket.path), ...(policyPath === null ? [] : [policyPath])],
+    },
     initialState: () => ({
       cwd,
       env: new Map(Object.entries(env)),

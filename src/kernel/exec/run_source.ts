@@ -3,6 +3,7 @@ import { RENDER_EVENT_LIMIT, STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts
 import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
 import { cloneState, diffState } from "../bash/shell_state.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
@@ -82,6 +83,7 @@ export async function runSource(
   attachment: Attachment,
   src: string,
   effects: Effect[],
+  sandbox: Sandboxing | null,
   opts: RunOptions,
 ): Promise<unknown> {
   const session = attachment.session;
@@ -117,7 +119,8 @@ export async function runSource(
   const task = listed
     ? kernel.tasks.create(session.name, attachment.principal, cmd, output)
     : kernel.tasks.createUnlisted(session.name, attachment.principal, cmd, output);
-  const work = finishRun(kernel, attachment, task, src, snapshot, entryId, output, opts);
+  const run = { src, snapshot, sandbox };
+  const work = finishRun(kernel, attachment, task, run, entryId, output, opts);
   if (opts.async) {
     work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
     return { task: task.id, events: `task.${task.n}`, uri: `shoal://task/${task.n}` };
@@ -142,8 +145,7 @@ async function finishRun(
   kernel: Kernel,
   attachment: Attachment,
   task: Task,
-  src: string,
-  snapshot: ReturnType<typeof cloneState>,
+  run: { src: string; snapshot: ReturnType<typeof cloneState>; sandbox: Sandboxing | null },
   entryId: number,
   output: { stdout: CaptureSink; stderr: CaptureSink },
   opts: RunOptions,
@@ -154,11 +156,12 @@ async function finishRun(
     exit = await runBash({
       bash: kernel.config.bash,
       bashVariables: kernel.config.bashVariables,
-      src,
-      state: snapshot,
+      src: run.src,
+      state: run.snapshot,
       workDir: `${kernel.cas.tmpDir}/run-${crypto.randomUUID()}`,
       stdout: output.stdout,
       stderr: output.stderr,
+      sandbox: run.sandbox,
       onSpawn: (pid) => {
         task.spawned(pid);
         opts.started?.();
@@ -185,9 +188,9 @@ async function finishRun(
     err,
     dur_ns: Number(exit.durNs),
     pid: exit.pid,
-    cmd: src,
+    cmd: run.src,
   });
-  if (exit.final && !cancelled) session.merge(diffState(snapshot, exit.final));
+  if (exit.final && !cancelled) session.merge(diffState(run.snapshot, exit.final));
   const n = session.record(outcome);
   const ref = `out:${n}`;
   const uri = outUri(n);

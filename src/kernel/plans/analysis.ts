@@ -5,7 +5,8 @@ import type { Kernel } from "../daemon/kernel.ts";
 import { pathObject } from "../values/path_object.ts";
 import type { ApprovalState, Plan } from "./store.ts";
 import { type Effect, fillBinHashes, type Reversibility } from "../policy/effects.ts";
-import { type Grants, SANDBOX_ENFORCED, type Verdict } from "../policy/grants.ts";
+import type { Grants, Verdict } from "../policy/grants.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
 
 /** Parsed source with its effects judged for one caller (K-EXEC-2 steps 1–3). */
 export interface Analysis {
@@ -152,25 +153,17 @@ export function refuseUnknownPrincipal(grants: Grants): void {
   });
 }
 
-/** Refuses to run for a hermetic principal, since no enforcing sandbox exists (K-EXEC-2, P-SBX-1). */
-export function requireSandbox(grants: Grants): void {
-  if (grants.hermetic && !SANDBOX_ENFORCED) {
-    throw new RpcError(ErrorCode.LEASH_DENIED, "hermetic principal but no sandbox is available", {
-      reason: "hermetic_unavailable",
-    });
-  }
-}
-
 /**
  * Refuses a run the caller may not start now (K-EXEC-2 step 3): deny → -32010, approval →
- * stored plan and -32011, a hermetic principal without a sandbox → -32010.
+ * stored plan and -32011, a hermetic principal without a sandbox or a cwd the sandbox does not
+ * show → -32010. Returns the sandbox the run goes into (null: unconfined).
  */
 export function enforceVerdict(
   kernel: Kernel,
   attachment: Attachment,
   src: string,
   analysis: Analysis,
-): void {
+): Sandboxing | null {
   if (analysis.verdict === "deny") {
     throw new RpcError(ErrorCode.LEASH_DENIED, "policy denies this source", {
       verdict: "deny",
@@ -185,5 +178,5 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
-  requireSandbox(attachment.grants);
+  return attachment.grants.sandboxFor(attachment.session.state.cwd);
 }

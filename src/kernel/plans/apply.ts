@@ -2,7 +2,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { type RunOptions, runSource } from "../exec/run_source.ts";
 import type { Kernel } from "../daemon/kernel.ts";
-import { currentEffects, requireSandbox } from "./analysis.ts";
+import { currentEffects } from "./analysis.ts";
 import { denied } from "./denied.ts";
 import type { Plan } from "./store.ts";
 
@@ -30,16 +30,20 @@ export async function checkApplicable(
       plan_ref: plan.ref,
     });
   }
-  requireSandbox(attachment.grants);
   return plan;
 }
 
-/** Runs a plan's stored source exactly like an exec `run` (K-PLAN-3). */
+/**
+ * Runs a plan's stored source exactly like an exec `run` (K-PLAN-3); sandboxed, the run also
+ * sees what an approval granted (P-SBX-3). A run that may not start is refused (-32010).
+ */
 export function applyPlan(
   kernel: Kernel,
   attachment: Attachment,
   plan: Plan,
   opts: RunOptions,
 ): Promise<unknown> {
-  return runSource(kernel, attachment, plan.src, plan.effects, opts);
+  const approved = plan.approval === "approved" ? plan.effects : [];
+  const sandbox = attachment.grants.sandboxFor(attachment.session.state.cwd, approved);
+  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, opts);
 }

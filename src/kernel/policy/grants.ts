@@ -8,11 +8,10 @@ import {
   wantsBinHash,
 } from "./evaluate.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
+import { isSandboxed, runSandbox, type SandboxSetting } from "../sandbox/principal_sandbox.ts";
 
 export type { Verdict } from "./evaluate.ts";
-
-/** Whether execs run inside an enforcing sandbox: the optional bubblewrap tier (P-SBX-1) is not built. */
-export const SANDBOX_ENFORCED = false;
 
 /** What a principal's policy entry grants, resolved once (P-PRIN-1); the exec path asks it. */
 export class Grants {
@@ -20,6 +19,8 @@ export class Grants {
     readonly principal: string,
     readonly entry: PrincipalPolicy | null,
     readonly home: string | undefined,
+    readonly sandbox: SandboxSetting,
+    readonly localHuman: boolean,
   ) {}
 
   /** The verdict for a list of effects (P-EVAL-2). */
@@ -52,17 +53,26 @@ export class Grants {
     return envReadGranted(this.entry, names);
   }
 
-  /** Whether the policy demands a sandbox for the principal's execs (P-SBX-1). */
-  get hermetic(): boolean {
-    return this.entry?.hermetic === true;
+  /** Whether the principal's runs go inside the bubblewrap sandbox (P-SBX-2). */
+  get sandboxed(): boolean {
+    return isSandboxed(this.sandbox, this.entry, this.localHuman);
+  }
+
+  /**
+   * The sandbox of one run in `cwd` (null: unconfined), seeing also the `approved` effects of the
+   * plan it runs; throws -32010 when the run may not start (P-SBX-2, P-SBX-3).
+   */
+  sandboxFor(cwd: string, approved: readonly Effect[] = []): Sandboxing | null {
+    return runSandbox(this.sandbox, this.entry, this.localHuman, cwd, approved);
   }
 
   /** The `caps` member of an attach result (K-ATTACH-4). */
   caps(profile: string, tokenCaps: string[]) {
+    const enforced = this.sandboxed;
     return {
-      enforced: SANDBOX_ENFORCED,
-      tier: "D",
-      available_tier: "D",
+      enforced,
+      tier: enforced ? "B" : "D",
+      available_tier: this.sandbox.host.tier,
       policy_principal: this.principal,
       profile,
       token_caps: tokenCaps,
@@ -73,14 +83,24 @@ export class Grants {
   }
 }
 
-/** The facts grants are resolved from: the policy, the local human and HOME for `~/` globs. */
+/**
+ * The facts grants are resolved from: the policy, the local human, HOME for `~/` globs and the
+ * host's sandbox.
+ */
 export interface GrantSource {
   policy: Policy;
   localHuman: string;
   home: string | undefined;
+  sandbox: SandboxSetting;
 }
 
 /** Resolves a principal's grants from its policy entry; unknown principals get none (P-PRIN-1). */
 export function resolveGrants(source: GrantSource, principal: string): Grants {
-  return new Grants(principal, policyFor(source.policy, principal, source.localHuman), source.home);
+  return new Grants(
+    principal,
+    policyFor(source.policy, principal, source.localHuman),
+    source.home,
+    source.sandbox,
+    principal === source.localHuman,
+  );
 }

@@ -28,6 +28,8 @@ export interface PrincipalPolicy {
   auto_apply: AutoApply;
   opaque: OpaqueMode;
   hermetic: boolean;
+  /** Whether this principal's runs go inside the sandbox when the host has one (P-SBX-2). */
+  sandbox: boolean;
   approver: boolean;
   /** Kinds the principal may approve for itself; `"*"` means all. */
   self_approve: readonly (EffectKind | "*")[];
@@ -51,7 +53,13 @@ type ListField =
   | "env_read"
   | "env_write"
   | "secret_use";
-type BoolField = "session_write" | "journal_read" | "time" | "hermetic" | "approver";
+type BoolField =
+  | "session_write"
+  | "journal_read"
+  | "time"
+  | "hermetic"
+  | "sandbox"
+  | "approver";
 
 const LIST_FIELDS: readonly ListField[] = [
   "fs_read",
@@ -69,6 +77,7 @@ const BOOL_FIELDS: readonly BoolField[] = [
   "journal_read",
   "time",
   "hermetic",
+  "sandbox",
   "approver",
 ];
 
@@ -126,6 +135,7 @@ export function localHumanPolicy(): PrincipalPolicy {
     auto_apply: "in-grant",
     opaque: "allow",
     hermetic: false,
+    sandbox: false,
     approver: true,
     self_approve: ["*"],
   };
@@ -146,6 +156,25 @@ export function policyFor(
 }
 
 /**
+ * Where the startup policy comes from (G-STATE-3): `--policy FILE` when given, else the user's
+ * `leash.jsonc` if present; null means the default policy.
+ */
+export function startupPolicyPath(
+  policyFlag: string | null,
+  env: Readonly<Record<string, string | undefined>>,
+): string | null {
+  if (policyFlag !== null) return policyFlag;
+  const config = env.XDG_CONFIG_HOME
+    ? env.XDG_CONFIG_HOME
+    : env.HOME
+    ? `${env.HOME}/.config`
+    : null;
+  if (config === null) return null;
+  const path = `${config}/shoal/leash.jsonc`;
+  return existsSync(path) ? path : null;
+}
+
+/**
  * The startup policy (G-STATE-3): `--policy FILE` when given (it must exist), else the
  * user's `leash.jsonc` if present, else the default. Throws on any load error.
  */
@@ -153,15 +182,8 @@ export function loadStartupPolicy(
   policyFlag: string | null,
   env: Readonly<Record<string, string | undefined>>,
 ): Policy {
-  if (policyFlag !== null) return loadPolicyFile(policyFlag);
-  const config = env.XDG_CONFIG_HOME
-    ? env.XDG_CONFIG_HOME
-    : env.HOME
-    ? `${env.HOME}/.config`
-    : null;
-  if (config === null) return defaultPolicy();
-  const path = `${config}/shoal/leash.jsonc`;
-  return existsSync(path) ? loadPolicyFile(path) : defaultPolicy();
+  const path = startupPolicyPath(policyFlag, env);
+  return path === null ? defaultPolicy() : loadPolicyFile(path);
 }
 
 /** Reads and validates a policy file; any problem throws an Error naming the file and field. */
@@ -304,6 +326,7 @@ function parseEntry(node: Node, context: string): PolicyEntry {
     auto_apply: choice("auto_apply", ["never", "in-grant", "reversible"] as const, "never"),
     opaque: choice("opaque", ["deny", "ask", "allow"] as const, "deny"),
     hermetic: bool("hermetic") ?? false,
+    sandbox: bool("sandbox") ?? true,
     approver: bool("approver"),
     self_approve: selfApprove(),
   };

@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { setImmediate } from "node:timers";
 import xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import {
   PTY_EVENT_INTERVAL_MS,
   PTY_KILL_GRACE_MS,
@@ -60,6 +61,8 @@ export interface PtyOpenOptions {
   env: Record<string, string>;
   cols: number;
   rows: number;
+  /** The sandbox the program runs in (P-SBX-2), or null to run it unconfined. */
+  sandbox: Sandboxing | null;
 }
 
 /** How a PTY's child ended: an exit status, or the name of the signal that killed it. */
@@ -213,8 +216,12 @@ export class Pty {
           LAUNCH_SCRIPT,
           pair.slavePath,
           Object.hasOwn(env, "PWD") ? "keep" : "",
-          opts.cmd,
-          ...opts.args,
+          ...(opts.sandbox === null
+            ? [opts.cmd, ...opts.args]
+            : sandboxCommand({ ...opts.sandbox, cwd: opts.cwd, scratch: null }, [
+              opts.cmd,
+              ...opts.args,
+            ])),
         ],
         cwd: opts.cwd,
         clearEnv: true,

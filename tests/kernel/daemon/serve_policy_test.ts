@@ -51,7 +51,8 @@ Deno.test("a discovered leash.jsonc is loaded: its agent runs, principals it doe
   await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true });
   await Deno.writeTextFile(
     `${box.dir}/home/.config/shoal/leash.jsonc`,
-    '{ "principal": { "agent:known": { "spawn": ["echo", "true"], "auto_apply": "in-grant", }, }, } // ok\n',
+    // "sandbox": false: this test is about discovery; the sandbox has tests/kernel/sandbox/
+    '{ "principal": { "agent:known": { "spawn": ["echo", "true"], "auto_apply": "in-grant", "sandbox": false, }, }, } // ok\n',
   );
   const k = await startKernel([], box);
   try {

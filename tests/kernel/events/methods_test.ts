@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { NO_SANDBOX } from "../../../src/kernel/sandbox/probe.ts";
 import { Kernel } from "../../../src/kernel/daemon/kernel.ts";
 import { loadStartupPolicy } from "../../../src/kernel/policy/leash.ts";
 import { acceptLoop } from "../../../src/kernel/daemon/accept_loop.ts";
@@ -138,6 +139,7 @@ Deno.test("K-EVT-4 closing a connection removes all its subscriptions (in-proces
     localHuman: `uid:${Deno.uid()}`,
     home: undefined,
     policy: loadStartupPolicy(null, {}),
+    sandbox: { host: NO_SANDBOX, home: undefined, masked: [] },
     initialState: () => ({
       cwd: dir,
       env: new Map(),

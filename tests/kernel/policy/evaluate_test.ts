@@ -39,6 +39,7 @@ function grants(overrides: Partial<PrincipalPolicy> = {}): PrincipalPolicy {
     auto_apply: "never",
     opaque: "deny",
     hermetic: false,
+    sandbox: true,
     approver: false,
     self_approve: [],
     ...overrides,

@@ -43,6 +43,7 @@ Deno.test("P-POL-1: the SPEC example loads, with comments and trailing commas", 
         "auto_apply": "in-grant",   // never | in-grant | reversible
         "opaque": "ask",            /* deny | ask | allow */
         "hermetic": false,
+        "sandbox": false,           // run outside bwrap
         "approver": false,
         "self_approve": ["fs_write"], // trailing comma next
       },
@@ -67,6 +68,7 @@ Deno.test("P-POL-1: the SPEC example loads, with comments and trailing commas", 
       auto_apply: "in-grant",
       opaque: "ask",
       hermetic: false,
+      sandbox: false,
       approver: false,
       self_approve: ["fs_write"],
     });
@@ -129,6 +131,7 @@ Deno.test("P-POL-3: defaults for a listed principal", async () => {
       auto_apply: "never",
       opaque: "deny",
       hermetic: false,
+      sandbox: true,
       approver: false,
       self_approve: [],
     });
@@ -163,6 +166,7 @@ Deno.test("P-POL-2: fatal load errors name the problem", async () => {
     `{"principal": {"a": {"session_write": "yes"}}}`,
     /"session_write" must be a boolean/,
   );
+  await loadFails(`{"principal": {"a": {"sandbox": "no"}}}`, /"sandbox" must be a boolean/);
   await loadFails(`{"principal": {"a": {"auto_apply": "always"}}}`, /"auto_apply" must be one of/);
   await loadFails(`{"principal": {"a": {"opaque": true}}}`, /"opaque" must be one of/);
   await loadFails(

@@ -19,7 +19,16 @@ export function openPty(
   args: string[],
   more: Partial<PtyOpenOptions> = {},
 ): Promise<Pty> {
-  return Pty.open({ cmd, args, cwd, env: testEnv(cwd), cols: 80, rows: 24, ...more });
+  return Pty.open({
+    cmd,
+    args,
+    cwd,
+    env: testEnv(cwd),
+    cols: 80,
+    rows: 24,
+    sandbox: null,
+    ...more,
+  });
 }
 
 /** Sends `pty.send`-style input, encoded for the PTY's current cursor-key mode. */

@@ -202,6 +202,7 @@ Deno.test("K-PTY-9 a wide character appears once", async () => {
       env,
       cols: 80,
       rows: 24,
+      sandbox: null,
     });
     await closeAfter(pty, async () => {
       const s = await waitForScreen(pty, hasRow("字x"));
@@ -224,6 +225,7 @@ Deno.test("K-PTY-1 TERM=xterm-256color only when the environment has no TERM", a
       env,
       cols: 80,
       rows: 24,
+      sandbox: null,
     });
     await closeAfter(b, async () => {
       await waitForScreen(b, hasRow("T=dumb"));

@@ -8,7 +8,7 @@ import { processExists, testEnv, waitForScreen } from "./_helpers.ts";
 const hasCode = (code: number) => (e: unknown) => e instanceof RpcError && e.code === code;
 
 function opts(dir: string, cmd: string, args: string[]): PtyOpenOptions {
-  return { cmd, args, cwd: dir, env: testEnv(dir), cols: 80, rows: 24 };
+  return { cmd, args, cwd: dir, env: testEnv(dir), cols: 80, rows: 24, sandbox: null };
 }
 
 Deno.test("K-PTY-7 ids come from one kernel-wide counter starting at 1", async () => {

@@ -102,6 +102,6 @@ async function execute(
       approval: plan.approval,
     };
   }
-  enforceVerdict(kernel, attachment, p.src, analysis);
-  return runSource(kernel, attachment, p.src, analysis.effects, opts);
+  const sandbox = enforceVerdict(kernel, attachment, p.src, analysis);
+  return runSource(kernel, attachment, p.src, analysis.effects, sandbox, opts);
 }

@@ -8,7 +8,7 @@ import { planRecord, planSummary, publishApproval } from "../../plans/analysis.t
 import type { Plan } from "../../plans/store.ts";
 import { type EffectKind, normalizeEffectName } from "../../policy/effects.ts";
 import { runOptions, runParams } from "../../exec/run_params.ts";
-import { type Grants, resolveGrants, SANDBOX_ENFORCED } from "../../policy/grants.ts";
+import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { denied } from "../../plans/denied.ts";
 import { utf8Prefix } from "../../values/js_string.ts";
@@ -57,8 +57,13 @@ function uncoveredResult(plan: Plan, missing: EffectKind[]) {
 }
 
 /** The answer for an approved plan (K-CAP-1 step 2, K-APPR-2). */
-function approvedResult(plan: Plan, by: string) {
-  return { grant: "approved", plan_ref: plan.ref, approved_by: by, enforced: SANDBOX_ENFORCED };
+function approvedResult(kernel: Kernel, plan: Plan, by: string) {
+  return {
+    grant: "approved",
+    plan_ref: plan.ref,
+    approved_by: by,
+    enforced: resolveGrants(kernel.config, plan.principal).sandboxed,
+  };
 }
 
 /** Fails unless the caller is an approver (K-APPR-1). */
@@ -105,13 +110,16 @@ export const PLAN_METHODS: MethodSpec[] = [
         attachment.grants.verdict(plan.effects, plan.reversibility) === "allow" ||
         plan.approval === "approved"
       ) {
-        return { ...approvedResult(plan, plan.approvedBy ?? "policy"), granted_effects: named };
+        return {
+          ...approvedResult(kernel, plan, plan.approvedBy ?? "policy"),
+          granted_effects: named,
+        };
       }
       const missing = uncovered(plan, named);
       if (missing.length > 0) return uncoveredResult(plan, missing);
       if (attachment.grants.canSelfApprove(planKinds(plan))) {
         approve(kernel, plan, attachment.principal);
-        return { ...approvedResult(plan, attachment.principal), granted_effects: named };
+        return { ...approvedResult(kernel, plan, attachment.principal), granted_effects: named };
       }
       if (plan.approval !== "requested") {
         plan.approval = "requested";
@@ -143,7 +151,7 @@ export const PLAN_METHODS: MethodSpec[] = [
       const missing = uncovered(plan, named);
       if (missing.length > 0) return uncoveredResult(plan, missing);
       approve(kernel, plan, attachment.principal);
-      return approvedResult(plan, attachment.principal);
+      return approvedResult(kernel, plan, attachment.principal);
     },
   ),
   attached(

@@ -29,6 +29,7 @@ export const PTY_METHODS: MethodSpec[] = [
       });
     }
     const state = attachment.session.state;
+    const sandbox = attachment.grants.sandboxFor(state.cwd);
     const entry = await kernel.ptys.open(attachment.session.name, {
       cmd: p.cmd,
       args: p.args,
@@ -36,6 +37,7 @@ export const PTY_METHODS: MethodSpec[] = [
       env: { ...Object.fromEntries(state.env), ...p.env },
       cols: p.cols,
       rows: p.rows,
+      sandbox,
     });
     const { pty } = entry;
     return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };

@@ -1,0 +1,97 @@
+/** The bubblewrap command line that confines one run to its view (P-SBX-3, P-SBX-4). */
+import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
+
+/**
+ * Where a run's scratch directory appears inside the sandbox: it reveals no host path, and /dev is
+ * always the sandbox's own tmpfs, so the mount point can be made whatever roots are bound.
+ */
+export const SCRATCH_MOUNT = "/dev/shoal";
+
+/**
+ * Flags of every sandboxed run: the sandbox dies with its bwrap; no capabilities (a root kernel
+ * would otherwise keep CAP_SYS_ADMIN inside and could remount the view writable); its own PID
+ * namespace (its /proc shows no host process, whose /proc/PID/root would reveal the host's files)
+ * and IPC namespace (no host shared memory). No `--new-session`: the run stays in bwrap's process
+ * group, so a signal to that group reaches every process inside, as outside (K-BASH-13).
+ */
+export const CONFINEMENT_FLAGS = [
+  "--die-with-parent",
+  "--cap-drop",
+  "ALL",
+  "--unshare-pid",
+  "--unshare-ipc",
+];
+
+/** The sandbox a principal's runs go into: the bubblewrap found at start and the view. */
+export interface Sandboxing {
+  bwrap: string;
+  view: SandboxView;
+}
+
+/** Where and how one run is confined. */
+export interface Confinement extends Sandboxing {
+  /** The run's working directory; must be visible in `view`. */
+  cwd: string;
+  /** A kernel scratch directory the run needs read-write, shown at {@link SCRATCH_MOUNT}. */
+  scratch: string | null;
+}
+
+/**
+ * Directories bwrap creates in the private /tmp on the way to a bound root; made read-only, so a
+ * write beside the root fails as it does outside /tmp (where bwrap's root is read-only).
+ */
+function tmpParents(view: SandboxView): string[] {
+  const dirs = new Set<string>();
+  for (const { path } of view.mounts) {
+    if (path === PRIVATE_TMP || !isUnder(path, PRIVATE_TMP)) continue;
+    for (let dir = path.slice(0, path.lastIndexOf("/")); dir !== PRIVATE_TMP;) {
+      if (
+        !view.mounts.some((m) =>
+          m.path !== path && isUnder(dir, m.path) && isUnder(m.path, PRIVATE_TMP)
+        )
+      ) {
+        dirs.add(dir);
+      }
+      dir = dir.slice(0, dir.lastIndexOf("/"));
+    }
+  }
+  return [...dirs];
+}
+
+/**
+ * The argv that runs `argv` inside the sandbox: bwrap's pid is the process group of everything
+ * inside, and bwrap exits with the status of `argv` (128 + signal when it was killed inside).
+ */
+export function sandboxCommand(confinement: Confinement, argv: readonly string[]): string[] {
+  const { view } = confinement;
+  const steps: { path: string; args: string[] }[] = [
+    { path: "/dev", args: ["--dev", "/dev"] },
+    { path: "/proc", args: ["--proc", "/proc"] },
+    { path: "/tmp", args: ["--tmpfs", "/tmp"] },
+    ...view.mounts.map((m) => ({
+      path: m.path,
+      args: [m.writable ? "--bind" : "--ro-bind", m.path, m.path],
+    })),
+    ...tmpParents(view).map((dir) => ({ path: dir, args: ["--perms", "0555", "--dir", dir] })),
+  ];
+  // a parent before its children; on a tie the sandbox's own /tmp comes before a granted /tmp
+  const ordered = steps.map((step, i) => ({ ...step, i })).sort((a, b) =>
+    a.path === b.path ? a.i - b.i : a.path < b.path ? -1 : 1
+  );
+  const args = [...CONFINEMENT_FLAGS];
+  if (!view.net) args.push("--unshare-net");
+  for (const step of ordered) args.push(...step.args);
+  for (const [path, target] of view.links) args.push("--symlink", target, path);
+  for (const mask of view.masks) {
+    args.push(...(mask.dir ? ["--tmpfs", mask.path] : ["--ro-bind", "/dev/null", mask.path]));
+  }
+  if (confinement.scratch !== null) {
+    args.push("--bind", confinement.scratch, SCRATCH_MOUNT);
+  }
+  // bwrap's own root and the masks are writable tmpfs; made read-only, a write outside the
+  // grants fails instead of landing in memory (only the private /tmp takes writes)
+  for (const mask of view.masks) if (mask.dir) args.push("--remount-ro", mask.path);
+  if (!view.mounts.some((m) => m.path === "/")) args.push("--remount-ro", "/");
+  const cwd = Deno.realPathSync(confinement.cwd);
+  return [confinement.bwrap, ...args, "--chdir", cwd, "--", ...argv];
+}

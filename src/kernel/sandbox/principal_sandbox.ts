@@ -1,0 +1,88 @@
+/** Which principals run inside the sandbox, and the sandbox of one of their runs (P-SBX-2, P-SBX-3). */
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import type { Effect } from "../policy/effects.ts";
+import type { PrincipalPolicy } from "../policy/leash.ts";
+import type { Sandboxing } from "./command.ts";
+import type { SandboxHost } from "./probe.ts";
+import { type SandboxGrants, sandboxView, visibleIn } from "./view.ts";
+
+/** The kernel's sandbox facts: what the host offers and what every view hides. */
+export interface SandboxSetting {
+  host: SandboxHost;
+  /** HOME of the kernel, for `~/` in grants. */
+  home: string | undefined;
+  /** The kernel's state directory, socket directory and policy file (P-SBX-3 masks). */
+  masked: readonly string[];
+}
+
+/** What the sandbox enforces of a principal's policy (P-SBX-3). */
+function policyGrants(policy: PrincipalPolicy): SandboxGrants {
+  return {
+    read: policy.fs_read,
+    write: [...policy.fs_write, ...policy.fs_delete],
+    net: policy.net_connect.length > 0 || policy.net_listen.length > 0,
+  };
+}
+
+/**
+ * `grants` widened by what an approved plan may do (P-SBX-3): the parent directory of each
+ * approved write or delete read-write, each approved read read-only, and the network when a
+ * connect or listen was approved.
+ */
+function withApproved(grants: SandboxGrants, effects: readonly Effect[]): SandboxGrants {
+  const read = [...grants.read];
+  const write = [...grants.write];
+  let net = grants.net;
+  for (const effect of effects) {
+    if (effect.kind === "fs_read") read.push(...effect.paths);
+    else if (effect.kind === "fs_write" || effect.kind === "fs_delete") {
+      write.push(...effect.paths.map((path) => path.slice(0, path.lastIndexOf("/")) || "/"));
+    } else if (effect.kind === "net_connect" || effect.kind === "net_listen") net = true;
+  }
+  return { read, write, net };
+}
+
+/**
+ * Whether a principal's runs go into the sandbox: a token principal (never the local human) whose
+ * policy leaves `sandbox` on, on a host with tier B (P-SBX-2).
+ */
+export function isSandboxed(
+  setting: SandboxSetting,
+  policy: PrincipalPolicy | null,
+  localHuman: boolean,
+): boolean {
+  return setting.host.tier === "B" && !localHuman && policy !== null && policy.sandbox;
+}
+
+/**
+ * The sandbox one run of the principal goes into, or null when it runs unconfined; `approved` are
+ * the effects of the approved plan it runs, if any. Refuses with -32010 a hermetic principal that
+ * would run unconfined (`hermetic_unavailable`) and a run whose `cwd` the sandbox does not show
+ * (`cwd_outside_sandbox`): nothing runs then.
+ */
+export function runSandbox(
+  setting: SandboxSetting,
+  policy: PrincipalPolicy | null,
+  localHuman: boolean,
+  cwd: string,
+  approved: readonly Effect[] = [],
+): Sandboxing | null {
+  if (!isSandboxed(setting, policy, localHuman)) {
+    if (policy?.hermetic === true) {
+      throw new RpcError(ErrorCode.LEASH_DENIED, "hermetic principal but no sandbox is available", {
+        reason: "hermetic_unavailable",
+      });
+    }
+    return null;
+  }
+  const grants = withApproved(policyGrants(policy!), approved);
+  const view = sandboxView(grants, setting.home, setting.masked);
+  if (!visibleIn(view, cwd)) {
+    throw new RpcError(
+      ErrorCode.LEASH_DENIED,
+      `the working directory ${cwd} is outside this principal's sandbox`,
+      { reason: "cwd_outside_sandbox", cwd },
+    );
+  }
+  return { bwrap: setting.host.bwrap!, view };
+}

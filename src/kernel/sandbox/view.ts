@@ -1,0 +1,141 @@
+/**
+ * What a sandboxed run sees of the host file system (P-SBX-3), computed from a principal's grants:
+ * which host directories are bound where, read-only or read-write, and what stays masked.
+ */
+import { normalizePath } from "../policy/_paths.ts";
+
+/** A principal's file and network grants, as the sandbox needs them. */
+export interface SandboxGrants {
+  /** `fs.read` globs. */
+  read: readonly string[];
+  /** `fs.write` and `fs.delete` globs. */
+  write: readonly string[];
+  /** Whether the network namespace stays the host's (some `net_connect`/`net_listen` grant). */
+  net: boolean;
+}
+
+/** A host path shown at the same place in the sandbox. */
+export interface ViewMount {
+  path: string;
+  writable: boolean;
+}
+
+/** The mount plan of one sandboxed run. */
+export interface SandboxView {
+  /** Bound host paths (symlink-free), each parent before its children. */
+  mounts: readonly ViewMount[];
+  /** System roots that are symlinks on the host, recreated as the same symlink: [path, target]. */
+  links: readonly (readonly [string, string])[];
+  /** Visible host paths hidden from the run: directories under an empty tmpfs, files as empty. */
+  masks: readonly { path: string; dir: boolean }[];
+  net: boolean;
+}
+
+/** Directories every sandboxed run sees read-only, when they exist. */
+export const SYSTEM_ROOTS = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc",
+  "/opt",
+];
+
+/** Paths the sandbox always supplies itself: a host bind there would undo the namespace. */
+const OWN_MOUNTS = ["/proc", "/dev"];
+
+/** The run's private, empty /tmp: only roots at or below it show through it. */
+export const PRIVATE_TMP = "/tmp";
+
+const GLOB_CHARS = /[*?[\\]/;
+
+/** Whether `path` is `dir` or lies below it. */
+export function isUnder(path: string, dir: string): boolean {
+  return path === dir || dir === "/" || path.startsWith(`${dir}/`);
+}
+
+/** Whether a host bind at `mount` shows `path`: not when the private /tmp lies between them. */
+function shows(mount: string, path: string): boolean {
+  return isUnder(path, mount) && (!isUnder(path, PRIVATE_TMP) || isUnder(mount, PRIVATE_TMP));
+}
+
+/**
+ * The root of a grant: its longest glob-free directory prefix with `~` expanded to `home`
+ * (`~/src/proj/**` → `/home/me/src/proj`); a glob-free grant is its own root. Null for a
+ * relative grant (which can never match an absolute path) or a `~` grant without a HOME.
+ */
+export function grantRoot(glob: string, home: string | undefined): string | null {
+  const tilde = glob === "~" || glob.startsWith("~/");
+  if (tilde && home === undefined) return null;
+  const path = tilde ? `${home}${glob.slice(1)}` : glob;
+  if (!path.startsWith("/")) return null;
+  const segments = path.split("/");
+  const firstGlob = segments.findIndex((segment) => GLOB_CHARS.test(segment));
+  return normalizePath((firstGlob < 0 ? segments : segments.slice(0, firstGlob)).join("/"));
+}
+
+/** The symlink-free host path of an existing `path`, or null when it does not exist. */
+function existingRealPath(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The view of a run under `grants` (P-SBX-3). Roots are resolved to their real paths, so a
+ * symlink in a grant shows its target only where the grant names it, and nothing is bound
+ * below a path the run can write (a nested bind there could be redirected by a planted link).
+ * `masked` are the kernel's state directory, socket directory and policy file.
+ */
+export function sandboxView(
+  grants: SandboxGrants,
+  home: string | undefined,
+  masked: readonly string[],
+): SandboxView {
+  const wanted = new Map<string, boolean>();
+  const links: [string, string][] = [];
+  const want = (path: string | null, writable: boolean) => {
+    if (path === null || OWN_MOUNTS.some((own) => isUnder(path, own))) return;
+    wanted.set(path, writable || wanted.get(path) === true);
+  };
+  for (const root of SYSTEM_ROOTS) {
+    try {
+      if (Deno.lstatSync(root).isSymlink) links.push([root, Deno.readLinkSync(root)]);
+      else want(root, false);
+    } catch {
+      // not on this host
+    }
+  }
+  for (const glob of grants.read) want(existingRealPath(grantRoot(glob, home) ?? ""), false);
+  for (const glob of grants.write) want(existingRealPath(grantRoot(glob, home) ?? ""), true);
+  const all = [...wanted].map(([path, writable]) => ({ path, writable }));
+  const mounts = all
+    .filter((m) =>
+      !all.some((o) => o.path !== m.path && shows(o.path, m.path) && (o.writable || !m.writable))
+    )
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
+  const shown = (path: string) => mounts.some((m) => shows(m.path, path));
+  const masks = masked.flatMap((path) => {
+    const real = existingRealPath(path);
+    if (real === null || !shown(real)) return [];
+    return [{ path: real, dir: Deno.statSync(real).isDirectory }];
+  });
+  return {
+    mounts,
+    links: links.filter(([path]) => !shown(path)),
+    masks,
+    net: grants.net,
+  };
+}
+
+/** Whether an existing host `path` can be reached inside a run with `view` (P-SBX-3). */
+export function visibleIn(view: SandboxView, path: string): boolean {
+  const real = existingRealPath(path);
+  return real !== null && view.mounts.some((m) => shows(m.path, real)) &&
+    !view.masks.some((mask) => isUnder(real, mask.path));
+}

@@ -1,0 +1,347 @@
+/**
+ * Token principals inside the bubblewrap sandbox, through the real kernel on its socket: the
+ * second wall holds what the static policy check cannot see (SPEC §7.8, P-SBX-1..5).
+ */
+import assert from "node:assert/strict";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { exec } from "../../_support/exec.ts";
+import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals.ts";
+import { groupMembers, processLive } from "../../_support/proc.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { withTcpListener } from "../../_support/tcp_listener.ts";
+import { waitUntil } from "../../_support/wait.ts";
+
+/** An agent that may run anything (opaque: allow) but only touch its project. */
+const CODER = {
+  fs: { read: ["~/proj/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
+  proc_spawn: ["*"],
+  opaque: "allow",
+  auto_apply: "in-grant",
+  session_write: true,
+  env_read: ["*"],
+  env_write: ["*"],
+  sandbox: true,
+};
+
+/** A kernel whose policy holds `principals`, a token per principal, and the test's paths. */
+interface World {
+  k: TestKernel;
+  box: Sandbox;
+  home: string;
+  proj: string;
+  /** A file in HOME outside every grant. */
+  secret: string;
+  tokens: Record<string, string>;
+  /** `principal` attached to session `work`, whose cwd the local human has set to the project. */
+  agent(principal: string): Promise<RpcConnection>;
+}
+
+async function world(principals: Rec, body: (w: World) => Promise<void>): Promise<void> {
+  const box = await sandbox();
+  const home = `${box.dir}/home`;
+  const proj = `${home}/proj`;
+  const secret = `${home}/secret`;
+  await Deno.mkdir(proj);
+  await Deno.writeTextFile(secret, "s3cret\n");
+  const tokens: Record<string, string> = {};
+  for (const p of Object.keys(principals)) tokens[p] = (await createToken(box, p, p)).secret;
+  let k: TestKernel | undefined;
+  try {
+    k = await startKernel(["--policy", await writePolicy(box, principals)], box);
+    const human = await k.attach("work");
+    await exec(human, `cd ${proj}`);
+    const kernel = k;
+    await body({
+      k,
+      box,
+      home,
+      proj,
+      secret,
+      tokens,
+      agent: (p) => kernel.attach("work", tokens[p]),
+    });
+  } finally {
+    if (k) await k.cleanup();
+    else await box.cleanup();
+  }
+}
+
+/** The outcome of `src` run in value position. */
+async function run(conn: RpcConnection, src: string): Promise<Rec> {
+  return (await exec(conn, src, { position: "value" })).value as Rec;
+}
+
+/** The text of a `str` wire value. */
+function text(value: unknown): string {
+  return ((value as Rec).v as string) ?? "";
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("a token principal is sandboxed by default: caps say tier B and enforced; the local human's do not", async () => {
+  const box = await sandbox();
+  try {
+    const { secret } = await createToken(box, "agent:d", "d");
+    // written by hand: writePolicy would add "sandbox": false
+    await Deno.writeTextFile(`${box.dir}/leash.jsonc`, `{"principal": {"agent:d": {}}}`);
+    const k = await startKernel(["--policy", `${box.dir}/leash.jsonc`], box);
+    const conn = await k.connect();
+    const agent = await conn.request("session.attach", { token: secret }) as Rec;
+    assert.deepEqual(
+      [(agent.caps as Rec).tier, (agent.caps as Rec).available_tier, (agent.caps as Rec).enforced],
+      ["B", "B", true],
+    );
+    assert.equal(agent.caps_enforced, true);
+    const human = await conn.request("session.attach", {}) as Rec;
+    assert.equal(human.principal, LOCAL_HUMAN);
+    assert.deepEqual(
+      [(human.caps as Rec).tier, (human.caps as Rec).available_tier, (human.caps as Rec).enforced],
+      ["D", "B", false],
+    );
+    assert.equal(human.caps_enforced, false);
+    await k.cleanup();
+  } catch (e) {
+    await box.cleanup();
+    throw e;
+  }
+});
+
+Deno.test("writes and deletes outside the write roots fail however the agent tries", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    const inside = await run(agent, "python3 -c \"open('made', 'w').write('ok')\" && cat made");
+    assert.equal(inside.ok, true, text(inside.err));
+    assert.equal(await Deno.readTextFile(`${w.proj}/made`), "ok");
+    const escapes: [string, string][] = [
+      [`python3 -c "open('${w.home}/py', 'w').write('x')"`, `${w.home}/py`],
+      [`eval "echo x > ${w.home}/ev"`, `${w.home}/ev`],
+      [`printf 'echo x > ${w.box.dir}/script-out\\n' > s.sh; bash s.sh`, `${w.box.dir}/script-out`],
+      [`ln -s ${w.home} link; bash -c 'echo x > link/via-link'`, `${w.home}/via-link`],
+      [`bash -c 'echo x > ../dotdot'`, `${w.home}/dotdot`],
+    ];
+    for (const [src, target] of escapes) {
+      const r = await run(agent, src);
+      assert.equal(r.ok, false, `${src} must fail`);
+      assert.match(
+        text(r.err),
+        /Read-only file system|No such file or directory|Permission denied/,
+        src,
+      );
+      assert.equal(exists(target), false, `${target} must not exist`);
+    }
+    assert.equal(await Deno.readLink(`${w.proj}/link`), w.home, "the planted link is real");
+    const rm = await run(agent, `python3 -c "import os; os.remove('${w.secret}')"`);
+    assert.equal(rm.ok, false);
+    assert.equal(await Deno.readTextFile(w.secret), "s3cret\n");
+  });
+});
+
+Deno.test("HOME and ungranted paths cannot be read", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    const secret = await run(agent, `python3 -c "print(open('${w.secret}').read())"`);
+    assert.equal(secret.ok, false);
+    assert.match(text(secret.err), /No such file or directory/);
+    const home = await run(agent, `bash -c 'ls -A ${w.home}'`);
+    assert.equal(text(home.out), "proj\n", "HOME shows only the granted project");
+    const box = await run(agent, `bash -c 'ls ${w.box.dir}/state'`);
+    assert.equal(box.ok, false);
+  });
+});
+
+Deno.test("the kernel socket, tokens.json and journal.db are invisible even under a wide read grant", async () => {
+  const wide = { ...CODER, fs: { ...CODER.fs, read: ["/**", `${"~"}/../**`] } };
+  await world({ "agent:w": wide }, async (w) => {
+    const agent = await w.agent("agent:w");
+    const state = `${w.box.dir}/state/shoal`;
+    assert.ok(exists(`${state}/tokens.json`) && exists(`${state}/journal.db`));
+    assert.ok(exists(w.k.socket));
+    const sockets = w.k.socket.replace(/\/[^/]*$/, "");
+    const seen = await run(
+      agent,
+      `bash -c 'cat ${w.secret}; ls -A ${state}; ls -A ${sockets}; ` +
+        `cat ${state}/tokens.json; ls ${state}/journal.db'`,
+    );
+    assert.equal(text(seen.out), "s3cret\n", "HOME is granted; state and socket dirs show empty");
+    assert.match(text(seen.err), /tokens.json: No such file or directory/);
+    assert.match(text(seen.err), /journal.db': No such file or directory/);
+    const connect = await run(
+      agent,
+      `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${w.k.socket}')"`,
+    );
+    assert.equal(connect.ok, false);
+    assert.match(text(connect.err), /FileNotFoundError|No such file/);
+    const policy = await run(agent, `bash -c 'cat ${w.box.dir}/leash.jsonc'`);
+    assert.equal(policy.ok, false);
+    assert.equal(text(policy.out), "", "the policy file cannot be read");
+  });
+});
+
+Deno.test("a raw TCP connect fails without a net grant and works with one", async () => {
+  const netted = { ...CODER, net_connect: ["127.0.0.1:*"] };
+  await world({ "agent:c": CODER, "agent:n": netted }, async (w) => {
+    await withTcpListener(async (port) => {
+      const src =
+        `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5); print('up')"`;
+      const cut = await run(await w.agent("agent:c"), src);
+      assert.equal(cut.ok, false);
+      assert.match(text(cut.err), /Connection refused|unreachable/);
+      const granted = await run(await w.agent("agent:n"), src);
+      assert.equal(granted.ok, true, text(granted.err));
+      assert.equal(text(granted.out), "up\n");
+    });
+  });
+});
+
+Deno.test("a PTY program of a sandboxed agent is confined the same way", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    const script = `echo x > ${w.home}/pty-out; echo in > inside; echo "done $?"; sleep 30`;
+    const opened = await agent.request("pty.open", { cmd: "bash", args: ["-c", script] }) as Rec;
+    let screen: string[] = [];
+    const done = await waitUntil(async () => {
+      const r = await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec;
+      screen = r.screen as string[];
+      return screen.some((row) => row.startsWith("done"));
+    }, 10000);
+    assert.ok(done, screen.join("\n"));
+    assert.match(screen.join(""), /Read-only file system|No such file|Permission denied/);
+    assert.equal(exists(`${w.home}/pty-out`), false);
+    assert.equal(await Deno.readTextFile(`${w.proj}/inside`), "in\n");
+    const members = groupMembers(opened.pid as number);
+    assert.ok(members.length >= 3, "bwrap, its init, bash and sleep share the group");
+    await agent.request("pty.close", { pty_id: opened.pty_id });
+    assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+  });
+});
+
+/** Starts `src` as a task; returns its id and the live processes of its group once there are `n`. */
+async function startTask(agent: RpcConnection, src: string, n: number) {
+  const r = await exec(agent, src, { async: true });
+  const task = r.task as string;
+  let members: number[] = [];
+  let pid = 0;
+  const started = await waitUntil(async () => {
+    const rec = await agent.request("task.get", { task }) as Rec;
+    if (typeof rec.pid !== "number") return false;
+    pid = rec.pid;
+    members = groupMembers(pid);
+    return members.length >= n;
+  }, 10000);
+  assert.ok(started, `${task} did not start ${n} processes`);
+  return { task, members, pid };
+}
+
+/** The /proc state letter of `pid`, or "gone". */
+function procState(pid: number): string {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2)[0];
+  } catch {
+    return "gone";
+  }
+}
+
+Deno.test("suspended and cancelled sandboxed tasks stop and leave no process", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    // bwrap, its init, bash and two sleeps
+    const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 5);
+    assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
+    assert.ok(
+      await waitUntil(() => members.every((pid) => ["T", "gone"].includes(procState(pid))), 10000),
+      `every process stops: ${members.map(procState)}`,
+    );
+    await agent.request("task.cancel", { task });
+    assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+    const state = async () => (await agent.request("task.get", { task }) as Rec).state;
+    assert.ok(await waitUntil(async () => await state() === "cancelled", 10000));
+
+    const second = await startTask(agent, "sleep 300 & sleep 300; wait", 5);
+    await agent.request("task.cancel", { task: second.task });
+    assert.ok(await waitUntil(() => second.members.every((pid) => !processLive(pid)), 10000));
+  });
+});
+
+Deno.test("the local human and a sandbox:false principal are not confined", async () => {
+  await world({ "agent:free": { ...CODER, sandbox: false } }, async (w) => {
+    const free = await w.agent("agent:free");
+    const caps = await free.request("session.attach", {
+      session: "work",
+      token: w.tokens["agent:free"],
+    }) as Rec;
+    assert.equal((caps.caps as Rec).tier, "D");
+    assert.equal(caps.caps_enforced, false);
+    const r = await run(free, `python3 -c "open('${w.home}/free', 'w').write('x')"`);
+    assert.equal(r.ok, true, text(r.err));
+    assert.equal(exists(`${w.home}/free`), true);
+    const human = await w.k.attach("work");
+    const h = await run(human, `echo y > ${w.home}/human && cat ${w.secret}`);
+    assert.equal(text(h.out), "s3cret\n");
+    assert.equal(exists(`${w.home}/human`), true);
+  });
+});
+
+Deno.test("a cwd outside the sandbox is refused; a hermetic principal runs inside it", async () => {
+  await world({ "agent:c": CODER, "agent:h": { ...CODER, hermetic: true } }, async (w) => {
+    const other = await w.k.attach("elsewhere", w.tokens["agent:c"]);
+    const e = await rpcError(exec(other, "true"));
+    assert.equal(e.code, -32010);
+    assert.equal((e.data as Rec).reason, "cwd_outside_sandbox");
+    const pty = await rpcError(other.request("pty.open", { cmd: "true" }));
+    assert.equal((pty.data as Rec).reason, "cwd_outside_sandbox");
+    assert.deepEqual(await other.request("journal.query", {}), [], "nothing ran");
+    const hermetic = await run(await w.agent("agent:h"), "echo sealed");
+    assert.equal(text(hermetic.out), "sealed\n");
+  });
+});
+
+Deno.test("shell state persists between sandboxed execs; the outcome pid leads the run's group", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    await run(agent, "mkdir -p sub && cd sub && export GREETING=hi && f() { echo fn; } && X=1");
+    const r = await run(agent, 'pwd; echo "$GREETING $X"; f');
+    assert.equal(text(r.out), `${w.proj}/sub\nhi 1\nfn\n`);
+    const { members, pid } = await startTask(agent, "sleep 300", 3);
+    assert.ok(members.includes(pid), "the reported pid is a live host process of the group");
+    Deno.kill(-pid, "SIGKILL");
+    assert.ok(await waitUntil(() => members.every((p) => !processLive(p)), 10000));
+  });
+});
+
+Deno.test("a run of an approved plan also sees the parent directory of an approved write", async () => {
+  // ~/out.txt is granted but does not exist yet, so no everyday view shows where it would go
+  const asker = {
+    ...CODER,
+    fs: { ...CODER.fs, write: [...CODER.fs.write, "~/out.txt"] },
+    auto_apply: "never",
+  };
+  const doer = { ...asker, auto_apply: "in-grant" };
+  await world({ "agent:p": asker, "agent:q": doer }, async (w) => {
+    const src = `echo hi > ${w.home}/out.txt`;
+    const unapproved = await run(await w.agent("agent:q"), src);
+    assert.equal(unapproved.ok, false, "without an approval the view has no place for the file");
+    assert.match(text(unapproved.err), /Read-only file system|No such file|Permission denied/);
+    const agent = await w.agent("agent:p");
+    const asked = await rpcError(exec(agent, src));
+    assert.equal(asked.code, -32011);
+    const planRef = (asked.data as Rec).plan_ref as string;
+    const human = await w.k.attach("work");
+    const granted = await human.request("approval.grant", { plan_ref: planRef }) as Rec;
+    assert.equal(granted.enforced, true, "the approved plan runs in the sandbox");
+    const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
+    const outcome = (applied as Rec).value as Rec;
+    assert.equal(outcome.ok, true, text(outcome.err));
+    assert.equal(await Deno.readTextFile(`${w.home}/out.txt`), "hi\n");
+  });
+});
