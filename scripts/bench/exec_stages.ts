@@ -1,0 +1,121 @@
+/**
+ * Where one exec's time goes (issue 10): the stages of `exec/run_source.ts` called one by one on
+ * the real modules (CAS, SQLite journal, bash), in process, p50/p95 over many `echo hi` runs, so
+ * every change to the hot path is measured, not guessed. The socket and facade hops are in
+ * `exec_latency.ts`.
+ */
+import { bashOwnVariables, cloneState, diffState } from "../../src/kernel/bash/shell_state.ts";
+import { runBash } from "../../src/kernel/bash/run.ts";
+import { Journal } from "../../src/kernel/journal/journal.ts";
+import { CaptureSink } from "../../src/kernel/store/capture.ts";
+import { Cas } from "../../src/kernel/store/cas.ts";
+import { outcomeValue } from "../../src/kernel/values/outcome.ts";
+import { renderBounded } from "../../src/kernel/values/render.ts";
+import { percentile } from "./percentile.ts";
+
+const N = 300;
+const BASH = "/bin/bash";
+const encoder = new TextEncoder();
+
+const dir = await Deno.makeTempDir({ prefix: "shoal-stages-" });
+const cas = await Cas.open(dir);
+const journal = Journal.open(dir);
+const bashVariables = bashOwnVariables(BASH);
+const state = {
+  cwd: dir,
+  env: new Map(Object.entries(Deno.env.toObject())),
+  vars: new Map<string, string>(),
+  funcs: new Map<string, string>(),
+  aliases: new Map<string, string>(),
+};
+const stages = new Map<string, number[]>();
+
+async function stage<T>(name: string, work: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now();
+  const result = await work();
+  const list = stages.get(name) ?? [];
+  list.push(performance.now() - t0);
+  stages.set(name, list);
+  return result;
+}
+
+async function oneExec(): Promise<void> {
+  const t0 = performance.now();
+  const snapshot = await stage("snapshot", () => cloneState(state));
+  const [stdout, stderr] = await stage(
+    "capture open x2",
+    () => Promise.all([CaptureSink.open(cas), CaptureSink.open(cas)]),
+  );
+  const id = await stage("journal start", () =>
+    journal.start({
+      session: "bench",
+      principal: "uid:0",
+      ts_ns: 0n,
+      cwd: encoder.encode(snapshot.cwd),
+      src: "echo hi",
+      effects: [],
+    }));
+  const exit = await stage("bash run (spawn..dump parsed)", () =>
+    runBash({
+      bash: BASH,
+      bashVariables,
+      src: "echo hi",
+      state: snapshot,
+      workDir: `${cas.tmpDir}/run-${crypto.randomUUID()}`,
+      stdout,
+      stderr,
+    }));
+  const [out, err] = await stage(
+    "capture finish x2",
+    () => Promise.all([stdout.finish(), stderr.finish()]),
+  );
+  const outcome = await stage("outcome value", () =>
+    outcomeValue(cas, {
+      status: exit.status,
+      signal: exit.signal,
+      out,
+      err,
+      dur_ns: Number(exit.durNs),
+      pid: exit.pid,
+      cmd: "echo hi",
+    }));
+  await stage("state diff", () => diffState(snapshot, exit.final!));
+  const bounded = await stage("render", () => renderBounded(outcome, "shoal://out/1", true));
+  const renderHash = await stage("render CAS put", () => cas.put(encoder.encode(bounded)));
+  await stage("journal finish", () =>
+    journal.finish(id, {
+      dur_ns: exit.durNs,
+      status: exit.status,
+      ok: true,
+      outputs: [
+        { kind: "stdout", hash: out.blob.hash, len: out.blob.len },
+        { kind: "render", hash: renderHash, len: bounded.length },
+      ],
+    }));
+  await stage("render (event)", () => renderBounded(outcome, "shoal://out/1", false, 4096));
+  const list = stages.get("TOTAL") ?? [];
+  list.push(performance.now() - t0);
+  stages.set("TOTAL", list);
+  const bashNs = Number(exit.durNs) / 1e6;
+  const inBash = stages.get("  of which spawn..exit (dur_ns)") ?? [];
+  inBash.push(bashNs);
+  stages.set("  of which spawn..exit (dur_ns)", inBash);
+}
+
+try {
+  for (let i = 0; i < 20; i++) await oneExec();
+  stages.clear();
+  for (let i = 0; i < N; i++) await oneExec();
+  console.log(`exec stages, in process, ${N} runs of \`echo hi\` (ms)`);
+  console.log("stage                              p50      p95");
+  for (const [name, samples] of stages) {
+    samples.sort((a, b) => a - b);
+    console.log(
+      `${name.padEnd(32)} ${percentile(samples, 0.5).toFixed(3).padStart(7)}  ` +
+        `${percentile(samples, 0.95).toFixed(3).padStart(7)}`,
+    );
+  }
+} finally {
+  journal.close();
+  await Deno.remove(dir, { recursive: true });
+}
