@@ -9,6 +9,7 @@ import { runBash } from "../../src/kernel/bash/run.ts";
 import { Journal } from "../../src/kernel/journal/journal.ts";
 import { CaptureSink } from "../../src/kernel/store/capture.ts";
 import { Cas } from "../../src/kernel/store/cas.ts";
+import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import { outcomeValue } from "../../src/kernel/values/outcome.ts";
 import { renderBounded } from "../../src/kernel/values/render.ts";
 import { percentile } from "./percentile.ts";
@@ -21,6 +22,7 @@ const dir = await Deno.makeTempDir({ prefix: "shoal-stages-" });
 const cas = await Cas.open(dir);
 const journal = Journal.open(dir);
 const bashVariables = bashOwnVariables(BASH);
+const scratch = new ScratchPool(cas.tmpDir);
 const state = {
   cwd: dir,
   env: new Map(Object.entries(Deno.env.toObject())),
@@ -61,7 +63,8 @@ async function oneExec(): Promise<void> {
       bashVariables,
       src: "echo hi",
       state: snapshot,
-      workDir: `${cas.tmpDir}/run-${crypto.randomUUID()}`,
+      scratch,
+      warm: null,
       stdout,
       stderr,
     }));

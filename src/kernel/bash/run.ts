@@ -1,6 +1,8 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
+import type { ScratchPool } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
+import type { WarmShell } from "./warm_shell.ts";
 
 /**
  * Where captured output goes; `write` resolves once the chunk is stored (backpressure). The
@@ -28,8 +30,13 @@ export interface BashRun {
   bashVariables: ReadonlySet<string>;
   src: string;
   state: ShellState;
-  /** A private scratch directory for this run; removed afterwards. */
-  workDir: string;
+  /** Where a cold run takes its private scratch directory from (and gives it back). */
+  scratch: ScratchPool;
+  /**
+   * A warm shell prepared from exactly `state`, to hand `src` over to; when it cannot take it,
+   * it is discarded and the run starts cold.
+   */
+  warm: WarmShell | null;
   stdout: ByteSink;
   stderr: ByteSink;
   /** Called once the process exists, with its pid (= process group id). */
@@ -56,31 +63,45 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: Ab
   }
 }
 
+/** A cold start: the scratch files written, then bash spawned on them. */
+function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
+  Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
+  Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
+  return new Deno.Command(run.bash, {
+    args: ["--noprofile", "--norc", "-c", DRIVER, "shoal", dir],
+    cwd: run.state.cwd,
+    env: Object.fromEntries(run.state.env),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+  }).spawn();
+}
+
+/** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
+async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: string }> {
+  if (run.warm !== null) {
+    if (await run.warm.handOver(run.src)) return { child: run.warm.child, dir: run.warm.dir };
+    await run.warm.discard();
+  }
+  const dir = run.scratch.acquire();
+  try {
+    return { child: spawnCold(run, dir), dir };
+  } catch (e) {
+    run.scratch.release(dir);
+    throw e;
+  }
+}
+
 /**
  * Runs `src` in a fresh non-interactive bash that leads its own process group, with stdin from
  * /dev/null, the session cwd and exactly the session's exported environment (K-BASH-1..3).
+ * `dur_ns` counts from the hand-over of the source (a warm shell) or the spawn (a cold run).
  */
 export async function runBash(run: BashRun): Promise<BashExit> {
-  await Deno.mkdir(run.workDir, { recursive: true, mode: 0o700 });
-  await Deno.writeTextFile(`${run.workDir}/src`, run.src, { mode: 0o600 });
-  await Deno.writeTextFile(`${run.workDir}/restore`, restoreScript(run.state), { mode: 0o600 });
   const started = process.hrtime.bigint();
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command(run.bash, {
-      args: ["--noprofile", "--norc", "-c", DRIVER, "shoal", run.workDir],
-      cwd: run.state.cwd,
-      env: Object.fromEntries(run.state.env),
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      detached: true,
-    }).spawn();
-  } catch (e) {
-    await Deno.remove(run.workDir, { recursive: true }).catch(() => {});
-    throw e;
-  }
+  const { child, dir } = await start(run);
   run.onSpawn?.(child.pid);
   const stop = new AbortController();
   const pumps = Promise.all([
@@ -100,12 +121,12 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   let final: ShellState | null = null;
   if (status.signal === null) {
     try {
-      final = parseDump(await Deno.readFile(`${run.workDir}/state`), run.bashVariables);
+      final = parseDump(Deno.readFileSync(`${dir}/state`), run.bashVariables);
     } catch {
       final = null;
     }
   }
-  await Deno.remove(run.workDir, { recursive: true }).catch(() => {});
+  run.scratch.release(dir);
   return {
     status: status.signal === null ? status.code : null,
     signal: status.signal,

@@ -3,7 +3,8 @@ import { RENDER_EVENT_LIMIT, STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts
 import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
-import { cloneState, diffState } from "../bash/shell_state.ts";
+import { cloneState, diffState, type ShellState } from "../bash/shell_state.ts";
+import type { WarmShell } from "../bash/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
 import type { Kernel } from "../daemon/kernel.ts";
@@ -89,18 +90,25 @@ export async function runSource(
   const listed = opts.async || opts.timeoutMs !== null;
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
   const snapshot = cloneState(session.state);
-  const [stdout, stderr] = await Promise.all([
-    CaptureSink.open(kernel.cas),
-    CaptureSink.open(kernel.cas),
-  ]);
-  const output = { stdout, stderr };
+  const warm = kernel.warm.take(session.name, snapshot);
+  let output;
+  try {
+    const [stdout, stderr] = await Promise.all([
+      CaptureSink.open(kernel.cas),
+      CaptureSink.open(kernel.cas),
+    ]);
+    output = { stdout, stderr };
+  } catch (e) {
+    await warm?.discard();
+    throw e;
+  }
   // Quota check, journal row and task registration run without an await in between, so
   // concurrent execs cannot all pass the check before one of them is counted (K-TASK-2).
   if (listed) {
     try {
       kernel.tasks.ensureCapacity(session.name);
     } catch (e) {
-      await Promise.all([stdout.abort(), stderr.abort()]);
+      await Promise.all([output.stdout.abort(), output.stderr.abort(), warm?.discard()]);
       throw e;
     }
   }
@@ -117,7 +125,8 @@ export async function runSource(
   const task = listed
     ? kernel.tasks.create(session.name, attachment.principal, cmd, output)
     : kernel.tasks.createUnlisted(session.name, attachment.principal, cmd, output);
-  const work = finishRun(kernel, attachment, task, src, snapshot, entryId, output, opts);
+  const run = { src, snapshot, warm };
+  const work = finishRun(kernel, attachment, task, run, entryId, output, opts);
   if (opts.async) {
     work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
     return { task: task.id, events: `task.${task.n}`, uri: `shoal://task/${task.n}` };
@@ -142,13 +151,13 @@ async function finishRun(
   kernel: Kernel,
   attachment: Attachment,
   task: Task,
-  src: string,
-  snapshot: ReturnType<typeof cloneState>,
+  run: { src: string; snapshot: ShellState; warm: WarmShell | null },
   entryId: number,
   output: { stdout: CaptureSink; stderr: CaptureSink },
   opts: RunOptions,
 ): Promise<{ result: TranscriptResult; error: RpcErrorObject | null }> {
   const session = attachment.session;
+  const { src, snapshot } = run;
   let exit;
   try {
     exit = await runBash({
@@ -156,7 +165,8 @@ async function finishRun(
       bashVariables: kernel.config.bashVariables,
       src,
       state: snapshot,
-      workDir: `${kernel.cas.tmpDir}/run-${crypto.randomUUID()}`,
+      scratch: kernel.scratch,
+      warm: run.warm,
       stdout: output.stdout,
       stderr: output.stderr,
       onSpawn: (pid) => {
@@ -188,6 +198,8 @@ async function finishRun(
     cmd: src,
   });
   if (exit.final && !cancelled) session.merge(diffState(snapshot, exit.final));
+  // Prepared once this run's answer is on its way: the next run of the session starts warm.
+  setTimeout(() => kernel.warm.prepare(session), 0);
   const n = session.record(outcome);
   const ref = `out:${n}`;
   const uri = outUri(n);
