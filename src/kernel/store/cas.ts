@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { mkdir, open, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
 
@@ -30,6 +30,9 @@ export class Cas {
   /** `<state>/tmp`, on the same filesystem so spools can be renamed into `cas/`. */
   readonly tmpDir: string;
 
+  /** Fan-out directories known to exist, so a store skips their `mkdir`. */
+  readonly #dirs = new Set<string>();
+
   private constructor(stateDir: string) {
     this.casDir = join(stateDir, "cas");
     this.tmpDir = join(stateDir, "tmp");
@@ -59,12 +62,7 @@ export class Cas {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
     if (await this.has(hash)) return hash;
     const tmp = this.tmpPath();
-    const file = await open(tmp, "wx", 0o600);
-    try {
-      await file.writeFile(bytes);
-    } finally {
-      await file.close();
-    }
+    await writeFile(tmp, bytes, { flag: "wx", mode: 0o600 });
     await this.adopt(tmp, hash);
     return hash;
   }
@@ -72,9 +70,16 @@ export class Cas {
   /** Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success). */
   async adopt(spoolPath: string, hash: string): Promise<void> {
     const target = this.blobPath(hash);
-    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+    const dir = dirname(target);
     try {
-      await rename(spoolPath, target);
+      if (!this.#dirs.has(dir)) await mkdir(dir, { recursive: true, mode: 0o700 });
+      this.#dirs.add(dir);
+      await rename(spoolPath, target).catch(async (e) => {
+        // A fan-out directory removed behind the store's back: make it again, once.
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await rename(spoolPath, target);
+      });
     } catch (e) {
       await unlink(spoolPath).catch(() => {});
       if (!(await this.has(hash))) throw e;
