@@ -204,7 +204,7 @@ async function finishRun(
   const ref = `out:${n}`;
   const uri = outUri(n);
   const bounded = await renderBounded(outcome, uri, true);
-  const renderHash = await kernel.cas.put(encoder.encode(bounded));
+  const renderHash = kernel.cas.put(encoder.encode(bounded));
   const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];
   if (err.blob.len > 0) outputs.push({ kind: "stderr", hash: err.blob.hash, len: err.blob.len });
   outputs.push({ kind: "render", hash: renderHash, len: encoder.encode(bounded).length });

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
 
@@ -57,13 +58,25 @@ export class Cas {
     return join(this.tmpDir, randomBytes(16).toString("hex"));
   }
 
-  /** Stores a small payload (render texts and the like) and returns its `sha256:<hex>`. */
-  async put(bytes: Uint8Array): Promise<string> {
+  /**
+   * Stores a small payload (render texts and the like) and returns its `sha256:<hex>`. Synchronous:
+   * for a few KiB, three quick syscalls cost less than three trips through the I/O thread pool.
+   */
+  put(bytes: Uint8Array): string {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
-    if (await this.has(hash)) return hash;
+    const target = this.blobPath(hash);
+    if (existsSync(target)) return hash;
+    const dir = dirname(target);
+    if (!this.#dirs.has(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.#dirs.add(dir);
     const tmp = this.tmpPath();
-    await writeFile(tmp, bytes, { flag: "wx", mode: 0o600 });
-    await this.adopt(tmp, hash);
+    writeFileSync(tmp, bytes, { flag: "wx", mode: 0o600 });
+    try {
+      renameSync(tmp, target);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      if (!existsSync(target)) throw e;
+    }
     return hash;
   }
 
