@@ -1,8 +1,8 @@
 /**
  * Where one exec's time goes (issue 10): the stages of `exec/run_source.ts` called one by one on
  * the real modules (CAS, SQLite journal, bash), in process, p50/p95 over many `echo hi` runs, so
- * every change to the hot path is measured, not guessed. The socket and facade hops are in
- * `exec_latency.ts`.
+ * every change to the hot path is measured, not guessed. Runs alternate between a cold spawn and
+ * a warm shell (issue 10). The socket and facade hops are in `exec_latency.ts`.
  */
 import { bashOwnVariables, cloneState, diffState } from "../../src/kernel/bash/shell_state.ts";
 import { runBash } from "../../src/kernel/bash/run.ts";
@@ -10,11 +10,12 @@ import { Journal } from "../../src/kernel/journal/journal.ts";
 import { CaptureSink } from "../../src/kernel/store/capture.ts";
 import { Cas } from "../../src/kernel/store/cas.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
+import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
 import { outcomeValue } from "../../src/kernel/values/outcome.ts";
 import { renderBounded } from "../../src/kernel/values/render.ts";
 import { percentile } from "./percentile.ts";
 
-const N = 300;
+const N = 300; // half cold, half warm
 const BASH = "/bin/bash";
 const encoder = new TextEncoder();
 
@@ -41,7 +42,13 @@ async function stage<T>(name: string, work: () => Promise<T> | T): Promise<T> {
   return result;
 }
 
-async function oneExec(): Promise<void> {
+/** One exec; `warm` runs it in a warm shell prepared (outside the timed stages) beforehand. */
+async function oneExec(warm: boolean): Promise<void> {
+  let shell: WarmShell | null = null;
+  if (warm) {
+    shell = WarmShell.prepare(BASH, cloneState(state), scratch);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // its restore is done by then
+  }
   const t0 = performance.now();
   const snapshot = await stage("snapshot", () => cloneState(state));
   const [stdout, stderr] = await stage(
@@ -57,17 +64,20 @@ async function oneExec(): Promise<void> {
       src: "echo hi",
       effects: [],
     }));
-  const exit = await stage("bash run (spawn..dump parsed)", () =>
-    runBash({
-      bash: BASH,
-      bashVariables,
-      src: "echo hi",
-      state: snapshot,
-      scratch,
-      warm: null,
-      stdout,
-      stderr,
-    }));
+  const exit = await stage(
+    warm ? "bash run, warm (hand-over..dump)" : "bash run, cold (spawn..dump)",
+    () =>
+      runBash({
+        bash: BASH,
+        bashVariables,
+        src: "echo hi",
+        state: snapshot,
+        scratch,
+        warm: shell,
+        stdout,
+        stderr,
+      }),
+  );
   const [out, err] = await stage(
     "capture finish x2",
     () => Promise.all([stdout.finish(), stderr.finish()]),
@@ -96,19 +106,21 @@ async function oneExec(): Promise<void> {
       ],
     }));
   await stage("render (event)", () => renderBounded(outcome, "shoal://out/1", false, 4096));
-  const list = stages.get("TOTAL") ?? [];
+  const total = warm ? "TOTAL, warm" : "TOTAL, cold";
+  const list = stages.get(total) ?? [];
   list.push(performance.now() - t0);
-  stages.set("TOTAL", list);
+  stages.set(total, list);
   const bashNs = Number(exit.durNs) / 1e6;
-  const inBash = stages.get("  of which spawn..exit (dur_ns)") ?? [];
+  const label = warm ? "  warm: hand-over..exit (dur_ns)" : "  cold: spawn..exit (dur_ns)";
+  const inBash = stages.get(label) ?? [];
   inBash.push(bashNs);
-  stages.set("  of which spawn..exit (dur_ns)", inBash);
+  stages.set(label, inBash);
 }
 
 try {
-  for (let i = 0; i < 20; i++) await oneExec();
+  for (let i = 0; i < 20; i++) await oneExec(i % 2 === 1);
   stages.clear();
-  for (let i = 0; i < N; i++) await oneExec();
+  for (let i = 0; i < N; i++) await oneExec(i % 2 === 1);
   console.log(`exec stages, in process, ${N} runs of \`echo hi\` (ms)`);
   console.log("stage                              p50      p95");
   for (const [name, samples] of stages) {
@@ -119,6 +131,7 @@ try {
     );
   }
 } finally {
+  scratch.clear();
   journal.close();
   await Deno.remove(dir, { recursive: true });
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { mkdir, open, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
 
@@ -60,42 +60,38 @@ export class Cas {
 
   /**
    * Stores a small payload (render texts and the like) and returns its `sha256:<hex>`. Synchronous:
-   * for a few KiB, three quick syscalls cost less than three trips through the I/O thread pool.
+   * for a few KiB, a few quick syscalls cost less than as many trips through the I/O thread pool.
    */
   put(bytes: Uint8Array): string {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
-    const target = this.blobPath(hash);
-    if (existsSync(target)) return hash;
-    const dir = dirname(target);
-    if (!this.#dirs.has(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    this.#dirs.add(dir);
+    if (existsSync(this.blobPath(hash))) return hash;
     const tmp = this.tmpPath();
     writeFileSync(tmp, bytes, { flag: "wx", mode: 0o600 });
-    try {
-      renameSync(tmp, target);
-    } catch (e) {
-      rmSync(tmp, { force: true });
-      if (!existsSync(target)) throw e;
-    }
+    this.adopt(tmp, hash);
     return hash;
   }
 
-  /** Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success). */
-  async adopt(spoolPath: string, hash: string): Promise<void> {
+  /**
+   * Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success).
+   * A rename within one file system: synchronous, it never waits on data.
+   */
+  adopt(spoolPath: string, hash: string): void {
     const target = this.blobPath(hash);
     const dir = dirname(target);
     try {
-      if (!this.#dirs.has(dir)) await mkdir(dir, { recursive: true, mode: 0o700 });
+      if (!this.#dirs.has(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
       this.#dirs.add(dir);
-      await rename(spoolPath, target).catch(async (e) => {
+      try {
+        renameSync(spoolPath, target);
+      } catch (e) {
         // A fan-out directory removed behind the store's back: make it again, once.
         if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-        await rename(spoolPath, target);
-      });
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        renameSync(spoolPath, target);
+      }
     } catch (e) {
-      await unlink(spoolPath).catch(() => {});
-      if (!(await this.has(hash))) throw e;
+      rmSync(spoolPath, { force: true });
+      if (!existsSync(target)) throw e;
     }
   }
 
@@ -157,7 +153,7 @@ export class Cas {
 }
 
 /** Reads up to `length` bytes at `offset` from an open file, fewer at its end. */
-export async function readAt(
+async function readAt(
   file: {
     read(
       buffer: Uint8Array,
