@@ -63,20 +63,28 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: Ab
   }
 }
 
-/** A cold start: the scratch files written, then bash spawned on them. */
-function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
-  Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
-  Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
-  return new Deno.Command(run.bash, {
-    args: ["--noprofile", "--norc", "-c", DRIVER, "shoal", dir],
-    cwd: run.state.cwd,
-    env: Object.fromEntries(run.state.env),
+/**
+ * Spawns `bash -c <driver> shoal <args…>` as K-BASH-1 wants it: a new process group, stdin
+ * /dev/null, the state's cwd and exactly its exported environment, output piped.
+ */
+export function spawnDriver(bash: string, state: ShellState, args: string[]): Deno.ChildProcess {
+  return new Deno.Command(bash, {
+    args: ["--noprofile", "--norc", "-c", ...args],
+    cwd: state.cwd,
+    env: Object.fromEntries(state.env),
     clearEnv: true,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
     detached: true,
   }).spawn();
+}
+
+/** A cold start: the scratch files written, then bash spawned on them. */
+function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
+  Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
+  Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
+  return spawnDriver(run.bash, run.state, [DRIVER, "shoal", dir]);
 }
 
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */

@@ -1,5 +1,6 @@
 import { closeSync, constants, openSync } from "node:fs";
 import { mkfifo } from "./mkfifo.ts";
+import { spawnDriver } from "./run.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
 
@@ -42,6 +43,8 @@ function dirIdentity(path: string): string | null {
 export class WarmShell {
   #exited = false;
   #claimed = false;
+  /** Whether the `go` FIFO's write end has opened (or failed to). */
+  #goOpen = false;
   readonly #go: Promise<Deno.FsFile | null>;
   readonly #cwdAtSpawn: string | null;
 
@@ -55,9 +58,10 @@ export class WarmShell {
     this.#cwdAtSpawn = dirIdentity(state.cwd);
     // Opening the FIFO for writing completes once bash opens it for reading, after its restore.
     this.#go = Deno.open(`${dir}/go`, { write: true }).catch(() => null);
+    this.#go.then(() => (this.#goOpen = true));
     child.status.then(() => {
       this.#exited = true;
-      this.#unblockGo();
+      if (!this.#goOpen) this.#unblockGo();
     });
   }
 
@@ -69,16 +73,7 @@ export class WarmShell {
       const fifo = `${dir}/go`;
       if (!isFifo(fifo) && !mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
       Deno.writeTextFileSync(`${dir}/restore`, restoreScript(state), { mode: 0o600 });
-      child = new Deno.Command(bash, {
-        args: ["--noprofile", "--norc", "-c", WARM_DRIVER, "shoal", dir, "warm"],
-        cwd: state.cwd,
-        env: Object.fromEntries(state.env),
-        clearEnv: true,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-        detached: true,
-      }).spawn();
+      child = spawnDriver(bash, state, [WARM_DRIVER, "shoal", dir, "warm"]);
     } catch {
       pool.release(dir);
       return null;
