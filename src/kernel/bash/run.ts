@@ -90,7 +90,7 @@ function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
 async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: string }> {
   if (run.warm !== null) {
-    if (await run.warm.handOver(run.src)) return { child: run.warm.child, dir: run.warm.dir };
+    if (run.warm.handOver(run.src)) return { child: run.warm.child, dir: run.warm.dir };
     await run.warm.discard();
   }
   const dir = run.scratch.acquire();

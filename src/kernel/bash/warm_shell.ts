@@ -1,11 +1,7 @@
-import { closeSync, constants, openSync } from "node:fs";
 import { mkfifo } from "./mkfifo.ts";
 import { spawnDriver } from "./run.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
-
-/** How long a hand-over waits for a warm shell still restoring before running cold instead. */
-const HAND_OVER_WAIT_MS = 2000;
 
 /** Whether two maps hold the same entries in the same order (order decides `environ` order). */
 function sameEntries(a: Map<string, string>, b: Map<string, string>): boolean {
@@ -39,13 +35,14 @@ function dirIdentity(path: string): string | null {
  * group, stdin /dev/null, the state's cwd and exact environment), its restore script sourced, and
  * blocked reading the `go` FIFO of its scratch directory. A run hands over its source; a shell
  * whose starting state no longer matches is discarded and never runs one.
+ *
+ * The kernel holds the FIFO open read-write from before the spawn until bash exits: that open never
+ * blocks (Linux), bash's open never waits for a writer, a `run` written before bash reads it stays
+ * in the FIFO, and when the kernel dies bash reads EOF and exits without running anything.
  */
 export class WarmShell {
   #exited = false;
   #claimed = false;
-  /** Whether the `go` FIFO's write end has opened (or failed to). */
-  #goOpen = false;
-  readonly #go: Promise<Deno.FsFile | null>;
   readonly #cwdAtSpawn: string | null;
 
   private constructor(
@@ -53,32 +50,33 @@ export class WarmShell {
     readonly dir: string,
     /** The state the shell was prepared from (a private copy). */
     readonly state: ShellState,
+    private readonly go: Deno.FsFile,
     private readonly pool: ScratchPool,
   ) {
     this.#cwdAtSpawn = dirIdentity(state.cwd);
-    // Opening the FIFO for writing completes once bash opens it for reading, after its restore.
-    this.#go = Deno.open(`${dir}/go`, { write: true }).catch(() => null);
-    this.#go.then(() => (this.#goOpen = true));
+    // Held until bash exits: closed earlier, a `run` not yet read could vanish with the FIFO.
     child.status.then(() => {
       this.#exited = true;
-      if (!this.#goOpen) this.#unblockGo();
+      go.close();
     });
   }
 
   /** Spawns a warm shell from `state` (which it keeps); null when this host cannot. */
   static prepare(bash: string, state: ShellState, pool: ScratchPool): WarmShell | null {
     const dir = pool.acquire();
-    let child: Deno.ChildProcess;
+    let go: Deno.FsFile | null = null;
     try {
       const fifo = `${dir}/go`;
       if (!isFifo(fifo) && !mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
+      go = Deno.openSync(fifo, { read: true, write: true });
       Deno.writeTextFileSync(`${dir}/restore`, restoreScript(state), { mode: 0o600 });
-      child = spawnDriver(bash, state, [WARM_DRIVER, "shoal", dir, "warm"]);
+      const child = spawnDriver(bash, state, [WARM_DRIVER, "shoal", dir, "warm"]);
+      return new WarmShell(child, dir, state, go, pool);
     } catch {
+      go?.close();
       pool.release(dir);
       return null;
     }
-    return new WarmShell(child, dir, state, pool);
   }
 
   /**
@@ -97,30 +95,18 @@ export class WarmShell {
   }
 
   /**
-   * Hands `src` over; true when the shell is now running it. False (the caller discards the shell
-   * and runs cold) when it died, or is still not waiting after a bounded wait.
+   * Hands `src` over; true when the shell now runs it (it reads `run` once its restore is done).
+   * False when it died first: the caller discards it and runs cold.
    */
-  async handOver(src: string): Promise<boolean> {
+  handOver(src: string): boolean {
     this.#claimed = true;
+    if (this.#exited) return false;
     try {
       Deno.writeTextFileSync(`${this.dir}/src`, src, { mode: 0o600 });
-    } catch {
-      return false;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const go = await Promise.race([
-      this.#go,
-      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), HAND_OVER_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
-    if (go === null || this.#exited) return false;
-    try {
-      go.writeSync(new TextEncoder().encode("run\n"));
+      this.go.writeSync(new TextEncoder().encode("run\n"));
       return true;
     } catch {
       return false;
-    } finally {
-      go.close();
     }
   }
 
@@ -137,25 +123,7 @@ export class WarmShell {
       this.child.stdout.cancel(),
       this.child.stderr.cancel(),
     ]);
-    const go = await this.#go;
-    try {
-      go?.close();
-    } catch {
-      // closed by a failed hand-over
-    }
     this.pool.release(this.dir);
-  }
-
-  /**
-   * Completes a FIFO open still waiting for a reader that will never come (the shell died): a
-   * non-blocking read end appears and goes at once.
-   */
-  #unblockGo(): void {
-    try {
-      closeSync(openSync(`${this.dir}/go`, constants.O_RDONLY | constants.O_NONBLOCK));
-    } catch {
-      // the directory is gone
-    }
   }
 }
 

@@ -156,3 +156,13 @@ kernelTest("no warm shell outlives the kernel", async (k) => {
   assert.equal(await k.stop(), 0);
   assert.deepEqual(pids.filter(processLive), []);
 });
+
+kernelTest(
+  "a kernel stopped while its warm shells are still starting exits and leaves none",
+  async (k) => {
+    for (let i = 0; i < 5; i++) await k.attach(`s${i}`);
+    const seen = warmShells(k);
+    assert.equal(await k.stop(), 0);
+    assert.deepEqual(seen.filter(processLive), []);
+  },
+);
