@@ -1,93 +1,123 @@
 /**
- * Exec latency, side by side: 200 `shoal_exec` calls of `true` through the facade (MCP client →
- * shoal-mcp → kernel → bash), 200 direct kernel `exec` calls by the local human, 200 by a token
- * agent inside the bubblewrap sandbox (when the host has one), and 200 plain `bash -c true`
- * spawns. Prints p50/p95 of each, their ratios to the plain spawn, and the sandbox's cost.
+ * Exec latency, side by side in one run (issue 10): `echo hi` through the facade (MCP client →
+ * shoal-mcp → kernel → bash), direct kernel `exec` calls, plain `bash -c true` spawns, and — when
+ * installed with `npm install --prefix /tmp/peer mcp-server-commands` — the same MCP client
+ * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
+ * alternating across two connections on one session, every answer checked. Prints p50/p95 of
+ * each, the ratios the issue targets, and `exec_stages.ts` prints where one exec's time goes.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
-import { createToken, writePolicy } from "../../tests/_support/principals.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { sdkTransport } from "../../tests/_support/facade.ts";
+import { percentile } from "./percentile.ts";
 
 const N = 200;
+const STATEFUL = 500;
+const PEER = "/tmp/peer/node_modules/mcp-server-commands/build/index.js";
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+/** A label with the p50 and p95 of `N` timed calls (after 10 warm-up calls), in ms. */
+interface Row {
+  label: string;
+  p50: number;
+  p95: number;
 }
 
-/** Times `runs` in turns, one sample of each per round, so load drift hits them alike. */
-async function time(
-  ...runs: [string, () => Promise<unknown>][]
-): Promise<[string, number, number][]> {
-  for (let i = 0; i < 10; i++) for (const [, run] of runs) await run(); // warm-up
-  const samples = runs.map((): number[] => []);
-  for (let i = 0; i < N; i++) {
-    for (const [j, [, run]] of runs.entries()) {
-      const t0 = performance.now();
-      await run();
-      samples[j].push(performance.now() - t0);
-    }
+async function time(label: string, run: () => Promise<unknown>, n = N): Promise<Row> {
+  for (let i = 0; i < 10; i++) await run();
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await run();
+    samples.push(performance.now() - t0);
   }
-  return runs.map(([label], j) => {
-    const sorted = samples[j].sort((a, b) => a - b);
-    return [label, percentile(sorted, 0.5), percentile(sorted, 0.95)];
-  });
+  samples.sort((a, b) => a - b);
+  return { label, p50: percentile(samples, 0.5), p95: percentile(samples, 0.95) };
+}
+
+/** The peer server's row, or null (with a note why) when it is not installed or does not run. */
+async function peerRow(): Promise<Row | null> {
+  try {
+    await Deno.stat(PEER);
+  } catch {
+    console.log(`note: peer skipped: ${PEER} not found (npm install --prefix /tmp/peer …)`);
+    return null;
+  }
+  const client = new Client({ name: "bench", version: "0" });
+  try {
+    await client.connect(new StdioClientTransport({ command: "node", args: [PEER] }));
+    const call = () => client.callTool({ name: "run_command", arguments: { command: "echo hi" } });
+    return await time("mcp-server-commands", call);
+  } catch (e) {
+    console.log(`note: peer skipped: ${e}`);
+    return null;
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+/** `export X=$i` then `echo $X` on alternating connections of one session; checks each answer. */
+async function stateful(a: RpcConnection, b: RpcConnection): Promise<Row> {
+  const samples: number[] = [];
+  for (let i = 0; i < STATEFUL; i++) {
+    const [set, get] = i % 2 === 0 ? [a, b] : [b, a];
+    let t0 = performance.now();
+    await set.request("exec", { src: `export X=${i}` });
+    samples.push(performance.now() - t0);
+    t0 = performance.now();
+    const got = await get.request("exec", { src: "echo $X" }) as { value: { out: unknown } };
+    samples.push(performance.now() - t0);
+    const out = got.value.out as { v: number };
+    if (out.v !== i) throw new Error(`stateful sequence: step ${i} read ${JSON.stringify(out)}`);
+  }
+  samples.sort((x, y) => x - y);
+  return {
+    label: `stateful x${STATEFUL} (2 conns)`,
+    p50: percentile(samples, 0.5),
+    p95: percentile(samples, 0.95),
+  };
 }
 
 const box = await sandbox();
-// The autostarted kernel reads ~/.config/shoal/leash.jsonc: an agent confined to one project.
-const proj = `${box.dir}/home/proj`;
-await Deno.mkdir(proj);
-await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
-  "agent:bench": {
-    fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
-    proc_spawn: ["*"],
-    auto_apply: "in-grant",
-    sandbox: true,
-  },
-});
-const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
 const client = new Client({ name: "bench", version: "0" });
 try {
   await client.connect(sdkTransport(box));
-  // The first facade call autostarts the kernel on the sandbox socket.
-  await client.callTool({ name: "shoal_exec", arguments: { src: "true" } });
-  const conn = await RpcConnection.connect(box.socket());
-  await conn.request("session.attach", { session: "bench" });
-  await conn.request("exec", { src: `cd ${proj}` });
-  const agent = await RpcConnection.connect(box.socket());
-  const caps = await agent.request("session.attach", { session: "bench", token: agentToken });
-  const tier = (caps as { caps: { tier: string } }).caps.tier;
-  const rows = await time(
-    [
-      "shoal_exec via facade",
-      () => client.callTool({ name: "shoal_exec", arguments: { src: "true" } }),
-    ],
-    ["kernel exec human", () => conn.request("exec", { src: "true" })],
-    [`kernel exec agent (${tier})`, () => agent.request("exec", { src: "true" })],
-    [
-      "bash -c true spawn",
-      () =>
-        new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
-    ],
+  const facade = await time(
+    "shoal_exec via facade",
+    () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } }),
   );
-  conn.close();
-  agent.close();
-  const floor = rows[3];
+  // The facade calls above autostarted the kernel on the sandbox socket.
+  const a = await RpcConnection.connect(box.socket());
+  const b = await RpcConnection.connect(box.socket());
+  await a.request("session.attach", { session: "bench" });
+  await b.request("session.attach", { session: "bench" });
+  const direct = await time("kernel exec direct", () => a.request("exec", { src: "echo hi" }));
+  const seq = await stateful(a, b);
+  a.close();
+  b.close();
+  const spawn = await time(
+    "bash -c true spawn",
+    () =>
+      new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
+  );
+  const peer = await peerRow();
+  const rows = [facade, direct, seq, spawn, ...(peer ? [peer] : [])];
   console.log(`exec latency, ${N} calls each (ms)`);
-  console.log("path                     p50      p95      p50/bash  p95/bash");
-  for (const [label, p50, p95] of rows) {
+  console.log("path                          p50      p95   p95/p50  p50/spawn");
+  for (const { label, p50, p95 } of rows) {
     console.log(
-      `${label.padEnd(24)} ${p50.toFixed(2).padStart(7)}  ${p95.toFixed(2).padStart(7)}  ` +
-        `${(p50 / floor[1]).toFixed(1).padStart(8)}x ${(p95 / floor[2]).toFixed(1).padStart(8)}x`,
+      `${label.padEnd(28)} ${p50.toFixed(2).padStart(7)}  ${p95.toFixed(2).padStart(7)}  ` +
+        `${(p95 / p50).toFixed(2).padStart(7)}  ${(p50 / spawn.p50).toFixed(2).padStart(8)}x`,
     );
   }
-  const [human, sandboxed] = [rows[1], rows[2]];
-  console.log(
-    `sandbox cost: agent (tier ${tier}) / human p50 ${(sandboxed[1] / human[1]).toFixed(2)}x, ` +
-      `p95 ${(sandboxed[2] / human[2]).toFixed(2)}x (bound: p50 <= 1.5x)`,
-  );
+  const ratio = (label: string, x: number, target: number) =>
+    console.log(`${label.padEnd(44)} ${x.toFixed(2).padStart(6)}  (target ≤ ${target})`);
+  ratio("kernel direct p50 / spawn p50", direct.p50 / spawn.p50, 0.5);
+  ratio("facade p50 / spawn p50", facade.p50 / spawn.p50, 0.6);
+  if (peer) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peer.p50, 0.7);
+  ratio("stateful p50 / kernel direct p50", seq.p50 / direct.p50, 1.2);
 } finally {
   await client.close().catch(() => {});
   await box.cleanup();

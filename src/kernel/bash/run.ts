@@ -1,7 +1,9 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
+import type { ScratchPool } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
+import type { WarmShell } from "./warm_shell.ts";
 
 /**
  * Where captured output goes; `write` resolves once the chunk is stored (backpressure). The
@@ -29,8 +31,13 @@ export interface BashRun {
   bashVariables: ReadonlySet<string>;
   src: string;
   state: ShellState;
-  /** A private scratch directory for this run; removed afterwards. */
-  workDir: string;
+  /** Where a cold run takes its private scratch directory from (and gives it back). */
+  scratch: ScratchPool;
+  /**
+   * A warm shell prepared from exactly `state`, to hand `src` over to; when it cannot take it,
+   * it is discarded and the run starts cold.
+   */
+  warm: WarmShell | null;
   stdout: ByteSink;
   stderr: ByteSink;
   /** Called once the process exists, with its pid (= process group id). */
@@ -60,37 +67,66 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: Ab
 }
 
 /**
- * Runs `src` in a fresh non-interactive bash that leads its own process group, with stdin from
- * /dev/null, the session cwd and exactly the session's exported environment (K-BASH-1..3).
- * Sandboxed, bwrap leads the group and its pid is the run's (P-SBX-4); bash inside dumps its
- * state into the scratch directory bound into the sandbox.
+ * Spawns `argv` as K-BASH-1 wants it: a new process group, stdin /dev/null, the state's cwd and
+ * exactly its exported environment, output piped.
  */
-export async function runBash(run: BashRun): Promise<BashExit> {
-  await Deno.mkdir(run.workDir, { recursive: true, mode: 0o700 });
-  await Deno.writeTextFile(`${run.workDir}/src`, run.src, { mode: 0o600 });
-  await Deno.writeTextFile(`${run.workDir}/restore`, restoreScript(run.state), { mode: 0o600 });
-  const started = process.hrtime.bigint();
-  const bashArgv = (dir: string) => [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", dir];
-  const [cmd, ...args] = run.sandbox === null ? bashArgv(run.workDir) : sandboxCommand(
-    { ...run.sandbox, cwd: run.state.cwd, scratch: run.workDir },
-    bashArgv(SCRATCH_MOUNT),
+function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): Deno.ChildProcess {
+  return new Deno.Command(cmd, {
+    args,
+    cwd: state.cwd,
+    env: Object.fromEntries(state.env),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+  }).spawn();
+}
+
+/** Spawns `bash -c <driver> shoal <args…>` unconfined, as K-BASH-1 wants it. */
+export function spawnDriver(bash: string, state: ShellState, args: string[]): Deno.ChildProcess {
+  return spawnGroupLeader([bash, "--noprofile", "--norc", "-c", ...args], state);
+}
+
+/**
+ * A cold start: the scratch files written, then bash spawned on them. Sandboxed, bwrap leads the
+ * group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
+ * directory bound into the sandbox.
+ */
+function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
+  Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
+  Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
+  if (run.sandbox === null) return spawnDriver(run.bash, run.state, [DRIVER, "shoal", dir]);
+  const argv = [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", SCRATCH_MOUNT];
+  return spawnGroupLeader(
+    sandboxCommand({ ...run.sandbox, cwd: run.state.cwd, scratch: dir }, argv),
+    run.state,
   );
-  let child: Deno.ChildProcess;
+}
+
+/** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
+async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: string }> {
+  if (run.warm !== null && run.sandbox === null) {
+    if (run.warm.handOver(run.src)) return { child: run.warm.child, dir: run.warm.dir };
+    await run.warm.discard();
+  }
+  const dir = run.scratch.acquire();
   try {
-    child = new Deno.Command(cmd, {
-      args,
-      cwd: run.state.cwd,
-      env: Object.fromEntries(run.state.env),
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      detached: true,
-    }).spawn();
+    return { child: spawnCold(run, dir), dir };
   } catch (e) {
-    await Deno.remove(run.workDir, { recursive: true }).catch(() => {});
+    run.scratch.release(dir);
     throw e;
   }
+}
+
+/**
+ * Runs `src` in a fresh non-interactive bash that leads its own process group, with stdin from
+ * /dev/null, the session cwd and exactly the session's exported environment (K-BASH-1..3).
+ * `dur_ns` counts from the hand-over of the source (a warm shell) or the spawn (a cold run).
+ */
+export async function runBash(run: BashRun): Promise<BashExit> {
+  const started = process.hrtime.bigint();
+  const { child, dir } = await start(run);
   run.onSpawn?.(child.pid);
   const stop = new AbortController();
   const pumps = Promise.all([
@@ -110,12 +146,12 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   let final: ShellState | null = null;
   if (status.signal === null) {
     try {
-      final = parseDump(await Deno.readFile(`${run.workDir}/state`), run.bashVariables);
+      final = parseDump(Deno.readFileSync(`${dir}/state`), run.bashVariables);
     } catch {
       final = null;
     }
   }
-  await Deno.remove(run.workDir, { recursive: true }).catch(() => {});
+  run.scratch.release(dir);
   return {
     status: status.signal === null ? status.code : null,
     signal: status.signal,

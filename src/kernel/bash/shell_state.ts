@@ -98,11 +98,11 @@ const ALL_NAMES = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"]
   .map((c) => "${!" + c + "*}").join(" ");
 
 /**
- * The `bash -c` driver: restores state, sources the user's file, and from an EXIT trap dumps
- * cwd, exported env, variables, functions and aliases as NUL-separated records (K-BASH-7).
- * The dump uses builtins writing straight to the file: no command substitution, no fork.
+ * The driver's start: sets up the EXIT trap that dumps cwd, exported env, variables, functions
+ * and aliases as NUL-separated records (K-BASH-7), then restores the state. The dump uses builtins
+ * writing straight to the file: no command substitution, no fork.
  */
-export const DRIVER = String.raw`__shoal_dir=$1
+const DRIVER_RESTORE = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_dump() {
@@ -127,6 +127,25 @@ __shoal_dump() {
 }
 trap '__shoal_s=$?; [ "$BASHPID" = "$__shoal_pid" ] && __shoal_dump; exit $__shoal_s' EXIT
 builtin source "$__shoal_dir/restore"
+`;
+
+/** The `bash -c` driver: restores state, then sources the user's file. */
+export const DRIVER = DRIVER_RESTORE + String.raw`builtin source "$__shoal_dir/src"
+`;
+
+/**
+ * The driver of a warm shell: after the restore it waits until the kernel writes `run` into the
+ * `go` FIFO, then sources the user's file with `$?` as the restore left it and `SECONDS` restarted,
+ * so the wait does not show. Anything else read (EOF: the kernel is gone) exits at once, running
+ * nothing and dumping nothing.
+ */
+export const WARM_DRIVER = DRIVER_RESTORE + String.raw`__shoal_wait() {
+  builtin read -r __shoal_go <"$__shoal_dir/go"
+  [ "$__shoal_go" = run ] || { trap - EXIT; builtin exit 0; }
+  SECONDS=0
+  return "$1"
+}
+__shoal_wait $?
 builtin source "$__shoal_dir/src"
 `;
 

@@ -11,6 +11,8 @@ import type { Policy } from "../policy/leash.ts";
 import type { SandboxSetting } from "../sandbox/principal_sandbox.ts";
 import { TaskRegistry } from "../tasks/registry.ts";
 import { PlanStore } from "../plans/store.ts";
+import { ScratchPool } from "../bash/scratch_pool.ts";
+import { WarmShells } from "../exec/warm_shells.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 
 /** Fixed facts a kernel runs with. */
@@ -42,6 +44,10 @@ export class Kernel {
   readonly tasks: TaskRegistry;
   readonly ptys: PtyRegistry;
   readonly plans = new PlanStore();
+  /** Scratch directories of bash runs, reused. */
+  readonly scratch: ScratchPool;
+  /** One warm shell per session, ready for its next run (issue 10). */
+  readonly warm: WarmShells;
   #logFile: Deno.FsFile | null = null;
 
   private constructor(readonly config: KernelConfig, cas: Cas) {
@@ -52,6 +58,8 @@ export class Kernel {
     this.journal = Journal.open(config.stateDir);
     this.bus = new EventBus(this.journal);
     this.cas = cas;
+    this.scratch = new ScratchPool(cas.tmpDir);
+    this.warm = new WarmShells(config.bash, this.scratch);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);
     this.ptys = new PtyRegistry((channel, payload) => this.bus.publish(channel, payload));
@@ -112,10 +120,11 @@ export class Kernel {
     }
   }
 
-  /** Stops every task and PTY process group and closes the journal (G-SOCK-8). */
+  /** Stops every task, warm shell and PTY process group and closes the journal (G-SOCK-8). */
   async shutdown(): Promise<void> {
     for (const conn of this.connections) conn.close();
-    await Promise.all([this.tasks.cancelAll(), this.ptys.closeAll()]);
+    await Promise.all([this.tasks.cancelAll(), this.warm.closeAll(), this.ptys.closeAll()]);
+    this.scratch.clear();
     this.journal.close();
     this.#logFile?.close();
   }

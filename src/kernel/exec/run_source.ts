@@ -4,7 +4,8 @@ import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { cloneState, diffState } from "../bash/shell_state.ts";
+import { cloneState, diffState, type ShellState } from "../bash/shell_state.ts";
+import type { WarmShell } from "../bash/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
 import type { Kernel } from "../daemon/kernel.ts";
@@ -91,18 +92,26 @@ export async function runSource(
   const listed = opts.async || opts.timeoutMs !== null;
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
   const snapshot = cloneState(session.state);
-  const [stdout, stderr] = await Promise.all([
-    CaptureSink.open(kernel.cas),
-    CaptureSink.open(kernel.cas),
-  ]);
-  const output = { stdout, stderr };
+  // Warm shells start unconfined, so a sandboxed run always starts cold inside its sandbox.
+  const warm = sandbox === null ? kernel.warm.take(session.name, snapshot) : null;
+  let output;
+  try {
+    const [stdout, stderr] = await Promise.all([
+      CaptureSink.open(kernel.cas),
+      CaptureSink.open(kernel.cas),
+    ]);
+    output = { stdout, stderr };
+  } catch (e) {
+    await warm?.discard();
+    throw e;
+  }
   // Quota check, journal row and task registration run without an await in between, so
   // concurrent execs cannot all pass the check before one of them is counted (K-TASK-2).
   if (listed) {
     try {
       kernel.tasks.ensureCapacity(session.name);
     } catch (e) {
-      await Promise.all([stdout.abort(), stderr.abort()]);
+      await Promise.all([output.stdout.abort(), output.stderr.abort(), warm?.discard()]);
       throw e;
     }
   }
@@ -119,7 +128,7 @@ export async function runSource(
   const task = listed
     ? kernel.tasks.create(session.name, attachment.principal, cmd, output)
     : kernel.tasks.createUnlisted(session.name, attachment.principal, cmd, output);
-  const run = { src, snapshot, sandbox };
+  const run = { src, snapshot, warm, sandbox };
   const work = finishRun(kernel, attachment, task, run, entryId, output, opts);
   if (opts.async) {
     work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
@@ -145,20 +154,22 @@ async function finishRun(
   kernel: Kernel,
   attachment: Attachment,
   task: Task,
-  run: { src: string; snapshot: ReturnType<typeof cloneState>; sandbox: Sandboxing | null },
+  run: { src: string; snapshot: ShellState; warm: WarmShell | null; sandbox: Sandboxing | null },
   entryId: number,
   output: { stdout: CaptureSink; stderr: CaptureSink },
   opts: RunOptions,
 ): Promise<{ result: TranscriptResult; error: RpcErrorObject | null }> {
   const session = attachment.session;
+  const { src, snapshot } = run;
   let exit;
   try {
     exit = await runBash({
       bash: kernel.config.bash,
       bashVariables: kernel.config.bashVariables,
-      src: run.src,
-      state: run.snapshot,
-      workDir: `${kernel.cas.tmpDir}/run-${crypto.randomUUID()}`,
+      src,
+      state: snapshot,
+      scratch: kernel.scratch,
+      warm: run.warm,
       stdout: output.stdout,
       stderr: output.stderr,
       sandbox: run.sandbox,
@@ -188,14 +199,16 @@ async function finishRun(
     err,
     dur_ns: Number(exit.durNs),
     pid: exit.pid,
-    cmd: run.src,
+    cmd: src,
   });
-  if (exit.final && !cancelled) session.merge(diffState(run.snapshot, exit.final));
+  if (exit.final && !cancelled) session.merge(diffState(snapshot, exit.final));
+  // Prepared once this run's answer is on its way: the next run of the session starts warm.
+  setTimeout(() => kernel.warm.prepare(session), 0);
   const n = session.record(outcome);
   const ref = `out:${n}`;
   const uri = outUri(n);
   const bounded = await renderBounded(outcome, uri, true);
-  const renderHash = await kernel.cas.put(encoder.encode(bounded));
+  const renderHash = kernel.cas.put(encoder.encode(bounded));
   const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];
   if (err.blob.len > 0) outputs.push({ kind: "stderr", hash: err.blob.hash, len: err.blob.len });
   outputs.push({ kind: "render", hash: renderHash, len: encoder.encode(bounded).length });

@@ -1,37 +1,50 @@
 import { createHash, type Hash } from "node:crypto";
-import { type FileHandle, open, unlink } from "node:fs/promises";
+import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { CAPTURE_CAP, JSON_PARSE_LIMIT } from "../../protocol/limits.ts";
 import type { BlobInfo, Captured } from "./blob_info.ts";
-import { type Cas, readAt } from "./cas.ts";
+import type { Cas } from "./cas.ts";
 import { Utf8Scanner } from "./utf8_scanner.ts";
+
+/** Reads up to `length` bytes at `offset` of an open file, fewer at its end. */
+function readAtSync(fd: number, offset: number, length: number): Uint8Array {
+  const buf = new Uint8Array(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, offset + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got === length ? buf : buf.slice(0, got);
+}
 
 /**
  * Captures one output stream of an exec (K-BASH-11/12): chunks are appended to a 0600 spool file
  * under `tmp/` while being hashed and scanned, so memory stays bounded whatever the output size.
  * `finish()` reads a spool of at most 16 MiB back (for JSON conversion) and moves it into the CAS;
  * no copy of the stream is held while it runs. Callers MUST await each `write` before the next one.
+ * Spool I/O is synchronous: page-cache writes of one pipe read each are quicker than the I/O
+ * thread pool's round trips, which dominated a short exec's time on a loaded machine (issue 10).
  */
 export class CaptureSink {
   #written = 0;
   #truncated = false;
   #writing = false;
-  #pendingReads = new Set<Promise<unknown>>();
   #finishing: Promise<Captured> | null = null;
   readonly #hash: Hash = createHash("sha256");
   readonly #scanner = new Utf8Scanner();
 
+  /** The spool file, created by the first byte (an empty stream never touches the disk). */
+  #fd: number | null = null;
+
   private constructor(
     private readonly cas: Cas,
     private readonly spoolPath: string,
-    private readonly file: FileHandle,
     private readonly cap: number,
   ) {}
 
-  /** Opens a sink with a fresh spool file; `cap` defaults to 4 GiB (tests pass a smaller one). */
-  static async open(cas: Cas, cap = CAPTURE_CAP): Promise<CaptureSink> {
-    const path = cas.tmpPath();
-    const file = await open(path, "wx+", 0o600);
-    return new CaptureSink(cas, path, file, cap);
+  /** Opens a sink spooling to a fresh file; `cap` defaults to 4 GiB (tests pass a smaller one). */
+  static open(cas: Cas, cap = CAPTURE_CAP): Promise<CaptureSink> {
+    return Promise.resolve(new CaptureSink(cas, cas.tmpPath(), cap));
   }
 
   /** Bytes captured so far (at most the cap). */
@@ -58,17 +71,14 @@ export class CaptureSink {
     try {
       this.#hash.update(chunk);
       this.#scanner.push(chunk);
+      this.#fd ??= openSync(this.spoolPath, "wx+", 0o600);
       let done = 0;
       while (done < chunk.length) {
-        const { bytesWritten } = await this.file.write(
-          chunk,
-          done,
-          chunk.length - done,
-          this.#written + done,
-        );
-        done += bytesWritten;
+        done += writeSync(this.#fd, chunk, done, chunk.length - done, this.#written + done);
       }
       this.#written += chunk.length;
+      // The write is done; the flag stays up until the caller has been answered.
+      await Promise.resolve();
     } finally {
       this.#writing = false;
     }
@@ -81,40 +91,39 @@ export class CaptureSink {
       return await this.cas.readRange(blob.hash, offset, length);
     }
     const n = Math.max(0, Math.min(length, this.#written - offset));
-    if (n === 0) return new Uint8Array(0);
-    const read = readAt(this.file, offset, n);
-    this.#pendingReads.add(read);
-    try {
-      return await read;
-    } finally {
-      this.#pendingReads.delete(read);
-    }
+    if (n === 0 || this.#fd === null) return new Uint8Array(0);
+    return readAtSync(this.#fd, offset, n);
   }
 
   /** Closes the spool, moves it into the CAS and describes the blob. Idempotent. */
   finish(): Promise<Captured> {
-    this.#finishing ??= this.#finish();
+    this.#finishing ??= Promise.resolve().then(() => this.#finish());
     return this.#finishing;
   }
 
   /** Drops the spool without storing it (the exec failed before producing a result). */
-  async abort(): Promise<void> {
-    if (this.#finishing) return;
+  abort(): Promise<void> {
+    if (this.#finishing) return Promise.resolve();
     this.#finishing = Promise.reject(new Error("capture aborted"));
     this.#finishing.catch(() => {});
-    await Promise.allSettled([...this.#pendingReads]);
-    await this.file.close();
-    await unlink(this.spoolPath).catch(() => {});
+    if (this.#fd !== null) {
+      closeSync(this.#fd);
+      rmSync(this.spoolPath, { force: true });
+    }
+    return Promise.resolve();
   }
 
-  async #finish(): Promise<Captured> {
-    await Promise.allSettled([...this.#pendingReads]);
-    const bytes = this.#written <= JSON_PARSE_LIMIT
-      ? await readAt(this.file, 0, this.#written)
-      : null;
-    await this.file.close();
-    const hash = "sha256:" + this.#hash.digest("hex");
-    await this.cas.adopt(this.spoolPath, hash);
+  #finish(): Captured {
+    let bytes: Uint8Array | null = new Uint8Array(0);
+    let hash: string;
+    if (this.#fd === null) {
+      hash = this.cas.put(bytes);
+    } else {
+      bytes = this.#written <= JSON_PARSE_LIMIT ? readAtSync(this.#fd, 0, this.#written) : null;
+      closeSync(this.#fd);
+      hash = "sha256:" + this.#hash.digest("hex");
+      this.cas.adopt(this.spoolPath, hash);
+    }
     const scanner = this.#scanner;
     const utf8 = scanner.complete;
     const blob: BlobInfo = {

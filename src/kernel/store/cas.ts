@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, open, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
 
@@ -30,6 +31,9 @@ export class Cas {
   /** `<state>/tmp`, on the same filesystem so spools can be renamed into `cas/`. */
   readonly tmpDir: string;
 
+  /** Fan-out directories known to exist, so a store skips their `mkdir`. */
+  readonly #dirs = new Set<string>();
+
   private constructor(stateDir: string) {
     this.casDir = join(stateDir, "cas");
     this.tmpDir = join(stateDir, "tmp");
@@ -54,30 +58,40 @@ export class Cas {
     return join(this.tmpDir, randomBytes(16).toString("hex"));
   }
 
-  /** Stores a small payload (render texts and the like) and returns its `sha256:<hex>`. */
-  async put(bytes: Uint8Array): Promise<string> {
+  /**
+   * Stores a small payload (render texts and the like) and returns its `sha256:<hex>`. Synchronous:
+   * for a few KiB, a few quick syscalls cost less than as many trips through the I/O thread pool.
+   */
+  put(bytes: Uint8Array): string {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
-    if (await this.has(hash)) return hash;
+    if (existsSync(this.blobPath(hash))) return hash;
     const tmp = this.tmpPath();
-    const file = await open(tmp, "wx", 0o600);
-    try {
-      await file.writeFile(bytes);
-    } finally {
-      await file.close();
-    }
-    await this.adopt(tmp, hash);
+    writeFileSync(tmp, bytes, { flag: "wx", mode: 0o600 });
+    this.adopt(tmp, hash);
     return hash;
   }
 
-  /** Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success). */
-  async adopt(spoolPath: string, hash: string): Promise<void> {
+  /**
+   * Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success).
+   * A rename within one file system: synchronous, it never waits on data.
+   */
+  adopt(spoolPath: string, hash: string): void {
     const target = this.blobPath(hash);
-    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+    const dir = dirname(target);
     try {
-      await rename(spoolPath, target);
+      if (!this.#dirs.has(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+      this.#dirs.add(dir);
+      try {
+        renameSync(spoolPath, target);
+      } catch (e) {
+        // A fan-out directory removed behind the store's back: make it again, once.
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        renameSync(spoolPath, target);
+      }
     } catch (e) {
-      await unlink(spoolPath).catch(() => {});
-      if (!(await this.has(hash))) throw e;
+      rmSync(spoolPath, { force: true });
+      if (!existsSync(target)) throw e;
     }
   }
 
@@ -139,7 +153,7 @@ export class Cas {
 }
 
 /** Reads up to `length` bytes at `offset` from an open file, fewer at its end. */
-export async function readAt(
+async function readAt(
   file: {
     read(
       buffer: Uint8Array,

@@ -1,0 +1,138 @@
+/**
+ * Where one exec's time goes (issue 10): the stages of `exec/run_source.ts` called one by one on
+ * the real modules (CAS, SQLite journal, bash), in process, p50/p95 over many `echo hi` runs, so
+ * every change to the hot path is measured, not guessed. Runs alternate between a cold spawn and
+ * a warm shell (issue 10). The socket and facade hops are in `exec_latency.ts`.
+ */
+import { bashOwnVariables, cloneState, diffState } from "../../src/kernel/bash/shell_state.ts";
+import { runBash } from "../../src/kernel/bash/run.ts";
+import { Journal } from "../../src/kernel/journal/journal.ts";
+import { CaptureSink } from "../../src/kernel/store/capture.ts";
+import { Cas } from "../../src/kernel/store/cas.ts";
+import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
+import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
+import { outcomeValue } from "../../src/kernel/values/outcome.ts";
+import { renderBounded } from "../../src/kernel/values/render.ts";
+import { percentile } from "./percentile.ts";
+
+const N = 300; // half cold, half warm
+const BASH = "/bin/bash";
+const encoder = new TextEncoder();
+
+const dir = await Deno.makeTempDir({ prefix: "shoal-stages-" });
+const cas = await Cas.open(dir);
+const journal = Journal.open(dir);
+const bashVariables = bashOwnVariables(BASH);
+const scratch = new ScratchPool(cas.tmpDir);
+const state = {
+  cwd: dir,
+  env: new Map(Object.entries(Deno.env.toObject())),
+  vars: new Map<string, string>(),
+  funcs: new Map<string, string>(),
+  aliases: new Map<string, string>(),
+};
+const stages = new Map<string, number[]>();
+
+async function stage<T>(name: string, work: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now();
+  const result = await work();
+  const list = stages.get(name) ?? [];
+  list.push(performance.now() - t0);
+  stages.set(name, list);
+  return result;
+}
+
+/** One exec; `warm` runs it in a warm shell prepared (outside the timed stages) beforehand. */
+async function oneExec(warm: boolean): Promise<void> {
+  let shell: WarmShell | null = null;
+  if (warm) {
+    shell = WarmShell.prepare(BASH, cloneState(state), scratch);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // its restore is done by then
+  }
+  const t0 = performance.now();
+  const snapshot = await stage("snapshot", () => cloneState(state));
+  const [stdout, stderr] = await stage(
+    "capture open x2",
+    () => Promise.all([CaptureSink.open(cas), CaptureSink.open(cas)]),
+  );
+  const id = await stage("journal start", () =>
+    journal.start({
+      session: "bench",
+      principal: "uid:0",
+      ts_ns: 0n,
+      cwd: encoder.encode(snapshot.cwd),
+      src: "echo hi",
+      effects: [],
+    }));
+  const exit = await stage(
+    warm ? "bash run, warm (hand-over..dump)" : "bash run, cold (spawn..dump)",
+    () =>
+      runBash({
+        bash: BASH,
+        bashVariables,
+        src: "echo hi",
+        state: snapshot,
+        scratch,
+        warm: shell,
+        stdout,
+        stderr,
+        sandbox: null,
+      }),
+  );
+  const [out, err] = await stage(
+    "capture finish x2",
+    () => Promise.all([stdout.finish(), stderr.finish()]),
+  );
+  const outcome = await stage("outcome value", () =>
+    outcomeValue(cas, {
+      status: exit.status,
+      signal: exit.signal,
+      out,
+      err,
+      dur_ns: Number(exit.durNs),
+      pid: exit.pid,
+      cmd: "echo hi",
+    }));
+  await stage("state diff", () => diffState(snapshot, exit.final!));
+  const bounded = await stage("render", () => renderBounded(outcome, "shoal://out/1", true));
+  const renderHash = await stage("render CAS put", () => cas.put(encoder.encode(bounded)));
+  await stage("journal finish", () =>
+    journal.finish(id, {
+      dur_ns: exit.durNs,
+      status: exit.status,
+      ok: true,
+      outputs: [
+        { kind: "stdout", hash: out.blob.hash, len: out.blob.len },
+        { kind: "render", hash: renderHash, len: bounded.length },
+      ],
+    }));
+  await stage("render (event)", () => renderBounded(outcome, "shoal://out/1", false, 4096));
+  const total = warm ? "TOTAL, warm" : "TOTAL, cold";
+  const list = stages.get(total) ?? [];
+  list.push(performance.now() - t0);
+  stages.set(total, list);
+  const bashNs = Number(exit.durNs) / 1e6;
+  const label = warm ? "  warm: hand-over..exit (dur_ns)" : "  cold: spawn..exit (dur_ns)";
+  const inBash = stages.get(label) ?? [];
+  inBash.push(bashNs);
+  stages.set(label, inBash);
+}
+
+try {
+  for (let i = 0; i < 20; i++) await oneExec(i % 2 === 1);
+  stages.clear();
+  for (let i = 0; i < N; i++) await oneExec(i % 2 === 1);
+  console.log(`exec stages, in process, ${N} runs of \`echo hi\` (ms)`);
+  console.log("stage                              p50      p95");
+  for (const [name, samples] of stages) {
+    samples.sort((a, b) => a - b);
+    console.log(
+      `${name.padEnd(32)} ${percentile(samples, 0.5).toFixed(3).padStart(7)}  ` +
+        `${percentile(samples, 0.95).toFixed(3).padStart(7)}`,
+    );
+  }
+} finally {
+  scratch.clear();
+  journal.close();
+  await Deno.remove(dir, { recursive: true });
+}

@@ -1,0 +1,23 @@
+/** `mkfifo(3)` through Deno FFI, for the hand-over pipe of a warm shell. */
+
+const symbols = { mkfifo: { parameters: ["buffer", "u32"], result: "i32" } } as const;
+
+let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
+
+function libc(): Deno.DynamicLibrary<typeof symbols> | null {
+  if (lib === undefined) {
+    try {
+      lib = Deno.dlopen(Deno.build.os === "darwin" ? "libSystem.dylib" : "libc.so.6", symbols);
+    } catch {
+      lib = null;
+    }
+  }
+  return lib;
+}
+
+/** Creates a FIFO at `path` with `mode`; false when that is not possible on this host. */
+export function mkfifo(path: string, mode: number): boolean {
+  const c = libc();
+  if (c === null) return false;
+  return c.symbols.mkfifo(new TextEncoder().encode(path + "\0"), mode) === 0;
+}
