@@ -9,6 +9,7 @@ Deno.test("G-SOCK-1 Linux: explicit, XDG_RUNTIME_DIR, TMPDIR, /tmp in that order
   assert.deepEqual(socketPath("a", "/x/y.sock", env, 1000, "linux"), {
     path: "/x/y.sock",
     explicit: true,
+    root: "/",
   });
   assert.equal(socketPath("a", undefined, env, 1000, "linux").path, "/run/user/1000/shoal/a.sock");
   assert.equal(
@@ -30,6 +31,7 @@ Deno.test("G-SOCK-1 macOS: /private/tmp/shoal-<uid>/S.sock whatever XDG_RUNTIME_
   assert.deepEqual(socketPath("default", undefined, env, 501, "darwin"), {
     path: "/private/tmp/shoal-501/default.sock",
     explicit: false,
+    root: "/private/tmp",
   });
   assert.equal(
     socketPath("default", undefined, {}, 501, "darwin").path,
@@ -38,6 +40,7 @@ Deno.test("G-SOCK-1 macOS: /private/tmp/shoal-<uid>/S.sock whatever XDG_RUNTIME_
   assert.deepEqual(socketPath("a", "/x/y.sock", env, 501, "darwin"), {
     path: "/x/y.sock",
     explicit: true,
+    root: "/",
   });
 });
 
