@@ -163,7 +163,9 @@ export interface Memory {
 
 /** The resident set size of `pid` now and, on Linux, its peak so far, in KiB. */
 export function memoryKiB(pid: number): Memory {
-  const rss = Number(psField(pid, "rss"));
+  const field = psField(pid, "rss");
+  if (field === null) throw new Error(`no process ${pid}`);
+  const rss = Number(field);
   if (Deno.build.os !== "linux") return { rss, hwm: null };
   const m = /^VmHWM:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
   if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
