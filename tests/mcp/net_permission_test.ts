@@ -1,9 +1,12 @@
 /** M-PERM-1..3: what network the facade's permission flags leave open, probed for real. */
 import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
-import { converse } from "../_support/converse.ts";
-import { startKernel } from "../_support/kernel.ts";
-import { REPO } from "../_support/sandbox.ts";
+import { releaseTransport, sdkTransport } from "../_support/facade.ts";
+import { launchKernel, startKernel, type TestKernel } from "../_support/kernel.ts";
+import { pidsMentioning } from "../_support/proc.ts";
+import { delay, waitUntil } from "../_support/wait.ts";
 
 const PROBE = new URL("./_net_probe.ts", import.meta.url).pathname;
 
@@ -25,46 +28,96 @@ async function probe(flags: string[]): Promise<Record<string, string>> {
   }
 }
 
-/** The probe's view with no permission flags at all, so a refusal means something. */
-const UNRESTRICTED = ["--allow-net"];
+/** Every attempt of the probe refused by a permission check. */
+const ALL_REFUSED = {
+  "tcp 127.0.0.1": "refused",
+  "tcp ::1": "refused",
+  "tcp ::": "refused",
+  "tcp localhost": "refused",
+  "tcp 2001:db8::1": "refused",
+  "Deno.resolveDns": "refused",
+  "node:dns lookup": "refused",
+};
 
-Deno.test("M-PERM-3: under exactly the release flags TCP to 127.0.0.1, ::1 and :: and a resolver query are refused", async () => {
-  assert.equal((await probe(UNRESTRICTED))["tcp 127.0.0.1"], "allowed", "the listeners are live");
-  const seen = await probe(releaseFlags());
-  for (const name of ["tcp 127.0.0.1", "tcp ::1", "tcp ::", "tcp localhost", "Deno.resolveDns"]) {
-    assert.equal(seen[name], "refused", name);
-  }
-  // Not asserted: getaddrinfo (node:dns lookup) and global IPv6 stay open under --allow-net,
-  // which Deno 2.9 needs for a Unix socket whose path is chosen at run time.
+Deno.test("M-PERM-3: under exactly the release flags TCP to 127.0.0.1, ::1, :: and a global IPv6 address and both kinds of DNS look-up are refused", async () => {
+  assert.equal(
+    (await probe(["--allow-net"]))["tcp 127.0.0.1"],
+    "allowed",
+    "the listeners are live",
+  );
+  assert.deepEqual(await probe(releaseFlags()), ALL_REFUSED);
 });
 
-Deno.test("M-PERM-2: under the local flags every TCP connect and both kinds of DNS look-up are refused", async () => {
-  const seen = await probe(localFlags("/tmp/x/default.sock", "/bin/true", "/tmp"));
-  assert.deepEqual(seen, {
-    "tcp 127.0.0.1": "refused",
-    "tcp ::1": "refused",
-    "tcp ::": "refused",
-    "tcp localhost": "refused",
-    "Deno.resolveDns": "refused",
-    "node:dns lookup": "refused",
-  });
+Deno.test("M-PERM-2: under the local flags (the exact unix: grant) every TCP connect and both kinds of DNS look-up are refused", async () => {
+  assert.deepEqual(
+    await probe(localFlags("/tmp/x/default.sock", "/bin/true", "/tmp")),
+    ALL_REFUSED,
+  );
 });
 
-Deno.test("M-PERM-3: the facade under exactly the release flags serves tool calls from a live kernel", async () => {
-  const kernel = await startKernel();
+/** Pids of relays to `socket` (the relay's command line names its subcommand and socket). */
+function relays(socket: string): number[] {
+  return pidsMentioning(`connect --socket ${socket}`);
+}
+
+/** The text of a `shoal_exec` result, or the message of the error it was answered with. */
+async function execText(client: Client, src: string): Promise<string> {
   try {
-    assert.ok(kernel.socket.startsWith("/tmp/"), "the sandbox lies under a release runtime root");
-    const exec = { name: "shoal_exec", arguments: { src: "echo released" } };
-    const { code, frames, stderr } = await converse(
-      Deno.execPath(),
-      ["run", ...releaseFlags(), `--config=${REPO}/deno.json`, `${REPO}/main.ts`],
-      kernel.box.env({ SHOAL_NO_AUTOSTART: "1" }),
-      [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: exec }],
+    const r = await client.callTool({ name: "shoal_exec", arguments: { src } });
+    return (r.content as { text?: string }[])[0]?.text ?? JSON.stringify(r);
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+Deno.test("M-PERM-3, M-START-3/4: the facade under exactly the release flags serves a live kernel through its relay; a kernel restart or a dead relay is a clear error, then it recovers", async () => {
+  const kernel = await startKernel();
+  const socket = kernel.socket;
+  let again: TestKernel | null = null;
+  const client = new Client({ name: "shoal-test", version: "0" });
+  try {
+    assert.ok(socket.startsWith("/tmp/"), "the sandbox lies under a release runtime root");
+    await client.connect(releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" }));
+    assert.equal(await execText(client, "echo released"), "released");
+    assert.equal(relays(socket).length, 1, "one relay carries the main connection");
+
+    const inFlight = execText(client, "sleep 20");
+    await delay(500);
+    await kernel.stop();
+    assert.match(await inFlight, /kernel disconnected$/);
+    assert.match(
+      await execText(client, "echo down"),
+      new RegExp(`kernel unavailable: no kernel is listening on ${socket} \\(`),
     );
-    assert.equal(code, 0, stderr);
-    const result = frames.get(1)?.result as { content?: { text?: string }[] } | undefined;
-    assert.equal(result?.content?.[0]?.text, "released", JSON.stringify(frames.get(1)));
+    again = await launchKernel(kernel.box, ["--socket", socket], socket);
+    assert.equal(await execText(client, "echo back"), "back");
+
+    const [relay] = relays(socket);
+    const cut = execText(client, "sleep 20");
+    await delay(500);
+    Deno.kill(relay, "SIGKILL");
+    assert.match(await cut, /kernel disconnected$/);
+    assert.equal(await execText(client, "echo relayed again"), "relayed again");
+    assert.equal(relays(socket).length, 1, "the dead relay was replaced, not added to");
+
+    await client.close();
+    assert.ok(await waitUntil(() => relays(socket).length === 0, 10000), "no relay outlives it");
   } finally {
+    await client.close();
+    await again?.stop();
+    await kernel.cleanup();
+  }
+});
+
+Deno.test("M-PERM-2: the local run connects to its socket itself: no relay process", async () => {
+  const kernel = await startKernel();
+  const client = new Client({ name: "shoal-test", version: "0" });
+  try {
+    await client.connect(sdkTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" }));
+    assert.equal(await execText(client, "echo direct"), "direct");
+    assert.deepEqual(relays(kernel.socket), []);
+  } finally {
+    await client.close();
     await kernel.cleanup();
   }
 });
