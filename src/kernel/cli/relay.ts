@@ -4,6 +4,9 @@
  * side closes. It serves a facade built without `net` permission (M-PERM-3), so it imports only
  * what connecting needs: it starts once per kernel connection.
  */
+import type { ByteWriter } from "../../protocol/frame_writer.ts";
+import type { ByteReader } from "../../protocol/framing.ts";
+import { READ_CHUNK } from "../../protocol/limits.ts";
 import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import {
   isUnreachable,
@@ -13,6 +16,16 @@ import {
 } from "../../protocol/relay.ts";
 import { SESSION_NAME, socketPath } from "../../protocol/socket_path.ts";
 import { checkTrustedPath } from "../../protocol/trusted_path.ts";
+
+/** Copies `from` to `to` through one reused buffer until `from` ends. */
+async function copy(from: ByteReader, to: ByteWriter): Promise<void> {
+  const buf = new Uint8Array(READ_CHUNK);
+  while (true) {
+    const n = await from.read(buf);
+    if (n === null) return;
+    for (let at = 0; at < n;) at += await to.write(buf.subarray(at, n));
+  }
+}
 
 const OPTIONS = { socket: { type: "string" }, session: { type: "string" } } as const;
 
@@ -42,9 +55,6 @@ export async function runRelay(args: string[]): Promise<number> {
   }
   console.error(relayConnectedLine(path));
   // Whichever direction ends first ends the relay: the facade closed, or the kernel went away.
-  await Promise.race([
-    Deno.stdin.readable.pipeTo(conn.writable),
-    conn.readable.pipeTo(Deno.stdout.writable),
-  ]).catch(() => {});
+  await Promise.race([copy(Deno.stdin, conn), copy(conn, Deno.stdout)]).catch(() => {});
   return 0;
 }
