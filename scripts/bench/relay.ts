@@ -13,7 +13,7 @@ import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { connectThroughRelay } from "../../src/mcp/relay.ts";
 import { releaseTransport, sdkTransport } from "../../tests/_support/facade.ts";
 import { startKernel } from "../../tests/_support/kernel.ts";
-import { pidsMentioning, rssBytes } from "../../tests/_support/proc.ts";
+import { childrenMentioning, rssBytes } from "../../tests/_support/proc.ts";
 import { KERNEL_BIN } from "../../tests/_support/sandbox.ts";
 import { percentile } from "./percentile.ts";
 
@@ -61,7 +61,7 @@ try {
   for (let i = 0; i < CONNECTS; i++) {
     opens.direct.push(await timed(async () => (await RpcConnection.connect(socket)).close()));
     opens.relayed.push(
-      await timed(async () => (await connectThroughRelay(KERNEL_BIN, socket, null)).close()),
+      await timed(async () => (await connectThroughRelay(KERNEL_BIN, socket, null, null)).close()),
     );
   }
   const od = quantiles(opens.direct);
@@ -76,7 +76,7 @@ try {
   const waiting = runtime(["wait"]).spawn();
   await new Promise((resolve) => setTimeout(resolve, 1000));
 
-  const [relayPid] = pidsMentioning(`connect --socket ${socket}`);
+  const [relayPid] = childrenMentioning(releaseTransportUsed.pid!, " connect ");
   const memory = [
     ["relay (shoal-kernel connect)", rssBytes(relayPid)],
     ["facade, release flags", rssBytes(releaseTransportUsed.pid!)],

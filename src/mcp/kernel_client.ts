@@ -115,10 +115,12 @@ export class KernelClient {
     if (socket === null) throw new Unavailable(socketProblem ?? "no socket path");
     const euid = effectiveUid();
     if ("problem" in euid) throw new Unavailable(euid.problem);
+    const { session, socketEnv } = this.config;
+    const discovery = socketEnv === null ? null : { session, env: socketEnv };
     // Without the `unix:` grant for the socket (a release, M-PERM-3) the kernel's relay connects.
     const open = holdsSocketGrant(socket)
       ? () => RpcConnection.connect(socket)
-      : () => connectThroughRelay(this.config.kernel, socket, this.config.searchPath);
+      : () => connectThroughRelay(this.config.kernel, socket, this.config.searchPath, discovery);
     // G-SOCK-10: the path is checked before every connect, autostart polls included.
     const connect = async () => {
       await checkTrustedPath(socket, socketRoot, euid.uid);

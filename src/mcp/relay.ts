@@ -4,6 +4,7 @@
  * framed stream as the socket.
  */
 import { type ByteStream, RpcConnection } from "../protocol/rpc_client.ts";
+import type { SocketEnv } from "../protocol/socket_path.ts";
 import { RELAY_COMMAND, RELAY_UNREACHABLE, relayConnectedLine } from "../protocol/relay.ts";
 import { spawnProblem } from "./spawn_problem.ts";
 
@@ -61,10 +62,15 @@ class RelayStream implements ByteStream {
 
 /**
  * Reads the relay's stderr until it reports the connection to `socket`; then keeps draining it
- * in the background and returns null. At its end, returns the last line the relay wrote.
+ * in the background and returns null. Otherwise returns why not: the last line the relay wrote
+ * before its stderr ended, or the other path it reports connected to.
  */
-async function awaitConnected(stderr: ReadableStream<Uint8Array>, socket: string) {
+async function awaitConnected(
+  stderr: ReadableStream<Uint8Array>,
+  socket: string,
+): Promise<string | null> {
   const connected = relayConnectedLine(socket);
+  const connectedTo = relayConnectedLine("");
   const reader = stderr.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
   let last = "";
@@ -82,28 +88,48 @@ async function awaitConnected(stderr: ReadableStream<Uint8Array>, socket: string
         })().catch(() => {});
         return null;
       }
+      if (line.startsWith(connectedTo)) {
+        reader.cancel().catch(() => {});
+        return `the relay found ${line.slice(connectedTo.length)}, not ${socket}`;
+      }
       if (line.trim() !== "") last = line;
     }
   }
 }
 
+/** How the facade found its socket by default discovery (G-SOCK-1), for the relay to repeat. */
+export interface Discovery {
+  session: string;
+  env: SocketEnv;
+}
+
 /**
  * Starts the relay of `kernel` to `socket` and resolves with the connection once the relay is
- * connected; throws {@link RelayConnectError} with the relay's reason when it is not.
+ * connected; throws {@link RelayConnectError} with the relay's reason when it is not. A socket
+ * found by `discovery` is named to the relay the same way (with the environment values the
+ * facade read, empty for unset), so the relay checks it below the same runtime root (G-SOCK-10);
+ * with null the relay is given the explicit path.
  */
 export async function connectThroughRelay(
   kernel: string,
   socket: string,
   searchPath: string | null,
+  discovery: Discovery | null,
 ): Promise<RpcConnection> {
+  const named = discovery === null ? ["--socket", socket] : ["--session", discovery.session];
+  const env: Record<string, string> = { SHOAL_TOKEN: "" };
+  if (discovery !== null) {
+    env.XDG_RUNTIME_DIR = discovery.env.XDG_RUNTIME_DIR ?? "";
+    env.TMPDIR = discovery.env.TMPDIR ?? "";
+  }
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(kernel, {
-      args: [RELAY_COMMAND, "--socket", socket],
+      args: [RELAY_COMMAND, ...named],
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-      env: { SHOAL_TOKEN: "" },
+      env,
     }).spawn();
   } catch (e) {
     throw new RelayConnectError(spawnProblem(kernel, searchPath, e), false);
@@ -111,6 +137,8 @@ export async function connectThroughRelay(
   const stream = new RelayStream(child);
   const failure = await awaitConnected(child.stderr, socket);
   if (failure === null) return new RpcConnection(stream);
+  // The relay has exited unless it connected elsewhere; a kill then cannot change its status.
+  if (failure.startsWith("the relay found ")) stream.close();
   const { code } = await child.status;
   stream.close();
   const reason = failure.replace(/^shoal-kernel: /, "") ||

@@ -140,6 +140,7 @@ Deno.test("M-CLI-1: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART
       socket: "/e/s.sock",
       socketProblem: null,
       socketRoot: "/",
+      socketEnv: null,
       autostart: false,
       kernel: "/opt/k",
       searchPath: Deno.env.get("PATH") || null,

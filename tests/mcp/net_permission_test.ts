@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
 import { releaseTransport, sdkTransport } from "../_support/facade.ts";
 import { launchKernel, startKernel, type TestKernel } from "../_support/kernel.ts";
-import { pidsMentioning } from "../_support/proc.ts";
+import { childrenMentioning, processLive } from "../_support/proc.ts";
 import { delay, waitUntil } from "../_support/wait.ts";
 
 const PROBE = new URL("./_net_probe.ts", import.meta.url).pathname;
@@ -55,9 +55,9 @@ Deno.test("M-PERM-2: under the local flags (the exact unix: grant) every TCP con
   );
 });
 
-/** Pids of relays to `socket` (the relay's command line names its subcommand and socket). */
-function relays(socket: string): number[] {
-  return pidsMentioning(`connect --socket ${socket}`);
+/** Pids of the relays (`shoal-kernel connect`) the facade `pid` runs. */
+function relays(pid: number): number[] {
+  return childrenMentioning(pid, "main.ts connect --session default");
 }
 
 /** The text of a `shoal_exec` result, or the message of the error it was answered with. */
@@ -77,9 +77,11 @@ Deno.test("M-PERM-3, M-START-3/4: the facade under exactly the release flags ser
   const client = new Client({ name: "shoal-test", version: "0" });
   try {
     assert.ok(socket.startsWith("/tmp/"), "the sandbox lies under a release runtime root");
-    await client.connect(releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" }));
+    const transport = releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" });
+    await client.connect(transport);
+    const facade = transport.pid!;
     assert.equal(await execText(client, "echo released"), "released");
-    assert.equal(relays(socket).length, 1, "one relay carries the main connection");
+    assert.equal(relays(facade).length, 1, "one relay carries the main connection");
 
     const inFlight = execText(client, "sleep 20");
     await delay(500);
@@ -92,16 +94,17 @@ Deno.test("M-PERM-3, M-START-3/4: the facade under exactly the release flags ser
     again = await launchKernel(kernel.box, ["--socket", socket], socket);
     assert.equal(await execText(client, "echo back"), "back");
 
-    const [relay] = relays(socket);
+    const [relay] = relays(facade);
     const cut = execText(client, "sleep 20");
     await delay(500);
     Deno.kill(relay, "SIGKILL");
     assert.match(await cut, /kernel disconnected$/);
     assert.equal(await execText(client, "echo relayed again"), "relayed again");
-    assert.equal(relays(socket).length, 1, "the dead relay was replaced, not added to");
+    assert.equal(relays(facade).length, 1, "the dead relay was replaced, not added to");
 
+    const last = relays(facade);
     await client.close();
-    assert.ok(await waitUntil(() => relays(socket).length === 0, 10000), "no relay outlives it");
+    assert.ok(await waitUntil(() => !last.some(processLive), 10000), "no relay outlives it");
   } finally {
     await client.close();
     await again?.stop();
@@ -113,9 +116,26 @@ Deno.test("M-PERM-2: the local run connects to its socket itself: no relay proce
   const kernel = await startKernel();
   const client = new Client({ name: "shoal-test", version: "0" });
   try {
-    await client.connect(sdkTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" }));
+    const transport = sdkTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" });
+    await client.connect(transport);
     assert.equal(await execText(client, "echo direct"), "direct");
-    assert.deepEqual(relays(kernel.socket), []);
+    assert.deepEqual(childrenMentioning(transport.pid!, " connect "), []);
+  } finally {
+    await client.close();
+    await kernel.cleanup();
+  }
+});
+
+Deno.test("G-SOCK-10: the relay checks a discovered socket below the runtime root the facade checks it below (a runtime directory reached through a symlink works)", async () => {
+  const kernel = await startKernel();
+  const client = new Client({ name: "shoal-test", version: "0" });
+  try {
+    const link = `${kernel.box.dir}/run-link`;
+    await Deno.symlink(`${kernel.box.dir}/run`, link);
+    await client.connect(
+      releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1", XDG_RUNTIME_DIR: link }),
+    );
+    assert.equal(await execText(client, "echo linked"), "linked");
   } finally {
     await client.close();
     await kernel.cleanup();

@@ -17,7 +17,7 @@ function relays(socket: string): number[] {
 kernelTest(
   "connect relays the framed stream both ways and exits when its stdin closes",
   async (k) => {
-    const conn = await connectThroughRelay(KERNEL_BIN, k.socket, null);
+    const conn = await connectThroughRelay(KERNEL_BIN, k.socket, null, null);
     try {
       await conn.request("session.attach", { session: "default", token: null, client: {} });
       const run = await conn.request("exec", { src: "echo relayed" }) as { value: Rec };
@@ -33,7 +33,7 @@ kernelTest(
 kernelTest(
   "connect ends when the kernel goes away: in-flight requests fail as a closed connection",
   async (k) => {
-    const conn = await connectThroughRelay(KERNEL_BIN, k.socket, null);
+    const conn = await connectThroughRelay(KERNEL_BIN, k.socket, null, null);
     try {
       await conn.request("session.attach", { session: "default", token: null, client: {} });
       const dropped = conn.request("exec", { src: "sleep 20" }).catch((e) => e);
@@ -55,7 +55,7 @@ Deno.test("connect with nothing listening exits 4 naming the socket; the facade 
     assert.equal(run.code, 4, run.stderr);
     assert.equal(run.stdout, "");
     assert.match(run.stderr, new RegExp(`^shoal-kernel: no kernel is listening on ${socket} \\(`));
-    const refused = await connectThroughRelay(KERNEL_BIN, socket, null).catch((e) => e);
+    const refused = await connectThroughRelay(KERNEL_BIN, socket, null, null).catch((e) => e);
     assert.ok(refused instanceof RelayConnectError && refused.unreachable, String(refused));
     assert.match(refused.message, new RegExp(`^no kernel is listening on ${socket} \\(`));
   } finally {
@@ -81,7 +81,7 @@ Deno.test("G-SOCK-10: connect refuses a socket in a directory others may write, 
     const run = await kernelCli(box, ["connect", "--socket", socket]);
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, new RegExp(`untrusted socket path: ${open} .*writable by others`));
-    const refused = await connectThroughRelay(KERNEL_BIN, socket, null).catch((e) => e);
+    const refused = await connectThroughRelay(KERNEL_BIN, socket, null, null).catch((e) => e);
     assert.ok(refused instanceof RelayConnectError && !refused.unreachable, String(refused));
     assert.match(refused.message, /untrusted socket path/);
     assert.equal(accepted, 0);
