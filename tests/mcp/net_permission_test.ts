@@ -112,6 +112,33 @@ Deno.test("M-PERM-3, M-START-3/4: the facade under exactly the release flags ser
   }
 });
 
+Deno.test("M-PERM-3, M-SUB-2..4: under the release flags a subscription gets its own relay, delivers kernel events, and unsubscribe ends that relay", async () => {
+  const kernel = await startKernel();
+  const client = new Client({ name: "shoal-test", version: "0" });
+  const updates: unknown[] = [];
+  client.fallbackNotificationHandler = (n) => {
+    if (n.method === "notifications/resources/updated") updates.push(n.params?.payload);
+    return Promise.resolve();
+  };
+  const publisher = await kernel.attach();
+  try {
+    const transport = releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" });
+    await client.connect(transport);
+    const facade = transport.pid!;
+    const uri = "shoal://events/user.released";
+    assert.deepEqual(await client.subscribeResource({ uri }), {});
+    assert.equal(relays(facade).length, 2, "the main connection and the subscription's");
+    await publisher.request("events.publish", { channel: "user.released", payload: { n: 1 } });
+    assert.ok(await waitUntil(() => updates.length === 1, 10000), "the event arrived");
+    assert.deepEqual(updates, [{ n: 1 }]);
+    assert.deepEqual(await client.unsubscribeResource({ uri }), {});
+    assert.ok(await waitUntil(() => relays(facade).length === 1, 10000), "its relay ended");
+  } finally {
+    await client.close();
+    await kernel.cleanup();
+  }
+});
+
 Deno.test("M-PERM-2: the local run connects to its socket itself: no relay process", async () => {
   const kernel = await startKernel();
   const client = new Client({ name: "shoal-test", version: "0" });
