@@ -1,7 +1,7 @@
 /**
  * The facade's way to a kernel socket it holds no `net` permission for (M-PERM-3): the kernel
- * executable's relay, `<kernel> connect --socket PATH`, whose stdin and stdout carry the same
- * framed stream as the socket.
+ * executable's relay, `<kernel> connect`, whose stdin and stdout carry the same framed stream as
+ * the socket.
  */
 import { type ByteStream, RpcConnection } from "../protocol/rpc_client.ts";
 import type { SocketEnv } from "../protocol/socket_path.ts";
