@@ -72,6 +72,13 @@ export function pidsMentioning(marker: string): number[] {
     .map((r) => r.pid);
 }
 
+/** Pids of live (non-zombie) children of `pid` whose command line contains `marker`. */
+export function childrenMentioning(pid: number, marker: string): number[] {
+  return processTable().filter((r) =>
+    r.ppid === pid && r.state !== "Z" && r.state !== "X" && r.command.includes(marker)
+  ).map((r) => r.pid);
+}
+
 /**
  * The pids in `pids` whose parent is not also in `pids`. A child that a process is forking
  * shares its exe and command line until it execs, so it would otherwise count twice.
