@@ -7,7 +7,7 @@
  */
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { exec } from "../../tests/_support/exec.ts";
-import { collectLines } from "../../tests/_support/kernel.ts";
+import { collectLines, spawnKernel } from "../../tests/_support/kernel.ts";
 import { rssBytes } from "../../tests/_support/proc.ts";
 import { REPO, sandbox } from "../../tests/_support/sandbox.ts";
 import { waitUntil } from "../../tests/_support/wait.ts";
@@ -29,24 +29,15 @@ const mib = (pid: number) => rssBytes(pid) / 2 ** 20;
 async function measure(flags: string[]): Promise<number[]> {
   const box = await sandbox();
   const socket = box.socket();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--allow-all",
-      ...flags,
-      `--config=${REPO}/deno.json`,
-      `${REPO}/src/kernel/main.ts`,
-      "--socket",
-      socket,
-    ],
-    env: box.env(),
-    clearEnv: true,
-    cwd: box.dir,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnKernel(box, ["--socket", socket], {}, [
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    "--allow-all",
+    ...flags,
+    `--config=${REPO}/deno.json`,
+    `${REPO}/src/kernel/main.ts`,
+  ]);
   const stderr: string[] = [];
   const reading = collectLines(child.stderr, stderr);
   let conn: RpcConnection | null = null;
