@@ -44,25 +44,26 @@ interface AnalysisWorker {
 let current: AnalysisWorker | null = null;
 let nextId = 1;
 
+/** A new analysis worker; its replies settle the jobs it was sent. */
 function startWorker(): AnalysisWorker {
   const worker = new Worker(new URL("./analysis_worker.ts", import.meta.url), { type: "module" });
-  const self: AnalysisWorker = { worker, waiting: new Map(), retired: false };
+  const entry: AnalysisWorker = { worker, waiting: new Map(), retired: false };
   worker.onmessage = (message: MessageEvent<Reply>) => {
-    const done = self.waiting.get(message.data.id);
-    self.waiting.delete(message.data.id);
-    if (message.data.heapBytes > WORKER_HEAP_LIMIT) retire(self);
-    endIfIdle(self);
+    const done = entry.waiting.get(message.data.id);
+    entry.waiting.delete(message.data.id);
+    if (message.data.heapBytes > WORKER_HEAP_LIMIT) retire(entry);
+    endIfIdle(entry);
     done?.(message.data);
   };
   worker.onerror = (event: ErrorEvent) => {
     event.preventDefault();
     const error = { code: ErrorCode.INTERNAL_ERROR, message: `analysis failed: ${event.message}` };
-    for (const [id, done] of self.waiting) done({ id, error, heapBytes: 0 });
-    self.waiting.clear();
-    retire(self);
-    endIfIdle(self);
+    for (const [id, done] of entry.waiting) done({ id, error, heapBytes: 0 });
+    entry.waiting.clear();
+    retire(entry);
+    endIfIdle(entry);
   };
-  return self;
+  return entry;
 }
 
 /**
