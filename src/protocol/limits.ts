@@ -124,3 +124,10 @@ export const JOURNAL_SRC_BYTES = 16384;
 export const JOURNAL_ROW_EFFECTS = 100;
 /** Sources longer than this many UTF-16 code units are parsed off the event loop (E-4). */
 export const INLINE_PARSE_LIMIT = 8192;
+/** Heap in bytes past which the analysis worker is replaced after its job, freeing its memory (E-4). */
+export const WORKER_HEAP_LIMIT = 64 * 1024 * 1024;
+/**
+ * Most words and operators a parsed source may hold (`bash/parse_budget.ts`); more is a `-32001`
+ * error. The parser needs up to about 1 KiB of heap for each.
+ */
+export const MAX_PARSE_UNITS = 1_200_000;
