@@ -132,11 +132,14 @@ export async function runSource(
   const work = finishRun(kernel, attachment, task, run, entryId, output, opts);
   if (opts.async) {
     work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+    // Answered once the task is visible with its pid (K-TASK-1).
+    await task.begun;
     return { task: task.id, events: `task.${task.n}`, uri: `shoal://task/${task.n}` };
   }
   if (opts.timeoutMs !== null) {
     if (await kernel.tasks.waitInBudget(task, opts.timeoutMs)) {
       work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+      await task.begun;
       return {
         task: task.id,
         events: `task.${task.n}`,
@@ -174,7 +177,7 @@ async function finishRun(
       stderr: output.stderr,
       sandbox: run.sandbox,
       onSpawn: (pid) => {
-        task.spawned(pid);
+        kernel.tasks.spawned(task, pid);
         opts.started?.();
       },
     });
