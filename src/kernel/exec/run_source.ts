@@ -4,7 +4,7 @@ import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { cloneState, diffState, type ShellState } from "../bash/shell_state.ts";
+import { cloneState, cwdBytesOf, diffState, type ShellState } from "../bash/shell_state.ts";
 import type { WarmShell } from "../bash/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
@@ -120,7 +120,7 @@ export async function runSource(
     session: session.name,
     principal: attachment.principal,
     ts_ns: startNs,
-    cwd: encoder.encode(snapshot.cwd),
+    cwd: cwdBytesOf(snapshot),
     src,
     effects,
   });

@@ -1,6 +1,7 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { analyzeOffLoop } from "../bash/off_loop.ts";
+import { spawnDir } from "../bash/shell_state.ts";
 import type { Kernel } from "../daemon/kernel.ts";
 import { pathObject } from "../values/path_object.ts";
 import type { ApprovalState, Plan } from "./store.ts";
@@ -178,5 +179,5 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
-  return attachment.grants.sandboxFor(attachment.session.state.cwd);
+  return attachment.grants.sandboxFor(spawnDir(attachment.session.state));
 }
