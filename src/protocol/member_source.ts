@@ -1,5 +1,6 @@
+import { closingQuote } from "./json_depth.ts";
+
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
@@ -15,16 +16,9 @@ function skipSpace(text: string, at: number): number {
   return at;
 }
 
-/** Index just past the string literal that opens at `at`. */
+/** Index just past the string literal that opens at `at` (in JSON that `JSON.parse` accepted). */
 function stringEnd(text: string, at: number): number {
-  let from = at + 1;
-  while (true) {
-    const quote = text.indexOf('"', from);
-    let escapes = 0;
-    while (text.charCodeAt(quote - 1 - escapes) === BACKSLASH) escapes++;
-    if (escapes % 2 === 0) return quote + 1;
-    from = quote + 1;
-  }
+  return closingQuote(text, at) + 1;
 }
 
 /** Index just past the value that starts at `at`; a loop, not recursion, whatever the nesting. */
