@@ -1,9 +1,10 @@
-const QUOTE = 0x22;
+/** Character codes of JSON's string and structure delimiters. */
+export const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
 
 /** Index of the quote closing the string literal that opens at `at`, or -1 when it is unclosed. */
 export function closingQuote(text: string, at: number): number {

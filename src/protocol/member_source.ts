@@ -1,10 +1,12 @@
-import { closingQuote } from "./json_depth.ts";
+import {
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  closingQuote,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "./json_depth.ts";
 
-const QUOTE = 0x22;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 
 function skipSpace(text: string, at: number): number {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
+import { TMP_AGENT } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 const encoder = new TextEncoder();
@@ -80,16 +81,7 @@ withKernel(
 );
 
 Deno.test("P-SBX-4 a sandboxed run starts in a non-UTF-8 cwd too", async () => {
-  const { kernel: k, token } = await startKernelWithAgent("agent:r", {
-    fs: { read: ["/tmp/**"], write: ["/tmp/**"] },
-    proc_spawn: ["*"],
-    opaque: "allow",
-    auto_apply: "in-grant",
-    session_write: true,
-    env_read: ["*"],
-    env_write: ["*"],
-    sandbox: true,
-  });
+  const { kernel: k, token } = await startKernelWithAgent("agent:r", TMP_AGENT);
   try {
     const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "shoal-raw-cwd-" });
     const bytes = new Uint8Array([...encoder.encode(`${dir}/bad`), 0xff]);

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
+import { TMP_AGENT } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 /** Tasks each test starts; every one finishes on its own within a second. */
@@ -108,16 +109,7 @@ Deno.test("K-TASK-1 an async task is never visible without its pid: reply, task.
 });
 
 Deno.test("P-SBX-4 a sandboxed async task carries the host pid of its top process everywhere", async () => {
-  const { kernel: k, token } = await startKernelWithAgent("agent:p", {
-    fs: { read: ["/tmp/**"] },
-    proc_spawn: ["*"],
-    opaque: "allow",
-    auto_apply: "in-grant",
-    session_write: true,
-    env_read: ["*"],
-    env_write: ["*"],
-    sandbox: true,
-  });
+  const { kernel: k, token } = await startKernelWithAgent("agent:p", TMP_AGENT);
   try {
     // The kernel's own directory is hidden from the sandbox: the session starts in /tmp.
     await exec(await k.attach("work"), "cd /tmp");
