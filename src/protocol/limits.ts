@@ -1,5 +1,12 @@
 /** Largest frame in bytes, excluding the newline (W-FRAME-2). */
 export const FRAME_LIMIT = 16 * 1024 * 1024;
+/**
+ * Deepest nesting of arrays and objects a frame may hold: a deeper one is refused before it is
+ * parsed (issue 13: parsing builds one object per level, hundreds of MiB for a run of such frames).
+ */
+export const NESTING_LIMIT = 10_000;
+/** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
+export const ID_NESTING_LIMIT = 100;
 /** Largest chunk a framer is fed at once (W-FRAME-3). */
 export const READ_CHUNK = 64 * 1024;
 /** Bound on any text handed to a client (V-RENDER-3). */

@@ -2,7 +2,7 @@ import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
-import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
+import { DRIVER, parseDump, restoreScript, type ShellState, spawnDir } from "./shell_state.ts";
 import { spawnDriver, spawnGroupLeader } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
 
@@ -78,7 +78,7 @@ function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
   if (run.sandbox === null) return spawnDriver(run.bash, run.state, [DRIVER, "shoal", dir]);
   const argv = [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", SCRATCH_MOUNT];
   return spawnGroupLeader(
-    sandboxCommand({ ...run.sandbox, cwd: run.state.cwd, scratch: dir }, argv),
+    sandboxCommand({ ...run.sandbox, cwd: spawnDir(run.state), scratch: dir }, argv),
     run.state,
   );
 }

@@ -4,7 +4,7 @@ import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { cloneState, diffState, type ShellState } from "../bash/shell_state.ts";
+import { cloneState, cwdBytesOf, diffState, type ShellState } from "../bash/shell_state.ts";
 import type { WarmShell } from "../bash/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
@@ -120,7 +120,7 @@ export async function runSource(
     session: session.name,
     principal: attachment.principal,
     ts_ns: startNs,
-    cwd: encoder.encode(snapshot.cwd),
+    cwd: cwdBytesOf(snapshot),
     src,
     effects,
   });
@@ -132,11 +132,14 @@ export async function runSource(
   const work = finishRun(kernel, attachment, task, run, entryId, output, opts);
   if (opts.async) {
     work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+    // Answered once the task is visible with its pid (K-TASK-1).
+    await task.begun;
     return { task: task.id, events: `task.${task.n}`, uri: `shoal://task/${task.n}` };
   }
   if (opts.timeoutMs !== null) {
     if (await kernel.tasks.waitInBudget(task, opts.timeoutMs)) {
       work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+      await task.begun;
       return {
         task: task.id,
         events: `task.${task.n}`,
@@ -174,7 +177,7 @@ async function finishRun(
       stderr: output.stderr,
       sandbox: run.sandbox,
       onSpawn: (pid) => {
-        task.spawned(pid);
+        kernel.tasks.spawned(task, pid);
         opts.started?.();
       },
     });

@@ -1,6 +1,7 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { analyzeOffLoop, sendableAst } from "../bash/off_loop.ts";
+import { spawnDir } from "../bash/shell_state.ts";
 import { pathObject } from "../values/path_object.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
@@ -182,5 +183,5 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
-  return attachment.grants.sandboxFor(attachment.session.state.cwd);
+  return attachment.grants.sandboxFor(spawnDir(attachment.session.state));
 }

@@ -52,7 +52,10 @@ export class Task {
   error: RpcErrorObject | null = null;
   readonly startedNs = nowNs();
   readonly finished: Promise<void>;
+  /** Resolves once bash exists (its pid is known) or the task ended without it. */
+  readonly begun: Promise<void>;
   #resolve!: () => void;
+  #begin!: () => void;
   /** The SIGTERM → grace → SIGKILL sequence, once a cancel reached a live process group. */
   #stopping: Promise<void> | null = null;
 
@@ -64,6 +67,7 @@ export class Task {
     readonly output: { stdout: TaskOutput; stderr: TaskOutput },
   ) {
     this.finished = new Promise((resolve) => (this.#resolve = resolve));
+    this.begun = new Promise((resolve) => (this.#begin = resolve));
   }
 
   /** `task:N`. */
@@ -74,6 +78,11 @@ export class Task {
   /** Whether the task reached a terminal state. */
   get terminal(): boolean {
     return TERMINAL.has(this.state);
+  }
+
+  /** Whether clients may see the task: once it has its pid, or ended without one (K-TASK-1). */
+  get visible(): boolean {
+    return this.pid !== null || this.terminal;
   }
 
   /** Resolves once a cancel's group is gone or was SIGKILLed (at once when no cancel reached it). */
@@ -103,6 +112,7 @@ export class Task {
    */
   spawned(pid: number): void {
     this.pid = pid;
+    this.#begin();
     if (this.state === "cancelling") this.terminate();
     else if (this.state === "suspended") this.signal("SIGSTOP");
   }
@@ -124,6 +134,7 @@ export class Task {
     this.resultRef = resultRef;
     this.error = error;
     this.finishedNs = nowNs();
+    this.#begin();
     this.#resolve();
   }
 
@@ -187,7 +198,10 @@ export class TaskRegistry {
     if (live >= MAX_TASKS_PER_SESSION) throw quotaExceeded("tasks", MAX_TASKS_PER_SESSION);
   }
 
-  /** Registers a new running task and publishes its first event. */
+  /**
+   * Registers a new running task. It stays invisible (no event, unknown to `task.get` and
+   * `task.list`) until {@link spawned} gives it its pid, or it ends.
+   */
   create(
     session: string,
     principal: string,
@@ -196,8 +210,13 @@ export class TaskRegistry {
   ): Task {
     const task = new Task(this.#next++, session, principal, cmd, output);
     this.#tasks.set(task.n, task);
-    this.publish(task);
     return task;
+  }
+
+  /** Records bash's pid and publishes the task's first event: from now on it is visible. */
+  spawned(task: Task, pid: number): void {
+    task.spawned(pid);
+    this.publish(task);
   }
 
   /** Tracks a plain synchronous exec: no id, no events, but cancelled at shutdown. */
@@ -271,7 +290,7 @@ export class TaskRegistry {
   get(session: string, id: string): Task {
     const n = refNumber("task", id);
     const task = n === null ? undefined : this.#tasks.get(n);
-    if (!task || task.session !== session) {
+    if (!task || task.session !== session || !task.visible) {
       throw new RpcError(ErrorCode.UNKNOWN_TASK, `unknown task: ${id}`, { task: id });
     }
     return task;
@@ -279,7 +298,7 @@ export class TaskRegistry {
 
   /** The session's tasks ascending by id (K-TASK-3). */
   list(session: string): Task[] {
-    return [...this.#tasks.values()].filter((t) => t.session === session);
+    return [...this.#tasks.values()].filter((t) => t.session === session && t.visible);
   }
 
   /** Waits until the task is terminal or `timeoutMs` elapses; true when it timed out. */

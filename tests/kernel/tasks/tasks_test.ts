@@ -546,6 +546,7 @@ Deno.test("K-TASK-2 a session keeps the 256 terminal tasks that finished most re
     const other = tasks.create("other", "p", "true", output);
     tasks.finish(other, "completed", "out:1", null);
     const slow = tasks.create("s", "p", "sleep 9", output);
+    tasks.spawned(slow, Deno.pid); // visible from now on; nothing signals it
     const quick = Array.from({ length: 256 }, () => tasks.create("s", "p", "true", output));
     for (const t of quick) tasks.finish(t, "completed", null, null);
     assert.equal(tasks.list("s").length, 257);
