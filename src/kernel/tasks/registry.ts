@@ -167,6 +167,8 @@ export class TaskRegistry {
   #terminal = new Map<string, Set<Task>>();
   /** Tasks whose `timeout_ms` caller still waits within its budget, with how to wake it (K-EXEC-6). */
   #inBudget = new Map<Task, () => void>();
+  /** Each session's tasks that ended within their budget and whose events are still held. */
+  #hiddenEvents = new Map<string, Set<number>>();
   /** Synchronous execs: not listed, but stopped at shutdown like every other process group. */
   #unlisted = new Set<Task>();
 
@@ -236,6 +238,7 @@ export class TaskRegistry {
     if (waiter) {
       this.#inBudget.delete(task);
       this.#tasks.delete(task.n);
+      this.#keepEvents(task);
       waiter();
       return;
     }
@@ -246,6 +249,22 @@ export class TaskRegistry {
       if (done.size <= MAX_TERMINAL_TASKS_KEPT) break;
       done.delete(old);
       this.#tasks.delete(old.n);
+      this.bus.retire(`task.${old.n}`);
+    }
+  }
+
+  /**
+   * Keeps the events of a task that ended within its caller's budget readable (K-EXEC-6) for as
+   * long as a listed task's would be: for the newest 256 such tasks of the session.
+   */
+  #keepEvents(task: Task): void {
+    let held = this.#hiddenEvents.get(task.session);
+    if (!held) this.#hiddenEvents.set(task.session, held = new Set());
+    held.add(task.n);
+    for (const n of held) {
+      if (held.size <= MAX_TERMINAL_TASKS_KEPT) break;
+      held.delete(n);
+      this.bus.retire(`task.${n}`);
     }
   }
 
