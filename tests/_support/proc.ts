@@ -86,13 +86,22 @@ export function outermost(pids: number[]): number[] {
   return [...parents].filter(([, ppid]) => !parents.has(ppid)).map(([pid]) => pid);
 }
 
-/** The deno process serving `socket`: its argv names the socket (the sh wrapper is not deno). */
+/**
+ * The deno processes serving (or starting to serve) `socket`: their argv names the socket as a
+ * word of its own (the sh wrapper is not deno; a facade names it only inside a permission flag).
+ */
+export function kernelPids(socket: string): number[] {
+  return outermost(
+    processTable().filter((r) =>
+      ` ${r.command} `.includes(` ${socket} `) &&
+      /(^|\/)deno$/.test(psField(r.pid, "comm") ?? "")
+    ).map((r) => r.pid),
+  );
+}
+
+/** The deno process serving `socket`; throws unless there is exactly one. */
 export function kernelPid(socket: string): number {
-  const matches = processTable().filter((r) =>
-    ` ${r.command} `.includes(` ${socket} `) &&
-    /(^|\/)deno$/.test(psField(r.pid, "comm") ?? "")
-  ).map((r) => r.pid);
-  const found = outermost(matches);
+  const found = kernelPids(socket);
   if (found.length !== 1) {
     throw new Error(`expected one kernel process on ${socket}, found ${found}`);
   }
@@ -185,4 +194,9 @@ export function cpuMs(pid: number): number {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** How many file descriptors `pid` holds open (Linux /proc). */
+export function openFds(pid: number): number {
+  return [...Deno.readDirSync(`/proc/${pid}/fd`)].length;
 }
