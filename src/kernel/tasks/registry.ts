@@ -1,4 +1,3 @@
-import process from "node:process";
 import { ErrorCode, quotaExceeded, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
 import {
   KILL_GRACE_MS,
@@ -6,6 +5,7 @@ import {
   MAX_TERMINAL_TASKS_KEPT,
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
+import { groupExists } from "../bash/process_group.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -146,16 +146,6 @@ export class Task {
       await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
     }
     this.signal("SIGKILL");
-  }
-}
-
-/** Whether any process (zombies included) still belongs to process group `pgid`. */
-function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
