@@ -7,7 +7,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { launcherArgs } from "./facade.ts";
+import { spawnLauncher } from "./facade.ts";
 
 /** An SDK transport to a facade it spawns with exactly `env`. */
 export class CountingStdio implements Transport {
@@ -27,15 +27,7 @@ export class CountingStdio implements Transport {
   constructor(private readonly env: Record<string, string>) {}
 
   start(): Promise<void> {
-    const { command, args } = launcherArgs();
-    this.child = new Deno.Command(command, {
-      args,
-      env: this.env,
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    this.child = spawnLauncher(this.env);
     this.#writer = this.child.stdin.getWriter();
     this.#reading = this.#read(this.child.stdout);
     new Response(this.child.stderr).text().then((t) => this.stderr = t, () => {});
