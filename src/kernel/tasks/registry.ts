@@ -1,4 +1,3 @@
-import process from "node:process";
 import { ErrorCode, quotaExceeded, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
 import {
   KILL_GRACE_MS,
@@ -6,6 +5,7 @@ import {
   MAX_TERMINAL_TASKS_KEPT,
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
+import { groupExists } from "../bash/process_group.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -160,16 +160,6 @@ export class Task {
   }
 }
 
-/** Whether any process (zombies included) still belongs to process group `pgid`. */
-function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Every task of the kernel, ids from one counter, scoped by session (K-TASK-2). */
 export class TaskRegistry {
   #next = 1;
@@ -178,6 +168,8 @@ export class TaskRegistry {
   #terminal = new Map<string, Set<Task>>();
   /** Tasks whose `timeout_ms` caller still waits within its budget, with how to wake it (K-EXEC-6). */
   #inBudget = new Map<Task, () => void>();
+  /** Each session's tasks that ended within their budget and whose events are still held. */
+  #hiddenEvents = new Map<string, Set<number>>();
   /** Synchronous execs: not listed, but stopped at shutdown like every other process group. */
   #unlisted = new Set<Task>();
 
@@ -255,6 +247,7 @@ export class TaskRegistry {
     if (waiter) {
       this.#inBudget.delete(task);
       this.#tasks.delete(task.n);
+      this.#keepEvents(task);
       waiter();
       return;
     }
@@ -265,6 +258,22 @@ export class TaskRegistry {
       if (done.size <= MAX_TERMINAL_TASKS_KEPT) break;
       done.delete(old);
       this.#tasks.delete(old.n);
+      this.bus.retire(`task.${old.n}`);
+    }
+  }
+
+  /**
+   * Keeps the events of a task that ended within its caller's budget readable (K-EXEC-6) for as
+   * long as a listed task's would be: for the newest 256 such tasks of the session.
+   */
+  #keepEvents(task: Task): void {
+    let held = this.#hiddenEvents.get(task.session);
+    if (!held) this.#hiddenEvents.set(task.session, held = new Set());
+    held.add(task.n);
+    for (const n of held) {
+      if (held.size <= MAX_TERMINAL_TASKS_KEPT) break;
+      held.delete(n);
+      this.bus.retire(`task.${n}`);
     }
   }
 

@@ -578,6 +578,39 @@ Deno.test("K-TASK-2 a session keeps the 256 terminal tasks that finished most re
   }
 });
 
+Deno.test("a task's event channel is let go with the task: 10,000 execs leave no more channels than retained tasks (issue 13 soak)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-tasks-test-" });
+  const journal = Journal.open(dir);
+  const sink = await CaptureSink.open(await Cas.open(dir));
+  try {
+    const bus = new EventBus(journal);
+    const tasks = new TaskRegistry(bus);
+    const output = { stdout: sink, stderr: sink };
+    const events = (t: { n: number }) => bus.read(`task.${t.n}`).length;
+    // Tasks that end within their caller's budget (K-EXEC-6): the events of the newest 256
+    // stay readable, older ones go.
+    const hidden = [];
+    for (let i = 0; i < 257; i++) {
+      const task = tasks.create("s", "p", "true", output);
+      const waiting = tasks.waitInBudget(task, 60000);
+      tasks.finish(task, "completed", null, null);
+      await waiting;
+      hidden.push(task);
+    }
+    assert.equal(events(hidden[0]), 0);
+    assert.equal(events(hidden[1]), 2, "running, completed");
+    // A listed task's events stay readable while the task is retained, and go with it.
+    const listed = Array.from({ length: 257 }, () => tasks.create("s", "p", "true", output));
+    for (const t of listed) tasks.finish(t, "completed", null, null);
+    assert.equal(events(listed[0]), 0, "evicted with its task (K-TASK-2)");
+    assert.equal(events(listed[1]), 2, "running, completed");
+  } finally {
+    await sink.abort();
+    journal.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 withKernel(
   "K-TASK-1 a task record's cmd is cut like the outcome's (256 scalars and …), so listing tasks stays small whatever their sources",
   async (conn) => {
