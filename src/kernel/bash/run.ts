@@ -35,8 +35,8 @@ export interface BashRun {
   /** Where a cold run takes its private scratch directory from (and gives it back). */
   scratch: ScratchPool;
   /**
-   * A warm shell prepared from exactly `state`, to hand `src` over to; when it cannot take it,
-   * it is discarded and the run starts cold.
+   * A warm shell that fits `state` and `sandbox` ({@link WarmShell.fits}), to hand `src` over to;
+   * when it cannot take it, it is discarded and the run starts cold.
    */
   warm: WarmShell | null;
   stdout: ByteSink;
@@ -67,31 +67,42 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: Ab
   }
 }
 
-/** Spawns `bash -c <driver> shoal <args…>` unconfined, as K-BASH-1 wants it. */
-export function spawnDriver(bash: string, state: ShellState, args: string[]): Deno.ChildProcess {
-  return spawnGroupLeader([bash, "--noprofile", "--norc", "-c", ...args], state);
+/**
+ * Spawns `bash -c <driver> shoal <dir> <extra…>` as K-BASH-1 wants it, unconfined or in
+ * `sandbox`: there bwrap leads the group and its pid is the run's (P-SBX-4), and bash sees the
+ * scratch directory `dir` at {@link SCRATCH_MOUNT}.
+ */
+export function spawnDriver(
+  bash: string,
+  state: ShellState,
+  sandbox: Sandboxing | null,
+  dir: string,
+  driver: string,
+  extra: string[] = [],
+): Deno.ChildProcess {
+  const argv = [bash, "--noprofile", "--norc", "-c", driver, "shoal"];
+  if (sandbox === null) return spawnGroupLeader([...argv, dir, ...extra], state);
+  return spawnGroupLeader(
+    sandboxCommand({ ...sandbox, cwd: state.cwd, scratch: dir }, [
+      ...argv,
+      SCRATCH_MOUNT,
+      ...extra,
+    ]),
+    state,
+  );
 }
 
-/**
- * A cold start: the scratch files written, then bash spawned on them. Sandboxed, bwrap leads the
- * group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
- * directory bound into the sandbox.
- */
+/** A cold start: the scratch files written, then bash spawned on them. */
 function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
   Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
   Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
-  if (run.sandbox === null) return spawnDriver(run.bash, run.state, [DRIVER, "shoal", dir]);
-  const argv = [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", SCRATCH_MOUNT];
-  return spawnGroupLeader(
-    sandboxCommand({ ...run.sandbox, cwd: run.state.cwd, scratch: dir }, argv),
-    run.state,
-  );
+  return spawnDriver(run.bash, run.state, run.sandbox, dir, DRIVER);
 }
 
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
 async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: string }> {
-  if (run.warm !== null && run.sandbox === null) {
-    if (run.warm.handOver(run.src)) return { child: run.warm.child, dir: run.warm.dir };
+  if (run.warm !== null) {
+    if (run.warm.handOver(run.src, run.state)) return { child: run.warm.child, dir: run.warm.dir };
     await run.warm.discard();
   }
   const dir = run.scratch.acquire();
