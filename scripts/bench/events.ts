@@ -6,7 +6,7 @@
 // Latency = arrival − the moment the `events.publish` request was sent (one clock: this
 // process). CPU per event is read from /proc for the kernel, each facade and this process
 // (the subscribers' side). Afterwards the subscribers unsubscribe and the kernel's connections
-// on its socket are counted (/proc) to show that unsubscribing leaves none behind.
+// on its socket are counted (lsof) to show that unsubscribing leaves none behind.
 // Run: deno run -A scripts/bench/events.ts
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";

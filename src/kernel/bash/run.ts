@@ -1,9 +1,9 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
-import { spawnGroupLeader } from "./group_leader.ts";
-import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
+import { spawnDriver } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
 
 /**
@@ -68,31 +68,10 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: Ab
 }
 
 /**
- * Spawns `bash -c <driver> shoal <dir> <extra…>` as K-BASH-1 wants it, unconfined or in
- * `sandbox`: there bwrap leads the group and its pid is the run's (P-SBX-4), and bash sees the
- * scratch directory `dir` at {@link SCRATCH_MOUNT}.
+ * A cold start: the scratch files written, then bash spawned on them. Sandboxed, bwrap leads the
+ * group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
+ * directory bound into the sandbox.
  */
-export function spawnDriver(
-  bash: string,
-  state: ShellState,
-  sandbox: Sandboxing | null,
-  dir: string,
-  driver: string,
-  extra: string[] = [],
-): Deno.ChildProcess {
-  const argv = [bash, "--noprofile", "--norc", "-c", driver, "shoal"];
-  if (sandbox === null) return spawnGroupLeader([...argv, dir, ...extra], state);
-  return spawnGroupLeader(
-    sandboxCommand({ ...sandbox, cwd: state.cwd, scratch: dir }, [
-      ...argv,
-      SCRATCH_MOUNT,
-      ...extra,
-    ]),
-    state,
-  );
-}
-
-/** A cold start: the scratch files written, then bash spawned on them. */
 function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
   Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
   Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });

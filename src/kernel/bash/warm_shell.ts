@@ -1,6 +1,6 @@
 import { signalGroup } from "./group_leader.ts";
 import { mkfifo } from "./mkfifo.ts";
-import { spawnDriver } from "./run.ts";
+import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
 import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
