@@ -1,15 +1,18 @@
 /**
  * Exec latency, side by side in one run (issue 10): `echo hi` through the facade (MCP client →
- * shoal-mcp → kernel → bash), direct kernel `exec` calls, plain `bash -c true` spawns, and — when
+ * shoal-mcp → kernel → bash), direct kernel `exec` calls by the local human and by a token agent
+ * inside the bubblewrap sandbox (when the host has one; issue 12), plain `bash -c true` spawns, and — when
  * installed with `npm install --prefix /tmp/peer mcp-server-commands` — the same MCP client
  * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
  * alternating across two connections on one session, every answer checked. Prints p50/p95 of
- * each, the ratios the issue targets, and `exec_stages.ts` prints where one exec's time goes.
+ * each, the ratios the issues target (the sandbox's cost: agent p50 / human p50), and
+ * `exec_stages.ts` prints where one exec's time goes.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { createToken, writePolicy } from "../../tests/_support/principals.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { sdkTransport } from "../../tests/_support/facade.ts";
 import { percentile } from "./percentile.ts";
@@ -81,6 +84,18 @@ async function stateful(a: RpcConnection, b: RpcConnection): Promise<Row> {
 }
 
 const box = await sandbox();
+// The autostarted kernel reads ~/.config/shoal/leash.jsonc: an agent confined to one project.
+const proj = `${box.dir}/home/proj`;
+await Deno.mkdir(proj);
+await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
+  "agent:bench": {
+    fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
+    proc_spawn: ["*"],
+    auto_apply: "in-grant",
+    sandbox: true,
+  },
+});
+const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
 const client = new Client({ name: "bench", version: "0" });
 try {
   await client.connect(sdkTransport(box));
@@ -93,17 +108,27 @@ try {
   const b = await RpcConnection.connect(box.socket());
   await a.request("session.attach", { session: "bench" });
   await b.request("session.attach", { session: "bench" });
+  await a.request("exec", { src: `cd ${proj}` });
   const direct = await time("kernel exec direct", () => a.request("exec", { src: "echo hi" }));
   const seq = await stateful(a, b);
   a.close();
   b.close();
+  // The same session and cwd, now by the agent: every exec inside its sandbox.
+  const agent = await RpcConnection.connect(box.socket());
+  const attached = await agent.request("session.attach", { session: "bench", token: agentToken });
+  const tier = (attached as { caps: { tier: string } }).caps.tier;
+  const confined = await time(
+    `sandboxed agent (tier ${tier})`,
+    () => agent.request("exec", { src: "echo hi" }),
+  );
+  agent.close();
   const spawn = await time(
     "bash -c true spawn",
     () =>
       new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
   );
   const peer = await peerRow();
-  const rows = [facade, direct, seq, spawn, ...(peer ? [peer] : [])];
+  const rows = [facade, direct, confined, seq, spawn, ...(peer ? [peer] : [])];
   console.log(`exec latency, ${N} calls each (ms)`);
   console.log("path                          p50      p95   p95/p50  p50/spawn");
   for (const { label, p50, p95 } of rows) {
@@ -118,6 +143,7 @@ try {
   ratio("facade p50 / spawn p50", facade.p50 / spawn.p50, 0.6);
   if (peer) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peer.p50, 0.7);
   ratio("stateful p50 / kernel direct p50", seq.p50 / direct.p50, 1.2);
+  ratio(`sandboxed agent (${tier}) p50 / kernel direct p50`, confined.p50 / direct.p50, 1.5);
 } finally {
   await client.close().catch(() => {});
   await box.cleanup();

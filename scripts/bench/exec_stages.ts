@@ -46,7 +46,7 @@ async function stage<T>(name: string, work: () => Promise<T> | T): Promise<T> {
 async function oneExec(warm: boolean): Promise<void> {
   let shell: WarmShell | null = null;
   if (warm) {
-    shell = WarmShell.prepare(BASH, cloneState(state), scratch);
+    shell = WarmShell.prepare(BASH, bashVariables, cloneState(state), null, scratch);
     await new Promise((resolve) => setTimeout(resolve, 100)); // its restore is done by then
   }
   const t0 = performance.now();

@@ -1,10 +1,10 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
-import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
 import { groupExists } from "./process_group.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
-import { DRIVER, parseDump, restoreScript, type ShellState, spawnDir } from "./shell_state.ts";
-import { spawnDriver, spawnGroupLeader } from "./spawn.ts";
+import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
+import { spawnDriver } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
 
 /** How often the linger after bash's exit looks at its process group and pipes. */
@@ -39,8 +39,8 @@ export interface BashRun {
   /** Where a cold run takes its private scratch directory from (and gives it back). */
   scratch: ScratchPool;
   /**
-   * A warm shell prepared from exactly `state`, to hand `src` over to; when it cannot take it,
-   * it is discarded and the run starts cold.
+   * A warm shell that fits `state` and `sandbox` ({@link WarmShell.fits}), to hand `src` over to;
+   * when it cannot take it, it is discarded and the run starts cold.
    */
   warm: WarmShell | null;
   stdout: ByteSink;
@@ -119,18 +119,13 @@ async function lingerAfterExit(
 function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
   Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
   Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
-  if (run.sandbox === null) return spawnDriver(run.bash, run.state, [DRIVER, "shoal", dir]);
-  const argv = [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", SCRATCH_MOUNT];
-  return spawnGroupLeader(
-    sandboxCommand({ ...run.sandbox, cwd: spawnDir(run.state), scratch: dir }, argv),
-    run.state,
-  );
+  return spawnDriver(run.bash, run.state, run.sandbox, dir, DRIVER);
 }
 
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
 async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: string }> {
-  if (run.warm !== null && run.sandbox === null) {
-    if (run.warm.handOver(run.src)) return { child: run.warm.child, dir: run.warm.dir };
+  if (run.warm !== null) {
+    if (run.warm.handOver(run.src, run.state)) return { child: run.warm.child, dir: run.warm.dir };
     await run.warm.discard();
   }
   const dir = run.scratch.acquire();

@@ -1,3 +1,5 @@
+import { quoted } from "./quote.ts";
+
 /** Session shell state that persists between execs (K-BASH-4/5). */
 export interface ShellState {
   /** The working directory; its lossy display text when {@link cwdBytes} is set. */
@@ -157,10 +159,10 @@ const ALL_NAMES = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"]
 
 /**
  * The driver's start: sets up the EXIT trap that dumps cwd, exported env, variables, functions
- * and aliases as NUL-separated records (K-BASH-7), then restores the state. The dump uses builtins
- * writing straight to the file: no command substitution, no fork.
+ * and aliases as NUL-separated records (K-BASH-7). The dump uses builtins writing straight to the
+ * file: no command substitution, no fork.
  */
-const DRIVER_RESTORE = String.raw`__shoal_dir=$1
+const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_dump() {
@@ -184,28 +186,64 @@ __shoal_dump() {
   } >"$__shoal_dir/state"
 }
 trap '__shoal_s=$?; [ "$BASHPID" = "$__shoal_pid" ] && __shoal_dump; exit $__shoal_s' EXIT
-builtin source "$__shoal_dir/restore"
 `;
 
-/** The `bash -c` driver: restores state, then sources the user's file. */
-export const DRIVER = DRIVER_RESTORE + String.raw`builtin source "$__shoal_dir/src"
-`;
-
-/**
- * The driver of a warm shell: after the restore it waits until the kernel writes `run` into the
- * `go` FIFO, then sources the user's file with `$?` as the restore left it and `SECONDS` restarted,
- * so the wait does not show. Anything else read (EOF: the kernel is gone) exits at once, running
- * nothing and dumping nothing.
- */
-export const WARM_DRIVER = DRIVER_RESTORE + String.raw`__shoal_wait() {
-  builtin read -r __shoal_go <"$__shoal_dir/go"
-  [ "$__shoal_go" = run ] || { trap - EXIT; builtin exit 0; }
-  SECONDS=0
-  return "$1"
-}
-__shoal_wait $?
+/** The driver's end: restores the state, then sources the user's file. */
+const DRIVER_RUN = String.raw`builtin source "$__shoal_dir/restore"
 builtin source "$__shoal_dir/src"
 `;
+
+/** The `bash -c` driver of a cold run: restores state, then sources the user's file. */
+export const DRIVER = DRIVER_SETUP + DRIVER_RUN;
+
+/**
+ * The driver of a warm shell: it waits, before any restore, until the kernel writes `run` into the
+ * `go` FIFO; then `SECONDS` restarts (the wait does not show) and it goes on as a cold run. The
+ * restore script it then sources starts with the environment changes since its spawn
+ * ({@link envDelta}). Anything else read (EOF: the kernel is gone) exits at once, running nothing
+ * and dumping nothing.
+ */
+export const WARM_DRIVER = DRIVER_SETUP + String.raw`builtin read -r __shoal_go <"$__shoal_dir/go"
+[ "$__shoal_go" = run ] || { trap - EXIT; builtin exit 0; }
+builtin unset __shoal_go
+SECONDS=0
+` + DRIVER_RUN;
+
+/**
+ * Names a running bash may be given by `export`/`unset` with the same result as receiving them in
+ * its environment at start: plain identifiers that bash neither defines itself (`bashVariables`)
+ * nor reads only at start-up or on assignment (options, start files, locale, time zone, imported
+ * functions).
+ */
+function assignableName(name: string, bashVariables: ReadonlySet<string>): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !bashVariables.has(name) &&
+    !/^(BASH.*|ENV|SHELLOPTS|POSIXLY_CORRECT|POSIX_PEDANTIC|SHLVL|PWD|OLDPWD|IFS|LANG|LC_.*|TZ|_)$/
+      .test(name);
+}
+
+/**
+ * The script that turns a bash started with environment `from` into one started with `to` (set
+ * and removed names), or null when some changed name is not {@link assignableName}: then only a
+ * fresh spawn gives that environment.
+ */
+export function envDelta(
+  from: ReadonlyMap<string, string>,
+  to: ReadonlyMap<string, string>,
+  bashVariables: ReadonlySet<string>,
+): string | null {
+  let script = "";
+  for (const [name, value] of to) {
+    if (from.get(name) === value) continue;
+    if (!assignableName(name, bashVariables)) return null;
+    script += `builtin export ${name}=${quoted(value)}\n`;
+  }
+  for (const name of from.keys()) {
+    if (to.has(name)) continue;
+    if (!assignableName(name, bashVariables)) return null;
+    script += `builtin unset -v ${name}\n`;
+  }
+  return script;
+}
 
 /** Splits `declare -f` output into functions by their `name () ` header lines. */
 function splitFunctions(text: string, into: Map<string, string>): void {

@@ -1,24 +1,9 @@
+import { signalGroup } from "./group_leader.ts";
 import { mkfifo } from "./mkfifo.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
-import { restoreScript, sameCwd, type ShellState, WARM_DRIVER } from "./shell_state.ts";
-
-/** Whether two maps hold the same entries in the same order (order decides `environ` order). */
-function sameEntries(a: Map<string, string>, b: Map<string, string>): boolean {
-  if (a.size !== b.size) return false;
-  const other = b.entries();
-  for (const [k, v] of a) {
-    const [k2, v2] = other.next().value!;
-    if (k !== k2 || v !== v2) return false;
-  }
-  return true;
-}
-
-/** Whether two states are identical: cwd, environment (in order), variables, functions, aliases. */
-export function sameState(a: ShellState, b: ShellState): boolean {
-  return sameCwd(a, b) && sameEntries(a.env, b.env) && sameEntries(a.vars, b.vars) &&
-    sameEntries(a.funcs, b.funcs) && sameEntries(a.aliases, b.aliases);
-}
+import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
+import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
 
 /** The (device, inode) of a directory, or null when it cannot be stat'ed. */
 function dirIdentity(path: string): string | null {
@@ -32,9 +17,12 @@ function dirIdentity(path: string): string | null {
 
 /**
  * A bash prepared ahead of an exec (issue 10): spawned exactly as a cold run would be (own process
- * group, stdin /dev/null, the state's cwd and exact environment), its restore script sourced, and
- * blocked reading the `go` FIFO of its scratch directory. A run hands over its source; a shell
- * whose starting state no longer matches is discarded and never runs one.
+ * group, stdin /dev/null, the session's cwd and environment at the time, in the caller's sandbox
+ * or unconfined) and blocked reading the `go` FIFO of its scratch directory before it restores
+ * anything. A run hands over its restore script and source together, so the shell serves any later
+ * state of its session: environment changes since the spawn travel in the restore script
+ * ({@link envDelta}). A run in another working directory or another confinement, or whose
+ * environment changed in a way only a spawn gives, discards it and never runs on it.
  *
  * The kernel holds the FIFO open read-write from before the spawn until bash exits: that open never
  * blocks (Linux), bash's open never waits for a writer, a `run` written before bash reads it stays
@@ -48,12 +36,16 @@ export class WarmShell {
   private constructor(
     readonly child: Deno.ChildProcess,
     readonly dir: string,
-    /** The state the shell was prepared from (a private copy). */
-    readonly state: ShellState,
+    /** The cwd and environment it was spawned with (private copies). */
+    private readonly cwd: string,
+    private readonly env: ReadonlyMap<string, string>,
+    /** The {@link confinementKey} of its sandbox. */
+    private readonly confinement: string,
+    private readonly bashVariables: ReadonlySet<string>,
     private readonly go: Deno.FsFile,
     private readonly pool: ScratchPool,
   ) {
-    this.#cwdAtSpawn = dirIdentity(state.cwd);
+    this.#cwdAtSpawn = dirIdentity(cwd);
     // Held until bash exits: closed earlier, a `run` not yet read could vanish with the FIFO.
     child.status.then(() => {
       this.#exited = true;
@@ -62,10 +54,17 @@ export class WarmShell {
   }
 
   /**
-   * Spawns a warm shell from `state` (which it keeps); null when this host cannot, or the cwd is
-   * not UTF-8 (its directory cannot be checked by {@link fits}).
+   * Spawns a warm shell in `state`'s cwd and environment, inside `sandbox` (null: unconfined);
+   * null when this host cannot, or the cwd is not UTF-8 (its directory cannot be checked by
+   * {@link fits}).
    */
-  static prepare(bash: string, state: ShellState, pool: ScratchPool): WarmShell | null {
+  static prepare(
+    bash: string,
+    bashVariables: ReadonlySet<string>,
+    state: ShellState,
+    sandbox: Sandboxing | null,
+    pool: ScratchPool,
+  ): WarmShell | null {
     if (state.cwdBytes !== undefined) return null;
     const dir = pool.acquire();
     let go: Deno.FsFile | null = null;
@@ -73,9 +72,10 @@ export class WarmShell {
       const fifo = `${dir}/go`;
       if (!isFifo(fifo) && !mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
       go = Deno.openSync(fifo, { read: true, write: true });
-      Deno.writeTextFileSync(`${dir}/restore`, restoreScript(state), { mode: 0o600 });
-      const child = spawnDriver(bash, state, [WARM_DRIVER, "shoal", dir, "warm"]);
-      return new WarmShell(child, dir, state, go, pool);
+      const confinement = confinementKey(sandbox);
+      const child = spawnDriver(bash, state, sandbox, dir, WARM_DRIVER, ["warm"]);
+      const env = new Map(state.env);
+      return new WarmShell(child, dir, state.cwd, env, confinement, bashVariables, go, pool);
     } catch {
       go?.close();
       pool.release(dir);
@@ -84,12 +84,16 @@ export class WarmShell {
   }
 
   /**
-   * Whether a run starting from `state` may use this shell: it is alive and unclaimed, was
-   * prepared from an identical state, and its working directory is still the directory that
-   * `state.cwd` names (not removed, not replaced).
+   * Whether a run starting from `state` inside `sandbox` may use this shell: it is alive and
+   * unclaimed, confined exactly as that run would be, its working directory is still the
+   * directory that `state.cwd` names (not removed, not replaced), and the environment differs
+   * from its own only in names a running bash can take over.
    */
-  fits(state: ShellState): boolean {
-    if (this.#exited || this.#claimed || !sameState(this.state, state)) return false;
+  fits(state: ShellState, sandbox: Sandboxing | null): boolean {
+    if (this.#exited || this.#claimed || state.cwdBytes !== undefined) return false;
+    if (state.cwd !== this.cwd) return false;
+    if (envDelta(this.env, state.env, this.bashVariables) === null) return false;
+    if (confinementKey(sandbox) !== this.confinement) return false;
     const now = dirIdentity(state.cwd);
     if (now === null) return false;
     const own = Deno.build.os === "linux"
@@ -99,13 +103,15 @@ export class WarmShell {
   }
 
   /**
-   * Hands `src` over; true when the shell now runs it (it reads `run` once its restore is done).
-   * False when it died first: the caller discards it and runs cold.
+   * Hands over the restore script of `state` (which {@link fits}) and `src`; true when the shell
+   * now runs them. False when it died first: the caller discards it and runs cold.
    */
-  handOver(src: string): boolean {
+  handOver(src: string, state: ShellState): boolean {
     this.#claimed = true;
     if (this.#exited) return false;
     try {
+      const restore = envDelta(this.env, state.env, this.bashVariables)! + restoreScript(state);
+      Deno.writeTextFileSync(`${this.dir}/restore`, restore, { mode: 0o600 });
       Deno.writeTextFileSync(`${this.dir}/src`, src, { mode: 0o600 });
       this.go.writeSync(new TextEncoder().encode("run\n"));
       return true;
@@ -117,11 +123,7 @@ export class WarmShell {
   /** Kills the shell's process group, waits for it and returns its scratch directory. */
   async discard(): Promise<void> {
     this.#claimed = true;
-    try {
-      Deno.kill(-this.child.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
+    signalGroup(this.child.pid, "SIGKILL");
     await Promise.allSettled([
       this.child.status,
       this.child.stdout.cancel(),

@@ -47,7 +47,7 @@ export class Kernel implements KernelServices {
   readonly plans = new PlanStore();
   /** Scratch directories of bash runs, reused. */
   readonly scratch: ScratchPool;
-  /** One warm shell per session, ready for its next run (issue 10). */
+  /** At most one idle warm shell per session, ready for its next run (issue 10). */
   readonly warm: WarmShells;
   #logFile: Deno.FsFile | null = null;
 
@@ -55,12 +55,14 @@ export class Kernel implements KernelServices {
     this.sessions = new SessionRegistry<Value>(
       config.initialState,
       (session) => this.tasks.busy(session) || this.ptys.list(session).length > 0,
+      undefined,
+      (session) => this.warm.drop(session),
     );
     this.journal = Journal.open(config.stateDir);
     this.bus = new EventBus(this.journal);
     this.cas = cas;
     this.scratch = new ScratchPool(cas.tmpDir);
-    this.warm = new WarmShells(config.bash, this.scratch);
+    this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);
     this.ptys = new PtyRegistry((channel, payload) => this.bus.publish(channel, payload));

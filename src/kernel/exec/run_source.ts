@@ -93,8 +93,7 @@ export async function runSource(
   const listed = opts.async || opts.timeoutMs !== null;
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
   const snapshot = cloneState(session.state);
-  // Warm shells start unconfined, so a sandboxed run always starts cold inside its sandbox.
-  const warm = sandbox === null ? kernel.warm.take(session.name, snapshot) : null;
+  const warm = kernel.warm.take(session.name, snapshot, sandbox);
   let output;
   try {
     const [stdout, stderr] = await Promise.all([
@@ -209,6 +208,8 @@ async function finishRun(
       onSpawn: (pid) => {
         kernel.tasks.spawned(task, pid);
         opts.started?.();
+        // The session's next shell starts while this run goes on: back-to-back runs find it ready.
+        setTimeout(() => kernel.warm.prepare(attachment), 0);
       },
     });
   } catch (e) {
@@ -235,8 +236,8 @@ async function finishRun(
     cmd: src,
   });
   if (exit.final && !cancelled) session.merge(diffState(snapshot, exit.final));
-  // Prepared once this run's answer is on its way: the next run of the session starts warm.
-  setTimeout(() => kernel.warm.prepare(session), 0);
+  // Replaced once this run's answer is on its way when the run left it unfit (another cwd).
+  setTimeout(() => kernel.warm.prepare(attachment), 0);
   const n = session.record(outcome);
   const ref = `out:${n}`;
   const uri = outUri(n);

@@ -1,61 +1,87 @@
 import { WARM_IDLE_MS } from "../../protocol/limits.ts";
 import type { ScratchPool } from "../bash/scratch_pool.ts";
-import { cloneState, type ShellState } from "../bash/shell_state.ts";
+import type { ShellState } from "../bash/shell_state.ts";
 import { WarmShell } from "../bash/warm_shell.ts";
-import type { Session } from "../session/registry.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
+import type { Attachment } from "../session/attachment.ts";
 
 /**
- * At most one warm shell per session (issue 10), prepared unconfined from the session's state
- * after each run and on attach, and taken by the next run that starts from exactly that state.
- * Warm shells are no tasks: never listed, never counted in a quota. One idle for
- * {@link WARM_IDLE_MS} is killed; {@link closeAll} (kernel shutdown) kills every one.
+ * At most one idle warm shell per session (issue 10), prepared inside the sandbox of the caller
+ * that last ran or attached (P-SBX-4): when a run takes the shell (a replacement starts at once,
+ * while the run goes on), after each run and on attach. A run takes it only when it
+ * {@link WarmShell.fits} that run's start state and sandbox; else it is discarded. Warm shells
+ * are no tasks: never listed, never counted in a quota. One idle for {@link WARM_IDLE_MS} is
+ * killed, so is a reclaimed session's ({@link drop}); {@link closeAll} (kernel shutdown) kills
+ * every one.
  */
 export class WarmShells {
   #slots = new Map<string, { shell: WarmShell; idle: ReturnType<typeof setTimeout> }>();
   #discarding = new Set<Promise<void>>();
   #closed = false;
 
-  constructor(private readonly bash: string, private readonly pool: ScratchPool) {}
+  constructor(
+    private readonly bash: string,
+    private readonly bashVariables: ReadonlySet<string>,
+    private readonly pool: ScratchPool,
+  ) {}
 
   /**
-   * The session's warm shell when it fits a run starting from `state` (it leaves the slot); a
-   * shell that does not fit is discarded, and the run starts cold.
+   * The session's warm shell when it fits a run starting from `state` inside `sandbox` (it leaves
+   * the slot); a shell that does not fit is discarded, and the run starts cold.
    */
-  take(session: string, state: ShellState): WarmShell | null {
+  take(session: string, state: ShellState, sandbox: Sandboxing | null): WarmShell | null {
     const slot = this.#slots.get(session);
     if (slot === undefined) return null;
     this.#vacate(session);
-    if (slot.shell.fits(state)) return slot.shell;
+    if (slot.shell.fits(state, sandbox)) return slot.shell;
     this.#discard(slot.shell);
     return null;
   }
 
-  /** Makes sure the session has a warm shell fitting its current state (replacing a stale one). */
-  prepare(session: Session<unknown>): void {
+  /**
+   * Makes sure the attachment's session has a warm shell fitting its current state inside the
+   * attachment's sandbox, replacing one that does not; none when that sandbox refuses the cwd.
+   */
+  prepare(attachment: Attachment): void {
     if (this.#closed) return;
+    const session = attachment.session;
+    let sandbox: Sandboxing | null;
+    try {
+      sandbox = attachment.grants.sandboxFor(session.state.cwd);
+    } catch {
+      return this.drop(session.name);
+    }
     const slot = this.#slots.get(session.name);
     if (slot !== undefined) {
-      if (slot.shell.fits(session.state)) return;
-      this.#vacate(session.name);
-      this.#discard(slot.shell);
+      if (slot.shell.fits(session.state, sandbox)) return;
+      this.drop(session.name);
     }
-    const shell = WarmShell.prepare(this.bash, cloneState(session.state), this.pool);
+    const shell = WarmShell.prepare(
+      this.bash,
+      this.bashVariables,
+      session.state,
+      sandbox,
+      this.pool,
+    );
     if (shell === null) return;
     const idle = setTimeout(() => {
-      if (this.#slots.get(session.name)?.shell !== shell) return;
-      this.#vacate(session.name);
-      this.#discard(shell);
+      if (this.#slots.get(session.name)?.shell === shell) this.drop(session.name);
     }, WARM_IDLE_MS);
     this.#slots.set(session.name, { shell, idle });
+  }
+
+  /** Kills the session's warm shell, if any (idle, or the session is gone). */
+  drop(session: string): void {
+    const slot = this.#slots.get(session);
+    if (slot === undefined) return;
+    this.#vacate(session);
+    this.#discard(slot.shell);
   }
 
   /** Kills every warm shell and waits until they are gone; no new ones are prepared. */
   async closeAll(): Promise<void> {
     this.#closed = true;
-    for (const [name, slot] of this.#slots) {
-      this.#vacate(name);
-      this.#discard(slot.shell);
-    }
+    for (const name of [...this.#slots.keys()]) this.drop(name);
     await Promise.all(this.#discarding);
   }
 

@@ -3,11 +3,7 @@
  * that does the same, so its effects are derived like an exec of it (issue 14): `bash -c …` is
  * opaque, `rm -f x` deletes x, `LD_PRELOAD=…` overrides make it opaque.
  */
-
-/** `word` as one single-quoted bash word. */
-function quoted(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
+import { quoted } from "../bash/quote.ts";
 
 /** The bash source that runs `cmd args…` with the environment overrides `env`. */
 export function programLine(

@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { signalGroup } from "../bash/group_leader.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import {
   PTY_EVENT_INTERVAL_MS,
@@ -356,16 +357,8 @@ export class Pty {
   }
 
   #signalGroup(signal: Deno.Signal): void {
-    try {
-      Deno.kill(-this.pid, signal);
-    } catch {
-      // ESRCH: the group is empty, or the launcher has not yet made the child a group leader.
-      try {
-        Deno.kill(this.pid, signal);
-      } catch {
-        // The child is gone.
-      }
-    }
+    // ESRCH on the group: it is empty, or the launcher has not yet made the child its leader.
+    signalGroup(this.pid, signal);
   }
 
   #assertOpen(): void {

@@ -95,3 +95,24 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   const cwd = Deno.realPathSync(confinement.cwd);
   return [confinement.bwrap, ...args, "--chdir", cwd, "--", ...argv];
 }
+
+/** The (device, inode) of a path, or "-" when it cannot be stat'ed. */
+function identity(path: string): string {
+  try {
+    const info = Deno.statSync(path);
+    return `${info.dev}:${info.ino}`;
+  } catch {
+    return "-";
+  }
+}
+
+/**
+ * How runs in `sandboxing` are confined, as one string ("" for an unconfined run): bwrap, the view,
+ * and the identity of each bound host path, since a sandbox binds what the path named when it
+ * started. A sandbox started for one key confines a run of the same key exactly as a fresh one.
+ */
+export function confinementKey(sandboxing: Sandboxing | null): string {
+  if (sandboxing === null) return "";
+  const { bwrap, view } = sandboxing;
+  return JSON.stringify([bwrap, view, view.mounts.map((m) => identity(m.path))]);
+}

@@ -70,6 +70,8 @@ export class SessionRegistry<V = unknown> {
     private readonly initial: () => ShellState,
     private readonly busy: (session: string) => boolean,
     private readonly now: () => number = () => performance.now(),
+    /** Told the name of each reclaimed session. */
+    private readonly removed: (session: string) => void = () => {},
   ) {}
 
   /** The session named `name`, created when new; more than 64 in use → -32040. */
@@ -114,6 +116,7 @@ export class SessionRegistry<V = unknown> {
       if (this.#holds.has(name) || this.busy(name)) continue;
       this.#sessions.delete(name);
       this.#lastUsed.delete(name);
+      this.removed(name);
       limit--;
     }
   }

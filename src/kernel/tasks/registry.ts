@@ -8,6 +8,7 @@ import { refNumber } from "../../protocol/refs.ts";
 import { groupExists } from "../bash/process_group.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
+import { signalGroup } from "../bash/group_leader.ts";
 
 /** Task states (K-TASK-1). */
 export type TaskState =
@@ -119,13 +120,7 @@ export class Task {
 
   /** Signals the whole process group; a group that is already gone is ignored. */
   signal(sig: Deno.Signal): boolean {
-    if (this.pid === null) return false;
-    try {
-      Deno.kill(-this.pid, sig);
-      return true;
-    } catch {
-      return false;
-    }
+    return this.pid !== null && signalGroup(this.pid, sig);
   }
 
   /** Marks the task terminal and wakes every waiter. */

@@ -16,8 +16,9 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 function warmShells(k: TestKernel): number[] {
   return allPids().filter((pid) => {
     try {
-      return parentPid(pid) === k.child.pid &&
-        Deno.readTextFileSync(`/proc/${pid}/cmdline`).endsWith("\0warm\0");
+      // the cheap /proc read first: parentPid runs ps
+      return Deno.readTextFileSync(`/proc/${pid}/cmdline`).endsWith("\0warm\0") &&
+        parentPid(pid) === k.child.pid;
     } catch {
       return false;
     }

@@ -7,12 +7,12 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals.ts";
-import { groupMembers, processLive, psField } from "../../_support/proc.ts";
+import { allPids, groupMembers, parentPid, processLive, psField } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { withTcpListener } from "../../_support/tcp_listener.ts";
-import { waitUntil } from "../../_support/wait.ts";
+import { pollUntil, waitUntil } from "../../_support/wait.ts";
 
 /** An agent that may run anything (opaque: allow) but only touch its project. */
 const CODER = {
@@ -338,5 +338,106 @@ Deno.test("a run of an approved plan also sees the parent directory of an approv
     const outcome = (applied as Rec).value as Rec;
     assert.equal(outcome.ok, true, text(outcome.err));
     assert.equal(await Deno.readTextFile(`${w.home}/out.txt`), "hi\n");
+  });
+});
+
+/**
+ * The kernel's warm shells (issue 10/12): its children started with the driver's `warm` argument,
+ * each with whether it is a bwrap (sandboxed) or a bare bash.
+ */
+function warmShells(k: TestKernel): { pid: number; sandboxed: boolean }[] {
+  return allPids().flatMap((pid) => {
+    try {
+      const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`);
+      if (parentPid(pid) !== k.child.pid || !argv.endsWith("\0warm\0")) return [];
+      return [{ pid, sandboxed: argv.split("\0")[0].endsWith("/bwrap") }];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The one warm shell of the world's kernel once it is there, and whether it is sandboxed. */
+async function nextWarm(k: TestKernel, sandboxed: boolean): Promise<number> {
+  const shells = await pollUntil(
+    () => Promise.resolve(warmShells(k)),
+    (s) => s.length === 1 && s[0].sandboxed === sandboxed,
+  );
+  return shells[0].pid;
+}
+
+Deno.test("a sandboxed agent's consecutive execs run on warm shells confined exactly as a cold run", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    const socket = w.box.socket();
+    for (let i = 0; i < 3; i++) {
+      const warm = await nextWarm(w.k, true);
+      const r = await run(
+        agent,
+        `echo in > inside-${i}; python3 -c "open('${w.home}/py-${i}', 'w').write('x')"`,
+      );
+      assert.equal(r.pid, warm, "the exec ran on the warm shell");
+      assert.equal(r.ok, false, "a write outside the write roots fails");
+      assert.match(
+        text(r.err),
+        /Read-only file system|No such file or directory|Permission denied/,
+      );
+      assert.equal(exists(`${w.home}/py-${i}`), false);
+      assert.equal(await Deno.readTextFile(`${w.proj}/inside-${i}`), "in\n");
+      const next = await nextWarm(w.k, true);
+      const s = await run(
+        agent,
+        `bash -c 'test -e ${socket} && echo visible || echo hidden; cat ${w.secret}'`,
+      );
+      assert.equal(s.pid, next);
+      assert.equal(text(s.out), "hidden\n", "the kernel socket is invisible");
+      assert.equal(s.ok, false, "HOME is not readable");
+    }
+  });
+});
+
+Deno.test("a warm shell never serves a run of another sandbox: other principal, unconfined, changed view", async () => {
+  const wider = { ...CODER, fs: { ...CODER.fs, write: [...CODER.fs.write, "~/later/**"] } };
+  await world({ "agent:c": CODER, "agent:l": wider }, async (w) => {
+    const human = await w.k.attach("work");
+    const agent = await w.agent("agent:c");
+    const confined = await nextWarm(w.k, true);
+    const h = await run(human, `echo y > ${w.home}/by-human`);
+    assert.notEqual(h.pid, confined, "the local human never runs in the agent's sandbox");
+    assert.equal(h.ok, true, text(h.err));
+    assert.ok(await waitUntil(() => !processLive(confined), 10000), "the agent's shell is gone");
+    const free = await nextWarm(w.k, false);
+    const a = await run(agent, `python3 -c "open('${w.home}/by-agent', 'w')"`);
+    assert.notEqual(a.pid, free, "the agent never runs on the human's unconfined shell");
+    assert.equal(a.ok, false);
+    assert.equal(exists(`${w.home}/by-agent`), false);
+    assert.ok(await waitUntil(() => !processLive(free), 10000));
+
+    // agent:l may write ~/later, which does not exist yet: its view binds it once it does.
+    const later = await w.agent("agent:l");
+    const before = await nextWarm(w.k, true);
+    await Deno.mkdir(`${w.home}/later`);
+    const l = await run(later, `echo z > ${w.home}/later/f`);
+    assert.notEqual(l.pid, before, "a view that changed since the prepare discards the shell");
+    assert.equal(l.ok, true, text(l.err));
+    assert.equal(await Deno.readTextFile(`${w.home}/later/f`), "z\n");
+    const c = await run(agent, `python3 -c "open('${w.home}/later/g', 'w')"`);
+    assert.equal(c.ok, false, "agent:c never runs on agent:l's shell");
+    assert.equal(exists(`${w.home}/later/g`), false);
+  });
+});
+
+Deno.test("no sandboxed warm shell process outlives the kernel", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    await run(agent, "true");
+    const warm = await nextWarm(w.k, true);
+    // bwrap, its init and bash
+    const members = await pollUntil(
+      () => Promise.resolve(groupMembers(warm)),
+      (m) => m.length >= 3,
+    );
+    assert.equal(await w.k.stop(), 0);
+    assert.deepEqual(members.filter(processLive), []);
   });
 });

@@ -16,7 +16,14 @@ const state = () => ({
 Deno.test("E-3 an unheld, idle session is removed after 10 minutes, not before; held or busy ones stay", () => {
   let now = 0;
   const busy = new Set<string>();
-  const sessions = new SessionRegistry(state, (name) => busy.has(name), () => now);
+  // told of each removal, as the kernel's warm shells are (a reclaimed session keeps none)
+  const removed: string[] = [];
+  const sessions = new SessionRegistry(
+    state,
+    (name) => busy.has(name),
+    () => now,
+    (name) => removed.push(name),
+  );
   const idle = sessions.open("idle");
   const held = sessions.open("held");
   const release = sessions.hold(held);
@@ -27,6 +34,7 @@ Deno.test("E-3 an unheld, idle session is removed after 10 minutes, not before; 
   now += 10 * 60 * 1000;
   sessions.open("other");
   assert.notEqual(sessions.open("idle"), idle, "idle 10 minutes: reclaimed");
+  assert.deepEqual(removed, ["idle"]);
   assert.equal(sessions.open("held"), held);
   assert.equal(sessions.open("working"), working);
   release();
@@ -34,6 +42,7 @@ Deno.test("E-3 an unheld, idle session is removed after 10 minutes, not before; 
   now += 10 * 60 * 1000;
   assert.notEqual(sessions.open("held"), held);
   assert.notEqual(sessions.open("working"), working);
+  assert.ok(["held", "working"].every((name) => removed.includes(name)), `${removed}`);
 });
 
 kernelTest(

@@ -102,7 +102,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       token: p.token ?? null,
     };
     conn.attachment = attachment;
-    setTimeout(() => kernel.warm.prepare(session), 0);
+    setTimeout(() => kernel.warm.prepare(attachment), 0);
     conn.visible = visibility(kernel, conn, attachment);
     const caps = attachment.grants.caps(profile, tokenCaps);
     return {

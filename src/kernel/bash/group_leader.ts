@@ -1,0 +1,55 @@
+import { type ShellState, spawnDir } from "./shell_state.ts";
+
+/**
+ * setsid(1) on Linux: a child it starts leads a new session and process group under its own pid
+ * (it calls setsid() and execs, since a freshly spawned child leads no group). Spawning through it
+ * keeps Deno on its cheap spawn path; `detached: true` makes Deno fork the whole kernel, which
+ * blocks the event loop several times longer.
+ */
+const SETSID = Deno.build.os === "linux"
+  ? ["/usr/bin/setsid", "/bin/setsid"].find((path) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  }) ?? null
+  : null;
+
+/**
+ * Spawns `argv` as K-BASH-1 wants it: the leader of a new process group under its own pid, stdin
+ * /dev/null, the state's cwd and exactly its exported environment, output piped.
+ */
+export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): Deno.ChildProcess {
+  const options: Deno.CommandOptions = {
+    cwd: spawnDir(state),
+    env: Object.fromEntries(state.env),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  };
+  if (SETSID === null) {
+    return new Deno.Command(cmd, { ...options, args, detached: true }).spawn();
+  }
+  return new Deno.Command(SETSID, { ...options, args: [cmd, ...args] }).spawn();
+}
+
+/**
+ * Signals the process group led by `pid`; false when nothing was there. A child spawned through
+ * setsid(1) may not lead its group yet: then it has started nothing either, and `pid` alone is
+ * signalled.
+ */
+export function signalGroup(pid: number, signal: Deno.Signal): boolean {
+  try {
+    Deno.kill(-pid, signal);
+    return true;
+  } catch {
+    try {
+      Deno.kill(pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
