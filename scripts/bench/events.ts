@@ -1,8 +1,10 @@
 // Benchmark: event notification latency, publish → subscriber, on one real kernel, by stage.
 //  1. Kernel socket: 10 subscriber connections (`events.subscribe`) receive 1000 `user.*` events.
-//  2. Facade stdout: 10 shoal-mcp facades subscribe to `shoal://events/user.bench`; this process
+//  2. Bare forwarder: 10 processes that do the least a facade could (event_forwarder.ts: attach,
+//     subscribe, copy each socket read to stdout): the cost of the process hop alone.
+//  3. Facade stdout: 10 shoal-mcp facades subscribe to `shoal://events/user.bench`; this process
 //     reads their stdout itself, so the figure ends where the facade's work ends.
-//  3. MCP clients: the same through 10 MCP SDK clients (adds the client's parsing/validation).
+//  4. MCP clients: the same through 10 MCP SDK clients (adds the client's parsing/validation).
 // Latency = arrival − the moment the `events.publish` request was sent (one clock: this
 // process). Two arrivals are timed: when the line was read from the pipe or socket (before any
 // parsing: "on stdout"), and when the subscriber's handler got it. All subscribers live in this
@@ -156,11 +158,12 @@ function ratios(label: string, path: { p50: number; p95: number }, kernel: Figur
 }
 
 /** Where a notification's time and CPU go, from the figures of one run. */
-function stages(kernel: Figures, stdout: Figures, clients: Figures): void {
+function stages(kernel: Figures, bare: Figures, stdout: Figures, clients: Figures): void {
   const hop = (a: { p50: number }, b: { p50: number }) => (b.p50 - a.p50).toFixed(3);
   console.log(
     `stages (p50): kernel -> socket subscriber ${kernel.handled.p50.toFixed(3)} ms; ` +
-      `+ facade hop (socket -> stdout line read) ${hop(kernel.handled, stdout.arrived)} ms; ` +
+      `+ process hop (socket -> stdout line read) ${hop(kernel.handled, stdout.arrived)} ms ` +
+      `(a bare forwarder: ${hop(kernel.handled, bare.arrived)} ms); ` +
       `+ MCP SDK client (stdout line -> handler) ${hop(clients.arrived, clients.handled)} ms`,
   );
   const us = (n: number | null) => n === null ? "?" : `${n.toFixed(0)} µs`;
@@ -168,9 +171,9 @@ function stages(kernel: Figures, stdout: Figures, clients: Figures): void {
     `stages (CPU per notification): kernel ${us(stdout.cpu.kernel)}; facade ${
       us(stdout.cpu.facade)
     } ` +
-      `(SDK clients attached: ${us(clients.cpu.facade)}); reading it: raw stdout reader ` +
-      `${us(stdout.cpu.self)}, SDK client ${us(clients.cpu.self)}, socket subscriber ` +
-      `${us(kernel.cpu.self)} — all subscribers share this one process`,
+      `(with SDK clients: ${us(clients.cpu.facade)}; a bare forwarder: ${us(bare.cpu.facade)}); ` +
+      `reading it: raw stdout reader ${us(stdout.cpu.self)}, SDK client ${us(clients.cpu.self)}, ` +
+      `socket subscriber ${us(kernel.cpu.self)} (all subscribers share this one process)`,
   );
 }
 
@@ -238,6 +241,25 @@ const mcpSubscribe =
     };
   };
 
+/**
+ * Reads `child`'s stdout as JSON lines, calling `onFrame` with each and the moment its chunk was
+ * read (before any parsing); ends with the stream.
+ */
+async function readFrames(
+  child: Deno.ChildProcess,
+  onFrame: (frame: Record<string, unknown>, at: number) => void,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const chunk of child.stdout) {
+    const at = performance.now();
+    pending += decoder.decode(chunk, { stream: true });
+    const lines = pending.split("\n");
+    pending = lines.pop()!;
+    for (const line of lines) onFrame(JSON.parse(line), at);
+  }
+}
+
 /** Subscribers that read a facade's stdout frames themselves: the facade without an SDK client. */
 const stdoutSubscribe =
   (box: Awaited<ReturnType<typeof sandbox>>, children: Deno.ChildProcess[]): Subscribe =>
@@ -253,21 +275,11 @@ const stdoutSubscribe =
       await stdin.write(new TextEncoder().encode(frame));
       await answered;
     };
-    (async () => {
-      const decoder = new TextDecoder();
-      let pending = "";
-      for await (const chunk of child.stdout) {
-        const at = performance.now();
-        pending += decoder.decode(chunk, { stream: true });
-        const lines = pending.split("\n");
-        pending = lines.pop()!;
-        for (const line of lines) {
-          const frame = JSON.parse(line);
-          if (frame.method === "notifications/resources/updated") onEvent(frame.params.payload, at);
-          else replies.get(frame.id)?.();
-        }
-      }
-    })();
+    readFrames(child, (frame, at) => {
+      const params = frame.params as { payload: Payload } | undefined;
+      if (frame.method === "notifications/resources/updated") onEvent(params!.payload, at);
+      else replies.get(frame.id as number)?.();
+    });
     await request(1, "resources/subscribe");
     return {
       unsubscribe: () => request(2, "resources/unsubscribe"),
@@ -278,15 +290,53 @@ const stdoutSubscribe =
     };
   };
 
+/** Subscribers behind bare forwarders (event_forwarder.ts): the process hop without a facade. */
+const forwarderSubscribe = (k: TestKernel, children: Deno.ChildProcess[]): Subscribe =>
+async (
+  onEvent,
+) => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("./event_forwarder.ts", import.meta.url).pathname,
+      k.socket,
+      CHANNEL,
+    ],
+    stdin: "null",
+    stdout: "piped",
+  }).spawn();
+  children.push(child);
+  let subscribed!: () => void;
+  const ready = new Promise<void>((resolve) => subscribed = resolve);
+  readFrames(child, (frame, at) => {
+    const params = frame.params as { payload: Payload } | undefined;
+    if (frame.method === "event") onEvent(params!.payload, at);
+    else if (frame.id === 2) subscribed();
+  });
+  await ready;
+  return {
+    unsubscribe: () => {
+      child.kill("SIGTERM");
+      return Promise.resolve();
+    },
+    close: async () => {
+      await child.status;
+    },
+  };
+};
+
 const box = await sandbox();
 const mcps: Mcp[] = [];
 const children: Deno.ChildProcess[] = [];
 try {
   const k = await startKernel([], box);
   const kernel = await measure("kernel socket", k, kernelSubscribe(k));
+  const bare = await measure("bare forwarder", k, forwarderSubscribe(k, children));
   const stdout = await measure("facade stdout", k, stdoutSubscribe(box, children));
   const clients = await measure("MCP clients", k, mcpSubscribe(mcps, box));
-  stages(kernel, stdout, clients);
+  stages(kernel, bare, stdout, clients);
+  ratios("bare forwarder (line read)", bare.arrived, kernel);
   ratios("facade stdout (line read)", stdout.arrived, kernel);
   ratios("MCP clients (stdout line read)", clients.arrived, kernel);
   ratios("MCP clients (SDK handler)", clients.handled, kernel);
