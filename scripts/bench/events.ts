@@ -5,6 +5,9 @@
 //  3. Facade stdout: 10 shoal-mcp facades subscribe to `shoal://events/user.bench`; this process
 //     reads their stdout itself, so the figure ends where the facade's work ends.
 //  4. MCP clients: the same through 10 MCP SDK clients (adds the client's parsing/validation).
+// Each way is measured twice on the same subscribers: the first 1000 events reach fresh processes
+// (their code still runs unoptimized: a facade costs 2-3x more CPU per event then), the next 1000
+// reach them warmed up, as the facade of a session that has been running for a while is.
 // Latency = arrival − the moment the `events.publish` request was sent (one clock: this
 // process). Two arrivals are timed: when the line was read from the pipe or socket (before any
 // parsing: "on stdout"), and when the subscriber's handler got it. All subscribers live in this
@@ -60,11 +63,17 @@ function facadePids(kernel: number): number[] {
   });
 }
 
-/** Latency figures of one way of subscribing (ms), and CPU per notification (µs). */
-interface Figures {
+/** Latency figures of one round (ms), and CPU per notification (µs). */
+interface Round {
   arrived: { p50: number; p95: number };
   handled: { p50: number; p95: number };
   cpu: { kernel: number; facade: number | null; self: number };
+}
+
+/** A way of subscribing measured on fresh subscriber processes, then once they have warmed up. */
+interface Figures {
+  cold: Round;
+  warm: Round;
 }
 
 function quantiles(samples: number[]): { p50: number; p95: number; max: number } {
@@ -78,14 +87,15 @@ function quantiles(samples: number[]): { p50: number; p95: number; max: number }
 
 const ms = (q: { p50: number; p95: number }) =>
   `p50 ${q.p50.toFixed(3)} ms, p95 ${q.p95.toFixed(3)} ms`;
+const us = (n: number | null) => n === null ? "?" : `${n.toFixed(0)} µs`;
 
 async function measure(label: string, k: TestKernel, subscribe: Subscribe): Promise<Figures> {
   const pid = kernelPid(k.socket);
   const publisher = await k.attach("default");
   const baseline = kernelConnections(pid, k.socket);
-  const sentAt: number[] = new Array(EVENTS);
-  const arrived: number[] = [];
-  const handled: number[] = [];
+  const sentAt: number[] = new Array(2 * EVENTS);
+  let arrived: number[] = [];
+  let handled: number[] = [];
   let dropped = 0;
   const subs = [];
   for (let s = 0; s < SUBSCRIBERS; s++) {
@@ -101,17 +111,47 @@ async function measure(label: string, k: TestKernel, subscribe: Subscribe): Prom
   }
   const subscribed = kernelConnections(pid, k.socket);
   const facades = facadePids(pid);
-  const cpuBefore = [pid, Deno.pid, ...facades].map(cpuMs);
-  const started = performance.now();
-  for (let i = 0; i < EVENTS; i++) {
-    sentAt[i] = performance.now();
-    await publisher.request("events.publish", { channel: CHANNEL, payload: { i } });
-  }
-  await waitUntil(() => handled.length + dropped >= SUBSCRIBERS * EVENTS, 20000);
-  const elapsed = performance.now() - started;
-  const [kernelCpu, selfCpu, ...facadeCpu] = [pid, Deno.pid, ...facades].map((p, i) =>
-    cpuMs(p) - cpuBefore[i]
-  );
+  const pids = [pid, Deno.pid, ...facades];
+  /** Publishes events `from` .. `from + EVENTS - 1` and waits until each subscriber has them. */
+  const round = async (name: string, from: number): Promise<Round> => {
+    arrived = [];
+    handled = [];
+    dropped = 0;
+    const cpuBefore = pids.map(cpuMs);
+    const started = performance.now();
+    for (let i = from; i < from + EVENTS; i++) {
+      sentAt[i] = performance.now();
+      await publisher.request("events.publish", { channel: CHANNEL, payload: { i } });
+    }
+    await waitUntil(() => handled.length + dropped >= SUBSCRIBERS * EVENTS, 60000);
+    const elapsed = performance.now() - started;
+    const [kernelCpu, selfCpu, ...facadeCpu] = pids.map((p, i) => cpuMs(p) - cpuBefore[i]);
+    const onWire = quantiles(arrived);
+    const inHandler = quantiles(handled);
+    console.log(
+      `${label}, ${name}: ${SUBSCRIBERS} subscribers x ${EVENTS} events in ${
+        elapsed.toFixed(0)
+      } ms: delivered ${handled.length}, dropped ${dropped}; publish->read ${ms(onWire)}, ` +
+        `publish->handler ${ms(inHandler)}, max ${inHandler.max.toFixed(3)} ms`,
+    );
+    // Per notification: each published event is delivered to every subscriber; a facade
+    // forwards every event of its own subscriber.
+    const perNotification = (total: number) => total * 1000 / (EVENTS * SUBSCRIBERS);
+    const facadeAverage = facadeCpu.reduce((a, b) => a + b, 0) / Math.max(1, facades.length);
+    const cpu = {
+      kernel: perNotification(kernelCpu),
+      facade: facades.length > 0 ? facadeAverage * 1000 / EVENTS : null,
+      self: perNotification(selfCpu),
+    };
+    console.log(
+      `${label}, ${name}: CPU per notification: kernel ${us(cpu.kernel)}, ` +
+        (cpu.facade !== null ? `each subscriber process ${us(cpu.facade)}, ` : "") +
+        `subscriber side (this process) ${us(cpu.self)}`,
+    );
+    return { arrived: onWire, handled: inHandler, cpu };
+  };
+  const cold = await round("first 1000 (fresh processes)", 0);
+  const warm = await round("next 1000 (warmed up)", EVENTS);
   for (const sub of subs) await sub.unsubscribe();
   await waitUntil(() => kernelConnections(pid, k.socket) <= subscribed - SUBSCRIBERS, 5000);
   const unsubscribed = kernelConnections(pid, k.socket);
@@ -119,37 +159,15 @@ async function measure(label: string, k: TestKernel, subscribe: Subscribe): Prom
   await waitUntil(() => kernelConnections(pid, k.socket) <= baseline, 5000);
   const closed = kernelConnections(pid, k.socket);
   publisher.close();
-  const onWire = quantiles(arrived);
-  const inHandler = quantiles(handled);
-  console.log(
-    `${label}: ${SUBSCRIBERS} subscribers x ${EVENTS} events in ${elapsed.toFixed(0)} ms: ` +
-      `delivered ${handled.length}, dropped ${dropped}; publish->read ${ms(onWire)}, ` +
-      `publish->handler ${ms(inHandler)}, max ${inHandler.max.toFixed(3)} ms`,
-  );
-  // Per notification: each published event is delivered to every subscriber; a facade
-  // forwards every event of its own subscriber.
-  const perNotification = (total: number) => total * 1000 / (EVENTS * SUBSCRIBERS);
-  const facadeAverage = facadeCpu.reduce((a, b) => a + b, 0) / Math.max(1, facades.length);
-  const cpu = {
-    kernel: perNotification(kernelCpu),
-    facade: facades.length > 0 ? facadeAverage * 1000 / EVENTS : null,
-    self: perNotification(selfCpu),
-  };
-  const us = (n: number) => `${n.toFixed(0)} µs`;
-  console.log(
-    `${label}: CPU per notification: kernel ${us(cpu.kernel)}, ` +
-      (cpu.facade !== null ? `facade ${us(cpu.facade)}, ` : "") +
-      `subscriber side (this process) ${us(cpu.self)}`,
-  );
   console.log(
     `${label}: kernel connections ${baseline} before, ${subscribed} subscribed, ` +
       `${unsubscribed} after unsubscribe, ${closed} after the subscribers closed ` +
       `(${closed - baseline} left behind)`,
   );
-  return { arrived: onWire, handled: inHandler, cpu };
+  return { cold, warm };
 }
 
-function ratios(label: string, path: { p50: number; p95: number }, kernel: Figures): void {
+function ratios(label: string, path: { p50: number; p95: number }, kernel: Round): void {
   const base = kernel.handled;
   console.log(
     `${label} / kernel socket: p50 ${(path.p50 / base.p50).toFixed(1)}x (target <= 3x), ` +
@@ -157,21 +175,19 @@ function ratios(label: string, path: { p50: number; p95: number }, kernel: Figur
   );
 }
 
-/** Where a notification's time and CPU go, from the figures of one run. */
-function stages(kernel: Figures, bare: Figures, stdout: Figures, clients: Figures): void {
+/** Where a notification's time and CPU go, from the rounds of one run. */
+function stages(name: string, kernel: Round, bare: Round, stdout: Round, clients: Round): void {
   const hop = (a: { p50: number }, b: { p50: number }) => (b.p50 - a.p50).toFixed(3);
   console.log(
-    `stages (p50): kernel -> socket subscriber ${kernel.handled.p50.toFixed(3)} ms; ` +
-      `+ process hop (socket -> stdout line read) ${hop(kernel.handled, stdout.arrived)} ms ` +
+    `stages, ${name} (p50): kernel -> socket subscriber ${kernel.handled.p50.toFixed(3)} ms; ` +
+      `+ facade hop (socket -> stdout line read) ${hop(kernel.handled, stdout.arrived)} ms ` +
       `(a bare forwarder: ${hop(kernel.handled, bare.arrived)} ms); ` +
       `+ MCP SDK client (stdout line -> handler) ${hop(clients.arrived, clients.handled)} ms`,
   );
-  const us = (n: number | null) => n === null ? "?" : `${n.toFixed(0)} µs`;
   console.log(
-    `stages (CPU per notification): kernel ${us(stdout.cpu.kernel)}; facade ${
+    `stages, ${name} (CPU per notification): kernel ${us(stdout.cpu.kernel)}; facade ${
       us(stdout.cpu.facade)
-    } ` +
-      `(with SDK clients: ${us(clients.cpu.facade)}; a bare forwarder: ${us(bare.cpu.facade)}); ` +
+    } (with SDK clients: ${us(clients.cpu.facade)}; a bare forwarder: ${us(bare.cpu.facade)}); ` +
       `reading it: raw stdout reader ${us(stdout.cpu.self)}, SDK client ${us(clients.cpu.self)}, ` +
       `socket subscriber ${us(kernel.cpu.self)} (all subscribers share this one process)`,
   );
@@ -335,11 +351,13 @@ try {
   const bare = await measure("bare forwarder", k, forwarderSubscribe(k, children));
   const stdout = await measure("facade stdout", k, stdoutSubscribe(box, children));
   const clients = await measure("MCP clients", k, mcpSubscribe(mcps, box));
-  stages(kernel, bare, stdout, clients);
-  ratios("bare forwarder (line read)", bare.arrived, kernel);
-  ratios("facade stdout (line read)", stdout.arrived, kernel);
-  ratios("MCP clients (stdout line read)", clients.arrived, kernel);
-  ratios("MCP clients (SDK handler)", clients.handled, kernel);
+  for (const name of ["cold", "warm"] as const) {
+    stages(name, kernel[name], bare[name], stdout[name], clients[name]);
+    ratios(`${name}: bare forwarder (line read)`, bare[name].arrived, kernel[name]);
+    ratios(`${name}: facade stdout (line read)`, stdout[name].arrived, kernel[name]);
+    ratios(`${name}: MCP clients (stdout line read)`, clients[name].arrived, kernel[name]);
+    ratios(`${name}: MCP clients (SDK handler)`, clients[name].handled, kernel[name]);
+  }
   await k.stop();
 } finally {
   for (const mcp of mcps) await mcp.close().catch(() => {});
