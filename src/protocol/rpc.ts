@@ -148,24 +148,12 @@ function exactIntegers(_key: string, value: unknown): unknown {
 
 const encoder = new TextEncoder();
 
-/** Stands in a serialization for a {@link JsonText}; random, so no string can be mistaken for it. */
-const JSON_TEXT_MARKER = `@jsontext-${crypto.randomUUID()}-`;
-const JSON_TEXT_PATTERN = new RegExp(`"${JSON_TEXT_MARKER}(\\d+)"`, "g");
-/** The texts of the {@link JsonText} values met by the serialization under way. */
-let jsonTexts: string[] = [];
-
 /**
  * A JSON value already encoded as compact JSON text, written verbatim where it stands in a
  * message: lets a large value built off the event loop (an AST, E-4) be sent without rebuilding it.
  */
 export class JsonText {
   constructor(readonly text: string) {}
-
-  /** A marker that {@link compactJson} replaces by the text. */
-  toJSON(): string {
-    jsonTexts.push(this.text);
-    return `${JSON_TEXT_MARKER}${jsonTexts.length - 1}`;
-  }
 }
 
 /** Encodes a message as one compact frame terminated by a newline. */
@@ -175,26 +163,15 @@ export function encodeFrame(message: unknown): Uint8Array {
 
 /** Compact JSON text with exact bigints and {@link JsonText} values in place, without the newline. */
 export function compactJson(value: unknown): string {
-  const outer = jsonTexts;
-  jsonTexts = [];
-  try {
-    let json: string;
-    try {
-      // Without a replacer the whole serialization stays native: a replacer is a call into
-      // JavaScript per member, the largest cost of a notification while the code is not yet
-      // optimized (issue 18). Only a bigint makes it throw.
-      json = JSON.stringify(value);
-    } catch (e) {
-      if (!(e instanceof TypeError)) throw e;
-      jsonTexts = [];
-      json = JSON.stringify(value, exactIntegers);
-    }
-    if (jsonTexts.length === 0) return json;
-    const texts = jsonTexts;
-    return json.replace(JSON_TEXT_PATTERN, (_, i) => texts[Number(i)]);
-  } finally {
-    jsonTexts = outer;
-  }
+  const texts: string[] = [];
+  const marker = `@jsontext-${crypto.randomUUID()}-`;
+  const json = JSON.stringify(value, (key, v) => {
+    if (!(v instanceof JsonText)) return exactIntegers(key, v);
+    texts.push(v.text);
+    return `${marker}${texts.length - 1}`;
+  });
+  if (texts.length === 0) return json;
+  return json.replace(new RegExp(`"${marker}(\\d+)"`, "g"), (_, i) => texts[Number(i)]);
 }
 
 /** A success response envelope. */
