@@ -151,9 +151,9 @@ async function stop(pid: number): Promise<void> {
   if (processLive(pid)) Deno.kill(pid, "SIGKILL");
 }
 
-/** VmRSS or VmHWM of `pid` in bytes. */
+/** VmRSS or VmHWM of `pid` in bytes (this bench reads /proc: Linux only). */
 function memory(pid: number, field: "rss" | "hwm"): number {
-  return memoryKiB(pid)[field] * 1024;
+  return memoryKiB(pid)[field]! * 1024;
 }
 
 // The test sandbox: temp XDG dirs and HOME, keeping the caller's Deno cache.

@@ -15,7 +15,7 @@
 // counts against the figure; the stage lines show how much of it is this process's own work.
 // CPU per event is read from /proc for the kernel, each facade and this process (the
 // subscribers' side). Afterwards the subscribers unsubscribe and the kernel's connections
-// on its socket are counted (/proc) to show that unsubscribing leaves none behind.
+// on its socket are counted (lsof) to show that unsubscribing leaves none behind.
 // Run: deno run -A scripts/bench/events.ts
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";

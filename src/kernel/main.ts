@@ -1,21 +1,28 @@
 import { socketPath } from "../protocol/socket_path.ts";
 import { stateDir } from "../protocol/state_dir.ts";
-import { runTokenCommand } from "./cli/token.ts";
 import { HELP, USAGE } from "./cli/help.ts";
 import { VERSION } from "../protocol/version.ts";
-import { runApprovalCommand } from "./cli/approval.ts";
+import { RELAY_COMMAND } from "../protocol/relay.ts";
+import { runRelay } from "./cli/relay.ts";
 import { parseServeArgs } from "./cli/serve_args.ts";
 import { UsageError } from "../protocol/cli_args.ts";
-import { serve } from "./daemon/serve.ts";
 import { StartupError } from "./daemon/socket_prep.ts";
+
+// The daemon and the token and approval commands are imported when run: the relay, started
+// once per facade connection, then loads only what connecting needs.
 
 /** Runs the kernel command line (K-CLI-1..3) and returns the exit status. */
 async function main(argv: string[]): Promise<number> {
   const args = argv[0] === "--" ? argv.slice(1) : argv;
   const [command, ...rest] = args;
   try {
-    if (command === "token") return await runTokenCommand(rest, Deno.env.toObject());
+    if (command === RELAY_COMMAND) return await runRelay(rest);
+    if (command === "token") {
+      const { runTokenCommand } = await import("./cli/token.ts");
+      return await runTokenCommand(rest, Deno.env.toObject());
+    }
     if (command === "approve" || command === "deny" || command === "approvals") {
+      const { runApprovalCommand } = await import("./cli/approval.ts");
       return await runApprovalCommand(command, rest);
     }
     if (command === "-h" || command === "--help") {
@@ -30,6 +37,7 @@ async function main(argv: string[]): Promise<number> {
     const env = Deno.env.toObject();
     const dir = stateDir(opts.stateDir, env);
     const socket = socketPath(opts.session, opts.socket, env, Deno.uid() ?? 0);
+    const { serve } = await import("./daemon/serve.ts");
     return await serve(opts, dir, socket);
   } catch (e) {
     if (e instanceof UsageError) {

@@ -1,7 +1,8 @@
 import type { RpcConnection } from "../protocol/rpc_client.ts";
 import { UntrustedPathError } from "../protocol/trusted_path.ts";
-import { thisInstall } from "./client_config.ts";
 import { errorText } from "./config.ts";
+import { RelayConnectError } from "./relay.ts";
+import { spawnProblem } from "./spawn_problem.ts";
 
 /** How often the facade retries connecting after spawning a kernel (M-START-1). */
 export const AUTOSTART_POLL_MS = 50;
@@ -12,19 +13,6 @@ const ANOTHER_KERNEL = 3;
 
 /** A kernel process the facade started, or why it could not be started. */
 export type SpawnedKernel = { exited: Promise<number> } | { problem: string };
-
-/**
- * What to tell a user whose kernel could not be started (M-PERM-4): the PATH that was searched
- * and the one line of client configuration that puts this install's kernel on it.
- */
-function kernelHint(kernel: string, searchPath: string | null): string {
-  const env = `"env": {"PATH": "${thisInstall().path}"}`;
-  const fix = kernel.includes("/") && Deno.build.standalone
-    ? `remove SHOAL_KERNEL (this build runs only shoal-kernel found on PATH) and set ${env}`
-    : `set ${env}`;
-  return `searched PATH=${searchPath ?? "(unset)"}; fix: in the client's configuration of ` +
-    `shoal-mcp, ${fix} (shoal-mcp --print-config CLIENT prints it)`;
-}
 
 /**
  * Spawns `<kernel> --socket <path>` detached (own process group, stdio null, not waited for
@@ -47,11 +35,7 @@ export function spawnKernel(
       detached: true,
     }).spawn();
   } catch (e) {
-    const hint = kernelHint(kernel, searchPath);
-    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
-      return { problem: `permission denied for run:${kernel} (${errorText(e)}); ${hint}` };
-    }
-    return { problem: `cannot start kernel ${JSON.stringify(kernel)}: ${errorText(e)}; ${hint}` };
+    return { problem: spawnProblem(kernel, searchPath, e) };
   }
   child.unref();
   return { exited: child.status.then((s) => s.code) };
@@ -60,7 +44,7 @@ export function spawnKernel(
 /**
  * Retries `connect` every {@link AUTOSTART_POLL_MS} for up to {@link AUTOSTART_WAIT_MS}, giving up
  * early when the spawned kernel exits with a status other than "another kernel owns the socket", or
- * when `connect` finds the socket path untrusted (G-SOCK-10).
+ * when `connect` finds the socket path untrusted (G-SOCK-10) or its relay refuses it for good.
  */
 export async function waitForKernel(
   connect: () => Promise<RpcConnection>,
@@ -75,6 +59,7 @@ export async function waitForKernel(
       return { conn: await connect() };
     } catch (e) {
       if (e instanceof UntrustedPathError) return { problem: e.message };
+      if (e instanceof RelayConnectError && !e.unreachable) return { problem: e.message };
       last = errorText(e);
     }
     if (exit.status !== null && exit.status !== ANOTHER_KERNEL) {

@@ -1,5 +1,5 @@
 import { parseCommandArgs, stringOption, UsageError } from "../protocol/cli_args.ts";
-import { SESSION_NAME, socketPath } from "../protocol/socket_path.ts";
+import { SESSION_NAME, type SocketEnv, socketPath } from "../protocol/socket_path.ts";
 import { type Client, CLIENTS, isClient } from "./client_config.ts";
 
 /** Flag values given on the command line; empty values count as unset (M-CLI-1). */
@@ -81,6 +81,8 @@ export interface FacadeConfig {
   socketProblem: string | null;
   /** The runtime root `socket` lies below, where the G-SOCK-10 check starts (`/` when explicit). */
   socketRoot: string;
+  /** What default discovery read (G-SOCK-1), or null for an explicit path; the relay gets the same. */
+  socketEnv: SocketEnv | null;
   autostart: boolean;
   /** The kernel executable to autostart (M-CLI-1). */
   kernel: string;
@@ -120,6 +122,7 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     socket,
     socketProblem,
     socketRoot,
+    socketEnv: explicit === undefined ? socketEnv : null,
     autostart: env.get("SHOAL_NO_AUTOSTART") === undefined,
     kernel: env.get("SHOAL_KERNEL") ?? "shoal-kernel",
     searchPath: env.get("PATH") ?? null,

@@ -3,7 +3,9 @@ import { ConnectionClosedError, RpcConnection } from "../protocol/rpc_client.ts"
 import { spawnKernel, waitForKernel } from "./autostart.ts";
 import { checkTrustedPath, UntrustedPathError } from "../protocol/trusted_path.ts";
 import { effectiveUid, errorText, type FacadeConfig } from "./config.ts";
-import { RELEASE_RUNTIME_ROOTS } from "./permissions.ts";
+import { holdsSocketGrant } from "./permissions.ts";
+import { connectThroughRelay, RelayConnectError } from "./relay.ts";
+import { isUnreachable, unreachableReason } from "../protocol/relay.ts";
 
 /** What the facade sends as `client` in `session.attach` (M-START-2). */
 const CLIENT = { kind: "mcp", tty: false };
@@ -113,17 +115,23 @@ export class KernelClient {
     if (socket === null) throw new Unavailable(socketProblem ?? "no socket path");
     const euid = effectiveUid();
     if ("problem" in euid) throw new Unavailable(euid.problem);
+    const { session, socketEnv } = this.config;
+    const discovery = socketEnv === null ? null : { session, env: socketEnv };
+    // Without the `unix:` grant for the socket (a release, M-PERM-3) the kernel's relay connects.
+    const open = holdsSocketGrant(socket)
+      ? () => RpcConnection.connect(socket)
+      : () => connectThroughRelay(this.config.kernel, socket, this.config.searchPath, discovery);
     // G-SOCK-10: the path is checked before every connect, autostart polls included.
     const connect = async () => {
       await checkTrustedPath(socket, socketRoot, euid.uid);
-      return await RpcConnection.connect(socket);
+      return await open();
     };
     let conn: RpcConnection;
     try {
       conn = await connect();
     } catch (e) {
       if (e instanceof UntrustedPathError) throw new Unavailable(e.message);
-      if (!autostart || !this.config.autostart || isPermissionError(e)) {
+      if (!autostart || !this.config.autostart || isPermissionError(e) || isRefusedRelay(e)) {
         throw new Unavailable(connectProblem(socket, e));
       }
       const spawned = spawnKernel(this.config.kernel, socket, this.config.searchPath);
@@ -157,19 +165,20 @@ function isPermissionError(e: unknown): boolean {
   return e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied;
 }
 
+function isRefusedRelay(e: unknown): boolean {
+  return e instanceof RelayConnectError && !e.unreachable;
+}
+
 /** Why connecting to `socket` failed, naming the permission and path when one was denied (M-PERM-4). */
 function connectProblem(socket: string, e: unknown): string {
+  // The relay words its reason as this function does.
+  if (e instanceof RelayConnectError) return e.message;
   if (e instanceof Deno.errors.NotCapable) {
-    const scope = Deno.build.standalone
-      ? `this build may only use sockets under ${RELEASE_RUNTIME_ROOTS.join(", ")}`
-      : "the facade may only use the socket it was started for";
-    return `permission denied for unix:${socket} (${scope})`;
+    return `permission denied for unix:${socket} (the facade may only use the socket it was started for)`;
   }
   if (e instanceof Deno.errors.PermissionDenied) {
     return `permission denied for unix:${socket} (${errorText(e)})`;
   }
-  if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.ConnectionRefused) {
-    return `no kernel is listening on ${socket} (${errorText(e)})`;
-  }
+  if (isUnreachable(e)) return unreachableReason(socket, e);
   return `cannot connect to ${socket}: ${errorText(e)}`;
 }

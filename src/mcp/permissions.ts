@@ -13,7 +13,7 @@ export const FACADE_ENV = [
   "PATH",
 ] as const;
 
-/** Directories a compiled release may use sockets under (M-PERM-3). */
+/** Directories below which a compiled release checks the socket path (M-PERM-3, G-SOCK-10). */
 export const RELEASE_RUNTIME_ROOTS = [
   "/run/user",
   "/tmp",
@@ -50,28 +50,26 @@ export function localFlags(
 }
 
 /**
- * Addresses the release refuses although it holds `--allow-net`: every IPv4 address (IPv4-mapped
- * IPv6 included), the IPv6 loopback and the unspecified address (which reaches the loopback).
- * Deno 2.9 takes no IPv6 range here and cannot refuse name look-ups through getaddrinfo.
- */
-const RELEASE_DENIED_NET = ["0.0.0.0/0", "[::1]", "[::]"];
-
-/**
- * Deno permission flags baked into the compiled release of `shoal-mcp` (M-PERM-3). Deno 2.9
- * grants a Unix-socket connect only through `--allow-net=unix:<exact path>`, which a build
- * cannot name for sockets chosen at run time, so the release holds `--allow-net` and refuses
- * what `--deny-net` can express.
+ * Deno permission flags baked into the compiled release of `shoal-mcp` (M-PERM-3): no `net`
+ * permission at all, so no TCP and no name look-up. Deno 2.9 grants a Unix-socket connect only
+ * through `--allow-net=unix:<exact path>`, which a build cannot name for a socket chosen at run
+ * time, so the release reaches its kernel through the kernel's relay (`shoal-kernel connect`),
+ * which it may run. It reads the runtime roots for the trusted path check (G-SOCK-10) and
+ * writes nothing.
  */
 export function releaseFlags(): string[] {
-  const roots = RELEASE_RUNTIME_ROOTS.join(",");
   return [
     "--no-prompt",
-    `--allow-read=${roots}`,
-    `--allow-write=${roots}`,
+    `--allow-read=${RELEASE_RUNTIME_ROOTS.join(",")}`,
     `--allow-run=${RELEASE_KERNEL}`,
     envFlag,
     "--allow-sys=uid",
-    "--allow-net",
-    `--deny-net=${RELEASE_DENIED_NET.join(",")}`,
   ];
+}
+
+/** Whether this process may connect to the socket at `path` itself (it holds `unix:<path>`). */
+export function holdsSocketGrant(path: string): boolean {
+  // Grants name absolute paths, and a relative one is connected to from the working directory.
+  const absolute = path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+  return Deno.permissions.querySync({ name: "net", host: `unix:${absolute}` }).state === "granted";
 }

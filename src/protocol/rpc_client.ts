@@ -1,6 +1,6 @@
 import { RpcError, type RpcErrorObject } from "./errors.ts";
-import { FrameWriter } from "./frame_writer.ts";
-import { readMessageBatches } from "./framing.ts";
+import { type ByteWriter, FrameWriter } from "./frame_writer.ts";
+import { type ByteReader, readMessageBatches } from "./framing.ts";
 import { encodeFrame } from "./rpc.ts";
 
 /** Raised for requests that cannot complete because the connection closed. */
@@ -21,17 +21,22 @@ export type NotificationHandler = (
   params: Record<string, unknown>,
 ) => void | Promise<void>;
 
+/** A duplex byte stream a connection runs over: a Unix socket, or the stdio of a relay process. */
+export interface ByteStream extends ByteReader, ByteWriter {
+  close(): void;
+}
+
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
 }
 
 /**
- * A JSON-RPC client over one Unix-socket connection: one demultiplexer matching responses to
+ * A JSON-RPC client over one connection to the kernel: one demultiplexer matching responses to
  * requests by id, whole-frame writes under one lock, bounded frame reads.
  */
 export class RpcConnection {
-  #conn: Deno.UnixConn;
+  #conn: ByteStream;
   #pending = new Map<number, Pending>();
   #nextId = 1;
   #writer: FrameWriter;
@@ -40,7 +45,8 @@ export class RpcConnection {
   /** Called for each notification frame. */
   onNotification: NotificationHandler = () => {};
 
-  private constructor(conn: Deno.UnixConn) {
+  /** A connection over `conn`, which it reads until it ends and closes when it closes. */
+  constructor(conn: ByteStream) {
     this.#conn = conn;
     this.#writer = new FrameWriter(conn);
     this.#done = this.#readLoop();

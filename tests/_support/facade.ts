@@ -1,6 +1,7 @@
-/** Test helpers: the facade spawned exactly as MCP clients run it (`bin/shoal-mcp`), by the SDK or by raw frames. */
+/** Test helpers: the facade spawned exactly as MCP clients run it (`bin/shoal-mcp`) or as the release runs it, by the SDK or by raw frames. */
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { releaseFlags } from "../../src/mcp/permissions.ts";
 import { REPO, type Sandbox } from "./sandbox.ts";
 
 /** The client command, `bin/shoal-mcp`, with `args`. */
@@ -13,6 +14,20 @@ export function sdkTransport(box: Sandbox, extraEnv: Record<string, string> = {}
   return new StdioClientTransport({
     ...launcherArgs(),
     env: box.env(extraEnv),
+    stderr: "pipe",
+  });
+}
+
+/**
+ * An SDK stdio client transport that starts the facade as the release runs it: `deno run` under
+ * exactly the release flags (M-PERM-3), with this checkout's `bin/` (its `shoal-kernel`) leading PATH.
+ */
+export function releaseTransport(box: Sandbox, extraEnv: Record<string, string> = {}) {
+  const env = box.env(extraEnv);
+  return new StdioClientTransport({
+    command: Deno.execPath(),
+    args: ["run", "--quiet", ...releaseFlags(), `--config=${REPO}/deno.json`, `${REPO}/main.ts`],
+    env: { ...env, PATH: `${REPO}/bin:${env.PATH}` },
     stderr: "pipe",
   });
 }

@@ -1,7 +1,7 @@
 /**
- * Test support: processes, process groups, memory and kernel connections. Processes are read
- * through `ps`, whose columns Linux (procps) and macOS agree on; only socket connections and the
- * peak RSS need Linux's /proc (tests using them are Linux-only).
+ * Test support: processes, process groups, memory and open files. Processes are read through
+ * `ps` and open files through `lsof`, whose output Linux (procps, lsof) and macOS agree on; only
+ * the peak RSS, CPU time and bytes read need Linux's /proc (null or Linux-only where noted).
  */
 
 /** One process as `ps` shows it. */
@@ -23,7 +23,7 @@ function processTable(): PsRow[] {
   }).outputSync();
   const rows: PsRow[] = [];
   for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
-    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s?(.*)$/.exec(line);
+    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s*(.*)$/.exec(line);
     if (m) {
       rows.push({ pid: +m[1], ppid: +m[2], pgid: +m[3], state: m[4][0], command: m[5] });
     }
@@ -72,6 +72,13 @@ export function pidsMentioning(marker: string): number[] {
     .map((r) => r.pid);
 }
 
+/** Pids of live (non-zombie) children of `pid` whose command line contains `marker`. */
+export function childrenMentioning(pid: number, marker: string): number[] {
+  return processTable().filter((r) =>
+    r.ppid === pid && r.state !== "Z" && r.state !== "X" && r.command.includes(marker)
+  ).map((r) => r.pid);
+}
+
 /**
  * The pids in `pids` whose parent is not also in `pids`. A child that a process is forking
  * shares its exe and command line until it execs, so it would otherwise count twice.
@@ -99,67 +106,113 @@ export function kernelPid(socket: string): number {
   return found[0];
 }
 
-/** Inodes of the socket fds `pid` holds. */
-function socketInodes(pid: number): Set<string> {
-  const inodes = new Set<string>();
-  for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`));
-      if (m) inodes.add(m[1]);
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return inodes;
+/** One open file of a process as `lsof -F ftnT` reports it. */
+interface OpenFile {
+  fd: string;
+  /** `unix`, `IPv4`, `REG`, `CHR` … */
+  type: string;
+  name: string;
+  /** The socket state where lsof reports one (Linux: `LISTEN`, `CONNECTED`), else null. */
+  state: string | null;
 }
 
-/** The __SO_ACCEPTCON flag of a listening socket in /proc/net/unix. */
-const LISTENING = "00010000";
+/** The open files of `pid`, narrowed by lsof selection `options` (e.g. `-d 0`, `-U`). */
+function openFiles(pid: number, options: string[] = []): OpenFile[] {
+  const out = new Deno.Command("lsof", {
+    args: ["-w", "-n", "-P", "-a", "-p", String(pid), ...options, "-F", "ftnT"],
+    stderr: "null",
+  }).outputSync();
+  const files: OpenFile[] = [];
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const [field, value] = [line[0], line.slice(1)];
+    if (field === "f") files.push({ fd: value, type: "", name: "", state: null });
+    const file = files.at(-1);
+    if (!file) continue;
+    if (field === "t") file.type = value;
+    if (field === "n") file.name = value;
+    if (field === "T" && value.startsWith("ST=")) file.state = value.slice(3);
+  }
+  return files;
+}
+
+/** What file descriptor `fd` of `pid` is open on (a path such as `/dev/null`), or null. */
+export function fdTarget(pid: number, fd: number): string | null {
+  return openFiles(pid, ["-d", String(fd)]).find((f) => f.fd === String(fd))?.name ?? null;
+}
+
+/** How many sockets `pid` holds, of any kind (its runtime's own included). */
+export function socketCount(pid: number): number {
+  return openFiles(pid).filter((f) => ["unix", "IPv4", "IPv6", "sock"].includes(f.type)).length;
+}
 
 /**
- * Client connections the kernel process `pid` holds on `socket`: its socket fds that
- * /proc/net/unix lists under the name its listener was bound to, minus the listener. That name
- * is `socket` itself or a side name starting with `socket.` that the kernel bound and then
- * renamed into place (/proc keeps the bound name). Other sockets the runtime may hold do not
- * count.
+ * Client connections the kernel process `pid` holds on `socket`: its Unix sockets named by that
+ * path (or a side name `socket.…` bound and renamed into place), less the listener. Linux's lsof
+ * gives a listener's state; macOS's shows a connected socket's peer (`->0x…`) instead.
  */
 export function kernelConnections(pid: number, socket: string): number {
-  const held = socketInodes(pid);
-  const entries = Deno.readTextFileSync("/proc/net/unix").split("\n").slice(1).map((line) => {
-    const [, , , flags, , , inode, path] = line.trim().split(/\s+/);
-    return { flags, inode, path };
-  }).filter((e) => e.path !== undefined && held.has(e.inode));
-  const bound = new Set(
-    entries.filter((e) =>
-      e.flags === LISTENING && (e.path === socket || e.path.startsWith(`${socket}.`))
-    ).map((e) => e.path),
-  );
-  return entries.filter((e) => e.flags !== LISTENING && bound.has(e.path)).length;
+  const paths = [socket, Deno.realPathSync(socket)];
+  return openFiles(pid, ["-U"]).filter((f) => {
+    const path = f.name.split(/ |->/)[0];
+    const named = paths.some((p) => path === p || path.startsWith(`${p}.`));
+    const listening = f.state === "LISTEN" || (f.state === null && !f.name.includes("->"));
+    return named && !listening;
+  }).length;
 }
 
-/** Memory figures of a process from /proc/<pid>/status, in KiB. */
+/** Memory figures of a process, in KiB. */
 export interface Memory {
-  /** Resident set size now (VmRSS). */
+  /** Resident set size now (`ps` rss). */
   rss: number;
-  /** Peak resident set size since the process started (VmHWM). */
-  hwm: number;
+  /** Peak resident set size since the process started: Linux's VmHWM; null elsewhere. */
+  hwm: number | null;
 }
 
-/** VmRSS and VmHWM of `pid` in KiB. */
+/** The resident set size of `pid` now and, on Linux, its peak so far, in KiB. */
 export function memoryKiB(pid: number): Memory {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const field = (name: string) => {
-    const m = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status);
-    if (!m) throw new Error(`no ${name} in /proc/${pid}/status`);
-    return Number(m[1]);
-  };
-  return { rss: field("VmRSS"), hwm: field("VmHWM") };
+  const field = psField(pid, "rss");
+  if (field === null) throw new Error(`no process ${pid}`);
+  const rss = Number(field);
+  if (Deno.build.os !== "linux") return { rss, hwm: null };
+  const m = /^VmHWM:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return { rss, hwm: Number(m[1]) };
 }
 
-/** Resident set size of `pid` in bytes (/proc on Linux, `ps` elsewhere). */
+/**
+ * The peak RSS in KiB of `pid` since `before` was taken: VmHWM when it rose meanwhile (it catches
+ * a peak between samples), else the highest of the caller's samples.
+ */
+export function peakKiB(pid: number, before: Memory, sampled: number): number {
+  const { hwm } = memoryKiB(pid);
+  return hwm !== null && before.hwm !== null && hwm > before.hwm ? hwm : sampled;
+}
+
+/** Resident set size of `pid` in bytes. */
 export function rssBytes(pid: number): number {
-  if (Deno.build.os === "linux") return memoryKiB(pid).rss * 1024;
-  return Number(psField(pid, "rss")) * 1024;
+  return memoryKiB(pid).rss * 1024;
+}
+
+/** The command line of `pid`, arguments joined by spaces, or null when it is gone. */
+export function commandLine(pid: number): string | null {
+  return row(pid)?.command ?? null;
+}
+
+/**
+ * The environment `pid` started with, as `NAME=VALUE` words (a value holding spaces splits), by
+ * `ps`: procps prints it after the command with `e`, macOS with `-E`.
+ */
+export function startEnvironment(pid: number): string[] {
+  const command = commandLine(pid);
+  const out = new Deno.Command("ps", {
+    args: [Deno.build.os === "darwin" ? "-E" : "e", "-ww", "-o", "command=", "-p", String(pid)],
+    stderr: "null",
+  }).outputSync();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  if (command === null || !text.startsWith(command)) {
+    throw new Error(`no environment for process ${pid}`);
+  }
+  return text.slice(command.length).trim().split(" ");
 }
 
 /**
@@ -185,4 +238,13 @@ export function cpuMs(pid: number): number {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Bytes this process has read through read(2) and friends so far (`rchar` of /proc/self/io), or
+ * null off Linux: macOS keeps no such counter that a test can read without FFI.
+ */
+export function bytesRead(): number | null {
+  if (Deno.build.os !== "linux") return null;
+  return Number(/rchar: (\d+)/.exec(Deno.readTextFileSync("/proc/self/io"))![1]);
 }

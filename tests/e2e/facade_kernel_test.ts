@@ -4,7 +4,15 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { createToken } from "../_support/principals.ts";
-import { kernelPid, outermost, processGroup } from "../_support/proc.ts";
+import {
+  commandLine,
+  fdTarget,
+  kernelPid,
+  outermost,
+  processGroup,
+  socketCount,
+  startEnvironment,
+} from "../_support/proc.ts";
 import { KERNEL_BIN, pidsMentioning, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { delay, waitUntil } from "../_support/wait.ts";
 import { RawFacade, sdkTransport } from "../_support/facade.ts";
@@ -57,18 +65,6 @@ function toolCall(id: number, name: string, args: unknown, meta?: unknown): Fram
 function result(frame: Frame): Record<string, unknown> {
   assert.ok(frame.result, `expected a result, got ${JSON.stringify(frame.error)}`);
   return frame.result as Record<string, unknown>;
-}
-
-function socketFds(pid: number): number {
-  let n = 0;
-  for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`).startsWith("socket:")) n++;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return n;
 }
 
 async function withRaw(
@@ -124,9 +120,7 @@ Deno.test("M-START-1/2: autostart with no kernel running; shoal_exec echo hi ret
     assert.equal(Deno.statSync(`${box.dir}/run/shoal`).mode! & 0o777, 0o700);
     // A child the kernel is forking shares its command line until it execs: count it once.
     const kernels = outermost(
-      pidsMentioning(socket).filter((p) =>
-        Deno.readTextFileSync(`/proc/${p}/cmdline`).includes("src/kernel/main.ts")
-      ),
+      pidsMentioning(socket).filter((p) => commandLine(p)?.includes("src/kernel/main.ts")),
     );
     assert.equal(kernels.length, 1, "exactly one kernel was autostarted");
     assert.notEqual(
@@ -245,11 +239,15 @@ Deno.test("M-SUB-2..4: subscribe delivers kernel events; unsubscribe closes the 
     assert.deepEqual((await facade.request(1, "ping")).result, {});
     await facade.request(2, "resources/read", { uri: "shoal://session/cwd" });
     const pid = facade.facadePid()!;
-    const base = socketFds(pid);
+    const base = socketCount(pid);
     const uri = "shoal://events/user.e2e";
     assert.deepEqual((await facade.request(3, "resources/subscribe", { uri })).result, {});
     assert.deepEqual((await facade.request(4, "resources/subscribe", { uri })).result, {});
-    assert.equal(socketFds(pid), base + 1, "one dedicated connection, even when subscribed twice");
+    assert.equal(
+      socketCount(pid),
+      base + 1,
+      "one dedicated connection, even when subscribed twice",
+    );
     const publisher = await kernelConnection(box);
     try {
       for (let i = 0; i < 3; i++) {
@@ -266,7 +264,7 @@ Deno.test("M-SUB-2..4: subscribe delivers kernel events; unsubscribe closes the 
       assert.deepEqual(seqs, [0, 1, 2]);
       assert.deepEqual((await facade.request(5, "resources/unsubscribe", { uri })).result, {});
       assert.ok(
-        await waitUntil(() => socketFds(pid) === base, 3000),
+        await waitUntil(() => socketCount(pid) === base, 3000),
         "dedicated connection closed",
       );
       await publisher.request("events.publish", { channel: "user.e2e", payload: { i: 9 } });
@@ -530,7 +528,7 @@ Deno.test("M-SUB-2: a failed events.subscribe is -32603 subscription failed: …
     assert.deepEqual((await facade.request(1, "ping")).result, {});
     await facade.request(2, "resources/read", { uri: "shoal://jobs" });
     const pid = facade.facadePid()!;
-    const base = socketFds(pid);
+    const base = socketCount(pid);
     const uri = "shoal://events/not%20a%20channel";
     for (const id of [3, 4]) {
       const r = await facade.request(id, "resources/subscribe", { uri });
@@ -538,7 +536,7 @@ Deno.test("M-SUB-2: a failed events.subscribe is -32603 subscription failed: …
       assert.equal(error.code, -32603);
       assert.match(error.message, /^subscription failed: /);
     }
-    assert.ok(await waitUntil(() => socketFds(pid) === base, 3000), "no connection is left open");
+    assert.ok(await waitUntil(() => socketCount(pid) === base, 3000), "no connection is left open");
     assert.deepEqual((await facade.request(5, "resources/unsubscribe", { uri })).result, {});
   });
 });
@@ -551,12 +549,11 @@ Deno.test("M-START-1: the autostarted kernel gets `--socket <path>`, /dev/null s
     const listed = result(await facade.request(1, "tools/call", { name: "shoal_pty_list" }));
     assert.equal(listed.isError, false, "the facade itself attached with its token");
     const pid = kernelPid(box.socket());
-    const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
-    assert.deepEqual(argv.slice(argv.indexOf("--socket")), ["--socket", box.socket(), ""]);
-    const environ = Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0");
+    assert.ok(commandLine(pid)!.endsWith(` --socket ${box.socket()}`), commandLine(pid)!);
+    const environ = startEnvironment(pid);
     assert.ok(environ.includes("SHOAL_E2E_MARK=inherited"), "the environment is inherited");
     assert.deepEqual(environ.filter((e) => e.startsWith("SHOAL_TOKEN=")), ["SHOAL_TOKEN="]);
-    assert.equal(Deno.readLinkSync(`/proc/${pid}/fd/0`), "/dev/null");
+    assert.equal(fdTarget(pid, 0), "/dev/null");
   } finally {
     facade.kill();
     await facade.exit().catch(() => {});

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { localFlags } from "../../src/mcp/permissions.ts";
 import { VERSION } from "../../src/protocol/version.ts";
 import { converse, INITIALIZE } from "../_support/converse.ts";
-import { allPids, kernelPid, parentPid } from "../_support/proc.ts";
+import { allPids, commandLine, kernelPid, parentPid, psField } from "../_support/proc.ts";
 import { KERNEL_BIN, REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { RawFacade } from "../_support/facade.ts";
 
@@ -48,8 +48,8 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
       });
       assert.equal((exec.result as { isError?: boolean }).isError, false);
       const pid = facade.facadePid();
-      const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").slice(0, -1);
-      assert.match(Deno.readLinkSync(`/proc/${pid}/exe`), /\/deno$/);
+      const argv = commandLine(pid)!.split(" ");
+      assert.match(psField(pid, "comm")!, /(^|\/)deno$/);
       const flags = localFlags(box.socket(), KERNEL_BIN, `${box.dir}/run`);
       assert.deepEqual(argv.slice(1), [
         "run",

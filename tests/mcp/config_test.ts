@@ -50,7 +50,7 @@ Deno.test("M-CLI-1: flags win over environment; session is validated", () => {
   assert.throws(() => resolveConfig({ session: "bad name" }, env), /invalid session/);
 });
 
-Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and PATH Deno 2.9 and M-PERM-4 need", () => {
+Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and PATH Deno 2.9 and M-PERM-4 need, and no net permission in the release", () => {
   assert.deepEqual(localFlags("/r/s.sock", "/bin/k", "/"), [
     "--no-prompt",
     "--allow-read=/r/s.sock,/r",
@@ -64,16 +64,13 @@ Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and
     "--no-prompt",
     "--allow-run=/bin/k",
   ]);
-  const release = releaseFlags();
-  assert.ok(
-    release.includes("--allow-read=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders"),
-  );
-  assert.ok(
-    release.includes("--allow-write=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders"),
-  );
-  assert.ok(release.includes("--allow-run=shoal-kernel"));
-  assert.ok(release.includes("--allow-net") && release.includes("--deny-net=0.0.0.0/0,[::1],[::]"));
-  assert.ok(release.includes("--allow-sys=uid") && release.includes("--no-prompt"));
+  assert.deepEqual(releaseFlags(), [
+    "--no-prompt",
+    "--allow-read=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders",
+    "--allow-run=shoal-kernel",
+    "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
+    "--allow-sys=uid",
+  ], "the release holds no net permission and writes nothing: its kernel's relay connects");
 });
 
 Deno.test("M-SUB-1: subscribable URIs map to channels, others do not", () => {
@@ -143,6 +140,7 @@ Deno.test("M-CLI-1: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART
       socket: "/e/s.sock",
       socketProblem: null,
       socketRoot: "/",
+      socketEnv: null,
       autostart: false,
       kernel: "/opt/k",
       searchPath: Deno.env.get("PATH") || null,

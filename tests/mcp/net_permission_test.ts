@@ -1,9 +1,12 @@
 /** M-PERM-1..3: what network the facade's permission flags leave open, probed for real. */
 import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
-import { converse } from "../_support/converse.ts";
-import { startKernel } from "../_support/kernel.ts";
-import { REPO } from "../_support/sandbox.ts";
+import { releaseTransport, sdkTransport } from "../_support/facade.ts";
+import { launchKernel, startKernel, type TestKernel } from "../_support/kernel.ts";
+import { childrenMentioning, processLive } from "../_support/proc.ts";
+import { delay, waitUntil } from "../_support/wait.ts";
 
 const PROBE = new URL("./_net_probe.ts", import.meta.url).pathname;
 
@@ -25,46 +28,143 @@ async function probe(flags: string[]): Promise<Record<string, string>> {
   }
 }
 
-/** The probe's view with no permission flags at all, so a refusal means something. */
-const UNRESTRICTED = ["--allow-net"];
+/** Every attempt of the probe refused by a permission check. */
+const ALL_REFUSED = {
+  "tcp 127.0.0.1": "refused",
+  "tcp ::1": "refused",
+  "tcp ::": "refused",
+  "tcp localhost": "refused",
+  "tcp 2001:db8::1": "refused",
+  "Deno.resolveDns": "refused",
+  "node:dns lookup": "refused",
+};
 
-Deno.test("M-PERM-3: under exactly the release flags TCP to 127.0.0.1, ::1 and :: and a resolver query are refused", async () => {
-  assert.equal((await probe(UNRESTRICTED))["tcp 127.0.0.1"], "allowed", "the listeners are live");
-  const seen = await probe(releaseFlags());
-  for (const name of ["tcp 127.0.0.1", "tcp ::1", "tcp ::", "tcp localhost", "Deno.resolveDns"]) {
-    assert.equal(seen[name], "refused", name);
-  }
-  // Not asserted: getaddrinfo (node:dns lookup) and global IPv6 stay open under --allow-net,
-  // which Deno 2.9 needs for a Unix socket whose path is chosen at run time.
+Deno.test("M-PERM-3: under exactly the release flags TCP to 127.0.0.1, ::1, :: and a global IPv6 address and both kinds of DNS look-up are refused", async () => {
+  assert.equal(
+    (await probe(["--allow-net"]))["tcp 127.0.0.1"],
+    "allowed",
+    "the listeners are live",
+  );
+  assert.deepEqual(await probe(releaseFlags()), ALL_REFUSED);
 });
 
-Deno.test("M-PERM-2: under the local flags every TCP connect and both kinds of DNS look-up are refused", async () => {
-  const seen = await probe(localFlags("/tmp/x/default.sock", "/bin/true", "/tmp"));
-  assert.deepEqual(seen, {
-    "tcp 127.0.0.1": "refused",
-    "tcp ::1": "refused",
-    "tcp ::": "refused",
-    "tcp localhost": "refused",
-    "Deno.resolveDns": "refused",
-    "node:dns lookup": "refused",
-  });
+Deno.test("M-PERM-2: under the local flags (the exact unix: grant) every TCP connect and both kinds of DNS look-up are refused", async () => {
+  assert.deepEqual(
+    await probe(localFlags("/tmp/x/default.sock", "/bin/true", "/tmp")),
+    ALL_REFUSED,
+  );
 });
 
-Deno.test("M-PERM-3: the facade under exactly the release flags serves tool calls from a live kernel", async () => {
-  const kernel = await startKernel();
+/** Pids of the relays (`shoal-kernel connect`) the facade `pid` runs. */
+function relays(pid: number): number[] {
+  return childrenMentioning(pid, "main.ts connect --session default");
+}
+
+/** The text of a `shoal_exec` result, or the message of the error it was answered with. */
+async function execText(client: Client, src: string): Promise<string> {
   try {
-    assert.ok(kernel.socket.startsWith("/tmp/"), "the sandbox lies under a release runtime root");
-    const exec = { name: "shoal_exec", arguments: { src: "echo released" } };
-    const { code, frames, stderr } = await converse(
-      Deno.execPath(),
-      ["run", ...releaseFlags(), `--config=${REPO}/deno.json`, `${REPO}/main.ts`],
-      kernel.box.env({ SHOAL_NO_AUTOSTART: "1" }),
-      [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: exec }],
+    const r = await client.callTool({ name: "shoal_exec", arguments: { src } });
+    return (r.content as { text?: string }[])[0]?.text ?? JSON.stringify(r);
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+Deno.test("M-PERM-3, M-START-3/4: the facade under exactly the release flags serves a live kernel through its relay; a kernel restart or a dead relay is a clear error, then it recovers", async () => {
+  const kernel = await startKernel();
+  const socket = kernel.socket;
+  let again: TestKernel | null = null;
+  const client = new Client({ name: "shoal-test", version: "0" });
+  try {
+    assert.ok(socket.startsWith("/tmp/"), "the sandbox lies under a release runtime root");
+    const transport = releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" });
+    await client.connect(transport);
+    const facade = transport.pid!;
+    assert.equal(await execText(client, "echo released"), "released");
+    assert.equal(relays(facade).length, 1, "one relay carries the main connection");
+
+    const inFlight = execText(client, "sleep 20");
+    await delay(500);
+    await kernel.stop();
+    assert.match(await inFlight, /kernel disconnected$/);
+    assert.match(
+      await execText(client, "echo down"),
+      new RegExp(`kernel unavailable: no kernel is listening on ${socket} \\(`),
     );
-    assert.equal(code, 0, stderr);
-    const result = frames.get(1)?.result as { content?: { text?: string }[] } | undefined;
-    assert.equal(result?.content?.[0]?.text, "released", JSON.stringify(frames.get(1)));
+    again = await launchKernel(kernel.box, ["--socket", socket], socket);
+    assert.equal(await execText(client, "echo back"), "back");
+
+    const [relay] = relays(facade);
+    const cut = execText(client, "sleep 20");
+    await delay(500);
+    Deno.kill(relay, "SIGKILL");
+    assert.match(await cut, /kernel disconnected$/);
+    assert.equal(await execText(client, "echo relayed again"), "relayed again");
+    assert.equal(relays(facade).length, 1, "the dead relay was replaced, not added to");
+
+    const last = relays(facade);
+    await client.close();
+    assert.ok(await waitUntil(() => !last.some(processLive), 10000), "no relay outlives it");
   } finally {
+    await client.close();
+    await again?.stop();
+    await kernel.cleanup();
+  }
+});
+
+Deno.test("M-PERM-3, M-SUB-2..4: under the release flags a subscription gets its own relay, delivers kernel events, and unsubscribe ends that relay", async () => {
+  const kernel = await startKernel();
+  const client = new Client({ name: "shoal-test", version: "0" });
+  const updates: unknown[] = [];
+  client.fallbackNotificationHandler = (n) => {
+    if (n.method === "notifications/resources/updated") updates.push(n.params?.payload);
+    return Promise.resolve();
+  };
+  const publisher = await kernel.attach();
+  try {
+    const transport = releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" });
+    await client.connect(transport);
+    const facade = transport.pid!;
+    const uri = "shoal://events/user.released";
+    assert.deepEqual(await client.subscribeResource({ uri }), {});
+    assert.equal(relays(facade).length, 2, "the main connection and the subscription's");
+    await publisher.request("events.publish", { channel: "user.released", payload: { n: 1 } });
+    assert.ok(await waitUntil(() => updates.length === 1, 10000), "the event arrived");
+    assert.deepEqual(updates, [{ n: 1 }]);
+    assert.deepEqual(await client.unsubscribeResource({ uri }), {});
+    assert.ok(await waitUntil(() => relays(facade).length === 1, 10000), "its relay ended");
+  } finally {
+    await client.close();
+    await kernel.cleanup();
+  }
+});
+
+Deno.test("M-PERM-2: the local run connects to its socket itself: no relay process", async () => {
+  const kernel = await startKernel();
+  const client = new Client({ name: "shoal-test", version: "0" });
+  try {
+    const transport = sdkTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1" });
+    await client.connect(transport);
+    assert.equal(await execText(client, "echo direct"), "direct");
+    assert.deepEqual(childrenMentioning(transport.pid!, " connect "), []);
+  } finally {
+    await client.close();
+    await kernel.cleanup();
+  }
+});
+
+Deno.test("G-SOCK-10: the relay checks a discovered socket below the runtime root the facade checks it below (a runtime directory reached through a symlink works)", async () => {
+  const kernel = await startKernel();
+  const client = new Client({ name: "shoal-test", version: "0" });
+  try {
+    const link = `${kernel.box.dir}/run-link`;
+    await Deno.symlink(`${kernel.box.dir}/run`, link);
+    await client.connect(
+      releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1", XDG_RUNTIME_DIR: link }),
+    );
+    assert.equal(await execText(client, "echo linked"), "linked");
+  } finally {
+    await client.close();
     await kernel.cleanup();
   }
 });

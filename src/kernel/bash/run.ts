@@ -3,6 +3,7 @@ import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
+import { spawnDriver, spawnGroupLeader } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
 
 /**
@@ -64,28 +65,6 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: Ab
   } catch {
     // cancelled after the linger period: later output is lost (K-BASH-3)
   }
-}
-
-/**
- * Spawns `argv` as K-BASH-1 wants it: a new process group, stdin /dev/null, the state's cwd and
- * exactly its exported environment, output piped.
- */
-function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): Deno.ChildProcess {
-  return new Deno.Command(cmd, {
-    args,
-    cwd: state.cwd,
-    env: Object.fromEntries(state.env),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    detached: true,
-  }).spawn();
-}
-
-/** Spawns `bash -c <driver> shoal <args…>` unconfined, as K-BASH-1 wants it. */
-export function spawnDriver(bash: string, state: ShellState, args: string[]): Deno.ChildProcess {
-  return spawnGroupLeader([bash, "--noprofile", "--norc", "-c", ...args], state);
 }
 
 /**

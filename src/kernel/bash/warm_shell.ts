@@ -1,5 +1,5 @@
 import { mkfifo } from "./mkfifo.ts";
-import { spawnDriver } from "./run.ts";
+import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
 

@@ -6,6 +6,7 @@ export const USAGE =
        shoal-kernel token create <principal> <profile> [--cap CAP]... [--ttl SECONDS] [--state-dir DIR]
        shoal-kernel token list|revoke <id> [--state-dir DIR]
        shoal-kernel approve <plan_ref> | deny <plan_ref> [--reason TEXT] | approvals [--socket PATH] [--session NAME]
+       shoal-kernel connect [--socket PATH] [--session NAME]
        shoal-kernel --help | --version`;
 
 /** The full help: every subcommand, option, environment variable, default path and the log. */
@@ -22,8 +23,11 @@ serve (the default):
   --bash PATH        bash >= 4.4 to run (default: /bin/bash, /usr/bin/bash, bash on PATH)
 token create|list|revoke   manage agent bearer tokens in <state>/tokens.json
 approve|deny|approvals     act on pending plans as the local human, over the socket
+connect                    relay stdin and stdout to the socket until either side closes (how a
+                           shoal-mcp without network permission reaches the kernel); prints
+                           "shoal-kernel: connected <path>" to stderr once connected
 Every option also takes the form --option=value. Exit status: 0 done, 1 error, 2 usage,
-3 another kernel owns the socket.
+3 another kernel owns the socket, 4 (connect) no kernel listens on the socket.
 
 Environment (empty counts as unset):
   XDG_RUNTIME_DIR, TMPDIR  where the default socket lives

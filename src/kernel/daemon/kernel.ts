@@ -1,4 +1,5 @@
 import type { ClientConnection } from "../rpc/client_connection.ts";
+import type { KernelServices } from "../rpc/kernel_services.ts";
 import type { ShellState } from "../bash/shell_state.ts";
 import { SessionRegistry } from "../session/registry.ts";
 import { EventBus } from "../events/bus.ts";
@@ -34,7 +35,7 @@ export interface KernelConfig {
 }
 
 /** One kernel process: its configuration and every registry it owns. */
-export class Kernel {
+export class Kernel implements KernelServices {
   readonly sessions: SessionRegistry<Value>;
   readonly connections = new Set<ClientConnection>();
   readonly journal: Journal;

@@ -8,7 +8,6 @@ import { cloneState, diffState, type ShellState } from "../bash/shell_state.ts";
 import type { WarmShell } from "../bash/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
-import type { Kernel } from "../daemon/kernel.ts";
 import type { Effect } from "../policy/effects.ts";
 import { CaptureSink } from "../store/capture.ts";
 import type { Cas } from "../store/cas.ts";
@@ -17,6 +16,7 @@ import { commandText, outcomeValue } from "../values/outcome.ts";
 import type { ElideOverride } from "../values/params.ts";
 import { renderBounded } from "../values/render.ts";
 import { isList, listLength, type Outcome, tagOf } from "../values/value.ts";
+import type { RunServices } from "./run_services.ts";
 import { type TranscriptResult, transcriptResult } from "./transcript_result.ts";
 
 /** How a run's caller wants its answer (K-EXEC-1). */
@@ -80,7 +80,7 @@ function transcriptSummary(outcome: Outcome): Record<string, unknown> {
  * events in the K-EXEC-8 order, and the K-EXEC-3/4/5/6 result shapes.
  */
 export async function runSource(
-  kernel: Kernel,
+  kernel: RunServices,
   attachment: Attachment,
   src: string,
   effects: Effect[],
@@ -151,7 +151,7 @@ export async function runSource(
 }
 
 async function finishRun(
-  kernel: Kernel,
+  kernel: RunServices,
   attachment: Attachment,
   task: Task,
   run: { src: string; snapshot: ShellState; warm: WarmShell | null; sandbox: Sandboxing | null },

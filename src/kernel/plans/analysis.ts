@@ -1,8 +1,8 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { analyzeOffLoop } from "../bash/off_loop.ts";
-import type { Kernel } from "../daemon/kernel.ts";
 import { pathObject } from "../values/path_object.ts";
+import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
 import { type Effect, fillBinHashes, type Reversibility } from "../policy/effects.ts";
 import type { Grants, Verdict } from "../policy/grants.ts";
@@ -61,7 +61,7 @@ function initialApproval(verdict: Verdict): ApprovalState {
 
 /** Publishes an `approval` event about a plan (§9.2). */
 export function publishApproval(
-  kernel: Kernel,
+  kernel: PlanServices,
   plan: Plan,
   event: "pending" | "requested" | "granted" | "denied",
   by: string | null,
@@ -80,7 +80,7 @@ export function publishApproval(
 
 /** Stores a plan for the caller (P-PLAN-2) and announces it when it awaits approval. */
 export function storePlan(
-  kernel: Kernel,
+  kernel: PlanServices,
   attachment: Attachment,
   src: string,
   analysis: Analysis,
@@ -159,7 +159,7 @@ export function refuseUnknownPrincipal(grants: Grants): void {
  * show → -32010. Returns the sandbox the run goes into (null: unconfined).
  */
 export function enforceVerdict(
-  kernel: Kernel,
+  kernel: PlanServices,
   attachment: Attachment,
   src: string,
   analysis: Analysis,

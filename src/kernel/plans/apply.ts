@@ -1,14 +1,15 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { type RunOptions, runSource } from "../exec/run_source.ts";
-import type { Kernel } from "../daemon/kernel.ts";
+import type { RunServices } from "../exec/run_services.ts";
 import { currentEffects } from "./analysis.ts";
 import { denied } from "./denied.ts";
+import type { PlanServices } from "./plan_services.ts";
 import type { Plan } from "./store.ts";
 
 /** The plan a caller may apply now, or the K-PLAN-3 error in its order. */
 export async function checkApplicable(
-  kernel: Kernel,
+  kernel: PlanServices,
   attachment: Attachment,
   ref: string,
 ): Promise<Plan> {
@@ -38,7 +39,7 @@ export async function checkApplicable(
  * sees what an approval granted (P-SBX-3). A run that may not start is refused (-32010).
  */
 export function applyPlan(
-  kernel: Kernel,
+  kernel: RunServices,
   attachment: Attachment,
   plan: Plan,
   opts: RunOptions,

@@ -1,7 +1,7 @@
 import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
 import type { RpcId } from "../../protocol/rpc.ts";
 import type { ClientConnection } from "./client_connection.ts";
-import type { Kernel } from "../daemon/kernel.ts";
+import type { KernelServices } from "./kernel_services.ts";
 import type { AttachedContext, CallContext, MethodSpec } from "./method.ts";
 import { METHODS } from "./table.ts";
 import { zodMessage } from "./zod_message.ts";
@@ -15,7 +15,7 @@ export function toErrorObject(e: unknown): RpcErrorObject {
 
 /** Runs one request through the method table: lookup, attachment, token, params, handler. */
 export function dispatch(
-  kernel: Kernel,
+  kernel: KernelServices,
   client: ClientConnection,
   id: RpcId,
   name: string,

@@ -1,11 +1,11 @@
 import type { z } from "zod";
 import type { Attachment } from "../session/attachment.ts";
 import type { ClientConnection } from "./client_connection.ts";
-import type { Kernel } from "../daemon/kernel.ts";
+import type { KernelServices } from "./kernel_services.ts";
 
 /** What every handler receives about its caller (G-TRUST-5). */
 export interface CallContext {
-  kernel: Kernel;
+  kernel: KernelServices;
   conn: ClientConnection;
   attachment: Attachment | null;
 }

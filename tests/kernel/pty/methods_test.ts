@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { startKernel, startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
-import { kernelPid, memoryKiB, processLive, psField } from "../../_support/proc.ts";
+import { kernelPid, memoryKiB, peakKiB, processLive, psField } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { delay } from "../../_support/wait.ts";
@@ -43,10 +43,8 @@ function killLeftovers(pids: number[]): void {
 function withPtys(
   name: string,
   body: (conn: RpcConnection, k: TestKernel, pids: number[]) => Promise<void>,
-  linuxOnly = false,
 ) {
-  // Linux-only tests read /proc (peak RSS); macOS has no equivalent without extra tools.
-  Deno.test({ name, ignore: linuxOnly && Deno.build.os !== "linux" }, async () => {
+  Deno.test(name, async () => {
     const k = await startKernel();
     const pids: number[] = [];
     try {
@@ -290,12 +288,6 @@ withPtys(
   },
 );
 
-/** Peak RSS in KiB of `pid` over a period: VmHWM when it rose, else the highest sample. */
-function peakSince(pid: number, before: { hwm: number }, sampled: number): number {
-  const after = memoryKiB(pid);
-  return after.hwm > before.hwm ? after.hwm : sampled;
-}
-
 withPtys(
   "50 MB of output in a PTY: session.cwd and exec keep answering meanwhile; kernel RSS grows < 96 MiB, and a second 50 MB adds < 24 MiB (K-PTY-8)",
   async (conn, k, pids) => {
@@ -328,7 +320,7 @@ withPtys(
     assert.deepEqual(done.exit, { status: 0, signal: null });
     // The reader parses at most 32 KiB per step and keeps no backlog; what remains is V8 heap and
     // JIT warm-up, which measured 24-62 MiB here. Holding the output itself would add the 50 MB on top of that.
-    const peak = peakSince(pid, before, sampled);
+    const peak = peakKiB(pid, before, sampled);
     const growthMiB = (peak - before.rss) / 1024;
     assert.ok(growthMiB < 96, `kernel RSS grew by ${growthMiB.toFixed(1)} MiB`);
 
@@ -340,11 +332,10 @@ withPtys(
       warmSampled = Math.max(warmSampled, memoryKiB(pid).rss);
       await delay(POLL_MS);
     }
-    const again = (peakSince(pid, warm, warmSampled) - warm.rss) / 1024;
+    const again = (peakKiB(pid, warm, warmSampled) - warm.rss) / 1024;
     assert.ok(again < 24, `a second 50 MB grew kernel RSS by ${again.toFixed(1)} MiB`);
     assert.equal((await read(conn, second.pty_id)).screen[23], "a".repeat(80));
   },
-  true,
 );
 
 withPtys(

@@ -7,7 +7,7 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals.ts";
-import { groupMembers, processLive } from "../../_support/proc.ts";
+import { groupMembers, processLive, psField } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -242,14 +242,9 @@ async function startTask(agent: RpcConnection, src: string, n: number) {
   return { task, members, pid };
 }
 
-/** The /proc state letter of `pid`, or "gone". */
+/** The state letter of `pid` (`ps` stat), or "gone". */
 function procState(pid: number): string {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0];
-  } catch {
-    return "gone";
-  }
+  return psField(pid, "stat")?.[0] ?? "gone";
 }
 
 Deno.test("suspended and cancelled sandboxed tasks stop and leave no process", async () => {

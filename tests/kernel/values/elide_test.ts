@@ -5,7 +5,7 @@ import { ValueUri } from "../../../src/kernel/values/uri.ts";
 import { Table, type Value } from "../../../src/kernel/values/value.ts";
 import { wireBytes, wireWithin } from "../../../src/kernel/values/wire.ts";
 import { ELIDE_DEFAULTS } from "../../../src/protocol/limits.ts";
-import { bytesRead } from "./_read_meter.ts";
+import { bytesRead } from "../../_support/proc.ts";
 import { outcomeOf, sparseStr, withCas } from "./_fixtures.ts";
 
 const URI = new ValueUri("shoal://out/12");
@@ -233,7 +233,8 @@ Deno.test("a multi-GB CAS-backed str is elided after reading only its head", asy
     const huge = await sparseStr(cas, "first line\n", size, 1);
     const before = bytesRead();
     const ref = await elideValue(huge, ELIDE_DEFAULTS, new ValueUri("shoal://out/9", "out"), false);
-    assert.ok(bytesRead() - before < 1024 * 1024);
+    // Where the OS counts reads (Linux), only the head was read.
+    if (before !== null) assert.ok(bytesRead()! - before < 1024 * 1024);
     assert.equal(ref.n, size);
     assert.equal(ref.of, "str");
     assert.equal((ref.preview as { v: string }).v, "first line\n" + "\0".repeat(245));

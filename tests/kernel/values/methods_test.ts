@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { byteLength } from "../../_support/bytes.ts";
 import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
-import { kernelPid, memoryKiB } from "../../_support/proc.ts";
+import { kernelPid, memoryKiB, peakKiB } from "../../_support/proc.ts";
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -101,10 +101,7 @@ withKernel(
       running = false;
       await sampler;
     }
-    const after = memoryKiB(pid);
-    // VmHWM catches a peak between samples; when the peak predates the run, the samples decide.
-    const peak = after.hwm > before.hwm ? after.hwm : sampled;
-    const growthMiB = (peak - before.rss) / 1024;
+    const growthMiB = (peakKiB(pid, before, sampled) - before.rss) / 1024;
     assert.ok(growthMiB < 64, `kernel RSS grew by ${growthMiB.toFixed(1)} MiB`);
     const out = outOf(r);
     assert.equal(out.$, "ref");

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
 import type { Attachment } from "../../session/attachment.ts";
 import { runSource } from "../../exec/run_source.ts";
-import type { Kernel } from "../../daemon/kernel.ts";
+import type { RunServices } from "../../exec/run_services.ts";
+import type { PlanServices } from "../../plans/plan_services.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import {
   analyze,
@@ -32,7 +33,7 @@ const REFUSALS: ReadonlyMap<number, string> = new Map([
  * exactly this `src`. Every refusal is -32010 (K-EXEC-9).
  */
 async function approvedPlan(
-  kernel: Kernel,
+  kernel: PlanServices,
   attachment: Attachment,
   ref: string | null,
   src: string,
@@ -78,7 +79,7 @@ export const EXEC_METHODS: MethodSpec[] = [
 
 /** One `exec` once its start turn has come; `started` ends the turn when bash is spawned. */
 async function execute(
-  kernel: Kernel,
+  kernel: RunServices & PlanServices,
   attachment: Attachment,
   p: z.output<typeof execParams>,
   started: () => void,

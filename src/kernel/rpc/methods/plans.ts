@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { APPROVAL_LIST_LIMIT, APPROVAL_SRC_LIMIT } from "../../../protocol/limits.ts";
-import type { Kernel } from "../../daemon/kernel.ts";
+import type { KernelServices } from "../kernel_services.ts";
+import type { PlanServices } from "../../plans/plan_services.ts";
 import { nowNs } from "../../events/now_ns.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
@@ -40,7 +41,7 @@ function uncovered(plan: Plan, named: EffectKind[]): EffectKind[] {
 }
 
 /** Approves a plan and announces it (K-CAP-1 step 4, K-APPR-2). */
-function approve(kernel: Kernel, plan: Plan, by: string): void {
+function approve(kernel: PlanServices, plan: Plan, by: string): void {
   plan.approval = "approved";
   plan.approvedBy = by;
   publishApproval(kernel, plan, "granted", by);
@@ -57,7 +58,7 @@ function uncoveredResult(plan: Plan, missing: EffectKind[]) {
 }
 
 /** The answer for an approved plan (K-CAP-1 step 2, K-APPR-2). */
-function approvedResult(kernel: Kernel, plan: Plan, by: string) {
+function approvedResult(kernel: Pick<KernelServices, "config">, plan: Plan, by: string) {
   return {
     grant: "approved",
     plan_ref: plan.ref,
@@ -74,7 +75,7 @@ function requireApprover(grants: Grants): void {
 }
 
 /** The current verdict of a plan, judged by its owner's grants. */
-function ownerVerdict(kernel: Kernel, plan: Plan) {
+function ownerVerdict(kernel: Pick<KernelServices, "config">, plan: Plan) {
   return resolveGrants(kernel.config, plan.principal).verdict(plan.effects, plan.reversibility);
 }
 

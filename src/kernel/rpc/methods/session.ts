@@ -7,7 +7,7 @@ import { VERSION } from "../../../protocol/version.ts";
 import type { Attachment } from "../../session/attachment.ts";
 import type { ClientConnection } from "../client_connection.ts";
 import type { BusEvent } from "../../events/bus_event.ts";
-import type { Kernel } from "../../daemon/kernel.ts";
+import type { KernelServices } from "../kernel_services.ts";
 import { attached, type MethodSpec, unattached } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
 import { resolveGrants } from "../../policy/grants.ts";
@@ -34,7 +34,7 @@ function envHash(env: Map<string, string>): string {
  * nothing and loses its subscriptions at the next event, without waiting for a request (T-TOK-4).
  */
 function visibility(
-  kernel: Kernel,
+  kernel: Pick<KernelServices, "tokenLapsed">,
   conn: ClientConnection,
   a: Attachment,
 ): (e: BusEvent) => boolean {
@@ -61,7 +61,11 @@ const releases = new WeakMap<ClientConnection, () => void>();
  * Keeps `session` from being reclaimed while `conn` is attached to it (E-3): until the
  * connection closes or attaches again.
  */
-function holdSession(kernel: Kernel, conn: ClientConnection, session: Attachment["session"]): void {
+function holdSession(
+  kernel: Pick<KernelServices, "sessions">,
+  conn: ClientConnection,
+  session: Attachment["session"],
+): void {
   releases.get(conn)?.();
   const release = kernel.sessions.hold(session);
   const unregister = conn.onClose(release);

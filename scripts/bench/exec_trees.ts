@@ -1,0 +1,116 @@
+/**
+ * Exec latency of several checkouts of shoal in one run, for bounds like issue 9's "bench figures
+ * do not get worse": `deno run -A scripts/bench/exec_trees.ts [--rounds R] [--calls N] OLD NEW …`.
+ * Every tree's facade runs at once (each by its own launcher: `bin/shoal-mcp`, or the
+ * `deno task mcp` of older trees) with the kernel it autostarted; each round times a block of
+ * `echo hi` calls through each facade and then directly on its kernel socket, trees in turn (the
+ * order alternating), with one instrument (this tree's clients). Short blocks in many rounds
+ * let every tree see the same load; the ratios are medians of per-round ratios to the first tree.
+ */
+import { basename } from "node:path";
+import { parseArgs } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { sandbox } from "../../tests/_support/sandbox.ts";
+import { percentile } from "./percentile.ts";
+
+const WARMUP = 3;
+
+/** How a checkout starts its facade, as its MCP clients would. */
+function launcher(root: string): { command: string; args: string[] } {
+  try {
+    Deno.statSync(`${root}/bin/shoal-mcp`);
+    return { command: `${root}/bin/shoal-mcp`, args: [] };
+  } catch {
+    const task = JSON.parse(Deno.readTextFileSync(`${root}/deno.json`)).tasks.mcp as string;
+    const [, ...args] = task.split(/\s+/);
+    return {
+      command: Deno.execPath(),
+      args: args.map((a) => a.endsWith(".ts") ? `${root}/${a}` : a),
+    };
+  }
+}
+
+/** Milliseconds of `n` calls of `run` after a short warm-up. */
+async function samples(run: () => Promise<unknown>, n: number): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) await run();
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await run();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** One tree's facade client and direct kernel connection, in their own sandbox. */
+interface Tree {
+  name: string;
+  facade: () => Promise<unknown>;
+  direct: () => Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Starts a tree's facade (which autostarts its kernel) and attaches a direct connection. */
+async function startTree(root: string): Promise<Tree> {
+  const box = await sandbox();
+  const client = new Client({ name: "bench", version: "0" });
+  await client.connect(
+    new StdioClientTransport({ ...launcher(root), env: box.env(), stderr: "pipe" }),
+  );
+  const facade = () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
+  await facade();
+  const conn = await RpcConnection.connect(box.socket());
+  await conn.request("session.attach", { session: "bench" });
+  return {
+    name: basename(root),
+    facade,
+    direct: () => conn.request("exec", { src: "echo hi" }),
+    close: async () => {
+      conn.close();
+      await client.close().catch(() => {});
+      await box.cleanup();
+    },
+  };
+}
+
+const PATHS = ["facade", "direct"] as const;
+const args = parseArgs({
+  options: { rounds: { type: "string", default: "10" }, calls: { type: "string", default: "50" } },
+  allowPositionals: true,
+});
+const roots = args.positionals.map((r) => Deno.realPathSync(r));
+if (roots.length < 2) throw new Error("usage: exec_trees.ts [--rounds R] [--calls N] ROOT ROOT …");
+const [rounds, calls] = [Number(args.values.rounds), Number(args.values.calls)];
+const trees: Tree[] = [];
+try {
+  for (const root of roots) trees.push(await startTree(root));
+  // got[tree][path][round]: the samples of one block.
+  const got = trees.map(() => ({ facade: [] as number[][], direct: [] as number[][] }));
+  for (let r = 0; r < rounds; r++) {
+    const order = trees.map((_, i) => i);
+    if (r % 2 === 1) order.reverse();
+    for (const i of order) {
+      for (const path of PATHS) got[i][path].push(await samples(trees[i][path], calls));
+    }
+  }
+  const p = (xs: number[], q: number) => percentile([...xs].sort((a, b) => a - b), q);
+  console.log(`exec latency of echo hi: ${rounds} rounds x ${calls} calls per path and tree (ms)`);
+  console.log("tree            path      p50      p95  p50/first  p95/first (medians of rounds)");
+  for (const path of PATHS) {
+    trees.forEach((tree, i) => {
+      const all = got[i][path].flat();
+      const ratio = (q: number) =>
+        p(got[i][path].map((block, r) => p(block, q) / p(got[0][path][r], q)), 0.5);
+      console.log(
+        `${tree.name.padEnd(15)} ${path.padEnd(6)} ${p(all, 0.5).toFixed(2).padStart(7)}  ` +
+          `${p(all, 0.95).toFixed(2).padStart(7)}  ${ratio(0.5).toFixed(2).padStart(8)}x ` +
+          `${ratio(0.95).toFixed(2).padStart(8)}x`,
+      );
+    });
+  }
+} finally {
+  for (const tree of trees) await tree.close();
+}

@@ -1,0 +1,23 @@
+import type { ScratchPool } from "../bash/scratch_pool.ts";
+import type { EventBus } from "../events/bus.ts";
+import type { Journal } from "../journal/journal.ts";
+import type { Cas } from "../store/cas.ts";
+import type { TaskRegistry } from "../tasks/registry.ts";
+import type { WarmShells } from "./warm_shells.ts";
+
+/** The kernel services one run uses; `daemon/kernel.ts`'s `Kernel` provides them. */
+export interface RunServices {
+  readonly config: {
+    readonly bash: string;
+    /** Variables the bash binary defines by itself, never session state. */
+    readonly bashVariables: ReadonlySet<string>;
+  };
+  readonly cas: Cas;
+  readonly journal: Journal;
+  readonly bus: EventBus;
+  readonly tasks: TaskRegistry;
+  readonly scratch: ScratchPool;
+  readonly warm: WarmShells;
+  /** Writes a diagnostic line to the kernel's log. */
+  log(line: string): void;
+}

@@ -1,0 +1,23 @@
+import type { TokenStore } from "../auth/tokens.ts";
+import type { RunServices } from "../exec/run_services.ts";
+import type { PlanServices } from "../plans/plan_services.ts";
+import type { GrantSource } from "../policy/grants.ts";
+import type { PtyRegistry } from "../pty/registry.ts";
+import type { SessionRegistry } from "../session/registry.ts";
+import type { Value } from "../values/value.ts";
+import type { ClientConnection } from "./client_connection.ts";
+
+/**
+ * The kernel services the method handlers reach through their call context;
+ * `daemon/kernel.ts`'s `Kernel` implements them.
+ */
+export interface KernelServices extends RunServices, PlanServices {
+  readonly config: RunServices["config"] & GrantSource;
+  readonly sessions: SessionRegistry<Value>;
+  readonly tokens: TokenStore;
+  readonly ptys: PtyRegistry;
+  /** Whether a token-attached connection's token lapsed; its subscriptions end then (T-TOK-4). */
+  tokenLapsed(conn: ClientConnection): boolean;
+  /** Re-checks a token-attached connection before a request: a lapsed token is -32030 (T-TOK-4). */
+  revalidate(conn: ClientConnection): void;
+}
