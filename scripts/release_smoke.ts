@@ -33,7 +33,8 @@ export async function installBinaries(mcp: string, kernel: string): Promise<Inst
 
 /**
  * Stand-ins for the two binaries built from this checkout: `shoal-mcp` is `deno run` of main.ts
- * under exactly the release flags, `shoal-kernel` is `deno run -A` of the kernel, as compiled.
+ * under exactly the release flags, `shoal-kernel` is `deno run -A` of the kernel with its V8 flag, as
+ * compiled.
  */
 export async function installCheckout(): Promise<Install> {
   const dir = await Deno.makeTempDir({ prefix: "shoal-smoke-bin-" });
@@ -46,7 +47,13 @@ export async function installCheckout(): Promise<Install> {
   await Deno.writeTextFile(`${dir}/shoal-mcp`, run(releaseFlags(), `${REPO}/main.ts`));
   await Deno.writeTextFile(
     `${dir}/shoal-kernel`,
-    run(["--allow-all"], `${REPO}/src/kernel/main.ts`),
+    run(
+      [
+        "--allow-all",
+        "--v8-flags=--max-semi-space-size=1,--no-memory-pool-share-memory-on-teardown",
+      ],
+      `${REPO}/src/kernel/main.ts`,
+    ),
   );
   for (const name of ["shoal-mcp", "shoal-kernel"]) await Deno.chmod(`${dir}/${name}`, 0o755);
   const denoDir = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;

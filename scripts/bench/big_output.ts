@@ -9,13 +9,10 @@
  */
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="@modelcontextprotocol/sdk/shared/transport"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-// @ts-types="@modelcontextprotocol/sdk/types"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { memoryKiB, processLive } from "../../tests/_support/proc.ts";
 import { spawnKernel } from "../../tests/_support/kernel.ts";
 import { REPO, sandbox } from "../../tests/_support/sandbox.ts";
+import { CountingStdio } from "../../tests/_support/stdio_client.ts";
 import { delay } from "../../tests/_support/wait.ts";
 
 const MB = 1e6;
@@ -27,69 +24,6 @@ const sizes = Deno.args.length > 0 ? Deno.args.map(Number) : [200_000_000, 1024 
 if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) {
   console.error("usage: big_output.ts [BYTES...]");
   Deno.exit(2);
-}
-
-/**
- * The SDK client side of stdio to `bin/shoal-mcp` (the client command), counting every byte
- * the facade writes to stdout.
- */
-class CountingStdio implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
-  /** Bytes read from the facade's stdout so far. */
-  received = 0;
-  /** The facade's stderr, for diagnostics. */
-  stderr = "";
-  child: Deno.ChildProcess | null = null;
-  #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
-  #reading: Promise<void> = Promise.resolve();
-
-  constructor(private readonly env: Record<string, string>) {}
-
-  start(): Promise<void> {
-    this.child = new Deno.Command(`${REPO}/bin/shoal-mcp`, {
-      env: this.env,
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#writer = this.child.stdin.getWriter();
-    this.#reading = this.#read(this.child.stdout);
-    new Response(this.child.stderr).text().then((t) => this.stderr = t, () => {});
-    return Promise.resolve();
-  }
-
-  async #read(stdout: ReadableStream<Uint8Array>): Promise<void> {
-    const decoder = new TextDecoder();
-    let pending = "";
-    try {
-      for await (const chunk of stdout) {
-        this.received += chunk.length;
-        pending += decoder.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = pending.indexOf("\n")) !== -1) {
-          const line = pending.slice(0, nl);
-          pending = pending.slice(nl + 1);
-          if (line.trim() !== "") this.onmessage?.(JSON.parse(line));
-        }
-      }
-    } catch (e) {
-      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
-    }
-    this.onclose?.();
-  }
-
-  async send(message: JSONRPCMessage): Promise<void> {
-    await this.#writer!.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
-  }
-
-  async close(): Promise<void> {
-    await this.#writer?.close().catch(() => {});
-    await this.child?.status;
-    await this.#reading;
-  }
 }
 
 /** Resets VmHWM of `pid` to its current RSS (Linux clear_refs 5); false when not permitted. */

@@ -3,15 +3,19 @@
  * cold (fresh sandbox per start, so the kernel is autostarted) and warm (kernel running), and
  * the first `shoal_exec` after it; next to `mcp-server-commands` from npm when it is installed
  * (`npm install --prefix /tmp/peer mcp-server-commands`, or PEER_DIR). Prints median and p95
- * in ms, the ratios to the peer's initialize, and idle RSS after one call.
+ * in ms, the ratios to the peer's initialize, and idle RSS after one call. With BASE_REPO naming
+ * another checkout (e.g. a worktree of main), its client command is measured in the same run
+ * too, for a before/after table. Ends with the import cost table of `import_cost.ts`.
  */
 import { INITIALIZE } from "../../tests/_support/converse.ts";
 import { kernelPid, rssBytes } from "../../tests/_support/proc.ts";
 import { REPO, type Sandbox, sandbox } from "../../tests/_support/sandbox.ts";
+import { importCostTable } from "./import_cost.ts";
 
 const RUNS = 7;
 const PEER_DIR = Deno.env.get("PEER_DIR") ?? "/tmp/peer";
 const PEER_ENTRY = `${PEER_DIR}/node_modules/mcp-server-commands/build/index.js`;
+const BASE_REPO = Deno.env.get("BASE_REPO");
 
 interface Sample {
   init: number;
@@ -86,29 +90,34 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-const shoal = `${REPO}/bin/shoal-mcp`;
 const rows: [string, Sample[]][] = [];
 
-const cold: Sample[] = [];
-for (let i = 0; i < RUNS; i++) {
-  const box = await sandbox();
+/** Measures the client command of the checkout at `repo`: cold starts, then warm ones. */
+async function measureShoal(repo: string, label: string): Promise<void> {
+  const shoal = `${repo}/bin/shoal-mcp`;
+  const cold: Sample[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const box = await sandbox();
+    try {
+      cold.push(await measure(shoal, [], box.env(), box));
+    } finally {
+      await box.cleanup();
+    }
+  }
+  rows.push([`${label} cold (autostart)`, cold]);
+  const warmBox = await sandbox();
   try {
-    cold.push(await measure(shoal, [], box.env(), box));
+    await measure(shoal, [], warmBox.env(), warmBox); // starts the kernel
+    const warm: Sample[] = [];
+    for (let i = 0; i < RUNS; i++) warm.push(await measure(shoal, [], warmBox.env(), warmBox));
+    rows.push([`${label} warm (kernel up)`, warm]);
   } finally {
-    await box.cleanup();
+    await warmBox.cleanup();
   }
 }
-rows.push(["shoal cold (autostart)", cold]);
 
-const warmBox = await sandbox();
-try {
-  await measure(shoal, [], warmBox.env(), warmBox); // starts the kernel
-  const warm: Sample[] = [];
-  for (let i = 0; i < RUNS; i++) warm.push(await measure(shoal, [], warmBox.env(), warmBox));
-  rows.push(["shoal warm (kernel up)", warm]);
-} finally {
-  await warmBox.cleanup();
-}
+await measureShoal(REPO, "shoal");
+if (BASE_REPO !== undefined) await measureShoal(BASE_REPO, "base");
 
 let peer: Sample[] | null = null;
 try {
@@ -140,8 +149,10 @@ for (const [label, samples] of rows) {
 }
 if (peer !== null) {
   const base = median(peer.map((s) => s.init));
-  for (const [label, samples] of rows.slice(0, 2)) {
+  for (const [label, samples] of rows.filter(([, samples]) => samples !== peer)) {
     const ratio = median(samples.map((s) => s.init)) / base;
     console.log(`${label}: initialize ${ratio.toFixed(2)}x mcp-server-commands`);
   }
 }
+console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+console.log((await importCostTable()).join("\n"));

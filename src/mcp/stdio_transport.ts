@@ -2,36 +2,32 @@
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import {
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  type JSONRPCMessage,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, type RpcErrorObject } from "../protocol/errors.ts";
 import { type ByteWriter, FrameWriter } from "../protocol/frame_writer.ts";
 import { type ByteReader, readMessages } from "../protocol/framing.ts";
 import { encodeFrame, errorMessage, type Incoming } from "../protocol/rpc.ts";
+import { validMeta } from "./request_meta.ts";
 
 /** A client request id as it appeared on the wire (W-RPC-2, MCP rule). */
 type ClientId = string | number;
 
-/** Client notifications the facade acts on (M-PROTO-2); every other one is ignored. */
+/** The one client notification the facade acts on (M-PROTO-2); every other one is ignored. */
 const CANCELLED = "notifications/cancelled";
-const INITIALIZED = "notifications/initialized";
 
 function idKey(id: ClientId): string {
   return `${typeof id}:${id}`;
 }
 
 /**
- * The facade's stdio transport for the SDK `Server`: bounded newline framing of stdin
- * (W-FRAME-2..7), envelope errors answered here without reaching the SDK (W-RPC-1/2), and
+ * The facade's stdio transport for its `RequestServer`: bounded newline framing of stdin
+ * (W-FRAME-2..7), envelope errors answered here without reaching the server (W-RPC-1/2), and
  * whole-frame writes to stdout under one lock (W-FRAME-8).
  *
- * Incoming request ids are replaced by internal ids (1, 2, …) before the SDK sees them and
- * restored on the way out: the SDK ignores `notifications/cancelled` for id `0` and cannot
- * tell apart two requests that reuse an id, and the mapping is also the in-flight set that
- * a cancelled request is removed from, so its late response is dropped (M-PROG-3).
+ * Incoming request ids are replaced by internal ids (1, 2, …) before the server sees them and
+ * restored on the way out, so two requests that reuse an id stay apart; the mapping is also the
+ * in-flight set that a cancelled request is removed from, so its late response is dropped
+ * (M-PROG-3).
  */
 export class StdioTransport implements Transport {
   onclose?: () => void;
@@ -160,33 +156,29 @@ export class StdioTransport implements Transport {
   }
 
   #request(clientId: ClientId, method: string, params: Record<string, unknown>): void {
-    const internal = this.#nextId++;
-    const message = { jsonrpc: "2.0" as const, id: internal, method, params };
-    if (!isJSONRPCRequest(message)) {
+    if (!validMeta(params)) {
       this.#reply(clientId, {
         code: ErrorCode.INVALID_PARAMS,
         message: "invalid params: malformed _meta",
       });
       return;
     }
+    const internal = this.#nextId++;
     this.#clientIds.set(internal, clientId);
     this.#internalIds.set(idKey(clientId), internal);
-    this.#deliver(message);
+    this.#deliver({ jsonrpc: "2.0", id: internal, method, params });
   }
 
   #notification(method: string, params: Record<string, unknown>): void {
-    if (method === INITIALIZED) {
-      this.#deliver({ jsonrpc: "2.0", method, params });
-      return;
-    }
     if (method !== CANCELLED) return;
     const requestId = params.requestId;
     if (typeof requestId !== "string" && !Number.isSafeInteger(requestId)) return;
     const internal = this.#internalIds.get(idKey(requestId as ClientId));
     if (internal === undefined) return; // unknown or already answered
     this.#forget(internal);
-    const message = { jsonrpc: "2.0" as const, method, params: { ...params, requestId: internal } };
-    if (isJSONRPCNotification(message)) this.#deliver(message);
+    if (validMeta(params)) {
+      this.#deliver({ jsonrpc: "2.0", method, params: { ...params, requestId: internal } });
+    }
   }
 
   #deliver(message: JSONRPCMessage): void {

@@ -1,5 +1,12 @@
 /** Largest frame in bytes, excluding the newline (W-FRAME-2). */
 export const FRAME_LIMIT = 16 * 1024 * 1024;
+/**
+ * Deepest nesting of arrays and objects a frame may hold: a deeper one is refused before it is
+ * parsed (issue 13: parsing builds one object per level, hundreds of MiB for a run of such frames).
+ */
+export const NESTING_LIMIT = 10_000;
+/** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
+export const ID_NESTING_LIMIT = 100;
 /** Largest chunk a framer is fed at once (W-FRAME-3). */
 export const READ_CHUNK = 64 * 1024;
 /** Bound on any text handed to a client (V-RENDER-3). */
@@ -124,3 +131,10 @@ export const JOURNAL_SRC_BYTES = 16384;
 export const JOURNAL_ROW_EFFECTS = 100;
 /** Sources longer than this many UTF-16 code units are parsed off the event loop (E-4). */
 export const INLINE_PARSE_LIMIT = 8192;
+/** Heap in bytes past which the analysis worker is replaced after its job, freeing its memory (E-4). */
+export const WORKER_HEAP_LIMIT = 64 * 1024 * 1024;
+/**
+ * Most words and operators a parsed source may hold (`bash/parse_budget.ts`); more is a `-32001`
+ * error. The parser needs up to about 1 KiB of heap for each.
+ */
+export const MAX_PARSE_UNITS = 1_200_000;

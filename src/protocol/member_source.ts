@@ -1,9 +1,12 @@
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+import {
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  closingQuote,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "./json_depth.ts";
+
 const COMMA = 0x2c;
 
 function skipSpace(text: string, at: number): number {
@@ -15,16 +18,9 @@ function skipSpace(text: string, at: number): number {
   return at;
 }
 
-/** Index just past the string literal that opens at `at`. */
+/** Index just past the string literal that opens at `at` (in JSON that `JSON.parse` accepted). */
 function stringEnd(text: string, at: number): number {
-  let from = at + 1;
-  while (true) {
-    const quote = text.indexOf('"', from);
-    let escapes = 0;
-    while (text.charCodeAt(quote - 1 - escapes) === BACKSLASH) escapes++;
-    if (escapes % 2 === 0) return quote + 1;
-    from = quote + 1;
-  }
+  return closingQuote(text, at) + 1;
 }
 
 /** Index just past the value that starts at `at`; a loop, not recursion, whatever the nesting. */

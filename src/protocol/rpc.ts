@@ -1,4 +1,6 @@
 import { ErrorCode, type RpcErrorObject } from "./errors.ts";
+import { nestsDeeper } from "./json_depth.ts";
+import { ID_NESTING_LIMIT, NESTING_LIMIT } from "./limits.ts";
 import { memberSource } from "./member_source.ts";
 import type { RawJSON } from "./raw_json.ts";
 
@@ -49,9 +51,11 @@ function verbatim(holder: object, key: string, sources: SourceTexts): RpcId {
 
 /**
  * The id written as `source`, as a value `JSON.stringify` writes back as that same text
- * (`1152921504606846977`, `1.50`, `"\u0041"`); null when it nests too deeply to copy.
+ * (`1152921504606846977`, `1.50`, `"\u0041"`); null when it nests deeper than
+ * {@link ID_NESTING_LIMIT} levels (or too deeply to copy).
  */
 function verbatimId(source: string): RpcId | null {
+  if (nestsDeeper(source, ID_NESTING_LIMIT)) return null;
   const sources: SourceTexts = new WeakMap();
   try {
     // Wrapped in an array so that the id itself has a holder to record its source under.
@@ -77,18 +81,35 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** The W-FRAME-6 answer to a frame that is not UTF-8 JSON. */
+function parseError(e: unknown): Incoming {
+  return invalid(null, ErrorCode.RPC_PARSE_ERROR, "parse error", {
+    detail: e instanceof Error ? e.message : String(e),
+  });
+}
+
 /** Decodes one frame into a request, notification, response, or an error to send back (W-FRAME-6/7, W-RPC-1/2). */
 export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
-  // A plain parse copes with any nesting; only the id needs its source text (W-RPC-2, M-IN-1).
+  // A plain parse copes with any nesting up to the limit; only the id needs its source text
+  // (W-RPC-2, M-IN-1). Deeper frames are refused unparsed.
   let text: string;
   let msg: unknown;
   try {
     text = decoder.decode(bytes);
+  } catch (e) {
+    return parseError(e);
+  }
+  if (nestsDeeper(text, NESTING_LIMIT)) {
+    return invalid(
+      null,
+      ErrorCode.INVALID_REQUEST,
+      `invalid request: arrays and objects nest deeper than ${NESTING_LIMIT} levels`,
+    );
+  }
+  try {
     msg = JSON.parse(text);
   } catch (e) {
-    return invalid(null, ErrorCode.RPC_PARSE_ERROR, "parse error", {
-      detail: e instanceof Error ? e.message : String(e),
-    });
+    return parseError(e);
   }
   if (!isPlainObject(msg)) {
     return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: frame is not a JSON object");

@@ -32,20 +32,29 @@ export function releaseTransport(box: Sandbox, extraEnv: Record<string, string> 
   });
 }
 
+/** The client command with `args`, exactly `env`, and piped stdin and stdout. */
+export function spawnLauncher(
+  env: Record<string, string>,
+  args: string[] = [],
+  stderr: "piped" | "null" = "piped",
+): Deno.ChildProcess {
+  const { command, args: full } = launcherArgs(args);
+  return new Deno.Command(command, {
+    args: full,
+    env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr,
+  }).spawn();
+}
+
 /** The facade started like an MCP client starts it, with piped stdin and stdout, read by the caller. */
 export function spawnFacade(
   box: Sandbox,
   extraEnv: Record<string, string> = {},
 ): Deno.ChildProcess {
-  const { command, args } = launcherArgs();
-  return new Deno.Command(command, {
-    args,
-    env: box.env(extraEnv),
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  return spawnLauncher(box.env(extraEnv), [], "null");
 }
 
 /** The facade started like an MCP client starts it, driven by raw stdin/stdout frames. */
@@ -60,15 +69,7 @@ export class RawFacade {
   readonly junk: string[] = [];
 
   constructor(box: Sandbox, args: string[] = [], extraEnv: Record<string, string> = {}) {
-    const { command, args: full } = launcherArgs(args);
-    this.child = new Deno.Command(command, {
-      args: full,
-      env: box.env(extraEnv),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    this.child = spawnLauncher(box.env(extraEnv), args);
     this.#writer = this.child.stdin.getWriter();
     this.#stdoutDone = this.#readStdout();
     this.#stderr = new Response(this.child.stderr).text();

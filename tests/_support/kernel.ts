@@ -112,14 +112,15 @@ export async function kernelUntilExit(
   return { code: status.code, stderr: lines.join("\n") };
 }
 
-/** Spawns the kernel binary in the sandbox environment; only stderr is piped. */
+/** Spawns the kernel binary (or `launcher`, e.g. deno with other flags) in the sandbox environment; only stderr is piped. */
 export function spawnKernel(
   box: Sandbox,
   args: string[],
   extraEnv: Record<string, string> = {},
+  launcher: string[] = [KERNEL_BIN],
 ): Deno.ChildProcess {
-  return new Deno.Command(KERNEL_BIN, {
-    args,
+  return new Deno.Command(launcher[0], {
+    args: [...launcher.slice(1), ...args],
     env: box.env(extraEnv),
     clearEnv: true,
     cwd: box.dir,

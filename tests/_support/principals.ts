@@ -8,6 +8,18 @@ import { KERNEL_BIN, type Sandbox } from "./sandbox.ts";
 /** The local human principal of this test process (G-TRUST-2). */
 export const LOCAL_HUMAN = `uid:${Deno.uid()}`;
 
+/** A sandboxed agent that may run anything and read and write under /tmp (its private /tmp shows through only there). */
+export const TMP_AGENT = {
+  fs: { read: ["/tmp/**"], write: ["/tmp/**"] },
+  proc_spawn: ["*"],
+  opaque: "allow",
+  auto_apply: "in-grant",
+  session_write: true,
+  env_read: ["*"],
+  env_write: ["*"],
+  sandbox: true,
+};
+
 /**
  * Writes `principals` as a JSONC Leash file (with a comment and trailing commas) at `target`, or
  * at `leash.jsonc` in a sandbox; creates missing parent directories and returns the path. An

@@ -93,13 +93,22 @@ export function outermost(pids: number[]): number[] {
   return [...parents].filter(([, ppid]) => !parents.has(ppid)).map(([pid]) => pid);
 }
 
-/** The deno process serving `socket`: its argv names the socket (the sh wrapper is not deno). */
+/**
+ * The deno processes serving (or starting to serve) `socket`: their argv names the socket as a
+ * word of its own (the sh wrapper is not deno; a facade names it only inside a permission flag).
+ */
+export function kernelPids(socket: string): number[] {
+  return outermost(
+    processTable().filter((r) =>
+      ` ${r.command} `.includes(` ${socket} `) &&
+      /(^|\/)deno$/.test(psField(r.pid, "comm") ?? "")
+    ).map((r) => r.pid),
+  );
+}
+
+/** The deno process serving `socket`; throws unless there is exactly one. */
 export function kernelPid(socket: string): number {
-  const matches = processTable().filter((r) =>
-    ` ${r.command} `.includes(` ${socket} `) &&
-    /(^|\/)deno$/.test(psField(r.pid, "comm") ?? "")
-  ).map((r) => r.pid);
-  const found = outermost(matches);
+  const found = kernelPids(socket);
   if (found.length !== 1) {
     throw new Error(`expected one kernel process on ${socket}, found ${found}`);
   }
@@ -138,6 +147,11 @@ function openFiles(pid: number, options: string[] = []): OpenFile[] {
 /** What file descriptor `fd` of `pid` is open on (a path such as `/dev/null`), or null. */
 export function fdTarget(pid: number, fd: number): string | null {
   return openFiles(pid, ["-d", String(fd)]).find((f) => f.fd === String(fd))?.name ?? null;
+}
+
+/** How many file descriptors `pid` holds open (numbered lsof entries: not its cwd, text, maps). */
+export function openFds(pid: number): number {
+  return openFiles(pid).filter((f) => /^[0-9]+$/.test(f.fd)).length;
 }
 
 /** How many sockets `pid` holds, of any kind (its runtime's own included). */

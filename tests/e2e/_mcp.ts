@@ -30,6 +30,8 @@ export interface ReadReply {
 /** One MCP client connected to its own facade process. */
 export interface Mcp {
   client: Client;
+  /** The pid of its facade process (`bin/shoal-mcp` execs into it). */
+  pid: number;
   /** The raw params of every `notifications/resources/updated` received (with `seq`, `payload`). */
   updates: Rec[];
   /** Calls a tool and returns its result as the client received it. */
@@ -57,11 +59,13 @@ export async function connectMcp(
     if (n.method === "notifications/resources/updated") updates.push(n.params as Rec);
     return Promise.resolve();
   };
-  await client.connect(sdkTransport(box, extraEnv));
+  const transport = sdkTransport(box, extraEnv);
+  await client.connect(transport);
   const call = async (name: string, args: Rec = {}, options?: RequestOptions) =>
     await client.callTool({ name, arguments: args }, undefined, options) as unknown as ToolReply;
   return {
     client,
+    pid: transport.pid!,
     updates,
     call,
     async ok(name, args, options) {

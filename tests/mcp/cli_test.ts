@@ -65,6 +65,37 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
   });
 });
 
+/** The flags the facade started by `facade` runs under (its argv between `run` and `--config`). */
+function facadeFlags(facade: RawFacade): string[] {
+  const argv = Deno.readTextFileSync(`/proc/${facade.facadePid()}/cmdline`).split("\0");
+  return argv.slice(2, argv.findIndex((a) => a.startsWith("--config=")));
+}
+
+Deno.test("issue 11: a kept flag answer is reused only for the same command line and environment", async () => {
+  await withBox(async (a) => {
+    await withBox(async (b) => {
+      const starts: [Sandbox, string[], string][] = [
+        [a, [], "default"],
+        [a, [], "default"], // the same inputs again: the kept answer
+        [b, [], "default"], // another XDG_RUNTIME_DIR
+        [a, ["--session", "other"], "other"], // another command line
+      ];
+      for (const [box, args, session] of starts) {
+        const facade = new RawFacade(box, args, { SHOAL_NO_AUTOSTART: "1" });
+        try {
+          assert.ok((await facade.request(1, "initialize", INITIALIZE.params)).result);
+          assert.deepEqual(
+            facadeFlags(facade),
+            localFlags(box.socket(session), KERNEL_BIN, `${box.dir}/run`),
+          );
+        } finally {
+          await facade.stop();
+        }
+      }
+    });
+  });
+});
+
 Deno.test("M-CLI-4/5: --version prints one line, --help names every option, variable, default path and the logs; both exit 0", async () => {
   await withBox(async (box) => {
     const version = await run(`${REPO}/bin/shoal-mcp`, ["--version"], box.env());

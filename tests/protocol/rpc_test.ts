@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { NESTING_LIMIT } from "../../src/protocol/limits.ts";
 import { compactJson, decodeFrame, encodeFrame } from "../../src/protocol/rpc.ts";
 
 const enc = new TextEncoder();
@@ -80,8 +81,9 @@ Deno.test("an error response with id null is a response, not an invalid frame (W
   assert.equal(request.kind, "invalid");
 });
 
-Deno.test("a valid frame is decoded whatever the nesting of its params; ids keep their exact text (M-IN-1, W-RPC-2)", () => {
-  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+Deno.test("a valid frame is decoded up to the nesting limit of its params; ids keep their exact text (M-IN-1, W-RPC-2)", () => {
+  // the frame's object, params and x's arrays: exactly NESTING_LIMIT levels
+  const deep = "[".repeat(NESTING_LIMIT - 2) + "]".repeat(NESTING_LIMIT - 2);
   for (const rule of ["mcp", "verbatim"] as const) {
     const msg = decodeFrame(
       frame(`{"jsonrpc":"2.0","id":9,"method":"m","params":{"x":${deep}}}`),
@@ -100,6 +102,41 @@ Deno.test("a valid frame is decoded whatever the nesting of its params; ids keep
     "mcp",
   );
   assert.equal(float.kind === "invalid" && float.error.code, -32600);
+});
+
+Deno.test("a frame nested deeper than the limit is -32600 with id null, unparsed, brackets in strings not counted (issue 13)", () => {
+  const deeper = "[".repeat(NESTING_LIMIT - 1) + "]".repeat(NESTING_LIMIT - 1);
+  for (const rule of ["mcp", "verbatim"] as const) {
+    const msg = decodeFrame(
+      frame(`{"jsonrpc":"2.0","id":9,"method":"m","params":{"x":${deeper}}}`),
+      rule,
+    );
+    assert.equal(msg.kind, "invalid", rule);
+    if (msg.kind === "invalid") assert.deepEqual([msg.id, msg.error.code], [null, -32600]);
+    // Unclosed, it is refused just the same; brackets inside a string (even after an escaped
+    // quote) are text.
+    assert.equal(
+      decodeFrame(frame(`{"x":${deeper.slice(0, NESTING_LIMIT + 1)}`), rule).kind,
+      "invalid",
+    );
+    const text = JSON.stringify('\\"' + "[".repeat(3 * NESTING_LIMIT));
+    const inString = decodeFrame(
+      frame(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":${text}}}`),
+      rule,
+    );
+    assert.equal(inString.kind, "request", rule);
+  }
+});
+
+Deno.test("a kernel id deeper than 100 levels is -32600 with id null; one of 100 levels is echoed", () => {
+  const id = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+  for (const depth of [101, 1000, 3000]) {
+    const msg = decodeFrame(frame(`{"jsonrpc":"2.0","id":${id(depth)},"method":"m"}`), "verbatim");
+    assert.equal(msg.kind, "invalid", String(depth));
+    if (msg.kind === "invalid") assert.deepEqual([msg.id, msg.error.code], [null, -32600]);
+  }
+  const ok = decodeFrame(frame(`{"jsonrpc":"2.0","id":${id(100)},"method":"m"}`), "verbatim");
+  assert.equal(ok.kind === "request" && JSON.stringify(ok.id), id(100));
 });
 
 Deno.test("a kernel id nested too deeply to echo is -32600 with id null", () => {

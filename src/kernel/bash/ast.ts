@@ -5,7 +5,8 @@
  */
 import sh from "mvdan-sh";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import { MAX_AST_DEPTH } from "../../protocol/limits.ts";
+import { MAX_AST_DEPTH, MAX_PARSE_UNITS } from "../../protocol/limits.ts";
+import { passesParseBudget } from "./parse_budget.ts";
 
 import type { File, ParseErrorData } from "./ast_nodes.ts";
 import { Converter, type GoNode } from "./ast_convert.ts";
@@ -19,6 +20,17 @@ export function parseBash(src: string): File {
   // GopherJS mangles lone surrogates; replacing them first keeps offsets equal to TextEncoder's.
   const text = src.toWellFormed();
   const length = encoder.encode(text).length;
+  const over = passesParseBudget(text, MAX_PARSE_UNITS);
+  if (over >= 0) {
+    const offset = encoder.encode(text.slice(0, over)).length;
+    throw beyondLimit(
+      text,
+      length,
+      offset,
+      "source is too large to parse",
+      `more than ${MAX_PARSE_UNITS} words and operators are not supported`,
+    );
+  }
   // deno-lint-ignore no-explicit-any
   let root: any;
   try {
@@ -61,14 +73,26 @@ function parseError(src: string, length: number, error: unknown): RpcError {
 }
 
 function tooDeep(src: string, length: number, offset: number): RpcError {
+  const hint = `nesting deeper than ${MAX_AST_DEPTH} levels is not supported`;
+  return beyondLimit(src, length, offset, "source is nested too deeply", hint);
+}
+
+/** The -32001 of a source the parser does not take, pointing at the byte where a limit is passed. */
+function beyondLimit(
+  src: string,
+  length: number,
+  offset: number,
+  message: string,
+  hint: string,
+): RpcError {
   const { line, col } = lineCol(src, offset);
   const data: ParseErrorData = {
     span: { start: offset, end: Math.min(offset + 1, length) },
     line,
     col,
-    hint: `nesting deeper than ${MAX_AST_DEPTH} levels is not supported`,
+    hint,
   };
-  return new RpcError(ErrorCode.PARSE_ERROR, "source is nested too deeply", data);
+  return new RpcError(ErrorCode.PARSE_ERROR, message, data);
 }
 
 /** Bytes of the UTF-8 scalar starting at byte `offset` (0 at the end of the source). */

@@ -1,5 +1,5 @@
-import { type ErrorCodeValue, RpcError } from "../../protocol/errors.ts";
-import { INLINE_PARSE_LIMIT } from "../../protocol/limits.ts";
+import { ErrorCode, type ErrorCodeValue, RpcError } from "../../protocol/errors.ts";
+import { INLINE_PARSE_LIMIT, WORKER_HEAP_LIMIT } from "../../protocol/limits.ts";
 import { JsonText } from "../../protocol/rpc.ts";
 import { deriveEffects, type EffectAnalysis, type EffectState } from "../policy/effects.ts";
 import { parseBash } from "./ast.ts";
@@ -10,7 +10,7 @@ export interface AnalysisJob {
   src: string;
   /** Session facts: present → effects are derived too. */
   state: EffectState | null;
-  /** Whether the caller sends or stores the AST. */
+  /** Whether the caller sends the AST. */
   wantAst: boolean;
 }
 
@@ -29,22 +29,74 @@ interface Reply {
   astJson?: string | null;
   analysis?: EffectAnalysis | null;
   error?: { code: ErrorCodeValue; message: string; data?: unknown };
+  /** The worker's heap after the job, in bytes. */
+  heapBytes: number;
 }
 
-let worker: Worker | null = null;
-let nextId = 1;
-const waiting = new Map<number, (reply: Reply) => void>();
+/** The analysis worker and the jobs it has not answered yet. */
+interface AnalysisWorker {
+  worker: Worker;
+  waiting: Map<number, (reply: Reply) => void>;
+  /** Set once its heap passed the bound: it takes no new job and ends when it has none left. */
+  retired: boolean;
+}
 
-function analysisWorker(): Worker {
-  if (worker === null) {
-    worker = new Worker(new URL("./analysis_worker.ts", import.meta.url), { type: "module" });
-    worker.onmessage = (message: MessageEvent<Reply>) => {
-      const done = waiting.get(message.data.id);
-      waiting.delete(message.data.id);
-      done?.(message.data);
-    };
-  }
-  return worker;
+let current: AnalysisWorker | null = null;
+let nextId = 1;
+
+/** A new analysis worker; its replies settle the jobs it was sent. */
+function startWorker(): AnalysisWorker {
+  const worker = new Worker(new URL("./analysis_worker.ts", import.meta.url), { type: "module" });
+  const entry: AnalysisWorker = { worker, waiting: new Map(), retired: false };
+  worker.onmessage = (message: MessageEvent<Reply>) => {
+    const done = entry.waiting.get(message.data.id);
+    entry.waiting.delete(message.data.id);
+    if (message.data.heapBytes > WORKER_HEAP_LIMIT) retire(entry);
+    endIfIdle(entry);
+    done?.(message.data);
+  };
+  worker.onerror = (event: ErrorEvent) => {
+    event.preventDefault();
+    const error = { code: ErrorCode.INTERNAL_ERROR, message: `analysis failed: ${event.message}` };
+    for (const [id, done] of entry.waiting) done({ id, error, heapBytes: 0 });
+    entry.waiting.clear();
+    retire(entry);
+    endIfIdle(entry);
+  };
+  return entry;
+}
+
+/**
+ * Takes `w` out of service: later jobs go to a fresh worker. A worker's heap does not shrink back
+ * by itself, so one that grew on a large source is replaced to give the memory back.
+ */
+function retire(w: AnalysisWorker): void {
+  w.retired = true;
+  if (current === w) current = null;
+}
+
+/** Terminates a retired worker once it owes no reply. */
+function endIfIdle(w: AnalysisWorker): void {
+  if (w.retired && w.waiting.size === 0) w.worker.terminate();
+}
+
+/** Sends `job` to the worker in service (started on demand) and waits for its reply. */
+function inWorker(job: AnalysisJob): Promise<Reply> {
+  current ??= startWorker();
+  const w = current;
+  return new Promise<Reply>((resolve) => {
+    w.waiting.set(job.id, resolve);
+    w.worker.postMessage(job);
+  });
+}
+
+/**
+ * The AST of a parsed source for a response. One too large for any frame is -32603 "response too
+ * large", as the writer would answer for any oversized response (W-RPC-5).
+ */
+export function sendableAst(ast: unknown): unknown {
+  if (ast === null) throw new RpcError(ErrorCode.INTERNAL_ERROR, "response too large");
+  return ast;
 }
 
 /**
@@ -62,12 +114,7 @@ export async function analyzeOffLoop(
     const ast = parseBash(src);
     return { ast, analysis: state === null ? null : deriveEffects(ast, state) };
   }
-  const id = nextId++;
-  const reply = await new Promise<Reply>((resolve) => {
-    waiting.set(id, resolve);
-    const job: AnalysisJob = { id, src, state, wantAst };
-    analysisWorker().postMessage(job);
-  });
+  const reply = await inWorker({ id: nextId++, src, state, wantAst });
   if (reply.error) throw new RpcError(reply.error.code, reply.error.message, reply.error.data);
   const ast = reply.astJson ? new JsonText(reply.astJson) : null;
   return { ast, analysis: reply.analysis ?? null };

@@ -1,10 +1,14 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
+import { groupExists } from "./process_group.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
-import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
+import { DRIVER, parseDump, restoreScript, type ShellState, spawnDir } from "./shell_state.ts";
 import { spawnDriver, spawnGroupLeader } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
+
+/** How often the linger after bash's exit looks at its process group and pipes. */
+const LINGER_POLL_MS = 50;
 
 /**
  * Where captured output goes; `write` resolves once the chunk is stored (backpressure). The
@@ -51,7 +55,12 @@ export interface BashRun {
  * Reads a pipe into one reused buffer (BYOB): a fresh buffer per read would leave tens of MiB of
  * garbage behind a large output before the GC runs, breaking the K-BASH-11 memory bound.
  */
-async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: AbortSignal) {
+async function pump(
+  stream: ReadableStream<Uint8Array>,
+  sink: ByteSink,
+  stop: AbortSignal,
+  activity: { at: number },
+) {
   const reader = stream.getReader({ mode: "byob" });
   stop.addEventListener("abort", () => reader.cancel().catch(() => {}), { once: true });
   let buffer = new Uint8Array(READ_CHUNK);
@@ -59,11 +68,46 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: ByteSink, stop: Ab
     while (true) {
       const { done, value } = await reader.read(buffer);
       if (done) return;
+      activity.at = Infinity; // storing: not idle however long the sink takes
       await sink.write(value);
+      activity.at = performance.now();
       buffer = new Uint8Array(value.buffer);
     }
   } catch {
     // cancelled after the linger period: later output is lost (K-BASH-3)
+  }
+}
+
+/**
+ * Waits, once bash has exited, for its pipes to reach EOF (K-BASH-3): at most PIPE_LINGER_MS
+ * while a descendant in its process group lives (it may hold a pipe open for good). With the
+ * group gone, as long as output still arrives or is being stored, so what bash wrote before it
+ * exited is never cut off by a slow sink or a busy kernel: only pipes silent for PIPE_LINGER_MS
+ * and as many polls (each a turn of the event loop, in which pending reads complete) count as
+ * held by a process that left the group.
+ */
+async function lingerAfterExit(
+  pumps: Promise<void>,
+  drained: () => boolean,
+  pgid: number,
+  activity: { at: number },
+): Promise<void> {
+  const exited = performance.now();
+  let seen = activity.at;
+  let quietPolls = 0;
+  while (!drained()) {
+    const now = performance.now();
+    if (activity.at !== seen) [seen, quietPolls] = [activity.at, 0];
+    const quiet = now - Math.max(exited, seen) >= PIPE_LINGER_MS &&
+      quietPolls >= PIPE_LINGER_MS / LINGER_POLL_MS;
+    if (now - exited >= PIPE_LINGER_MS && (groupExists(pgid) || quiet)) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      pumps,
+      new Promise((resolve) => timer = setTimeout(resolve, LINGER_POLL_MS)),
+    ]);
+    clearTimeout(timer);
+    quietPolls++;
   }
 }
 
@@ -78,7 +122,7 @@ function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
   if (run.sandbox === null) return spawnDriver(run.bash, run.state, [DRIVER, "shoal", dir]);
   const argv = [run.bash, "--noprofile", "--norc", "-c", DRIVER, "shoal", SCRATCH_MOUNT];
   return spawnGroupLeader(
-    sandboxCommand({ ...run.sandbox, cwd: run.state.cwd, scratch: dir }, argv),
+    sandboxCommand({ ...run.sandbox, cwd: spawnDir(run.state), scratch: dir }, argv),
     run.state,
   );
 }
@@ -108,18 +152,17 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   const { child, dir } = await start(run);
   run.onSpawn?.(child.pid);
   const stop = new AbortController();
+  const activity = { at: performance.now() };
+  let drained = false;
   const pumps = Promise.all([
-    pump(child.stdout, run.stdout, stop.signal),
-    pump(child.stderr, run.stderr, stop.signal),
-  ]);
+    pump(child.stdout, run.stdout, stop.signal, activity),
+    pump(child.stderr, run.stderr, stop.signal, activity),
+  ]).then(() => {
+    drained = true;
+  });
   const status = await child.status;
   const durNs = process.hrtime.bigint() - started;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const linger = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, PIPE_LINGER_MS);
-  });
-  await Promise.race([pumps, linger]);
-  clearTimeout(timer);
+  await lingerAfterExit(pumps, () => drained, child.pid, activity);
   stop.abort();
   await pumps;
   let final: ShellState | null = null;

@@ -1,6 +1,9 @@
 /** Session shell state that persists between execs (K-BASH-4/5). */
 export interface ShellState {
+  /** The working directory; its lossy display text when {@link cwdBytes} is set. */
   cwd: string;
+  /** The working directory's exact bytes when they are not UTF-8 (then authoritative, V-TAG-3). */
+  cwdBytes?: Uint8Array;
   /** Exported environment. */
   env: Map<string, string>;
   /** Non-exported shell variables: name → `declare -p` text. */
@@ -19,7 +22,7 @@ interface MapChange {
 
 /** What one exec changed, to be merged into the session in completion order (K-BASH-4). */
 export interface ShellChange {
-  cwd: string | null;
+  cwd: Pick<ShellState, "cwd" | "cwdBytes"> | null;
   env: MapChange;
   vars: MapChange;
   funcs: MapChange;
@@ -34,6 +37,7 @@ const NEVER_PERSIST =
 export function cloneState(s: ShellState): ShellState {
   return {
     cwd: s.cwd,
+    ...(s.cwdBytes === undefined ? {} : { cwdBytes: s.cwdBytes }),
     env: new Map(s.env),
     vars: new Map(s.vars),
     funcs: new Map(s.funcs),
@@ -53,10 +57,44 @@ function diffMap(before: Map<string, string>, after: Map<string, string>): MapCh
   return { set, unset };
 }
 
+const encoder = new TextEncoder();
+// ignoreBOM keeps a leading U+FEFF of a value: it is data, not a byte order mark.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The working directory's exact bytes. */
+export function cwdBytesOf(s: ShellState): Uint8Array {
+  return s.cwdBytes ?? encoder.encode(s.cwd);
+}
+
+/** Whether two states have the same working directory, byte for byte. */
+export function sameCwd(a: ShellState, b: ShellState): boolean {
+  const [x, y] = [a.cwdBytes, b.cwdBytes];
+  if (a.cwd !== b.cwd || x === undefined || y === undefined) return a.cwd === b.cwd && x === y;
+  return x.length === y.length && x.every((byte, i) => byte === y[i]);
+}
+
+/**
+ * Where bash is spawned: the cwd, or for a non-UTF-8 cwd its longest UTF-8 ancestor (a process
+ * cwd is given as text); the restore script then changes into the exact bytes.
+ */
+export function spawnDir(s: ShellState): string {
+  if (s.cwdBytes === undefined) return s.cwd;
+  for (let end = s.cwdBytes.length; end > 0;) {
+    end = s.cwdBytes.lastIndexOf(0x2f, end - 1);
+    try {
+      return strictUtf8.decode(s.cwdBytes.subarray(0, end)) || "/";
+    } catch {
+      // a non-UTF-8 component remains: one level up
+    }
+  }
+  return "/";
+}
+
 /** The changes from an exec's start snapshot to its final state. */
 export function diffState(start: ShellState, end: ShellState): ShellChange {
   return {
-    cwd: end.cwd !== start.cwd ? end.cwd : null,
+    cwd: sameCwd(start, end) ? null : { cwd: end.cwd, cwdBytes: end.cwdBytes },
     env: diffMap(start.env, end.env),
     vars: diffMap(start.vars, end.vars),
     funcs: diffMap(start.funcs, end.funcs),
@@ -69,11 +107,20 @@ function applyMap(target: Map<string, string>, change: MapChange): void {
   for (const k of change.unset) target.delete(k);
 }
 
-/** Merges a change into the session state; a cwd that no longer exists is not taken (K-BASH-5). */
+/**
+ * Merges a change into the session state; a cwd that no longer exists is not taken (K-BASH-5).
+ * A non-UTF-8 cwd cannot be stat'ed from here (paths are text) and is taken as bash left it.
+ */
 export function applyChange(target: ShellState, change: ShellChange): void {
-  if (change.cwd !== null) {
+  if (change.cwd?.cwdBytes !== undefined) {
+    target.cwd = change.cwd.cwd;
+    target.cwdBytes = change.cwd.cwdBytes;
+  } else if (change.cwd !== null) {
     try {
-      if (Deno.statSync(change.cwd).isDirectory) target.cwd = change.cwd;
+      if (Deno.statSync(change.cwd.cwd).isDirectory) {
+        target.cwd = change.cwd.cwd;
+        delete target.cwdBytes;
+      }
     } catch {
       // the directory is gone: keep the previous cwd
     }
@@ -84,9 +131,20 @@ export function applyChange(target: ShellState, change: ShellChange): void {
   applyMap(target.aliases, change.aliases);
 }
 
-/** The script that restores variables, functions and aliases before the user's source runs. */
+/**
+ * The script that restores variables, functions and aliases before the user's source runs. A
+ * non-UTF-8 cwd is entered first (bash was spawned in {@link spawnDir}), leaving `OLDPWD` as a
+ * fresh bash has it; when that directory is gone, bash exits at once, runs nothing and dumps
+ * nothing (the session state stays unchanged).
+ */
 export function restoreScript(s: ShellState): string {
   const parts = ["shopt -s expand_aliases"];
+  if (s.cwdBytes !== undefined) {
+    parts.unshift(
+      `builtin cd -- ${ansiCQuoted(s.cwdBytes)} || { trap - EXIT; builtin exit 1; }`,
+      "builtin unset OLDPWD; builtin export OLDPWD",
+    );
+  }
   for (const text of s.vars.values()) parts.push(text);
   for (const text of s.funcs.values()) parts.push(text);
   for (const text of s.aliases.values()) parts.push(text);
@@ -166,10 +224,6 @@ function splitAliases(text: string, into: Map<string, string>): void {
   }
 }
 
-// ignoreBOM keeps a leading U+FEFF of a value: it is data, not a byte order mark.
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-
 /** The NUL-separated fields of a dump, as bytes. */
 function splitFields(bytes: Uint8Array): Uint8Array[] {
   const fields: Uint8Array[] = [];
@@ -219,6 +273,11 @@ export function parseDump(
         return state.cwd ? state : null;
       case "C":
         state.cwd = fields[i + 1];
+        try {
+          strictUtf8.decode(raw[i + 1]);
+        } catch {
+          state.cwdBytes = raw[i + 1].slice();
+        }
         i += 2;
         break;
       case "E":

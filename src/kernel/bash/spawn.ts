@@ -1,5 +1,5 @@
 /** Spawning bash as a process-group leader, for cold runs (`run.ts`) and warm shells alike. */
-import type { ShellState } from "./shell_state.ts";
+import { type ShellState, spawnDir } from "./shell_state.ts";
 
 /**
  * Spawns `argv` as K-BASH-1 wants it: a new process group, stdin /dev/null, the state's cwd and
@@ -8,7 +8,7 @@ import type { ShellState } from "./shell_state.ts";
 export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): Deno.ChildProcess {
   return new Deno.Command(cmd, {
     args,
-    cwd: state.cwd,
+    cwd: spawnDir(state),
     env: Object.fromEntries(state.env),
     clearEnv: true,
     stdin: "null",

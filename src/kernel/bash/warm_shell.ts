@@ -1,7 +1,7 @@
 import { mkfifo } from "./mkfifo.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
-import { restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
+import { restoreScript, sameCwd, type ShellState, WARM_DRIVER } from "./shell_state.ts";
 
 /** Whether two maps hold the same entries in the same order (order decides `environ` order). */
 function sameEntries(a: Map<string, string>, b: Map<string, string>): boolean {
@@ -16,7 +16,7 @@ function sameEntries(a: Map<string, string>, b: Map<string, string>): boolean {
 
 /** Whether two states are identical: cwd, environment (in order), variables, functions, aliases. */
 export function sameState(a: ShellState, b: ShellState): boolean {
-  return a.cwd === b.cwd && sameEntries(a.env, b.env) && sameEntries(a.vars, b.vars) &&
+  return sameCwd(a, b) && sameEntries(a.env, b.env) && sameEntries(a.vars, b.vars) &&
     sameEntries(a.funcs, b.funcs) && sameEntries(a.aliases, b.aliases);
 }
 
@@ -61,8 +61,12 @@ export class WarmShell {
     });
   }
 
-  /** Spawns a warm shell from `state` (which it keeps); null when this host cannot. */
+  /**
+   * Spawns a warm shell from `state` (which it keeps); null when this host cannot, or the cwd is
+   * not UTF-8 (its directory cannot be checked by {@link fits}).
+   */
   static prepare(bash: string, state: ShellState, pool: ScratchPool): WarmShell | null {
+    if (state.cwdBytes !== undefined) return null;
     const dir = pool.acquire();
     let go: Deno.FsFile | null = null;
     try {

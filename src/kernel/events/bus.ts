@@ -193,6 +193,14 @@ export class EventBus {
     }
   }
 
+  /**
+   * Lets go of a dynamic channel's held events once what it announced is gone (a task no longer
+   * retained, K-TASK-2), so its ring does not outlive it; live subscriptions are unaffected.
+   */
+  retire(channel: string): void {
+    this.#rings.delete(channel);
+  }
+
   /** Channels `subscriber` is subscribed to. */
   subscriptions(subscriber: EventSubscriber): string[] {
     return [...this.#subscriptions.get(subscriber)?.keys() ?? []];

@@ -3,29 +3,33 @@ import type { BusEvent } from "./bus_event.ts";
 
 /** The newest 1024 events of one channel, plus the next seq a ring-only channel assigns (K-EVT-7). */
 export class EventRing {
-  #slots: (BusEvent | undefined)[] = new Array(EVENT_RING);
+  /** Grows to 1024 slots as events come (most channels, e.g. a task's, hold only a few). */
+  #slots: BusEvent[] = [];
+  /** Where the oldest event is once the ring is full. */
   #start = 0;
-  #size = 0;
   /** Next seq for channels whose seq the bus assigns (not used by durable channels). */
   nextSeq = 0;
 
   /** Appends an event, evicting the oldest when 1024 are held. */
   push(event: BusEvent): void {
-    const end = (this.#start + this.#size) % EVENT_RING;
-    this.#slots[end] = event;
-    if (this.#size < EVENT_RING) this.#size++;
-    else this.#start = (this.#start + 1) % EVENT_RING;
+    if (this.#slots.length < EVENT_RING) {
+      this.#slots.push(event);
+      return;
+    }
+    this.#slots[this.#start] = event;
+    this.#start = (this.#start + 1) % EVENT_RING;
   }
 
   /** Seq of the oldest held event, or undefined when empty. */
   get oldestSeq(): number | undefined {
-    return this.#size === 0 ? undefined : this.#slots[this.#start]!.seq;
+    return this.#slots[this.#start]?.seq;
   }
 
   /** Held events from newest to oldest. */
   *newestFirst(): Generator<BusEvent> {
-    for (let i = this.#size - 1; i >= 0; i--) {
-      yield this.#slots[(this.#start + i) % EVENT_RING]!;
+    const size = this.#slots.length;
+    for (let i = size - 1; i >= 0; i--) {
+      yield this.#slots[(this.#start + i) % size];
     }
   }
 }

@@ -4,12 +4,13 @@ import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { cloneState, diffState, type ShellState } from "../bash/shell_state.ts";
+import { cloneState, cwdBytesOf, diffState, type ShellState } from "../bash/shell_state.ts";
 import type { WarmShell } from "../bash/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
 import type { Effect } from "../policy/effects.ts";
 import { CaptureSink } from "../store/capture.ts";
+import { stateDirFailure } from "../store/state_dir_failure.ts";
 import type { Cas } from "../store/cas.ts";
 import type { Task } from "../tasks/registry.ts";
 import { commandText, outcomeValue } from "../values/outcome.ts";
@@ -115,15 +116,20 @@ export async function runSource(
       throw e;
     }
   }
-  const startNs = nowNs();
-  const entryId = kernel.journal.start({
-    session: session.name,
-    principal: attachment.principal,
-    ts_ns: startNs,
-    cwd: encoder.encode(snapshot.cwd),
-    src,
-    effects,
-  });
+  let entryId;
+  try {
+    entryId = kernel.journal.start({
+      session: session.name,
+      principal: attachment.principal,
+      ts_ns: nowNs(),
+      cwd: cwdBytesOf(snapshot),
+      src,
+      effects,
+    });
+  } catch (e) {
+    await Promise.all([output.stdout.abort(), output.stderr.abort(), warm?.discard()]);
+    throw stateDirFailure(kernel.cas.stateDir, "the journal row", e);
+  }
   const cmd = commandText(src);
   const task = listed
     ? kernel.tasks.create(session.name, attachment.principal, cmd, output)
@@ -132,11 +138,14 @@ export async function runSource(
   const work = finishRun(kernel, attachment, task, run, entryId, output, opts);
   if (opts.async) {
     work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+    // Answered once the task is visible with its pid (K-TASK-1).
+    await task.begun;
     return { task: task.id, events: `task.${task.n}`, uri: `shoal://task/${task.n}` };
   }
   if (opts.timeoutMs !== null) {
     if (await kernel.tasks.waitInBudget(task, opts.timeoutMs)) {
       work.catch((e) => kernel.log(`task ${task.id}: ${e}`));
+      await task.begun;
       return {
         task: task.id,
         events: `task.${task.n}`,
@@ -148,6 +157,30 @@ export async function runSource(
   const done = await work;
   if (done.error) throw new RpcError(done.error.code, done.error.message, done.error.data);
   return { ...done.result, elapsed_ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * Ends a run that could not be recorded: its spools are dropped, its journal row is closed as a
+ * failed run when the journal still takes writes (so it holds no unfinished ghost), and its task
+ * fails with `error`, which is returned for the caller to throw.
+ */
+async function failRun(
+  kernel: RunServices,
+  task: Task,
+  entryId: number,
+  output: { stdout: CaptureSink; stderr: CaptureSink },
+  error: RpcError,
+): Promise<RpcError> {
+  await Promise.all([output.stdout.abort(), output.stderr.abort()]);
+  try {
+    kernel.bus.publishStored(
+      kernel.journal.finish(entryId, { dur_ns: 0n, status: null, ok: false, outputs: [] }),
+    );
+  } catch (e) {
+    kernel.log(`journal entry ${entryId} stays unfinished: ${e}`);
+  }
+  kernel.tasks.finish(task, "failed", null, error.toObject());
+  return error;
 }
 
 async function finishRun(
@@ -174,24 +207,24 @@ async function finishRun(
       stderr: output.stderr,
       sandbox: run.sandbox,
       onSpawn: (pid) => {
-        task.spawned(pid);
+        kernel.tasks.spawned(task, pid);
         opts.started?.();
       },
     });
   } catch (e) {
     opts.started?.();
-    await Promise.all([output.stdout.abort(), output.stderr.abort()]);
-    const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`).toObject();
-    // The row was started: close it as a failed run so the journal holds no unfinished ghost.
-    kernel.bus.publishStored(
-      kernel.journal.finish(entryId, { dur_ns: 0n, status: null, ok: false, outputs: [] }),
-    );
-    kernel.tasks.finish(task, "failed", null, error);
-    throw new RpcError(error.code, error.message);
+    const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`);
+    throw await failRun(kernel, task, entryId, output, error);
   }
   // Cancelled means a cancel was requested before the process ended (K-TASK-1).
   const cancelled = task.state === "cancelling";
-  const [out, err] = await Promise.all([output.stdout.finish(), output.stderr.finish()]);
+  let out, err;
+  try {
+    [out, err] = await Promise.all([output.stdout.finish(), output.stderr.finish()]);
+  } catch (e) {
+    const error = stateDirFailure(kernel.cas.stateDir, "the output", e);
+    throw await failRun(kernel, task, entryId, output, error);
+  }
   const outcome = outcomeValue(kernel.cas, {
     status: exit.status,
     signal: exit.signal,
@@ -207,17 +240,23 @@ async function finishRun(
   const n = session.record(outcome);
   const ref = `out:${n}`;
   const uri = outUri(n);
-  const bounded = await renderBounded(outcome, uri, true);
-  const renderHash = kernel.cas.put(encoder.encode(bounded));
-  const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];
-  if (err.blob.len > 0) outputs.push({ kind: "stderr", hash: err.blob.hash, len: err.blob.len });
-  outputs.push({ kind: "render", hash: renderHash, len: encoder.encode(bounded).length });
-  const journalEvent = kernel.journal.finish(entryId, {
-    dur_ns: exit.durNs,
-    status: outcome.status,
-    ok: outcome.ok,
-    outputs,
-  });
+  let journalEvent;
+  try {
+    const bounded = await renderBounded(outcome, uri, true);
+    const renderHash = kernel.cas.put(encoder.encode(bounded));
+    const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];
+    if (err.blob.len > 0) outputs.push({ kind: "stderr", hash: err.blob.hash, len: err.blob.len });
+    outputs.push({ kind: "render", hash: renderHash, len: encoder.encode(bounded).length });
+    journalEvent = kernel.journal.finish(entryId, {
+      dur_ns: exit.durNs,
+      status: outcome.status,
+      ok: outcome.ok,
+      outputs,
+    });
+  } catch (e) {
+    const error = stateDirFailure(kernel.cas.stateDir, "the render and journal row", e);
+    throw await failRun(kernel, task, entryId, output, error);
+  }
   kernel.bus.publishStored(journalEvent);
   kernel.bus.publish("session.transcript", {
     n,

@@ -1,6 +1,7 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
-import { analyzeOffLoop } from "../bash/off_loop.ts";
+import { analyzeOffLoop, sendableAst } from "../bash/off_loop.ts";
+import { spawnDir } from "../bash/shell_state.ts";
 import { pathObject } from "../values/path_object.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
@@ -10,7 +11,7 @@ import type { Sandboxing } from "../sandbox/command.ts";
 
 /** Parsed source with its effects judged for one caller (K-EXEC-2 steps 1–3). */
 export interface Analysis {
-  /** The AST in wire form, null when too large to send (see `analyzeOffLoop`). */
+  /** The AST in wire form when asked for, null when not or too large to send (`analyzeOffLoop`). */
   ast: unknown;
   effects: Effect[];
   reversibility: Reversibility;
@@ -43,12 +44,13 @@ export async function currentEffects(
   };
 }
 
-/** Parses and judges `src` for the caller; a syntax error throws -32001. */
+/** Parses and judges `src` for the caller, with its AST when `wantAst`; a syntax error throws -32001. */
 export async function analyze(
   attachment: Attachment,
   src: string,
+  wantAst: boolean,
 ): Promise<Analysis> {
-  const { ast, effects, reversibility } = await currentEffects(attachment, src, true);
+  const { ast, effects, reversibility } = await currentEffects(attachment, src, wantAst);
   const verdict = attachment.grants.verdict(effects, reversibility);
   return { ast, effects, reversibility, verdict };
 }
@@ -90,7 +92,6 @@ export function storePlan(
     session: attachment.session.name,
     principal: attachment.principal,
     cwd: attachment.session.state.cwd,
-    ast: analysis.ast,
     effects: analysis.effects,
     reversibility: analysis.reversibility,
     approval: initialApproval(analysis.verdict),
@@ -134,9 +135,13 @@ export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> 
   };
 }
 
-/** The full `plan.get` record (K-PLAN-1). */
-export function planRecord(plan: Plan, owner: Grants): Record<string, unknown> {
-  return { ...planSummary(plan, owner), ast: plan.ast, src: plan.src, cwd: pathObject(plan.cwd) };
+/**
+ * The full `plan.get` record (K-PLAN-1). A plan keeps only its source: the AST, a hundred times
+ * larger, is parsed again (off the event loop when large) for each request.
+ */
+export async function planRecord(plan: Plan, owner: Grants): Promise<Record<string, unknown>> {
+  const ast = sendableAst((await analyzeOffLoop(plan.src, null, true)).ast);
+  return { ...planSummary(plan, owner), ast, src: plan.src, cwd: pathObject(plan.cwd) };
 }
 
 /**
@@ -178,5 +183,5 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
-  return attachment.grants.sandboxFor(attachment.session.state.cwd);
+  return attachment.grants.sandboxFor(spawnDir(attachment.session.state));
 }

@@ -1,6 +1,7 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { type RunOptions, runSource } from "../exec/run_source.ts";
+import { spawnDir } from "../bash/shell_state.ts";
 import type { RunServices } from "../exec/run_services.ts";
 import { currentEffects } from "./analysis.ts";
 import { denied } from "./denied.ts";
@@ -45,6 +46,6 @@ export function applyPlan(
   opts: RunOptions,
 ): Promise<unknown> {
   const approved = plan.approval === "approved" ? plan.effects : [];
-  const sandbox = attachment.grants.sandboxFor(attachment.session.state.cwd, approved);
+  const sandbox = attachment.grants.sandboxFor(spawnDir(attachment.session.state), approved);
   return runSource(kernel, attachment, plan.src, plan.effects, sandbox, opts);
 }

@@ -20,7 +20,6 @@ export interface Plan {
   session: string;
   principal: string;
   cwd: string;
-  ast: unknown;
   effects: Effect[];
   reversibility: Reversibility;
   createdNs: bigint;

@@ -2,7 +2,7 @@
 
 import { isAbsolute, join, resolve } from "node:path";
 import { setImmediate } from "node:timers";
-import xterm from "@xterm/headless";
+import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import {
@@ -24,8 +24,15 @@ import {
   writeFd,
 } from "./libc.ts";
 
-const { Terminal } = xterm;
-type Terminal = InstanceType<typeof Terminal>;
+type Terminal = InstanceType<typeof xterm.Terminal>;
+
+let emulator: Promise<typeof xterm.Terminal> | null = null;
+
+/** The emulator class, loaded by the first `open`: a kernel that opens no PTY never holds it. */
+function loadEmulator(): Promise<typeof xterm.Terminal> {
+  emulator ??= import("@xterm/headless").then((m) => m.default.Terminal);
+  return emulator;
+}
 
 /**
  * Most bytes read from the master and parsed in one step before other kernel work runs. A master
@@ -166,6 +173,7 @@ export class Pty {
   #listeners = new Set<(state: PtyState) => void>();
 
   private constructor(
+    Emulator: typeof xterm.Terminal,
     pair: PtyPair,
     child: Deno.ChildProcess,
     cmd: string,
@@ -179,7 +187,7 @@ export class Pty {
     this.cmd = cmd;
     this.#cols = cols;
     this.#rows = rows;
-    this.#term = new Terminal({
+    this.#term = new Emulator({
       cols,
       rows,
       scrollback: 0,
@@ -212,6 +220,7 @@ export class Pty {
     const env = { ...opts.env };
     env.TERM ??= "xterm-256color";
     if (!programExists(opts.cmd, opts.cwd, env)) throw spawnFailed(opts.cmd, "program not found");
+    const Emulator = await loadEmulator();
     let pair: PtyPair | undefined;
     let child: Deno.ChildProcess;
     try {
@@ -246,7 +255,7 @@ export class Pty {
       }
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    return await Promise.resolve(new Pty(pair, child, cmd, cols, rows));
+    return new Pty(Emulator, pair, child, cmd, cols, rows);
   }
 
   /** Current width in columns. */

@@ -24,12 +24,16 @@ function readAtSync(fd: number, offset: number, length: number): Uint8Array {
  * no copy of the stream is held while it runs. Callers MUST await each `write` before the next one.
  * Spool I/O is synchronous: page-cache writes of one pipe read each are quicker than the I/O
  * thread pool's round trips, which dominated a short exec's time on a loaded machine (issue 10).
+ * A failed spool write (a full disk) removes the spool and discards the rest of the stream, so
+ * the producer is still drained; `finish()` then rejects with that failure.
  */
 export class CaptureSink {
   #written = 0;
   #truncated = false;
   #writing = false;
   #finishing: Promise<Captured> | null = null;
+  /** Why the spool could not be written, once that happened. */
+  #failure: unknown = null;
   readonly #hash: Hash = createHash("sha256");
   readonly #scanner = new Utf8Scanner();
 
@@ -66,15 +70,21 @@ export class CaptureSink {
       this.#truncated = true;
       chunk = chunk.subarray(0, room);
     }
-    if (chunk.length === 0) return;
+    if (chunk.length === 0 || this.#failure !== null) return;
     this.#writing = true;
     try {
       this.#hash.update(chunk);
       this.#scanner.push(chunk);
-      this.#fd ??= openSync(this.spoolPath, "wx+", 0o600);
-      let done = 0;
-      while (done < chunk.length) {
-        done += writeSync(this.#fd, chunk, done, chunk.length - done, this.#written + done);
+      try {
+        this.#fd ??= openSync(this.spoolPath, "wx+", 0o600);
+        let done = 0;
+        while (done < chunk.length) {
+          done += writeSync(this.#fd, chunk, done, chunk.length - done, this.#written + done);
+        }
+      } catch (e) {
+        this.#failure = e;
+        this.#dropSpool();
+        return;
       }
       this.#written += chunk.length;
       // The write is done; the flag stays up until the caller has been answered.
@@ -106,14 +116,19 @@ export class CaptureSink {
     if (this.#finishing) return Promise.resolve();
     this.#finishing = Promise.reject(new Error("capture aborted"));
     this.#finishing.catch(() => {});
-    if (this.#fd !== null) {
-      closeSync(this.#fd);
-      rmSync(this.spoolPath, { force: true });
-    }
+    this.#dropSpool();
     return Promise.resolve();
   }
 
+  /** Closes and removes the spool file, if any. */
+  #dropSpool(): void {
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
+    rmSync(this.spoolPath, { force: true });
+  }
+
   #finish(): Captured {
+    if (this.#failure !== null) throw this.#failure;
     let bytes: Uint8Array | null = new Uint8Array(0);
     let hash: string;
     if (this.#fd === null) {

@@ -26,6 +26,8 @@ export function parseHash(hash: string): string {
  * to `tmp/` first and renamed into place. Files are 0600, directories 0700 (G-STATE-4).
  */
 export class Cas {
+  /** The state directory holding the store. */
+  readonly stateDir: string;
   /** `<state>/cas`. */
   readonly casDir: string;
   /** `<state>/tmp`, on the same filesystem so spools can be renamed into `cas/`. */
@@ -35,6 +37,7 @@ export class Cas {
   readonly #dirs = new Set<string>();
 
   private constructor(stateDir: string) {
+    this.stateDir = stateDir;
     this.casDir = join(stateDir, "cas");
     this.tmpDir = join(stateDir, "tmp");
   }
@@ -66,7 +69,12 @@ export class Cas {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
     if (existsSync(this.blobPath(hash))) return hash;
     const tmp = this.tmpPath();
-    writeFileSync(tmp, bytes, { flag: "wx", mode: 0o600 });
+    try {
+      writeFileSync(tmp, bytes, { flag: "wx", mode: 0o600 });
+    } catch (e) {
+      rmSync(tmp, { force: true }); // a partial file (e.g. the disk filled up)
+      throw e;
+    }
     this.adopt(tmp, hash);
     return hash;
   }

@@ -1,4 +1,3 @@
-import process from "node:process";
 import { ErrorCode, quotaExceeded, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
 import {
   KILL_GRACE_MS,
@@ -6,6 +5,7 @@ import {
   MAX_TERMINAL_TASKS_KEPT,
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
+import { groupExists } from "../bash/process_group.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -52,7 +52,10 @@ export class Task {
   error: RpcErrorObject | null = null;
   readonly startedNs = nowNs();
   readonly finished: Promise<void>;
+  /** Resolves once bash exists (its pid is known) or the task ended without it. */
+  readonly begun: Promise<void>;
   #resolve!: () => void;
+  #begin!: () => void;
   /** The SIGTERM → grace → SIGKILL sequence, once a cancel reached a live process group. */
   #stopping: Promise<void> | null = null;
 
@@ -64,6 +67,7 @@ export class Task {
     readonly output: { stdout: TaskOutput; stderr: TaskOutput },
   ) {
     this.finished = new Promise((resolve) => (this.#resolve = resolve));
+    this.begun = new Promise((resolve) => (this.#begin = resolve));
   }
 
   /** `task:N`. */
@@ -74,6 +78,11 @@ export class Task {
   /** Whether the task reached a terminal state. */
   get terminal(): boolean {
     return TERMINAL.has(this.state);
+  }
+
+  /** Whether clients may see the task: once it has its pid, or ended without one (K-TASK-1). */
+  get visible(): boolean {
+    return this.pid !== null || this.terminal;
   }
 
   /** Resolves once a cancel's group is gone or was SIGKILLed (at once when no cancel reached it). */
@@ -103,6 +112,7 @@ export class Task {
    */
   spawned(pid: number): void {
     this.pid = pid;
+    this.#begin();
     if (this.state === "cancelling") this.terminate();
     else if (this.state === "suspended") this.signal("SIGSTOP");
   }
@@ -124,6 +134,7 @@ export class Task {
     this.resultRef = resultRef;
     this.error = error;
     this.finishedNs = nowNs();
+    this.#begin();
     this.#resolve();
   }
 
@@ -149,16 +160,6 @@ export class Task {
   }
 }
 
-/** Whether any process (zombies included) still belongs to process group `pgid`. */
-function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Every task of the kernel, ids from one counter, scoped by session (K-TASK-2). */
 export class TaskRegistry {
   #next = 1;
@@ -167,6 +168,8 @@ export class TaskRegistry {
   #terminal = new Map<string, Set<Task>>();
   /** Tasks whose `timeout_ms` caller still waits within its budget, with how to wake it (K-EXEC-6). */
   #inBudget = new Map<Task, () => void>();
+  /** Each session's tasks that ended within their budget and whose events are still held. */
+  #hiddenEvents = new Map<string, Set<number>>();
   /** Synchronous execs: not listed, but stopped at shutdown like every other process group. */
   #unlisted = new Set<Task>();
 
@@ -187,7 +190,10 @@ export class TaskRegistry {
     if (live >= MAX_TASKS_PER_SESSION) throw quotaExceeded("tasks", MAX_TASKS_PER_SESSION);
   }
 
-  /** Registers a new running task and publishes its first event. */
+  /**
+   * Registers a new running task. It stays invisible (no event, unknown to `task.get` and
+   * `task.list`) until {@link spawned} gives it its pid, or it ends.
+   */
   create(
     session: string,
     principal: string,
@@ -196,8 +202,13 @@ export class TaskRegistry {
   ): Task {
     const task = new Task(this.#next++, session, principal, cmd, output);
     this.#tasks.set(task.n, task);
-    this.publish(task);
     return task;
+  }
+
+  /** Records bash's pid and publishes the task's first event: from now on it is visible. */
+  spawned(task: Task, pid: number): void {
+    task.spawned(pid);
+    this.publish(task);
   }
 
   /** Tracks a plain synchronous exec: no id, no events, but cancelled at shutdown. */
@@ -236,6 +247,7 @@ export class TaskRegistry {
     if (waiter) {
       this.#inBudget.delete(task);
       this.#tasks.delete(task.n);
+      this.#keepEvents(task);
       waiter();
       return;
     }
@@ -246,6 +258,22 @@ export class TaskRegistry {
       if (done.size <= MAX_TERMINAL_TASKS_KEPT) break;
       done.delete(old);
       this.#tasks.delete(old.n);
+      this.bus.retire(`task.${old.n}`);
+    }
+  }
+
+  /**
+   * Keeps the events of a task that ended within its caller's budget readable (K-EXEC-6) for as
+   * long as a listed task's would be: for the newest 256 such tasks of the session.
+   */
+  #keepEvents(task: Task): void {
+    let held = this.#hiddenEvents.get(task.session);
+    if (!held) this.#hiddenEvents.set(task.session, held = new Set());
+    held.add(task.n);
+    for (const n of held) {
+      if (held.size <= MAX_TERMINAL_TASKS_KEPT) break;
+      held.delete(n);
+      this.bus.retire(`task.${n}`);
     }
   }
 
@@ -271,7 +299,7 @@ export class TaskRegistry {
   get(session: string, id: string): Task {
     const n = refNumber("task", id);
     const task = n === null ? undefined : this.#tasks.get(n);
-    if (!task || task.session !== session) {
+    if (!task || task.session !== session || !task.visible) {
       throw new RpcError(ErrorCode.UNKNOWN_TASK, `unknown task: ${id}`, { task: id });
     }
     return task;
@@ -279,7 +307,7 @@ export class TaskRegistry {
 
   /** The session's tasks ascending by id (K-TASK-3). */
   list(session: string): Task[] {
-    return [...this.#tasks.values()].filter((t) => t.session === session);
+    return [...this.#tasks.values()].filter((t) => t.session === session && t.visible);
   }
 
   /** Waits until the task is terminal or `timeoutMs` elapses; true when it timed out. */

@@ -1,7 +1,7 @@
 // E-4: sources past the inline limit are parsed and analysed in a worker, with the same results.
 import assert from "node:assert/strict";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
-import { INLINE_PARSE_LIMIT } from "../../../src/protocol/limits.ts";
+import { INLINE_PARSE_LIMIT, MAX_PARSE_UNITS } from "../../../src/protocol/limits.ts";
 import { compactJson, JsonText } from "../../../src/protocol/rpc.ts";
 import { kernelTest } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -38,5 +38,60 @@ kernelTest(
     }
     assert.deepEqual(e.data, (inline as { data: unknown }).data);
     assert.equal(e.message, (inline as Error).message);
+  },
+);
+
+// 60,000 `:` lines are 120 kB of source and about 18 MB of AST JSON: no frame can carry their AST.
+const UNSENDABLE = ":\n".repeat(60_000);
+
+kernelTest(
+  "E-4 a source whose AST no frame can carry: parse, explain and plan.get answer -32603 response too large; run and plan mode work",
+  async (k) => {
+    const conn = await k.attach();
+    for (const method of ["parse", "explain"]) {
+      const e = await rpcError(conn.request(method, { src: UNSENDABLE }));
+      assert.equal(e.code, -32603, method);
+      assert.equal(e.message, "response too large", method);
+    }
+    const ran = await conn.request("exec", { src: UNSENDABLE + "echo done" }) as Rec;
+    assert.deepEqual((ran.value as Rec).out, { $: "str", v: "done\n" });
+    const planned = await conn.request("exec", { src: UNSENDABLE, mode: "plan" }) as Rec;
+    assert.equal(planned.verdict, "allow");
+    const e = await rpcError(conn.request("plan.get", { plan_ref: planned.plan_ref }));
+    assert.equal(e.code, -32603);
+    assert.equal(e.message, "response too large");
+    const small = await conn.request("exec", { src: ":", mode: "plan" }) as Rec;
+    const got = await conn.request("plan.get", { plan_ref: small.plan_ref }) as Rec;
+    assert.deepEqual(got.ast, JSON.parse(JSON.stringify(parseBash(":"))));
+    assert.equal((await conn.request("parse", { src: ":" }) as Rec).ast_lang, "bash");
+  },
+);
+
+kernelTest(
+  "E-4 a source past the parse budget is a -32001 pointing at where it passes it, and the kernel lives on",
+  async (k) => {
+    const conn = await k.attach();
+    const lines = MAX_PARSE_UNITS / 2;
+    const src = ":\n".repeat(lines) + ": x"; // the budget is passed by the last `:`
+    for (
+      const [method, params] of [
+        ["parse", { src }],
+        ["explain", { src }],
+        ["exec", { src }],
+        ["exec", { src, mode: "plan" }],
+      ] as const
+    ) {
+      const e = await rpcError(conn.request(method, params));
+      assert.equal(e.code, -32001, method);
+      const data = e.data as Rec;
+      assert.deepEqual(data.span, { start: 2 * lines, end: 2 * lines + 1 }, method);
+      assert.equal(data.line, lines + 1);
+      assert.equal(data.col, 1);
+      assert.match(String(data.hint), /not supported/);
+    }
+    assert.equal(
+      ((await conn.request("exec", { src: "echo alive" }) as Rec).value as Rec).ok,
+      true,
+    );
   },
 );

@@ -356,3 +356,36 @@ Deno.test("W-RPC-5 a response that would pass 16 MiB (a result or an error echoi
     await k.cleanup();
   }
 });
+
+Deno.test("ids nested deeper than 100 levels are -32600 with id null, and the connection keeps serving (issue 13)", async () => {
+  const k = await startKernel();
+  const conn = await Deno.connect({ transport: "unix", path: k.socket });
+  const lines: string[] = [];
+  const reading = collectLines(conn.readable, lines);
+  try {
+    const depths = Array.from({ length: 60 }, (_, i) => 101 + 50 * i);
+    for (const depth of depths) {
+      const id = "[".repeat(depth) + "]".repeat(depth);
+      await conn.write(
+        new TextEncoder().encode(
+          `{"jsonrpc":"2.0","id":${id},"method":"parse","params":{"src":"true"}}\n`,
+        ),
+      );
+    }
+    await conn.write(
+      new TextEncoder().encode(
+        '{"jsonrpc":"2.0","id":7,"method":"parse","params":{"src":"true"}}\n',
+      ),
+    );
+    await waitUntil(() => lines.length >= depths.length + 1, 20000);
+    const replies = lines.map((l) => JSON.parse(l));
+    assert.ok("result" in replies.find((m) => m.id === 7), "the connection still serves");
+    const refused = replies.filter((m) => m.id === null);
+    assert.equal(refused.length, depths.length);
+    assert.ok(refused.every((m) => m.error.code === -32600));
+  } finally {
+    conn.close();
+    await reading.catch(() => {});
+    await k.cleanup();
+  }
+});

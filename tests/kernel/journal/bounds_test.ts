@@ -41,3 +41,17 @@ withKernel(
     assert.equal(k.stderr.filter((l) => l.includes("internal")).length, 0, k.stderr.join("\n"));
   },
 );
+
+withKernel(
+  "K-JQ-4/K-EVT-7 a source naming 20,000 distinct paths leaves journal.query and the journal channel small",
+  async (conn) => {
+    const src = Array.from({ length: 20_000 }, (_, i) => `false && cat /p/f${i}`).join("\n");
+    await conn.request("exec", { src, position: "value" });
+    const rows = await conn.request("journal.query", {}) as Rec[];
+    assert.equal(rows.length, 1);
+    assert.ok(JSON.stringify(rows).length < 64 * 1024);
+    const events = await conn.request("events.read", { channel: "journal" }) as Rec;
+    assert.equal((events.events as Rec[]).length, 1);
+    assert.ok(JSON.stringify(events).length < 64 * 1024);
+  },
+);

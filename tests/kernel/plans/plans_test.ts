@@ -538,7 +538,6 @@ Deno.test("P-PLAN-3 storing a 1001st plan of one (session, principal) evicts its
       session,
       principal,
       cwd: "/",
-      ast: null,
       effects: [],
       reversibility: "reversible",
       approval: "not_required",

@@ -106,6 +106,24 @@ const hasRow = (row: string | RegExp) => (s: Screen) =>
   s.screen.some((r) => typeof row === "string" ? r === row : row.test(r));
 
 withPtys(
+  "the first pty.open after kernel start (which loads the emulator) renders and answers terminal queries as later ones do (issue 11)",
+  async (conn, _k, pids) => {
+    // Output at once, colours, a cursor move, a hidden cursor and a cursor-position query whose
+    // answer the line discipline echoes onto the screen.
+    const script = "printf '\\033[1;31mred\\033[0m\\n\\033[3;4Hmoved\\033[?25l\\033[6n'; sleep 30";
+    const screens = [];
+    for (let i = 0; i < 2; i++) {
+      const opened = await open(conn, pids, "sh", ["-c", script]);
+      const screen = await waitScreen(conn, opened.pty_id, hasRow(/R$/));
+      screens.push({ screen: screen.screen, cursor: screen.cursor, alive: screen.alive });
+    }
+    assert.deepEqual(screens[0].screen.slice(0, 3), ["red", "", "   moved^[[3;9R"]);
+    assert.equal(screens[0].cursor.hidden, true);
+    assert.deepEqual(screens[1], screens[0]);
+  },
+);
+
+withPtys(
   "bash -i on a pty: echo $((6*7)) shows a row 42, stty size follows resize, tty is a /dev/pts (macOS: /dev/ttys) device (K-PTY-1..4)",
   async (conn, _k, pids) => {
     const opened = await open(conn, pids, "bash", ["--norc", "-i"]);

@@ -546,6 +546,7 @@ Deno.test("K-TASK-2 a session keeps the 256 terminal tasks that finished most re
     const other = tasks.create("other", "p", "true", output);
     tasks.finish(other, "completed", "out:1", null);
     const slow = tasks.create("s", "p", "sleep 9", output);
+    tasks.spawned(slow, Deno.pid); // visible from now on; nothing signals it
     const quick = Array.from({ length: 256 }, () => tasks.create("s", "p", "true", output));
     for (const t of quick) tasks.finish(t, "completed", null, null);
     assert.equal(tasks.list("s").length, 257);
@@ -570,6 +571,39 @@ Deno.test("K-TASK-2 a session keeps the 256 terminal tasks that finished most re
     assert.equal(tasks.list("s").length, 256);
     assert.equal(tasks.get("s", quick[1].id).state, "completed");
     assert.equal(tasks.get("other", other.id).state, "completed");
+  } finally {
+    await sink.abort();
+    journal.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a task's event channel is let go with the task: 10,000 execs leave no more channels than retained tasks (issue 13 soak)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-tasks-test-" });
+  const journal = Journal.open(dir);
+  const sink = await CaptureSink.open(await Cas.open(dir));
+  try {
+    const bus = new EventBus(journal);
+    const tasks = new TaskRegistry(bus);
+    const output = { stdout: sink, stderr: sink };
+    const events = (t: { n: number }) => bus.read(`task.${t.n}`).length;
+    // Tasks that end within their caller's budget (K-EXEC-6): the events of the newest 256
+    // stay readable, older ones go.
+    const hidden = [];
+    for (let i = 0; i < 257; i++) {
+      const task = tasks.create("s", "p", "true", output);
+      const waiting = tasks.waitInBudget(task, 60000);
+      tasks.finish(task, "completed", null, null);
+      await waiting;
+      hidden.push(task);
+    }
+    assert.equal(events(hidden[0]), 0);
+    assert.equal(events(hidden[1]), 2, "running, completed");
+    // A listed task's events stay readable while the task is retained, and go with it.
+    const listed = Array.from({ length: 257 }, () => tasks.create("s", "p", "true", output));
+    for (const t of listed) tasks.finish(t, "completed", null, null);
+    assert.equal(events(listed[0]), 0, "evicted with its task (K-TASK-2)");
+    assert.equal(events(listed[1]), 2, "running, completed");
   } finally {
     await sink.abort();
     journal.close();

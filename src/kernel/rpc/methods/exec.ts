@@ -90,7 +90,7 @@ async function execute(
     return applyPlan(kernel, attachment, plan, opts);
   }
   if (p.mode !== "plan") refuseUnknownPrincipal(attachment.grants);
-  const analysis = await analyze(attachment, p.src);
+  const analysis = await analyze(attachment, p.src, false);
   if (p.mode === "plan") {
     const plan = storePlan(kernel, attachment, p.src, analysis);
     return {

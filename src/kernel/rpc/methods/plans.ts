@@ -83,9 +83,9 @@ const applyParams = runParams.merge(planRef);
 
 /** `plan.*`, `cap.request` and `approval.*` (K-PLAN-*, K-CAP-1, K-APPR-*). */
 export const PLAN_METHODS: MethodSpec[] = [
-  attached("plan.get", planRef, ({ kernel, attachment }, p) => {
+  attached("plan.get", planRef, async ({ kernel, attachment }, p) => {
     const plan = kernel.plans.owned(p.plan_ref, attachment.session.name, attachment.principal);
-    return planRecord(plan, attachment.grants);
+    return await planRecord(plan, attachment.grants);
   }),
   attached(
     "plan.list",

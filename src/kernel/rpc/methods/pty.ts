@@ -16,7 +16,11 @@ export const PTY_METHODS: MethodSpec[] = [
   attached("pty.open", ptyOpenParams, async (ctx, p) => {
     const { kernel, attachment } = ctx;
     // The whole program line is judged like an exec of it, not only its argv0 (issue 14).
-    const { verdict, effects } = await analyze(attachment, programLine(p.cmd, p.args, p.env));
+    const { verdict, effects } = await analyze(
+      attachment,
+      programLine(p.cmd, p.args, p.env),
+      false,
+    );
     if (verdict === "deny") {
       throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies spawning ${p.cmd}`, {
         verdict,

@@ -10,6 +10,7 @@ import type { BusEvent } from "../../events/bus_event.ts";
 import type { KernelServices } from "../kernel_services.ts";
 import { attached, type MethodSpec, unattached } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
+import { cwdBytesOf } from "../../bash/shell_state.ts";
 import { resolveGrants } from "../../policy/grants.ts";
 
 const attachParams = z.object({
@@ -108,7 +109,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       session: session.name,
       principal,
       caps,
-      cwd: pathObject(session.state.cwd),
+      cwd: pathObject(cwdBytesOf(session.state)),
       env_hash: envHash(session.state.env),
       ast_version: 1,
       ast_lang: "bash",
@@ -127,7 +128,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       : { granted, names };
   }),
   attached("session.cwd", z.object({}), ({ attachment }) => ({
-    cwd: pathObject(attachment.session.state.cwd),
+    cwd: pathObject(cwdBytesOf(attachment.session.state)),
   })),
   attached("session.reef", z.object({}), () => ({ active_scope: null, bindings: [] })),
 ];

@@ -1,0 +1,87 @@
+/**
+ * The kernel's V8 heap flags side by side (issue 11): for each variant, a fresh kernel
+ * (`deno run -A` of src/kernel/main.ts, as bin/shoal-kernel runs it, with only the V8 flags
+ * changed) is attached, runs one exec, then 20 small execs and one exec printing 100 MB. Prints
+ * RSS after the first exec and at the end, and the kernel's CPU time (user + system) for the
+ * small execs and for the big output, per variant, alternating variants over {@link ROUNDS}.
+ */
+import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { exec } from "../../tests/_support/exec.ts";
+import { collectLines, spawnKernel } from "../../tests/_support/kernel.ts";
+import { rssBytes } from "../../tests/_support/proc.ts";
+import { REPO, sandbox } from "../../tests/_support/sandbox.ts";
+import { waitUntil } from "../../tests/_support/wait.ts";
+
+const ROUNDS = 2;
+const VARIANTS: [string, string[]][] = [
+  ["V8 defaults", []],
+  ["--max-semi-space-size=1 (bin/shoal-kernel)", ["--v8-flags=--max-semi-space-size=1"]],
+];
+
+/** CPU ms (user + system) the process has used so far (Linux /proc, 100 Hz ticks). */
+function cpuMs(pid: number): number {
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+const mib = (pid: number) => rssBytes(pid) / 2 ** 20;
+
+async function measure(flags: string[]): Promise<number[]> {
+  const box = await sandbox();
+  const socket = box.socket();
+  const child = spawnKernel(box, ["--socket", socket], {}, [
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    "--allow-all",
+    ...flags,
+    `--config=${REPO}/deno.json`,
+    `${REPO}/src/kernel/main.ts`,
+  ]);
+  const stderr: string[] = [];
+  const reading = collectLines(child.stderr, stderr);
+  let conn: RpcConnection | null = null;
+  try {
+    if (!await waitUntil(() => stderr.some((l) => l.includes("ready")), 30000)) {
+      throw new Error(`kernel did not start: ${stderr.join("\n")}`);
+    }
+    conn = await RpcConnection.connect(socket);
+    await conn.request("session.attach", {
+      session: "default",
+      token: null,
+      client: { kind: "bench", tty: false },
+    });
+    await exec(conn, "true");
+    const idle = mib(child.pid);
+    const c0 = cpuMs(child.pid);
+    for (let i = 0; i < 20; i++) await exec(conn, "echo hi; for a in 1 2; do echo $a; done");
+    const c1 = cpuMs(child.pid);
+    await exec(conn, "head -c 100000000 /dev/zero | tr '\\0' a");
+    const c2 = cpuMs(child.pid);
+    return [idle, mib(child.pid), c1 - c0, c2 - c1];
+  } finally {
+    conn?.close();
+    child.kill("SIGTERM");
+    await child.status;
+    await reading;
+    await box.cleanup();
+  }
+}
+
+const results = VARIANTS.map(() => [] as number[][]);
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [i, [, flags]] of VARIANTS.entries()) results[i].push(await measure(flags));
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
+console.log(`kernel heap flags, median of ${ROUNDS} kernels each`);
+console.log(
+  "variant                                     RSS MiB: 1 exec  end   CPU ms: 20 execs  100 MB",
+);
+for (const [i, [label]] of VARIANTS.entries()) {
+  const col = (k: number) => median(results[i].map((r) => r[k]));
+  console.log(
+    `${label.padEnd(44)} ${col(0).toFixed(0).padStart(13)} ${col(1).toFixed(0).padStart(5)} ` +
+      `${col(2).toFixed(0).padStart(17)} ${col(3).toFixed(0).padStart(7)}`,
+  );
+}
+console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);

@@ -1,0 +1,88 @@
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { exec } from "../../_support/exec.ts";
+import { startKernel } from "../../_support/kernel.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+import { mountTmpfs, unmount, usedBytes } from "../../_support/tmpfs.ts";
+
+const MiB = 1024 * 1024;
+/** How long a call may take before the test calls it a hang (a full disk once hung the exec). */
+const HANG_MS = 30_000;
+
+/** `p`, or a rejection after {@link HANG_MS}. */
+function bounded<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${what}: no answer within ${HANG_MS} ms`)),
+        HANG_MS,
+      );
+    }),
+  ]);
+}
+
+Deno.test({
+  name: "a full state directory fails the exec with an error naming it, leaves no partial files, " +
+    "and execs work again once space is freed (G-STATE-2, J-4)",
+  ignore: Deno.build.os !== "linux" || Deno.uid() !== 0,
+  async fn() {
+    const box = await sandbox();
+    const mounted = mountTmpfs(`${box.dir}/state`, "4m");
+    if (mounted !== null) {
+      console.log(`skipped: ${mounted}`);
+      await box.cleanup();
+      return;
+    }
+    const state = `${box.dir}/state/shoal`;
+    const kernel = await startKernel([], box);
+    try {
+      const conn = await kernel.attach();
+      await exec(conn, "echo before");
+      const ballast = `${box.dir}/state/ballast`;
+      Deno.writeFileSync(ballast, new Uint8Array(3 * MiB));
+      const usedBefore = usedBytes(state);
+      const big = "head -c 2000000 /dev/zero";
+      for (const extra of [{}, { timeout_ms: 60_000 }]) {
+        const e = await rpcError(bounded(exec(conn, big, extra), "the exec on a full disk"));
+        assert.equal(e.code, -32603);
+        assert.ok(e.message.includes(state), `the error names ${state}: ${e.message}`);
+      }
+      // The kernel keeps serving, on this connection and on another.
+      const other = await kernel.attach("other");
+      assert.deepEqual(((await exec(other, "echo alive")).value as Rec).out, {
+        $: "str",
+        v: "alive\n",
+      });
+      // No spool or partial blob is left behind, and no task stays running.
+      const left = [...Deno.readDirSync(`${state}/tmp`)].filter((e) => !e.name.startsWith("run-"));
+      assert.deepEqual(left, []);
+      assert.ok(usedBytes(state) - usedBefore < 512 * 1024, "the partial output was removed");
+      const tasks = await conn.request("task.list", {}) as Rec[];
+      assert.deepEqual(tasks.filter((t) => t.state === "running"), []);
+      // The journal is intact and holds no unfinished row.
+      const db = new DatabaseSync(`${state}/journal.db`, { readOnly: true });
+      try {
+        assert.deepEqual(db.prepare("PRAGMA integrity_check").all().map((r) => r.integrity_check), [
+          "ok",
+        ]);
+        const open = db.prepare("SELECT count(*) AS n FROM entries WHERE dur_ns IS NULL").get();
+        assert.equal(open?.n, 0);
+      } finally {
+        db.close();
+      }
+      Deno.removeSync(ballast);
+      const again = await bounded(exec(conn, big, { position: "value" }), "the exec after freeing");
+      assert.equal(((again.value as Rec).out as Rec).n, 2_000_000);
+    } finally {
+      await bounded(kernel.stop(), "the kernel's shutdown").catch(() =>
+        kernel.child.kill("SIGKILL")
+      );
+      unmount(`${box.dir}/state`);
+      await box.cleanup();
+    }
+  },
+});
