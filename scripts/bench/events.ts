@@ -1,15 +1,26 @@
 // Benchmark: event notification latency, publish → subscriber, on one real kernel, by stage.
 //  1. Kernel socket: 10 subscriber connections (`events.subscribe`) receive 1000 `user.*` events.
-//  2. Facade stdout: 10 shoal-mcp facades subscribe to `shoal://events/user.bench`; this process
+//  2. Bare forwarder: 10 processes that do the least a facade could (event_forwarder.ts: attach,
+//     subscribe, copy each socket read to stdout): the cost of the process hop alone.
+//  3. Facade stdout: 10 shoal-mcp facades subscribe to `shoal://events/user.bench`; this process
 //     reads their stdout itself, so the figure ends where the facade's work ends.
-//  3. MCP clients: the same through 10 MCP SDK clients (adds the client's parsing/validation).
+//  4. MCP clients: the same through 10 MCP SDK clients (adds the client's parsing/validation).
+// Each way is measured twice on the same subscribers: the first 1000 events reach fresh processes
+// (their code still runs unoptimized: a facade costs 2-3x more CPU per event then), the next 1000
+// reach them warmed up, as the facade of a session that has been running for a while is.
 // Latency = arrival − the moment the `events.publish` request was sent (one clock: this
-// process). CPU per event is read from /proc for the kernel, each facade and this process
-// (the subscribers' side). Afterwards the subscribers unsubscribe and the kernel's connections
+// process). Two arrivals are timed: when the line was read from the pipe or socket (before any
+// parsing: "on stdout"), and when the subscriber's handler got it. All subscribers live in this
+// one process, so a notification read late because this process was busy with the others' lines
+// counts against the figure; the stage lines show how much of it is this process's own work.
+// CPU per event is read from /proc for the kernel, each facade and this process (the
+// subscribers' side). Afterwards the subscribers unsubscribe and the kernel's connections
 // on its socket are counted (lsof) to show that unsubscribing leaves none behind.
 // Run: deno run -A scripts/bench/events.ts
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/shared/transport"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { connectMcp, type Mcp } from "../../tests/e2e/_mcp.ts";
 import { startKernel, type TestKernel } from "../../tests/_support/kernel.ts";
@@ -23,65 +34,124 @@ import {
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { waitUntil } from "../../tests/_support/wait.ts";
 import { spawnFacade } from "../../tests/_support/facade.ts";
+import { percentile } from "./percentile.ts";
 
 const SUBSCRIBERS = 10;
 const EVENTS = 1000;
 const CHANNEL = "user.bench";
 
+type Payload = { i?: number; dropped?: number };
+/**
+ * Called by a subscriber for each event: `arrivedAt` is when its line was read from the pipe or
+ * socket (performance.now(), before parsing); the call itself marks when the handler got it.
+ */
+type OnEvent = (payload: Payload, arrivedAt: number) => void;
+
 /** One way of subscribing: returns an unsubscribe-and-close function. */
-type Subscribe = (onEvent: (payload: { i?: number; dropped?: number }) => void) => Promise<
+type Subscribe = (onEvent: OnEvent) => Promise<
   { unsubscribe(): Promise<void>; close(): Promise<void> }
 >;
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
-}
-
-/** Facade processes: grandchildren of this process (launcher → facade), the kernel aside. */
+/** Facade processes: children of this process (the launcher execs the facade), the kernel aside. */
 function facadePids(kernel: number): number[] {
   return allPids().filter((p) => {
     try {
-      return p !== kernel && parentPid(parentPid(p)) === Deno.pid;
+      return p !== kernel && parentPid(p) === Deno.pid;
     } catch {
       return false;
     }
   });
 }
 
-interface Figures {
-  p50: number;
-  p95: number;
+/** Latency figures of one round (ms), and CPU per notification (µs). */
+interface Round {
+  arrived: { p50: number; p95: number };
+  handled: { p50: number; p95: number };
+  cpu: { kernel: number; facade: number | null; self: number };
 }
+
+/** A way of subscribing measured on fresh subscriber processes, then once they have warmed up. */
+interface Figures {
+  cold: Round;
+  warm: Round;
+}
+
+function quantiles(samples: number[]): { p50: number; p95: number; max: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    p50: percentile(sorted, 0.5),
+    p95: percentile(sorted, 0.95),
+    max: percentile(sorted, 1),
+  };
+}
+
+const ms = (q: { p50: number; p95: number }) =>
+  `p50 ${q.p50.toFixed(3)} ms, p95 ${q.p95.toFixed(3)} ms`;
+const us = (n: number | null) => n === null ? "?" : `${n.toFixed(0)} µs`;
 
 async function measure(label: string, k: TestKernel, subscribe: Subscribe): Promise<Figures> {
   const pid = kernelPid(k.socket);
   const publisher = await k.attach("default");
   const baseline = kernelConnections(pid, k.socket);
-  const sentAt: number[] = new Array(EVENTS);
-  const latencies: number[] = [];
+  const sentAt: number[] = new Array(2 * EVENTS);
+  let arrived: number[] = [];
+  let handled: number[] = [];
   let dropped = 0;
   const subs = [];
   for (let s = 0; s < SUBSCRIBERS; s++) {
     subs.push(
-      await subscribe((payload) => {
+      await subscribe((payload, arrivedAt) => {
         if (payload.dropped !== undefined) dropped += payload.dropped;
-        else if (payload.i !== undefined) latencies.push(performance.now() - sentAt[payload.i]);
+        else if (payload.i !== undefined) {
+          arrived.push(arrivedAt - sentAt[payload.i]);
+          handled.push(performance.now() - sentAt[payload.i]);
+        }
       }),
     );
   }
   const subscribed = kernelConnections(pid, k.socket);
   const facades = facadePids(pid);
-  const cpuBefore = [pid, Deno.pid, ...facades].map(cpuMs);
-  const started = performance.now();
-  for (let i = 0; i < EVENTS; i++) {
-    sentAt[i] = performance.now();
-    await publisher.request("events.publish", { channel: CHANNEL, payload: { i } });
-  }
-  await waitUntil(() => latencies.length + dropped >= SUBSCRIBERS * EVENTS, 20000);
-  const elapsed = performance.now() - started;
-  const [kernelCpu, selfCpu, ...facadeCpu] = [pid, Deno.pid, ...facades].map((p, i) =>
-    cpuMs(p) - cpuBefore[i]
-  );
+  const pids = [pid, Deno.pid, ...facades];
+  /** Publishes events `from` .. `from + EVENTS - 1` and waits until each subscriber has them. */
+  const round = async (name: string, from: number): Promise<Round> => {
+    arrived = [];
+    handled = [];
+    dropped = 0;
+    const cpuBefore = pids.map(cpuMs);
+    const started = performance.now();
+    for (let i = from; i < from + EVENTS; i++) {
+      sentAt[i] = performance.now();
+      await publisher.request("events.publish", { channel: CHANNEL, payload: { i } });
+    }
+    await waitUntil(() => handled.length + dropped >= SUBSCRIBERS * EVENTS, 60000);
+    const elapsed = performance.now() - started;
+    const [kernelCpu, selfCpu, ...facadeCpu] = pids.map((p, i) => cpuMs(p) - cpuBefore[i]);
+    const onWire = quantiles(arrived);
+    const inHandler = quantiles(handled);
+    console.log(
+      `${label}, ${name}: ${SUBSCRIBERS} subscribers x ${EVENTS} events in ${
+        elapsed.toFixed(0)
+      } ms: delivered ${handled.length}, dropped ${dropped}; publish->read ${ms(onWire)}, ` +
+        `publish->handler ${ms(inHandler)}, max ${inHandler.max.toFixed(3)} ms`,
+    );
+    // Per notification: each published event is delivered to every subscriber; a facade
+    // forwards every event of its own subscriber.
+    const perNotification = (total: number) => total * 1000 / (EVENTS * SUBSCRIBERS);
+    const facadeAverage = facadeCpu.reduce((a, b) => a + b, 0) / Math.max(1, facades.length);
+    const cpu = {
+      kernel: perNotification(kernelCpu),
+      facade: facades.length > 0 ? facadeAverage * 1000 / EVENTS : null,
+      self: perNotification(selfCpu),
+    };
+    console.log(
+      `${label}, ${name}: CPU per notification: kernel ${us(cpu.kernel)}, ` +
+        (cpu.facade !== null ? `each subscriber process ${us(cpu.facade)}, ` : "") +
+        `subscriber side (this process) ${us(cpu.self)}`,
+    );
+    return { arrived: onWire, handled: inHandler, cpu };
+  };
+  const cold = await round("first 1000 (fresh processes)", 0);
+  const warm = await round("next 1000 (warmed up)", EVENTS);
   for (const sub of subs) await sub.unsubscribe();
   await waitUntil(() => kernelConnections(pid, k.socket) <= subscribed - SUBSCRIBERS, 5000);
   const unsubscribed = kernelConnections(pid, k.socket);
@@ -89,34 +159,37 @@ async function measure(label: string, k: TestKernel, subscribe: Subscribe): Prom
   await waitUntil(() => kernelConnections(pid, k.socket) <= baseline, 5000);
   const closed = kernelConnections(pid, k.socket);
   publisher.close();
-  const sorted = [...latencies].sort((a, b) => a - b);
-  console.log(
-    `${label}: ${SUBSCRIBERS} subscribers x ${EVENTS} events in ${elapsed.toFixed(0)} ms: ` +
-      `delivered ${sorted.length}, dropped ${dropped}; publish->notification ` +
-      `p50 ${percentile(sorted, 0.5).toFixed(3)} ms, p95 ${
-        percentile(sorted, 0.95).toFixed(3)
-      } ms, ` +
-      `max ${percentile(sorted, 1).toFixed(3)} ms`,
-  );
-  const perEvent = (ms: number) => `${(ms * 1000 / EVENTS).toFixed(0)} µs`;
-  const facadeAverage = facadeCpu.reduce((a, b) => a + b, 0) / Math.max(1, facadeCpu.length);
-  console.log(
-    `${label}: CPU per published event: kernel ${perEvent(kernelCpu)}, ` +
-      (facades.length > 0 ? `each facade ${perEvent(facadeAverage)}, ` : "") +
-      `subscribers (this process) ${perEvent(selfCpu)}`,
-  );
   console.log(
     `${label}: kernel connections ${baseline} before, ${subscribed} subscribed, ` +
       `${unsubscribed} after unsubscribe, ${closed} after the subscribers closed ` +
       `(${closed - baseline} left behind)`,
   );
-  return { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) };
+  return { cold, warm };
 }
 
-function ratios(label: string, mcp: Figures, kernel: Figures): void {
+function ratios(label: string, path: { p50: number; p95: number }, kernel: Round): void {
+  const base = kernel.handled;
   console.log(
-    `${label} / kernel socket: p50 ${(mcp.p50 / kernel.p50).toFixed(1)}x (target <= 3x), ` +
-      `p95 ${(mcp.p95 / kernel.p95).toFixed(1)}x (target <= 5x)`,
+    `${label} / kernel socket: p50 ${(path.p50 / base.p50).toFixed(1)}x (target <= 3x), ` +
+      `p95 ${(path.p95 / base.p95).toFixed(1)}x (target <= 5x)`,
+  );
+}
+
+/** Where a notification's time and CPU go, from the rounds of one run. */
+function stages(name: string, kernel: Round, bare: Round, stdout: Round, clients: Round): void {
+  const hop = (a: { p50: number }, b: { p50: number }) => (b.p50 - a.p50).toFixed(3);
+  console.log(
+    `stages, ${name} (p50): kernel -> socket subscriber ${kernel.handled.p50.toFixed(3)} ms; ` +
+      `+ facade hop (socket -> stdout line read) ${hop(kernel.handled, stdout.arrived)} ms ` +
+      `(a bare forwarder: ${hop(kernel.handled, bare.arrived)} ms); ` +
+      `+ MCP SDK client (stdout line -> handler) ${hop(clients.arrived, clients.handled)} ms`,
+  );
+  console.log(
+    `stages, ${name} (CPU per notification): kernel ${us(stdout.cpu.kernel)}; facade ${
+      us(stdout.cpu.facade)
+    } (with SDK clients: ${us(clients.cpu.facade)}; a bare forwarder: ${us(bare.cpu.facade)}); ` +
+      `reading it: raw stdout reader ${us(stdout.cpu.self)}, SDK client ${us(clients.cpu.self)}, ` +
+      `socket subscriber ${us(kernel.cpu.self)} (all subscribers share this one process)`,
   );
 }
 
@@ -124,7 +197,7 @@ function ratios(label: string, mcp: Figures, kernel: Figures): void {
 const kernelSubscribe = (k: TestKernel): Subscribe => async (onEvent) => {
   const conn: RpcConnection = await k.attach("default");
   conn.onNotification = (method, params) => {
-    if (method === "event") onEvent(params.payload as { i?: number });
+    if (method === "event") onEvent(params.payload as Payload, performance.now());
   };
   await conn.request("events.subscribe", { channel: CHANNEL });
   return {
@@ -137,6 +210,11 @@ const kernelSubscribe = (k: TestKernel): Subscribe => async (onEvent) => {
   };
 };
 
+/** The SDK transport's child stdout (a private field of StdioClientTransport, read here only). */
+interface NodeReadable {
+  prependListener(event: "data", listener: (chunk: Uint8Array) => void): void;
+}
+
 /** Subscribers that are MCP clients, each with its own facade. */
 const mcpSubscribe =
   (mcps: Mcp[], box: Awaited<ReturnType<typeof sandbox>>): Subscribe => async (onEvent) => {
@@ -144,10 +222,29 @@ const mcpSubscribe =
     mcps.push(mcp);
     const client: Client = mcp.client;
     const uri = `shoal://events/${CHANNEL}`;
+    // When each stdout line was read, before the SDK parses it: one entry per line, in order.
+    const lineReadAt: number[] = [];
+    const transport = client.transport as unknown as Transport & {
+      _process: { stdout: NodeReadable };
+    };
+    transport._process.stdout.prependListener("data", (chunk) => {
+      const at = performance.now();
+      for (const byte of chunk) if (byte === 0x0a) lineReadAt.push(at);
+    });
+    const arrivedAt = new Map<number, number>();
+    const deliver = transport.onmessage!;
+    transport.onmessage = (message, extra) => {
+      const at = lineReadAt.shift()!;
+      const params = (message as { params?: { payload?: Payload } }).params;
+      if (params?.payload?.i !== undefined) arrivedAt.set(params.payload.i, at);
+      deliver(message, extra);
+    };
     client.fallbackNotificationHandler = (n) => {
-      const params = n.params as { uri?: string; payload?: { i?: number } };
+      const params = n.params as { uri?: string; payload?: Payload };
       if (n.method === "notifications/resources/updated" && params.uri === uri) {
-        onEvent(params.payload ?? {});
+        const payload = params.payload ?? {};
+        onEvent(payload, arrivedAt.get(payload.i!) ?? performance.now());
+        arrivedAt.delete(payload.i!);
       }
       return Promise.resolve();
     };
@@ -159,6 +256,25 @@ const mcpSubscribe =
       close: () => mcp.close(),
     };
   };
+
+/**
+ * Reads `child`'s stdout as JSON lines, calling `onFrame` with each and the moment its chunk was
+ * read (before any parsing); ends with the stream.
+ */
+async function readFrames(
+  child: Deno.ChildProcess,
+  onFrame: (frame: Record<string, unknown>, at: number) => void,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const chunk of child.stdout) {
+    const at = performance.now();
+    pending += decoder.decode(chunk, { stream: true });
+    const lines = pending.split("\n");
+    pending = lines.pop()!;
+    for (const line of lines) onFrame(JSON.parse(line), at);
+  }
+}
 
 /** Subscribers that read a facade's stdout frames themselves: the facade without an SDK client. */
 const stdoutSubscribe =
@@ -175,20 +291,11 @@ const stdoutSubscribe =
       await stdin.write(new TextEncoder().encode(frame));
       await answered;
     };
-    (async () => {
-      const decoder = new TextDecoder();
-      let pending = "";
-      for await (const chunk of child.stdout) {
-        pending += decoder.decode(chunk, { stream: true });
-        const lines = pending.split("\n");
-        pending = lines.pop()!;
-        for (const line of lines) {
-          const frame = JSON.parse(line);
-          if (frame.method === "notifications/resources/updated") onEvent(frame.params.payload);
-          else replies.get(frame.id)?.();
-        }
-      }
-    })();
+    readFrames(child, (frame, at) => {
+      const params = frame.params as { payload: Payload } | undefined;
+      if (frame.method === "notifications/resources/updated") onEvent(params!.payload, at);
+      else replies.get(frame.id as number)?.();
+    });
     await request(1, "resources/subscribe");
     return {
       unsubscribe: () => request(2, "resources/unsubscribe"),
@@ -199,16 +306,58 @@ const stdoutSubscribe =
     };
   };
 
+/** Subscribers behind bare forwarders (event_forwarder.ts): the process hop without a facade. */
+const forwarderSubscribe = (k: TestKernel, children: Deno.ChildProcess[]): Subscribe =>
+async (
+  onEvent,
+) => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("./event_forwarder.ts", import.meta.url).pathname,
+      k.socket,
+      CHANNEL,
+    ],
+    stdin: "null",
+    stdout: "piped",
+  }).spawn();
+  children.push(child);
+  let subscribed!: () => void;
+  const ready = new Promise<void>((resolve) => subscribed = resolve);
+  readFrames(child, (frame, at) => {
+    const params = frame.params as { payload: Payload } | undefined;
+    if (frame.method === "event") onEvent(params!.payload, at);
+    else if (frame.id === 2) subscribed();
+  });
+  await ready;
+  return {
+    unsubscribe: () => {
+      child.kill("SIGTERM");
+      return Promise.resolve();
+    },
+    close: async () => {
+      await child.status;
+    },
+  };
+};
+
 const box = await sandbox();
 const mcps: Mcp[] = [];
 const children: Deno.ChildProcess[] = [];
 try {
   const k = await startKernel([], box);
   const kernel = await measure("kernel socket", k, kernelSubscribe(k));
+  const bare = await measure("bare forwarder", k, forwarderSubscribe(k, children));
   const stdout = await measure("facade stdout", k, stdoutSubscribe(box, children));
   const clients = await measure("MCP clients", k, mcpSubscribe(mcps, box));
-  ratios("facade stdout", stdout, kernel);
-  ratios("MCP clients", clients, kernel);
+  for (const name of ["cold", "warm"] as const) {
+    stages(name, kernel[name], bare[name], stdout[name], clients[name]);
+    ratios(`${name}: bare forwarder (line read)`, bare[name].arrived, kernel[name]);
+    ratios(`${name}: facade stdout (line read)`, stdout[name].arrived, kernel[name]);
+    ratios(`${name}: MCP clients (stdout line read)`, clients[name].arrived, kernel[name]);
+    ratios(`${name}: MCP clients (SDK handler)`, clients[name].handled, kernel[name]);
+  }
   await k.stop();
 } finally {
   for (const mcp of mcps) await mcp.close().catch(() => {});

@@ -1,13 +1,15 @@
 // Benchmark: PTY read round trip (input → rendered screen) and 50 MB output throughput through
 // the emulator, with read latency measured while the flood flows, and a stage breakdown of the
-// flood: reading the master alone, the emulator alone (xterm's async write, as the reader fed it
-// before, against feedTerminal), and the whole path.
+// flood: reading the master alone (in steps that wait for 32 KiB, as the reader did before, against
+// steps bounded in time), the emulator alone (xterm's async write, as the reader fed it before,
+// against feedTerminal), and the whole path.
 // Run: deno run -A scripts/bench/pty.ts
 import xterm from "@xterm/headless";
 import { feedTerminal } from "../../src/kernel/pty/feed.ts";
 import { encodePtyInput } from "../../src/kernel/pty/keys.ts";
 import { closeFd, EAGAIN, openPty, readFd, waitReadable } from "../../src/kernel/pty/libc.ts";
-import { Pty } from "../../src/kernel/pty/pty.ts";
+import { Pty, STEP_MS } from "../../src/kernel/pty/pty.ts";
+import { setImmediate } from "node:timers";
 
 const ROUND_TRIPS = 200;
 /** Gap between reads while waiting for the echo, as a polling client would leave. */
@@ -68,8 +70,20 @@ function emulatorNew(): number {
   return mbps(EMULATOR_BYTES, ms);
 }
 
-/** Stage: reading the master alone (bytes discarded) while `yes | head` floods the slave. */
-async function masterOnly(dir: string): Promise<{ mbps: number; reads: number; bytes: number }> {
+/** What reading the master alone measured: throughput, calls, and how long each step of reads took. */
+interface MasterFigures {
+  mbps: number;
+  reads: number;
+  bytes: number;
+  steps: number[];
+}
+
+/**
+ * Stage: reading the master alone (bytes discarded) while `yes | head` floods the slave, in steps
+ * like the PTY reader's: until 32 KiB are read, the master is empty, or (when `stepMs` is given)
+ * that many ms have passed. A `pty.read` during a flood waits for one such step.
+ */
+async function masterOnly(dir: string, stepMs: number | null): Promise<MasterFigures> {
   const pair = openPty();
   const child = new Deno.Command("/bin/sh", {
     args: ["-c", `yes | head -c ${FLOOD_BYTES} >"$0"`, pair.slavePath],
@@ -77,26 +91,39 @@ async function masterOnly(dir: string): Promise<{ mbps: number; reads: number; b
     stdout: "null",
     stderr: "null",
   }).spawn();
-  const buf = new Uint8Array(128 * 1024);
+  const buf = new Uint8Array(32 * 1024);
+  const steps: number[] = [];
   let total = 0;
   let reads = 0;
   const start = performance.now();
   let exited = false;
   child.status.then(() => exited = true);
   while (true) {
-    const n = readFd(pair.master, buf);
-    reads++;
-    if (n > 0) total += n;
-    else if (n === -EAGAIN) {
+    const stepStart = performance.now();
+    let filled = 0;
+    let n = 0;
+    while (
+      filled < buf.length &&
+      (filled === 0 || stepMs === null || performance.now() < stepStart + stepMs)
+    ) {
+      n = readFd(pair.master, buf.subarray(filled));
+      reads++;
+      if (n <= 0) break;
+      filled += n;
+    }
+    total += filled;
+    if (filled > 0) steps.push(performance.now() - stepStart);
+    if (n === -EAGAIN) {
       if (exited) break;
       await waitReadable(pair.master, 50);
-    } else break;
+    } else if (n <= 0) break;
+    else await new Promise((r) => setImmediate(r));
   }
   const ms = performance.now() - start;
   await child.status;
   closeFd(pair.slave);
   closeFd(pair.master);
-  return { mbps: mbps(total, ms), reads, bytes: total };
+  return { mbps: mbps(total, ms), reads, bytes: total, steps };
 }
 
 const dir = await Deno.makeTempDir({ prefix: "shoal_bench_pty_" });
@@ -141,11 +168,17 @@ try {
     } MB/s, ` +
       `feedTerminal ${now.toFixed(1)} MB/s (${(now / old).toFixed(1)}x)`,
   );
-  const master = await masterOnly(dir);
-  console.log(
-    `pty stage: master read alone, ${FLOOD_BYTES / 1e6} MB: ${master.mbps.toFixed(1)} MB/s, ` +
-      `${master.reads} read calls, ${(master.bytes / master.reads).toFixed(0)} bytes per call`,
-  );
+  for (const stepMs of [null, STEP_MS]) {
+    const master = await masterOnly(dir, stepMs);
+    console.log(
+      `pty stage: master read alone, ${FLOOD_BYTES / 1e6} MB: ${master.mbps.toFixed(1)} MB/s, ` +
+        `${master.reads} read calls, ${(master.bytes / master.reads).toFixed(0)} bytes per call; ` +
+        `steps of up to 32 KiB ${
+          stepMs === null ? "(waiting for 32 KiB)" : `bounded at ${stepMs} ms`
+        }: ` +
+        percentiles(master.steps),
+    );
+  }
 
   // Flood: `yes | head -c 50000000` rendered through the emulator while reads keep being served.
   const rss0 = Deno.memoryUsage().rss;

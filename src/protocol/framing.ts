@@ -1,3 +1,4 @@
+import { concatBytes } from "./concat_bytes.ts";
 import { FRAME_LIMIT, READ_CHUNK } from "./limits.ts";
 import { decodeFrame, type IdRule, type Incoming, OVERSIZE_ERROR } from "./rpc.ts";
 
@@ -61,16 +62,7 @@ export class LineFramer {
   }
 
   #finish(events: FrameEvent[]): void {
-    let bytes: Uint8Array;
-    if (this.#parts.length === 1) bytes = this.#parts[0];
-    else {
-      bytes = new Uint8Array(this.#size);
-      let at = 0;
-      for (const p of this.#parts) {
-        bytes.set(p, at);
-        at += p.length;
-      }
-    }
+    let bytes = this.#parts.length === 1 ? this.#parts[0] : concatBytes(this.#parts);
     this.#parts = [];
     this.#size = 0;
     if (bytes.length > 0 && bytes[bytes.length - 1] === CR) {
@@ -91,19 +83,30 @@ export interface ByteReader {
 
 /**
  * The one read loop of every connection (kernel socket, RPC client, facade stdin): bounded
- * frames decoded by `rule`; an oversize frame comes out as an invalid message carrying the
- * W-FRAME-4/5 error with id null. One read buffer is reused: the framer copies what it keeps.
+ * frames decoded by `rule`, yielded as the batch that one read of `source` completed (never
+ * empty); an oversize frame comes out as an invalid message carrying the W-FRAME-4/5 error with
+ * id null. One read buffer is reused: the framer copies what it keeps.
  */
-export async function* readMessages(source: ByteReader, rule: IdRule): AsyncGenerator<Incoming> {
+export async function* readMessageBatches(
+  source: ByteReader,
+  rule: IdRule,
+): AsyncGenerator<Incoming[]> {
   const framer = new LineFramer();
   const buf = new Uint8Array(READ_CHUNK);
   while (true) {
     const n = await source.read(buf);
     if (n === null) return;
-    for (const event of framer.push(buf.subarray(0, n))) {
-      yield event.kind === "oversize"
+    const events = framer.push(buf.subarray(0, n));
+    if (events.length === 0) continue;
+    yield events.map((event) =>
+      event.kind === "oversize"
         ? { kind: "invalid", id: null, error: OVERSIZE_ERROR }
-        : decodeFrame(event.bytes, rule);
-    }
+        : decodeFrame(event.bytes, rule)
+    );
   }
+}
+
+/** {@link readMessageBatches} one message at a time. */
+export async function* readMessages(source: ByteReader, rule: IdRule): AsyncGenerator<Incoming> {
+  for await (const batch of readMessageBatches(source, rule)) yield* batch;
 }

@@ -1,6 +1,6 @@
 import { RpcError, type RpcErrorObject } from "./errors.ts";
 import { type ByteWriter, FrameWriter } from "./frame_writer.ts";
-import { type ByteReader, readMessages } from "./framing.ts";
+import { type ByteReader, readMessageBatches } from "./framing.ts";
 import { encodeFrame } from "./rpc.ts";
 
 /** Raised for requests that cannot complete because the connection closed. */
@@ -13,7 +13,8 @@ export class ConnectionClosedError extends Error {
 
 /**
  * Receives notifications (for the kernel: `event`) pushed on a connection. A returned promise
- * holds back reading the connection until it settles, so a slow consumer backs up to the peer.
+ * holds back reading the connection until it settles (frames already read are still handed over
+ * first, in order), so a slow consumer backs up to the peer.
  */
 export type NotificationHandler = (
   method: string,
@@ -106,24 +107,33 @@ export class RpcConnection {
 
   async #readLoop(): Promise<void> {
     try {
-      for await (const msg of readMessages(this.#conn, "mcp")) {
-        // An oversize or malformed frame from the peer ends the connection (M-START-4).
-        if (msg.kind === "invalid") return;
-        if (msg.kind === "notification") await this.onNotification(msg.method, msg.params);
-        else if (msg.kind === "response" && typeof msg.id === "number") {
-          const p = this.#pending.get(msg.id);
-          if (!p) continue;
-          this.#pending.delete(msg.id);
-          if (msg.error) {
-            const e: RpcErrorObject = msg.error;
-            p.reject(new RpcError(e.code, e.message, e.data));
-          } else p.resolve(msg.result);
+      for await (const batch of readMessageBatches(this.#conn, "mcp")) {
+        // Every frame of one read is handled before waiting on the consumer, so a burst of
+        // notifications reaches it in one turn (and leaves the facade in one stdout write).
+        let consumed: void | Promise<void> = undefined;
+        for (const msg of batch) {
+          // An oversize or malformed frame from the peer ends the connection (M-START-4).
+          if (msg.kind === "invalid") return;
+          if (msg.kind === "notification") {
+            consumed = this.onNotification(msg.method, msg.params) ?? consumed;
+          } else if (msg.kind === "response" && typeof msg.id === "number") {
+            this.#settle(msg.id, msg.result, msg.error);
+          }
         }
+        await consumed;
       }
     } catch {
       // reset by peer: treated as a close
     } finally {
       this.close();
     }
+  }
+
+  #settle(id: number, result: unknown, error: RpcErrorObject | undefined): void {
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    if (error) p.reject(new RpcError(error.code, error.message, error.data));
+    else p.resolve(result);
   }
 }

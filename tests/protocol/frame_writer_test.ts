@@ -30,3 +30,18 @@ Deno.test("after a failed write, later frames fail instead of writing a partial 
   await assert.rejects(writer.write(new Uint8Array([2])), /gone/);
   assert.equal(calls, 1);
 });
+
+Deno.test("frames queued in one turn leave in one write, in order; a frame over 64 KiB goes alone", async () => {
+  const writes: string[] = [];
+  const writer = new FrameWriter({
+    write(p: Uint8Array) {
+      writes.push(new TextDecoder().decode(p));
+      return Promise.resolve(p.length);
+    },
+  });
+  const frame = (s: string) => new TextEncoder().encode(s + "\n");
+  const big = "x".repeat(70 * 1024);
+  await Promise.all([writer.write(frame("a")), writer.write(frame("b")), writer.write(frame("c"))]);
+  await Promise.all([writer.write(frame("d")), writer.write(frame(big)), writer.write(frame("e"))]);
+  assert.deepEqual(writes, ["a\nb\nc\n", "d\n", big + "\n", "e\n"]);
+});

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { withTempDir } from "../_support/temp_dir.ts";
+import { waitUntil } from "../_support/wait.ts";
 
 Deno.test("an id-null error from the peer leaves the client connection open for later replies", async () => {
   await withTempDir(async (dir) => {
@@ -22,6 +23,38 @@ Deno.test("an id-null error from the peer leaves the client connection open for 
     assert.equal(client.isClosed, false);
     client.close();
     (await served).close();
+    listener.close();
+  });
+});
+
+Deno.test("notifications read together reach the handler in order at once; a pending handler holds back later reads", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/peer.sock`;
+    const listener = Deno.listen({ transport: "unix", path });
+    const accepted = listener.accept();
+    const client = await RpcConnection.connect(path);
+    const peer = await accepted;
+    const seen: number[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => release = resolve);
+    client.onNotification = (_method, params) => {
+      seen.push(params.n as number);
+      return held;
+    };
+    const notify = (ns: number[]) =>
+      peer.write(new TextEncoder().encode(
+        ns.map((n) => `{"jsonrpc":"2.0","method":"event","params":{"n":${n}}}\n`).join(""),
+      ));
+    await notify([1, 2, 3]);
+    assert.ok(await waitUntil(() => seen.length === 3, 5000), `seen ${seen}`);
+    assert.deepEqual(seen, [1, 2, 3]);
+    await notify([4]);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(seen, [1, 2, 3], "nothing more is read while the handler is pending");
+    release();
+    assert.ok(await waitUntil(() => seen.length === 4, 5000), `seen ${seen}`);
+    client.close();
+    peer.close();
     listener.close();
   });
 });

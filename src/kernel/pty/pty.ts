@@ -41,6 +41,13 @@ function loadEmulator(): Promise<typeof xterm.Terminal> {
  * how long other requests, and a `pty.read` during a flood, wait for one step.
  */
 const READ_CHUNK = 32 * 1024;
+/**
+ * Longest time in ms one step keeps reading the master. During a flood the program refills the
+ * master as fast as it is read, so a step that waited for {@link READ_CHUNK} bytes would last as
+ * long as the program takes to write them (tens of ms on a loaded machine), holding up every
+ * other request and the `pty.read` that started the step.
+ */
+export const STEP_MS = 1;
 /** Longest wait in ms of an idle reader for the master to become readable (also bounds `close`). */
 const IDLE_WAIT_MS = 100;
 /** Wait in ms for more output after the child's exit while a grandchild still holds the slave. */
@@ -426,12 +433,16 @@ export class Pty {
     }
   }
 
-  /** Reads what the master holds now (at most one chunk) and parses it; the count and the stopping errno. */
+  /**
+   * Reads what the master holds now (at most one chunk, for at most {@link STEP_MS}) and parses
+   * it; the count and the stopping errno (0 when the chunk or the time ran out).
+   */
   #pump(): { bytes: number; errno: number } {
     const buf = this.#buf;
+    const until = performance.now() + STEP_MS;
     let filled = 0;
     let errno = 0;
-    while (filled < buf.length) {
+    while (filled < buf.length && (filled === 0 || performance.now() < until)) {
       const n = readFd(this.#fd, buf.subarray(filled));
       if (n > 0) filled += n;
       else if (n !== -EINTR) {
