@@ -592,6 +592,7 @@ Deno.test("a task's event channel is let go with the task: 10,000 execs leave no
     const hidden = [];
     for (let i = 0; i < 257; i++) {
       const task = tasks.create("s", "p", "true", output);
+      tasks.spawned(task, 1000 + i);
       const waiting = tasks.waitInBudget(task, 60000);
       tasks.finish(task, "completed", null, null);
       await waiting;
@@ -601,7 +602,10 @@ Deno.test("a task's event channel is let go with the task: 10,000 execs leave no
     assert.equal(events(hidden[1]), 2, "running, completed");
     // A listed task's events stay readable while the task is retained, and go with it.
     const listed = Array.from({ length: 257 }, () => tasks.create("s", "p", "true", output));
-    for (const t of listed) tasks.finish(t, "completed", null, null);
+    for (const [i, t] of listed.entries()) {
+      tasks.spawned(t, 2000 + i);
+      tasks.finish(t, "completed", null, null);
+    }
     assert.equal(events(listed[0]), 0, "evicted with its task (K-TASK-2)");
     assert.equal(events(listed[1]), 2, "running, completed");
   } finally {
