@@ -9,6 +9,7 @@ import { kernelPid, memoryKiB, peakKiB } from "../../_support/proc.ts";
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
+import { concatBytes } from "../../../src/protocol/concat_bytes.ts";
 
 const encoder = new TextEncoder();
 const MiB = 1024 * 1024;
@@ -41,17 +42,7 @@ async function fetchRaw(
     offset = chunk.next as number | null;
     if (offset !== null) assert.equal(offset, (chunk.offset as number) + (chunk.len as number));
   }
-  return concat(parts);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.length;
-  }
-  return all;
+  return concatBytes(parts);
 }
 
 function sha256(bytes: Uint8Array): string {
@@ -266,7 +257,7 @@ withKernel(
       parts.push(data);
       offset = b.next as number | null;
     }
-    assert.deepEqual(concat(parts), want);
+    assert.deepEqual(concatBytes(parts), want);
     const bare = await conn.request("blob.get", {
       hash: (stdout.hash as string).slice(7),
       offset: 99990,
