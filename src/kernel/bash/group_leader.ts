@@ -1,3 +1,4 @@
+import process from "node:process";
 import { type ShellState, spawnDir } from "./shell_state.ts";
 
 /**
@@ -51,5 +52,15 @@ export function signalGroup(pid: number, signal: Deno.Signal): boolean {
     } catch {
       return false;
     }
+  }
+}
+
+/** Whether any process (zombies included) still belongs to process group `pgid`. */
+export function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

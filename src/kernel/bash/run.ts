@@ -1,7 +1,7 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { groupExists } from "./process_group.ts";
+import { groupExists } from "./group_leader.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
 import { spawnDriver } from "./spawn.ts";

@@ -5,10 +5,9 @@ import {
   MAX_TERMINAL_TASKS_KEPT,
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
-import { groupExists } from "../bash/process_group.ts";
+import { groupExists, signalGroup } from "../bash/group_leader.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
-import { signalGroup } from "../bash/group_leader.ts";
 
 /** Task states (K-TASK-1). */
 export type TaskState =
