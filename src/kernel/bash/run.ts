@@ -2,6 +2,7 @@ import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 import { groupExists } from "./group_leader.ts";
+import { heldElsewhere, outputPipes } from "./pipe_holders.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
 import { spawnDriver } from "./spawn.ts";
@@ -82,15 +83,17 @@ async function pump(
  * Waits, once bash has exited, for its pipes to reach EOF (K-BASH-3): at most PIPE_LINGER_MS
  * while a descendant in its process group lives (it may hold a pipe open for good). With the
  * group gone, as long as output still arrives or is being stored, so what bash wrote before it
- * exited is never cut off by a slow sink or a busy kernel: only pipes silent for PIPE_LINGER_MS
- * and as many polls (each a turn of the event loop, in which pending reads complete) count as
- * held by a process that left the group.
+ * exited is never cut off by a slow sink or a busy kernel. Pipes silent for PIPE_LINGER_MS and as
+ * many polls are stopped when a process that left the group holds them; when none does (`pipes`
+ * known), their last bytes and EOF are on their way and are awaited: a loaded kernel can deliver
+ * a ready pipe read seconds after timers have fired many times (issue 13).
  */
 async function lingerAfterExit(
   pumps: Promise<void>,
   drained: () => boolean,
   pgid: number,
   activity: { at: number },
+  pipes: ReadonlySet<string> | null,
 ): Promise<void> {
   const exited = performance.now();
   let seen = activity.at;
@@ -100,7 +103,12 @@ async function lingerAfterExit(
     if (activity.at !== seen) [seen, quietPolls] = [activity.at, 0];
     const quiet = now - Math.max(exited, seen) >= PIPE_LINGER_MS &&
       quietPolls >= PIPE_LINGER_MS / LINGER_POLL_MS;
-    if (now - exited >= PIPE_LINGER_MS && (groupExists(pgid) || quiet)) return;
+    if (now - exited >= PIPE_LINGER_MS && groupExists(pgid)) return;
+    if (quiet) {
+      // No other holder: the last bytes and EOF are on their way.
+      if (pipes !== null && !heldElsewhere(pipes)) await pumps;
+      return;
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       pumps,
@@ -122,15 +130,26 @@ function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
   return spawnDriver(run.bash, run.state, run.sandbox, dir, DRIVER);
 }
 
+/** A run's bash process and scratch directory, as {@link start} gives them. */
+interface Started {
+  child: Deno.ChildProcess;
+  dir: string;
+  /** Its output pipes' identities, read while it certainly runs ({@link outputPipes}). */
+  pipes: ReadonlySet<string> | null;
+}
+
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
-async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: string }> {
+async function start(run: BashRun): Promise<Started> {
   if (run.warm !== null) {
-    if (run.warm.handOver(run.src, run.state)) return { child: run.warm.child, dir: run.warm.dir };
+    const { child, dir } = run.warm;
+    const pipes = outputPipes(child.pid); // it waits for the source: still there
+    if (run.warm.handOver(run.src, run.state)) return { child, dir, pipes };
     await run.warm.discard();
   }
   const dir = run.scratch.acquire();
   try {
-    return { child: spawnCold(run, dir), dir };
+    const child = spawnCold(run, dir);
+    return { child, dir, pipes: outputPipes(child.pid) };
   } catch (e) {
     run.scratch.release(dir);
     throw e;
@@ -144,7 +163,7 @@ async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: str
  */
 export async function runBash(run: BashRun): Promise<BashExit> {
   const started = process.hrtime.bigint();
-  const { child, dir } = await start(run);
+  const { child, dir, pipes } = await start(run);
   run.onSpawn?.(child.pid);
   const stop = new AbortController();
   const activity = { at: performance.now() };
@@ -157,7 +176,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   });
   const status = await child.status;
   const durNs = process.hrtime.bigint() - started;
-  await lingerAfterExit(pumps, () => drained, child.pid, activity);
+  await lingerAfterExit(pumps, () => drained, child.pid, activity, pipes);
   stop.abort();
   await pumps;
   let final: ShellState | null = null;

@@ -52,3 +52,13 @@ Deno.test("K-BASH-3 output bash wrote before it exited is read to the end howeve
 Deno.test("K-BASH-3 a background descendant holding the pipe still ends the read after the linger, not when the descendant ends", async () => {
   assert.equal(await slowRun("echo first; (sleep 5; echo late) &", 0), "first\n");
 });
+
+Deno.test("K-BASH-3 a descendant that left bash's process group (setsid) and holds the pipe still ends the read after the linger", async () => {
+  const text = await slowRun("echo first; setsid sh -c 'sleep 5; echo late' & echo $!", 0);
+  const [first, pid, ...rest] = text.split("\n");
+  try {
+    assert.deepEqual([first, rest], ["first", [""]]);
+  } finally {
+    Deno.kill(Number(pid), "SIGKILL");
+  }
+});
