@@ -134,7 +134,10 @@ function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
 interface Started {
   child: Deno.ChildProcess;
   dir: string;
-  /** Its output pipes' identities, read while it certainly runs ({@link outputPipes}). */
+  /**
+   * Its output pipes' identities ({@link outputPipes}): a warm shell's read while it waits for
+   * the source, a cold spawn's right after the spawn (null in the rare case it already ended).
+   */
   pipes: ReadonlySet<string> | null;
 }
 
