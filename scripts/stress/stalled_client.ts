@@ -14,11 +14,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { connectMcp, type Mcp } from "../../tests/e2e/_mcp.ts";
-import { kernelPid, kernelPids, processLive, rssBytes } from "../../tests/_support/proc.ts";
+import { kernelPids, processLive, rssBytes } from "../../tests/_support/proc.ts";
 import type { Rec } from "../../tests/_support/rec.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { CountingStdio } from "../../tests/_support/stdio_client.ts";
-import { waitUntil } from "../../tests/_support/wait.ts";
+import { pollUntil, waitUntil } from "../../tests/_support/wait.ts";
 import { percentile } from "../bench/percentile.ts";
 import { intFlag, mib, Report } from "./report.ts";
 
@@ -41,7 +41,11 @@ const stalled = new Client({ name: "stalled", version: "0" });
 let direct: RpcConnection | null = null;
 try {
   for (let i = 0; i < OTHERS; i++) others.push(await connectMcp(box, { SHOAL_SOCKET: socket }));
-  const kernel = kernelPid(socket);
+  // Facades that raced to autostart left kernels that exit on finding the socket served (K-CLI-1).
+  const [kernel] = await pollUntil(
+    () => Promise.resolve(kernelPids(socket)),
+    (pids) => pids.length === 1,
+  );
   direct = await RpcConnection.connect(socket);
   await direct.request("session.attach", { session: "direct" });
   const updates: Rec[] = [];
