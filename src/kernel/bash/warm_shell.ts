@@ -1,4 +1,5 @@
 import { signalGroup } from "./group_leader.ts";
+import { freshFile, writeAll } from "./fresh_file.ts";
 import { mkfifo } from "./mkfifo.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
@@ -79,12 +80,7 @@ export class WarmShell {
       const go = Deno.openSync(fifo, { read: true, write: true });
       opened.push(go);
       const input = (name: string) => {
-        const file = Deno.openSync(`${dir}/${name}`, {
-          write: true,
-          create: true,
-          truncate: true,
-          mode: 0o600,
-        });
+        const file = freshFile(`${dir}/${name}`);
         opened.push(file);
         return file;
       };
@@ -168,11 +164,6 @@ export class WarmShell {
     ]);
     this.pool.release(this.dir);
   }
-}
-
-/** Writes all of `bytes` to `file` at its current position. */
-function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
-  for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
 }
 
 function isFifo(path: string): boolean {
