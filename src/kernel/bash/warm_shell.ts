@@ -72,7 +72,12 @@ export class WarmShell {
     pool: ScratchPool,
   ): WarmShell | null {
     if (state.cwdBytes !== undefined) return null;
-    const dir = pool.acquire();
+    let dir: string;
+    try {
+      dir = pool.acquire();
+    } catch {
+      return null; // no scratch directory now (a full disk): the next run starts cold
+    }
     const opened: Deno.FsFile[] = [];
     try {
       const fifo = `${dir}/go`;
