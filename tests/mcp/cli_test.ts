@@ -67,7 +67,7 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
 
 /** The flags the facade started by `facade` runs under (its argv between `run` and `--config`). */
 function facadeFlags(facade: RawFacade): string[] {
-  const argv = Deno.readTextFileSync(`/proc/${facade.facadePid()}/cmdline`).split("\0");
+  const argv = commandLine(facade.facadePid())!.split(" ");
   return argv.slice(2, argv.findIndex((a) => a.startsWith("--config=")));
 }
 
