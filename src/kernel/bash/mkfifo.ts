@@ -1,4 +1,5 @@
 /** `mkfifo(3)` through Deno FFI, for the hand-over pipe of a warm shell. */
+import { ptyPlatform } from "../pty/platform.ts";
 
 const symbols = { mkfifo: { parameters: ["buffer", "u32"], result: "i32" } } as const;
 
@@ -7,7 +8,7 @@ let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
 function libc(): Deno.DynamicLibrary<typeof symbols> | null {
   if (lib === undefined) {
     try {
-      lib = Deno.dlopen(Deno.build.os === "darwin" ? "libSystem.dylib" : "libc.so.6", symbols);
+      lib = Deno.dlopen(ptyPlatform(Deno.build.os, Deno.build.arch).libc, symbols);
     } catch {
       lib = null;
     }

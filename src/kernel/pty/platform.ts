@@ -5,7 +5,7 @@
 
 /** Constants and FFI declarations for one OS/architecture. */
 export interface PtyPlatform {
-  /** Path Deno.dlopen loads the C library from. */
+  /** Path Deno.dlopen loads the C library from (the PTY layer and bash/mkfifo.ts). */
   libc: string;
   /** Name of the function returning a pointer to the calling thread's errno. */
   errnoFn: "__errno_location" | "__error";
