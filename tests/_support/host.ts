@@ -10,6 +10,14 @@ export function needsLinux(what: string): string | null {
   return Deno.build.os === "linux" ? null : `needs Linux for ${what}; this is ${Deno.build.os}`;
 }
 
+/**
+ * Why a test of Linux's G-SOCK-1 rules 2 and 3 (sockets below `$XDG_RUNTIME_DIR` or `$TMPDIR`)
+ * cannot run here, or null on Linux: macOS's rule ignores both.
+ */
+export const LINUX_SOCKET_RULE = needsLinux(
+  "G-SOCK-1 rules 2 and 3 (macOS's rule ignores XDG_RUNTIME_DIR and TMPDIR)",
+);
+
 /** The sandbox the kernel finds on this host (P-SBX-1): its own probe over this PATH. */
 export const HOST_SANDBOX = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
 

@@ -41,14 +41,14 @@ export async function writePolicy(target: Sandbox | string, principals: Rec): Pr
 const CONNECTING = new Set(["approvals", "approve", "deny", "connect"]);
 
 /**
- * `args` of the kernel CLI, on macOS with the sandbox's socket made explicit for a subcommand
- * that connects (as {@link Sandbox.env} does for the facade; see DARWIN_RULE).
+ * `args` of the kernel CLI, on macOS with the sandbox's default socket made explicit for a
+ * subcommand that connects and names no socket or session (as {@link Sandbox.env} does for the
+ * facade; see DARWIN_RULE).
  */
 function sandboxSocketArgs(box: Sandbox, args: string[]): string[] {
   if (!DARWIN_RULE || !CONNECTING.has(args[0])) return args;
-  if (args.some((a) => a === "--socket" || a.startsWith("--socket="))) return args;
-  const at = args.indexOf("--session");
-  return [...args, "--socket", box.socket(at < 0 ? undefined : args[at + 1])];
+  const named = args.some((a) => /^--(socket|session)(=|$)/.test(a));
+  return named ? args : [...args, "--socket", box.socket()];
 }
 
 /** What a CLI run printed. */

@@ -12,8 +12,9 @@ export const KERNEL_BIN = `${REPO}/bin/shoal-kernel`;
 
 /**
  * macOS's G-SOCK-1 rule ignores the environment (one `/private/tmp/shoal-<uid>` for every
- * program), so there a facade is given the sandbox's socket explicitly: tests stay apart from
- * each other and from the user's own kernel.
+ * program), so there a facade is given the sandbox's default socket explicitly unless the test
+ * names a socket or session itself: tests stay apart from each other and from the user's own
+ * kernel.
  */
 export const DARWIN_RULE = Deno.build.os === "darwin";
 
@@ -23,10 +24,15 @@ const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/den
 export interface Sandbox {
   dir: string;
   /**
-   * The default-discovered socket path of a session (G-SOCK-1 rule 2); on macOS the explicit
-   * `SHOAL_SOCKET` of {@link Sandbox.env} instead.
+   * The default-discovered socket path of a session (G-SOCK-1 rule 2); on macOS, for the
+   * default session, the explicit `SHOAL_SOCKET` of {@link Sandbox.env} instead.
    */
   socket(session?: string): string;
+  /**
+   * The runtime root a facade checks the default socket below (G-SOCK-10): XDG_RUNTIME_DIR, or
+   * `/` on macOS, where that socket is explicit.
+   */
+  socketRoot: string;
   /** The environment for a facade or kernel in this sandbox, plus `extra`. */
   env(extra?: Record<string, string>): Record<string, string>;
   /** Stops every process whose command line mentions the sandbox, then removes it. */
@@ -44,6 +50,7 @@ export async function sandbox(): Promise<Sandbox> {
   return {
     dir,
     socket,
+    socketRoot: DARWIN_RULE ? "/" : `${dir}/run`,
     env: (extra = {}) => ({
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       HOME: `${dir}/home`,
@@ -51,7 +58,9 @@ export async function sandbox(): Promise<Sandbox> {
       XDG_STATE_HOME: `${dir}/state`,
       DENO_DIR,
       NO_COLOR: "1",
-      ...(DARWIN_RULE ? { SHOAL_SOCKET: socket(extra.SHOAL_SESSION) } : {}),
+      ...(DARWIN_RULE && !("SHOAL_SOCKET" in extra || "SHOAL_SESSION" in extra)
+        ? { SHOAL_SOCKET: socket() }
+        : {}),
       ...extra,
     }),
     cleanup: async () => {

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
 import { releaseTransport, sdkTransport } from "../_support/facade.ts";
+import { hostTest, LINUX_SOCKET_RULE } from "../_support/host.ts";
 import { launchKernel, startKernel, type TestKernel } from "../_support/kernel.ts";
 import { childrenMentioning, processLive } from "../_support/proc.ts";
 import { delay, waitUntil } from "../_support/wait.ts";
@@ -55,9 +56,9 @@ Deno.test("M-PERM-2: under the local flags (the exact unix: grant) every TCP con
   );
 });
 
-/** Pids of the relays (`shoal-kernel connect`) the facade `pid` runs. */
+/** Pids of the relays (`shoal-kernel connect --session …` or `--socket …`) the facade `pid` runs. */
 function relays(pid: number): number[] {
-  return childrenMentioning(pid, "main.ts connect --session default");
+  return childrenMentioning(pid, "main.ts connect --");
 }
 
 /** The text of a `shoal_exec` result, or the message of the error it was answered with. */
@@ -153,18 +154,22 @@ Deno.test("M-PERM-2: the local run connects to its socket itself: no relay proce
   }
 });
 
-Deno.test("G-SOCK-10: the relay checks a discovered socket below the runtime root the facade checks it below (a runtime directory reached through a symlink works)", async () => {
-  const kernel = await startKernel();
-  const client = new Client({ name: "shoal-test", version: "0" });
-  try {
-    const link = `${kernel.box.dir}/run-link`;
-    await Deno.symlink(`${kernel.box.dir}/run`, link);
-    await client.connect(
-      releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1", XDG_RUNTIME_DIR: link }),
-    );
-    assert.equal(await execText(client, "echo linked"), "linked");
-  } finally {
-    await client.close();
-    await kernel.cleanup();
-  }
-});
+hostTest(
+  "G-SOCK-10: the relay checks a discovered socket below the runtime root the facade checks it below (a runtime directory reached through a symlink works)",
+  LINUX_SOCKET_RULE,
+  async () => {
+    const kernel = await startKernel();
+    const client = new Client({ name: "shoal-test", version: "0" });
+    try {
+      const link = `${kernel.box.dir}/run-link`;
+      await Deno.symlink(`${kernel.box.dir}/run`, link);
+      await client.connect(
+        releaseTransport(kernel.box, { SHOAL_NO_AUTOSTART: "1", XDG_RUNTIME_DIR: link }),
+      );
+      assert.equal(await execText(client, "echo linked"), "linked");
+    } finally {
+      await client.close();
+      await kernel.cleanup();
+    }
+  },
+);
