@@ -4,6 +4,7 @@
  * (Linux here, macOS in the macOS CI job).
  */
 import assert from "node:assert/strict";
+import { cLibrary } from "../../../src/kernel/bash/c_library.ts";
 import { ptyPlatform } from "../../../src/kernel/pty/platform.ts";
 
 Deno.test("issue 15 macOS: libSystem and __error, BSD open flags, ioctl numbers and EAGAIN 35; arm64 pads the variadic ioctl", () => {
@@ -47,7 +48,11 @@ Deno.test("issue 15 Linux: glibc and __errno_location, its flags, ioctls and EAG
   assert.deepEqual(ptyPlatform("linux", "aarch64"), x86);
 });
 
-Deno.test("issue 15: no PTY table for another OS", () => {
+Deno.test("issue 15: the C library mkfifo and the PTYs load: libSystem's install name on macOS; none for another OS, which has no PTY table either", () => {
+  assert.equal(cLibrary("darwin"), "/usr/lib/libSystem.B.dylib");
+  assert.equal(cLibrary("linux"), "libc.so.6");
+  assert.equal(cLibrary("windows"), null);
+  assert.equal(cLibrary("toString"), null);
   assert.throws(
     () => ptyPlatform("windows", "x86_64"),
     /pseudo-terminals are not supported on windows/,

@@ -3,6 +3,7 @@
  * honestly and everything else works; on macOS bwrap is never looked for. Runs on every host.
  */
 import assert from "node:assert/strict";
+import { existsSync as exists } from "node:fs";
 import { detectSandbox, NO_SANDBOX } from "../../../src/kernel/sandbox/probe.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel } from "../../_support/kernel.ts";
@@ -18,15 +19,6 @@ async function fakeBwrap(dir: string, status: number): Promise<string> {
   await Deno.writeTextFile(path, `#!/bin/sh\n: > '${dir}/ran'\nexit ${status}\n`);
   await Deno.chmod(path, 0o755);
   return path;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("P-SBX-1 no bwrap on PATH (missing, relative or not executable dirs): tier D", async () => {
