@@ -1,12 +1,15 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
+import { freshFile, writeAll } from "./fresh_file.ts";
 import { groupExists } from "./group_leader.ts";
 import { heldElsewhere, outputPipes } from "./pipe_holders.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
+
+const encoder = new TextEncoder();
 
 /** How often the linger after bash's exit looks at its process group and pipes. */
 const LINGER_POLL_MS = 50;
@@ -125,9 +128,19 @@ async function lingerAfterExit(
  * directory bound into the sandbox.
  */
 function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
-  Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
-  Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
+  writeFresh(`${dir}/src`, run.src);
+  writeFresh(`${dir}/restore`, restoreScript(run.state));
   return spawnDriver(run.bash, run.state, run.sandbox, dir, DRIVER);
+}
+
+/** Writes `text` into a {@link freshFile} at `path`. */
+function writeFresh(path: string, text: string): void {
+  const file = freshFile(path);
+  try {
+    writeAll(file, encoder.encode(text));
+  } finally {
+    file.close();
+  }
 }
 
 /** A run's bash process and scratch directory, as {@link start} gives them. */
