@@ -4,11 +4,14 @@
 //     subscribe, copy each socket read to stdout): the cost of the process hop alone.
 //  3. Facade stdout: 10 shoal-mcp facades subscribe to `shoal://events/user.bench`; this process
 //     reads their stdout itself, so the figure ends where the facade's work ends.
+// Stages 2 and 3 read each stdout pipe into one reused buffer and frame and decode its lines as
+// the socket subscribers' connections do, so that the reader costs alike on every way.
 //  4. MCP clients: the same through 10 MCP SDK clients (adds the client's parsing/validation).
 // Each way is measured twice on the same subscribers: the first 1000 events reach fresh processes
 // (their code still runs unoptimized: a facade costs 2-3x more CPU per event then), the next 1000
 // reach them warmed up, as the facade of a session that has been running for a while is.
-// Latency = arrival − the moment the `events.publish` request was sent (one clock: this
+// Each event is published once the one before has reached every subscriber, whichever way they
+// subscribe. Latency = arrival − the moment the `events.publish` request was sent (one clock: this
 // process). Two arrivals are timed: when the line was read from the pipe or socket (before any
 // parsing: "on stdout"), and when the subscriber's handler got it. All subscribers live in this
 // one process, so a notification read late because this process was busy with the others' lines
@@ -21,6 +24,9 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type ByteReader, readMessageBatches } from "../../src/protocol/framing.ts";
+import { READ_CHUNK } from "../../src/protocol/limits.ts";
+import type { Incoming } from "../../src/protocol/rpc.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { connectMcp, type Mcp } from "../../tests/e2e/_mcp.ts";
 import { startKernel, type TestKernel } from "../../tests/_support/kernel.ts";
@@ -97,6 +103,10 @@ async function measure(label: string, k: TestKernel, subscribe: Subscribe): Prom
   let arrived: number[] = [];
   let handled: number[] = [];
   let dropped = 0;
+  /** Resolves the wait of {@link reached}, once the count it waits for is reached. */
+  let target = Infinity;
+  let wake = () => {};
+  const count = () => handled.length + dropped;
   const subs = [];
   for (let s = 0; s < SUBSCRIBERS; s++) {
     subs.push(
@@ -106,9 +116,23 @@ async function measure(label: string, k: TestKernel, subscribe: Subscribe): Prom
           arrived.push(arrivedAt - sentAt[payload.i]);
           handled.push(performance.now() - sentAt[payload.i]);
         }
+        if (count() >= target) wake();
       }),
     );
   }
+  /** Waits until `n` notifications were handled or counted dropped (at most 10 s). */
+  const reached = (n: number): Promise<void> => {
+    if (count() >= n) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, 10000);
+      target = n;
+      wake = () => {
+        target = Infinity;
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  };
   const subscribed = kernelConnections(pid, k.socket);
   const facades = facadePids(pid);
   const pids = [pid, Deno.pid, ...facades];
@@ -122,6 +146,12 @@ async function measure(label: string, k: TestKernel, subscribe: Subscribe): Prom
     for (let i = from; i < from + EVENTS; i++) {
       sentAt[i] = performance.now();
       await publisher.request("events.publish", { channel: CHANNEL, payload: { i } });
+      // The same pacing for every way: the next event is published once this one has reached
+      // every subscriber. (Socket subscribers share this process's event loop with the
+      // publisher, so they always held it back like this; subscriber processes did not, and
+      // were measured under a publication rate up to the kernel's round trip, a queue of
+      // events this process made itself.)
+      await reached(SUBSCRIBERS * (i - from + 1));
     }
     await waitUntil(() => handled.length + dropped >= SUBSCRIBERS * EVENTS, 60000);
     const elapsed = performance.now() - started;
@@ -258,21 +288,34 @@ const mcpSubscribe =
   };
 
 /**
- * Reads `child`'s stdout as JSON lines, calling `onFrame` with each and the moment its chunk was
+ * `stream` (a child's stdout) as a {@link ByteReader} that reads into one reused buffer (a BYOB
+ * read; the default reader allocates a 64 KiB chunk per read), and when its last read completed.
+ */
+function pipeReader(stream: ReadableStream<Uint8Array>): ByteReader & { readAt: number } {
+  const reader = stream.getReader({ mode: "byob" });
+  let buffer = new ArrayBuffer(READ_CHUNK);
+  return {
+    readAt: 0,
+    async read(p: Uint8Array): Promise<number | null> {
+      const { value, done } = await reader.read(new Uint8Array(buffer, 0, p.length));
+      this.readAt = performance.now();
+      if (done || value === undefined) return null;
+      buffer = value.buffer as ArrayBuffer;
+      p.set(value);
+      return value.length;
+    },
+  };
+}
+
+/**
+ * Reads `child`'s stdout frames with the framing and decoding of the socket subscribers'
+ * connections (readMessageBatches), calling `onFrame` with each and the moment its chunk was
  * read (before any parsing); ends with the stream.
  */
-async function readFrames(
-  child: Deno.ChildProcess,
-  onFrame: (frame: Record<string, unknown>, at: number) => void,
-): Promise<void> {
-  const decoder = new TextDecoder();
-  let pending = "";
-  for await (const chunk of child.stdout) {
-    const at = performance.now();
-    pending += decoder.decode(chunk, { stream: true });
-    const lines = pending.split("\n");
-    pending = lines.pop()!;
-    for (const line of lines) onFrame(JSON.parse(line), at);
+async function readFrames(child: Deno.ChildProcess, onFrame: (msg: Incoming, at: number) => void) {
+  const source = pipeReader(child.stdout);
+  for await (const batch of readMessageBatches(source, "mcp")) {
+    for (const msg of batch) onFrame(msg, source.readAt);
   }
 }
 
@@ -291,10 +334,10 @@ const stdoutSubscribe =
       await stdin.write(new TextEncoder().encode(frame));
       await answered;
     };
-    readFrames(child, (frame, at) => {
-      const params = frame.params as { payload: Payload } | undefined;
-      if (frame.method === "notifications/resources/updated") onEvent(params!.payload, at);
-      else replies.get(frame.id as number)?.();
+    readFrames(child, (msg, at) => {
+      if (msg.kind === "notification" && msg.method === "notifications/resources/updated") {
+        onEvent(msg.params.payload as Payload, at);
+      } else if (msg.kind === "response") replies.get(msg.id as number)?.();
     });
     await request(1, "resources/subscribe");
     return {
@@ -325,10 +368,10 @@ async (
   children.push(child);
   let subscribed!: () => void;
   const ready = new Promise<void>((resolve) => subscribed = resolve);
-  readFrames(child, (frame, at) => {
-    const params = frame.params as { payload: Payload } | undefined;
-    if (frame.method === "event") onEvent(params!.payload, at);
-    else if (frame.id === 2) subscribed();
+  readFrames(child, (msg, at) => {
+    if (msg.kind === "notification" && msg.method === "event") {
+      onEvent(msg.params.payload as Payload, at);
+    } else if (msg.kind === "response" && msg.id === 2) subscribed();
   });
   await ready;
   return {
