@@ -27,7 +27,18 @@ export type Incoming =
 /** Which id rule applies: the kernel echoes any JSON id verbatim, MCP allows strings and safe integers. */
 export type IdRule = "verbatim" | "mcp";
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder();
+
+/**
+ * `bytes` as UTF-8 text; throws a TypeError if they are not UTF-8. The lenient decoder is the
+ * runtime's fast path; only a text with U+FFFD in it, which the input may hold or the lenient
+ * decoder may have put in place of bad bytes, is decoded again strictly to tell which.
+ */
+function decodeUtf8(bytes: Uint8Array): string {
+  const text = utf8.decode(bytes);
+  return text.includes("\uFFFD") ? strictUtf8.decode(bytes) : text;
+}
 
 function invalid(id: RpcId, code: number, message: string, data?: unknown): Incoming {
   const error: RpcErrorObject = data === undefined ? { code, message } : { code, message, data };
@@ -95,7 +106,7 @@ export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
   let text: string;
   let msg: unknown;
   try {
-    text = decoder.decode(bytes);
+    text = decodeUtf8(bytes);
   } catch (e) {
     return parseError(e);
   }

@@ -29,6 +29,16 @@ Deno.test("invalid UTF-8 and malformed JSON are -32700 with id null (W-FRAME-6)"
   }
 });
 
+Deno.test("a U+FFFD written in a frame is text; bad bytes beside one are still -32700 (W-FRAME-6)", () => {
+  const ok = decodeFrame(frame('{"jsonrpc":"2.0","method":"m","params":{"s":"a\uFFFDb"}}'), "mcp");
+  assert.deepEqual(ok, { kind: "notification", method: "m", params: { s: "a\uFFFDb" } });
+  const text = frame('{"jsonrpc":"2.0","method":"m","params":{"s":"\uFFFD?"}}');
+  text[text.indexOf(0x3f)] = 0xff; // the "?" becomes a byte that is not UTF-8
+  const bad = decodeFrame(text, "mcp");
+  assert.equal(bad.kind, "invalid");
+  if (bad.kind === "invalid") assert.equal(bad.error.code, -32700);
+});
+
 Deno.test("non-objects and batches are -32600 with id null (W-FRAME-7)", () => {
   for (const s of ["[1,2]", '[{"jsonrpc":"2.0","id":1,"method":"m"}]', "42", '"x"']) {
     const msg = decodeFrame(frame(s), "verbatim");
