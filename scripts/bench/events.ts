@@ -10,8 +10,9 @@
 // Each way is measured twice on the same subscribers: the first 1000 events reach fresh processes
 // (their code still runs unoptimized: a facade costs 2-3x more CPU per event then), the next 1000
 // reach them warmed up, as the facade of a session that has been running for a while is.
-// Each event is published once the one before has reached every subscriber, whichever way they
-// subscribe. Latency = arrival − the moment the `events.publish` request was sent (one clock: this
+// All ways are set up first, each on its own channel, and take turns by 100 events, so that a
+// change in the machine's load (other processes) falls alike on each way's figures. Each event
+// is published once the one before has reached every subscriber, whichever way. Latency = arrival − the moment the `events.publish` request was sent (one clock: this
 // process). Two arrivals are timed: when the line was read from the pipe or socket (before any
 // parsing: "on stdout"), and when the subscriber's handler got it. All subscribers live in this
 // one process, so a notification read late because this process was busy with the others' lines
@@ -53,13 +54,13 @@ type Payload = { i?: number; dropped?: number };
  */
 type OnEvent = (payload: Payload, arrivedAt: number) => void;
 
-/** One way of subscribing: returns an unsubscribe-and-close function. */
-type Subscribe = (onEvent: OnEvent) => Promise<
+/** One way of subscribing to a channel: returns an unsubscribe-and-close function. */
+type Subscribe = (channel: string, onEvent: OnEvent) => Promise<
   { unsubscribe(): Promise<void>; close(): Promise<void> }
 >;
 
-/** Facade processes: children of this process (the launcher execs the facade), the kernel aside. */
-function facadePids(kernel: number): number[] {
+/** Subscriber processes: children of this process (a launcher execs the facade), the kernel aside. */
+function subscriberPids(kernel: number): number[] {
   return allPids().filter((p) => {
     try {
       return p !== kernel && parentPid(p) === Deno.pid;
@@ -95,10 +96,31 @@ const ms = (q: { p50: number; p95: number }) =>
   `p50 ${q.p50.toFixed(3)} ms, p95 ${q.p95.toFixed(3)} ms`;
 const us = (n: number | null) => n === null ? "?" : `${n.toFixed(0)} µs`;
 
-async function measure(label: string, k: TestKernel, subscribe: Subscribe): Promise<Figures> {
+/** Events a way publishes in one turn: the ways take turns, so the machine's load falls alike on each. */
+const BLOCK = 100;
+
+/** One way of subscribing, with its subscribers set up. */
+interface Way {
+  label: string;
+  /** Publishes events `from` .. `from + count - 1` to the way's subscribers. */
+  block(from: number, count: number): Promise<void>;
+  /** Prints and returns the figures of the events published since the last call. */
+  round(name: string): Round;
+  /** Unsubscribes and closes the subscribers, printing the kernel's connections. */
+  close(): Promise<void>;
+}
+
+/** Sets up {@link SUBSCRIBERS} subscribers of `channel` by `subscribe`. */
+async function prepare(
+  label: string,
+  k: TestKernel,
+  publisher: RpcConnection,
+  channel: string,
+  subscribe: Subscribe,
+): Promise<Way> {
   const pid = kernelPid(k.socket);
-  const publisher = await k.attach("default");
   const baseline = kernelConnections(pid, k.socket);
+  const others = new Set(subscriberPids(pid));
   const sentAt: number[] = new Array(2 * EVENTS);
   let arrived: number[] = [];
   let handled: number[] = [];
@@ -107,10 +129,10 @@ async function measure(label: string, k: TestKernel, subscribe: Subscribe): Prom
   let target = Infinity;
   let wake = () => {};
   const count = () => handled.length + dropped;
-  const subs = [];
+  const subs: Awaited<ReturnType<Subscribe>>[] = [];
   for (let s = 0; s < SUBSCRIBERS; s++) {
     subs.push(
-      await subscribe((payload, arrivedAt) => {
+      await subscribe(channel, (payload, arrivedAt) => {
         if (payload.dropped !== undefined) dropped += payload.dropped;
         else if (payload.i !== undefined) {
           arrived.push(arrivedAt - sentAt[payload.i]);
@@ -134,67 +156,96 @@ async function measure(label: string, k: TestKernel, subscribe: Subscribe): Prom
     });
   };
   const subscribed = kernelConnections(pid, k.socket);
-  const facades = facadePids(pid);
-  const pids = [pid, Deno.pid, ...facades];
-  /** Publishes events `from` .. `from + EVENTS - 1` and waits until each subscriber has them. */
-  const round = async (name: string, from: number): Promise<Round> => {
-    arrived = [];
-    handled = [];
-    dropped = 0;
-    const cpuBefore = pids.map(cpuMs);
-    const started = performance.now();
-    for (let i = from; i < from + EVENTS; i++) {
-      sentAt[i] = performance.now();
-      await publisher.request("events.publish", { channel: CHANNEL, payload: { i } });
-      // The same pacing for every way: the next event is published once this one has reached
-      // every subscriber. (Socket subscribers share this process's event loop with the
-      // publisher, so they always held it back like this; subscriber processes did not, and
-      // were measured under a publication rate up to the kernel's round trip, a queue of
-      // events this process made itself.)
-      await reached(SUBSCRIBERS * (i - from + 1));
-    }
-    await waitUntil(() => handled.length + dropped >= SUBSCRIBERS * EVENTS, 60000);
-    const elapsed = performance.now() - started;
-    const [kernelCpu, selfCpu, ...facadeCpu] = pids.map((p, i) => cpuMs(p) - cpuBefore[i]);
-    const onWire = quantiles(arrived);
-    const inHandler = quantiles(handled);
-    console.log(
-      `${label}, ${name}: ${SUBSCRIBERS} subscribers x ${EVENTS} events in ${
-        elapsed.toFixed(0)
-      } ms: delivered ${handled.length}, dropped ${dropped}; publish->read ${ms(onWire)}, ` +
-        `publish->handler ${ms(inHandler)}, max ${inHandler.max.toFixed(3)} ms`,
-    );
-    // Per notification: each published event is delivered to every subscriber; a facade
-    // forwards every event of its own subscriber.
-    const perNotification = (total: number) => total * 1000 / (EVENTS * SUBSCRIBERS);
-    const facadeAverage = facadeCpu.reduce((a, b) => a + b, 0) / Math.max(1, facades.length);
-    const cpu = {
-      kernel: perNotification(kernelCpu),
-      facade: facades.length > 0 ? facadeAverage * 1000 / EVENTS : null,
-      self: perNotification(selfCpu),
-    };
-    console.log(
-      `${label}, ${name}: CPU per notification: kernel ${us(cpu.kernel)}, ` +
-        (cpu.facade !== null ? `each subscriber process ${us(cpu.facade)}, ` : "") +
-        `subscriber side (this process) ${us(cpu.self)}`,
-    );
-    return { arrived: onWire, handled: inHandler, cpu };
+  const processes = subscriberPids(pid).filter((p) => !others.has(p));
+  const pids = [pid, Deno.pid, ...processes];
+  let cpu = pids.map(() => 0);
+  let elapsed = 0;
+  return {
+    label,
+    async block(from, n) {
+      const cpuBefore = pids.map(cpuMs);
+      const started = performance.now();
+      const expected = count() + SUBSCRIBERS * n;
+      for (let i = from; i < from + n; i++) {
+        sentAt[i] = performance.now();
+        await publisher.request("events.publish", { channel, payload: { i } });
+        // The next event is published once this one has reached every subscriber. (Socket
+        // subscribers share this process's event loop with the publisher, so they always held
+        // it back like this; subscriber processes did not, and were measured under a rate of
+        // the kernel's round trip, behind a queue of events this process made itself.)
+        await reached(expected - SUBSCRIBERS * (from + n - 1 - i));
+      }
+      await waitUntil(() => count() >= expected, 60000);
+      elapsed += performance.now() - started;
+      cpu = cpu.map((total, i) => total + cpuMs(pids[i]) - cpuBefore[i]);
+    },
+    round(name) {
+      const events = count() / SUBSCRIBERS;
+      const [kernelCpu, selfCpu, ...processCpu] = cpu;
+      const onWire = quantiles(arrived);
+      const inHandler = quantiles(handled);
+      console.log(
+        `${label}, ${name}: ${SUBSCRIBERS} subscribers x ${events} events in ${
+          elapsed.toFixed(0)
+        } ms: delivered ${handled.length}, dropped ${dropped}; publish->read ${ms(onWire)}, ` +
+          `publish->handler ${ms(inHandler)}, max ${inHandler.max.toFixed(3)} ms`,
+      );
+      // Per notification: each published event is delivered to every subscriber; a subscriber
+      // process forwards every event of its own subscriber.
+      const perNotification = (total: number) => total * 1000 / (events * SUBSCRIBERS);
+      const processAverage = processCpu.reduce((a, b) => a + b, 0) /
+        Math.max(1, processes.length);
+      const figures = {
+        kernel: perNotification(kernelCpu),
+        facade: processes.length > 0 ? processAverage * 1000 / events : null,
+        self: perNotification(selfCpu),
+      };
+      console.log(
+        `${label}, ${name}: CPU per notification: kernel ${us(figures.kernel)}, ` +
+          (figures.facade !== null ? `each subscriber process ${us(figures.facade)}, ` : "") +
+          `subscriber side (this process) ${us(figures.self)}`,
+      );
+      arrived = [];
+      handled = [];
+      dropped = 0;
+      cpu = pids.map(() => 0);
+      elapsed = 0;
+      return { arrived: onWire, handled: inHandler, cpu: figures };
+    },
+    async close() {
+      for (const sub of subs) await sub.unsubscribe();
+      await waitUntil(() => kernelConnections(pid, k.socket) <= subscribed - SUBSCRIBERS, 5000);
+      const unsubscribed = kernelConnections(pid, k.socket);
+      for (const sub of subs) await sub.close();
+      await waitUntil(() => kernelConnections(pid, k.socket) <= baseline, 5000);
+      const closed = kernelConnections(pid, k.socket);
+      console.log(
+        `${label}: kernel connections ${baseline} before, ${subscribed} subscribed, ` +
+          `${unsubscribed} after unsubscribe, ${closed} after the subscribers closed ` +
+          `(${closed - baseline} left behind)`,
+      );
+    },
   };
-  const cold = await round("first 1000 (fresh processes)", 0);
-  const warm = await round("next 1000 (warmed up)", EVENTS);
-  for (const sub of subs) await sub.unsubscribe();
-  await waitUntil(() => kernelConnections(pid, k.socket) <= subscribed - SUBSCRIBERS, 5000);
-  const unsubscribed = kernelConnections(pid, k.socket);
-  for (const sub of subs) await sub.close();
-  await waitUntil(() => kernelConnections(pid, k.socket) <= baseline, 5000);
-  const closed = kernelConnections(pid, k.socket);
-  publisher.close();
-  console.log(
-    `${label}: kernel connections ${baseline} before, ${subscribed} subscribed, ` +
-      `${unsubscribed} after unsubscribe, ${closed} after the subscribers closed ` +
-      `(${closed - baseline} left behind)`,
-  );
-  return { cold, warm };
+}
+
+/**
+ * Measures every way on fresh subscriber processes (events 0 .. EVENTS - 1), then warmed up (the
+ * next EVENTS), the ways taking turns by {@link BLOCK} events.
+ */
+async function measureAll(ways: Way[]): Promise<Figures[]> {
+  const rounds: Round[][] = [];
+  for (
+    const [from, name] of [[0, "first 1000 (fresh processes)"], [
+      EVENTS,
+      "next 1000 (warmed up)",
+    ]] as const
+  ) {
+    for (let at = from; at < from + EVENTS; at += BLOCK) {
+      for (const way of ways) await way.block(at, Math.min(BLOCK, from + EVENTS - at));
+    }
+    rounds.push(ways.map((way) => way.round(name)));
+  }
+  return ways.map((_, w) => ({ cold: rounds[0][w], warm: rounds[1][w] }));
 }
 
 function ratios(label: string, path: { p50: number; p95: number }, kernel: Round): void {
@@ -224,15 +275,15 @@ function stages(name: string, kernel: Round, bare: Round, stdout: Round, clients
 }
 
 /** Subscribers that are plain kernel connections. */
-const kernelSubscribe = (k: TestKernel): Subscribe => async (onEvent) => {
+const kernelSubscribe = (k: TestKernel): Subscribe => async (channel, onEvent) => {
   const conn: RpcConnection = await k.attach("default");
   conn.onNotification = (method, params) => {
     if (method === "event") onEvent(params.payload as Payload, performance.now());
   };
-  await conn.request("events.subscribe", { channel: CHANNEL });
+  await conn.request("events.subscribe", { channel });
   return {
     unsubscribe: async () => {
-      await conn.request("events.unsubscribe", { channel: CHANNEL });
+      await conn.request("events.unsubscribe", { channel });
       // A raw connection stays open after unsubscribing; close it so the count shows the drop.
       conn.close();
     },
@@ -246,46 +297,49 @@ interface NodeReadable {
 }
 
 /** Subscribers that are MCP clients, each with its own facade. */
-const mcpSubscribe =
-  (mcps: Mcp[], box: Awaited<ReturnType<typeof sandbox>>): Subscribe => async (onEvent) => {
-    const mcp = await connectMcp(box);
-    mcps.push(mcp);
-    const client: Client = mcp.client;
-    const uri = `shoal://events/${CHANNEL}`;
-    // When each stdout line was read, before the SDK parses it: one entry per line, in order.
-    const lineReadAt: number[] = [];
-    const transport = client.transport as unknown as Transport & {
-      _process: { stdout: NodeReadable };
-    };
-    transport._process.stdout.prependListener("data", (chunk) => {
-      const at = performance.now();
-      for (const byte of chunk) if (byte === 0x0a) lineReadAt.push(at);
-    });
-    const arrivedAt = new Map<number, number>();
-    const deliver = transport.onmessage!;
-    transport.onmessage = (message, extra) => {
-      const at = lineReadAt.shift()!;
-      const params = (message as { params?: { payload?: Payload } }).params;
-      if (params?.payload?.i !== undefined) arrivedAt.set(params.payload.i, at);
-      deliver(message, extra);
-    };
-    client.fallbackNotificationHandler = (n) => {
-      const params = n.params as { uri?: string; payload?: Payload };
-      if (n.method === "notifications/resources/updated" && params.uri === uri) {
-        const payload = params.payload ?? {};
-        onEvent(payload, arrivedAt.get(payload.i!) ?? performance.now());
-        arrivedAt.delete(payload.i!);
-      }
-      return Promise.resolve();
-    };
-    await client.subscribeResource({ uri });
-    return {
-      unsubscribe: async () => {
-        await client.unsubscribeResource({ uri });
-      },
-      close: () => mcp.close(),
-    };
+const mcpSubscribe = (mcps: Mcp[], box: Awaited<ReturnType<typeof sandbox>>): Subscribe =>
+async (
+  channel,
+  onEvent,
+) => {
+  const mcp = await connectMcp(box);
+  mcps.push(mcp);
+  const client: Client = mcp.client;
+  const uri = `shoal://events/${channel}`;
+  // When each stdout line was read, before the SDK parses it: one entry per line, in order.
+  const lineReadAt: number[] = [];
+  const transport = client.transport as unknown as Transport & {
+    _process: { stdout: NodeReadable };
   };
+  transport._process.stdout.prependListener("data", (chunk) => {
+    const at = performance.now();
+    for (const byte of chunk) if (byte === 0x0a) lineReadAt.push(at);
+  });
+  const arrivedAt = new Map<number, number>();
+  const deliver = transport.onmessage!;
+  transport.onmessage = (message, extra) => {
+    const at = lineReadAt.shift()!;
+    const params = (message as { params?: { payload?: Payload } }).params;
+    if (params?.payload?.i !== undefined) arrivedAt.set(params.payload.i, at);
+    deliver(message, extra);
+  };
+  client.fallbackNotificationHandler = (n) => {
+    const params = n.params as { uri?: string; payload?: Payload };
+    if (n.method === "notifications/resources/updated" && params.uri === uri) {
+      const payload = params.payload ?? {};
+      onEvent(payload, arrivedAt.get(payload.i!) ?? performance.now());
+      arrivedAt.delete(payload.i!);
+    }
+    return Promise.resolve();
+  };
+  await client.subscribeResource({ uri });
+  return {
+    unsubscribe: async () => {
+      await client.unsubscribeResource({ uri });
+    },
+    close: () => mcp.close(),
+  };
+};
 
 /**
  * `stream` (a child's stdout) as a {@link ByteReader} that reads into one reused buffer (a BYOB
@@ -322,11 +376,11 @@ async function readFrames(child: Deno.ChildProcess, onFrame: (msg: Incoming, at:
 /** Subscribers that read a facade's stdout frames themselves: the facade without an SDK client. */
 const stdoutSubscribe =
   (box: Awaited<ReturnType<typeof sandbox>>, children: Deno.ChildProcess[]): Subscribe =>
-  async (onEvent) => {
+  async (channel, onEvent) => {
     const child = spawnFacade(box);
     children.push(child);
     const stdin = child.stdin.getWriter();
-    const uri = `shoal://events/${CHANNEL}`;
+    const uri = `shoal://events/${channel}`;
     const replies = new Map<number, () => void>();
     const request = async (id: number, method: string) => {
       const answered = new Promise<void>((resolve) => replies.set(id, resolve));
@@ -352,6 +406,7 @@ const stdoutSubscribe =
 /** Subscribers behind bare forwarders (event_forwarder.ts): the process hop without a facade. */
 const forwarderSubscribe = (k: TestKernel, children: Deno.ChildProcess[]): Subscribe =>
 async (
+  channel,
   onEvent,
 ) => {
   const child = new Deno.Command(Deno.execPath(), {
@@ -360,7 +415,7 @@ async (
       "-A",
       new URL("./event_forwarder.ts", import.meta.url).pathname,
       k.socket,
-      CHANNEL,
+      channel,
     ],
     stdin: "null",
     stdout: "piped",
@@ -390,10 +445,30 @@ const mcps: Mcp[] = [];
 const children: Deno.ChildProcess[] = [];
 try {
   const k = await startKernel([], box);
-  const kernel = await measure("kernel socket", k, kernelSubscribe(k));
-  const bare = await measure("bare forwarder", k, forwarderSubscribe(k, children));
-  const stdout = await measure("facade stdout", k, stdoutSubscribe(box, children));
-  const clients = await measure("MCP clients", k, mcpSubscribe(mcps, box));
+  const publisher = await k.attach("default");
+  // Every way is set up before any is measured, each on its own channel: a way's subscribers
+  // wait, blocked on a read, while the others' events are published.
+  const ways = [
+    await prepare("kernel socket", k, publisher, `${CHANNEL}.socket`, kernelSubscribe(k)),
+    await prepare(
+      "bare forwarder",
+      k,
+      publisher,
+      `${CHANNEL}.bare`,
+      forwarderSubscribe(k, children),
+    ),
+    await prepare(
+      "facade stdout",
+      k,
+      publisher,
+      `${CHANNEL}.stdout`,
+      stdoutSubscribe(box, children),
+    ),
+    await prepare("MCP clients", k, publisher, `${CHANNEL}.clients`, mcpSubscribe(mcps, box)),
+  ];
+  const [kernel, bare, stdout, clients] = await measureAll(ways);
+  for (const way of ways) await way.close();
+  publisher.close();
   for (const name of ["cold", "warm"] as const) {
     stages(name, kernel[name], bare[name], stdout[name], clients[name]);
     ratios(`${name}: bare forwarder (line read)`, bare[name].arrived, kernel[name]);
