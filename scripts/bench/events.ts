@@ -32,11 +32,10 @@ import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { connectMcp, type Mcp } from "../../tests/e2e/_mcp.ts";
 import { startKernel, type TestKernel } from "../../tests/_support/kernel.ts";
 import {
-  allPids,
+  childrenMentioning,
   cpuMs,
   kernelConnections,
   kernelPid,
-  parentPid,
 } from "../../tests/_support/proc.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { waitUntil } from "../../tests/_support/wait.ts";
@@ -61,13 +60,7 @@ type Subscribe = (channel: string, onEvent: OnEvent) => Promise<
 
 /** Subscriber processes: children of this process (a launcher execs the facade), the kernel aside. */
 function subscriberPids(kernel: number): number[] {
-  return allPids().filter((p) => {
-    try {
-      return p !== kernel && parentPid(p) === Deno.pid;
-    } catch {
-      return false;
-    }
-  });
+  return childrenMentioning(Deno.pid, "deno").filter((p) => p !== kernel);
 }
 
 /** Latency figures of one round (ms), and CPU per notification (µs). */
