@@ -103,15 +103,15 @@ interface Way {
   close(): Promise<void>;
 }
 
-/** Sets up {@link SUBSCRIBERS} subscribers of `channel` by `subscribe`. */
+/** Sets up {@link SUBSCRIBERS} subscribers of `channel` by `subscribe` on kernel `k`, process `pid`. */
 async function prepare(
   label: string,
   k: TestKernel,
+  pid: number,
   publisher: RpcConnection,
   channel: string,
   subscribe: Subscribe,
 ): Promise<Way> {
-  const pid = kernelPid(k.socket);
   const baseline = kernelConnections(pid, k.socket);
   const others = new Set(subscriberPids(pid));
   const sentAt: number[] = new Array(2 * EVENTS);
@@ -438,14 +438,24 @@ const mcps: Mcp[] = [];
 const children: Deno.ChildProcess[] = [];
 try {
   const k = await startKernel([], box);
+  // Found before the bare forwarders, whose command lines name the socket too.
+  const pid = kernelPid(k.socket);
   const publisher = await k.attach("default");
   // Every way is set up before any is measured, each on its own channel: a way's subscribers
   // wait, blocked on a read, while the others' events are published.
   const ways = [
-    await prepare("kernel socket", k, publisher, `${CHANNEL}.socket`, kernelSubscribe(k)),
+    await prepare(
+      "kernel socket",
+      k,
+      pid,
+      publisher,
+      `${CHANNEL}.socket`,
+      kernelSubscribe(k),
+    ),
     await prepare(
       "bare forwarder",
       k,
+      pid,
       publisher,
       `${CHANNEL}.bare`,
       forwarderSubscribe(k, children),
@@ -453,14 +463,23 @@ try {
     await prepare(
       "facade stdout",
       k,
+      pid,
       publisher,
       `${CHANNEL}.stdout`,
       stdoutSubscribe(box, children),
     ),
-    await prepare("MCP clients", k, publisher, `${CHANNEL}.clients`, mcpSubscribe(mcps, box)),
+    await prepare(
+      "MCP clients",
+      k,
+      pid,
+      publisher,
+      `${CHANNEL}.clients`,
+      mcpSubscribe(mcps, box),
+    ),
   ];
   const [kernel, bare, stdout, clients] = await measureAll(ways);
-  for (const way of ways) await way.close();
+  // Last set up, first closed: each way's connection counts then start from its own baseline.
+  for (const way of [...ways].reverse()) await way.close();
   publisher.close();
   for (const name of ["cold", "warm"] as const) {
     stages(name, kernel[name], bare[name], stdout[name], clients[name]);
