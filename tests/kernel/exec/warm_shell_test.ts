@@ -5,24 +5,17 @@
 import assert from "node:assert/strict";
 import { kernelTest, startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
 import { exec } from "../../_support/exec.ts";
-import { allPids, parentPid, processGroup, processLive } from "../../_support/proc.ts";
+import { liveChildren, processGroup, processLive } from "../../_support/proc.ts";
 import { kernelCli } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { MAX_SESSIONS } from "../../../src/protocol/limits.ts";
 
 /** Pids of the kernel's warm shells: its bash children started with the driver's `warm` argument. */
 function warmShells(k: TestKernel): number[] {
-  return allPids().filter((pid) => {
-    try {
-      // the cheap /proc read first: parentPid runs ps
-      return Deno.readTextFileSync(`/proc/${pid}/cmdline`).endsWith("\0warm\0") &&
-        parentPid(pid) === k.child.pid;
-    } catch {
-      return false;
-    }
-  });
+  return liveChildren(k.child.pid).filter((c) => c.command.endsWith(" warm")).map((c) => c.pid);
 }
 
 /** The one warm shell of a single-session kernel, once it is there. */
@@ -43,11 +36,15 @@ kernelTest(
     const conn = await k.attach();
     const warm = await nextWarm(k);
     assert.equal(processGroup(warm), warm);
-    const r = await run(conn, 'echo "$$"; readlink /proc/self/fd/0; env | sort; echo "$SECONDS"');
+    // stdin compared by device and inode (bash's test fstat()s /dev/stdin): no /proc needed
+    const r = await run(
+      conn,
+      'echo "$$"; [ /dev/stdin -ef /dev/null ] && echo null; env | sort; echo "$SECONDS"',
+    );
     assert.equal(r.pid, warm);
     const lines = r.out.split("\n");
     assert.equal(lines[0], String(warm));
-    assert.equal(lines[1], "/dev/null");
+    assert.equal(lines[1], "null");
     assert.equal(lines.at(-2), "0");
     const names = (await conn.request("session.env", {}) as Rec).names as string[];
     const seen = lines.slice(2, -2).map((l) => l.slice(0, l.indexOf("=")))
@@ -144,6 +141,30 @@ Deno.test("a revoked token's exec runs nothing; the session's warm shell serves 
   } finally {
     await k.cleanup();
   }
+});
+
+kernelTest(
+  "back-to-back execs each run in a warm shell of their own, holding the latest state",
+  async (k) => {
+    const conn = await k.attach();
+    const pids = new Set<number>();
+    for (let i = 0; i < 10; i++) {
+      await exec(conn, `export N=${i}; v=${i}`);
+      const r = await run(conn, `echo "$N $v"; tr '\\0' '\\n' </proc/$$/cmdline | tail -n 1`);
+      assert.equal(r.out, `${i} ${i}\nwarm\n`, `step ${i}`);
+      assert.ok(!pids.has(r.pid), "a shell runs one exec only");
+      pids.add(r.pid);
+    }
+  },
+);
+
+kernelTest("no warm shell outlives its session", async (k) => {
+  const first = await k.attach("first");
+  const warm = await nextWarm(k);
+  first.close();
+  // Opening as many other sessions as the quota allows reclaims the least recently used one.
+  for (let i = 0; i < MAX_SESSIONS; i++) (await k.attach(`other${i}`)).close();
+  assert.ok(await waitUntil(() => !processLive(warm), 10000), "the reclaimed session's shell");
 });
 
 kernelTest("no warm shell outlives the kernel", async (k) => {
