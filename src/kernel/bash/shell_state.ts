@@ -1,3 +1,4 @@
+import { declarations, unquoted } from "./declare_listing.ts";
 import { quoted } from "./quote.ts";
 
 /** Session shell state that persists between execs (K-BASH-4/5). */
@@ -153,33 +154,21 @@ export function restoreScript(s: ShellState): string {
   return parts.join("\n") + "\n";
 }
 
-/** `${!A*} … ${!_*}`: every variable name, listed by prefix expansion so the dump never forks. */
-const ALL_NAMES = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"]
-  .map((c) => "${!" + c + "*}").join(" ");
-
 /**
- * The driver's start: sets up the EXIT trap that dumps cwd, exported env, variables, functions
- * and aliases as NUL-separated records (K-BASH-7). The dump uses builtins writing straight to the
- * file: no command substitution, no fork.
+ * The driver's start: sets up the EXIT trap that dumps cwd, variables (one `declare -p` listing),
+ * functions and aliases as NUL-separated records (K-BASH-7). The dump uses builtins writing
+ * straight to the file: no command substitution, no fork. Its local `IFS` (bash's default, with
+ * the export attribute of the user's `IFS`) stands in for the user's, which bash resets at start.
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_dump() {
   set +eu
-  local IFS=$' \t\n' __shoal_n
+  local IFS=$' \t\n'
   {
     builtin printf 'C\0%s\0' "$PWD"
-    for __shoal_n in ${ALL_NAMES}; do
-      case "$__shoal_n" in __shoal_*) continue ;; esac
-      builtin declare -n __shoal_r="$__shoal_n"
-      case "${"${"}__shoal_r@a}" in
-        *x*) builtin printf 'E\0%s\0%s\0' "$__shoal_n" "$__shoal_r" ;;
-        *r*) ;;
-        *) builtin printf 'V\0%s\0' "$__shoal_n"; builtin declare -p "$__shoal_n"; builtin printf '\0' ;;
-      esac
-      builtin unset -n __shoal_r
-    done
+    builtin printf 'D\0'; builtin declare -p; builtin printf '\0'
     builtin printf 'F\0'; builtin declare -f; builtin printf '\0'
     builtin printf 'A\0'; builtin alias -p; builtin printf '\0'
     builtin printf 'Z\0'
@@ -285,6 +274,35 @@ function ansiCQuoted(bytes: Uint8Array): string {
 }
 
 /**
+ * Sorts a `declare -p` listing into the state: an exported scalar into the environment, other
+ * variables as their `declare -p` text, except read-only ones, bash's own, the driver's
+ * (`__shoal_*`) and declared but unset ones. Namerefs and arrays, which bash never exports, stay
+ * shell variables with all their attributes. Bash lists names in byte order (`_x` before `a`);
+ * the state keeps them as A–Z, a–z, then `_`.
+ */
+function takeVariables(
+  listing: Uint8Array,
+  bashVariables: ReadonlySet<string>,
+  state: ShellState,
+): void {
+  const all = declarations(listing);
+  const underscore = all.filter((d) => d.name.startsWith("_"));
+  for (const d of [...all.filter((d) => !d.name.startsWith("_")), ...underscore]) {
+    if (d.value === null || d.name.startsWith("__shoal_")) continue;
+    if (d.flags.includes("x") && !/[aAn]/.test(d.flags)) {
+      const bytes = unquoted(d.value);
+      try {
+        state.env.set(d.name, strictUtf8.decode(bytes));
+      } catch {
+        state.vars.set(d.name, `declare -x ${d.name}=${ansiCQuoted(bytes)}`);
+      }
+    } else if (!d.flags.includes("r") && !bashVariables.has(d.name)) {
+      state.vars.set(d.name, lossyUtf8.decode(d.text));
+    }
+  }
+}
+
+/**
  * Parses the driver's dump; null when it is missing or incomplete (then nothing is merged).
  * Variables bash itself defines (`bashVariables`) are not session state. An exported value
  * that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
@@ -296,7 +314,7 @@ export function parseDump(
   bashVariables: ReadonlySet<string>,
 ): ShellState | null {
   const raw = splitFields(bytes);
-  const fields = raw.map((field) => lossyUtf8.decode(field));
+  const text = (i: number) => lossyUtf8.decode(raw[i]);
   const state: ShellState = {
     cwd: "",
     env: new Map(),
@@ -305,12 +323,12 @@ export function parseDump(
     aliases: new Map(),
   };
   let i = 0;
-  while (i < fields.length) {
-    switch (fields[i]) {
+  while (i < raw.length) {
+    switch (text(i)) {
       case "Z":
         return state.cwd ? state : null;
       case "C":
-        state.cwd = fields[i + 1];
+        state.cwd = text(i + 1);
         try {
           strictUtf8.decode(raw[i + 1]);
         } catch {
@@ -318,26 +336,20 @@ export function parseDump(
         }
         i += 2;
         break;
-      case "E":
+      case "D":
         try {
-          state.env.set(fields[i + 1], strictUtf8.decode(raw[i + 2]));
+          takeVariables(raw[i + 1], bashVariables, state);
         } catch {
-          state.vars.set(fields[i + 1], `declare -x ${fields[i + 1]}=${ansiCQuoted(raw[i + 2])}`);
+          return null; // not a listing bash wrote
         }
-        i += 3;
-        break;
-      case "V":
-        if (!bashVariables.has(fields[i + 1])) {
-          state.vars.set(fields[i + 1], fields[i + 2].trimEnd());
-        }
-        i += 3;
+        i += 2;
         break;
       case "F":
-        splitFunctions(fields[i + 1], state.funcs);
+        splitFunctions(text(i + 1), state.funcs);
         i += 2;
         break;
       case "A":
-        splitAliases(fields[i + 1], state.aliases);
+        splitAliases(text(i + 1), state.aliases);
         i += 2;
         break;
       default:
