@@ -2,7 +2,7 @@ import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 import { groupExists } from "./group_leader.ts";
-import type { ScratchPool } from "./scratch_pool.ts";
+import { type ScratchPool, writeScratch } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
@@ -117,8 +117,8 @@ async function lingerAfterExit(
  * directory bound into the sandbox.
  */
 function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
-  Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
-  Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
+  writeScratch(`${dir}/src`, run.src);
+  writeScratch(`${dir}/restore`, restoreScript(run.state));
   return spawnDriver(run.bash, run.state, run.sandbox, dir, DRIVER);
 }
 

@@ -1,7 +1,7 @@
 import { signalGroup } from "./group_leader.ts";
 import { mkfifo } from "./mkfifo.ts";
 import { spawnDriver } from "./spawn.ts";
-import type { ScratchPool } from "./scratch_pool.ts";
+import { type ScratchPool, writeScratch } from "./scratch_pool.ts";
 import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
 import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
 
@@ -111,8 +111,8 @@ export class WarmShell {
     if (this.#exited) return false;
     try {
       const restore = envDelta(this.env, state.env, this.bashVariables)! + restoreScript(state);
-      Deno.writeTextFileSync(`${this.dir}/restore`, restore, { mode: 0o600 });
-      Deno.writeTextFileSync(`${this.dir}/src`, src, { mode: 0o600 });
+      writeScratch(`${this.dir}/restore`, restore);
+      writeScratch(`${this.dir}/src`, src);
       this.go.writeSync(new TextEncoder().encode("run\n"));
       return true;
     } catch {
