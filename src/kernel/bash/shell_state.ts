@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { declarations, unquoted } from "./declare_listing.ts";
 import { quoted } from "./quote.ts";
 
@@ -64,6 +65,12 @@ const encoder = new TextEncoder();
 // ignoreBOM keeps a leading U+FEFF of a value: it is data, not a byte order mark.
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+const ASCII = /^\p{ASCII}*$/u;
+
+/** The bytes of a byte string (one character per byte). */
+function latin1Bytes(s: string): Uint8Array {
+  return Buffer.from(s, "latin1");
+}
 
 /** The working directory's exact bytes. */
 export function cwdBytesOf(s: ShellState): Uint8Array {
@@ -285,19 +292,25 @@ function takeVariables(
   bashVariables: ReadonlySet<string>,
   state: ShellState,
 ): void {
-  const all = declarations(listing);
+  const all = declarations(
+    Buffer.from(listing.buffer, listing.byteOffset, listing.length).toString("latin1"),
+  );
   const underscore = all.filter((d) => d.name.startsWith("_"));
   for (const d of [...all.filter((d) => !d.name.startsWith("_")), ...underscore]) {
     if (d.value === null || d.name.startsWith("__shoal_")) continue;
     if (d.flags.includes("x") && !/[aAn]/.test(d.flags)) {
-      const bytes = unquoted(d.value);
-      try {
-        state.env.set(d.name, strictUtf8.decode(bytes));
-      } catch {
-        state.vars.set(d.name, `declare -x ${d.name}=${ansiCQuoted(bytes)}`);
+      const value = unquoted(d.value);
+      if (ASCII.test(value)) state.env.set(d.name, value);
+      else {
+        const bytes = latin1Bytes(value);
+        try {
+          state.env.set(d.name, strictUtf8.decode(bytes));
+        } catch {
+          state.vars.set(d.name, `declare -x ${d.name}=${ansiCQuoted(bytes)}`);
+        }
       }
     } else if (!d.flags.includes("r") && !bashVariables.has(d.name)) {
-      state.vars.set(d.name, lossyUtf8.decode(d.text));
+      state.vars.set(d.name, ASCII.test(d.text) ? d.text : lossyUtf8.decode(latin1Bytes(d.text)));
     }
   }
 }
