@@ -23,8 +23,8 @@ const KEEP = 8;
 
 /**
  * Private 0700 scratch directories for bash runs (driver input and state dump), reused instead of
- * created and removed per run. A released directory loses its `state` dump first, so a later run
- * can never read an earlier run's state.
+ * created and removed per run. A released directory has its `state` dump emptied first, so a later
+ * run can never read an earlier run's state, and the next dump writes into an existing empty file.
  */
 export class ScratchPool {
   #idle: string[] = [];
@@ -45,7 +45,7 @@ export class ScratchPool {
   /** Gives a directory back once its run is over; beyond the kept few it is removed. */
   release(dir: string): void {
     try {
-      Deno.removeSync(join(dir, "state"));
+      Deno.truncateSync(join(dir, "state"), 0);
     } catch (e) {
       if (!(e instanceof Deno.errors.NotFound)) return this.#drop(dir);
     }

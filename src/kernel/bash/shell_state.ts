@@ -164,7 +164,9 @@ export function restoreScript(s: ShellState): string {
 /**
  * The driver's start: sets up the EXIT trap that dumps cwd, variables (one `declare -p` listing),
  * functions and aliases as NUL-separated records (K-BASH-7). The dump uses builtins writing
- * straight to the file: no command substitution, no fork. Its local `IFS` (bash's default, with
+ * straight to the file: no command substitution, no fork. The file is opened without truncation
+ * (`1<>`; the scratch pool hands it over empty), so ext4 neither creates an inode per run nor
+ * allocates blocks at close, and `set -C` cannot refuse it. Its local `IFS` (bash's default, with
  * the export attribute of the user's `IFS`) stands in for the user's, which bash resets at start.
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
@@ -179,7 +181,7 @@ __shoal_dump() {
     builtin printf 'F\0'; builtin declare -f; builtin printf '\0'
     builtin printf 'A\0'; builtin alias -p; builtin printf '\0'
     builtin printf 'Z\0'
-  } >"$__shoal_dir/state"
+  } 1<>"$__shoal_dir/state"
 }
 trap '__shoal_s=$?; [ "$BASHPID" = "$__shoal_pid" ] && __shoal_dump; exit $__shoal_s' EXIT
 `;
