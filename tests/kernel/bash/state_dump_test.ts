@@ -254,3 +254,29 @@ Deno.test("K-BASH-6 a dump whose variable listing is not what bash writes is no 
     assert.equal(parseDump(dump(bad), new Set()), null, bad);
   }
 });
+
+Deno.test("K-BASH-6 a run that dumps no state never reads the state an earlier run left in its reused scratch directory", async () => {
+  await withTempDir(async (dir) => {
+    const scratch = new ScratchPool(dir);
+    try {
+      const outcomes = [];
+      for (const src of ["X=1", "X=2; trap - EXIT"]) {
+        const exit = await runBash({
+          bash,
+          bashVariables,
+          src,
+          state: startState(dir),
+          scratch,
+          warm: null,
+          stdout: new TextSink(),
+          stderr: new TextSink(),
+          sandbox: null,
+        });
+        outcomes.push(exit.final?.vars.get("X") ?? null);
+      }
+      assert.deepEqual(outcomes, ['declare -- X="1"', null]);
+    } finally {
+      scratch.clear();
+    }
+  });
+});
