@@ -142,22 +142,24 @@ export function applyChange(target: ShellState, change: ShellChange): void {
 }
 
 /**
- * The script that restores variables, functions and aliases before the user's source runs. A
+ * The script that restores variables, aliases and functions before the user's source runs. A
  * non-UTF-8 cwd is entered first (bash was spawned in {@link spawnDir}), leaving `OLDPWD` as a
  * fresh bash has it; when that directory is gone, bash exits at once, runs nothing and dumps
- * nothing (the session state stays unchanged).
+ * nothing (the session state stays unchanged). Aliases come before functions, so no function
+ * named `alias` runs in place of the builtin, and are expanded only from the end of the script on.
  */
 export function restoreScript(s: ShellState): string {
-  const parts = ["shopt -s expand_aliases"];
+  const parts: string[] = [];
   if (s.cwdBytes !== undefined) {
-    parts.unshift(
+    parts.push(
       `builtin cd -- ${ansiCQuoted(s.cwdBytes)} || { trap - EXIT; builtin exit 1; }`,
       "builtin unset OLDPWD; builtin export OLDPWD",
     );
   }
   for (const text of s.vars.values()) parts.push(text);
-  for (const text of s.funcs.values()) parts.push(text);
   for (const text of s.aliases.values()) parts.push(text);
+  for (const text of s.funcs.values()) parts.push(text);
+  parts.push("builtin shopt -s expand_aliases");
   return parts.join("\n") + "\n";
 }
 
@@ -168,13 +170,15 @@ export function restoreScript(s: ShellState): string {
  * (`1<>`; the scratch pool hands it over empty), so ext4 neither creates an inode per run nor
  * allocates blocks at close, and `set -C` cannot refuse it. Its local `IFS` (bash's default, with
  * the export attribute of the user's `IFS`) stands in for the user's, which bash resets at start.
+ * The trap only calls a function defined here, and every command in it is a `builtin`: aliases
+ * and functions of the user's (`exit`, `[`, `set`…) never run in their place.
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_dump() {
-  set +eu
-  local IFS=$' \t\n'
+  builtin set +eu
+  builtin local IFS=$' \t\n'
   {
     builtin printf 'C\0%s\0' "$PWD"
     builtin printf 'D\0'; builtin declare -p; builtin printf '\0'
@@ -183,12 +187,20 @@ __shoal_dump() {
     builtin printf 'Z\0'
   } 1<>"$__shoal_dir/state"
 }
-trap '__shoal_s=$?; [ "$BASHPID" = "$__shoal_pid" ] && __shoal_dump; exit $__shoal_s' EXIT
+__shoal_exit() {
+  __shoal_s=$?
+  builtin [ "$BASHPID" = "$__shoal_pid" ] && __shoal_dump
+  builtin exit "$__shoal_s"
+}
+trap __shoal_exit EXIT
 `;
 
-/** The driver's end: restores the state, then sources the user's file. */
-const DRIVER_RUN = String.raw`builtin source "$__shoal_dir/restore"
-builtin source "$__shoal_dir/src"
+/**
+ * The driver's end: restores the state, then sources the user's file, in one line, which bash
+ * parses before running it: the restored aliases cannot change it.
+ */
+const DRIVER_RUN = String
+  .raw`builtin source "$__shoal_dir/restore"; builtin source "$__shoal_dir/src"
 `;
 
 /** The `bash -c` driver of a cold run: restores state, then sources the user's file. */

@@ -280,3 +280,19 @@ Deno.test("K-BASH-6 a run that dumps no state never reads the state an earlier r
     }
   });
 });
+
+withKernel(
+  "K-BASH-4 aliases and functions named like the builtins the driver uses neither run in their place nor lose the state",
+  async (conn) => {
+    const define = "X=1; [() { return 1; }; set() { echo hijacked; }; exit() { echo hijacked; }\n" +
+      "alias exit='echo hijacked' builtin='echo hijacked' shopt='echo hijacked'\n" +
+      "alias() { echo hijacked; }";
+    const out = async (src: string) =>
+      (((await exec(conn, src, { position: "value" })).value as Rec).out as Rec).v;
+    assert.equal(await out(define), "");
+    assert.equal(
+      await out('echo "$X"; type -t [ set alias; \\builtin alias exit builtin'),
+      "1\nfunction\nfunction\nfunction\nalias exit='echo hijacked'\nalias builtin='echo hijacked'\n",
+    );
+  },
+);
