@@ -3,6 +3,7 @@
  * taken as a byte string (latin1: one character per byte), so scanning it is native string work
  * and every byte survives.
  */
+import { decodeAnsiC } from "./quote.ts";
 
 /** One statement of the listing: `declare -<flags> <name>[=<value>]`, as byte strings. */
 export interface Declaration {
@@ -76,20 +77,6 @@ export function declarations(listing: string): Declaration[] {
   return out;
 }
 
-/** What a letter after a backslash in `$'…'` stands for, as bash's ANSI-C quoting writes it. */
-const ANSI_C_ESCAPES = new Map(Object.entries({
-  a: "\x07",
-  b: "\b",
-  E: "\x1b",
-  f: "\f",
-  n: "\n",
-  r: "\r",
-  t: "\t",
-  v: "\v",
-  "\\": "\\",
-  "'": "'",
-}));
-
 /**
  * The bytes (a byte string) of one scalar value as `declare -p` quotes it: `"…"` (a backslash
  * before `"`, `\`, `$` or a backquote) or `$'…'` (ANSI-C escapes, other bytes as up to three octal
@@ -104,10 +91,7 @@ export function unquoted(word: string): string {
   if (!word.startsWith("$'") || !word.endsWith("'") || word.length < 3) {
     throw new Error("declare listing: not one quoted value");
   }
-  return word.slice(2, -1).replace(/\\([0-7]{1,3}|[\s\S])/g, (_, e: string) => {
-    if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8) & 0xff);
-    const c = ANSI_C_ESCAPES.get(e);
-    if (c === undefined) throw new Error("declare listing: unknown escape");
-    return c;
-  });
+  const decoded = decodeAnsiC(word.slice(2, -1));
+  if (decoded === null) throw new Error("declare listing: unknown escape");
+  return decoded;
 }
