@@ -1,23 +1,5 @@
 import { join } from "node:path";
 
-const encoder = new TextEncoder();
-
-/**
- * Writes `text` into the scratch file `path` in place, then cuts it to length: truncating a file
- * to zero and writing it again makes ext4 (`auto_da_alloc`) allocate its blocks when it is
- * closed, which costs milliseconds on every run that reuses the directory.
- */
-export function writeScratch(path: string, text: string): void {
-  const bytes = encoder.encode(text);
-  const file = Deno.openSync(path, { write: true, create: true, mode: 0o600 });
-  try {
-    for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
-    file.truncateSync(bytes.length);
-  } finally {
-    file.close();
-  }
-}
-
 const EMPTY = new Uint8Array();
 
 /**
