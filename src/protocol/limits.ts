@@ -5,6 +5,12 @@ export const FRAME_LIMIT = 16 * 1024 * 1024;
  * parsed (issue 13: parsing builds one object per level, hundreds of MiB for a run of such frames).
  */
 export const NESTING_LIMIT = 10_000;
+/**
+ * Deepest nesting of arrays and objects that stdout JSON may hold to become a structured value
+ * (K-BASH-10); deeper stdout is text. A typed value's wire form (at most two JSON levels per level)
+ * then stays far below the depth at which serializing, rendering or eliding it exhausts the stack.
+ */
+export const VALUE_NESTING_LIMIT = 512;
 /** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
 export const ID_NESTING_LIMIT = 100;
 /** Largest chunk a framer is fed at once (W-FRAME-3). */
