@@ -55,7 +55,8 @@ function verbatim(holder: object, key: string, sources: SourceTexts): RpcId {
  * {@link ID_NESTING_LIMIT} levels (or too deeply to copy).
  */
 function verbatimId(source: string): RpcId | null {
-  if (nestsDeeper(source, ID_NESTING_LIMIT)) return null;
+  const nests = source.startsWith("[") || source.startsWith("{");
+  if (nests && nestsDeeper(encoder.encode(source), ID_NESTING_LIMIT)) return null;
   const sources: SourceTexts = new WeakMap();
   try {
     // Wrapped in an array so that the id itself has a holder to record its source under.
@@ -88,23 +89,31 @@ function parseError(e: unknown): Incoming {
   });
 }
 
-/** Decodes one frame into a request, notification, response, or an error to send back (W-FRAME-6/7, W-RPC-1/2). */
-export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
+/**
+ * Decodes one frame into a request, notification, response, or an error to send back
+ * (W-FRAME-6/7, W-RPC-1/2); a frame nesting deeper than `nesting` levels is refused.
+ */
+export function decodeFrame(
+  bytes: Uint8Array,
+  rule: IdRule,
+  nesting: number = NESTING_LIMIT,
+): Incoming {
   // A plain parse copes with any nesting up to the limit; only the id needs its source text
-  // (W-RPC-2, M-IN-1). Deeper frames are refused unparsed.
+  // (W-RPC-2, M-IN-1). Deeper frames are refused undecoded: neither a string nor objects are
+  // built for them (issue 13).
   let text: string;
   let msg: unknown;
+  if (nestsDeeper(bytes, nesting)) {
+    return invalid(
+      null,
+      ErrorCode.INVALID_REQUEST,
+      `invalid request: arrays and objects nest deeper than ${nesting} levels`,
+    );
+  }
   try {
     text = decoder.decode(bytes);
   } catch (e) {
     return parseError(e);
-  }
-  if (nestsDeeper(text, NESTING_LIMIT)) {
-    return invalid(
-      null,
-      ErrorCode.INVALID_REQUEST,
-      `invalid request: arrays and objects nest deeper than ${NESTING_LIMIT} levels`,
-    );
   }
   try {
     msg = JSON.parse(text);

@@ -119,6 +119,10 @@ Deno.test("a frame nested deeper than the limit is -32600 with id null, unparsed
       decodeFrame(frame(`{"x":${deeper.slice(0, NESTING_LIMIT + 1)}`), rule).kind,
       "invalid",
     );
+    // The depth is found in the bytes, before they are decoded: invalid UTF-8 makes no difference.
+    const junk = new TextEncoder().encode(`{"x":[${deeper}`);
+    const undecoded = decodeFrame(new Uint8Array([...junk, 0xff, 0x5d, 0x7d]), rule);
+    assert.equal(undecoded.kind === "invalid" && undecoded.error.code, -32600, rule);
     const text = JSON.stringify('\\"' + "[".repeat(3 * NESTING_LIMIT));
     const inString = decodeFrame(
       frame(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":${text}}}`),
