@@ -47,6 +47,8 @@ const stalled = new Client({ name: "stalled", version: "0" });
 let direct: RpcConnection | null = null;
 try {
   for (let i = 0; i < OTHERS; i++) others.push(await connectMcp(box, { SHOAL_SOCKET: socket }));
+  // Facades started at once may each autostart a kernel; all but one exit once one serves.
+  await waitUntil(() => kernelPids(socket).length === 1, 30_000);
   const kernel = kernelPid(socket);
   direct = await RpcConnection.connect(socket);
   await direct.request("session.attach", { session: "direct" });
