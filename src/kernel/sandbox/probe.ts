@@ -25,10 +25,14 @@ function findBwrap(path: string): string | null {
 /**
  * Looks for `bwrap` on `path` and runs it once with the flags every sandboxed run uses over a
  * read-only root; tier B only when that run succeeds (a kernel without user namespaces, or in a
- * container that forbids them, gets tier D and works as before).
+ * container that forbids them, gets tier D and works as before). Off Linux (`os`, a
+ * `Deno.build.os` value) nothing is looked for or run: tier D (no Seatbelt profile yet).
  */
-export async function detectSandbox(path: string): Promise<SandboxHost> {
-  if (Deno.build.os !== "linux") return NO_SANDBOX;
+export async function detectSandbox(
+  path: string,
+  os: string = Deno.build.os,
+): Promise<SandboxHost> {
+  if (os !== "linux") return NO_SANDBOX;
   const bwrap = findBwrap(path);
   if (bwrap === null) return NO_SANDBOX;
   try {
