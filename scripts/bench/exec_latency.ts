@@ -21,23 +21,48 @@ const N = 200;
 const STATEFUL = 500;
 const PEER = "/tmp/peer/node_modules/mcp-server-commands/build/index.js";
 
-/** A label with the p50 and p95 of `N` timed calls (after 10 warm-up calls), in ms. */
+/**
+ * A label with the p50 and p95 of `N` timed calls (after 10 warm-up calls), in ms; for shoal's
+ * execs also the p50 of bash's own `dur_ns` (hand-over or spawn to exit) and of the rest of each
+ * call (kernel, socket, facade: the call's time less its `dur_ns`).
+ */
 interface Row {
   label: string;
   p50: number;
   p95: number;
+  bash?: number;
+  rest?: number;
+}
+
+/** The `dur_ns` of an exec's outcome in a kernel result or an MCP tool result, in ms. */
+function bashMs(result: unknown): number | null {
+  const r = result as { value?: { dur_ns?: number }; structuredContent?: unknown };
+  const dur = r?.value?.dur_ns ?? (r?.structuredContent as typeof r)?.value?.dur_ns;
+  return typeof dur === "number" ? dur / 1e6 : null;
 }
 
 async function time(label: string, run: () => Promise<unknown>, n = N): Promise<Row> {
   for (let i = 0; i < 10; i++) await run();
   const samples: number[] = [];
+  const bash: number[] = [];
+  const rest: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    await run();
-    samples.push(performance.now() - t0);
+    const result = await run();
+    const ms = performance.now() - t0;
+    samples.push(ms);
+    const inBash = bashMs(result);
+    if (inBash === null) continue;
+    bash.push(inBash);
+    rest.push(ms - inBash);
   }
-  samples.sort((a, b) => a - b);
-  return { label, p50: percentile(samples, 0.5), p95: percentile(samples, 0.95) };
+  const p50 = (xs: number[]) => percentile(xs.sort((a, b) => a - b), 0.5);
+  const row: Row = { label, p50: p50(samples), p95: percentile(samples, 0.95) };
+  if (bash.length === n) {
+    row.bash = p50(bash);
+    row.rest = p50(rest);
+  }
+  return row;
 }
 
 /** The peer server's row, or null (with a note why) when it is not installed or does not run. */
@@ -130,11 +155,17 @@ try {
   const peer = await peerRow();
   const rows = [facade, direct, confined, seq, spawn, ...(peer ? [peer] : [])];
   console.log(`exec latency, ${N} calls each (ms)`);
-  console.log("path                          p50      p95   p95/p50  p50/spawn");
-  for (const { label, p50, p95 } of rows) {
+  console.log(
+    "path                          p50      p95   p95/p50  p50/spawn   bash p50  rest p50",
+  );
+  for (const { label, p50, p95, bash, rest } of rows) {
+    const split = bash === undefined
+      ? ""
+      : `  ${bash.toFixed(2).padStart(8)}  ${rest!.toFixed(2).padStart(8)}`;
     console.log(
       `${label.padEnd(28)} ${p50.toFixed(2).padStart(7)}  ${p95.toFixed(2).padStart(7)}  ` +
-        `${(p95 / p50).toFixed(2).padStart(7)}  ${(p50 / spawn.p50).toFixed(2).padStart(8)}x`,
+        `${(p95 / p50).toFixed(2).padStart(7)}  ${(p50 / spawn.p50).toFixed(2).padStart(8)}x` +
+        split,
     );
   }
   const ratio = (label: string, x: number, target: number) =>

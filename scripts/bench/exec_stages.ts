@@ -1,8 +1,11 @@
 /**
  * Where one exec's time goes (issue 10): the stages of `exec/run_source.ts` called one by one on
  * the real modules (CAS, SQLite journal, bash), in process, p50/p95 over many `echo hi` runs, so
- * every change to the hot path is measured, not guessed. Runs alternate between a cold spawn and
- * a warm shell (issue 10). The socket and facade hops are in `exec_latency.ts`.
+ * every change to the hot path is measured, not guessed. Runs take turns between a cold spawn, a
+ * warm shell that is ready (spawned 100 ms before), and one spawned just before the hand-over (a
+ * back-to-back exec whose shell is still starting). Bash's own time is split at its first output:
+ * before it, the wake-up, restore and source; after it, the state dump and the exit. The socket
+ * and facade hops are in `exec_latency.ts`, which splits each exec into bash and the rest.
  */
 import { bashOwnVariables, cloneState, diffState } from "../../src/kernel/bash/shell_state.ts";
 import { runBash } from "../../src/kernel/bash/run.ts";
@@ -15,7 +18,9 @@ import { outcomeValue } from "../../src/kernel/values/outcome.ts";
 import { renderBounded } from "../../src/kernel/values/render.ts";
 import { percentile } from "./percentile.ts";
 
-const N = 300; // half cold, half warm
+const N = 300; // a third each: cold, warm and ready, warm and just spawned
+const KINDS = ["cold", "warm", "fresh"] as const;
+type Kind = typeof KINDS[number];
 const BASH = "/bin/bash";
 const encoder = new TextEncoder();
 
@@ -42,13 +47,25 @@ async function stage<T>(name: string, work: () => Promise<T> | T): Promise<T> {
   return result;
 }
 
-/** One exec; `warm` runs it in a warm shell prepared (outside the timed stages) beforehand. */
-async function oneExec(warm: boolean): Promise<void> {
+function sample(name: string, ms: number): void {
+  const list = stages.get(name) ?? [];
+  list.push(ms);
+  stages.set(name, list);
+}
+
+/**
+ * One exec; `warm` runs it in a warm shell prepared (outside the timed stages) 100 ms before,
+ * `fresh` in one spawned just before.
+ */
+async function oneExec(kind: Kind): Promise<void> {
+  const warm = kind !== "cold";
   let shell: WarmShell | null = null;
   if (warm) {
     shell = WarmShell.prepare(BASH, bashVariables, cloneState(state), null, scratch);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // its restore is done by then
+    // ready: blocked on its FIFO by then
+    if (kind === "warm") await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  let firstOutput = 0;
   const t0 = performance.now();
   const snapshot = await stage("snapshot", () => cloneState(state));
   const [stdout, stderr] = await stage(
@@ -64,21 +81,28 @@ async function oneExec(warm: boolean): Promise<void> {
       src: "echo hi",
       effects: [],
     }));
-  const exit = await stage(
-    warm ? "bash run, warm (hand-over..dump)" : "bash run, cold (spawn..dump)",
-    () =>
-      runBash({
-        bash: BASH,
-        bashVariables,
-        src: "echo hi",
-        state: snapshot,
-        scratch,
-        warm: shell,
-        stdout,
-        stderr,
-        sandbox: null,
-      }),
-  );
+  const handedOver = performance.now();
+  const exit = await stage(`bash run, ${kind} (start..dump)`, () =>
+    runBash({
+      bash: BASH,
+      bashVariables,
+      src: "echo hi",
+      state: snapshot,
+      scratch,
+      warm: shell,
+      stdout: {
+        write: (chunk) => {
+          firstOutput ||= performance.now();
+          return stdout.write(chunk);
+        },
+      },
+      stderr,
+      sandbox: null,
+    }));
+  const bashMs = Number(exit.durNs) / 1e6;
+  sample(`  ${kind}: start..exit (dur_ns)`, bashMs);
+  sample(`  ${kind}: start..first output`, firstOutput - handedOver);
+  sample(`  ${kind}: first output..exit`, bashMs - (firstOutput - handedOver));
   const [out, err] = await stage(
     "capture finish x2",
     () => Promise.all([stdout.finish(), stderr.finish()]),
@@ -107,21 +131,13 @@ async function oneExec(warm: boolean): Promise<void> {
       ],
     }));
   await stage("render (event)", () => renderBounded(outcome, "shoal://out/1", false, 4096));
-  const total = warm ? "TOTAL, warm" : "TOTAL, cold";
-  const list = stages.get(total) ?? [];
-  list.push(performance.now() - t0);
-  stages.set(total, list);
-  const bashNs = Number(exit.durNs) / 1e6;
-  const label = warm ? "  warm: hand-over..exit (dur_ns)" : "  cold: spawn..exit (dur_ns)";
-  const inBash = stages.get(label) ?? [];
-  inBash.push(bashNs);
-  stages.set(label, inBash);
+  sample(`TOTAL, ${kind}`, performance.now() - t0);
 }
 
 try {
-  for (let i = 0; i < 20; i++) await oneExec(i % 2 === 1);
+  for (let i = 0; i < 30; i++) await oneExec(KINDS[i % 3]);
   stages.clear();
-  for (let i = 0; i < N; i++) await oneExec(i % 2 === 1);
+  for (let i = 0; i < N; i++) await oneExec(KINDS[i % 3]);
   console.log(`exec stages, in process, ${N} runs of \`echo hi\` (ms)`);
   console.log("stage                              p50      p95");
   for (const [name, samples] of stages) {

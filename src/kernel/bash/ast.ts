@@ -15,6 +15,14 @@ export type * from "./ast_nodes.ts";
 
 const encoder = new TextEncoder();
 
+/**
+ * The parser, reused: a parser's first parse allocates about 100 KiB of buffers that later ones
+ * reuse (a new parser per exec made the kernel's young generation collect about every other exec).
+ * A parse resets its state; returned trees stay valid.
+ */
+// deno-lint-ignore no-explicit-any
+let parser: any = null;
+
 /** Parses bash source into the shoal AST; a syntax error throws `RpcError(-32001)` (K-PARSE-3). */
 export function parseBash(src: string): File {
   // GopherJS mangles lone surrogates; replacing them first keeps offsets equal to TextEncoder's.
@@ -34,8 +42,10 @@ export function parseBash(src: string): File {
   // deno-lint-ignore no-explicit-any
   let root: any;
   try {
-    root = sh.syntax.NewParser().Parse(text, "src");
+    parser ??= sh.syntax.NewParser();
+    root = parser.Parse(text, "src");
   } catch (error) {
+    parser = null; // whatever state a failed parse left behind is not reused
     throw parseError(text, length, error);
   }
   const converter = new Converter();

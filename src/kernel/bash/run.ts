@@ -1,11 +1,14 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
+import { freshFile, writeAll } from "./fresh_file.ts";
 import { groupExists } from "./group_leader.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { DRIVER, parseDump, restoreScript, type ShellState } from "./shell_state.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
+
+const encoder = new TextEncoder();
 
 /** How often the linger after bash's exit looks at its process group and pipes. */
 const LINGER_POLL_MS = 50;
@@ -117,9 +120,19 @@ async function lingerAfterExit(
  * directory bound into the sandbox.
  */
 function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
-  Deno.writeTextFileSync(`${dir}/src`, run.src, { mode: 0o600 });
-  Deno.writeTextFileSync(`${dir}/restore`, restoreScript(run.state), { mode: 0o600 });
+  writeFresh(`${dir}/src`, run.src);
+  writeFresh(`${dir}/restore`, restoreScript(run.state));
   return spawnDriver(run.bash, run.state, run.sandbox, dir, DRIVER);
+}
+
+/** Writes `text` into a {@link freshFile} at `path`. */
+function writeFresh(path: string, text: string): void {
+  const file = freshFile(path);
+  try {
+    writeAll(file, encoder.encode(text));
+  } finally {
+    file.close();
+  }
 }
 
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */

@@ -1,9 +1,12 @@
 import { signalGroup } from "./group_leader.ts";
+import { freshFile, writeAll } from "./fresh_file.ts";
 import { mkfifo } from "./mkfifo.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
 import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
+
+const encoder = new TextEncoder();
 
 /** The (device, inode) of a directory, or null when it cannot be stat'ed. */
 function dirIdentity(path: string): string | null {
@@ -31,6 +34,7 @@ function dirIdentity(path: string): string | null {
 export class WarmShell {
   #exited = false;
   #claimed = false;
+  #inputsClosed = false;
   readonly #cwdAtSpawn: string | null;
 
   private constructor(
@@ -43,6 +47,8 @@ export class WarmShell {
     private readonly confinement: string,
     private readonly bashVariables: ReadonlySet<string>,
     private readonly go: Deno.FsFile,
+    /** The `restore` and `src` files, opened empty at the spawn: a hand-over only writes them. */
+    private readonly inputs: { restore: Deno.FsFile; src: Deno.FsFile },
     private readonly pool: ScratchPool,
   ) {
     this.#cwdAtSpawn = dirIdentity(cwd);
@@ -66,18 +72,40 @@ export class WarmShell {
     pool: ScratchPool,
   ): WarmShell | null {
     if (state.cwdBytes !== undefined) return null;
-    const dir = pool.acquire();
-    let go: Deno.FsFile | null = null;
+    let dir: string;
+    try {
+      dir = pool.acquire();
+    } catch {
+      return null; // no scratch directory now (a full disk): the next run starts cold
+    }
+    const opened: Deno.FsFile[] = [];
     try {
       const fifo = `${dir}/go`;
       if (!isFifo(fifo) && !mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
-      go = Deno.openSync(fifo, { read: true, write: true });
+      const go = Deno.openSync(fifo, { read: true, write: true });
+      opened.push(go);
+      const input = (name: string) => {
+        const file = freshFile(`${dir}/${name}`);
+        opened.push(file);
+        return file;
+      };
+      const inputs = { restore: input("restore"), src: input("src") };
       const confinement = confinementKey(sandbox);
       const child = spawnDriver(bash, state, sandbox, dir, WARM_DRIVER, ["warm"]);
       const env = new Map(state.env);
-      return new WarmShell(child, dir, state.cwd, env, confinement, bashVariables, go, pool);
+      return new WarmShell(
+        child,
+        dir,
+        state.cwd,
+        env,
+        confinement,
+        bashVariables,
+        go,
+        inputs,
+        pool,
+      );
     } catch {
-      go?.close();
+      for (const file of opened) file.close();
       pool.release(dir);
       return null;
     }
@@ -111,18 +139,28 @@ export class WarmShell {
     if (this.#exited) return false;
     try {
       const restore = envDelta(this.env, state.env, this.bashVariables)! + restoreScript(state);
-      Deno.writeTextFileSync(`${this.dir}/restore`, restore, { mode: 0o600 });
-      Deno.writeTextFileSync(`${this.dir}/src`, src, { mode: 0o600 });
-      this.go.writeSync(new TextEncoder().encode("run\n"));
+      writeAll(this.inputs.restore, encoder.encode(restore));
+      writeAll(this.inputs.src, encoder.encode(src));
+      this.#closeInputs();
+      this.go.writeSync(encoder.encode("run\n"));
       return true;
     } catch {
       return false;
     }
   }
 
+  /** Closes the `restore` and `src` files once written or abandoned (idempotent). */
+  #closeInputs(): void {
+    if (this.#inputsClosed) return;
+    this.#inputsClosed = true;
+    this.inputs.restore.close();
+    this.inputs.src.close();
+  }
+
   /** Kills the shell's process group, waits for it and returns its scratch directory. */
   async discard(): Promise<void> {
     this.#claimed = true;
+    this.#closeInputs();
     signalGroup(this.child.pid, "SIGKILL");
     await Promise.allSettled([
       this.child.status,

@@ -208,8 +208,11 @@ async function finishRun(
       onSpawn: (pid) => {
         kernel.tasks.spawned(task, pid);
         opts.started?.();
-        // The session's next shell starts while this run goes on: back-to-back runs find it ready.
-        setTimeout(() => kernel.warm.prepare(attachment), 0);
+        // The session's next shell is spawned now, while this bash runs: the spawn blocks the event
+        // loop for a while, which then overlaps this run instead of delaying the notice of its
+        // exit (a timer fired a few ms later, when a short run was ending), and back-to-back
+        // runs find it ready.
+        kernel.warm.prepare(attachment);
       },
     });
   } catch (e) {

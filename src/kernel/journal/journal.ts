@@ -1,4 +1,4 @@
-import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { JOURNAL_ROW_EFFECTS, JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
 import type { BusEvent } from "../events/bus_event.ts";
@@ -67,6 +67,9 @@ type Row = Record<string, SQLInputValue>;
  * killed kernel leaves every finished row behind.
  */
 export class Journal implements DurableLog {
+  /** Prepared statements of the fixed SQL texts, by text: preparing costs more than running. */
+  readonly #statements = new Map<string, StatementSync>();
+
   private constructor(private readonly db: DatabaseSync) {}
 
   /** Opens (creating if needed) `<stateDir>/journal.db`, mode 0600, WAL (J-1). */
@@ -93,7 +96,7 @@ export class Journal implements DurableLog {
   start(row: JournalStart): number {
     const kinds = new Set(row.effects.map((effect) => effect.kind));
     return this.#transaction(() => {
-      const inserted = this.db.prepare(
+      const inserted = this.#prepare(
         `INSERT INTO entries (session, principal, ts_ns, cwd, src, head, effects, opaque)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
@@ -107,7 +110,7 @@ export class Journal implements DurableLog {
         kinds.has("opaque") ? 1 : 0,
       );
       const id = Number(inserted.lastInsertRowid);
-      const kindInsert = this.db.prepare(
+      const kindInsert = this.#prepare(
         "INSERT INTO entry_effects (entry_id, kind) VALUES (?, ?)",
       );
       for (const kind of kinds) kindInsert.run(id, kind);
@@ -122,7 +125,7 @@ export class Journal implements DurableLog {
    */
   finish(id: number, result: JournalFinish): BusEvent {
     return this.#transaction(() => {
-      const row = this.db.prepare(
+      const row = this.#prepare(
         `UPDATE entries SET dur_ns = ?, status = ?, ok = ?, outputs = ?
          WHERE id = ? AND dur_ns IS NULL
          RETURNING session, principal, head`,
@@ -149,7 +152,7 @@ export class Journal implements DurableLog {
   /** Appends an event to a durable channel with the next seq (K-EVT-7). */
   appendEvent(channel: string, payload: unknown): BusEvent {
     const ts = nowNs();
-    const row = this.db.prepare(
+    const row = this.#prepare(
       `INSERT INTO events (channel, seq, ts_ns, payload)
        SELECT ?, coalesce(max(seq), -1) + 1, ?, ? FROM events WHERE channel = ?
        RETURNING seq`,
@@ -164,7 +167,7 @@ export class Journal implements DurableLog {
     limit: number,
     before = Number.MAX_SAFE_INTEGER,
   ): BusEvent[] {
-    const statement = this.db.prepare(
+    const statement = this.#prepare(
       `SELECT seq, ts_ns, payload FROM events
        WHERE channel = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
     );
@@ -180,7 +183,7 @@ export class Journal implements DurableLog {
 
   /** The highest stored seq of `channel`, or -1 when it has none. */
   lastSeq(channel: string): number {
-    const row = this.db.prepare(
+    const row = this.#prepare(
       "SELECT coalesce(max(seq), -1) AS seq FROM events WHERE channel = ?",
     ).get(channel) as Row;
     return Number(row.seq);
@@ -231,6 +234,16 @@ export class Journal implements DurableLog {
   /** Closes the database (the kernel's shutdown path, G-SOCK-8). */
   close(): void {
     this.db.close();
+  }
+
+  /** The prepared statement of `sql`, prepared once. */
+  #prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
   }
 
   #transaction<T>(work: () => T): T {

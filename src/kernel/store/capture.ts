@@ -1,5 +1,6 @@
 import { createHash, type Hash } from "node:crypto";
 import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { concatBytes } from "../../protocol/concat_bytes.ts";
 import { CAPTURE_CAP, JSON_PARSE_LIMIT } from "../../protocol/limits.ts";
 import type { BlobInfo, Captured } from "./blob_info.ts";
 import type { Cas } from "./cas.ts";
@@ -18,10 +19,24 @@ function readAtSync(fd: number, offset: number, length: number): Uint8Array {
 }
 
 /**
- * Captures one output stream of an exec (K-BASH-11/12): chunks are appended to a 0600 spool file
- * under `tmp/` while being hashed and scanned, so memory stays bounded whatever the output size.
- * `finish()` reads a spool of at most 16 MiB back (for JSON conversion) and moves it into the CAS;
- * no copy of the stream is held while it runs. Callers MUST await each `write` before the next one.
+ * Output up to this many bytes is held in memory and stored by `finish()` as one CAS blob, so a
+ * short exec's output costs no spool file (create, write, read back, rename) (issue 10).
+ */
+export const HELD_OUTPUT_LIMIT = 64 * 1024;
+
+/** Writes all of `bytes` at `position` of an open file. */
+function writeFully(fd: number, bytes: Uint8Array, position: number): void {
+  for (let done = 0; done < bytes.length;) {
+    done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+  }
+}
+
+/**
+ * Captures one output stream of an exec (K-BASH-11/12): chunks are hashed and scanned as they
+ * come; the first {@link HELD_OUTPUT_LIMIT} bytes are held in memory, and a stream that grows
+ * beyond them is appended to a 0600 spool file under `tmp/` from then on, so memory stays bounded
+ * whatever the output size. `finish()` stores held output as a CAS blob, or reads a spool of at
+ * most 16 MiB back (for JSON conversion) and moves it into the CAS. Callers MUST await each `write` before the next one.
  * Spool I/O is synchronous: page-cache writes of one pipe read each are quicker than the I/O
  * thread pool's round trips, which dominated a short exec's time on a loaded machine (issue 10).
  * A failed spool write (a full disk) removes the spool and discards the rest of the stream, so
@@ -37,7 +52,9 @@ export class CaptureSink {
   readonly #hash: Hash = createHash("sha256");
   readonly #scanner = new Utf8Scanner();
 
-  /** The spool file, created by the first byte (an empty stream never touches the disk). */
+  /** Output held in memory while it stays within {@link HELD_OUTPUT_LIMIT} (copies). */
+  #held: Uint8Array[] = [];
+  /** The spool file, created once the output passes {@link HELD_OUTPUT_LIMIT}. */
   #fd: number | null = null;
 
   private constructor(
@@ -76,10 +93,11 @@ export class CaptureSink {
       this.#hash.update(chunk);
       this.#scanner.push(chunk);
       try {
-        this.#fd ??= openSync(this.spoolPath, "wx+", 0o600);
-        let done = 0;
-        while (done < chunk.length) {
-          done += writeSync(this.#fd, chunk, done, chunk.length - done, this.#written + done);
+        if (this.#fd === null && this.#written + chunk.length <= HELD_OUTPUT_LIMIT) {
+          this.#held.push(chunk.slice());
+        } else {
+          if (this.#fd === null) this.#spill();
+          writeFully(this.#fd!, chunk, this.#written);
         }
       } catch (e) {
         this.#failure = e;
@@ -101,7 +119,8 @@ export class CaptureSink {
       return await this.cas.readRange(blob.hash, offset, length);
     }
     const n = Math.max(0, Math.min(length, this.#written - offset));
-    if (n === 0 || this.#fd === null) return new Uint8Array(0);
+    if (n === 0) return new Uint8Array(0);
+    if (this.#fd === null) return this.#heldBytes().slice(offset, offset + n);
     return readAtSync(this.#fd, offset, n);
   }
 
@@ -120,8 +139,22 @@ export class CaptureSink {
     return Promise.resolve();
   }
 
-  /** Closes and removes the spool file, if any. */
+  /** The held output as one array. */
+  #heldBytes(): Uint8Array {
+    if (this.#held.length > 1) this.#held = [concatBytes(this.#held)];
+    return this.#held[0] ?? new Uint8Array(0);
+  }
+
+  /** Moves the held output into a new spool file, which takes the rest of the stream. */
+  #spill(): void {
+    this.#fd = openSync(this.spoolPath, "wx+", 0o600);
+    writeFully(this.#fd, this.#heldBytes(), 0);
+    this.#held = [];
+  }
+
+  /** Drops the held output, closes and removes the spool file, if any. */
   #dropSpool(): void {
+    this.#held = [];
     if (this.#fd !== null) closeSync(this.#fd);
     this.#fd = null;
     rmSync(this.spoolPath, { force: true });
@@ -129,9 +162,11 @@ export class CaptureSink {
 
   #finish(): Captured {
     if (this.#failure !== null) throw this.#failure;
-    let bytes: Uint8Array | null = new Uint8Array(0);
+    let bytes: Uint8Array | null;
     let hash: string;
     if (this.#fd === null) {
+      bytes = this.#heldBytes();
+      this.#held = [];
       hash = this.cas.put(bytes);
     } else {
       bytes = this.#written <= JSON_PARSE_LIMIT ? readAtSync(this.#fd, 0, this.#written) : null;

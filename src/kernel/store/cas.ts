@@ -81,12 +81,15 @@ export class Cas {
 
   /**
    * Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success).
-   * A rename within one file system: synchronous, it never waits on data.
+   * A rename within one file system: synchronous, it never waits on data. When the blob exists the
+   * spool is removed instead: renamed over it, ext4 would flush the spool to disk at once
+   * (auto_da_alloc), milliseconds on a busy disk (issue 10).
    */
   adopt(spoolPath: string, hash: string): void {
     const target = this.blobPath(hash);
     const dir = dirname(target);
     try {
+      if (existsSync(target)) return rmSync(spoolPath, { force: true });
       if (!this.#dirs.has(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
       this.#dirs.add(dir);
       try {

@@ -235,3 +235,19 @@ Deno.test("K-PARSE-1: long flat sources parse completely", () => {
   // A statement's span includes its terminating `;`.
   assert.deepEqual(file.stmts.at(-1)!.span, { start: 8 * 19999, end: 8 * 19999 + 7 });
 });
+
+Deno.test("parses in any order, with syntax errors and too-deep sources between, give the same trees", () => {
+  const sources = [
+    "echo hi",
+    "for i in 1 2; do echo $i; done | sort > out.txt",
+    'f() { local x=$(date); echo "${x:-none}"; }',
+    "cat <<EOF\nbody $HOME\nEOF\n",
+    "a=1 b=x cmd --flag 2>&1; arr=( x y )",
+  ];
+  const first = sources.map((src) => JSON.stringify(parseBash(src)));
+  const failures = ["if then", "echo 'open", "(".repeat(MAX_AST_DEPTH + 10)];
+  for (const [i, src] of [...sources].reverse().entries()) {
+    assert.throws(() => parseBash(failures[i % failures.length]), RpcError);
+    assert.equal(JSON.stringify(parseBash(src)), first[sources.length - 1 - i]);
+  }
+});

@@ -11,6 +11,7 @@ import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { MAX_SESSIONS } from "../../../src/protocol/limits.ts";
 
 /** Pids of the kernel's warm shells: its bash children started with the driver's `warm` argument. */
 function warmShells(k: TestKernel): number[] {
@@ -140,6 +141,30 @@ Deno.test("a revoked token's exec runs nothing; the session's warm shell serves 
   } finally {
     await k.cleanup();
   }
+});
+
+kernelTest(
+  "back-to-back execs each run in a warm shell of their own, holding the latest state",
+  async (k) => {
+    const conn = await k.attach();
+    const pids = new Set<number>();
+    for (let i = 0; i < 10; i++) {
+      await exec(conn, `export N=${i}; v=${i}`);
+      const r = await run(conn, `echo "$N $v"; tr '\\0' '\\n' </proc/$$/cmdline | tail -n 1`);
+      assert.equal(r.out, `${i} ${i}\nwarm\n`, `step ${i}`);
+      assert.ok(!pids.has(r.pid), "a shell runs one exec only");
+      pids.add(r.pid);
+    }
+  },
+);
+
+kernelTest("no warm shell outlives its session", async (k) => {
+  const first = await k.attach("first");
+  const warm = await nextWarm(k);
+  first.close();
+  // Opening as many other sessions as the quota allows reclaims the least recently used one.
+  for (let i = 0; i < MAX_SESSIONS; i++) (await k.attach(`other${i}`)).close();
+  assert.ok(await waitUntil(() => !processLive(warm), 10000), "the reclaimed session's shell");
 });
 
 kernelTest("no warm shell outlives the kernel", async (k) => {

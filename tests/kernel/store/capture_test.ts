@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { CaptureSink } from "../../../src/kernel/store/capture.ts";
+import { CaptureSink, HELD_OUTPUT_LIMIT } from "../../../src/kernel/store/capture.ts";
 import { JSON_PARSE_LIMIT } from "../../../src/protocol/limits.ts";
 import { rssBytes } from "../../_support/proc.ts";
 import { withCas } from "../values/_fixtures.ts";
@@ -34,22 +34,47 @@ Deno.test("a capture describes its blob and keeps small output in memory (K-BASH
   });
 });
 
+Deno.test("small output is held in memory, readable while running, and stored without a spool", async () => {
+  await withCas(async (cas, dir) => {
+    const sink = await CaptureSink.open(cas);
+    await sink.write(encoder.encode("building step 1\n"));
+    await sink.write(encoder.encode("step 2\n"));
+    assert.deepEqual([...Deno.readDirSync(`${dir}/tmp`)], [], "no spool file");
+    assert.equal(new TextDecoder().decode(await sink.readRange(9, 100)), "step 1\nstep 2\n");
+    assert.equal((await sink.readRange(23, 10)).length, 0, "a cursor at the end reads nothing");
+    const { blob, bytes } = await sink.finish();
+    assert.equal(blob.hash, sha256(encoder.encode("building step 1\nstep 2\n")));
+    assert.deepEqual(await cas.readRange(blob.hash, 0, 100), bytes);
+    assert.deepEqual([...Deno.readDirSync(`${dir}/tmp`)], []);
+  });
+});
+
 Deno.test("the spool is a 0600 file under tmp/ readable while running, then moves into the CAS", async () => {
   await withCas(async (cas, dir) => {
     const sink = await CaptureSink.open(cas);
+    const head = new Uint8Array(HELD_OUTPUT_LIMIT).fill(0x2e);
+    await sink.write(head);
+    assert.deepEqual([...Deno.readDirSync(`${dir}/tmp`)], [], "still held in memory");
     await sink.write(encoder.encode("building step 1\n"));
     const spools = [...Deno.readDirSync(`${dir}/tmp`)];
     assert.equal(spools.length, 1);
     assert.equal(Deno.statSync(`${dir}/tmp/${spools[0].name}`).mode! & 0o777, 0o600);
-    assert.equal(new TextDecoder().decode(await sink.readRange(9, 100)), "step 1\n");
-    assert.equal((await sink.readRange(16, 10)).length, 0, "a cursor at the end reads nothing");
+    const at = HELD_OUTPUT_LIMIT;
+    assert.equal(new TextDecoder().decode(await sink.readRange(at + 9, 100)), "step 1\n");
+    assert.deepEqual(await sink.readRange(at - 2, 3), encoder.encode("..b"));
+    assert.equal(
+      (await sink.readRange(at + 16, 10)).length,
+      0,
+      "a cursor at the end reads nothing",
+    );
     await sink.write(encoder.encode("step 2\n"));
-    const reading = sink.readRange(0, 8);
+    const reading = sink.readRange(at, 8);
     const { blob } = await sink.finish();
     assert.equal(new TextDecoder().decode(await reading), "building");
     assert.deepEqual([...Deno.readDirSync(`${dir}/tmp`)], []);
-    assert.equal(new TextDecoder().decode(await sink.readRange(16, 100)), "step 2\n");
-    assert.equal(blob.len, 23);
+    assert.equal(new TextDecoder().decode(await sink.readRange(at + 16, 100)), "step 2\n");
+    assert.equal(blob.len, at + 23);
+    assert.equal(blob.hash, sha256(head, encoder.encode("building step 1\nstep 2\n")));
   });
 });
 

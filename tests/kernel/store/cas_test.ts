@@ -80,9 +80,12 @@ Deno.test("adopting a spool whose hash is already stored succeeds and removes th
     const hash = await cas.put(bytes);
     const spool = cas.tmpPath();
     await Deno.writeFile(spool, bytes, { mode: 0o600 });
+    const stored = Deno.statSync(cas.blobPath(hash)).ino;
     await cas.adopt(spool, hash);
     assert.deepEqual([...Deno.readDirSync(`${dir}/tmp`)], []);
     assert.deepEqual(await cas.readRange(hash, 0, 10), bytes);
+    // The stored blob stays: a spool renamed over it would be flushed to disk at once (issue 10).
+    assert.equal(Deno.statSync(cas.blobPath(hash)).ino, stored);
   });
 });
 
