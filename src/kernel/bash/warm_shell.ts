@@ -4,6 +4,7 @@ import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
 import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
+import type { Resident } from "../sandbox/resident.ts";
 
 /** The (device, inode) of a directory, or null when it cannot be stat'ed. */
 function dirIdentity(path: string): string | null {
@@ -43,7 +44,8 @@ export class WarmShell {
     private readonly confinement: string,
     private readonly bashVariables: ReadonlySet<string>,
     private readonly go: Deno.FsFile,
-    private readonly pool: ScratchPool,
+    /** Where {@link dir} goes back to. */
+    readonly pool: ScratchPool,
   ) {
     this.#cwdAtSpawn = dirIdentity(cwd);
     // Held until bash exits: closed earlier, a `run` not yet read could vanish with the FIFO.
@@ -54,26 +56,27 @@ export class WarmShell {
   }
 
   /**
-   * Spawns a warm shell in `state`'s cwd and environment, inside `sandbox` (null: unconfined);
-   * null when this host cannot, or the cwd is not UTF-8 (its directory cannot be checked by
-   * {@link fits}).
+   * Spawns a warm shell in `state`'s cwd and environment, inside `resident` (its scratch
+   * directory from the resident's pool) or unconfined (from `scratch`); null when this host
+   * cannot, or the cwd is not UTF-8 (its directory cannot be checked by {@link fits}).
    */
   static prepare(
     bash: string,
     bashVariables: ReadonlySet<string>,
     state: ShellState,
-    sandbox: Sandboxing | null,
-    pool: ScratchPool,
+    resident: Resident | null,
+    scratch: ScratchPool,
   ): WarmShell | null {
     if (state.cwdBytes !== undefined) return null;
+    const pool = resident?.pool ?? scratch;
     const dir = pool.acquire();
     let go: Deno.FsFile | null = null;
     try {
       const fifo = `${dir}/go`;
       if (!isFifo(fifo) && !mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
       go = Deno.openSync(fifo, { read: true, write: true });
-      const confinement = confinementKey(sandbox);
-      const child = spawnDriver(bash, state, sandbox, dir, WARM_DRIVER, ["warm"]);
+      const confinement = resident?.key ?? "";
+      const child = spawnDriver(bash, state, resident, dir, WARM_DRIVER, ["warm"]);
       const env = new Map(state.env);
       return new WarmShell(child, dir, state.cwd, env, confinement, bashVariables, go, pool);
     } catch {

@@ -8,7 +8,7 @@ import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
-const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
+const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "/bin/bash");
 /** The tests need the real sandbox: `.ci/run` installs bubblewrap. */
 function bwrap(): string {
   assert.equal(host.tier, "B", "bubblewrap must be installed and usable for these tests");

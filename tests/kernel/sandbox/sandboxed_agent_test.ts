@@ -7,7 +7,15 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals.ts";
-import { allPids, groupMembers, parentPid, processLive, psField } from "../../_support/proc.ts";
+import {
+  allPids,
+  childrenMentioning,
+  commandLine,
+  groupMembers,
+  parentPid,
+  processLive,
+  psField,
+} from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -250,8 +258,8 @@ function procState(pid: number): string {
 Deno.test("suspended and cancelled sandboxed tasks stop and leave no process", async () => {
   await world({ "agent:c": CODER }, async (w) => {
     const agent = await w.agent("agent:c");
-    // bwrap, its init, bash and two sleeps
-    const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 5);
+    // nsenter, bash and two sleeps
+    const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
     assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
     assert.ok(
       await waitUntil(() => members.every((pid) => ["T", "gone"].includes(procState(pid))), 10000),
@@ -262,7 +270,7 @@ Deno.test("suspended and cancelled sandboxed tasks stop and leave no process", a
     const state = async () => (await agent.request("task.get", { task }) as Rec).state;
     assert.ok(await waitUntil(async () => await state() === "cancelled", 10000));
 
-    const second = await startTask(agent, "sleep 300 & sleep 300; wait", 5);
+    const second = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
     await agent.request("task.cancel", { task: second.task });
     assert.ok(await waitUntil(() => second.members.every((pid) => !processLive(pid)), 10000));
   });
@@ -349,8 +357,8 @@ function warmShells(k: TestKernel): { pid: number; sandboxed: boolean }[] {
   return allPids().flatMap((pid) => {
     try {
       const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`);
-      if (parentPid(pid) !== k.child.pid || !argv.endsWith("\0warm\0")) return [];
-      return [{ pid, sandboxed: argv.split("\0")[0].endsWith("/bwrap") }];
+      if (!argv.endsWith("\0warm\0") || parentPid(pid) !== k.child.pid) return [];
+      return [{ pid, sandboxed: argv.split("\0")[0].endsWith("/nsenter") }];
     } catch {
       return [];
     }
@@ -427,17 +435,88 @@ Deno.test("a warm shell never serves a run of another sandbox: other principal, 
   });
 });
 
-Deno.test("no sandboxed warm shell process outlives the kernel", async () => {
+/** The resident sandboxes (bwrap processes) the world's kernel runs now. */
+function residents(k: TestKernel): number[] {
+  return childrenMentioning(k.child.pid, "bwrap").filter((pid) =>
+    commandLine(pid)?.split(" ")[0].endsWith("/bwrap")
+  );
+}
+
+/** `pid` and every live process below it. */
+function withDescendants(pid: number): number[] {
+  const found = [pid];
+  for (let i = 0; i < found.length; i++) found.push(...childrenMentioning(found[i], ""));
+  return found;
+}
+
+/** The one resident sandbox of the world's kernel once it is the only one. */
+async function soleResident(k: TestKernel): Promise<number> {
+  return (await pollUntil(() => Promise.resolve(residents(k)), (r) => r.length === 1))[0];
+}
+
+Deno.test("consecutive sandboxed execs enter one resident sandbox instead of building one each", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    const namespaces = new Set<string>();
+    for (let i = 0; i < 4; i++) {
+      const r = await run(
+        agent,
+        `python3 -c "import os; print(os.readlink('/proc/self/ns/pid')); print(open('/proc/1/cmdline').read().replace(chr(0), ' '))"`,
+      );
+      assert.equal(r.ok, true, text(r.err));
+      const [ns, init] = text(r.out).split("\n");
+      namespaces.add(ns);
+      assert.match(init, /^\S*bwrap /, "the sandbox's init is bwrap's, as in a sandbox of its own");
+    }
+    assert.equal(namespaces.size, 1, "every exec ran in the same PID namespace");
+    await soleResident(w.k);
+  });
+});
+
+Deno.test("no process of a resident sandbox or of its warm shell outlives the kernel", async () => {
   await world({ "agent:c": CODER }, async (w) => {
     const agent = await w.agent("agent:c");
     await run(agent, "true");
     const warm = await nextWarm(w.k, true);
-    // bwrap, its init and bash
-    const members = await pollUntil(
-      () => Promise.resolve(groupMembers(warm)),
-      (m) => m.length >= 3,
+    // bwrap, its init and its waiting bash; the warm shell's nsenter and bash
+    const inside = await pollUntil(
+      async () => [...withDescendants(await soleResident(w.k)), ...groupMembers(warm)],
+      (pids) => pids.length >= 5,
     );
     assert.equal(await w.k.stop(), 0);
-    assert.deepEqual(members.filter(processLive), []);
+    assert.ok(await waitUntil(() => inside.every((pid) => !processLive(pid)), 10000));
+  });
+});
+
+Deno.test("a resident sandbox goes with its session, and with its last run when the view changes", async () => {
+  const wider = { ...CODER, fs: { ...CODER.fs, write: [...CODER.fs.write, "~/later/**"] } };
+  await world({ "agent:l": wider }, async (w) => {
+    // the view changes under the agent: ~/later, granted, appears
+    const agent = await w.agent("agent:l");
+    await run(agent, "true");
+    const before = withDescendants(await soleResident(w.k));
+    await Deno.mkdir(`${w.home}/later`);
+    const l = await run(agent, `echo z > ${w.home}/later/f`);
+    assert.equal(l.ok, true, text(l.err));
+    const after = await soleResident(w.k);
+    assert.ok(!before.includes(after), "the changed view has a resident of its own");
+    assert.ok(await waitUntil(() => before.every((pid) => !processLive(pid)), 10000));
+
+    // a session of its own, then reclaimed: the quota of 64 sessions pushes it out
+    const human = await w.k.attach("solo");
+    await exec(human, `cd ${w.proj}`);
+    human.close();
+    const solo = await w.k.attach("solo", w.tokens["agent:l"]);
+    await run(solo, "true");
+    solo.close();
+    const inside = await pollUntil(
+      () => Promise.resolve(residents(w.k).flatMap(withDescendants)),
+      (pids) => pids.length >= 6,
+    );
+    const filler = await w.k.attach("filler-0");
+    for (let i = 1; i < 63; i++) await filler.request("session.attach", { session: `filler-${i}` });
+    assert.ok(await waitUntil(() => residents(w.k).length === 1, 10000), "solo's resident is gone");
+    const gone = inside.filter((pid) => !processLive(pid));
+    assert.ok(gone.length >= 3, `bwrap, its init and its bash are gone: ${gone}`);
   });
 });
