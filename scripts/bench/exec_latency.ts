@@ -108,15 +108,19 @@ const box = await sandbox();
 // The autostarted kernel reads ~/.config/shoal/leash.jsonc: an agent confined to one project.
 const proj = `${box.dir}/home/proj`;
 await Deno.mkdir(proj);
+const agentPolicy = {
+  fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
+  proc_spawn: ["*"],
+  auto_apply: "in-grant",
+  sandbox: true,
+};
+// The same agent with the sandbox off: what a token principal costs without it.
 await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
-  "agent:bench": {
-    fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
-    proc_spawn: ["*"],
-    auto_apply: "in-grant",
-    sandbox: true,
-  },
+  "agent:bench": agentPolicy,
+  "agent:free": { ...agentPolicy, sandbox: false },
 });
 const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
+const freeToken = (await createToken(box, "agent:free", "free")).secret;
 const client = new Client({ name: "bench", version: "0" });
 try {
   await client.connect(sdkTransport(box));
@@ -134,20 +138,26 @@ try {
   b.close();
   // The agent works in a session of its own in the same project, so the human's and the agent's
   // calls can take turns, each session keeping its warm shell: every agent exec is sandboxed.
-  await a.request("session.attach", { session: "bench-agent" });
-  await a.request("exec", { src: `cd ${proj}` });
+  for (const session of ["bench-agent", "bench-free"]) {
+    await a.request("session.attach", { session });
+    await a.request("exec", { src: `cd ${proj}` });
+  }
   await a.request("session.attach", { session: "bench" });
+  const free = await RpcConnection.connect(box.socket());
+  await free.request("session.attach", { session: "bench-free", token: freeToken });
   const agent = await RpcConnection.connect(box.socket());
   const attached = await agent.request("session.attach", {
     session: "bench-agent",
     token: agentToken,
   });
   const tier = (attached as { caps: { tier: string } }).caps.tier;
-  const [direct, confined] = await timeTogether([
+  const [direct, unconfined, confined] = await timeTogether([
     ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
+    ["agent, sandbox: false", () => free.request("exec", { src: "echo hi" })],
     [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
   ]);
   a.close();
+  free.close();
   agent.close();
   const spawn = await time(
     "bash -c true spawn",
@@ -155,7 +165,7 @@ try {
       new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
   );
   const peer = await peerRow();
-  const rows = [facade, direct, confined, seq, spawn, ...(peer ? [peer] : [])];
+  const rows = [facade, direct, unconfined, confined, seq, spawn, ...(peer ? [peer] : [])];
   console.log(`exec latency, ${N} calls each (ms)`);
   console.log("path                          p50      p95   p95/p50  p50/spawn");
   for (const { label, p50, p95 } of rows) {
@@ -171,6 +181,10 @@ try {
   if (peer) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peer.p50, 0.7);
   ratio("stateful p50 / kernel direct p50", seq.p50 / direct.p50, 1.2);
   ratio(`sandboxed agent (${tier}) p50 / kernel direct p50`, confined.p50 / direct.p50, 1.5);
+  console.log(
+    `sandbox's own cost: sandboxed - unsandboxed agent p50 = ` +
+      `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,
+  );
 } finally {
   await client.close().catch(() => {});
   await box.cleanup();

@@ -100,9 +100,9 @@ export class Resident {
     }
   }
 
-  /** The bwrap's host pid. */
-  get pid(): number {
-    return this.child.pid;
+  /** Resolves when bwrap has exited (killed, or its sandbox died): nothing can enter it then. */
+  get ended(): Promise<unknown> {
+    return this.child.status;
   }
 
   /**
@@ -127,7 +127,7 @@ export class Resident {
     });
   }
 
-  /** Whether it was never held or something it ran still lives. */
+  /** Whether nothing it ran (a run or a warm shell) still lives. */
   get idle(): boolean {
     return this.#users === 0;
   }

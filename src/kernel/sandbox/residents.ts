@@ -18,7 +18,8 @@ interface Entry {
 /**
  * One {@link Resident} per (session, confinement key), started on first use and killed once
  * nothing runs in it ({@link IDLE_GRACE_MS} later), when its session goes ({@link drop}) and at
- * shutdown ({@link closeAll}). Sessions never share one: their runs' scratch files stay apart.
+ * shutdown ({@link closeAll}); one that died is forgotten and the next run starts another.
+ * Sessions never share one: their runs' scratch files stay apart.
  */
 export class Residents {
   #entries = new Map<string, Entry>();
@@ -66,9 +67,13 @@ export class Residents {
       }, IDLE_GRACE_MS);
     const starting = Resident.start(this.host, this.bash, sandboxing, this.parent, onIdle);
     const entry: Entry = { session, starting, resident: null };
-    starting.then((resident) => entry.resident = resident, () => {
+    const forget = () => {
       if (this.#entries.get(id) === entry) this.#entries.delete(id);
-    });
+    };
+    starting.then((resident) => {
+      entry.resident = resident;
+      resident.ended.then(forget); // a sandbox that died is started afresh on next use
+    }, forget);
     this.#entries.set(id, entry);
     return entry;
   }

@@ -520,3 +520,29 @@ Deno.test("a resident sandbox goes with its session, and with its last run when 
     assert.ok(gone.length >= 3, `bwrap, its init and its bash are gone: ${gone}`);
   });
 });
+
+Deno.test("a resident sandbox that dies is started afresh; the runs in it end with it", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    const { task, members } = await startTask(agent, "sleep 300", 3);
+    const resident = await soleResident(w.k);
+    Deno.kill(resident, "SIGKILL");
+    assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+    const state = async () => (await agent.request("task.get", { task }) as Rec).state;
+    assert.ok(await waitUntil(async () => await state() !== "running", 10000));
+    const r = await run(agent, "echo again > again; echo ok");
+    assert.equal(text(r.out), "ok\n", text(r.err));
+    assert.equal(await Deno.readTextFile(`${w.proj}/again`), "again\n");
+    assert.notEqual(await soleResident(w.k), resident);
+  });
+});
+
+Deno.test("no process of a resident sandbox outlives a killed kernel", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    const { members } = await startTask(agent, "sleep 300", 3);
+    const inside = [...withDescendants(await soleResident(w.k)), ...members];
+    Deno.kill(w.k.child.pid, "SIGKILL");
+    assert.ok(await waitUntil(() => inside.every((pid) => !processLive(pid)), 10000));
+  });
+});
