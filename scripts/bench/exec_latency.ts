@@ -29,18 +29,25 @@ interface Row {
   p95: number;
 }
 
+/** Calls of one row in a block of {@link timeTogether}. */
+const BLOCK = 20;
+
 /**
- * Rows of `runs` timed in turns, one call of each per round (after 10 warm-up rounds), so that the
- * machine's load, which other work varies, hits them alike and their ratio holds.
+ * Rows of `runs` timed in turns, blocks of {@link BLOCK} back-to-back calls of each (after 10
+ * warm-up calls), so that the machine's load, which other work varies, hits them alike and their
+ * ratio holds, while the work a call leaves running (its session's next warm shell) overlaps calls
+ * of its own row.
  */
 async function timeTogether(runs: [string, () => Promise<unknown>][]): Promise<Row[]> {
-  for (let i = 0; i < 10; i++) for (const [, run] of runs) await run();
+  for (const [, run] of runs) for (let i = 0; i < 10; i++) await run();
   const samples = runs.map((): number[] => []);
-  for (let i = 0; i < N; i++) {
+  for (let block = 0; block < N / BLOCK; block++) {
     for (const [k, [, run]] of runs.entries()) {
-      const t0 = performance.now();
-      await run();
-      samples[k].push(performance.now() - t0);
+      for (let i = 0; i < BLOCK; i++) {
+        const t0 = performance.now();
+        await run();
+        samples[k].push(performance.now() - t0);
+      }
     }
   }
   return runs.map(([label], k) => {
