@@ -3,6 +3,7 @@
  * runs of one confinement enter with nsenter(1), so a run pays an exec, not a namespace setup.
  */
 import { basename } from "node:path";
+import { groupExists } from "../bash/group_leader.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
 
@@ -10,6 +11,30 @@ import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "
 export interface EnterTools {
   nsenter: string;
   setpriv: string;
+}
+
+/** How often, and how many times at most, an ended run's group is looked at until it is gone. */
+const SWEEP_POLL_MS = 50;
+const SWEEP_TRIES = 40;
+
+/** The process group of `pid`, or null once it is gone. */
+function processGroupOf(pid: number): number | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+  } catch {
+    return null;
+  }
+}
+
+/** The live children of `pid`. */
+function childrenOf(pid: number): number[] {
+  try {
+    const text = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim();
+    return text === "" ? [] : text.split(" ").map(Number);
+  } catch {
+    return [];
+  }
 }
 
 /** The namespace of `kind` that `pid` is in (a /proc/PID/ns link text). */
@@ -26,7 +51,10 @@ function namespaceOf(pid: number | "self", kind: string): string {
 export class Resident {
   /** Scratch directories of its runs, inside the directory bound at {@link SCRATCH_MOUNT}. */
   readonly pool: ScratchPool;
-  #users = 0;
+  /** Process groups of the runs and warm shells in it that still live (their nsenter pids). */
+  #live = new Set<number>();
+  /** Groups never swept: the kernel's own, which bwrap, its init and the waiting bash share. */
+  readonly #spared: ReadonlySet<number | null>;
   #killed = false;
 
   private constructor(
@@ -41,8 +69,11 @@ export class Resident {
     readonly key: string,
     /** Called once when the last run or warm shell in it has exited. */
     private readonly onIdle: () => void,
+    /** The host pid of the sandbox's init (bwrap's child, pid 1 inside). */
+    private readonly init: number,
   ) {
     this.pool = new ScratchPool(dir);
+    this.#spared = new Set([processGroupOf(Deno.pid), processGroupOf(init)]);
   }
 
   /**
@@ -92,7 +123,7 @@ export class Resident {
       enter.push("-r");
       const drop = ownUserns ? ["--bounding-set", "-all", "--inh-caps", "-all"] : [];
       const confine = [tools.setpriv, "--no-new-privs", ...drop];
-      return new Resident(child, dir, enter, confine, key, onIdle);
+      return new Resident(child, dir, enter, confine, key, onIdle, init);
     } catch (e) {
       await stop(child);
       Deno.removeSync(dir, { recursive: true });
@@ -119,17 +150,50 @@ export class Resident {
     return `${SCRATCH_MOUNT}/${basename(dir)}`;
   }
 
-  /** Counts `child` (spawned with {@link command}) as a user until it exits. */
+  /**
+   * Counts `child` (spawned with {@link command} as a group leader) as a user until it exits;
+   * then what it left behind is swept ({@link sweep}).
+   */
   hold(child: Deno.ChildProcess): void {
-    this.#users++;
+    this.#live.add(child.pid);
     child.status.finally(() => {
-      if (--this.#users === 0) this.onIdle();
+      this.#live.delete(child.pid);
+      this.#sweepAfter(child.pid, SWEEP_TRIES);
+      if (this.#live.size === 0) this.onIdle();
     });
   }
 
   /** Whether nothing it ran (a run or a warm shell) still lives. */
   get idle(): boolean {
-    return this.#users === 0;
+    return this.#live.size === 0;
+  }
+
+  /**
+   * Sweeps now and, while the ended run's group `pgid` still has members (dying: their orphans
+   * are not yet init's), again every {@link SWEEP_POLL_MS} until it is gone.
+   */
+  #sweepAfter(pgid: number, tries: number): void {
+    const gone = !groupExists(pgid);
+    this.#sweep();
+    if (!gone && tries > 0) setTimeout(() => this.#sweepAfter(pgid, tries - 1), SWEEP_POLL_MS);
+  }
+
+  /**
+   * Kills what runs that have ended left in the sandbox, as a sandbox of their own would have
+   * died with them (P-SBX-4): a process whose parent is gone belongs to the sandbox's init, so
+   * every group among init's children that is no live run's (a background job, a process that
+   * started its own session) is killed.
+   */
+  #sweep(): void {
+    for (const pid of childrenOf(this.init)) {
+      const group = processGroupOf(pid);
+      if (group === null || this.#spared.has(group) || this.#live.has(group)) continue;
+      try {
+        Deno.kill(-group, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
   }
 
   /** Kills bwrap (its PID namespace and everything in it go along) and removes its directory. */

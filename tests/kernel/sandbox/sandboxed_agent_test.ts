@@ -18,7 +18,7 @@ import {
 } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
-import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { pidsMentioning, type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
 
@@ -544,5 +544,24 @@ Deno.test("no process of a resident sandbox outlives a killed kernel", async () 
     const inside = [...withDescendants(await soleResident(w.k)), ...members];
     Deno.kill(w.k.child.pid, "SIGKILL");
     assert.ok(await waitUntil(() => inside.every((pid) => !processLive(pid)), 10000));
+  });
+});
+
+Deno.test("what a sandboxed exec leaves behind ends with it, even a process in a session of its own", async () => {
+  await world({ "agent:c": CODER }, async (w) => {
+    const agent = await w.agent("agent:c");
+    const marks = [`sleep 31${Deno.pid % 100}1`, `sleep 31${Deno.pid % 100}2`];
+    const r = await exec(agent, `${marks[0]} & setsid ${marks[1]} & sleep 3`, { async: true });
+    const seen = () => marks.map((m) => pidsMentioning(m).filter(processLive).length);
+    assert.ok(await waitUntil(() => seen().every((n) => n > 0), 10000), "both started");
+    const state = async () => (await agent.request("task.get", { task: r.task }) as Rec).state;
+    assert.ok(await waitUntil(async () => await state() === "completed", 15000));
+    assert.ok(await waitUntil(() => seen().every((n) => n === 0), 10000), `left: ${seen()}`);
+
+    const mark = `sleep 31${Deno.pid % 100}3`;
+    const t = await exec(agent, `setsid ${mark} & sleep 300`, { async: true });
+    assert.ok(await waitUntil(() => pidsMentioning(mark).some(processLive), 10000));
+    await agent.request("task.cancel", { task: t.task });
+    assert.ok(await waitUntil(() => !pidsMentioning(mark).some(processLive), 10000));
   });
 });
