@@ -1,8 +1,8 @@
 /**
  * Smoke test of a shoal release as a client starts it (issue 17): `--version` of both programs,
- * then `shoal-mcp` under a minimal environment (`HOME`, `TMPDIR` and
+ * then `shoal-mcp` under a minimal environment (`HOME`, `TMPDIR`, a fresh `SHOAL_SESSION` and
  * `PATH=<dir of the binaries>:/usr/bin:/bin` only) answering `initialize` and one `shoal_exec`
- * through an autostarted kernel, which is then shut down.
+ * through an autostarted kernel, which is then shut down. Linux and macOS.
  *
  *   deno run -A scripts/release_smoke.ts MCP_BINARY KERNEL_BINARY   (release.yml, per target)
  *   deno run -A scripts/release_smoke.ts                            (this checkout, `deno run`
@@ -10,7 +10,9 @@
  */
 import { VERSION } from "../src/protocol/version.ts";
 import { releaseFlags } from "../src/mcp/permissions.ts";
+import { socketPath } from "../src/protocol/socket_path.ts";
 import { converse, INITIALIZE } from "../tests/_support/converse.ts";
+import { pidsMentioning } from "../tests/_support/proc.ts";
 
 const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -75,24 +77,9 @@ async function checkVersion(install: Install, program: string): Promise<string> 
   return line.trim();
 }
 
-/** Pids of processes whose command line names `marker` (Linux /proc). */
-function pidsNaming(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name) || Number(entry.name) === Deno.pid) continue;
-    try {
-      const argv = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-      if (argv.includes(marker)) pids.push(Number(entry.name));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
-
 /** SIGTERMs the kernel serving `socket` and waits until it has removed its socket. */
 async function stopKernel(socket: string): Promise<void> {
-  for (const pid of pidsNaming(socket)) Deno.kill(pid, "SIGTERM");
+  for (const pid of pidsMentioning(socket)) Deno.kill(pid, "SIGTERM");
   const deadline = Date.now() + 10000;
   while (Date.now() < deadline) {
     try {
@@ -102,7 +89,7 @@ async function stopKernel(socket: string): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  for (const pid of pidsNaming(socket)) Deno.kill(pid, "SIGKILL");
+  for (const pid of pidsMentioning(socket)) Deno.kill(pid, "SIGKILL");
   throw new Error(`the kernel on ${socket} did not shut down`);
 }
 
@@ -125,8 +112,17 @@ export async function smokeExec(install: Install, kernelOnPath: boolean): Promis
   const scratch = await Deno.makeTempDir({ dir: "/tmp", prefix: "shoal-smoke-" });
   await Deno.mkdir(`${scratch}/home`);
   const path = `${kernelOnPath ? `${install.dir}:` : ""}/usr/bin:/bin`;
-  const env = { ...install.env, HOME: `${scratch}/home`, TMPDIR: scratch, PATH: path };
-  const socket = `${scratch}/shoal-${Deno.uid()}/shoal/default.sock`;
+  // A session of its own: on macOS the socket rule ignores TMPDIR (G-SOCK-1), and the user's
+  // own kernel on the default session must be left alone.
+  const session = `smoke-${crypto.randomUUID().slice(0, 8)}`;
+  const env = {
+    ...install.env,
+    HOME: `${scratch}/home`,
+    TMPDIR: scratch,
+    PATH: path,
+    SHOAL_SESSION: session,
+  };
+  const socket = socketPath(session, undefined, { TMPDIR: scratch }, Deno.uid()!).path;
   try {
     const exec = { name: "shoal_exec", arguments: { src: "echo smoke-$((6*7))" } };
     const { code, frames, stderr } = await converse(`${install.dir}/shoal-mcp`, [], env, [
@@ -144,7 +140,8 @@ export async function smokeExec(install: Install, kernelOnPath: boolean): Promis
       (call.error as { message?: string } | undefined)?.message ?? JSON.stringify(call);
     return { exec: text, ok: result !== undefined && result.isError !== true, stderr, path };
   } finally {
-    if (pidsNaming(socket).length > 0) await stopKernel(socket);
+    if (pidsMentioning(socket).length > 0) await stopKernel(socket);
+    await Deno.remove(`${socket}.lock`).catch(() => {});
     await Deno.remove(scratch, { recursive: true });
   }
 }

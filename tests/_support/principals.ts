@@ -3,7 +3,7 @@
  * and the kernel CLI as a subprocess.
  */
 import type { Rec } from "./rec.ts";
-import { KERNEL_BIN, type Sandbox } from "./sandbox.ts";
+import { DARWIN_RULE, KERNEL_BIN, type Sandbox } from "./sandbox.ts";
 
 /** The local human principal of this test process (G-TRUST-2). */
 export const LOCAL_HUMAN = `uid:${Deno.uid()}`;
@@ -37,6 +37,20 @@ export async function writePolicy(target: Sandbox | string, principals: Rec): Pr
   return path;
 }
 
+/** Subcommands that connect to a kernel by the socket rule (K-CLI-3, the relay). */
+const CONNECTING = new Set(["approvals", "approve", "deny", "connect"]);
+
+/**
+ * `args` of the kernel CLI, on macOS with the sandbox's default socket made explicit for a
+ * subcommand that connects and names no socket or session (as {@link Sandbox.env} does for the
+ * facade; see DARWIN_RULE).
+ */
+function sandboxSocketArgs(box: Sandbox, args: string[]): string[] {
+  if (!DARWIN_RULE || !CONNECTING.has(args[0])) return args;
+  const named = args.some((a) => /^--(socket|session)(=|$)/.test(a));
+  return named ? args : [...args, "--socket", box.socket()];
+}
+
 /** What a CLI run printed. */
 export interface CliResult {
   code: number;
@@ -51,7 +65,7 @@ export async function kernelCli(
   extraEnv: Record<string, string> = {},
 ): Promise<CliResult> {
   const out = await new Deno.Command(KERNEL_BIN, {
-    args,
+    args: sandboxSocketArgs(box, args),
     env: box.env(extraEnv),
     clearEnv: true,
     cwd: box.dir,

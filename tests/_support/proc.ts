@@ -72,11 +72,15 @@ export function pidsMentioning(marker: string): number[] {
     .map((r) => r.pid);
 }
 
+/** The live (non-zombie) children of `pid` with their command lines (arguments joined by spaces). */
+export function liveChildren(pid: number): { pid: number; command: string }[] {
+  return processTable().filter((r) => r.ppid === pid && r.state !== "Z" && r.state !== "X")
+    .map((r) => ({ pid: r.pid, command: r.command }));
+}
+
 /** Pids of live (non-zombie) children of `pid` whose command line contains `marker`. */
 export function childrenMentioning(pid: number, marker: string): number[] {
-  return processTable().filter((r) =>
-    r.ppid === pid && r.state !== "Z" && r.state !== "X" && r.command.includes(marker)
-  ).map((r) => r.pid);
+  return liveChildren(pid).filter((c) => c.command.includes(marker)).map((c) => c.pid);
 }
 
 /**

@@ -10,26 +10,47 @@ export const REPO = new URL("../..", import.meta.url).pathname.replace(/\/$/, ""
 /** The local kernel executable, as autostart and `deno task kernel` run it. */
 export const KERNEL_BIN = `${REPO}/bin/shoal-kernel`;
 
+/**
+ * macOS's G-SOCK-1 rule ignores the environment (one `/private/tmp/shoal-<uid>` for every
+ * program), so there a facade is given the sandbox's default socket explicitly unless the test
+ * names a socket or session itself: tests stay apart from each other and from the user's own
+ * kernel.
+ */
+export const DARWIN_RULE = Deno.build.os === "darwin";
+
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
 
 /** A temp directory holding XDG_RUNTIME_DIR, XDG_STATE_HOME and HOME for one test. */
 export interface Sandbox {
   dir: string;
-  /** The default-discovered socket path of a session (G-SOCK-1 rule 2). */
+  /**
+   * The default-discovered socket path of a session (G-SOCK-1 rule 2); on macOS, for the
+   * default session, the explicit `SHOAL_SOCKET` of {@link Sandbox.env} instead.
+   */
   socket(session?: string): string;
+  /**
+   * The runtime root a facade checks the default socket below (G-SOCK-10): XDG_RUNTIME_DIR, or
+   * `/` on macOS, where that socket is explicit.
+   */
+  socketRoot: string;
   /** The environment for a facade or kernel in this sandbox, plus `extra`. */
   env(extra?: Record<string, string>): Record<string, string>;
   /** Stops every process whose command line mentions the sandbox, then removes it. */
   cleanup(): Promise<void>;
 }
 
-/** Creates a sandbox. */
+/**
+ * Creates a sandbox. Its directory is named physically: on macOS the temp directory lies below
+ * the `/var` symlink, which G-SOCK-10 refuses in a socket path.
+ */
 export async function sandbox(): Promise<Sandbox> {
-  const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-test-" });
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-mcp-test-" }));
   for (const sub of ["run", "state", "home"]) await Deno.mkdir(`${dir}/${sub}`, { mode: 0o700 });
+  const socket = (session = "default") => `${dir}/run/shoal/${session}.sock`;
   return {
     dir,
-    socket: (session = "default") => `${dir}/run/shoal/${session}.sock`,
+    socket,
+    socketRoot: DARWIN_RULE ? "/" : `${dir}/run`,
     env: (extra = {}) => ({
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       HOME: `${dir}/home`,
@@ -37,6 +58,9 @@ export async function sandbox(): Promise<Sandbox> {
       XDG_STATE_HOME: `${dir}/state`,
       DENO_DIR,
       NO_COLOR: "1",
+      ...(DARWIN_RULE && !("SHOAL_SOCKET" in extra || "SHOAL_SESSION" in extra)
+        ? { SHOAL_SOCKET: socket() }
+        : {}),
       ...extra,
     }),
     cleanup: async () => {

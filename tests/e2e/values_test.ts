@@ -144,7 +144,10 @@ mcpTest(
   "resources/read format=raw of a 10 MiB str: text/plain ≤ the raw budget with total and next, &offset= continues exactly, elide max_bytes shrinks the chunk (K-VAL-4, M-RES-5, D-FIX-3)",
   async (mcp) => {
     const total = 10 * 1024 * 1024;
-    const sc = await mcp.ok("shoal_exec", { src: `seq 1 2000000 | head -c ${total}` });
+    // awk, not seq: BSD seq (macOS) prints 1000000 and up as 1e+06
+    const sc = await mcp.ok("shoal_exec", {
+      src: `awk 'BEGIN { for (i = 1; i <= 2000000; i++) print i }' | head -c ${total}`,
+    });
     const seq = Array.from({ length: 2000000 }, (_, i) => `${i + 1}\n`).join("").slice(0, total);
     const base = `shoal://out/${outN(sc)}?path=out&format=raw`;
 

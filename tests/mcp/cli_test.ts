@@ -4,7 +4,8 @@ import { localFlags } from "../../src/mcp/permissions.ts";
 import { VERSION } from "../../src/protocol/version.ts";
 import { converse, INITIALIZE } from "../_support/converse.ts";
 import { allPids, commandLine, kernelPid, parentPid, psField } from "../_support/proc.ts";
-import { KERNEL_BIN, REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { hostTest, LINUX_SOCKET_RULE } from "../_support/host.ts";
+import { DARWIN_RULE, KERNEL_BIN, REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { RawFacade } from "../_support/facade.ts";
 
 /** Runs `command args` to completion in `env` (nothing else); its status and output. */
@@ -50,7 +51,7 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
       const pid = facade.facadePid();
       const argv = commandLine(pid)!.split(" ");
       assert.match(psField(pid, "comm")!, /(^|\/)deno$/);
-      const flags = localFlags(box.socket(), KERNEL_BIN, `${box.dir}/run`);
+      const flags = localFlags(box.socket(), KERNEL_BIN, box.socketRoot);
       assert.deepEqual(argv.slice(1), [
         "run",
         ...flags,
@@ -67,34 +68,38 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
 
 /** The flags the facade started by `facade` runs under (its argv between `run` and `--config`). */
 function facadeFlags(facade: RawFacade): string[] {
-  const argv = Deno.readTextFileSync(`/proc/${facade.facadePid()}/cmdline`).split("\0");
+  const argv = commandLine(facade.facadePid())!.split(" ");
   return argv.slice(2, argv.findIndex((a) => a.startsWith("--config=")));
 }
 
-Deno.test("issue 11: a kept flag answer is reused only for the same command line and environment", async () => {
-  await withBox(async (a) => {
-    await withBox(async (b) => {
-      const starts: [Sandbox, string[], string][] = [
-        [a, [], "default"],
-        [a, [], "default"], // the same inputs again: the kept answer
-        [b, [], "default"], // another XDG_RUNTIME_DIR
-        [a, ["--session", "other"], "other"], // another command line
-      ];
-      for (const [box, args, session] of starts) {
-        const facade = new RawFacade(box, args, { SHOAL_NO_AUTOSTART: "1" });
-        try {
-          assert.ok((await facade.request(1, "initialize", INITIALIZE.params)).result);
-          assert.deepEqual(
-            facadeFlags(facade),
-            localFlags(box.socket(session), KERNEL_BIN, `${box.dir}/run`),
-          );
-        } finally {
-          await facade.stop();
+hostTest(
+  "issue 11: a kept flag answer is reused only for the same command line and environment",
+  LINUX_SOCKET_RULE,
+  async () => {
+    await withBox(async (a) => {
+      await withBox(async (b) => {
+        const starts: [Sandbox, string[], string][] = [
+          [a, [], "default"],
+          [a, [], "default"], // the same inputs again: the kept answer
+          [b, [], "default"], // another XDG_RUNTIME_DIR
+          [a, ["--session", "other"], "other"], // another command line
+        ];
+        for (const [box, args, session] of starts) {
+          const facade = new RawFacade(box, args, { SHOAL_NO_AUTOSTART: "1" });
+          try {
+            assert.ok((await facade.request(1, "initialize", INITIALIZE.params)).result);
+            assert.deepEqual(
+              facadeFlags(facade),
+              localFlags(box.socket(session), KERNEL_BIN, `${box.dir}/run`),
+            );
+          } finally {
+            await facade.stop();
+          }
         }
-      }
+      });
     });
-  });
-});
+  },
+);
 
 Deno.test("M-CLI-4/5: --version prints one line, --help names every option, variable, default path and the logs; both exit 0", async () => {
   await withBox(async (box) => {
@@ -190,8 +195,13 @@ Deno.test("M-CLI-6: the printed configuration works under a client's minimal env
     );
     const { command, path } = parsePrinted("claude-desktop", printed.stdout);
     // What Claude Desktop passes: HOME and the configured env (DENO_DIR only so Deno finds its
-    // cache offline; XDG_RUNTIME_DIR keeps the socket inside the sandbox).
-    const env = { HOME: `${box.dir}/home`, PATH: path, XDG_RUNTIME_DIR: `${box.dir}/run` };
+    // cache offline; XDG_RUNTIME_DIR, or SHOAL_SOCKET on macOS, keeps the socket inside the sandbox).
+    const env = {
+      HOME: `${box.dir}/home`,
+      PATH: path,
+      XDG_RUNTIME_DIR: `${box.dir}/run`,
+      ...(DARWIN_RULE ? { SHOAL_SOCKET: box.socket() } : {}),
+    };
     const exec = { name: "shoal_exec", arguments: { src: "echo minimal" } };
     const { code, frames, stderr } = await converse(
       command,

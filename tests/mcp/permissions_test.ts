@@ -25,7 +25,7 @@ Deno.test("M-PERM-4: a socket outside the granted one makes the kernel unavailab
     const granted = box.socket("granted");
     const other = `${box.dir}/other.sock`;
     const { code, frames } = await runFacade(
-      localFlags(granted, "/nonexistent/shoal-kernel", `${box.dir}/run`),
+      localFlags(granted, "/nonexistent/shoal-kernel", box.socketRoot),
       box.env(),
       ["--socket", other],
     );
@@ -46,7 +46,7 @@ Deno.test("M-PERM-4: a denied kernel spawn makes the kernel unavailable naming r
   try {
     const socket = box.socket();
     const { code, frames } = await runFacade(
-      localFlags(socket, "/nonexistent/shoal-kernel", `${box.dir}/run`),
+      localFlags(socket, "/nonexistent/shoal-kernel", box.socketRoot),
       box.env({ SHOAL_KERNEL: "/bin/true" }),
     );
     assert.equal(code, 0);

@@ -1,4 +1,5 @@
 /** `mkfifo(3)` through Deno FFI, for the hand-over pipe of a warm shell. */
+import { cLibrary } from "./c_library.ts";
 
 const symbols = { mkfifo: { parameters: ["buffer", "u32"], result: "i32" } } as const;
 
@@ -6,8 +7,9 @@ let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
 
 function libc(): Deno.DynamicLibrary<typeof symbols> | null {
   if (lib === undefined) {
+    const path = cLibrary(Deno.build.os);
     try {
-      lib = Deno.dlopen(Deno.build.os === "darwin" ? "libSystem.dylib" : "libc.so.6", symbols);
+      lib = path === null ? null : Deno.dlopen(path, symbols);
     } catch {
       lib = null;
     }

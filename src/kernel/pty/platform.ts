@@ -2,10 +2,11 @@
  * Per-OS facts the PTY layer needs: open flags, ioctl numbers, errno values, the C library and its
  * errno accessor, and how variadic calls (`ioctl`) must be declared for the platform's calling convention.
  */
+import { C_LIBRARY } from "../bash/c_library.ts";
 
 /** Constants and FFI declarations for one OS/architecture. */
 export interface PtyPlatform {
-  /** Path Deno.dlopen loads the C library from. */
+  /** Path Deno.dlopen loads the C library from (bash/c_library.ts). */
   libc: string;
   /** Name of the function returning a pointer to the calling thread's errno. */
   errnoFn: "__errno_location" | "__error";
@@ -32,7 +33,7 @@ export interface PtyPlatform {
 export function ptyPlatform(os: string, arch: string): PtyPlatform {
   if (os === "linux") {
     return {
-      libc: "libc.so.6",
+      libc: C_LIBRARY.linux,
       errnoFn: "__errno_location",
       O_RDWR: 0o2,
       O_NOCTTY: 0o400,
@@ -49,7 +50,7 @@ export function ptyPlatform(os: string, arch: string): PtyPlatform {
   }
   if (os === "darwin") {
     return {
-      libc: "/usr/lib/libSystem.B.dylib",
+      libc: C_LIBRARY.darwin,
       errnoFn: "__error",
       O_RDWR: 0x2,
       O_NOCTTY: 0x20000,

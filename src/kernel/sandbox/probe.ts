@@ -30,13 +30,18 @@ function findOnPath(name: string, path: string): string | null {
 
 /**
  * Looks for `bwrap`, `nsenter` and `setpriv` on `path` and runs `true` once the way every
- * sandboxed run goes: in a resident sandbox of the narrowest view, network cut, entered from
- * outside. Tier B only when that run succeeds (a kernel without user namespaces, in a container
- * that forbids them, or with a setuid bwrap whose namespaces it cannot enter, gets tier D and
- * works as before).
+ * sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell `bash`),
+ * network cut, entered from outside. Tier B only when that run succeeds (a kernel without user
+ * namespaces, in a container that forbids them, or with a setuid bwrap whose namespaces it cannot
+ * enter, gets tier D and works as before). Off Linux (`os`, a `Deno.build.os` value) nothing is
+ * looked for or run: tier D (no Seatbelt profile yet).
  */
-export async function detectSandbox(path: string, bash: string): Promise<SandboxHost> {
-  if (Deno.build.os !== "linux") return NO_SANDBOX;
+export async function detectSandbox(
+  path: string,
+  bash: string,
+  os: string = Deno.build.os,
+): Promise<SandboxHost> {
+  if (os !== "linux") return NO_SANDBOX;
   const [bwrap, nsenter, setpriv] = ["bwrap", "nsenter", "setpriv"].map((n) => findOnPath(n, path));
   if (bwrap === null || nsenter === null || setpriv === null) return NO_SANDBOX;
   const parent = await Deno.makeTempDir({ prefix: "shoal-probe-" });

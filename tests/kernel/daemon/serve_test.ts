@@ -2,10 +2,12 @@
 // through the real `bin/shoal-kernel` (K-CLI-1, G-SOCK-*, G-STATE-*).
 import assert from "node:assert/strict";
 import { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { converse, INITIALIZE } from "../../_support/converse.ts";
+import { hostTest, LINUX_SOCKET_RULE } from "../../_support/host.ts";
 import { collectLines, kernelUntilExit, launchKernel, startKernel } from "../../_support/kernel.ts";
 import { createToken, kernelCli } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
-import { KERNEL_BIN, type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { KERNEL_BIN, REPO, type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
 const UID = Deno.uid()!;
@@ -57,41 +59,79 @@ Deno.test("K-CLI-1 usage errors exit 2 with the usage text; a bash older than 4.
   });
 });
 
-Deno.test("K-CLI-1 a leading -- is ignored and `serve` is optional; --session picks the discovered socket (G-SOCK-1 rule 2)", async () => {
-  await withBox(async (box) => {
-    const socket = box.socket("work");
-    const k = await launchKernel(box, ["--", "serve", "--session", "work"], socket);
-    try {
-      const conn = await k.connect();
-      const r = await conn.request("session.attach", {}) as Rec;
-      // --session selects only the socket path; the attach still defaults to `default`.
-      assert.equal(r.session, "default");
-      assert.equal(await k.stop(), 0);
-    } finally {
-      await k.stop();
-    }
-  });
-});
+hostTest(
+  "K-CLI-1 a leading -- is ignored and `serve` is optional; --session picks the discovered socket (G-SOCK-1 rule 2)",
+  LINUX_SOCKET_RULE,
+  async () => {
+    await withBox(async (box) => {
+      const socket = box.socket("work");
+      const k = await launchKernel(box, ["--", "serve", "--session", "work"], socket);
+      try {
+        const conn = await k.connect();
+        const r = await conn.request("session.attach", {}) as Rec;
+        // --session selects only the socket path; the attach still defaults to `default`.
+        assert.equal(r.session, "default");
+        assert.equal(await k.stop(), 0);
+      } finally {
+        await k.stop();
+      }
+    });
+  },
+);
 
-Deno.test("G-SOCK-1 rule 3: without XDG_RUNTIME_DIR the socket is $TMPDIR/shoal-<uid>/shoal/S.sock (trailing / ignored), in 0700 directories, and the CLI finds it the same way (G-SOCK-2, G-SOCK-3)", async () => {
+hostTest(
+  "G-SOCK-1 rule 3: without XDG_RUNTIME_DIR the socket is $TMPDIR/shoal-<uid>/shoal/S.sock (trailing / ignored), in 0700 directories, and the CLI finds it the same way (G-SOCK-2, G-SOCK-3)",
+  LINUX_SOCKET_RULE,
+  async () => {
+    await withBox(async (box) => {
+      const tmp = `${box.dir}/tmp`;
+      await Deno.mkdir(tmp, { mode: 0o755 });
+      await Deno.chmod(tmp, 0o755);
+      const env = { XDG_RUNTIME_DIR: "", TMPDIR: `${tmp}/` };
+      const socket = `${tmp}/shoal-${UID}/shoal/default.sock`;
+      const k = await launchKernel(box, [], socket, env);
+      try {
+        assert.equal(await mode(socket), 0o600);
+        assert.equal(await mode(`${tmp}/shoal-${UID}`), 0o700);
+        assert.equal(await mode(`${tmp}/shoal-${UID}/shoal`), 0o700);
+        assert.equal(await mode(`${socket}.lock`), 0o600);
+        assert.equal(await mode(tmp), 0o755, "an existing ancestor keeps its mode");
+        const listed = await kernelCli(box, ["approvals"], env);
+        assert.equal(listed.code, 0, listed.stderr);
+        assert.deepEqual(JSON.parse(listed.stdout), { requests: [] });
+      } finally {
+        await k.stop();
+      }
+    });
+  },
+);
+
+Deno.test("G-SOCK-1/2 started without XDG_RUNTIME_DIR and TMPDIR (as MCP clients start programs), the kernel, its CLI and the facade agree on /tmp/shoal-<uid>/shoal/S.sock (Linux) or /private/tmp/shoal-<uid>/S.sock (macOS)", async () => {
   await withBox(async (box) => {
-    const tmp = `${box.dir}/tmp`;
-    await Deno.mkdir(tmp, { mode: 0o755 });
-    await Deno.chmod(tmp, 0o755);
-    const env = { XDG_RUNTIME_DIR: "", TMPDIR: `${tmp}/` };
-    const socket = `${tmp}/shoal-${UID}/shoal/default.sock`;
-    const k = await launchKernel(box, [], socket, env);
+    // A session of its own: this path is shared with every other program of this user.
+    const session = `t-${crypto.randomUUID().slice(0, 8)}`;
+    const socket = Deno.build.os === "darwin"
+      ? `/private/tmp/shoal-${UID}/${session}.sock`
+      : `/tmp/shoal-${UID}/shoal/${session}.sock`;
+    const env = { XDG_RUNTIME_DIR: "", TMPDIR: "" };
+    const k = await launchKernel(box, ["--session", session], socket, env);
     try {
       assert.equal(await mode(socket), 0o600);
-      assert.equal(await mode(`${tmp}/shoal-${UID}`), 0o700);
-      assert.equal(await mode(`${tmp}/shoal-${UID}/shoal`), 0o700);
-      assert.equal(await mode(`${socket}.lock`), 0o600);
-      assert.equal(await mode(tmp), 0o755, "an existing ancestor keeps its mode");
-      const listed = await kernelCli(box, ["approvals"], env);
+      const listed = await kernelCli(box, ["approvals", "--session", session], env);
       assert.equal(listed.code, 0, listed.stderr);
       assert.deepEqual(JSON.parse(listed.stdout), { requests: [] });
+      const exec = { name: "shoal_exec", arguments: { src: "echo agreed" } };
+      const facade = await converse(
+        `${REPO}/bin/shoal-mcp`,
+        [],
+        box.env({ ...env, SHOAL_SESSION: session, SHOAL_NO_AUTOSTART: "1" }),
+        [INITIALIZE, { jsonrpc: "2.0", id: 2, method: "tools/call", params: exec }],
+      );
+      const result = facade.frames.get(2)?.result as { content?: { text?: string }[] };
+      assert.equal(result?.content?.[0]?.text, "agreed", facade.stderr);
     } finally {
       await k.stop();
+      await Deno.remove(`${socket}.lock`).catch(() => {});
     }
   });
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { exec } from "../../_support/exec.ts";
+import { hostTest, needsLinux } from "../../_support/host.ts";
 import { startKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -25,11 +26,11 @@ function bounded<T>(p: Promise<T>, what: string): Promise<T> {
   ]);
 }
 
-Deno.test({
-  name: "a full state directory fails the exec with an error naming it, leaves no partial files, " +
+hostTest(
+  "a full state directory fails the exec with an error naming it, leaves no partial files, " +
     "and execs work again once space is freed (G-STATE-2, J-4)",
-  ignore: Deno.build.os !== "linux" || Deno.uid() !== 0,
-  async fn() {
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  async () => {
     const box = await sandbox();
     const mounted = mountTmpfs(`${box.dir}/state`, "4m");
     if (mounted !== null) {
@@ -85,4 +86,4 @@ Deno.test({
       await box.cleanup();
     }
   },
-});
+);

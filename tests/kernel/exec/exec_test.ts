@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { HEX } from "../../_support/bytes.ts";
 import { kernelTest, startKernelWithPolicy, withKernel } from "../../_support/kernel.ts";
 import { LOCAL_HUMAN } from "../../_support/principals.ts";
 import { exec } from "../../_support/exec.ts";
@@ -233,7 +234,8 @@ kernelTest(
     const tty = await k.connect();
     await tty.request("session.attach", { client: { kind: "test", tty: true } });
     const plain = await k.attach();
-    const src = "printf '\\e[31mred\\e[0m\\n'; seq 1 3000 | sed 's/^/\\x1b[1m/'";
+    // printf, not sed: BSD sed (macOS) reads \x1b as a plain x
+    const src = "printf '\\e[31mred\\e[0m\\n'; printf '\\e[1m%s\\n' $(seq 1 3000)";
     const colored = await exec(tty, src, { position: "value" });
     assert.ok((colored.render as string).startsWith("\x1b[31mred\x1b[0m\n\x1b[1m1\n"));
     const out = (colored.value as Rec).out as Rec;
@@ -268,24 +270,24 @@ withKernel(
     await exec(conn, "export RAW=$'a\\xff\\x27b\\\\' BOM=$'\\xef\\xbb\\xbfz'");
     const seen = await exec(
       conn,
-      'printf %s "$RAW" | od -An -tx1; env | grep -a ^RAW= | od -An -tx1; printf %s "$BOM" | od -An -tx1',
+      `${HEX}; printf %s "$RAW" | hex; env | grep -a ^RAW= | hex; printf %s "$BOM" | hex`,
       {
         position: "value",
       },
     );
     assert.deepEqual(
       ((seen.value as Rec).out as Rec).v,
-      " 61 ff 27 62 5c\n 52 41 57 3d 61 ff 27 62 5c 0a\n ef bb bf 7a\n",
+      "61ff27625c\n5241573d61ff27625c0a\nefbbbf7a\n",
     );
     const env = await conn.request("session.env", {}) as Rec;
     assert.ok(!(env.names as string[]).includes("RAW"));
     assert.ok((env.names as string[]).includes("BOM"));
     assert.equal((env.env as Rec).BOM, "\uFEFFz");
     await exec(conn, "export -n RAW");
-    const local = await exec(conn, 'env | grep -ac ^RAW=; printf %s "$RAW" | od -An -tx1', {
+    const local = await exec(conn, `${HEX}; env | grep -ac ^RAW=; printf %s "$RAW" | hex`, {
       position: "value",
     });
-    assert.equal(((local.value as Rec).out as Rec).v, "0\n 61 ff 27 62 5c\n");
+    assert.equal(((local.value as Rec).out as Rec).v, "0\n61ff27625c\n");
     await exec(conn, "export RAW; unset BOM");
     const last = await exec(conn, 'env | grep -ac ^RAW=; echo "${BOM-unset}"', {
       position: "value",

@@ -4,6 +4,7 @@
  * journal `cwd`. Values that are not UTF-8 in exported and plain variables survive too.
  */
 import assert from "node:assert/strict";
+import { HEX } from "../../_support/bytes.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
 import { TMP_AGENT } from "../../_support/principals.ts";
@@ -70,20 +71,20 @@ withKernel(
   "K-BASH-5 exported and plain variables whose values are not UTF-8 persist byte for byte",
   async (conn) => {
     await exec(conn, "export XB=$'a\\xffb'; PB=$'\\xfe\\x80'");
-    const od = await out(conn, 'printf %s "$XB" | od -An -tx1; printf %s "$PB" | od -An -tx1');
-    assert.deepEqual(od.split("\n").map((l) => l.trim()).filter((l) => l !== ""), [
-      "61 ff 62",
-      "fe 80",
-    ]);
+    const od = await out(conn, `${HEX}; printf %s "$XB" | hex; printf %s "$PB" | hex`);
+    assert.equal(od, "61ff62\nfe80\n");
     // Still exported: a child process sees it.
-    assert.equal(await out(conn, "bash -c 'printf %s \"$XB\"' | od -An -tx1"), " 61 ff 62\n");
+    assert.equal(await out(conn, `${HEX}; bash -c 'printf %s "$XB"' | hex`), "61ff62\n");
   },
 );
 
 Deno.test("P-SBX-4 a sandboxed run starts in a non-UTF-8 cwd too", async () => {
   const { kernel: k, token } = await startKernelWithAgent("agent:r", TMP_AGENT);
   try {
-    const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "shoal-raw-cwd-" });
+    // named physically: on macOS /tmp is a link to /private/tmp
+    const dir = await Deno.realPath(
+      await Deno.makeTempDir({ dir: "/tmp", prefix: "shoal-raw-cwd-" }),
+    );
     const bytes = new Uint8Array([...encoder.encode(`${dir}/bad`), 0xff]);
     try {
       await exec(await k.attach("work"), `mkdir $'${dir}/bad\\xff' && cd $'${dir}/bad\\xff'`);

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { kernelTest, startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
 import { exec } from "../../_support/exec.ts";
-import { allPids, parentPid, processGroup, processLive } from "../../_support/proc.ts";
+import { liveChildren, processGroup, processLive } from "../../_support/proc.ts";
 import { kernelCli } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -14,15 +14,7 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 
 /** Pids of the kernel's warm shells: its bash children started with the driver's `warm` argument. */
 function warmShells(k: TestKernel): number[] {
-  return allPids().filter((pid) => {
-    try {
-      // the cheap /proc read first: parentPid runs ps
-      return Deno.readTextFileSync(`/proc/${pid}/cmdline`).endsWith("\0warm\0") &&
-        parentPid(pid) === k.child.pid;
-    } catch {
-      return false;
-    }
-  });
+  return liveChildren(k.child.pid).filter((c) => c.command.endsWith(" warm")).map((c) => c.pid);
 }
 
 /** The one warm shell of a single-session kernel, once it is there. */
@@ -43,11 +35,15 @@ kernelTest(
     const conn = await k.attach();
     const warm = await nextWarm(k);
     assert.equal(processGroup(warm), warm);
-    const r = await run(conn, 'echo "$$"; readlink /proc/self/fd/0; env | sort; echo "$SECONDS"');
+    // stdin compared by device and inode (bash's test fstat()s /dev/stdin): no /proc needed
+    const r = await run(
+      conn,
+      'echo "$$"; [ /dev/stdin -ef /dev/null ] && echo null; env | sort; echo "$SECONDS"',
+    );
     assert.equal(r.pid, warm);
     const lines = r.out.split("\n");
     assert.equal(lines[0], String(warm));
-    assert.equal(lines[1], "/dev/null");
+    assert.equal(lines[1], "null");
     assert.equal(lines.at(-2), "0");
     const names = (await conn.request("session.env", {}) as Rec).names as string[];
     const seen = lines.slice(2, -2).map((l) => l.slice(0, l.indexOf("=")))

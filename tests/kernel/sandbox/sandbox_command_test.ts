@@ -1,18 +1,16 @@
 /** The bubblewrap confinement built from grants, run for real (P-SBX-1, P-SBX-3, P-SBX-4). */
 import assert from "node:assert/strict";
 import { type Confinement, sandboxCommand } from "../../../src/kernel/sandbox/command.ts";
-import { detectSandbox } from "../../../src/kernel/sandbox/probe.ts";
 import { type SandboxGrants, sandboxView } from "../../../src/kernel/sandbox/view.ts";
+import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { groupMembers, processLive } from "../../_support/proc.ts";
 import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
-const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "/bin/bash");
-/** The tests need the real sandbox: `.ci/run` installs bubblewrap. */
+/** The bubblewrap the tests run (they are ignored where there is none; `.ci/run` installs it on Linux). */
 function bwrap(): string {
-  assert.equal(host.tier, "B", "bubblewrap must be installed and usable for these tests");
-  return host.bwrap!;
+  return HOST_SANDBOX.bwrap!;
 }
 
 /** The layout of one test: a project the agent may write, a secret beside it, a fake state dir. */
@@ -81,11 +79,7 @@ async function confined(
 
 const AGENT: SandboxGrants = { read: ["~/proj/**"], write: ["~/proj/**"], net: false };
 
-Deno.test("the probe finds a usable bubblewrap on this host", () => {
-  assert.match(bwrap(), /\/bwrap$/);
-});
-
-Deno.test("a write root is writable and nothing outside it is", async () => {
+hostTest("a write root is writable and nothing outside it is", NEEDS_TIER_B, async () => {
   await withLayout(async (l) => {
     const ok = await confined(l, AGENT, "echo hi > inside && cat inside");
     assert.equal(ok.code, 0, ok.err);
@@ -114,32 +108,40 @@ Deno.test("a write root is writable and nothing outside it is", async () => {
   });
 });
 
-Deno.test("HOME and ungranted paths are unreadable; a read root is read-only", async () => {
-  await withLayout(async (l) => {
-    const grants = { ...AGENT, read: [...AGENT.read, `${l.docs}/**`] };
-    const secret = await confined(l, grants, `cat ${l.secret}`);
-    assert.notEqual(secret.code, 0);
-    assert.match(secret.err, /No such file or directory/);
-    const home = await confined(l, grants, `ls ${l.home}`);
-    assert.equal(home.out, "proj\n", "only the granted project shows under HOME");
-    const docs = await confined(l, grants, `cat ${l.docs}/readme && echo x > ${l.docs}/new`);
-    assert.equal(docs.out, "docs\n");
-    assert.match(docs.err, /Read-only file system/);
-  });
-});
+hostTest(
+  "HOME and ungranted paths are unreadable; a read root is read-only",
+  NEEDS_TIER_B,
+  async () => {
+    await withLayout(async (l) => {
+      const grants = { ...AGENT, read: [...AGENT.read, `${l.docs}/**`] };
+      const secret = await confined(l, grants, `cat ${l.secret}`);
+      assert.notEqual(secret.code, 0);
+      assert.match(secret.err, /No such file or directory/);
+      const home = await confined(l, grants, `ls ${l.home}`);
+      assert.equal(home.out, "proj\n", "only the granted project shows under HOME");
+      const docs = await confined(l, grants, `cat ${l.docs}/readme && echo x > ${l.docs}/new`);
+      assert.equal(docs.out, "docs\n");
+      assert.match(docs.err, /Read-only file system/);
+    });
+  },
+);
 
-Deno.test("the state directory is masked even under a grant of the whole file system", async () => {
-  await withLayout(async (l) => {
-    const wide = { read: ["/**", `${l.dir}/**`], write: [`${l.docs}/**`], net: false };
-    const r = await confined(l, wide, `ls -A ${l.state}; cat ${l.state}/tokens.json`);
-    assert.equal(r.out, "", "the state dir shows empty");
-    assert.match(r.err, /No such file or directory/);
-    const secret = await confined(l, wide, `cat ${l.secret}`);
-    assert.equal(secret.out, "s3cret\n", "a granted HOME is readable");
-  });
-});
+hostTest(
+  "the state directory is masked even under a grant of the whole file system",
+  NEEDS_TIER_B,
+  async () => {
+    await withLayout(async (l) => {
+      const wide = { read: ["/**", `${l.dir}/**`], write: [`${l.docs}/**`], net: false };
+      const r = await confined(l, wide, `ls -A ${l.state}; cat ${l.state}/tokens.json`);
+      assert.equal(r.out, "", "the state dir shows empty");
+      assert.match(r.err, /No such file or directory/);
+      const secret = await confined(l, wide, `cat ${l.secret}`);
+      assert.equal(secret.out, "s3cret\n", "a granted HOME is readable");
+    });
+  },
+);
 
-Deno.test("/tmp is private; a granted root below it is bound into it", async () => {
+hostTest("/tmp is private; a granted root below it is bound into it", NEEDS_TIER_B, async () => {
   await withTempDir(async (dir) => {
     const l = await layout(dir);
     const r = await confined(l, AGENT, `ls -A /tmp; echo x > /tmp/scratch && cat /tmp/scratch`);
@@ -152,21 +154,25 @@ Deno.test("/tmp is private; a granted root below it is bound into it", async () 
   });
 });
 
-Deno.test("the network is cut without a net grant and the host's with one", async () => {
-  await withLayout(async (l) => {
-    await withTcpListener(async (port) => {
-      const connect =
-        `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5)"`;
-      const cut = await confined(l, AGENT, connect);
-      assert.notEqual(cut.code, 0);
-      assert.match(cut.err, /Connection refused|unreachable/);
-      const granted = await confined(l, { ...AGENT, net: true }, connect);
-      assert.equal(granted.code, 0, granted.err);
+hostTest(
+  "the network is cut without a net grant and the host's with one",
+  NEEDS_TIER_B,
+  async () => {
+    await withLayout(async (l) => {
+      await withTcpListener(async (port) => {
+        const connect =
+          `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5)"`;
+        const cut = await confined(l, AGENT, connect);
+        assert.notEqual(cut.code, 0);
+        assert.match(cut.err, /Connection refused|unreachable/);
+        const granted = await confined(l, { ...AGENT, net: true }, connect);
+        assert.equal(granted.code, 0, granted.err);
+      });
     });
-  });
-});
+  },
+);
 
-Deno.test("a signal to bwrap's process group stops every process inside", async () => {
+hostTest("a signal to bwrap's process group stops every process inside", NEEDS_TIER_B, async () => {
   await withLayout(async (l) => {
     const c: Confinement = {
       bwrap: bwrap(),

@@ -6,16 +6,9 @@ import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals.ts";
-import {
-  allPids,
-  childrenMentioning,
-  commandLine,
-  groupMembers,
-  parentPid,
-  processLive,
-  psField,
-} from "../../_support/proc.ts";
+import { groupMembers, liveChildren, processLive, psField } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { pidsMentioning, type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -96,7 +89,8 @@ function exists(path: string): boolean {
   }
 }
 
-Deno.test("a token principal is sandboxed by default: caps say tier B and enforced; the local human's do not", async () => {
+Deno.test("a token principal is sandboxed by default where tier B is available: caps say so (tier D and not enforced elsewhere); the local human's never", async () => {
+  const tier = HOST_SANDBOX.tier;
   const box = await sandbox();
   try {
     const { secret } = await createToken(box, "agent:d", "d");
@@ -107,14 +101,14 @@ Deno.test("a token principal is sandboxed by default: caps say tier B and enforc
     const agent = await conn.request("session.attach", { token: secret }) as Rec;
     assert.deepEqual(
       [(agent.caps as Rec).tier, (agent.caps as Rec).available_tier, (agent.caps as Rec).enforced],
-      ["B", "B", true],
+      [tier, tier, tier === "B"],
     );
-    assert.equal(agent.caps_enforced, true);
+    assert.equal(agent.caps_enforced, tier === "B");
     const human = await conn.request("session.attach", {}) as Rec;
     assert.equal(human.principal, LOCAL_HUMAN);
     assert.deepEqual(
       [(human.caps as Rec).tier, (human.caps as Rec).available_tier, (human.caps as Rec).enforced],
-      ["D", "B", false],
+      ["D", tier, false],
     );
     assert.equal(human.caps_enforced, false);
     await k.cleanup();
@@ -124,37 +118,44 @@ Deno.test("a token principal is sandboxed by default: caps say tier B and enforc
   }
 });
 
-Deno.test("writes and deletes outside the write roots fail however the agent tries", async () => {
-  await world({ "agent:c": CODER }, async (w) => {
-    const agent = await w.agent("agent:c");
-    const inside = await run(agent, "python3 -c \"open('made', 'w').write('ok')\" && cat made");
-    assert.equal(inside.ok, true, text(inside.err));
-    assert.equal(await Deno.readTextFile(`${w.proj}/made`), "ok");
-    const escapes: [string, string][] = [
-      [`python3 -c "open('${w.home}/py', 'w').write('x')"`, `${w.home}/py`],
-      [`eval "echo x > ${w.home}/ev"`, `${w.home}/ev`],
-      [`printf 'echo x > ${w.box.dir}/script-out\\n' > s.sh; bash s.sh`, `${w.box.dir}/script-out`],
-      [`ln -s ${w.home} link; bash -c 'echo x > link/via-link'`, `${w.home}/via-link`],
-      [`bash -c 'echo x > ../dotdot'`, `${w.home}/dotdot`],
-    ];
-    for (const [src, target] of escapes) {
-      const r = await run(agent, src);
-      assert.equal(r.ok, false, `${src} must fail`);
-      assert.match(
-        text(r.err),
-        /Read-only file system|No such file or directory|Permission denied/,
-        src,
-      );
-      assert.equal(exists(target), false, `${target} must not exist`);
-    }
-    assert.equal(await Deno.readLink(`${w.proj}/link`), w.home, "the planted link is real");
-    const rm = await run(agent, `python3 -c "import os; os.remove('${w.secret}')"`);
-    assert.equal(rm.ok, false);
-    assert.equal(await Deno.readTextFile(w.secret), "s3cret\n");
-  });
-});
+hostTest(
+  "writes and deletes outside the write roots fail however the agent tries",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const inside = await run(agent, "python3 -c \"open('made', 'w').write('ok')\" && cat made");
+      assert.equal(inside.ok, true, text(inside.err));
+      assert.equal(await Deno.readTextFile(`${w.proj}/made`), "ok");
+      const escapes: [string, string][] = [
+        [`python3 -c "open('${w.home}/py', 'w').write('x')"`, `${w.home}/py`],
+        [`eval "echo x > ${w.home}/ev"`, `${w.home}/ev`],
+        [
+          `printf 'echo x > ${w.box.dir}/script-out\\n' > s.sh; bash s.sh`,
+          `${w.box.dir}/script-out`,
+        ],
+        [`ln -s ${w.home} link; bash -c 'echo x > link/via-link'`, `${w.home}/via-link`],
+        [`bash -c 'echo x > ../dotdot'`, `${w.home}/dotdot`],
+      ];
+      for (const [src, target] of escapes) {
+        const r = await run(agent, src);
+        assert.equal(r.ok, false, `${src} must fail`);
+        assert.match(
+          text(r.err),
+          /Read-only file system|No such file or directory|Permission denied/,
+          src,
+        );
+        assert.equal(exists(target), false, `${target} must not exist`);
+      }
+      assert.equal(await Deno.readLink(`${w.proj}/link`), w.home, "the planted link is real");
+      const rm = await run(agent, `python3 -c "import os; os.remove('${w.secret}')"`);
+      assert.equal(rm.ok, false);
+      assert.equal(await Deno.readTextFile(w.secret), "s3cret\n");
+    });
+  },
+);
 
-Deno.test("HOME and ungranted paths cannot be read", async () => {
+hostTest("HOME and ungranted paths cannot be read", NEEDS_TIER_B, async () => {
   await world({ "agent:c": CODER }, async (w) => {
     const agent = await w.agent("agent:c");
     const secret = await run(agent, `python3 -c "print(open('${w.secret}').read())"`);
@@ -167,51 +168,59 @@ Deno.test("HOME and ungranted paths cannot be read", async () => {
   });
 });
 
-Deno.test("the kernel socket, tokens.json and journal.db are invisible even under a wide read grant", async () => {
-  const wide = { ...CODER, fs: { ...CODER.fs, read: ["/**", `${"~"}/../**`] } };
-  await world({ "agent:w": wide }, async (w) => {
-    const agent = await w.agent("agent:w");
-    const state = `${w.box.dir}/state/shoal`;
-    assert.ok(exists(`${state}/tokens.json`) && exists(`${state}/journal.db`));
-    assert.ok(exists(w.k.socket));
-    const sockets = w.k.socket.replace(/\/[^/]*$/, "");
-    const seen = await run(
-      agent,
-      `bash -c 'cat ${w.secret}; ls -A ${state}; ls -A ${sockets}; ` +
-        `cat ${state}/tokens.json; ls ${state}/journal.db'`,
-    );
-    assert.equal(text(seen.out), "s3cret\n", "HOME is granted; state and socket dirs show empty");
-    assert.match(text(seen.err), /tokens.json: No such file or directory/);
-    assert.match(text(seen.err), /journal.db': No such file or directory/);
-    const connect = await run(
-      agent,
-      `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${w.k.socket}')"`,
-    );
-    assert.equal(connect.ok, false);
-    assert.match(text(connect.err), /FileNotFoundError|No such file/);
-    const policy = await run(agent, `bash -c 'cat ${w.box.dir}/leash.jsonc'`);
-    assert.equal(policy.ok, false);
-    assert.equal(text(policy.out), "", "the policy file cannot be read");
-  });
-});
-
-Deno.test("a raw TCP connect fails without a net grant and works with one", async () => {
-  const netted = { ...CODER, net_connect: ["127.0.0.1:*"] };
-  await world({ "agent:c": CODER, "agent:n": netted }, async (w) => {
-    await withTcpListener(async (port) => {
-      const src =
-        `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5); print('up')"`;
-      const cut = await run(await w.agent("agent:c"), src);
-      assert.equal(cut.ok, false);
-      assert.match(text(cut.err), /Connection refused|unreachable/);
-      const granted = await run(await w.agent("agent:n"), src);
-      assert.equal(granted.ok, true, text(granted.err));
-      assert.equal(text(granted.out), "up\n");
+hostTest(
+  "the kernel socket, tokens.json and journal.db are invisible even under a wide read grant",
+  NEEDS_TIER_B,
+  async () => {
+    const wide = { ...CODER, fs: { ...CODER.fs, read: ["/**", `${"~"}/../**`] } };
+    await world({ "agent:w": wide }, async (w) => {
+      const agent = await w.agent("agent:w");
+      const state = `${w.box.dir}/state/shoal`;
+      assert.ok(exists(`${state}/tokens.json`) && exists(`${state}/journal.db`));
+      assert.ok(exists(w.k.socket));
+      const sockets = w.k.socket.replace(/\/[^/]*$/, "");
+      const seen = await run(
+        agent,
+        `bash -c 'cat ${w.secret}; ls -A ${state}; ls -A ${sockets}; ` +
+          `cat ${state}/tokens.json; ls ${state}/journal.db'`,
+      );
+      assert.equal(text(seen.out), "s3cret\n", "HOME is granted; state and socket dirs show empty");
+      assert.match(text(seen.err), /tokens.json: No such file or directory/);
+      assert.match(text(seen.err), /journal.db': No such file or directory/);
+      const connect = await run(
+        agent,
+        `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${w.k.socket}')"`,
+      );
+      assert.equal(connect.ok, false);
+      assert.match(text(connect.err), /FileNotFoundError|No such file/);
+      const policy = await run(agent, `bash -c 'cat ${w.box.dir}/leash.jsonc'`);
+      assert.equal(policy.ok, false);
+      assert.equal(text(policy.out), "", "the policy file cannot be read");
     });
-  });
-});
+  },
+);
 
-Deno.test("a PTY program of a sandboxed agent is confined the same way", async () => {
+hostTest(
+  "a raw TCP connect fails without a net grant and works with one",
+  NEEDS_TIER_B,
+  async () => {
+    const netted = { ...CODER, net_connect: ["127.0.0.1:*"] };
+    await world({ "agent:c": CODER, "agent:n": netted }, async (w) => {
+      await withTcpListener(async (port) => {
+        const src =
+          `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 5); print('up')"`;
+        const cut = await run(await w.agent("agent:c"), src);
+        assert.equal(cut.ok, false);
+        assert.match(text(cut.err), /Connection refused|unreachable/);
+        const granted = await run(await w.agent("agent:n"), src);
+        assert.equal(granted.ok, true, text(granted.err));
+        assert.equal(text(granted.out), "up\n");
+      });
+    });
+  },
+);
+
+hostTest("a PTY program of a sandboxed agent is confined the same way", NEEDS_TIER_B, async () => {
   await world({ "agent:c": CODER }, async (w) => {
     const agent = await w.agent("agent:c");
     const script = `echo x > ${w.home}/pty-out; echo in > inside; echo "done $?"; sleep 30`;
@@ -255,26 +264,33 @@ function procState(pid: number): string {
   return psField(pid, "stat")?.[0] ?? "gone";
 }
 
-Deno.test("suspended and cancelled sandboxed tasks stop and leave no process", async () => {
-  await world({ "agent:c": CODER }, async (w) => {
-    const agent = await w.agent("agent:c");
-    // nsenter, bash and two sleeps
-    const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
-    assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
-    assert.ok(
-      await waitUntil(() => members.every((pid) => ["T", "gone"].includes(procState(pid))), 10000),
-      `every process stops: ${members.map(procState)}`,
-    );
-    await agent.request("task.cancel", { task });
-    assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
-    const state = async () => (await agent.request("task.get", { task }) as Rec).state;
-    assert.ok(await waitUntil(async () => await state() === "cancelled", 10000));
+hostTest(
+  "suspended and cancelled sandboxed tasks stop and leave no process",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      // nsenter, bash and two sleeps
+      const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
+      assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
+      assert.ok(
+        await waitUntil(
+          () => members.every((pid) => ["T", "gone"].includes(procState(pid))),
+          10000,
+        ),
+        `every process stops: ${members.map(procState)}`,
+      );
+      await agent.request("task.cancel", { task });
+      assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+      const state = async () => (await agent.request("task.get", { task }) as Rec).state;
+      assert.ok(await waitUntil(async () => await state() === "cancelled", 10000));
 
-    const second = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
-    await agent.request("task.cancel", { task: second.task });
-    assert.ok(await waitUntil(() => second.members.every((pid) => !processLive(pid)), 10000));
-  });
-});
+      const second = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
+      await agent.request("task.cancel", { task: second.task });
+      assert.ok(await waitUntil(() => second.members.every((pid) => !processLive(pid)), 10000));
+    });
+  },
+);
 
 Deno.test("the local human and a sandbox:false principal are not confined", async () => {
   await world({ "agent:free": { ...CODER, sandbox: false } }, async (w) => {
@@ -295,74 +311,79 @@ Deno.test("the local human and a sandbox:false principal are not confined", asyn
   });
 });
 
-Deno.test("a cwd outside the sandbox is refused; a hermetic principal runs inside it", async () => {
-  await world({ "agent:c": CODER, "agent:h": { ...CODER, hermetic: true } }, async (w) => {
-    const other = await w.k.attach("elsewhere", w.tokens["agent:c"]);
-    const e = await rpcError(exec(other, "true"));
-    assert.equal(e.code, -32010);
-    assert.equal((e.data as Rec).reason, "cwd_outside_sandbox");
-    const pty = await rpcError(other.request("pty.open", { cmd: "true" }));
-    assert.equal((pty.data as Rec).reason, "cwd_outside_sandbox");
-    assert.deepEqual(await other.request("journal.query", {}), [], "nothing ran");
-    const hermetic = await run(await w.agent("agent:h"), "echo sealed");
-    assert.equal(text(hermetic.out), "sealed\n");
-  });
-});
+hostTest(
+  "a cwd outside the sandbox is refused; a hermetic principal runs inside it",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER, "agent:h": { ...CODER, hermetic: true } }, async (w) => {
+      const other = await w.k.attach("elsewhere", w.tokens["agent:c"]);
+      const e = await rpcError(exec(other, "true"));
+      assert.equal(e.code, -32010);
+      assert.equal((e.data as Rec).reason, "cwd_outside_sandbox");
+      const pty = await rpcError(other.request("pty.open", { cmd: "true" }));
+      assert.equal((pty.data as Rec).reason, "cwd_outside_sandbox");
+      assert.deepEqual(await other.request("journal.query", {}), [], "nothing ran");
+      const hermetic = await run(await w.agent("agent:h"), "echo sealed");
+      assert.equal(text(hermetic.out), "sealed\n");
+    });
+  },
+);
 
-Deno.test("shell state persists between sandboxed execs; the outcome pid leads the run's group", async () => {
-  await world({ "agent:c": CODER }, async (w) => {
-    const agent = await w.agent("agent:c");
-    await run(agent, "mkdir -p sub && cd sub && export GREETING=hi && f() { echo fn; } && X=1");
-    const r = await run(agent, 'pwd; echo "$GREETING $X"; f');
-    assert.equal(text(r.out), `${w.proj}/sub\nhi 1\nfn\n`);
-    const { members, pid } = await startTask(agent, "sleep 300", 3);
-    assert.ok(members.includes(pid), "the reported pid is a live host process of the group");
-    Deno.kill(-pid, "SIGKILL");
-    assert.ok(await waitUntil(() => members.every((p) => !processLive(p)), 10000));
-  });
-});
+hostTest(
+  "shell state persists between sandboxed execs; the outcome pid leads the run's group",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      await run(agent, "mkdir -p sub && cd sub && export GREETING=hi && f() { echo fn; } && X=1");
+      const r = await run(agent, 'pwd; echo "$GREETING $X"; f');
+      assert.equal(text(r.out), `${w.proj}/sub\nhi 1\nfn\n`);
+      const { members, pid } = await startTask(agent, "sleep 300", 3);
+      assert.ok(members.includes(pid), "the reported pid is a live host process of the group");
+      Deno.kill(-pid, "SIGKILL");
+      assert.ok(await waitUntil(() => members.every((p) => !processLive(p)), 10000));
+    });
+  },
+);
 
-Deno.test("a run of an approved plan also sees the parent directory of an approved write", async () => {
-  // ~/out.txt is granted but does not exist yet, so no everyday view shows where it would go
-  const asker = {
-    ...CODER,
-    fs: { ...CODER.fs, write: [...CODER.fs.write, "~/out.txt"] },
-    auto_apply: "never",
-  };
-  const doer = { ...asker, auto_apply: "in-grant" };
-  await world({ "agent:p": asker, "agent:q": doer }, async (w) => {
-    const src = `echo hi > ${w.home}/out.txt`;
-    const unapproved = await run(await w.agent("agent:q"), src);
-    assert.equal(unapproved.ok, false, "without an approval the view has no place for the file");
-    assert.match(text(unapproved.err), /Read-only file system|No such file|Permission denied/);
-    const agent = await w.agent("agent:p");
-    const asked = await rpcError(exec(agent, src));
-    assert.equal(asked.code, -32011);
-    const planRef = (asked.data as Rec).plan_ref as string;
-    const human = await w.k.attach("work");
-    const granted = await human.request("approval.grant", { plan_ref: planRef }) as Rec;
-    assert.equal(granted.enforced, true, "the approved plan runs in the sandbox");
-    const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
-    const outcome = (applied as Rec).value as Rec;
-    assert.equal(outcome.ok, true, text(outcome.err));
-    assert.equal(await Deno.readTextFile(`${w.home}/out.txt`), "hi\n");
-  });
-});
+hostTest(
+  "a run of an approved plan also sees the parent directory of an approved write",
+  NEEDS_TIER_B,
+  async () => {
+    // ~/out.txt is granted but does not exist yet, so no everyday view shows where it would go
+    const asker = {
+      ...CODER,
+      fs: { ...CODER.fs, write: [...CODER.fs.write, "~/out.txt"] },
+      auto_apply: "never",
+    };
+    const doer = { ...asker, auto_apply: "in-grant" };
+    await world({ "agent:p": asker, "agent:q": doer }, async (w) => {
+      const src = `echo hi > ${w.home}/out.txt`;
+      const unapproved = await run(await w.agent("agent:q"), src);
+      assert.equal(unapproved.ok, false, "without an approval the view has no place for the file");
+      assert.match(text(unapproved.err), /Read-only file system|No such file|Permission denied/);
+      const agent = await w.agent("agent:p");
+      const asked = await rpcError(exec(agent, src));
+      assert.equal(asked.code, -32011);
+      const planRef = (asked.data as Rec).plan_ref as string;
+      const human = await w.k.attach("work");
+      const granted = await human.request("approval.grant", { plan_ref: planRef }) as Rec;
+      assert.equal(granted.enforced, true, "the approved plan runs in the sandbox");
+      const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
+      const outcome = (applied as Rec).value as Rec;
+      assert.equal(outcome.ok, true, text(outcome.err));
+      assert.equal(await Deno.readTextFile(`${w.home}/out.txt`), "hi\n");
+    });
+  },
+);
 
 /**
  * The kernel's warm shells (issue 10/12): its children started with the driver's `warm` argument,
  * each with whether it is a bwrap (sandboxed) or a bare bash.
  */
 function warmShells(k: TestKernel): { pid: number; sandboxed: boolean }[] {
-  return allPids().flatMap((pid) => {
-    try {
-      const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`);
-      if (!argv.endsWith("\0warm\0") || parentPid(pid) !== k.child.pid) return [];
-      return [{ pid, sandboxed: argv.split("\0")[0].endsWith("/nsenter") }];
-    } catch {
-      return [];
-    }
-  });
+  return liveChildren(k.child.pid).filter((c) => c.command.endsWith(" warm"))
+    .map((c) => ({ pid: c.pid, sandboxed: c.command.split(" ")[0].endsWith("/nsenter") }));
 }
 
 /** The one warm shell of the world's kernel once it is there, and whether it is sandboxed. */
@@ -374,78 +395,87 @@ async function nextWarm(k: TestKernel, sandboxed: boolean): Promise<number> {
   return shells[0].pid;
 }
 
-Deno.test("a sandboxed agent's consecutive execs run on warm shells confined exactly as a cold run", async () => {
-  await world({ "agent:c": CODER }, async (w) => {
-    const agent = await w.agent("agent:c");
-    const socket = w.box.socket();
-    for (let i = 0; i < 3; i++) {
-      const warm = await nextWarm(w.k, true);
-      const r = await run(
-        agent,
-        `echo in > inside-${i}; python3 -c "open('${w.home}/py-${i}', 'w').write('x')"`,
-      );
-      assert.equal(r.pid, warm, "the exec ran on the warm shell");
-      assert.equal(r.ok, false, "a write outside the write roots fails");
-      assert.match(
-        text(r.err),
-        /Read-only file system|No such file or directory|Permission denied/,
-      );
-      assert.equal(exists(`${w.home}/py-${i}`), false);
-      assert.equal(await Deno.readTextFile(`${w.proj}/inside-${i}`), "in\n");
-      const next = await nextWarm(w.k, true);
-      const s = await run(
-        agent,
-        `bash -c 'test -e ${socket} && echo visible || echo hidden; cat ${w.secret}'`,
-      );
-      assert.equal(s.pid, next);
-      assert.equal(text(s.out), "hidden\n", "the kernel socket is invisible");
-      assert.equal(s.ok, false, "HOME is not readable");
-    }
-  });
-});
+hostTest(
+  "a sandboxed agent's consecutive execs run on warm shells confined exactly as a cold run",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const socket = w.box.socket();
+      for (let i = 0; i < 3; i++) {
+        const warm = await nextWarm(w.k, true);
+        const r = await run(
+          agent,
+          `echo in > inside-${i}; python3 -c "open('${w.home}/py-${i}', 'w').write('x')"`,
+        );
+        assert.equal(r.pid, warm, "the exec ran on the warm shell");
+        assert.equal(r.ok, false, "a write outside the write roots fails");
+        assert.match(
+          text(r.err),
+          /Read-only file system|No such file or directory|Permission denied/,
+        );
+        assert.equal(exists(`${w.home}/py-${i}`), false);
+        assert.equal(await Deno.readTextFile(`${w.proj}/inside-${i}`), "in\n");
+        const next = await nextWarm(w.k, true);
+        const s = await run(
+          agent,
+          `bash -c 'test -e ${socket} && echo visible || echo hidden; cat ${w.secret}'`,
+        );
+        assert.equal(s.pid, next);
+        assert.equal(text(s.out), "hidden\n", "the kernel socket is invisible");
+        assert.equal(s.ok, false, "HOME is not readable");
+      }
+    });
+  },
+);
 
-Deno.test("a warm shell never serves a run of another sandbox: other principal, unconfined, changed view", async () => {
-  const wider = { ...CODER, fs: { ...CODER.fs, write: [...CODER.fs.write, "~/later/**"] } };
-  await world({ "agent:c": CODER, "agent:l": wider }, async (w) => {
-    const human = await w.k.attach("work");
-    const agent = await w.agent("agent:c");
-    const confined = await nextWarm(w.k, true);
-    const h = await run(human, `echo y > ${w.home}/by-human`);
-    assert.notEqual(h.pid, confined, "the local human never runs in the agent's sandbox");
-    assert.equal(h.ok, true, text(h.err));
-    assert.ok(await waitUntil(() => !processLive(confined), 10000), "the agent's shell is gone");
-    const free = await nextWarm(w.k, false);
-    const a = await run(agent, `python3 -c "open('${w.home}/by-agent', 'w')"`);
-    assert.notEqual(a.pid, free, "the agent never runs on the human's unconfined shell");
-    assert.equal(a.ok, false);
-    assert.equal(exists(`${w.home}/by-agent`), false);
-    assert.ok(await waitUntil(() => !processLive(free), 10000));
+hostTest(
+  "a warm shell never serves a run of another sandbox: other principal, unconfined, changed view",
+  NEEDS_TIER_B,
+  async () => {
+    const wider = { ...CODER, fs: { ...CODER.fs, write: [...CODER.fs.write, "~/later/**"] } };
+    await world({ "agent:c": CODER, "agent:l": wider }, async (w) => {
+      const human = await w.k.attach("work");
+      const agent = await w.agent("agent:c");
+      const confined = await nextWarm(w.k, true);
+      const h = await run(human, `echo y > ${w.home}/by-human`);
+      assert.notEqual(h.pid, confined, "the local human never runs in the agent's sandbox");
+      assert.equal(h.ok, true, text(h.err));
+      assert.ok(await waitUntil(() => !processLive(confined), 10000), "the agent's shell is gone");
+      const free = await nextWarm(w.k, false);
+      const a = await run(agent, `python3 -c "open('${w.home}/by-agent', 'w')"`);
+      assert.notEqual(a.pid, free, "the agent never runs on the human's unconfined shell");
+      assert.equal(a.ok, false);
+      assert.equal(exists(`${w.home}/by-agent`), false);
+      assert.ok(await waitUntil(() => !processLive(free), 10000));
 
-    // agent:l may write ~/later, which does not exist yet: its view binds it once it does.
-    const later = await w.agent("agent:l");
-    const before = await nextWarm(w.k, true);
-    await Deno.mkdir(`${w.home}/later`);
-    const l = await run(later, `echo z > ${w.home}/later/f`);
-    assert.notEqual(l.pid, before, "a view that changed since the prepare discards the shell");
-    assert.equal(l.ok, true, text(l.err));
-    assert.equal(await Deno.readTextFile(`${w.home}/later/f`), "z\n");
-    const c = await run(agent, `python3 -c "open('${w.home}/later/g', 'w')"`);
-    assert.equal(c.ok, false, "agent:c never runs on agent:l's shell");
-    assert.equal(exists(`${w.home}/later/g`), false);
-  });
-});
+      // agent:l may write ~/later, which does not exist yet: its view binds it once it does.
+      const later = await w.agent("agent:l");
+      const before = await nextWarm(w.k, true);
+      await Deno.mkdir(`${w.home}/later`);
+      const l = await run(later, `echo z > ${w.home}/later/f`);
+      assert.notEqual(l.pid, before, "a view that changed since the prepare discards the shell");
+      assert.equal(l.ok, true, text(l.err));
+      assert.equal(await Deno.readTextFile(`${w.home}/later/f`), "z\n");
+      const c = await run(agent, `python3 -c "open('${w.home}/later/g', 'w')"`);
+      assert.equal(c.ok, false, "agent:c never runs on agent:l's shell");
+      assert.equal(exists(`${w.home}/later/g`), false);
+    });
+  },
+);
 
 /** The resident sandboxes (bwrap processes) the world's kernel runs now. */
 function residents(k: TestKernel): number[] {
-  return childrenMentioning(k.child.pid, "bwrap").filter((pid) =>
-    commandLine(pid)?.split(" ")[0].endsWith("/bwrap")
-  );
+  return liveChildren(k.child.pid).filter((c) => c.command.split(" ")[0].endsWith("/bwrap"))
+    .map((c) => c.pid);
 }
 
 /** `pid` and every live process below it. */
 function withDescendants(pid: number): number[] {
   const found = [pid];
-  for (let i = 0; i < found.length; i++) found.push(...childrenMentioning(found[i], ""));
+  for (let i = 0; i < found.length; i++) {
+    found.push(...liveChildren(found[i]).map((c) => c.pid));
+  }
   return found;
 }
 
@@ -454,90 +484,115 @@ async function soleResident(k: TestKernel): Promise<number> {
   return (await pollUntil(() => Promise.resolve(residents(k)), (r) => r.length === 1))[0];
 }
 
-Deno.test("consecutive sandboxed execs enter one resident sandbox instead of building one each", async () => {
-  await world({ "agent:c": CODER }, async (w) => {
-    const agent = await w.agent("agent:c");
-    const namespaces = new Set<string>();
-    for (let i = 0; i < 4; i++) {
-      const r = await run(
-        agent,
-        `python3 -c "import os; print(os.readlink('/proc/self/ns/pid')); print(open('/proc/1/cmdline').read().replace(chr(0), ' '))"`,
+hostTest(
+  "consecutive sandboxed execs enter one resident sandbox instead of building one each",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const namespaces = new Set<string>();
+      for (let i = 0; i < 4; i++) {
+        const r = await run(
+          agent,
+          `python3 -c "import os; print(os.readlink('/proc/self/ns/pid')); print(open('/proc/1/cmdline').read().replace(chr(0), ' '))"`,
+        );
+        assert.equal(r.ok, true, text(r.err));
+        const [ns, init] = text(r.out).split("\n");
+        namespaces.add(ns);
+        assert.match(
+          init,
+          /^\S*bwrap /,
+          "the sandbox's init is bwrap's, as in a sandbox of its own",
+        );
+      }
+      assert.equal(namespaces.size, 1, "every exec ran in the same PID namespace");
+      await soleResident(w.k);
+    });
+  },
+);
+
+hostTest(
+  "no process of a resident sandbox or of its warm shell outlives the kernel",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      await run(agent, "true");
+      const warm = await nextWarm(w.k, true);
+      // bwrap, its init and its waiting bash; the warm shell's nsenter and bash
+      const inside = await pollUntil(
+        async () => [...withDescendants(await soleResident(w.k)), ...groupMembers(warm)],
+        (pids) => pids.length >= 5,
       );
-      assert.equal(r.ok, true, text(r.err));
-      const [ns, init] = text(r.out).split("\n");
-      namespaces.add(ns);
-      assert.match(init, /^\S*bwrap /, "the sandbox's init is bwrap's, as in a sandbox of its own");
-    }
-    assert.equal(namespaces.size, 1, "every exec ran in the same PID namespace");
-    await soleResident(w.k);
-  });
-});
+      assert.equal(await w.k.stop(), 0);
+      assert.ok(await waitUntil(() => inside.every((pid) => !processLive(pid)), 10000));
+    });
+  },
+);
 
-Deno.test("no process of a resident sandbox or of its warm shell outlives the kernel", async () => {
-  await world({ "agent:c": CODER }, async (w) => {
-    const agent = await w.agent("agent:c");
-    await run(agent, "true");
-    const warm = await nextWarm(w.k, true);
-    // bwrap, its init and its waiting bash; the warm shell's nsenter and bash
-    const inside = await pollUntil(
-      async () => [...withDescendants(await soleResident(w.k)), ...groupMembers(warm)],
-      (pids) => pids.length >= 5,
-    );
-    assert.equal(await w.k.stop(), 0);
-    assert.ok(await waitUntil(() => inside.every((pid) => !processLive(pid)), 10000));
-  });
-});
+hostTest(
+  "a resident sandbox goes with its session, and with its last run when the view changes",
+  NEEDS_TIER_B,
+  async () => {
+    const wider = { ...CODER, fs: { ...CODER.fs, write: [...CODER.fs.write, "~/later/**"] } };
+    await world({ "agent:l": wider }, async (w) => {
+      // the view changes under the agent: ~/later, granted, appears
+      const agent = await w.agent("agent:l");
+      await run(agent, "true");
+      const before = withDescendants(await soleResident(w.k));
+      await Deno.mkdir(`${w.home}/later`);
+      const l = await run(agent, `echo z > ${w.home}/later/f`);
+      assert.equal(l.ok, true, text(l.err));
+      const after = await soleResident(w.k);
+      assert.ok(!before.includes(after), "the changed view has a resident of its own");
+      assert.ok(await waitUntil(() => before.every((pid) => !processLive(pid)), 10000));
 
-Deno.test("a resident sandbox goes with its session, and with its last run when the view changes", async () => {
-  const wider = { ...CODER, fs: { ...CODER.fs, write: [...CODER.fs.write, "~/later/**"] } };
-  await world({ "agent:l": wider }, async (w) => {
-    // the view changes under the agent: ~/later, granted, appears
-    const agent = await w.agent("agent:l");
-    await run(agent, "true");
-    const before = withDescendants(await soleResident(w.k));
-    await Deno.mkdir(`${w.home}/later`);
-    const l = await run(agent, `echo z > ${w.home}/later/f`);
-    assert.equal(l.ok, true, text(l.err));
-    const after = await soleResident(w.k);
-    assert.ok(!before.includes(after), "the changed view has a resident of its own");
-    assert.ok(await waitUntil(() => before.every((pid) => !processLive(pid)), 10000));
+      // a session of its own, then reclaimed: the quota of 64 sessions pushes it out
+      const human = await w.k.attach("solo");
+      await exec(human, `cd ${w.proj}`);
+      human.close();
+      const solo = await w.k.attach("solo", w.tokens["agent:l"]);
+      await run(solo, "true");
+      solo.close();
+      const inside = await pollUntil(
+        () => Promise.resolve(residents(w.k).flatMap(withDescendants)),
+        (pids) => pids.length >= 6,
+      );
+      const filler = await w.k.attach("filler-0");
+      for (let i = 1; i < 63; i++) {
+        await filler.request("session.attach", { session: `filler-${i}` });
+      }
+      assert.ok(
+        await waitUntil(() => residents(w.k).length === 1, 10000),
+        "solo's resident is gone",
+      );
+      const gone = inside.filter((pid) => !processLive(pid));
+      assert.ok(gone.length >= 3, `bwrap, its init and its bash are gone: ${gone}`);
+    });
+  },
+);
 
-    // a session of its own, then reclaimed: the quota of 64 sessions pushes it out
-    const human = await w.k.attach("solo");
-    await exec(human, `cd ${w.proj}`);
-    human.close();
-    const solo = await w.k.attach("solo", w.tokens["agent:l"]);
-    await run(solo, "true");
-    solo.close();
-    const inside = await pollUntil(
-      () => Promise.resolve(residents(w.k).flatMap(withDescendants)),
-      (pids) => pids.length >= 6,
-    );
-    const filler = await w.k.attach("filler-0");
-    for (let i = 1; i < 63; i++) await filler.request("session.attach", { session: `filler-${i}` });
-    assert.ok(await waitUntil(() => residents(w.k).length === 1, 10000), "solo's resident is gone");
-    const gone = inside.filter((pid) => !processLive(pid));
-    assert.ok(gone.length >= 3, `bwrap, its init and its bash are gone: ${gone}`);
-  });
-});
+hostTest(
+  "a resident sandbox that dies is started afresh; the runs in it end with it",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const { task, members } = await startTask(agent, "sleep 300", 3);
+      const resident = await soleResident(w.k);
+      Deno.kill(resident, "SIGKILL");
+      assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+      const state = async () => (await agent.request("task.get", { task }) as Rec).state;
+      assert.ok(await waitUntil(async () => await state() !== "running", 10000));
+      const r = await run(agent, "echo again > again; echo ok");
+      assert.equal(text(r.out), "ok\n", text(r.err));
+      assert.equal(await Deno.readTextFile(`${w.proj}/again`), "again\n");
+      assert.notEqual(await soleResident(w.k), resident);
+    });
+  },
+);
 
-Deno.test("a resident sandbox that dies is started afresh; the runs in it end with it", async () => {
-  await world({ "agent:c": CODER }, async (w) => {
-    const agent = await w.agent("agent:c");
-    const { task, members } = await startTask(agent, "sleep 300", 3);
-    const resident = await soleResident(w.k);
-    Deno.kill(resident, "SIGKILL");
-    assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
-    const state = async () => (await agent.request("task.get", { task }) as Rec).state;
-    assert.ok(await waitUntil(async () => await state() !== "running", 10000));
-    const r = await run(agent, "echo again > again; echo ok");
-    assert.equal(text(r.out), "ok\n", text(r.err));
-    assert.equal(await Deno.readTextFile(`${w.proj}/again`), "again\n");
-    assert.notEqual(await soleResident(w.k), resident);
-  });
-});
-
-Deno.test("no process of a resident sandbox outlives a killed kernel", async () => {
+hostTest("no process of a resident sandbox outlives a killed kernel", NEEDS_TIER_B, async () => {
   await world({ "agent:c": CODER }, async (w) => {
     const agent = await w.agent("agent:c");
     const { members } = await startTask(agent, "sleep 300", 3);
@@ -547,21 +602,25 @@ Deno.test("no process of a resident sandbox outlives a killed kernel", async () 
   });
 });
 
-Deno.test("what a sandboxed exec leaves behind ends with it, even a process in a session of its own", async () => {
-  await world({ "agent:c": CODER }, async (w) => {
-    const agent = await w.agent("agent:c");
-    const marks = [`sleep 31${Deno.pid % 100}1`, `sleep 31${Deno.pid % 100}2`];
-    const r = await exec(agent, `${marks[0]} & setsid ${marks[1]} & sleep 3`, { async: true });
-    const seen = () => marks.map((m) => pidsMentioning(m).filter(processLive).length);
-    assert.ok(await waitUntil(() => seen().every((n) => n > 0), 10000), "both started");
-    const state = async () => (await agent.request("task.get", { task: r.task }) as Rec).state;
-    assert.ok(await waitUntil(async () => await state() === "completed", 15000));
-    assert.ok(await waitUntil(() => seen().every((n) => n === 0), 10000), `left: ${seen()}`);
+hostTest(
+  "what a sandboxed exec leaves behind ends with it, even a process in a session of its own",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const marks = [`sleep 31${Deno.pid % 100}1`, `sleep 31${Deno.pid % 100}2`];
+      const r = await exec(agent, `${marks[0]} & setsid ${marks[1]} & sleep 3`, { async: true });
+      const seen = () => marks.map((m) => pidsMentioning(m).filter(processLive).length);
+      assert.ok(await waitUntil(() => seen().every((n) => n > 0), 10000), "both started");
+      const state = async () => (await agent.request("task.get", { task: r.task }) as Rec).state;
+      assert.ok(await waitUntil(async () => await state() === "completed", 15000));
+      assert.ok(await waitUntil(() => seen().every((n) => n === 0), 10000), `left: ${seen()}`);
 
-    const mark = `sleep 31${Deno.pid % 100}3`;
-    const t = await exec(agent, `setsid ${mark} & sleep 300`, { async: true });
-    assert.ok(await waitUntil(() => pidsMentioning(mark).some(processLive), 10000));
-    await agent.request("task.cancel", { task: t.task });
-    assert.ok(await waitUntil(() => !pidsMentioning(mark).some(processLive), 10000));
-  });
-});
+      const mark = `sleep 31${Deno.pid % 100}3`;
+      const t = await exec(agent, `setsid ${mark} & sleep 300`, { async: true });
+      assert.ok(await waitUntil(() => pidsMentioning(mark).some(processLive), 10000));
+      await agent.request("task.cancel", { task: t.task });
+      assert.ok(await waitUntil(() => !pidsMentioning(mark).some(processLive), 10000));
+    });
+  },
+);

@@ -1,0 +1,127 @@
+/**
+ * The sandbox probe and a host without bubblewrap (P-SBX-1, issue 15): tier D is reported
+ * honestly and everything else works; on macOS bwrap is never looked for. Runs on every host.
+ */
+import assert from "node:assert/strict";
+import { existsSync as exists } from "node:fs";
+import { detectSandbox, NO_SANDBOX } from "../../../src/kernel/sandbox/probe.ts";
+import { exec } from "../../_support/exec.ts";
+import { startKernel } from "../../_support/kernel.ts";
+import { createToken, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+import { hostTest, NEEDS_TIER_B, needsLinux } from "../../_support/host.ts";
+
+/** Writes an executable `bwrap` in `dir` that leaves `ran` behind and exits with `status`. */
+async function fakeBwrap(dir: string, status: number): Promise<string> {
+  const path = `${dir}/bwrap`;
+  await Deno.writeTextFile(path, `#!/bin/sh\n: > '${dir}/ran'\nexit ${status}\n`);
+  await Deno.chmod(path, 0o755);
+  return path;
+}
+
+Deno.test("P-SBX-1 no bwrap on PATH (missing, relative or not executable dirs): tier D", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/bwrap`, "#!/bin/sh\nexit 0\n"); // not executable
+    for (const os of ["linux", "darwin"]) {
+      assert.deepEqual(
+        await detectSandbox(`${dir}/none:relative::${dir}`, "/bin/bash", os),
+        NO_SANDBOX,
+      );
+      assert.deepEqual(await detectSandbox("", "/bin/bash", os), NO_SANDBOX);
+    }
+  });
+});
+
+/** Links util-linux's `nsenter` and `setpriv` into `dir`, as a PATH with them needs. */
+async function linkEnterTools(dir: string): Promise<void> {
+  for (const tool of ["nsenter", "setpriv"]) {
+    const found = ["/usr/bin", "/bin"].map((d) => `${d}/${tool}`).find(exists);
+    assert.ok(found, `no ${tool}`);
+    await Deno.symlink(found, `${dir}/${tool}`);
+  }
+}
+
+hostTest(
+  "P-SBX-1 tier B only when a run really enters a sandbox: a bwrap that fails or only exits 0 gives tier D",
+  needsLinux("util-linux's nsenter and setpriv"),
+  async () => {
+    await withTempDir(async (dir) => {
+      await linkEnterTools(dir);
+      for (const status of [1, 0]) {
+        await fakeBwrap(dir, status);
+        assert.deepEqual(
+          await detectSandbox(`${dir}/none:${dir}`, "/bin/bash", "linux"),
+          NO_SANDBOX,
+        );
+        assert.ok(exists(`${dir}/ran`), "the probe ran it");
+        await Deno.remove(`${dir}/ran`);
+      }
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-1 the real bubblewrap, nsenter and setpriv give tier B with their paths",
+  NEEDS_TIER_B,
+  async () => {
+    const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "/bin/bash");
+    assert.equal(host.tier, "B");
+    if (host.tier !== "B") return;
+    assert.deepEqual(
+      [host.bwrap, host.nsenter, host.setpriv].map((path) => path.split("/").pop()),
+      ["bwrap", "nsenter", "setpriv"],
+    );
+  },
+);
+
+Deno.test("P-SBX-1 on macOS a bwrap on PATH is neither run nor used: tier D (no Seatbelt profile yet)", async () => {
+  await withTempDir(async (dir) => {
+    await fakeBwrap(dir, 0);
+    assert.deepEqual(await detectSandbox(dir, "/bin/bash", "darwin"), NO_SANDBOX);
+    assert.equal(exists(`${dir}/ran`), false);
+  });
+});
+
+/** A PATH directory holding only what `bin/shoal-kernel` needs to start: no bwrap. */
+async function pathWithoutBwrap(dir: string): Promise<string> {
+  const bin = `${dir}/bin`;
+  await Deno.mkdir(bin);
+  await Deno.symlink(Deno.execPath(), `${bin}/deno`);
+  for (const tool of ["dirname", "head", "grep"]) {
+    const found = ["/usr/bin", "/bin"].map((d) => `${d}/${tool}`).find(exists);
+    assert.ok(found, `no ${tool}`);
+    await Deno.symlink(found, `${bin}/${tool}`);
+  }
+  return bin;
+}
+
+Deno.test("P-SBX-1/2 a kernel that finds no bwrap: an agent's caps say tier D, not enforced; its execs run; hermetic is refused", async () => {
+  const box = await sandbox();
+  const principals = {
+    "agent:a": { proc_spawn: ["*"], opaque: "allow", auto_apply: "in-grant", sandbox: true },
+    "agent:h": { proc_spawn: ["*"], opaque: "allow", auto_apply: "in-grant", hermetic: true },
+  };
+  const a = await createToken(box, "agent:a");
+  const h = await createToken(box, "agent:h");
+  const k = await startKernel(["--policy", await writePolicy(box, principals)], box, {
+    PATH: await pathWithoutBwrap(box.dir),
+  });
+  try {
+    const conn = await k.connect();
+    const agent = await conn.request("session.attach", { token: a.secret }) as Rec;
+    const caps = agent.caps as Rec;
+    assert.deepEqual([caps.tier, caps.available_tier, caps.enforced], ["D", "D", false]);
+    assert.equal(agent.caps_enforced, false);
+    const r = (await exec(conn, "echo $((6*7))", { position: "value" })).value as Rec;
+    assert.equal((r.out as Rec).v, 42, "the value of its stdout");
+    const hermetic = await k.attach("default", h.secret);
+    const e = await rpcError(exec(hermetic, "echo hi"));
+    assert.equal(e.code, -32010);
+    assert.equal((e.data as Rec).reason, "hermetic_unavailable");
+  } finally {
+    await k.cleanup();
+  }
+});
