@@ -107,7 +107,7 @@ function acceptedId(raw: unknown, source: string, rule: IdRule): RpcId | undefin
 function unparsedId(bytes: Uint8Array, rule: IdRule): RpcId {
   let source: string | undefined;
   try {
-    source = memberSource(decoder.decode(bytes), "id");
+    source = memberSource(decodeUtf8(bytes), "id");
   } catch {
     return null; // not UTF-8
   }

@@ -1,6 +1,6 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
-import type { Sandboxing } from "../sandbox/command.ts";
+import type { Resident } from "../sandbox/resident.ts";
 import { freshFile, writeAll } from "./fresh_file.ts";
 import { groupExists } from "./group_leader.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
@@ -42,7 +42,7 @@ export interface BashRun {
   /** Where a cold run takes its private scratch directory from (and gives it back). */
   scratch: ScratchPool;
   /**
-   * A warm shell that fits `state` and `sandbox` ({@link WarmShell.fits}), to hand `src` over to;
+   * A warm shell that fits `state` and the run's sandbox ({@link WarmShell.fits}), to hand `src` over to;
    * when it cannot take it, it is discarded and the run starts cold.
    */
   warm: WarmShell | null;
@@ -50,8 +50,11 @@ export interface BashRun {
   stderr: ByteSink;
   /** Called once the process exists, with its pid (= process group id). */
   onSpawn?: (pid: number) => void;
-  /** The sandbox to run in (P-SBX-2), or null to run unconfined. */
-  sandbox: Sandboxing | null;
+  /**
+   * The resident sandbox a cold start enters (P-SBX-2), asked for only then; null to run
+   * unconfined.
+   */
+  sandbox: (() => Promise<Resident>) | null;
 }
 
 /**
@@ -115,14 +118,14 @@ async function lingerAfterExit(
 }
 
 /**
- * A cold start: the scratch files written, then bash spawned on them. Sandboxed, bwrap leads the
- * group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
- * directory bound into the sandbox.
+ * A cold start: the scratch files written, then bash spawned on them. Sandboxed, nsenter leads
+ * the group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
+ * directory, which lies in the resident's bound directory.
  */
-function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
+function spawnCold(run: BashRun, resident: Resident | null, dir: string): Deno.ChildProcess {
   writeFresh(`${dir}/src`, run.src);
   writeFresh(`${dir}/restore`, restoreScript(run.state));
-  return spawnDriver(run.bash, run.state, run.sandbox, dir, DRIVER);
+  return spawnDriver(run.bash, run.state, resident, dir, DRIVER);
 }
 
 /** Writes `text` into a {@link freshFile} at `path`. */
@@ -135,17 +138,25 @@ function writeFresh(path: string, text: string): void {
   }
 }
 
-/** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
-async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: string }> {
+/**
+ * The running bash of a run and the pool its scratch directory goes back to: the warm shell when
+ * it took the source, else a cold spawn.
+ */
+async function start(
+  run: BashRun,
+): Promise<{ child: Deno.ChildProcess; dir: string; pool: ScratchPool }> {
   if (run.warm !== null) {
-    if (run.warm.handOver(run.src, run.state)) return { child: run.warm.child, dir: run.warm.dir };
+    const { child, dir, pool } = run.warm;
+    if (run.warm.handOver(run.src, run.state)) return { child, dir, pool };
     await run.warm.discard();
   }
-  const dir = run.scratch.acquire();
+  const resident = run.sandbox === null ? null : await run.sandbox();
+  const pool = resident?.pool ?? run.scratch;
+  const dir = pool.acquire();
   try {
-    return { child: spawnCold(run, dir), dir };
+    return { child: spawnCold(run, resident, dir), dir, pool };
   } catch (e) {
-    run.scratch.release(dir);
+    pool.release(dir);
     throw e;
   }
 }
@@ -157,7 +168,7 @@ async function start(run: BashRun): Promise<{ child: Deno.ChildProcess; dir: str
  */
 export async function runBash(run: BashRun): Promise<BashExit> {
   const started = process.hrtime.bigint();
-  const { child, dir } = await start(run);
+  const { child, dir, pool } = await start(run);
   run.onSpawn?.(child.pid);
   const stop = new AbortController();
   const activity = { at: performance.now() };
@@ -181,7 +192,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
       final = null;
     }
   }
-  run.scratch.release(dir);
+  pool.release(dir);
   return {
     status: status.signal === null ? status.code : null,
     signal: status.signal,
