@@ -4,11 +4,15 @@
 //     subscribe, copy each socket read to stdout): the cost of the process hop alone.
 //  3. Facade stdout: 10 shoal-mcp facades subscribe to `shoal://events/user.bench`; this process
 //     reads their stdout itself, so the figure ends where the facade's work ends.
+// Stages 2 and 3 read each stdout pipe into one reused buffer and frame and decode its lines as
+// the socket subscribers' connections do, so that the reader costs alike on every way.
 //  4. MCP clients: the same through 10 MCP SDK clients (adds the client's parsing/validation).
 // Each way is measured twice on the same subscribers: the first 1000 events reach fresh processes
 // (their code still runs unoptimized: a facade costs 2-3x more CPU per event then), the next 1000
 // reach them warmed up, as the facade of a session that has been running for a while is.
-// Latency = arrival − the moment the `events.publish` request was sent (one clock: this
+// All ways are set up first, each on its own channel, and take turns by 100 events, so that a
+// change in the machine's load (other processes) falls alike on each way's figures. Each event
+// is published once the one before has reached every subscriber, whichever way. Latency = arrival − the moment the `events.publish` request was sent (one clock: this
 // process). Two arrivals are timed: when the line was read from the pipe or socket (before any
 // parsing: "on stdout"), and when the subscriber's handler got it. All subscribers live in this
 // one process, so a notification read late because this process was busy with the others' lines
@@ -21,15 +25,17 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type ByteReader, readMessageBatches } from "../../src/protocol/framing.ts";
+import { READ_CHUNK } from "../../src/protocol/limits.ts";
+import type { Incoming } from "../../src/protocol/rpc.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { connectMcp, type Mcp } from "../../tests/e2e/_mcp.ts";
 import { startKernel, type TestKernel } from "../../tests/_support/kernel.ts";
 import {
-  allPids,
+  childrenMentioning,
   cpuMs,
   kernelConnections,
   kernelPid,
-  parentPid,
 } from "../../tests/_support/proc.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { waitUntil } from "../../tests/_support/wait.ts";
@@ -47,20 +53,14 @@ type Payload = { i?: number; dropped?: number };
  */
 type OnEvent = (payload: Payload, arrivedAt: number) => void;
 
-/** One way of subscribing: returns an unsubscribe-and-close function. */
-type Subscribe = (onEvent: OnEvent) => Promise<
+/** One way of subscribing to a channel: returns an unsubscribe-and-close function. */
+type Subscribe = (channel: string, onEvent: OnEvent) => Promise<
   { unsubscribe(): Promise<void>; close(): Promise<void> }
 >;
 
-/** Facade processes: children of this process (the launcher execs the facade), the kernel aside. */
-function facadePids(kernel: number): number[] {
-  return allPids().filter((p) => {
-    try {
-      return p !== kernel && parentPid(p) === Deno.pid;
-    } catch {
-      return false;
-    }
-  });
+/** Subscriber processes: children of this process (a launcher execs the facade), the kernel aside. */
+function subscriberPids(kernel: number): number[] {
+  return childrenMentioning(Deno.pid, "deno").filter((p) => p !== kernel);
 }
 
 /** Latency figures of one round (ms), and CPU per notification (µs). */
@@ -89,82 +89,156 @@ const ms = (q: { p50: number; p95: number }) =>
   `p50 ${q.p50.toFixed(3)} ms, p95 ${q.p95.toFixed(3)} ms`;
 const us = (n: number | null) => n === null ? "?" : `${n.toFixed(0)} µs`;
 
-async function measure(label: string, k: TestKernel, subscribe: Subscribe): Promise<Figures> {
-  const pid = kernelPid(k.socket);
-  const publisher = await k.attach("default");
+/** Events a way publishes in one turn: the ways take turns, so the machine's load falls alike on each. */
+const BLOCK = 100;
+
+/** One way of subscribing, with its subscribers set up. */
+interface Way {
+  label: string;
+  /** Publishes events `from` .. `from + count - 1` to the way's subscribers. */
+  block(from: number, count: number): Promise<void>;
+  /** Prints and returns the figures of the events published since the last call. */
+  round(name: string): Round;
+  /** Unsubscribes and closes the subscribers, printing the kernel's connections. */
+  close(): Promise<void>;
+}
+
+/** Sets up {@link SUBSCRIBERS} subscribers of `channel` by `subscribe` on kernel `k`, process `pid`. */
+async function prepare(
+  label: string,
+  k: TestKernel,
+  pid: number,
+  publisher: RpcConnection,
+  channel: string,
+  subscribe: Subscribe,
+): Promise<Way> {
   const baseline = kernelConnections(pid, k.socket);
+  const others = new Set(subscriberPids(pid));
   const sentAt: number[] = new Array(2 * EVENTS);
   let arrived: number[] = [];
   let handled: number[] = [];
   let dropped = 0;
-  const subs = [];
+  /** Resolves the wait of {@link reached}, once the count it waits for is reached. */
+  let target = Infinity;
+  let wake = () => {};
+  const count = () => handled.length + dropped;
+  const subs: Awaited<ReturnType<Subscribe>>[] = [];
   for (let s = 0; s < SUBSCRIBERS; s++) {
     subs.push(
-      await subscribe((payload, arrivedAt) => {
+      await subscribe(channel, (payload, arrivedAt) => {
         if (payload.dropped !== undefined) dropped += payload.dropped;
         else if (payload.i !== undefined) {
           arrived.push(arrivedAt - sentAt[payload.i]);
           handled.push(performance.now() - sentAt[payload.i]);
         }
+        if (count() >= target) wake();
       }),
     );
   }
-  const subscribed = kernelConnections(pid, k.socket);
-  const facades = facadePids(pid);
-  const pids = [pid, Deno.pid, ...facades];
-  /** Publishes events `from` .. `from + EVENTS - 1` and waits until each subscriber has them. */
-  const round = async (name: string, from: number): Promise<Round> => {
-    arrived = [];
-    handled = [];
-    dropped = 0;
-    const cpuBefore = pids.map(cpuMs);
-    const started = performance.now();
-    for (let i = from; i < from + EVENTS; i++) {
-      sentAt[i] = performance.now();
-      await publisher.request("events.publish", { channel: CHANNEL, payload: { i } });
-    }
-    await waitUntil(() => handled.length + dropped >= SUBSCRIBERS * EVENTS, 60000);
-    const elapsed = performance.now() - started;
-    const [kernelCpu, selfCpu, ...facadeCpu] = pids.map((p, i) => cpuMs(p) - cpuBefore[i]);
-    const onWire = quantiles(arrived);
-    const inHandler = quantiles(handled);
-    console.log(
-      `${label}, ${name}: ${SUBSCRIBERS} subscribers x ${EVENTS} events in ${
-        elapsed.toFixed(0)
-      } ms: delivered ${handled.length}, dropped ${dropped}; publish->read ${ms(onWire)}, ` +
-        `publish->handler ${ms(inHandler)}, max ${inHandler.max.toFixed(3)} ms`,
-    );
-    // Per notification: each published event is delivered to every subscriber; a facade
-    // forwards every event of its own subscriber.
-    const perNotification = (total: number) => total * 1000 / (EVENTS * SUBSCRIBERS);
-    const facadeAverage = facadeCpu.reduce((a, b) => a + b, 0) / Math.max(1, facades.length);
-    const cpu = {
-      kernel: perNotification(kernelCpu),
-      facade: facades.length > 0 ? facadeAverage * 1000 / EVENTS : null,
-      self: perNotification(selfCpu),
-    };
-    console.log(
-      `${label}, ${name}: CPU per notification: kernel ${us(cpu.kernel)}, ` +
-        (cpu.facade !== null ? `each subscriber process ${us(cpu.facade)}, ` : "") +
-        `subscriber side (this process) ${us(cpu.self)}`,
-    );
-    return { arrived: onWire, handled: inHandler, cpu };
+  /** Waits until `n` notifications were handled or counted dropped (at most 10 s). */
+  const reached = (n: number): Promise<void> => {
+    if (count() >= n) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, 10000);
+      target = n;
+      wake = () => {
+        target = Infinity;
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   };
-  const cold = await round("first 1000 (fresh processes)", 0);
-  const warm = await round("next 1000 (warmed up)", EVENTS);
-  for (const sub of subs) await sub.unsubscribe();
-  await waitUntil(() => kernelConnections(pid, k.socket) <= subscribed - SUBSCRIBERS, 5000);
-  const unsubscribed = kernelConnections(pid, k.socket);
-  for (const sub of subs) await sub.close();
-  await waitUntil(() => kernelConnections(pid, k.socket) <= baseline, 5000);
-  const closed = kernelConnections(pid, k.socket);
-  publisher.close();
-  console.log(
-    `${label}: kernel connections ${baseline} before, ${subscribed} subscribed, ` +
-      `${unsubscribed} after unsubscribe, ${closed} after the subscribers closed ` +
-      `(${closed - baseline} left behind)`,
-  );
-  return { cold, warm };
+  const subscribed = kernelConnections(pid, k.socket);
+  const processes = subscriberPids(pid).filter((p) => !others.has(p));
+  const pids = [pid, Deno.pid, ...processes];
+  let cpu = pids.map(() => 0);
+  let elapsed = 0;
+  return {
+    label,
+    async block(from, n) {
+      const cpuBefore = pids.map(cpuMs);
+      const started = performance.now();
+      const expected = count() + SUBSCRIBERS * n;
+      for (let i = from; i < from + n; i++) {
+        sentAt[i] = performance.now();
+        await publisher.request("events.publish", { channel, payload: { i } });
+        // The next event is published once this one has reached every subscriber. (Socket
+        // subscribers share this process's event loop with the publisher, so they always held
+        // it back like this; subscriber processes did not, and were measured under a rate of
+        // the kernel's round trip, behind a queue of events this process made itself.)
+        await reached(expected - SUBSCRIBERS * (from + n - 1 - i));
+      }
+      await waitUntil(() => count() >= expected, 60000);
+      elapsed += performance.now() - started;
+      cpu = cpu.map((total, i) => total + cpuMs(pids[i]) - cpuBefore[i]);
+    },
+    round(name) {
+      const events = count() / SUBSCRIBERS;
+      const [kernelCpu, selfCpu, ...processCpu] = cpu;
+      const onWire = quantiles(arrived);
+      const inHandler = quantiles(handled);
+      console.log(
+        `${label}, ${name}: ${SUBSCRIBERS} subscribers x ${events} events in ${
+          elapsed.toFixed(0)
+        } ms: delivered ${handled.length}, dropped ${dropped}; publish->read ${ms(onWire)}, ` +
+          `publish->handler ${ms(inHandler)}, max ${inHandler.max.toFixed(3)} ms`,
+      );
+      // Per notification: each published event is delivered to every subscriber; a subscriber
+      // process forwards every event of its own subscriber.
+      const perNotification = (total: number) => total * 1000 / (events * SUBSCRIBERS);
+      const processAverage = processCpu.reduce((a, b) => a + b, 0) /
+        Math.max(1, processes.length);
+      const figures = {
+        kernel: perNotification(kernelCpu),
+        facade: processes.length > 0 ? processAverage * 1000 / events : null,
+        self: perNotification(selfCpu),
+      };
+      console.log(
+        `${label}, ${name}: CPU per notification: kernel ${us(figures.kernel)}, ` +
+          (figures.facade !== null ? `each subscriber process ${us(figures.facade)}, ` : "") +
+          `subscriber side (this process) ${us(figures.self)}`,
+      );
+      arrived = [];
+      handled = [];
+      dropped = 0;
+      cpu = pids.map(() => 0);
+      elapsed = 0;
+      return { arrived: onWire, handled: inHandler, cpu: figures };
+    },
+    async close() {
+      for (const sub of subs) await sub.unsubscribe();
+      await waitUntil(() => kernelConnections(pid, k.socket) <= subscribed - SUBSCRIBERS, 5000);
+      const unsubscribed = kernelConnections(pid, k.socket);
+      for (const sub of subs) await sub.close();
+      await waitUntil(() => kernelConnections(pid, k.socket) <= baseline, 5000);
+      const closed = kernelConnections(pid, k.socket);
+      console.log(
+        `${label}: kernel connections ${baseline} before, ${subscribed} subscribed, ` +
+          `${unsubscribed} after unsubscribe, ${closed} after the subscribers closed ` +
+          `(${closed - baseline} left behind)`,
+      );
+    },
+  };
+}
+
+/**
+ * Measures every way on fresh subscriber processes (events 0 .. EVENTS - 1), then warmed up (the
+ * next EVENTS), the ways taking turns by {@link BLOCK} events.
+ */
+async function measureAll(ways: Way[]): Promise<Figures[]> {
+  const rounds: Round[][] = [];
+  for (
+    const [from, name] of [[0, "first 1000 (fresh processes)"], [
+      EVENTS,
+      "next 1000 (warmed up)",
+    ]] as const
+  ) {
+    for (let at = from; at < from + EVENTS; at += BLOCK) {
+      for (const way of ways) await way.block(at, Math.min(BLOCK, from + EVENTS - at));
+    }
+    rounds.push(ways.map((way) => way.round(name)));
+  }
+  return ways.map((_, w) => ({ cold: rounds[0][w], warm: rounds[1][w] }));
 }
 
 function ratios(label: string, path: { p50: number; p95: number }, kernel: Round): void {
@@ -194,15 +268,15 @@ function stages(name: string, kernel: Round, bare: Round, stdout: Round, clients
 }
 
 /** Subscribers that are plain kernel connections. */
-const kernelSubscribe = (k: TestKernel): Subscribe => async (onEvent) => {
+const kernelSubscribe = (k: TestKernel): Subscribe => async (channel, onEvent) => {
   const conn: RpcConnection = await k.attach("default");
   conn.onNotification = (method, params) => {
     if (method === "event") onEvent(params.payload as Payload, performance.now());
   };
-  await conn.request("events.subscribe", { channel: CHANNEL });
+  await conn.request("events.subscribe", { channel });
   return {
     unsubscribe: async () => {
-      await conn.request("events.unsubscribe", { channel: CHANNEL });
+      await conn.request("events.unsubscribe", { channel });
       // A raw connection stays open after unsubscribing; close it so the count shows the drop.
       conn.close();
     },
@@ -216,74 +290,90 @@ interface NodeReadable {
 }
 
 /** Subscribers that are MCP clients, each with its own facade. */
-const mcpSubscribe =
-  (mcps: Mcp[], box: Awaited<ReturnType<typeof sandbox>>): Subscribe => async (onEvent) => {
-    const mcp = await connectMcp(box);
-    mcps.push(mcp);
-    const client: Client = mcp.client;
-    const uri = `shoal://events/${CHANNEL}`;
-    // When each stdout line was read, before the SDK parses it: one entry per line, in order.
-    const lineReadAt: number[] = [];
-    const transport = client.transport as unknown as Transport & {
-      _process: { stdout: NodeReadable };
-    };
-    transport._process.stdout.prependListener("data", (chunk) => {
-      const at = performance.now();
-      for (const byte of chunk) if (byte === 0x0a) lineReadAt.push(at);
-    });
-    const arrivedAt = new Map<number, number>();
-    const deliver = transport.onmessage!;
-    transport.onmessage = (message, extra) => {
-      const at = lineReadAt.shift()!;
-      const params = (message as { params?: { payload?: Payload } }).params;
-      if (params?.payload?.i !== undefined) arrivedAt.set(params.payload.i, at);
-      deliver(message, extra);
-    };
-    client.fallbackNotificationHandler = (n) => {
-      const params = n.params as { uri?: string; payload?: Payload };
-      if (n.method === "notifications/resources/updated" && params.uri === uri) {
-        const payload = params.payload ?? {};
-        onEvent(payload, arrivedAt.get(payload.i!) ?? performance.now());
-        arrivedAt.delete(payload.i!);
-      }
-      return Promise.resolve();
-    };
-    await client.subscribeResource({ uri });
-    return {
-      unsubscribe: async () => {
-        await client.unsubscribeResource({ uri });
-      },
-      close: () => mcp.close(),
-    };
+const mcpSubscribe = (mcps: Mcp[], box: Awaited<ReturnType<typeof sandbox>>): Subscribe =>
+async (
+  channel,
+  onEvent,
+) => {
+  const mcp = await connectMcp(box);
+  mcps.push(mcp);
+  const client: Client = mcp.client;
+  const uri = `shoal://events/${channel}`;
+  // When each stdout line was read, before the SDK parses it: one entry per line, in order.
+  const lineReadAt: number[] = [];
+  const transport = client.transport as unknown as Transport & {
+    _process: { stdout: NodeReadable };
   };
+  transport._process.stdout.prependListener("data", (chunk) => {
+    const at = performance.now();
+    for (const byte of chunk) if (byte === 0x0a) lineReadAt.push(at);
+  });
+  const arrivedAt = new Map<number, number>();
+  const deliver = transport.onmessage!;
+  transport.onmessage = (message, extra) => {
+    const at = lineReadAt.shift()!;
+    const params = (message as { params?: { payload?: Payload } }).params;
+    if (params?.payload?.i !== undefined) arrivedAt.set(params.payload.i, at);
+    deliver(message, extra);
+  };
+  client.fallbackNotificationHandler = (n) => {
+    const params = n.params as { uri?: string; payload?: Payload };
+    if (n.method === "notifications/resources/updated" && params.uri === uri) {
+      const payload = params.payload ?? {};
+      onEvent(payload, arrivedAt.get(payload.i!) ?? performance.now());
+      arrivedAt.delete(payload.i!);
+    }
+    return Promise.resolve();
+  };
+  await client.subscribeResource({ uri });
+  return {
+    unsubscribe: async () => {
+      await client.unsubscribeResource({ uri });
+    },
+    close: () => mcp.close(),
+  };
+};
 
 /**
- * Reads `child`'s stdout as JSON lines, calling `onFrame` with each and the moment its chunk was
+ * `stream` (a child's stdout) as a {@link ByteReader} that reads into one reused buffer (a BYOB
+ * read; the default reader allocates a 64 KiB chunk per read), and when its last read completed.
+ */
+function pipeReader(stream: ReadableStream<Uint8Array>): ByteReader & { readAt: number } {
+  const reader = stream.getReader({ mode: "byob" });
+  let buffer = new ArrayBuffer(READ_CHUNK);
+  return {
+    readAt: 0,
+    async read(p: Uint8Array): Promise<number | null> {
+      const { value, done } = await reader.read(new Uint8Array(buffer, 0, p.length));
+      this.readAt = performance.now();
+      if (done || value === undefined) return null;
+      buffer = value.buffer as ArrayBuffer;
+      p.set(value);
+      return value.length;
+    },
+  };
+}
+
+/**
+ * Reads `child`'s stdout frames with the framing and decoding of the socket subscribers'
+ * connections (readMessageBatches), calling `onFrame` with each and the moment its chunk was
  * read (before any parsing); ends with the stream.
  */
-async function readFrames(
-  child: Deno.ChildProcess,
-  onFrame: (frame: Record<string, unknown>, at: number) => void,
-): Promise<void> {
-  const decoder = new TextDecoder();
-  let pending = "";
-  for await (const chunk of child.stdout) {
-    const at = performance.now();
-    pending += decoder.decode(chunk, { stream: true });
-    const lines = pending.split("\n");
-    pending = lines.pop()!;
-    for (const line of lines) onFrame(JSON.parse(line), at);
+async function readFrames(child: Deno.ChildProcess, onFrame: (msg: Incoming, at: number) => void) {
+  const source = pipeReader(child.stdout);
+  for await (const batch of readMessageBatches(source, "mcp")) {
+    for (const msg of batch) onFrame(msg, source.readAt);
   }
 }
 
 /** Subscribers that read a facade's stdout frames themselves: the facade without an SDK client. */
 const stdoutSubscribe =
   (box: Awaited<ReturnType<typeof sandbox>>, children: Deno.ChildProcess[]): Subscribe =>
-  async (onEvent) => {
+  async (channel, onEvent) => {
     const child = spawnFacade(box);
     children.push(child);
     const stdin = child.stdin.getWriter();
-    const uri = `shoal://events/${CHANNEL}`;
+    const uri = `shoal://events/${channel}`;
     const replies = new Map<number, () => void>();
     const request = async (id: number, method: string) => {
       const answered = new Promise<void>((resolve) => replies.set(id, resolve));
@@ -291,10 +381,10 @@ const stdoutSubscribe =
       await stdin.write(new TextEncoder().encode(frame));
       await answered;
     };
-    readFrames(child, (frame, at) => {
-      const params = frame.params as { payload: Payload } | undefined;
-      if (frame.method === "notifications/resources/updated") onEvent(params!.payload, at);
-      else replies.get(frame.id as number)?.();
+    readFrames(child, (msg, at) => {
+      if (msg.kind === "notification" && msg.method === "notifications/resources/updated") {
+        onEvent(msg.params.payload as Payload, at);
+      } else if (msg.kind === "response") replies.get(msg.id as number)?.();
     });
     await request(1, "resources/subscribe");
     return {
@@ -309,6 +399,7 @@ const stdoutSubscribe =
 /** Subscribers behind bare forwarders (event_forwarder.ts): the process hop without a facade. */
 const forwarderSubscribe = (k: TestKernel, children: Deno.ChildProcess[]): Subscribe =>
 async (
+  channel,
   onEvent,
 ) => {
   const child = new Deno.Command(Deno.execPath(), {
@@ -317,7 +408,7 @@ async (
       "-A",
       new URL("./event_forwarder.ts", import.meta.url).pathname,
       k.socket,
-      CHANNEL,
+      channel,
     ],
     stdin: "null",
     stdout: "piped",
@@ -325,10 +416,10 @@ async (
   children.push(child);
   let subscribed!: () => void;
   const ready = new Promise<void>((resolve) => subscribed = resolve);
-  readFrames(child, (frame, at) => {
-    const params = frame.params as { payload: Payload } | undefined;
-    if (frame.method === "event") onEvent(params!.payload, at);
-    else if (frame.id === 2) subscribed();
+  readFrames(child, (msg, at) => {
+    if (msg.kind === "notification" && msg.method === "event") {
+      onEvent(msg.params.payload as Payload, at);
+    } else if (msg.kind === "response" && msg.id === 2) subscribed();
   });
   await ready;
   return {
@@ -347,10 +438,49 @@ const mcps: Mcp[] = [];
 const children: Deno.ChildProcess[] = [];
 try {
   const k = await startKernel([], box);
-  const kernel = await measure("kernel socket", k, kernelSubscribe(k));
-  const bare = await measure("bare forwarder", k, forwarderSubscribe(k, children));
-  const stdout = await measure("facade stdout", k, stdoutSubscribe(box, children));
-  const clients = await measure("MCP clients", k, mcpSubscribe(mcps, box));
+  // Found before the bare forwarders, whose command lines name the socket too.
+  const pid = kernelPid(k.socket);
+  const publisher = await k.attach("default");
+  // Every way is set up before any is measured, each on its own channel: a way's subscribers
+  // wait, blocked on a read, while the others' events are published.
+  const ways = [
+    await prepare(
+      "kernel socket",
+      k,
+      pid,
+      publisher,
+      `${CHANNEL}.socket`,
+      kernelSubscribe(k),
+    ),
+    await prepare(
+      "bare forwarder",
+      k,
+      pid,
+      publisher,
+      `${CHANNEL}.bare`,
+      forwarderSubscribe(k, children),
+    ),
+    await prepare(
+      "facade stdout",
+      k,
+      pid,
+      publisher,
+      `${CHANNEL}.stdout`,
+      stdoutSubscribe(box, children),
+    ),
+    await prepare(
+      "MCP clients",
+      k,
+      pid,
+      publisher,
+      `${CHANNEL}.clients`,
+      mcpSubscribe(mcps, box),
+    ),
+  ];
+  const [kernel, bare, stdout, clients] = await measureAll(ways);
+  // Last set up, first closed: each way's connection counts then start from its own baseline.
+  for (const way of [...ways].reverse()) await way.close();
+  publisher.close();
   for (const name of ["cold", "warm"] as const) {
     stages(name, kernel[name], bare[name], stdout[name], clients[name]);
     ratios(`${name}: bare forwarder (line read)`, bare[name].arrived, kernel[name]);

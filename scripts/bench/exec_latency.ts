@@ -4,8 +4,9 @@
  * inside the bubblewrap sandbox (when the host has one; issue 12), plain `bash -c true` spawns, and — when
  * installed with `npm install --prefix /tmp/peer mcp-server-commands` — the same MCP client
  * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
- * alternating across two connections on one session, every answer checked. Prints p50/p95 of
- * each, the ratios the issues target (the sandbox's cost: agent p50 / human p50), and
+ * alternating across two connections on one session, every answer checked. The human's and the
+ * agent's direct calls take turns, so their ratio (the sandbox's cost: agent p50 / human p50) is
+ * one of the same load. Prints p50/p95 of each, the ratios the issues target, and
  * `exec_stages.ts` prints where one exec's time goes.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -39,6 +40,33 @@ function bashMs(result: unknown): number | null {
   const r = result as { value?: { dur_ns?: number }; structuredContent?: unknown };
   const dur = r?.value?.dur_ns ?? (r?.structuredContent as typeof r)?.value?.dur_ns;
   return typeof dur === "number" ? dur / 1e6 : null;
+}
+
+/** Calls of one row in a block of {@link timeTogether}. */
+const BLOCK = 20;
+
+/**
+ * Rows of `runs` timed in turns, blocks of {@link BLOCK} back-to-back calls of each (after 10
+ * warm-up calls), so that the machine's load, which other work varies, hits them alike and their
+ * ratio holds, while the work a call leaves running (its session's next warm shell) overlaps calls
+ * of its own row.
+ */
+async function timeTogether(runs: [string, () => Promise<unknown>][]): Promise<Row[]> {
+  for (const [, run] of runs) for (let i = 0; i < 10; i++) await run();
+  const samples = runs.map((): number[] => []);
+  for (let block = 0; block < N / BLOCK; block++) {
+    for (const [k, [, run]] of runs.entries()) {
+      for (let i = 0; i < BLOCK; i++) {
+        const t0 = performance.now();
+        await run();
+        samples[k].push(performance.now() - t0);
+      }
+    }
+  }
+  return runs.map(([label], k) => {
+    samples[k].sort((a, b) => a - b);
+    return { label, p50: percentile(samples[k], 0.5), p95: percentile(samples[k], 0.95) };
+  });
 }
 
 async function time(label: string, run: () => Promise<unknown>, n = N): Promise<Row> {
@@ -112,15 +140,19 @@ const box = await sandbox();
 // The autostarted kernel reads ~/.config/shoal/leash.jsonc: an agent confined to one project.
 const proj = `${box.dir}/home/proj`;
 await Deno.mkdir(proj);
+const agentPolicy = {
+  fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
+  proc_spawn: ["*"],
+  auto_apply: "in-grant",
+  sandbox: true,
+};
+// The same agent with the sandbox off: what a token principal costs without it.
 await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
-  "agent:bench": {
-    fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
-    proc_spawn: ["*"],
-    auto_apply: "in-grant",
-    sandbox: true,
-  },
+  "agent:bench": agentPolicy,
+  "agent:free": { ...agentPolicy, sandbox: false },
 });
 const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
+const freeToken = (await createToken(box, "agent:free", "free")).secret;
 const client = new Client({ name: "bench", version: "0" });
 try {
   await client.connect(sdkTransport(box));
@@ -134,18 +166,30 @@ try {
   await a.request("session.attach", { session: "bench" });
   await b.request("session.attach", { session: "bench" });
   await a.request("exec", { src: `cd ${proj}` });
-  const direct = await time("kernel exec direct", () => a.request("exec", { src: "echo hi" }));
   const seq = await stateful(a, b);
-  a.close();
   b.close();
-  // The same session and cwd, now by the agent: every exec inside its sandbox.
+  // The agent works in a session of its own in the same project, so the human's and the agent's
+  // calls can take turns, each session keeping its warm shell: every agent exec is sandboxed.
+  for (const session of ["bench-agent", "bench-free"]) {
+    await a.request("session.attach", { session });
+    await a.request("exec", { src: `cd ${proj}` });
+  }
+  await a.request("session.attach", { session: "bench" });
+  const free = await RpcConnection.connect(box.socket());
+  await free.request("session.attach", { session: "bench-free", token: freeToken });
   const agent = await RpcConnection.connect(box.socket());
-  const attached = await agent.request("session.attach", { session: "bench", token: agentToken });
+  const attached = await agent.request("session.attach", {
+    session: "bench-agent",
+    token: agentToken,
+  });
   const tier = (attached as { caps: { tier: string } }).caps.tier;
-  const confined = await time(
-    `sandboxed agent (tier ${tier})`,
-    () => agent.request("exec", { src: "echo hi" }),
-  );
+  const [direct, unconfined, confined] = await timeTogether([
+    ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
+    ["agent, sandbox: false", () => free.request("exec", { src: "echo hi" })],
+    [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
+  ]);
+  a.close();
+  free.close();
   agent.close();
   const spawn = await time(
     "bash -c true spawn",
@@ -153,7 +197,7 @@ try {
       new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
   );
   const peer = await peerRow();
-  const rows = [facade, direct, confined, seq, spawn, ...(peer ? [peer] : [])];
+  const rows = [facade, direct, unconfined, confined, seq, spawn, ...(peer ? [peer] : [])];
   console.log(`exec latency, ${N} calls each (ms)`);
   console.log(
     "path                          p50      p95   p95/p50  p50/spawn   bash p50  rest p50",
@@ -175,6 +219,10 @@ try {
   if (peer) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peer.p50, 0.7);
   ratio("stateful p50 / kernel direct p50", seq.p50 / direct.p50, 1.2);
   ratio(`sandboxed agent (${tier}) p50 / kernel direct p50`, confined.p50 / direct.p50, 1.5);
+  console.log(
+    `sandbox's own cost: sandboxed - unsandboxed agent p50 = ` +
+      `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,
+  );
 } finally {
   await client.close().catch(() => {});
   await box.cleanup();

@@ -2,23 +2,25 @@
  * Slow and stalled clients (issue 13): one MCP client subscribes to `shoal://events/user.flood`,
  * starts a long `shoal_exec` with a progress token (output and progress notifications), then
  * stops reading its facade's stdout while a kernel connection publishes 20,000 events of 1 KiB
- * on that channel. Prints the exec p50 of three other facades and of a direct kernel connection
+ * on that channel (with `--non-blocking-stdout` that stdout is a non-blocking pipe, as some
+ * clients hand it over). Prints the exec p50 of three other facades and of a direct kernel connection
  * during the stall against before it (same run), the stalled facade's and the kernel's RSS growth
- * while 20 MB were published, and, once reading resumes, whether the client caught up: the long
- * exec's result arrived and every published event was either delivered or counted in a
- * K-EVT-10 `{dropped, latest_seq}` notification, up to the last seq.
+ * while 20 MB were published, and, once reading resumes, whether the client caught up: progress
+ * notifications came again (the exec runs until then), its result arrived, and every published
+ * event was either delivered once or counted in a K-EVT-10 `{dropped, latest_seq}` notification,
+ * up to the last seq.
  *
- *   deno run -A scripts/stress/stalled_client.ts [--events N]
+ *   deno run -A scripts/stress/stalled_client.ts [--events N] [--non-blocking-stdout]
  */
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { connectMcp, type Mcp } from "../../tests/e2e/_mcp.ts";
-import { kernelPids, processLive, rssBytes } from "../../tests/_support/proc.ts";
+import { kernelPid, kernelPids, processLive, rssBytes } from "../../tests/_support/proc.ts";
 import type { Rec } from "../../tests/_support/rec.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
-import { CountingStdio } from "../../tests/_support/stdio_client.ts";
-import { pollUntil, waitUntil } from "../../tests/_support/wait.ts";
+import { CountingStdio, NON_BLOCKING_STDOUT } from "../../tests/_support/stdio_client.ts";
+import { waitUntil } from "../../tests/_support/wait.ts";
 import { percentile } from "../bench/percentile.ts";
 import { intFlag, mib, Report } from "./report.ts";
 
@@ -29,23 +31,25 @@ const SAMPLES = 30;
 /** Latency during the stall may be at most this many times the p50 before it. */
 const LATENCY_RATIO = 2;
 const FACADE_GROWTH_MIB = 32;
+/** Progress notifications the client must get after it reads again, before the exec ends. */
+const PROGRESS_AFTER_RESUME = 2;
+const nonBlocking = Deno.args.includes("--non-blocking-stdout");
 
 const box = await sandbox();
 const socket = box.socket();
 const env = box.env({ SHOAL_SOCKET: socket });
-const load = `${EVENTS} events of 1 KiB while stalled, ${OTHERS} other facades`;
+const load = `${EVENTS} events of 1 KiB while stalled, ${OTHERS} other facades` +
+  (nonBlocking ? ", non-blocking stdout" : "");
 const report = new Report(`slow and stalled client: ${load}`);
 const others: Mcp[] = [];
-const transport = new CountingStdio(env);
+const transport = new CountingStdio(env, nonBlocking ? NON_BLOCKING_STDOUT : []);
 const stalled = new Client({ name: "stalled", version: "0" });
 let direct: RpcConnection | null = null;
 try {
   for (let i = 0; i < OTHERS; i++) others.push(await connectMcp(box, { SHOAL_SOCKET: socket }));
-  // Facades that raced to autostart left kernels that exit on finding the socket served (K-CLI-1).
-  const [kernel] = await pollUntil(
-    () => Promise.resolve(kernelPids(socket)),
-    (pids) => pids.length === 1,
-  );
+  // Facades started at once may each autostart a kernel; all but one exit once one serves.
+  await waitUntil(() => kernelPids(socket).length === 1, 30_000);
+  const kernel = kernelPid(socket);
   direct = await RpcConnection.connect(socket);
   await direct.request("session.attach", { session: "direct" });
   const updates: Rec[] = [];
@@ -84,10 +88,12 @@ try {
   const before = await latencies();
   const rssBefore = { facade: rssBytes(facade), kernel: rssBytes(kernel) };
 
+  // The exec runs until the client has had progress again after resuming.
+  const go = `${box.dir}/go`;
   const longRun = stalled.callTool(
     {
       name: "shoal_exec",
-      arguments: { src: "for i in $(seq 1 40); do echo line $i; sleep 0.1; done" },
+      arguments: { src: `while [ ! -e ${go} ]; do sleep 0.1; done; echo done` },
     },
     undefined,
     { timeout: 300_000, onprogress: () => progress++ },
@@ -131,7 +137,11 @@ try {
   );
   console.log(`note: kernel RSS ${mib(rssBefore.kernel)}→${mib(rssPeak.kernel)}`);
   const received = updates.length;
+  const progressBefore = progress;
   transport.resume();
+  await waitUntil(() => progress >= progressBefore + PROGRESS_AFTER_RESUME, 30_000);
+  const progressAfter = progress - progressBefore;
+  Deno.writeTextFileSync(go, "");
   const result = await longRun.catch((e) => e as Error);
   const caughtUp = await waitUntil(
     () => updates.some((u) => (u.seq as number) >= lastSeq),
@@ -139,23 +149,35 @@ try {
   );
   let delivered = 0;
   let dropped = 0;
+  const seqs = new Set<unknown>();
   for (const u of updates) {
     const payload = u.payload as Rec;
     if (typeof payload.dropped === "number") dropped += payload.dropped;
-    else delivered++;
+    else {
+      delivered++;
+      seqs.add(u.seq);
+    }
   }
+  report.add(
+    "progress notes after resume",
+    `≥ ${PROGRESS_AFTER_RESUME}`,
+    `${progressAfter} (${progressBefore} before)`,
+    progressAfter >= PROGRESS_AFTER_RESUME,
+    load,
+  );
   report.add(
     "long exec answered after resume",
     "ok",
-    result instanceof Error ? String(result).slice(0, 60) : `ok, ${progress} progress notes`,
+    result instanceof Error ? String(result).slice(0, 60) : "ok",
     !(result instanceof Error) && !(result as { isError?: boolean }).isError,
     load,
   );
   report.add(
-    "events delivered + reported dropped",
+    "events delivered once + reported dropped",
     `= ${EVENTS}, up to seq ${lastSeq}`,
-    `${delivered} + ${dropped} (${received} while stalled)${caughtUp ? "" : ", not caught up"}`,
-    caughtUp && delivered + dropped === EVENTS,
+    `${delivered} + ${dropped} (${received} while stalled)${caughtUp ? "" : ", not caught up"}` +
+      (seqs.size < delivered ? `, ${delivered - seqs.size} twice` : ""),
+    caughtUp && seqs.size === delivered && delivered + dropped === EVENTS,
     load,
   );
 } finally {

@@ -67,12 +67,11 @@ export class FacadeServer {
       (method, params, context) => this.#dispatch(method, params, context),
       log,
     );
-    this.subscriptions = new SubscriptionRegistry(kernel, (uri, seq, payload) =>
-      transport.send({
-        jsonrpc: "2.0",
-        method: "notifications/resources/updated",
-        params: { uri, seq, payload } as { uri: string },
-      }), log);
+    this.subscriptions = new SubscriptionRegistry(
+      kernel,
+      (frame) => transport.sendFrame(frame),
+      log,
+    );
     this.#methods = {
       "initialize": (p) => this.#initialize(p),
       "tools/list": () => ({ tools: TOOLS }),

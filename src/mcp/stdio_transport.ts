@@ -87,6 +87,12 @@ export class StdioTransport implements Transport {
     return this.#write(message);
   }
 
+  /** Writes one frame already encoded (ending in a newline) behind the frames before it. */
+  sendFrame(frame: Uint8Array): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return this.#writeFrame(frame);
+  }
+
   /** Closes the transport once; `onclose` runs and `finished` resolves. */
   close(): Promise<void> {
     if (!this.#closed) {
@@ -98,8 +104,12 @@ export class StdioTransport implements Transport {
   }
 
   #write(message: unknown): Promise<void> {
+    return this.#writeFrame(encodeFrame(message));
+  }
+
+  #writeFrame(frame: Uint8Array): Promise<void> {
     // A failed write means the client is gone (M-CLI-3).
-    return this.#writer.write(encodeFrame(message)).catch(() => this.close());
+    return this.#writer.write(frame).catch(() => this.close());
   }
 
   #forget(internal: number): void {

@@ -4,12 +4,13 @@ import type { RpcConnection } from "../protocol/rpc_client.ts";
 import { errorText } from "./config.ts";
 import type { KernelClient } from "./kernel_client.ts";
 import { parseResourceUri } from "./resource_uri.ts";
+import { updateFrames } from "./update_frame.ts";
 
 /** How long unsubscribe waits for `events.unsubscribe` before closing anyway (M-SUB-4). */
 export const UNSUBSCRIBE_WAIT_MS = 1000;
 
-/** Delivers one `notifications/resources/updated` (M-SUB-3); settles once it is written. */
-export type UpdateSink = (uri: string, seq: unknown, payload: unknown) => Promise<void>;
+/** Writes one encoded `notifications/resources/updated` frame (M-SUB-3); settles once it is written. */
+export type UpdateSink = (frame: Uint8Array) => Promise<void>;
 
 /** The kernel channel a subscribable URI maps to, or null (M-SUB-1). */
 export function subscriptionChannel(uri: string): string | null {
@@ -118,10 +119,10 @@ export class SubscriptionRegistry {
     // Waiting for stdout before reading the next event lets a client that stops reading back
     // up to the kernel, whose bounded queue then drops and counts (K-EVT-9/10) instead of the
     // facade buffering without limit.
-    conn.onNotification = async (method, params) => {
-      if (method === "event" && this.#entries.get(uri) === entry) {
-        await this.sink(uri, params.seq, params.payload);
-      }
+    const frame = updateFrames(uri);
+    conn.onNotification = (method, params) => {
+      if (method !== "event" || this.#entries.get(uri) !== entry) return;
+      return this.sink(frame(params.seq, params.payload));
     };
     try {
       await conn.request("events.subscribe", { channel: entry.channel });

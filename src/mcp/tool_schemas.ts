@@ -1,3 +1,4 @@
+import { VALUE_NESTING_LIMIT } from "../protocol/limits.ts";
 /** A JSON Schema as used by the tool input schemas (a closed subset, see schema_check.ts). */
 export type JsonSchema = { [keyword: string]: unknown };
 
@@ -70,7 +71,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Run bash",
     description:
       "Run bash source in the shared shoal session (cwd and environment persist between calls). " +
-      "Returns the outcome (ok, status, stdout as a structured value, stderr) and an out:N ref. " +
+      "Returns the outcome (ok, status, stdout as a structured value when it is JSON nested at " +
+      `most ${VALUE_NESTING_LIMIT} levels, else as text, stderr) and an out:N ref. ` +
       FETCH_MORE + " mode 'plan' only reports effects and stores a plan; background:true " +
       "returns a task at once; timeout_ms bounds the wait (the work continues as a task).",
     inputSchema: closed({

@@ -1,5 +1,5 @@
 import { concatBytes } from "./concat_bytes.ts";
-import { FRAME_LIMIT, READ_CHUNK } from "./limits.ts";
+import { FRAME_LIMIT, NESTING_LIMIT, READ_CHUNK } from "./limits.ts";
 import { decodeFrame, type IdRule, type Incoming, OVERSIZE_ERROR } from "./rpc.ts";
 
 /** What a framer yields: one complete frame, or notice that an oversize frame was dropped. */
@@ -83,13 +83,14 @@ export interface ByteReader {
 
 /**
  * The one read loop of every connection (kernel socket, RPC client, facade stdin): bounded
- * frames decoded by `rule`, yielded as the batch that one read of `source` completed (never
+ * frames decoded by `rule` (nesting at most `nesting` levels), yielded as the batch that one read of `source` completed (never
  * empty); an oversize frame comes out as an invalid message carrying the W-FRAME-4/5 error with
  * id null. One read buffer is reused: the framer copies what it keeps.
  */
 export async function* readMessageBatches(
   source: ByteReader,
   rule: IdRule,
+  nesting: number = NESTING_LIMIT,
 ): AsyncGenerator<Incoming[]> {
   const framer = new LineFramer();
   const buf = new Uint8Array(READ_CHUNK);
@@ -101,7 +102,7 @@ export async function* readMessageBatches(
     yield events.map((event) =>
       event.kind === "oversize"
         ? { kind: "invalid", id: null, error: OVERSIZE_ERROR }
-        : decodeFrame(event.bytes, rule)
+        : decodeFrame(event.bytes, rule, nesting)
     );
   }
 }

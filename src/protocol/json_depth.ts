@@ -20,17 +20,24 @@ export function closingQuote(text: string, at: number): number {
 }
 
 /**
- * Whether `text` opens more than `limit` arrays or objects inside one another (brackets inside
- * strings do not count). A linear scan that builds nothing, so a frame nested too deeply is
- * refused before `JSON.parse` allocates one object per level; `text` need not be valid JSON.
+ * Whether the UTF-8 JSON `bytes` open more than `limit` arrays or objects inside one another
+ * (brackets inside strings do not count; no byte of a multi-byte character is ASCII). A linear
+ * scan of the bytes that builds nothing, so a frame nested too deeply is refused before it is
+ * decoded to a string or parsed; `bytes` need not be valid JSON or UTF-8.
  */
-export function nestsDeeper(text: string, limit: number): boolean {
+export function nestsDeeper(bytes: Uint8Array, limit: number): boolean {
   let depth = 0;
-  for (let at = 0; at < text.length; at++) {
-    const c = text.charCodeAt(at);
+  for (let at = 0; at < bytes.length; at++) {
+    const c = bytes[at];
     if (c === QUOTE) {
-      at = closingQuote(text, at);
-      if (at < 0) return false;
+      // Skip to the closing quote: one preceded by an even run of backslashes.
+      do {
+        at = bytes.indexOf(QUOTE, at + 1);
+        if (at < 0) return false;
+        let escapes = 0;
+        while (bytes[at - 1 - escapes] === BACKSLASH) escapes++;
+        if (escapes % 2 === 0) break;
+      } while (true);
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++depth > limit) return true;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {

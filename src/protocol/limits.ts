@@ -2,9 +2,22 @@
 export const FRAME_LIMIT = 16 * 1024 * 1024;
 /**
  * Deepest nesting of arrays and objects a frame may hold: a deeper one is refused before it is
- * parsed (issue 13: parsing builds one object per level, hundreds of MiB for a run of such frames).
+ * decoded or parsed (issue 13: parsing builds an array or object of 60-100 bytes per level, so a
+ * run of frames 10,000 levels deep grew a process by 20 MiB per 2,000 frames), and no echo of
+ * what a frame held can exhaust the stack of `JSON.stringify` with a replacer (about 2,700 levels).
  */
-export const NESTING_LIMIT = 10_000;
+export const NESTING_LIMIT = 2_000;
+/**
+ * Deepest nesting of a frame from the kernel that a client reads: a reply or event wraps what a
+ * request carried (up to NESTING_LIMIT) in a few envelope levels.
+ */
+export const REPLY_NESTING_LIMIT = NESTING_LIMIT + 16;
+/**
+ * Deepest nesting of arrays and objects that stdout JSON may hold to become a structured value
+ * (K-BASH-10); deeper stdout is text. A typed value's wire form (at most two JSON levels per level)
+ * then stays far below the depth at which serializing, rendering or eliding it exhausts the stack.
+ */
+export const VALUE_NESTING_LIMIT = 512;
 /** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
 export const ID_NESTING_LIMIT = 100;
 /** Largest chunk a framer is fed at once (W-FRAME-3). */

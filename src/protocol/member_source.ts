@@ -8,6 +8,7 @@ import {
 } from "./json_depth.ts";
 
 const COMMA = 0x2c;
+const COLON = 0x3a;
 
 function skipSpace(text: string, at: number): number {
   while (at < text.length) {
@@ -18,12 +19,16 @@ function skipSpace(text: string, at: number): number {
   return at;
 }
 
-/** Index just past the string literal that opens at `at` (in JSON that `JSON.parse` accepted). */
+/** Index just past the string literal that opens at `at`, or -1 when it is unclosed. */
 function stringEnd(text: string, at: number): number {
-  return closingQuote(text, at) + 1;
+  const close = closingQuote(text, at);
+  return close < 0 ? -1 : close + 1;
 }
 
-/** Index just past the value that starts at `at`; a loop, not recursion, whatever the nesting. */
+/**
+ * Index just past the value that starts at `at`, or -1 when the text ends inside it; a loop, not
+ * recursion, whatever the nesting.
+ */
 function valueEnd(text: string, at: number): number {
   const first = text.charCodeAt(at);
   if (first === QUOTE) return stringEnd(text, at);
@@ -38,10 +43,11 @@ function valueEnd(text: string, at: number): number {
     return at;
   }
   let depth = 0;
-  while (true) {
+  while (at < text.length) {
     const c = text.charCodeAt(at);
     if (c === QUOTE) {
       at = stringEnd(text, at);
+      if (at < 0) return -1;
       continue;
     }
     if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
@@ -51,26 +57,43 @@ function valueEnd(text: string, at: number): number {
     }
     at++;
   }
+  return -1;
 }
 
 /**
- * The source text of the last top-level member `name` (the one `JSON.parse` keeps) of `text`,
- * which must be a JSON object that `JSON.parse` accepted; undefined when there is none.
+ * The source text of the last top-level member `name` (the one `JSON.parse` keeps) of `text`, a
+ * JSON object; undefined when there is none. Text that is not JSON (cut short, say) is read as
+ * far as it goes: the members found before it breaks off count.
  */
 export function memberSource(text: string, name: string): string | undefined {
   let found: string | undefined;
   let at = skipSpace(text, 0) + 1;
-  while (true) {
+  while (at < text.length) {
     at = skipSpace(text, at);
-    if (text.charCodeAt(at) === CLOSE_BRACE) return found;
+    if (text.charCodeAt(at) !== QUOTE) return found;
     const keyEnd = stringEnd(text, at);
+    if (keyEnd < 0) return found;
     const key = text.slice(at, keyEnd);
-    const start = skipSpace(text, skipSpace(text, keyEnd) + 1);
+    const colon = skipSpace(text, keyEnd);
+    if (text.charCodeAt(colon) !== COLON) return found;
+    const start = skipSpace(text, colon + 1);
     const end = valueEnd(text, start);
-    if (key === JSON.stringify(name) || (key.includes("\\") && JSON.parse(key) === name)) {
+    if (end <= start) return found;
+    if (key === JSON.stringify(name) || (key.includes("\\") && sameKey(key, name))) {
       found = text.slice(start, end);
     }
     at = skipSpace(text, end);
-    if (text.charCodeAt(at) === COMMA) at++;
+    if (text.charCodeAt(at) !== COMMA) return found;
+    at++;
+  }
+  return found;
+}
+
+/** Whether the escaped key literal `key` names `name` (false when it is no JSON string). */
+function sameKey(key: string, name: string): boolean {
+  try {
+    return JSON.parse(key) === name;
+  } catch {
+    return false;
   }
 }

@@ -27,7 +27,18 @@ export type Incoming =
 /** Which id rule applies: the kernel echoes any JSON id verbatim, MCP allows strings and safe integers. */
 export type IdRule = "verbatim" | "mcp";
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder();
+
+/**
+ * `bytes` as UTF-8 text; throws a TypeError if they are not UTF-8. The lenient decoder is the
+ * runtime's fast path; only a text with U+FFFD in it, which the input may hold or the lenient
+ * decoder may have put in place of bad bytes, is decoded again strictly to tell which.
+ */
+function decodeUtf8(bytes: Uint8Array): string {
+  const text = utf8.decode(bytes);
+  return text.includes("\uFFFD") ? strictUtf8.decode(bytes) : text;
+}
 
 function invalid(id: RpcId, code: number, message: string, data?: unknown): Incoming {
   const error: RpcErrorObject = data === undefined ? { code, message } : { code, message, data };
@@ -55,7 +66,8 @@ function verbatim(holder: object, key: string, sources: SourceTexts): RpcId {
  * {@link ID_NESTING_LIMIT} levels (or too deeply to copy).
  */
 function verbatimId(source: string): RpcId | null {
-  if (nestsDeeper(source, ID_NESTING_LIMIT)) return null;
+  const nests = source.startsWith("[") || source.startsWith("{");
+  if (nests && nestsDeeper(encoder.encode(source), ID_NESTING_LIMIT)) return null;
   const sources: SourceTexts = new WeakMap();
   try {
     // Wrapped in an array so that the id itself has a holder to record its source under.
@@ -77,6 +89,36 @@ function verbatimId(source: string): RpcId | null {
   }
 }
 
+/**
+ * The id `raw`, written as `source`, as it is echoed under `rule`: any JSON (W-RPC-2) or an MCP
+ * string or integer (an integer written as `1.0` or `1e3` is not one); undefined when refused.
+ */
+function acceptedId(raw: unknown, source: string, rule: IdRule): RpcId | undefined {
+  if (rule === "verbatim") return verbatimId(source) ?? undefined;
+  const integer = typeof raw === "number" && Number.isSafeInteger(raw) &&
+    source === JSON.stringify(raw);
+  return typeof raw === "string" || integer ? raw as string | number : undefined;
+}
+
+/**
+ * The id of a frame refused unparsed, so that even a request nested too deeply is answered under
+ * its own id (M-IN-1): a string or number id found among its top-level members, else null.
+ */
+function unparsedId(bytes: Uint8Array, rule: IdRule): RpcId {
+  let source: string | undefined;
+  try {
+    source = memberSource(decodeUtf8(bytes), "id");
+  } catch {
+    return null; // not UTF-8
+  }
+  if (source === undefined || !/^("|-?[0-9])/.test(source)) return null;
+  try {
+    return acceptedId(JSON.parse(source), source, rule) ?? null;
+  } catch {
+    return null;
+  }
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -88,23 +130,31 @@ function parseError(e: unknown): Incoming {
   });
 }
 
-/** Decodes one frame into a request, notification, response, or an error to send back (W-FRAME-6/7, W-RPC-1/2). */
-export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
+/**
+ * Decodes one frame into a request, notification, response, or an error to send back
+ * (W-FRAME-6/7, W-RPC-1/2); a frame nesting deeper than `nesting` levels is refused.
+ */
+export function decodeFrame(
+  bytes: Uint8Array,
+  rule: IdRule,
+  nesting: number = NESTING_LIMIT,
+): Incoming {
   // A plain parse copes with any nesting up to the limit; only the id needs its source text
-  // (W-RPC-2, M-IN-1). Deeper frames are refused unparsed.
+  // (W-RPC-2, M-IN-1). Deeper frames are refused undecoded: neither a string nor objects are
+  // built for them (issue 13).
   let text: string;
   let msg: unknown;
+  if (nestsDeeper(bytes, nesting)) {
+    return invalid(
+      unparsedId(bytes, rule),
+      ErrorCode.INVALID_REQUEST,
+      `invalid request: arrays and objects nest deeper than ${nesting} levels`,
+    );
+  }
   try {
-    text = decoder.decode(bytes);
+    text = decodeUtf8(bytes);
   } catch (e) {
     return parseError(e);
-  }
-  if (nestsDeeper(text, NESTING_LIMIT)) {
-    return invalid(
-      null,
-      ErrorCode.INVALID_REQUEST,
-      `invalid request: arrays and objects nest deeper than ${NESTING_LIMIT} levels`,
-    );
   }
   try {
     msg = JSON.parse(text);
@@ -119,19 +169,14 @@ export function decodeFrame(bytes: Uint8Array, rule: IdRule): Incoming {
   if (hasId) {
     const raw = msg.id;
     const source = memberSource(text, "id") as string;
-    if (rule === "verbatim") {
-      const copy = verbatimId(source);
-      if (copy === null) return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: bad id");
-      id = copy;
-    } else {
-      // An error response to a frame the peer could not read carries id null (W-FRAME-4/6).
-      const ok = typeof raw === "string" ||
-        // An integer written as `1.0` or `1e3` is not an integer id.
-        (typeof raw === "number" && Number.isSafeInteger(raw) && source === JSON.stringify(raw)) ||
-        (raw === null && !Object.hasOwn(msg, "method") && Object.hasOwn(msg, "error"));
-      if (!ok) return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: bad id");
-      id = raw as string | number;
+    // An error response to a frame the peer could not read carries id null (W-FRAME-4/6).
+    const copy = raw === null && rule === "mcp"
+      ? (!Object.hasOwn(msg, "method") && Object.hasOwn(msg, "error") ? null : undefined)
+      : acceptedId(raw, source, rule);
+    if (copy === undefined) {
+      return invalid(null, ErrorCode.INVALID_REQUEST, "invalid request: bad id");
     }
+    id = copy;
   }
   if (msg.jsonrpc !== "2.0") {
     return invalid(id, ErrorCode.INVALID_REQUEST, 'invalid request: jsonrpc must be "2.0"');

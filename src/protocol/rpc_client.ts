@@ -2,6 +2,7 @@ import { RpcError, type RpcErrorObject } from "./errors.ts";
 import { type ByteWriter, FrameWriter } from "./frame_writer.ts";
 import { type ByteReader, readMessageBatches } from "./framing.ts";
 import { encodeFrame } from "./rpc.ts";
+import { REPLY_NESTING_LIMIT } from "./limits.ts";
 
 /** Raised for requests that cannot complete because the connection closed. */
 export class ConnectionClosedError extends Error {
@@ -107,7 +108,7 @@ export class RpcConnection {
 
   async #readLoop(): Promise<void> {
     try {
-      for await (const batch of readMessageBatches(this.#conn, "mcp")) {
+      for await (const batch of readMessageBatches(this.#conn, "mcp", REPLY_NESTING_LIMIT)) {
         // Every frame of one read is handled before waiting on the consumer, so a burst of
         // notifications reaches it in one turn (and leaves the facade in one stdout write).
         let consumed: void | Promise<void> = undefined;

@@ -32,15 +32,20 @@ export function releaseTransport(box: Sandbox, extraEnv: Record<string, string> 
   });
 }
 
-/** The client command with `args`, exactly `env`, and piped stdin and stdout. */
+/**
+ * The client command with `args`, exactly `env`, and piped stdin and stdout; `prefix` is a
+ * command that execs the rest of its arguments (e.g. to set up the facade's stdio first).
+ */
 export function spawnLauncher(
   env: Record<string, string>,
   args: string[] = [],
   stderr: "piped" | "null" = "piped",
+  prefix: string[] = [],
 ): Deno.ChildProcess {
   const { command, args: full } = launcherArgs(args);
-  return new Deno.Command(command, {
-    args: full,
+  const argv = [...prefix, command, ...full];
+  return new Deno.Command(argv[0], {
+    args: argv.slice(1),
     env,
     clearEnv: true,
     stdin: "piped",

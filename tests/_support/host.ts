@@ -19,7 +19,10 @@ export const LINUX_SOCKET_RULE = needsLinux(
 );
 
 /** The sandbox the kernel finds on this host (P-SBX-1): its own probe over this PATH. */
-export const HOST_SANDBOX = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
+export const HOST_SANDBOX = await detectSandbox(
+  Deno.env.get("PATH") ?? "/usr/bin:/bin",
+  "/bin/bash",
+);
 
 /** Why a test of the bubblewrap sandbox (tier B) cannot run here, or null where it can. */
 export const NEEDS_TIER_B: string | null = HOST_SANDBOX.tier === "B"

@@ -9,6 +9,13 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { spawnLauncher } from "./facade.ts";
 
+/** A {@link CountingStdio} prefix that execs the facade with its stdout (fd 1) non-blocking. */
+export const NON_BLOCKING_STDOUT = [
+  "python3",
+  "-c",
+  "import os, sys; os.set_blocking(1, False); os.execv(sys.argv[1], sys.argv[1:])",
+];
+
 /** An SDK transport to a facade it spawns with exactly `env`. */
 export class CountingStdio implements Transport {
   onclose?: () => void;
@@ -24,10 +31,14 @@ export class CountingStdio implements Transport {
   /** Set while reading is paused: resolves when it resumes. */
   #paused: { resumed: Promise<void>; resume: () => void } | null = null;
 
-  constructor(private readonly env: Record<string, string>) {}
+  /** `prefix` execs the facade command it is given (see {@link spawnLauncher}). */
+  constructor(
+    private readonly env: Record<string, string>,
+    private readonly prefix: string[] = [],
+  ) {}
 
   start(): Promise<void> {
-    this.child = spawnLauncher(this.env);
+    this.child = spawnLauncher(this.env, [], "piped", this.prefix);
     this.#writer = this.child.stdin.getWriter();
     this.#reading = this.#read(this.child.stdout);
     new Response(this.child.stderr).text().then((t) => this.stderr = t, () => {});

@@ -4,6 +4,7 @@
  * buffered for without limit.
  */
 import assert from "node:assert/strict";
+import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { startKernel } from "../_support/kernel.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { waitUntil } from "../_support/wait.ts";
@@ -18,16 +19,17 @@ interface Update {
 const CHANNEL = "user.push";
 const URI = `shoal://events/${CHANNEL}`;
 
-/** The updates among `frames`, checking they are in strictly increasing `seq` order. */
-function updates(frames: Frame[]): Update[] {
+/** The updates of `uri` among `frames`, checking they are in strictly increasing `seq` order. */
+function updates(frames: Frame[], uri = URI): Update[] {
   const out = frames
     .filter((f) => f.method === "notifications/resources/updated")
     .map((f) => f.params as Frame & Update);
-  for (let i = 1; i < out.length; i++) {
-    assert.ok(out[i].seq > out[i - 1].seq, `seq ${out[i].seq} after ${out[i - 1].seq}`);
+  if (uri === URI) { for (const u of out) assert.equal((u as Frame).uri, URI); }
+  const mine = out.filter((u) => (u as Frame).uri === uri);
+  for (let i = 1; i < mine.length; i++) {
+    assert.ok(mine[i].seq > mine[i - 1].seq, `seq ${mine[i].seq} after ${mine[i - 1].seq}`);
   }
-  for (const u of out) assert.equal((u as Frame).uri, URI);
-  return out;
+  return mine;
 }
 
 /** Events accounted for: delivered plus counted as dropped. */
@@ -36,7 +38,11 @@ function accounted(list: Update[]): number {
 }
 
 async function withKernel(
-  fn: (box: Sandbox, publish: (n: number, pad: string) => Promise<void>) => Promise<void>,
+  fn: (
+    box: Sandbox,
+    publish: (n: number, pad: string) => Promise<void>,
+    publisher: RpcConnection,
+  ) => Promise<void>,
 ) {
   const box = await sandbox();
   const k = await startKernel([], box);
@@ -46,7 +52,7 @@ async function withKernel(
       for (let i = 0; i < n; i++) {
         await publisher.request("events.publish", { channel: CHANNEL, payload: { i, pad } });
       }
-    });
+    }, publisher);
   } finally {
     publisher.close();
     await k.cleanup(); // removes the sandbox too
@@ -130,6 +136,58 @@ Deno.test("K-EVT-10: a client that stops reading stdout backs up to the kernel, 
         // already exited
       }
       await child.status;
+    }
+  });
+});
+
+Deno.test("M-SUB-3, W-FRAME-8: with two subscriptions and requests in flight, stdout holds whole frames: each URI's updates complete, in order, with the published payloads, and every request answered", async () => {
+  await withKernel(async (box, _publish, publisher) => {
+    const facade = new RawFacade(box);
+    const uris = ["a", "b"].map((name) => `${URI}.${name}`);
+    const payload = (uri: string, i: number) => ({
+      i,
+      uri,
+      text: `"${i}" \\ é✓𝄞\n\t${"x".repeat(i % 97)}`,
+      nested: [{ n: i / 7 }, [null, true]],
+    });
+    const events = 600;
+    const requests = 60;
+    try {
+      for (const uri of uris) {
+        assert.deepEqual((await facade.request(uri, "resources/subscribe", { uri })).result, {});
+      }
+      // Events on both channels, and requests to the facade while they flow.
+      const published = (async () => {
+        for (let i = 0; i < events; i++) {
+          for (const uri of uris) {
+            const channel = uri.slice("shoal://events/".length);
+            await publisher.request("events.publish", { channel, payload: payload(uri, i) });
+          }
+        }
+      })();
+      for (let id = 0; id < requests; id++) {
+        await facade.send({ jsonrpc: "2.0", id, method: "resources/templates/list" });
+      }
+      await published;
+      for (let id = 0; id < requests; id++) {
+        const result = (await facade.response(id)).result as Frame;
+        assert.ok(Array.isArray(result.resourceTemplates));
+      }
+      const frames = facade.queued as Frame[];
+      for (const uri of uris) {
+        assert.ok(await waitUntil(() => accounted(updates(frames, uri)) >= events, 60000));
+        const list = updates(frames, uri);
+        assert.equal(accounted(list), events);
+        for (const u of list) {
+          if (u.payload.dropped === undefined) {
+            assert.deepEqual(u.payload, payload(uri, u.payload.i!));
+          }
+        }
+      }
+      assert.deepEqual(facade.junk, [], "every stdout line is one whole JSON frame");
+    } finally {
+      facade.kill();
+      await facade.exit().catch(() => {});
     }
   });
 });

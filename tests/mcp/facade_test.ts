@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { NESTING_LIMIT } from "../../src/protocol/limits.ts";
 import { rssBytes } from "../_support/proc.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { launcherArgs, RawFacade, sdkTransport } from "../_support/facade.ts";
@@ -236,9 +237,12 @@ Deno.test("W-RPC-1/2, W-FRAME-6/7: envelope errors on stdin; ids are echoed exac
   });
 });
 
-Deno.test("M-IN-1: requests whose params nest 5000 levels deep are each answered under their own id", async () => {
-  const arrays = "[".repeat(5000) + "]".repeat(5000);
-  const objects = '{"a":'.repeat(5000) + "1" + "}".repeat(5000);
+Deno.test("M-IN-1: requests whose params nest up to NESTING_LIMIT levels are processed, 5,000 levels are -32600; each is answered under its own id", async () => {
+  // Inside the frame's object and its params: NESTING_LIMIT levels in all.
+  const depth = NESTING_LIMIT - 2;
+  const arrays = "[".repeat(depth) + "]".repeat(depth);
+  const objects = '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+  const deeper = "[".repeat(5000) + "]".repeat(5000);
   await withRaw(async (facade) => {
     const frame = (id: number, method: string, params: string) =>
       `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}\n`;
@@ -248,16 +252,14 @@ Deno.test("M-IN-1: requests whose params nest 5000 levels deep are each answered
     await facade.write(frame(12, "tools/call", `{"name":"shoal_exec","arguments":${arrays}}`));
     await facade.write(frame(13, "resources/read", `{"uri":${objects}}`));
     await facade.write(frame(14, "no/such", `{"x":${arrays}}`));
+    await facade.write(frame(15, "ping", `{"x":${deeper}}`));
+    await facade.write(frame(16, "tools/call", `{"name":"shoal_exec","arguments":${deeper}}`));
     assert.deepEqual((await facade.response(9)).result, {});
     assert.deepEqual((await facade.response(10)).result, {});
-    for (const id of [11, 12, 13]) {
-      assert.equal(
-        ((await facade.response(id)).error as { code: number }).code,
-        -32602,
-        `id ${id}`,
-      );
-    }
-    assert.equal(((await facade.response(14)).error as { code: number }).code, -32601);
+    const code = async (id: number) => ((await facade.response(id)).error as { code: number }).code;
+    for (const id of [11, 12, 13]) assert.equal(await code(id), -32602, `id ${id}`);
+    assert.equal(await code(14), -32601);
+    for (const id of [15, 16]) assert.equal(await code(id), -32600, `id ${id}`);
     assert.deepEqual(facade.queued, [], "no other frame (such as an id-null error) was written");
   });
 });

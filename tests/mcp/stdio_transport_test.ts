@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StdioTransport } from "../../src/mcp/stdio_transport.ts";
+import { updateFrames } from "../../src/mcp/update_frame.ts";
 import { waitUntil } from "../_support/wait.ts";
 
 /** A byte source fed by the test; `end()` makes the next read report EOF. */
@@ -101,6 +102,33 @@ Deno.test("W-FRAME-8: concurrent notifications and responses are written as whol
   }
   reader.end();
   await transport.finished;
+});
+
+Deno.test("W-FRAME-8, M-SUB-3: encoded update frames and sent messages go out whole, in call order; none once closed", async () => {
+  const { reader, writer, transport } = setup(777);
+  await transport.start();
+  const update = updateFrames("shoal://events/user.x");
+  const big = "y".repeat(3000);
+  const sends: Promise<void>[] = [];
+  for (let i = 0; i < 30; i++) {
+    sends.push(transport.sendFrame(update(i, { i, big })));
+    sends.push(transport.send({ jsonrpc: "2.0", method: "notifications/message", params: { i } }));
+  }
+  await Promise.all(sends);
+  const frames = writer.frames();
+  assert.equal(frames.length, 60);
+  for (let i = 0; i < 30; i++) {
+    assert.deepEqual(frames[2 * i].params, {
+      uri: "shoal://events/user.x",
+      seq: i,
+      payload: { i, big },
+    });
+    assert.deepEqual(frames[2 * i + 1].params, { i });
+  }
+  reader.end();
+  await transport.finished;
+  await transport.sendFrame(update(30, {}));
+  assert.equal(writer.frames().length, 60);
 });
 
 Deno.test("W-FRAME-5: an oversize stdin frame gets -32600 id null and the next frame is still served", async () => {

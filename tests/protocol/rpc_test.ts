@@ -29,6 +29,16 @@ Deno.test("invalid UTF-8 and malformed JSON are -32700 with id null (W-FRAME-6)"
   }
 });
 
+Deno.test("a U+FFFD written in a frame is text; bad bytes beside one are still -32700 (W-FRAME-6)", () => {
+  const ok = decodeFrame(frame('{"jsonrpc":"2.0","method":"m","params":{"s":"a\uFFFDb"}}'), "mcp");
+  assert.deepEqual(ok, { kind: "notification", method: "m", params: { s: "a\uFFFDb" } });
+  const text = frame('{"jsonrpc":"2.0","method":"m","params":{"s":"\uFFFD?"}}');
+  text[text.indexOf(0x3f)] = 0xff; // the "?" becomes a byte that is not UTF-8
+  const bad = decodeFrame(text, "mcp");
+  assert.equal(bad.kind, "invalid");
+  if (bad.kind === "invalid") assert.equal(bad.error.code, -32700);
+});
+
 Deno.test("non-objects and batches are -32600 with id null (W-FRAME-7)", () => {
   for (const s of ["[1,2]", '[{"jsonrpc":"2.0","id":1,"method":"m"}]', "42", '"x"']) {
     const msg = decodeFrame(frame(s), "verbatim");
@@ -104,7 +114,7 @@ Deno.test("a valid frame is decoded up to the nesting limit of its params; ids k
   assert.equal(float.kind === "invalid" && float.error.code, -32600);
 });
 
-Deno.test("a frame nested deeper than the limit is -32600 with id null, unparsed, brackets in strings not counted (issue 13)", () => {
+Deno.test("a frame nested deeper than the limit is -32600 under its plain id or id null, unparsed, brackets in strings not counted (issue 13, M-IN-1)", () => {
   const deeper = "[".repeat(NESTING_LIMIT - 1) + "]".repeat(NESTING_LIMIT - 1);
   for (const rule of ["mcp", "verbatim"] as const) {
     const msg = decodeFrame(
@@ -112,13 +122,27 @@ Deno.test("a frame nested deeper than the limit is -32600 with id null, unparsed
       rule,
     );
     assert.equal(msg.kind, "invalid", rule);
-    if (msg.kind === "invalid") assert.deepEqual([msg.id, msg.error.code], [null, -32600]);
+    if (msg.kind === "invalid") assert.deepEqual([msg.id, msg.error.code], [9, -32600]);
+    // The id is found after the deep member too, and in a frame cut short before it ends.
+    const after = decodeFrame(frame(`{"params":{"x":${deeper}},"id":"a\\"b","method":"m"`), rule);
+    assert.equal(after.kind === "invalid" && JSON.stringify(after.id), '"a\\"b"', rule);
+    // No plain id (an array, a float under MCP, none at all, a deep one): id null.
+    for (
+      const id of ["[1]", ...(rule === "mcp" ? ["1.0"] : []), `[${deeper}]`]
+    ) {
+      const noId = decodeFrame(frame(`{"id":${id},"params":{"x":${deeper}}}`), rule);
+      assert.equal(noId.kind === "invalid" && noId.id, null, `${rule} ${id.slice(0, 8)}`);
+    }
     // Unclosed, it is refused just the same; brackets inside a string (even after an escaped
     // quote) are text.
     assert.equal(
       decodeFrame(frame(`{"x":${deeper.slice(0, NESTING_LIMIT + 1)}`), rule).kind,
       "invalid",
     );
+    // The depth is found in the bytes, before they are decoded: invalid UTF-8 makes no difference.
+    const junk = new TextEncoder().encode(`{"x":[${deeper}`);
+    const undecoded = decodeFrame(new Uint8Array([...junk, 0xff, 0x5d, 0x7d]), rule);
+    assert.equal(undecoded.kind === "invalid" && undecoded.error.code, -32600, rule);
     const text = JSON.stringify('\\"' + "[".repeat(3 * NESTING_LIMIT));
     const inString = decodeFrame(
       frame(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":${text}}}`),

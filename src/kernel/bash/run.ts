@@ -1,6 +1,6 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
-import type { Sandboxing } from "../sandbox/command.ts";
+import type { Resident } from "../sandbox/resident.ts";
 import { freshFile, writeAll } from "./fresh_file.ts";
 import { groupExists } from "./group_leader.ts";
 import { heldElsewhere, outputPipes } from "./pipe_holders.ts";
@@ -43,7 +43,7 @@ export interface BashRun {
   /** Where a cold run takes its private scratch directory from (and gives it back). */
   scratch: ScratchPool;
   /**
-   * A warm shell that fits `state` and `sandbox` ({@link WarmShell.fits}), to hand `src` over to;
+   * A warm shell that fits `state` and the run's sandbox ({@link WarmShell.fits}), to hand `src` over to;
    * when it cannot take it, it is discarded and the run starts cold.
    */
   warm: WarmShell | null;
@@ -51,8 +51,11 @@ export interface BashRun {
   stderr: ByteSink;
   /** Called once the process exists, with its pid (= process group id). */
   onSpawn?: (pid: number) => void;
-  /** The sandbox to run in (P-SBX-2), or null to run unconfined. */
-  sandbox: Sandboxing | null;
+  /**
+   * The resident sandbox a cold start enters (P-SBX-2), asked for only then; null to run
+   * unconfined.
+   */
+  sandbox: (() => Promise<Resident>) | null;
 }
 
 /**
@@ -123,14 +126,14 @@ async function lingerAfterExit(
 }
 
 /**
- * A cold start: the scratch files written, then bash spawned on them. Sandboxed, bwrap leads the
- * group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
- * directory bound into the sandbox.
+ * A cold start: the scratch files written, then bash spawned on them. Sandboxed, nsenter leads
+ * the group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
+ * directory, which lies in the resident's bound directory.
  */
-function spawnCold(run: BashRun, dir: string): Deno.ChildProcess {
+function spawnCold(run: BashRun, resident: Resident | null, dir: string): Deno.ChildProcess {
   writeFresh(`${dir}/src`, run.src);
   writeFresh(`${dir}/restore`, restoreScript(run.state));
-  return spawnDriver(run.bash, run.state, run.sandbox, dir, DRIVER);
+  return spawnDriver(run.bash, run.state, resident, dir, DRIVER);
 }
 
 /** Writes `text` into a {@link freshFile} at `path`. */
@@ -143,10 +146,11 @@ function writeFresh(path: string, text: string): void {
   }
 }
 
-/** A run's bash process and scratch directory, as {@link start} gives them. */
+/** A run's bash process, scratch directory and its pool, as {@link start} gives them. */
 interface Started {
   child: Deno.ChildProcess;
   dir: string;
+  pool: ScratchPool;
   /**
    * Its output pipes' identities ({@link outputPipes}): a warm shell's read while it waits for
    * the source, a cold spawn's right after the spawn (null in the rare case it already ended).
@@ -157,17 +161,19 @@ interface Started {
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
 async function start(run: BashRun): Promise<Started> {
   if (run.warm !== null) {
-    const { child, dir } = run.warm;
+    const { child, dir, pool } = run.warm;
     const pipes = outputPipes(child.pid); // it waits for the source: still there
-    if (run.warm.handOver(run.src, run.state)) return { child, dir, pipes };
+    if (run.warm.handOver(run.src, run.state)) return { child, dir, pool, pipes };
     await run.warm.discard();
   }
-  const dir = run.scratch.acquire();
+  const resident = run.sandbox === null ? null : await run.sandbox();
+  const pool = resident?.pool ?? run.scratch;
+  const dir = pool.acquire();
   try {
-    const child = spawnCold(run, dir);
-    return { child, dir, pipes: outputPipes(child.pid) };
+    const child = spawnCold(run, resident, dir);
+    return { child, dir, pool, pipes: outputPipes(child.pid) };
   } catch (e) {
-    run.scratch.release(dir);
+    pool.release(dir);
     throw e;
   }
 }
@@ -179,7 +185,7 @@ async function start(run: BashRun): Promise<Started> {
  */
 export async function runBash(run: BashRun): Promise<BashExit> {
   const started = process.hrtime.bigint();
-  const { child, dir, pipes } = await start(run);
+  const { child, dir, pool, pipes } = await start(run);
   run.onSpawn?.(child.pid);
   const stop = new AbortController();
   const activity = { at: performance.now() };
@@ -203,7 +209,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
       final = null;
     }
   }
-  run.scratch.release(dir);
+  pool.release(dir);
   return {
     status: status.signal === null ? status.code : null,
     signal: status.signal,

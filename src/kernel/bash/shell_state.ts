@@ -1,3 +1,5 @@
+import { Buffer } from "node:buffer";
+import { declarations, unquoted } from "./declare_listing.ts";
 import { quoted } from "./quote.ts";
 
 /** Session shell state that persists between execs (K-BASH-4/5). */
@@ -63,6 +65,12 @@ const encoder = new TextEncoder();
 // ignoreBOM keeps a leading U+FEFF of a value: it is data, not a byte order mark.
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+const ASCII = /^\p{ASCII}*$/u;
+
+/** The bytes of a byte string (one character per byte). */
+function latin1Bytes(s: string): Uint8Array {
+  return Buffer.from(s, "latin1");
+}
 
 /** The working directory's exact bytes. */
 export function cwdBytesOf(s: ShellState): Uint8Array {
@@ -134,63 +142,65 @@ export function applyChange(target: ShellState, change: ShellChange): void {
 }
 
 /**
- * The script that restores variables, functions and aliases before the user's source runs. A
+ * The script that restores variables, aliases and functions before the user's source runs. A
  * non-UTF-8 cwd is entered first (bash was spawned in {@link spawnDir}), leaving `OLDPWD` as a
  * fresh bash has it; when that directory is gone, bash exits at once, runs nothing and dumps
- * nothing (the session state stays unchanged).
+ * nothing (the session state stays unchanged). Aliases come before functions, so no function
+ * named `alias` runs in place of the builtin, and are expanded only from the end of the script on.
  */
 export function restoreScript(s: ShellState): string {
-  const parts = ["shopt -s expand_aliases"];
+  const parts: string[] = [];
   if (s.cwdBytes !== undefined) {
-    parts.unshift(
+    parts.push(
       `builtin cd -- ${ansiCQuoted(s.cwdBytes)} || { trap - EXIT; builtin exit 1; }`,
       "builtin unset OLDPWD; builtin export OLDPWD",
     );
   }
   for (const text of s.vars.values()) parts.push(text);
-  for (const text of s.funcs.values()) parts.push(text);
   for (const text of s.aliases.values()) parts.push(text);
+  for (const text of s.funcs.values()) parts.push(text);
+  parts.push("builtin shopt -s expand_aliases");
   return parts.join("\n") + "\n";
 }
 
-/** `${!A*} … ${!_*}`: every variable name, listed by prefix expansion so the dump never forks. */
-const ALL_NAMES = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"]
-  .map((c) => "${!" + c + "*}").join(" ");
-
 /**
- * The driver's start: sets up the EXIT trap that dumps cwd, exported env, variables, functions
- * and aliases as NUL-separated records (K-BASH-7). The dump uses builtins writing straight to the
- * file: no command substitution, no fork.
+ * The driver's start: sets up the EXIT trap that dumps cwd, variables (one `declare -p` listing),
+ * functions and aliases as NUL-separated records (K-BASH-7). The dump uses builtins writing
+ * straight to the file: no command substitution, no fork. The file is opened without truncation
+ * (`1<>`; the scratch pool hands it over empty), so ext4 neither creates an inode per run nor
+ * allocates blocks at close, and `set -C` cannot refuse it. Its local `IFS` (bash's default, with
+ * the export attribute of the user's `IFS`) stands in for the user's, which bash resets at start.
+ * The trap only calls a function defined here, and every command in it is a `builtin`: aliases
+ * and functions of the user's (`exit`, `[`, `set`…) never run in their place.
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_dump() {
-  set +eu
-  local IFS=$' \t\n' __shoal_n
+  builtin set +eu
+  builtin local IFS=$' \t\n'
   {
     builtin printf 'C\0%s\0' "$PWD"
-    for __shoal_n in ${ALL_NAMES}; do
-      case "$__shoal_n" in __shoal_*) continue ;; esac
-      builtin declare -n __shoal_r="$__shoal_n"
-      case "${"${"}__shoal_r@a}" in
-        *x*) builtin printf 'E\0%s\0%s\0' "$__shoal_n" "$__shoal_r" ;;
-        *r*) ;;
-        *) builtin printf 'V\0%s\0' "$__shoal_n"; builtin declare -p "$__shoal_n"; builtin printf '\0' ;;
-      esac
-      builtin unset -n __shoal_r
-    done
+    builtin printf 'D\0'; builtin declare -p; builtin printf '\0'
     builtin printf 'F\0'; builtin declare -f; builtin printf '\0'
     builtin printf 'A\0'; builtin alias -p; builtin printf '\0'
     builtin printf 'Z\0'
-  } >"$__shoal_dir/state"
+  } 1<>"$__shoal_dir/state"
 }
-trap '__shoal_s=$?; [ "$BASHPID" = "$__shoal_pid" ] && __shoal_dump; exit $__shoal_s' EXIT
+__shoal_exit() {
+  __shoal_s=$?
+  builtin [ "$BASHPID" = "$__shoal_pid" ] && __shoal_dump
+  builtin exit "$__shoal_s"
+}
+trap __shoal_exit EXIT
 `;
 
-/** The driver's end: restores the state, then sources the user's file. */
-const DRIVER_RUN = String.raw`builtin source "$__shoal_dir/restore"
-builtin source "$__shoal_dir/src"
+/**
+ * The driver's end: restores the state, then sources the user's file, in one line, which bash
+ * parses before running it: the restored aliases cannot change it.
+ */
+const DRIVER_RUN = String
+  .raw`builtin source "$__shoal_dir/restore"; builtin source "$__shoal_dir/src"
 `;
 
 /** The `bash -c` driver of a cold run: restores state, then sources the user's file. */
@@ -285,6 +295,41 @@ function ansiCQuoted(bytes: Uint8Array): string {
 }
 
 /**
+ * Sorts a `declare -p` listing into the state: an exported scalar into the environment, other
+ * variables as their `declare -p` text, except read-only ones, bash's own, the driver's
+ * (`__shoal_*`) and declared but unset ones. Namerefs and arrays, which bash never exports, stay
+ * shell variables with all their attributes. Bash lists names in byte order (`_x` before `a`);
+ * the state keeps them as A–Z, a–z, then `_`.
+ */
+function takeVariables(
+  listing: Uint8Array,
+  bashVariables: ReadonlySet<string>,
+  state: ShellState,
+): void {
+  const all = declarations(
+    Buffer.from(listing.buffer, listing.byteOffset, listing.length).toString("latin1"),
+  );
+  const underscore = all.filter((d) => d.name.startsWith("_"));
+  for (const d of [...all.filter((d) => !d.name.startsWith("_")), ...underscore]) {
+    if (d.value === null || d.name.startsWith("__shoal_")) continue;
+    if (d.flags.includes("x") && !/[aAn]/.test(d.flags)) {
+      const value = unquoted(d.value);
+      if (ASCII.test(value)) state.env.set(d.name, value);
+      else {
+        const bytes = latin1Bytes(value);
+        try {
+          state.env.set(d.name, strictUtf8.decode(bytes));
+        } catch {
+          state.vars.set(d.name, `declare -x ${d.name}=${ansiCQuoted(bytes)}`);
+        }
+      }
+    } else if (!d.flags.includes("r") && !bashVariables.has(d.name)) {
+      state.vars.set(d.name, ASCII.test(d.text) ? d.text : lossyUtf8.decode(latin1Bytes(d.text)));
+    }
+  }
+}
+
+/**
  * Parses the driver's dump; null when it is missing or incomplete (then nothing is merged).
  * Variables bash itself defines (`bashVariables`) are not session state. An exported value
  * that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
@@ -296,7 +341,7 @@ export function parseDump(
   bashVariables: ReadonlySet<string>,
 ): ShellState | null {
   const raw = splitFields(bytes);
-  const fields = raw.map((field) => lossyUtf8.decode(field));
+  const text = (i: number) => lossyUtf8.decode(raw[i]);
   const state: ShellState = {
     cwd: "",
     env: new Map(),
@@ -305,12 +350,12 @@ export function parseDump(
     aliases: new Map(),
   };
   let i = 0;
-  while (i < fields.length) {
-    switch (fields[i]) {
+  while (i < raw.length) {
+    switch (text(i)) {
       case "Z":
         return state.cwd ? state : null;
       case "C":
-        state.cwd = fields[i + 1];
+        state.cwd = text(i + 1);
         try {
           strictUtf8.decode(raw[i + 1]);
         } catch {
@@ -318,26 +363,20 @@ export function parseDump(
         }
         i += 2;
         break;
-      case "E":
+      case "D":
         try {
-          state.env.set(fields[i + 1], strictUtf8.decode(raw[i + 2]));
+          takeVariables(raw[i + 1], bashVariables, state);
         } catch {
-          state.vars.set(fields[i + 1], `declare -x ${fields[i + 1]}=${ansiCQuoted(raw[i + 2])}`);
+          return null; // not a listing bash wrote
         }
-        i += 3;
-        break;
-      case "V":
-        if (!bashVariables.has(fields[i + 1])) {
-          state.vars.set(fields[i + 1], fields[i + 2].trimEnd());
-        }
-        i += 3;
+        i += 2;
         break;
       case "F":
-        splitFunctions(fields[i + 1], state.funcs);
+        splitFunctions(text(i + 1), state.funcs);
         i += 2;
         break;
       case "A":
-        splitAliases(fields[i + 1], state.aliases);
+        splitAliases(text(i + 1), state.aliases);
         i += 2;
         break;
       default:

@@ -1,29 +1,28 @@
 /** Spawning bash as a process-group leader, for cold runs (`run.ts`) and warm shells alike. */
-import { sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "../sandbox/command.ts";
+import type { Resident } from "../sandbox/resident.ts";
 import { spawnGroupLeader } from "./group_leader.ts";
 import { type ShellState, spawnDir } from "./shell_state.ts";
 
 /**
- * Spawns `bash -c <driver> shoal <dir> <extra…>` as K-BASH-1 wants it, unconfined or in
- * `sandbox`: there bwrap leads the group and its pid is the run's (P-SBX-4), and bash sees the
- * scratch directory `dir` at {@link SCRATCH_MOUNT}.
+ * Spawns `bash -c <driver> shoal <dir> <extra…>` as K-BASH-1 wants it, unconfined or inside
+ * `resident`: there nsenter leads the group and its pid is the run's (P-SBX-4), bash sees the
+ * scratch directory `dir` (from the resident's pool) at {@link Resident.inside}, and the run
+ * counts as the resident's user until it exits.
  */
 export function spawnDriver(
   bash: string,
   state: ShellState,
-  sandbox: Sandboxing | null,
+  resident: Resident | null,
   dir: string,
   driver: string,
   extra: string[] = [],
 ): Deno.ChildProcess {
   const argv = [bash, "--noprofile", "--norc", "-c", driver, "shoal"];
-  if (sandbox === null) return spawnGroupLeader([...argv, dir, ...extra], state);
-  return spawnGroupLeader(
-    sandboxCommand({ ...sandbox, cwd: spawnDir(state), scratch: dir }, [
-      ...argv,
-      SCRATCH_MOUNT,
-      ...extra,
-    ]),
+  if (resident === null) return spawnGroupLeader([...argv, dir, ...extra], state);
+  const child = spawnGroupLeader(
+    resident.command(spawnDir(state), [...argv, resident.inside(dir), ...extra]),
     state,
   );
+  resident.hold(child);
+  return child;
 }

@@ -5,6 +5,7 @@ import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
 import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
+import type { Resident } from "../sandbox/resident.ts";
 
 const encoder = new TextEncoder();
 
@@ -49,7 +50,8 @@ export class WarmShell {
     private readonly go: Deno.FsFile,
     /** The `restore` and `src` files, opened empty at the spawn: a hand-over only writes them. */
     private readonly inputs: { restore: Deno.FsFile; src: Deno.FsFile },
-    private readonly pool: ScratchPool,
+    /** Where {@link dir} goes back to. */
+    readonly pool: ScratchPool,
   ) {
     this.#cwdAtSpawn = dirIdentity(cwd);
     // Held until bash exits: closed earlier, a `run` not yet read could vanish with the FIFO.
@@ -60,18 +62,19 @@ export class WarmShell {
   }
 
   /**
-   * Spawns a warm shell in `state`'s cwd and environment, inside `sandbox` (null: unconfined);
-   * null when this host cannot, or the cwd is not UTF-8 (its directory cannot be checked by
-   * {@link fits}).
+   * Spawns a warm shell in `state`'s cwd and environment, inside `resident` (its scratch
+   * directory from the resident's pool) or unconfined (from `scratch`); null when this host
+   * cannot, or the cwd is not UTF-8 (its directory cannot be checked by {@link fits}).
    */
   static prepare(
     bash: string,
     bashVariables: ReadonlySet<string>,
     state: ShellState,
-    sandbox: Sandboxing | null,
-    pool: ScratchPool,
+    resident: Resident | null,
+    scratch: ScratchPool,
   ): WarmShell | null {
     if (state.cwdBytes !== undefined) return null;
+    const pool = resident?.pool ?? scratch;
     let dir: string;
     try {
       dir = pool.acquire();
@@ -90,8 +93,8 @@ export class WarmShell {
         return file;
       };
       const inputs = { restore: input("restore"), src: input("src") };
-      const confinement = confinementKey(sandbox);
-      const child = spawnDriver(bash, state, sandbox, dir, WARM_DRIVER, ["warm"]);
+      const confinement = resident?.key ?? "";
+      const child = spawnDriver(bash, state, resident, dir, WARM_DRIVER, ["warm"]);
       const env = new Map(state.env);
       return new WarmShell(
         child,

@@ -14,6 +14,7 @@ import { TaskRegistry } from "../tasks/registry.ts";
 import { PlanStore } from "../plans/store.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { WarmShells } from "../exec/warm_shells.ts";
+import { Residents } from "../sandbox/residents.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 
 /** Fixed facts a kernel runs with. */
@@ -49,6 +50,8 @@ export class Kernel implements KernelServices {
   readonly scratch: ScratchPool;
   /** At most one idle warm shell per session, ready for its next run (issue 10). */
   readonly warm: WarmShells;
+  /** The resident sandboxes sandboxed runs enter, per session and confinement (P-SBX-4). */
+  readonly residents: Residents;
   #logFile: Deno.FsFile | null = null;
 
   private constructor(readonly config: KernelConfig, cas: Cas) {
@@ -56,13 +59,17 @@ export class Kernel implements KernelServices {
       config.initialState,
       (session) => this.tasks.busy(session) || this.ptys.list(session).length > 0,
       undefined,
-      (session) => this.warm.drop(session),
+      (session) => {
+        this.warm.drop(session);
+        this.residents.drop(session);
+      },
     );
     this.journal = Journal.open(config.stateDir);
     this.bus = new EventBus(this.journal);
     this.cas = cas;
     this.scratch = new ScratchPool(cas.tmpDir);
-    this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch);
+    this.residents = new Residents(config.sandbox.host, config.bash, cas.tmpDir);
+    this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch, this.residents);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);
     this.ptys = new PtyRegistry((channel, payload) => this.bus.publish(channel, payload));
@@ -123,10 +130,14 @@ export class Kernel implements KernelServices {
     }
   }
 
-  /** Stops every task, warm shell and PTY process group and closes the journal (G-SOCK-8). */
+  /**
+   * Stops every task, warm shell and PTY process group, then every resident sandbox, and closes
+   * the journal (G-SOCK-8).
+   */
   async shutdown(): Promise<void> {
     for (const conn of this.connections) conn.close();
     await Promise.all([this.tasks.cancelAll(), this.warm.closeAll(), this.ptys.closeAll()]);
+    await this.residents.closeAll();
     this.scratch.clear();
     this.journal.close();
     this.#logFile?.close();

@@ -43,7 +43,7 @@ export async function serve(
     home: env.HOME || undefined,
     policy,
     sandbox: {
-      host: await detectSandbox(env.PATH ?? ""),
+      host: await detectSandbox(env.PATH ?? "", bash),
       home: env.HOME || undefined,
       masked: [stateDir, dirname(socket.path), ...(policyPath === null ? [] : [policyPath])],
     },

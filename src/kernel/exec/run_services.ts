@@ -1,6 +1,7 @@
 import type { ScratchPool } from "../bash/scratch_pool.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Journal } from "../journal/journal.ts";
+import type { Residents } from "../sandbox/residents.ts";
 import type { Cas } from "../store/cas.ts";
 import type { TaskRegistry } from "../tasks/registry.ts";
 import type { WarmShells } from "./warm_shells.ts";
@@ -18,6 +19,8 @@ export interface RunServices {
   readonly tasks: TaskRegistry;
   readonly scratch: ScratchPool;
   readonly warm: WarmShells;
+  /** The resident sandboxes sandboxed runs enter (P-SBX-4). */
+  readonly residents: Residents;
   /** Writes a diagnostic line to the kernel's log. */
   log(line: string): void;
 }

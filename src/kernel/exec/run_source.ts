@@ -204,7 +204,7 @@ async function finishRun(
       warm: run.warm,
       stdout: output.stdout,
       stderr: output.stderr,
-      sandbox: run.sandbox,
+      sandbox: run.sandbox === null ? null : () => kernel.residents.get(session.name, run.sandbox!),
       onSpawn: (pid) => {
         kernel.tasks.spawned(task, pid);
         opts.started?.();

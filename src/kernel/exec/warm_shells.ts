@@ -3,6 +3,8 @@ import type { ScratchPool } from "../bash/scratch_pool.ts";
 import type { ShellState } from "../bash/shell_state.ts";
 import { WarmShell } from "../bash/warm_shell.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
+import type { Resident } from "../sandbox/resident.ts";
+import type { Residents } from "../sandbox/residents.ts";
 import type { Attachment } from "../session/attachment.ts";
 
 /**
@@ -23,6 +25,7 @@ export class WarmShells {
     private readonly bash: string,
     private readonly bashVariables: ReadonlySet<string>,
     private readonly pool: ScratchPool,
+    private readonly residents: Residents,
   ) {}
 
   /**
@@ -41,6 +44,7 @@ export class WarmShells {
   /**
    * Makes sure the attachment's session has a warm shell fitting its current state inside the
    * attachment's sandbox, replacing one that does not; none when that sandbox refuses the cwd.
+   * A sandboxed shell is spawned in the session's resident sandbox, once that has started.
    */
   prepare(attachment: Attachment): void {
     if (this.#closed) return;
@@ -56,11 +60,19 @@ export class WarmShells {
       if (slot.shell.fits(session.state, sandbox)) return;
       this.drop(session.name);
     }
+    let resident: Resident | null = null;
+    if (sandbox !== null) {
+      resident = this.residents.ready(session.name, sandbox);
+      if (resident === null) {
+        this.residents.get(session.name, sandbox).then(() => this.prepare(attachment), () => {});
+        return;
+      }
+    }
     const shell = WarmShell.prepare(
       this.bash,
       this.bashVariables,
       session.state,
-      sandbox,
+      resident,
       this.pool,
     );
     if (shell === null) return;

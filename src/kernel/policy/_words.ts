@@ -9,7 +9,8 @@ import type { ArgValue } from "./commands/command_io.ts";
 import type { Cwds } from "./_cwds.ts";
 import type { SourceScan } from "./_source_scan.ts";
 import type { StepBudget } from "./_step_budget.ts";
-import { decodeAnsiC, hasBraceExpansion, staticWord } from "./_assigned_names.ts";
+import { hasBraceExpansion, staticWord } from "./_assigned_names.ts";
+import { decodeAnsiC } from "../bash/quote.ts";
 import { NUMBER } from "./_source_scan.ts";
 import { BASH_MANAGED, IDENTIFIER } from "./_shell_tables.ts";
 

@@ -14,7 +14,7 @@ export const SCRATCH_MOUNT = "/dev/shoal";
  * and IPC namespace (no host shared memory). No `--new-session`: the run stays in bwrap's process
  * group, so a signal to that group reaches every process inside, as outside (K-BASH-13).
  */
-export const CONFINEMENT_FLAGS = [
+const CONFINEMENT_FLAGS = [
   "--die-with-parent",
   "--cap-drop",
   "ALL",

@@ -1,20 +1,26 @@
 /** Finding and probing the host's sandbox once at kernel start (P-SBX-1). */
 import { delimiter } from "node:path";
-import { CONFINEMENT_FLAGS } from "./command.ts";
+import { Resident } from "./resident.ts";
+import { sandboxView } from "./view.ts";
 
-/** What the host offers: tier B with the bubblewrap to run, or tier D (no sandbox). */
-export type SandboxHost = { tier: "B"; bwrap: string } | { tier: "D"; bwrap: null };
+/**
+ * What the host offers: tier B with the bubblewrap that builds a sandbox and the util-linux tools
+ * that enter a resident one ({@link Resident}), or tier D (no sandbox).
+ */
+export type SandboxHost =
+  | { tier: "B"; bwrap: string; nsenter: string; setpriv: string }
+  | { tier: "D"; bwrap: null };
 
 /** The host without a sandbox. */
 export const NO_SANDBOX: SandboxHost = { tier: "D", bwrap: null };
 
-/** The first executable `bwrap` on `path` (a `PATH` value), or null. */
-function findBwrap(path: string): string | null {
+/** The first executable `name` on `path` (a `PATH` value), or null. */
+function findOnPath(name: string, path: string): string | null {
   for (const dir of path.split(delimiter)) {
     if (!dir.startsWith("/")) continue;
     try {
-      const info = Deno.statSync(`${dir}/bwrap`);
-      if (info.isFile && ((info.mode ?? 0) & 0o111) !== 0) return `${dir}/bwrap`;
+      const info = Deno.statSync(`${dir}/${name}`);
+      if (info.isFile && ((info.mode ?? 0) & 0o111) !== 0) return `${dir}/${name}`;
     } catch {
       // not in this directory
     }
@@ -23,38 +29,46 @@ function findBwrap(path: string): string | null {
 }
 
 /**
- * Looks for `bwrap` on `path` and runs it once with the flags every sandboxed run uses over a
- * read-only root; tier B only when that run succeeds (a kernel without user namespaces, or in a
- * container that forbids them, gets tier D and works as before). Off Linux (`os`, a
- * `Deno.build.os` value) nothing is looked for or run: tier D (no Seatbelt profile yet).
+ * Looks for `bwrap`, `nsenter` and `setpriv` on `path` and runs `true` once the way every
+ * sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell `bash`),
+ * network cut, entered from outside. Tier B only when that run succeeds (a kernel without user
+ * namespaces, in a container that forbids them, or with a setuid bwrap whose namespaces it cannot
+ * enter, gets tier D and works as before). Off Linux (`os`, a `Deno.build.os` value) nothing is
+ * looked for or run: tier D (no Seatbelt profile yet).
  */
 export async function detectSandbox(
   path: string,
+  bash: string,
   os: string = Deno.build.os,
 ): Promise<SandboxHost> {
   if (os !== "linux") return NO_SANDBOX;
-  const bwrap = findBwrap(path);
-  if (bwrap === null) return NO_SANDBOX;
+  const [bwrap, nsenter, setpriv] = ["bwrap", "nsenter", "setpriv"].map((n) => findOnPath(n, path));
+  if (bwrap === null || nsenter === null || setpriv === null) return NO_SANDBOX;
+  const parent = await Deno.makeTempDir({ prefix: "shoal-probe-" });
   try {
-    const probe = await new Deno.Command(bwrap, {
-      args: [
-        ...CONFINEMENT_FLAGS,
-        "--unshare-net",
-        "--ro-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "true",
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return probe.success ? { tier: "B", bwrap } : NO_SANDBOX;
+    const view = sandboxView({ read: [], write: [], net: false }, undefined, []);
+    const resident = await Resident.start(
+      { nsenter, setpriv },
+      bash,
+      { bwrap, view },
+      parent,
+      () => {},
+    );
+    try {
+      const [cmd, ...args] = resident.command("/", ["true"]);
+      const run = await new Deno.Command(cmd, {
+        args,
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      return run.success ? { tier: "B", bwrap, nsenter, setpriv } : NO_SANDBOX;
+    } finally {
+      await resident.kill();
+    }
   } catch {
     return NO_SANDBOX;
+  } finally {
+    await Deno.remove(parent, { recursive: true }).catch(() => {});
   }
 }

@@ -1,3 +1,4 @@
+import { VALUE_NESTING_LIMIT } from "../../protocol/limits.ts";
 import { IntegralFloat, Table, type Value } from "./value.ts";
 
 /** Thrown inside the parser when the text is not exactly one JSON text it can represent. */
@@ -58,7 +59,8 @@ class TableBuilder {
  * Converts one JSON text to a value by V-JSON-1, or returns null when the text (ASCII whitespace
  * around it allowed) is not exactly one JSON text. Numbers are typed by their literal: no `.`,
  * `e`, `E` and within ±(2^53−1) is an int, anything else a float; a number too large for a
- * double is treated as not JSON. Arrays whose items are all objects are built directly as
+ * double is treated as not JSON, and so is nesting deeper than VALUE_NESTING_LIMIT (the parse stops
+ * there, having built at most that many containers). Arrays whose items are all objects are built directly as
  * columnar tables, so a large array of objects never exists as one record per row.
  */
 export function parseJsonValue(text: string): { value: Value } | null {
@@ -83,6 +85,7 @@ class JsonParser {
     for (;;) {
       let value: Emitted;
       const c = s.charCodeAt(this.#i);
+      if ((c === 0x5b || c === 0x7b) && stack.length >= VALUE_NESTING_LIMIT) throw FAIL;
       if (c === 0x5b) {
         const start = this.#i++;
         this.#ws();

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { NESTING_LIMIT } from "../../../src/protocol/limits.ts";
 import { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { collectLines, spawnKernel, startKernel } from "../../_support/kernel.ts";
 import { groupMembers } from "../../_support/proc.ts";
+import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import { delay, waitUntil } from "../../_support/wait.ts";
@@ -97,7 +99,7 @@ Deno.test("bad frames get errors and the connection keeps serving: malformed, no
   }
 });
 
-Deno.test("params nesting 5000 levels deep get an answer under their own id; a too-deep payload is -32602 and the connection keeps serving", async () => {
+Deno.test("params nesting up to NESTING_LIMIT get an answer under their own id and deep event payloads are delivered; a deeper frame is -32600 under its id and the connection keeps serving (issue 13)", async () => {
   const k = await startKernel();
   const conn = await Deno.connect({ transport: "unix", path: k.socket });
   const lines: string[] = [];
@@ -111,27 +113,35 @@ Deno.test("params nesting 5000 levels deep get an answer under their own id; a t
       '{"jsonrpc":"2.0","id":2,"method":"events.subscribe","params":{"channel":"user.deep"}}',
     );
     await waitUntil(() => reply(1) !== undefined && reply(2) !== undefined, 20000);
-    const arrays = "[".repeat(5000) + "]".repeat(5000);
-    const objects = '{"a":'.repeat(5000) + "1" + "}".repeat(5000);
+    // Inside the frame's object and its params: exactly NESTING_LIMIT levels, then one more.
+    const depth = NESTING_LIMIT - 2;
+    const arrays = "[".repeat(depth) + "]".repeat(depth);
+    const objects = '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
     const frame = (id: string, method: string, params: string) =>
       `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
     await send(frame("3", "parse", `{"src":"true","x":${arrays}}`));
     await send(frame("4", "events.publish", `{"channel":"user.deep","payload":${arrays}}`));
     await send(frame("5", "events.publish", `{"channel":"user.deep","payload":${objects}}`));
+    await send(frame("6", "events.publish", `{"channel":"user.deep","payload":[${arrays}]}`));
     await send(frame(arrays, "parse", '{"src":"true"}'));
-    await send(frame("7", "parse", '{"src":"true"}'));
-    await waitUntil(() => [3, 4, 5, 7].every((id) => reply(id) !== undefined), 20000);
-    assert.ok("result" in reply(3), JSON.stringify(reply(3)).slice(0, 200));
-    assert.equal(reply(4).error.code, -32602);
-    assert.ok("result" in reply(5));
-    assert.ok("result" in reply(7));
+    await send(frame("8", "events.read", '{"channel":"user.deep"}'));
+    await send(frame("9", "parse", '{"src":"true"}'));
+    await waitUntil(() => [3, 4, 5, 6, 8, 9].every((id) => reply(id) !== undefined), 20000);
+    for (const id of [3, 4, 5, 8, 9]) {
+      assert.ok("result" in reply(id), JSON.stringify(reply(id)).slice(0, 200));
+    }
+    assert.equal(reply(6).error.code, -32600, "one level deeper: refused under its own id");
     await waitUntil(
-      () => lines.some((l) => l.startsWith('{"jsonrpc":"2.0","method":"event"')),
+      () => lines.filter((l) => l.startsWith('{"jsonrpc":"2.0","method":"event"')).length === 2,
       20000,
     );
     const events = lines.map((l) => JSON.parse(l)).filter((m) => m.method === "event");
-    assert.equal(events.length, 1, "only the payload that was accepted is delivered");
-    assert.equal(JSON.stringify(events[0].params.payload), objects);
+    assert.deepEqual(events.map((e) => JSON.stringify(e.params.payload)), [arrays, objects]);
+    assert.equal(reply(8).result.events.length, 2);
+    // A client reads the reply that wraps those payloads in its envelope.
+    const client = await k.attach("deep");
+    const read = await client.request("events.read", { channel: "user.deep" }) as Rec;
+    assert.equal((read.events as Rec[]).length, 2);
     const idless = lines.map((l) => JSON.parse(l)).filter((m) => m.id === null);
     assert.deepEqual(idless.map((m) => m.error.code), [-32600], "only the too-deep id is refused");
   } finally {

@@ -12,6 +12,7 @@ import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { hostTest, NEEDS_TIER_B, needsLinux } from "../../_support/host.ts";
 
 /** Writes an executable `bwrap` in `dir` that leaves `ran` behind and exits with `status`. */
 async function fakeBwrap(dir: string, status: number): Promise<string> {
@@ -25,26 +26,61 @@ Deno.test("P-SBX-1 no bwrap on PATH (missing, relative or not executable dirs): 
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/bwrap`, "#!/bin/sh\nexit 0\n"); // not executable
     for (const os of ["linux", "darwin"]) {
-      assert.deepEqual(await detectSandbox(`${dir}/none:relative::${dir}`, os), NO_SANDBOX);
-      assert.deepEqual(await detectSandbox("", os), NO_SANDBOX);
+      assert.deepEqual(
+        await detectSandbox(`${dir}/none:relative::${dir}`, "/bin/bash", os),
+        NO_SANDBOX,
+      );
+      assert.deepEqual(await detectSandbox("", "/bin/bash", os), NO_SANDBOX);
     }
   });
 });
 
-Deno.test("P-SBX-1 a bwrap whose probe run fails gives tier D; one that succeeds, tier B with its path", async () => {
-  await withTempDir(async (dir) => {
-    await fakeBwrap(dir, 1);
-    assert.deepEqual(await detectSandbox(`${dir}/none:${dir}`, "linux"), NO_SANDBOX);
-    assert.ok(exists(`${dir}/ran`), "the probe ran it");
-    const ok = await fakeBwrap(dir, 0);
-    assert.deepEqual(await detectSandbox(dir, "linux"), { tier: "B", bwrap: ok });
-  });
-});
+/** Links util-linux's `nsenter` and `setpriv` into `dir`, as a PATH with them needs. */
+async function linkEnterTools(dir: string): Promise<void> {
+  for (const tool of ["nsenter", "setpriv"]) {
+    const found = ["/usr/bin", "/bin"].map((d) => `${d}/${tool}`).find(exists);
+    assert.ok(found, `no ${tool}`);
+    await Deno.symlink(found, `${dir}/${tool}`);
+  }
+}
+
+hostTest(
+  "P-SBX-1 tier B only when a run really enters a sandbox: a bwrap that fails or only exits 0 gives tier D",
+  needsLinux("util-linux's nsenter and setpriv"),
+  async () => {
+    await withTempDir(async (dir) => {
+      await linkEnterTools(dir);
+      for (const status of [1, 0]) {
+        await fakeBwrap(dir, status);
+        assert.deepEqual(
+          await detectSandbox(`${dir}/none:${dir}`, "/bin/bash", "linux"),
+          NO_SANDBOX,
+        );
+        assert.ok(exists(`${dir}/ran`), "the probe ran it");
+        await Deno.remove(`${dir}/ran`);
+      }
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-1 the real bubblewrap, nsenter and setpriv give tier B with their paths",
+  NEEDS_TIER_B,
+  async () => {
+    const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "/bin/bash");
+    assert.equal(host.tier, "B");
+    if (host.tier !== "B") return;
+    assert.deepEqual(
+      [host.bwrap, host.nsenter, host.setpriv].map((path) => path.split("/").pop()),
+      ["bwrap", "nsenter", "setpriv"],
+    );
+  },
+);
 
 Deno.test("P-SBX-1 on macOS a bwrap on PATH is neither run nor used: tier D (no Seatbelt profile yet)", async () => {
   await withTempDir(async (dir) => {
     await fakeBwrap(dir, 0);
-    assert.deepEqual(await detectSandbox(dir, "darwin"), NO_SANDBOX);
+    assert.deepEqual(await detectSandbox(dir, "/bin/bash", "darwin"), NO_SANDBOX);
     assert.equal(exists(`${dir}/ran`), false);
   });
 });

@@ -11,7 +11,7 @@ import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals
 import { groupMembers, liveChildren, processLive, psField } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
-import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { pidsMentioning, type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
 
@@ -270,8 +270,8 @@ hostTest(
   async () => {
     await world({ "agent:c": CODER }, async (w) => {
       const agent = await w.agent("agent:c");
-      // bwrap, its init, bash and two sleeps
-      const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 5);
+      // nsenter, bash and two sleeps
+      const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
       assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
       assert.ok(
         await waitUntil(
@@ -285,7 +285,7 @@ hostTest(
       const state = async () => (await agent.request("task.get", { task }) as Rec).state;
       assert.ok(await waitUntil(async () => await state() === "cancelled", 10000));
 
-      const second = await startTask(agent, "sleep 300 & sleep 300; wait", 5);
+      const second = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
       await agent.request("task.cancel", { task: second.task });
       assert.ok(await waitUntil(() => second.members.every((pid) => !processLive(pid)), 10000));
     });
@@ -383,7 +383,7 @@ hostTest(
  */
 function warmShells(k: TestKernel): { pid: number; sandboxed: boolean }[] {
   return liveChildren(k.child.pid).filter((c) => c.command.endsWith(" warm"))
-    .map((c) => ({ pid: c.pid, sandboxed: c.command.split(" ")[0].endsWith("/bwrap") }));
+    .map((c) => ({ pid: c.pid, sandboxed: c.command.split(" ")[0].endsWith("/nsenter") }));
 }
 
 /** The one warm shell of the world's kernel once it is there, and whether it is sandboxed. */
@@ -464,17 +464,163 @@ hostTest(
   },
 );
 
-hostTest("no sandboxed warm shell process outlives the kernel", NEEDS_TIER_B, async () => {
+/** The resident sandboxes (bwrap processes) the world's kernel runs now. */
+function residents(k: TestKernel): number[] {
+  return liveChildren(k.child.pid).filter((c) => c.command.split(" ")[0].endsWith("/bwrap"))
+    .map((c) => c.pid);
+}
+
+/** `pid` and every live process below it. */
+function withDescendants(pid: number): number[] {
+  const found = [pid];
+  for (let i = 0; i < found.length; i++) {
+    found.push(...liveChildren(found[i]).map((c) => c.pid));
+  }
+  return found;
+}
+
+/** The one resident sandbox of the world's kernel once it is the only one. */
+async function soleResident(k: TestKernel): Promise<number> {
+  return (await pollUntil(() => Promise.resolve(residents(k)), (r) => r.length === 1))[0];
+}
+
+hostTest(
+  "consecutive sandboxed execs enter one resident sandbox instead of building one each",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const namespaces = new Set<string>();
+      for (let i = 0; i < 4; i++) {
+        const r = await run(
+          agent,
+          `python3 -c "import os; print(os.readlink('/proc/self/ns/pid')); print(open('/proc/1/cmdline').read().replace(chr(0), ' '))"`,
+        );
+        assert.equal(r.ok, true, text(r.err));
+        const [ns, init] = text(r.out).split("\n");
+        namespaces.add(ns);
+        assert.match(
+          init,
+          /^\S*bwrap /,
+          "the sandbox's init is bwrap's, as in a sandbox of its own",
+        );
+      }
+      assert.equal(namespaces.size, 1, "every exec ran in the same PID namespace");
+      await soleResident(w.k);
+    });
+  },
+);
+
+hostTest(
+  "no process of a resident sandbox or of its warm shell outlives the kernel",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      await run(agent, "true");
+      const warm = await nextWarm(w.k, true);
+      // bwrap, its init and its waiting bash; the warm shell's nsenter and bash
+      const inside = await pollUntil(
+        async () => [...withDescendants(await soleResident(w.k)), ...groupMembers(warm)],
+        (pids) => pids.length >= 5,
+      );
+      assert.equal(await w.k.stop(), 0);
+      assert.ok(await waitUntil(() => inside.every((pid) => !processLive(pid)), 10000));
+    });
+  },
+);
+
+hostTest(
+  "a resident sandbox goes with its session, and with its last run when the view changes",
+  NEEDS_TIER_B,
+  async () => {
+    const wider = { ...CODER, fs: { ...CODER.fs, write: [...CODER.fs.write, "~/later/**"] } };
+    await world({ "agent:l": wider }, async (w) => {
+      // the view changes under the agent: ~/later, granted, appears
+      const agent = await w.agent("agent:l");
+      await run(agent, "true");
+      const before = withDescendants(await soleResident(w.k));
+      await Deno.mkdir(`${w.home}/later`);
+      const l = await run(agent, `echo z > ${w.home}/later/f`);
+      assert.equal(l.ok, true, text(l.err));
+      const after = await soleResident(w.k);
+      assert.ok(!before.includes(after), "the changed view has a resident of its own");
+      assert.ok(await waitUntil(() => before.every((pid) => !processLive(pid)), 10000));
+
+      // a session of its own, then reclaimed: the quota of 64 sessions pushes it out
+      const human = await w.k.attach("solo");
+      await exec(human, `cd ${w.proj}`);
+      human.close();
+      const solo = await w.k.attach("solo", w.tokens["agent:l"]);
+      await run(solo, "true");
+      solo.close();
+      const inside = await pollUntil(
+        () => Promise.resolve(residents(w.k).flatMap(withDescendants)),
+        (pids) => pids.length >= 6,
+      );
+      const filler = await w.k.attach("filler-0");
+      for (let i = 1; i < 63; i++) {
+        await filler.request("session.attach", { session: `filler-${i}` });
+      }
+      assert.ok(
+        await waitUntil(() => residents(w.k).length === 1, 10000),
+        "solo's resident is gone",
+      );
+      const gone = inside.filter((pid) => !processLive(pid));
+      assert.ok(gone.length >= 3, `bwrap, its init and its bash are gone: ${gone}`);
+    });
+  },
+);
+
+hostTest(
+  "a resident sandbox that dies is started afresh; the runs in it end with it",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const { task, members } = await startTask(agent, "sleep 300", 3);
+      const resident = await soleResident(w.k);
+      Deno.kill(resident, "SIGKILL");
+      assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+      const state = async () => (await agent.request("task.get", { task }) as Rec).state;
+      assert.ok(await waitUntil(async () => await state() !== "running", 10000));
+      const r = await run(agent, "echo again > again; echo ok");
+      assert.equal(text(r.out), "ok\n", text(r.err));
+      assert.equal(await Deno.readTextFile(`${w.proj}/again`), "again\n");
+      assert.notEqual(await soleResident(w.k), resident);
+    });
+  },
+);
+
+hostTest("no process of a resident sandbox outlives a killed kernel", NEEDS_TIER_B, async () => {
   await world({ "agent:c": CODER }, async (w) => {
     const agent = await w.agent("agent:c");
-    await run(agent, "true");
-    const warm = await nextWarm(w.k, true);
-    // bwrap, its init and bash
-    const members = await pollUntil(
-      () => Promise.resolve(groupMembers(warm)),
-      (m) => m.length >= 3,
-    );
-    assert.equal(await w.k.stop(), 0);
-    assert.deepEqual(members.filter(processLive), []);
+    const { members } = await startTask(agent, "sleep 300", 3);
+    const inside = [...withDescendants(await soleResident(w.k)), ...members];
+    Deno.kill(w.k.child.pid, "SIGKILL");
+    assert.ok(await waitUntil(() => inside.every((pid) => !processLive(pid)), 10000));
   });
 });
+
+hostTest(
+  "what a sandboxed exec leaves behind ends with it, even a process in a session of its own",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const marks = [`sleep 31${Deno.pid % 100}1`, `sleep 31${Deno.pid % 100}2`];
+      const r = await exec(agent, `${marks[0]} & setsid ${marks[1]} & sleep 3`, { async: true });
+      const seen = () => marks.map((m) => pidsMentioning(m).filter(processLive).length);
+      assert.ok(await waitUntil(() => seen().every((n) => n > 0), 10000), "both started");
+      const state = async () => (await agent.request("task.get", { task: r.task }) as Rec).state;
+      assert.ok(await waitUntil(async () => await state() === "completed", 15000));
+      assert.ok(await waitUntil(() => seen().every((n) => n === 0), 10000), `left: ${seen()}`);
+
+      const mark = `sleep 31${Deno.pid % 100}3`;
+      const t = await exec(agent, `setsid ${mark} & sleep 300`, { async: true });
+      assert.ok(await waitUntil(() => pidsMentioning(mark).some(processLive), 10000));
+      await agent.request("task.cancel", { task: t.task });
+      assert.ok(await waitUntil(() => !pidsMentioning(mark).some(processLive), 10000));
+    });
+  },
+);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { VALUE_NESTING_LIMIT } from "../../../src/protocol/limits.ts";
 import { parseJsonValue } from "../../../src/kernel/values/json_value.ts";
 import { IntegralFloat, Table, tagOf, type Value } from "../../../src/kernel/values/value.ts";
 
@@ -53,6 +54,22 @@ Deno.test("numbers are int or float by their literal (V-JSON-1)", () => {
     const v = parse(text);
     assert.equal(tagOf(v), tag, text);
     assert.equal(v instanceof IntegralFloat ? v.v : v, value, text);
+  }
+});
+
+Deno.test("nesting up to VALUE_NESTING_LIMIT is a value, one level deeper is not JSON, however deep (issue 13)", () => {
+  const n = VALUE_NESTING_LIMIT;
+  const nested = (open: string, close: string, depth: number, leaf = "") =>
+    open.repeat(depth) + leaf + close.repeat(depth);
+  let v = parse(nested("[", "]", n));
+  for (let d = 1; d < n; d++) v = (v as Value[])[0];
+  assert.deepEqual(v, []);
+  assert.ok(parseJsonValue(nested('{"a":', "}", n, "1")));
+  assert.ok(parseJsonValue(nested('[{"a":', "}]", n / 2, "1")));
+  for (const depth of [n + 1, 100_000]) {
+    assert.equal(parseJsonValue(nested("[", "]", depth)), null);
+    assert.equal(parseJsonValue(nested('{"a":', "}", depth, "1")), null);
+    assert.equal(parseJsonValue(nested("[", "]", depth - 1, "{}")), null);
   }
 });
 
@@ -137,13 +154,6 @@ Deno.test("anything but exactly one JSON text is rejected", () => {
     assert.equal(parseJsonValue(bad), null, JSON.stringify(bad));
   }
   assert.deepEqual(parse(" \t\r\n[true,false,null] \n"), [true, false, null]);
-});
-
-Deno.test("deep nesting does not overflow the stack", () => {
-  const depth = 100000;
-  let v = parse("[".repeat(depth) + "]".repeat(depth));
-  for (let d = 1; d < depth; d++) v = (v as Value[])[0];
-  assert.deepEqual(v, []);
 });
 
 Deno.test("agrees with JSON.parse on random documents", () => {

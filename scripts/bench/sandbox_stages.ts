@@ -1,0 +1,156 @@
+/**
+ * What the sandbox adds to one exec (issue 12), in process on the real modules: the view and
+ * confinement key a sandboxed exec computes, then `echo hi` run by `runBash` unconfined and inside
+ * a resident sandbox (P-SBX-4), cold and on a warm shell, and, for comparison, through a bwrap
+ * built for the run alone (what every sandboxed exec paid before residents). The variants take
+ * turns within each round so the machine's load hits them alike; prints p50/p95 and the ratios
+ * of the same run. `exec_latency.ts` measures the whole path over the socket.
+ */
+import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
+import { type BashRun, runBash } from "../../src/kernel/bash/run.ts";
+import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
+import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
+import { confinementKey, sandboxCommand } from "../../src/kernel/sandbox/command.ts";
+import { runSandbox, type SandboxSetting } from "../../src/kernel/sandbox/principal_sandbox.ts";
+import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
+import { Residents } from "../../src/kernel/sandbox/residents.ts";
+import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
+import { percentile } from "./percentile.ts";
+
+const ROUNDS = 100;
+const BASH = "/bin/bash";
+const SRC = "echo hi";
+
+const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", BASH);
+if (host.tier !== "B") {
+  console.log("note: no usable bubblewrap on this host (tier D): nothing to measure");
+  Deno.exit(0);
+}
+const dir = await Deno.makeTempDir({ prefix: "shoal-sandbox-stages-" });
+const home = `${dir}/home`;
+const proj = `${home}/proj`;
+await Deno.mkdir(proj, { recursive: true });
+await Deno.mkdir(`${dir}/state`);
+const setting: SandboxSetting = { host, home, masked: [`${dir}/state`] };
+const policy = {
+  ...policyFor(defaultPolicy(), "uid:0", "uid:0")!,
+  fs_read: ["~/proj/**"],
+  fs_write: ["~/proj/**"],
+  fs_delete: [],
+  net_connect: [],
+  net_listen: [],
+  sandbox: true,
+  hermetic: false,
+};
+const bashVariables = bashOwnVariables(BASH);
+const scratch = new ScratchPool(dir);
+const residents = new Residents(host, BASH, dir);
+const state: ShellState = {
+  cwd: proj,
+  env: new Map([["PATH", Deno.env.get("PATH") ?? "/usr/bin:/bin"], ["HOME", home]]),
+  vars: new Map(),
+  funcs: new Map(),
+  aliases: new Map(),
+};
+const sink = { write: () => Promise.resolve() };
+const stages = new Map<string, number[]>();
+
+function record(name: string, ms: number): void {
+  const list = stages.get(name) ?? [];
+  list.push(ms);
+  stages.set(name, list);
+}
+
+async function timed<T>(name: string, work: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now();
+  const result = await work();
+  record(name, performance.now() - t0);
+  return result;
+}
+
+/** One `runBash` of SRC; a warm variant prepares its shell first and lets it settle. */
+async function bashRun(name: string, confined: boolean, warm: boolean): Promise<void> {
+  const sandboxing = runSandbox(setting, policy, false, proj)!;
+  const resident = confined ? await residents.get("bench", sandboxing) : null;
+  let shell: WarmShell | null = null;
+  if (warm) {
+    shell = WarmShell.prepare(BASH, bashVariables, state, resident, scratch);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const run: BashRun = {
+    bash: BASH,
+    bashVariables,
+    src: SRC,
+    state,
+    scratch,
+    warm: shell,
+    stdout: sink,
+    stderr: sink,
+    sandbox: resident === null ? null : () => Promise.resolve(resident),
+  };
+  const exit = await timed(name, () => runBash(run));
+  if (exit.status !== 0) throw new Error(`${name}: status ${exit.status}`);
+}
+
+/** SRC through a bwrap built for this run alone, as before resident sandboxes. */
+async function ownBwrap(): Promise<void> {
+  const sandboxing = runSandbox(setting, policy, false, proj)!;
+  const [cmd, ...args] = sandboxCommand({ ...sandboxing, cwd: proj, scratch: dir }, [
+    BASH,
+    "-c",
+    SRC,
+  ]);
+  await timed("cold, a bwrap of its own", async () => {
+    const out = await new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).output();
+    if (!out.success) throw new Error("bwrap run failed");
+  });
+}
+
+async function round(): Promise<void> {
+  const sandboxing = await timed(
+    "view (sandboxFor)",
+    () => runSandbox(setting, policy, false, proj),
+  );
+  await timed("confinement key", () => confinementKey(sandboxing));
+  await bashRun("cold, unconfined", false, false);
+  await bashRun("cold, in the resident", true, false);
+  await ownBwrap();
+  await bashRun("warm, unconfined", false, true);
+  await bashRun("warm, in the resident", true, true);
+}
+
+try {
+  const t0 = performance.now();
+  await residents.get("bench", runSandbox(setting, policy, false, proj)!);
+  record("resident start", performance.now() - t0);
+  for (let i = 0; i < 5; i++) await round();
+  for (const name of stages.keys()) if (name !== "resident start") stages.delete(name);
+  for (let i = 0; i < ROUNDS; i++) await round();
+  const p50 = (name: string) => percentile(stages.get(name)!, 0.5);
+  console.log(`sandbox stages, in process, ${ROUNDS} rounds of \`${SRC}\` (ms)`);
+  console.log("stage                              p50      p95");
+  for (const [name, samples] of stages) {
+    samples.sort((a, b) => a - b);
+    console.log(
+      `${name.padEnd(32)} ${percentile(samples, 0.5).toFixed(3).padStart(7)}  ` +
+        `${percentile(samples, 0.95).toFixed(3).padStart(7)}`,
+    );
+  }
+  const ratio = (label: string, x: number) => console.log(`${label.padEnd(44)} ${x.toFixed(2)}`);
+  ratio(
+    "warm: resident p50 / unconfined p50",
+    p50("warm, in the resident") / p50("warm, unconfined"),
+  );
+  ratio(
+    "cold: resident p50 / unconfined p50",
+    p50("cold, in the resident") / p50("cold, unconfined"),
+  );
+  ratio(
+    "cold: own bwrap p50 / unconfined p50",
+    p50("cold, a bwrap of its own") / p50("cold, unconfined"),
+  );
+} finally {
+  await residents.closeAll();
+  scratch.clear();
+  await Deno.remove(dir, { recursive: true });
+}

@@ -1,0 +1,97 @@
+/**
+ * Reading the listing bash's `declare -p` prints for all variables, byte for byte. The listing is
+ * taken as a byte string (latin1: one character per byte), so scanning it is native string work
+ * and every byte survives.
+ */
+import { decodeAnsiC } from "./quote.ts";
+
+/** One statement of the listing: `declare -<flags> <name>[=<value>]`, as byte strings. */
+export interface Declaration {
+  /** The attribute letters (`-` alone: none), e.g. `ax` for an exported indexed array. */
+  flags: string;
+  name: string;
+  /** The value as bash quoted it, or null when the variable is declared but unset. */
+  value: string | null;
+  /** The whole statement without its line break: what `declare -p <name>` prints. */
+  text: string;
+}
+
+/** A quote or a backslash, the only characters that can carry a line break into a value. */
+const QUOTING = /['"\\]/g;
+const DQ_END = /["\\]/g;
+const SQ_END = /['\\]/g;
+
+/** The index just past the quote that closes the quoted text starting at `i` (`end`: its regex). */
+function pastClosing(s: string, i: number, end: RegExp): number {
+  end.lastIndex = i;
+  for (let m = end.exec(s); m !== null; m = end.exec(s)) {
+    if (m[0] !== "\\") return m.index + 1;
+    end.lastIndex = m.index + 2;
+  }
+  throw new Error("declare listing: unclosed quote");
+}
+
+/**
+ * The index of the line break ending the statement that starts at `i` (or the end): line breaks
+ * inside `'…'`, `"…"` or `$'…'`, or after a backslash, belong to a value.
+ */
+function statementEnd(s: string, i: number): number {
+  for (;;) {
+    const nl = s.indexOf("\n", i);
+    const end = nl < 0 ? s.length : nl;
+    QUOTING.lastIndex = i;
+    const m = QUOTING.exec(s);
+    if (m === null || m.index > end) return end;
+    const at = m.index;
+    if (m[0] === "\\") i = at + 2;
+    else if (m[0] === '"') i = pastClosing(s, at + 1, DQ_END);
+    else if (at > i && s[at - 1] === "$") i = pastClosing(s, at + 1, SQ_END);
+    else {
+      i = s.indexOf("'", at + 1) + 1;
+      if (i === 0) throw new Error("declare listing: unclosed quote");
+    }
+  }
+}
+
+const PREFIX = "declare -";
+
+/** The statements of a `declare -p` listing (a byte string), in its order; throws on anything else. */
+export function declarations(listing: string): Declaration[] {
+  const out: Declaration[] = [];
+  for (let start = 0; start < listing.length;) {
+    const end = statementEnd(listing, start);
+    const text = listing.slice(start, end);
+    const flagsEnd = text.indexOf(" ", PREFIX.length);
+    if (!text.startsWith(PREFIX) || flagsEnd < 0) {
+      throw new Error("declare listing: not a declare statement");
+    }
+    const equals = text.indexOf("=", flagsEnd);
+    out.push({
+      flags: text.slice(PREFIX.length, flagsEnd),
+      name: text.slice(flagsEnd + 1, equals < 0 ? text.length : equals),
+      value: equals < 0 ? null : text.slice(equals + 1),
+      text,
+    });
+    start = end + 1;
+  }
+  return out;
+}
+
+/**
+ * The bytes (a byte string) of one scalar value as `declare -p` quotes it: `"…"` (a backslash
+ * before `"`, `\`, `$` or a backquote) or `$'…'` (ANSI-C escapes, other bytes as up to three octal
+ * digits).
+ */
+export function unquoted(word: string): string {
+  if (word.startsWith('"') && word.endsWith('"') && word.length > 1) {
+    const inner = word.slice(1, -1);
+    if (!inner.includes("\\")) return inner;
+    return inner.replace(/\\([\s\S])/g, (all, c) => '"\\$`'.includes(c) ? c : all);
+  }
+  if (!word.startsWith("$'") || !word.endsWith("'") || word.length < 3) {
+    throw new Error("declare listing: not one quoted value");
+  }
+  const decoded = decodeAnsiC(word.slice(2, -1));
+  if (decoded === null) throw new Error("declare listing: unknown escape");
+  return decoded;
+}

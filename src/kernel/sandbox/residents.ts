@@ -1,0 +1,89 @@
+/** The resident sandboxes of the kernel: one per session and confinement, while it is used. */
+import { confinementKey, type Sandboxing } from "./command.ts";
+import type { SandboxHost } from "./probe.ts";
+import { Resident } from "./resident.ts";
+
+/**
+ * How long a resident whose last run or warm shell has exited stays up: long enough for the run
+ * that discarded a warm shell to spawn cold in the same sandbox.
+ */
+const IDLE_GRACE_MS = 1000;
+
+interface Entry {
+  session: string;
+  starting: Promise<Resident>;
+  resident: Resident | null;
+}
+
+/**
+ * One {@link Resident} per (session, confinement key), started on first use and killed once
+ * nothing runs in it ({@link IDLE_GRACE_MS} later), when its session goes ({@link drop}) and at
+ * shutdown ({@link closeAll}); one that died is forgotten and the next run starts another.
+ * Sessions never share one: their runs' scratch files stay apart.
+ */
+export class Residents {
+  #entries = new Map<string, Entry>();
+  #stopping = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(
+    private readonly host: SandboxHost,
+    private readonly bash: string,
+    /** Where each resident's scratch directory is made. */
+    private readonly parent: string,
+  ) {}
+
+  /** The session's resident for `sandboxing`, once runs can enter it; started when missing. */
+  get(session: string, sandboxing: Sandboxing): Promise<Resident> {
+    return this.#entry(session, sandboxing).starting;
+  }
+
+  /** The session's resident for `sandboxing` when it is ready, else null (it is starting). */
+  ready(session: string, sandboxing: Sandboxing): Resident | null {
+    return this.#entry(session, sandboxing).resident;
+  }
+
+  /** Kills the session's residents and everything running in them. */
+  drop(session: string): void {
+    for (const [id, entry] of this.#entries) if (entry.session === session) this.#stop(id);
+  }
+
+  /** Kills every resident and waits until they are gone; no new ones start. */
+  async closeAll(): Promise<void> {
+    this.#closed = true;
+    for (const id of [...this.#entries.keys()]) this.#stop(id);
+    await Promise.all(this.#stopping);
+  }
+
+  #entry(session: string, sandboxing: Sandboxing): Entry {
+    if (this.#closed) throw new Error("the kernel is shutting down");
+    if (this.host.tier !== "B") throw new Error("this host has no sandbox");
+    const id = JSON.stringify([session, confinementKey(sandboxing)]);
+    const known = this.#entries.get(id);
+    if (known !== undefined) return known;
+    const onIdle = () =>
+      setTimeout(() => {
+        if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);
+      }, IDLE_GRACE_MS);
+    const starting = Resident.start(this.host, this.bash, sandboxing, this.parent, onIdle);
+    const entry: Entry = { session, starting, resident: null };
+    const forget = () => {
+      if (this.#entries.get(id) === entry) this.#entries.delete(id);
+    };
+    starting.then((resident) => {
+      entry.resident = resident;
+      resident.ended.then(forget); // a sandbox that died is started afresh on next use
+    }, forget);
+    this.#entries.set(id, entry);
+    return entry;
+  }
+
+  /** Forgets a resident and kills it, once started when it is still starting. */
+  #stop(id: string): void {
+    const entry = this.#entries.get(id)!;
+    this.#entries.delete(id);
+    const done = entry.starting.then((resident) => resident.kill(), () => {})
+      .finally(() => this.#stopping.delete(done));
+    this.#stopping.add(done);
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * The shell state a run records (K-BASH-4/5), value by value, over values that are hard to quote:
+ * line breaks, quotes, backslashes, bytes that are not UTF-8, empty values, sparse and associative
+ * arrays with odd keys, attributes, namerefs, functions, aliases, options, traps and a cwd that is
+ * not UTF-8. What a run records is restored by the next one exactly (round trip).
+ */
+import assert from "node:assert/strict";
+import { bashCandidates, resolveBash } from "../../../src/kernel/bash/discover.ts";
+import { type ByteSink, runBash } from "../../../src/kernel/bash/run.ts";
+import { ScratchPool } from "../../../src/kernel/bash/scratch_pool.ts";
+import {
+  applyChange,
+  bashOwnVariables,
+  cloneState,
+  diffState,
+  parseDump,
+  type ShellChange,
+  type ShellState,
+} from "../../../src/kernel/bash/shell_state.ts";
+import { exec } from "../../_support/exec.ts";
+import { withKernel } from "../../_support/kernel.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+
+const bash = resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
+const bashVariables = bashOwnVariables(bash);
+const encoder = new TextEncoder();
+
+/** A sink that keeps the text written to it. */
+class TextSink implements ByteSink {
+  text = "";
+  write(chunk: Uint8Array): Promise<void> {
+    this.text += new TextDecoder().decode(chunk);
+    return Promise.resolve();
+  }
+}
+
+/** Runs `src` cold from `state` in scratch directories under `dir`; the state bash left. */
+async function run(dir: string, state: ShellState, src: string): Promise<ShellState> {
+  const scratch = new ScratchPool(dir);
+  const [stdout, stderr] = [new TextSink(), new TextSink()];
+  try {
+    const exit = await runBash({
+      bash,
+      bashVariables,
+      src,
+      state: cloneState(state),
+      scratch,
+      warm: null,
+      stdout,
+      stderr,
+      sandbox: null,
+    });
+    assert.equal(stderr.text, "");
+    assert.notEqual(exit.final, null);
+    return exit.final!;
+  } finally {
+    scratch.clear();
+  }
+}
+
+/** A change as plain entry lists, in the order the state keeps them. */
+function entries(change: ShellChange) {
+  const lists = (m: { set: Map<string, string>; unset: string[] }) => ({
+    set: [...m.set],
+    unset: m.unset,
+  });
+  return {
+    env: lists(change.env),
+    vars: lists(change.vars),
+    funcs: lists(change.funcs),
+    aliases: lists(change.aliases),
+  };
+}
+
+/** A session state in `dir` with a few exported and shell variables. */
+function startState(dir: string, env: Record<string, string> = {}): ShellState {
+  return {
+    cwd: dir,
+    env: new Map(
+      Object.entries({ PATH: "/usr/bin:/bin", KEEP: "k", GONE: "g", UNEXP: "u", ...env }),
+    ),
+    vars: new Map([["OLDV", 'declare -- OLDV="1"']]),
+    funcs: new Map(),
+    aliases: new Map(),
+  };
+}
+
+/** Runs `src`, merges what it changed, then runs `true` from there: nothing may change. */
+async function recordAndRestore(dir: string, start: ShellState, src: string) {
+  const change = diffState(start, await run(dir, start, src));
+  const session = cloneState(start);
+  applyChange(session, change);
+  assert.deepEqual(entries(diffState(session, await run(dir, session, "true"))), {
+    env: { set: [], unset: [] },
+    vars: { set: [], unset: [] },
+    funcs: { set: [], unset: [] },
+    aliases: { set: [], unset: [] },
+  });
+  return change;
+}
+
+const TRICKY = String.raw`
+nl=$'a\nb'; q="it's \"q\" \$x \`c\`"; bs='a\b\\c'; raw=$'\xff\xfe ok'; empty=''
+utf='héllo ✓'; tab=$'\t\e\a'
+sp=([1]=a [5]=$'x\ny'); ea=(); declare -a dea
+declare -A h=(["k y"]=1 ["q\"]"]=2 [']']=3 [$'n\nl']=4 ['$x']=5 [$'\xff']=$'\xfe')
+declare -r ro=1; declare -i int=3+4; declare -l lo=ABC; declare -u up=abc; declare -t tr=1
+export E1=$'line\nbreak' E2='é "q"' E3=$'\xff' E4= ; declare -ix EI=7; declare -rx ERX=1
+declare -n ref2=nosuch ref3=sp ref5=q
+declare ux; declare -x uxe
+_u=1; __v=2; export _XE=3; z_=4
+export -n UNEXP; unset GONE OLDV
+f() { echo "a
+alias x=y"; }
+g() { :; }; export -f g
+alias ll='ls -l' q2="echo 'x'"
+shopt -s extglob; set -o noglob; trap 'echo hi' USR1
+export IFS=,
+mkdir -p $'d\xffir/sub' && cd $'d\xffir/sub'
+`;
+
+Deno.test("K-BASH-4/5 tricky values are recorded exactly and restored by the next run", async () => {
+  await withTempDir(async (dir) => {
+    const change = await recordAndRestore(dir, startState(dir), TRICKY);
+    const cwd = new Uint8Array([...encoder.encode(`${dir}/d`), 0xff, ...encoder.encode("ir/sub")]);
+    assert.deepEqual(change.cwd, { cwd: `${dir}/d\ufffdir/sub`, cwdBytes: cwd });
+    assert.deepEqual(entries(change), {
+      env: {
+        set: [
+          ["E1", "line\nbreak"],
+          ["E2", 'é "q"'],
+          ["E4", ""],
+          ["EI", "7"],
+          ["ERX", "1"],
+          // bash resets IFS at start: an exported one persists with bash's default
+          ["IFS", " \t\n"],
+          ["_XE", "3"],
+        ],
+        unset: ["GONE", "UNEXP"],
+      },
+      vars: {
+        set: [
+          ["E3", "declare -x E3=$'\\377'"],
+          ["UNEXP", 'declare -- UNEXP="u"'],
+          ["bs", 'declare -- bs="a\\\\b\\\\\\\\c"'],
+          ["ea", "declare -a ea=()"],
+          ["empty", 'declare -- empty=""'],
+          [
+            "h",
+            'declare -A h=(["q\\"]"]="2" ["]"]="3" ["k y"]="1" [$\'n\\nl\']="4" ' +
+            "[$'\\377']=$'\\376' [\"\\$x\"]=\"5\" )",
+          ],
+          ["int", 'declare -i int="7"'],
+          ["lo", 'declare -l lo="abc"'],
+          ["nl", "declare -- nl=$'a\\nb'"],
+          ["q", 'declare -- q="it\'s \\"q\\" \\$x \\`c\\`"'],
+          ["raw", "declare -- raw=$'\\377\\376 ok'"],
+          ["ref2", 'declare -n ref2="nosuch"'],
+          ["ref3", 'declare -n ref3="sp"'],
+          ["ref5", 'declare -n ref5="q"'],
+          ["sp", "declare -a sp=([1]=\"a\" [5]=$'x\\ny')"],
+          ["tab", "declare -- tab=$'\\t\\E\\a'"],
+          ["tr", 'declare -t tr="1"'],
+          ["up", 'declare -u up="ABC"'],
+          ["utf", "declare -- utf=$'h\\303\\251llo \\342\\234\\223'"],
+          ["z_", 'declare -- z_="4"'],
+          ["__v", 'declare -- __v="2"'],
+          ["_u", 'declare -- _u="1"'],
+        ],
+        unset: ["OLDV"],
+      },
+      funcs: {
+        set: [
+          ["f", 'f () \n{ \n    echo "a\nalias x=y"\n}'],
+          ["g", "g () \n{ \n    :\n}\ndeclare -fx g"],
+        ],
+        unset: [],
+      },
+      aliases: {
+        set: [["ll", "alias ll='ls -l'"], ["q2", "alias q2='echo '\\''x'\\'''"]],
+        unset: [],
+      },
+    });
+  });
+});
+
+Deno.test("K-BASH-4/5 in a UTF-8 locale, and when the source exits inside a function, what is visible there is recorded", async () => {
+  await withTempDir(async (dir) => {
+    const src = String.raw`
+utf='héllo ✓'; mix=$'é\xff✓\n'; export XU='ü ✓' XM=$'ü\xff'
+declare -A hu=([ü]=$'✓\xfe' ["a b"]=ü)
+set -eu
+f() { local OLDV=local KEEP=lk; local -a la=(1); g=global; exit 7; }
+f
+`;
+    const change = await recordAndRestore(dir, startState(dir, { LC_ALL: "C.UTF-8" }), src);
+    assert.equal(change.cwd, null);
+    assert.deepEqual(entries(change).env, {
+      set: [["KEEP", "lk"], ["XU", "ü ✓"]],
+      unset: [],
+    });
+    assert.deepEqual(entries(change).vars, {
+      set: [
+        ["OLDV", 'declare -- OLDV="local"'],
+        ["XM", "declare -x XM=$'\\303\\274\\377'"],
+        ["g", 'declare -- g="global"'],
+        ["hu", 'declare -A hu=(["a b"]="ü" [ü]=$\'✓\\376\' )'],
+        ["la", 'declare -a la=([0]="1")'],
+        ["mix", "declare -- mix=$'é\\377✓\\n'"],
+        ["utf", 'declare -- utf="héllo ✓"'],
+      ],
+      unset: [],
+    });
+  });
+});
+
+Deno.test("K-BASH-5 namerefs and arrays stay shell variables even when exported: bash never exports them", async () => {
+  await withTempDir(async (dir) => {
+    const src = "export T=1; declare -r RO=1; declare -n ref=T rro=RO\n" +
+      "declare -ax xa=(1 2); declare -Ax xh=([k]=v); declare -rx -a rxa=(1)";
+    const change = await recordAndRestore(dir, startState(dir), src);
+    assert.deepEqual(entries(change).env, { set: [["T", "1"]], unset: [] });
+    assert.deepEqual(entries(change).vars.set, [
+      ["ref", 'declare -n ref="T"'],
+      ["rro", 'declare -n rro="RO"'],
+      ["xa", 'declare -ax xa=([0]="1" [1]="2")'],
+      ["xh", 'declare -Ax xh=([k]="v" )'],
+    ]);
+  });
+});
+
+withKernel(
+  "K-BASH-5 a nameref to an exported variable persists as a nameref, not as an exported copy",
+  async (conn) => {
+    await exec(conn, "export T=1; declare -n ref=T; declare -ax xa=(1 2)");
+    await exec(conn, "T=2");
+    const r = await exec(conn, "declare -p ref xa; echo $ref; printenv ref xa || echo none", {
+      position: "value",
+    });
+    assert.equal(
+      ((r.value as Rec).out as Rec).v,
+      'declare -n ref="T"\ndeclare -ax xa=([0]="1" [1]="2")\n2\nnone\n',
+    );
+    const env = await conn.request("session.env", {}) as Rec;
+    assert.ok(!(env.names as string[]).includes("ref"));
+  },
+);
+
+Deno.test("K-BASH-6 a dump whose variable listing is not what bash writes is no state", () => {
+  const dump = (listing: string) => encoder.encode(`C\0/\0D\0${listing}\0F\0\0A\0\0Z\0`);
+  assert.notEqual(parseDump(dump('declare -x A="1"\n'), new Set()), null);
+  for (const bad of ['declare -x A="1\n', "A=1\n", "declare -x A=1\n", "declare -x A=$'\\q'\n"]) {
+    assert.equal(parseDump(dump(bad), new Set()), null, bad);
+  }
+});
+
+Deno.test("K-BASH-6 a run that dumps no state never reads the state an earlier run left in its reused scratch directory", async () => {
+  await withTempDir(async (dir) => {
+    const scratch = new ScratchPool(dir);
+    try {
+      const outcomes = [];
+      for (const src of ["X=1", "X=2; trap - EXIT"]) {
+        const exit = await runBash({
+          bash,
+          bashVariables,
+          src,
+          state: startState(dir),
+          scratch,
+          warm: null,
+          stdout: new TextSink(),
+          stderr: new TextSink(),
+          sandbox: null,
+        });
+        outcomes.push(exit.final?.vars.get("X") ?? null);
+      }
+      assert.deepEqual(outcomes, ['declare -- X="1"', null]);
+    } finally {
+      scratch.clear();
+    }
+  });
+});
+
+withKernel(
+  "K-BASH-4 aliases and functions named like the builtins the driver uses neither run in their place nor lose the state",
+  async (conn) => {
+    const define = "X=1; [() { return 1; }; set() { echo hijacked; }; exit() { echo hijacked; }\n" +
+      "alias exit='echo hijacked' builtin='echo hijacked' shopt='echo hijacked'\n" +
+      "alias() { echo hijacked; }";
+    const out = async (src: string) =>
+      (((await exec(conn, src, { position: "value" })).value as Rec).out as Rec).v;
+    assert.equal(await out(define), "");
+    assert.equal(
+      await out('echo "$X"; type -t [ set alias; \\builtin alias exit builtin'),
+      "1\nfunction\nfunction\nfunction\nalias exit='echo hijacked'\nalias builtin='echo hijacked'\n",
+    );
+  },
+);
