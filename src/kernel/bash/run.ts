@@ -13,6 +13,11 @@ const encoder = new TextEncoder();
 
 /** How often the linger after bash's exit looks at its process group and pipes. */
 const LINGER_POLL_MS = 50;
+/**
+ * Longest wait for the EOF of output pipes no other process holds: loaded kernels were seen to
+ * deliver such reads up to 3 s late; past this bound the output is cut as if held elsewhere.
+ */
+const PIPE_EOF_WAIT_MS = 30_000;
 
 /**
  * Where captured output goes; `write` resolves once the chunk is stored (backpressure). The
@@ -111,18 +116,20 @@ async function lingerAfterExit(
       quietPolls >= PIPE_LINGER_MS / LINGER_POLL_MS;
     if (now - exited >= PIPE_LINGER_MS && groupExists(pgid)) return;
     if (quiet) {
-      // No other holder: the last bytes and EOF are on their way.
-      if (pipes !== null && !heldElsewhere(pipes)) await pumps;
+      // No other holder: the last bytes and EOF are on their way, within a bound.
+      if (pipes !== null && !heldElsewhere(pipes)) await pumpsOrTimeout(pumps, PIPE_EOF_WAIT_MS);
       return;
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      pumps,
-      new Promise((resolve) => timer = setTimeout(resolve, LINGER_POLL_MS)),
-    ]);
-    clearTimeout(timer);
+    await pumpsOrTimeout(pumps, LINGER_POLL_MS);
     quietPolls++;
   }
+}
+
+/** Resolves when `pumps` settle or after `ms`, whichever comes first. */
+async function pumpsOrTimeout(pumps: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([pumps, new Promise((resolve) => timer = setTimeout(resolve, ms))]);
+  clearTimeout(timer);
 }
 
 /**
