@@ -16,7 +16,7 @@ import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
 import { outcomeValue } from "../../src/kernel/values/outcome.ts";
 import { renderBounded } from "../../src/kernel/values/render.ts";
-import { percentile } from "./percentile.ts";
+import { printStages } from "./percentile.ts";
 
 const N = 300; // a third each: cold, warm and ready, warm and just spawned
 const KINDS = ["cold", "warm", "fresh"] as const;
@@ -138,15 +138,7 @@ try {
   for (let i = 0; i < 30; i++) await oneExec(KINDS[i % 3]);
   stages.clear();
   for (let i = 0; i < N; i++) await oneExec(KINDS[i % 3]);
-  console.log(`exec stages, in process, ${N} runs of \`echo hi\` (ms)`);
-  console.log("stage                              p50      p95");
-  for (const [name, samples] of stages) {
-    samples.sort((a, b) => a - b);
-    console.log(
-      `${name.padEnd(32)} ${percentile(samples, 0.5).toFixed(3).padStart(7)}  ` +
-        `${percentile(samples, 0.95).toFixed(3).padStart(7)}`,
-    );
-  }
+  printStages(`exec stages, in process, ${N} runs of \`echo hi\` (ms)`, stages);
 } finally {
   scratch.clear();
   journal.close();

@@ -15,7 +15,7 @@ import { runSandbox, type SandboxSetting } from "../../src/kernel/sandbox/princi
 import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
 import { Residents } from "../../src/kernel/sandbox/residents.ts";
 import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
-import { percentile } from "./percentile.ts";
+import { percentile, printStages } from "./percentile.ts";
 
 const ROUNDS = 100;
 const BASH = "/bin/bash";
@@ -127,15 +127,7 @@ try {
   for (const name of stages.keys()) if (name !== "resident start") stages.delete(name);
   for (let i = 0; i < ROUNDS; i++) await round();
   const p50 = (name: string) => percentile(stages.get(name)!, 0.5);
-  console.log(`sandbox stages, in process, ${ROUNDS} rounds of \`${SRC}\` (ms)`);
-  console.log("stage                              p50      p95");
-  for (const [name, samples] of stages) {
-    samples.sort((a, b) => a - b);
-    console.log(
-      `${name.padEnd(32)} ${percentile(samples, 0.5).toFixed(3).padStart(7)}  ` +
-        `${percentile(samples, 0.95).toFixed(3).padStart(7)}`,
-    );
-  }
+  printStages(`sandbox stages, in process, ${ROUNDS} rounds of \`${SRC}\` (ms)`, stages);
   const ratio = (label: string, x: number) => console.log(`${label.padEnd(44)} ${x.toFixed(2)}`);
   ratio(
     "warm: resident p50 / unconfined p50",
