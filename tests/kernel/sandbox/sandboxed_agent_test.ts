@@ -566,8 +566,12 @@ hostTest(
         await waitUntil(() => residents(w.k).length === 1, 10000),
         "solo's resident is gone",
       );
-      const gone = inside.filter((pid) => !processLive(pid));
-      assert.ok(gone.length >= 3, `bwrap, its init and its bash are gone: ${gone}`);
+      // killed with the resident: they exit as the kernel reaps them, moments after it goes
+      const gone = () => inside.filter((pid) => !processLive(pid));
+      assert.ok(
+        await waitUntil(() => gone().length >= 3, 10000),
+        `bwrap, its init and its bash are gone: ${gone()}`,
+      );
     });
   },
 );
