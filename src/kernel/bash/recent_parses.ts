@@ -1,7 +1,10 @@
 import { type File, parseBash } from "./ast.ts";
 
-/** Sources longer than this (UTF-16 code units) are parsed every time, never kept. */
-const KEPT_SOURCE_LIMIT = 512;
+/**
+ * Sources longer than this (UTF-16 code units) are parsed every time, never kept: trees of the
+ * densest such sources (`x;x;…`) take ~0.7 MB of heap for all kept ones together (issue 11).
+ */
+const KEPT_SOURCE_LIMIT = 128;
 /** How many of the most recently parsed short sources keep their tree. */
 const KEPT_SOURCES = 16;
 
