@@ -52,6 +52,8 @@ export class WarmShell {
     private readonly inputs: { restore: Deno.FsFile; src: Deno.FsFile },
     /** Where {@link dir} goes back to. */
     readonly pool: ScratchPool,
+    /** The resident sandbox it runs in, or null. */
+    private readonly resident: Resident | null,
   ) {
     this.#cwdAtSpawn = dirIdentity(cwd);
     // Held until bash exits: closed earlier, a `run` not yet read could vanish with the FIFO.
@@ -106,6 +108,7 @@ export class WarmShell {
         go,
         inputs,
         pool,
+        resident,
       );
     } catch {
       for (const file of opened) file.close();
@@ -145,6 +148,7 @@ export class WarmShell {
       writeAll(this.inputs.restore, encoder.encode(restore));
       writeAll(this.inputs.src, encoder.encode(src));
       this.#closeInputs();
+      this.resident?.running(this.child.pid); // before it can start anything
       this.go.writeSync(encoder.encode("run\n"));
       return true;
     } catch {
