@@ -64,8 +64,8 @@ export class Resident {
   #live = new Map<number, boolean>();
   /** Ended runs whose leftovers are being swept ({@link #sweepAfter}). */
   #ending = new Set<number>();
-  /** Sessions never swept: the kernel's own, which bwrap, its init and the waiting bash share. */
-  readonly #spared: ReadonlySet<number | undefined>;
+  /** The host pid of the bash the sandbox's init runs (waiting on the kernel's pipe): spared. */
+  readonly #shell: number;
   #killed = false;
 
   private constructor(
@@ -84,7 +84,7 @@ export class Resident {
     private readonly init: number,
   ) {
     this.pool = new ScratchPool(dir);
-    this.#spared = new Set([groupAndSession(Deno.pid)?.session, groupAndSession(init)?.session]);
+    this.#shell = childrenOf(init)[0];
   }
 
   /**
@@ -214,8 +214,9 @@ export class Resident {
     let killed = false;
     let busy: boolean | undefined;
     for (const pid of childrenOf(this.init)) {
+      if (pid === this.#shell) continue;
       const ids = groupAndSession(pid);
-      if (ids === null || this.#spared.has(ids.session) || this.#live.has(ids.session)) continue;
+      if (ids === null || this.#live.has(ids.session)) continue;
       if (!this.#ending.has(ids.session)) {
         busy ??= [...this.#live.values()].some((running) => running);
         if (busy) continue;
