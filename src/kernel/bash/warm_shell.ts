@@ -55,6 +55,8 @@ export class WarmShell {
     readonly pool: ScratchPool,
     /** Its output pipes' identities ({@link outputPipes}), read while bash starts. */
     readonly pipes: ReadonlySet<string> | null,
+    /** The resident sandbox it runs in, or null. */
+    private readonly resident: Resident | null,
   ) {
     this.#cwdAtSpawn = dirIdentity(cwd);
     // Held until bash exits: closed earlier, a `run` not yet read could vanish with the FIFO.
@@ -111,6 +113,7 @@ export class WarmShell {
         inputs,
         pool,
         outputPipes(child.pid),
+        resident,
       );
     } catch {
       for (const file of opened) file.close();
@@ -152,6 +155,7 @@ export class WarmShell {
       writeAll(this.inputs.restore, encoder.encode(restore));
       writeAll(this.inputs.src, encoder.encode(src));
       this.#closeInputs();
+      this.resident?.running(this.child.pid); // before it can start anything
       this.go.writeSync(encoder.encode("run\n"));
       return true;
     } catch {
