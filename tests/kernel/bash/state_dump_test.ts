@@ -14,6 +14,7 @@ import {
   cloneState,
   diffState,
   parseDump,
+  restoreScript,
   type ShellChange,
   type ShellState,
 } from "../../../src/kernel/bash/shell_state.ts";
@@ -212,6 +213,46 @@ f
       ],
       unset: [],
     });
+  });
+});
+
+Deno.test("K-BASH-4/5 runs of variables and aliases of one kind are restored exactly as one command each, an alias named -x included", async () => {
+  await withTempDir(async (dir) => {
+    const src = String.raw`
+a1=$'x\ny'; a2='q "b" $c'; a3=; declare -a r1=([2]=$'p\nq') r2=(); declare -A h1=(["k y"]=1)
+declare -A h2=([z]=$'\xff'); declare -i i1=1 i2=2; declare -n n1=a1 n2=a2; export X1=1
+alias -- -x='echo dash' b1='echo 1' b2="echo '2'"; f1() { :; }; f2() { echo 2; }
+`;
+    const change = await recordAndRestore(dir, startState(dir), src);
+    assert.deepEqual(entries(change).vars.set, [
+      ["a1", String.raw`declare -- a1=$'x\ny'`],
+      ["a2", String.raw`declare -- a2="q \"b\" \$c"`],
+      ["a3", 'declare -- a3=""'],
+      ["h1", 'declare -A h1=(["k y"]="1" )'],
+      ["h2", String.raw`declare -A h2=([z]=$'\377' )`],
+      ["i1", 'declare -i i1="1"'],
+      ["i2", 'declare -i i2="2"'],
+      ["n1", 'declare -n n1="a1"'],
+      ["n2", 'declare -n n2="a2"'],
+      ["r1", String.raw`declare -a r1=([2]=$'p\nq')`],
+      ["r2", "declare -a r2=()"],
+    ]);
+    assert.deepEqual(entries(change).aliases.set, [
+      ["-x", "alias -- -x='echo dash'"],
+      ["b1", "alias b1='echo 1'"],
+      ["b2", String.raw`alias b2='echo '\''2'\'''`],
+    ]);
+    const session = startState(dir);
+    applyChange(session, change);
+    const commands = restoreScript(session).split("\n");
+    for (
+      const command of [
+        String.raw`declare -- OLDV="1" a1=$'x\ny' a2="q \"b\" \$c" a3=""`,
+        String.raw`declare -a r1=([2]=$'p\nq') r2=()`,
+        "alias -- -x='echo dash'",
+        String.raw`alias b1='echo 1' b2='echo '\''2'\'''`,
+      ]
+    ) assert.ok(commands.includes(command), command);
   });
 });
 
