@@ -262,8 +262,8 @@ function assignableName(name: string, bashVariables: ReadonlySet<string>): boole
 }
 
 /**
- * The script that turns a bash started with environment `from` into one started with `to` (set
- * and removed names), or null when some changed name is not {@link assignableName}: then only a
+ * The script that turns a bash started with environment `from` into one started with `to` (one
+ * `export` of the set names, one `unset` of the removed ones), or null when some changed name is not {@link assignableName}: then only a
  * fresh spawn gives that environment.
  */
 export function envDelta(
@@ -271,18 +271,18 @@ export function envDelta(
   to: ReadonlyMap<string, string>,
   bashVariables: ReadonlySet<string>,
 ): string | null {
-  let script = "";
+  let [exports, unsets] = ["", ""];
   for (const [name, value] of to) {
     if (from.get(name) === value) continue;
     if (!assignableName(name, bashVariables)) return null;
-    script += `builtin export ${name}=${quoted(value)}\n`;
+    exports += ` ${name}=${quoted(value)}`;
   }
   for (const name of from.keys()) {
     if (to.has(name)) continue;
     if (!assignableName(name, bashVariables)) return null;
-    script += `builtin unset -v ${name}\n`;
+    unsets += ` ${name}`;
   }
-  return script;
+  return (exports && `builtin export${exports}\n`) + (unsets && `builtin unset -v${unsets}\n`);
 }
 
 /** Splits `declare -f` output into functions by their `name () ` header lines. */

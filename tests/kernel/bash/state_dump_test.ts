@@ -13,6 +13,7 @@ import {
   bashOwnVariables,
   cloneState,
   diffState,
+  envDelta,
   parseDump,
   restoreScript,
   type ShellChange,
@@ -337,3 +338,25 @@ withKernel(
     );
   },
 );
+
+Deno.test("the environment delta a warm shell sources turns its start environment into the run's, names set and removed together", () => {
+  const from = new Map([["KEEP", "k"], ["GONE1", "1"], ["GONE2", "2"], ["CHANGED", "old"]]);
+  const to = new Map([["KEEP", "k"], ["CHANGED", "new 'q' $x\nl"], ["NEW", ""], ["NEW2", "é"]]);
+  const delta = envDelta(from, to, bashVariables);
+  assert.notEqual(delta, null);
+  const out = new Deno.Command(bash, {
+    args: ["--noprofile", "--norc", "-c", `${delta}exec env -0`],
+    env: Object.fromEntries(from),
+    clearEnv: true,
+    stdout: "piped",
+  }).outputSync();
+  const env = new Map(
+    new TextDecoder().decode(out.stdout).split("\0").filter((e) => e !== "").map((e) => {
+      const eq = e.indexOf("=");
+      return [e.slice(0, eq), e.slice(eq + 1)];
+    }),
+  );
+  for (const name of ["PWD", "SHLVL", "_"]) env.delete(name); // bash's own
+  assert.deepEqual(env, to);
+  assert.equal(envDelta(from, from, bashVariables), "");
+});
