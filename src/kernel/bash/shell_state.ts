@@ -148,8 +148,8 @@ const ALIAS_PREFIX = /^alias (?=[^-])/;
 
 /**
  * Statements as few commands: one that starts with the same `prefix` as the one before it joins
- * that command as one more argument (`declare -- a="1" b="2"`). Bash runs each command once, so
- * the restore takes half the time of one command per statement; the arguments still act in order.
+ * that command as one more argument (`declare -- a="1" b="2"`): with many, the restore takes about
+ * half the time of a command per statement. The arguments still act in order, each on its own.
  */
 function joined(statements: Iterable<string>, prefix: RegExp): string[] {
   const out: string[] = [];
@@ -190,13 +190,13 @@ export function restoreScript(s: ShellState): string {
 /**
  * The driver's start: sets up the EXIT trap that dumps cwd, variables (one `declare -p` listing),
  * functions and aliases as NUL-separated records (K-BASH-7). The dump uses builtins writing
- * straight to the file: no command substitution, no fork; each listing line is one write, so the
- * driver's own functions and variables are removed before it (the status waits in the trap's
- * positional parameters) and the record markers share writes. The file is opened without truncation
- * (`1<>`; the scratch pool hands it over empty), so ext4 neither creates an inode per run nor
- * allocates blocks at close, and `set -C` cannot refuse it. Its local `IFS` (bash's default, with
- * the export attribute of the user's `IFS`) stands in for the user's, which bash resets at start.
- * The trap only calls a function defined here, and every command in it is a `builtin`: aliases
+ * straight to the file: no command substitution, no fork. Bash writes each line of a listing
+ * with a write of its own (stdout is line-buffered), so the driver's own functions and variables
+ * are removed first (the status waits in the trap's positional parameters) and the record markers
+ * share writes. The file is opened without truncation (`1<>`; the scratch pool hands it over
+ * empty), so ext4 neither creates an inode per run nor allocates blocks at close, and `set -C`
+ * cannot refuse it. Its local `IFS` (bash's default, with the export attribute of the user's
+ * `IFS`) stands in for the user's, which bash resets at start. The trap only calls a function defined here, and every command in it is a `builtin`: aliases
  * and functions of the user's (`exit`, `[`, `set`…) never run in their place.
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
@@ -263,8 +263,8 @@ function assignableName(name: string, bashVariables: ReadonlySet<string>): boole
 
 /**
  * The script that turns a bash started with environment `from` into one started with `to` (one
- * `export` of the set names, one `unset` of the removed ones), or null when some changed name is not {@link assignableName}: then only a
- * fresh spawn gives that environment.
+ * `export` of the set names, one `unset` of the removed ones), or null when some changed name is
+ * not {@link assignableName}: then only a fresh spawn gives that environment.
  */
 export function envDelta(
   from: ReadonlyMap<string, string>,
