@@ -168,7 +168,8 @@ function joined(statements: Iterable<string>, prefix: RegExp): string[] {
  * non-UTF-8 cwd is entered first (bash was spawned in {@link spawnDir}), leaving `OLDPWD` as a
  * fresh bash has it; when that directory is gone, bash exits at once, runs nothing and dumps
  * nothing (the session state stays unchanged). Aliases come before functions, so no function
- * named `alias` runs in place of the builtin, and are expanded only from the end of the script on.
+ * named `alias` runs in place of the builtin, and are expanded only from the end of the script on
+ * (the driver turns expansion on). Empty when there is nothing to restore.
  */
 export function restoreScript(s: ShellState): string {
   const parts: string[] = [];
@@ -183,8 +184,7 @@ export function restoreScript(s: ShellState): string {
     ...joined(s.aliases.values(), ALIAS_PREFIX),
   );
   for (const text of s.funcs.values()) parts.push(text);
-  parts.push("builtin shopt -s expand_aliases");
-  return parts.join("\n") + "\n";
+  return parts.map((part) => part + "\n").join("");
 }
 
 /**
@@ -226,11 +226,14 @@ trap __shoal_exit EXIT
 `;
 
 /**
- * The driver's end: restores the state, then sources the user's file, in one line, which bash
- * parses before running it: the restored aliases cannot change it.
+ * The driver's end: restores the state (an empty restore script, a session with nothing to
+ * restore, is not sourced: sourcing a file costs bash about as much as ten builtins), turns alias
+ * expansion on, then sources the user's file, in one line, which bash parses before running it:
+ * the restored aliases cannot change it.
  */
 const DRIVER_RUN = String
-  .raw`builtin source "$__shoal_dir/restore"; builtin source "$__shoal_dir/src"
+  .raw`builtin [ -s "$__shoal_dir/restore" ] && builtin source "$__shoal_dir/restore"; \
+builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"
 `;
 
 /** The `bash -c` driver of a cold run: restores state, then sources the user's file. */

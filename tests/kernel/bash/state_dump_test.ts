@@ -360,3 +360,30 @@ Deno.test("the environment delta a warm shell sources turns its start environmen
   assert.deepEqual(env, to);
   assert.equal(envDelta(from, from, bashVariables), "");
 });
+
+Deno.test("K-BASH-1/4 a session with nothing to restore starts its source with status 0 and alias expansion on, as one with state does", async () => {
+  await withTempDir(async (dir) => {
+    const scratch = new ScratchPool(dir);
+    const empty = { ...startState(dir), env: new Map(), vars: new Map() };
+    try {
+      for (const state of [empty, startState(dir)]) {
+        assert.equal(restoreScript(state) === "", state === empty);
+        const [stdout, stderr] = [new TextSink(), new TextSink()];
+        const exit = await runBash({
+          bash,
+          bashVariables,
+          src: "echo \"$?\"; shopt -q expand_aliases && echo on\nalias e1='echo one'\ne1",
+          state: cloneState(state),
+          scratch,
+          warm: null,
+          stdout,
+          stderr,
+          sandbox: null,
+        });
+        assert.deepEqual([stdout.text, stderr.text, exit.status], ["0\non\none\n", "", 0]);
+      }
+    } finally {
+      scratch.clear();
+    }
+  });
+});
