@@ -4,7 +4,8 @@
  * as the kernel spawns bash, `runBash` cold (spawn..exit) and warm (hand-over..exit), and the warm
  * run split by `EPOCHREALTIME` stamps its source prints to stderr:
  * - hand-over..source start: the FIFO wake-up and the restore; the source sources the restore
- *   script again and times it, the wake-up is the rest (it includes opening the source file);
+ *   script again as the driver does (not when empty) and times it, the wake-up is the rest (it
+ *   includes the kernel's hand-over writes and opening the source file);
  * - the source (`echo hi`);
  * - source end..exit seen, split by an xtrace (`set -x`, a `PS4` stamp before each command) the
  *   source leaves on for the driver's EXIT trap: trap entry up to the dump's first write (opening
@@ -41,7 +42,7 @@ const STAMPED = [
   "__b0=$EPOCHREALTIME",
   "echo hi",
   "__b1=$EPOCHREALTIME",
-  'builtin source "$__shoal_dir/restore"',
+  'builtin [ -s "$__shoal_dir/restore" ] && builtin source "$__shoal_dir/restore"',
   'builtin printf "%s %s %s %s\\n" "$__b0" "$__b1" "$__b1" "$EPOCHREALTIME" >&2',
   "PS4='+$EPOCHREALTIME '",
   "set -x",
