@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { bashCandidates, resolveBash } from "../../../src/kernel/bash/discover.ts";
-import { type ByteSink, runBash } from "../../../src/kernel/bash/run.ts";
+import { type BashExit, type ByteSink, runBash } from "../../../src/kernel/bash/run.ts";
 import { ScratchPool } from "../../../src/kernel/bash/scratch_pool.ts";
 import {
   applyChange,
@@ -37,8 +37,12 @@ class TextSink implements ByteSink {
   }
 }
 
-/** Runs `src` cold from `state` in scratch directories under `dir`; the state bash left. */
-async function run(dir: string, state: ShellState, src: string): Promise<ShellState> {
+/** Runs `src` cold from `state` in scratch directories under `dir`, without a word on stderr. */
+async function runCold(
+  dir: string,
+  state: ShellState,
+  src: string,
+): Promise<{ exit: BashExit; out: string }> {
   const scratch = new ScratchPool(dir);
   const [stdout, stderr] = [new TextSink(), new TextSink()];
   try {
@@ -54,11 +58,17 @@ async function run(dir: string, state: ShellState, src: string): Promise<ShellSt
       sandbox: null,
     });
     assert.equal(stderr.text, "");
-    assert.notEqual(exit.final, null);
-    return exit.final!;
+    return { exit, out: stdout.text };
   } finally {
     scratch.clear();
   }
+}
+
+/** Runs `src` cold from `state` in scratch directories under `dir`; the state bash left. */
+async function run(dir: string, state: ShellState, src: string): Promise<ShellState> {
+  const { exit } = await runCold(dir, state, src);
+  assert.notEqual(exit.final, null);
+  return exit.final!;
 }
 
 /** A change as plain entry lists, in the order the state keeps them. */
@@ -363,27 +373,12 @@ Deno.test("the environment delta a warm shell sources turns its start environmen
 
 Deno.test("K-BASH-1/4 a session with nothing to restore starts its source with status 0 and alias expansion on, as one with state does", async () => {
   await withTempDir(async (dir) => {
-    const scratch = new ScratchPool(dir);
     const empty = { ...startState(dir), env: new Map(), vars: new Map() };
-    try {
-      for (const state of [empty, startState(dir)]) {
-        assert.equal(restoreScript(state) === "", state === empty);
-        const [stdout, stderr] = [new TextSink(), new TextSink()];
-        const exit = await runBash({
-          bash,
-          bashVariables,
-          src: "echo \"$?\"; shopt -q expand_aliases && echo on\nalias e1='echo one'\ne1",
-          state: cloneState(state),
-          scratch,
-          warm: null,
-          stdout,
-          stderr,
-          sandbox: null,
-        });
-        assert.deepEqual([stdout.text, stderr.text, exit.status], ["0\non\none\n", "", 0]);
-      }
-    } finally {
-      scratch.clear();
+    for (const state of [empty, startState(dir)]) {
+      assert.equal(restoreScript(state) === "", state === empty);
+      const src = "echo \"$?\"; shopt -q expand_aliases && echo on\nalias e1='echo one'\ne1";
+      const { exit, out } = await runCold(dir, state, src);
+      assert.deepEqual([out, exit.status], ["0\non\none\n", 0]);
     }
   });
 });
