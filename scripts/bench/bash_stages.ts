@@ -14,16 +14,29 @@
  *   sees the exit (freeing, reaping, Deno's child status). The traced lines cost a write each.
  * A bare bash's exit..seen (its last stamp to the child status) gives that last stage's floor.
  * The session state holds the process environment plus `--vars` variables and as many functions
- * and aliases. `deno run -A scripts/bench/bash_stages.ts [--runs N] [--vars N]`
+ * and aliases.
+ *
+ * Then a warm shell's spawn..ready, the time a back-to-back exec may wait for the shell spawned at
+ * the previous hand-over, split by timestamps its driver prints to stderr: the `spawn()` call
+ * (the event loop is blocked meanwhile), spawn..first driver command (the setsid(1) exec, bash's
+ * exec and start: environment import, locale), and the driver's setup up to the `go` FIFO read.
+ * Bare `bash -c` spawns, through setsid(1) as the kernel spawns and without it (Deno's
+ * posix_spawn alone, same options), print when their first command runs: their difference is
+ * the setsid(1) exec.
+ * `deno run -A scripts/bench/bash_stages.ts [--runs N] [--vars N]`
  */
 import { parseArgs } from "node:util";
 import { spawnGroupLeader } from "../../src/kernel/bash/group_leader.ts";
+import { mkfifo } from "../../src/kernel/bash/mkfifo.ts";
 import { type ByteSink, runBash } from "../../src/kernel/bash/run.ts";
+import { spawnDriver } from "../../src/kernel/bash/spawn.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import {
   bashOwnVariables,
   cloneState,
   type ShellState,
+  spawnDir,
+  WARM_DRIVER,
 } from "../../src/kernel/bash/shell_state.ts";
 import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
 import { percentile } from "./percentile.ts";
@@ -53,6 +66,13 @@ const TRACED: [RegExp, string][] = [
   [/^builtin declare -f$/, "    dump: declare -f"],
   [/^builtin alias -p$/, "    dump: alias -p"],
 ];
+
+/** A driver line printing `label` and the time to stderr. */
+const stamp = (label: string) => `builtin printf '${label} %s\\n' "$EPOCHREALTIME" >&2\n`;
+/** The warm shell's driver, stamped when it starts and when it is about to read its FIFO. */
+const STAMPED_WARM = stamp("start") +
+  WARM_DRIVER.replace("builtin read -r __shoal_go", stamp("ready") + "builtin read -r __shoal_go");
+if (!STAMPED_WARM.includes("ready")) throw new Error("the warm driver reads its FIFO elsewhere");
 
 /** A sink keeping what is written to it as text. */
 class TextSink implements ByteSink {
@@ -123,6 +143,64 @@ function addTrapStages(trace: string[], sourceEnd: number, seen: number): void {
   add("  exit..exit seen", (seen - lines[exit].at) / 1000);
 }
 
+/** The times (µs since the epoch) a process printed with {@link stamp}, by label. */
+function stamps(stderr: Uint8Array): Map<string, number> {
+  const text = new TextDecoder().decode(stderr);
+  return new Map(
+    [...text.matchAll(/^(\w+) (\d+)\.(\d+)$/gm)].map((m) => [m[1], Number(m[2] + m[3])]),
+  );
+}
+
+/**
+ * A bare `bash -c` printing when its first command runs, spawned as the kernel spawns (through
+ * setsid(1)) or by Deno alone with the same options.
+ */
+async function bareFirstCommand(setsid: boolean): Promise<void> {
+  const argv = [BASH, "--noprofile", "--norc", "-c", stamp("start")];
+  const t0 = epochUs();
+  const child = setsid ? spawnGroupLeader(argv, state) : new Deno.Command(BASH, {
+    args: argv.slice(1),
+    cwd: spawnDir(state),
+    env: Object.fromEntries(state.env),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const { stderr } = await child.output();
+  const how = setsid ? "through setsid(1)" : "posix_spawn only";
+  add(`bare ${how}: spawn..1st command`, (stamps(stderr).get("start")! - t0) / 1000);
+}
+
+/**
+ * A warm shell's spawn..ready, as `WarmShell.prepare` spawns it: its scratch directory's `go`
+ * FIFO, held open read-write, gets a line that is not `run`, so the shell exits once it reads it.
+ */
+async function warmSpawn(): Promise<void> {
+  const dir = scratch.acquire();
+  const fifo = `${dir}/go`;
+  try {
+    Deno.statSync(fifo);
+  } catch {
+    if (!mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
+  }
+  const go = Deno.openSync(fifo, { read: true, write: true });
+  try {
+    const t0 = epochUs();
+    const child = spawnDriver(BASH, state, null, dir, STAMPED_WARM, ["warm"]);
+    const t1 = epochUs();
+    go.writeSync(new TextEncoder().encode("stop\n"));
+    const at = stamps((await child.output()).stderr);
+    add("warm spawn: spawn() call", (t1 - t0) / 1000);
+    add("  spawn..1st driver command", (at.get("start")! - t0) / 1000);
+    add("  driver setup..FIFO read", (at.get("ready")! - at.get("start")!) / 1000);
+    add("  spawn..ready (total)", (at.get("ready")! - t0) / 1000);
+  } finally {
+    go.close();
+    scratch.release(dir);
+  }
+}
+
 async function run(warm: boolean): Promise<void> {
   let shell: WarmShell | null = null;
   if (warm) {
@@ -146,8 +224,8 @@ async function run(warm: boolean): Promise<void> {
   if (exit.final === null) throw new Error(`no state captured: ${stderr.text}`);
   if (!warm) return add("cold: spawn..exit (dur_ns)", Number(exit.durNs) / 1e6);
   add("warm: hand-over..exit (dur_ns)", Number(exit.durNs) / 1e6);
-  const [stamps, ...trace] = stderr.text.split("\n");
-  const [start, end, restoreStart, restoreEnd] = stamps.split(" ").map(stampUs);
+  const [line, ...trace] = stderr.text.split("\n");
+  const [start, end, restoreStart, restoreEnd] = line.split(" ").map(stampUs);
   const restore = (restoreEnd - restoreStart) / 1000;
   add("  hand-over..source start", (start - handOver) / 1000);
   add("    restore (sourced again)", restore);
@@ -163,6 +241,9 @@ try {
     await bareExit();
     await run(false);
     await run(true);
+    await bareFirstCommand(true);
+    await bareFirstCommand(false);
+    await warmSpawn();
   }
   rows.clear();
   for (let i = 0; i < RUNS; i++) {
@@ -170,6 +251,9 @@ try {
     await bareExit();
     await run(false);
     await run(true);
+    await bareFirstCommand(true);
+    await bareFirstCommand(false);
+    await warmSpawn();
   }
   console.log(`bash stages, ${RUNS} runs each, ${VARS} vars/functions/aliases in the state (ms)`);
   console.log("stage                                p50      p95  p50/bare");
