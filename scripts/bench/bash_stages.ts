@@ -2,9 +2,19 @@
  * Bash's own share of one exec (issue 10), next to the floor it is measured against, all in one
  * run and interleaved so the machine's load hits every row alike: a bare `bash -c true` spawned
  * as the kernel spawns bash, `runBash` cold (spawn..exit) and warm (hand-over..exit), and the warm
- * run split by timestamps its source prints to stderr: hand-over..source start (FIFO wake-up and
- * restore), the source, source end..exit seen (state dump, exit, reaping). The session state
- * holds the process environment plus `--vars` variables and as many functions and aliases.
+ * run split by `EPOCHREALTIME` stamps its source prints to stderr:
+ * - hand-over..source start: the FIFO wake-up and the restore; the source sources the restore
+ *   script again as the driver does (not when empty) and times it, the wake-up is the rest (it
+ *   includes the kernel's hand-over writes and opening the source file);
+ * - the source (`echo hi`);
+ * - source end..exit seen, split by an xtrace (`set -x`, a `PS4` stamp before each command) the
+ *   source leaves on for the driver's EXIT trap: trap entry up to the dump's first write (opening
+ *   the state file), each listing builtin (`declare -p`, `declare -f`, `alias -p`, each line of
+ *   them one write into the state file) and the whole dump, then bash's `exit` until `runBash`
+ *   sees the exit (freeing, reaping, Deno's child status). The traced lines cost a write each.
+ * A bare bash's exit..seen (its last stamp to the child status) gives that last stage's floor.
+ * The session state holds the process environment plus `--vars` variables and as many functions
+ * and aliases.
  *
  * Then a warm shell's spawn..ready, the time a back-to-back exec may wait for the shell spawned at
  * the previous hand-over, split by timestamps its driver prints to stderr: the `spawn()` call
@@ -37,8 +47,25 @@ const { values } = parseArgs({
 const RUNS = Number(values.runs);
 const VARS = Number(values.vars);
 const BASH = "/bin/bash";
-/** The warm run's source: `echo hi` between two timestamps on stderr. */
-const STAMPED = 'printf "%s " "$EPOCHREALTIME" >&2; echo hi; printf "%s" "$EPOCHREALTIME" >&2';
+/**
+ * The warm run's source: `echo hi` between two stamps, then the restore script sourced again
+ * between two more, all four printed on one stderr line; then the xtrace for the EXIT trap.
+ */
+const STAMPED = [
+  "__b0=$EPOCHREALTIME",
+  "echo hi",
+  "__b1=$EPOCHREALTIME",
+  'builtin [ -s "$__shoal_dir/restore" ] && builtin source "$__shoal_dir/restore"',
+  'builtin printf "%s %s %s %s\\n" "$__b0" "$__b1" "$__b1" "$EPOCHREALTIME" >&2',
+  "PS4='+$EPOCHREALTIME '",
+  "set -x",
+].join("\n");
+/** The traced commands of the EXIT trap that start a stage, and the stage's label. */
+const TRACED: [RegExp, string][] = [
+  [/^builtin declare -p$/, "    dump: declare -p"],
+  [/^builtin declare -f$/, "    dump: declare -f"],
+  [/^builtin alias -p$/, "    dump: alias -p"],
+];
 
 /** A driver line printing `label` and the time to stderr. */
 const stamp = (label: string) => `builtin printf '${label} %s\\n' "$EPOCHREALTIME" >&2\n`;
@@ -77,12 +104,43 @@ function add(label: string, ms: number): void {
 }
 /** Now, in µs since the epoch: the clock of bash's `EPOCHREALTIME`. */
 const epochUs = () => (performance.timeOrigin + performance.now()) * 1000;
+/** An `EPOCHREALTIME` text in µs. */
+const stampUs = (text: string) => Number(text.replace(".", ""));
 
 async function bareSpawn(): Promise<void> {
   const t0 = performance.now();
   const child = spawnGroupLeader([BASH, "--noprofile", "--norc", "-c", "true"], state);
   await Promise.all([child.status, child.stdout.cancel(), child.stderr.cancel()]);
   add("bare spawn: bash -c true", performance.now() - t0);
+}
+
+/** A bare bash's last stamp (printed to stderr) until its exit status is seen. */
+async function bareExit(): Promise<void> {
+  const src = 'printf %s "$EPOCHREALTIME" >&2';
+  const child = spawnGroupLeader([BASH, "--noprofile", "--norc", "-c", src], state);
+  const stderr = new Response(child.stderr).text();
+  await child.status;
+  const seen = epochUs();
+  await child.stdout.cancel();
+  add("bare: last stamp..exit seen", (seen - stampUs(await stderr)) / 1000);
+}
+
+/** Adds the EXIT trap's stages from its xtrace lines (`+…+<stamp> <command>`) up to `seen`. */
+function addTrapStages(trace: string[], sourceEnd: number, seen: number): void {
+  const lines = trace.flatMap((line) => {
+    const m = /^\++(\d+\.\d+) (.*)$/.exec(line);
+    return m === null ? [] : [{ at: stampUs(m[1]), command: m[2] }];
+  });
+  const index = (test: RegExp) => lines.findIndex((l) => test.test(l.command));
+  const [first, exit] = [index(/^builtin printf 'C/), index(/^builtin exit/)];
+  if (first < 0 || exit < first) throw new Error(`no dump traced: ${trace.join("\n")}`);
+  add("  source end..dump's first write", (lines[first].at - sourceEnd) / 1000);
+  for (const [test, label] of TRACED) {
+    const i = index(test);
+    if (i >= 0) add(label, (lines[i + 1].at - lines[i].at) / 1000);
+  }
+  add("    dump: whole", (lines[exit].at - lines[first].at) / 1000);
+  add("  exit..exit seen", (seen - lines[exit].at) / 1000);
 }
 
 /** The times (µs since the epoch) a process printed with {@link stamp}, by label. */
@@ -166,15 +224,21 @@ async function run(warm: boolean): Promise<void> {
   if (exit.final === null) throw new Error(`no state captured: ${stderr.text}`);
   if (!warm) return add("cold: spawn..exit (dur_ns)", Number(exit.durNs) / 1e6);
   add("warm: hand-over..exit (dur_ns)", Number(exit.durNs) / 1e6);
-  const [start, end] = stderr.text.split(" ").map((s) => Number(s.replace(".", "")));
+  const [line, ...trace] = stderr.text.split("\n");
+  const [start, end, restoreStart, restoreEnd] = line.split(" ").map(stampUs);
+  const restore = (restoreEnd - restoreStart) / 1000;
   add("  hand-over..source start", (start - handOver) / 1000);
+  add("    restore (sourced again)", restore);
+  add("    FIFO wake-up (the rest)", (start - handOver) / 1000 - restore);
   add("  source (echo hi)", (end - start) / 1000);
-  add("  source end..exit seen", (seen - end) / 1000);
+  add("  source end..exit seen", (seen - restoreEnd) / 1000);
+  addTrapStages(trace, restoreEnd, seen);
 }
 
 try {
   for (let i = 0; i < 5; i++) {
     await bareSpawn();
+    await bareExit();
     await run(false);
     await run(true);
     await bareFirstCommand(true);
@@ -184,6 +248,7 @@ try {
   rows.clear();
   for (let i = 0; i < RUNS; i++) {
     await bareSpawn();
+    await bareExit();
     await run(false);
     await run(true);
     await bareFirstCommand(true);
@@ -191,13 +256,13 @@ try {
     await warmSpawn();
   }
   console.log(`bash stages, ${RUNS} runs each, ${VARS} vars/functions/aliases in the state (ms)`);
-  console.log("stage                              p50      p95  p50/bare");
+  console.log("stage                                p50      p95  p50/bare");
   const bare = percentile(rows.get("bare spawn: bash -c true")!.sort((a, b) => a - b), 0.5);
   for (const [label, samples] of rows) {
     samples.sort((a, b) => a - b);
     const p50 = percentile(samples, 0.5);
     console.log(
-      `${label.padEnd(32)} ${p50.toFixed(3).padStart(7)}  ` +
+      `${label.padEnd(34)} ${p50.toFixed(3).padStart(7)}  ` +
         `${percentile(samples, 0.95).toFixed(3).padStart(7)}  ${
           (p50 / bare).toFixed(2).padStart(7)
         }`,
