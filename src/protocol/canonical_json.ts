@@ -206,12 +206,13 @@ const LITERALS = ["true", "false", "null"].map((w) => Uint8Array.from(w, (ch) =>
 /** End of `true`, `false` or `null` at `at`, or -1. */
 function literalEnd(bytes: Uint8Array, at: number): number {
   for (const word of LITERALS) {
-    if (bytes[at] === word[0] && sameWord(bytes, at, word)) return at + word.length;
+    if (bytes[at] === word[0] && holdsAt(bytes, at, word)) return at + word.length;
   }
   return -1;
 }
 
-function sameWord(bytes: Uint8Array, at: number, word: Uint8Array): boolean {
+/** Whether `bytes` hold `word` at `at`. */
+export function holdsAt(bytes: Uint8Array, at: number, word: Uint8Array): boolean {
   for (let i = 0; i < word.length; i++) if (bytes[at + i] !== word[i]) return false;
   return true;
 }

@@ -1,4 +1,4 @@
-import { canonicalEnd, jsonNumberEnd } from "./canonical_json.ts";
+import { canonicalEnd, holdsAt, jsonNumberEnd } from "./canonical_json.ts";
 
 const encoder = new TextEncoder();
 const bytesOf = (text: string) => encoder.encode(text);
@@ -44,7 +44,7 @@ export function eventValues(frame: Uint8Array, nesting: number): EventValues | n
 
 /** Index after `word` if `frame` holds it at `at` (-1 stays -1), else -1. */
 function expect(frame: Uint8Array, at: number, word: Uint8Array): number {
-  if (at < 0 || at + word.length > frame.length) return -1;
-  for (let i = 0; i < word.length; i++) if (frame[at + i] !== word[i]) return -1;
-  return at + word.length;
+  return at >= 0 && at + word.length <= frame.length && holdsAt(frame, at, word)
+    ? at + word.length
+    : -1;
 }

@@ -27,13 +27,18 @@ Deno.test("an id-null error from the peer leaves the client connection open for 
   });
 });
 
+/** A client connected to a peer socket of this test, in `dir`. */
+async function connectedPair(dir: string) {
+  const path = `${dir}/peer.sock`;
+  const listener = Deno.listen({ transport: "unix", path });
+  const accepted = listener.accept();
+  const client = await RpcConnection.connect(path);
+  return { listener, client, peer: await accepted };
+}
+
 Deno.test("notifications read together reach the handler in order at once; a pending handler holds back later reads", async () => {
   await withTempDir(async (dir) => {
-    const path = `${dir}/peer.sock`;
-    const listener = Deno.listen({ transport: "unix", path });
-    const accepted = listener.accept();
-    const client = await RpcConnection.connect(path);
-    const peer = await accepted;
+    const { listener, client, peer } = await connectedPair(dir);
     const seen: number[] = [];
     let release!: () => void;
     const held = new Promise<void>((resolve) => release = resolve);
@@ -61,11 +66,7 @@ Deno.test("notifications read together reach the handler in order at once; a pen
 
 Deno.test("M-SUB-3, M-START-4: event frames go undecoded to onEventValues or decoded to onNotification, in the order read; a malformed event frame ends the connection", async () => {
   await withTempDir(async (dir) => {
-    const path = `${dir}/peer.sock`;
-    const listener = Deno.listen({ transport: "unix", path });
-    const accepted = listener.accept();
-    const client = await RpcConnection.connect(path);
-    const peer = await accepted;
+    const { listener, client, peer } = await connectedPair(dir);
     const seen: string[] = [];
     const dec = new TextDecoder();
     client.onEventValues = ({ seq, payload }) => {
