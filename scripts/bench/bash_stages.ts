@@ -2,19 +2,41 @@
  * Bash's own share of one exec (issue 10), next to the floor it is measured against, all in one
  * run and interleaved so the machine's load hits every row alike: a bare `bash -c true` spawned
  * as the kernel spawns bash, `runBash` cold (spawn..exit) and warm (hand-over..exit), and the warm
- * run split by timestamps its source prints to stderr: hand-over..source start (FIFO wake-up and
- * restore), the source, source end..exit seen (state dump, exit, reaping). The session state
- * holds the process environment plus `--vars` variables and as many functions and aliases.
+ * run split by `EPOCHREALTIME` stamps its source prints to stderr:
+ * - hand-over..source start: the FIFO wake-up and the restore; the source sources the restore
+ *   script again as the driver does (not when empty) and times it, the wake-up is the rest (it
+ *   includes the kernel's hand-over writes and opening the source file);
+ * - the source (`echo hi`);
+ * - source end..exit seen, split by an xtrace (`set -x`, a `PS4` stamp before each command) the
+ *   source leaves on for the driver's EXIT trap: trap entry up to the dump's first write (opening
+ *   the state file), each listing builtin (`declare -p`, `declare -f`, `alias -p`, each line of
+ *   them one write into the state file) and the whole dump, then bash's `exit` until `runBash`
+ *   sees the exit (freeing, reaping, Deno's child status). The traced lines cost a write each.
+ * A bare bash's exit..seen (its last stamp to the child status) gives that last stage's floor.
+ * The session state holds the process environment plus `--vars` variables and as many functions
+ * and aliases.
+ *
+ * Then a warm shell's spawn..ready, the time a back-to-back exec may wait for the shell spawned at
+ * the previous hand-over, split by timestamps its driver prints to stderr: the `spawn()` call
+ * (the event loop is blocked meanwhile), spawn..first driver command (the setsid(1) exec, bash's
+ * exec and start: environment import, locale), and the driver's setup up to the `go` FIFO read.
+ * Bare `bash -c` spawns, through setsid(1) as the kernel spawns and without it (Deno's
+ * posix_spawn alone, same options), print when their first command runs: their difference is
+ * the setsid(1) exec.
  * `deno run -A scripts/bench/bash_stages.ts [--runs N] [--vars N]`
  */
 import { parseArgs } from "node:util";
 import { spawnGroupLeader } from "../../src/kernel/bash/group_leader.ts";
+import { mkfifo } from "../../src/kernel/bash/mkfifo.ts";
 import { type ByteSink, runBash } from "../../src/kernel/bash/run.ts";
+import { spawnDriver } from "../../src/kernel/bash/spawn.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import {
   bashOwnVariables,
   cloneState,
   type ShellState,
+  spawnDir,
+  WARM_DRIVER,
 } from "../../src/kernel/bash/shell_state.ts";
 import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
 import { percentile } from "./percentile.ts";
@@ -25,8 +47,32 @@ const { values } = parseArgs({
 const RUNS = Number(values.runs);
 const VARS = Number(values.vars);
 const BASH = "/bin/bash";
-/** The warm run's source: `echo hi` between two timestamps on stderr. */
-const STAMPED = 'printf "%s " "$EPOCHREALTIME" >&2; echo hi; printf "%s" "$EPOCHREALTIME" >&2';
+/**
+ * The warm run's source: `echo hi` between two stamps, then the restore script sourced again
+ * between two more, all four printed on one stderr line; then the xtrace for the EXIT trap.
+ */
+const STAMPED = [
+  "__b0=$EPOCHREALTIME",
+  "echo hi",
+  "__b1=$EPOCHREALTIME",
+  'builtin [ -s "$__shoal_dir/restore" ] && builtin source "$__shoal_dir/restore"',
+  'builtin printf "%s %s %s %s\\n" "$__b0" "$__b1" "$__b1" "$EPOCHREALTIME" >&2',
+  "PS4='+$EPOCHREALTIME '",
+  "set -x",
+].join("\n");
+/** The traced commands of the EXIT trap that start a stage, and the stage's label. */
+const TRACED: [RegExp, string][] = [
+  [/^builtin declare -p$/, "    dump: declare -p"],
+  [/^builtin declare -f$/, "    dump: declare -f"],
+  [/^builtin alias -p$/, "    dump: alias -p"],
+];
+
+/** A driver line printing `label` and the time to stderr. */
+const stamp = (label: string) => `builtin printf '${label} %s\\n' "$EPOCHREALTIME" >&2\n`;
+/** The warm shell's driver, stamped when it starts and when it is about to read its FIFO. */
+const STAMPED_WARM = stamp("start") +
+  WARM_DRIVER.replace("builtin read -r __shoal_go", stamp("ready") + "builtin read -r __shoal_go");
+if (!STAMPED_WARM.includes("ready")) throw new Error("the warm driver reads its FIFO elsewhere");
 
 /** A sink keeping what is written to it as text. */
 class TextSink implements ByteSink {
@@ -58,12 +104,101 @@ function add(label: string, ms: number): void {
 }
 /** Now, in µs since the epoch: the clock of bash's `EPOCHREALTIME`. */
 const epochUs = () => (performance.timeOrigin + performance.now()) * 1000;
+/** An `EPOCHREALTIME` text in µs. */
+const stampUs = (text: string) => Number(text.replace(".", ""));
 
 async function bareSpawn(): Promise<void> {
   const t0 = performance.now();
   const child = spawnGroupLeader([BASH, "--noprofile", "--norc", "-c", "true"], state);
   await Promise.all([child.status, child.stdout.cancel(), child.stderr.cancel()]);
   add("bare spawn: bash -c true", performance.now() - t0);
+}
+
+/** A bare bash's last stamp (printed to stderr) until its exit status is seen. */
+async function bareExit(): Promise<void> {
+  const src = 'printf %s "$EPOCHREALTIME" >&2';
+  const child = spawnGroupLeader([BASH, "--noprofile", "--norc", "-c", src], state);
+  const stderr = new Response(child.stderr).text();
+  await child.status;
+  const seen = epochUs();
+  await child.stdout.cancel();
+  add("bare: last stamp..exit seen", (seen - stampUs(await stderr)) / 1000);
+}
+
+/** Adds the EXIT trap's stages from its xtrace lines (`+…+<stamp> <command>`) up to `seen`. */
+function addTrapStages(trace: string[], sourceEnd: number, seen: number): void {
+  const lines = trace.flatMap((line) => {
+    const m = /^\++(\d+\.\d+) (.*)$/.exec(line);
+    return m === null ? [] : [{ at: stampUs(m[1]), command: m[2] }];
+  });
+  const index = (test: RegExp) => lines.findIndex((l) => test.test(l.command));
+  const [first, exit] = [index(/^builtin printf 'C/), index(/^builtin exit/)];
+  if (first < 0 || exit < first) throw new Error(`no dump traced: ${trace.join("\n")}`);
+  add("  source end..dump's first write", (lines[first].at - sourceEnd) / 1000);
+  for (const [test, label] of TRACED) {
+    const i = index(test);
+    if (i >= 0) add(label, (lines[i + 1].at - lines[i].at) / 1000);
+  }
+  add("    dump: whole", (lines[exit].at - lines[first].at) / 1000);
+  add("  exit..exit seen", (seen - lines[exit].at) / 1000);
+}
+
+/** The times (µs since the epoch) a process printed with {@link stamp}, by label. */
+function stamps(stderr: Uint8Array): Map<string, number> {
+  const text = new TextDecoder().decode(stderr);
+  return new Map(
+    [...text.matchAll(/^(\w+) (\d+)\.(\d+)$/gm)].map((m) => [m[1], Number(m[2] + m[3])]),
+  );
+}
+
+/**
+ * A bare `bash -c` printing when its first command runs, spawned as the kernel spawns (through
+ * setsid(1)) or by Deno alone with the same options.
+ */
+async function bareFirstCommand(setsid: boolean): Promise<void> {
+  const argv = [BASH, "--noprofile", "--norc", "-c", stamp("start")];
+  const t0 = epochUs();
+  const child = setsid ? spawnGroupLeader(argv, state) : new Deno.Command(BASH, {
+    args: argv.slice(1),
+    cwd: spawnDir(state),
+    env: Object.fromEntries(state.env),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const { stderr } = await child.output();
+  const how = setsid ? "through setsid(1)" : "posix_spawn only";
+  add(`bare ${how}: spawn..1st command`, (stamps(stderr).get("start")! - t0) / 1000);
+}
+
+/**
+ * A warm shell's spawn..ready, as `WarmShell.prepare` spawns it: its scratch directory's `go`
+ * FIFO, held open read-write, gets a line that is not `run`, so the shell exits once it reads it.
+ */
+async function warmSpawn(): Promise<void> {
+  const dir = scratch.acquire();
+  const fifo = `${dir}/go`;
+  try {
+    Deno.statSync(fifo);
+  } catch {
+    if (!mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
+  }
+  const go = Deno.openSync(fifo, { read: true, write: true });
+  try {
+    const t0 = epochUs();
+    const child = spawnDriver(BASH, state, null, dir, STAMPED_WARM, ["warm"]);
+    const t1 = epochUs();
+    go.writeSync(new TextEncoder().encode("stop\n"));
+    const at = stamps((await child.output()).stderr);
+    add("warm spawn: spawn() call", (t1 - t0) / 1000);
+    add("  spawn..1st driver command", (at.get("start")! - t0) / 1000);
+    add("  driver setup..FIFO read", (at.get("ready")! - at.get("start")!) / 1000);
+    add("  spawn..ready (total)", (at.get("ready")! - t0) / 1000);
+  } finally {
+    go.close();
+    scratch.release(dir);
+  }
 }
 
 async function run(warm: boolean): Promise<void> {
@@ -89,32 +224,45 @@ async function run(warm: boolean): Promise<void> {
   if (exit.final === null) throw new Error(`no state captured: ${stderr.text}`);
   if (!warm) return add("cold: spawn..exit (dur_ns)", Number(exit.durNs) / 1e6);
   add("warm: hand-over..exit (dur_ns)", Number(exit.durNs) / 1e6);
-  const [start, end] = stderr.text.split(" ").map((s) => Number(s.replace(".", "")));
+  const [line, ...trace] = stderr.text.split("\n");
+  const [start, end, restoreStart, restoreEnd] = line.split(" ").map(stampUs);
+  const restore = (restoreEnd - restoreStart) / 1000;
   add("  hand-over..source start", (start - handOver) / 1000);
+  add("    restore (sourced again)", restore);
+  add("    FIFO wake-up (the rest)", (start - handOver) / 1000 - restore);
   add("  source (echo hi)", (end - start) / 1000);
-  add("  source end..exit seen", (seen - end) / 1000);
+  add("  source end..exit seen", (seen - restoreEnd) / 1000);
+  addTrapStages(trace, restoreEnd, seen);
 }
 
 try {
   for (let i = 0; i < 5; i++) {
     await bareSpawn();
+    await bareExit();
     await run(false);
     await run(true);
+    await bareFirstCommand(true);
+    await bareFirstCommand(false);
+    await warmSpawn();
   }
   rows.clear();
   for (let i = 0; i < RUNS; i++) {
     await bareSpawn();
+    await bareExit();
     await run(false);
     await run(true);
+    await bareFirstCommand(true);
+    await bareFirstCommand(false);
+    await warmSpawn();
   }
   console.log(`bash stages, ${RUNS} runs each, ${VARS} vars/functions/aliases in the state (ms)`);
-  console.log("stage                              p50      p95  p50/bare");
+  console.log("stage                                p50      p95  p50/bare");
   const bare = percentile(rows.get("bare spawn: bash -c true")!.sort((a, b) => a - b), 0.5);
   for (const [label, samples] of rows) {
     samples.sort((a, b) => a - b);
     const p50 = percentile(samples, 0.5);
     console.log(
-      `${label.padEnd(32)} ${p50.toFixed(3).padStart(7)}  ` +
+      `${label.padEnd(34)} ${p50.toFixed(3).padStart(7)}  ` +
         `${percentile(samples, 0.95).toFixed(3).padStart(7)}  ${
           (p50 / bare).toFixed(2).padStart(7)
         }`,

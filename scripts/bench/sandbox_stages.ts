@@ -4,7 +4,9 @@
  * a resident sandbox (P-SBX-4), cold and on a warm shell, and, for comparison, through a bwrap
  * built for the run alone (what every sandboxed exec paid before residents). The variants take
  * turns within each round so the machine's load hits them alike; prints p50/p95 and the ratios
- * of the same run. `exec_latency.ts` measures the whole path over the socket.
+ * of the same run. The programs that enter the resident are timed alone too (`bash -c true` under
+ * setsid, then behind nsenter, then behind nsenter and setpriv): what each one adds to a spawn.
+ * `exec_latency.ts` measures the whole path over the socket.
  */
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
 import { type BashRun, runBash } from "../../src/kernel/bash/run.ts";
@@ -106,6 +108,26 @@ async function ownBwrap(): Promise<void> {
   });
 }
 
+/**
+ * `bash -c true` under setsid: alone, behind nsenter, or behind nsenter and setpriv; one that
+ * enters is held by the resident as a run is (it keeps the resident up and is swept after).
+ */
+async function enterChain(name: string, programs: number): Promise<void> {
+  const resident = await residents.get("bench", runSandbox(setting, policy, false, proj)!);
+  const argv = [BASH, "-c", "true"];
+  const full = resident.command("/", argv);
+  const chain = [[], full.slice(0, full.indexOf("--") + 1), full.slice(0, -argv.length)][programs];
+  await timed(name, async () => {
+    const child = new Deno.Command("setsid", {
+      args: [...chain, ...argv],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    if (programs > 0) resident.hold(child);
+    if (!(await child.status).success) throw new Error(`${name} failed`);
+  });
+}
+
 async function round(): Promise<void> {
   const sandboxing = await timed(
     "view (sandboxFor)",
@@ -117,6 +139,9 @@ async function round(): Promise<void> {
   await ownBwrap();
   await bashRun("warm, unconfined", false, true);
   await bashRun("warm, in the resident", true, true);
+  await enterChain("spawn: setsid bash", 0);
+  await enterChain("spawn: + nsenter", 1);
+  await enterChain("spawn: + nsenter + setpriv", 2);
 }
 
 try {
@@ -136,6 +161,10 @@ try {
   ratio(
     "cold: resident p50 / unconfined p50",
     p50("cold, in the resident") / p50("cold, unconfined"),
+  );
+  ratio(
+    "spawn: + nsenter + setpriv / setsid bash",
+    p50("spawn: + nsenter + setpriv") / p50("spawn: setsid bash"),
   );
   ratio(
     "cold: own bwrap p50 / unconfined p50",

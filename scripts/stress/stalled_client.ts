@@ -8,7 +8,7 @@
  * while 20 MB were published, and, once reading resumes, whether the client caught up: progress
  * notifications came again (the exec runs until then), its result arrived, and every published
  * event was either delivered once or counted in a K-EVT-10 `{dropped, latest_seq}` notification,
- * up to the last seq.
+ * up to the last seq, and no stdout line was other than a whole frame.
  *
  *   deno run -A scripts/stress/stalled_client.ts [--events N] [--non-blocking-stdout]
  */
@@ -178,6 +178,13 @@ try {
     `${delivered} + ${dropped} (${received} while stalled)${caughtUp ? "" : ", not caught up"}` +
       (seqs.size < delivered ? `, ${delivered - seqs.size} twice` : ""),
     caughtUp && seqs.size === delivered && delivered + dropped === EVENTS,
+    load,
+  );
+  report.add(
+    "stdout lines that are not whole frames",
+    "= 0",
+    transport.junk.length,
+    transport.junk.length === 0,
     load,
   );
 } finally {

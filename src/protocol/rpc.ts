@@ -94,7 +94,14 @@ function verbatimId(source: string): RpcId | null {
  * string or integer (an integer written as `1.0` or `1e3` is not one); undefined when refused.
  */
 function acceptedId(raw: unknown, source: string, rule: IdRule): RpcId | undefined {
-  if (rule === "verbatim") return verbatimId(source) ?? undefined;
+  if (rule === "verbatim") {
+    // The usual ids already write back as their source: a number as JS writes it, a string
+    // without escapes. Only others need the source-keeping parse.
+    const same = typeof raw === "number"
+      ? String(raw) === source
+      : typeof raw === "string" && !source.includes("\\");
+    return same ? raw as string | number : verbatimId(source) ?? undefined;
+  }
   const integer = typeof raw === "number" && Number.isSafeInteger(raw) &&
     source === JSON.stringify(raw);
   return typeof raw === "string" || integer ? raw as string | number : undefined;
@@ -230,9 +237,11 @@ export function encodeFrame(message: unknown): Uint8Array {
 /** Compact JSON text with exact bigints and {@link JsonText} values in place, without the newline. */
 export function compactJson(value: unknown): string {
   const texts: string[] = [];
-  const marker = `@jsontext-${crypto.randomUUID()}-`;
+  // Drawn once a JsonText is met: most messages hold none.
+  let marker = "";
   const json = JSON.stringify(value, (key, v) => {
     if (!(v instanceof JsonText)) return exactIntegers(key, v);
+    marker ||= `@jsontext-${crypto.randomUUID()}-`;
     texts.push(v.text);
     return `${marker}${texts.length - 1}`;
   });

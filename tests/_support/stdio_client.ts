@@ -23,11 +23,19 @@ export class CountingStdio implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   /** Bytes read from the facade's stdout so far. */
   received = 0;
-  /** The facade's stderr, for diagnostics. */
+  /** The facade's stderr so far, for diagnostics. */
   stderr = "";
+  /**
+   * Every stdout line that was not valid JSON: reported to `onerror` and skipped, as the SDK's
+   * own stdio transport does (stdout must carry only whole frames, W-FRAME-8).
+   */
+  readonly junk: string[] = [];
   child: Deno.ChildProcess | null = null;
+  /** How the facade ended, once it has (null while it runs). */
+  status: Deno.CommandStatus | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
   #reading: Promise<void> = Promise.resolve();
+  #stderrDone: Promise<void> = Promise.resolve();
   /** Set while reading is paused: resolves when it resumes. */
   #paused: { resumed: Promise<void>; resume: () => void } | null = null;
 
@@ -39,9 +47,10 @@ export class CountingStdio implements Transport {
 
   start(): Promise<void> {
     this.child = spawnLauncher(this.env, [], "piped", this.prefix);
+    this.child.status.then((status) => this.status = status);
     this.#writer = this.child.stdin.getWriter();
     this.#reading = this.#read(this.child.stdout);
-    new Response(this.child.stderr).text().then((t) => this.stderr = t, () => {});
+    this.#stderrDone = this.#readStderr(this.child.stderr);
     return Promise.resolve();
   }
 
@@ -70,7 +79,7 @@ export class CountingStdio implements Transport {
         while ((nl = pending.indexOf("\n")) !== -1) {
           const line = pending.slice(0, nl);
           pending = pending.slice(nl + 1);
-          if (line.trim() !== "") this.onmessage?.(JSON.parse(line));
+          if (line.trim() !== "") this.#receive(line);
         }
         if (this.#paused) await this.#paused.resumed;
       }
@@ -80,14 +89,50 @@ export class CountingStdio implements Transport {
     this.onclose?.();
   }
 
+  #receive(line: string): void {
+    let message: JSONRPCMessage;
+    try {
+      message = JSON.parse(line);
+    } catch (e) {
+      this.junk.push(line);
+      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  async #readStderr(stderr: ReadableStream<Uint8Array>): Promise<void> {
+    try {
+      for await (const text of stderr.pipeThrough(new TextDecoderStream())) this.stderr += text;
+    } catch {
+      // the facade is gone; what it wrote is kept
+    }
+  }
+
   async send(message: JSONRPCMessage): Promise<void> {
     await this.#writer!.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
   }
 
-  async close(): Promise<void> {
+  /**
+   * Closes the facade's stdin and waits for it to exit, killing it (SIGKILL, by pid) when it has
+   * not within `ms`; its stdout and stderr are read to their end.
+   */
+  async close(ms = 10_000): Promise<void> {
     this.resume();
     await this.#writer?.close().catch(() => {});
-    await this.child?.status;
+    const child = this.child;
+    if (child !== null) {
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // already gone
+        }
+      }, ms);
+      await child.status;
+      clearTimeout(timer);
+    }
     await this.#reading;
+    await this.#stderrDone;
   }
 }

@@ -15,6 +15,18 @@ import { waitUntil } from "../_support/wait.ts";
 /** Events published while the client does not read: their updates overfill a 64 KiB pipe. */
 const EVENTS = 2000;
 
+/** What the facade left behind: exit status, junk lines on stdout, and its stderr. */
+function diagnosis(transport: CountingStdio): string {
+  const junk = transport.junk.map((l) => `${l.length} bytes: ${l.slice(0, 80)}…${l.slice(-40)}`);
+  return [
+    `facade exit: ${JSON.stringify(transport.status)}`,
+    `junk lines on stdout (${junk.length}):`,
+    ...junk.slice(0, 5),
+    "facade stderr:",
+    transport.stderr,
+  ].join("\n");
+}
+
 Deno.test("a client that stalls on a non-blocking stdout catches up: progress resumes, the result arrives, every event is delivered once or counted dropped (K-EVT-10, issue 13)", async () => {
   const box = await sandbox();
   const socket = box.socket();
@@ -41,6 +53,9 @@ Deno.test("a client that stalls on a non-blocking stdout catches up: progress re
       undefined,
       { timeout: 120_000, onprogress: (p) => progress.push(p.progress) },
     );
+    // Held: should the call fail while the test waits elsewhere, it fails the test where it is
+    // awaited (with the facade's stderr), not as an uncaught rejection that skips the cleanup.
+    run.catch(() => {});
     assert.ok(await waitUntil(() => progress.length >= 1, 30_000), "progress before the stall");
     transport.pause();
     let lastSeq = -1;
@@ -77,6 +92,10 @@ Deno.test("a client that stalls on a non-blocking stdout catches up: progress re
     assert.equal(seqs.length + dropped.reduce((a, b) => a + b, 0), EVENTS);
     const after = await client.callTool({ name: "shoal_exec", arguments: { src: "echo again" } });
     assert.equal((after as Rec).isError, false);
+    assert.deepEqual(transport.junk, [], "stdout carries only whole frames (W-FRAME-8)");
+  } catch (e) {
+    await client.close().catch(() => {});
+    throw new Error(`${e instanceof Error ? e.message : e}\n${diagnosis(transport)}`, { cause: e });
   } finally {
     direct?.close();
     await client.close().catch(() => {});

@@ -2,7 +2,7 @@ import { ErrorCode, type ErrorCodeValue, RpcError } from "../../protocol/errors.
 import { INLINE_PARSE_LIMIT, WORKER_HEAP_LIMIT } from "../../protocol/limits.ts";
 import { JsonText } from "../../protocol/rpc.ts";
 import { deriveEffects, type EffectAnalysis, type EffectState } from "../policy/effects.ts";
-import { parseBash } from "./ast.ts";
+import { parseRecent } from "./recent_parses.ts";
 
 /** A job for the analysis worker. */
 export interface AnalysisJob {
@@ -111,7 +111,7 @@ export async function analyzeOffLoop(
   wantAst: boolean,
 ): Promise<ParsedSource> {
   if (src.length <= INLINE_PARSE_LIMIT) {
-    const ast = parseBash(src);
+    const ast = parseRecent(src);
     return { ast, analysis: state === null ? null : deriveEffects(ast, state) };
   }
   const reply = await inWorker({ id: nextId++, src, state, wantAst });

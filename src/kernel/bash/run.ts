@@ -159,8 +159,8 @@ interface Started {
   dir: string;
   pool: ScratchPool;
   /**
-   * Its output pipes' identities ({@link outputPipes}): a warm shell's read while it waits for
-   * the source, a cold spawn's right after the spawn (null in the rare case it already ended).
+   * Its output pipes' identities ({@link outputPipes}): a warm shell's read while it started, a
+   * cold spawn's right after the spawn (null in the rare case it already ended).
    */
   pipes: ReadonlySet<string> | null;
 }
@@ -168,8 +168,7 @@ interface Started {
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
 async function start(run: BashRun): Promise<Started> {
   if (run.warm !== null) {
-    const { child, dir, pool } = run.warm;
-    const pipes = outputPipes(child.pid); // it waits for the source: still there
+    const { child, dir, pool, pipes } = run.warm;
     if (run.warm.handOver(run.src, run.state)) return { child, dir, pool, pipes };
     await run.warm.discard();
   }

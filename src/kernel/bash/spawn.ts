@@ -1,7 +1,7 @@
 /** Spawning bash as a process-group leader, for cold runs (`run.ts`) and warm shells alike. */
 import type { Resident } from "../sandbox/resident.ts";
 import { spawnGroupLeader } from "./group_leader.ts";
-import { type ShellState, spawnDir } from "./shell_state.ts";
+import { type ShellState, spawnDir, WARM_DRIVER } from "./shell_state.ts";
 
 /**
  * Spawns `bash -c <driver> shoal <dir> <extra…>` as K-BASH-1 wants it, unconfined or inside
@@ -23,6 +23,6 @@ export function spawnDriver(
     resident.command(spawnDir(state), [...argv, resident.inside(dir), ...extra]),
     state,
   );
-  resident.hold(child);
+  resident.hold(child, driver === WARM_DRIVER); // a warm shell waits for its source
   return child;
 }

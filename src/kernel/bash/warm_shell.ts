@@ -1,6 +1,7 @@
 import { signalGroup } from "./group_leader.ts";
 import { freshFile, writeAll } from "./fresh_file.ts";
 import { mkfifo } from "./mkfifo.ts";
+import { outputPipes } from "./pipe_holders.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
 import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
@@ -52,6 +53,10 @@ export class WarmShell {
     private readonly inputs: { restore: Deno.FsFile; src: Deno.FsFile },
     /** Where {@link dir} goes back to. */
     readonly pool: ScratchPool,
+    /** Its output pipes' identities ({@link outputPipes}), read while bash starts. */
+    readonly pipes: ReadonlySet<string> | null,
+    /** The resident sandbox it runs in, or null. */
+    private readonly resident: Resident | null,
   ) {
     this.#cwdAtSpawn = dirIdentity(cwd);
     // Held until bash exits: closed earlier, a `run` not yet read could vanish with the FIFO.
@@ -64,7 +69,9 @@ export class WarmShell {
   /**
    * Spawns a warm shell in `state`'s cwd and environment, inside `resident` (its scratch
    * directory from the resident's pool) or unconfined (from `scratch`); null when this host
-   * cannot, or the cwd is not UTF-8 (its directory cannot be checked by {@link fits}).
+   * cannot, or the cwd is not UTF-8 (its directory cannot be checked by {@link fits}). Bash is
+   * spawned as soon as its FIFO is open: the rest (the input files, the pipes' identities) is done
+   * while it starts, since the next exec may already wait for it to read the FIFO.
    */
   static prepare(
     bash: string,
@@ -82,34 +89,37 @@ export class WarmShell {
       return null; // no scratch directory now (a full disk): the next run starts cold
     }
     const opened: Deno.FsFile[] = [];
+    let child: Deno.ChildProcess | null = null;
     try {
       const fifo = `${dir}/go`;
       if (!isFifo(fifo) && !mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
       const go = Deno.openSync(fifo, { read: true, write: true });
       opened.push(go);
+      child = spawnDriver(bash, state, resident, dir, WARM_DRIVER, ["warm"]);
       const input = (name: string) => {
         const file = freshFile(`${dir}/${name}`);
         opened.push(file);
         return file;
       };
       const inputs = { restore: input("restore"), src: input("src") };
-      const confinement = resident?.key ?? "";
-      const child = spawnDriver(bash, state, resident, dir, WARM_DRIVER, ["warm"]);
-      const env = new Map(state.env);
       return new WarmShell(
         child,
         dir,
         state.cwd,
-        env,
-        confinement,
+        new Map(state.env),
+        resident?.key ?? "",
         bashVariables,
         go,
         inputs,
         pool,
+        outputPipes(child.pid),
+        resident,
       );
     } catch {
       for (const file of opened) file.close();
-      pool.release(dir);
+      // Spawned before an input failed: it has read nothing, and never will.
+      if (child === null) pool.release(dir);
+      else killGroup(child).then(() => pool.release(dir));
       return null;
     }
   }
@@ -145,6 +155,7 @@ export class WarmShell {
       writeAll(this.inputs.restore, encoder.encode(restore));
       writeAll(this.inputs.src, encoder.encode(src));
       this.#closeInputs();
+      this.resident?.running(this.child.pid); // before it can start anything
       this.go.writeSync(encoder.encode("run\n"));
       return true;
     } catch {
@@ -164,14 +175,15 @@ export class WarmShell {
   async discard(): Promise<void> {
     this.#claimed = true;
     this.#closeInputs();
-    signalGroup(this.child.pid, "SIGKILL");
-    await Promise.allSettled([
-      this.child.status,
-      this.child.stdout.cancel(),
-      this.child.stderr.cancel(),
-    ]);
+    await killGroup(this.child);
     this.pool.release(this.dir);
   }
+}
+
+/** Kills the process group `child` leads and waits until it is gone and its pipes dropped. */
+async function killGroup(child: Deno.ChildProcess): Promise<void> {
+  signalGroup(child.pid, "SIGKILL");
+  await Promise.allSettled([child.status, child.stdout.cancel(), child.stderr.cancel()]);
 }
 
 function isFifo(path: string): boolean {

@@ -244,30 +244,29 @@ async function finishRun(
   const n = session.record(outcome);
   const ref = `out:${n}`;
   const uri = outUri(n);
-  let journalEvent;
+  let stored;
   try {
-    const bounded = await renderBounded(outcome, uri, true);
-    const renderHash = kernel.cas.put(encoder.encode(bounded));
+    const bounded = encoder.encode(await renderBounded(outcome, uri, true));
+    const renderHash = kernel.cas.put(bounded);
     const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];
     if (err.blob.len > 0) outputs.push({ kind: "stderr", hash: err.blob.hash, len: err.blob.len });
-    outputs.push({ kind: "render", hash: renderHash, len: encoder.encode(bounded).length });
-    journalEvent = kernel.journal.finish(entryId, {
-      dur_ns: exit.durNs,
-      status: outcome.status,
-      ok: outcome.ok,
-      outputs,
-    });
+    outputs.push({ kind: "render", hash: renderHash, len: bounded.length });
+    const transcript = { n, ref, session: session.name, summary: transcriptSummary(outcome) };
+    // The finished row, its journal event and the transcript event: one commit.
+    stored = kernel.journal.batch(() => [
+      kernel.journal.finish(entryId, {
+        dur_ns: exit.durNs,
+        status: outcome.status,
+        ok: outcome.ok,
+        outputs,
+      }),
+      kernel.journal.appendEvent("session.transcript", transcript),
+    ]);
   } catch (e) {
     const error = stateDirFailure(kernel.cas.stateDir, "the render and journal row", e);
     throw await failRun(kernel, task, entryId, output, error);
   }
-  kernel.bus.publishStored(journalEvent);
-  kernel.bus.publish("session.transcript", {
-    n,
-    ref,
-    session: session.name,
-    summary: transcriptSummary(outcome),
-  });
+  for (const event of stored) kernel.bus.publishStored(event);
   kernel.bus.publish("render", {
     ref,
     session: session.name,

@@ -246,7 +246,17 @@ export class Journal implements DurableLog {
     return statement;
   }
 
+  /**
+   * Runs `work`, calls of this journal, as one transaction: one commit instead of one per write
+   * (a run's finished row and its transcript event, K-EXEC-8).
+   */
+  batch<T>(work: () => T): T {
+    return this.#transaction(work);
+  }
+
+  /** Runs `work` in a transaction of its own, or in the one of an enclosing {@link batch}. */
   #transaction<T>(work: () => T): T {
+    if (this.db.isTransaction) return work();
     this.db.exec("BEGIN IMMEDIATE");
     try {
       const result = work();

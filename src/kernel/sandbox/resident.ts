@@ -17,11 +17,16 @@ export interface EnterTools {
 const SWEEP_POLL_MS = 50;
 const SWEEP_TRIES = 40;
 
-/** The process group of `pid`, or null once it is gone. */
-function processGroupOf(pid: number): number | null {
+/**
+ * The process group and session of `pid` (/proc/PID/stat fields 5 and 6), or null once it is
+ * gone or a zombie.
+ */
+function groupAndSession(pid: number): { group: number; session: number } | null {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    const [state, , group, session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
+    if (state === "Z") return null;
+    return { group: Number(group), session: Number(session) };
   } catch {
     return null;
   }
@@ -51,10 +56,16 @@ function namespaceOf(pid: number | "self", kind: string): string {
 export class Resident {
   /** Scratch directories of its runs, inside the directory bound at {@link SCRATCH_MOUNT}. */
   readonly pool: ScratchPool;
-  /** Process groups of the runs and warm shells in it that still live (their nsenter pids). */
-  #live = new Set<number>();
-  /** Groups never swept: the kernel's own, which bwrap, its init and the waiting bash share. */
-  readonly #spared: ReadonlySet<number | null>;
+  /**
+   * The runs and warm shells in it that still live, by their nsenter pid, which names their
+   * process group and session: whether each may have started processes (a warm shell waiting
+   * for its source has not).
+   */
+  #live = new Map<number, boolean>();
+  /** Ended runs whose leftovers are being swept ({@link #sweepAfter}). */
+  #ending = new Set<number>();
+  /** The host pid of the bash the sandbox's init runs (waiting on the kernel's pipe): spared. */
+  readonly #shell: number;
   #killed = false;
 
   private constructor(
@@ -73,7 +84,7 @@ export class Resident {
     private readonly init: number,
   ) {
     this.pool = new ScratchPool(dir);
-    this.#spared = new Set([processGroupOf(Deno.pid), processGroupOf(init)]);
+    this.#shell = childrenOf(init)[0];
   }
 
   /**
@@ -152,15 +163,23 @@ export class Resident {
 
   /**
    * Counts `child` (spawned with {@link command} as a group leader) as a user until it exits;
-   * then what it left behind is swept ({@link sweep}).
+   * then what it left behind is swept ({@link #sweep}). A warm shell is held `waiting` until
+   * {@link running}.
    */
-  hold(child: Deno.ChildProcess): void {
-    this.#live.add(child.pid);
+  hold(child: Deno.ChildProcess, waiting = false): void {
+    const run = child.pid;
+    this.#live.set(run, !waiting);
     child.status.finally(() => {
-      this.#live.delete(child.pid);
-      this.#sweepAfter(child.pid, SWEEP_TRIES);
+      this.#live.delete(run);
+      this.#ending.add(run);
+      this.#sweepAfter(run, SWEEP_TRIES);
       if (this.#live.size === 0) this.onIdle();
     });
+  }
+
+  /** Marks the held warm shell `pid` as running a source from now on. */
+  running(pid: number): void {
+    if (this.#live.has(pid)) this.#live.set(pid, true);
   }
 
   /** Whether nothing it ran (a run or a warm shell) still lives. */
@@ -169,31 +188,47 @@ export class Resident {
   }
 
   /**
-   * Sweeps now and, while the ended run's group `pgid` still has members (dying: their orphans
-   * are not yet init's), again every {@link SWEEP_POLL_MS} until it is gone.
+   * Sweeps now and, while the ended run's group still has members (dying: their orphans are not
+   * yet init's) or the sweep killed something (whose orphans may follow), again every
+   * {@link SWEEP_POLL_MS}, at most `tries` more times.
    */
-  #sweepAfter(pgid: number, tries: number): void {
-    const gone = !groupExists(pgid);
-    this.#sweep();
-    if (!gone && tries > 0) setTimeout(() => this.#sweepAfter(pgid, tries - 1), SWEEP_POLL_MS);
+  #sweepAfter(run: number, tries: number): void {
+    const dying = groupExists(run);
+    const killed = this.#sweep();
+    if ((dying || killed) && tries > 0) {
+      setTimeout(() => this.#sweepAfter(run, tries - 1), SWEEP_POLL_MS);
+    } else {
+      this.#ending.delete(run);
+    }
   }
 
   /**
-   * Kills what runs that have ended left in the sandbox, as a sandbox of their own would have
-   * died with them (P-SBX-4): a process whose parent is gone belongs to the sandbox's init, so
-   * every group among init's children that is no live run's (a background job, a process that
-   * started its own session) is killed.
+   * Kills what ended runs left in the sandbox, as a sandbox of their own would have died with
+   * them (P-SBX-4), and nothing of a run still going. A process whose parent is gone belongs to
+   * the sandbox's init; its session tells whose it is, since every run leads its own session
+   * (a double-forked child keeps it): a live run's is spared, an ended run's killed with its
+   * group. One in a session started inside (`setsid`) cannot be told apart: it is killed only
+   * when no live run can have started it (none but warm shells waiting). True when it killed.
    */
-  #sweep(): void {
+  #sweep(): boolean {
+    let killed = false;
+    let busy: boolean | undefined;
     for (const pid of childrenOf(this.init)) {
-      const group = processGroupOf(pid);
-      if (group === null || this.#spared.has(group) || this.#live.has(group)) continue;
+      if (pid === this.#shell) continue;
+      const ids = groupAndSession(pid);
+      if (ids === null || this.#live.has(ids.session)) continue;
+      if (!this.#ending.has(ids.session)) {
+        busy ??= [...this.#live.values()].some((running) => running);
+        if (busy) continue;
+      }
       try {
-        Deno.kill(-group, "SIGKILL");
+        Deno.kill(-ids.group, "SIGKILL");
+        killed = true;
       } catch {
         // gone meanwhile
       }
     }
+    return killed;
   }
 
   /** Kills bwrap (its PID namespace and everything in it go along) and removes its directory. */

@@ -54,18 +54,15 @@ export class CaptureSink {
 
   /** Output held in memory while it stays within {@link HELD_OUTPUT_LIMIT} (copies). */
   #held: Uint8Array[] = [];
-  /** The spool file, created once the output passes {@link HELD_OUTPUT_LIMIT}. */
+  /** The spool file, created once the output passes {@link HELD_OUTPUT_LIMIT}, and its path. */
   #fd: number | null = null;
+  #spoolPath: string | null = null;
 
-  private constructor(
-    private readonly cas: Cas,
-    private readonly spoolPath: string,
-    private readonly cap: number,
-  ) {}
+  private constructor(private readonly cas: Cas, private readonly cap: number) {}
 
   /** Opens a sink spooling to a fresh file; `cap` defaults to 4 GiB (tests pass a smaller one). */
   static open(cas: Cas, cap = CAPTURE_CAP): Promise<CaptureSink> {
-    return Promise.resolve(new CaptureSink(cas, cas.tmpPath(), cap));
+    return Promise.resolve(new CaptureSink(cas, cap));
   }
 
   /** Bytes captured so far (at most the cap). */
@@ -147,7 +144,9 @@ export class CaptureSink {
 
   /** Moves the held output into a new spool file, which takes the rest of the stream. */
   #spill(): void {
-    this.#fd = openSync(this.spoolPath, "wx+", 0o600);
+    // Named only now: most outputs never need a spool (a random name costs a few µs each).
+    this.#spoolPath = this.cas.tmpPath();
+    this.#fd = openSync(this.#spoolPath, "wx+", 0o600);
     writeFully(this.#fd, this.#heldBytes(), 0);
     this.#held = [];
   }
@@ -157,7 +156,7 @@ export class CaptureSink {
     this.#held = [];
     if (this.#fd !== null) closeSync(this.#fd);
     this.#fd = null;
-    rmSync(this.spoolPath, { force: true });
+    if (this.#spoolPath !== null) rmSync(this.#spoolPath, { force: true });
   }
 
   #finish(): Captured {
@@ -172,7 +171,7 @@ export class CaptureSink {
       bytes = this.#written <= JSON_PARSE_LIMIT ? readAtSync(this.#fd, 0, this.#written) : null;
       closeSync(this.#fd);
       hash = "sha256:" + this.#hash.digest("hex");
-      this.cas.adopt(this.spoolPath, hash);
+      this.cas.adopt(this.#spoolPath!, hash);
     }
     const scanner = this.#scanner;
     const utf8 = scanner.complete;

@@ -6,14 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { bashCandidates, resolveBash } from "../../../src/kernel/bash/discover.ts";
-import { type ByteSink, runBash } from "../../../src/kernel/bash/run.ts";
+import { type BashExit, type ByteSink, runBash } from "../../../src/kernel/bash/run.ts";
 import { ScratchPool } from "../../../src/kernel/bash/scratch_pool.ts";
 import {
   applyChange,
   bashOwnVariables,
   cloneState,
   diffState,
+  envDelta,
   parseDump,
+  restoreScript,
   type ShellChange,
   type ShellState,
 } from "../../../src/kernel/bash/shell_state.ts";
@@ -35,8 +37,12 @@ class TextSink implements ByteSink {
   }
 }
 
-/** Runs `src` cold from `state` in scratch directories under `dir`; the state bash left. */
-async function run(dir: string, state: ShellState, src: string): Promise<ShellState> {
+/** Runs `src` cold from `state` in scratch directories under `dir`, without a word on stderr. */
+async function runCold(
+  dir: string,
+  state: ShellState,
+  src: string,
+): Promise<{ exit: BashExit; out: string }> {
   const scratch = new ScratchPool(dir);
   const [stdout, stderr] = [new TextSink(), new TextSink()];
   try {
@@ -52,11 +58,17 @@ async function run(dir: string, state: ShellState, src: string): Promise<ShellSt
       sandbox: null,
     });
     assert.equal(stderr.text, "");
-    assert.notEqual(exit.final, null);
-    return exit.final!;
+    return { exit, out: stdout.text };
   } finally {
     scratch.clear();
   }
+}
+
+/** Runs `src` cold from `state` in scratch directories under `dir`; the state bash left. */
+async function run(dir: string, state: ShellState, src: string): Promise<ShellState> {
+  const { exit } = await runCold(dir, state, src);
+  assert.notEqual(exit.final, null);
+  return exit.final!;
 }
 
 /** A change as plain entry lists, in the order the state keeps them. */
@@ -215,6 +227,46 @@ f
   });
 });
 
+Deno.test("K-BASH-4/5 runs of variables and aliases of one kind are restored exactly as one command each, an alias named -x included", async () => {
+  await withTempDir(async (dir) => {
+    const src = String.raw`
+a1=$'x\ny'; a2='q "b" $c'; a3=; declare -a r1=([2]=$'p\nq') r2=(); declare -A h1=(["k y"]=1)
+declare -A h2=([z]=$'\xff'); declare -i i1=1 i2=2; declare -n n1=a1 n2=a2; export X1=1
+alias -- -x='echo dash' b1='echo 1' b2="echo '2'"; f1() { :; }; f2() { echo 2; }
+`;
+    const change = await recordAndRestore(dir, startState(dir), src);
+    assert.deepEqual(entries(change).vars.set, [
+      ["a1", String.raw`declare -- a1=$'x\ny'`],
+      ["a2", String.raw`declare -- a2="q \"b\" \$c"`],
+      ["a3", 'declare -- a3=""'],
+      ["h1", 'declare -A h1=(["k y"]="1" )'],
+      ["h2", String.raw`declare -A h2=([z]=$'\377' )`],
+      ["i1", 'declare -i i1="1"'],
+      ["i2", 'declare -i i2="2"'],
+      ["n1", 'declare -n n1="a1"'],
+      ["n2", 'declare -n n2="a2"'],
+      ["r1", String.raw`declare -a r1=([2]=$'p\nq')`],
+      ["r2", "declare -a r2=()"],
+    ]);
+    assert.deepEqual(entries(change).aliases.set, [
+      ["-x", "alias -- -x='echo dash'"],
+      ["b1", "alias b1='echo 1'"],
+      ["b2", String.raw`alias b2='echo '\''2'\'''`],
+    ]);
+    const session = startState(dir);
+    applyChange(session, change);
+    const commands = restoreScript(session).split("\n");
+    for (
+      const command of [
+        String.raw`declare -- OLDV="1" a1=$'x\ny' a2="q \"b\" \$c" a3=""`,
+        String.raw`declare -a r1=([2]=$'p\nq') r2=()`,
+        "alias -- -x='echo dash'",
+        String.raw`alias b1='echo 1' b2='echo '\''2'\'''`,
+      ]
+    ) assert.ok(commands.includes(command), command);
+  });
+});
+
 Deno.test("K-BASH-5 namerefs and arrays stay shell variables even when exported: bash never exports them", async () => {
   await withTempDir(async (dir) => {
     const src = "export T=1; declare -r RO=1; declare -n ref=T rro=RO\n" +
@@ -296,3 +348,37 @@ withKernel(
     );
   },
 );
+
+Deno.test("the environment delta a warm shell sources turns its start environment into the run's, names set and removed together", () => {
+  const from = new Map([["KEEP", "k"], ["GONE1", "1"], ["GONE2", "2"], ["CHANGED", "old"]]);
+  const to = new Map([["KEEP", "k"], ["CHANGED", "new 'q' $x\nl"], ["NEW", ""], ["NEW2", "é"]]);
+  const delta = envDelta(from, to, bashVariables);
+  assert.notEqual(delta, null);
+  const out = new Deno.Command(bash, {
+    args: ["--noprofile", "--norc", "-c", `${delta}exec env -0`],
+    env: Object.fromEntries(from),
+    clearEnv: true,
+    stdout: "piped",
+  }).outputSync();
+  const env = new Map(
+    new TextDecoder().decode(out.stdout).split("\0").filter((e) => e !== "").map((e) => {
+      const eq = e.indexOf("=");
+      return [e.slice(0, eq), e.slice(eq + 1)];
+    }),
+  );
+  for (const name of ["PWD", "SHLVL", "_"]) env.delete(name); // bash's own
+  assert.deepEqual(env, to);
+  assert.equal(envDelta(from, from, bashVariables), "");
+});
+
+Deno.test("K-BASH-1/4 a session with nothing to restore starts its source with status 0 and alias expansion on, as one with state does", async () => {
+  await withTempDir(async (dir) => {
+    const empty = { ...startState(dir), env: new Map(), vars: new Map() };
+    for (const state of [empty, startState(dir)]) {
+      assert.equal(restoreScript(state) === "", state === empty);
+      const src = "echo \"$?\"; shopt -q expand_aliases && echo on\nalias e1='echo one'\ne1";
+      const { exit, out } = await runCold(dir, state, src);
+      assert.deepEqual([out, exit.status], ["0\non\none\n", 0]);
+    }
+  });
+});

@@ -628,3 +628,27 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "another exec ending in the resident spares a running task's escaped processes; they end with the task",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      // a double-forked job in a group of its own (same session) and one in a session of its own
+      const marks = [`sleep 32${Deno.pid % 100}1`, `sleep 32${Deno.pid % 100}2`];
+      const src = `(set -m; ${marks[0]} &); setsid ${marks[1]} & ` +
+        `until [ -e stop ]; do sleep 0.05; done`;
+      const t = await exec(agent, src, { async: true });
+      const live = () => marks.map((m) => pidsMentioning(m).filter(processLive).length);
+      assert.ok(await waitUntil(() => live().every((n) => n > 0), 10000), "both started");
+      for (let i = 0; i < 3; i++) assert.equal(text((await run(agent, "echo hi")).out), "hi\n");
+      await new Promise((resolve) => setTimeout(resolve, 300)); // any sweep after them is done
+      assert.deepEqual(live(), [1, 1], "the task's processes outlive another exec");
+      await Deno.writeTextFile(`${w.proj}/stop`, "");
+      const state = async () => (await agent.request("task.get", { task: t.task }) as Rec).state;
+      assert.ok(await waitUntil(async () => await state() === "completed", 15000));
+      assert.ok(await waitUntil(() => live().every((n) => n === 0), 10000), `left: ${live()}`);
+    });
+  },
+);
