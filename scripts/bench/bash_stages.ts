@@ -26,7 +26,7 @@
  * `deno run -A scripts/bench/bash_stages.ts [--runs N] [--vars N]`
  */
 import { parseArgs } from "node:util";
-import { spawnGroupLeader } from "../../src/kernel/bash/group_leader.ts";
+import { spawnGroupLeader, spawnOptions } from "../../src/kernel/bash/group_leader.ts";
 import { mkfifo } from "../../src/kernel/bash/mkfifo.ts";
 import { type ByteSink, runBash } from "../../src/kernel/bash/run.ts";
 import { spawnDriver } from "../../src/kernel/bash/spawn.ts";
@@ -35,7 +35,6 @@ import {
   bashOwnVariables,
   cloneState,
   type ShellState,
-  spawnDir,
   WARM_DRIVER,
 } from "../../src/kernel/bash/shell_state.ts";
 import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
@@ -158,15 +157,9 @@ function stamps(stderr: Uint8Array): Map<string, number> {
 async function bareFirstCommand(setsid: boolean): Promise<void> {
   const argv = [BASH, "--noprofile", "--norc", "-c", stamp("start")];
   const t0 = epochUs();
-  const child = setsid ? spawnGroupLeader(argv, state) : new Deno.Command(BASH, {
-    args: argv.slice(1),
-    cwd: spawnDir(state),
-    env: Object.fromEntries(state.env),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = setsid
+    ? spawnGroupLeader(argv, state)
+    : new Deno.Command(BASH, { ...spawnOptions(state), args: argv.slice(1) }).spawn();
   const { stderr } = await child.output();
   const how = setsid ? "through setsid(1)" : "posix_spawn only";
   add(`bare ${how}: spawn..1st command`, (stamps(stderr).get("start")! - t0) / 1000);

@@ -20,7 +20,10 @@
 // CPU per event is read from /proc for the kernel, each facade and this process (the
 // subscribers' side). Afterwards the subscribers unsubscribe and the kernel's connections
 // on its socket are counted (lsof) to show that unsubscribing leaves none behind.
-// Run: deno run -A scripts/bench/events.ts
+// --compare=<checkout>: one more way, "facade stdout (compare)", the facades of another checkout
+// (its bin/shoal-mcp, e.g. a `git worktree add --detach /tmp/old main`) on the same kernel, taking
+// its turns with the others, so old and new facades are compared in one run.
+// Run: deno run -A scripts/bench/events.ts [--compare=<checkout>]
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"
@@ -368,9 +371,9 @@ async function readFrames(child: Deno.ChildProcess, onFrame: (msg: Incoming, at:
 
 /** Subscribers that read a facade's stdout frames themselves: the facade without an SDK client. */
 const stdoutSubscribe =
-  (box: Awaited<ReturnType<typeof sandbox>>, children: Deno.ChildProcess[]): Subscribe =>
+  (spawn: () => Deno.ChildProcess, children: Deno.ChildProcess[]): Subscribe =>
   async (channel, onEvent) => {
-    const child = spawnFacade(box);
+    const child = spawn();
     children.push(child);
     const stdin = child.stdin.getWriter();
     const uri = `shoal://events/${channel}`;
@@ -433,6 +436,7 @@ async (
   };
 };
 
+const compare = Deno.args.find((a) => a.startsWith("--compare="))?.slice("--compare=".length);
 const box = await sandbox();
 const mcps: Mcp[] = [];
 const children: Deno.ChildProcess[] = [];
@@ -466,7 +470,7 @@ try {
       pid,
       publisher,
       `${CHANNEL}.stdout`,
-      stdoutSubscribe(box, children),
+      stdoutSubscribe(() => spawnFacade(box), children),
     ),
     await prepare(
       "MCP clients",
@@ -477,7 +481,28 @@ try {
       mcpSubscribe(mcps, box),
     ),
   ];
-  const [kernel, bare, stdout, clients] = await measureAll(ways);
+  if (compare !== undefined) {
+    // Another checkout's launcher, run as spawnFacade runs this one's.
+    const spawn = () =>
+      new Deno.Command(`${compare}/bin/shoal-mcp`, {
+        env: box.env(),
+        clearEnv: true,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+    ways.push(
+      await prepare(
+        "facade stdout (compare)",
+        k,
+        pid,
+        publisher,
+        `${CHANNEL}.compare`,
+        stdoutSubscribe(spawn, children),
+      ),
+    );
+  }
+  const [kernel, bare, stdout, clients, compared] = await measureAll(ways);
   // Last set up, first closed: each way's connection counts then start from its own baseline.
   for (const way of [...ways].reverse()) await way.close();
   publisher.close();
@@ -485,6 +510,9 @@ try {
     stages(name, kernel[name], bare[name], stdout[name], clients[name]);
     ratios(`${name}: bare forwarder (line read)`, bare[name].arrived, kernel[name]);
     ratios(`${name}: facade stdout (line read)`, stdout[name].arrived, kernel[name]);
+    if (compared !== undefined) {
+      ratios(`${name}: compared facade stdout (line read)`, compared[name].arrived, kernel[name]);
+    }
     ratios(`${name}: MCP clients (stdout line read)`, clients[name].arrived, kernel[name]);
     ratios(`${name}: MCP clients (SDK handler)`, clients[name].handled, kernel[name]);
   }

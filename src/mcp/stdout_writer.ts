@@ -49,14 +49,21 @@ export const stdoutWriter: ByteWriter = {
   async write(p: Uint8Array): Promise<number> {
     let at = 0;
     for (let pause = 1; at < p.length;) {
-      try {
-        at += Deno.stdout.writeSync(p.subarray(at, pieceEnd(p, at)));
-        pause = 1;
-      } catch (e) {
-        if (!(e instanceof Deno.errors.WouldBlock)) throw e;
-        await new Promise((resolve) => setTimeout(resolve, pause));
-        pause = Math.min(2 * pause, RETRY_MAX_MS);
-      }
+      const wrote = this.writeNow!(p.subarray(at));
+      at += wrote;
+      if (at === p.length) break;
+      if (wrote > 0) pause = 1;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(2 * pause, RETRY_MAX_MS);
+    }
+    return at;
+  },
+  writeNow(p: Uint8Array): number {
+    let at = 0;
+    try {
+      while (at < p.length) at += Deno.stdout.writeSync(p.subarray(at, pieceEnd(p, at)));
+    } catch (e) {
+      if (!(e instanceof Deno.errors.WouldBlock)) throw e;
     }
     return at;
   },

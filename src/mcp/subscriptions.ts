@@ -119,10 +119,16 @@ export class SubscriptionRegistry {
     // Waiting for stdout before reading the next event lets a client that stops reading back
     // up to the kernel, whose bounded queue then drops and counts (K-EVT-9/10) instead of the
     // facade buffering without limit.
-    const frame = updateFrames(uri);
+    const frames = updateFrames(uri);
+    // Events written canonically are forwarded without being parsed (onEventValues); any other
+    // event frame is decoded and re-encoded, with the same bytes as the result.
+    conn.onEventValues = ({ seq, payload }) => {
+      if (this.#entries.get(uri) !== entry) return;
+      return this.sink(frames.bytes(seq, payload));
+    };
     conn.onNotification = (method, params) => {
       if (method !== "event" || this.#entries.get(uri) !== entry) return;
-      return this.sink(frame(params.seq, params.payload));
+      return this.sink(frames.values(params.seq, params.payload));
     };
     try {
       await conn.request("events.subscribe", { channel: entry.channel });

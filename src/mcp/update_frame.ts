@@ -1,17 +1,42 @@
 const encoder = new TextEncoder();
 
+/** What an update frame holds around its `seq` and `payload` values. */
+const PAYLOAD = encoder.encode(',"payload":');
+const TAIL = encoder.encode("}}\n");
+
 /**
- * Builds the `notifications/resources/updated` frames of one subscribed URI (M-SUB-3) from a
- * kernel event's `seq` and `payload`, byte for byte as `encodeFrame` writes the message, by
- * joining texts: per event only the two values are serialized.
+ * Builders of the `notifications/resources/updated` frames of one subscribed URI (M-SUB-3), byte
+ * for byte as `encodeFrame` writes the message, by joining a per-URI head with the event's `seq`
+ * and `payload`: `values` serializes the two decoded values, `bytes` copies their JSON texts as
+ * they came (canonical ones, see `eventValues`), so that an event is forwarded without parsing.
  */
-export function updateFrames(uri: string): (seq: unknown, payload: unknown) => Uint8Array {
+export interface UpdateFrames {
+  values(seq: unknown, payload: unknown): Uint8Array;
+  bytes(seq: Uint8Array, payload: Uint8Array): Uint8Array;
+}
+
+/** The {@link UpdateFrames} of `uri`. */
+export function updateFrames(uri: string): UpdateFrames {
   const head = `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":${
     JSON.stringify(uri)
   },"seq":`;
-  // Values decoded from a kernel frame hold no bigint, so the plain (fast) stringify is exact.
-  return (seq, payload) =>
-    encoder.encode(
-      `${head}${JSON.stringify(seq ?? null)},"payload":${JSON.stringify(payload ?? null)}}}\n`,
-    );
+  const headBytes = encoder.encode(head);
+  return {
+    // Values decoded from a kernel frame hold no bigint, so the plain (fast) stringify is exact.
+    values: (seq, payload) =>
+      encoder.encode(
+        `${head}${JSON.stringify(seq ?? null)},"payload":${JSON.stringify(payload ?? null)}}}\n`,
+      ),
+    bytes(seq, payload) {
+      const frame = new Uint8Array(
+        headBytes.length + seq.length + PAYLOAD.length + payload.length + TAIL.length,
+      );
+      let at = 0;
+      for (const part of [headBytes, seq, PAYLOAD, payload, TAIL]) {
+        frame.set(part, at);
+        at += part.length;
+      }
+      return frame;
+    },
+  };
 }

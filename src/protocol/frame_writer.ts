@@ -3,6 +3,8 @@ import { concatBytes } from "./concat_bytes.ts";
 /** Where whole frames are written: a socket or a stdout stream. */
 export interface ByteWriter {
   write(p: Uint8Array): Promise<number>;
+  /** Writes what it can of `p` at once, without waiting; returns how many bytes that was. */
+  writeNow?(p: Uint8Array): number;
 }
 
 /** Most bytes of frames gathered into one write (a single larger frame is written alone). */
@@ -45,12 +47,23 @@ export class FrameWriter {
     return this.#tail;
   }
 
-  async #writeBatch(frames: Uint8Array[]): Promise<void> {
+  /** Writes a batch; settles within the call when the writer took all of it at once. */
+  #writeBatch(frames: Uint8Array[]): void | Promise<void> {
     if (this.#frames === frames) this.#batch = null;
     if (this.#failed !== null) throw this.#failed;
     const bytes = frames.length === 1 ? frames[0] : concatBytes(frames);
+    let at = 0;
     try {
-      let at = 0;
+      at = this.out.writeNow?.(bytes) ?? 0;
+    } catch (e) {
+      this.#failed = e;
+      throw e;
+    }
+    if (at < bytes.length) return this.#writeRest(bytes, at);
+  }
+
+  async #writeRest(bytes: Uint8Array, at: number): Promise<void> {
+    try {
       while (at < bytes.length) at += await this.out.write(bytes.subarray(at));
     } catch (e) {
       this.#failed = e;

@@ -13,7 +13,8 @@ const CR = 0x0d;
 /**
  * Newline framer that never holds more than `limit` (+1 for a trailing CR) bytes of a frame:
  * an oversize frame is reported as soon as it crosses the limit and the rest of it, up to the
- * next newline, is discarded (W-FRAME-2..4).
+ * next newline, is discarded (W-FRAME-2..4). A frame that lies whole in one chunk is handed out
+ * as a view of that chunk, uncopied: its bytes are valid until the caller reuses the chunk.
  */
 export class LineFramer {
   #parts: Uint8Array[] = [];
@@ -36,6 +37,8 @@ export class LineFramer {
       const end = nl === -1 ? chunk.length : nl;
       if (this.#discarding) {
         if (nl !== -1) this.#discarding = false;
+      } else if (nl !== -1 && this.#size === 0) {
+        this.#frame(chunk.subarray(start, end), events);
       } else if (end > start || nl !== -1) {
         this.#append(chunk.subarray(start, end), events);
         if (nl !== -1 && !this.#discarding) this.#finish(events);
@@ -62,9 +65,14 @@ export class LineFramer {
   }
 
   #finish(events: FrameEvent[]): void {
-    let bytes = this.#parts.length === 1 ? this.#parts[0] : concatBytes(this.#parts);
+    const bytes = this.#parts.length === 1 ? this.#parts[0] : concatBytes(this.#parts);
     this.#parts = [];
     this.#size = 0;
+    this.#frame(bytes, events);
+  }
+
+  /** Reports the line `bytes` (its newline taken off) as a frame, if it is one. */
+  #frame(bytes: Uint8Array, events: FrameEvent[]): void {
     if (bytes.length > 0 && bytes[bytes.length - 1] === CR) {
       bytes = bytes.subarray(0, bytes.length - 1);
     }

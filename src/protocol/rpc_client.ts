@@ -1,8 +1,9 @@
 import { RpcError, type RpcErrorObject } from "./errors.ts";
 import { type ByteWriter, FrameWriter } from "./frame_writer.ts";
-import { type ByteReader, readMessageBatches } from "./framing.ts";
-import { encodeFrame } from "./rpc.ts";
-import { REPLY_NESTING_LIMIT } from "./limits.ts";
+import { type EventValues, eventValues } from "./event_frame.ts";
+import { type ByteReader, LineFramer } from "./framing.ts";
+import { decodeFrame, encodeFrame } from "./rpc.ts";
+import { READ_CHUNK, REPLY_NESTING_LIMIT } from "./limits.ts";
 
 /** Raised for requests that cannot complete because the connection closed. */
 export class ConnectionClosedError extends Error {
@@ -21,6 +22,13 @@ export type NotificationHandler = (
   method: string,
   params: Record<string, unknown>,
 ) => void | Promise<void>;
+
+/**
+ * Receives the kernel `event` pushes whose values can be copied as they came (see
+ * {@link eventValues}), instead of {@link NotificationHandler} getting them decoded; a returned
+ * promise holds back reading as there. The views are valid only during the call.
+ */
+export type EventValuesHandler = (event: EventValues) => void | Promise<void>;
 
 /** A duplex byte stream a connection runs over: a Unix socket, or the stdio of a relay process. */
 export interface ByteStream extends ByteReader, ByteWriter {
@@ -45,6 +53,8 @@ export class RpcConnection {
   #done: Promise<void>;
   /** Called for each notification frame. */
   onNotification: NotificationHandler = () => {};
+  /** When set, called for the `event` pushes it can take undecoded (the rest go to onNotification). */
+  onEventValues: EventValuesHandler | null = null;
 
   /** A connection over `conn`, which it reads until it ends and closes when it closes. */
   constructor(conn: ByteStream) {
@@ -106,14 +116,30 @@ export class RpcConnection {
     this.#pending.clear();
   }
 
+  /**
+   * Reads frames as `readMessageBatches` does, but without its generator's promises per read, and
+   * offers each frame to {@link onEventValues} before decoding it. Frames are views of the read
+   * buffer (LineFramer), all handled before the next read reuses it.
+   */
   async #readLoop(): Promise<void> {
+    const framer = new LineFramer();
+    const buf = new Uint8Array(READ_CHUNK);
     try {
-      for await (const batch of readMessageBatches(this.#conn, "mcp", REPLY_NESTING_LIMIT)) {
+      while (true) {
+        const n = await this.#conn.read(buf);
+        if (n === null) return;
         // Every frame of one read is handled before waiting on the consumer, so a burst of
         // notifications reaches it in one turn (and leaves the facade in one stdout write).
         let consumed: void | Promise<void> = undefined;
-        for (const msg of batch) {
+        for (const frame of framer.push(buf.subarray(0, n))) {
           // An oversize or malformed frame from the peer ends the connection (M-START-4).
+          if (frame.kind === "oversize") return;
+          const event = this.onEventValues && eventValues(frame.bytes, REPLY_NESTING_LIMIT);
+          if (event) {
+            consumed = this.onEventValues!(event) ?? consumed;
+            continue;
+          }
+          const msg = decodeFrame(frame.bytes, "mcp", REPLY_NESTING_LIMIT);
           if (msg.kind === "invalid") return;
           if (msg.kind === "notification") {
             consumed = this.onNotification(msg.method, msg.params) ?? consumed;
@@ -121,7 +147,7 @@ export class RpcConnection {
             this.#settle(msg.id, msg.result, msg.error);
           }
         }
-        await consumed;
+        if (consumed !== undefined) await consumed;
       }
     } catch {
       // reset by peer: treated as a close

@@ -191,3 +191,35 @@ Deno.test("M-SUB-3, W-FRAME-8: with two subscriptions and requests in flight, st
     }
   });
 });
+
+Deno.test("M-SUB-3: events forwarded undecoded and events the facade re-encodes (index keys, lone surrogates) interleave in kernel order, payloads intact", async () => {
+  await withKernel(async (box, _publish, publisher) => {
+    const facade = new RawFacade(box);
+    const payload = (i: number) =>
+      [
+        { i },
+        { i, "0": "an index key, ordered first by JSON.parse" },
+        { i, text: "lone \ud800 surrogate" },
+        { i, big: 12345678901234567890, text: "é✓𝄞\n" },
+      ][i % 4];
+    const events = 200;
+    try {
+      assert.deepEqual((await facade.request(1, "resources/subscribe", { uri: URI })).result, {});
+      for (let i = 0; i < events; i++) {
+        await publisher.request("events.publish", { channel: CHANNEL, payload: payload(i) });
+      }
+      const frames = facade.queued as Frame[];
+      assert.ok(await waitUntil(() => accounted(updates(frames)) >= events, 60000));
+      const list = updates(frames);
+      assert.equal(list.length, events, "no drops at this pace");
+      list.forEach((u, i) => {
+        assert.equal(u.seq, i);
+        assert.deepEqual(u.payload, JSON.parse(JSON.stringify(payload(i))));
+      });
+      assert.deepEqual(facade.junk, []);
+    } finally {
+      facade.kill();
+      await facade.exit().catch(() => {});
+    }
+  });
+});

@@ -111,7 +111,7 @@ Deno.test("W-FRAME-8, M-SUB-3: encoded update frames and sent messages go out wh
   const big = "y".repeat(3000);
   const sends: Promise<void>[] = [];
   for (let i = 0; i < 30; i++) {
-    sends.push(transport.sendFrame(update(i, { i, big })));
+    sends.push(transport.sendFrame(update.values(i, { i, big })));
     sends.push(transport.send({ jsonrpc: "2.0", method: "notifications/message", params: { i } }));
   }
   await Promise.all(sends);
@@ -127,7 +127,7 @@ Deno.test("W-FRAME-8, M-SUB-3: encoded update frames and sent messages go out wh
   }
   reader.end();
   await transport.finished;
-  await transport.sendFrame(update(30, {}));
+  await transport.sendFrame(update.values(30, {}));
   assert.equal(writer.frames().length, 60);
 });
 

@@ -21,13 +21,13 @@ Deno.test("M-SUB-3: an update frame is byte for byte the encoded notification, w
     ["shoal://events/user.x", 7, null],
   ];
   for (const [uri, seq, payload] of cases) {
-    assert.deepEqual(updateFrames(uri)(seq, payload), update(uri, seq, payload));
+    assert.deepEqual(updateFrames(uri).values(seq, payload), update(uri, seq, payload));
   }
 });
 
 Deno.test("M-SUB-3: an event without seq or payload still gets both members, as null", () => {
   const frame = new TextDecoder().decode(
-    updateFrames("shoal://events/user.x")(undefined, undefined),
+    updateFrames("shoal://events/user.x").values(undefined, undefined),
   );
   assert.ok(frame.endsWith("\n"));
   assert.deepEqual(JSON.parse(frame).params, {

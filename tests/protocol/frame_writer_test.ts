@@ -45,3 +45,33 @@ Deno.test("frames queued in one turn leave in one write, in order; a frame over 
   await Promise.all([writer.write(frame("d")), writer.write(frame(big)), writer.write(frame("e"))]);
   assert.deepEqual(writes, ["a\nb\nc\n", "d\n", big + "\n", "e\n"]);
 });
+
+Deno.test("a writer that takes part of a batch at once (writeNow) gets the rest by write, whole and in order; a writeNow failure fails later frames", async () => {
+  const out: number[] = [];
+  let now = 5;
+  const sink = {
+    writeNow(p: Uint8Array): number {
+      if (now < 0) throw new Error("gone");
+      const n = Math.min(now, p.length);
+      out.push(...p.subarray(0, n));
+      return n;
+    },
+    async write(p: Uint8Array): Promise<number> {
+      await new Promise((r) => setTimeout(r, 1));
+      out.push(p[0]);
+      return 1;
+    },
+  };
+  const writer = new FrameWriter(sink);
+  const frames = [new Uint8Array([1, 2, 3]), new Uint8Array([4, 5, 6, 7]), new Uint8Array([8])];
+  await Promise.all(frames.map((f) => writer.write(f)));
+  assert.deepEqual(out, [1, 2, 3, 4, 5, 6, 7, 8]);
+  now = 100;
+  await writer.write(new Uint8Array([9, 10]));
+  assert.deepEqual(out.slice(8), [9, 10]);
+  now = -1;
+  await assert.rejects(writer.write(new Uint8Array([11])));
+  now = 100;
+  await assert.rejects(writer.write(new Uint8Array([12])));
+  assert.equal(out.length, 10);
+});

@@ -24,6 +24,16 @@ Deno.test("several frames in one chunk come out in order; empty lines and CR are
   assert.deepEqual(texts(framer.push(enc.encode(":3}\n"))), ['{"c":3}']);
 });
 
+Deno.test("a frame whole in one chunk is a view of it, uncopied; the framer copies only what it keeps", () => {
+  const framer = new LineFramer();
+  const chunk = enc.encode('{"a":1}\n{"b"');
+  const [whole] = framer.push(chunk);
+  assert.ok(whole.kind === "frame" && whole.bytes.buffer === chunk.buffer);
+  chunk.fill(0x20); // the caller reuses its buffer for the next read
+  const [rest] = framer.push(enc.encode(":2}\n"));
+  assert.deepEqual(texts([rest]), ['{"b":2}']);
+});
+
 Deno.test("a frame of exactly the limit is accepted, one byte more is oversize (W-FRAME-2)", () => {
   const framer = new LineFramer(10);
   assert.deepEqual(texts(framer.push(enc.encode("0123456789\n"))), ["0123456789"]);

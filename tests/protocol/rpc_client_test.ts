@@ -27,13 +27,18 @@ Deno.test("an id-null error from the peer leaves the client connection open for 
   });
 });
 
+/** A client connected to a peer socket of this test, in `dir`. */
+async function connectedPair(dir: string) {
+  const path = `${dir}/peer.sock`;
+  const listener = Deno.listen({ transport: "unix", path });
+  const accepted = listener.accept();
+  const client = await RpcConnection.connect(path);
+  return { listener, client, peer: await accepted };
+}
+
 Deno.test("notifications read together reach the handler in order at once; a pending handler holds back later reads", async () => {
   await withTempDir(async (dir) => {
-    const path = `${dir}/peer.sock`;
-    const listener = Deno.listen({ transport: "unix", path });
-    const accepted = listener.accept();
-    const client = await RpcConnection.connect(path);
-    const peer = await accepted;
+    const { listener, client, peer } = await connectedPair(dir);
     const seen: number[] = [];
     let release!: () => void;
     const held = new Promise<void>((resolve) => release = resolve);
@@ -54,6 +59,37 @@ Deno.test("notifications read together reach the handler in order at once; a pen
     release();
     assert.ok(await waitUntil(() => seen.length === 4, 5000), `seen ${seen}`);
     client.close();
+    peer.close();
+    listener.close();
+  });
+});
+
+Deno.test("M-SUB-3, M-START-4: event frames go undecoded to onEventValues or decoded to onNotification, in the order read; a malformed event frame ends the connection", async () => {
+  await withTempDir(async (dir) => {
+    const { listener, client, peer } = await connectedPair(dir);
+    const seen: string[] = [];
+    const dec = new TextDecoder();
+    client.onEventValues = ({ seq, payload }) => {
+      seen.push(`bytes ${dec.decode(seq)} ${dec.decode(payload)}`);
+    };
+    client.onNotification = (method, params) => {
+      seen.push(`decoded ${method} ${params.seq} ${JSON.stringify(params.payload)}`);
+    };
+    const event = (seq: number, payload: string) =>
+      `{"jsonrpc":"2.0","method":"event","params":{"channel":"user.x","seq":${seq},"ts":1,"payload":${payload}}}\n`;
+    await peer.write(new TextEncoder().encode(
+      event(1, '{"i":1}') + event(2, '{"i":2.0}') + event(3, '"\\u00e9"') + event(4, "[4]"),
+    ));
+    assert.ok(await waitUntil(() => seen.length === 4, 5000), `seen ${seen}`);
+    assert.deepEqual(seen, [
+      'bytes 1 {"i":1}',
+      'decoded event 2 {"i":2}',
+      'decoded event 3 "é"',
+      "bytes 4 [4]",
+    ]);
+    await peer.write(new TextEncoder().encode(event(5, '{"i":}') + event(6, "[6]")));
+    await client.closed;
+    assert.equal(seen.length, 4, "nothing of or after the malformed frame is delivered");
     peer.close();
     listener.close();
   });

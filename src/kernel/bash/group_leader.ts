@@ -22,7 +22,16 @@ const SETSID = Deno.build.os === "linux"
  * /dev/null, the state's cwd and exactly its exported environment, output piped.
  */
 export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): Deno.ChildProcess {
-  const options: Deno.CommandOptions = {
+  const options = spawnOptions(state);
+  if (SETSID === null) {
+    return new Deno.Command(cmd, { ...options, args, detached: true }).spawn();
+  }
+  return new Deno.Command(SETSID, { ...options, args: [cmd, ...args] }).spawn();
+}
+
+/** The options every bash spawn takes: the state's cwd and exactly its environment, stdin /dev/null, output piped. */
+export function spawnOptions(state: ShellState): Deno.CommandOptions {
+  return {
     cwd: spawnDir(state),
     env: Object.fromEntries(state.env),
     clearEnv: true,
@@ -30,10 +39,6 @@ export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): D
     stdout: "piped",
     stderr: "piped",
   };
-  if (SETSID === null) {
-    return new Deno.Command(cmd, { ...options, args, detached: true }).spawn();
-  }
-  return new Deno.Command(SETSID, { ...options, args: [cmd, ...args] }).spawn();
 }
 
 /**
