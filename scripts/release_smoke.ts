@@ -52,7 +52,7 @@ export async function installCheckout(): Promise<Install> {
     run(
       [
         "--allow-all",
-        "--v8-flags=--max-semi-space-size=1,--no-memory-pool-share-memory-on-teardown",
+        "--v8-flags=--max-semi-space-size=1,--no-memory-pool-share-memory-on-teardown,--optimize-for-size",
       ],
       `${REPO}/src/kernel/main.ts`,
     ),

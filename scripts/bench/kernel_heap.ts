@@ -15,7 +15,11 @@ import { waitUntil } from "../../tests/_support/wait.ts";
 const ROUNDS = 2;
 const VARIANTS: [string, string[]][] = [
   ["V8 defaults", []],
-  ["--max-semi-space-size=1 (bin/shoal-kernel)", ["--v8-flags=--max-semi-space-size=1"]],
+  ["--max-semi-space-size=1", ["--v8-flags=--max-semi-space-size=1"]],
+  [
+    "+ --optimize-for-size (bin/shoal-kernel)",
+    ["--v8-flags=--max-semi-space-size=1,--optimize-for-size"],
+  ],
 ];
 
 /** CPU ms (user + system) the process has used so far (Linux /proc, 100 Hz ticks). */
