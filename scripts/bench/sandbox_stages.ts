@@ -153,23 +153,19 @@ try {
   for (let i = 0; i < ROUNDS; i++) await round();
   const p50 = (name: string) => percentile(stages.get(name)!, 0.5);
   printStages(`sandbox stages, in process, ${ROUNDS} rounds of \`${SRC}\` (ms)`, stages);
-  const ratio = (label: string, x: number) => console.log(`${label.padEnd(44)} ${x.toFixed(2)}`);
-  ratio(
-    "warm: resident p50 / unconfined p50",
-    p50("warm, in the resident") / p50("warm, unconfined"),
-  );
-  ratio(
-    "cold: resident p50 / unconfined p50",
-    p50("cold, in the resident") / p50("cold, unconfined"),
-  );
-  ratio(
-    "spawn: + nsenter + setpriv / setsid bash",
-    p50("spawn: + nsenter + setpriv") / p50("spawn: setsid bash"),
-  );
-  ratio(
-    "cold: own bwrap p50 / unconfined p50",
-    p50("cold, a bwrap of its own") / p50("cold, unconfined"),
-  );
+  const ratios: [string, string, string][] = [
+    ["warm: resident p50 / unconfined p50", "warm, in the resident", "warm, unconfined"],
+    ["cold: resident p50 / unconfined p50", "cold, in the resident", "cold, unconfined"],
+    [
+      "spawn: + nsenter + setpriv / setsid bash",
+      "spawn: + nsenter + setpriv",
+      "spawn: setsid bash",
+    ],
+    ["cold: own bwrap p50 / unconfined p50", "cold, a bwrap of its own", "cold, unconfined"],
+  ];
+  for (const [label, over, under] of ratios) {
+    console.log(`${label.padEnd(44)} ${(p50(over) / p50(under)).toFixed(2)}`);
+  }
 } finally {
   await residents.closeAll();
   scratch.clear();
