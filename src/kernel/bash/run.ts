@@ -1,6 +1,7 @@
 import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Resident } from "../sandbox/resident.ts";
+import type { BashChild } from "./bash_child.ts";
 import { freshFile, writeAll } from "./fresh_file.ts";
 import { groupExists } from "./group_leader.ts";
 import { heldElsewhere, outputPipes } from "./pipe_holders.ts";
@@ -137,7 +138,7 @@ async function pumpsOrTimeout(pumps: Promise<void>, ms: number): Promise<void> {
  * the group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
  * directory, which lies in the resident's bound directory.
  */
-function spawnCold(run: BashRun, resident: Resident | null, dir: string): Deno.ChildProcess {
+function spawnCold(run: BashRun, resident: Resident | null, dir: string): BashChild {
   writeFresh(`${dir}/src`, run.src);
   writeFresh(`${dir}/restore`, restoreScript(run.state));
   return spawnDriver(run.bash, run.state, resident, dir, DRIVER);
@@ -155,7 +156,7 @@ function writeFresh(path: string, text: string): void {
 
 /** A run's bash process, scratch directory and its pool, as {@link start} gives them. */
 interface Started {
-  child: Deno.ChildProcess;
+  child: BashChild;
   dir: string;
   pool: ScratchPool;
   /**

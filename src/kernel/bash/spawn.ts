@@ -1,5 +1,6 @@
 /** Spawning bash as a process-group leader, for cold runs (`run.ts`) and warm shells alike. */
 import type { Resident } from "../sandbox/resident.ts";
+import type { BashChild } from "./bash_child.ts";
 import { spawnGroupLeader } from "./group_leader.ts";
 import { type ShellState, spawnDir, WARM_DRIVER } from "./shell_state.ts";
 
@@ -16,7 +17,7 @@ export function spawnDriver(
   dir: string,
   driver: string,
   extra: string[] = [],
-): Deno.ChildProcess {
+): BashChild {
   const argv = [bash, "--noprofile", "--norc", "-c", driver, "shoal"];
   if (resident === null) return spawnGroupLeader([...argv, dir, ...extra], state);
   const child = spawnGroupLeader(

@@ -1,3 +1,4 @@
+import type { BashChild } from "./bash_child.ts";
 import { signalGroup } from "./group_leader.ts";
 import { freshFile, writeAll } from "./fresh_file.ts";
 import { mkfifo } from "./mkfifo.ts";
@@ -40,7 +41,7 @@ export class WarmShell {
   readonly #cwdAtSpawn: string | null;
 
   private constructor(
-    readonly child: Deno.ChildProcess,
+    readonly child: BashChild,
     readonly dir: string,
     /** The cwd and environment it was spawned with (private copies). */
     private readonly cwd: string,
@@ -89,7 +90,7 @@ export class WarmShell {
       return null; // no scratch directory now (a full disk): the next run starts cold
     }
     const opened: Deno.FsFile[] = [];
-    let child: Deno.ChildProcess | null = null;
+    let child: BashChild | null = null;
     try {
       const fifo = `${dir}/go`;
       if (!isFifo(fifo) && !mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
@@ -181,7 +182,7 @@ export class WarmShell {
 }
 
 /** Kills the process group `child` leads and waits until it is gone and its pipes dropped. */
-async function killGroup(child: Deno.ChildProcess): Promise<void> {
+async function killGroup(child: BashChild): Promise<void> {
   signalGroup(child.pid, "SIGKILL");
   await Promise.allSettled([child.status, child.stdout.cancel(), child.stderr.cancel()]);
 }

@@ -3,6 +3,7 @@
  * runs of one confinement enter with nsenter(1), so a run pays an exec, not a namespace setup.
  */
 import { basename } from "node:path";
+import type { BashChild } from "../bash/bash_child.ts";
 import { groupExists } from "../bash/group_leader.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
@@ -166,7 +167,7 @@ export class Resident {
    * then what it left behind is swept ({@link #sweep}). A warm shell is held `waiting` until
    * {@link running}.
    */
-  hold(child: Deno.ChildProcess, waiting = false): void {
+  hold(child: BashChild, waiting = false): void {
     const run = child.pid;
     this.#live.set(run, !waiting);
     child.status.finally(() => {

@@ -1,0 +1,11 @@
+/**
+ * A running bash as the run and warm-shell code sees it, however it was started (a Deno spawn, or
+ * a launcher that reports the exit): the pid that leads its process group, its output pipes and
+ * how it ended. `Deno.ChildProcess` is one.
+ */
+export interface BashChild {
+  readonly pid: number;
+  readonly stdout: ReadableStream<Uint8Array>;
+  readonly stderr: ReadableStream<Uint8Array>;
+  readonly status: Promise<Deno.CommandStatus>;
+}
