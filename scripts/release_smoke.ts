@@ -35,8 +35,8 @@ export async function installBinaries(mcp: string, kernel: string): Promise<Inst
 
 /**
  * Stand-ins for the two binaries built from this checkout: `shoal-mcp` is `deno run` of main.ts
- * under exactly the release flags, `shoal-kernel` is `deno run -A` of the kernel with its V8 flag, as
- * compiled.
+ * under exactly the release flags, `shoal-kernel` is `deno run -A` of the kernel with its V8 flags
+ * (src/kernel/v8_flags), as compiled.
  */
 export async function installCheckout(): Promise<Install> {
   const dir = await Deno.makeTempDir({ prefix: "shoal-smoke-bin-" });
@@ -50,10 +50,7 @@ export async function installCheckout(): Promise<Install> {
   await Deno.writeTextFile(
     `${dir}/shoal-kernel`,
     run(
-      [
-        "--allow-all",
-        "--v8-flags=--max-semi-space-size=1,--no-memory-pool-share-memory-on-teardown,--optimize-for-size",
-      ],
+      ["--allow-all", `--v8-flags=${Deno.readTextFileSync(`${REPO}/src/kernel/v8_flags`).trim()}`],
       `${REPO}/src/kernel/main.ts`,
     ),
   );
