@@ -28,9 +28,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type ByteReader, readMessageBatches } from "../../src/protocol/framing.ts";
-import { READ_CHUNK } from "../../src/protocol/limits.ts";
-import type { Incoming } from "../../src/protocol/rpc.ts";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { connectMcp, type Mcp } from "../../tests/e2e/_mcp.ts";
 import { startKernel, type TestKernel } from "../../tests/_support/kernel.ts";
@@ -44,6 +41,7 @@ import { sandbox } from "../../tests/_support/sandbox.ts";
 import { waitUntil } from "../../tests/_support/wait.ts";
 import { spawnFacade } from "../../tests/_support/facade.ts";
 import { percentile } from "./percentile.ts";
+import { readFrames } from "./stdout_frames.ts";
 
 const SUBSCRIBERS = 10;
 const EVENTS = 1000;
@@ -336,38 +334,6 @@ async (
     close: () => mcp.close(),
   };
 };
-
-/**
- * `stream` (a child's stdout) as a {@link ByteReader} that reads into one reused buffer (a BYOB
- * read; the default reader allocates a 64 KiB chunk per read), and when its last read completed.
- */
-function pipeReader(stream: ReadableStream<Uint8Array>): ByteReader & { readAt: number } {
-  const reader = stream.getReader({ mode: "byob" });
-  let buffer = new ArrayBuffer(READ_CHUNK);
-  return {
-    readAt: 0,
-    async read(p: Uint8Array): Promise<number | null> {
-      const { value, done } = await reader.read(new Uint8Array(buffer, 0, p.length));
-      this.readAt = performance.now();
-      if (done || value === undefined) return null;
-      buffer = value.buffer as ArrayBuffer;
-      p.set(value);
-      return value.length;
-    },
-  };
-}
-
-/**
- * Reads `child`'s stdout frames with the framing and decoding of the socket subscribers'
- * connections (readMessageBatches), calling `onFrame` with each and the moment its chunk was
- * read (before any parsing); ends with the stream.
- */
-async function readFrames(child: Deno.ChildProcess, onFrame: (msg: Incoming, at: number) => void) {
-  const source = pipeReader(child.stdout);
-  for await (const batch of readMessageBatches(source, "mcp")) {
-    for (const msg of batch) onFrame(msg, source.readAt);
-  }
-}
 
 /** Subscribers that read a facade's stdout frames themselves: the facade without an SDK client. */
 const stdoutSubscribe =

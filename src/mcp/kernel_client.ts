@@ -10,6 +10,12 @@ import { isUnreachable, unreachableReason } from "../protocol/relay.ts";
 /** What the facade sends as `client` in `session.attach` (M-START-2). */
 const CLIENT = { kind: "mcp", tty: false };
 
+/** Rethrows `e`, a closed connection as {@link kernelDisconnected} (M-START-4). */
+function disconnected(e: unknown): never {
+  if (e instanceof ConnectionClosedError) throw kernelDisconnected();
+  throw e;
+}
+
 /** A reason the kernel cannot be used right now (M-START-3). */
 class Unavailable extends Error {}
 
@@ -46,14 +52,13 @@ export class KernelClient {
   }
 
   /** Sends one request on the main connection; kernel errors reject as {@link RpcError}. */
-  async request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
-    const conn = await this.connection();
-    try {
-      return await conn.request(method, params);
-    } catch (e) {
-      if (e instanceof ConnectionClosedError) throw kernelDisconnected();
-      throw e;
-    }
+  request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const conn = this.#conn;
+    // Connected: the request is written within this call, not after a turn of awaits.
+    const reply = conn !== null && !conn.isClosed
+      ? conn.request(method, params)
+      : this.connection().then((c) => c.request(method, params));
+    return reply.catch(disconnected);
   }
 
   /** The attached main connection, establishing it first when there is none (one attempt at a time). */

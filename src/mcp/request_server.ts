@@ -4,9 +4,15 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode } from "../protocol/errors.ts";
 import type { StdioTransport } from "./stdio_transport.ts";
 
+/** The abort reason of the requests in flight when the transport closes (no client's cancellation). */
+export const TRANSPORT_CLOSED: unique symbol = Symbol("transport closed");
+
 /** What a method handler gets besides its params. */
 export interface RequestContext {
-  /** Aborted when the client cancels the request or the transport closes. */
+  /**
+   * Aborted when the client cancels the request, or with reason {@link TRANSPORT_CLOSED} when
+   * the transport closes.
+   */
   signal: AbortSignal;
   /** Sends a notification to the client unless the request was aborted. */
   notify(method: string, params: Record<string, unknown>): Promise<void>;
@@ -43,7 +49,7 @@ export class RequestServer {
     this.transport.onmessage = (message) => this.#receive(message);
     this.transport.onerror = (e) => this.log(`shoal-mcp: ${e.message}`);
     this.transport.onclose = () => {
-      for (const controller of this.#inFlight.values()) controller.abort();
+      for (const controller of this.#inFlight.values()) controller.abort(TRANSPORT_CLOSED);
       this.#inFlight.clear();
     };
     await this.transport.start();

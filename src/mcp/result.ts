@@ -43,9 +43,14 @@ const SHORT_REF_KEYS = ["ref", "task", "plan_ref", "pty_id"] as const;
 /** The link of a result or error data: its URI and display name, by the M-OUT-3 order. */
 export function deriveLink(r: unknown): { uri: string; name: string } | null {
   if (!isObject(r)) return null;
-  const shortRef = SHORT_REF_KEYS.map((k) => r[k]).find((v) => typeof v === "string") as
-    | string
-    | undefined;
+  let shortRef: string | undefined;
+  for (const k of SHORT_REF_KEYS) {
+    const v = r[k];
+    if (typeof v === "string") {
+      shortRef = v;
+      break;
+    }
+  }
   let uri: string | null = null;
   if (typeof r.uri === "string") uri = r.uri;
   else if (isObject(r.value) && r.value.$ === "ref" && typeof r.value.uri === "string") {
@@ -100,8 +105,11 @@ export function toolSuccess(r: unknown, withLinks: boolean): ToolResult {
   const uri = link?.uri ?? null;
   if (isObject(r) && typeof r.render === "string") {
     // A complete value already carries all its render shows: send it once (M-OUT-1).
-    const { render: _, ...rest } = r;
-    const structured = isComplete(r.value) ? rest : r;
+    let structured = r;
+    if (isComplete(r.value)) {
+      const { render: _, ...rest } = r;
+      structured = rest;
+    }
     return envelope(r.render, link, boundStructured(structured, uri, null, {}), false, withLinks);
   }
   const structured = Array.isArray(r) ? { items: r } : isObject(r) ? r : { value: r };

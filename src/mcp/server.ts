@@ -110,14 +110,6 @@ export class FacadeServer {
   }
 
   #toolContext(params: Params, context: RequestContext): ToolContext {
-    // Only a client's cancellation counts; the server also aborts every handler when stdin closes.
-    // A cancellation read in the same chunk as its request has aborted the signal already.
-    const cancel = new AbortController();
-    const follow = () => {
-      if (!this.transport.isClosed) cancel.abort();
-    };
-    if (context.signal.aborted) follow();
-    else context.signal.addEventListener("abort", follow, { once: true });
     const meta = params._meta as Params | undefined;
     const token = meta?.progressToken;
     const progress = typeof token === "string" || typeof token === "number"
@@ -127,7 +119,7 @@ export class FacadeServer {
     return {
       kernel: this.kernel,
       withLinks: linksAllowed(this.#version),
-      signal: cancel.signal,
+      signal: context.signal,
       progress,
     };
   }

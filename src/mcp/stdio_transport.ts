@@ -5,8 +5,8 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, type RpcErrorObject } from "../protocol/errors.ts";
 import { type ByteWriter, FrameWriter } from "../protocol/frame_writer.ts";
-import { type ByteReader, readMessages } from "../protocol/framing.ts";
-import { encodeFrame, errorMessage, type Incoming } from "../protocol/rpc.ts";
+import { type ByteReader, readMessageBatches } from "../protocol/framing.ts";
+import { errorMessage, type Incoming } from "../protocol/rpc.ts";
 import { validMeta } from "./request_meta.ts";
 
 /** A client request id as it appeared on the wire (W-RPC-2, MCP rule). */
@@ -14,6 +14,8 @@ type ClientId = string | number;
 
 /** The one client notification the facade acts on (M-PROTO-2); every other one is ignored. */
 const CANCELLED = "notifications/cancelled";
+
+const encoder = new TextEncoder();
 
 function idKey(id: ClientId): string {
   return `${typeof id}:${id}`;
@@ -73,7 +75,10 @@ export class StdioTransport implements Transport {
     return Promise.resolve();
   }
 
-  /** Writes one message as one whole frame; responses get their client id back. */
+  /**
+   * Writes one message as one whole frame; responses get their client id back (in place: a
+   * response is the sender's to give away).
+   */
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.resolve();
     if ("id" in message && !("method" in message)) {
@@ -82,14 +87,18 @@ export class StdioTransport implements Transport {
       // No mapping: the request was cancelled, and its response is never sent.
       if (clientId === undefined) return Promise.resolve();
       this.#forget(internal);
-      return this.#write({ ...message, id: clientId });
+      message.id = clientId;
+      return this.#write(message) ?? Promise.resolve();
     }
-    return this.#write(message);
+    return this.#write(message) ?? Promise.resolve();
   }
 
-  /** Writes one frame already encoded (ending in a newline) behind the frames before it. */
-  sendFrame(frame: Uint8Array): Promise<void> {
-    if (this.#closed) return Promise.resolve();
+  /**
+   * Writes one frame already encoded (ending in a newline) behind the frames before it; returns
+   * nothing when it was written within the call, else a promise settling once it is written.
+   */
+  sendFrame(frame: Uint8Array): Promise<void> | undefined {
+    if (this.#closed) return undefined;
     return this.#writeFrame(frame);
   }
 
@@ -103,13 +112,16 @@ export class StdioTransport implements Transport {
     return Promise.resolve();
   }
 
-  #write(message: unknown): Promise<void> {
-    return this.#writeFrame(encodeFrame(message));
+  #write(message: unknown): Promise<void> | undefined {
+    // What the facade sends holds no bigint and no JsonText (its values come from JSON.parse
+    // and MCP ids are strings or numbers), so the plain stringify writes what encodeFrame's
+    // replacer would, without a call into it per value.
+    return this.#writeFrame(encoder.encode(JSON.stringify(message) + "\n"));
   }
 
-  #writeFrame(frame: Uint8Array): Promise<void> {
+  #writeFrame(frame: Uint8Array): Promise<void> | undefined {
     // A failed write means the client is gone (M-CLI-3).
-    return this.#writer.write(frame).catch(() => this.close());
+    return this.#writer.put(frame)?.catch(() => this.close());
   }
 
   #forget(internal: number): void {
@@ -127,9 +139,11 @@ export class StdioTransport implements Transport {
 
   async #readLoop(): Promise<void> {
     try {
-      for await (const msg of readMessages(this.input, "mcp")) {
-        if (this.#closed) break;
-        this.#receive(msg);
+      reading: for await (const batch of readMessageBatches(this.input, "mcp")) {
+        for (const msg of batch) {
+          if (this.#closed) break reading;
+          this.#receive(msg);
+        }
       }
     } catch (e) {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));

@@ -28,10 +28,10 @@ const RETRY_MAX_MS = 50;
  * may take in part.
  */
 function pieceEnd(p: Uint8Array, at: number): number {
-  const window = p.subarray(at, at + ATOMIC_WRITE);
-  const lastNewline = window.lastIndexOf(NEWLINE);
-  if (lastNewline !== -1) return at + lastNewline + 1;
-  const newline = p.indexOf(NEWLINE, at + window.length);
+  const windowEnd = Math.min(at + ATOMIC_WRITE, p.length);
+  const lastNewline = p.lastIndexOf(NEWLINE, windowEnd - 1);
+  if (lastNewline >= at) return lastNewline + 1;
+  const newline = p.indexOf(NEWLINE, windowEnd);
   if (newline === -1) return p.length;
   return newline - at >= LINE_BUFFER ? newline : newline + 1;
 }
@@ -61,7 +61,11 @@ export const stdoutWriter: ByteWriter = {
   writeNow(p: Uint8Array): number {
     let at = 0;
     try {
-      while (at < p.length) at += Deno.stdout.writeSync(p.subarray(at, pieceEnd(p, at)));
+      while (at < p.length) {
+        const end = pieceEnd(p, at);
+        // A frame that is one piece (most notifications) is written without a view of it.
+        at += Deno.stdout.writeSync(at === 0 && end === p.length ? p : p.subarray(at, end));
+      }
     } catch (e) {
       if (!(e instanceof Deno.errors.WouldBlock)) throw e;
     }

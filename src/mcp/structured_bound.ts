@@ -9,6 +9,9 @@ function jsonBytes(value: unknown): number {
   return encoder.encode(JSON.stringify(value) ?? "null").length;
 }
 
+/** UTF-8 takes at most this many bytes per UTF-16 code unit of a string. */
+const MAX_BYTES_PER_UNIT = 3;
+
 /** The members a truncated structuredContent keeps, so the rest stays reachable (M-OUT-7). */
 const ADDRESS_KEYS = ["ref", "uri", "task", "plan_ref", "code"] as const;
 /** Longest address member kept: kernel refs and URIs are far shorter; anything longer is not one. */
@@ -76,7 +79,10 @@ export function boundStructured(
   pretty: string | null,
   extra: Record<string, unknown>,
 ): Record<string, unknown> {
-  const full = jsonBytes(sc);
+  const json = JSON.stringify(sc);
+  // Most results are far below the bound: their length tells without encoding them.
+  if (json.length * MAX_BYTES_PER_UNIT <= STRUCTURED_LIMIT) return sc;
+  const full = encoder.encode(json).length;
   if (full <= STRUCTURED_LIMIT) return sc;
   if (typeof sc.render === "string") {
     const rest = jsonBytes({ ...sc, render: "" }) - 2;

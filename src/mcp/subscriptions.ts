@@ -9,8 +9,11 @@ import { updateFrames } from "./update_frame.ts";
 /** How long unsubscribe waits for `events.unsubscribe` before closing anyway (M-SUB-4). */
 export const UNSUBSCRIBE_WAIT_MS = 1000;
 
-/** Writes one encoded `notifications/resources/updated` frame (M-SUB-3); settles once it is written. */
-export type UpdateSink = (frame: Uint8Array) => Promise<void>;
+/**
+ * Writes one encoded `notifications/resources/updated` frame (M-SUB-3): returns nothing when it
+ * was written at once, else a promise settling once it is written.
+ */
+export type UpdateSink = (frame: Uint8Array) => Promise<void> | undefined;
 
 /** The kernel channel a subscribable URI maps to, or null (M-SUB-1). */
 export function subscriptionChannel(uri: string): string | null {

@@ -1,6 +1,7 @@
 import { ErrorCode, invalidParams, RpcError, type RpcErrorObject } from "../protocol/errors.ts";
 import { refToUri } from "../protocol/refs.ts";
 import { BridgeError, type KernelClient } from "./kernel_client.ts";
+import { TRANSPORT_CLOSED } from "./request_server.ts";
 import { toolError, type ToolResult, toolSuccess } from "./result.ts";
 import { schemaViolation } from "./schema_check.ts";
 import { type ToolDefinition, TOOLS } from "./tool_schemas.ts";
@@ -13,7 +14,10 @@ export interface ToolContext {
   kernel: KernelClient;
   /** Whether `resource_link` items may be sent (M-PROTO-1). */
   withLinks: boolean;
-  /** Aborted when the client cancels the request (M-PROG-3). */
+  /**
+   * Aborted when the client cancels the request (M-PROG-3), or with reason TRANSPORT_CLOSED when
+   * the transport closes, which cancels nothing (see {@link clientCancelled}).
+   */
   signal: AbortSignal;
   /** Sends one progress notification, when the request asked for progress (M-PROG-2). */
   progress: ((progress: number, message: string) => Promise<void>) | null;
@@ -60,10 +64,15 @@ function envelopeOf(ctx: ToolContext, outcome: KernelOutcome): ToolResult {
 
 class Cancelled extends Error {}
 
+/** Whether the client cancelled the request: the transport closing counts as no cancellation. */
+function clientCancelled(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason !== TRANSPORT_CLOSED;
+}
+
 /**
  * Runs `exec`/`plan.apply` as a task in {@link SLICE_MS} slices within the caller's budget, with
  * progress after every slice that ends with the task still running, and cancellation of the task
- * once its id is known (M-PROG-1..3).
+ * once its id is known (M-PROG-1..3). `params` are completed with the first slice's `timeout_ms`.
  */
 async function runTaskBacked(
   ctx: ToolContext,
@@ -74,10 +83,8 @@ async function runTaskBacked(
 ): Promise<ToolResult> {
   const start = Date.now();
   const remaining = () => (budget === undefined ? Infinity : budget - (Date.now() - start));
-  const first = await kernelCall(ctx, method, {
-    ...params,
-    timeout_ms: Math.min(budget ?? SLICE_MS, SLICE_MS),
-  });
+  params.timeout_ms = Math.min(budget ?? SLICE_MS, SLICE_MS);
+  const first = await kernelCall(ctx, method, params);
   if (!first.ok || !isObject(first.value) || first.value.timed_out !== true) {
     return envelopeOf(ctx, first);
   }
@@ -85,7 +92,7 @@ async function runTaskBacked(
   const task = pending.task;
   let cancelSent = false;
   const cancelTask = () => {
-    if (cancelSent) return;
+    if (cancelSent || !clientCancelled(ctx.signal)) return;
     cancelSent = true;
     ctx.kernel.request("task.cancel", { task }).catch(() => {});
   };
@@ -94,7 +101,7 @@ async function runTaskBacked(
     let lastProgress = 0;
     // Each pass starts right after a slice that ended with the task still running.
     while (true) {
-      if (ctx.signal.aborted) {
+      if (clientCancelled(ctx.signal)) {
         cancelTask();
         throw new Cancelled("cancelled by the client");
       }
@@ -160,10 +167,12 @@ async function shoalExec(ctx: ToolContext, args: Args): Promise<ToolResult> {
   if (args.background === true) {
     return await simple(ctx, "exec", { ...base, background: true, ...pick(args, ["elide"]) });
   }
+  const params: Args = { src: args.src, mode, position, background: false };
+  if (args.elide !== undefined) params.elide = args.elide;
   return await runTaskBacked(
     ctx,
     "exec",
-    { ...base, background: false, ...pick(args, ["elide"]) },
+    params,
     args.timeout_ms as number | undefined,
     args.elide,
   );

@@ -66,6 +66,9 @@ function valueEnd(text: string, at: number): number {
  * far as it goes: the members found before it breaks off count.
  */
 export function memberSource(text: string, name: string): string | undefined {
+  const literal = JSON.stringify(name);
+  // Only such a name has no other spelling but by `\u` escapes (see below).
+  const plainName = /^[A-Za-z0-9_]+$/.test(name);
   let found: string | undefined;
   let at = skipSpace(text, 0) + 1;
   while (at < text.length) {
@@ -79,8 +82,14 @@ export function memberSource(text: string, name: string): string | undefined {
     const start = skipSpace(text, colon + 1);
     const end = valueEnd(text, start);
     if (end <= start) return found;
-    if (key === JSON.stringify(name) || (key.includes("\\") && sameKey(key, name))) {
+    if (key === literal || (key.includes("\\") && sameKey(key, name))) {
       found = text.slice(start, end);
+      // No later member can be `name` when the rest holds neither its literal nor a `\u` escape
+      // (a key spelled otherwise needs one: no short escape stands for a letter, digit or `_`),
+      // so the rest of a long frame is not scanned.
+      if (
+        plainName && text.indexOf(literal, end) === -1 && text.indexOf("\\u", end) === -1
+      ) return found;
     }
     at = skipSpace(text, end);
     if (text.charCodeAt(at) !== COMMA) return found;

@@ -59,7 +59,8 @@ export class RpcConnection {
   /** A connection over `conn`, which it reads until it ends and closes when it closes. */
   constructor(conn: ByteStream) {
     this.#conn = conn;
-    this.#writer = new FrameWriter(conn);
+    // A request leaves at once, before the caller's turn goes on (to its next read, say).
+    this.#writer = new FrameWriter(conn, true);
     this.#done = this.#readLoop();
   }
 

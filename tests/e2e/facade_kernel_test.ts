@@ -496,6 +496,23 @@ Deno.test("M-PROG-3: a request cancelled during its only slice (budget ≤ 1000 
   });
 });
 
+Deno.test("M-CLI-3, M-PROG-3: a run still in flight when the facade closes at stdin EOF is not cancelled: only a client's cancellation cancels", async () => {
+  await withRaw(async (facade, box) => {
+    // Longer than the facade's drain at EOF (5 s), so the transport closes with it in flight.
+    await facade.send(toolCall(1, "shoal_exec", { src: "sleep 7" }));
+    assert.ok(await jobInState(facade, "sleep 7", "running"));
+    await facade.closeStdin();
+    assert.equal((await facade.exit()).code, 0);
+    assert.equal(facade.queued.some((f) => (f as Frame).id === 1), false, "no response for id 1");
+    const next = new RawFacade(box);
+    try {
+      assert.ok(await jobInState(next, "sleep 7", "completed"), "the task ran to its end");
+    } finally {
+      await next.stop();
+    }
+  });
+});
+
 Deno.test("M-PROG-2: every slice that ends with the task running is reported, the last one of a budget too, with the exact message", async () => {
   await withRaw(async (facade) => {
     await facade.send(

@@ -109,7 +109,7 @@ Deno.test("W-FRAME-8, M-SUB-3: encoded update frames and sent messages go out wh
   await transport.start();
   const update = updateFrames("shoal://events/user.x");
   const big = "y".repeat(3000);
-  const sends: Promise<void>[] = [];
+  const sends: (Promise<void> | undefined)[] = [];
   for (let i = 0; i < 30; i++) {
     sends.push(transport.sendFrame(update.values(i, { i, big })));
     sends.push(transport.send({ jsonrpc: "2.0", method: "notifications/message", params: { i } }));

@@ -75,3 +75,66 @@ Deno.test("a writer that takes part of a batch at once (writeNow) gets the rest 
   await assert.rejects(writer.write(new Uint8Array([12])));
   assert.equal(out.length, 10);
 });
+
+Deno.test("a writeNow writer gets a frame within the call while nothing is queued, and frames behind a partial write wait for it: all whole, in order", async () => {
+  const out: number[] = [];
+  /** How many bytes a writeNow call takes. */
+  let cap = Infinity;
+  const sink = {
+    writeNow(p: Uint8Array): number {
+      const n = Math.min(cap, p.length);
+      out.push(...p.subarray(0, n));
+      return n;
+    },
+    async write(p: Uint8Array): Promise<number> {
+      await new Promise((r) => setTimeout(r, 1));
+      out.push(p[0]);
+      return 1;
+    },
+  };
+  const writer = new FrameWriter(sink);
+  const frame = (i: number) => Uint8Array.from({ length: 1 + (i % 4) }, () => i);
+  assert.equal(writer.put(frame(1)), undefined, "idle, taken whole: written within the call");
+  assert.deepEqual(out, [1, 1]);
+  assert.equal(writer.put(frame(2)), undefined);
+  cap = 2;
+  const waits = [writer.put(frame(3))];
+  cap = Infinity;
+  for (let i = 4; i <= 12; i++) waits.push(writer.put(frame(i)));
+  assert.ok(waits.every((w) => w instanceof Promise), "behind a partial write, frames wait");
+  cap = 3;
+  await Promise.all(waits);
+  await writer.flushed();
+  cap = Infinity;
+  assert.equal(writer.put(frame(13)), undefined, "idle again: written within the call");
+  const expected = Array.from({ length: 13 }, (_, k) => [...frame(k + 1)]).flat();
+  assert.deepEqual(out, expected);
+});
+
+Deno.test("startAtOnce: a frame written while nothing is queued reaches the writer within the call; frames after it wait for it and leave together, in order", async () => {
+  const writes: string[] = [];
+  let release = () => {};
+  const writer = new FrameWriter({
+    async write(p: Uint8Array) {
+      writes.push(new TextDecoder().decode(p));
+      await new Promise<void>((resolve) => release = resolve);
+      return p.length;
+    },
+  }, true);
+  const frame = (s: string) => new TextEncoder().encode(s + "\n");
+  const first = writer.write(frame("a"));
+  assert.deepEqual(writes, ["a\n"], "started within the call");
+  const later = [writer.write(frame("b")), writer.write(frame("c"))];
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(writes, ["a\n"], "later frames wait for the write in flight");
+  release();
+  await first;
+  await new Promise((r) => setTimeout(r, 0));
+  release();
+  await Promise.all(later);
+  assert.deepEqual(writes, ["a\n", "b\nc\n"]);
+  const next = writer.write(frame("d"));
+  assert.deepEqual(writes.at(-1), "d\n", "idle again: started within the call");
+  release();
+  await next;
+});
