@@ -48,6 +48,8 @@ interface StoreFile {
 }
 
 const encoder = new TextEncoder();
+/** How many validated secrets keep their digest ({@link TokenStore.validate}). */
+const KEPT_DIGESTS = 16;
 
 /**
  * The bearer-token store `<state>/tokens.json` (T-TOK-1..4). Reads are cached and refreshed
@@ -61,6 +63,13 @@ export class TokenStore {
   #cached: StoreFile | null = null;
   /** (inode, size, mtime) of the file last read; null when it was missing, undefined before. */
   #signature: string | null | undefined = undefined;
+  /**
+   * Digests of the last few secrets validated, under the store key they were computed with: a
+   * token-attached connection is re-checked before each request (T-TOK-4), and its HMAC cost more
+   * than the rest of the check.
+   */
+  #digests = new Map<string, Uint8Array>();
+  #digestsKey = "";
 
   constructor(stateDir: string) {
     this.#dir = stateDir;
@@ -141,7 +150,7 @@ export class TokenStore {
   validate(secret: string): TokenIdentity | null {
     const store = this.#current();
     if (!store) return null;
-    const digest = encoder.encode(hmacHex(Buffer.from(store.key, "base64"), secret));
+    const digest = this.#digestOf(store.key, secret);
     let match: TokenRecord | null = null;
     for (const token of store.tokens) {
       const stored = encoder.encode(token.digest);
@@ -156,6 +165,23 @@ export class TokenStore {
       profile: match.profile,
       caps: [...match.caps],
     };
+  }
+
+  /** The HMAC of `secret` under `key` as hex bytes, from {@link #digests} when it is there. */
+  #digestOf(key: string, secret: string): Uint8Array {
+    if (key !== this.#digestsKey) {
+      this.#digests.clear();
+      this.#digestsKey = key;
+    }
+    let digest = this.#digests.get(secret);
+    if (digest === undefined) {
+      digest = encoder.encode(hmacHex(Buffer.from(key, "base64"), secret));
+      if (this.#digests.size >= KEPT_DIGESTS) {
+        this.#digests.delete(this.#digests.keys().next().value!);
+      }
+      this.#digests.set(secret, digest);
+    }
+    return digest;
   }
 
   /** The store as on disk now, re-read only when (inode, size, mtime) changed. */

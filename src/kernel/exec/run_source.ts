@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
-import { RENDER_EVENT_LIMIT, STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts";
+import { STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts";
 import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../bash/run.ts";
@@ -15,7 +15,7 @@ import type { Cas } from "../store/cas.ts";
 import type { Task } from "../tasks/registry.ts";
 import { commandText, outcomeValue } from "../values/outcome.ts";
 import type { ElideOverride } from "../values/params.ts";
-import { renderBounded } from "../values/render.ts";
+import { outcomeRenders } from "../values/render.ts";
 import { isList, listLength, type Outcome, tagOf } from "../values/value.ts";
 import type { RunServices } from "./run_services.ts";
 import { type TranscriptResult, transcriptResult } from "./transcript_result.ts";
@@ -244,9 +244,10 @@ async function finishRun(
   const n = session.record(outcome);
   const ref = `out:${n}`;
   const uri = outUri(n);
-  let stored;
+  let stored, renders;
   try {
-    const bounded = encoder.encode(await renderBounded(outcome, uri, true));
+    renders = await outcomeRenders(outcome, uri);
+    const bounded = encoder.encode(renders.tty);
     const renderHash = kernel.cas.put(bounded);
     const outputs: JournalOutput[] = [{ kind: "stdout", hash: out.blob.hash, len: out.blob.len }];
     if (err.blob.len > 0) outputs.push({ kind: "stderr", hash: err.blob.hash, len: err.blob.len });
@@ -270,7 +271,7 @@ async function finishRun(
   kernel.bus.publish("render", {
     ref,
     session: session.name,
-    render: await renderBounded(outcome, uri, false, RENDER_EVENT_LIMIT),
+    render: renders.event,
   });
   const error = outcome.ok || opts.position === "value" ? null : await raisedError(
     kernel.cas,
@@ -285,6 +286,7 @@ async function finishRun(
     ref,
     error,
   );
-  const result = await transcriptResult(attachment, ref, opts.elide);
+  const render = attachment.tty ? renders.tty : renders.plain;
+  const result = await transcriptResult(attachment, ref, opts.elide, render);
   return { result, error };
 }

@@ -13,11 +13,15 @@ export interface TranscriptResult {
   render: string;
 }
 
-/** Builds the K-EXEC-3 result of a transcript value for this caller's budget and tty setting. */
+/**
+ * Builds the K-EXEC-3 result of a transcript value for this caller's budget and tty setting;
+ * `render` is the value's bounded render for that tty setting when the caller has it already.
+ */
 export async function transcriptResult(
   attachment: Attachment,
   ref: string,
   elide: ElideOverride | null | undefined,
+  render?: string,
 ): Promise<TranscriptResult> {
   const { n, value } = attachment.session.lookup(ref);
   const uri = outUri(n);
@@ -25,6 +29,6 @@ export async function transcriptResult(
     ref,
     uri,
     value: await elideValue(value, resolveBudget(elide), new ValueUri(uri), attachment.tty),
-    render: await renderBounded(value, uri, attachment.tty),
+    render: render ?? await renderBounded(value, uri, attachment.tty),
   };
 }

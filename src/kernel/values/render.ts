@@ -1,5 +1,10 @@
 import { cutText } from "../../protocol/bound_text.ts";
-import { RENDER_COLUMNS, RENDER_HEAD_LINES, TEXT_LIMIT } from "../../protocol/limits.ts";
+import {
+  RENDER_COLUMNS,
+  RENDER_EVENT_LIMIT,
+  RENDER_HEAD_LINES,
+  TEXT_LIMIT,
+} from "../../protocol/limits.ts";
 import { stripAnsi } from "./ansi.ts";
 import { BlobValue } from "./blob_value.ts";
 import { scalarCount, scalarSlice, utf8Length } from "./js_string.ts";
@@ -48,6 +53,16 @@ export async function renderBounded(
   tty: boolean,
   limit = TEXT_LIMIT,
 ): Promise<string> {
+  return (await bounded(value, uri, tty, limit)).text;
+}
+
+/** {@link renderBounded}, and whether that is the whole render (not cut). */
+async function bounded(
+  value: Value,
+  uri: string | null,
+  tty: boolean,
+  limit: number,
+): Promise<{ text: string; whole: boolean }> {
   const text = await renderText(value, !tty);
   let head = "";
   let bytes = 0;
@@ -55,10 +70,40 @@ export async function renderBounded(
     head += piece;
     bytes += utf8Length(piece);
     if (bytes > limit) {
-      return cutText(head, text.newlines + (text.end === "other" ? 1 : 0), uri, limit);
+      const lines = text.newlines + (text.end === "other" ? 1 : 0);
+      return { text: cutText(head, lines, uri, limit), whole: false };
     }
   }
-  return head;
+  return { text: head, whole: true };
+}
+
+/** The three renders of an exec's outcome (V-RENDER-1..3). */
+export interface OutcomeRenders {
+  /** ANSI kept, bounded to {@link TEXT_LIMIT}: the journal's, and a tty caller's. */
+  tty: string;
+  /** ANSI stripped, bounded to {@link TEXT_LIMIT}: a caller's without a tty. */
+  plain: string;
+  /** ANSI stripped, bounded to {@link RENDER_EVENT_LIMIT}: the `render` event's. */
+  event: string;
+}
+
+/**
+ * The renders of an exec's outcome, produced once when they coincide: a whole render without an
+ * escape is its own stripped render, and bounding it to a limit it fits changes nothing.
+ */
+export async function outcomeRenders(value: Value, uri: string): Promise<OutcomeRenders> {
+  const { text: tty, whole } = await bounded(value, uri, true, TEXT_LIMIT);
+  if (!whole || tty.includes("\x1b")) {
+    return {
+      tty,
+      plain: await renderBounded(value, uri, false),
+      event: await renderBounded(value, uri, false, RENDER_EVENT_LIMIT),
+    };
+  }
+  const event = utf8Length(tty) <= RENDER_EVENT_LIMIT
+    ? tty
+    : await renderBounded(value, uri, false, RENDER_EVENT_LIMIT);
+  return { tty, plain: tty, event };
 }
 
 /** At most the first 10 lines of a (small) value's render, each cut to 80 scalars (V-ELIDE-5). */

@@ -95,6 +95,24 @@ Deno.test("T-TOK-4 tokens created or revoked by another process are seen without
   });
 });
 
+Deno.test("T-TOK-4 a secret validated before is checked against the store's current key", async () => {
+  await withTempDir((dir) => {
+    const kernel = new TokenStore(dir);
+    const { secret } = kernel.create("agent:a", "p", []);
+    assert.equal(kernel.validate(secret)?.principal, "agent:a");
+    // The same rows under a new key: the stored digest is no longer the secret's HMAC.
+    const store = readStore(dir);
+    const key = Buffer.alloc(32, 7).toString("base64");
+    rewrite(`${dir}/tokens.json`, JSON.stringify({ ...store, key }));
+    assert.equal(kernel.validate(secret), null);
+    // Rows whose digests are HMACs under the new key validate again.
+    const digest = createHmac("sha256", Buffer.from(key, "base64")).update(secret).digest("hex");
+    const tokens = store.tokens.map((t: object) => ({ ...t, digest }));
+    rewrite(`${dir}/tokens.json`, JSON.stringify({ ...store, key, tokens }));
+    assert.equal(kernel.validate(secret)?.principal, "agent:a");
+  });
+});
+
 Deno.test("T-TOK-2 revoke marks a token revoked once; unknown ids are an error", async () => {
   await withTempDir((dir) => {
     const store = new TokenStore(dir);

@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { stripAnsi } from "../../../src/kernel/values/ansi.ts";
 import { BlobValue } from "../../../src/kernel/values/blob_value.ts";
 import { stdoutValue } from "../../../src/kernel/values/outcome.ts";
-import { floatText, renderBounded, renderHead } from "../../../src/kernel/values/render.ts";
+import {
+  floatText,
+  outcomeRenders,
+  renderBounded,
+  renderHead,
+} from "../../../src/kernel/values/render.ts";
+import { RENDER_EVENT_LIMIT } from "../../../src/protocol/limits.ts";
 import {
   DateTime,
   Duration,
@@ -136,4 +142,30 @@ Deno.test("render_head is at most 10 lines of 80 scalars", async () => {
     "0\n1\n2\n3\n4\n5\n6\n7\n8\n9",
   );
   assert.equal(await renderHead("y".repeat(300), true), "y".repeat(79) + "…");
+});
+
+Deno.test("V-RENDER-1..3 an outcome's three renders, made once when they coincide, are the renders made apart", async () => {
+  await withCas(async (cas) => {
+    const longLine = "x".repeat(5000);
+    const outputs: [string, string][] = [
+      ["hi\n", ""],
+      ["42\n", "warn\n"],
+      ["\x1b[31mred\x1b[0m\n", ""],
+      [`${longLine}\n`, ""], // whole for the journal, cut for the event
+      [`short\n${"y".repeat(70000)}\n`, ""], // cut for the journal to a small text
+      ["ok\n", "\x1b[1mbold warning\x1b[0m\n"],
+      // Cut for the journal only by its escapes, which start after the cut.
+      [`plain\n${"\x1b[31mx\x1b[0m".repeat(8000)}\n`, ""],
+      [Array.from({ length: 3000 }, (_, i) => `\x1b[2mline ${i}\x1b[0m`).join("\n"), ""],
+    ];
+    for (const [stdout, stderr] of outputs) {
+      const outcome = await outcomeOf(cas, stdout, stderr);
+      const uri = "shoal://out/7";
+      assert.deepEqual(await outcomeRenders(outcome, uri), {
+        tty: await renderBounded(outcome, uri, true),
+        plain: await renderBounded(outcome, uri, false),
+        event: await renderBounded(outcome, uri, false, RENDER_EVENT_LIMIT),
+      }, JSON.stringify(stdout.slice(0, 40)));
+    }
+  });
 });
