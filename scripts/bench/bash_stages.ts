@@ -18,11 +18,10 @@
  *
  * Then a warm shell's spawn..ready, the time a back-to-back exec may wait for the shell spawned at
  * the previous hand-over, split by timestamps its driver prints to stderr: the `spawn()` call
- * (the event loop is blocked meanwhile), spawn..first driver command (the setsid(1) exec, bash's
- * exec and start: environment import, locale), and the driver's setup up to the `go` FIFO read.
- * Bare `bash -c` spawns, through setsid(1) as the kernel spawns and without it (Deno's
- * posix_spawn alone, same options), print when their first command runs: their difference is
- * the setsid(1) exec.
+ * (the event loop is blocked meanwhile), spawn..first driver command (bash's exec and start: environment import, locale), and the driver's setup up to the `go` FIFO read.
+ * Bare `bash -c` spawns print when their first command runs: as the kernel spawns (posix_spawn
+ * through FFI on Linux), by Deno with the same options, and by Deno through setsid(1) as the
+ * kernel spawned before (the difference to Deno alone is the setsid(1) exec).
  * `deno run -A scripts/bench/bash_stages.ts [--runs N] [--vars N]`
  */
 import { parseArgs } from "node:util";
@@ -151,18 +150,25 @@ function stamps(stderr: Uint8Array): Map<string, number> {
 }
 
 /**
- * A bare `bash -c` printing when its first command runs, spawned as the kernel spawns (through
- * setsid(1)) or by Deno alone with the same options.
+ * A bare `bash -c` printing when its first command runs, spawned as the kernel spawns (posix_spawn
+ * through FFI on Linux) or by Deno with the same options, alone or through setsid(1) as the kernel
+ * spawned before.
  */
-async function bareFirstCommand(setsid: boolean): Promise<void> {
+async function bareFirstCommand(how: "kernel" | "deno" | "setsid"): Promise<void> {
   const argv = [BASH, "--noprofile", "--norc", "-c", stamp("start")];
   const t0 = epochUs();
-  const child = setsid
+  const child = how === "kernel"
     ? spawnGroupLeader(argv, state)
-    : new Deno.Command(BASH, { ...spawnOptions(state), args: argv.slice(1) }).spawn();
-  const { stderr } = await child.output();
-  const how = setsid ? "through setsid(1)" : "posix_spawn only";
-  add(`bare ${how}: spawn..1st command`, (stamps(stderr).get("start")! - t0) / 1000);
+    : how === "deno"
+    ? new Deno.Command(BASH, { ...spawnOptions(state), args: argv.slice(1) }).spawn()
+    : new Deno.Command("setsid", { ...spawnOptions(state), args: argv }).spawn();
+  const [, stderr] = await Promise.all([
+    child.stdout.cancel(),
+    new Response(child.stderr).bytes(),
+    child.status,
+  ]);
+  const label = { kernel: "as the kernel spawns", deno: "Deno spawn", setsid: "Deno + setsid(1)" };
+  add(`bare ${label[how]}: spawn..1st command`, (stamps(stderr).get("start")! - t0) / 1000);
 }
 
 /**
@@ -239,8 +245,9 @@ try {
     await bareExit();
     await run(false);
     await run(true);
-    await bareFirstCommand(true);
-    await bareFirstCommand(false);
+    await bareFirstCommand("kernel");
+    await bareFirstCommand("deno");
+    await bareFirstCommand("setsid");
     await warmSpawn();
   }
   rows.clear();
@@ -249,8 +256,9 @@ try {
     await bareExit();
     await run(false);
     await run(true);
-    await bareFirstCommand(true);
-    await bareFirstCommand(false);
+    await bareFirstCommand("kernel");
+    await bareFirstCommand("deno");
+    await bareFirstCommand("setsid");
     await warmSpawn();
   }
   console.log(`bash stages, ${RUNS} runs each, ${VARS} vars/functions/aliases in the state (ms)`);
