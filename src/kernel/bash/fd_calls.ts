@@ -7,7 +7,8 @@
 import { C_FACTS, cFacts } from "./c_library.ts";
 
 const C = cFacts(Deno.build.os) ?? C_FACTS.linux;
-const POLLIN = 0x1;
+/** poll() events bit: readable (same value on Linux and macOS). */
+export const POLLIN = 0x1;
 /** poll() revents bit: the fd cannot be polled (same value on Linux and macOS). */
 const POLLNVAL = 0x20;
 /** Wait in ms instead, should the OS refuse to poll the fd. */
@@ -55,6 +56,20 @@ export function writeFd(fd: number, buf: Uint8Array): number {
 }
 
 /**
+ * poll(2) of `count` pollfd entries in `pfds` on a worker thread (the event loop keeps running):
+ * resolves to poll's result. Deno runs at most a few dozen such calls at once, so a caller must
+ * not keep many waiting.
+ */
+export function pollFds(pfds: Uint8Array, count: number, timeoutMs: number): Promise<number> {
+  const poll = libc().poll as unknown as (
+    b: Uint8Array,
+    n: number | bigint,
+    t: number,
+  ) => Promise<number>;
+  return poll(pfds, C.nfds === "u64" ? BigInt(count) : count, timeoutMs);
+}
+
+/**
  * Waits on a worker thread until `fd` is readable, hung up, or `timeoutMs` passed; resolves to
  * whether it is ready. The event loop keeps running meanwhile.
  */
@@ -63,13 +78,7 @@ export async function waitReadable(fd: number, timeoutMs: number): Promise<boole
   const view = new DataView(pfd.buffer);
   view.setInt32(0, fd, true);
   view.setInt16(4, POLLIN, true);
-  const nfds = C.nfds === "u64" ? 1n : 1;
-  const poll = libc().poll as unknown as (
-    b: Uint8Array,
-    n: number | bigint,
-    t: number,
-  ) => Promise<number>;
-  const ready = await poll(pfd, nfds, timeoutMs) > 0;
+  const ready = await pollFds(pfd, 1, timeoutMs) > 0;
   if (ready && (view.getInt16(6, true) & POLLNVAL) !== 0) {
     // Not seen on Linux; a refusing OS degrades to short sleeps instead of a busy loop.
     await new Promise((r) => setTimeout(r, POLL_FALLBACK_MS));

@@ -1,14 +1,11 @@
 /**
- * A byte stream (BYOB reads) over the non-blocking read end of a pipe: each read tries the fd on
- * the calling thread and, when it is empty, waits for it on a worker thread (`fd_calls.ts`).
+ * A byte stream (BYOB reads) over the non-blocking read end of a pipe (Linux): each read tries
+ * the fd on the calling thread and, when it is empty, waits for it with every other waiting fd
+ * on one worker thread (`fd_waiter.ts`).
  */
-import { closeFd, EAGAIN, EINTR, readFd, waitReadable } from "./fd_calls.ts";
+import { EAGAIN, EINTR, readFd } from "./fd_calls.ts";
+import { dropFd, waitFd } from "./fd_waiter.ts";
 
-/**
- * Longest single wait for the fd on a worker thread: after a cancel the fd is closed at most this
- * late (never while a thread still polls it, since its number could be reused meanwhile).
- */
-const WAIT_MS = 100;
 /** The chunk a default (non-BYOB) reader is given. */
 const AUTO_CHUNK = 64 * 1024;
 
@@ -17,11 +14,10 @@ const AUTO_CHUNK = 64 * 1024;
  * an error and on cancel.
  */
 export function fdReadable(fd: number): ReadableStream<Uint8Array> {
-  let state: "open" | "cancelled" | "closed" = "open";
-  let waiting = false;
+  let open = true;
   const close = () => {
-    if (state !== "closed") closeFd(fd);
-    state = "closed";
+    if (open) dropFd(fd);
+    open = false;
   };
   return new ReadableStream({
     type: "bytes",
@@ -30,7 +26,7 @@ export function fdReadable(fd: number): ReadableStream<Uint8Array> {
       const request = controller.byobRequest!;
       const view = request.view!;
       const into = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-      while (state === "open") {
+      while (open) {
         const n = readFd(fd, into);
         if (n > 0) return request.respond(n);
         if (n === 0) {
@@ -43,15 +39,9 @@ export function fdReadable(fd: number): ReadableStream<Uint8Array> {
           close();
           return controller.error(new Error(`read of fd ${fd} failed (errno ${-n})`));
         }
-        waiting = true;
-        await waitReadable(fd, WAIT_MS);
-        waiting = false;
+        await waitFd(fd);
       }
-      if (state === "cancelled") close();
     },
-    cancel() {
-      if (waiting) state = "cancelled"; // the pull closes it once its wait is over
-      else close();
-    },
+    cancel: close,
   });
 }

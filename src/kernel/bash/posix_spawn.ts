@@ -2,14 +2,16 @@
  * Spawning a process-group leader with glibc's `posix_spawn` through Deno FFI (Linux): the child
  * leads a new session under its own pid (`POSIX_SPAWN_SETSID`, glibc 2.26), enters its working
  * directory (`posix_spawn_file_actions_addchdir_np`, glibc 2.29), reads /dev/null and writes
- * pipes this kernel reads; the kernel reaps it itself. One exec (no setsid(1) in between) and no
+ * pipes this kernel reads; the kernel reaps it itself when its pidfd shows its exit (Linux 5.3;
+ * pipes and pidfds are waited for on one worker thread, `fd_waiter.ts`). One exec (no setsid(1) in between) and no
  * Deno bookkeeping: glibc's clone(CLONE_VFORK) blocks the event loop only until the exec.
  */
 import { resolve } from "node:path";
 import type { BashChild } from "./bash_child.ts";
 import { C_FACTS } from "./c_library.ts";
-import { closeFd, errno } from "./fd_calls.ts";
+import { closeFd, EINTR, errno } from "./fd_calls.ts";
 import { fdReadable } from "./fd_stream.ts";
+import { dropFd, fdWaiterAvailable, waitFd } from "./fd_waiter.ts";
 
 /** glibc's flags (spawn.h), fcntl(2) and open(2) values, the same on x86_64 and aarch64. */
 const POSIX_SPAWN_SETSIGDEF = 0x04;
@@ -22,6 +24,8 @@ const F_GETFL = 3;
 const F_SETFL = 4;
 const WNOHANG = 1;
 const SIGPIPE = 13;
+/** pidfd_open's number, the same on every Linux architecture. */
+const SYS_PIDFD_OPEN = 434n;
 const ENOENT = 2;
 /** Sizes of glibc's opaque structs on 64-bit Linux (80, 336 and 128 bytes), rounded up. */
 const FILE_ACTIONS_SIZE = 128;
@@ -64,33 +68,38 @@ const symbols = {
     result: "i32",
   },
   waitpid: { parameters: ["i32", "buffer", "i32"], result: "i32" },
-  /** waitpid(2) blocking a worker thread until the child ends. */
-  waitpidAsync: {
-    name: "waitpid",
-    parameters: ["i32", "buffer", "i32"],
-    result: "i32",
-    nonblocking: true,
-  },
+  /** For pidfd_open(2) (Linux 5.3), which glibc wraps only from 2.36 on. */
+  syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 type Libc = Deno.DynamicLibrary<typeof symbols>["symbols"];
 
 let lib: Libc | null | undefined;
 
-/** glibc's spawn calls, or null when this is not Linux or its glibc lacks one (before 2.29). */
+/**
+ * glibc's spawn calls, or null when this is not Linux, its glibc lacks one (before 2.29), the
+ * Linux kernel has no pidfds (before 5.3) or fds cannot be waited for ({@link fdWaiterAvailable}).
+ */
 function libc(): Libc | null {
   if (lib === undefined) {
     lib = null;
-    if (Deno.build.os === "linux") {
+    if (Deno.build.os === "linux" && fdWaiterAvailable()) {
       try {
         const loaded = Deno.dlopen(C_FACTS.linux.libc, symbols).symbols;
-        if (loaded.posix_spawn_file_actions_addchdir_np !== null) lib = loaded;
+        const own = pidfd(loaded, Deno.pid);
+        if (own >= 0) closeFd(own);
+        if (loaded.posix_spawn_file_actions_addchdir_np !== null && own >= 0) lib = loaded;
       } catch {
         // not glibc, or too old for these calls
       }
     }
   }
   return lib;
+}
+
+/** A pidfd (close-on-exec) of `pid`, readable once it has exited; negative on failure. */
+function pidfd(c: Libc, pid: number): number {
+  return Number(c.syscall(SYS_PIDFD_OPEN, BigInt(pid), 0n));
 }
 
 /** Whether {@link posixSpawn} can spawn on this host. */
@@ -152,16 +161,24 @@ function commandStatus(s: number): Deno.CommandStatus {
   return { success: false, code: 128 + sig, signal: SIGNALS[sig - 1] ?? null };
 }
 
-/** Reaps `pid` on a worker thread, without taking any other child's status. */
-async function reap(c: Libc, pid: number): Promise<Deno.CommandStatus> {
+/**
+ * Reaps `pid` once its pidfd `fd` (which this closes) shows it exited, without taking any other
+ * child's status.
+ */
+async function reap(c: Libc, pid: number, fd: number): Promise<Deno.CommandStatus> {
   const status = new Int32Array(1);
   const buf = new Uint8Array(status.buffer);
-  while (true) {
-    if (await c.waitpidAsync(pid, buf, 0) === pid) return commandStatus(status[0]);
-    // Interrupted (the worker thread's errno is out of reach): look again without blocking.
-    const now = c.waitpid(pid, buf, WNOHANG);
-    if (now === pid) return commandStatus(status[0]);
-    if (now !== 0) throw new Error(`waitpid(${pid}) failed (errno ${errno()})`);
+  try {
+    while (true) {
+      const now = c.waitpid(pid, buf, WNOHANG);
+      if (now === pid) return commandStatus(status[0]);
+      if (now !== 0 && errno() !== EINTR) {
+        throw new Error(`waitpid(${pid}) failed (errno ${errno()})`);
+      }
+      if (now === 0) await waitFd(fd);
+    }
+  } finally {
+    dropFd(fd);
   }
 }
 
@@ -198,6 +215,7 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
   check(c.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
   check(c.posix_spawnattr_init(attr), "posix_spawnattr_init");
   let pid = 0;
+  let exit = -1;
   try {
     check(
       c.posix_spawn_file_actions_addopen(actions, 0, cString("/dev/null"), O_RDONLY, 0),
@@ -231,6 +249,13 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
     if (err === ENOENT) throw new Deno.errors.NotFound(`spawn ${program} in ${cwd}: not found`);
     check(err, `posix_spawn ${program}`);
     pid = out[0];
+    exit = pidfd(c, pid);
+    if (exit < 0) {
+      const e = errno();
+      Deno.kill(pid, "SIGKILL");
+      c.waitpid(pid, new Uint8Array(4), 0); // killed before it ran anything: gone at once
+      throw new Error(`pidfd_open failed (errno ${e})`);
+    }
   } catch (e) {
     for (const fd of [outRead, errRead]) closeFd(fd);
     throw e;
@@ -239,5 +264,6 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
     c.posix_spawn_file_actions_destroy(actions);
     c.posix_spawnattr_destroy(attr);
   }
-  return { pid, stdout: fdReadable(outRead), stderr: fdReadable(errRead), status: reap(c, pid) };
+  const status = reap(c, pid, exit);
+  return { pid, stdout: fdReadable(outRead), stderr: fdReadable(errRead), status };
 }

@@ -225,3 +225,21 @@ Deno.test({
     assert.deepEqual(ownFds(), before);
   },
 });
+
+Deno.test({
+  name: "many live children hold no worker thread each: an async file read completes while 40 run",
+  ignore,
+  fn: async () => {
+    const children = Array.from({ length: 40 }, () => spawnBash("sleep 30; exit"));
+    let ended = 0;
+    for (const child of children) child.status.then(() => ended++);
+    try {
+      await new Promise((r) => setTimeout(r, 50)); // all waited for by now
+      await Deno.readTextFile("/proc/self/status"); // a blocking operation on Deno's pool
+      assert.equal(ended, 0, "the read waited for children to end");
+    } finally {
+      for (const child of children) Deno.kill(-child.pid, "SIGKILL");
+      await Promise.all(children.map(finish));
+    }
+  },
+});
