@@ -4,13 +4,13 @@ import { posixSpawn, posixSpawnAvailable } from "./posix_spawn.ts";
 import { type ShellState, spawnDir } from "./shell_state.ts";
 
 /**
- * setsid(1), on a Linux whose C library cannot {@link posixSpawn}: a child it starts leads a new
+ * setsid(1) on Linux, for a spawn {@link posixSpawn} cannot do: a child it starts leads a new
  * session and process group under its own pid (it calls setsid() and execs, since a freshly
  * spawned child leads no group). Spawning through it keeps Deno on its cheap spawn path;
  * `detached: true` makes Deno fork the whole kernel, which blocks the event loop several times
  * longer.
  */
-const SETSID = Deno.build.os === "linux" && !posixSpawnAvailable()
+const SETSID = Deno.build.os === "linux"
   ? ["/usr/bin/setsid", "/bin/setsid"].find((path) => {
     try {
       return Deno.statSync(path).isFile;
@@ -22,8 +22,9 @@ const SETSID = Deno.build.os === "linux" && !posixSpawnAvailable()
 
 /**
  * Spawns `argv` as K-BASH-1 wants it: the leader of a new process group under its own pid, stdin
- * /dev/null, the state's cwd and exactly its exported environment, output piped. On Linux with
- * glibc 2.29 or later through {@link posixSpawn} (one exec, reaped by the kernel), else by Deno.
+ * /dev/null, the state's cwd and exactly its exported environment, output piped. This one place
+ * decides how: through {@link posixSpawn} where it is available (Linux, glibc 2.29, pidfds) and the
+ * program is a path (one exec, reaped by the kernel), else by Deno.
  */
 export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): BashChild {
   if (posixSpawnAvailable() && cmd.includes("/")) {
