@@ -57,7 +57,6 @@ const symbols = {
     optional: true,
   },
   posix_spawnattr_init: { parameters: ["buffer"], result: "i32" },
-  posix_spawnattr_destroy: { parameters: ["buffer"], result: "i32" },
   posix_spawnattr_setflags: { parameters: ["buffer", "i16"], result: "i32" },
   posix_spawnattr_setsigmask: { parameters: ["buffer", "buffer"], result: "i32" },
   posix_spawnattr_setsigdefault: { parameters: ["buffer", "buffer"], result: "i32" },
@@ -146,6 +145,30 @@ function pipe(c: Libc): [number, number] {
   return [fds[0], fds[1]];
 }
 
+let attributes: Uint8Array | null = null;
+
+/**
+ * The spawn attributes every spawn shares, made once: a new session, no signal blocked, SIGPIPE
+ * (which the kernel ignores) default.
+ */
+function spawnAttributes(c: Libc): Uint8Array {
+  if (attributes === null) {
+    const attr = new Uint8Array(ATTR_SIZE);
+    check(c.posix_spawnattr_init(attr), "posix_spawnattr_init");
+    const empty = new Uint8Array(SIGSET_SIZE);
+    const pipeOnly = new Uint8Array(SIGSET_SIZE);
+    c.sigemptyset(empty);
+    c.sigemptyset(pipeOnly);
+    c.sigaddset(pipeOnly, SIGPIPE);
+    check(c.posix_spawnattr_setsigmask(attr, empty), "setsigmask");
+    check(c.posix_spawnattr_setsigdefault(attr, pipeOnly), "setsigdefault");
+    const flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    check(c.posix_spawnattr_setflags(attr, flags), "setflags");
+    attributes = attr;
+  }
+  return attributes;
+}
+
 /** Throws for a non-zero error number `err` of `what`. */
 function check(err: number, what: string): void {
   if (err !== 0) throw new Error(`${what} failed (errno ${err})`);
@@ -211,11 +234,9 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
   }
   const [errRead, errWrite] = errPipe;
   const actions = new Uint8Array(FILE_ACTIONS_SIZE);
-  const attr = new Uint8Array(ATTR_SIZE);
   check(c.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
-  check(c.posix_spawnattr_init(attr), "posix_spawnattr_init");
   let pid = 0;
-  let exit = -1;
+  let pidFd = -1;
   try {
     check(
       c.posix_spawn_file_actions_addopen(actions, 0, cString("/dev/null"), O_RDONLY, 0),
@@ -224,15 +245,6 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
     check(c.posix_spawn_file_actions_adddup2(actions, outWrite, 1), "adddup2");
     check(c.posix_spawn_file_actions_adddup2(actions, errWrite, 2), "adddup2");
     check(c.posix_spawn_file_actions_addchdir_np!(actions, cString(cwd)), "addchdir_np");
-    const empty = new Uint8Array(SIGSET_SIZE);
-    const pipeOnly = new Uint8Array(SIGSET_SIZE);
-    c.sigemptyset(empty);
-    c.sigemptyset(pipeOnly);
-    c.sigaddset(pipeOnly, SIGPIPE);
-    check(c.posix_spawnattr_setsigmask(attr, empty), "setsigmask");
-    check(c.posix_spawnattr_setsigdefault(attr, pipeOnly), "setsigdefault");
-    const flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-    check(c.posix_spawnattr_setflags(attr, flags), "setflags");
     const args = cStrings(argv);
     const envp = cStrings([...env].map(([k, v]) => `${k}=${v}`));
     const out = new Int32Array(1);
@@ -240,7 +252,7 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
       new Uint8Array(out.buffer),
       cString(program),
       actions,
-      attr,
+      spawnAttributes(c),
       args.pointers,
       envp.pointers,
     );
@@ -249,11 +261,11 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
     if (err === ENOENT) throw new Deno.errors.NotFound(`spawn ${program} in ${cwd}: not found`);
     check(err, `posix_spawn ${program}`);
     pid = out[0];
-    exit = pidfd(c, pid);
-    if (exit < 0) {
+    pidFd = pidfd(c, pid);
+    if (pidFd < 0) {
       const e = errno();
       Deno.kill(pid, "SIGKILL");
-      c.waitpid(pid, new Uint8Array(4), 0); // killed before it ran anything: gone at once
+      c.waitpid(pid, new Uint8Array(4), 0); // SIGKILLed: reaped at once
       throw new Error(`pidfd_open failed (errno ${e})`);
     }
   } catch (e) {
@@ -262,8 +274,7 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
   } finally {
     for (const fd of [outWrite, errWrite]) closeFd(fd);
     c.posix_spawn_file_actions_destroy(actions);
-    c.posix_spawnattr_destroy(attr);
   }
-  const status = reap(c, pid, exit);
+  const status = reap(c, pid, pidFd);
   return { pid, stdout: fdReadable(outRead), stderr: fdReadable(errRead), status };
 }
