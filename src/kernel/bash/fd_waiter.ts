@@ -5,9 +5,10 @@
  * other blocking operation of the kernel (file reads, …) once a few dozen tasks run.
  *
  * One poll covers an eventfd and every fd with a pending {@link waitFd}; a new wait or a
- * {@link dropFd} writes the eventfd so the poll starts again with the new set. A dropped fd is
+ * {@link dropFd} while it runs writes the eventfd so the poll starts again with the new set. A dropped fd is
  * closed only once no poll holds it, since its number could be reused meanwhile.
  */
+import { setImmediate } from "node:timers";
 import { C_FACTS } from "./c_library.ts";
 import { closeFd, EINTR, pollFds, POLLIN, readFd, writeFd } from "./fd_calls.ts";
 
@@ -22,6 +23,8 @@ const symbols = {
 let wakeFd: number | null = null;
 /** The resolver of each fd's pending wait. */
 const waiters = new Map<number, () => void>();
+/** Whether {@link pollLoop} runs (polling, or about to poll again). */
+let looping = false;
 /** The fds of the poll running now, or null when none runs. */
 let polled: ReadonlySet<number> | null = null;
 /** Dropped fds the running poll still holds: closed once it returns. */
@@ -49,29 +52,41 @@ export function fdWaiterAvailable(): boolean {
   return wake() !== null;
 }
 
-/** Polls until no fd is waited for, resolving each wait as its fd becomes ready. */
+/**
+ * Polls until no fd is waited for, resolving each wait as its fd becomes ready. Before each poll
+ * it lets the event loop turn, so the waits that the woken readers (and new spawns) start in
+ * that turn join one poll instead of restarting it one by one: every restart is a round trip to
+ * a worker thread, taking CPU time from the bash that is starting.
+ */
 async function pollLoop(): Promise<void> {
   const wakeup = wake()!;
-  while (waiters.size > 0) {
-    const fds = [wakeup, ...waiters.keys()];
-    const pfds = new Uint8Array(fds.length * POLLFD_SIZE);
-    const view = new DataView(pfds.buffer);
-    fds.forEach((fd, i) => {
-      view.setInt32(i * POLLFD_SIZE, fd, true);
-      view.setInt16(i * POLLFD_SIZE + 4, POLLIN, true);
-    });
-    polled = new Set(fds);
-    const n = await pollFds(pfds, fds.length, -1);
-    polled = null;
-    for (const fd of toClose.splice(0)) closeFd(fd);
-    if (n < 0) continue; // EINTR on the worker thread (its errno is out of reach)
-    readFd(wakeup, new Uint8Array(8)); // drain; EAGAIN when it was not written
-    fds.forEach((fd, i) => {
-      if (i === 0 || view.getInt16(i * POLLFD_SIZE + 6, true) === 0) return;
-      const resolve = waiters.get(fd);
-      waiters.delete(fd);
-      resolve?.();
-    });
+  looping = true;
+  try {
+    while (true) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (waiters.size === 0) return;
+      const fds = [wakeup, ...waiters.keys()];
+      const pfds = new Uint8Array(fds.length * POLLFD_SIZE);
+      const view = new DataView(pfds.buffer);
+      fds.forEach((fd, i) => {
+        view.setInt32(i * POLLFD_SIZE, fd, true);
+        view.setInt16(i * POLLFD_SIZE + 4, POLLIN, true);
+      });
+      polled = new Set(fds);
+      const n = await pollFds(pfds, fds.length, -1);
+      polled = null;
+      for (const fd of toClose.splice(0)) closeFd(fd);
+      if (n < 0) continue; // EINTR on the worker thread (its errno is out of reach)
+      readFd(wakeup, new Uint8Array(8)); // drain; EAGAIN when it was not written
+      fds.forEach((fd, i) => {
+        if (i === 0 || view.getInt16(i * POLLFD_SIZE + 6, true) === 0) return;
+        const resolve = waiters.get(fd);
+        waiters.delete(fd);
+        resolve?.();
+      });
+    }
+  } finally {
+    looping = false;
   }
 }
 
@@ -88,8 +103,8 @@ function interrupt(): void {
 export function waitFd(fd: number): Promise<void> {
   return new Promise((resolve) => {
     waiters.set(fd, resolve);
-    if (polled === null) pollLoop(); // none runs: the loop sets `polled` before it awaits
-    else interrupt();
+    if (!looping) pollLoop();
+    else interrupt(); // a poll running now starts again with `fd`
   });
 }
 
