@@ -4,7 +4,7 @@
  * `mkfifo.ts`, `fd_calls.ts` and `posix_spawn.ts` here and by `pty/platform.ts`.
  */
 
-/** One OS's C library: where it loads from, its errno accessor and the errno values the kernel tests. */
+/** One OS's C library: where it loads from, its errno accessor, the errno values the kernel tests. */
 export interface CFacts {
   /** Path Deno.dlopen loads the C library from. */
   libc: string;

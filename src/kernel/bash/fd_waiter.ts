@@ -5,8 +5,8 @@
  * other blocking operation of the kernel (file reads, …) once a few dozen tasks run.
  *
  * One poll covers an eventfd and every fd with a pending {@link waitFd}; a new wait or a
- * {@link dropFd} while it runs writes the eventfd so the poll starts again with the new set. A dropped fd is
- * closed only once no poll holds it, since its number could be reused meanwhile.
+ * {@link dropFd} while it runs writes the eventfd so the poll starts again with the new set. A
+ * dropped fd is closed only once no poll holds it, since its number could be reused meanwhile.
  */
 import { setImmediate } from "node:timers";
 import { C_FACTS } from "./c_library.ts";

@@ -2,9 +2,9 @@
  * Spawning a process-group leader with glibc's `posix_spawn` through Deno FFI (Linux): the child
  * leads a new session under its own pid (`POSIX_SPAWN_SETSID`, glibc 2.26), enters its working
  * directory (`posix_spawn_file_actions_addchdir_np`, glibc 2.29), reads /dev/null and writes
- * pipes this kernel reads; the kernel reaps it itself when its pidfd shows its exit (Linux 5.3;
- * pipes and pidfds are waited for on one worker thread, `fd_waiter.ts`). One exec (no setsid(1) in between) and no
- * Deno bookkeeping: glibc's clone(CLONE_VFORK) blocks the event loop only until the exec.
+ * pipes this kernel reads; the kernel reaps it itself when its pidfd shows its exit (Linux 5.3).
+ * Pipes and pidfds are waited for on one worker thread (`fd_waiter.ts`). One exec (no setsid(1)
+ * in between); glibc's clone(CLONE_VFORK) blocks the event loop until the child has exec'd.
  */
 import { resolve } from "node:path";
 import type { BashChild } from "./bash_child.ts";
@@ -108,7 +108,7 @@ export function posixSpawnAvailable(): boolean {
 
 const encoder = new TextEncoder();
 
-/** NUL-terminated C strings in one off-heap buffer, and the NULL-terminated array of their addresses. */
+/** NUL-terminated C strings in one off-heap buffer, and the NULL-ended array of their addresses. */
 function cStrings(strings: readonly string[]): { bytes: Uint8Array; pointers: Uint8Array } {
   const encoded = strings.map((s) => encoder.encode(s));
   const bytes = new Uint8Array(
@@ -195,8 +195,9 @@ async function reap(c: Libc, pid: number, fd: number): Promise<Deno.CommandStatu
     while (true) {
       const now = c.waitpid(pid, buf, WNOHANG);
       if (now === pid) return commandStatus(status[0]);
-      if (now !== 0 && errno() !== EINTR) {
-        throw new Error(`waitpid(${pid}) failed (errno ${errno()})`);
+      const failure = now < 0 ? errno() : 0;
+      if (failure !== 0 && failure !== EINTR) {
+        throw new Error(`waitpid(${pid}) failed (errno ${failure})`);
       }
       if (now === 0) await waitFd(fd);
     }
@@ -205,7 +206,7 @@ async function reap(c: Libc, pid: number, fd: number): Promise<Deno.CommandStatu
   }
 }
 
-/** What {@link posixSpawn} starts: the program's argv, its working directory and whole environment. */
+/** What {@link posixSpawn} starts: the program's argv, its working directory, its whole environment. */
 export interface SpawnSpec {
   argv: readonly string[];
   cwd: string;
