@@ -12,20 +12,22 @@
  *   the state file), each listing builtin (`declare -p`, `declare -f`, `alias -p`, each line of
  *   them one write into the state file) and the whole dump, then bash's `exit` until `runBash`
  *   sees the exit (freeing, reaping, Deno's child status). The traced lines cost a write each.
- * A bare bash's exit..seen (its last stamp to the child status) gives that last stage's floor.
+ * A bare bash's exit..seen (its last stamp to the child status) gives that last stage's floor, as
+ * the kernel reaps it (on Linux a waitpid on a worker thread) and as Deno does.
  * The session state holds the process environment plus `--vars` variables and as many functions
  * and aliases.
  *
  * Then a warm shell's spawn..ready, the time a back-to-back exec may wait for the shell spawned at
  * the previous hand-over, split by timestamps its driver prints to stderr: the `spawn()` call
- * (the event loop is blocked meanwhile), spawn..first driver command (the setsid(1) exec, bash's
- * exec and start: environment import, locale), and the driver's setup up to the `go` FIFO read.
- * Bare `bash -c` spawns, through setsid(1) as the kernel spawns and without it (Deno's
- * posix_spawn alone, same options), print when their first command runs: their difference is
- * the setsid(1) exec.
+ * (the event loop is blocked meanwhile), spawn..first driver command (bash's exec and start:
+ * environment import, locale), and the driver's setup up to the `go` FIFO read.
+ * Bare `bash -c` spawns, as the kernel spawns them (posix_spawn through FFI on Linux), by Deno with
+ * the same options and by Deno through setsid(1) as the kernel spawned before (the difference to
+ * Deno alone is the setsid(1) exec), give spawn..exit of `bash -c true` and spawn..first command.
  * `deno run -A scripts/bench/bash_stages.ts [--runs N] [--vars N]`
  */
 import { parseArgs } from "node:util";
+import type { BashChild } from "../../src/kernel/bash/bash_child.ts";
 import { spawnGroupLeader, spawnOptions } from "../../src/kernel/bash/group_leader.ts";
 import { mkfifo } from "../../src/kernel/bash/mkfifo.ts";
 import { type ByteSink, runBash } from "../../src/kernel/bash/run.ts";
@@ -106,22 +108,41 @@ const epochUs = () => (performance.timeOrigin + performance.now()) * 1000;
 /** An `EPOCHREALTIME` text in µs. */
 const stampUs = (text: string) => Number(text.replace(".", ""));
 
-async function bareSpawn(): Promise<void> {
+/** How a bare bash is spawned: as the kernel spawns, by Deno alone, by Deno through setsid(1). */
+type How = "kernel" | "deno" | "setsid";
+const HOW: Record<How, string> = {
+  kernel: "as the kernel spawns",
+  deno: "Deno spawn",
+  setsid: "Deno + setsid(1)",
+};
+
+/** A bare `bash -c src` spawned `how`, with the kernel's options. */
+function spawnBare(how: How, src: string): BashChild {
+  const argv = [BASH, "--noprofile", "--norc", "-c", src];
+  if (how === "kernel") return spawnGroupLeader(argv, state);
+  const [cmd, args] = how === "deno" ? [BASH, argv.slice(1)] : ["setsid", argv];
+  return new Deno.Command(cmd, { ...spawnOptions(state), args }).spawn();
+}
+
+/** A bare `bash -c true` from its spawn until its exit and EOFs are seen. */
+async function bareSpawn(how: How): Promise<void> {
   const t0 = performance.now();
-  const child = spawnGroupLeader([BASH, "--noprofile", "--norc", "-c", "true"], state);
+  const child = spawnBare(how, "true");
   await Promise.all([child.status, child.stdout.cancel(), child.stderr.cancel()]);
-  add("bare spawn: bash -c true", performance.now() - t0);
+  add(
+    how === "kernel" ? "bare spawn: bash -c true" : `bare spawn ${HOW[how]}`,
+    performance.now() - t0,
+  );
 }
 
 /** A bare bash's last stamp (printed to stderr) until its exit status is seen. */
-async function bareExit(): Promise<void> {
-  const src = 'printf %s "$EPOCHREALTIME" >&2';
-  const child = spawnGroupLeader([BASH, "--noprofile", "--norc", "-c", src], state);
+async function bareExit(how: How): Promise<void> {
+  const child = spawnBare(how, 'printf %s "$EPOCHREALTIME" >&2');
   const stderr = new Response(child.stderr).text();
   await child.status;
   const seen = epochUs();
   await child.stdout.cancel();
-  add("bare: last stamp..exit seen", (seen - stampUs(await stderr)) / 1000);
+  add(`bare ${HOW[how]}: last stamp..exit seen`, (seen - stampUs(await stderr)) / 1000);
 }
 
 /** Adds the EXIT trap's stages from its xtrace lines (`+…+<stamp> <command>`) up to `seen`. */
@@ -150,19 +171,16 @@ function stamps(stderr: Uint8Array): Map<string, number> {
   );
 }
 
-/**
- * A bare `bash -c` printing when its first command runs, spawned as the kernel spawns (through
- * setsid(1)) or by Deno alone with the same options.
- */
-async function bareFirstCommand(setsid: boolean): Promise<void> {
-  const argv = [BASH, "--noprofile", "--norc", "-c", stamp("start")];
+/** A bare `bash -c` spawned `how`, printing when its first command runs. */
+async function bareFirstCommand(how: How): Promise<void> {
   const t0 = epochUs();
-  const child = setsid
-    ? spawnGroupLeader(argv, state)
-    : new Deno.Command(BASH, { ...spawnOptions(state), args: argv.slice(1) }).spawn();
-  const { stderr } = await child.output();
-  const how = setsid ? "through setsid(1)" : "posix_spawn only";
-  add(`bare ${how}: spawn..1st command`, (stamps(stderr).get("start")! - t0) / 1000);
+  const child = spawnBare(how, stamp("start"));
+  const [, stderr] = await Promise.all([
+    child.stdout.cancel(),
+    new Response(child.stderr).bytes(),
+    child.status,
+  ]);
+  add(`bare ${HOW[how]}: spawn..1st command`, (stamps(stderr).get("start")! - t0) / 1000);
 }
 
 /**
@@ -233,34 +251,32 @@ async function run(warm: boolean): Promise<void> {
   addTrapStages(trace, restoreEnd, seen);
 }
 
+/** One sample of every row, the ways of spawning interleaved. */
+async function round(): Promise<void> {
+  for (const how of ["kernel", "setsid"] as const) await bareSpawn(how);
+  for (const how of ["kernel", "deno"] as const) await bareExit(how);
+  await run(false);
+  await run(true);
+  for (const how of ["kernel", "deno", "setsid"] as const) await bareFirstCommand(how);
+  await warmSpawn();
+}
+
 try {
   for (let i = 0; i < 5; i++) {
-    await bareSpawn();
-    await bareExit();
-    await run(false);
-    await run(true);
-    await bareFirstCommand(true);
-    await bareFirstCommand(false);
-    await warmSpawn();
+    await round();
   }
   rows.clear();
   for (let i = 0; i < RUNS; i++) {
-    await bareSpawn();
-    await bareExit();
-    await run(false);
-    await run(true);
-    await bareFirstCommand(true);
-    await bareFirstCommand(false);
-    await warmSpawn();
+    await round();
   }
   console.log(`bash stages, ${RUNS} runs each, ${VARS} vars/functions/aliases in the state (ms)`);
-  console.log("stage                                p50      p95  p50/bare");
+  console.log(`${"stage".padEnd(44)}     p50      p95  p50/bare`);
   const bare = percentile(rows.get("bare spawn: bash -c true")!.sort((a, b) => a - b), 0.5);
   for (const [label, samples] of rows) {
     samples.sort((a, b) => a - b);
     const p50 = percentile(samples, 0.5);
     console.log(
-      `${label.padEnd(34)} ${p50.toFixed(3).padStart(7)}  ` +
+      `${label.padEnd(44)} ${p50.toFixed(3).padStart(7)}  ` +
         `${percentile(samples, 0.95).toFixed(3).padStart(7)}  ${
           (p50 / bare).toFixed(2).padStart(7)
         }`,

@@ -1,11 +1,14 @@
 import process from "node:process";
+import type { BashChild } from "./bash_child.ts";
+import { posixSpawn, posixSpawnAvailable } from "./posix_spawn.ts";
 import { type ShellState, spawnDir } from "./shell_state.ts";
 
 /**
- * setsid(1) on Linux: a child it starts leads a new session and process group under its own pid
- * (it calls setsid() and execs, since a freshly spawned child leads no group). Spawning through it
- * keeps Deno on its cheap spawn path; `detached: true` makes Deno fork the whole kernel, which
- * blocks the event loop several times longer.
+ * setsid(1) on Linux, for a spawn {@link posixSpawn} cannot do: a child it starts leads a new
+ * session and process group under its own pid (it calls setsid() and execs, since a freshly
+ * spawned child leads no group). Spawning through it keeps Deno on its cheap spawn path;
+ * `detached: true` makes Deno fork the whole kernel, which blocks the event loop several times
+ * longer.
  */
 const SETSID = Deno.build.os === "linux"
   ? ["/usr/bin/setsid", "/bin/setsid"].find((path) => {
@@ -19,9 +22,14 @@ const SETSID = Deno.build.os === "linux"
 
 /**
  * Spawns `argv` as K-BASH-1 wants it: the leader of a new process group under its own pid, stdin
- * /dev/null, the state's cwd and exactly its exported environment, output piped.
+ * /dev/null, the state's cwd and exactly its exported environment, output piped. This one place
+ * decides how: through {@link posixSpawn} where it is available (Linux, glibc 2.29, pidfds) and the
+ * program is a path (one exec, reaped by the kernel), else by Deno.
  */
-export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): Deno.ChildProcess {
+export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): BashChild {
+  if (posixSpawnAvailable() && cmd.includes("/")) {
+    return posixSpawn({ argv: [cmd, ...args], cwd: spawnDir(state), env: state.env });
+  }
   const options = spawnOptions(state);
   if (SETSID === null) {
     return new Deno.Command(cmd, { ...options, args, detached: true }).spawn();

@@ -1,26 +1,16 @@
 /**
- * The few C library calls a pseudo-terminal needs, through Deno FFI, with the constants of the OS
- * it runs on (Linux and macOS, see platform.ts).
- *
- * All calls except {@link waitReadable} are synchronous on the calling thread so `errno` can be read
- * right after them; the master fd is non-blocking, so none of them waits.
+ * The few C library calls a pseudo-terminal needs beyond reads, writes and polls of its master
+ * (`bash/fd_calls.ts`), through Deno FFI, with the constants of the OS it runs on (Linux and macOS,
+ * see platform.ts). All are synchronous on the calling thread so `errno` can be read right after
+ * them; the master fd is non-blocking, so none of them waits.
  */
 
+import { closeFd, errno } from "../bash/fd_calls.ts";
 import { ptyPlatform } from "./platform.ts";
 
-const P = ptyPlatform(Deno.build.os, Deno.build.arch);
-const POLLIN = 0x1;
-/** poll() revents bit: the fd cannot be polled (same value on Linux and macOS). */
-const POLLNVAL = 0x20;
-/** Wait in ms instead, should the OS refuse to poll the master. */
-const POLL_FALLBACK_MS = 5;
+export { closeFd, EAGAIN, EINTR, EIO, readFd, waitReadable, writeFd } from "../bash/fd_calls.ts";
 
-/** errno: resource temporarily unavailable (nothing to read, or no room to write). */
-export const EAGAIN = P.EAGAIN;
-/** errno: I/O error (every slave fd is closed). */
-export const EIO = P.EIO;
-/** errno: interrupted system call. */
-export const EINTR = P.EINTR;
+const P = ptyPlatform(Deno.build.os, Deno.build.arch);
 
 const symbols = {
   open: { parameters: ["buffer", "i32"], result: "i32" },
@@ -32,11 +22,6 @@ const symbols = {
     parameters: ["i32", "u64", ...Array<"u64">(P.ioctlPadding).fill("u64"), "buffer"],
     result: "i32",
   },
-  read: { parameters: ["i32", "buffer", "usize"], result: "i64" },
-  write: { parameters: ["i32", "buffer", "usize"], result: "i64" },
-  close: { parameters: ["i32"], result: "i32" },
-  poll: { parameters: ["buffer", P.nfds, "i32"], result: "i32", nonblocking: true },
-  [P.errnoFn]: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | null = null;
@@ -45,13 +30,6 @@ function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
   lib ??= Deno.dlopen(P.libc, symbols);
   return lib.symbols;
 }
-
-function errno(): number {
-  const get = libc()[P.errnoFn] as () => Deno.PointerValue;
-  const p = get();
-  return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
-}
-
 function check(result: number, what: string): number {
   if (result < 0) throw new Error(`${what} failed (errno ${errno()})`);
   return result;
@@ -93,7 +71,7 @@ export function openPty(): PtyPair {
     const slave = check(c.open(cString(slavePath), flags), `open(${slavePath})`);
     return { master, slave, slavePath };
   } catch (e) {
-    c.close(master);
+    closeFd(master);
     throw e;
   }
 }
@@ -116,45 +94,4 @@ export function setWindowSize(fd: number, cols: number, rows: number): void {
   if (gotCols !== cols || gotRows !== rows) {
     throw new Error(`window size reads back as ${gotCols}x${gotRows}, not ${cols}x${rows}`);
   }
-}
-
-/** Reads into `buf`: the byte count (0 at end of file), or `-errno` on failure. */
-export function readFd(fd: number, buf: Uint8Array): number {
-  const n = Number(libc().read(fd, buf, BigInt(buf.length)));
-  return n < 0 ? -errno() : n;
-}
-
-/** Writes from `buf`: the byte count written, or `-errno` on failure. */
-export function writeFd(fd: number, buf: Uint8Array): number {
-  const n = Number(libc().write(fd, buf, BigInt(buf.length)));
-  return n < 0 ? -errno() : n;
-}
-
-/**
- * Waits on a worker thread until `fd` is readable, hung up, or `timeoutMs` passed; resolves to
- * whether it is ready. The event loop keeps running meanwhile.
- */
-export async function waitReadable(fd: number, timeoutMs: number): Promise<boolean> {
-  const pfd = new Uint8Array(8);
-  const view = new DataView(pfd.buffer);
-  view.setInt32(0, fd, true);
-  view.setInt16(4, POLLIN, true);
-  const nfds = P.nfds === "u64" ? 1n : 1;
-  const poll = libc().poll as unknown as (
-    b: Uint8Array,
-    n: number | bigint,
-    t: number,
-  ) => Promise<number>;
-  const ready = await poll(pfd, nfds, timeoutMs) > 0;
-  if (ready && (view.getInt16(6, true) & POLLNVAL) !== 0) {
-    // Not seen on Linux; a refusing OS degrades to short sleeps instead of a busy loop.
-    await new Promise((r) => setTimeout(r, POLL_FALLBACK_MS));
-    return false;
-  }
-  return ready;
-}
-
-/** Closes `fd`. */
-export function closeFd(fd: number): void {
-  libc().close(fd);
 }

@@ -1,0 +1,93 @@
+/**
+ * Reads, writes, closes and polls of raw file descriptors through Deno FFI, on the C library of
+ * the OS the kernel runs on (`c_library.ts`): the output pipes of a bash started by
+ * `posix_spawn.ts` and a PTY's master (`pty/libc.ts`). All calls except {@link waitReadable} are
+ * synchronous on the calling thread so `errno` can be read right after them.
+ */
+import { C_FACTS, cFacts } from "./c_library.ts";
+
+const C = cFacts(Deno.build.os) ?? C_FACTS.linux;
+/** poll() events bit: readable (same value on Linux and macOS). */
+export const POLLIN = 0x1;
+/** poll() revents bit: the fd cannot be polled (same value on Linux and macOS). */
+const POLLNVAL = 0x20;
+/** Wait in ms instead, should the OS refuse to poll the fd. */
+const POLL_FALLBACK_MS = 5;
+
+/** errno: resource temporarily unavailable (nothing to read, or no room to write). */
+export const EAGAIN = C.EAGAIN;
+/** errno: I/O error (a PTY master whose slave fds are all closed). */
+export const EIO = C.EIO;
+/** errno: interrupted system call. */
+export const EINTR = C.EINTR;
+
+const symbols = {
+  read: { parameters: ["i32", "buffer", "usize"], result: "i64" },
+  write: { parameters: ["i32", "buffer", "usize"], result: "i64" },
+  close: { parameters: ["i32"], result: "i32" },
+  poll: { parameters: ["buffer", C.nfds, "i32"], result: "i32", nonblocking: true },
+  [C.errnoFn]: { parameters: [], result: "pointer" },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+let lib: Deno.DynamicLibrary<typeof symbols> | null = null;
+
+function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
+  lib ??= Deno.dlopen(C.libc, symbols);
+  return lib.symbols;
+}
+
+/** The calling thread's errno, right after a failed synchronous call. */
+export function errno(): number {
+  const get = libc()[C.errnoFn] as () => Deno.PointerValue;
+  const p = get();
+  return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
+}
+
+/** Reads into `buf`: the byte count (0 at end of file), or `-errno` on failure. */
+export function readFd(fd: number, buf: Uint8Array): number {
+  const n = Number(libc().read(fd, buf, BigInt(buf.length)));
+  return n < 0 ? -errno() : n;
+}
+
+/** Writes from `buf`: the byte count written, or `-errno` on failure. */
+export function writeFd(fd: number, buf: Uint8Array): number {
+  const n = Number(libc().write(fd, buf, BigInt(buf.length)));
+  return n < 0 ? -errno() : n;
+}
+
+/**
+ * poll(2) of `count` pollfd entries in `pfds` on a worker thread (the event loop keeps running):
+ * resolves to poll's result. Deno runs at most a few dozen such calls at once, so a caller must
+ * not keep many waiting.
+ */
+export function pollFds(pfds: Uint8Array, count: number, timeoutMs: number): Promise<number> {
+  const poll = libc().poll as unknown as (
+    b: Uint8Array,
+    n: number | bigint,
+    t: number,
+  ) => Promise<number>;
+  return poll(pfds, C.nfds === "u64" ? BigInt(count) : count, timeoutMs);
+}
+
+/**
+ * Waits on a worker thread until `fd` is readable, hung up, or `timeoutMs` passed; resolves to
+ * whether it is ready. The event loop keeps running meanwhile.
+ */
+export async function waitReadable(fd: number, timeoutMs: number): Promise<boolean> {
+  const pfd = new Uint8Array(8);
+  const view = new DataView(pfd.buffer);
+  view.setInt32(0, fd, true);
+  view.setInt16(4, POLLIN, true);
+  const ready = await pollFds(pfd, 1, timeoutMs) > 0;
+  if (ready && (view.getInt16(6, true) & POLLNVAL) !== 0) {
+    // Not seen on Linux; a refusing OS degrades to short sleeps instead of a busy loop.
+    await new Promise((r) => setTimeout(r, POLL_FALLBACK_MS));
+    return false;
+  }
+  return ready;
+}
+
+/** Closes `fd`. */
+export function closeFd(fd: number): void {
+  libc().close(fd);
+}
