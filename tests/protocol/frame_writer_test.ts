@@ -1,6 +1,25 @@
 import assert from "node:assert/strict";
 import { FrameWriter } from "../../src/protocol/frame_writer.ts";
 
+/**
+ * A sink into `out` whose writeNow takes at most `takes()` bytes (which may throw) and whose write
+ * takes one byte a millisecond later.
+ */
+function partialSink(out: number[], takes: () => number) {
+  return {
+    writeNow(p: Uint8Array): number {
+      const n = Math.min(takes(), p.length);
+      out.push(...p.subarray(0, n));
+      return n;
+    },
+    async write(p: Uint8Array): Promise<number> {
+      await new Promise((r) => setTimeout(r, 1));
+      out.push(p[0]);
+      return 1;
+    },
+  };
+}
+
 Deno.test("concurrent frames are written whole even when the sink takes a few bytes at a time (W-FRAME-8)", async () => {
   const out: number[] = [];
   // A sink that accepts at most 3 bytes per call and yields between calls.
@@ -49,20 +68,10 @@ Deno.test("frames queued in one turn leave in one write, in order; a frame over 
 Deno.test("a writer that takes part of a batch at once (writeNow) gets the rest by write, whole and in order; a writeNow failure fails later frames", async () => {
   const out: number[] = [];
   let now = 5;
-  const sink = {
-    writeNow(p: Uint8Array): number {
-      if (now < 0) throw new Error("gone");
-      const n = Math.min(now, p.length);
-      out.push(...p.subarray(0, n));
-      return n;
-    },
-    async write(p: Uint8Array): Promise<number> {
-      await new Promise((r) => setTimeout(r, 1));
-      out.push(p[0]);
-      return 1;
-    },
-  };
-  const writer = new FrameWriter(sink);
+  const writer = new FrameWriter(partialSink(out, () => {
+    if (now < 0) throw new Error("gone");
+    return now;
+  }));
   const frames = [new Uint8Array([1, 2, 3]), new Uint8Array([4, 5, 6, 7]), new Uint8Array([8])];
   await Promise.all(frames.map((f) => writer.write(f)));
   assert.deepEqual(out, [1, 2, 3, 4, 5, 6, 7, 8]);
@@ -80,19 +89,7 @@ Deno.test("a writeNow writer gets a frame within the call while nothing is queue
   const out: number[] = [];
   /** How many bytes a writeNow call takes. */
   let cap = Infinity;
-  const sink = {
-    writeNow(p: Uint8Array): number {
-      const n = Math.min(cap, p.length);
-      out.push(...p.subarray(0, n));
-      return n;
-    },
-    async write(p: Uint8Array): Promise<number> {
-      await new Promise((r) => setTimeout(r, 1));
-      out.push(p[0]);
-      return 1;
-    },
-  };
-  const writer = new FrameWriter(sink);
+  const writer = new FrameWriter(partialSink(out, () => cap));
   const frame = (i: number) => Uint8Array.from({ length: 1 + (i % 4) }, () => i);
   assert.equal(writer.put(frame(1)), undefined, "idle, taken whole: written within the call");
   assert.deepEqual(out, [1, 1]);
