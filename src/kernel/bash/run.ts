@@ -134,8 +134,8 @@ async function pumpsOrTimeout(pumps: Promise<void>, ms: number): Promise<void> {
 }
 
 /**
- * A cold start: the scratch files written, then bash spawned on them. Sandboxed, nsenter leads
- * the group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
+ * A cold start: the scratch files written, then bash spawned on them. Sandboxed, the group's
+ * leader (the launcher's bash, or nsenter) has the run's pid (P-SBX-4); bash inside dumps its state into the scratch
  * directory, which lies in the resident's bound directory.
  */
 function spawnCold(run: BashRun, resident: Resident | null, dir: string): BashChild {
