@@ -22,6 +22,7 @@ import { Residents } from "../../src/kernel/sandbox/residents.ts";
 import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
 import { percentile, printStages } from "./percentile.ts";
 
+/** Timed rounds (after 5 warm-up rounds): 100, or the `ROUNDS` environment variable for a quick look. */
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 100);
 const BASH = "/bin/bash";
 const SRC = "echo hi";
