@@ -81,9 +81,10 @@ function hostPidOf(parent: number, inside: number): number | null {
 
 /** The lines of a byte stream. */
 export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
   let rest = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    rest += chunk;
+  for await (const chunk of stream) {
+    rest += decoder.decode(chunk, { stream: true });
     for (let end = rest.indexOf("\n"); end >= 0; end = rest.indexOf("\n")) {
       yield rest.slice(0, end);
       rest = rest.slice(end + 1);
@@ -129,8 +130,11 @@ interface Started {
  * (and its sandbox with it) the runs still going end as killed.
  */
 export class Launcher {
-  /** The spare that takes the next request: its pid inside and on the host. */
-  #spare: { inside: number; host: number } | null = null;
+  /**
+   * The spare that takes the next request: its pid inside and on the host (null until found:
+   * looked up again at the next spawn when /proc did not show it yet).
+   */
+  #spare: { inside: number; host: number | null } | null = null;
   /** Runs started and not yet reported ended, by their pid inside. */
   #runs = new Map<number, Started>();
   #ended = false;
@@ -165,10 +169,8 @@ export class Launcher {
   #report(line: string): void {
     const [what, pid, wait] = line.split(" ");
     const inside = Number(pid);
-    if (what === "spare") {
-      const host = hostPidOf(this.pid, inside);
-      this.#spare = host === null ? null : { inside, host };
-    } else if (what === "exit") {
+    if (what === "spare") this.#spare = { inside, host: hostPidOf(this.pid, inside) };
+    else if (what === "exit") {
       if (this.#spare?.inside === inside) this.#spare = null;
       const run = this.#runs.get(inside);
       if (run !== undefined) this.#end(inside, run, commandStatus(Number(wait)));
@@ -197,6 +199,9 @@ export class Launcher {
   ): BashChild | null {
     const spare = this.#spare;
     if (this.#ended || spare === null) return null;
+    spare.host ??= hostPidOf(this.pid, spare.inside);
+    const host = spare.host;
+    if (host === null) return null;
     const fifos: Fifo[] = [];
     try {
       for (const name of ["out", "err"]) fifos.push(openFifo(`${dir}/${name}`));
@@ -225,7 +230,7 @@ export class Launcher {
     });
     this.#writer.write(frame).catch(() => {}); // a launcher gone reports no exit: #read ends the run
     return {
-      pid: spare.host,
+      pid: host,
       stdout: fifos[0].reader.readable,
       stderr: fifos[1].reader.readable,
       status,
