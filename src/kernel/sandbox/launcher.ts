@@ -221,7 +221,7 @@ export class Launcher {
         ...argv,
       ].join("\0"),
     );
-    const head = encoder.encode(`${request.length}\n`);
+    const head = encoder.encode(request.length.toString(16).padStart(8, "0"));
     const frame = new Uint8Array(head.length + request.length);
     frame.set(head);
     frame.set(request, head.length);

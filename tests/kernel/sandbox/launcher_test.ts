@@ -234,3 +234,36 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "a waiting spare that is killed is replaced: later runs are launched again",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      const first = await finish(start(s, "echo one"));
+      assert.equal(first.out, "one\n");
+      const probe = start(s, "sleep 300");
+      const parent = parentPid(probe.pid);
+      const spares = () =>
+        Deno.readTextFileSync(`/proc/${parent}/task/${parent}/children`).trim().split(" ")
+          .map(Number).filter((pid) => pid !== probe.pid);
+      assert.ok(await waitUntil(() => spares().length === 1, 10000), "one spare waits");
+      const [spare] = spares();
+      Deno.kill(spare, "SIGKILL");
+      assert.ok(
+        await waitUntil(() => spares().length === 1 && spares()[0] !== spare, 10000),
+        "a new spare waits",
+      );
+      Deno.kill(-probe.pid, "SIGKILL");
+      await finish(probe);
+      let launched = false;
+      for (let i = 0; i < 20 && !launched; i++) {
+        const child = start(s, "echo again; sleep 300");
+        launched = parentPid(child.pid) === parent;
+        Deno.kill(-child.pid, "SIGKILL");
+        assert.equal((await finish(child)).out, "again\n");
+      }
+      assert.ok(launched, "runs are launched by the same launcher again");
+    });
+  },
+);
