@@ -92,7 +92,10 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
   }
 }
 
-/** One FIFO a run writes and the kernel reads: the read end, and a write end held until the run ends. */
+/**
+ * One FIFO a run writes and the kernel reads: the read end, and a write end the kernel holds
+ * until the run has opened its own (or ended), so the read end sees no EOF before.
+ */
 interface Fifo {
   reader: Deno.FsFile;
   keeper: Deno.FsFile;
@@ -118,10 +121,18 @@ function openFifo(path: string): Fifo {
   }
 }
 
-/** A run the launcher started: its FIFOs' write ends, and how to report its end. */
+/** A run the launcher started: its FIFOs (write ends kept until {@link release}d), how to report its end. */
 interface Started {
   fifos: Fifo[];
+  kept: boolean;
   resolve: (status: Deno.CommandStatus) => void;
+}
+
+/** Closes a run's kept FIFO write ends (once): from then on their EOF comes from the run's side. */
+function release(run: Started): void {
+  if (!run.kept) return;
+  run.kept = false;
+  for (const fifo of run.fifos) fifo.keeper.close();
 }
 
 /**
@@ -137,6 +148,8 @@ export class Launcher {
   #spare: { inside: number; host: number | null } | null = null;
   /** Runs started and not yet reported ended, by their pid inside. */
   #runs = new Map<number, Started>();
+  /** The run that took the last spare, whose FIFO write ends are still kept. */
+  #taken: Started | null = null;
   #ended = false;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
 
@@ -169,18 +182,22 @@ export class Launcher {
   #report(line: string): void {
     const [what, pid, wait] = line.split(" ");
     const inside = Number(pid);
-    if (what === "spare") this.#spare = { inside, host: hostPidOf(this.pid, inside) };
-    else if (what === "exit") {
+    if (what === "spare") {
+      // a spare is forked once the last one has opened its FIFOs and exec'd (or died)
+      if (this.#taken !== null) release(this.#taken);
+      this.#taken = null;
+      this.#spare = { inside, host: hostPidOf(this.pid, inside) };
+    } else if (what === "exit") {
       if (this.#spare?.inside === inside) this.#spare = null;
       const run = this.#runs.get(inside);
       if (run !== undefined) this.#end(inside, run, commandStatus(Number(wait)));
     }
   }
 
-  /** Reports a run's end once its FIFOs' write ends are closed (their EOF then comes from the run's side). */
+  /** Reports a run's end once its FIFOs' write ends are {@link release}d. */
   #end(inside: number, run: Started, status: Deno.CommandStatus): void {
     this.#runs.delete(inside);
-    for (const fifo of run.fifos) fifo.keeper.close();
+    release(run);
     run.resolve(status);
   }
 
@@ -226,7 +243,8 @@ export class Launcher {
     frame.set(head);
     frame.set(request, head.length);
     const status = new Promise<Deno.CommandStatus>((resolve) => {
-      this.#runs.set(spare.inside, { fifos, resolve });
+      this.#taken = { fifos, kept: true, resolve };
+      this.#runs.set(spare.inside, this.#taken);
     });
     this.#writer.write(frame).catch(() => {}); // a launcher gone reports no exit: #read ends the run
     return {
