@@ -183,7 +183,7 @@ export class Launcher {
     const [what, pid, wait] = line.split(" ");
     const inside = Number(pid);
     if (what === "spare") {
-      // a spare is forked once the last one has opened its FIFOs and exec'd (or died)
+      // a spare is forked once the last one has opened its FIFOs (or died)
       if (this.#taken !== null) release(this.#taken);
       this.#taken = null;
       this.#spare = { inside, host: hostPidOf(this.pid, inside) };

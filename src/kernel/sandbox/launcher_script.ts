@@ -4,14 +4,14 @@
  * launcher's stdin, which the kernel writes; the spare reads one request, leads a new session and
  * process group, opens its output FIFOs and execs the run's program: a sandboxed spawn costs one
  * exec, and its pid (known to the kernel before the request) is the run's. Once the spare has
- * exec'd (its close-on-exec pipe to the launcher ends after it wrote `t`), the launcher forks the
- * next. The launcher is the parent of every run and reports on its stdout:
+ * taken a request and opened its FIFOs, it writes `t` on its pipe to the launcher, which forks the
+ * next spare. The launcher is the parent of every run and reports on its stdout:
  *
  * - `spare <pid>`: a new spare waits (pid inside the sandbox);
  * - `exit <pid> <wait status>`: a child of the launcher ended (the raw waitpid(2) status).
  *
  * A request is its byte length as 8 hex digits and then, joined by NUL: the pid of the spare it
- * is for (another spare, after that one died, exits 1 instead of running it), the working
+ * is for (a request left by a spare killed before it read it is skipped by the next), the working
  * directory, the stdout and stderr FIFOs (paths inside), the number of environment entries, the
  * `NAME=value` entries and the argv. The spare runs it with stdin /dev/null and exactly that
  * environment; a failure before the exec is written to its stderr FIFO and it exits 126 (no
@@ -25,7 +25,7 @@ $| = 1;
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 $SIG{CHLD} = sub { syswrite($wake_w, "x") };
 $SIG{PIPE} = 'IGNORE';
-my ($spare, $told, $took);
+my ($spare, $told);
 
 sub readn {
   my ($n) = @_;
@@ -41,9 +41,10 @@ sub take {
   my ($tell) = @_;
   $SIG{CHLD} = $SIG{PIPE} = 'DEFAULT';
   close $wake_r; close $wake_w;
-  my $request = readn(hex readn(8));
-  my ($for, $cwd, $out, $err, $n, @rest) = split /\0/, $request, -1;
-  POSIX::_exit(1) unless $for == $$;
+  my ($for, $cwd, $out, $err, $n, @rest);
+  do {
+    ($for, $cwd, $out, $err, $n, @rest) = split /\0/, readn(hex readn(8)), -1;
+  } until $for == $$;
   my @env = splice @rest, 0, $n;
   POSIX::setsid();
   open(STDIN, '<', '/dev/null') or POSIX::_exit(127);
@@ -63,7 +64,7 @@ sub fork_spare {
   die "fork: $!" unless defined $pid;
   if ($pid == 0) { close $r; take($w) }
   close $w;
-  ($spare, $told, $took) = ($pid, $r, 0);
+  ($spare, $told) = ($pid, $r);
   print "spare $pid\n";
 }
 
@@ -71,7 +72,7 @@ sub ended {
   my ($pid, $status) = @_;
   print "exit $pid $status\n";
   return unless $pid == $spare;
-  $took = 1 if sysread($told, my $byte, 1);
+  my $took = sysread($told, my $byte, 1);
   close $told;
   exit 0 if !$took && $status == 0;
   fork_spare();
@@ -90,8 +91,7 @@ while (1) {
   if ($n < 0) { next if $!{EINTR}; die "select: $!" }
   if (vec($ready, fileno($wake_r), 1)) { sysread($wake_r, my $drop, 4096); reap(); next }
   next unless vec($ready, fileno($told), 1);
-  if (sysread($told, my $byte, 1)) { $took = 1; next }
-  if ($took) { close $told; fork_spare(); next }
+  if (sysread($told, my $byte, 1)) { close $told; fork_spare(); next }
   my $pid = waitpid($spare, 0);
   ended($pid, $?) if $pid > 0;
 }

@@ -20,7 +20,7 @@ import {
   processGroup,
   processLive,
 } from "../../_support/proc.ts";
-import { waitUntil } from "../../_support/wait.ts";
+import { delay, waitUntil } from "../../_support/wait.ts";
 
 const BASH = "/bin/bash";
 
@@ -77,8 +77,12 @@ async function all(stream: ReadableStream<Uint8Array>): Promise<string> {
   return await new Response(stream).text();
 }
 
-/** Starts `script` in bash inside, held by the resident as a run is. */
-function start(s: Setup, script: string, state = s.state): BashChild {
+/**
+ * Starts `script` in bash inside, held by the resident as a run is, once the launcher has had time
+ * to announce its next spare (a run started before goes through nsenter).
+ */
+async function start(s: Setup, script: string, state = s.state): Promise<BashChild> {
+  await delay(100);
   const child = s.resident.spawn(state, [BASH, "--norc", "-c", script], s.dir);
   s.resident.hold(child);
   return child;
@@ -100,7 +104,7 @@ hostTest(
   async () => {
     await withResident(true, async (s) => {
       assert.equal(s.resident.launches, true, "perl is there: the resident runs a launcher");
-      const child = start(s, "echo $$; sleep 300 & sleep 300; wait");
+      const child = await start(s, "echo $$; sleep 300 & sleep 300; wait");
       assert.ok(await waitUntil(() => groupMembers(child.pid).length >= 3, 10000));
       assert.equal(processGroup(child.pid), child.pid, "the pid leads its group");
       const stat = Deno.readTextFileSync(`/proc/${child.pid}/stat`);
@@ -146,6 +150,7 @@ hostTest(
   NEEDS_TIER_B,
   async () => {
     await withResident(true, async (s) => {
+      await delay(100);
       const child = s.resident.spawn(s.state, ["/usr/bin/env", "-0"], s.dir);
       s.resident.hold(child);
       const { out, status } = await finish(child);
@@ -157,7 +162,7 @@ hostTest(
         }),
       );
       assert.deepEqual(env, s.state.env);
-      const where = await finish(start(s, "pwd -P; readlink /proc/$$/fd/0"));
+      const where = await finish(await start(s, "pwd -P; readlink /proc/$$/fd/0"));
       assert.equal(where.out, `${s.proj}\n/dev/null\n`, where.err);
     });
   },
@@ -168,15 +173,16 @@ hostTest(
   NEEDS_TIER_B,
   async () => {
     await withResident(true, async (s) => {
-      assert.deepEqual(await finish(start(s, "echo out; echo err >&2; exit 7")), {
+      assert.deepEqual(await finish(await start(s, "echo out; echo err >&2; exit 7")), {
         out: "out\n",
         err: "err\n",
         status: { success: false, code: 7, signal: null },
       });
-      const term = await finish(start(s, "kill -TERM $$"));
+      const term = await finish(await start(s, "kill -TERM $$"));
       assert.deepEqual(term.status, { success: false, code: 143, signal: "SIGTERM" });
-      const ok = await finish(start(s, "true"));
+      const ok = await finish(await start(s, "true"));
       assert.deepEqual(ok.status, { success: true, code: 0, signal: null });
+      await delay(100);
       const missing = s.resident.spawn(s.state, [`${s.proj}/no-such-program`], s.dir);
       s.resident.hold(missing);
       const m = await finish(missing);
@@ -185,10 +191,10 @@ hostTest(
       // a cwd the view does not show (the checks before a run refuse it: cwd_outside_sandbox)
       const sibling = `${s.proj}/../sibling`;
       await Deno.mkdir(sibling);
-      const outside = await finish(start(s, "true", { ...s.state, cwd: sibling }));
+      const outside = await finish(await start(s, "true", { ...s.state, cwd: sibling }));
       assert.equal(outside.status.code, 126);
       assert.match(outside.err, /cannot enter/);
-      assert.throws(() => start(s, "true", { ...s.state, cwd: `${s.proj}/gone` }));
+      await assert.rejects(start(s, "true", { ...s.state, cwd: `${s.proj}/gone` }));
     });
   },
 );
@@ -198,7 +204,7 @@ hostTest(
   NEEDS_TIER_B,
   async () => {
     await withResident(true, async (s) => {
-      const child = start(s, "echo started; sleep 300");
+      const child = await start(s, "echo started; sleep 300");
       const reader = child.stdout.getReader();
       assert.equal(new TextDecoder().decode((await reader.read()).value), "started\n");
       const launcher = parentPid(child.pid);
@@ -226,7 +232,7 @@ hostTest(
   async () => {
     await withResident(false, async (s) => {
       assert.equal(s.resident.launches, false);
-      const child = start(s, "echo $$; readlink /proc/$$/fd/0");
+      const child = await start(s, "echo $$; readlink /proc/$$/fd/0");
       assert.match(commandLine(child.pid) ?? "", /nsenter/);
       const { out, status } = await finish(child);
       assert.equal(status.success, true);
@@ -236,13 +242,13 @@ hostTest(
 );
 
 hostTest(
-  "a waiting spare that is killed is replaced: later runs are launched again",
+  "a waiting spare that is killed is replaced, a request it left unread is skipped: later runs are launched again",
   NEEDS_TIER_B,
   async () => {
     await withResident(true, async (s) => {
-      const first = await finish(start(s, "echo one"));
+      const first = await finish(await start(s, "echo one"));
       assert.equal(first.out, "one\n");
-      const probe = start(s, "sleep 300");
+      const probe = await start(s, "sleep 300");
       const parent = parentPid(probe.pid);
       const spares = () =>
         Deno.readTextFileSync(`/proc/${parent}/task/${parent}/children`).trim().split(" ")
@@ -254,11 +260,19 @@ hostTest(
         await waitUntil(() => spares().length === 1 && spares()[0] !== spare, 10000),
         "a new spare waits",
       );
+      // a spare killed before it read its request: that run ends killed, the next spare skips it
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the kernel has heard of it
+      const [stopped] = spares();
+      Deno.kill(stopped, "SIGSTOP");
+      const doomed = await start(s, "echo doomed");
+      assert.equal(doomed.pid, stopped, "the run went to the waiting spare");
+      Deno.kill(stopped, "SIGKILL");
+      assert.equal((await finish(doomed)).status.signal, "SIGKILL");
       Deno.kill(-probe.pid, "SIGKILL");
       await finish(probe);
       let launched = false;
       for (let i = 0; i < 20 && !launched; i++) {
-        const child = start(s, "echo again; sleep 300");
+        const child = await start(s, "echo again; sleep 300");
         launched = parentPid(child.pid) === parent;
         Deno.kill(-child.pid, "SIGKILL");
         assert.equal((await finish(child)).out, "again\n");
