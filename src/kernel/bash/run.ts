@@ -178,7 +178,7 @@ async function start(run: BashRun): Promise<Started> {
   const dir = pool.acquire();
   try {
     const child = spawnCold(run, resident, dir);
-    return { child, dir, pool, pipes: outputPipes(child.pid) };
+    return { child, dir, pool, pipes: child.pipes ?? outputPipes(child.pid) };
   } catch (e) {
     pool.release(dir);
     throw e;

@@ -252,6 +252,7 @@ export class Launcher {
       stdout: fifos[0].reader.readable,
       stderr: fifos[1].reader.readable,
       status,
+      pipes: new Set([`${inside}/out`, `${inside}/err`]),
     };
   }
 

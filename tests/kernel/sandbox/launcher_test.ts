@@ -12,6 +12,7 @@ import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
 import { runSandbox } from "../../../src/kernel/sandbox/principal_sandbox.ts";
 import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
 import { Residents } from "../../../src/kernel/sandbox/residents.ts";
+import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import {
   commandLine,
@@ -117,6 +118,7 @@ hostTest(
       assert.match(status, /^NoNewPrivs:\t1$/m, "no new privileges, as bwrap's command");
       assert.match(status, /^CapEff:\t0+$/m, "no capabilities");
       assert.match(status, /^CapPrm:\t0+$/m);
+      assert.ok(heldElsewhere(child.pipes!), "its output FIFOs are known by what holds them");
       const members = groupMembers(child.pid);
       Deno.kill(-child.pid, "SIGSTOP");
       assert.ok(
@@ -131,6 +133,7 @@ hostTest(
       assert.equal(out.trim(), nspid[1], "inside, its pid is the namespace's");
       assert.equal(end.signal, "SIGKILL");
       assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+      assert.equal(heldElsewhere(child.pipes!), false, "nothing holds them once the run is gone");
     });
   },
 );
