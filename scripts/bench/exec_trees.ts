@@ -3,9 +3,11 @@
  * do not get worse": `deno run -A scripts/bench/exec_trees.ts [--rounds R] [--calls N] OLD NEW …`.
  * Every tree's facade runs at once (each by its own launcher: `bin/shoal-mcp`, or the
  * `deno task mcp` of older trees) with the kernel it autostarted; each round times a block of
- * `echo hi` calls through each facade and then directly on its kernel socket, trees in turn (the
- * order alternating), with one instrument (this tree's clients). Short blocks in many rounds
- * let every tree see the same load; the ratios are medians of per-round ratios to the first tree.
+ * `echo hi` calls through each facade and then directly on its kernel socket (by the local human,
+ * by a token agent with `sandbox: false` and by the same agent sandboxed, issue 12), trees in turn
+ * (the order alternating), with one instrument (this tree's clients). Short blocks in many rounds
+ * let every tree see the same load; the ratios are medians of per-round ratios to the first tree,
+ * and, per tree, of the agents' p50 to the human's.
  */
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
@@ -13,6 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { createToken, writePolicy } from "../../tests/_support/principals.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { percentile } from "./percentile.ts";
 
@@ -45,17 +48,41 @@ async function samples(run: () => Promise<unknown>, n: number): Promise<number[]
   return out;
 }
 
-/** One tree's facade client and direct kernel connection, in their own sandbox. */
+/** One tree's facade client and direct kernel connections, in their own sandbox. */
 interface Tree {
   name: string;
   facade: () => Promise<unknown>;
   direct: () => Promise<unknown>;
+  free: () => Promise<unknown>;
+  sandboxed: () => Promise<unknown>;
   close(): Promise<void>;
 }
 
-/** Starts a tree's facade (which autostarts its kernel) and attaches a direct connection. */
+/** An agent confined to one project, as exec_latency.ts has it. */
+const AGENT = {
+  fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
+  proc_spawn: ["*"],
+  auto_apply: "in-grant",
+  sandbox: true,
+};
+
+/**
+ * Starts a tree's facade (which autostarts its kernel, reading the agents' policy from
+ * ~/.config/shoal/leash.jsonc) and attaches direct connections: the local human, and the agent
+ * with the sandbox off and on, each agent in a session of its own in the project.
+ */
 async function startTree(root: string): Promise<Tree> {
   const box = await sandbox();
+  const proj = `${box.dir}/home/proj`;
+  await Deno.mkdir(proj);
+  await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
+    "agent:bench": AGENT,
+    "agent:free": { ...AGENT, sandbox: false },
+  });
+  const tokens = [
+    (await createToken(box, "agent:free", "free")).secret,
+    (await createToken(box, "agent:bench", "bench")).secret,
+  ];
   const client = new Client({ name: "bench", version: "0" });
   await client.connect(
     new StdioClientTransport({ ...launcher(root), env: box.env(), stderr: "pipe" }),
@@ -63,20 +90,30 @@ async function startTree(root: string): Promise<Tree> {
   const facade = () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
   await facade();
   const conn = await RpcConnection.connect(box.socket());
+  const agents: RpcConnection[] = [];
+  for (const [i, session] of ["bench-free", "bench-agent"].entries()) {
+    await conn.request("session.attach", { session });
+    await conn.request("exec", { src: `cd ${proj}` });
+    agents.push(await RpcConnection.connect(box.socket()));
+    await agents[i].request("session.attach", { session, token: tokens[i] });
+  }
   await conn.request("session.attach", { session: "bench" });
   return {
     name: basename(root),
     facade,
     direct: () => conn.request("exec", { src: "echo hi" }),
+    free: () => agents[0].request("exec", { src: "echo hi" }),
+    sandboxed: () => agents[1].request("exec", { src: "echo hi" }),
     close: async () => {
       conn.close();
+      for (const agent of agents) agent.close();
       await client.close().catch(() => {});
       await box.cleanup();
     },
   };
 }
 
-const PATHS = ["facade", "direct"] as const;
+const PATHS = ["facade", "direct", "free", "sandboxed"] as const;
 const args = parseArgs({
   options: { rounds: { type: "string", default: "10" }, calls: { type: "string", default: "50" } },
   allowPositionals: true,
@@ -88,7 +125,12 @@ const trees: Tree[] = [];
 try {
   for (const root of roots) trees.push(await startTree(root));
   // got[tree][path][round]: the samples of one block.
-  const got = trees.map(() => ({ facade: [] as number[][], direct: [] as number[][] }));
+  const got = trees.map(() =>
+    Object.fromEntries(PATHS.map((path) => [path, [] as number[][]])) as Record<
+      typeof PATHS[number],
+      number[][]
+    >
+  );
   for (let r = 0; r < rounds; r++) {
     const order = trees.map((_, i) => i);
     if (r % 2 === 1) order.reverse();
@@ -111,6 +153,16 @@ try {
       );
     });
   }
+  console.log("tree            p50 of agent / human direct (medians of rounds)");
+  trees.forEach((tree, i) => {
+    const over = (path: "free" | "sandboxed") =>
+      p(got[i][path].map((block, r) => p(block, 0.5) / p(got[i].direct[r], 0.5)), 0.5);
+    console.log(
+      `${tree.name.padEnd(15)} sandbox: false ${over("free").toFixed(2)}x   sandboxed ` +
+        `${over("sandboxed").toFixed(2)}x   sandboxed / sandbox: false ` +
+        `${p(got[i].sandboxed.map((b, r) => p(b, 0.5) / p(got[i].free[r], 0.5)), 0.5).toFixed(2)}x`,
+    );
+  });
 } finally {
   for (const tree of trees) await tree.close();
 }

@@ -1,11 +1,14 @@
 /**
  * What the sandbox adds to one exec (issue 12), in process on the real modules: the view and
  * confinement key a sandboxed exec computes, then `echo hi` run by `runBash` unconfined and inside
- * a resident sandbox (P-SBX-4), cold and on a warm shell, and, for comparison, through a bwrap
- * built for the run alone (what every sandboxed exec paid before residents). The variants take
+ * a resident sandbox (P-SBX-4), cold and on a warm shell, its bash started by the resident's
+ * launcher or entering through nsenter and setpriv (the chain, without a launcher), and, for
+ * comparison, through a bwrap built for the run alone (what every sandboxed exec paid before
+ * residents). The variants take
  * turns within each round so the machine's load hits them alike; prints p50/p95 and the ratios
  * of the same run. The programs that enter the resident are timed alone too (`bash -c true` under
- * setsid, then behind nsenter, then behind nsenter and setpriv): what each one adds to a spawn.
+ * setsid, then behind nsenter, then behind nsenter and setpriv, and by the launcher): what each
+ * one adds to a spawn.
  * `exec_latency.ts` measures the whole path over the socket.
  */
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
@@ -19,7 +22,8 @@ import { Residents } from "../../src/kernel/sandbox/residents.ts";
 import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
 import { percentile, printStages } from "./percentile.ts";
 
-const ROUNDS = 100;
+/** Timed rounds (after 5 warm-up rounds): 100, or the `ROUNDS` environment variable for a quick look. */
+const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 100);
 const BASH = "/bin/bash";
 const SRC = "echo hi";
 
@@ -47,6 +51,7 @@ const policy = {
 const bashVariables = bashOwnVariables(BASH);
 const scratch = new ScratchPool(dir);
 const residents = new Residents(host, BASH, dir);
+const chainResidents = new Residents(host, BASH, dir, false);
 const state: ShellState = {
   cwd: proj,
   env: new Map([["PATH", Deno.env.get("PATH") ?? "/usr/bin:/bin"], ["HOME", home]]),
@@ -70,10 +75,13 @@ async function timed<T>(name: string, work: () => Promise<T> | T): Promise<T> {
   return result;
 }
 
-/** One `runBash` of SRC; a warm variant prepares its shell first and lets it settle. */
-async function bashRun(name: string, confined: boolean, warm: boolean): Promise<void> {
+/**
+ * One `runBash` of SRC, unconfined or in the resident of `confined` (with the launcher, or the
+ * chain's); a warm variant prepares its shell first and lets it settle.
+ */
+async function bashRun(name: string, confined: Residents | null, warm: boolean): Promise<void> {
   const sandboxing = runSandbox(setting, policy, false, proj)!;
-  const resident = confined ? await residents.get("bench", sandboxing) : null;
+  const resident = confined === null ? null : await confined.get("bench", sandboxing);
   let shell: WarmShell | null = null;
   if (warm) {
     shell = WarmShell.prepare(BASH, bashVariables, state, resident, scratch);
@@ -113,7 +121,7 @@ async function ownBwrap(): Promise<void> {
  * enters is held by the resident as a run is (it keeps the resident up and is swept after).
  */
 async function enterChain(name: string, programs: number): Promise<void> {
-  const resident = await residents.get("bench", runSandbox(setting, policy, false, proj)!);
+  const resident = await chainResidents.get("bench", runSandbox(setting, policy, false, proj)!);
   const argv = [BASH, "-c", "true"];
   const full = resident.command("/", argv);
   const chain = [[], full.slice(0, full.indexOf("--") + 1), full.slice(0, -argv.length)][programs];
@@ -128,25 +136,43 @@ async function enterChain(name: string, programs: number): Promise<void> {
   });
 }
 
+/** `bash -c true` started by the resident's launcher ({@link Resident.spawn}). */
+async function launched(): Promise<void> {
+  const resident = await residents.get("bench", runSandbox(setting, policy, false, proj)!);
+  const dir = resident.pool.acquire();
+  await timed("spawn: launcher", async () => {
+    const child = resident.spawn(state, [BASH, "-c", "true"], dir);
+    resident.hold(child);
+    await Promise.all([child.stdout.cancel(), child.stderr.cancel()]);
+    if (!(await child.status).success) throw new Error("launcher spawn failed");
+  });
+  resident.pool.release(dir);
+}
+
 async function round(): Promise<void> {
   const sandboxing = await timed(
     "view (sandboxFor)",
     () => runSandbox(setting, policy, false, proj),
   );
   await timed("confinement key", () => confinementKey(sandboxing));
-  await bashRun("cold, unconfined", false, false);
-  await bashRun("cold, in the resident", true, false);
+  await bashRun("cold, unconfined", null, false);
+  await bashRun("cold, resident, launcher", residents, false);
+  await bashRun("cold, resident, chain", chainResidents, false);
   await ownBwrap();
-  await bashRun("warm, unconfined", false, true);
-  await bashRun("warm, in the resident", true, true);
+  await bashRun("warm, unconfined", null, true);
+  await bashRun("warm, resident, launcher", residents, true);
+  await bashRun("warm, resident, chain", chainResidents, true);
   await enterChain("spawn: setsid bash", 0);
   await enterChain("spawn: + nsenter", 1);
   await enterChain("spawn: + nsenter + setpriv", 2);
+  await launched();
 }
 
 try {
   const t0 = performance.now();
-  await residents.get("bench", runSandbox(setting, policy, false, proj)!);
+  if (!(await residents.get("bench", runSandbox(setting, policy, false, proj)!)).launches) {
+    throw new Error("no launcher in the resident (no perl?)");
+  }
   record("resident start", performance.now() - t0);
   for (let i = 0; i < 5; i++) await round();
   for (const name of stages.keys()) if (name !== "resident start") stages.delete(name);
@@ -154,8 +180,11 @@ try {
   const p50 = (name: string) => percentile(stages.get(name)!, 0.5);
   printStages(`sandbox stages, in process, ${ROUNDS} rounds of \`${SRC}\` (ms)`, stages);
   const ratios: [string, string, string][] = [
-    ["warm: resident p50 / unconfined p50", "warm, in the resident", "warm, unconfined"],
-    ["cold: resident p50 / unconfined p50", "cold, in the resident", "cold, unconfined"],
+    ["warm: launcher p50 / unconfined p50", "warm, resident, launcher", "warm, unconfined"],
+    ["warm: chain p50 / unconfined p50", "warm, resident, chain", "warm, unconfined"],
+    ["cold: launcher p50 / unconfined p50", "cold, resident, launcher", "cold, unconfined"],
+    ["cold: chain p50 / unconfined p50", "cold, resident, chain", "cold, unconfined"],
+    ["spawn: launcher / setsid bash", "spawn: launcher", "spawn: setsid bash"],
     [
       "spawn: + nsenter + setpriv / setsid bash",
       "spawn: + nsenter + setpriv",
@@ -168,6 +197,7 @@ try {
   }
 } finally {
   await residents.closeAll();
+  await chainResidents.closeAll();
   scratch.clear();
   await Deno.remove(dir, { recursive: true });
 }

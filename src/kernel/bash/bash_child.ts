@@ -8,4 +8,10 @@ export interface BashChild {
   readonly stdout: ReadableStream<Uint8Array>;
   readonly stderr: ReadableStream<Uint8Array>;
   readonly status: Promise<Deno.CommandStatus>;
+  /**
+   * Its output pipes' identities as `/proc/PID/fd` links show them in the processes that hold
+   * them, when its starter knows them (FIFOs a launcher opened); else they are read from its own
+   * descriptors (`outputPipes` of pipe_holders.ts).
+   */
+  readonly pipes?: ReadonlySet<string> | null;
 }

@@ -134,8 +134,8 @@ async function pumpsOrTimeout(pumps: Promise<void>, ms: number): Promise<void> {
 }
 
 /**
- * A cold start: the scratch files written, then bash spawned on them. Sandboxed, nsenter leads
- * the group and its pid is the run's (P-SBX-4); bash inside dumps its state into the scratch
+ * A cold start: the scratch files written, then bash spawned on them. Sandboxed, the group's
+ * leader (the launcher's bash, or nsenter) has the run's pid (P-SBX-4); bash inside dumps its state into the scratch
  * directory, which lies in the resident's bound directory.
  */
 function spawnCold(run: BashRun, resident: Resident | null, dir: string): BashChild {
@@ -178,7 +178,7 @@ async function start(run: BashRun): Promise<Started> {
   const dir = pool.acquire();
   try {
     const child = spawnCold(run, resident, dir);
-    return { child, dir, pool, pipes: outputPipes(child.pid) };
+    return { child, dir, pool, pipes: child.pipes ?? outputPipes(child.pid) };
   } catch (e) {
     pool.release(dir);
     throw e;

@@ -113,7 +113,7 @@ export class WarmShell {
         go,
         inputs,
         pool,
-        outputPipes(child.pid),
+        child.pipes ?? outputPipes(child.pid),
         resident,
       );
     } catch {

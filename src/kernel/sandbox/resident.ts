@@ -4,15 +4,21 @@
  */
 import { basename } from "node:path";
 import type { BashChild } from "../bash/bash_child.ts";
-import { groupExists } from "../bash/group_leader.ts";
+import { groupExists, spawnGroupLeader } from "../bash/group_leader.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
+import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
+import { Launcher, lines } from "./launcher.ts";
+import { LAUNCHER_SCRIPT } from "./launcher_script.ts";
 
 /** The util-linux tools that enter a resident sandbox. */
 export interface EnterTools {
   nsenter: string;
   setpriv: string;
 }
+
+/** The perl that runs the launcher (perl-base is Essential on Debian; /usr is in every view). */
+const PERL = "/usr/bin/perl";
 
 /** How often, and how many times at most, an ended run's group is looked at until it is gone. */
 const SWEEP_POLL_MS = 50;
@@ -65,7 +71,7 @@ export class Resident {
   #live = new Map<number, boolean>();
   /** Ended runs whose leftovers are being swept ({@link #sweepAfter}). */
   #ending = new Set<number>();
-  /** The host pid of the bash the sandbox's init runs (waiting on the kernel's pipe): spared. */
+  /** The host pid of the command the sandbox's init runs (the launcher, or a waiting bash): spared. */
   readonly #shell: number;
   #killed = false;
 
@@ -83,6 +89,8 @@ export class Resident {
     private readonly onIdle: () => void,
     /** The host pid of the sandbox's init (bwrap's child, pid 1 inside). */
     private readonly init: number,
+    /** The launcher that starts its runs, or null: they enter with {@link command}. */
+    private readonly launcher: Launcher | null,
   ) {
     this.pool = new ScratchPool(dir);
     this.#shell = childrenOf(init)[0];
@@ -90,7 +98,9 @@ export class Resident {
 
   /**
    * Starts a resident for `sandboxing` over a fresh directory below `parent`; resolves once
-   * runs can enter it, or rejects (its processes killed) when bwrap fails.
+   * runs can enter it, or rejects (its processes killed) when bwrap fails. Its command is the
+   * launcher ({@link Launcher}) when `launch` and perl is there and starts, else a bash that
+   * only waits: runs then enter with nsenter and setpriv ({@link command}).
    */
   static async start(
     tools: EnterTools,
@@ -98,16 +108,42 @@ export class Resident {
     sandboxing: Sandboxing,
     parent: string,
     onIdle: () => void,
+    launch = true,
   ): Promise<Resident> {
-    const key = confinementKey(sandboxing);
     const dir = Deno.makeTempDirSync({ dir: parent, prefix: "sandbox-" });
-    const [cmd, ...args] = sandboxCommand({ ...sandboxing, cwd: "/", scratch: dir }, [
-      bash,
-      "--noprofile",
-      "--norc",
-      "-c",
-      "builtin echo; builtin read -r",
-    ]);
+    const open = (argv: string[], launcher: boolean) =>
+      Resident.#open(tools, argv, launcher, sandboxing, dir, onIdle);
+    try {
+      if (launch && isFile(PERL)) {
+        try {
+          return await open([PERL, "-e", LAUNCHER_SCRIPT], true);
+        } catch {
+          // no launcher in this sandbox: runs enter it the other way
+        }
+      }
+      return await open(
+        [bash, "--noprofile", "--norc", "-c", "builtin echo; builtin read -r"],
+        false,
+      );
+    } catch (e) {
+      Deno.removeSync(dir, { recursive: true });
+      throw e;
+    }
+  }
+
+  /**
+   * Runs `argv` in bwrap and waits for its first line: a launcher's first spare, or the waiting
+   * bash's empty line.
+   */
+  static async #open(
+    tools: EnterTools,
+    argv: string[],
+    launcher: boolean,
+    sandboxing: Sandboxing,
+    dir: string,
+    onIdle: () => void,
+  ): Promise<Resident> {
+    const [cmd, ...args] = sandboxCommand({ ...sandboxing, cwd: "/", scratch: dir }, argv);
     const child = new Deno.Command(cmd, {
       args,
       clearEnv: true,
@@ -115,16 +151,19 @@ export class Resident {
       stdout: "piped",
       stderr: "null",
     }).spawn();
+    let driver: Launcher | null = null;
     try {
-      const reader = child.stdout.getReader();
-      const { done } = await reader.read();
-      reader.cancel().catch(() => {});
-      if (done) throw new Error("bwrap exited before its sandbox was ready");
-      const init = Number(
-        Deno.readTextFileSync(`/proc/${child.pid}/task/${child.pid}/children`)
-          .split(" ")[0],
-      );
+      const reports = lines(child.stdout);
+      const first = await reports.next();
+      if (first.done) throw new Error("bwrap exited before its sandbox was ready");
+      const init = childrenOf(child.pid)[0];
       if (!(init > 0)) throw new Error("no sandbox init under bwrap");
+      if (launcher) {
+        if (!first.value.startsWith("spare ")) throw new Error("the launcher did not start");
+        driver = new Launcher(childrenOf(init)[0], child.stdin, first.value, reports);
+      } else {
+        reports.return(undefined).catch(() => {});
+      }
       const enter = [tools.nsenter, "-t", String(init), "-m", "-i", "-p"];
       if (!sandboxing.view.net) enter.push("-n");
       const ownUserns = namespaceOf(init, "user") === namespaceOf("self", "user");
@@ -135,10 +174,10 @@ export class Resident {
       enter.push("-r");
       const drop = ownUserns ? ["--bounding-set", "-all", "--inh-caps", "-all"] : [];
       const confine = [tools.setpriv, "--no-new-privs", ...drop];
-      return new Resident(child, dir, enter, confine, key, onIdle, init);
+      const key = confinementKey(sandboxing);
+      return new Resident(child, dir, enter, confine, key, onIdle, init, driver);
     } catch (e) {
-      await stop(child);
-      Deno.removeSync(dir, { recursive: true });
+      await stop(child, driver);
       throw e;
     }
   }
@@ -155,6 +194,28 @@ export class Resident {
   command(cwd: string, argv: readonly string[]): string[] {
     const wd = `--wdns=${Deno.realPathSync(cwd)}`;
     return [...this.enter, wd, "--", ...this.confine, "--", ...argv];
+  }
+
+  /**
+   * Starts `argv` inside as a group leader in `state`'s cwd and exactly its environment (K-BASH-1),
+   * its scratch directory `dir` from {@link pool}: by the launcher when it has a spare waiting,
+   * else through {@link command}. The child's pid is its host pid either way (P-SBX-4).
+   */
+  spawn(state: ShellState, argv: readonly string[], dir: string): BashChild {
+    const cwd = spawnDir(state);
+    const launched = this.launcher?.spawn(
+      Deno.realPathSync(cwd),
+      argv,
+      state.env,
+      dir,
+      this.inside(dir),
+    );
+    return launched ?? spawnGroupLeader(this.command(cwd, argv), state);
+  }
+
+  /** Whether its runs are started by a launcher inside (else they enter with {@link command}). */
+  get launches(): boolean {
+    return this.launcher !== null;
   }
 
   /** Where scratch directory `dir` of its {@link pool} appears inside. */
@@ -236,7 +297,7 @@ export class Resident {
   async kill(): Promise<void> {
     if (this.#killed) return;
     this.#killed = true;
-    await stop(this.child);
+    await stop(this.child, this.launcher);
     this.pool.clear();
     try {
       Deno.removeSync(this.dir, { recursive: true });
@@ -247,11 +308,24 @@ export class Resident {
 }
 
 /** Kills a resident's bwrap and waits for it. */
-async function stop(child: Deno.ChildProcess): Promise<void> {
+async function stop(child: Deno.ChildProcess, launcher: Launcher | null): Promise<void> {
   try {
     child.kill("SIGKILL");
   } catch {
     // already exited
   }
-  await Promise.allSettled([child.status, child.stdin.close(), child.stdout.cancel()]);
+  // a launcher holds bwrap's stdin and reads its stdout until it ends
+  const pipes = launcher === null
+    ? [child.stdin.close(), child.stdout.cancel()]
+    : [launcher.close()];
+  await Promise.allSettled([child.status, ...pipes]);
+}
+
+/** Whether `path` is a file. */
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }

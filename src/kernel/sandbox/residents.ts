@@ -31,6 +31,8 @@ export class Residents {
     private readonly bash: string,
     /** Where each resident's scratch directory is made. */
     private readonly parent: string,
+    /** Whether runs are started by a launcher inside when it can ({@link Resident.start}). */
+    private readonly launch = true,
   ) {}
 
   /** The session's resident for `sandboxing`, once runs can enter it; started when missing. */
@@ -65,7 +67,14 @@ export class Residents {
       setTimeout(() => {
         if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);
       }, IDLE_GRACE_MS);
-    const starting = Resident.start(this.host, this.bash, sandboxing, this.parent, onIdle);
+    const starting = Resident.start(
+      this.host,
+      this.bash,
+      sandboxing,
+      this.parent,
+      onIdle,
+      this.launch,
+    );
     const entry: Entry = { session, starting, resident: null };
     const forget = () => {
       if (this.#entries.get(id) === entry) this.#entries.delete(id);

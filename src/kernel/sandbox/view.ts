@@ -77,6 +77,24 @@ export function grantRoot(glob: string, home: string | undefined): string | null
   return normalizePath((firstGlob < 0 ? segments : segments.slice(0, firstGlob)).join("/"));
 }
 
+let systemRootsFound: readonly (readonly [string, string | null])[] | null = null;
+
+/**
+ * The {@link SYSTEM_ROOTS} this host has, each with its target when it is a symlink (else null):
+ * looked up once per kernel, as the sandbox itself is probed once (P-SBX-1), since every exec asks
+ * and a missing root costs a thrown error each time.
+ */
+function systemRoots(): readonly (readonly [string, string | null])[] {
+  systemRootsFound ??= SYSTEM_ROOTS.flatMap((root) => {
+    try {
+      return [[root, Deno.lstatSync(root).isSymlink ? Deno.readLinkSync(root) : null] as const];
+    } catch {
+      return []; // not on this host
+    }
+  });
+  return systemRootsFound;
+}
+
 /** The symlink-free host path of an existing `path`, or null when it does not exist. */
 function existingRealPath(path: string): string | null {
   try {
@@ -103,13 +121,9 @@ export function sandboxView(
     if (path === null || OWN_MOUNTS.some((own) => isUnder(path, own))) return;
     wanted.set(path, writable || wanted.get(path) === true);
   };
-  for (const root of SYSTEM_ROOTS) {
-    try {
-      if (Deno.lstatSync(root).isSymlink) links.push([root, Deno.readLinkSync(root)]);
-      else want(root, false);
-    } catch {
-      // not on this host
-    }
+  for (const [root, target] of systemRoots()) {
+    if (target === null) want(root, false);
+    else links.push([root, target]);
   }
   for (const glob of grants.read) want(existingRealPath(grantRoot(glob, home) ?? ""), false);
   for (const glob of grants.write) want(existingRealPath(grantRoot(glob, home) ?? ""), true);

@@ -8,7 +8,14 @@ import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals.ts";
-import { groupMembers, liveChildren, processLive, psField } from "../../_support/proc.ts";
+import {
+  commandLine,
+  groupMembers,
+  liveChildren,
+  processGroup,
+  processLive,
+  psField,
+} from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { pidsMentioning, type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -270,8 +277,8 @@ hostTest(
   async () => {
     await world({ "agent:c": CODER }, async (w) => {
       const agent = await w.agent("agent:c");
-      // nsenter, bash and two sleeps
-      const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
+      // bash and two sleeps
+      const { task, members } = await startTask(agent, "sleep 300 & sleep 300; wait", 3);
       assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
       assert.ok(
         await waitUntil(
@@ -285,7 +292,7 @@ hostTest(
       const state = async () => (await agent.request("task.get", { task }) as Rec).state;
       assert.ok(await waitUntil(async () => await state() === "cancelled", 10000));
 
-      const second = await startTask(agent, "sleep 300 & sleep 300; wait", 4);
+      const second = await startTask(agent, "sleep 300 & sleep 300; wait", 3);
       await agent.request("task.cancel", { task: second.task });
       assert.ok(await waitUntil(() => second.members.every((pid) => !processLive(pid)), 10000));
     });
@@ -338,8 +345,9 @@ hostTest(
       await run(agent, "mkdir -p sub && cd sub && export GREETING=hi && f() { echo fn; } && X=1");
       const r = await run(agent, 'pwd; echo "$GREETING $X"; f');
       assert.equal(text(r.out), `${w.proj}/sub\nhi 1\nfn\n`);
-      const { members, pid } = await startTask(agent, "sleep 300", 3);
+      const { members, pid } = await startTask(agent, "sleep 300", 2);
       assert.ok(members.includes(pid), "the reported pid is a live host process of the group");
+      assert.equal(processGroup(pid), pid, "it leads the group");
       Deno.kill(-pid, "SIGKILL");
       assert.ok(await waitUntil(() => members.every((p) => !processLive(p)), 10000));
     });
@@ -378,12 +386,17 @@ hostTest(
 );
 
 /**
- * The kernel's warm shells (issue 10/12): its children started with the driver's `warm` argument,
- * each with whether it is a bwrap (sandboxed) or a bare bash.
+ * The kernel's warm shells (issue 10/12): bashes started with the driver's `warm` argument, each
+ * with whether it is sandboxed: started by a resident's launcher, or entering one through nsenter
+ * (the kernel's child then, as a bare unconfined bash is).
  */
 function warmShells(k: TestKernel): { pid: number; sandboxed: boolean }[] {
+  const launched = residents(k).flatMap(withDescendants)
+    .filter((pid) => commandLine(pid)?.endsWith(" warm"))
+    .map((pid) => ({ pid, sandboxed: true }));
   return liveChildren(k.child.pid).filter((c) => c.command.endsWith(" warm"))
-    .map((c) => ({ pid: c.pid, sandboxed: c.command.split(" ")[0].endsWith("/nsenter") }));
+    .map((c) => ({ pid: c.pid, sandboxed: c.command.split(" ")[0].endsWith("/nsenter") }))
+    .concat(launched);
 }
 
 /** The one warm shell of the world's kernel once it is there, and whether it is sandboxed. */
@@ -519,7 +532,7 @@ hostTest(
       const agent = await w.agent("agent:c");
       await run(agent, "true");
       const warm = await nextWarm(w.k, true);
-      // bwrap, its init and its waiting bash; the warm shell's nsenter and bash
+      // bwrap, its init, its launcher and the launcher's spare; the warm shell's bash
       const inside = await pollUntil(
         async () => [...withDescendants(await soleResident(w.k)), ...groupMembers(warm)],
         (pids) => pids.length >= 5,
@@ -582,7 +595,7 @@ hostTest(
   async () => {
     await world({ "agent:c": CODER }, async (w) => {
       const agent = await w.agent("agent:c");
-      const { task, members } = await startTask(agent, "sleep 300", 3);
+      const { task, members } = await startTask(agent, "sleep 300", 2);
       const resident = await soleResident(w.k);
       Deno.kill(resident, "SIGKILL");
       assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
@@ -599,7 +612,7 @@ hostTest(
 hostTest("no process of a resident sandbox outlives a killed kernel", NEEDS_TIER_B, async () => {
   await world({ "agent:c": CODER }, async (w) => {
     const agent = await w.agent("agent:c");
-    const { members } = await startTask(agent, "sleep 300", 3);
+    const { members } = await startTask(agent, "sleep 300", 2);
     const inside = [...withDescendants(await soleResident(w.k)), ...members];
     Deno.kill(w.k.child.pid, "SIGKILL");
     assert.ok(await waitUntil(() => inside.every((pid) => !processLive(pid)), 10000));

@@ -1,0 +1,263 @@
+/**
+ * The kernel's side of a resident's launcher ({@link LAUNCHER_SCRIPT}): a run's bash is started by
+ * the launcher's waiting spare, whose host pid the kernel knows before it asks, so a sandboxed spawn
+ * is one write to the launcher and one exec inside, with no program started on the host.
+ */
+import type { BashChild } from "../bash/bash_child.ts";
+import { mkfifo } from "../bash/mkfifo.ts";
+
+const encoder = new TextEncoder();
+
+/** Linux signal names by number, for the wait statuses the launcher reports. */
+const SIGNALS: readonly Deno.Signal[] = [
+  "SIGHUP",
+  "SIGINT",
+  "SIGQUIT",
+  "SIGILL",
+  "SIGTRAP",
+  "SIGABRT",
+  "SIGBUS",
+  "SIGFPE",
+  "SIGKILL",
+  "SIGUSR1",
+  "SIGSEGV",
+  "SIGUSR2",
+  "SIGPIPE",
+  "SIGALRM",
+  "SIGTERM",
+  "SIGSTKFLT",
+  "SIGCHLD",
+  "SIGCONT",
+  "SIGSTOP",
+  "SIGTSTP",
+  "SIGTTIN",
+  "SIGTTOU",
+  "SIGURG",
+  "SIGXCPU",
+  "SIGXFSZ",
+  "SIGVTALRM",
+  "SIGPROF",
+  "SIGWINCH",
+  "SIGIO",
+  "SIGPWR",
+  "SIGSYS",
+];
+
+/** A raw waitpid(2) status as Deno reports a child's end (128 + signal when killed). */
+export function commandStatus(wait: number): Deno.CommandStatus {
+  const signal = wait & 0x7f;
+  if (signal === 0) {
+    const code = (wait >> 8) & 0xff;
+    return { success: code === 0, code, signal: null };
+  }
+  return { success: false, code: 128 + signal, signal: SIGNALS[signal - 1] ?? null };
+}
+
+/** How a run ends whose launcher died under it: killed with its sandbox. */
+const KILLED: Deno.CommandStatus = { success: false, code: 137, signal: "SIGKILL" };
+
+/** The host pid of the child of `parent` whose pid in its own PID namespace is `inside`. */
+function hostPidOf(parent: number, inside: number): number | null {
+  let children: string[];
+  try {
+    children = Deno.readTextFileSync(`/proc/${parent}/task/${parent}/children`).trim().split(" ");
+  } catch {
+    return null;
+  }
+  for (const child of children.reverse()) {
+    try {
+      const status = Deno.readTextFileSync(`/proc/${child}/status`);
+      const line = status.slice(
+        status.indexOf("NSpid:"),
+        status.indexOf("\n", status.indexOf("NSpid:")),
+      );
+      if (Number(line.split("\t").at(-1)) === inside) return Number(child);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return null;
+}
+
+/** The lines of a byte stream. */
+export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let rest = "";
+  for await (const chunk of stream) {
+    rest += decoder.decode(chunk, { stream: true });
+    for (let end = rest.indexOf("\n"); end >= 0; end = rest.indexOf("\n")) {
+      yield rest.slice(0, end);
+      rest = rest.slice(end + 1);
+    }
+  }
+}
+
+/**
+ * One FIFO a run writes and the kernel reads: the read end, and a write end the kernel holds
+ * until the run has opened its own (or ended), so the read end sees no EOF before.
+ */
+interface Fifo {
+  reader: Deno.FsFile;
+  keeper: Deno.FsFile;
+}
+
+/**
+ * Makes a fresh FIFO at `path` (a stale writer of an earlier run keeps the old one) and opens it:
+ * first read-write, so the read-only open that follows finds a writer and does not block.
+ */
+function openFifo(path: string): Fifo {
+  try {
+    Deno.removeSync(path);
+  } catch {
+    // not there
+  }
+  if (!mkfifo(path, 0o600)) throw new Error(`mkfifo ${path} failed`);
+  const keeper = Deno.openSync(path, { read: true, write: true });
+  try {
+    return { keeper, reader: Deno.openSync(path, { read: true }) };
+  } catch (e) {
+    keeper.close();
+    throw e;
+  }
+}
+
+/** A run the launcher started: its FIFOs (write ends kept until {@link release}d), how to report its end. */
+interface Started {
+  fifos: Fifo[];
+  kept: boolean;
+  resolve: (status: Deno.CommandStatus) => void;
+}
+
+/** Closes a run's kept FIFO write ends (once): from then on their EOF comes from the run's side. */
+function release(run: Started): void {
+  if (!run.kept) return;
+  run.kept = false;
+  for (const fifo of run.fifos) fifo.keeper.close();
+}
+
+/**
+ * A launcher running as a resident's bwrap command, driven through its stdin and stdout. It is
+ * the parent of every run it starts: it reaps them and reports their wait status. When it dies
+ * (and its sandbox with it) the runs still going end as killed.
+ */
+export class Launcher {
+  /**
+   * The spare that takes the next request: its pid inside and on the host (null until found:
+   * looked up again at the next spawn when /proc did not show it yet).
+   */
+  #spare: { inside: number; host: number | null } | null = null;
+  /** Runs started and not yet reported ended, by their pid inside. */
+  #runs = new Map<number, Started>();
+  /** The run that took the last spare, whose FIFO write ends are still kept. */
+  #taken: Started | null = null;
+  #ended = false;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+
+  /**
+   * Drives the launcher of host pid `pid` through `stdin`, reading its reports from `reports`,
+   * whose first (`first`, already read) announced its first spare.
+   */
+  constructor(
+    private readonly pid: number,
+    stdin: WritableStream<Uint8Array>,
+    first: string,
+    reports: AsyncGenerator<string>,
+  ) {
+    this.#writer = stdin.getWriter();
+    this.#report(first);
+    this.#read(reports);
+  }
+
+  async #read(reports: AsyncGenerator<string>): Promise<void> {
+    try {
+      for await (const line of reports) this.#report(line);
+    } catch {
+      // the pipe broke: the launcher is gone
+    }
+    this.#ended = true;
+    this.#spare = null;
+    for (const [inside, run] of this.#runs) this.#end(inside, run, KILLED);
+  }
+
+  #report(line: string): void {
+    const [what, pid, wait] = line.split(" ");
+    const inside = Number(pid);
+    if (what === "spare") {
+      // a spare is forked once the last one has opened its FIFOs (or died)
+      if (this.#taken !== null) release(this.#taken);
+      this.#taken = null;
+      this.#spare = { inside, host: hostPidOf(this.pid, inside) };
+    } else if (what === "exit") {
+      if (this.#spare?.inside === inside) this.#spare = null;
+      const run = this.#runs.get(inside);
+      if (run !== undefined) this.#end(inside, run, commandStatus(Number(wait)));
+    }
+  }
+
+  /** Reports a run's end once its FIFOs' write ends are {@link release}d. */
+  #end(inside: number, run: Started, status: Deno.CommandStatus): void {
+    this.#runs.delete(inside);
+    release(run);
+    run.resolve(status);
+  }
+
+  /**
+   * Starts `argv` in a new session and process group with stdin /dev/null, exactly `env`, in
+   * `cwd` (a path inside), its output through FIFOs made in the host directory `dir`, which the
+   * sandbox shows at `inside`. Null when no spare is waiting (the launcher is starting the next,
+   * or is gone): the caller starts the run another way.
+   */
+  spawn(
+    cwd: string,
+    argv: readonly string[],
+    env: ReadonlyMap<string, string>,
+    dir: string,
+    inside: string,
+  ): BashChild | null {
+    const spare = this.#spare;
+    if (this.#ended || spare === null) return null;
+    spare.host ??= hostPidOf(this.pid, spare.inside);
+    const host = spare.host;
+    if (host === null) return null;
+    const fifos: Fifo[] = [];
+    try {
+      for (const name of ["out", "err"]) fifos.push(openFifo(`${dir}/${name}`));
+    } catch {
+      for (const fifo of fifos) [fifo.keeper, fifo.reader].forEach((file) => file.close());
+      return null;
+    }
+    this.#spare = null;
+    const request = encoder.encode(
+      [
+        spare.inside,
+        cwd,
+        `${inside}/out`,
+        `${inside}/err`,
+        env.size,
+        ...[...env].map(([name, value]) => `${name}=${value}`),
+        ...argv,
+      ].join("\0"),
+    );
+    const head = encoder.encode(request.length.toString(16).padStart(8, "0"));
+    const frame = new Uint8Array(head.length + request.length);
+    frame.set(head);
+    frame.set(request, head.length);
+    const status = new Promise<Deno.CommandStatus>((resolve) => {
+      this.#taken = { fifos, kept: true, resolve };
+      this.#runs.set(spare.inside, this.#taken);
+    });
+    this.#writer.write(frame).catch(() => {}); // a launcher gone reports no exit: #read ends the run
+    return {
+      pid: host,
+      stdout: fifos[0].reader.readable,
+      stderr: fifos[1].reader.readable,
+      status,
+      pipes: new Set([`${inside}/out`, `${inside}/err`]),
+    };
+  }
+
+  /** Closes the launcher's stdin: it exits, and its sandbox with it. */
+  close(): Promise<void> {
+    return this.#writer.close().catch(() => {});
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The launcher a resident sandbox runs as its bwrap command (perl: perl-base is Essential on
+ * Debian, and /usr is visible in every view). It keeps one forked "spare" child waiting on the
+ * launcher's stdin, which the kernel writes; the spare reads one request, leads a new session and
+ * process group, opens its output FIFOs and execs the run's program: a sandboxed spawn costs one
+ * exec, and its pid (known to the kernel before the request) is the run's. Once the spare has
+ * taken a request and opened its FIFOs, it writes `t` on its pipe to the launcher, which forks the
+ * next spare. The launcher is the parent of every run and reports on its stdout:
+ *
+ * - `spare <pid>`: a new spare waits (pid inside the sandbox);
+ * - `exit <pid> <wait status>`: a child of the launcher ended (the raw waitpid(2) status).
+ *
+ * A request is its byte length as 8 hex digits and then, joined by NUL: the pid of the spare it
+ * is for (a request left by a spare killed before it read it is skipped by the next), the working
+ * directory, the stdout and stderr FIFOs (paths inside), the number of environment entries, the
+ * `NAME=value` entries and the argv. The spare runs it with stdin /dev/null and exactly that
+ * environment; a failure before the exec is written to its stderr FIFO and it exits 126 (no
+ * directory) or 127 (no program). A spare that reads the end of stdin (the kernel is gone) exits
+ * 0, and the launcher with it, and its sandbox with the launcher.
+ */
+export const LAUNCHER_SCRIPT = String.raw`
+use strict;
+use POSIX ();
+$| = 1;
+pipe(my $wake_r, my $wake_w) or die "pipe: $!";
+$SIG{CHLD} = sub { syswrite($wake_w, "x") };
+$SIG{PIPE} = 'IGNORE';
+my ($spare, $told);
+
+sub readn {
+  my ($n) = @_;
+  my $buf = '';
+  while (length($buf) < $n) {
+    my $got = sysread(STDIN, $buf, $n - length($buf), length $buf);
+    POSIX::_exit(0) unless $got;
+  }
+  return $buf;
+}
+
+sub take {
+  my ($tell) = @_;
+  $SIG{CHLD} = $SIG{PIPE} = 'DEFAULT';
+  close $wake_r; close $wake_w;
+  my ($for, $cwd, $out, $err, $n, @rest);
+  do {
+    ($for, $cwd, $out, $err, $n, @rest) = split /\0/, readn(hex readn(8)), -1;
+  } until $for == $$;
+  my @env = splice @rest, 0, $n;
+  POSIX::setsid();
+  open(STDIN, '<', '/dev/null') or POSIX::_exit(127);
+  open(STDOUT, '>', $out) or POSIX::_exit(127);
+  open(STDERR, '>', $err) or POSIX::_exit(127);
+  syswrite($tell, "t");
+  unless (chdir $cwd) { print STDERR "shoal: cannot enter $cwd: $!\n"; POSIX::_exit(126) }
+  %ENV = map { split /=/, $_, 2 } @env;
+  exec { $rest[0] } @rest;
+  print STDERR "shoal: cannot run $rest[0]: $!\n";
+  POSIX::_exit(127);
+}
+
+sub fork_spare {
+  pipe(my $r, my $w) or die "pipe: $!";
+  my $pid = fork;
+  die "fork: $!" unless defined $pid;
+  if ($pid == 0) { close $r; take($w) }
+  close $w;
+  ($spare, $told) = ($pid, $r);
+  print "spare $pid\n";
+}
+
+sub ended {
+  my ($pid, $status) = @_;
+  print "exit $pid $status\n";
+  return unless $pid == $spare;
+  my $took = sysread($told, my $byte, 1);
+  close $told;
+  exit 0 if !$took && $status == 0;
+  fork_spare();
+}
+
+sub reap {
+  while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) { ended($pid, $?) }
+}
+
+fork_spare();
+while (1) {
+  my $in = '';
+  vec($in, fileno($wake_r), 1) = 1;
+  vec($in, fileno($told), 1) = 1;
+  my $n = select(my $ready = $in, undef, undef, undef);
+  if ($n < 0) { next if $!{EINTR}; die "select: $!" }
+  if (vec($ready, fileno($wake_r), 1)) { sysread($wake_r, my $drop, 4096); reap(); next }
+  next unless vec($ready, fileno($told), 1);
+  if (sysread($told, my $byte, 1)) { close $told; fork_spare(); next }
+  my $pid = waitpid($spare, 0);
+  ended($pid, $?) if $pid > 0;
+}
+`;

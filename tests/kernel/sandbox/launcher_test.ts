@@ -1,0 +1,286 @@
+/**
+ * The launcher inside a resident sandbox (issue 12): a run it starts is a host process that leads
+ * its own session and group, with exactly the session's environment, cwd and stdin /dev/null; its
+ * exit status and signal come back as a spawn's would; when the launcher dies its runs end and
+ * the next run gets a new resident; without a launcher runs enter through nsenter.
+ */
+import assert from "node:assert/strict";
+import type { BashChild } from "../../../src/kernel/bash/bash_child.ts";
+import type { ShellState } from "../../../src/kernel/bash/shell_state.ts";
+import { defaultPolicy, policyFor } from "../../../src/kernel/policy/leash.ts";
+import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
+import { runSandbox } from "../../../src/kernel/sandbox/principal_sandbox.ts";
+import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
+import { Residents } from "../../../src/kernel/sandbox/residents.ts";
+import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";
+import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import {
+  commandLine,
+  groupMembers,
+  parentPid,
+  processGroup,
+  processLive,
+} from "../../_support/proc.ts";
+import { delay, waitUntil } from "../../_support/wait.ts";
+
+const BASH = "/bin/bash";
+
+/** A resident for a project directory, the state of runs in it, and a scratch directory. */
+interface Setup {
+  proj: string;
+  sandboxing: Sandboxing;
+  residents: Residents;
+  resident: Resident;
+  state: ShellState;
+  dir: string;
+}
+
+async function withResident(
+  launch: boolean,
+  body: (s: Setup) => Promise<void>,
+): Promise<void> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-launcher-test-" }));
+  const proj = `${root}/home/proj`;
+  await Deno.mkdir(proj, { recursive: true });
+  const policy = {
+    ...policyFor(defaultPolicy(), "agent:a", "uid:0")!,
+    fs_read: [`${proj}/**`],
+    fs_write: [`${proj}/**`],
+    fs_delete: [],
+    net_connect: [],
+    net_listen: [],
+    sandbox: true,
+    hermetic: false,
+  };
+  const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [] };
+  const sandboxing = runSandbox(setting, policy, false, proj)!;
+  const residents = new Residents(HOST_SANDBOX, BASH, root, launch);
+  try {
+    const resident = await residents.get("s", sandboxing);
+    const state: ShellState = {
+      cwd: proj,
+      env: new Map([["PATH", "/usr/bin:/bin"], ["ODD", "a\nb=c d"], ["EMPTY", ""]]),
+      vars: new Map(),
+      funcs: new Map(),
+      aliases: new Map(),
+    };
+    const dir = resident.pool.acquire();
+    await body({ proj, sandboxing, residents, resident, state, dir });
+    resident.pool.release(dir);
+  } finally {
+    await residents.closeAll();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+/** All of a stream's text. */
+async function all(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return await new Response(stream).text();
+}
+
+/**
+ * Starts `script` in bash inside, held by the resident as a run is, once the launcher has had time
+ * to announce its next spare (a run started before goes through nsenter).
+ */
+async function start(s: Setup, script: string, state = s.state): Promise<BashChild> {
+  await delay(100);
+  const child = s.resident.spawn(state, [BASH, "--norc", "-c", script], s.dir);
+  s.resident.hold(child);
+  return child;
+}
+
+/** What `child` wrote and how it ended. */
+async function finish(child: BashChild) {
+  const [out, err, status] = await Promise.all([
+    all(child.stdout),
+    all(child.stderr),
+    child.status,
+  ]);
+  return { out, err, status };
+}
+
+hostTest(
+  "a launched run is a host process that leads its session and group, below the launcher",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      assert.equal(s.resident.launches, true, "perl is there: the resident runs a launcher");
+      const child = await start(s, "echo $$; sleep 300 & sleep 300; wait");
+      assert.ok(await waitUntil(() => groupMembers(child.pid).length >= 3, 10000));
+      assert.equal(processGroup(child.pid), child.pid, "the pid leads its group");
+      const stat = Deno.readTextFileSync(`/proc/${child.pid}/stat`);
+      assert.equal(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]), child.pid);
+      assert.match(commandLine(parentPid(child.pid)) ?? "", /perl/, "the launcher is its parent");
+      const status = Deno.readTextFileSync(`/proc/${child.pid}/status`);
+      const nspid = status.match(/^NSpid:\t(.*)$/m)![1].split("\t");
+      assert.equal(Number(nspid[0]), child.pid);
+      assert.equal(nspid.length, 2, "it lives in the sandbox's PID namespace");
+      assert.match(status, /^NoNewPrivs:\t1$/m, "no new privileges, as bwrap's command");
+      assert.match(status, /^CapEff:\t0+$/m, "no capabilities");
+      assert.match(status, /^CapPrm:\t0+$/m);
+      assert.ok(heldElsewhere(child.pipes!), "its output FIFOs are known by what holds them");
+      const members = groupMembers(child.pid);
+      Deno.kill(-child.pid, "SIGSTOP");
+      assert.ok(
+        await waitUntil(
+          () => members.every((pid) => ["T", "gone"].includes(procState(pid))),
+          10000,
+        ),
+        "a signal to the host group stops every process",
+      );
+      Deno.kill(-child.pid, "SIGKILL");
+      const { out, status: end } = await finish(child);
+      assert.equal(out.trim(), nspid[1], "inside, its pid is the namespace's");
+      assert.equal(end.signal, "SIGKILL");
+      assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+      assert.equal(heldElsewhere(child.pipes!), false, "nothing holds them once the run is gone");
+    });
+  },
+);
+
+/** The state letter of `pid` (/proc/PID/stat), or "gone". */
+function procState(pid: number): string {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat[stat.lastIndexOf(")") + 2];
+  } catch {
+    return "gone";
+  }
+}
+
+hostTest(
+  "a launched run has exactly the session's environment, its cwd and stdin /dev/null",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      await delay(100);
+      const child = s.resident.spawn(s.state, ["/usr/bin/env", "-0"], s.dir);
+      s.resident.hold(child);
+      const { out, status } = await finish(child);
+      assert.equal(status.success, true);
+      const env = new Map(
+        out.split("\0").filter((e) => e !== "").map((e) => {
+          const at = e.indexOf("=");
+          return [e.slice(0, at), e.slice(at + 1)] as [string, string];
+        }),
+      );
+      assert.deepEqual(env, s.state.env);
+      const where = await finish(await start(s, "pwd -P; readlink /proc/$$/fd/0"));
+      assert.equal(where.out, `${s.proj}\n/dev/null\n`, where.err);
+    });
+  },
+);
+
+hostTest(
+  "a launched run's exit status and signal come back; a missing program or cwd fails as a spawn",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      assert.deepEqual(await finish(await start(s, "echo out; echo err >&2; exit 7")), {
+        out: "out\n",
+        err: "err\n",
+        status: { success: false, code: 7, signal: null },
+      });
+      const term = await finish(await start(s, "kill -TERM $$"));
+      assert.deepEqual(term.status, { success: false, code: 143, signal: "SIGTERM" });
+      const ok = await finish(await start(s, "true"));
+      assert.deepEqual(ok.status, { success: true, code: 0, signal: null });
+      await delay(100);
+      const missing = s.resident.spawn(s.state, [`${s.proj}/no-such-program`], s.dir);
+      s.resident.hold(missing);
+      const m = await finish(missing);
+      assert.equal(m.status.code, 127);
+      assert.match(m.err, /no-such-program/);
+      // a cwd the view does not show (the checks before a run refuse it: cwd_outside_sandbox)
+      const sibling = `${s.proj}/../sibling`;
+      await Deno.mkdir(sibling);
+      const outside = await finish(await start(s, "true", { ...s.state, cwd: sibling }));
+      assert.equal(outside.status.code, 126);
+      assert.match(outside.err, /cannot enter/);
+      await assert.rejects(start(s, "true", { ...s.state, cwd: `${s.proj}/gone` }));
+    });
+  },
+);
+
+hostTest(
+  "when the launcher dies its runs end as killed, and the next run gets a new resident",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      const child = await start(s, "echo started; sleep 300");
+      const reader = child.stdout.getReader();
+      assert.equal(new TextDecoder().decode((await reader.read()).value), "started\n");
+      const launcher = parentPid(child.pid);
+      Deno.kill(launcher, "SIGKILL");
+      assert.deepEqual(await child.status, { success: false, code: 137, signal: "SIGKILL" });
+      assert.equal((await reader.read()).done, true, "its output ends");
+      assert.ok(await waitUntil(() => !processLive(child.pid), 10000));
+      await s.resident.ended;
+      const fresh = async () => (await s.residents.get("s", s.sandboxing)) !== s.resident;
+      assert.ok(await waitUntil(fresh, 5000));
+      const next = await s.residents.get("s", s.sandboxing);
+      assert.equal(next.launches, true);
+      const dir = next.pool.acquire();
+      const again = next.spawn(s.state, [BASH, "-c", "echo again"], dir);
+      next.hold(again);
+      assert.equal((await finish(again)).out, "again\n");
+      next.pool.release(dir);
+    });
+  },
+);
+
+hostTest(
+  "without a launcher a run enters the resident through nsenter, as before",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(false, async (s) => {
+      assert.equal(s.resident.launches, false);
+      const child = await start(s, "echo $$; readlink /proc/$$/fd/0");
+      assert.match(commandLine(child.pid) ?? "", /nsenter/);
+      const { out, status } = await finish(child);
+      assert.equal(status.success, true);
+      assert.match(out, /^\d+\n\/dev\/null\n$/);
+    });
+  },
+);
+
+hostTest(
+  "a waiting spare that is killed is replaced, a request it left unread is skipped: later runs are launched again",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      const first = await finish(await start(s, "echo one"));
+      assert.equal(first.out, "one\n");
+      const probe = await start(s, "sleep 300");
+      const parent = parentPid(probe.pid);
+      const spares = () =>
+        Deno.readTextFileSync(`/proc/${parent}/task/${parent}/children`).trim().split(" ")
+          .map(Number).filter((pid) => pid !== probe.pid);
+      assert.ok(await waitUntil(() => spares().length === 1, 10000), "one spare waits");
+      const [spare] = spares();
+      Deno.kill(spare, "SIGKILL");
+      assert.ok(
+        await waitUntil(() => spares().length === 1 && spares()[0] !== spare, 10000),
+        "a new spare waits",
+      );
+      // a spare killed before it read its request: that run ends killed, the next spare skips it
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the kernel has heard of it
+      const [stopped] = spares();
+      Deno.kill(stopped, "SIGSTOP");
+      const doomed = await start(s, "echo doomed");
+      assert.equal(doomed.pid, stopped, "the run went to the waiting spare");
+      Deno.kill(stopped, "SIGKILL");
+      assert.equal((await finish(doomed)).status.signal, "SIGKILL");
+      Deno.kill(-probe.pid, "SIGKILL");
+      await finish(probe);
+      let launched = false;
+      for (let i = 0; i < 20 && !launched; i++) {
+        const child = await start(s, "echo again; sleep 300");
+        launched = parentPid(child.pid) === parent;
+        Deno.kill(-child.pid, "SIGKILL");
+        assert.equal((await finish(child)).out, "again\n");
+      }
+      assert.ok(launched, "runs are launched by the same launcher again");
+    });
+  },
+);
