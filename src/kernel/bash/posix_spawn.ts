@@ -12,6 +12,7 @@ import { C_FACTS } from "./c_library.ts";
 import { closeFd, EINTR, errno } from "./fd_calls.ts";
 import { fdReadable } from "./fd_stream.ts";
 import { dropFd, fdWaiterAvailable, waitFd } from "./fd_waiter.ts";
+import { commandStatus } from "./wait_status.ts";
 
 /** glibc's flags (spawn.h), fcntl(2) and open(2) values, the same on x86_64 and aarch64. */
 const POSIX_SPAWN_SETSIGDEF = 0x04;
@@ -31,15 +32,6 @@ const ENOENT = 2;
 const FILE_ACTIONS_SIZE = 128;
 const ATTR_SIZE = 512;
 const SIGSET_SIZE = 128;
-
-/** Linux signal names by number, as `Deno.CommandStatus.signal` gives them. */
-// deno-fmt-ignore
-const SIGNALS = [
-  "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL",
-  "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM", "SIGSTKFLT", "SIGCHLD",
-  "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGXCPU", "SIGXFSZ",
-  "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO", "SIGPWR", "SIGSYS",
-] as const;
 
 const symbols = {
   pipe2: { parameters: ["buffer", "i32"], result: "i32" },
@@ -172,16 +164,6 @@ function spawnAttributes(c: Libc): Uint8Array {
 /** Throws for a non-zero error number `err` of `what`. */
 function check(err: number, what: string): void {
   if (err !== 0) throw new Error(`${what} failed (errno ${err})`);
-}
-
-/** How a wait status `s` reads as a Deno.CommandStatus (a killed child's code is 128 + signal). */
-function commandStatus(s: number): Deno.CommandStatus {
-  const sig = s & 0x7f;
-  if (sig === 0) {
-    const code = (s >> 8) & 0xff;
-    return { success: code === 0, code, signal: null };
-  }
-  return { success: false, code: 128 + sig, signal: SIGNALS[sig - 1] ?? null };
 }
 
 /**

@@ -5,53 +5,9 @@
  */
 import type { BashChild } from "../bash/bash_child.ts";
 import { mkfifo } from "../bash/mkfifo.ts";
+import { commandStatus } from "../bash/wait_status.ts";
 
 const encoder = new TextEncoder();
-
-/** Linux signal names by number, for the wait statuses the launcher reports. */
-const SIGNALS: readonly Deno.Signal[] = [
-  "SIGHUP",
-  "SIGINT",
-  "SIGQUIT",
-  "SIGILL",
-  "SIGTRAP",
-  "SIGABRT",
-  "SIGBUS",
-  "SIGFPE",
-  "SIGKILL",
-  "SIGUSR1",
-  "SIGSEGV",
-  "SIGUSR2",
-  "SIGPIPE",
-  "SIGALRM",
-  "SIGTERM",
-  "SIGSTKFLT",
-  "SIGCHLD",
-  "SIGCONT",
-  "SIGSTOP",
-  "SIGTSTP",
-  "SIGTTIN",
-  "SIGTTOU",
-  "SIGURG",
-  "SIGXCPU",
-  "SIGXFSZ",
-  "SIGVTALRM",
-  "SIGPROF",
-  "SIGWINCH",
-  "SIGIO",
-  "SIGPWR",
-  "SIGSYS",
-];
-
-/** A raw waitpid(2) status as Deno reports a child's end (128 + signal when killed). */
-export function commandStatus(wait: number): Deno.CommandStatus {
-  const signal = wait & 0x7f;
-  if (signal === 0) {
-    const code = (wait >> 8) & 0xff;
-    return { success: code === 0, code, signal: null };
-  }
-  return { success: false, code: 128 + signal, signal: SIGNALS[signal - 1] ?? null };
-}
 
 /** How a run ends whose launcher died under it: killed with its sandbox. */
 const KILLED: Deno.CommandStatus = { success: false, code: 137, signal: "SIGKILL" };
