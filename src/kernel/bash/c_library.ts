@@ -15,6 +15,9 @@ export interface CFacts {
   EINTR: number;
   /** FFI type of `poll`'s `nfds_t` (unsigned long on glibc, unsigned int on Darwin). */
   nfds: "u64" | "u32";
+  /** open(2) flags. */
+  O_NONBLOCK: number;
+  O_CLOEXEC: number;
 }
 
 /** The C library facts by OS. */
@@ -26,6 +29,8 @@ export const C_FACTS = {
     EIO: 5,
     EINTR: 4,
     nfds: "u64",
+    O_NONBLOCK: 0o4000,
+    O_CLOEXEC: 0o2000000,
   },
   darwin: {
     libc: "/usr/lib/libSystem.B.dylib",
@@ -34,6 +39,8 @@ export const C_FACTS = {
     EIO: 5,
     EINTR: 4,
     nfds: "u32",
+    O_NONBLOCK: 0x4,
+    O_CLOEXEC: 0x1000000,
   },
 } as const satisfies Record<string, CFacts>;
 

@@ -25,6 +25,7 @@ const symbols = {
   read: { parameters: ["i32", "buffer", "usize"], result: "i64" },
   write: { parameters: ["i32", "buffer", "usize"], result: "i64" },
   close: { parameters: ["i32"], result: "i32" },
+  open: { parameters: ["buffer", "i32"], result: "i32" },
   poll: { parameters: ["buffer", C.nfds, "i32"], result: "i32", nonblocking: true },
   [C.errnoFn]: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -85,6 +86,15 @@ export async function waitReadable(fd: number, timeoutMs: number): Promise<boole
     return false;
   }
   return ready;
+}
+
+/**
+ * Opens `path` read-only, non-blocking and close-on-exec (a FIFO opens at once, writer or not):
+ * the fd, or `-errno` on failure.
+ */
+export function openReadNonBlocking(path: string): number {
+  const fd = libc().open(new TextEncoder().encode(path + "\0"), C.O_NONBLOCK | C.O_CLOEXEC);
+  return fd < 0 ? -errno() : fd;
 }
 
 /** Closes `fd`. */

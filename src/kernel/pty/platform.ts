@@ -8,8 +8,6 @@ import { C_FACTS, type CFacts } from "../bash/c_library.ts";
 export interface PtyPlatform extends CFacts {
   O_RDWR: number;
   O_NOCTTY: number;
-  O_NONBLOCK: number;
-  O_CLOEXEC: number;
   TIOCSWINSZ: bigint;
   TIOCGWINSZ: bigint;
   /**
@@ -27,8 +25,6 @@ export function ptyPlatform(os: string, arch: string): PtyPlatform {
       ...C_FACTS.linux,
       O_RDWR: 0o2,
       O_NOCTTY: 0o400,
-      O_NONBLOCK: 0o4000,
-      O_CLOEXEC: 0o2000000,
       TIOCSWINSZ: 0x5414n,
       TIOCGWINSZ: 0x5413n,
       ioctlPadding: 0,
@@ -39,8 +35,6 @@ export function ptyPlatform(os: string, arch: string): PtyPlatform {
       ...C_FACTS.darwin,
       O_RDWR: 0x2,
       O_NOCTTY: 0x20000,
-      O_NONBLOCK: 0x4,
-      O_CLOEXEC: 0x1000000,
       TIOCSWINSZ: 0x80087467n,
       TIOCGWINSZ: 0x40087468n,
       ioctlPadding: arch === "aarch64" ? 6 : 0,

@@ -4,6 +4,9 @@
  * is one write to the launcher and one exec inside, with no program started on the host.
  */
 import type { BashChild } from "../bash/bash_child.ts";
+import { openReadNonBlocking } from "../bash/fd_calls.ts";
+import { fdReadable } from "../bash/fd_stream.ts";
+import { fdWaiterAvailable } from "../bash/fd_waiter.ts";
 import { mkfifo } from "../bash/mkfifo.ts";
 import { commandStatus } from "../bash/wait_status.ts";
 
@@ -53,13 +56,15 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
  * until the run has opened its own (or ended), so the read end sees no EOF before.
  */
 interface Fifo {
-  reader: Deno.FsFile;
+  reader: ReadableStream<Uint8Array>;
   keeper: Deno.FsFile;
 }
 
 /**
- * Makes a fresh FIFO at `path` (a stale writer of an earlier run keeps the old one) and opens it:
- * first read-write, so the read-only open that follows finds a writer and does not block.
+ * Makes a fresh FIFO at `path` (a stale writer of an earlier run keeps the old one) and opens it
+ * read-write, then read-only and non-blocking for the kernel's reads: those wait on the one poll
+ * of `fd_waiter.ts`, not each on one of the few threads Deno runs blocking calls on (a blocking
+ * read per FIFO stalled every file operation of the kernel once 16 runs waited for output).
  */
 function openFifo(path: string): Fifo {
   try {
@@ -69,12 +74,12 @@ function openFifo(path: string): Fifo {
   }
   if (!mkfifo(path, 0o600)) throw new Error(`mkfifo ${path} failed`);
   const keeper = Deno.openSync(path, { read: true, write: true });
-  try {
-    return { keeper, reader: Deno.openSync(path, { read: true }) };
-  } catch (e) {
+  const fd = openReadNonBlocking(path);
+  if (fd < 0) {
     keeper.close();
-    throw e;
+    throw new Error(`open ${path} failed (errno ${-fd})`);
   }
+  return { keeper, reader: fdReadable(fd) };
 }
 
 /** A run the launcher started: its FIFOs (write ends kept until {@link release}d), how to report its end. */
@@ -171,7 +176,7 @@ export class Launcher {
     inside: string,
   ): BashChild | null {
     const spare = this.#spare;
-    if (this.#ended || spare === null) return null;
+    if (this.#ended || spare === null || !fdWaiterAvailable()) return null;
     spare.host ??= hostPidOf(this.pid, spare.inside);
     const host = spare.host;
     if (host === null) return null;
@@ -179,7 +184,10 @@ export class Launcher {
     try {
       for (const name of ["out", "err"]) fifos.push(openFifo(`${dir}/${name}`));
     } catch {
-      for (const fifo of fifos) [fifo.keeper, fifo.reader].forEach((file) => file.close());
+      for (const fifo of fifos) {
+        fifo.keeper.close();
+        fifo.reader.cancel();
+      }
       return null;
     }
     this.#spare = null;
@@ -205,8 +213,8 @@ export class Launcher {
     this.#writer.write(frame).catch(() => {}); // a launcher gone reports no exit: #read ends the run
     return {
       pid: host,
-      stdout: fifos[0].reader.readable,
-      stderr: fifos[1].reader.readable,
+      stdout: fifos[0].reader,
+      stderr: fifos[1].reader,
       status,
       pipes: new Set([`${inside}/out`, `${inside}/err`]),
     };

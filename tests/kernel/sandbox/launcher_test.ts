@@ -284,3 +284,41 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "20 launched runs waiting silently for output hold up no file operation of the kernel",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      const dirs: string[] = [];
+      const children: BashChild[] = [];
+      const ends: Promise<unknown>[] = [];
+      try {
+        for (let i = 0; i < 20; i++) {
+          dirs.push(s.resident.pool.acquire());
+          await delay(100); // the launcher announces its next spare
+          const child = s.resident.spawn(
+            s.state,
+            [BASH, "--norc", "-c", "exec sleep 300"],
+            dirs[i],
+          );
+          s.resident.hold(child);
+          children.push(child);
+          ends.push(finish(child)); // its output is read from now on, as the kernel's pumps do
+          assert.match(commandLine(parentPid(child.pid)) ?? "", /perl/, `run ${i} was launched`);
+        }
+        // Deno runs its blocking calls on a few threads: 40 blocking FIFO reads would hold them
+        // all, and this read would wait until the runs end (bounded here, they sleep 300 s).
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const bound = new Promise((resolve) => timer = setTimeout(resolve, 20_000, "stalled"));
+        const read = Deno.readTextFile("/proc/self/stat").then(() => "read");
+        assert.equal(await Promise.race([read, bound]), "read");
+        clearTimeout(timer);
+      } finally {
+        for (const child of children) Deno.kill(-child.pid, "SIGKILL");
+        await Promise.all(ends);
+        for (const dir of dirs) s.resident.pool.release(dir);
+      }
+    });
+  },
+);
