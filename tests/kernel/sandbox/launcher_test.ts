@@ -150,6 +150,16 @@ function procState(pid: number): string {
   }
 }
 
+/** `env -0`'s output as a map. */
+function parseEnv(out: string): Map<string, string> {
+  return new Map(
+    out.split("\0").filter((e) => e !== "").map((e) => {
+      const at = e.indexOf("=");
+      return [e.slice(0, at), e.slice(at + 1)] as [string, string];
+    }),
+  );
+}
+
 hostTest(
   "a launched run has exactly the session's environment, its cwd and stdin /dev/null",
   NEEDS_TIER_B,
@@ -160,13 +170,7 @@ hostTest(
       s.resident.hold(child);
       const { out, status } = await finish(child);
       assert.equal(status.success, true);
-      const env = new Map(
-        out.split("\0").filter((e) => e !== "").map((e) => {
-          const at = e.indexOf("=");
-          return [e.slice(0, at), e.slice(at + 1)] as [string, string];
-        }),
-      );
-      assert.deepEqual(env, s.state.env);
+      assert.deepEqual(parseEnv(out), s.state.env);
       const where = await finish(await start(s, "pwd -P; readlink /proc/$$/fd/0"));
       assert.equal(where.out, `${s.proj}\n/dev/null\n`, where.err);
     });
@@ -359,16 +363,6 @@ hostTest(
   },
 );
 
-/** `env -0`'s output as a map. */
-function parseEnv(out: string): Map<string, string> {
-  return new Map(
-    out.split("\0").filter((e) => e !== "").map((e) => {
-      const at = e.indexOf("=");
-      return [e.slice(0, at), e.slice(at + 1)] as [string, string];
-    }),
-  );
-}
-
 hostTest(
   "a session environment longer than one atomic pipe write reaches a launched run exactly, even after a spare was killed reading one",
   NEEDS_TIER_B,
@@ -404,12 +398,18 @@ hostTest(
       const deadline = Date.now() + 10000;
       while (bytesRead(spare)! < before + 9 && Date.now() < deadline); // busy: no write goes on
       Deno.kill(spare, "SIGKILL");
+      assert.ok(Date.now() < deadline, "the spare had read some of it");
       assert.notEqual(await finishWithin(child, 10000), null, "the cut run ended");
       for (const state of [big, s.state, big]) {
         const done = await run(state, await spareOf(launcher));
         assert.notEqual(done, null, "it ended within 10 s");
         assert.equal(done!.status.success, true, done!.err);
         assert.deepEqual(parseEnv(done!.out), state.env);
+        assert.deepEqual([...Deno.readDirSync(s.dir)].map((e) => e.name).sort(), [
+          "err",
+          "out",
+          "state",
+        ], "no run file is left");
       }
     });
   },
