@@ -1,7 +1,8 @@
 /**
  * The kernel's side of a resident's launcher ({@link LAUNCHER_SCRIPT}): a run's bash is started by
  * the launcher's waiting spare, whose host pid the kernel knows before it asks, so a sandboxed spawn
- * is one write to the launcher and one exec inside, with no program started on the host.
+ * is one atomic write to the launcher (and a file for a run too long for it) and one exec inside,
+ * with no program started on the host.
  */
 import type { BashChild } from "../bash/bash_child.ts";
 import { freshFile, writeAll } from "../bash/fresh_file.ts";
