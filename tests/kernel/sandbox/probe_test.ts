@@ -90,7 +90,7 @@ async function pathWithoutBwrap(dir: string): Promise<string> {
   const bin = `${dir}/bin`;
   await Deno.mkdir(bin);
   await Deno.symlink(Deno.execPath(), `${bin}/deno`);
-  for (const tool of ["dirname", "head", "grep"]) {
+  for (const tool of ["dirname", "head", "grep", "cat"]) {
     const found = ["/usr/bin", "/bin"].map((d) => `${d}/${tool}`).find(exists);
     assert.ok(found, `no ${tool}`);
     await Deno.symlink(found, `${bin}/${tool}`);
