@@ -259,10 +259,10 @@ export function cpuMs(pid: number): number {
 }
 
 /**
- * Bytes this process has read through read(2) and friends so far (`rchar` of /proc/self/io), or
- * null off Linux: macOS keeps no such counter that a test can read without FFI.
+ * Bytes process `pid` (this one by default) has read through read(2) and friends so far (`rchar`
+ * of /proc/PID/io), or null off Linux: macOS keeps no such counter that a test can read without FFI.
  */
-export function bytesRead(): number | null {
+export function bytesRead(pid: number | "self" = "self"): number | null {
   if (Deno.build.os !== "linux") return null;
-  return Number(/rchar: (\d+)/.exec(Deno.readTextFileSync("/proc/self/io"))![1]);
+  return Number(/rchar: (\d+)/.exec(Deno.readTextFileSync(`/proc/${pid}/io`))![1]);
 }

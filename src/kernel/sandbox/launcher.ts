@@ -1,16 +1,50 @@
 /**
  * The kernel's side of a resident's launcher ({@link LAUNCHER_SCRIPT}): a run's bash is started by
  * the launcher's waiting spare, whose host pid the kernel knows before it asks, so a sandboxed spawn
- * is one write to the launcher and one exec inside, with no program started on the host.
+ * is one atomic write to the launcher (and a file for a run too long for it) and one exec inside,
+ * with no program started on the host.
  */
 import type { BashChild } from "../bash/bash_child.ts";
 import { openReadNonBlocking } from "../bash/fd_calls.ts";
 import { fdReadable } from "../bash/fd_stream.ts";
 import { fdWaiterAvailable } from "../bash/fd_waiter.ts";
+import { freshFile, writeAll } from "../bash/fresh_file.ts";
 import { mkfifo } from "../bash/mkfifo.ts";
 import { commandStatus } from "../bash/wait_status.ts";
 
 const encoder = new TextEncoder();
+
+/**
+ * The most bytes a pipe takes by one write, whole and apart from any other (PIPE_BUF on Linux):
+ * the longest request record.
+ */
+const PIPE_BUF = 4096;
+
+/** The file in a run's scratch directory holding a run too long for one record. */
+const RUN_FILE = "run";
+
+/** A record of the launcher's stdin: `body`'s byte length as 8 hex digits, then `body`. */
+function record(body: Uint8Array): Uint8Array {
+  const frame = new Uint8Array(8 + body.length);
+  frame.set(encoder.encode(body.length.toString(16).padStart(8, "0")));
+  frame.set(body, 8);
+  return frame;
+}
+
+/** The NUL-joined bytes of `fields`. */
+function joined(fields: readonly (string | number)[]): Uint8Array {
+  return encoder.encode(fields.join("\0"));
+}
+
+/** Writes `bytes` into a {@link freshFile} at `path` (a link a run planted there is not followed). */
+function writeFile(path: string, bytes: Uint8Array): void {
+  const file = freshFile(path);
+  try {
+    writeAll(file, bytes);
+  } finally {
+    file.close();
+  }
+}
 
 /** How a run ends whose launcher died under it: killed with its sandbox. */
 const KILLED: Deno.CommandStatus = { success: false, code: 137, signal: "SIGKILL" };
@@ -82,10 +116,14 @@ function openFifo(path: string): Fifo {
   return { keeper, reader: fdReadable(fd) };
 }
 
-/** A run the launcher started: its FIFOs (write ends kept until {@link release}d), how to report its end. */
+/**
+ * A run the launcher started: its FIFOs (write ends kept until {@link release}d), its run file
+ * (if any, removed then too), how to report its end.
+ */
 interface Started {
   fifos: Fifo[];
   kept: boolean;
+  file: string | null;
   resolve: (status: Deno.CommandStatus) => void;
 }
 
@@ -94,6 +132,12 @@ function release(run: Started): void {
   if (!run.kept) return;
   run.kept = false;
   for (const fifo of run.fifos) fifo.keeper.close();
+  if (run.file === null) return;
+  try {
+    Deno.removeSync(run.file);
+  } catch {
+    // not there
+  }
 }
 
 /**
@@ -180,9 +224,19 @@ export class Launcher {
     spare.host ??= hostPidOf(this.pid, spare.inside);
     const host = spare.host;
     if (host === null) return null;
+    const fields = [cwd, env.size, ...[...env].map(([name, value]) => `${name}=${value}`), ...argv];
+    const head = [spare.inside, `${inside}/out`, `${inside}/err`];
+    let frame = record(joined([...head, ...fields]));
+    let file: string | null = null;
     const fifos: Fifo[] = [];
     try {
       for (const name of ["out", "err"]) fifos.push(openFifo(`${dir}/${name}`));
+      if (frame.length > PIPE_BUF) {
+        // too long to reach the spare whole by one write: the record names a file holding the run
+        file = `${dir}/${RUN_FILE}`;
+        writeFile(file, joined(fields));
+        frame = record(joined([...head, "", `${inside}/${RUN_FILE}`]));
+      }
     } catch {
       for (const fifo of fifos) {
         fifo.keeper.close();
@@ -191,26 +245,13 @@ export class Launcher {
       return null;
     }
     this.#spare = null;
-    const request = encoder.encode(
-      [
-        spare.inside,
-        cwd,
-        `${inside}/out`,
-        `${inside}/err`,
-        env.size,
-        ...[...env].map(([name, value]) => `${name}=${value}`),
-        ...argv,
-      ].join("\0"),
-    );
-    const head = encoder.encode(request.length.toString(16).padStart(8, "0"));
-    const frame = new Uint8Array(head.length + request.length);
-    frame.set(head);
-    frame.set(request, head.length);
     const status = new Promise<Deno.CommandStatus>((resolve) => {
-      this.#taken = { fifos, kept: true, resolve };
+      this.#taken = { fifos, kept: true, file, resolve };
       this.#runs.set(spare.inside, this.#taken);
     });
-    this.#writer.write(frame).catch(() => {}); // a launcher gone reports no exit: #read ends the run
+    // one write of at most PIPE_BUF bytes: the pipe takes it whole or waits (never in part), and
+    // nothing awaits it; a launcher gone reports no exit: #read ends the run
+    this.#writer.write(frame).catch(() => {});
     return {
       pid: host,
       stdout: fifos[0].reader,

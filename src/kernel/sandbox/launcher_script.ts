@@ -10,13 +10,19 @@
  * - `spare <pid>`: a new spare waits (pid inside the sandbox);
  * - `exit <pid> <wait status>`: a child of the launcher ended (the raw waitpid(2) status).
  *
- * A request is its byte length as 8 hex digits and then, joined by NUL: the pid of the spare it
- * is for (a request left by a spare killed before it read it is skipped by the next), the working
- * directory, the stdout and stderr FIFOs (paths inside), the number of environment entries, the
- * `NAME=value` entries and the argv. The spare runs it with stdin /dev/null and exactly that
- * environment; a failure before the exec is written to its stderr FIFO and it exits 126 (no
- * directory) or 127 (no program). A spare that reads the end of stdin (the kernel is gone) exits
- * 0, and the launcher with it, and its sandbox with the launcher.
+ * A request is one record: its byte length as 8 hex digits and then, joined by NUL, the pid of
+ * the spare it is for, the stdout and stderr FIFOs (paths inside), and its run: the working
+ * directory, the number of environment entries, the `NAME=value` entries and the argv — or, when
+ * that would not fit in one record, an empty field and the path inside of a file holding the run
+ * (the same fields, joined by NUL). The kernel writes each record in one write of at most
+ * PIPE_BUF bytes, which a pipe keeps whole, and a spare takes what waits with one read of the
+ * pipe's capacity: a read is never cut by a kill, so the next spare starts at a record's start
+ * whenever its predecessor died. It runs the record for its pid and drops the others (left by a
+ * spare killed before it read them) and any it cannot parse, waiting for none. The spare runs it
+ * with stdin /dev/null and exactly that environment; a failure before the exec is written to its
+ * stderr FIFO and it exits 126 (no directory) or 127 (no program or run file). A spare that reads
+ * the end of stdin (the kernel is gone) exits 0, and the launcher with it, and its sandbox with
+ * the launcher.
  */
 export const LAUNCHER_SCRIPT = String.raw`
 use strict;
@@ -27,29 +33,39 @@ $SIG{CHLD} = sub { syswrite($wake_w, "x") };
 $SIG{PIPE} = 'IGNORE';
 my ($spare, $told);
 
-sub readn {
-  my ($n) = @_;
-  my $buf = '';
-  while (length($buf) < $n) {
-    my $got = sysread(STDIN, $buf, $n - length($buf), length $buf);
-    POSIX::_exit(0) unless $got;
+# The pipe's capacity (F_GETPIPE_SZ): one read of it takes every record waiting.
+my $cap = fcntl(STDIN, 1032, 0) || 65536;
+
+# The run of the next record for this process: its FIFOs, and its fields or the file holding them.
+sub request {
+  while (1) {
+    my $buf = '';
+    POSIX::_exit(0) unless sysread(STDIN, $buf, $cap);
+    while ($buf =~ /^([0-9a-f]{8})/ && 8 + hex($1) <= length $buf) {
+      my @fields = split /\0/, substr($buf, 8, hex $1), -1;
+      substr($buf, 0, 8 + hex $1) = '';
+      return @fields[1 .. $#fields] if @fields > 4 && $fields[0] eq $$;
+    }
   }
-  return $buf;
 }
 
 sub take {
   my ($tell) = @_;
   $SIG{CHLD} = $SIG{PIPE} = 'DEFAULT';
   close $wake_r; close $wake_w;
-  my ($for, $cwd, $out, $err, $n, @rest);
-  do {
-    ($for, $cwd, $out, $err, $n, @rest) = split /\0/, readn(hex readn(8)), -1;
-  } until $for == $$;
-  my @env = splice @rest, 0, $n;
+  my ($out, $err, @rest) = request();
   POSIX::setsid();
   open(STDIN, '<', '/dev/null') or POSIX::_exit(127);
   open(STDOUT, '>', $out) or POSIX::_exit(127);
   open(STDERR, '>', $err) or POSIX::_exit(127);
+  if ($rest[0] eq '') {
+    my $file = $rest[1];
+    open(my $run, '<', $file) or do { print STDERR "shoal: cannot read $file: $!\n"; POSIX::_exit(127) };
+    local $/;
+    @rest = split /\0/, <$run>, -1;
+  }
+  my ($cwd, $n) = splice @rest, 0, 2;
+  my @env = splice @rest, 0, $n;
   syswrite($tell, "t");
   unless (chdir $cwd) { print STDERR "shoal: cannot enter $cwd: $!\n"; POSIX::_exit(126) }
   %ENV = map { split /=/, $_, 2 } @env;

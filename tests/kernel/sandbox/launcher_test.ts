@@ -15,8 +15,10 @@ import { Residents } from "../../../src/kernel/sandbox/residents.ts";
 import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import {
+  bytesRead,
   commandLine,
   groupMembers,
+  liveChildren,
   parentPid,
   processGroup,
   processLive,
@@ -148,6 +150,16 @@ function procState(pid: number): string {
   }
 }
 
+/** `env -0`'s output as a map. */
+function parseEnv(out: string): Map<string, string> {
+  return new Map(
+    out.split("\0").filter((e) => e !== "").map((e) => {
+      const at = e.indexOf("=");
+      return [e.slice(0, at), e.slice(at + 1)] as [string, string];
+    }),
+  );
+}
+
 hostTest(
   "a launched run has exactly the session's environment, its cwd and stdin /dev/null",
   NEEDS_TIER_B,
@@ -158,13 +170,7 @@ hostTest(
       s.resident.hold(child);
       const { out, status } = await finish(child);
       assert.equal(status.success, true);
-      const env = new Map(
-        out.split("\0").filter((e) => e !== "").map((e) => {
-          const at = e.indexOf("=");
-          return [e.slice(0, at), e.slice(at + 1)] as [string, string];
-        }),
-      );
-      assert.deepEqual(env, s.state.env);
+      assert.deepEqual(parseEnv(out), s.state.env);
       const where = await finish(await start(s, "pwd -P; readlink /proc/$$/fd/0"));
       assert.equal(where.out, `${s.proj}\n/dev/null\n`, where.err);
     });
@@ -318,6 +324,130 @@ hostTest(
         for (const child of children) Deno.kill(-child.pid, "SIGKILL");
         await Promise.all(ends);
         for (const dir of dirs) s.resident.pool.release(dir);
+      }
+    });
+  },
+);
+
+/** The host pid of the resident's launcher (the parent of a run it starts). */
+async function launcherOf(s: Setup): Promise<number> {
+  const probe = await start(s, "sleep 300");
+  const launcher = parentPid(probe.pid);
+  Deno.kill(-probe.pid, "SIGKILL");
+  await finish(probe);
+  return launcher;
+}
+
+/** The one spare waiting under `launcher` once it is there (and not `not`). */
+async function spareOf(launcher: number, not = 0): Promise<number> {
+  const spares = () => liveChildren(launcher).map((c) => c.pid).filter((pid) => pid !== not);
+  assert.ok(await waitUntil(() => spares().length === 1, 10000), "one spare waits");
+  return spares()[0];
+}
+
+/** What `child` wrote and how it ended, or its group killed after `ms`: null then. */
+async function finishWithin(child: BashChild, ms: number) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ms));
+  const finished = finish(child);
+  const done = await Promise.race([finished, late]);
+  clearTimeout(timer);
+  if (done !== null) return done;
+  for (const pid of [-child.pid, child.pid]) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // not a group leader yet, or gone
+    }
+  }
+  await finished;
+  return null;
+}
+
+hostTest(
+  "a spare killed in the middle of a request leaves the launcher's stream in step: the next runs start",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      const launcher = await launcherOf(s);
+      const stdin = Deno.openSync(`/proc/${launcher}/fd/0`, { write: true });
+      try {
+        // a request cut short: its length, and the spare killed before the rest comes
+        const cut = await spareOf(launcher);
+        const before = bytesRead(cut)!;
+        stdin.writeSync(new TextEncoder().encode("00000100"));
+        assert.ok(await waitUntil(() => bytesRead(cut)! > before, 10000), "the spare read it");
+        Deno.kill(cut, "SIGKILL");
+        // the rest of that request reaches the next spare, starting with what looks like a length
+        const next = await spareOf(launcher, cut);
+        const quiet = bytesRead(next)!;
+        stdin.writeSync(new TextEncoder().encode("ffffffff" + "x".repeat(248)));
+        assert.ok(await waitUntil(() => bytesRead(next)! > quiet, 10000), "the next spare read it");
+      } finally {
+        stdin.close();
+      }
+      for (const word of ["two", "three"]) {
+        const child = await start(s, `echo ${word}`);
+        const done = await finishWithin(child, 10000);
+        assert.notEqual(done, null, `the run of echo ${word} started within 10 s`);
+        assert.equal(done!.out, `${word}\n`, done!.err);
+        assert.equal(done!.status.success, true);
+      }
+      const last = await start(s, "sleep 300");
+      assert.equal(parentPid(last.pid), launcher, "runs are launched by the same launcher");
+      Deno.kill(-last.pid, "SIGKILL");
+      await finish(last);
+    });
+  },
+);
+
+hostTest(
+  "a session environment longer than one atomic pipe write reaches a launched run exactly, even after a spare was killed reading one",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(true, async (s) => {
+      const launcher = await launcherOf(s);
+      const env = new Map(s.state.env);
+      env.set("LONG", "x".repeat(5000));
+      // more than a pipe holds (64 KiB) in all
+      for (let i = 0; i < 20; i++) env.set(`BIG_${i}`, `${i}\n=`.repeat(1000));
+      const big = { ...s.state, env };
+      /** Runs `env -0` in `state` by the waiting spare `spare`: what it saw, or null when it hung. */
+      const run = async (state: ShellState, spare: number) => {
+        await delay(100); // the kernel has heard of the spare
+        const child = s.resident.spawn(state, ["/usr/bin/env", "-0"], s.dir);
+        s.resident.hold(child);
+        assert.equal(child.pid, spare, "the waiting spare started it");
+        return await finishWithin(child, 10000);
+      };
+      const first = await run(big, await spareOf(launcher));
+      assert.equal(first?.status.success, true, first?.err);
+      assert.deepEqual(parseEnv(first!.out), env);
+      // a spare killed while it reads such a request: what the kernel wrote by then is in the
+      // pipe, the rest cannot follow while this test holds the event loop
+      const spare = await spareOf(launcher);
+      Deno.kill(spare, "SIGSTOP");
+      await delay(100);
+      const child = s.resident.spawn(big, ["/usr/bin/env", "-0"], s.dir);
+      s.resident.hold(child);
+      await delay(200);
+      const before = bytesRead(spare)!;
+      Deno.kill(spare, "SIGCONT");
+      const deadline = Date.now() + 10000;
+      while (bytesRead(spare)! < before + 9 && Date.now() < deadline); // busy: no write goes on
+      Deno.kill(spare, "SIGKILL");
+      assert.ok(Date.now() < deadline, "the spare had read some of it");
+      assert.notEqual(await finishWithin(child, 10000), null, "the cut run ended");
+      for (const state of [big, s.state, big]) {
+        const done = await run(state, await spareOf(launcher));
+        assert.notEqual(done, null, "it ended within 10 s");
+        assert.equal(done!.status.success, true, done!.err);
+        assert.deepEqual(parseEnv(done!.out), state.env);
+        assert.deepEqual([...Deno.readDirSync(s.dir)].map((e) => e.name).sort(), [
+          "err",
+          "out",
+          "state",
+        ], "no run file is left");
       }
     });
   },
