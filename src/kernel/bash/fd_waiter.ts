@@ -78,7 +78,8 @@ async function pollLoop(): Promise<void> {
       polled = null;
       for (const fd of toClose.splice(0)) closeFd(fd);
       if (n < 0) continue; // EINTR on the worker thread (its errno is out of reach)
-      readFd(wakeup, new Uint8Array(8)); // drain; EAGAIN when it was not written
+      // Drained only when written: a wait that ends by its fd alone costs no more system calls.
+      if (view.getInt16(6, true) !== 0) readFd(wakeup, new Uint8Array(8));
       fds.forEach((fd, i) => {
         if (i === 0 || view.getInt16(i * POLLFD_SIZE + 6, true) === 0) return;
         const resolve = waiters.get(fd);
