@@ -266,3 +266,25 @@ export function bytesRead(pid: number | "self" = "self"): number | null {
   if (Deno.build.os !== "linux") return null;
   return Number(/rchar: (\d+)/.exec(Deno.readTextFileSync(`/proc/${pid}/io`))![1]);
 }
+
+/** poll(2) and ppoll(2) system call numbers by architecture (Deno.build.arch). */
+const POLL_SYSCALLS: Record<string, number[]> = { x86_64: [7, 271], aarch64: [73] };
+
+/**
+ * How many threads of `pid` are blocked in poll(2) or ppoll(2) now, by the first field of each
+ * thread's /proc/<pid>/task/<tid>/syscall (Linux on x86_64 or aarch64; null elsewhere).
+ */
+export function threadsInPoll(pid: number): number | null {
+  const numbers = POLL_SYSCALLS[Deno.build.arch];
+  if (Deno.build.os !== "linux" || numbers === undefined) return null;
+  let count = 0;
+  for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+    try {
+      const first = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/syscall`).split(" ")[0];
+      if (numbers.includes(Number(first))) count++;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return count;
+}

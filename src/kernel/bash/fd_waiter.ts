@@ -1,8 +1,9 @@
 /**
  * Waits for many file descriptors at once on one worker thread (Linux): the output pipes and
- * pidfds of the bash processes `posix_spawn.ts` starts. Deno runs only a few dozen blocking calls
- * at once, so one poll(2) per waiting fd, or a blocking waitpid per child, would stall every
- * other blocking operation of the kernel (file reads, …) once a few dozen tasks run.
+ * pidfds of the bash processes `posix_spawn.ts` starts, the launcher's FIFOs and PTY masters
+ * (`pty/master_wait.ts`). Deno runs only a few dozen blocking calls at once, so one poll(2) per
+ * waiting fd, or a blocking waitpid per child, would stall every other blocking operation of the
+ * kernel (file reads, …) once a few dozen tasks run or PTYs sit idle.
  *
  * One poll covers an eventfd and every fd with a pending {@link waitFd}; a new wait or a
  * {@link dropFd} while it runs writes the eventfd so the poll starts again with the new set. A
@@ -77,7 +78,8 @@ async function pollLoop(): Promise<void> {
       polled = null;
       for (const fd of toClose.splice(0)) closeFd(fd);
       if (n < 0) continue; // EINTR on the worker thread (its errno is out of reach)
-      readFd(wakeup, new Uint8Array(8)); // drain; EAGAIN when it was not written
+      // Drained only when written: a wait that ends by its fd alone costs no more system calls.
+      if (view.getInt16(6, true) !== 0) readFd(wakeup, new Uint8Array(8));
       fds.forEach((fd, i) => {
         if (i === 0 || view.getInt16(i * POLLFD_SIZE + 6, true) === 0) return;
         const resolve = waiters.get(fd);
@@ -108,11 +110,26 @@ export function waitFd(fd: number): Promise<void> {
   });
 }
 
+/** Resolves the pending wait on `fd` and forgets it; whether there was one. */
+function settle(fd: number): boolean {
+  const resolve = waiters.get(fd);
+  if (resolve === undefined) return false;
+  waiters.delete(fd);
+  resolve();
+  return true;
+}
+
+/**
+ * Ends the pending wait on `fd`, if any, as if it were ready, leaving `fd` open: for a waiter
+ * with something else to notice (a timeout, a child's exit). A running poll starts again without it.
+ */
+export function endWait(fd: number): void {
+  if (settle(fd) && polled?.has(fd)) interrupt();
+}
+
 /** Ends the wait on `fd` (resolving it) and closes `fd`, once no poll holds it. */
 export function dropFd(fd: number): void {
-  const resolve = waiters.get(fd);
-  waiters.delete(fd);
-  resolve?.();
+  settle(fd);
   if (polled?.has(fd)) {
     toClose.push(fd);
     interrupt();

@@ -21,9 +21,9 @@ import {
   type PtyPair,
   readFd,
   setWindowSize,
-  waitReadable,
   writeFd,
 } from "./libc.ts";
+import { MasterWait } from "./master_wait.ts";
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
@@ -48,8 +48,8 @@ const READ_CHUNK = 32 * 1024;
  * other request and the `pty.read` that started the step.
  */
 export const STEP_MS = 1;
-/** Longest wait in ms of an idle reader for the master to become readable (also bounds `close`). */
-const IDLE_WAIT_MS = 100;
+/** Pause in ms of the reader after an unexpected read error while our slave fd is open. */
+const ERROR_PAUSE_MS = 100;
 /** Wait in ms for more output after the child's exit while a grandchild still holds the slave. */
 const EXIT_WAIT_MS = 16;
 /** Empty waits after the child's exit before its output counts as drained (a grandchild may hold the slave). */
@@ -150,6 +150,8 @@ export class Pty {
   readonly cmd: string;
 
   #fd: number;
+  /** The reader's waits for the master, ended early by the reap and by close. */
+  #wait: MasterWait;
   /** Our own slave fd, held until the child is reaped (see openPty); null after. */
   #slave: number | null;
   #child: Deno.ChildProcess;
@@ -182,6 +184,7 @@ export class Pty {
     rows: number,
   ) {
     this.#fd = pair.master;
+    this.#wait = new MasterWait(pair.master);
     this.#slave = pair.slave;
     this.#child = child;
     this.pid = child.pid;
@@ -205,6 +208,7 @@ export class Pty {
       this.#status = status;
       // The child opened the slave (or never will): from now on EIO on the master means drained.
       this.#releaseSlave();
+      this.#wait.wake();
     });
     this.#finished = Promise.all([this.#readLoop(), reaped]).then(() => this.#finish());
   }
@@ -353,12 +357,13 @@ export class Pty {
       await this.#child.status;
     }
     this.#closing = true;
+    this.#wait.wake();
     await this.#finished;
     await this.#writes;
     clearTimeout(this.#eventTimer);
     this.#listeners.clear();
     this.#releaseSlave();
-    closeFd(this.#fd);
+    this.#wait.close();
     this.#term.dispose();
     return this.#exit!;
   }
@@ -408,7 +413,8 @@ export class Pty {
   /**
    * Moves output from the master into the emulator until the child is gone and drained, or closing.
    * While output flows it reads and parses one chunk per turn of the event loop (other kernel work
-   * runs in between); while idle it waits on a worker thread for the master to become readable.
+   * runs in between); while idle it waits for the master to become readable (see MasterWait),
+   * until the reap or close wakes it.
    */
   async #readLoop(): Promise<void> {
     let emptyAfterExit = 0;
@@ -423,12 +429,12 @@ export class Pty {
       if (this.#status !== null) {
         // EIO: every slave fd is closed and the output is drained.
         if (errno !== EAGAIN || ++emptyAfterExit >= DRAIN_WAITS_AFTER_EXIT) break;
-        await waitReadable(this.#fd, EXIT_WAIT_MS);
+        await this.#wait.until(EXIT_WAIT_MS);
       } else if (errno === EAGAIN) {
-        await waitReadable(this.#fd, IDLE_WAIT_MS);
+        await this.#wait.until(null);
       } else {
         // Not expected while our slave fd is open; wait for the reap instead of spinning.
-        await delay(IDLE_WAIT_MS);
+        await delay(ERROR_PAUSE_MS);
       }
     }
   }
