@@ -12,6 +12,16 @@ export function freshFile(path: string): Deno.FsFile {
   return Deno.openSync(path, { write: true, createNew: true, mode: 0o600 });
 }
 
+/** Writes `bytes` into a {@link freshFile} at `path` (a link planted there is not followed). */
+export function writeFreshFile(path: string, bytes: Uint8Array): void {
+  const file = freshFile(path);
+  try {
+    writeAll(file, bytes);
+  } finally {
+    file.close();
+  }
+}
+
 /** Writes all of `bytes` to `file` at its current position. */
 export function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
   for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));

@@ -2,7 +2,7 @@ import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Resident } from "../sandbox/resident.ts";
 import type { BashChild } from "./bash_child.ts";
-import { freshFile, writeAll } from "./fresh_file.ts";
+import { writeFreshFile } from "./fresh_file.ts";
 import { groupExists } from "./group_leader.ts";
 import { heldElsewhere, outputPipes } from "./pipe_holders.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
@@ -139,19 +139,9 @@ async function pumpsOrTimeout(pumps: Promise<void>, ms: number): Promise<void> {
  * directory, which lies in the resident's bound directory.
  */
 function spawnCold(run: BashRun, resident: Resident | null, dir: string): BashChild {
-  writeFresh(`${dir}/src`, run.src);
-  writeFresh(`${dir}/restore`, restoreScript(run.state));
+  writeFreshFile(`${dir}/src`, encoder.encode(run.src));
+  writeFreshFile(`${dir}/restore`, encoder.encode(restoreScript(run.state)));
   return spawnDriver(run.bash, run.state, resident, dir, DRIVER);
-}
-
-/** Writes `text` into a {@link freshFile} at `path`. */
-function writeFresh(path: string, text: string): void {
-  const file = freshFile(path);
-  try {
-    writeAll(file, encoder.encode(text));
-  } finally {
-    file.close();
-  }
 }
 
 /** A run's bash process, scratch directory and its pool, as {@link start} gives them. */

@@ -8,7 +8,7 @@ import type { BashChild } from "../bash/bash_child.ts";
 import { openReadNonBlocking } from "../bash/fd_calls.ts";
 import { fdReadable } from "../bash/fd_stream.ts";
 import { fdWaiterAvailable } from "../bash/fd_waiter.ts";
-import { freshFile, writeAll } from "../bash/fresh_file.ts";
+import { writeFreshFile } from "../bash/fresh_file.ts";
 import { mkfifo } from "../bash/mkfifo.ts";
 import { commandStatus } from "../bash/wait_status.ts";
 
@@ -34,16 +34,6 @@ function record(body: Uint8Array): Uint8Array {
 /** The NUL-joined bytes of `fields`. */
 function joined(fields: readonly (string | number)[]): Uint8Array {
   return encoder.encode(fields.join("\0"));
-}
-
-/** Writes `bytes` into a {@link freshFile} at `path` (a link a run planted there is not followed). */
-function writeFile(path: string, bytes: Uint8Array): void {
-  const file = freshFile(path);
-  try {
-    writeAll(file, bytes);
-  } finally {
-    file.close();
-  }
 }
 
 /** How a run ends whose launcher died under it: killed with its sandbox. */
@@ -234,7 +224,7 @@ export class Launcher {
       if (frame.length > PIPE_BUF) {
         // too long to reach the spare whole by one write: the record names a file holding the run
         file = `${dir}/${RUN_FILE}`;
-        writeFile(file, joined(fields));
+        writeFreshFile(file, joined(fields));
         frame = record(joined([...head, "", `${inside}/${RUN_FILE}`]));
       }
     } catch {
