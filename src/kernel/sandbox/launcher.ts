@@ -4,6 +4,7 @@
  * is one atomic write to the launcher (and a file for a run too long for it) and one exec inside,
  * with no program started on the host.
  */
+import { LineFramer } from "../../protocol/framing.ts";
 import type { BashChild } from "../bash/bash_child.ts";
 import { openReadNonBlocking } from "../bash/fd_calls.ts";
 import { fdReadable } from "../bash/fd_stream.ts";
@@ -62,15 +63,19 @@ function hostPidOf(parent: number, inside: number): number | null {
   return null;
 }
 
-/** The lines of a byte stream. */
+/** The longest report line of a launcher (`exit <pid> <wait status>`), with room to spare. */
+const REPORT_LIMIT = 64;
+
+/**
+ * The report lines of a launcher's stdout, each at most {@link REPORT_LIMIT} bytes: a process in
+ * the sandbox (same uid) can write to that pipe too, and a longer line is dropped, never held.
+ */
 export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const framer = new LineFramer(REPORT_LIMIT);
   const decoder = new TextDecoder();
-  let rest = "";
   for await (const chunk of stream) {
-    rest += decoder.decode(chunk, { stream: true });
-    for (let end = rest.indexOf("\n"); end >= 0; end = rest.indexOf("\n")) {
-      yield rest.slice(0, end);
-      rest = rest.slice(end + 1);
+    for (const event of framer.push(chunk)) {
+      if (event.kind === "frame") yield decoder.decode(event.bytes);
     }
   }
 }
