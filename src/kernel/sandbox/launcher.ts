@@ -69,6 +69,7 @@ const REPORT_LIMIT = 64;
 /**
  * The report lines of a launcher's stdout, each at most {@link REPORT_LIMIT} bytes: a process in
  * the sandbox (same uid) can write to that pipe too, and a longer line is dropped, never held.
+ * Empty lines are skipped.
  */
 export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const framer = new LineFramer(REPORT_LIMIT);

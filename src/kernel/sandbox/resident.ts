@@ -122,7 +122,7 @@ export class Resident {
         }
       }
       return await open(
-        [bash, "--noprofile", "--norc", "-c", "builtin echo; builtin read -r"],
+        [bash, "--noprofile", "--norc", "-c", "builtin echo ready; builtin read -r"],
         false,
       );
     } catch (e) {
@@ -133,7 +133,7 @@ export class Resident {
 
   /**
    * Runs `argv` in bwrap and waits for its first line: a launcher's first spare, or the waiting
-   * bash's empty line.
+   * bash's `ready`.
    */
   static async #open(
     tools: EnterTools,
