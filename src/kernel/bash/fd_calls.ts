@@ -88,13 +88,23 @@ export async function waitReadable(fd: number, timeoutMs: number): Promise<boole
   return ready;
 }
 
+/** `s` as a NUL-terminated C string. */
+export function cString(s: string): Uint8Array {
+  return new TextEncoder().encode(`${s}\0`);
+}
+
+/** open(2) of `path` with `flags`: the fd, or `-errno` on failure. */
+export function openFd(path: string, flags: number): number {
+  const fd = libc().open(cString(path), flags);
+  return fd < 0 ? -errno() : fd;
+}
+
 /**
  * Opens `path` read-only, non-blocking and close-on-exec (a FIFO opens at once, writer or not):
  * the fd, or `-errno` on failure.
  */
 export function openReadNonBlocking(path: string): number {
-  const fd = libc().open(new TextEncoder().encode(path + "\0"), C.O_NONBLOCK | C.O_CLOEXEC);
-  return fd < 0 ? -errno() : fd;
+  return openFd(path, C.O_NONBLOCK | C.O_CLOEXEC);
 }
 
 /** Closes `fd`. */

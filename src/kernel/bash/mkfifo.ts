@@ -1,5 +1,6 @@
 /** `mkfifo(3)` through Deno FFI, for the hand-over pipe of a warm shell. */
 import { cLibrary } from "./c_library.ts";
+import { cString } from "./fd_calls.ts";
 
 const symbols = { mkfifo: { parameters: ["buffer", "u32"], result: "i32" } } as const;
 
@@ -21,5 +22,5 @@ function libc(): Deno.DynamicLibrary<typeof symbols> | null {
 export function mkfifo(path: string, mode: number): boolean {
   const c = libc();
   if (c === null) return false;
-  return c.symbols.mkfifo(new TextEncoder().encode(path + "\0"), mode) === 0;
+  return c.symbols.mkfifo(cString(path), mode) === 0;
 }

@@ -9,7 +9,7 @@
 import { resolve } from "node:path";
 import type { BashChild } from "./bash_child.ts";
 import { C_FACTS } from "./c_library.ts";
-import { closeFd, EINTR, errno } from "./fd_calls.ts";
+import { closeFd, cString, EINTR, errno } from "./fd_calls.ts";
 import { fdReadable } from "./fd_stream.ts";
 import { dropFd, fdWaiterAvailable, waitFd } from "./fd_waiter.ts";
 import { commandStatus } from "./wait_status.ts";
@@ -114,10 +114,6 @@ function cStrings(strings: readonly string[]): { bytes: Uint8Array; pointers: Ui
     at += e.length + 1;
   });
   return { bytes, pointers: new Uint8Array(pointers.buffer) };
-}
-
-function cString(s: string): Uint8Array {
-  return encoder.encode(`${s}\0`);
 }
 
 /** A pipe as [read end, write end], both close-on-exec; the read end non-blocking. */

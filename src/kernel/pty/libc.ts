@@ -5,7 +5,7 @@
  * them; the master fd is non-blocking, so none of them waits.
  */
 
-import { closeFd, errno } from "../bash/fd_calls.ts";
+import { closeFd, errno, openFd } from "../bash/fd_calls.ts";
 import { ptyPlatform } from "./platform.ts";
 
 export { closeFd, EAGAIN, EINTR, EIO, readFd, waitReadable, writeFd } from "../bash/fd_calls.ts";
@@ -13,7 +13,6 @@ export { closeFd, EAGAIN, EINTR, EIO, readFd, waitReadable, writeFd } from "../b
 const P = ptyPlatform(Deno.build.os, Deno.build.arch);
 
 const symbols = {
-  open: { parameters: ["buffer", "i32"], result: "i32" },
   grantpt: { parameters: ["i32"], result: "i32" },
   unlockpt: { parameters: ["i32"], result: "i32" },
   ptsname_r: { parameters: ["i32", "buffer", "usize"], result: "i32" },
@@ -35,8 +34,10 @@ function check(result: number, what: string): number {
   return result;
 }
 
-function cString(s: string): Uint8Array {
-  return new TextEncoder().encode(`${s}\0`);
+/** The fd `openFd` gave for `path`; throws for its `-errno`. */
+function opened(fd: number, path: string): number {
+  if (fd < 0) throw new Error(`open(${path}) failed (errno ${-fd})`);
+  return fd;
 }
 
 function ioctl(fd: number, request: bigint, arg: Uint8Array): number {
@@ -59,7 +60,7 @@ export interface PtyPair {
 export function openPty(): PtyPair {
   const c = libc();
   const flags = P.O_RDWR | P.O_NOCTTY | P.O_CLOEXEC;
-  const master = check(c.open(cString("/dev/ptmx"), flags | P.O_NONBLOCK), "open(/dev/ptmx)");
+  const master = opened(openFd("/dev/ptmx", flags | P.O_NONBLOCK), "/dev/ptmx");
   try {
     check(c.grantpt(master), "grantpt");
     check(c.unlockpt(master), "unlockpt");
@@ -68,7 +69,7 @@ export function openPty(): PtyPair {
       throw new Error(`ptsname_r failed (errno ${errno()})`);
     }
     const slavePath = new TextDecoder().decode(name.subarray(0, name.indexOf(0)));
-    const slave = check(c.open(cString(slavePath), flags), `open(${slavePath})`);
+    const slave = opened(openFd(slavePath, flags), slavePath);
     return { master, slave, slavePath };
   } catch (e) {
     closeFd(master);
