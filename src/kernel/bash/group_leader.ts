@@ -50,11 +50,12 @@ export function spawnOptions(state: ShellState): Deno.CommandOptions {
 }
 
 /**
- * Signals the process group led by `pid`; false when nothing was there. A child spawned through
+ * Signals the process group led by `pid`; false when nothing was there or `pid` is no pid. A child spawned through
  * setsid(1) may not lead its group yet: then it has started nothing either, and `pid` alone is
  * signalled.
  */
 export function signalGroup(pid: number, signal: Deno.Signal): boolean {
+  if (!(pid > 0)) return false; // kill(0) and kill(-0) would signal the kernel's own group
   try {
     Deno.kill(-pid, signal);
     return true;

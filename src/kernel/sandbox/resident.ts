@@ -26,14 +26,15 @@ const SWEEP_TRIES = 40;
 
 /**
  * The process group and session of `pid` (/proc/PID/stat fields 5 and 6), or null once it is
- * gone or a zombie.
+ * gone, a zombie or dying: a process that is exiting shows group and session 0, and a kill of
+ * group 0 would signal the kernel's own group.
  */
 function groupAndSession(pid: number): { group: number; session: number } | null {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
     const [state, , group, session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
-    if (state === "Z") return null;
-    return { group: Number(group), session: Number(session) };
+    const ids = { group: Number(group), session: Number(session) };
+    return state === "Z" || !(ids.group > 0 && ids.session > 0) ? null : ids;
   } catch {
     return null;
   }
