@@ -75,6 +75,8 @@ export class Resident {
   /** The host pid of the command the sandbox's init runs (the launcher, or a waiting bash): spared. */
   readonly #shell: number;
   #killed = false;
+  /** Whether bwrap has exited: its init's pid may then name another process (pids wrap around). */
+  #exited = false;
 
   private constructor(
     private readonly child: Deno.ChildProcess,
@@ -95,6 +97,7 @@ export class Resident {
   ) {
     this.pool = new ScratchPool(dir);
     this.#shell = childrenOf(init)[0];
+    child.status.finally(() => this.#exited = true);
   }
 
   /**
@@ -276,6 +279,7 @@ export class Resident {
   #sweep(): boolean {
     let killed = false;
     let busy: boolean | undefined;
+    if (this.#exited) return false; // every process inside died with its PID namespace
     for (const pid of childrenOf(this.init)) {
       if (pid === this.#shell) continue;
       const ids = groupAndSession(pid);
