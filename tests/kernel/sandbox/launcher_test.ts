@@ -217,6 +217,8 @@ hostTest(
       const reader = child.stdout.getReader();
       assert.equal(new TextDecoder().decode((await reader.read()).value), "started\n");
       const launcher = parentPid(child.pid);
+      // Never a fallback's parent (this test runner): only the launcher's perl is killed.
+      assert.ok(launcher !== Deno.pid && commandLine(launcher)?.startsWith("/usr/bin/perl "));
       Deno.kill(launcher, "SIGKILL");
       assert.deepEqual(await child.status, { success: false, code: 137, signal: "SIGKILL" });
       assert.equal((await reader.read()).done, true, "its output ends");
