@@ -136,12 +136,10 @@ export class WarmShell {
     if (state.cwd !== this.cwd) return false;
     if (envDelta(this.env, state.env, this.bashVariables) === null) return false;
     if (confinementKey(sandbox) !== this.confinement) return false;
+    // Not bash's /proc/PID/cwd: a launcher's spare enters the directory only once it reads its
+    // request, and a shell looked at before would seem to be elsewhere.
     const now = dirIdentity(state.cwd);
-    if (now === null) return false;
-    const own = Deno.build.os === "linux"
-      ? dirIdentity(`/proc/${this.child.pid}/cwd`)
-      : this.#cwdAtSpawn;
-    return own === now;
+    return now !== null && now === this.#cwdAtSpawn;
   }
 
   /**
