@@ -164,6 +164,7 @@ async function start(run: BashRun): Promise<Started> {
     await run.warm.discard();
   }
   const resident = run.sandbox === null ? null : await run.sandbox();
+  await resident?.untilSpare();
   const pool = resident?.pool ?? run.scratch;
   const dir = pool.acquire();
   try {

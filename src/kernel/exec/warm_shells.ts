@@ -67,6 +67,13 @@ export class WarmShells {
         this.residents.get(session.name, sandbox).then(() => this.prepare(attachment), () => {});
         return;
       }
+      // Between two spares a spawn would enter through nsenter: three execs on the host, taking
+      // the CPU the run going on needs (a loaded launcher's next spare comes a few ms late).
+      const spare = resident.untilSpare();
+      if (spare !== null) {
+        spare.then(() => this.prepare(attachment));
+        return;
+      }
     }
     const shell = WarmShell.prepare(
       this.bash,

@@ -152,6 +152,8 @@ export class Launcher {
   /** The run that took the last spare, whose FIFO write ends are still kept. */
   #taken: Started | null = null;
   #ended = false;
+  /** Called once a spare waits or the launcher is gone ({@link untilSpare}). */
+  #onSpare: (() => void)[] = [];
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
 
   /**
@@ -178,6 +180,20 @@ export class Launcher {
     this.#ended = true;
     this.#spare = null;
     for (const [inside, run] of this.#runs) this.#end(inside, run, KILLED);
+    this.#spareArrived();
+  }
+
+  /**
+   * Null when a spawn now goes through a spare (or the launcher is gone, and it cannot); else
+   * a promise that resolves when the next spare, being forked, waits.
+   */
+  untilSpare(): Promise<void> | null {
+    if (this.#ended || this.#spare !== null) return null;
+    return new Promise((resolve) => this.#onSpare.push(resolve));
+  }
+
+  #spareArrived(): void {
+    for (const resolve of this.#onSpare.splice(0)) resolve();
   }
 
   #report(line: string): void {
@@ -188,6 +204,7 @@ export class Launcher {
       if (this.#taken !== null) release(this.#taken);
       this.#taken = null;
       this.#spare = { inside, host: hostPidOf(this.pid, inside) };
+      this.#spareArrived();
     } else if (what === "exit") {
       if (this.#spare?.inside === inside) this.#spare = null;
       const run = this.#runs.get(inside);

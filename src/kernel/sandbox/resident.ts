@@ -22,6 +22,11 @@ const PERL = "/usr/bin/perl";
 
 /** How often, and how many times at most, an ended run's group is looked at until it is gone. */
 const SWEEP_POLL_MS = 50;
+/**
+ * Longest wait of a spawn for the launcher's next spare: its fork takes a few ms on a loaded host,
+ * while entering through nsenter costs three execs on the host, which load it further.
+ */
+const SPARE_WAIT_MS = 1000;
 const SWEEP_TRIES = 40;
 
 /**
@@ -215,6 +220,19 @@ export class Resident {
       this.inside(dir),
     );
     return launched ?? spawnGroupLeader(this.command(cwd, argv), state);
+  }
+
+  /**
+   * Null when a spawn now starts through its launcher's waiting spare, or cannot (no launcher, or
+   * it is gone); else a promise that resolves once the spare the launcher is forking waits, or
+   * after {@link SPARE_WAIT_MS} (a spawn then enters through nsenter).
+   */
+  untilSpare(): Promise<void> | null {
+    const spare = this.launcher?.untilSpare() ?? null;
+    if (spare === null) return null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => timer = setTimeout(resolve, SPARE_WAIT_MS));
+    return Promise.race([spare, bound]).finally(() => clearTimeout(timer));
   }
 
   /** Whether its runs are started by a launcher inside (else they enter with {@link command}). */
