@@ -2,6 +2,7 @@ import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Resident } from "../sandbox/resident.ts";
 import type { BashChild } from "./bash_child.ts";
+import { type Fifo, openFifo } from "./fifo.ts";
 import { writeFreshFile } from "./fresh_file.ts";
 import { groupExists } from "./group_leader.ts";
 import { heldElsewhere, outputPipes } from "./pipe_holders.ts";
@@ -118,19 +119,43 @@ async function lingerAfterExit(
     if (now - exited >= PIPE_LINGER_MS && groupExists(pgid)) return;
     if (quiet) {
       // No other holder: the last bytes and EOF are on their way, within a bound.
-      if (pipes !== null && !heldElsewhere(pipes)) await pumpsOrTimeout(pumps, PIPE_EOF_WAIT_MS);
+      if (pipes !== null && !heldElsewhere(pipes)) await within(pumps, PIPE_EOF_WAIT_MS);
       return;
     }
-    await pumpsOrTimeout(pumps, LINGER_POLL_MS);
+    await within(pumps, LINGER_POLL_MS);
     quietPolls++;
   }
 }
 
-/** Resolves when `pumps` settle or after `ms`, whichever comes first. */
-async function pumpsOrTimeout(pumps: Promise<void>, ms: number): Promise<void> {
+/** What `work` resolves to, or null when it has not settled after `ms`. */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([pumps, new Promise((resolve) => timer = setTimeout(resolve, ms))]);
-  clearTimeout(timer);
+  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ms));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The bytes of `stream` up to its end, or up to `stop`. */
+async function readAll(stream: ReadableStream<Uint8Array>, stop: AbortSignal): Promise<Uint8Array> {
+  const reader = stream.getReader();
+  stop.addEventListener("abort", () => reader.cancel().catch(() => {}), { once: true });
+  const chunks: Uint8Array[] = [];
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+  } catch {
+    // failed: what was read is all there is
+  }
+  const all = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) [all.set(chunk, at), at += chunk.length];
+  return all;
 }
 
 /**
@@ -154,23 +179,46 @@ interface Started {
    * cold spawn's right after the spawn (null in the rare case it already ended).
    */
   pipes: ReadonlySet<string> | null;
+  /** The `state` FIFO bash dumps into, opened before it can ({@link ScratchPool.stateFifo}). */
+  state: Fifo | null;
+}
+
+/** The `state` FIFO of scratch directory `dir` opened for the dump, when `pool` makes one. */
+function stateFifo(pool: ScratchPool, dir: string): Fifo | null {
+  return pool.stateFifo ? openFifo(`${dir}/state`) : null;
+}
+
+/** Closes a {@link Fifo}'s ends, for a run that never started. */
+function closeFifo(fifo: Fifo | null): void {
+  fifo?.keeper.close();
+  fifo?.reader.cancel().catch(() => {});
 }
 
 /** The running bash of a run: the warm shell when it took the source, else a cold spawn. */
 async function start(run: BashRun): Promise<Started> {
   if (run.warm !== null) {
     const { child, dir, pool, pipes } = run.warm;
-    if (run.warm.handOver(run.src, run.state)) return { child, dir, pool, pipes };
+    let state: Fifo | null = null;
+    try {
+      state = stateFifo(pool, dir);
+      if (run.warm.handOver(run.src, run.state)) return { child, dir, pool, pipes, state };
+    } catch {
+      // no state FIFO: the shell is discarded, as one that died
+    }
+    closeFifo(state);
     await run.warm.discard();
   }
   const resident = run.sandbox === null ? null : await run.sandbox();
   await resident?.untilSpare();
   const pool = resident?.pool ?? run.scratch;
   const dir = pool.acquire();
+  let state: Fifo | null = null;
   try {
+    state = stateFifo(pool, dir);
     const child = spawnCold(run, resident, dir);
-    return { child, dir, pool, pipes: child.pipes ?? outputPipes(child.pid) };
+    return { child, dir, pool, pipes: child.pipes ?? outputPipes(child.pid), state };
   } catch (e) {
+    closeFifo(state);
     pool.release(dir);
     throw e;
   }
@@ -183,8 +231,11 @@ async function start(run: BashRun): Promise<Started> {
  */
 export async function runBash(run: BashRun): Promise<BashExit> {
   const started = process.hrtime.bigint();
-  const { child, dir, pool, pipes } = await start(run);
+  const { child, dir, pool, pipes, state } = await start(run);
   run.onSpawn?.(child.pid);
+  // read from now on: a dump larger than the FIFO holds waits for the kernel's reads
+  const giveUp = new AbortController();
+  const dump = state === null ? null : readAll(state.reader, giveUp.signal);
   const stop = new AbortController();
   const activity = { at: performance.now() };
   let drained = false;
@@ -196,18 +247,23 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   });
   const status = await child.status;
   const durNs = process.hrtime.bigint() - started;
+  state?.keeper.close(); // bash is gone: its dump ends at the FIFO's EOF
   await lingerAfterExit(pumps, () => drained, child.pid, activity, pipes);
   stop.abort();
   await pumps;
+  // a dump that does not end (a process inside holds the FIFO open) is lost with the directory
+  const dumped = dump === null ? null : await within(dump, PIPE_LINGER_MS);
+  if (dump !== null && dumped === null) giveUp.abort();
   let final: ShellState | null = null;
-  if (status.signal === null) {
+  if (status.signal === null && (dump === null || dumped !== null)) {
     try {
-      final = parseDump(Deno.readFileSync(`${dir}/state`), run.bashVariables);
+      final = parseDump(dumped ?? Deno.readFileSync(`${dir}/state`), run.bashVariables);
     } catch {
       final = null;
     }
   }
-  pool.release(dir);
+  if (dump !== null && dumped === null) pool.discard(dir);
+  else pool.release(dir);
   return {
     status: status.signal === null ? status.code : null,
     signal: status.signal,

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { makeFifo } from "./fifo.ts";
 
 const EMPTY = new Uint8Array();
 
@@ -16,13 +17,16 @@ const KEEP = 8;
 /**
  * Private 0700 scratch directories for bash runs (driver input and state dump), reused instead of
  * created and removed per run. A directory comes with an empty `state` file, and a released one
- * has its dump emptied first, so a later run can never read an earlier run's state.
+ * has its dump emptied first, so a later run can never read an earlier run's state. In a pool
+ * for a sandbox, which shows its directories read-only (nothing inside can plant a symlink that
+ * the kernel would follow on the host), `state` is a FIFO instead: bash writes its dump into it
+ * (a FIFO takes writes on a read-only mount) and the kernel reads it while bash runs.
  */
 export class ScratchPool {
   #idle: string[] = [];
   #all = new Set<string>();
 
-  constructor(private readonly parent: string) {}
+  constructor(private readonly parent: string, readonly stateFifo = false) {}
 
   /** A directory owned by the caller until {@link release}. */
   acquire(): string {
@@ -32,7 +36,8 @@ export class ScratchPool {
     Deno.mkdirSync(dir, { mode: 0o700 });
     this.#all.add(dir);
     try {
-      emptyState(dir);
+      if (this.stateFifo) makeFifo(join(dir, "state"));
+      else emptyState(dir);
     } catch (e) {
       this.#drop(dir);
       throw e;
@@ -43,12 +48,17 @@ export class ScratchPool {
   /** Gives a directory back once its run is over; beyond the kept few it is removed. */
   release(dir: string): void {
     try {
-      emptyState(dir);
+      if (!this.stateFifo) emptyState(dir);
     } catch {
       return this.#drop(dir);
     }
     if (this.#idle.length < KEEP) this.#idle.push(dir);
     else this.#drop(dir);
+  }
+
+  /** Removes a directory instead of keeping it: a process may still hold one of its FIFOs. */
+  discard(dir: string): void {
+    this.#drop(dir);
   }
 
   /** Removes every directory (kernel shutdown; no run may be using one). */

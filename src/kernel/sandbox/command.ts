@@ -32,7 +32,10 @@ export interface Sandboxing {
 export interface Confinement extends Sandboxing {
   /** The run's working directory; must be visible in `view`. */
   cwd: string;
-  /** A kernel scratch directory the run needs read-write, shown at {@link SCRATCH_MOUNT}. */
+  /**
+   * A kernel scratch directory, shown read-only at {@link SCRATCH_MOUNT}: the run reads its input
+   * files there and writes its FIFOs.
+   */
   scratch: string | null;
 }
 
@@ -86,7 +89,8 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
     args.push(...(mask.dir ? ["--tmpfs", mask.path] : ["--ro-bind", "/dev/null", mask.path]));
   }
   if (confinement.scratch !== null) {
-    args.push("--bind", confinement.scratch, SCRATCH_MOUNT);
+    // read-only: a symlink planted there would be followed by the kernel on the host
+    args.push("--ro-bind", confinement.scratch, SCRATCH_MOUNT);
   }
   // bwrap's own root and the masks are writable tmpfs; made read-only, a write outside the
   // grants fails instead of landing in memory (only the private /tmp takes writes)

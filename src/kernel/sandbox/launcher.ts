@@ -6,11 +6,9 @@
  */
 import { LineFramer } from "../../protocol/framing.ts";
 import type { BashChild } from "../bash/bash_child.ts";
-import { openReadNonBlocking } from "../bash/fd_calls.ts";
-import { fdReadable } from "../bash/fd_stream.ts";
+import { type Fifo, makeFifo, openFifo } from "../bash/fifo.ts";
 import { fdWaiterAvailable } from "../bash/fd_waiter.ts";
 import { writeFreshFile } from "../bash/fresh_file.ts";
-import { mkfifo } from "../bash/mkfifo.ts";
 import { commandStatus } from "../bash/wait_status.ts";
 
 const encoder = new TextEncoder();
@@ -79,37 +77,6 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
       if (event.kind === "frame") yield decoder.decode(event.bytes);
     }
   }
-}
-
-/**
- * One FIFO a run writes and the kernel reads: the read end, and a write end the kernel holds
- * until the run has opened its own (or ended), so the read end sees no EOF before.
- */
-interface Fifo {
-  reader: ReadableStream<Uint8Array>;
-  keeper: Deno.FsFile;
-}
-
-/**
- * Makes a fresh FIFO at `path` (a stale writer of an earlier run keeps the old one) and opens it
- * read-write, then read-only and non-blocking for the kernel's reads: those wait on the one poll
- * of `fd_waiter.ts`, not each on one of the few threads Deno runs blocking calls on (a blocking
- * read per FIFO stalled every file operation of the kernel once 16 runs waited for output).
- */
-function openFifo(path: string): Fifo {
-  try {
-    Deno.removeSync(path);
-  } catch {
-    // not there
-  }
-  if (!mkfifo(path, 0o600)) throw new Error(`mkfifo ${path} failed`);
-  const keeper = Deno.openSync(path, { read: true, write: true });
-  const fd = openReadNonBlocking(path);
-  if (fd < 0) {
-    keeper.close();
-    throw new Error(`open ${path} failed (errno ${-fd})`);
-  }
-  return { keeper, reader: fdReadable(fd) };
 }
 
 /**
@@ -243,7 +210,11 @@ export class Launcher {
     let file: string | null = null;
     const fifos: Fifo[] = [];
     try {
-      for (const name of ["out", "err"]) fifos.push(openFifo(`${dir}/${name}`));
+      for (const name of ["out", "err"]) {
+        // fresh: a writer that an earlier run left behind keeps the old one
+        makeFifo(`${dir}/${name}`);
+        fifos.push(openFifo(`${dir}/${name}`));
+      }
       if (frame.length > PIPE_BUF) {
         // too long to reach the spare whole by one write: the record names a file holding the run
         file = `${dir}/${RUN_FILE}`;

@@ -100,7 +100,7 @@ export class Resident {
     /** The launcher that starts its runs, or null: they enter with {@link command}. */
     private readonly launcher: Launcher | null,
   ) {
-    this.pool = new ScratchPool(dir);
+    this.pool = new ScratchPool(dir, true);
     this.#shell = childrenOf(init)[0];
     child.status.finally(() => this.#exited = true);
   }

@@ -162,6 +162,33 @@ hostTest(
   },
 );
 
+hostTest(
+  "the scratch directory takes no symlink for the kernel to follow on the host; state still persists",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      // The kernel reads and empties a run's `state` dump on the host after the run: a link planted
+      // there (or a directory swapped for one) would make it read and truncate a host file.
+      const plants = [
+        `ln -sf ${w.secret} "$__shoal_dir/state"`,
+        `ln -s ${w.secret} "$__shoal_dir/new"`,
+        `mv "$__shoal_dir" "$__shoal_dir.away"`,
+        `rm -f "$__shoal_dir/src"`,
+      ];
+      const results = [];
+      for (const src of plants) results.push(await run(agent, src));
+      await run(agent, "export KEPT=yes");
+      assert.equal(text((await run(agent, "echo $KEPT")).out), "yes\n", "the dump still arrives");
+      assert.equal(await Deno.readTextFile(w.secret), "s3cret\n");
+      for (const [i, r] of results.entries()) {
+        assert.equal(r.ok, false, `${plants[i]} must fail`);
+        assert.match(text(r.err), /Read-only file system/, plants[i]);
+      }
+    });
+  },
+);
+
 hostTest("HOME and ungranted paths cannot be read", NEEDS_TIER_B, async () => {
   await world({ "agent:c": CODER }, async (w) => {
     const agent = await w.agent("agent:c");

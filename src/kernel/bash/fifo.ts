@@ -1,0 +1,42 @@
+/**
+ * FIFOs in a scratch directory that processes in a sandbox write and the kernel reads: the read
+ * end is non-blocking and waits on the one poll of `fd_waiter.ts`, not each on one of the few
+ * threads Deno runs blocking calls on (a blocking read per FIFO stalled every file operation of
+ * the kernel once 16 runs waited for output).
+ */
+import { openReadNonBlocking } from "./fd_calls.ts";
+import { fdReadable } from "./fd_stream.ts";
+import { mkfifo } from "./mkfifo.ts";
+
+/**
+ * One FIFO the kernel reads: the read end, and a write end the kernel holds until the writer has
+ * opened its own (or ended), so the read end sees no EOF before.
+ */
+export interface Fifo {
+  reader: ReadableStream<Uint8Array>;
+  keeper: Deno.FsFile;
+}
+
+/** Makes a FIFO at `path` (mode 0600), replacing what is there. */
+export function makeFifo(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch {
+    // not there
+  }
+  if (!mkfifo(path, 0o600)) throw new Error(`mkfifo ${path} failed`);
+}
+
+/**
+ * Opens the FIFO at `path` read-write (the keeper), then read-only and non-blocking for the
+ * kernel's reads.
+ */
+export function openFifo(path: string): Fifo {
+  const keeper = Deno.openSync(path, { read: true, write: true });
+  const fd = openReadNonBlocking(path);
+  if (fd < 0) {
+    keeper.close();
+    throw new Error(`open ${path} failed (errno ${-fd})`);
+  }
+  return { keeper, reader: fdReadable(fd) };
+}
