@@ -17,6 +17,15 @@ export interface Fifo {
   keeper: Deno.FsFile;
 }
 
+/** Whether `path` is a FIFO (a link is not followed). */
+export function isFifo(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isFifo === true;
+  } catch {
+    return false;
+  }
+}
+
 /** Makes a FIFO at `path` (mode 0600), replacing what is there. */
 export function makeFifo(path: string): void {
   try {

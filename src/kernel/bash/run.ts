@@ -251,7 +251,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   await lingerAfterExit(pumps, () => drained, child.pid, activity, pipes);
   stop.abort();
   await pumps;
-  // a dump that does not end (a process inside holds the FIFO open) is lost with the directory
+  // a dump that does not end (a process inside holds the FIFO open) is lost
   const dumped = dump === null ? null : await within(dump, PIPE_LINGER_MS);
   if (dump !== null && dumped === null) giveUp.abort();
   let final: ShellState | null = null;
@@ -262,7 +262,8 @@ export async function runBash(run: BashRun): Promise<BashExit> {
       final = null;
     }
   }
-  if (dump !== null && dumped === null) pool.discard(dir);
+  // a process left holding a FIFO of the directory would write into a later run's
+  if (!drained || (dump !== null && dumped === null)) pool.discard(dir);
   else pool.release(dir);
   return {
     status: status.signal === null ? status.code : null,

@@ -1,6 +1,7 @@
 import type { BashChild } from "./bash_child.ts";
 import { signalGroup } from "./group_leader.ts";
 import { freshFile, writeAll } from "./fresh_file.ts";
+import { isFifo } from "./fifo.ts";
 import { mkfifo } from "./mkfifo.ts";
 import { outputPipes } from "./pipe_holders.ts";
 import { spawnDriver } from "./spawn.ts";
@@ -183,12 +184,4 @@ export class WarmShell {
 async function killGroup(child: BashChild): Promise<void> {
   signalGroup(child.pid, "SIGKILL");
   await Promise.allSettled([child.status, child.stdout.cancel(), child.stderr.cancel()]);
-}
-
-function isFifo(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFifo === true;
-  } catch {
-    return false;
-  }
 }

@@ -82,11 +82,13 @@ async function all(stream: ReadableStream<Uint8Array>): Promise<string> {
 
 /**
  * Starts `script` in bash inside, held by the resident as a run is, once the launcher has had time
- * to announce its next spare (a run started before goes through nsenter).
+ * to announce its next spare (a run started before goes through nsenter). Each run has a scratch
+ * directory of its own, as in the kernel: runs sharing one would share its output FIFOs.
  */
 async function start(s: Setup, script: string, state = s.state): Promise<BashChild> {
   await delay(100);
-  const child = s.resident.spawn(state, [BASH, "--norc", "-c", script], s.dir);
+  const dir = s.resident.pool.acquire();
+  const child = s.resident.spawn(state, [BASH, "--norc", "-c", script], dir);
   s.resident.hold(child);
   return child;
 }
