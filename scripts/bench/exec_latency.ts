@@ -4,10 +4,11 @@
  * inside the bubblewrap sandbox (when the host has one; issue 12), plain `bash -c true` spawns, and — when
  * installed with `npm install --prefix /tmp/peer mcp-server-commands` — the same MCP client
  * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
- * alternating across two connections on one session, every answer checked. The human's and the
- * agent's direct calls take turns, so their ratio (the sandbox's cost: agent p50 / human p50) is
- * one of the same load. Prints p50/p95 of each, the ratios the issues target, and
- * `exec_stages.ts` prints where one exec's time goes.
+ * alternating across two connections on one session, every answer checked, on the same warm
+ * kernel. Every other row takes turns with the others (the facade's too: timed alone right after
+ * the kernel's start, it paid for the kernel's warm-up), so their ratios are ones of the same
+ * load. Prints p50/p95 of each, the ratios the issues target, and `exec_stages.ts` prints where
+ * one exec's time goes.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -53,48 +54,39 @@ const BLOCK = 20;
  */
 async function timeTogether(runs: [string, () => Promise<unknown>][]): Promise<Row[]> {
   for (const [, run] of runs) for (let i = 0; i < 10; i++) await run();
-  const samples = runs.map((): number[] => []);
+  const rows = runs.map(() => ({
+    samples: [] as number[],
+    bash: [] as number[],
+    rest: [] as number[],
+  }));
   for (let block = 0; block < N / BLOCK; block++) {
     for (const [k, [, run]] of runs.entries()) {
       for (let i = 0; i < BLOCK; i++) {
         const t0 = performance.now();
-        await run();
-        samples[k].push(performance.now() - t0);
+        const result = await run();
+        const ms = performance.now() - t0;
+        rows[k].samples.push(ms);
+        const inBash = bashMs(result);
+        if (inBash === null) continue;
+        rows[k].bash.push(inBash);
+        rows[k].rest.push(ms - inBash);
       }
     }
   }
+  const p50 = (xs: number[]) => percentile(xs.sort((a, b) => a - b), 0.5);
   return runs.map(([label], k) => {
-    samples[k].sort((a, b) => a - b);
-    return { label, p50: percentile(samples[k], 0.5), p95: percentile(samples[k], 0.95) };
+    const { samples, bash, rest } = rows[k];
+    const row: Row = { label, p50: p50(samples), p95: percentile(samples, 0.95) };
+    if (bash.length === samples.length) [row.bash, row.rest] = [p50(bash), p50(rest)];
+    return row;
   });
 }
 
-async function time(label: string, run: () => Promise<unknown>, n = N): Promise<Row> {
-  for (let i = 0; i < 10; i++) await run();
-  const samples: number[] = [];
-  const bash: number[] = [];
-  const rest: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    const result = await run();
-    const ms = performance.now() - t0;
-    samples.push(ms);
-    const inBash = bashMs(result);
-    if (inBash === null) continue;
-    bash.push(inBash);
-    rest.push(ms - inBash);
-  }
-  const p50 = (xs: number[]) => percentile(xs.sort((a, b) => a - b), 0.5);
-  const row: Row = { label, p50: p50(samples), p95: percentile(samples, 0.95) };
-  if (bash.length === n) {
-    row.bash = p50(bash);
-    row.rest = p50(rest);
-  }
-  return row;
-}
-
-/** The peer server's row, or null (with a note why) when it is not installed or does not run. */
-async function peerRow(): Promise<Row | null> {
+/**
+ * An MCP client connected to the peer server, or null (with a note why) when it is not installed
+ * or does not start.
+ */
+async function peerClient(): Promise<Client | null> {
   try {
     await Deno.stat(PEER);
   } catch {
@@ -104,13 +96,11 @@ async function peerRow(): Promise<Row | null> {
   const client = new Client({ name: "bench", version: "0" });
   try {
     await client.connect(new StdioClientTransport({ command: "node", args: [PEER] }));
-    const call = () => client.callTool({ name: "run_command", arguments: { command: "echo hi" } });
-    return await time("mcp-server-commands", call);
+    return client;
   } catch (e) {
     console.log(`note: peer skipped: ${e}`);
-    return null;
-  } finally {
     await client.close().catch(() => {});
+    return null;
   }
 }
 
@@ -154,20 +144,16 @@ await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
 const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
 const freeToken = (await createToken(box, "agent:free", "free")).secret;
 const client = new Client({ name: "bench", version: "0" });
+const peer = await peerClient();
 try {
   await client.connect(sdkTransport(box));
-  const facade = await time(
-    "shoal_exec via facade",
-    () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } }),
-  );
-  // The facade calls above autostarted the kernel on the sandbox socket.
+  const viaFacade = () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
+  await viaFacade(); // autostarts the kernel on the sandbox socket
   const a = await RpcConnection.connect(box.socket());
   const b = await RpcConnection.connect(box.socket());
   await a.request("session.attach", { session: "bench" });
   await b.request("session.attach", { session: "bench" });
   await a.request("exec", { src: `cd ${proj}` });
-  const seq = await stateful(a, b);
-  b.close();
   // The agent works in a session of its own in the same project, so the human's and the agent's
   // calls can take turns, each session keeping its warm shell: every agent exec is sandboxed.
   for (const session of ["bench-agent", "bench-free"]) {
@@ -183,21 +169,25 @@ try {
     token: agentToken,
   });
   const tier = (attached as { caps: { tier: string } }).caps.tier;
-  const [direct, unconfined, confined] = await timeTogether([
+  const spawnTrue = () =>
+    new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output();
+  const peerCall = () => peer!.callTool({ name: "run_command", arguments: { command: "echo hi" } });
+  const [facade, direct, unconfined, confined, spawn, ...peerRows] = await timeTogether([
+    ["shoal_exec via facade", viaFacade],
     ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
     ["agent, sandbox: false", () => free.request("exec", { src: "echo hi" })],
     [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
+    ["bash -c true spawn", spawnTrue],
+    ...(peer ? [["mcp-server-commands", peerCall] as [string, () => Promise<unknown>]] : []),
   ]);
-  a.close();
   free.close();
   agent.close();
-  const spawn = await time(
-    "bash -c true spawn",
-    () =>
-      new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output(),
-  );
-  const peer = await peerRow();
-  const rows = [facade, direct, unconfined, confined, seq, spawn, ...(peer ? [peer] : [])];
+  // after the rows above, on the same warm kernel
+  const seq = await stateful(a, b);
+  a.close();
+  b.close();
+  const peerRow = peerRows[0] ?? null;
+  const rows = [facade, direct, unconfined, confined, seq, spawn, ...peerRows];
   console.log(`exec latency, ${N} calls each (ms)`);
   console.log(
     "path                          p50      p95   p95/p50  p50/spawn   bash p50  rest p50",
@@ -216,7 +206,7 @@ try {
     console.log(`${label.padEnd(44)} ${x.toFixed(2).padStart(6)}  (target ≤ ${target})`);
   ratio("kernel direct p50 / spawn p50", direct.p50 / spawn.p50, 0.5);
   ratio("facade p50 / spawn p50", facade.p50 / spawn.p50, 0.6);
-  if (peer) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peer.p50, 0.7);
+  if (peerRow) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peerRow.p50, 0.7);
   ratio("stateful p50 / kernel direct p50", seq.p50 / direct.p50, 1.2);
   ratio(`sandboxed agent (${tier}) p50 / kernel direct p50`, confined.p50 / direct.p50, 1.5);
   console.log(
@@ -225,5 +215,6 @@ try {
   );
 } finally {
   await client.close().catch(() => {});
+  await peer?.close().catch(() => {});
   await box.cleanup();
 }
