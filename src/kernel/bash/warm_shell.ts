@@ -133,10 +133,14 @@ export class WarmShell {
    * from its own only in names a running bash can take over.
    */
   fits(state: ShellState, sandbox: Sandboxing | null): boolean {
+    return this.fitsState(state) && confinementKey(sandbox) === this.confinement;
+  }
+
+  /** Whether it {@link fits} a run starting from `state`, whatever that run's sandbox. */
+  fitsState(state: ShellState): boolean {
     if (this.#exited || this.#claimed || state.cwdBytes !== undefined) return false;
     if (state.cwd !== this.cwd) return false;
     if (envDelta(this.env, state.env, this.bashVariables) === null) return false;
-    if (confinementKey(sandbox) !== this.confinement) return false;
     // Not bash's /proc/PID/cwd: a launcher's spare enters the directory only once it reads its
     // request, and a shell looked at before would seem to be elsewhere.
     const now = dirIdentity(state.cwd);

@@ -5,6 +5,7 @@ import { WarmShell } from "../bash/warm_shell.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 import type { Resident } from "../sandbox/resident.ts";
 import type { Residents } from "../sandbox/residents.ts";
+import type { Grants } from "../policy/grants.ts";
 import type { Attachment } from "../session/attachment.ts";
 
 /**
@@ -17,7 +18,10 @@ import type { Attachment } from "../session/attachment.ts";
  * every one.
  */
 export class WarmShells {
-  #slots = new Map<string, { shell: WarmShell; idle: ReturnType<typeof setTimeout> }>();
+  #slots = new Map<
+    string,
+    { shell: WarmShell; idle: ReturnType<typeof setTimeout>; grants: Grants }
+  >();
   #discarding = new Set<Promise<void>>();
   #closed = false;
 
@@ -49,13 +53,16 @@ export class WarmShells {
   prepare(attachment: Attachment): void {
     if (this.#closed) return;
     const session = attachment.session;
+    const slot = this.#slots.get(session.name);
+    // Prepared under these grants and fitting the state, its sandbox was computed for this cwd:
+    // it is not computed again (0.1 ms), and a run that now sees another view takes no shell.
+    if (slot?.grants === attachment.grants && slot.shell.fitsState(session.state)) return;
     let sandbox: Sandboxing | null;
     try {
       sandbox = attachment.grants.sandboxFor(session.state.cwd);
     } catch {
       return this.drop(session.name);
     }
-    const slot = this.#slots.get(session.name);
     if (slot !== undefined) {
       if (slot.shell.fits(session.state, sandbox)) return;
       this.drop(session.name);
@@ -86,7 +93,7 @@ export class WarmShells {
     const idle = setTimeout(() => {
       if (this.#slots.get(session.name)?.shell === shell) this.drop(session.name);
     }, WARM_IDLE_MS);
-    this.#slots.set(session.name, { shell, idle });
+    this.#slots.set(session.name, { shell, idle, grants: attachment.grants });
   }
 
   /** Kills the session's warm shell, if any (idle, or the session is gone). */
