@@ -2,7 +2,7 @@ import process from "node:process";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
 import type { Resident } from "../sandbox/resident.ts";
 import type { BashChild } from "./bash_child.ts";
-import { type Fifo, openFifo } from "./fifo.ts";
+import { type Fifo, openFifo, readRestNow } from "./fifo.ts";
 import { writeFreshFile } from "./fresh_file.ts";
 import { groupExists } from "./group_leader.ts";
 import { heldElsewhere, outputPipes } from "./pipe_holders.ts";
@@ -247,7 +247,10 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   });
   const status = await child.status;
   const durNs = process.hrtime.bigint() - started;
-  state?.keeper.close(); // bash is gone: its dump ends at the FIFO's EOF
+  if (state !== null) {
+    state.keeper.close(); // bash is gone: its dump ends at the FIFO's EOF
+    readRestNow(state);
+  }
   await lingerAfterExit(pumps, () => drained, child.pid, activity, pipes);
   // an abort costs 0.09 ms (it makes a DOMException): only pumps still reading need it
   if (!drained) stop.abort();

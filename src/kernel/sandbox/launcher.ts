@@ -6,7 +6,7 @@
  */
 import { LineFramer } from "../../protocol/framing.ts";
 import type { BashChild } from "../bash/bash_child.ts";
-import { type Fifo, isFifo, makeFifo, openFifo } from "../bash/fifo.ts";
+import { type Fifo, isFifo, makeFifo, openFifo, readRestNow } from "../bash/fifo.ts";
 import { fdWaiterAvailable } from "../bash/fd_waiter.ts";
 import { writeFreshFile } from "../bash/fresh_file.ts";
 import { commandStatus } from "../bash/wait_status.ts";
@@ -183,6 +183,7 @@ export class Launcher {
   #end(inside: number, run: Started, status: Deno.CommandStatus): void {
     this.#runs.delete(inside);
     release(run);
+    for (const fifo of run.fifos) readRestNow(fifo);
     run.resolve(status);
   }
 
