@@ -11,13 +11,15 @@ const AUTO_CHUNK = 64 * 1024;
 
 /**
  * A ReadableStream of type "bytes" that owns `fd` (non-blocking) and closes it at end of file, on
- * an error and on cancel.
+ * an error and on cancel, then calls `closed`.
  */
-export function fdReadable(fd: number): ReadableStream<Uint8Array> {
+export function fdReadable(fd: number, closed?: () => void): ReadableStream<Uint8Array> {
   let open = true;
   const close = () => {
-    if (open) dropFd(fd);
+    if (!open) return;
     open = false;
+    dropFd(fd);
+    closed?.();
   };
   return new ReadableStream({
     type: "bytes",

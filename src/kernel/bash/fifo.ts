@@ -16,8 +16,8 @@ import { mkfifo } from "./mkfifo.ts";
 export interface Fifo {
   reader: ReadableStream<Uint8Array>;
   keeper: Deno.FsFile;
-  /** The read end's descriptor, which `reader` owns. */
-  fd: number;
+  /** The read end's descriptor, which `reader` owns; null once `reader` has closed it. */
+  fd: number | null;
 }
 
 /** Whether `path` is a FIFO (a link is not followed). */
@@ -50,7 +50,8 @@ export function openFifo(path: string): Fifo {
     keeper.close();
     throw new Error(`open ${path} failed (errno ${-fd})`);
   }
-  return { keeper, reader: fdReadable(fd), fd };
+  const fifo: Fifo = { keeper, fd, reader: fdReadable(fd, () => fifo.fd = null) };
+  return fifo;
 }
 
 /**
@@ -59,5 +60,6 @@ export function openFifo(path: string): Fifo {
  * 2.6 ms in one exec of ten.
  */
 export function readRestNow(fifo: Fifo): void {
-  endWait(fifo.fd);
+  // a closed descriptor's number may name another's by now
+  if (fifo.fd !== null) endWait(fifo.fd);
 }
