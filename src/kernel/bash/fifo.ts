@@ -21,12 +21,17 @@ export interface Fifo {
 }
 
 /** Whether `path` is a FIFO (a link is not followed). */
-export function isFifo(path: string): boolean {
+function isFifo(path: string): boolean {
   try {
     return Deno.lstatSync(path).isFifo === true;
   } catch {
     return false;
   }
+}
+
+/** Makes a FIFO at `path` unless one is there (a directory the pool reuses keeps its FIFOs). */
+export function ensureFifo(path: string): void {
+  if (!isFifo(path)) makeFifo(path);
 }
 
 /** Makes a FIFO at `path` (mode 0600), replacing what is there. */

@@ -1,5 +1,7 @@
 import process from "node:process";
+import { concatBytes } from "../../protocol/concat_bytes.ts";
 import { PIPE_LINGER_MS, READ_CHUNK } from "../../protocol/limits.ts";
+import { within } from "../../protocol/within.ts";
 import type { Resident } from "../sandbox/resident.ts";
 import type { BashChild } from "./bash_child.ts";
 import { type Fifo, openFifo, readRestNow } from "./fifo.ts";
@@ -127,17 +129,6 @@ async function lingerAfterExit(
   }
 }
 
-/** What `work` resolves to, or null when it has not settled after `ms`. */
-async function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ms));
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The bytes of `stream` up to its end, or up to `stop`. */
 async function readAll(stream: ReadableStream<Uint8Array>, stop: AbortSignal): Promise<Uint8Array> {
   const reader = stream.getReader();
@@ -152,10 +143,7 @@ async function readAll(stream: ReadableStream<Uint8Array>, stop: AbortSignal): P
   } catch {
     // failed: what was read is all there is
   }
-  const all = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) [all.set(chunk, at), at += chunk.length];
-  return all;
+  return concatBytes(chunks);
 }
 
 /**

@@ -1,8 +1,7 @@
 import type { BashChild } from "./bash_child.ts";
 import { signalGroup } from "./group_leader.ts";
 import { freshFile, writeAll } from "./fresh_file.ts";
-import { isFifo } from "./fifo.ts";
-import { mkfifo } from "./mkfifo.ts";
+import { ensureFifo } from "./fifo.ts";
 import { outputPipes } from "./pipe_holders.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "./scratch_pool.ts";
@@ -94,7 +93,7 @@ export class WarmShell {
     let child: BashChild | null = null;
     try {
       const fifo = `${dir}/go`;
-      if (!isFifo(fifo) && !mkfifo(fifo, 0o600)) throw new Error("mkfifo failed");
+      ensureFifo(fifo);
       const go = Deno.openSync(fifo, { read: true, write: true });
       opened.push(go);
       child = spawnDriver(bash, state, resident, dir, WARM_DRIVER, ["warm"]);

@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { within } from "../../protocol/within.ts";
 import { signalGroup } from "../bash/group_leader.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import {
@@ -129,13 +130,6 @@ function programExists(cmd: string, cwd: string, env: Record<string, string>): b
 
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Waits for `p` or `ms` milliseconds, whichever comes first, leaving no timer behind. */
-async function raceTimeout(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([p, new Promise((r) => timer = setTimeout(r, ms))]);
-  clearTimeout(timer);
 }
 
 function spawnFailed(cmd: string, why: string): RpcError {
@@ -351,7 +345,7 @@ export class Pty {
     // A child reaped earlier is not signalled: its pid may since belong to another process group.
     if (this.#status === null) {
       this.#signalGroup("SIGHUP");
-      await raceTimeout(this.#child.status, PTY_KILL_GRACE_MS);
+      await within(this.#child.status, PTY_KILL_GRACE_MS);
       // Whatever in the group outlived the hangup is killed: closing never detaches.
       this.#signalGroup("SIGKILL");
       await this.#child.status;

@@ -6,7 +6,7 @@
  */
 import { LineFramer } from "../../protocol/framing.ts";
 import type { BashChild } from "../bash/bash_child.ts";
-import { type Fifo, isFifo, makeFifo, openFifo, readRestNow } from "../bash/fifo.ts";
+import { ensureFifo, type Fifo, openFifo, readRestNow } from "../bash/fifo.ts";
 import { fdWaiterAvailable } from "../bash/fd_waiter.ts";
 import { writeFreshFile } from "../bash/fresh_file.ts";
 import { commandStatus } from "../bash/wait_status.ts";
@@ -214,7 +214,7 @@ export class Launcher {
       for (const name of ["out", "err"]) {
         // A directory the pool hands out again has FIFOs no process writes to: runs that end
         // with a writer left (their output cut) discard theirs (`run.ts`).
-        if (!isFifo(`${dir}/${name}`)) makeFifo(`${dir}/${name}`);
+        ensureFifo(`${dir}/${name}`);
         fifos.push(openFifo(`${dir}/${name}`));
       }
       if (frame.length > PIPE_BUF) {

@@ -3,6 +3,7 @@
  * runs of one confinement enter with nsenter(1), so a run pays an exec, not a namespace setup.
  */
 import { basename } from "node:path";
+import { within } from "../../protocol/within.ts";
 import type { BashChild } from "../bash/bash_child.ts";
 import { groupExists, spawnGroupLeader } from "../bash/group_leader.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
@@ -229,10 +230,7 @@ export class Resident {
    */
   untilSpare(): Promise<void> | null {
     const spare = this.launcher?.untilSpare() ?? null;
-    if (spare === null) return null;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise<void>((resolve) => timer = setTimeout(resolve, SPARE_WAIT_MS));
-    return Promise.race([spare, bound]).finally(() => clearTimeout(timer));
+    return spare === null ? null : within(spare, SPARE_WAIT_MS).then(() => {});
   }
 
   /** Whether its runs are started by a launcher inside (else they enter with {@link command}). */
