@@ -4,12 +4,13 @@
  * and mostly a new fan-out directory, while `echo hi` finds both stored already. Times, in turns
  * on one autostarted kernel: the stateful sequence as the bench runs it, the same sequence with an
  * output that never changes, `echo hi`, and `echo <counter>` (new output, no state change); then
- * `Cas.put` of new and of stored bytes, and what a new blob's file and directory cost, in a state
- * directory of its own. `deno run -A scripts/bench/new_output.ts`.
+ * `Cas.put` of new and of stored bytes, with and without a full pool of blanks (the kernel's), and
+ * what a new blob's file and directory cost, in a state directory of its own. `deno run -A scripts/bench/new_output.ts`.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { Cas } from "../../src/kernel/store/cas.ts";
+import { Blanks } from "../../src/kernel/store/blanks.ts";
 import { sdkTransport } from "../../tests/_support/facade.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { percentile } from "./percentile.ts";
@@ -96,11 +97,17 @@ try {
 const dir = await Deno.makeTempDir({ prefix: "shoal-new-output-" });
 try {
   const cas = await Cas.open(dir);
+  await Deno.mkdir(`${dir}/kernel`);
+  const kernelCas = await Cas.open(`${dir}/kernel`);
+  const blanks = Blanks.open(kernelCas.tmpDir);
+  kernelCas.useBlanks(blanks);
   const encoder = new TextEncoder();
   const store = new Map<string, number[]>();
   for (let n = 0; n < 400; n++) {
     const bytes = encoder.encode(`${n}\n`);
     await timed(store, "Cas.put, new bytes", () => cas.put(bytes));
+    await blanks.settled(); // as between two calls of an agent
+    await timed(store, "Cas.put, new bytes, blanks ready", () => kernelCas.put(bytes));
     await timed(store, "Cas.put, stored bytes", () => cas.put(bytes));
     await timed(
       store,
@@ -110,6 +117,7 @@ try {
     await timed(store, "renaming it", () => Deno.renameSync(`${dir}/tmp/f${n}`, `${dir}/f${n}`));
     await timed(store, "a new directory", () => Deno.mkdirSync(`${dir}/d${n}`, { mode: 0o700 }));
   }
+  await blanks.close();
   print("the content store, in a fresh state directory (ms)        p50      p95", store);
 } finally {
   await Deno.remove(dir, { recursive: true });

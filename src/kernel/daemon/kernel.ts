@@ -6,6 +6,7 @@ import { EventBus } from "../events/bus.ts";
 import { Journal } from "../journal/journal.ts";
 import { PtyRegistry } from "../pty/registry.ts";
 import { Cas } from "../store/cas.ts";
+import { Blanks } from "../store/blanks.ts";
 import type { Value } from "../values/value.ts";
 import { TokenStore } from "../auth/tokens.ts";
 import type { Policy } from "../policy/leash.ts";
@@ -42,6 +43,8 @@ export class Kernel implements KernelServices {
   readonly journal: Journal;
   readonly bus: EventBus;
   readonly cas: Cas;
+  /** Empty files and directories the CAS takes for new blobs (issue 10). */
+  readonly blanks: Blanks;
   readonly tokens: TokenStore;
   readonly tasks: TaskRegistry;
   readonly ptys: PtyRegistry;
@@ -67,6 +70,8 @@ export class Kernel implements KernelServices {
     this.journal = Journal.open(config.stateDir);
     this.bus = new EventBus(this.journal);
     this.cas = cas;
+    this.blanks = Blanks.open(cas.tmpDir);
+    cas.useBlanks(this.blanks);
     this.scratch = new ScratchPool(cas.tmpDir);
     this.residents = new Residents(config.sandbox.host, config.bash, cas.tmpDir);
     this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch, this.residents);
@@ -131,14 +136,15 @@ export class Kernel implements KernelServices {
   }
 
   /**
-   * Stops every task, warm shell and PTY process group, then every resident sandbox, and closes
-   * the journal (G-SOCK-8).
+   * Stops every task, warm shell and PTY process group, then every resident sandbox, removes the
+   * scratch directories and blanks, and closes the journal (G-SOCK-8).
    */
   async shutdown(): Promise<void> {
     for (const conn of this.connections) conn.close();
     await Promise.all([this.tasks.cancelAll(), this.warm.closeAll(), this.ptys.closeAll()]);
     await this.residents.closeAll();
     this.scratch.clear();
+    await this.blanks.close();
     this.journal.close();
     this.#logFile?.close();
   }

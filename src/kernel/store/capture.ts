@@ -1,35 +1,17 @@
 import { createHash, type Hash } from "node:crypto";
-import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, rmSync } from "node:fs";
 import { concatBytes } from "../../protocol/concat_bytes.ts";
 import { CAPTURE_CAP, JSON_PARSE_LIMIT } from "../../protocol/limits.ts";
 import type { BlobInfo, Captured } from "./blob_info.ts";
 import type { Cas } from "./cas.ts";
+import { readAtSync, writeFully } from "./fd_io.ts";
 import { Utf8Scanner } from "./utf8_scanner.ts";
-
-/** Reads up to `length` bytes at `offset` of an open file, fewer at its end. */
-function readAtSync(fd: number, offset: number, length: number): Uint8Array {
-  const buf = new Uint8Array(length);
-  let got = 0;
-  while (got < length) {
-    const n = readSync(fd, buf, got, length - got, offset + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got === length ? buf : buf.slice(0, got);
-}
 
 /**
  * Output up to this many bytes is held in memory and stored by `finish()` as one CAS blob, so a
  * short exec's output costs no spool file (create, write, read back, rename) (issue 10).
  */
 export const HELD_OUTPUT_LIMIT = 64 * 1024;
-
-/** Writes all of `bytes` at `position` of an open file. */
-function writeFully(fd: number, bytes: Uint8Array, position: number): void {
-  for (let done = 0; done < bytes.length;) {
-    done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-  }
-}
 
 /**
  * Captures one output stream of an exec (K-BASH-11/12): chunks are hashed and scanned as they
@@ -144,9 +126,10 @@ export class CaptureSink {
 
   /** Moves the held output into a new spool file, which takes the rest of the stream. */
   #spill(): void {
-    // Named only now: most outputs never need a spool (a random name costs a few µs each).
-    this.#spoolPath = this.cas.tmpPath();
-    this.#fd = openSync(this.#spoolPath, "wx+", 0o600);
+    // Made only now: most outputs never need a spool.
+    const { path, fd } = this.cas.openStaging();
+    this.#spoolPath = path;
+    this.#fd = fd;
     writeFully(this.#fd, this.#heldBytes(), 0);
     this.#held = [];
   }

@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
 import { mkdir, open, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
+import type { Blanks } from "./blanks.ts";
+import { writeFully } from "./fd_io.ts";
 
 const PREFIXED = /^sha256:[0-9a-f]{64}$/;
 const BARE = /^[0-9a-fA-F]{64}$/;
@@ -35,6 +37,8 @@ export class Cas {
 
   /** Fan-out directories known to exist, so a store skips their `mkdir`. */
   readonly #dirs = new Set<string>();
+  /** Empty files and directories made ahead of need, when the kernel keeps them (issue 10). */
+  #blanks: Blanks | null = null;
 
   private constructor(stateDir: string) {
     this.stateDir = stateDir;
@@ -61,6 +65,28 @@ export class Cas {
     return join(this.tmpDir, randomBytes(16).toString("hex"));
   }
 
+  /** Takes new blobs' staging files and fan-out directories from `blanks` from now on. */
+  useBlanks(blanks: Blanks): void {
+    this.#blanks = blanks;
+  }
+
+  /**
+   * An empty 0600 staging file under `tmp/`, opened for writing and reading: a blank when one is
+   * ready, else a new file.
+   */
+  openStaging(): { path: string; fd: number } {
+    const blank = this.#blanks?.file();
+    if (blank) {
+      try {
+        return { path: blank, fd: openSync(blank, "r+") };
+      } catch {
+        // removed behind the pool's back: make one
+      }
+    }
+    const path = this.tmpPath();
+    return { path, fd: openSync(path, "wx+", 0o600) };
+  }
+
   /**
    * Stores a small payload (render texts and the like) and returns its `sha256:<hex>`. Synchronous:
    * for a few KiB, a few quick syscalls cost less than as many trips through the I/O thread pool.
@@ -68,14 +94,16 @@ export class Cas {
   put(bytes: Uint8Array): string {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
     if (existsSync(this.blobPath(hash))) return hash;
-    const tmp = this.tmpPath();
+    const { path, fd } = this.openStaging();
     try {
-      writeFileSync(tmp, bytes, { flag: "wx", mode: 0o600 });
+      writeFully(fd, bytes);
     } catch (e) {
-      rmSync(tmp, { force: true }); // a partial file (e.g. the disk filled up)
+      rmSync(path, { force: true }); // a partial file (e.g. the disk filled up)
       throw e;
+    } finally {
+      closeSync(fd);
     }
-    this.adopt(tmp, hash);
+    this.adopt(path, hash);
     return hash;
   }
 
@@ -90,8 +118,7 @@ export class Cas {
     const dir = dirname(target);
     try {
       if (existsSync(target)) return rmSync(spoolPath, { force: true });
-      if (!this.#dirs.has(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-      this.#dirs.add(dir);
+      this.#ensureDir(dir);
       try {
         renameSync(spoolPath, target);
       } catch (e) {
@@ -104,6 +131,30 @@ export class Cas {
       rmSync(spoolPath, { force: true });
       if (!existsSync(target)) throw e;
     }
+  }
+
+  /** Makes a fan-out directory unless it is known to exist, from a blank one when ready. */
+  #ensureDir(dir: string): void {
+    if (this.#dirs.has(dir)) return;
+    if (!existsSync(dir)) {
+      const parent = dirname(dir);
+      if (!this.#dirs.has(parent) && !existsSync(parent)) this.#placeDir(parent);
+      this.#placeDir(dir);
+    }
+    this.#dirs.add(dir);
+  }
+
+  /** Renames a blank directory to `path`; when none is ready or the rename fails, makes one. */
+  #placeDir(path: string): void {
+    const blank = this.#blanks?.dir();
+    if (blank) {
+      try {
+        return renameSync(blank, path);
+      } catch {
+        rmSync(blank, { recursive: true, force: true }); // another kernel made `path` first
+      }
+    }
+    mkdirSync(path, { recursive: true, mode: 0o700 });
   }
 
   /** The byte length of a blob, or null when the store does not hold it. */

@@ -25,7 +25,9 @@ Deno.test("after 60 execs (ok, failed, stderr, background, cancelled) tmp/ holds
       if (i % 2) await conn.request("task.cancel", { task });
       await conn.request("task.await", { task, timeout_ms: 30000 });
     }
-    const spools = [...Deno.readDirSync(`${state}/tmp`)].filter((e) => !e.name.startsWith("run-"));
+    const spools = [...Deno.readDirSync(`${state}/tmp`)].filter((e) =>
+      !/^(run|blank)-/.test(e.name)
+    );
     assert.deepEqual(spools, []);
     for (const path of files(`${state}/cas`)) {
       const hex = createHash("sha256").update(Deno.readFileSync(path)).digest("hex");
