@@ -4,7 +4,10 @@
  * Every tree's facade runs at once (each by its own launcher: `bin/shoal-mcp`, or the
  * `deno task mcp` of older trees) with the kernel it autostarted; each round times a block of
  * `echo hi` calls through each facade and then directly on its kernel socket (by the local human,
- * by a token agent with `sandbox: false` and by the same agent sandboxed, issue 12), trees in turn
+ * by a token agent with `sandbox: false` and by the same agent sandboxed, issue 12), then `echo`
+ * of new bytes each call (two new CAS blobs), back to back and 20 ms apart as an agent's calls come
+ * (`paced`), and the stateful sequence of `exec_latency.ts`
+ * (`export X=$i` and `echo $X`, alternating across two connections on one session), trees in turn
  * (the order alternating), with one instrument (this tree's clients). Short blocks in many rounds
  * let every tree see the same load; the ratios are medians of per-round ratios to the first tree,
  * and, per tree, of the agents' p50 to the human's.
@@ -36,11 +39,12 @@ function launcher(root: string): { command: string; args: string[] } {
   }
 }
 
-/** Milliseconds of `n` calls of `run` after a short warm-up. */
-async function samples(run: () => Promise<unknown>, n: number): Promise<number[]> {
+/** Milliseconds of `n` calls of `run` after a short warm-up, each after `pauseMs` of idle time. */
+async function samples(run: () => Promise<unknown>, n: number, pauseMs = 0): Promise<number[]> {
   for (let i = 0; i < WARMUP; i++) await run();
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
+    if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     const t0 = performance.now();
     await run();
     out.push(performance.now() - t0);
@@ -55,6 +59,9 @@ interface Tree {
   direct: () => Promise<unknown>;
   free: () => Promise<unknown>;
   sandboxed: () => Promise<unknown>;
+  fresh: () => Promise<unknown>;
+  paced: () => Promise<unknown>;
+  stateful: () => Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -97,15 +104,29 @@ async function startTree(root: string): Promise<Tree> {
     agents.push(await RpcConnection.connect(box.socket()));
     await agents[i].request("session.attach", { session, token: tokens[i] });
   }
+  const pair = await Promise.all([0, 1].map(() => RpcConnection.connect(box.socket())));
+  for (const c of pair) await c.request("session.attach", { session: "stateful" });
   await conn.request("session.attach", { session: "bench" });
+  let n = 0;
   return {
     name: basename(root),
     facade,
     direct: () => conn.request("exec", { src: "echo hi" }),
     free: () => agents[0].request("exec", { src: "echo hi" }),
     sandboxed: () => agents[1].request("exec", { src: "echo hi" }),
+    fresh: () => conn.request("exec", { src: `echo fresh-${n++}` }),
+    paced: () => conn.request("exec", { src: `echo paced-${n++}` }),
+    stateful: () => {
+      // export on one connection, echo on the other; the two swap roles every pair
+      const i = n++;
+      const setter = (i >> 1) % 2;
+      return i % 2
+        ? pair[1 - setter].request("exec", { src: "echo $X" })
+        : pair[setter].request("exec", { src: `export X=${i}` });
+    },
     close: async () => {
       conn.close();
+      for (const c of pair) c.close();
       for (const agent of agents) agent.close();
       await client.close().catch(() => {});
       await box.cleanup();
@@ -113,7 +134,7 @@ async function startTree(root: string): Promise<Tree> {
   };
 }
 
-const PATHS = ["facade", "direct", "free", "sandboxed"] as const;
+const PATHS = ["facade", "direct", "free", "sandboxed", "fresh", "paced", "stateful"] as const;
 const args = parseArgs({
   options: { rounds: { type: "string", default: "10" }, calls: { type: "string", default: "50" } },
   allowPositionals: true,
@@ -135,19 +156,25 @@ try {
     const order = trees.map((_, i) => i);
     if (r % 2 === 1) order.reverse();
     for (const i of order) {
-      for (const path of PATHS) got[i][path].push(await samples(trees[i][path], calls));
+      for (const path of PATHS) {
+        got[i][path].push(await samples(trees[i][path], calls, path === "paced" ? 20 : 0));
+      }
     }
   }
   const p = (xs: number[], q: number) => percentile([...xs].sort((a, b) => a - b), q);
-  console.log(`exec latency of echo hi: ${rounds} rounds x ${calls} calls per path and tree (ms)`);
-  console.log("tree            path      p50      p95  p50/first  p95/first (medians of rounds)");
+  console.log(
+    `exec latency (echo hi but fresh, stateful): ${rounds} rounds x ${calls} calls per path and tree (ms)`,
+  );
+  console.log(
+    "tree            path         p50      p95  p50/first  p95/first (medians of rounds)",
+  );
   for (const path of PATHS) {
     trees.forEach((tree, i) => {
       const all = got[i][path].flat();
       const ratio = (q: number) =>
         p(got[i][path].map((block, r) => p(block, q) / p(got[0][path][r], q)), 0.5);
       console.log(
-        `${tree.name.padEnd(15)} ${path.padEnd(6)} ${p(all, 0.5).toFixed(2).padStart(7)}  ` +
+        `${tree.name.padEnd(15)} ${path.padEnd(9)} ${p(all, 0.5).toFixed(2).padStart(7)}  ` +
           `${p(all, 0.95).toFixed(2).padStart(7)}  ${ratio(0.5).toFixed(2).padStart(8)}x ` +
           `${ratio(0.95).toFixed(2).padStart(8)}x`,
       );
