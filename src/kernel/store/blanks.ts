@@ -14,9 +14,9 @@ const NAME = /^blank-(\d+)-/;
 
 /**
  * Empty 0600 files and 0700 directories in `tmp/`, made ahead of need off the event loop. Making
- * a file or directory allocates an inode, which on some disks costs a millisecond of CPU (1.2 ms
- * on this project's VMs, against 0.04 ms for a rename): a new CAS blob is written into a blank
- * file and renamed into place instead (J-4), and a new fan-out directory is a blank one renamed.
+ * a file or directory allocates an inode, which on some disks costs milliseconds of CPU (0.1–1.5
+ * ms on this project's VMs, against 0.02–0.07 ms for a rename): a new CAS blob is written into a
+ * blank file and renamed into place instead (J-4), and a new fan-out directory is a blank one.
  * Blanks carry their kernel's pid, so kernels sharing a state directory never take each other's.
  */
 export class Blanks {
