@@ -58,8 +58,11 @@ hostTest(
         $: "str",
         v: "alive\n",
       });
-      // No spool or partial blob is left behind, and no task stays running.
-      const left = [...Deno.readDirSync(`${state}/tmp`)].filter((e) => !e.name.startsWith("run-"));
+      // No spool or partial blob is left behind (scratch directories and blanks are the
+      // kernel's), and no task stays running.
+      const left = [...Deno.readDirSync(`${state}/tmp`)].filter((e) =>
+        !/^(run|blank)-/.test(e.name)
+      );
       assert.deepEqual(left, []);
       assert.ok(usedBytes(state) - usedBefore < 512 * 1024, "the partial output was removed");
       const tasks = await conn.request("task.list", {}) as Rec[];
