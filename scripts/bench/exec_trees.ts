@@ -1,6 +1,8 @@
 /**
  * Exec latency of several checkouts of shoal in one run, for bounds like issue 9's "bench figures
- * do not get worse": `deno run -A scripts/bench/exec_trees.ts [--rounds R] [--calls N] OLD NEW …`.
+ * do not get worse": `deno run -A scripts/bench/exec_trees.ts [--rounds R] [--calls N]
+ * [--human-only] OLD NEW …` (`--human-only` leaves out the agents, whose policy trees older than
+ * its `sandbox` field refuse).
  * Every tree's facade runs at once (each by its own launcher: `bin/shoal-mcp`, or the
  * `deno task mcp` of older trees) with the kernel it autostarted; each round times a block of
  * `echo hi` calls through each facade and then directly on its kernel socket (by the local human,
@@ -75,21 +77,23 @@ const AGENT = {
 
 /**
  * Starts a tree's facade (which autostarts its kernel, reading the agents' policy from
- * ~/.config/shoal/leash.jsonc) and attaches direct connections: the local human, and the agent
- * with the sandbox off and on, each agent in a session of its own in the project.
+ * ~/.config/shoal/leash.jsonc) and attaches direct connections: the local human, and unless
+ * `humanOnly` (for trees older than the policy's `sandbox` field) the agent with the sandbox off
+ * and on, each agent in a session of its own in the project.
  */
-async function startTree(root: string): Promise<Tree> {
+async function startTree(root: string, humanOnly: boolean): Promise<Tree> {
   const box = await sandbox();
   const proj = `${box.dir}/home/proj`;
   await Deno.mkdir(proj);
-  await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
-    "agent:bench": AGENT,
-    "agent:free": { ...AGENT, sandbox: false },
-  });
-  const tokens = [
-    (await createToken(box, "agent:free", "free")).secret,
-    (await createToken(box, "agent:bench", "bench")).secret,
-  ];
+  const tokens: string[] = [];
+  if (!humanOnly) {
+    await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
+      "agent:bench": AGENT,
+      "agent:free": { ...AGENT, sandbox: false },
+    });
+    tokens.push((await createToken(box, "agent:free", "free")).secret);
+    tokens.push((await createToken(box, "agent:bench", "bench")).secret);
+  }
   const client = new Client({ name: "bench", version: "0" });
   await client.connect(
     new StdioClientTransport({ ...launcher(root), env: box.env(), stderr: "pipe" }),
@@ -98,7 +102,7 @@ async function startTree(root: string): Promise<Tree> {
   await facade();
   const conn = await RpcConnection.connect(box.socket());
   const agents: RpcConnection[] = [];
-  for (const [i, session] of ["bench-free", "bench-agent"].entries()) {
+  for (const [i, session] of (humanOnly ? [] : ["bench-free", "bench-agent"]).entries()) {
     await conn.request("session.attach", { session });
     await conn.request("exec", { src: `cd ${proj}` });
     agents.push(await RpcConnection.connect(box.socket()));
@@ -134,21 +138,29 @@ async function startTree(root: string): Promise<Tree> {
   };
 }
 
-const PATHS = ["facade", "direct", "free", "sandboxed", "fresh", "paced", "stateful"] as const;
+const ALL_PATHS = ["facade", "direct", "free", "sandboxed", "fresh", "paced", "stateful"] as const;
 const args = parseArgs({
-  options: { rounds: { type: "string", default: "10" }, calls: { type: "string", default: "50" } },
+  options: {
+    rounds: { type: "string", default: "10" },
+    calls: { type: "string", default: "50" },
+    "human-only": { type: "boolean", default: false },
+  },
   allowPositionals: true,
 });
 const roots = args.positionals.map((r) => Deno.realPathSync(r));
-if (roots.length < 2) throw new Error("usage: exec_trees.ts [--rounds R] [--calls N] ROOT ROOT …");
+if (roots.length < 2) {
+  throw new Error("usage: exec_trees.ts [--rounds R] [--calls N] [--human-only] ROOT ROOT …");
+}
 const [rounds, calls] = [Number(args.values.rounds), Number(args.values.calls)];
+const humanOnly = args.values["human-only"];
+const PATHS = ALL_PATHS.filter((path) => !humanOnly || (path !== "free" && path !== "sandboxed"));
 const trees: Tree[] = [];
 try {
-  for (const root of roots) trees.push(await startTree(root));
+  for (const root of roots) trees.push(await startTree(root, humanOnly));
   // got[tree][path][round]: the samples of one block.
   const got = trees.map(() =>
     Object.fromEntries(PATHS.map((path) => [path, [] as number[][]])) as Record<
-      typeof PATHS[number],
+      typeof ALL_PATHS[number],
       number[][]
     >
   );
@@ -180,16 +192,20 @@ try {
       );
     });
   }
-  console.log("tree            p50 of agent / human direct (medians of rounds)");
-  trees.forEach((tree, i) => {
-    const over = (path: "free" | "sandboxed") =>
-      p(got[i][path].map((block, r) => p(block, 0.5) / p(got[i].direct[r], 0.5)), 0.5);
-    console.log(
-      `${tree.name.padEnd(15)} sandbox: false ${over("free").toFixed(2)}x   sandboxed ` +
-        `${over("sandboxed").toFixed(2)}x   sandboxed / sandbox: false ` +
-        `${p(got[i].sandboxed.map((b, r) => p(b, 0.5) / p(got[i].free[r], 0.5)), 0.5).toFixed(2)}x`,
-    );
-  });
+  if (!humanOnly) {
+    console.log("tree            p50 of agent / human direct (medians of rounds)");
+    trees.forEach((tree, i) => {
+      const over = (path: "free" | "sandboxed") =>
+        p(got[i][path].map((block, r) => p(block, 0.5) / p(got[i].direct[r], 0.5)), 0.5);
+      console.log(
+        `${tree.name.padEnd(15)} sandbox: false ${over("free").toFixed(2)}x   sandboxed ` +
+          `${over("sandboxed").toFixed(2)}x   sandboxed / sandbox: false ` +
+          `${
+            p(got[i].sandboxed.map((b, r) => p(b, 0.5) / p(got[i].free[r], 0.5)), 0.5).toFixed(2)
+          }x`,
+      );
+    });
+  }
 } finally {
   for (const tree of trees) await tree.close();
 }
