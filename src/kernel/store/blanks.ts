@@ -3,12 +3,12 @@ import process from "node:process";
 import { join } from "node:path";
 
 /** How many empty files the pool keeps ready: an exec with new output takes two or three. */
-const FILES = 4;
+export const FILES = 4;
 /**
  * How many empty directories it keeps ready: nearly every new blob needs a new fan-out directory
  * until the store holds tens of thousands of blobs (65,536 of them).
  */
-const DIRS = 4;
+export const DIRS = 4;
 /** Names of blanks: `blank-<pid of the kernel that made them>-<random>`. */
 const NAME = /^blank-(\d+)-/;
 

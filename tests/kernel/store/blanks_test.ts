@@ -1,16 +1,20 @@
 import assert from "node:assert/strict";
-import { Blanks } from "../../../src/kernel/store/blanks.ts";
+import { createHash } from "node:crypto";
+import { Blanks, DIRS, FILES } from "../../../src/kernel/store/blanks.ts";
 import type { Cas } from "../../../src/kernel/store/cas.ts";
+import { exec } from "../../_support/exec.ts";
+import { startKernel } from "../../_support/kernel.ts";
+import { waitUntil } from "../../_support/wait.ts";
 import { capture, withCas } from "../values/_fixtures.ts";
 
 const encoder = new TextEncoder();
 
-/** Inode numbers of the blanks in `tmp/`, files and directories apart. */
-function blankInodes(tmp: string): { files: Set<number>; dirs: Set<number> } {
+/** Inode numbers of the blanks that process `pid` made in `tmp/`, files and directories apart. */
+function blankInodes(tmp: string, pid = Deno.pid): { files: Set<number>; dirs: Set<number> } {
   const files = new Set<number>();
   const dirs = new Set<number>();
   for (const entry of Deno.readDirSync(tmp)) {
-    if (!entry.name.startsWith(`blank-${Deno.pid}-`)) continue;
+    if (!entry.name.startsWith(`blank-${pid}-`)) continue;
     (entry.isDirectory ? dirs : files).add(Deno.statSync(`${tmp}/${entry.name}`).ino!);
   }
   return { files, dirs };
@@ -108,4 +112,29 @@ Deno.test("opening a pool sweeps blanks of kernels that are gone and of an earli
       await sleeper.status;
     }
   });
+});
+
+Deno.test("the kernel stores a new output in a blank it made ahead of time, and leaves none at shutdown", async () => {
+  const k = await startKernel();
+  const state = `${k.box.dir}/state/shoal`;
+  try {
+    const conn = await k.attach();
+    await exec(conn, "true");
+    // The pool full and idle: the next blanks taken are among these.
+    let ready = blankInodes(`${state}/tmp`, k.child.pid);
+    const full = () => {
+      ready = blankInodes(`${state}/tmp`, k.child.pid);
+      return ready.files.size === FILES && ready.dirs.size === DIRS;
+    };
+    assert.ok(await waitUntil(full, 10_000), "the kernel fills its pool");
+    const text = `new output ${crypto.randomUUID()}\n`;
+    await exec(conn, `printf '%s' '${text.trimEnd()}'; echo`);
+    const hex = createHash("sha256").update(text).digest("hex");
+    const blob = Deno.statSync(`${state}/cas/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex}`);
+    assert.equal(ready.files.has(blob.ino!), true, "the stdout blob is one of the kernel's blanks");
+    assert.equal(await k.stop(), 0);
+    assert.deepEqual([...Deno.readDirSync(`${state}/tmp`)].map((e) => e.name), []);
+  } finally {
+    await k.cleanup();
+  }
 });
