@@ -5,10 +5,11 @@
  * installed with `npm install --prefix /tmp/peer mcp-server-commands` — the same MCP client
  * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
  * alternating across two connections on one session, in turns with the same sequence on one
- * connection (issue 10's "single-connection p50"), every answer checked, on the same warm kernel. Every other row takes turns with the others (the facade's too: timed alone right after
- * the kernel's start, it paid for the kernel's warm-up), so their ratios are ones of the same
- * load. Prints p50/p95 of each, the ratios the issues target, and `exec_stages.ts` prints where
- * one exec's time goes.
+ * connection (issue 10's "single-connection p50"), every answer checked, on the same warm kernel.
+ * Every other row takes turns with the others (the facade's too: timed alone right after the
+ * kernel's start, it paid for the kernel's warm-up), so their ratios are ones of the same load.
+ * Prints p50/p95 of each, the ratios the issues target, and `exec_stages.ts` prints where one
+ * exec's time goes.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -21,6 +22,8 @@ import { percentile } from "./percentile.ts";
 
 const N = 200;
 const STATEFUL = 500;
+/** Steps of the stateful sequence in a block before the other way takes its turn. */
+const STATEFUL_BLOCK = 10;
 const PEER = "/tmp/peer/node_modules/mcp-server-commands/build/index.js";
 
 /**
@@ -110,10 +113,9 @@ async function peerClient(): Promise<Client | null> {
  * connection. Checks every answer.
  */
 async function stateful(a: RpcConnection, b: RpcConnection): Promise<[Row, Row]> {
-  const BLOCK = 10;
   const samples: [number[], number[]] = [[], []];
   for (let i = 0; i < 2 * STATEFUL; i++) {
-    const twoConns = Math.floor(i / BLOCK) % 2 === 0;
+    const twoConns = Math.floor(i / STATEFUL_BLOCK) % 2 === 0;
     const [set, get] = !twoConns ? [a, a] : i % 2 === 0 ? [a, b] : [b, a];
     const times = samples[twoConns ? 0 : 1];
     let t0 = performance.now();
