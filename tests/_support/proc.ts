@@ -114,7 +114,10 @@ export function kernelPids(socket: string): number[] {
 export function kernelPid(socket: string): number {
   const found = kernelPids(socket);
   if (found.length !== 1) {
-    throw new Error(`expected one kernel process on ${socket}, found ${found}`);
+    const rows = found.map((pid) => row(pid)).map((r) =>
+      r ? `${r.pid} (parent ${r.ppid}, ${r.state}): ${r.command}` : "gone"
+    );
+    throw new Error(`expected one kernel process on ${socket}, found ${rows.join("; ")}`);
   }
   return found[0];
 }
