@@ -6,6 +6,8 @@
  * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
  * alternating across two connections on one session, in turns with the same sequence on one
  * connection (issue 10's "single-connection p50"), every answer checked, on the same warm kernel.
+ * Two rows give the floor that K-BASH-1/3 leave any kernel: a plain bash spawned ahead and handed
+ * `echo hi` (`bash_floor.ts`), and one cheap request's round trip on the kernel's socket.
  * Every other row takes turns with the others (the facade's too: timed alone right after the
  * kernel's start, it paid for the kernel's warm-up), so their ratios are ones of the same load.
  * Prints p50/p95 of each, the ratios the issues target, and `exec_stages.ts` prints where one
@@ -18,6 +20,7 @@ import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { createToken, writePolicy } from "../../tests/_support/principals.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { sdkTransport } from "../../tests/_support/facade.ts";
+import { bashFloor } from "./bash_floor.ts";
 import { percentile } from "./percentile.ts";
 
 const N = 200;
@@ -183,14 +186,19 @@ try {
   const spawnTrue = () =>
     new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output();
   const peerCall = () => peer!.callTool({ name: "run_command", arguments: { command: "echo hi" } });
-  const [facade, direct, unconfined, confined, spawn, ...peerRows] = await timeTogether([
-    ["shoal_exec via facade", viaFacade],
-    ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
-    ["agent, sandbox: false", () => free.request("exec", { src: "echo hi" })],
-    [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
-    ["bash -c true spawn", spawnTrue],
-    ...(peer ? [["mcp-server-commands", peerCall] as [string, () => Promise<unknown>]] : []),
-  ]);
+  const floor = await bashFloor();
+  const [facade, direct, unconfined, confined, spawn, warmBash, roundTrip, ...peerRows] =
+    await timeTogether([
+      ["shoal_exec via facade", viaFacade],
+      ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
+      ["agent, sandbox: false", () => free.request("exec", { src: "echo hi" })],
+      [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
+      ["bash -c true spawn", spawnTrue],
+      ["floor: pre-spawned bash", floor.call],
+      ["socket round trip", () => a.request("session.cwd", {})],
+      ...(peer ? [["mcp-server-commands", peerCall] as [string, () => Promise<unknown>]] : []),
+    ]);
+  await floor.close();
   free.close();
   agent.close();
   // after the rows above, on the same warm kernel
@@ -198,7 +206,18 @@ try {
   a.close();
   b.close();
   const peerRow = peerRows[0] ?? null;
-  const rows = [facade, direct, unconfined, confined, seq, seqOne, spawn, ...peerRows];
+  const rows = [
+    facade,
+    direct,
+    unconfined,
+    confined,
+    seq,
+    seqOne,
+    spawn,
+    warmBash,
+    roundTrip,
+    ...peerRows,
+  ];
   console.log(`exec latency, ${N} calls each (ms)`);
   console.log(
     "path                          p50      p95   p95/p50  p50/spawn   bash p50  rest p50",
@@ -216,6 +235,11 @@ try {
   const ratio = (label: string, x: number, target: number) =>
     console.log(`${label.padEnd(44)} ${x.toFixed(2).padStart(6)}  (target ≤ ${target})`);
   ratio("kernel direct p50 / spawn p50", direct.p50 / spawn.p50, 0.5);
+  // What K-BASH-1/3 leave: a fresh bash that must exit, plus one request on the socket.
+  console.log(
+    `floor: (pre-spawned bash + socket round trip) p50 / spawn p50  ` +
+      `${((warmBash.p50 + roundTrip.p50) / spawn.p50).toFixed(2)}`,
+  );
   ratio("facade p50 / spawn p50", facade.p50 / spawn.p50, 0.6);
   if (peerRow) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peerRow.p50, 0.7);
   ratio("stateful p50, 2 conns / 1 conn", seq.p50 / seqOne.p50, 1.2);
