@@ -243,3 +243,17 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "children exiting together are each reaped with their own status and read to their own output",
+  ignore,
+  fn: async () => {
+    const children = Array.from({ length: 30 }, (_, i) => spawnBash(`echo ${i}; exit ${i}`));
+    const ends = await Promise.all(children.map(finish));
+    ends.forEach(({ out, status }, i) => {
+      assert.equal(out, `${i}\n`);
+      assert.equal(status.code, i);
+    });
+  },
+});
