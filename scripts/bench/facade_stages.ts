@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { startKernel } from "../../tests/_support/kernel.ts";
-import { cpuMs } from "../../tests/_support/proc.ts";
+import { cpuMs, spawnPiped } from "../../tests/_support/proc.ts";
 import { sdkTransport } from "../../tests/_support/facade.ts";
 import { REPO } from "../../tests/_support/sandbox.ts";
 import { percentile } from "./percentile.ts";
@@ -80,14 +80,7 @@ function framedChild(child: Deno.ChildProcess, frame: (id: number) => unknown) {
  * and exactly `env`, driven by raw frames.
  */
 function rawFacade(args: string[], env: Record<string, string>, root = REPO) {
-  const child = new Deno.Command(`${root}/bin/shoal-mcp`, {
-    args,
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  const child = spawnPiped([`${root}/bin/shoal-mcp`, ...args], env, "null");
   return framedChild(child, (id) => ({
     jsonrpc: "2.0",
     id,

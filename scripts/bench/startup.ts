@@ -8,7 +8,7 @@
  * too, for a before/after table. Ends with the import cost table of `import_cost.ts`.
  */
 import { INITIALIZE } from "../../tests/_support/converse.ts";
-import { kernelPid, rssBytes } from "../../tests/_support/proc.ts";
+import { kernelPid, rssBytes, spawnPiped } from "../../tests/_support/proc.ts";
 import { REPO, type Sandbox, sandbox } from "../../tests/_support/sandbox.ts";
 import { importCostTable } from "./import_cost.ts";
 
@@ -34,14 +34,7 @@ async function measure(
   box: Sandbox | null,
 ): Promise<Sample> {
   const t0 = performance.now();
-  const child = new Deno.Command(command, {
-    args,
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  const child = spawnPiped([command, ...args], env, "null");
   const writer = child.stdin.getWriter();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";

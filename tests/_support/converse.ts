@@ -1,4 +1,5 @@
 /** Test support: one MCP conversation by raw frames with a server process started as a client would. */
+import { spawnPiped } from "./proc.ts";
 
 /** An `initialize` request (id 1) as clients send it. */
 export const INITIALIZE = {
@@ -30,14 +31,7 @@ export async function converse(
   messages: Record<string, unknown>[],
   ms = 60000,
 ): Promise<Conversation> {
-  const child = new Deno.Command(command, {
-    args,
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnPiped([command, ...args], env, "piped");
   const stderr = new Response(child.stderr).text();
   const timer = setTimeout(() => child.kill("SIGKILL"), ms);
   const writer = child.stdin.getWriter();

@@ -2,6 +2,7 @@
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { releaseFlags } from "../../src/mcp/permissions.ts";
+import { spawnPiped } from "./proc.ts";
 import { REPO, type Sandbox } from "./sandbox.ts";
 
 /** The client command, `bin/shoal-mcp`, with `args`. */
@@ -43,15 +44,7 @@ export function spawnLauncher(
   prefix: string[] = [],
 ): Deno.ChildProcess {
   const { command, args: full } = launcherArgs(args);
-  const argv = [...prefix, command, ...full];
-  return new Deno.Command(argv[0], {
-    args: argv.slice(1),
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr,
-  }).spawn();
+  return spawnPiped([...prefix, command, ...full], env, stderr);
 }
 
 /** The facade started like an MCP client starts it, with piped stdin and stdout, read by the caller. */

@@ -291,3 +291,19 @@ export function threadsInPoll(pid: number): number | null {
   }
   return count;
 }
+
+/** `argv` spawned with exactly `env`, stdin and stdout piped and stderr as `stderr` says. */
+export function spawnPiped(
+  [command, ...args]: string[],
+  env: Record<string, string>,
+  stderr: "piped" | "null",
+): Deno.ChildProcess {
+  return new Deno.Command(command, {
+    args,
+    env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr,
+  }).spawn();
+}

@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { NESTING_LIMIT } from "../../src/protocol/limits.ts";
-import { rssBytes } from "../_support/proc.ts";
+import { rssBytes, spawnPiped } from "../_support/proc.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { launcherArgs, RawFacade, sdkTransport } from "../_support/facade.ts";
 
@@ -363,14 +363,7 @@ Deno.test("M-CLI-2: usage errors print the usage line and exit 2", async () => {
 Deno.test("M-CLI-3: when the client stops reading stdout the facade exits 0", async () => {
   const box = await sandbox();
   const { command, args } = launcherArgs();
-  const child = new Deno.Command(command, {
-    args,
-    env: box.env(NO_KERNEL),
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  const child = spawnPiped([command, ...args], box.env(NO_KERNEL), "null");
   try {
     await child.stdout.cancel();
     const writer = child.stdin.getWriter();
