@@ -236,9 +236,10 @@ try {
     console.log(`${label.padEnd(44)} ${x.toFixed(2).padStart(6)}  (target ≤ ${target})`);
   ratio("kernel direct p50 / spawn p50", direct.p50 / spawn.p50, 0.5);
   // What K-BASH-1/3 leave: a fresh bash that must exit, plus one request on the socket.
+  const floorRatio = (warmBash.p50 + roundTrip.p50) / spawn.p50;
   console.log(
-    `floor: (pre-spawned bash + socket round trip) p50 / spawn p50  ` +
-      `${((warmBash.p50 + roundTrip.p50) / spawn.p50).toFixed(2)}`,
+    `${"floor p50 / spawn p50".padEnd(44)} ${floorRatio.toFixed(2).padStart(6)}  ` +
+      "(pre-spawned bash + socket round trip)",
   );
   ratio("facade p50 / spawn p50", facade.p50 / spawn.p50, 0.6);
   if (peerRow) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peerRow.p50, 0.7);
