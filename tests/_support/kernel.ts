@@ -199,3 +199,11 @@ export async function startKernelWithAgent(principal: string, policy: Rec): Prom
     throw e;
   }
 }
+
+/**
+ * The entries of a kernel's `tmp/` in state directory `state` that are neither its scratch
+ * directories (`run-…`) nor its blanks (`blank-…`): spools and staging files a run left behind.
+ */
+export function leftInTmp(state: string): Deno.DirEntry[] {
+  return [...Deno.readDirSync(`${state}/tmp`)].filter((e) => !/^(run|blank)-/.test(e.name));
+}

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, needsLinux } from "../../_support/host.ts";
-import { startKernel } from "../../_support/kernel.ts";
+import { leftInTmp, startKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
@@ -58,12 +58,8 @@ hostTest(
         $: "str",
         v: "alive\n",
       });
-      // No spool or partial blob is left behind (scratch directories and blanks are the
-      // kernel's), and no task stays running.
-      const left = [...Deno.readDirSync(`${state}/tmp`)].filter((e) =>
-        !/^(run|blank)-/.test(e.name)
-      );
-      assert.deepEqual(left, []);
+      // No spool or partial blob is left behind, and no task stays running.
+      assert.deepEqual(leftInTmp(state), []);
       assert.ok(usedBytes(state) - usedBefore < 512 * 1024, "the partial output was removed");
       const tasks = await conn.request("task.list", {}) as Rec[];
       assert.deepEqual(tasks.filter((t) => t.state === "running"), []);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { exec } from "../../_support/exec.ts";
-import { startKernel } from "../../_support/kernel.ts";
+import { leftInTmp, startKernel } from "../../_support/kernel.ts";
 
 /** Every file under `dir`, recursively. */
 function files(dir: string): string[] {
@@ -25,10 +25,7 @@ Deno.test("after 60 execs (ok, failed, stderr, background, cancelled) tmp/ holds
       if (i % 2) await conn.request("task.cancel", { task });
       await conn.request("task.await", { task, timeout_ms: 30000 });
     }
-    const spools = [...Deno.readDirSync(`${state}/tmp`)].filter((e) =>
-      !/^(run|blank)-/.test(e.name)
-    );
-    assert.deepEqual(spools, []);
+    assert.deepEqual(leftInTmp(state), []);
     for (const path of files(`${state}/cas`)) {
       const hex = createHash("sha256").update(Deno.readFileSync(path)).digest("hex");
       assert.equal(path.endsWith(`/${hex}`), true, `${path} holds other bytes`);
