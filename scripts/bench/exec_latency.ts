@@ -11,7 +11,9 @@
  * Every other row takes turns with the others (the facade's too: timed alone right after the
  * kernel's start, it paid for the kernel's warm-up), so their ratios are ones of the same load.
  * Prints p50/p95 of each, the ratios the issues target, and `exec_stages.ts` prints where one
- * exec's time goes.
+ * exec's time goes. On Linux a last pass counts the CPU time one call costs each process taking
+ * part (the client, the facade or peer server, the kernel, the bash processes they reap): a loop
+ * of back-to-back calls cannot average less than that total spread over every core.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -22,6 +24,7 @@ import { sandbox } from "../../tests/_support/sandbox.ts";
 import { sdkTransport } from "../../tests/_support/facade.ts";
 import { bashFloor } from "./bash_floor.ts";
 import { percentile } from "./percentile.ts";
+import { cpuMs, kernelPid, reapedChildrenCpuMs } from "../../tests/_support/proc.ts";
 
 const N = 200;
 const STATEFUL = 500;
@@ -89,10 +92,10 @@ async function timeTogether(runs: [string, () => Promise<unknown>][]): Promise<R
 }
 
 /**
- * An MCP client connected to the peer server, or null (with a note why) when it is not installed
- * or does not start.
+ * An MCP client connected to the peer server and the server's pid, or null (with a note why) when
+ * it is not installed or does not start.
  */
-async function peerClient(): Promise<Client | null> {
+async function peerClient(): Promise<{ client: Client; pid: number | null } | null> {
   try {
     await Deno.stat(PEER);
   } catch {
@@ -101,8 +104,9 @@ async function peerClient(): Promise<Client | null> {
   }
   const client = new Client({ name: "bench", version: "0" });
   try {
-    await client.connect(new StdioClientTransport({ command: "node", args: [PEER] }));
-    return client;
+    const transport = new StdioClientTransport({ command: "node", args: [PEER] });
+    await client.connect(transport);
+    return { client, pid: transport.pid };
   } catch (e) {
     console.log(`note: peer skipped: ${e}`);
     await client.close().catch(() => {});
@@ -140,6 +144,65 @@ async function stateful(a: RpcConnection, b: RpcConnection): Promise<[Row, Row]>
   }) as [Row, Row];
 }
 
+/** Calls of one path in the CPU pass: the counters tick every 10 ms. */
+const CPU_CALLS = 500;
+
+/** CPU time per call of one path, in ms: by the caller (this process) and by each server process. */
+interface CpuRow {
+  label: string;
+  caller: number;
+  /** The server in front of the kernel (the facade, or the peer), when the path has one. */
+  server: number | null;
+  kernel: number | null;
+  /** The bash (or `sh`) processes the path starts, as their reaper counts them. */
+  shells: number;
+}
+
+/**
+ * The CPU time per call of {@link CPU_CALLS} back-to-back calls of `run`: this process's, the
+ * `server`'s and the `kernel`'s (pids, or null), and the shells' that `reaper` waits for.
+ */
+async function cpuPerCall(
+  label: string,
+  run: () => Promise<unknown>,
+  { server, kernel, reaper }: { server: number | null; kernel: number | null; reaper: number },
+): Promise<CpuRow> {
+  const read = () => [
+    cpuMs(Deno.pid),
+    server === null ? 0 : cpuMs(server),
+    kernel === null ? 0 : cpuMs(kernel),
+    reapedChildrenCpuMs(reaper),
+  ];
+  const before = read();
+  for (let i = 0; i < CPU_CALLS; i++) await run();
+  const [caller, serverMs, kernelMs, shells] = read().map((x, i) => (x - before[i]) / CPU_CALLS);
+  return {
+    label,
+    caller,
+    server: server === null ? null : serverMs,
+    kernel: kernel === null ? null : kernelMs,
+    shells,
+  };
+}
+
+/** Prints the CPU rows and, for each, the least mean latency that CPU leaves on this host's cores. */
+function printCpu(rows: CpuRow[], spawnP50: number): void {
+  const cores = navigator.hardwareConcurrency;
+  console.log(`\nCPU time per call, ${CPU_CALLS} back-to-back calls each (ms; ${cores} cores)`);
+  console.log(
+    "path                        caller   server   kernel   shells    total  total/cores",
+  );
+  const cell = (x: number | null) => (x === null ? "-" : x.toFixed(2)).padStart(7);
+  for (const row of rows) {
+    const total = row.caller + (row.server ?? 0) + (row.kernel ?? 0) + row.shells;
+    console.log(
+      `${row.label.padEnd(26)} ${cell(row.caller)}  ${cell(row.server)}  ${cell(row.kernel)}  ` +
+        `${cell(row.shells)}  ${cell(total)}  ${cell(total / cores)} = ` +
+        `${(total / cores / spawnP50).toFixed(2)}x spawn p50`,
+    );
+  }
+}
+
 const box = await sandbox();
 // The autostarted kernel reads ~/.config/shoal/leash.jsonc: an agent confined to one project.
 const proj = `${box.dir}/home/proj`;
@@ -158,9 +221,11 @@ await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
 const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
 const freeToken = (await createToken(box, "agent:free", "free")).secret;
 const client = new Client({ name: "bench", version: "0" });
-const peer = await peerClient();
+const peerServer = await peerClient();
+const peer = peerServer?.client ?? null;
 try {
-  await client.connect(sdkTransport(box));
+  const facadeTransport = sdkTransport(box);
+  await client.connect(facadeTransport);
   const viaFacade = () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
   await viaFacade(); // autostarts the kernel on the sandbox socket
   const a = await RpcConnection.connect(box.socket());
@@ -203,6 +268,32 @@ try {
   agent.close();
   // after the rows above, on the same warm kernel
   const [seq, seqOne] = await stateful(a, b);
+  const cpuRows = Deno.build.os !== "linux" ? null : [
+    await cpuPerCall("shoal_exec via facade", viaFacade, {
+      server: facadeTransport.pid,
+      kernel: kernelPid(box.socket()),
+      reaper: kernelPid(box.socket()),
+    }),
+    await cpuPerCall("kernel exec direct", () => a.request("exec", { src: "echo hi" }), {
+      server: null,
+      kernel: kernelPid(box.socket()),
+      reaper: kernelPid(box.socket()),
+    }),
+    await cpuPerCall("bash -c true spawn", spawnTrue, {
+      server: null,
+      kernel: null,
+      reaper: Deno.pid,
+    }),
+    ...(peer && peerServer?.pid
+      ? [
+        await cpuPerCall("mcp-server-commands", peerCall, {
+          server: peerServer.pid,
+          kernel: null,
+          reaper: peerServer.pid,
+        }),
+      ]
+      : []),
+  ];
   a.close();
   b.close();
   const peerRow = peerRows[0] ?? null;
@@ -253,6 +344,8 @@ try {
     `sandbox's own cost: sandboxed - unsandboxed agent p50 = ` +
       `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,
   );
+  if (cpuRows) printCpu(cpuRows, spawn.p50);
+  else console.log("note: CPU pass skipped: it reads Linux's /proc");
 } finally {
   await client.close().catch(() => {});
   await peer?.close().catch(() => {});

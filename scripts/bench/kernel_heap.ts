@@ -8,7 +8,7 @@
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { exec } from "../../tests/_support/exec.ts";
 import { collectLines, spawnKernel } from "../../tests/_support/kernel.ts";
-import { rssBytes } from "../../tests/_support/proc.ts";
+import { cpuMs, rssBytes } from "../../tests/_support/proc.ts";
 import { REPO, sandbox } from "../../tests/_support/sandbox.ts";
 import { waitUntil } from "../../tests/_support/wait.ts";
 
@@ -21,12 +21,6 @@ const VARIANTS: [string, string[]][] = [
     ["--v8-flags=--max-semi-space-size=1,--optimize-for-size"],
   ],
 ];
-
-/** CPU ms (user + system) the process has used so far (Linux /proc, 100 Hz ticks). */
-function cpuMs(pid: number): number {
-  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 const mib = (pid: number) => rssBytes(pid) / 2 ** 20;
 

@@ -254,11 +254,25 @@ export function foregroundCommand(pid: number): string | null {
   return comm === null ? null : comm.slice(comm.lastIndexOf("/") + 1);
 }
 
+/** The fields of /proc/PID/stat after the command name, from the state on (Linux only). */
+function statFields(pid: number): string[] {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /** CPU time (user + system) `pid` has used so far, in ms (clock ticks of 10 ms; Linux only). */
 export function cpuMs(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU time (user + system) of the children `pid` has waited for so far, theirs and their own
+ * waited-for descendants', in ms (clock ticks of 10 ms; Linux only).
+ */
+export function reapedChildrenCpuMs(pid: number): number {
+  const fields = statFields(pid);
+  return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
 /**
