@@ -4,7 +4,13 @@ import assert from "node:assert/strict";
 import { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { converse, INITIALIZE } from "../../_support/converse.ts";
 import { hostTest, LINUX_SOCKET_RULE } from "../../_support/host.ts";
-import { collectLines, kernelUntilExit, launchKernel, startKernel } from "../../_support/kernel.ts";
+import {
+  collectLines,
+  kernelUntilExit,
+  launchKernel,
+  spawnKernel,
+  startKernel,
+} from "../../_support/kernel.ts";
 import { createToken, kernelCli } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, REPO, type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -290,15 +296,12 @@ Deno.test("G-STATE-1/G-STATE-4 under umask 000 the state dir and its missing par
 Deno.test("G-TOPO-4 a kernel out of file descriptors keeps running: it serves the connections it has and accepts again once some close", async () => {
   await withBox(async (box) => {
     const socket = box.socket();
-    const child = new Deno.Command("sh", {
-      args: ["-c", 'ulimit -n 48 && exec "$0" "$@"', KERNEL_BIN, "--socket", socket],
-      env: box.env(),
-      clearEnv: true,
-      cwd: box.dir,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
+    const child = spawnKernel(box, ["--socket", socket], {}, [
+      "sh",
+      "-c",
+      'ulimit -n 48 && exec "$0" "$@"',
+      KERNEL_BIN,
+    ]);
     const stderr: string[] = [];
     const reading = collectLines(child.stderr, stderr);
     try {

@@ -1,6 +1,7 @@
 // Issue 6 through the real kernel over its real socket: pty.open/send/read/resize/close/list on
 // real pseudo-terminals, session scoping, pty.N events, the policy gate and bounded memory.
 import assert from "node:assert/strict";
+import type { PtyScreen } from "../../../src/kernel/pty/pty.ts";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { startKernel, startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
 import { kernelPid, memoryKiB, peakKiB, processLive, psField } from "../../_support/proc.ts";
@@ -9,18 +10,7 @@ import { rpcError } from "../../_support/rejection.ts";
 import { delay } from "../../_support/wait.ts";
 
 /** What `pty.read` returns (K-PTY-3). */
-interface Screen {
-  pty_id: string;
-  cmd: string;
-  cols: number;
-  rows: number;
-  screen: string[];
-  cursor: { row: number; col: number; hidden: boolean };
-  changed: boolean;
-  alive: boolean;
-  exit: { status: number | null; signal: string | null } | null;
-  pid: number;
-}
+type Screen = PtyScreen & { pty_id: string };
 
 const POLL_MS = 20;
 
