@@ -185,20 +185,25 @@ async function cpuPerCall(
   };
 }
 
-/** Prints the CPU rows and, for each, the least mean latency that CPU leaves on this host's cores. */
+/**
+ * Prints the CPU rows and, for each, the least mean latency that CPU leaves on this host's cores,
+ * as a ratio to the spawn p50: of all of it, and of the shells' share alone (what K-BASH-1's bash
+ * per call costs whatever the kernel does).
+ */
 function printCpu(rows: CpuRow[], spawnP50: number): void {
   const cores = navigator.hardwareConcurrency;
   console.log(`\nCPU time per call, ${CPU_CALLS} back-to-back calls each (ms; ${cores} cores)`);
   console.log(
-    "path                        caller   server   kernel   shells    total  total/cores",
+    "path                        caller   server   kernel   shells    total  " +
+      "total/cores/spawn  shells/cores/spawn",
   );
   const cell = (x: number | null) => (x === null ? "-" : x.toFixed(2)).padStart(7);
   for (const row of rows) {
     const total = row.caller + (row.server ?? 0) + (row.kernel ?? 0) + row.shells;
     console.log(
       `${row.label.padEnd(26)} ${cell(row.caller)}  ${cell(row.server)}  ${cell(row.kernel)}  ` +
-        `${cell(row.shells)}  ${cell(total)}  ${cell(total / cores)} = ` +
-        `${(total / cores / spawnP50).toFixed(2)}x spawn p50`,
+        `${cell(row.shells)}  ${cell(total)}  ${cell(total / cores / spawnP50)}x           ` +
+        `${cell(row.shells / cores / spawnP50)}x`,
     );
   }
 }
@@ -268,34 +273,6 @@ try {
   agent.close();
   // after the rows above, on the same warm kernel
   const [seq, seqOne] = await stateful(a, b);
-  const cpuRows = Deno.build.os !== "linux" ? null : [
-    await cpuPerCall("shoal_exec via facade", viaFacade, {
-      server: facadeTransport.pid,
-      kernel: kernelPid(box.socket()),
-      reaper: kernelPid(box.socket()),
-    }),
-    await cpuPerCall("kernel exec direct", () => a.request("exec", { src: "echo hi" }), {
-      server: null,
-      kernel: kernelPid(box.socket()),
-      reaper: kernelPid(box.socket()),
-    }),
-    await cpuPerCall("bash -c true spawn", spawnTrue, {
-      server: null,
-      kernel: null,
-      reaper: Deno.pid,
-    }),
-    ...(peer && peerServer?.pid
-      ? [
-        await cpuPerCall("mcp-server-commands", peerCall, {
-          server: peerServer.pid,
-          kernel: null,
-          reaper: peerServer.pid,
-        }),
-      ]
-      : []),
-  ];
-  a.close();
-  b.close();
   const peerRow = peerRows[0] ?? null;
   const rows = [
     facade,
@@ -344,8 +321,36 @@ try {
     `sandbox's own cost: sandboxed - unsandboxed agent p50 = ` +
       `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,
   );
+  const cpuRows = Deno.build.os !== "linux" ? null : [
+    await cpuPerCall("shoal_exec via facade", viaFacade, {
+      server: facadeTransport.pid,
+      kernel: kernelPid(box.socket()),
+      reaper: kernelPid(box.socket()),
+    }),
+    await cpuPerCall("kernel exec direct", () => a.request("exec", { src: "echo hi" }), {
+      server: null,
+      kernel: kernelPid(box.socket()),
+      reaper: kernelPid(box.socket()),
+    }),
+    await cpuPerCall("bash -c true spawn", spawnTrue, {
+      server: null,
+      kernel: null,
+      reaper: Deno.pid,
+    }),
+    ...(peer && peerServer?.pid
+      ? [
+        await cpuPerCall("mcp-server-commands", peerCall, {
+          server: peerServer.pid,
+          kernel: null,
+          reaper: peerServer.pid,
+        }),
+      ]
+      : []),
+  ];
   if (cpuRows) printCpu(cpuRows, spawn.p50);
   else console.log("note: CPU pass skipped: it reads Linux's /proc");
+  a.close();
+  b.close();
 } finally {
   await client.close().catch(() => {});
   await peer?.close().catch(() => {});
