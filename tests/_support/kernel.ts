@@ -34,21 +34,25 @@ export async function startKernel(
 }
 
 /**
- * Spawns `bin/shoal-kernel` with exactly `args` (which make it serve on `socket`) and waits until
- * it prints `ready`.
+ * Spawns `bin/shoal-kernel` (or `launcher`, as {@link spawnKernel} takes it) with exactly `args`
+ * (which make it serve on `socket`) and waits until it prints `ready`.
  */
 export async function launchKernel(
   box: Sandbox,
   args: string[],
   socket: string,
   extraEnv: Record<string, string> = {},
+  launcher?: string[],
 ): Promise<TestKernel> {
-  const child = spawnKernel(box, args, extraEnv);
+  const child = spawnKernel(box, args, extraEnv, launcher);
   const stderr: string[] = [];
   const reading = collectLines(child.stderr, stderr);
-  const ready = await waitUntil(() => stderr.some((l) => l.includes("ready")), 30000);
-  if (!ready) {
-    child.kill("SIGKILL");
+  let exited = false; // a kernel that exits before it is ready is not waited for
+  child.status.then(() => exited = true);
+  const ready = () => stderr.some((l) => l.includes("ready"));
+  await waitUntil(() => exited || ready(), 30000);
+  if (!ready()) {
+    if (!exited) child.kill("SIGKILL");
     await child.status;
     await reading;
     throw new Error(`kernel did not start: ${stderr.join("\n")}`);
