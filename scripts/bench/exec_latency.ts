@@ -321,16 +321,17 @@ try {
     `sandbox's own cost: sandboxed - unsandboxed agent p50 = ` +
       `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,
   );
-  const cpuRows = Deno.build.os !== "linux" ? null : [
+  const kernel = Deno.build.os === "linux" ? kernelPid(box.socket()) : null;
+  const cpuRows = kernel === null ? null : [
     await cpuPerCall("shoal_exec via facade", viaFacade, {
       server: facadeTransport.pid,
-      kernel: kernelPid(box.socket()),
-      reaper: kernelPid(box.socket()),
+      kernel,
+      reaper: kernel,
     }),
     await cpuPerCall("kernel exec direct", () => a.request("exec", { src: "echo hi" }), {
       server: null,
-      kernel: kernelPid(box.socket()),
-      reaper: kernelPid(box.socket()),
+      kernel,
+      reaper: kernel,
     }),
     await cpuPerCall("bash -c true spawn", spawnTrue, {
       server: null,
