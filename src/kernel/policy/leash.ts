@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { type EffectKind, normalizeEffectName } from "./effect_types.ts";
+import { isProtectedName } from "./protected_names.ts";
 
 /** When a plan inside the grants runs without approval (P-EVAL-2). */
 export type AutoApply = "never" | "in-grant" | "reversible";
@@ -30,6 +31,10 @@ export interface PrincipalPolicy {
   hermetic: boolean;
   /** Whether this principal's runs go inside the sandbox when the host has one (P-SBX-2). */
   sandbox: boolean;
+  /** Whether the agent's MCP client may approve its own pending plans for it (M-ELICIT-1). */
+  approve_in_client: boolean;
+  /** Protected names (P-SBX-6) this principal may nevertheless write, e.g. `.vscode`. */
+  writable_protected: readonly string[];
   approver: boolean;
   /** Kinds the principal may approve for itself; `"*"` means all. */
   self_approve: readonly (EffectKind | "*")[];
@@ -52,13 +57,15 @@ type ListField =
   | "proc_spawn"
   | "env_read"
   | "env_write"
-  | "secret_use";
+  | "secret_use"
+  | "writable_protected";
 type BoolField =
   | "session_write"
   | "journal_read"
   | "time"
   | "hermetic"
   | "sandbox"
+  | "approve_in_client"
   | "approver";
 
 const LIST_FIELDS: readonly ListField[] = [
@@ -71,6 +78,7 @@ const LIST_FIELDS: readonly ListField[] = [
   "env_read",
   "env_write",
   "secret_use",
+  "writable_protected",
 ];
 const BOOL_FIELDS: readonly BoolField[] = [
   "session_write",
@@ -78,6 +86,7 @@ const BOOL_FIELDS: readonly BoolField[] = [
   "time",
   "hermetic",
   "sandbox",
+  "approve_in_client",
   "approver",
 ];
 
@@ -136,6 +145,8 @@ export function localHumanPolicy(): PrincipalPolicy {
     opaque: "allow",
     hermetic: false,
     sandbox: false,
+    approve_in_client: false,
+    writable_protected: [],
     approver: true,
     self_approve: ["*"],
   };
@@ -276,6 +287,9 @@ function parseEntry(node: Node, context: string): PolicyEntry {
       if (field === "net_connect" && !NET_GRANT.test(text)) {
         fail(context, `${label(field)}: "${text}" is not hostglob:port`);
       }
+      if (field === "writable_protected" && !isProtectedName(text)) {
+        fail(context, `${label(field)}: "${text}" is not a protected name`);
+      }
       if (field === "net_listen" && !/^(\d+|\*)$/.test(text)) {
         fail(context, `${label(field)}: "${text}" is not a port or "*"`);
       }
@@ -320,6 +334,7 @@ function parseEntry(node: Node, context: string): PolicyEntry {
     env_read: list("env_read"),
     env_write: list("env_write"),
     secret_use: list("secret_use"),
+    writable_protected: list("writable_protected"),
     session_write: bool("session_write") ?? false,
     journal_read: bool("journal_read") ?? false,
     time: bool("time") ?? false,
@@ -327,6 +342,7 @@ function parseEntry(node: Node, context: string): PolicyEntry {
     opaque: choice("opaque", ["deny", "ask", "allow"] as const, "deny"),
     hermetic: bool("hermetic") ?? false,
     sandbox: bool("sandbox") ?? true,
+    approve_in_client: bool("approve_in_client") ?? false,
     approver: bool("approver"),
     self_approve: selfApprove(),
   };

@@ -40,6 +40,8 @@ function grants(overrides: Partial<PrincipalPolicy> = {}): PrincipalPolicy {
     opaque: "deny",
     hermetic: false,
     sandbox: true,
+    approve_in_client: false,
+    writable_protected: [],
     approver: false,
     self_approve: [],
     ...overrides,

@@ -44,6 +44,8 @@ Deno.test("P-POL-1: the SPEC example loads, with comments and trailing commas", 
         "opaque": "ask",            /* deny | ask | allow */
         "hermetic": false,
         "sandbox": false,           // run outside bwrap
+        "approve_in_client": true,  // approvals through the agent's MCP client
+        "writable_protected": [".vscode", ".git/hooks"],
         "approver": false,
         "self_approve": ["fs_write"], // trailing comma next
       },
@@ -69,6 +71,8 @@ Deno.test("P-POL-1: the SPEC example loads, with comments and trailing commas", 
       opaque: "ask",
       hermetic: false,
       sandbox: false,
+      approve_in_client: true,
+      writable_protected: [".vscode", ".git/hooks"],
       approver: false,
       self_approve: ["fs_write"],
     });
@@ -113,6 +117,17 @@ Deno.test("P-POL-2: flat dotted spellings and aliases", async () => {
   );
 });
 
+Deno.test("P-POL-2: writable_protected names only protected names (P-SBX-6)", async () => {
+  await loadFails(
+    `{"principal": {"a": {"writable_protected": ["src"]}}}`,
+    /principal "a".*"src" is not a protected name/,
+  );
+  await loadFails(
+    `{"principal": {"a": {"approve_in_client": "yes"}}}`,
+    /principal "a".*"approve_in_client" must be a boolean/,
+  );
+});
+
 Deno.test("P-POL-3: defaults for a listed principal", async () => {
   await withPolicy(`{"principal": {"agent:x": {}}}`, (path) => {
     assert.deepEqual(policyFor(loadPolicyFile(path), "agent:x", HUMAN), {
@@ -132,6 +147,8 @@ Deno.test("P-POL-3: defaults for a listed principal", async () => {
       opaque: "deny",
       hermetic: false,
       sandbox: true,
+      approve_in_client: false,
+      writable_protected: [],
       approver: false,
       self_approve: [],
     });
