@@ -148,6 +148,18 @@ Deno.test("no kernel import runs from a lower floor to a higher one", () => {
   assert.deepEqual(upward, []);
 });
 
+Deno.test("no two kernel directories import each other, directly or through others", () => {
+  const dirGraph = new Map<string, Set<string>>();
+  for (const [from, to] of edges()) {
+    if (!from.startsWith(KERNEL) || !to.startsWith(KERNEL)) continue;
+    const [a, b] = [unitOf(from), unitOf(to)];
+    if (a === b) continue;
+    if (!dirGraph.has(a)) dirGraph.set(a, new Set());
+    dirGraph.get(a)!.add(b);
+  }
+  assert.deepEqual(circles(dirGraph), []);
+});
+
 Deno.test("rpc/methods/* never import each other", () => {
   const methods = `${KERNEL}rpc/methods/`;
   const crossing = edges().filter(([from, to]) =>

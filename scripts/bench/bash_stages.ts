@@ -30,8 +30,8 @@ import { parseArgs } from "node:util";
 import type { BashChild } from "../../src/kernel/bash/bash_child.ts";
 import { spawnGroupLeader, spawnOptions } from "../../src/kernel/bash/group_leader.ts";
 import { mkfifo } from "../../src/kernel/bash/mkfifo.ts";
-import { type ByteSink, runBash } from "../../src/kernel/bash/run.ts";
-import { spawnDriver } from "../../src/kernel/bash/spawn.ts";
+import { type ByteSink, runBash } from "../../src/kernel/shells/run.ts";
+import { spawnDriver } from "../../src/kernel/shells/spawn.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import {
   bashOwnVariables,
@@ -39,7 +39,7 @@ import {
   type ShellState,
   WARM_DRIVER,
 } from "../../src/kernel/bash/shell_state.ts";
-import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
+import { WarmShell } from "../../src/kernel/shells/warm_shell.ts";
 import { percentile } from "./percentile.ts";
 
 const { values } = parseArgs({

@@ -8,12 +8,12 @@
  * and facade hops are in `exec_latency.ts`, which splits each exec into bash and the rest.
  */
 import { bashOwnVariables, cloneState, diffState } from "../../src/kernel/bash/shell_state.ts";
-import { runBash } from "../../src/kernel/bash/run.ts";
+import { runBash } from "../../src/kernel/shells/run.ts";
 import { Journal } from "../../src/kernel/journal/journal.ts";
 import { CaptureSink } from "../../src/kernel/store/capture.ts";
 import { Cas } from "../../src/kernel/store/cas.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
-import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
+import { WarmShell } from "../../src/kernel/shells/warm_shell.ts";
 import { outcomeValue } from "../../src/kernel/values/outcome.ts";
 import { renderBounded } from "../../src/kernel/values/render.ts";
 import { printStages } from "./percentile.ts";

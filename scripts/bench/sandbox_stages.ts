@@ -12,11 +12,11 @@
  * `exec_latency.ts` measures the whole path over the socket.
  */
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
-import { type BashRun, runBash } from "../../src/kernel/bash/run.ts";
+import { type BashRun, runBash } from "../../src/kernel/shells/run.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
-import { WarmShell } from "../../src/kernel/bash/warm_shell.ts";
+import { WarmShell } from "../../src/kernel/shells/warm_shell.ts";
 import { confinementKey, sandboxCommand } from "../../src/kernel/sandbox/command.ts";
-import { runSandbox, type SandboxSetting } from "../../src/kernel/sandbox/principal_sandbox.ts";
+import { runSandbox, type SandboxSetting } from "../../src/kernel/policy/principal_sandbox.ts";
 import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
 import { Residents } from "../../src/kernel/sandbox/residents.ts";
 import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";

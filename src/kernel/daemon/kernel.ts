@@ -10,7 +10,7 @@ import { Blanks } from "../store/blanks.ts";
 import type { Value } from "../values/value.ts";
 import { TokenStore } from "../auth/tokens.ts";
 import type { Policy } from "../policy/leash.ts";
-import type { SandboxSetting } from "../sandbox/principal_sandbox.ts";
+import type { SandboxSetting } from "../policy/principal_sandbox.ts";
 import { TaskRegistry } from "../tasks/registry.ts";
 import { PlanStore } from "../plans/store.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";

@@ -2,10 +2,10 @@ import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.
 import { STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts";
 import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
-import { runBash } from "../bash/run.ts";
+import { runBash } from "../shells/run.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 import { cloneState, cwdBytesOf, diffState, type ShellState } from "../bash/shell_state.ts";
-import type { WarmShell } from "../bash/warm_shell.ts";
+import type { WarmShell } from "../shells/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
 import type { Effect } from "../policy/effects.ts";

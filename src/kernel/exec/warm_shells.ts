@@ -1,7 +1,7 @@
 import { WARM_IDLE_MS } from "../../protocol/limits.ts";
 import type { ScratchPool } from "../bash/scratch_pool.ts";
 import type { ShellState } from "../bash/shell_state.ts";
-import { WarmShell } from "../bash/warm_shell.ts";
+import { WarmShell } from "../shells/warm_shell.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 import type { Resident } from "../sandbox/resident.ts";
 import type { Residents } from "../sandbox/residents.ts";

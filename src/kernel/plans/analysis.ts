@@ -1,6 +1,6 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
-import { analyzeOffLoop, sendableAst } from "../bash/off_loop.ts";
+import { analyzeOffLoop, sendableAst } from "../policy/off_loop.ts";
 import { spawnDir } from "../bash/shell_state.ts";
 import { pathObject } from "../values/path_object.ts";
 import type { PlanServices } from "./plan_services.ts";

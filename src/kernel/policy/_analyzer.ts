@@ -15,7 +15,7 @@ import type {
 } from "../bash/ast.ts";
 import type { EffectSet } from "./_effect_set.ts";
 import type { EffectState } from "./effect_types.ts";
-import { normalizePath, resolvePath } from "./_paths.ts";
+import { normalizePath, resolvePath } from "../bash/lexical_path.ts";
 import type { ArgValue, CommandIO } from "./commands/command_io.ts";
 import { knownCommand } from "./commands/table.ts";
 import { type Cwds, type Flow, sameCwds, union, unique } from "./_cwds.ts";

@@ -6,7 +6,8 @@
 import type { EffectSet } from "./_effect_set.ts";
 import type { EffectState, FsKind } from "./effect_types.ts";
 import type { Cwds } from "./_cwds.ts";
-import { globMayClimb, normalizePath } from "./_paths.ts";
+import { globMayClimb } from "./_paths.ts";
+import { normalizePath } from "../bash/lexical_path.ts";
 import { type ArgValue, STATIC } from "./commands/command_io.ts";
 import { isSpecialDevice } from "./_shell_tables.ts";
 import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";

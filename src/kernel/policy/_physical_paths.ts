@@ -3,7 +3,7 @@
  * through its symbolic links, so `ALLOWED/lnk/a` is judged where it lands. The rest, which does
  * not exist yet, is kept lexically.
  */
-import { normalizePath } from "./_paths.ts";
+import { normalizePath } from "../bash/lexical_path.ts";
 
 /** Symbolic links followed before giving up, as the kernel's ELOOP limit. */
 const MAX_LINKS = 40;

@@ -9,7 +9,7 @@ import {
 } from "./evaluate.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { isSandboxed, runSandbox, type SandboxSetting } from "../sandbox/principal_sandbox.ts";
+import { isSandboxed, runSandbox, type SandboxSetting } from "./principal_sandbox.ts";
 
 export type { Verdict } from "./evaluate.ts";
 

@@ -2,7 +2,7 @@
  * What a sandboxed run sees of the host file system (P-SBX-3), computed from a principal's grants:
  * which host directories are bound where, read-only or read-write, and what stays masked.
  */
-import { normalizePath } from "../policy/_paths.ts";
+import { normalizePath } from "../bash/lexical_path.ts";
 
 /** A principal's file and network grants, as the sandbox needs them. */
 export interface SandboxGrants {

@@ -1,7 +1,7 @@
 // Issue 10: a repeated short source reuses its parse; its effects still follow the session state.
 import assert from "node:assert/strict";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
-import { analyzeOffLoop } from "../../../src/kernel/bash/off_loop.ts";
+import { analyzeOffLoop } from "../../../src/kernel/policy/off_loop.ts";
 import type { EffectState } from "../../../src/kernel/policy/effects.ts";
 
 function state(env: Record<string, string>): EffectState {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { bashCandidates, resolveBash } from "../../../src/kernel/bash/discover.ts";
-import { type ByteSink, runBash } from "../../../src/kernel/bash/run.ts";
+import { type ByteSink, runBash } from "../../../src/kernel/shells/run.ts";
 import { ScratchPool } from "../../../src/kernel/bash/scratch_pool.ts";
 import { bashOwnVariables } from "../../../src/kernel/bash/shell_state.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { bashCandidates, resolveBash } from "../../../src/kernel/bash/discover.ts";
-import { type BashExit, type ByteSink, runBash } from "../../../src/kernel/bash/run.ts";
+import { type BashExit, type ByteSink, runBash } from "../../../src/kernel/shells/run.ts";
 import { ScratchPool } from "../../../src/kernel/bash/scratch_pool.ts";
 import {
   applyChange,

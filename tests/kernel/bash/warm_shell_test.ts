@@ -8,7 +8,7 @@ import { bashCandidates, resolveBash } from "../../../src/kernel/bash/discover.t
 import { outputPipes } from "../../../src/kernel/bash/pipe_holders.ts";
 import { ScratchPool } from "../../../src/kernel/bash/scratch_pool.ts";
 import { bashOwnVariables, type ShellState } from "../../../src/kernel/bash/shell_state.ts";
-import { WarmShell } from "../../../src/kernel/bash/warm_shell.ts";
+import { WarmShell } from "../../../src/kernel/shells/warm_shell.ts";
 import { pidsMentioning } from "../../_support/proc.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { waitUntil } from "../../_support/wait.ts";

@@ -15,7 +15,7 @@ import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, REPO, sandbox } from "../../_support/sandbox.ts";
 
 /** The kernel's entry points: its main module and the analysis worker it starts by URL. */
-const ENTRIES = ["src/kernel/main.ts", "src/kernel/bash/analysis_worker.ts"];
+const ENTRIES = ["src/kernel/main.ts", "src/kernel/policy/analysis_worker.ts"];
 
 /** What `deno info --json` reports of an npm package. */
 interface NpmPackage {

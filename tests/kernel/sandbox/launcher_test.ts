@@ -9,7 +9,7 @@ import type { BashChild } from "../../../src/kernel/bash/bash_child.ts";
 import type { ShellState } from "../../../src/kernel/bash/shell_state.ts";
 import { defaultPolicy, policyFor } from "../../../src/kernel/policy/leash.ts";
 import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
-import { runSandbox } from "../../../src/kernel/sandbox/principal_sandbox.ts";
+import { runSandbox } from "../../../src/kernel/policy/principal_sandbox.ts";
 import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
 import { Residents } from "../../../src/kernel/sandbox/residents.ts";
 import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";

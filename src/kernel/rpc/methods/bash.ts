@@ -1,4 +1,4 @@
-import { analyzeOffLoop, sendableAst } from "../../bash/off_loop.ts";
+import { analyzeOffLoop, sendableAst } from "../../policy/off_loop.ts";
 import { complete } from "../../bash/complete.ts";
 import { attached, type MethodSpec, unattached } from "../method.ts";
 import { analyze } from "../../plans/analysis.ts";

@@ -1,8 +1,8 @@
 import { ErrorCode, type ErrorCodeValue, RpcError } from "../../protocol/errors.ts";
 import { INLINE_PARSE_LIMIT, WORKER_HEAP_LIMIT } from "../../protocol/limits.ts";
 import { JsonText } from "../../protocol/rpc.ts";
-import { deriveEffects, type EffectAnalysis, type EffectState } from "../policy/effects.ts";
-import { parseRecent } from "./recent_parses.ts";
+import { deriveEffects, type EffectAnalysis, type EffectState } from "./effects.ts";
+import { parseRecent } from "../bash/recent_parses.ts";
 
 /** A job for the analysis worker. */
 export interface AnalysisJob {

@@ -8,9 +8,9 @@
 import { setPriority } from "node:os";
 import { FRAME_LIMIT } from "../../protocol/limits.ts";
 import { RpcError } from "../../protocol/errors.ts";
-import { deriveEffects } from "../policy/effects.ts";
-import { parseBash } from "./ast.ts";
-import { boundedAstJson } from "./ast_json.ts";
+import { deriveEffects } from "./effects.ts";
+import { parseBash } from "../bash/ast.ts";
+import { boundedAstJson } from "../bash/ast_json.ts";
 import type { AnalysisJob } from "./off_loop.ts";
 
 // On Linux the nice value is per thread: this lowers only the worker's, so the event loop's thread

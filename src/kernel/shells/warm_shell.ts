@@ -1,11 +1,11 @@
-import type { BashChild } from "./bash_child.ts";
-import { signalGroup } from "./group_leader.ts";
-import { freshFile, writeAll } from "./fresh_file.ts";
-import { ensureFifo } from "./fifo.ts";
-import { outputPipes } from "./pipe_holders.ts";
+import type { BashChild } from "../bash/bash_child.ts";
+import { signalGroup } from "../bash/group_leader.ts";
+import { freshFile, writeAll } from "../bash/fresh_file.ts";
+import { ensureFifo } from "../bash/fifo.ts";
+import { outputPipes } from "../bash/pipe_holders.ts";
 import { spawnDriver } from "./spawn.ts";
-import type { ScratchPool } from "./scratch_pool.ts";
-import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "./shell_state.ts";
+import type { ScratchPool } from "../bash/scratch_pool.ts";
+import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "../bash/shell_state.ts";
 import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
 import type { Resident } from "../sandbox/resident.ts";
 

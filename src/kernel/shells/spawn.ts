@@ -1,8 +1,8 @@
 /** Spawning bash as a process-group leader, for cold runs (`run.ts`) and warm shells alike. */
 import type { Resident } from "../sandbox/resident.ts";
-import type { BashChild } from "./bash_child.ts";
-import { spawnGroupLeader } from "./group_leader.ts";
-import { type ShellState, WARM_DRIVER } from "./shell_state.ts";
+import type { BashChild } from "../bash/bash_child.ts";
+import { spawnGroupLeader } from "../bash/group_leader.ts";
+import { type ShellState, WARM_DRIVER } from "../bash/shell_state.ts";
 
 /**
  * Spawns `bash -c <driver> shoal <dir> <extra…>` as K-BASH-1 wants it, unconfined or inside

@@ -1,10 +1,10 @@
 /** Which principals run inside the sandbox, and the sandbox of one of their runs (P-SBX-2, P-SBX-3). */
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import type { Effect } from "../policy/effects.ts";
-import type { PrincipalPolicy } from "../policy/leash.ts";
-import type { Sandboxing } from "./command.ts";
-import type { SandboxHost } from "./probe.ts";
-import { type SandboxGrants, sandboxView, visibleIn } from "./view.ts";
+import type { Effect } from "./effects.ts";
+import type { PrincipalPolicy } from "./leash.ts";
+import type { Sandboxing } from "../sandbox/command.ts";
+import type { SandboxHost } from "../sandbox/probe.ts";
+import { type SandboxGrants, sandboxView, visibleIn } from "../sandbox/view.ts";
 
 /** The kernel's sandbox facts: what the host offers and what every view hides. */
 export interface SandboxSetting {
