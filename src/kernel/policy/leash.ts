@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { type EffectKind, normalizeEffectName } from "./effect_types.ts";
-import { isProtectedName } from "./protected_names.ts";
+import { isProtectedName } from "../sandbox/protected_names.ts";
 
 /** When a plan inside the grants runs without approval (P-EVAL-2). */
 export type AutoApply = "never" | "in-grant" | "reversible";
