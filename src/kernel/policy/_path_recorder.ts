@@ -115,11 +115,15 @@ export class PathRecorder {
     }
   }
 
-  /** git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14). */
+  /**
+   * git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14), or a
+   * `GIT_*` variable changed since the session's start configures it (K-EFF-6).
+   */
   repository(dir: ArgValue | null, hooks: boolean, cwds: Cwds): void {
     const env = this.#state.env;
     const variable = Object.keys(env).find((key) =>
-      key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key)
+      key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key) &&
+      this.#state.changedEnv.has(key)
     );
     if (variable !== undefined) {
       this.#effects.opaque(`git configured by ${variable}`);

@@ -1,7 +1,8 @@
 /**
  * Where known commands read configuration that can change what they do (issue 14): a curl whose
  * `.curlrc` names an output file or URL, a less whose `LESSOPEN` runs a preprocessor, an rg whose
- * config adds `--pre`. When such configuration is present, the command is opaque.
+ * config adds `--pre`. When such configuration is present, the command is opaque; a variable the
+ * session inherited unchanged from the kernel's start is the local human's and does not count.
  */
 
 /** Environment variables and user files (`~/` = session HOME) that configure a command. */
@@ -26,15 +27,19 @@ const TOOL_CONFIG: Record<string, ToolConfig> = {
   grep: { env: ["GREP_OPTIONS"], files: [] },
 };
 
-/** Why `command` is configured beyond what analysis sees, or null when it is not. */
+/**
+ * Why `command` is configured beyond what analysis sees, or null when it is not. A variable
+ * configures it only when set and `changed` since the session's start (K-EFF-6).
+ */
 export function toolConfigured(
   command: string,
   env: Readonly<Record<string, string>>,
+  changed: ReadonlySet<string>,
   home: string | undefined,
 ): string | null {
   const config = Object.hasOwn(TOOL_CONFIG, command) ? TOOL_CONFIG[command] : undefined;
   if (config === undefined) return null;
-  const name = config.env.find((name) => Object.hasOwn(env, name));
+  const name = config.env.find((name) => Object.hasOwn(env, name) && changed.has(name));
   if (name !== undefined) return `${command} configured by ${name}`;
   for (const file of config.files) {
     if (home === undefined) return `${command} reads configuration from an unknown HOME`;

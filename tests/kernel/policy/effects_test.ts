@@ -12,8 +12,10 @@ import {
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { RpcError } from "../../../src/protocol/errors.ts";
 
+/** A session state; its exported variables all changed since the session's start unless `changedEnv` says. */
 function state(cwd: string, extra: Partial<EffectState> = {}): EffectState {
-  return { cwd, env: {}, home: "/home/me", sessionCommands: new Set(), ...extra };
+  const changedEnv = new Set(Object.keys(extra.env ?? {}));
+  return { cwd, env: {}, changedEnv, home: "/home/me", sessionCommands: new Set(), ...extra };
 }
 
 function derive(src: string, cwd = "/w", extra: Partial<EffectState> = {}): EffectAnalysis {
