@@ -152,6 +152,14 @@ hostTest(
       assert.match(screen, /^pty-path-ok pc=unset$/m);
       await human.request("pty.close", { pty_id: pty.pty_id });
       assert.equal(exists(pwned), false, "the agent's PROMPT_COMMAND ran in the human's PTY");
+      // A plan the human makes and applies runs in the human's view as well.
+      const plan = await exec(human, "uname >/dev/null; greet", { mode: "plan" });
+      const applied = await human.request("plan.apply", {
+        plan_ref: plan.plan_ref,
+        position: "value",
+      }) as Rec;
+      assert.equal(((applied.value as Rec).out as Rec).v, "human-greet\n");
+      assert.equal(exists(pwned), false, "the agent's code ran in the human's plan.apply");
       // Another agent sees the human's state, not agent a's.
       const b = await w.agent("agent:b");
       assert.equal(
