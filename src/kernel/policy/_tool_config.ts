@@ -5,7 +5,11 @@
  * session inherited unchanged from the kernel's start is the local human's and does not count.
  */
 
-/** Environment variables and user files (`~/` = session HOME) that configure a command. */
+/**
+ * Environment variables and files that configure a command: `~/` is the session HOME, `$NAME`
+ * the value of a variable when set (an inherited one is trusted, the file it names is not: a
+ * command may have written it).
+ */
 interface ToolConfig {
   env: readonly string[];
   files: readonly string[];
@@ -16,14 +20,20 @@ const PROXIES = ["http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_p
 const TOOL_CONFIG: Record<string, ToolConfig> = {
   curl: {
     env: ["CURL_HOME", "XDG_CONFIG_HOME", ...PROXIES],
-    files: ["~/.curlrc", "~/.config/.curlrc", "~/_curlrc"],
+    files: [
+      "~/.curlrc",
+      "~/.config/.curlrc",
+      "~/_curlrc",
+      "$CURL_HOME/.curlrc",
+      "$XDG_CONFIG_HOME/.curlrc",
+    ],
   },
-  wget: { env: ["WGETRC", ...PROXIES], files: ["~/.wgetrc"] },
+  wget: { env: ["WGETRC", ...PROXIES], files: ["~/.wgetrc", "$WGETRC"] },
   less: {
     env: ["LESSOPEN", "LESSCLOSE", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSEDIT"],
-    files: ["~/.lesskey", "~/.config/lesskey", "~/.lesskey.in"],
+    files: ["~/.lesskey", "~/.config/lesskey", "~/.lesskey.in", "$LESSKEY", "$LESSKEYIN"],
   },
-  rg: { env: ["RIPGREP_CONFIG_PATH"], files: [] },
+  rg: { env: ["RIPGREP_CONFIG_PATH"], files: ["$RIPGREP_CONFIG_PATH"] },
   grep: { env: ["GREP_OPTIONS"], files: [] },
 };
 
@@ -42,8 +52,14 @@ export function toolConfigured(
   const name = config.env.find((name) => Object.hasOwn(env, name) && changed.has(name));
   if (name !== undefined) return `${command} configured by ${name}`;
   for (const file of config.files) {
-    if (home === undefined) return `${command} reads configuration from an unknown HOME`;
-    const path = `${home}/${file.slice(2)}`;
+    const variable = /^\$([A-Z_]+)/.exec(file)?.[1];
+    if (variable !== undefined && !Object.hasOwn(env, variable)) continue;
+    if (variable === undefined && home === undefined) {
+      return `${command} reads configuration from an unknown HOME`;
+    }
+    const path = variable === undefined
+      ? `${home}/${file.slice(2)}`
+      : env[variable] + file.slice(variable.length + 1);
     try {
       Deno.lstatSync(path);
       return `${command} configured by ${path}`;
