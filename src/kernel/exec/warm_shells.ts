@@ -11,7 +11,8 @@ import { sameGuardedEnv } from "../session/guarded_names.ts";
 
 /**
  * Whether `shell` may serve a run starting from `state` inside `sandbox`: it fits, and it was
- * spawned with the run's value of every guarded name (P-SBX-7).
+ * spawned with the run's value of every guarded name (P-SBX-7). That also starts bash anew when
+ * what the loader and libc read at start changed (`LD_*`, `GLIBC_TUNABLES`), as a cold run would.
  */
 function fitsRun(shell: WarmShell, state: ShellState, sandbox: Sandboxing | null): boolean {
   return shell.fits(state, sandbox) && sameGuardedEnv(shell.env, state.env);

@@ -4,7 +4,8 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * Variables beyond {@link CONFIG_VARIABLE} that make bash, the loader or a common program run
  * code, load files or pick a program the caller did not name: word splitting, glibc's modules and
  * tunables, interpreters' start-up and module paths, build tools' compilers and flags, pagers,
- * editors and askpass helpers, shell history and zsh start files.
+ * editors and askpass helpers, shell history and zsh start files, mail checks (bash expands their
+ * messages), OpenSSL engines, editors' and toolkits' start-up code.
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -60,6 +61,16 @@ const MORE_GUARDED = new RegExp(
     "ZDOTDIR",
     "FPATH",
     "HIST.*",
+    "MAIL(PATH|CHECK)?",
+    "OPENSSL_.*",
+    "LUA_.*",
+    "TCLLIBPATH",
+    "R_(LIBS.*|PROFILE.*|ENVIRON.*)",
+    "PHP_INI_SCAN_DIR",
+    "VIMINIT",
+    "EXINIT",
+    "QT_PLUGIN_PATH",
+    "GTK_(PATH|MODULES|EXE_PREFIX)",
   ].join("|") + ")$",
 );
 
