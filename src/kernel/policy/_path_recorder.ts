@@ -13,7 +13,6 @@ import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_phys
 import { findRepository, gitConfigPaths, gitRunsConfiguredCode } from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
 
-/** Path effects of one derivation. */
 /**
  * `GIT_*` variables that move the repository, its configuration, index or objects, name programs
  * git runs, or make it write trace files: with one set, the repository and config files checked
@@ -22,6 +21,7 @@ import { PathChecks } from "./_path_checks.ts";
 const GIT_REDIRECT =
   /^GIT_(DIR|COMMON_DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|CONFIG(_.*)?|EXEC_PATH|TEMPLATE_DIR|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|REPLACE_REF_BASE|SHALLOW_FILE|GRAFT_FILE|ATTR_.*|EXTERNAL_DIFF|DIFF_OPTS|(SEQUENCE_)?EDITOR|PAGER|SSH(_COMMAND)?|ASKPASS|PROXY_COMMAND|TRACE.*)$/;
 
+/** Path effects of one derivation. */
 export class PathRecorder {
   readonly #state: EffectState;
   readonly #effects: EffectSet;
