@@ -152,6 +152,14 @@ hostTest(
       assert.match(screen, /^pty-path-ok pc=unset$/m);
       await human.request("pty.close", { pty_id: pty.pty_id });
       assert.equal(exists(pwned), false, "the agent's PROMPT_COMMAND ran in the human's PTY");
+      // So does a task the human starts.
+      const task = await exec(human, "ls >/dev/null; cat </dev/null; uname", { async: true });
+      const awaited = await human.request("task.await", {
+        task: task.task,
+        timeout_ms: 30000,
+      }) as Rec;
+      assert.equal(awaited.state, "completed");
+      assert.equal(exists(pwned), false, "the agent's code ran in the human's task");
       // A plan the human makes and applies runs in the human's view as well.
       const plan = await exec(human, "uname >/dev/null; greet", { mode: "plan" });
       const applied = await human.request("plan.apply", {
