@@ -19,7 +19,7 @@ export interface ShellState {
 }
 
 /** Entries added/changed (`set`) and removed (`unset`) between two snapshots of one map. */
-interface MapChange {
+export interface MapChange {
   set: Map<string, string>;
   unset: string[];
 }

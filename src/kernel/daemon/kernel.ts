@@ -2,6 +2,7 @@ import type { ClientConnection } from "../rpc/client_connection.ts";
 import type { KernelServices } from "../rpc/kernel_services.ts";
 import type { ShellState } from "../bash/shell_state.ts";
 import { SessionRegistry } from "../session/registry.ts";
+import { ShellViews } from "../session/shell_views.ts";
 import { EventBus } from "../events/bus.ts";
 import { Journal } from "../journal/journal.ts";
 import { PtyRegistry } from "../pty/registry.ts";
@@ -59,7 +60,7 @@ export class Kernel implements KernelServices {
 
   private constructor(readonly config: KernelConfig, cas: Cas) {
     this.sessions = new SessionRegistry<Value>(
-      config.initialState,
+      () => new ShellViews(config.initialState(), config.localHuman),
       (session) => this.tasks.busy(session) || this.ptys.list(session).length > 0,
       undefined,
       (session) => {

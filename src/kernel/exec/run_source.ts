@@ -92,7 +92,7 @@ export async function runSource(
   const started = performance.now();
   const listed = opts.async || opts.timeoutMs !== null;
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
-  const snapshot = cloneState(session.state);
+  const snapshot = cloneState(session.shell.view(attachment.principal));
   const warm = kernel.warm.take(session.name, snapshot, sandbox);
   let output;
   try {
@@ -238,7 +238,9 @@ async function finishRun(
     pid: exit.pid,
     cmd: src,
   });
-  if (exit.final && !cancelled) session.merge(diffState(snapshot, exit.final));
+  if (exit.final && !cancelled) {
+    session.shell.merge(attachment.principal, diffState(snapshot, exit.final));
+  }
   // Replaced once this run's answer is on its way when the run left it unfit (another cwd).
   setTimeout(() => kernel.warm.prepare(attachment), 0);
   const n = session.record(outcome);

@@ -7,15 +7,27 @@ import type { Resident } from "../sandbox/resident.ts";
 import type { Residents } from "../sandbox/residents.ts";
 import type { Grants } from "../policy/grants.ts";
 import type { Attachment } from "../session/attachment.ts";
+import { sameGuardedEnv } from "../session/guarded_names.ts";
 
 /**
- * At most one idle warm shell per session (issue 10), prepared inside the sandbox of the caller
- * that last ran or attached (P-SBX-4): when a run takes the shell (a replacement starts at once,
- * while the run goes on), after each run and on attach. A run takes it only when it
- * {@link WarmShell.fits} that run's start state and sandbox; else it is discarded. Warm shells
- * are no tasks: never listed, never counted in a quota. One idle for {@link WARM_IDLE_MS} is
- * killed, so is a reclaimed session's ({@link drop}); {@link closeAll} (kernel shutdown) kills
- * every one.
+ * Whether `shell` may serve a run starting from `state` inside `sandbox`: it fits, and it was
+ * spawned with the run's value of every guarded name (P-SBX-7). That also starts bash anew when
+ * what the loader and libc read at start changed (`LD_*`, `GLIBC_TUNABLES`), as a cold run would.
+ */
+function fitsRun(shell: WarmShell, state: ShellState, sandbox: Sandboxing | null): boolean {
+  return shell.fits(state, sandbox) && sameGuardedEnv(shell.env, state.env);
+}
+
+/**
+ * At most one idle warm shell per session (issue 10), prepared for the caller that last ran or
+ * attached, in that principal's view of the session and inside its sandbox (P-SBX-4): when a run
+ * takes the shell (a replacement starts at once, while the run goes on), after each run and on
+ * attach. A run takes it only when it {@link WarmShell.fits} the run's start state and sandbox
+ * and was spawned with the same value of every guarded name: a bash spawned in an environment one
+ * principal changed never serves another whose view lacks that change (P-SBX-7). Else it is
+ * discarded. Warm shells are no tasks: never listed, never counted in a quota. One idle for
+ * {@link WARM_IDLE_MS} is killed, so is a reclaimed session's ({@link drop}); {@link closeAll}
+ * (kernel shutdown) kills every one.
  */
 export class WarmShells {
   #slots = new Map<
@@ -34,37 +46,42 @@ export class WarmShells {
 
   /**
    * The session's warm shell when it fits a run starting from `state` inside `sandbox` (it leaves
-   * the slot); a shell that does not fit is discarded, and the run starts cold.
+   * the slot); a shell that does not is discarded, and the run starts cold.
    */
   take(session: string, state: ShellState, sandbox: Sandboxing | null): WarmShell | null {
     const slot = this.#slots.get(session);
     if (slot === undefined) return null;
     this.#vacate(session);
-    if (slot.shell.fits(state, sandbox)) return slot.shell;
+    if (fitsRun(slot.shell, state, sandbox)) return slot.shell;
     this.#discard(slot.shell);
     return null;
   }
 
   /**
-   * Makes sure the attachment's session has a warm shell fitting its current state inside the
-   * attachment's sandbox, replacing one that does not; none when that sandbox refuses the cwd.
+   * Makes sure the attachment's session has a warm shell fitting its principal's view of the
+   * session inside the attachment's sandbox, replacing one that does not; none when that sandbox
+   * refuses the cwd.
    * A sandboxed shell is spawned in the session's resident sandbox, once that has started.
    */
   prepare(attachment: Attachment): void {
     if (this.#closed) return;
     const session = attachment.session;
+    const state = session.shell.view(attachment.principal);
     const slot = this.#slots.get(session.name);
     // Prepared under these grants and fitting the state, its sandbox was computed for this cwd:
     // it is not computed again (0.1 ms), and a run that now sees another view takes no shell.
-    if (slot?.grants === attachment.grants && slot.shell.fitsState(session.state)) return;
+    if (
+      slot?.grants === attachment.grants && slot.shell.fitsState(state) &&
+      sameGuardedEnv(slot.shell.env, state.env)
+    ) return;
     let sandbox: Sandboxing | null;
     try {
-      sandbox = attachment.grants.sandboxFor(session.state.cwd);
+      sandbox = attachment.grants.sandboxFor(state.cwd);
     } catch {
       return this.drop(session.name);
     }
     if (slot !== undefined) {
-      if (slot.shell.fits(session.state, sandbox)) return;
+      if (fitsRun(slot.shell, state, sandbox)) return;
       this.drop(session.name);
     }
     let resident: Resident | null = null;
@@ -85,7 +102,7 @@ export class WarmShells {
     const shell = WarmShell.prepare(
       this.bash,
       this.bashVariables,
-      session.state,
+      state,
       resident,
       this.pool,
     );

@@ -27,10 +27,12 @@ export async function currentEffects(
   src: string,
   wantAst: boolean,
 ): Promise<{ ast: unknown; effects: Effect[]; reversibility: Reversibility }> {
-  const state = attachment.session.state;
+  const { shell } = attachment.session;
+  const state = shell.view(attachment.principal);
   const { ast, analysis } = await analyzeOffLoop(src, {
     cwd: state.cwd,
     env: Object.fromEntries(state.env),
+    changedEnv: new Set(shell.changedEnv(attachment.principal)),
     vars: Object.fromEntries(state.vars),
     home: state.env.get("HOME"),
     sessionCommands: new Set([...state.funcs.keys(), ...state.aliases.keys()]),
@@ -91,7 +93,7 @@ export function storePlan(
     src,
     session: attachment.session.name,
     principal: attachment.principal,
-    cwd: attachment.session.state.cwd,
+    cwd: attachment.session.shell.view(attachment.principal).cwd,
     effects: analysis.effects,
     reversibility: analysis.reversibility,
     approval: initialApproval(analysis.verdict),
@@ -183,5 +185,7 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
-  return attachment.grants.sandboxFor(spawnDir(attachment.session.state));
+  return attachment.grants.sandboxFor(
+    spawnDir(attachment.session.shell.view(attachment.principal)),
+  );
 }

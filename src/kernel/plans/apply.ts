@@ -46,6 +46,7 @@ export function applyPlan(
   opts: RunOptions,
 ): Promise<unknown> {
   const approved = plan.approval === "approved" ? plan.effects : [];
-  const sandbox = attachment.grants.sandboxFor(spawnDir(attachment.session.state), approved);
+  const state = attachment.session.shell.view(attachment.principal);
+  const sandbox = attachment.grants.sandboxFor(spawnDir(state), approved);
   return runSource(kernel, attachment, plan.src, plan.effects, sandbox, opts);
 }

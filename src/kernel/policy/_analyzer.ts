@@ -331,7 +331,8 @@ export class Analyzer {
     this.#effects.spawn(name);
     this.#commandRuns = true;
     const env = this.#state.env;
-    const loader = Object.keys(env).find((key) => LOADER_VARIABLE.test(key));
+    const changed = this.#state.changedEnv;
+    const loader = Object.keys(env).find((key) => LOADER_VARIABLE.test(key) && changed.has(key));
     if (loader !== undefined) {
       this.#effects.opaque(`session environment sets ${loader}`);
       return same;
@@ -345,7 +346,7 @@ export class Analyzer {
       ? `unknown command: ${name}`
       : resolution.system !== true
       ? resolution.system
-      : toolConfigured(base, env, this.#state.home);
+      : toolConfigured(base, env, changed, this.#state.home);
     if (handler === undefined || reason !== null) {
       this.#effects.opaque(reason ?? `unknown command: ${name}`);
       return same;

@@ -14,6 +14,14 @@ import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_phys
 import { findRepository, gitConfigPaths, gitRunsConfiguredCode } from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
 
+/**
+ * `GIT_*` variables that move the repository, its configuration, index or objects, name programs
+ * git runs, or make it write trace files: with one set, the repository and config files checked
+ * here are not the ones git uses, inherited value or not.
+ */
+const GIT_REDIRECT =
+  /^GIT_(DIR|COMMON_DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|CONFIG(_.*)?|EXEC_PATH|TEMPLATE_DIR|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|REPLACE_REF_BASE|SHALLOW_FILE|GRAFT_FILE|ATTR_.*|EXTERNAL_DIFF|DIFF_OPTS|(SEQUENCE_)?EDITOR|PAGER|SSH(_COMMAND)?|ASKPASS|PROXY_COMMAND|TRACE.*)$/;
+
 /** Path effects of one derivation. */
 export class PathRecorder {
   readonly #state: EffectState;
@@ -116,11 +124,16 @@ export class PathRecorder {
     }
   }
 
-  /** git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14). */
+  /**
+   * git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14), when a
+   * `GIT_*` variable changed since the session's start configures it (K-EFF-6), or when one, even
+   * inherited, moves what it reads and writes where this analysis does not look.
+   */
   repository(dir: ArgValue | null, hooks: boolean, cwds: Cwds): void {
     const env = this.#state.env;
     const variable = Object.keys(env).find((key) =>
-      key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key)
+      key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key) &&
+      (this.#state.changedEnv.has(key) || GIT_REDIRECT.test(key))
     );
     if (variable !== undefined) {
       this.#effects.opaque(`git configured by ${variable}`);

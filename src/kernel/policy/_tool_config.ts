@@ -1,10 +1,15 @@
 /**
  * Where known commands read configuration that can change what they do (issue 14): a curl whose
  * `.curlrc` names an output file or URL, a less whose `LESSOPEN` runs a preprocessor, an rg whose
- * config adds `--pre`. When such configuration is present, the command is opaque.
+ * config adds `--pre`. When such configuration is present, the command is opaque; a variable the
+ * session inherited unchanged from the kernel's start is the local human's and does not count.
  */
 
-/** Environment variables and user files (`~/` = session HOME) that configure a command. */
+/**
+ * Environment variables and files that configure a command: `~/` is the session HOME, `$NAME`
+ * the value of a variable when set (an inherited one is trusted, the file it names is not: a
+ * command may have written it).
+ */
 interface ToolConfig {
   env: readonly string[];
   files: readonly string[];
@@ -15,30 +20,46 @@ const PROXIES = ["http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_p
 const TOOL_CONFIG: Record<string, ToolConfig> = {
   curl: {
     env: ["CURL_HOME", "XDG_CONFIG_HOME", ...PROXIES],
-    files: ["~/.curlrc", "~/.config/.curlrc", "~/_curlrc"],
+    files: [
+      "~/.curlrc",
+      "~/.config/.curlrc",
+      "~/_curlrc",
+      "$CURL_HOME/.curlrc",
+      "$XDG_CONFIG_HOME/.curlrc",
+    ],
   },
-  wget: { env: ["WGETRC", ...PROXIES], files: ["~/.wgetrc"] },
+  wget: { env: ["WGETRC", ...PROXIES], files: ["~/.wgetrc", "$WGETRC"] },
   less: {
     env: ["LESSOPEN", "LESSCLOSE", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSEDIT"],
-    files: ["~/.lesskey", "~/.config/lesskey", "~/.lesskey.in"],
+    files: ["~/.lesskey", "~/.config/lesskey", "~/.lesskey.in", "$LESSKEY", "$LESSKEYIN"],
   },
-  rg: { env: ["RIPGREP_CONFIG_PATH"], files: [] },
+  rg: { env: ["RIPGREP_CONFIG_PATH"], files: ["$RIPGREP_CONFIG_PATH"] },
   grep: { env: ["GREP_OPTIONS"], files: [] },
 };
 
-/** Why `command` is configured beyond what analysis sees, or null when it is not. */
+/**
+ * Why `command` is configured beyond what analysis sees, or null when it is not. A variable
+ * configures it only when set and `changed` since the session's start (K-EFF-6).
+ */
 export function toolConfigured(
   command: string,
   env: Readonly<Record<string, string>>,
+  changed: ReadonlySet<string>,
   home: string | undefined,
 ): string | null {
   const config = Object.hasOwn(TOOL_CONFIG, command) ? TOOL_CONFIG[command] : undefined;
   if (config === undefined) return null;
-  const name = config.env.find((name) => Object.hasOwn(env, name));
+  const name = config.env.find((name) => Object.hasOwn(env, name) && changed.has(name));
   if (name !== undefined) return `${command} configured by ${name}`;
   for (const file of config.files) {
-    if (home === undefined) return `${command} reads configuration from an unknown HOME`;
-    const path = `${home}/${file.slice(2)}`;
+    const variable = /^\$([A-Z_]+)/.exec(file)?.[1];
+    if (variable !== undefined && !Object.hasOwn(env, variable)) continue;
+    if (variable === undefined && home === undefined) {
+      return `${command} reads configuration from an unknown HOME`;
+    }
+    const path = variable === undefined
+      ? `${home}/${file.slice(2)}`
+      : env[variable] + file.slice(variable.length + 1);
     try {
       Deno.lstatSync(path);
       return `${command} configured by ${path}`;

@@ -47,6 +47,11 @@ export interface EffectState {
   cwd: string;
   /** Session exported environment. */
   env: Readonly<Record<string, string>>;
+  /**
+   * Exported names whose value differs from the session's start (K-EFF-6): only these configure a
+   * command; the rest are the local human's inherited values, trusted.
+   */
+  changedEnv: ReadonlySet<string>;
   /** Session `HOME`, used for `~`; undefined makes `~` dynamic. */
   home: string | undefined;
   /** Non-exported session variables by name, as `declare -p` text; absent means none. */

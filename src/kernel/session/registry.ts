@@ -2,24 +2,19 @@ import { RpcError } from "../../protocol/errors.ts";
 import { ErrorCode, quotaExceeded } from "../../protocol/errors.ts";
 import { MAX_SESSIONS, MAX_TRANSCRIPT, SESSION_IDLE_MS } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
-import { applyChange, type ShellChange, type ShellState } from "../bash/shell_state.ts";
+import type { ShellViews } from "./shell_views.ts";
 
-/** A named session: shared shell state and its transcript of `out:N` values (K-ATTACH-3, V-REF-1). */
+/**
+ * A named session: its shell state as each principal sees it, and its transcript of `out:N`
+ * values (K-ATTACH-3, V-REF-1).
+ */
 export class Session<V = unknown> {
-  readonly state: ShellState;
   #transcript = new Map<number, V>();
   #lastRef = 0;
   /** Settles once every exec that took a start turn so far has started. */
   #started: Promise<void> = Promise.resolve();
 
-  constructor(readonly name: string, state: ShellState) {
-    this.state = state;
-  }
-
-  /** Merges one finished exec's changes into the shared state (K-BASH-4). */
-  merge(change: ShellChange): void {
-    applyChange(this.state, change);
-  }
+  constructor(readonly name: string, readonly shell: ShellViews) {}
 
   /**
    * A place in the order in which this session's execs start (W-RPC-4). Taken synchronously when
@@ -67,7 +62,7 @@ export class SessionRegistry<V = unknown> {
   #lastUsed = new Map<string, number>();
 
   constructor(
-    private readonly initial: () => ShellState,
+    private readonly initial: () => ShellViews,
     private readonly busy: (session: string) => boolean,
     private readonly now: () => number = () => performance.now(),
     /** Told the name of each reclaimed session. */

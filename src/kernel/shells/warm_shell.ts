@@ -43,9 +43,10 @@ export class WarmShell {
   private constructor(
     readonly child: BashChild,
     readonly dir: string,
-    /** The cwd and environment it was spawned with (private copies). */
+    /** The cwd it was spawned in. */
     private readonly cwd: string,
-    private readonly env: ReadonlyMap<string, string>,
+    /** The environment it was spawned with (a private copy). */
+    readonly env: ReadonlyMap<string, string>,
     /** The {@link confinementKey} of its sandbox. */
     private readonly confinement: string,
     private readonly bashVariables: ReadonlySet<string>,

@@ -5,7 +5,13 @@ import { analyzeOffLoop } from "../../../src/kernel/policy/off_loop.ts";
 import type { EffectState } from "../../../src/kernel/policy/effects.ts";
 
 function state(env: Record<string, string>): EffectState {
-  return { cwd: "/tmp", env, home: "/home/u", sessionCommands: new Set() };
+  return {
+    cwd: "/tmp",
+    env,
+    changedEnv: new Set(Object.keys(env)),
+    home: "/home/u",
+    sessionCommands: new Set(),
+  };
 }
 
 Deno.test("a repeated source is parsed once, frozen, and judged from the state of each call", async () => {

@@ -188,3 +188,14 @@ kernelTest(
     assert.deepEqual(seen.filter(processLive), []);
   },
 );
+
+kernelTest(
+  "an exec after a change of what the loader reads at start (LD_*, GLIBC_TUNABLES) runs in a bash started with it",
+  async (k) => {
+    const conn = await k.attach();
+    await nextWarm(k);
+    await exec(conn, "export LD_LIBRARY_PATH=/nonexistent-lib GLIBC_TUNABLES=glibc.malloc.check=0");
+    const r = await run(conn, "tr '\\0' '\\n' </proc/$$/environ | grep -E '^(LD_|GLIBC_)' | sort");
+    assert.equal(r.out, "GLIBC_TUNABLES=glibc.malloc.check=0\nLD_LIBRARY_PATH=/nonexistent-lib\n");
+  },
+);

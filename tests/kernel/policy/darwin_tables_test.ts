@@ -13,6 +13,7 @@ function effects(src: string, platform: string): Effect[] {
   return deriveEffects(src, {
     cwd: "/w",
     env: {},
+    changedEnv: new Set(),
     home: "/home/me",
     sessionCommands: new Set(),
     platform,
@@ -65,6 +66,7 @@ Deno.test("issue 15: a grant written through a link matches the physical paths e
     const [write] = deriveEffects(`echo x > ${dir}/tmp/a`, {
       cwd: "/",
       env: {},
+      changedEnv: new Set(),
       home: undefined,
       sessionCommands: new Set(),
     }).effects;

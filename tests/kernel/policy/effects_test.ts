@@ -11,9 +11,12 @@ import {
 } from "../../../src/kernel/policy/effects.ts";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { RpcError } from "../../../src/protocol/errors.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
 
+/** A session state; its exported variables all changed since the session's start unless `changedEnv` says. */
 function state(cwd: string, extra: Partial<EffectState> = {}): EffectState {
-  return { cwd, env: {}, home: "/home/me", sessionCommands: new Set(), ...extra };
+  const changedEnv = new Set(Object.keys(extra.env ?? {}));
+  return { cwd, env: {}, changedEnv, home: "/home/me", sessionCommands: new Set(), ...extra };
 }
 
 function derive(src: string, cwd = "/w", extra: Partial<EffectState> = {}): EffectAnalysis {
@@ -631,4 +634,48 @@ Deno.test("K-EFF-3a: checksum lists, find -files0-from and curl @file headers ar
     spawn("curl"),
     { kind: "net_connect", host: "h", port: 80 },
   ]);
+});
+
+Deno.test("K-EFF-6 an inherited variable is trusted, a changed one configures the command, and a file an inherited one names still counts", async () => {
+  const opaqueOf = (src: string, extra: Partial<EffectState>) =>
+    (derive(src, "/w", extra).effects.find((e) => e.kind === "opaque") as
+      | { reason: string }
+      | undefined)?.reason ?? null;
+  const inherited = (env: Record<string, string>) => ({ env, changedEnv: new Set<string>() });
+  const env = { XDG_CONFIG_HOME: "/nonexistent/xdg", GIT_SSL_CAINFO: "/etc/ca.crt" };
+  assert.equal(opaqueOf("curl http://h.example/", inherited(env)), null);
+  assert.equal(opaqueOf("git status", inherited(env)), null);
+  assert.equal(
+    opaqueOf("curl http://h.example/", { env, changedEnv: new Set(["XDG_CONFIG_HOME"]) }),
+    "curl configured by XDG_CONFIG_HOME",
+  );
+  assert.equal(
+    opaqueOf("git status", { env, changedEnv: new Set(["GIT_SSL_CAINFO"]) }),
+    "git configured by GIT_SSL_CAINFO",
+  );
+  // Inherited or not, these move what git reads and writes.
+  for (const name of ["GIT_DIR", "GIT_CONFIG_GLOBAL", "GIT_EXEC_PATH", "GIT_CONFIG_COUNT"]) {
+    assert.equal(
+      opaqueOf("git status", inherited({ [name]: "/x" })),
+      `git configured by ${name}`,
+    );
+  }
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/.curlrc`, 'output = "/etc/x"\n');
+    await Deno.writeTextFile(`${dir}/rg.conf`, "--pre=/bin/sh\n");
+    for (const name of ["XDG_CONFIG_HOME", "CURL_HOME"]) {
+      assert.equal(
+        opaqueOf("curl http://h.example/", inherited({ [name]: dir })),
+        `curl configured by ${dir}/.curlrc`,
+      );
+    }
+    assert.equal(
+      opaqueOf("rg x", inherited({ RIPGREP_CONFIG_PATH: `${dir}/rg.conf` })),
+      `rg configured by ${dir}/rg.conf`,
+    );
+    assert.equal(
+      opaqueOf("wget http://h.example/", inherited({ WGETRC: `${dir}/.curlrc` })),
+      `wget configured by ${dir}/.curlrc`,
+    );
+  });
 });

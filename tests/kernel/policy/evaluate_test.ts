@@ -64,6 +64,7 @@ function plan(p: PrincipalPolicy | null, src: string, cwd = "/home/me/src/proj")
   const { effects, reversibility } = deriveEffects(src, {
     cwd,
     env: { HOME },
+    changedEnv: new Set(),
     home: HOME,
     sessionCommands: new Set(),
   });

@@ -15,6 +15,7 @@ function effects(src: string, extra: Partial<EffectState> = {}): Effect[] {
   return deriveEffects(src, {
     cwd: "/w",
     env: {},
+    changedEnv: new Set(Object.keys(extra.env ?? {})),
     home: "/home/me",
     sessionCommands: new Set(),
     ...extra,

@@ -31,6 +31,7 @@ Deno.test("issue 14: the usability corpus keeps its exact/opaque counts", async 
       const { effects } = deriveEffects(src, {
         cwd: proj,
         env: { HOME: home, PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" },
+        changedEnv: new Set(),
         home,
         sessionCommands: new Set(),
       });

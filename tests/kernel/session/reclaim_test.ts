@@ -1,17 +1,19 @@
 import assert from "node:assert/strict";
 import { SessionRegistry } from "../../../src/kernel/session/registry.ts";
+import { ShellViews } from "../../../src/kernel/session/shell_views.ts";
 import { kernelTest } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
-const state = () => ({
-  cwd: "/",
-  env: new Map(),
-  vars: new Map(),
-  funcs: new Map(),
-  aliases: new Map(),
-});
+const state = () =>
+  new ShellViews({
+    cwd: "/",
+    env: new Map(),
+    vars: new Map(),
+    funcs: new Map(),
+    aliases: new Map(),
+  }, "uid:0");
 
 Deno.test("E-3 an unheld, idle session is removed after 10 minutes, not before; held or busy ones stay", () => {
   let now = 0;

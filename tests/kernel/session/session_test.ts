@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { Session } from "../../../src/kernel/session/registry.ts";
+import { ShellViews } from "../../../src/kernel/session/shell_views.ts";
 import { kernelTest, startKernelWithAgent } from "../../_support/kernel.ts";
 import { LOCAL_HUMAN } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -140,13 +141,16 @@ kernelTest(
 );
 
 Deno.test("V-REF-1 a session keeps the newest 1000 values; older refs are -32004 and numbers are never reused", () => {
-  const session = new Session<number>("s", {
-    cwd: "/",
-    env: new Map(),
-    vars: new Map(),
-    funcs: new Map(),
-    aliases: new Map(),
-  });
+  const session = new Session<number>(
+    "s",
+    new ShellViews({
+      cwd: "/",
+      env: new Map(),
+      vars: new Map(),
+      funcs: new Map(),
+      aliases: new Map(),
+    }, LOCAL_HUMAN),
+  );
   for (let i = 1; i <= 1001; i++) assert.equal(session.record(i * 10), i);
   const e = (() => {
     try {

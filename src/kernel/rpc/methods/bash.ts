@@ -18,7 +18,7 @@ export const BASH_METHODS: MethodSpec[] = [
       complete(
         p.src,
         p.cursor ?? undefined,
-        attachment?.session.state.cwd ?? null,
+        attachment?.session.shell.view(attachment.principal).cwd ?? null,
         Deno.env.get("PATH") ?? "",
       ),
   ),

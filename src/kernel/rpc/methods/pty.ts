@@ -32,7 +32,7 @@ export const PTY_METHODS: MethodSpec[] = [
         verdict,
       });
     }
-    const state = attachment.session.state;
+    const state = attachment.session.shell.view(attachment.principal);
     const sandbox = attachment.grants.sandboxFor(state.cwd);
     const entry = await kernel.ptys.open(attachment.session.name, {
       cmd: p.cmd,

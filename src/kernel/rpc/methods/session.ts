@@ -12,6 +12,7 @@ import { attached, type MethodSpec, unattached } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
 import { cwdBytesOf } from "../../bash/shell_state.ts";
 import { resolveGrants } from "../../policy/grants.ts";
+import { guardedName } from "../../session/guarded_names.ts";
 
 const attachParams = z.object({
   session: z.string().regex(SESSION_NAME, "invalid session name").nullish(),
@@ -104,13 +105,17 @@ export const SESSION_METHODS: MethodSpec[] = [
     conn.attachment = attachment;
     setTimeout(() => kernel.warm.prepare(attachment), 0);
     conn.visible = visibility(kernel, conn, attachment);
-    const caps = attachment.grants.caps(profile, tokenCaps);
+    const state = session.shell.view(principal);
+    const caps = {
+      ...attachment.grants.caps(profile, tokenCaps),
+      changed_config_env: session.shell.changedEnv(principal).filter(guardedName),
+    };
     return {
       session: session.name,
       principal,
       caps,
-      cwd: pathObject(cwdBytesOf(session.state)),
-      env_hash: envHash(session.state.env),
+      cwd: pathObject(cwdBytesOf(state)),
+      env_hash: envHash(state.env),
       ast_version: 1,
       ast_lang: "bash",
       caps_enforced: caps.enforced,
@@ -120,7 +125,7 @@ export const SESSION_METHODS: MethodSpec[] = [
     };
   }),
   attached("session.env", z.object({}), ({ attachment }) => {
-    const env = attachment.session.state.env;
+    const env = attachment.session.shell.view(attachment.principal).env;
     const names = [...env.keys()].sort();
     const granted = attachment.grants.envReadGranted(names);
     return granted
@@ -128,7 +133,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       : { granted, names };
   }),
   attached("session.cwd", z.object({}), ({ attachment }) => ({
-    cwd: pathObject(cwdBytesOf(attachment.session.state)),
+    cwd: pathObject(cwdBytesOf(attachment.session.shell.view(attachment.principal))),
   })),
   attached("session.reef", z.object({}), () => ({ active_scope: null, bindings: [] })),
 ];

@@ -1,0 +1,93 @@
+import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
+
+/**
+ * Variables beyond {@link CONFIG_VARIABLE} that make bash, the loader or a common program run
+ * code, load files or pick a program the caller did not name: word splitting, glibc's modules and
+ * tunables, interpreters' start-up and module paths, build tools' compilers and flags, pagers,
+ * editors and askpass helpers, shell history and zsh start files, mail checks (bash expands their
+ * messages), OpenSSL engines, editors' and toolkits' start-up code.
+ */
+const MORE_GUARDED = new RegExp(
+  "^(" + [
+    "IFS",
+    "SHELL",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "MALLOC_.*",
+    "LOCPATH",
+    "NLSPATH",
+    "HOSTALIASES",
+    "RES_OPTIONS",
+    "LOCALDOMAIN",
+    "PYTHON.*",
+    "PERL.*",
+    "RUBY.*",
+    "GEM_.*",
+    "BUNDLE_.*",
+    "NODE_.*",
+    "NPM_CONFIG_.*",
+    "npm_config_.*",
+    "DENO_.*",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "MAKEFLAGS",
+    "MAKEFILES",
+    "MFLAGS",
+    "CC",
+    "CXX",
+    "CPP",
+    "LD",
+    "AR",
+    "[A-Z]*FLAGS",
+    "CARGO_.*",
+    "RUSTC.*",
+    "RUSTUP_.*",
+    "GO(FLAGS|PATH|ROOT|TOOLCHAIN|PROXY|ENV|BIN)",
+    "DOCKER_.*",
+    "KUBECONFIG",
+    "SSH_.*",
+    ".*ASKPASS",
+    "GNUPGHOME",
+    "GPG_.*",
+    "BROWSER",
+    "MANPAGER",
+    "MANOPT",
+    ".*_PAGER",
+    ".*_EDITOR",
+    "TERMINFO.*",
+    "PKG_CONFIG_.*",
+    "ZDOTDIR",
+    "FPATH",
+    "HIST.*",
+    "MAIL(PATH|CHECK)?",
+    "OPENSSL_.*",
+    "LUA_.*",
+    "TCLLIBPATH",
+    "R_(LIBS.*|PROFILE.*|ENVIRON.*)",
+    "PHP_INI_SCAN_DIR",
+    "VIMINIT",
+    "EXINIT",
+    "QT_PLUGIN_PATH",
+    "GTK_(PATH|MODULES|EXE_PREFIX)",
+  ].join("|") + ")$",
+);
+
+/**
+ * Whether a variable's value can make bash or a program it runs execute code, load files or
+ * resolve another program (P-SBX-7, K-EFF-6): a principal's change to such a name stays its own.
+ */
+export function guardedName(name: string): boolean {
+  return CONFIG_VARIABLE.test(name) || MORE_GUARDED.test(name);
+}
+
+/** Whether two environments hold the same value (or none) for every guarded name. */
+export function sameGuardedEnv(
+  a: ReadonlyMap<string, string>,
+  b: ReadonlyMap<string, string>,
+): boolean {
+  for (const [name, value] of a) if (guardedName(name) && b.get(name) !== value) return false;
+  for (const name of b.keys()) if (guardedName(name) && !a.has(name)) return false;
+  return true;
+}

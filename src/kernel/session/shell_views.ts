@@ -1,0 +1,99 @@
+import {
+  applyChange,
+  cloneState,
+  type MapChange,
+  type ShellChange,
+  type ShellState,
+} from "../bash/shell_state.ts";
+import { guardedName } from "./guarded_names.ts";
+
+/** The maps of a shell state a change can touch. */
+const NAMESPACES = ["env", "vars", "funcs", "aliases"] as const;
+type Namespace = typeof NAMESPACES[number];
+
+/** Entries one principal changed for itself: the value, or null where it removed the entry. */
+type OwnChanges = Record<Namespace, Map<string, string | null>>;
+
+/** Whether an entry is guarded: every function and alias, variables by {@link guardedName}. */
+function guarded(namespace: Namespace, name: string): boolean {
+  return namespace === "funcs" || namespace === "aliases" || guardedName(name);
+}
+
+function emptyChange(): MapChange {
+  return { set: new Map(), unset: [] };
+}
+
+/**
+ * A session's shell state as each principal sees it (P-SBX-7) and what differs from the state the
+ * session started with (K-EFF-6). The owner (the local human) changes the shared state, which
+ * every principal sees. Another principal's changes to guarded entries (variables that make bash
+ * or a program run code or load files, every function and alias) stay its own, seen by its execs
+ * only; the rest of what it changes (the cwd, other variables) is shared, as in a collaboration
+ * room (G-TRUST-4).
+ */
+export class ShellViews {
+  readonly #shared: ShellState;
+  /** The exported environment the session started with. */
+  readonly #start: ReadonlyMap<string, string>;
+  readonly #own = new Map<string, OwnChanges>();
+
+  constructor(start: ShellState, readonly owner: string) {
+    this.#shared = start;
+    this.#start = new Map(start.env);
+  }
+
+  /**
+   * The state `principal`'s next exec starts from: the shared state with its own guarded changes
+   * over it. Callers must not change it (it may be the shared state itself).
+   */
+  view(principal: string): ShellState {
+    const own = principal === this.owner ? undefined : this.#own.get(principal);
+    if (own === undefined) return this.#shared;
+    const state = cloneState(this.#shared);
+    for (const namespace of NAMESPACES) {
+      for (const [name, value] of own[namespace]) {
+        if (value === null) state[namespace].delete(name);
+        else state[namespace].set(name, value);
+      }
+    }
+    return state;
+  }
+
+  /** Merges one finished exec of `principal` into the session (K-BASH-4, P-SBX-7). */
+  merge(principal: string, change: ShellChange): void {
+    if (principal === this.owner) return applyChange(this.#shared, change);
+    let own = this.#own.get(principal);
+    if (own === undefined) {
+      own = { env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() };
+      this.#own.set(principal, own);
+    }
+    const shared: ShellChange = {
+      cwd: change.cwd,
+      env: emptyChange(),
+      vars: emptyChange(),
+      funcs: emptyChange(),
+      aliases: emptyChange(),
+    };
+    for (const namespace of NAMESPACES) {
+      for (const [name, value] of change[namespace].set) {
+        if (guarded(namespace, name)) own[namespace].set(name, value);
+        else shared[namespace].set.set(name, value);
+      }
+      for (const name of change[namespace].unset) {
+        if (guarded(namespace, name)) own[namespace].set(name, null);
+        else shared[namespace].unset.push(name);
+      }
+    }
+    applyChange(this.#shared, shared);
+  }
+
+  /**
+   * Exported names whose value in `principal`'s view differs from the session's start (set,
+   * changed or removed by any exec since), sorted: only these may configure a command (K-EFF-6).
+   */
+  changedEnv(principal: string): string[] {
+    const env = this.view(principal).env;
+    const names = new Set([...env.keys(), ...this.#start.keys()]);
+    return [...names].filter((name) => env.get(name) !== this.#start.get(name)).sort();
+  }
+}

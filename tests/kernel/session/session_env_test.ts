@@ -1,0 +1,259 @@
+/**
+ * The session environment as each principal sees it, through the real kernel on its socket with
+ * real bash and bubblewrap: an agent's changes to what makes bash or a program run code never
+ * reach another principal's exec, PTY or warm shell (SPEC §7.8 P-SBX-7), and only configuration
+ * that differs from the session's start makes a known command opaque (§7.1 K-EFF-6).
+ */
+import assert from "node:assert/strict";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { exec } from "../../_support/exec.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { createToken, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { delay } from "../../_support/wait.ts";
+
+/** A sandboxed agent that may run anything inside its project. */
+const CODER = {
+  fs: { read: ["~/proj/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
+  proc_spawn: ["*"],
+  opaque: "allow",
+  auto_apply: "in-grant",
+  session_write: true,
+  env_read: ["*"],
+  env_write: ["*"],
+  sandbox: true,
+};
+
+interface World {
+  k: TestKernel;
+  box: Sandbox;
+  proj: string;
+  /** A connection of `principal` attached to session `work`, cwd the project. */
+  agent(principal: string): Promise<RpcConnection>;
+  /** Each principal's bearer secret. */
+  tokens: Record<string, string>;
+  human: RpcConnection;
+}
+
+async function world(
+  principals: Rec,
+  env: Record<string, string>,
+  body: (w: World) => Promise<void>,
+): Promise<void> {
+  const box = await sandbox();
+  const proj = `${box.dir}/home/proj`;
+  await Deno.mkdir(proj);
+  const tokens: Record<string, string> = {};
+  for (const p of Object.keys(principals)) tokens[p] = (await createToken(box, p, p)).secret;
+  let k: TestKernel | undefined;
+  try {
+    k = await startKernel(["--policy", await writePolicy(box, principals)], box, env);
+    const human = await k.attach("work");
+    await exec(human, `cd ${proj}`);
+    const kernel = k;
+    const agent = (p: string) => kernel.attach("work", tokens[p]);
+    await body({ k, box, proj, human, tokens, agent });
+  } finally {
+    if (k) await k.cleanup();
+    else await box.cleanup();
+  }
+}
+
+/** The stdout of `src` run in value position; fails with its stderr when it fails. */
+async function out(conn: RpcConnection, src: string): Promise<string> {
+  const value = (await exec(conn, src, { position: "value" })).value as Rec;
+  assert.equal(value.ok, true, JSON.stringify(value.err));
+  return (value.out as Rec).v as string;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+hostTest(
+  "P-SBX-7 an agent's BASH_ENV, PROMPT_COMMAND, PS4, PATH, functions and aliases never run in the human's exec, PTY or another agent's exec; its own execs keep them, plain variables and the cwd stay shared",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER, "agent:b": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      await out(human, "greet() { echo human-greet; }; export EDITOR=human-ed");
+      const humanPath = await out(human, 'printf %s "$PATH"');
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `printf 'echo ran >> ${pwned}\\n' > evil.sh`,
+          "mkdir -p bin sub && printf '#!/bin/sh\\n. " + proj + "/evil.sh\\n' > bin/uname",
+          "chmod +x bin/uname",
+          `export BASH_ENV=${proj}/evil.sh ENV=${proj}/evil.sh`,
+          `export PROMPT_COMMAND='. ${proj}/evil.sh' PS4='$(. ${proj}/evil.sh)+ '`,
+          `export PATH=${proj}/bin:$PATH EDITOR=${proj}/evil.sh GIT_PAGER=${proj}/evil.sh`,
+          `ls() { . ${proj}/evil.sh; }; greet() { . ${proj}/evil.sh; }`,
+          `alias cat='. ${proj}/evil.sh; cat'`,
+          `shopt -s extdebug; trap '. ${proj}/evil.sh' DEBUG RETURN`,
+          "export SHARED_NOTE=hello; cd sub",
+        ].join("\n"),
+      );
+      // Its DEBUG trap ran its code in its own exec; no trap persists beyond it.
+      await Deno.remove(pwned).catch(() => {});
+      // The human's next exec: none of the agent's code runs, the human's values hold.
+      const seen = await out(
+        human,
+        [
+          "ls >/dev/null; cat </dev/null; uname >/dev/null; greet",
+          "set -x; true; set +x",
+          'printf "path=%s\\n" "$PATH"',
+          'echo "pc=${PROMPT_COMMAND-unset} be=${BASH_ENV-unset} env=${ENV-unset} ed=$EDITOR"',
+          'echo "pager=${GIT_PAGER-unset} ls=$(type -t ls) cat=$(type -t cat)"',
+          'echo "note=$SHARED_NOTE cwd=$PWD"',
+        ].join("\n"),
+      );
+      assert.equal(exists(pwned), false, `the agent's code ran in the human's exec:\n${seen}`);
+      assert.deepEqual(seen.split("\n"), [
+        "human-greet",
+        `path=${humanPath}`,
+        "pc=unset be=unset env=unset ed=human-ed",
+        "pager=unset ls=file cat=file",
+        `note=hello cwd=${proj}/sub`,
+        "",
+      ]);
+      const env = await human.request("session.env", {}) as Rec;
+      assert.equal((env.env as Rec).PATH, humanPath);
+      assert.equal((env.env as Rec).PROMPT_COMMAND, undefined);
+      // A PTY the human opens: an interactive bash would run PROMPT_COMMAND at each prompt.
+      const pty = await human.request("pty.open", {
+        cmd: "bash",
+        args: ["--norc", "--noprofile", "-i"],
+        env: { PS1: "$ " },
+      }) as Rec;
+      await human.request("pty.send", {
+        pty_id: pty.pty_id,
+        input: [
+          {
+            text: `[ "$PATH" = '${humanPath}' ] && echo "pty-path-ok pc=\${PROMPT_COMMAND-unset}"`,
+          },
+          { key: "Enter" },
+        ],
+      });
+      let screen = "";
+      for (let i = 0; i < 250 && !/^pty-path-ok/m.test(screen); i++) {
+        await delay(40);
+        const read = await human.request("pty.read", { pty_id: pty.pty_id }) as Rec;
+        screen = (read.screen as string[]).join("\n");
+      }
+      assert.match(screen, /^pty-path-ok pc=unset$/m);
+      await human.request("pty.close", { pty_id: pty.pty_id });
+      assert.equal(exists(pwned), false, "the agent's PROMPT_COMMAND ran in the human's PTY");
+      // So does a task the human starts.
+      const task = await exec(human, "ls >/dev/null; cat </dev/null; uname", { async: true });
+      const awaited = await human.request("task.await", {
+        task: task.task,
+        timeout_ms: 30000,
+      }) as Rec;
+      assert.equal(awaited.state, "completed");
+      assert.equal(exists(pwned), false, "the agent's code ran in the human's task");
+      // A plan the human makes and applies runs in the human's view as well.
+      const plan = await exec(human, "uname >/dev/null; greet", { mode: "plan" });
+      const applied = await human.request("plan.apply", {
+        plan_ref: plan.plan_ref,
+        position: "value",
+      }) as Rec;
+      assert.equal(((applied.value as Rec).out as Rec).v, "human-greet\n");
+      assert.equal(exists(pwned), false, "the agent's code ran in the human's plan.apply");
+      // Another agent sees the human's state, not agent a's.
+      const b = await w.agent("agent:b");
+      assert.equal(
+        await out(b, 'echo "$(type -t ls) ${PROMPT_COMMAND-unset} $EDITOR $SHARED_NOTE"; greet'),
+        "file unset human-ed hello\nhuman-greet\n",
+      );
+      assert.equal(exists(pwned), false, "agent a's code ran in agent b's exec");
+      // The agent keeps what it set for itself.
+      assert.equal(
+        await out(a, 'type -t ls; echo "$PROMPT_COMMAND"; printf "%s\\n" "${PATH%%:*}"'),
+        `function\n. ${proj}/evil.sh\n${proj}/bin\n`,
+      );
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 a warm shell spawned in one agent's environment never serves another agent, even one confined exactly alike",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER, "agent:b": CODER }, {}, async (w) => {
+      const a = await w.agent("agent:a");
+      await out(a, "export PYTHONSTARTUP=/marker-of-a");
+      // Runs after the change: the session's warm shell is now spawned in a's environment.
+      for (let i = 0; i < 3; i++) await out(a, "true");
+      const b = await w.agent("agent:b");
+      const environ = await out(
+        b,
+        "echo \"n=$(tr '\\0' '\\n' < /proc/$$/environ | grep -c marker-of-a)\"",
+      );
+      assert.equal(environ, "n=0\n", "agent b's bash was spawned with agent a's environment");
+      assert.equal(await out(b, 'echo "${PYTHONSTARTUP-unset}"'), "unset\n");
+    });
+  },
+);
+
+/** The plan-mode effects of `src` for `conn` (K-EXEC-7): nothing runs. */
+async function planned(conn: RpcConnection, src: string): Promise<Rec[]> {
+  return (await exec(conn, src, { mode: "plan" })).effects as Rec[];
+}
+
+/** The opaque reason among `effects`, or null. */
+function opaqueReason(effects: Rec[]): string | null {
+  return (effects.find((e) => e.kind === "opaque")?.reason as string | undefined) ?? null;
+}
+
+Deno.test("K-EFF-6 configuration the kernel inherited is trusted: git status and curl stay exact; a change in the session by the agent or the human makes them opaque, and attach lists it", async () => {
+  const env = { XDG_CONFIG_HOME: "/nonexistent/xdg", GIT_SSL_CAINFO: "/etc/ssl/certs/ca.crt" };
+  await world({ "agent:a": { ...CODER, sandbox: false } }, env, async (w) => {
+    const { human, proj } = w;
+    await out(human, "git init -q . && echo x > f");
+    const a = await w.agent("agent:a");
+    const changed = async (token: string | null) => {
+      const conn = await w.k.connect();
+      const r = await conn.request("session.attach", { session: "work", token }) as Rec;
+      return (r.caps as Rec).changed_config_env;
+    };
+    assert.deepEqual([await changed(w.tokens["agent:a"]), await changed(null)], [[], []]);
+    const gitStatus = [
+      { kind: "fs_read", paths: [proj] },
+      { kind: "proc_spawn", argv0: "git", bin_hash: null },
+    ];
+    assert.deepEqual(await planned(a, "git status"), gitStatus);
+    assert.deepEqual(await planned(a, "curl http://127.0.0.1:1/"), [
+      { kind: "proc_spawn", argv0: "curl", bin_hash: null },
+      { kind: "net_connect", host: "127.0.0.1", port: 1 },
+    ]);
+    // Set in the source itself, or for the command: opaque as before.
+    assert.match(opaqueReason(await planned(a, "export GIT_DIR=x; git status")) ?? "", /GIT_DIR/);
+    assert.match(opaqueReason(await planned(a, "CURL_HOME=/x curl http://h/")) ?? "", /CURL_HOME/);
+    // The human's change counts for everyone: the kernel cannot tell a deliberate one.
+    await out(human, "export CURL_HOME=/nowhere");
+    assert.equal(
+      opaqueReason(await planned(a, "curl http://127.0.0.1:1/")),
+      "curl configured by CURL_HOME",
+    );
+    assert.deepEqual(await planned(a, "git status"), gitStatus);
+    await out(a, `export GIT_DIR=x XDG_CONFIG_HOME=${proj}/conf`);
+    assert.equal(opaqueReason(await planned(a, "git status")), "git configured by GIT_DIR");
+    assert.deepEqual(await changed(w.tokens["agent:a"]), [
+      "CURL_HOME",
+      "GIT_DIR",
+      "XDG_CONFIG_HOME",
+    ]);
+    // The agent's changes are its own (P-SBX-7): the human's view still has neither.
+    assert.deepEqual(await changed(null), ["CURL_HOME"]);
+    assert.deepEqual(await planned(human, "git status"), gitStatus);
+  });
+});

@@ -1,0 +1,79 @@
+// Each principal's view of a session's shell state (P-SBX-7) and what differs from its start
+// (K-EFF-6), on the ShellViews a session keeps.
+import assert from "node:assert/strict";
+import type { ShellChange } from "../../../src/kernel/bash/shell_state.ts";
+import { ShellViews } from "../../../src/kernel/session/shell_views.ts";
+
+const HUMAN = "uid:1000";
+
+/** Entries by name; null removes one. */
+type Rec = Record<string, string | null>;
+
+function views(): ShellViews {
+  return new ShellViews({
+    cwd: "/w",
+    env: new Map([["PATH", "/usr/bin"], ["HOME", "/h"], ["XDG_CONFIG_HOME", "/h/.config"]]),
+    vars: new Map(),
+    funcs: new Map([["greet", "greet () \n{ \n    echo hi\n}"]]),
+    aliases: new Map(),
+  }, HUMAN);
+}
+
+/** A change that sets and unsets entries of each map, and moves the cwd when given. */
+function change(parts: Partial<Record<"env" | "vars" | "funcs" | "aliases", Rec>>, cwd?: string) {
+  const map = (rec: Rec = {}) => ({
+    set: new Map(Object.entries(rec).filter(([, v]) => v !== null) as [string, string][]),
+    unset: Object.entries(rec).filter(([, v]) => v === null).map(([k]) => k),
+  });
+  return {
+    cwd: cwd === undefined ? null : { cwd },
+    env: map(parts.env),
+    vars: map(parts.vars),
+    funcs: map(parts.funcs),
+    aliases: map(parts.aliases),
+  } as ShellChange;
+}
+
+Deno.test("an agent's guarded changes are its own; its plain variables and cwd are shared", () => {
+  const v = views();
+  v.merge(
+    "agent:a",
+    change({
+      env: { PATH: "/evil:/usr/bin", NOTE: "hi", HOME: null },
+      vars: { PS4: 'declare -- PS4="\\$(evil)"' },
+      funcs: { ls: "ls () \n{ \n    evil\n}", greet: null },
+      aliases: { cat: "alias cat='evil'" },
+    }, "/"),
+  );
+  const human = v.view(HUMAN);
+  assert.deepEqual(Object.fromEntries(human.env), {
+    PATH: "/usr/bin",
+    HOME: "/h",
+    XDG_CONFIG_HOME: "/h/.config",
+    NOTE: "hi",
+  });
+  assert.deepEqual([...human.vars.keys(), ...human.aliases.keys()], []);
+  assert.deepEqual([...human.funcs.keys()], ["greet"]);
+  assert.equal(human.cwd, "/");
+  assert.deepEqual(Object.fromEntries(v.view("agent:b").env), Object.fromEntries(human.env));
+  const agent = v.view("agent:a");
+  assert.equal(agent.env.get("PATH"), "/evil:/usr/bin");
+  assert.equal(agent.env.has("HOME"), false);
+  assert.deepEqual([...agent.funcs.keys()], ["ls"]);
+  assert.deepEqual([...agent.vars.keys(), ...agent.aliases.keys()], ["PS4", "cat"]);
+  assert.deepEqual(v.changedEnv("agent:a"), ["HOME", "NOTE", "PATH"]);
+  assert.deepEqual(v.changedEnv(HUMAN), ["NOTE"]);
+});
+
+Deno.test("the human's changes reach every principal, except where an agent changed that name for itself", () => {
+  const v = views();
+  v.merge("agent:a", change({ env: { PATH: "/a" } }));
+  v.merge(HUMAN, change({ env: { PATH: "/venv:/usr/bin", CURL_HOME: "/c" } }));
+  assert.equal(v.view("agent:a").env.get("PATH"), "/a");
+  assert.equal(v.view("agent:a").env.get("CURL_HOME"), "/c");
+  assert.equal(v.view("agent:b").env.get("PATH"), "/venv:/usr/bin");
+  assert.deepEqual(v.changedEnv("agent:b"), ["CURL_HOME", "PATH"]);
+  // Set back to the start value: no longer changed.
+  v.merge(HUMAN, change({ env: { PATH: "/usr/bin", CURL_HOME: null } }));
+  assert.deepEqual(v.changedEnv(HUMAN), []);
+});
