@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
+import { ErrorCode, invalidParams, RpcError } from "../../../protocol/errors.ts";
 import { ELIDE_DEFAULTS, ELIDE_HARD_CAP } from "../../../protocol/limits.ts";
 import { SESSION_NAME } from "../../../protocol/socket_path.ts";
 import { VERSION } from "../../../protocol/version.ts";
@@ -20,7 +20,24 @@ const attachParams = z.object({
     kind: z.string().default(""),
     tty: z.boolean().default(false),
   }).nullish(),
+  /** Where the session's shell is to be: the agent's project (M-ONB-1). */
+  cwd: z.string().nullish(),
 });
+
+/**
+ * Moves `session` into `dir` for an attach that asks for it (M-ONB-1), as a `cd` there would;
+ * anything but an absolute path to an existing directory is -32602.
+ */
+function enterDir(session: Attachment["session"], dir: string): void {
+  let isDir = false;
+  try {
+    isDir = dir.startsWith("/") && Deno.statSync(dir).isDirectory;
+  } catch { /* judged below */ }
+  if (!isDir) throw invalidParams(`cwd is not an absolute path to a directory: ${dir}`);
+  session.state.cwd = dir;
+  delete session.state.cwdBytes;
+  if (session.state.env.has("PWD")) session.state.env.set("PWD", dir);
+}
 
 /** `sha256:` of the exported environment as sorted `NAME=VALUE\0` pairs (K-ATTACH-4). */
 function envHash(env: Map<string, string>): string {
@@ -91,6 +108,7 @@ export const SESSION_METHODS: MethodSpec[] = [
       tokenCaps = identity.caps;
     }
     const session = kernel.sessions.open(p.session ?? "default");
+    if (p.cwd) enterDir(session, p.cwd);
     holdSession(kernel, conn, session);
     const attachment: Attachment = {
       session,
