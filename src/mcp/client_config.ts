@@ -1,5 +1,7 @@
 /** `shoal-mcp --print-config CLIENT`: a ready-to-paste client configuration for this installation (M-CLI-6). */
 
+import type { Provisioned } from "./onboard.ts";
+
 /** The MCP clients `--print-config` writes for. */
 export const CLIENTS = ["claude-desktop", "claude-code", "vscode", "cursor"] as const;
 
@@ -43,14 +45,22 @@ function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The configuration text for `client`: JSON for the editors and Claude Desktop, a command line for Claude Code. */
-export function clientConfig(client: Client, install: Install): string {
-  const env = { PATH: install.path };
+/**
+ * The configuration text for `client`: JSON for the editors and Claude Desktop, a command line
+ * for Claude Code. With `agent` the facade attaches with its token and starts the session in its
+ * project (M-ONB-1); without, as the local human.
+ */
+export function clientConfig(client: Client, install: Install, agent: Provisioned | null): string {
+  const env: Record<string, string> = agent === null
+    ? { PATH: install.path }
+    : { PATH: install.path, SHOAL_TOKEN: agent.token, ...agent.env };
+  const args = agent === null ? [] : ["--project", agent.project];
   if (client === "claude-code") {
-    const words = ["claude", "mcp", "add", "shoal", "--env", `PATH=${install.path}`, "--"];
-    return [...words, install.command].map(shellWord).join(" ");
+    const words = ["claude", "mcp", "add", "shoal"];
+    for (const [name, value] of Object.entries(env)) words.push("--env", `${name}=${value}`);
+    return [...words, "--", install.command, ...args].map(shellWord).join(" ");
   }
-  const server = { command: install.command, args: [], env };
+  const server = { command: install.command, args, env };
   const config = client === "vscode"
     ? { servers: { shoal: { type: "stdio", ...server } } }
     : { mcpServers: { shoal: server } };
