@@ -48,7 +48,7 @@ export interface Printed {
 function shellWords(line: string): string[] {
   const words: string[] = [];
   for (const m of line.trim().matchAll(/(?:[^\s']+|'[^']*'|\\')+/g)) {
-    words.push(m[0].replace(/'([^']*)'|\\'/g, (w, q) => (q === undefined ? "'" : q)));
+    words.push(m[0].replace(/'([^']*)'|\\'/g, (_w, q) => (q === undefined ? "'" : q)));
   }
   return words;
 }
