@@ -3,7 +3,14 @@
  * file is written whole, an existing one is edited in place so its comments and formatting stay
  * (M-ONB-1).
  */
-import { applyEdits, type FormattingOptions, modify, parseTree } from "jsonc-parser";
+import {
+  applyEdits,
+  findNodeAtLocation,
+  type FormattingOptions,
+  modify,
+  type Node,
+  parseTree,
+} from "jsonc-parser";
 import { parsePolicyText } from "./leash.ts";
 
 /** The policy entry of the `project` profile on `dir` (an absolute path). */
@@ -57,23 +64,15 @@ export function grantProject(
   }
   const entry = parsePolicyText(text, path).principals.get(principal);
   if (entry === undefined) {
-    const edits = modify(text, ["principal", principal], projectEntry(dir), {
-      formattingOptions: FORMAT,
-    });
     return {
-      text: checked(applyEdits(text, edits), path),
+      text: checked(addPrincipal(text, principal, projectEntry(dir)), path),
       change: `added ${principal} to ${path}: it may work in ${dir} (project profile)`,
     };
   }
   const have = { read: entry.fs_read, write: entry.fs_write, delete: entry.fs_delete };
   let out = text;
   for (const field of FS_FIELDS) {
-    if (have[field].includes(glob)) continue;
-    const edits = modify(out, [...fsListPath(out, principal, field), -1], glob, {
-      formattingOptions: FORMAT,
-      isArrayInsertion: true,
-    });
-    out = applyEdits(out, edits);
+    if (!have[field].includes(glob)) out = appendGlob(out, principal, field, glob);
   }
   if (out === text) return { text, change: null };
   return {
@@ -90,14 +89,62 @@ function oneLineLists(json: string): string {
   );
 }
 
-/** Where the entry keeps its `fs.<field>` list: the flat spelling when the file uses it, else nested. */
-function fsListPath(text: string, principal: string, field: string): (string | number)[] {
-  const root = parseTree(text, [], { allowTrailingComma: true });
-  const entry = root?.children
-    ?.find((p) => p.children?.[0]?.value === "principal")?.children?.[1]
-    ?.children?.find((p) => p.children?.[0]?.value === principal)?.children?.[1];
-  const flat = entry?.children?.some((p) => p.children?.[0]?.value === `fs.${field}`);
-  return flat ? ["principal", principal, `fs.${field}`] : ["principal", principal, "fs", field];
+function tree(text: string): Node | undefined {
+  return parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
+}
+
+/** jsonc-parser's own edit, which re-indents the lines around it: for layouts the others do not handle. */
+function modified(text: string, path: (string | number)[], value: unknown, insert = false): string {
+  const edits = modify(text, path, value, {
+    formattingOptions: FORMAT,
+    ...(insert ? { isArrayInsertion: true } : {}),
+  });
+  return applyEdits(text, edits);
+}
+
+/**
+ * `text` with `"principal": entry` added as the last member of the `principal` object, on lines of
+ * its own at the indentation of the member before it, so that every other byte, comments
+ * included, stays where it was.
+ */
+function addPrincipal(text: string, principal: string, entry: unknown): string {
+  const root = tree(text);
+  const members = root === undefined ? undefined : findNodeAtLocation(root, ["principal"]);
+  const last = members?.type === "object" ? members.children?.at(-1) : undefined;
+  const lineStart = last === undefined ? -1 : text.lastIndexOf("\n", last.offset) + 1;
+  const indent = last === undefined ? "" : text.slice(lineStart, last.offset);
+  const end = last === undefined ? -1 : last.offset + last.length;
+  const eol = text.indexOf("\n", end);
+  if (last === undefined || lineStart === 0 || /\S/.test(indent) || eol === -1) {
+    return modified(text, ["principal", principal], entry);
+  }
+  const body = oneLineLists(JSON.stringify(entry, null, 2)).replaceAll("\n", `\n${indent}`);
+  const member = `${indent}${JSON.stringify(principal)}: ${body}`;
+  if (/^[ \t]*,/.test(text.slice(end))) {
+    return `${text.slice(0, eol + 1)}${member},\n${text.slice(eol + 1)}`;
+  }
+  return `${text.slice(0, end)},${text.slice(end, eol + 1)}${member}\n${text.slice(eol + 1)}`;
+}
+
+/**
+ * `text` with `glob` appended to the principal's `fs.<field>` list, in the spelling the entry
+ * uses (flat `"fs.read"` or nested `fs.read`): after its last item on the same line, or on a
+ * line of its own when the list has one item per line.
+ */
+function appendGlob(text: string, principal: string, field: string, glob: string): string {
+  const root = tree(text)!;
+  const flat = findNodeAtLocation(root, ["principal", principal, `fs.${field}`]);
+  const path = flat === undefined
+    ? ["principal", principal, "fs", field]
+    : ["principal", principal, `fs.${field}`];
+  const list = flat ?? findNodeAtLocation(root, path);
+  const last = list?.type === "array" ? list.children?.at(-1) : undefined;
+  if (list === undefined || last === undefined) return modified(text, [...path, -1], glob, true);
+  const end = last.offset + last.length;
+  const lineStart = text.lastIndexOf("\n", last.offset) + 1;
+  const ownLine = lineStart > list.offset && !/\S/.test(text.slice(lineStart, last.offset));
+  const separator = ownLine ? `,\n${text.slice(lineStart, last.offset)}` : ", ";
+  return `${text.slice(0, end)}${separator}${JSON.stringify(glob)}${text.slice(end)}`;
 }
 
 /** `text` when it is a valid policy; an edit that broke it is a bug, reported before anything is written. */
