@@ -156,12 +156,18 @@ hostTest(
           "git log --oneline && git status --short",
           "grep -rn main --include='*.c' .",
           "make && ./hello",
+          `python3 -c "open('made-by-python.txt','w').write('ok')"`,
+          "date +%Y",
         ];
         for (const src of work) {
           const ran = await exec(agent, src);
           assert.ok(ran.ok, `${src}: ${ran.text}`);
         }
         assert.ok(exists(`${project}/hello`), "make built the program");
+        assert.ok(
+          exists(`${project}/made-by-python.txt`),
+          "python3 runs and writes in the project",
+        );
 
         const home = `${box.dir}/home`;
         const refused: [string, string][] = [

@@ -22,6 +22,7 @@ export function projectEntry(dir: string): Record<string, unknown> {
     opaque: "allow",
     auto_apply: "in-grant",
     session_write: true,
+    time: true,
     env_read: ["*"],
     env_write: ["*"],
     net_connect: [],

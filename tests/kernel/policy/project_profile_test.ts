@@ -32,6 +32,7 @@ Deno.test("M-ONB-2: a new policy file holds exactly the project profile on DIR",
     ["allow", "in-grant", true, true, true],
   );
   assert.deepEqual([entry.journal_read, entry.approver], [false, null]);
+  assert.equal(entry.time, true, "date and other clock reads work as in a terminal");
   assert.deepEqual(JSON.parse(text.replace(/^\/\/.*\n/, "")).principal["agent:cursor"], {
     ...projectEntry("/p/one"),
   });
