@@ -1,7 +1,5 @@
 /** `shoal-mcp --print-config CLIENT`: a ready-to-paste client configuration for this installation (M-CLI-6). */
 
-import type { Provisioned } from "./onboard.ts";
-
 /** The MCP clients `--print-config` writes for. */
 export const CLIENTS = ["claude-desktop", "claude-code", "vscode", "cursor"] as const;
 
@@ -11,6 +9,15 @@ export type Client = typeof CLIENTS[number];
 /** Whether `name` is one of {@link CLIENTS}. */
 export function isClient(name: string): name is Client {
   return (CLIENTS as readonly string[]).includes(name);
+}
+
+/** What a sandboxed agent's configuration carries (the kernel's `onboard` result). */
+export interface Provisioned {
+  token: string;
+  /** The project directory the agent's session starts in. */
+  project: string;
+  /** HOME and the XDG variables the kernel found the policy and state by. */
+  env: Record<string, string>;
 }
 
 /** System directories a client's minimal environment has anyway, kept at the end of PATH. */

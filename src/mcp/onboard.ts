@@ -3,17 +3,8 @@
  * provision `agent:CLIENT` (policy and token are the kernel's; the facade imports none of its
  * code and may only run it), and returns what the configuration needs from that.
  */
-import type { Client } from "./client_config.ts";
+import type { Client, Provisioned } from "./client_config.ts";
 import { errorText } from "./config.ts";
-
-/** What a sandboxed agent's configuration carries (the kernel's `onboard` result). */
-export interface Provisioned {
-  token: string;
-  /** The project directory the agent's session starts in. */
-  project: string;
-  /** HOME and the XDG variables the kernel found the policy and state by. */
-  env: Record<string, string>;
-}
 
 /** Thrown when provisioning failed; the kernel already said why on stderr. */
 export class ProvisionError extends Error {}

@@ -169,6 +169,16 @@ hostTest(
           "python3 runs and writes in the project",
         );
 
+        const fetch = await exec(agent, "curl -sS https://example.com/");
+        assert.equal(fetch.ok, false);
+        assert.match(
+          fetch.text,
+          /lacks net_connect \\?"example\.com:443\\?"/,
+          "the refusal names the destination and the grant to add",
+        );
+        const outside = await exec(agent, "touch ~/x");
+        assert.ok(outside.text.includes(`fs.write \\"${box.dir}/home/x\\"`), outside.text);
+
         const home = `${box.dir}/home`;
         const refused: [string, string][] = [
           ["touch ~/x", `${home}/x`],

@@ -2,6 +2,7 @@ import type { Effect, EffectKind, Reversibility } from "./effects.ts";
 import {
   canSelfApprove,
   envReadGranted,
+  missingGrants,
   opaqueVerdict,
   planVerdict,
   type Verdict,
@@ -26,6 +27,11 @@ export class Grants {
   /** The verdict for a list of effects (P-EVAL-2). */
   verdict(effects: readonly Effect[], reversibility: Reversibility): Verdict {
     return planVerdict(this.entry, effects, reversibility, this.home);
+  }
+
+  /** The policy lines that would grant the denied ones of `effects` (M-ONB-3). */
+  missing(effects: readonly Effect[]): string[] {
+    return this.entry === null ? [] : missingGrants(this.entry, effects, this.home);
   }
 
   /** Whether the `proc_spawn` grants name binary hashes (K-EFF-3). */

@@ -157,3 +157,22 @@ hostTest(
     }
   },
 );
+
+Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall is missing and how to install it", async () => {
+  await withBox(async (box) => {
+    const project = `${box.dir}/proj`;
+    const fake = `${box.dir}/fakebin`;
+    await Deno.mkdir(project);
+    await Deno.mkdir(fake);
+    await Deno.writeTextFile(`${fake}/bwrap`, "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    const r = await kernelCli(box, ["onboard", "agent:cursor", "--project", project], {
+      PATH: `${fake}:${Deno.env.get("PATH")}`,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^warning: no working bubblewrap here, so the OS wall is missing/m);
+    assert.match(r.stderr, /apt-get install bubblewrap/);
+    assert.equal(JSON.parse(r.stdout).tier, "D");
+    const real = await kernelCli(box, ["onboard", "agent:cursor", "--project", project]);
+    if (JSON.parse(real.stdout).tier === "B") assert.doesNotMatch(real.stderr, /warning/);
+  });
+});
