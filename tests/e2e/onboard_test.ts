@@ -241,3 +241,42 @@ hostTest(
     }
   },
 );
+
+hostTest(
+  "M-ONB-1: with XDG_CONFIG_HOME and XDG_STATE_HOME set, the printed env passes them on, so the autostarted kernel uses the policy and state --print-config wrote",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    try {
+      const project = `${box.dir}/proj`;
+      await Deno.mkdir(project);
+      const user = {
+        ...freshUser(box),
+        XDG_CONFIG_HOME: `${box.dir}/config`,
+        XDG_STATE_HOME: `${box.dir}/state`,
+      };
+      const out = await shoalMcp(["--print-config", "claude-desktop"], user, project);
+      assert.equal(out.code, 0, out.stderr);
+      assert.match(out.stderr, new RegExp(`policy: created ${box.dir}/config/shoal/leash\\.jsonc`));
+      const printed = parsePrinted("claude-desktop", out.stdout);
+      assert.deepEqual(printed.args, ["--project", project], "DIR defaults to the current one");
+      assert.equal(printed.env.XDG_CONFIG_HOME, `${box.dir}/config`);
+      assert.equal(printed.env.XDG_STATE_HOME, `${box.dir}/state`);
+      const agent = await startPrinted(printed);
+      try {
+        const ran = await exec(agent, "pwd");
+        assert.ok(ran.ok, ran.text);
+        assert.equal(ran.text.trim(), project);
+      } finally {
+        await agent.close();
+      }
+      assert.ok(
+        exists(`${box.dir}/state/shoal/journal.db`),
+        "the kernel's state is the one printed",
+      );
+      assert.equal(exists(`${box.dir}/home/.local/state/shoal`), false);
+    } finally {
+      await box.cleanup();
+    }
+  },
+);
