@@ -124,6 +124,8 @@ Deno.test("M-CLI-4/5: --version prints one line, --help names every option, vari
           "--version",
           "--help",
           "--print-config",
+          "--project",
+          "--as-human",
           "claude-desktop",
           "SHOAL_SOCKET",
           "SHOAL_SESSION",

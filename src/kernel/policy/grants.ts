@@ -44,6 +44,11 @@ export class Grants {
     return this.entry?.journal_read === true;
   }
 
+  /** Whether the principal may change the session's shell state, e.g. its cwd (`session_write`). */
+  get canWriteSession(): boolean {
+    return this.entry?.session_write === true;
+  }
+
   /** Whether the principal may grant or deny other principals' plans (K-APPR-1). */
   get isApprover(): boolean {
     return this.entry?.approver ?? false;

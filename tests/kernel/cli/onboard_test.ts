@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
-import { startKernel } from "../../_support/kernel.ts";
+import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { kernelCli } from "../../_support/principals.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -175,4 +175,26 @@ Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall 
     const real = await kernelCli(box, ["onboard", "agent:cursor", "--project", project]);
     if (JSON.parse(real.stdout).tier === "B") assert.doesNotMatch(real.stderr, /warning/);
   });
+});
+
+Deno.test("M-ONB-1: cwd on attach moves the session only for a principal with session_write", async () => {
+  const { kernel, token } = await startKernelWithAgent("agent:ro", { "fs.read": ["/**"] });
+  try {
+    const human = await kernel.attach();
+    const before = ((await human.request("session.cwd", {})) as Rec).cwd;
+    const conn = await kernel.connect();
+    const refused = await rpcError(
+      conn.request("session.attach", { token, cwd: kernel.box.dir }),
+    );
+    assert.equal(refused.code, -32010);
+    assert.equal((refused.data as Rec).reason, "session_write");
+    assert.deepEqual(((await human.request("session.cwd", {})) as Rec).cwd, before);
+    const moved = await kernel.connect();
+    await moved.request("session.attach", { cwd: `${kernel.box.dir}/home` });
+    assert.deepEqual(((await human.request("session.cwd", {})) as Rec).cwd, {
+      display: `${kernel.box.dir}/home`,
+    }, "the local human may");
+  } finally {
+    await kernel.cleanup();
+  }
 });

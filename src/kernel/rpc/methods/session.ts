@@ -11,7 +11,7 @@ import type { KernelServices } from "../kernel_services.ts";
 import { attached, type MethodSpec, unattached } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
 import { cwdBytesOf } from "../../bash/shell_state.ts";
-import { resolveGrants } from "../../policy/grants.ts";
+import { type Grants, resolveGrants } from "../../policy/grants.ts";
 
 const attachParams = z.object({
   session: z.string().regex(SESSION_NAME, "invalid session name").nullish(),
@@ -25,10 +25,16 @@ const attachParams = z.object({
 });
 
 /**
- * Moves `session` into `dir` for an attach that asks for it (M-ONB-1), as a `cd` there would;
- * anything but an absolute path to an existing directory is -32602.
+ * Moves `session` into `dir` for an attach that asks for it (M-ONB-1), as a `cd` there would:
+ * only for a principal allowed to change the session (`session_write`, else -32010); anything
+ * but an absolute path to an existing directory is -32602.
  */
-function enterDir(session: Attachment["session"], dir: string): void {
+function enterDir(session: Attachment["session"], grants: Grants, dir: string): void {
+  if (!grants.canWriteSession) {
+    throw new RpcError(ErrorCode.LEASH_DENIED, "cwd on attach needs session_write", {
+      reason: "session_write",
+    });
+  }
   let isDir = false;
   try {
     isDir = dir.startsWith("/") && Deno.statSync(dir).isDirectory;
@@ -108,12 +114,13 @@ export const SESSION_METHODS: MethodSpec[] = [
       tokenCaps = identity.caps;
     }
     const session = kernel.sessions.open(p.session ?? "default");
-    if (p.cwd) enterDir(session, p.cwd);
+    const grants = resolveGrants(kernel.config, principal);
+    if (p.cwd) enterDir(session, grants, p.cwd);
     holdSession(kernel, conn, session);
     const attachment: Attachment = {
       session,
       principal,
-      grants: resolveGrants(kernel.config, principal),
+      grants,
       profile,
       tty: p.client?.tty ?? false,
       clientKind: p.client?.kind ?? "",
