@@ -41,8 +41,15 @@ async function printConfig(
   const env = new EnvReader(log);
   const kernel = env.get("SHOAL_KERNEL") ?? RELEASE_KERNEL;
   try {
-    const agent = await provision(kernel, env.get("PATH") ?? null, command.client, command.project);
-    console.log(clientConfig(command.client, thisInstall(), agent));
+    const install = thisInstall();
+    const agent = await provision(
+      kernel,
+      env.get("PATH") ?? null,
+      command.client,
+      command.project,
+      install.path,
+    );
+    console.log(clientConfig(command.client, install, agent));
     return 0;
   } catch (e) {
     if (!(e instanceof ProvisionError)) throw e;

@@ -10,15 +10,17 @@ import { errorText } from "./config.ts";
 export class ProvisionError extends Error {}
 
 /**
- * Runs `<kernel> onboard agent:CLIENT [--project DIR]` with this process's environment; its
- * stderr (the change lines and warnings) goes straight to ours. `searchPath` is named when the
- * kernel cannot be started.
+ * Runs `<kernel> onboard agent:CLIENT [--project DIR]` with this process's environment but
+ * `PATH` = `printedPath`, the one the configuration gives the kernel it autostarts, so that the
+ * sandbox probe finds what that kernel will find; its stderr (the change lines and warnings)
+ * goes straight to ours. `searchPath` is named when the kernel cannot be started.
  */
 export async function provision(
   kernel: string,
   searchPath: string | null,
   client: Client,
   project: string | undefined,
+  printedPath: string,
 ): Promise<Provisioned> {
   const args = [
     "onboard",
@@ -29,6 +31,7 @@ export async function provision(
   try {
     out = await new Deno.Command(kernel, {
       args,
+      env: { PATH: printedPath },
       stdin: "null",
       stdout: "piped",
       stderr: "inherit",
