@@ -10,6 +10,8 @@ import {
 } from "./src/mcp/config.ts";
 import { HELP, USAGE } from "./src/mcp/help.ts";
 import { KernelClient } from "./src/mcp/kernel_client.ts";
+import { provision, ProvisionError } from "./src/mcp/onboard.ts";
+import { RELEASE_KERNEL } from "./src/mcp/permissions.ts";
 import { FacadeServer } from "./src/mcp/server.ts";
 import { StdioTransport } from "./src/mcp/stdio_transport.ts";
 import { stdoutWriter } from "./src/mcp/stdout_writer.ts";
@@ -21,20 +23,50 @@ function log(line: string): void {
   console.error(line);
 }
 
+/**
+ * `--print-config`: provisions the sandboxed agent and prints its configuration (M-ONB-1), or
+ * with `--as-human` the unconfined one, with a warning. Exits 1 when provisioning failed.
+ */
+async function printConfig(
+  command: Extract<Command, { action: "print-config" }>,
+): Promise<number> {
+  if (command.asHuman) {
+    log(
+      "shoal-mcp: warning: --as-human: this configuration has no token, so the agent acts as you: " +
+        "unconfined, no sandbox, no approvals, your whole file system and network",
+    );
+    console.log(clientConfig(command.client, thisInstall(), null));
+    return 0;
+  }
+  const env = new EnvReader(log);
+  const kernel = env.get("SHOAL_KERNEL") ?? RELEASE_KERNEL;
+  try {
+    const install = thisInstall();
+    const agent = await provision(
+      kernel,
+      env.get("PATH") ?? null,
+      command.client,
+      command.project,
+      install.path,
+    );
+    console.log(clientConfig(command.client, install, agent));
+    return 0;
+  } catch (e) {
+    if (!(e instanceof ProvisionError)) throw e;
+    log(`shoal-mcp: ${e.message}; nothing printed`);
+    return 1;
+  }
+}
+
 /** shoal-mcp: the MCP facade on stdio (SPEC §11). Exits 2 on usage errors, else 0. */
 async function main(args: string[]): Promise<number> {
   let command: Command;
   let config;
   try {
     command = parseCommandLine(args);
+    if (command.action === "print-config") return await printConfig(command);
     if (command.action !== "serve") {
-      console.log(
-        command.action === "help"
-          ? HELP.trimEnd()
-          : command.action === "version"
-          ? `shoal-mcp ${VERSION}`
-          : clientConfig(command.client, thisInstall()),
-      );
+      console.log(command.action === "help" ? HELP.trimEnd() : `shoal-mcp ${VERSION}`);
       return 0;
     }
     config = resolveConfig(command.flags, new EnvReader(log));

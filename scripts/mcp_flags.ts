@@ -1,13 +1,14 @@
 /**
  * Prints, one per line, the Deno executable running this script (so `bin/shoal-mcp` checks for
  * Deno once), then the flags it runs the facade under for this command line and environment:
- * exactly M-PERM-2's for the resolved socket and kernel executable. A command line that does
- * not serve (help, version, print-config, usage errors) gets only `--no-prompt`: the facade then
+ * exactly M-PERM-2's for the resolved socket and kernel executable. `--print-config` may run the
+ * kernel (to provision the agent) and read its variables; any other command line that does not
+ * serve (help, version, `--as-human`, usage errors) gets only `--no-prompt`: the facade then
  * needs no permission at all.
  */
 import { UsageError } from "../src/protocol/cli_args.ts";
 import { EnvReader, parseCommandLine, resolveConfig } from "../src/mcp/config.ts";
-import { localFlags, RELEASE_KERNEL } from "../src/mcp/permissions.ts";
+import { localFlags, printConfigFlags, RELEASE_KERNEL } from "../src/mcp/permissions.ts";
 
 function absolute(path: string): string {
   return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
@@ -34,18 +35,19 @@ function resolveExecutable(name: string, path: string): string {
 function flags(args: string[]): string[] {
   const env = new EnvReader(() => {}); // the facade itself warns, once
   let config;
+  const kernel = resolveExecutable(
+    env.get("SHOAL_KERNEL") ?? RELEASE_KERNEL,
+    Deno.env.get("PATH") ?? "",
+  );
   try {
     const command = parseCommandLine(args);
+    if (command.action === "print-config" && !command.asHuman) return printConfigFlags(kernel);
     if (command.action !== "serve") return ["--no-prompt"];
     config = resolveConfig(command.flags, env);
   } catch (e) {
     if (e instanceof UsageError) return ["--no-prompt"];
     throw e;
   }
-  const kernel = resolveExecutable(
-    env.get("SHOAL_KERNEL") ?? RELEASE_KERNEL,
-    Deno.env.get("PATH") ?? "",
-  );
   return localFlags(
     config.socket === null ? null : absolute(config.socket),
     kernel,

@@ -21,6 +21,10 @@ async function main(argv: string[]): Promise<number> {
       const { runTokenCommand } = await import("./cli/token.ts");
       return await runTokenCommand(rest, Deno.env.toObject());
     }
+    if (command === "onboard") {
+      const { runOnboardCommand } = await import("./cli/onboard.ts");
+      return await runOnboardCommand(rest, Deno.env.toObject());
+    }
     if (command === "approve" || command === "deny" || command === "approvals") {
       const { runApprovalCommand } = await import("./cli/approval.ts");
       return await runApprovalCommand(command, rest);

@@ -11,6 +11,15 @@ export function isClient(name: string): name is Client {
   return (CLIENTS as readonly string[]).includes(name);
 }
 
+/** What a sandboxed agent's configuration carries (the kernel's `onboard` result). */
+export interface Provisioned {
+  token: string;
+  /** The project directory the agent's session starts in. */
+  project: string;
+  /** HOME and the XDG variables the kernel found the policy and state by. */
+  env: Record<string, string>;
+}
+
 /** System directories a client's minimal environment has anyway, kept at the end of PATH. */
 const SYSTEM_PATH = ["/usr/bin", "/bin"];
 
@@ -43,14 +52,22 @@ function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The configuration text for `client`: JSON for the editors and Claude Desktop, a command line for Claude Code. */
-export function clientConfig(client: Client, install: Install): string {
-  const env = { PATH: install.path };
+/**
+ * The configuration text for `client`: JSON for the editors and Claude Desktop, a command line
+ * for Claude Code. With `agent` the facade attaches with its token and starts the session in its
+ * project (M-ONB-1); without, as the local human.
+ */
+export function clientConfig(client: Client, install: Install, agent: Provisioned | null): string {
+  const env: Record<string, string> = agent === null
+    ? { PATH: install.path }
+    : { PATH: install.path, SHOAL_TOKEN: agent.token, ...agent.env };
+  const args = agent === null ? [] : ["--project", agent.project];
   if (client === "claude-code") {
-    const words = ["claude", "mcp", "add", "shoal", "--env", `PATH=${install.path}`, "--"];
-    return [...words, install.command].map(shellWord).join(" ");
+    const words = ["claude", "mcp", "add", "shoal"];
+    for (const [name, value] of Object.entries(env)) words.push("--env", `${name}=${value}`);
+    return [...words, "--", install.command, ...args].map(shellWord).join(" ");
   }
-  const server = { command: install.command, args: [], env };
+  const server = { command: install.command, args, env };
   const config = client === "vscode"
     ? { servers: { shoal: { type: "stdio", ...server } } }
     : { mcpServers: { shoal: server } };

@@ -7,6 +7,8 @@ export interface CommandLine {
   socket?: string;
   session?: string;
   token?: string;
+  /** The directory the session is to start in (M-ONB-1). */
+  project?: string;
 }
 
 /** What the command line asks for: serve MCP on stdio, or print help, version or a client configuration. */
@@ -14,7 +16,7 @@ export type Command =
   | { action: "serve"; flags: CommandLine }
   | { action: "help" }
   | { action: "version" }
-  | { action: "print-config"; client: Client };
+  | { action: "print-config"; client: Client; project?: string; asHuman: boolean };
 
 const OPTIONS = {
   socket: { type: "string" },
@@ -23,11 +25,14 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
   "print-config": { type: "string" },
+  project: { type: "string" },
+  "as-human": { type: "boolean" },
 } as const;
 
 /**
- * Parses `[--socket PATH] [--session NAME] [--token TOKEN] | --help | --version |
- * --print-config CLIENT` (`--x v` or `--x=v`); throws {@link UsageError} (M-CLI-1/2/4/6).
+ * Parses `[--socket PATH] [--session NAME] [--token TOKEN] [--project DIR] | --help | --version |
+ * --print-config CLIENT [--project DIR | --as-human]` (`--x v` or `--x=v`); throws
+ * {@link UsageError} (M-CLI-1/2/4/6, M-ONB-1).
  */
 export function parseCommandLine(args: readonly string[]): Command {
   // `deno task mcp -- ARGS` may forward the `--`.
@@ -39,12 +44,21 @@ export function parseCommandLine(args: readonly string[]): Command {
     if (!isClient(client)) {
       throw new UsageError(`unknown client ${client}; one of ${CLIENTS.join(", ")}`);
     }
-    return { action: "print-config", client };
+    const project = stringOption(parsed, "project") || undefined;
+    const asHuman = parsed.values["as-human"] === true;
+    if (asHuman && project !== undefined) {
+      throw new UsageError("--as-human gives no project: the agent runs as you, everywhere");
+    }
+    return { action: "print-config", client, project, asHuman };
   }
+  if (parsed.values["as-human"] === true) throw new UsageError("--as-human needs --print-config");
   const flags: CommandLine = {};
-  for (const key of ["socket", "session", "token"] as const) {
+  for (const key of ["socket", "session", "token", "project"] as const) {
     const value = stringOption(parsed, key);
     if (value !== undefined && value !== "") flags[key] = value;
+  }
+  if (flags.project !== undefined && !flags.project.startsWith("/")) {
+    throw new UsageError(`--project needs an absolute path when serving, got ${flags.project}`);
   }
   return { action: "serve", flags };
 }
@@ -83,6 +97,8 @@ export interface FacadeConfig {
   socketRoot: string;
   /** What default discovery read (G-SOCK-1), or null for an explicit path; the relay gets the same. */
   socketEnv: SocketEnv | null;
+  /** The directory the session starts in, sent on every attach (M-ONB-1), or null. */
+  project: string | null;
   autostart: boolean;
   /** The kernel executable to autostart (M-CLI-1). */
   kernel: string;
@@ -123,6 +139,7 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     socketProblem,
     socketRoot,
     socketEnv: explicit === undefined ? socketEnv : null,
+    project: flags.project ?? null,
     autostart: env.get("SHOAL_NO_AUTOSTART") === undefined,
     kernel: env.get("SHOAL_KERNEL") ?? "shoal-kernel",
     searchPath: env.get("PATH") ?? null,

@@ -4,7 +4,7 @@ import { CLIENTS } from "./client_config.ts";
 
 /** The usage line printed for bad command lines (M-CLI-2). */
 export const USAGE =
-  "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] | --help | --version | --print-config CLIENT";
+  "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] [--project DIR] | --help | --version | --print-config CLIENT [--project DIR | --as-human]";
 
 /** The full help: every option, environment variable, default path and the kernel log. */
 export const HELP = `${USAGE}
@@ -17,8 +17,16 @@ Options:
   --session NAME         kernel session to attach to (default: default)
   --token TOKEN          bearer token of an agent principal (visible in process listings;
                          prefer SHOAL_TOKEN)
+  --project DIR          start the session in DIR (absolute) on every attach; the printed
+                         configurations pass it
   --print-config CLIENT  print a ready-to-paste configuration for CLIENT, one of
-                         ${CLIENTS.join(", ")}, with absolute paths for this install
+                         ${CLIENTS.join(", ")}, with absolute paths for this install.
+                         The agent runs as agent:CLIENT, sandboxed, with read, write and
+                         delete in its project (--project DIR, default: the current
+                         directory): this adds it to the policy file and makes or reuses its
+                         token (${RELEASE_KERNEL} onboard), reporting each change on stderr
+  --as-human             with --print-config: the old configuration without a token; the
+                         agent acts as you, unconfined (a warning says so)
   --version              print "shoal-mcp <version>" and exit
   -h, --help             print this help and exit
 Every option also takes the form --option=value; options win over the environment.
@@ -37,7 +45,8 @@ Paths:
   socket   $XDG_RUNTIME_DIR/shoal/<session>.sock, else $TMPDIR/shoal-<uid>/shoal/<session>.sock,
            else /tmp/shoal-<uid>/shoal/<session>.sock
   state    $XDG_STATE_HOME/shoal, else ~/.local/state/shoal (journal.db, cas/, tokens.json)
-  policy   $XDG_CONFIG_HOME/shoal/leash.jsonc, else ~/.config/shoal/leash.jsonc
+  policy   $XDG_CONFIG_HOME/shoal/leash.jsonc, else ~/.config/shoal/leash.jsonc (re-read
+           by a running kernel when it changes)
   logs     shoal-mcp writes diagnostics to stderr (your client's MCP log); the kernel writes
            its own to <state>/kernel.log
 `;

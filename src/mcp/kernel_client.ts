@@ -149,6 +149,8 @@ export class KernelClient {
       const result = await conn.request("session.attach", {
         session: this.config.session,
         token: this.config.token,
+        // Kernels before M-ONB-1 ignore it (C-6): the session then starts where the kernel did.
+        ...(this.config.project === null ? {} : { cwd: this.config.project }),
         client: CLIENT,
       });
       if (typeof result === "object" && result !== null && !Array.isArray(result)) {

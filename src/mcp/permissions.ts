@@ -64,6 +64,14 @@ export function localFlags(
 }
 
 /**
+ * Deno permission flags for `--print-config` from a checkout (M-ONB-1): it runs the kernel
+ * executable once (`shoal-kernel onboard`) and reads its own variables; nothing else.
+ */
+export function printConfigFlags(kernelPath: string): string[] {
+  return ["--no-prompt", `--allow-run=${kernelPath}`, envFlag];
+}
+
+/**
  * Deno permission flags baked into the compiled release of `shoal-mcp` (M-PERM-3): no `net`
  * permission at all, so no TCP and no name look-up. Deno 2.9 grants a Unix-socket connect only
  * through `--allow-net=unix:<exact path>`, which a build cannot name for a socket chosen at run

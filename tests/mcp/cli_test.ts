@@ -124,6 +124,8 @@ Deno.test("M-CLI-4/5: --version prints one line, --help names every option, vari
           "--version",
           "--help",
           "--print-config",
+          "--project",
+          "--as-human",
           "claude-desktop",
           "SHOAL_SOCKET",
           "SHOAL_SESSION",
@@ -143,7 +145,7 @@ Deno.test("M-CLI-4/5: --version prints one line, --help names every option, vari
   });
 });
 
-/** The command and PATH a printed configuration names. */
+/** The command and PATH a printed `--as-human` configuration names. */
 function parsePrinted(client: string, text: string): { command: string; path: string } {
   if (client === "claude-code") {
     const words = text.trim().split(" ");
@@ -160,11 +162,17 @@ function parsePrinted(client: string, text: string): { command: string; path: st
   return { command: server.command, path: server.env.PATH };
 }
 
-Deno.test("M-CLI-6: --print-config prints, per client, absolute existing paths and a PATH that finds the kernel", async () => {
+Deno.test("M-CLI-6: --print-config --as-human prints, per client, absolute existing paths and a PATH that finds the kernel, and warns", async () => {
   await withBox(async (box) => {
     for (const client of ["claude-desktop", "claude-code", "vscode", "cursor"]) {
-      const printed = await run(`${REPO}/bin/shoal-mcp`, ["--print-config", client], box.env());
+      const printed = await run(
+        `${REPO}/bin/shoal-mcp`,
+        ["--print-config", client, "--as-human"],
+        box.env(),
+      );
       assert.equal(printed.code, 0, printed.stderr);
+      assert.match(printed.stderr, /warning: --as-human: .*acts as you: unconfined/);
+      assert.equal(exists(`${box.dir}/home/.config/shoal`), false, "no policy written");
       const { command, path } = parsePrinted(client, printed.stdout);
       assert.equal(command, `${REPO}/bin/shoal-mcp`);
       const dirs = path.split(":");
@@ -190,7 +198,7 @@ Deno.test("M-CLI-6: the printed configuration works under a client's minimal env
   await withBox(async (box) => {
     const printed = await run(
       `${REPO}/bin/shoal-mcp`,
-      ["--print-config", "claude-desktop"],
+      ["--print-config", "claude-desktop", "--as-human"],
       box.env(),
     );
     const { command, path } = parsePrinted("claude-desktop", printed.stdout);

@@ -14,6 +14,9 @@ Deno.test("M-CLI-2: unknown flags, missing values, operands and unknown clients 
       ["positional"],
       ["--print-config", "emacs"],
       ["--print-config"],
+      ["--as-human"],
+      ["--print-config", "cursor", "--as-human", "--project", "/p"],
+      ["--project", "relative/dir"],
     ]
   ) {
     assert.throws(() => parseCommandLine(args), UsageError, args.join(" "));
@@ -27,7 +30,29 @@ Deno.test("M-CLI-2/4/6: help, version and print-config are actions of their own"
   assert.deepEqual(parseCommandLine(["--print-config=vscode"]), {
     action: "print-config",
     client: "vscode",
+    project: undefined,
+    asHuman: false,
   });
+  assert.deepEqual(parseCommandLine(["--print-config", "cursor", "--project", "p"]), {
+    action: "print-config",
+    client: "cursor",
+    project: "p",
+    asHuman: false,
+  });
+  assert.deepEqual(parseCommandLine(["--print-config", "cursor", "--as-human"]), {
+    action: "print-config",
+    client: "cursor",
+    project: undefined,
+    asHuman: true,
+  });
+});
+
+Deno.test("M-ONB-1: --project DIR when serving is the directory sent on attach", () => {
+  const command = parseCommandLine(["--project", "/home/me/proj"]);
+  assert.deepEqual(command, { action: "serve", flags: { project: "/home/me/proj" } });
+  const config = resolveConfig({ project: "/home/me/proj" }, new EnvReader(() => {}));
+  assert.equal(config.project, "/home/me/proj");
+  assert.equal(resolveConfig({}, new EnvReader(() => {})).project, null);
 });
 
 Deno.test("M-CLI-1: flags parse in both forms, the last wins and empty values count as unset", () => {
@@ -143,6 +168,7 @@ Deno.test("M-CLI-1: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART
       socketProblem: null,
       socketRoot: "/",
       socketEnv: null,
+      project: null,
       autostart: false,
       kernel: "/opt/k",
       searchPath: Deno.env.get("PATH") || null,

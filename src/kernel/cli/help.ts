@@ -6,6 +6,7 @@ export const USAGE =
        shoal-kernel token create <principal> <profile> [--cap CAP]... [--ttl SECONDS] [--state-dir DIR]
        shoal-kernel token list|revoke <id> [--state-dir DIR]
        shoal-kernel approve <plan_ref> | deny <plan_ref> [--reason TEXT] | approvals [--socket PATH] [--session NAME]
+       shoal-kernel onboard <agent:NAME> [--project DIR]
        shoal-kernel connect [--socket PATH] [--session NAME]
        shoal-kernel --help | --version`;
 
@@ -23,6 +24,10 @@ serve (the default):
   --bash PATH        bash >= 4.4 to run (default: /bin/bash, /usr/bin/bash, bash on PATH)
 token create|list|revoke   manage agent bearer tokens in <state>/tokens.json
 approve|deny|approvals     act on pending plans as the local human, over the socket
+onboard                    grant agent:NAME the project profile on DIR (default: the current
+                           directory) in the policy file, make or reuse its token (its secret
+                           kept in <state>/agent_secrets.json), print both as one JSON line;
+                           what shoal-mcp --print-config runs
 connect                    relay stdin and stdout to the socket until either side closes (how a
                            shoal-mcp without network permission reaches the kernel); prints
                            "shoal-kernel: connected <path>" to stderr once connected
@@ -39,6 +44,7 @@ Paths:
   socket   $XDG_RUNTIME_DIR/shoal/<session>.sock, else $TMPDIR/shoal-<uid>/shoal/<session>.sock,
            else /tmp/shoal-<uid>/shoal/<session>.sock (a stale socket is replaced at start)
   state    $XDG_STATE_HOME/shoal, else ~/.local/state/shoal
-  policy   $XDG_CONFIG_HOME/shoal/leash.jsonc, else ~/.config/shoal/leash.jsonc
+  policy   $XDG_CONFIG_HOME/shoal/leash.jsonc, else ~/.config/shoal/leash.jsonc; re-read
+           when it changes (a malformed edit keeps the policy loaded before)
   log      stderr and <state>/kernel.log
 `;

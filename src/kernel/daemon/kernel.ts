@@ -30,7 +30,8 @@ export interface KernelConfig {
   localHuman: string;
   /** HOME of the kernel process, for `~/` in policy globs (P-EVAL-1). */
   home: string | undefined;
-  policy: Policy;
+  /** The policy now: re-read when its file changed (M-ONB-1), so read it where it is used. */
+  readonly policy: Policy;
   /** The host's sandbox and what it always hides (P-SBX-1). */
   sandbox: SandboxSetting;
   /** The state a new session starts from (K-ATTACH-3). */

@@ -4,7 +4,13 @@ import type { ServeArgs } from "../cli/serve_args.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { bashOwnVariables } from "../bash/shell_state.ts";
 import { Kernel } from "./kernel.ts";
-import { defaultPolicy, loadPolicyFile, startupPolicyPath } from "../policy/leash.ts";
+import {
+  defaultPolicy,
+  loadPolicyFile,
+  startupPolicyPath,
+  userPolicyPath,
+} from "../policy/leash.ts";
+import { PolicyWatch } from "../policy/policy_watch.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 import { acceptLoop } from "./accept_loop.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
@@ -31,6 +37,14 @@ export async function serve(
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
+  // Watched even when absent at startup: `--print-config` may create it later (M-ONB-1).
+  const watchedPolicy = opts.policy ?? userPolicyPath(env);
+  let started: Kernel | null = null;
+  const watch = new PolicyWatch(
+    watchedPolicy,
+    policy,
+    (line) => started?.log(line) ?? console.error(`shoal-kernel: ${line}`),
+  );
   await Deno.mkdir(`${stateDir}/tmp`, { recursive: true, mode: 0o700 });
   const prepared = await prepareSocket(socket, uid);
   const cwd = Deno.cwd();
@@ -41,11 +55,13 @@ export async function serve(
     bashVariables: bashOwnVariables(bash),
     localHuman: `uid:${uid}`,
     home: env.HOME || undefined,
-    policy,
+    get policy() {
+      return watch.current();
+    },
     sandbox: {
       host: await detectSandbox(env.PATH ?? "", bash),
       home: env.HOME || undefined,
-      masked: [stateDir, dirname(socket.path), ...(policyPath === null ? [] : [policyPath])],
+      masked: [stateDir, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
     },
     initialState: () => ({
       cwd,
@@ -55,6 +71,7 @@ export async function serve(
       aliases: new Map(),
     }),
   });
+  started = kernel;
   const stop = new AbortController();
   Deno.addSignalListener("SIGTERM", () => stop.abort());
   Deno.addSignalListener("SIGINT", () => stop.abort());

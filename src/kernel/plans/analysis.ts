@@ -172,9 +172,16 @@ export function enforceVerdict(
   analysis: Analysis,
 ): Sandboxing | null {
   if (analysis.verdict === "deny") {
-    throw new RpcError(ErrorCode.LEASH_DENIED, "policy denies this source", {
+    const missing = attachment.grants.missing(analysis.effects);
+    const lacks = missing.length === 0
+      ? ""
+      : `: ${attachment.principal} lacks ${
+        missing.join(", ")
+      } (the grants to add to its policy entry)`;
+    throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies this source${lacks}`, {
       verdict: "deny",
       effects: analysis.effects,
+      missing,
     });
   }
   if (analysis.verdict === "approval_required") {

@@ -200,3 +200,50 @@ function netGrantMatches(grant: string, host: string, port: number): boolean {
   const regex = new RegExp(`^${hostGlob.split("*").map(escapeRegex).join(".*")}$`, "s");
   return regex.test(host.toLowerCase());
 }
+
+/**
+ * What each denied effect lacks, as the policy line that would grant it (M-ONB-3), e.g.
+ * `net_connect "example.com:443"` or `fs.write "/etc/x"`: said in a refusal, so the agent and
+ * its human know what to add to the policy.
+ */
+export function missingGrants(
+  p: PrincipalPolicy,
+  effects: readonly Effect[],
+  home: string | undefined,
+): string[] {
+  const out = new Set<string>();
+  for (const effect of effects) {
+    if (effectVerdict(p, effect, home) !== "deny") continue;
+    switch (effect.kind) {
+      case "fs_read":
+      case "fs_write":
+      case "fs_delete":
+        for (const path of effect.paths) {
+          if (effectVerdict(p, { ...effect, paths: [path] }, home) === "deny") {
+            out.add(`fs.${effect.kind.slice(3)} ${JSON.stringify(path)}`);
+          }
+        }
+        break;
+      case "proc_spawn":
+        out.add(`proc_spawn ${JSON.stringify(effect.argv0)}`);
+        break;
+      case "net_connect":
+        out.add(`net_connect ${JSON.stringify(`${effect.host}:${effect.port}`)}`);
+        break;
+      case "net_listen":
+        out.add(`net_listen ${JSON.stringify(String(effect.port))}`);
+        break;
+      case "env_read":
+      case "env_write":
+      case "secret_use":
+        out.add(`${effect.kind} ${JSON.stringify(effect.names)}`);
+        break;
+      case "opaque":
+        out.add(`opaque "ask"`);
+        break;
+      default:
+        out.add(`${effect.kind} true`);
+    }
+  }
+  return [...out];
+}

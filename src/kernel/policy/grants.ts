@@ -2,6 +2,7 @@ import type { Effect, EffectKind, Reversibility } from "./effects.ts";
 import {
   canSelfApprove,
   envReadGranted,
+  missingGrants,
   opaqueVerdict,
   planVerdict,
   type Verdict,
@@ -28,6 +29,11 @@ export class Grants {
     return planVerdict(this.entry, effects, reversibility, this.home);
   }
 
+  /** The policy lines that would grant the denied ones of `effects` (M-ONB-3). */
+  missing(effects: readonly Effect[]): string[] {
+    return this.entry === null ? [] : missingGrants(this.entry, effects, this.home);
+  }
+
   /** Whether the `proc_spawn` grants name binary hashes (K-EFF-3). */
   get wantsBinHashes(): boolean {
     return wantsBinHash(this.entry);
@@ -36,6 +42,11 @@ export class Grants {
   /** Whether the principal sees every journal row and event (K-JQ-3, K-EVT-8). */
   get canReadJournal(): boolean {
     return this.entry?.journal_read === true;
+  }
+
+  /** Whether the principal may change the session's shell state, e.g. its cwd (`session_write`). */
+  get canWriteSession(): boolean {
+    return this.entry?.session_write === true;
   }
 
   /** Whether the principal may grant or deny other principals' plans (K-APPR-1). */

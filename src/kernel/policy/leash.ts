@@ -166,6 +166,16 @@ export function policyFor(
   return { ...entry, approver: entry.approver ?? principal === localHuman };
 }
 
+/** The user's policy file, `$XDG_CONFIG_HOME/shoal/leash.jsonc` or `~/.config/…`, whether or not it exists. */
+export function userPolicyPath(env: Readonly<Record<string, string | undefined>>): string | null {
+  const config = env.XDG_CONFIG_HOME
+    ? env.XDG_CONFIG_HOME
+    : env.HOME
+    ? `${env.HOME}/.config`
+    : null;
+  return config === null ? null : `${config}/shoal/leash.jsonc`;
+}
+
 /**
  * Where the startup policy comes from (G-STATE-3): `--policy FILE` when given, else the user's
  * `leash.jsonc` if present; null means the default policy.
@@ -175,14 +185,8 @@ export function startupPolicyPath(
   env: Readonly<Record<string, string | undefined>>,
 ): string | null {
   if (policyFlag !== null) return policyFlag;
-  const config = env.XDG_CONFIG_HOME
-    ? env.XDG_CONFIG_HOME
-    : env.HOME
-    ? `${env.HOME}/.config`
-    : null;
-  if (config === null) return null;
-  const path = `${config}/shoal/leash.jsonc`;
-  return existsSync(path) ? path : null;
+  const path = userPolicyPath(env);
+  return path !== null && existsSync(path) ? path : null;
 }
 
 /**
@@ -205,6 +209,11 @@ export function loadPolicyFile(path: string): Policy {
   } catch (error) {
     throw new Error(`policy ${path}: cannot read: ${(error as Error).message}`);
   }
+  return parsePolicyText(text, path);
+}
+
+/** Validates the text of the policy file at `path`; any problem throws an Error naming the file and field. */
+export function parsePolicyText(text: string, path: string): Policy {
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0 || root === undefined) {

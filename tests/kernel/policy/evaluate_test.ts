@@ -6,6 +6,7 @@ import {
   effectVerdict,
   envReadGranted,
   isApprover,
+  missingGrants,
   opaqueVerdict,
   pathGlobMatches,
   planVerdict,
@@ -204,4 +205,22 @@ Deno.test("K-SESS-1, K-EFF-3: env read grants and bin_hash demand", () => {
   assert.equal(wantsBinHash(reviewer), false);
   assert.equal(wantsBinHash(grants({ proc_spawn: ["ls", "sha256:ab"] })), true);
   assert.equal(wantsBinHash(null), false);
+});
+
+Deno.test("M-ONB-3: a denial names the grant each denied effect lacks, and nothing for granted ones", () => {
+  const p = grants({ fs_write: ["/p/**"], proc_spawn: ["*"] });
+  const effects: Effect[] = [
+    { kind: "proc_spawn", argv0: "curl", bin_hash: null },
+    { kind: "net_connect", host: "example.com", port: 443 },
+    { kind: "fs_write", paths: ["/p/ok", "/etc/x"] },
+    { kind: "env_read", names: ["TOKEN"] },
+    { kind: "time" },
+  ];
+  assert.deepEqual(missingGrants(p, effects, HOME), [
+    `net_connect "example.com:443"`,
+    `fs.write "/etc/x"`,
+    `env_read ["TOKEN"]`,
+    "time true",
+  ]);
+  assert.deepEqual(missingGrants(p, effects.slice(0, 1), HOME), []);
 });

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
+import { ErrorCode, invalidParams, RpcError } from "../../../protocol/errors.ts";
 import { ELIDE_DEFAULTS, ELIDE_HARD_CAP } from "../../../protocol/limits.ts";
 import { SESSION_NAME } from "../../../protocol/socket_path.ts";
 import { VERSION } from "../../../protocol/version.ts";
@@ -11,7 +11,7 @@ import type { KernelServices } from "../kernel_services.ts";
 import { attached, type MethodSpec, unattached } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
 import { cwdBytesOf } from "../../bash/shell_state.ts";
-import { resolveGrants } from "../../policy/grants.ts";
+import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { guardedName } from "../../session/guarded_names.ts";
 
 const attachParams = z.object({
@@ -21,7 +21,42 @@ const attachParams = z.object({
     kind: z.string().default(""),
     tty: z.boolean().default(false),
   }).nullish(),
+  /** Where the session's shell is to be: the agent's project (M-ONB-1). */
+  cwd: z.string().nullish(),
 });
+
+/**
+ * Moves `session` into `dir` for an attach that asks for it (M-ONB-1), as a `cd` there would:
+ * only for a principal allowed to change the session (`session_write`, else -32010); anything
+ * but an absolute path to an existing directory is -32602.
+ */
+function enterDir(
+  session: Attachment["session"],
+  principal: string,
+  grants: Grants,
+  dir: string,
+): void {
+  if (!grants.canWriteSession) {
+    throw new RpcError(ErrorCode.LEASH_DENIED, "cwd on attach needs session_write", {
+      reason: "session_write",
+    });
+  }
+  let isDir = false;
+  try {
+    isDir = dir.startsWith("/") && Deno.statSync(dir).isDirectory;
+  } catch { /* judged below */ }
+  if (!isDir) throw invalidParams(`cwd is not an absolute path to a directory: ${dir}`);
+  const none = () => ({ set: new Map<string, string>(), unset: [] });
+  const env = none();
+  if (session.shell.view(principal).env.has("PWD")) env.set.set("PWD", dir);
+  session.shell.merge(principal, {
+    cwd: { cwd: dir },
+    env,
+    vars: none(),
+    funcs: none(),
+    aliases: none(),
+  });
+}
 
 /** `sha256:` of the exported environment as sorted `NAME=VALUE\0` pairs (K-ATTACH-4). */
 function envHash(env: Map<string, string>): string {
@@ -92,11 +127,13 @@ export const SESSION_METHODS: MethodSpec[] = [
       tokenCaps = identity.caps;
     }
     const session = kernel.sessions.open(p.session ?? "default");
+    const grants = resolveGrants(kernel.config, principal);
+    if (p.cwd) enterDir(session, principal, grants, p.cwd);
     holdSession(kernel, conn, session);
     const attachment: Attachment = {
       session,
       principal,
-      grants: resolveGrants(kernel.config, principal),
+      grants,
       profile,
       tty: p.client?.tty ?? false,
       clientKind: p.client?.kind ?? "",

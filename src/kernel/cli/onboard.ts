@@ -1,0 +1,162 @@
+/**
+ * `shoal-kernel onboard <principal> [--project DIR]` (M-ONB-1): what `shoal-mcp --print-config`
+ * runs to make an agent safe by default. Grants the principal the `project` profile on DIR in the
+ * user's policy file, reuses or creates its token, and prints one line of JSON for the facade to
+ * turn into a client configuration; each change is one line on stderr.
+ */
+import { realpathSync } from "node:fs";
+import { dirname } from "node:path";
+import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
+import { stateDir } from "../../protocol/state_dir.ts";
+import { agentToken } from "../auth/agent_secrets.ts";
+import { ensurePrivateDir } from "../auth/private_dir.ts";
+import { bashCandidates, resolveBash } from "../bash/discover.ts";
+import { userPolicyPath } from "../policy/leash.ts";
+import { grantProject } from "../policy/project_profile.ts";
+import { detectSandbox } from "../sandbox/probe.ts";
+
+const USAGE = "usage: shoal-kernel onboard <principal> [--project DIR]";
+
+/** What `onboard` prints on stdout (one line of compact JSON). */
+export interface OnboardResult {
+  principal: string;
+  /** The bearer secret the agent's facade attaches with. */
+  token: string;
+  /** The project directory, absolute and resolved. */
+  project: string;
+  policy: string;
+  /** The variables the kernel found its state and policy by: the configuration must pass them on. */
+  env: Record<string, string>;
+  /** The sandbox tier agents get here (P-SBX-1). */
+  tier: "B" | "D";
+}
+
+/** Variables that decide where a kernel keeps its state, policy and socket (G-STATE-1, G-SOCK-1). */
+const PLACE_VARIABLES = ["HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "TMPDIR"];
+
+/** Runs `onboard`; `args` are the words after it. Returns 0 done, 1 failure, 2 usage error. */
+export async function runOnboardCommand(
+  args: string[],
+  env: Record<string, string>,
+): Promise<number> {
+  try {
+    const parsed = parseCommandArgs(args, { project: { type: "string" } }, true);
+    if (parsed.positionals.length !== 1) throw new UsageError("onboard takes <principal>");
+    const [principal] = parsed.positionals;
+    if (!/^agent:[A-Za-z0-9._-]{1,64}$/.test(principal)) {
+      throw new UsageError(`principal must look like agent:NAME, got ${principal}`);
+    }
+    const project = projectDir(stringOption(parsed, "project") ?? ".", env.HOME);
+    const policy = userPolicyPath(env);
+    if (policy === null) throw new Error("no policy location: XDG_CONFIG_HOME and HOME are unset");
+    const state = stateDir(undefined, env);
+    const change = writePolicy(policy, principal, project);
+    ensurePrivateDir(state);
+    const token = agentToken(state, principal);
+    const host = await detectSandbox(
+      env.PATH ?? "",
+      resolveBash(undefined, bashCandidates(Deno.build.os, env.PATH)),
+    );
+    console.error(
+      change ?? `policy: ${policy} already lets ${principal} work in ${project} (unchanged)`,
+    );
+    console.error(
+      token.created
+        ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
+        : `token: reusing ${token.id} of ${principal}`,
+    );
+    if (host.tier !== "B") {
+      console.error(
+        "warning: no working bubblewrap here, so the OS wall is missing: the agent gets only the " +
+          "policy check (tier D), and an interpreter or script it runs can reach past its grants. " +
+          "Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install " +
+          "bubblewrap) and restart shoal-kernel.",
+      );
+    }
+    const places = Object.fromEntries(
+      PLACE_VARIABLES.filter((name) => env[name]).map((name) => [name, env[name]]),
+    );
+    const result: OnboardResult = {
+      principal,
+      token: token.secret,
+      project,
+      policy,
+      env: places,
+      tier: host.tier,
+    };
+    console.log(JSON.stringify(result));
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`shoal-kernel: ${e.message}\n${USAGE}`);
+      return 2;
+    }
+    console.error(`shoal-kernel: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}
+
+/**
+ * `dir` resolved to an existing directory's real path. `/`, HOME and the directories above it
+ * are refused: granting them would hand the agent `~/.ssh` and everything else.
+ */
+function projectDir(dir: string, home: string | undefined): string {
+  let real: string;
+  try {
+    real = realpathSync(dir);
+    if (!Deno.statSync(real).isDirectory) throw new Error("not a directory");
+  } catch (e) {
+    throw new Error(`project ${dir}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const realHome = home ? safeRealpath(home) : null;
+  if (
+    real === "/" || (realHome !== null && (realHome === real || realHome.startsWith(`${real}/`)))
+  ) {
+    throw new Error(
+      `refusing to grant ${real} to an agent: it holds your home directory; pass --project DIR`,
+    );
+  }
+  if (/[*?[\]{}\\]/.test(real)) {
+    throw new Error(`project ${real}: a path with glob characters cannot be granted`);
+  }
+  return real;
+}
+
+function safeRealpath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Grants the project in the policy file at `path`: a new file is created 0600 in a 0700
+ * directory; an existing one is edited and replaced by rename (through a symlink, at its
+ * target), keeping its mode. Returns the change line, or null when nothing changed.
+ */
+function writePolicy(path: string, principal: string, project: string): string | null {
+  let text: string | null = null;
+  let target = path;
+  try {
+    target = realpathSync(path);
+    text = Deno.readTextFileSync(target);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound) && (e as { code?: string }).code !== "ENOENT") {
+      throw e;
+    }
+  }
+  const grant = grantProject(text, path, principal, project);
+  if (grant.change === null) return null;
+  if (text === null) {
+    ensurePrivateDir(dirname(path));
+    Deno.writeTextFileSync(path, grant.text, { createNew: true, mode: 0o600 });
+  } else {
+    const mode = (Deno.statSync(target).mode ?? 0o600) & 0o777;
+    const temp = `${dirname(target)}/.leash.jsonc.${crypto.randomUUID()}.tmp`;
+    Deno.writeTextFileSync(temp, grant.text, { createNew: true, mode });
+    Deno.chmodSync(temp, mode);
+    Deno.renameSync(temp, target);
+  }
+  return `policy: ${grant.change}`;
+}

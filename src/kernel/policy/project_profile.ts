@@ -1,0 +1,155 @@
+/**
+ * The built-in `project` profile (M-ONB-2) and granting it in the user's policy file: a new
+ * file is written whole, an existing one is edited in place so its comments and formatting stay
+ * (M-ONB-1).
+ */
+import {
+  applyEdits,
+  findNodeAtLocation,
+  type FormattingOptions,
+  modify,
+  type Node,
+  parseTree,
+} from "jsonc-parser";
+import { parsePolicyText } from "./leash.ts";
+
+/** The policy entry of the `project` profile on `dir` (an absolute path). */
+export function projectEntry(dir: string): Record<string, unknown> {
+  const glob = `${dir}/**`;
+  return {
+    fs: { read: [glob], write: [glob], delete: [glob] },
+    proc_spawn: ["*"],
+    opaque: "allow",
+    auto_apply: "in-grant",
+    session_write: true,
+    time: true,
+    env_read: ["*"],
+    env_write: ["*"],
+    net_connect: [],
+    sandbox: true,
+    approve_in_client: true,
+  };
+}
+
+/** A policy text with `principal` granted the project profile on `dir`, and what changed. */
+export interface ProjectGrant {
+  text: string;
+  /** One line saying what was added, or null when the text already granted it. */
+  change: string | null;
+}
+
+const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" };
+
+const FS_FIELDS = ["read", "write", "delete"] as const;
+
+/**
+ * Grants `principal` the project profile on `dir` in the policy `text` of the file at `path`
+ * (null: no file yet). A principal already listed keeps every field it has and gains only the
+ * `DIR/**` globs it lacks. Throws, naming the file, when `text` is not a valid policy.
+ */
+export function grantProject(
+  text: string | null,
+  path: string,
+  principal: string,
+  dir: string,
+): ProjectGrant {
+  const glob = `${dir}/**`;
+  if (text === null) {
+    const doc = { principal: { [principal]: projectEntry(dir) } };
+    return {
+      text: `// shoal policy (see README, "Connecting a client"); edit freely.\n${
+        oneLineLists(JSON.stringify(doc, null, 2))
+      }\n`,
+      change: `created ${path}: ${principal} may work in ${dir} (project profile)`,
+    };
+  }
+  const entry = parsePolicyText(text, path).principals.get(principal);
+  if (entry === undefined) {
+    return {
+      text: checked(addPrincipal(text, principal, projectEntry(dir)), path),
+      change: `added ${principal} to ${path}: it may work in ${dir} (project profile)`,
+    };
+  }
+  const have = { read: entry.fs_read, write: entry.fs_write, delete: entry.fs_delete };
+  let out = text;
+  for (const field of FS_FIELDS) {
+    if (!have[field].includes(glob)) out = appendGlob(out, principal, field, glob);
+  }
+  if (out === text) return { text, change: null };
+  return {
+    text: checked(out, path),
+    change: `granted ${principal} the project ${dir} in ${path}`,
+  };
+}
+
+/** Pretty JSON with each list of strings on one line, as people write them. */
+function oneLineLists(json: string): string {
+  return json.replace(
+    /\[\n\s+("(?:[^"\\\n]|\\.)*"(?:,\n\s+"(?:[^"\\\n]|\\.)*")*)\n\s+\]/g,
+    (_, items: string) => `[${items.replace(/,\n\s+/g, ", ")}]`,
+  );
+}
+
+function tree(text: string): Node | undefined {
+  return parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
+}
+
+/** jsonc-parser's own edit, which re-indents the lines around it: for layouts the others do not handle. */
+function modified(text: string, path: (string | number)[], value: unknown, insert = false): string {
+  const edits = modify(text, path, value, {
+    formattingOptions: FORMAT,
+    ...(insert ? { isArrayInsertion: true } : {}),
+  });
+  return applyEdits(text, edits);
+}
+
+/**
+ * `text` with `"principal": entry` added as the last member of the `principal` object, on lines of
+ * its own at the indentation of the member before it, so that every other byte, comments
+ * included, stays where it was.
+ */
+function addPrincipal(text: string, principal: string, entry: unknown): string {
+  const root = tree(text);
+  const members = root === undefined ? undefined : findNodeAtLocation(root, ["principal"]);
+  const last = members?.type === "object" ? members.children?.at(-1) : undefined;
+  const lineStart = last === undefined ? -1 : text.lastIndexOf("\n", last.offset) + 1;
+  const indent = last === undefined ? "" : text.slice(lineStart, last.offset);
+  const end = last === undefined ? -1 : last.offset + last.length;
+  const eol = text.indexOf("\n", end);
+  if (last === undefined || lineStart === 0 || /\S/.test(indent) || eol === -1) {
+    return modified(text, ["principal", principal], entry);
+  }
+  const body = oneLineLists(JSON.stringify(entry, null, 2)).replaceAll("\n", `\n${indent}`);
+  const member = `${indent}${JSON.stringify(principal)}: ${body}`;
+  if (/^[ \t]*,/.test(text.slice(end))) {
+    return `${text.slice(0, eol + 1)}${member},\n${text.slice(eol + 1)}`;
+  }
+  return `${text.slice(0, end)},${text.slice(end, eol + 1)}${member}\n${text.slice(eol + 1)}`;
+}
+
+/**
+ * `text` with `glob` appended to the principal's `fs.<field>` list, in the spelling the entry
+ * uses (flat `"fs.read"` or nested `fs.read`): after its last item on the same line, or on a
+ * line of its own when the list has one item per line.
+ */
+function appendGlob(text: string, principal: string, field: string, glob: string): string {
+  const root = tree(text)!;
+  const flat = findNodeAtLocation(root, ["principal", principal, `fs.${field}`]);
+  const path = flat === undefined
+    ? ["principal", principal, "fs", field]
+    : ["principal", principal, `fs.${field}`];
+  const list = flat ?? findNodeAtLocation(root, path);
+  const last = list?.type === "array" ? list.children?.at(-1) : undefined;
+  if (list === undefined || last === undefined) return modified(text, [...path, -1], glob, true);
+  const end = last.offset + last.length;
+  const lineStart = text.lastIndexOf("\n", last.offset) + 1;
+  const ownLine = lineStart > list.offset && !/\S/.test(text.slice(lineStart, last.offset));
+  const separator = ownLine ? `,\n${text.slice(lineStart, last.offset)}` : ", ";
+  return `${text.slice(0, end)}${separator}${JSON.stringify(glob)}${text.slice(end)}`;
+}
+
+/** `text` when it is a valid policy; an edit that broke it is a bug, reported before anything is written. */
+function checked(text: string, path: string): string {
+  parsePolicyText(text, path);
+  return text;
+}

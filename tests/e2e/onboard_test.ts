@@ -1,0 +1,282 @@
+// Issue 30 / M-ONB-1..3, M-CLI-6: a new user follows the README. `shoal-mcp --print-config` on a
+// fresh HOME provisions the sandboxed agent, and exactly the printed command, under exactly the
+// printed environment, started by a real MCP SDK client in `/`, works in the project and nowhere
+// else.
+import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
+import type { Rec } from "../_support/rec.ts";
+import { REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
+
+const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
+
+/** A fresh user's environment: HOME and the runtime dir in `box`, nothing else set up. */
+export function freshUser(box: Sandbox): Record<string, string> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: `${box.dir}/home`,
+    XDG_RUNTIME_DIR: `${box.dir}/run`,
+    DENO_DIR,
+    NO_COLOR: "1",
+  };
+}
+
+/** Runs `bin/shoal-mcp args` in `cwd` under exactly `env`. */
+export async function shoalMcp(args: string[], env: Record<string, string>, cwd = "/") {
+  const out = await new Deno.Command(`${REPO}/bin/shoal-mcp`, {
+    args,
+    env,
+    clearEnv: true,
+    cwd,
+    stdin: "null",
+  }).output();
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
+/** The server a printed configuration starts: command, args and env. */
+export interface Printed {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** Splits a POSIX shell line of plain and single-quoted words (what `--print-config` writes). */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  for (const m of line.trim().matchAll(/(?:[^\s']+|'[^']*'|\\')+/g)) {
+    words.push(m[0].replace(/'([^']*)'|\\'/g, (_w, q) => (q === undefined ? "'" : q)));
+  }
+  return words;
+}
+
+/** Parses the configuration printed for `client` (M-CLI-6). */
+export function parsePrinted(client: string, text: string): Printed {
+  if (client === "claude-code") {
+    const words = shellWords(text);
+    assert.deepEqual(words.slice(0, 4), ["claude", "mcp", "add", "shoal"]);
+    const env: Record<string, string> = {};
+    let i = 4;
+    for (; words[i] === "--env"; i += 2) {
+      const [name, ...value] = words[i + 1].split("=");
+      env[name] = value.join("=");
+    }
+    assert.equal(words[i], "--", text);
+    return { command: words[i + 1], args: words.slice(i + 2), env };
+  }
+  const config = JSON.parse(text);
+  const server = client === "vscode" ? config.servers.shoal : config.mcpServers.shoal;
+  if (client === "vscode") assert.equal(server.type, "stdio");
+  return { command: server.command, args: server.args, env: server.env };
+}
+
+/** An SDK client on exactly the printed server, started in `/` as Claude Desktop does. */
+async function startPrinted(printed: Printed): Promise<Client> {
+  const client = new Client({ name: "new-user", version: "0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: printed.command,
+      args: printed.args,
+      // DENO_DIR only so the checkout's Deno finds its package cache offline.
+      env: { ...printed.env, DENO_DIR },
+      cwd: "/",
+      stderr: "pipe",
+    }),
+  );
+  return client;
+}
+
+interface Ran {
+  isError: boolean;
+  ok: boolean;
+  code: number | null;
+  text: string;
+}
+
+async function exec(client: Client, src: string): Promise<Ran> {
+  const r = await client.callTool({ name: "shoal_exec", arguments: { src } }) as {
+    isError: boolean;
+    structuredContent: Rec;
+    content: { text?: string }[];
+  };
+  const value = r.structuredContent.value as Rec | undefined;
+  return {
+    isError: r.isError,
+    ok: !r.isError && value?.ok === true,
+    code: r.isError ? Number(r.structuredContent.code) : null,
+    text: r.content.map((c) => c.text ?? "").join("\n"),
+  };
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+hostTest(
+  "M-ONB-1..3: a new user prints the claude-code configuration, starts exactly it from /, and the agent works in the project and nowhere else",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    try {
+      const project = `${box.dir}/proj`;
+      await Deno.mkdir(project);
+      const user = freshUser(box);
+      const out = await shoalMcp(["--print-config", "claude-code", "--project", project], user);
+      assert.equal(out.code, 0, out.stderr);
+      const lines = out.stderr.trim().split("\n");
+      assert.equal(lines.length, 2, out.stderr);
+      assert.match(lines[0], /^policy: created .*leash\.jsonc: agent:claude-code may work in /);
+      assert.match(lines[1], /^token: created [0-9a-f]{16} for agent:claude-code/);
+      const printed = parsePrinted("claude-code", out.stdout);
+      assert.deepEqual(printed.args, ["--project", project]);
+      assert.match(printed.env.SHOAL_TOKEN, /^[A-Za-z0-9_-]{43}$/);
+      const policy = `${box.dir}/home/.config/shoal/leash.jsonc`;
+      assert.equal(Deno.statSync(policy).mode! & 0o777, 0o600);
+      assert.equal(Deno.statSync(`${box.dir}/home/.config/shoal`).mode! & 0o777, 0o700);
+
+      const agent = await startPrinted(printed);
+      try {
+        const attached = await exec(agent, "pwd");
+        assert.ok(attached.ok, attached.text);
+        assert.equal(attached.text.trim(), project, "the session starts in the project");
+        const work = [
+          "ls -la",
+          "printf 'all: hello\\nhello: hello.c\\n\\tcc -o hello hello.c\\n' > Makefile",
+          "printf '#include <stdio.h>\\nint main(void) { puts(\"hi\"); return 0; }\\n' > hello.c",
+          "git init -q && git add -A && GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com " +
+          "GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com git commit -qm x",
+          "git log --oneline && git status --short",
+          "grep -rn main --include='*.c' .",
+          "make && ./hello",
+          `python3 -c "open('made-by-python.txt','w').write('ok')"`,
+          "date +%Y",
+        ];
+        for (const src of work) {
+          const ran = await exec(agent, src);
+          assert.ok(ran.ok, `${src}: ${ran.text}`);
+        }
+        assert.ok(exists(`${project}/hello`), "make built the program");
+        assert.ok(
+          exists(`${project}/made-by-python.txt`),
+          "python3 runs and writes in the project",
+        );
+
+        const fetch = await exec(agent, "curl -sS https://example.com/");
+        assert.equal(fetch.ok, false);
+        assert.match(
+          fetch.text,
+          /lacks net_connect \\?"example\.com:443\\?"/,
+          "the refusal names the destination and the grant to add",
+        );
+        const outside = await exec(agent, "touch ~/x");
+        assert.ok(outside.text.includes(`fs.write \\"${box.dir}/home/x\\"`), outside.text);
+
+        const home = `${box.dir}/home`;
+        const refused: [string, string][] = [
+          ["touch ~/x", `${home}/x`],
+          ["echo x > /etc/x", "/etc/x"],
+          [`python3 -c "open('$HOME/.bashrc','a')"`, `${home}/.bashrc`],
+          ["echo evil > .git/hooks/pre-commit", `${project}/.git/hooks/pre-commit`],
+          [`python3 -c "open('.envrc','w')"`, `${project}/.envrc`],
+        ];
+        const failures: string[] = [];
+        for (const [src, path] of refused) {
+          const ran = await exec(agent, src);
+          if (ran.ok) failures.push(`${src} succeeded`);
+          if (exists(path)) failures.push(`${src} left ${path}`);
+        }
+        assert.deepEqual(failures, []);
+      } finally {
+        await agent.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
+  },
+);
+
+hostTest(
+  "M-CLI-6/M-ONB-1: each client's printed configuration parses, starts, and runs one exec as the sandboxed agent in its project",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    try {
+      const project = `${box.dir}/proj`;
+      await Deno.mkdir(project);
+      const user = freshUser(box);
+      for (const client of ["claude-desktop", "claude-code", "vscode", "cursor"]) {
+        const out = await shoalMcp(["--print-config", client, "--project", project], user);
+        assert.equal(out.code, 0, out.stderr);
+        const printed = parsePrinted(client, out.stdout);
+        assert.equal(printed.command, `${REPO}/bin/shoal-mcp`);
+        assert.deepEqual(Object.keys(printed.env).sort(), [
+          "HOME",
+          "PATH",
+          "SHOAL_TOKEN",
+          "XDG_RUNTIME_DIR",
+        ]);
+        const agent = await startPrinted(printed);
+        try {
+          const ran = await exec(agent, "pwd && touch made-by-agent");
+          assert.ok(ran.ok, `${client}: ${ran.text}`);
+          assert.equal(ran.text.trim(), project);
+          const outside = await exec(agent, `touch ${box.dir}/home/out`);
+          assert.equal(outside.ok, false, `${client}: a write outside the project is refused`);
+          assert.equal(exists(`${box.dir}/home/out`), false);
+        } finally {
+          await agent.close();
+        }
+      }
+      assert.ok(exists(`${project}/made-by-agent`));
+    } finally {
+      await box.cleanup();
+    }
+  },
+);
+
+hostTest(
+  "M-ONB-1: with XDG_CONFIG_HOME and XDG_STATE_HOME set, the printed env passes them on, so the autostarted kernel uses the policy and state --print-config wrote",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    try {
+      const project = `${box.dir}/proj`;
+      await Deno.mkdir(project);
+      const user = {
+        ...freshUser(box),
+        XDG_CONFIG_HOME: `${box.dir}/config`,
+        XDG_STATE_HOME: `${box.dir}/state`,
+      };
+      const out = await shoalMcp(["--print-config", "claude-desktop"], user, project);
+      assert.equal(out.code, 0, out.stderr);
+      assert.match(out.stderr, new RegExp(`policy: created ${box.dir}/config/shoal/leash\\.jsonc`));
+      const printed = parsePrinted("claude-desktop", out.stdout);
+      assert.deepEqual(printed.args, ["--project", project], "DIR defaults to the current one");
+      assert.equal(printed.env.XDG_CONFIG_HOME, `${box.dir}/config`);
+      assert.equal(printed.env.XDG_STATE_HOME, `${box.dir}/state`);
+      const agent = await startPrinted(printed);
+      try {
+        const ran = await exec(agent, "pwd");
+        assert.ok(ran.ok, ran.text);
+        assert.equal(ran.text.trim(), project);
+      } finally {
+        await agent.close();
+      }
+      assert.ok(
+        exists(`${box.dir}/state/shoal/journal.db`),
+        "the kernel's state is the one printed",
+      );
+      assert.equal(exists(`${box.dir}/home/.local/state/shoal`), false);
+    } finally {
+      await box.cleanup();
+    }
+  },
+);

@@ -1,0 +1,200 @@
+/**
+ * M-ONB-1: `shoal-kernel onboard` (what `shoal-mcp --print-config` runs) against real files, and
+ * a running kernel taking the agent it added without a restart, in its project.
+ */
+import assert from "node:assert/strict";
+import { exec } from "../../_support/exec.ts";
+import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
+import { kernelCli } from "../../_support/principals.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+
+async function withBox(fn: (box: Sandbox) => Promise<void>): Promise<void> {
+  const box = await sandbox();
+  try {
+    await fn(box);
+  } finally {
+    await box.cleanup();
+  }
+}
+
+function policyOf(box: Sandbox): string {
+  return `${box.dir}/home/.config/shoal/leash.jsonc`;
+}
+
+async function onboard(box: Sandbox, ...args: string[]) {
+  const r = await kernelCli(box, ["onboard", ...args]);
+  return { ...r, out: r.code === 0 ? JSON.parse(r.stdout) as Rec : null };
+}
+
+Deno.test("M-ONB-1: onboard creates the policy (0600 in 0700) and a token; again it changes nothing and reuses the token", async () => {
+  await withBox(async (box) => {
+    const project = `${box.dir}/proj`;
+    await Deno.mkdir(project);
+    const first = await onboard(box, "agent:cursor", "--project", project);
+    assert.equal(first.code, 0, first.stderr);
+    const lines = first.stderr.trim().split("\n").filter((l) => !l.startsWith("warning:"));
+    assert.equal(lines.length, 2, first.stderr);
+    assert.match(lines[0], /^policy: created /);
+    assert.match(lines[1], /^token: created ([0-9a-f]{16}) for agent:cursor/);
+    assert.equal(first.out!.project, project);
+    assert.equal(first.out!.policy, policyOf(box));
+    assert.equal(Deno.statSync(policyOf(box)).mode! & 0o777, 0o600);
+    assert.equal(Deno.statSync(`${box.dir}/home/.config/shoal`).mode! & 0o777, 0o700);
+    const secrets = `${box.dir}/state/shoal/agent_secrets.json`;
+    assert.equal(Deno.statSync(secrets).mode! & 0o777, 0o600);
+    const bytes = await Deno.readTextFile(policyOf(box));
+    const mtime = Deno.statSync(policyOf(box)).mtime;
+
+    const again = await onboard(box, "agent:cursor", "--project", project);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /^policy: .* already lets agent:cursor work in .* \(unchanged\)$/m);
+    assert.match(again.stderr, /^token: reusing [0-9a-f]{16} of agent:cursor$/m);
+    assert.equal(again.out!.token, first.out!.token);
+    assert.equal(await Deno.readTextFile(policyOf(box)), bytes);
+    assert.deepEqual(Deno.statSync(policyOf(box)).mtime, mtime, "the file was not rewritten");
+    const list = await kernelCli(box, ["token", "list"]);
+    assert.equal(list.stdout.trim().split("\n").length, 1, "one token, reused");
+
+    // A revoked token is not reused.
+    const id = /[0-9a-f]{16}/.exec(lines[1])![0];
+    assert.equal((await kernelCli(box, ["token", "revoke", id])).code, 0);
+    const renewed = await onboard(box, "agent:cursor", "--project", project);
+    assert.match(renewed.stderr, /^token: created /m);
+    assert.notEqual(renewed.out!.token, first.out!.token);
+  });
+});
+
+Deno.test("M-ONB-1: a second project is added to the same principal; comments of the file stay", async () => {
+  await withBox(async (box) => {
+    const [one, two] = [`${box.dir}/one`, `${box.dir}/two`];
+    await Deno.mkdir(one);
+    await Deno.mkdir(two);
+    await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true });
+    const mine =
+      `// mine\n{\n  "principal": {\n    "agent:other": { "fs.read": ["/x/**"] }, // other\n  },\n}\n`;
+    await Deno.writeTextFile(policyOf(box), mine, { mode: 0o640 });
+    assert.equal((await onboard(box, "agent:vscode", "--project", one)).code, 0);
+    const r = await onboard(box, "agent:vscode", "--project", two);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^policy: granted agent:vscode the project .*\/two in /m);
+    const text = await Deno.readTextFile(policyOf(box));
+    assert.ok(
+      text.startsWith(
+        `// mine\n{\n  "principal": {\n    "agent:other": { "fs.read": ["/x/**"] }, // other\n`,
+      ),
+    );
+    assert.ok(text.includes(`"${one}/**"`) && text.includes(`"${two}/**"`));
+    assert.equal(Deno.statSync(policyOf(box)).mode! & 0o777, 0o640, "its mode is kept");
+  });
+});
+
+Deno.test("M-ONB-1: a malformed policy, HOME or / as the project are clear errors that change nothing", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true });
+    const broken = `{ "principal": { "agent:x": { "fs.read": [ } }`;
+    await Deno.writeTextFile(policyOf(box), broken);
+    await Deno.mkdir(`${box.dir}/proj`);
+    const r = await onboard(box, "agent:cursor", "--project", `${box.dir}/proj`);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /policy .*leash\.jsonc: malformed JSONC at offset \d+/);
+    assert.equal(await Deno.readTextFile(policyOf(box)), broken, "nothing overwritten");
+    assert.equal((await kernelCli(box, ["token", "list"])).stdout, "", "no token made");
+    await Deno.remove(policyOf(box));
+    for (const dir of [`${box.dir}/home`, "/", box.dir]) {
+      const refused = await onboard(box, "agent:cursor", "--project", dir);
+      assert.equal(refused.code, 1, dir);
+      assert.match(refused.stderr, /refusing to grant .* home directory/);
+    }
+    const missing = await onboard(box, "agent:cursor", "--project", `${box.dir}/nope`);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /project .*nope/);
+    assert.equal((await onboard(box, "reviewer")).code, 2, "only agent:NAME principals");
+    assert.throws(() => Deno.statSync(policyOf(box)), Deno.errors.NotFound);
+  });
+});
+
+hostTest(
+  "M-ONB-1: a running kernel takes the agent added after it started, at its next attach, in its project; a malformed edit keeps the policy",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const kernel = await startKernel([], box); // no policy file yet: the default policy
+    try {
+      const project = `${box.dir}/proj`;
+      await Deno.mkdir(project);
+      const r = await onboard(box, "agent:claude-code", "--project", project);
+      assert.equal(r.code, 0, r.stderr);
+      const conn = await kernel.connect();
+      const attached = await conn.request("session.attach", {
+        token: r.out!.token,
+        cwd: project,
+      }) as Rec;
+      assert.equal(attached.principal, "agent:claude-code");
+      assert.deepEqual(attached.cwd, { display: project });
+      assert.equal((attached.caps as Rec).tier, "B");
+      const ran = await exec(conn, "pwd; touch made");
+      assert.equal((ran.value as Rec).ok, true, JSON.stringify(ran));
+      const denied = await rpcError(exec(conn, `touch ${box.dir}/home/x`));
+      assert.ok([-32010, -32011].includes(denied.code));
+
+      await Deno.writeTextFile(policyOf(box), "{ broken");
+      const again = await kernel.connect();
+      await again.request("session.attach", { token: r.out!.token });
+      assert.equal(((await exec(again, "pwd")).value as Rec).ok, true, "the last good policy");
+      assert.ok(
+        kernel.stderr.some((l) => /malformed JSONC.*keeping the policy loaded before/.test(l)),
+      );
+
+      const bad = await rpcError(
+        (await kernel.connect()).request("session.attach", { cwd: "relative" }),
+      );
+      assert.equal(bad.code, -32602);
+    } finally {
+      await kernel.cleanup();
+    }
+  },
+);
+
+Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall is missing and how to install it", async () => {
+  await withBox(async (box) => {
+    const project = `${box.dir}/proj`;
+    const fake = `${box.dir}/fakebin`;
+    await Deno.mkdir(project);
+    await Deno.mkdir(fake);
+    await Deno.writeTextFile(`${fake}/bwrap`, "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    const r = await kernelCli(box, ["onboard", "agent:cursor", "--project", project], {
+      PATH: `${fake}:${Deno.env.get("PATH")}`,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^warning: no working bubblewrap here, so the OS wall is missing/m);
+    assert.match(r.stderr, /apt-get install bubblewrap/);
+    assert.equal(JSON.parse(r.stdout).tier, "D");
+    const real = await kernelCli(box, ["onboard", "agent:cursor", "--project", project]);
+    if (JSON.parse(real.stdout).tier === "B") assert.doesNotMatch(real.stderr, /warning/);
+  });
+});
+
+Deno.test("M-ONB-1: cwd on attach moves the session only for a principal with session_write", async () => {
+  const { kernel, token } = await startKernelWithAgent("agent:ro", { "fs.read": ["/**"] });
+  try {
+    const human = await kernel.attach();
+    const before = ((await human.request("session.cwd", {})) as Rec).cwd;
+    const conn = await kernel.connect();
+    const refused = await rpcError(
+      conn.request("session.attach", { token, cwd: kernel.box.dir }),
+    );
+    assert.equal(refused.code, -32010);
+    assert.equal((refused.data as Rec).reason, "session_write");
+    assert.deepEqual(((await human.request("session.cwd", {})) as Rec).cwd, before);
+    const moved = await kernel.connect();
+    await moved.request("session.attach", { cwd: `${kernel.box.dir}/home` });
+    assert.deepEqual(((await human.request("session.cwd", {})) as Rec).cwd, {
+      display: `${kernel.box.dir}/home`,
+    }, "the local human may");
+  } finally {
+    await kernel.cleanup();
+  }
+});
