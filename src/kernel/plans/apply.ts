@@ -47,5 +47,6 @@ export function applyPlan(
 ): Promise<unknown> {
   const approved = plan.approval === "approved" ? plan.effects : [];
   const sandbox = attachment.grants.sandboxFor(spawnDir(attachment.session.state), approved);
-  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, opts);
+  const approvedBy = plan.approval === "approved" ? plan.approvedBy : null;
+  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, { ...opts, approvedBy });
 }

@@ -104,7 +104,7 @@ export const SESSION_METHODS: MethodSpec[] = [
     conn.attachment = attachment;
     setTimeout(() => kernel.warm.prepare(attachment), 0);
     conn.visible = visibility(kernel, conn, attachment);
-    const caps = attachment.grants.caps(profile, tokenCaps);
+    const caps = attachment.grants.caps(profile, tokenCaps, attachment.token !== null);
     return {
       session: session.name,
       principal,
