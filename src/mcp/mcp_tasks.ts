@@ -23,7 +23,7 @@ export const MAX_MCP_TASKS = 256;
 /** The status vocabulary of MCP tasks (SDK 1.32.2 `TaskStatusSchema`, minus input_required). */
 export type TaskStatus = "working" | "completed" | "failed" | "cancelled";
 
-/** An MCP `Task` as the SDK 1.32.2 `TaskSchema` shapes it, with the kernel ref in `_meta`. */
+/** An MCP `Task` as the SDK 1.32.2 `TaskSchema` shapes it. */
 export interface McpTask {
   taskId: string;
   status: TaskStatus;
@@ -31,11 +31,12 @@ export interface McpTask {
   createdAt: string;
   lastUpdatedAt: string;
   pollInterval: number;
-  _meta: { [KERNEL_TASK]: string | null };
 }
 
 interface Entry {
   task: McpTask;
+  /** The kernel's `task:N`, null for a task that finished within its call. */
+  ref: string | null;
   /** Settles with the CallToolResult once the task is terminal. */
   done: Promise<ToolResult>;
 }
@@ -45,8 +46,8 @@ export function statusOf(state: unknown): TaskStatus {
   return state === "completed" || state === "failed" || state === "cancelled" ? state : "working";
 }
 
-/** A new task under a random UUID (2025-11-25 wants unguessable ids), naming its kernel task. */
-function newTask(ref: string | null, status: TaskStatus): McpTask {
+/** A new task under a random UUID (2025-11-25 wants unguessable ids). */
+function newTask(status: TaskStatus): McpTask {
   const now = new Date().toISOString();
   return {
     taskId: crypto.randomUUID(),
@@ -55,8 +56,12 @@ function newTask(ref: string | null, status: TaskStatus): McpTask {
     createdAt: now,
     lastUpdatedAt: now,
     pollInterval: POLL_INTERVAL_MS,
-    _meta: { [KERNEL_TASK]: ref },
   };
+}
+
+/** The `_meta` of a reply about a task: its kernel ref (M-TASKS-1). */
+function kernelMeta(entry: Entry): Record<string, unknown> {
+  return { _meta: { [KERNEL_TASK]: entry.ref } };
 }
 
 /** A never-aborted signal: a task outlives the `tools/call` that created it. */
@@ -89,7 +94,7 @@ export class McpTasks {
     if (checked.mode === "plan" || checked.background === true) {
       const result = await callTool(runCtx, name, checked);
       const status = result.isError ? "failed" : "completed";
-      return { task: this.#store(newTask(null, status), Promise.resolve(result)) };
+      return this.#created(this.#store(null, newTask(status), Promise.resolve(result)));
     }
     const params: Record<string, unknown> = {
       src: checked.src,
@@ -102,16 +107,18 @@ export class McpTasks {
     const first = await kernelCall(runCtx, "exec", params);
     if (!first.ok) {
       const result = envelopeOf(runCtx, first);
-      return { task: this.#store(newTask(null, "failed"), Promise.resolve(result)) };
+      return this.#created(this.#store(null, newTask("failed"), Promise.resolve(result)));
     }
     const ref = String((first.value as Record<string, unknown>).task);
-    const task = newTask(ref, "working");
-    return { task: this.#store(task, this.#watch(runCtx, ref, checked.elide, started, task)) };
+    const task = newTask("working");
+    const done = this.#watch(runCtx, ref, checked.elide, started, task);
+    return this.#created(this.#store(ref, task, done));
   }
 
   /** `tasks/get`: the task now; unknown → -32602. */
-  get(taskId: unknown): McpTask {
-    return this.#lookup(taskId).task;
+  get(taskId: unknown): Record<string, unknown> {
+    const entry = this.#lookup(taskId);
+    return { ...entry.task, ...kernelMeta(entry) };
   }
 
   /** `tasks/list`: every remembered task, oldest first. */
@@ -123,9 +130,9 @@ export class McpTasks {
    * `tasks/cancel`: asks the kernel to cancel and answers the task once it ended (or after the
    * kill grace); unknown or already terminal → -32602.
    */
-  async cancel(ctx: ToolContext, taskId: unknown): Promise<McpTask> {
+  async cancel(ctx: ToolContext, taskId: unknown): Promise<Record<string, unknown>> {
     const entry = this.#lookup(taskId);
-    const ref = entry.task._meta[KERNEL_TASK];
+    const ref = entry.ref;
     if (entry.task.status !== "working" || ref === null) {
       throw invalidParams(`task ${entry.task.taskId} is already ${entry.task.status}`);
     }
@@ -136,7 +143,7 @@ export class McpTasks {
       new Promise((resolve) => timer = setTimeout(resolve, KILL_GRACE_MS + SLICE_MS)),
     ]);
     clearTimeout(timer);
-    return entry.task;
+    return { ...entry.task, ...kernelMeta(entry) };
   }
 
   /** `tasks/result`: waits for the terminal state, then the call's result; unknown → -32602. */
@@ -158,11 +165,17 @@ export class McpTasks {
     return entry;
   }
 
-  /** Remembers `task`, settling with `done` (M-TASKS-1); returns it. */
-  #store(task: McpTask, done: Promise<ToolResult>): McpTask {
-    this.#entries.set(task.taskId, { task, done });
+  /** Remembers `task` of kernel task `ref`, settling with `done` (M-TASKS-1). */
+  #store(ref: string | null, task: McpTask, done: Promise<ToolResult>): Entry {
+    const entry = { task, ref, done };
+    this.#entries.set(task.taskId, entry);
     this.#forgetOldest();
-    return task;
+    return entry;
+  }
+
+  /** The `CreateTaskResult` of a new task. */
+  #created(entry: Entry): Record<string, unknown> {
+    return { task: entry.task, ...kernelMeta(entry) };
   }
 
   /** Keeps at most {@link MAX_MCP_TASKS}, forgetting the oldest finished tasks first. */
@@ -217,7 +230,7 @@ export class McpTasks {
     }
     task.status = status;
     task.lastUpdatedAt = new Date().toISOString();
-    this.notify("notifications/tasks/status", { ...task });
+    this.notify("notifications/tasks/status", { ...task, _meta: { [KERNEL_TASK]: ref } });
     return result;
   }
 }
