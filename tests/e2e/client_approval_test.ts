@@ -12,6 +12,7 @@ import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
 import { createToken, TMP_AGENT, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
+import { RawFacade } from "../_support/facade.ts";
 import { rpcError } from "../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp } from "./_mcp.ts";
@@ -215,6 +216,60 @@ hostTest(
         }
       } finally {
         await agent.close();
+      }
+    }),
+);
+
+hostTest(
+  "the client cancelling the tool call cancels the elicitation: the facade withdraws elicitation/create with notifications/cancelled, answers nothing, and the plan stays pending (M-ELICIT-2)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      const facade = new RawFacade(w.box, [], {
+        XDG_CONFIG_HOME: `${w.box.dir}/config`,
+        SHOAL_TOKEN: w.tokens["agent:e"],
+      });
+      try {
+        await facade.request(1, "initialize", {
+          protocolVersion: "2025-11-25",
+          capabilities: { elicitation: {} },
+          clientInfo: { name: "raw", version: "0" },
+        });
+        await facade.send({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "shoal_exec", arguments: { src: `rm '${w.victim}'` } },
+        });
+        const ask = await facade.next((f) => f.method === "elicitation/create");
+        ElicitRequestSchema.parse(ask);
+        const planRef = /Plan: (plan:[0-9a-f]{32})/.exec(String((ask.params as Rec).message))![1];
+        await facade.send({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 2, reason: "user stopped" },
+        });
+        const withdrawn = await facade.next((f) => f.method === "notifications/cancelled");
+        assert.equal((withdrawn.params as Rec).requestId, ask.id);
+        // A late answer to the withdrawn form changes nothing.
+        await facade.send({
+          jsonrpc: "2.0",
+          id: ask.id,
+          result: { action: "accept", content: { decision: "approve" } },
+        });
+        const plan = await facade.request(3, "resources/read", {
+          uri: `shoal://plan/${planRef.slice(5)}`,
+        });
+        const contents = (plan.result as { contents: { text: string }[] }).contents;
+        assert.equal(JSON.parse(contents[0].text).approval, "pending");
+        assert.equal(
+          facade.queued.some((f) => (f as Rec).id === 2),
+          false,
+          "no answer to the call",
+        );
+        assert.equal(existsSync(w.victim), true);
+      } finally {
+        await facade.stop();
       }
     }),
 );
