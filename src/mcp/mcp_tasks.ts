@@ -1,9 +1,10 @@
 import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { KILL_GRACE_MS } from "../protocol/limits.ts";
-import type { ToolResult } from "./result.ts";
+import { toolError, type ToolResult } from "./result.ts";
 import {
   callTool,
   checkArguments,
+  decideInClient,
   envelopeOf,
   kernelCall,
   SLICE_MS,
@@ -90,9 +91,8 @@ export class McpTasks {
       throw invalidParams(`${String(name)} does not support task-augmented calls`);
     }
     const checked = checkArguments(name, args);
-    const runCtx = { ...ctx, signal: NEVER, askApproval: null };
     if (checked.mode === "plan" || checked.background === true) {
-      const result = await callTool(runCtx, name, checked);
+      const result = await callTool(ctx, name, checked);
       const status = result.isError ? "failed" : "completed";
       return this.#created(this.#store(null, newTask(status), Promise.resolve(result)));
     }
@@ -103,11 +103,22 @@ export class McpTasks {
       background: true,
     };
     if (checked.elide !== undefined) params.elide = checked.elide;
+    const runCtx = { ...ctx, signal: NEVER, askApproval: null };
     const started = Date.now();
-    const first = await kernelCall(runCtx, "exec", params);
+    let first = await kernelCall(runCtx, "exec", params);
     if (!first.ok) {
-      const result = envelopeOf(runCtx, first);
-      return this.#created(this.#store(null, newTask("failed"), Promise.resolve(result)));
+      // Asked during the call that creates the task, as a synchronous call would ask (M-ELICIT-2).
+      const decided = await decideInClient(ctx, first.error);
+      if ("error" in decided) {
+        const result = toolError(decided.error, ctx.withLinks);
+        return this.#created(this.#store(null, newTask("failed"), Promise.resolve(result)));
+      }
+      const { src: _src, mode: _mode, ...runMembers } = params;
+      first = await kernelCall(runCtx, "plan.apply", { ...runMembers, plan_ref: decided.approved });
+      if (!first.ok) {
+        const result = envelopeOf(runCtx, first);
+        return this.#created(this.#store(null, newTask("failed"), Promise.resolve(result)));
+      }
     }
     const ref = String((first.value as Record<string, unknown>).task);
     const task = newTask("working");

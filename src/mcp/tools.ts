@@ -147,31 +147,44 @@ async function runTaskBacked(
 }
 
 /**
- * The answer to a call the kernel refused with `error`: when it is a `-32011` with a plan and
- * the human may be asked in the client, their approval runs the plan by `runApproved` and
- * answers with that run, their denial answers the error with `data.decision = "denied"`;
- * otherwise (no capability, decline, cancel, failure) the error as it was (M-ELICIT-2).
+ * Asks the human in the client about the plan of a `-32011` kernel error, when it has one and
+ * the client and attachment allow it (M-ELICIT-2). Returns the error the call answers with when
+ * there is no approval (with `data.decision = "denied"` after a denial, else as it was), or the
+ * approved plan's ref.
  */
-async function afterApproval(
+export async function decideInClient(
   ctx: ToolContext,
   error: RpcErrorObject,
-  runApproved: (planRef: string) => Promise<ToolResult>,
-): Promise<ToolResult> {
+): Promise<{ approved: string } | { error: RpcErrorObject }> {
   const data = error.data;
   const planRef = isObject(data) ? data.plan_ref : undefined;
   if (
     error.code !== ErrorCode.APPROVAL_REQUIRED || typeof planRef !== "string" ||
     ctx.askApproval === null
   ) {
-    return toolError(error, ctx.withLinks);
+    return { error };
   }
   const decision = await ctx.askApproval(planRef);
   if (clientCancelled(ctx.signal)) throw new Cancelled("cancelled by the client");
-  if (decision === "approved") return await runApproved(planRef);
+  if (decision === "approved") return { approved: planRef };
   if (decision === "denied") {
-    return toolError({ ...error, data: { ...data as Args, decision: "denied" } }, ctx.withLinks);
+    return { error: { ...error, data: { ...data as Args, decision: "denied" } } };
   }
-  return toolError(error, ctx.withLinks);
+  return { error };
+}
+
+/**
+ * The answer to a call the kernel refused with `error`: after an approval in the client, the run
+ * of the plan by `runApproved`; otherwise the error {@link decideInClient} leaves (M-ELICIT-2).
+ */
+async function afterApproval(
+  ctx: ToolContext,
+  error: RpcErrorObject,
+  runApproved: (planRef: string) => Promise<ToolResult>,
+): Promise<ToolResult> {
+  const decided = await decideInClient(ctx, error);
+  if ("approved" in decided) return await runApproved(decided.approved);
+  return toolError(decided.error, ctx.withLinks);
 }
 
 /** The tool result for a terminal task record (M-PROG-1 step 3 and its fallback). */

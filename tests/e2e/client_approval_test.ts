@@ -7,7 +7,12 @@ import { existsSync } from "node:fs";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
 import { createToken, TMP_AGENT, writePolicy } from "../_support/principals.ts";
@@ -270,6 +275,39 @@ hostTest(
         assert.equal(existsSync(w.victim), true);
       } finally {
         await facade.stop();
+      }
+    }),
+);
+
+hostTest(
+  "a task-augmented shoal_exec that needs approval asks during the call that creates the task; approved, the task runs the plan and its result is the command's output (M-ELICIT-2, M-TASKS-1)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      const asked: Rec[] = [];
+      const agent = await agentMcp(
+        w,
+        "agent:e",
+        elicitingClient({ action: "accept", content: { decision: "approve" } }, asked),
+      );
+      try {
+        const src = `rm '${w.victim}' && echo removed`;
+        const created = await agent.client.request({
+          method: "tools/call",
+          params: { name: "shoal_exec", arguments: { src }, task: {} },
+        }, CreateTaskResultSchema);
+        assert.equal(asked.length, 1);
+        assert.match(String((created._meta as Rec)["shoal/task"]), /^task:[0-9]+$/);
+        const result = await agent.client.request({
+          method: "tasks/result",
+          params: { taskId: created.task.taskId },
+        }, CallToolResultSchema);
+        assert.equal(result.isError, false);
+        const value = (result.structuredContent as Rec).value as Rec;
+        assert.deepEqual(value.out, { $: "str", v: "removed\n" });
+        assert.equal(existsSync(w.victim), false);
+      } finally {
+        await agent.close();
       }
     }),
 );
