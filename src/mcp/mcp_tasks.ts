@@ -88,7 +88,12 @@ export class McpTasks {
   async create(ctx: ToolContext, name: unknown, args: unknown): Promise<Record<string, unknown>> {
     if (name !== "shoal_exec") {
       checkArguments(name, args);
-      throw invalidParams(`${String(name)} does not support task-augmented calls`);
+      // A tool whose taskSupport is forbidden (absent): MCP 2025-11-25 wants -32601.
+      throw new RpcError(
+        ErrorCode.METHOD_NOT_FOUND,
+        `${String(name)} does not support task-augmented calls`,
+        { method: "tools/call", tool: name },
+      );
     }
     const checked = checkArguments(name, args);
     if (checked.mode === "plan" || checked.background === true) {

@@ -95,7 +95,7 @@ mcpTest(
 );
 
 mcpTest(
-  "tasks/cancel ends the kernel task and leaves no process of its group; cancelling it again, and unknown tasks, are -32602 (M-TASKS-1)",
+  "tasks/cancel ends the kernel task and leaves no process of its group; cancelling it again, and unknown tasks, are -32602; another tool as a task is -32601 (M-TASKS-1)",
   async (mcp) => {
     const task = await createTask(mcp, "(trap '' TERM; sleep 30) & sleep 30; wait");
     const taskId = String(task.taskId);
@@ -118,6 +118,14 @@ mcpTest(
       McpError,
     );
     assert.equal(again.code, -32602);
+    const forbidden = await rejection(
+      mcp.client.request({
+        method: "tools/call",
+        params: { name: "shoal_plan", arguments: { src: "ls" }, task: {} },
+      }, CreateTaskResultSchema),
+      McpError,
+    );
+    assert.equal(forbidden.code, -32601, "a tool without taskSupport is not run as a task");
     for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
       const unknown = await rejection(
         mcp.client.request(
