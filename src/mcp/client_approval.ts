@@ -70,7 +70,7 @@ export function approvalRequest(plan: Rec): Rec {
         decision: {
           type: "string",
           title: "Decision",
-          description: "Run the command once (approve), or refuse it (deny).",
+          description: "Approve this plan and run it now, or deny it.",
           enum: ["approve", "deny"],
         },
       },

@@ -122,7 +122,7 @@ hostTest(
             decision: {
               type: "string",
               title: "Decision",
-              description: "Run the command once (approve), or refuse it (deny).",
+              description: "Approve this plan and run it now, or deny it.",
               enum: ["approve", "deny"],
             },
           },
