@@ -1,16 +1,23 @@
 import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { VERSION } from "../protocol/version.ts";
+import { askInClient } from "./client_approval.ts";
+import { ClientRequests } from "./client_requests.ts";
 import type { KernelClient } from "./kernel_client.ts";
+import { McpTasks } from "./mcp_tasks.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
 import { type RequestContext, RequestServer } from "./request_server.ts";
 import { linksAllowed } from "./result.ts";
 import type { StdioTransport } from "./stdio_transport.ts";
 import { SubscriptionRegistry } from "./subscriptions.ts";
-import { TOOLS } from "./tool_schemas.ts";
+import { toolsFor } from "./tool_schemas.ts";
 import { callTool, type ToolContext } from "./tools.ts";
 
 /** The facade's name and version in `initialize` (M-PROTO-1). */
 export const SERVER_INFO = { name: "shoal-mcp", version: VERSION };
+
+/** The one-line `serverInfo.description` under {@link TASKS_VERSION} (M-META-1). */
+export const SERVER_DESCRIPTION =
+  "Runs bash for agents in a shared session, judged by a policy, with approvals and results by reference.";
 
 /** Exactly the advertised capabilities (M-PROTO-1). */
 export const CAPABILITIES = {
@@ -18,12 +25,19 @@ export const CAPABILITIES = {
   resources: { subscribe: true, listChanged: false },
 };
 
+/** The tasks capability, declared under {@link TASKS_VERSION} only (M-TASKS-1). */
+export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+
 /** The preferred protocol version, answered for any version not in {@link SUPPORTED_VERSIONS}. */
-export const PREFERRED_VERSION = "2025-06-18";
+export const PREFERRED_VERSION = "2025-11-25";
+
+/** The version that brings MCP tasks and the server description (M-TASKS-1, M-META-1). */
+export const TASKS_VERSION = "2025-11-25";
 
 /** Protocol versions answered as requested (M-PROTO-1). */
 export const SUPPORTED_VERSIONS: readonly string[] = [
   PREFERRED_VERSION,
+  "2025-06-18",
   "2025-03-26",
   "2024-11-05",
   "2024-10-07",
@@ -36,6 +50,17 @@ export function negotiateVersion(requested: unknown): string {
   return typeof requested === "string" && SUPPORTED_VERSIONS.includes(requested)
     ? requested
     : PREFERRED_VERSION;
+}
+
+/** Whether initialize's client capabilities allow form-mode elicitation (an empty object means form). */
+function formElicitation(capabilities: unknown): boolean {
+  if (typeof capabilities !== "object" || capabilities === null) return false;
+  const elicitation = (capabilities as Params).elicitation;
+  if (typeof elicitation !== "object" || elicitation === null || Array.isArray(elicitation)) {
+    return false;
+  }
+  const modes = elicitation as Params;
+  return Object.keys(modes).length === 0 || (typeof modes.form === "object" && modes.form !== null);
 }
 
 function uriParam(params: Params): string {
@@ -55,6 +80,10 @@ export class FacadeServer {
   #server: RequestServer;
   readonly subscriptions: SubscriptionRegistry;
   #version = PREFERRED_VERSION;
+  /** Whether the client declared form-mode elicitation at `initialize` (M-ELICIT-2). */
+  #elicits = false;
+  readonly #client: ClientRequests;
+  readonly #tasks: McpTasks;
   #methods: Record<string, (params: Params, context: RequestContext) => Promise<unknown> | unknown>;
 
   constructor(
@@ -72,10 +101,18 @@ export class FacadeServer {
       (frame) => transport.sendFrame(frame),
       log,
     );
+    this.#client = new ClientRequests(transport);
+    this.#tasks = new McpTasks((method, params) => {
+      transport.send({ jsonrpc: "2.0", method, params }).catch(() => {});
+    });
     this.#methods = {
       "initialize": (p) => this.#initialize(p),
-      "tools/list": () => ({ tools: TOOLS }),
-      "tools/call": (p, context) => callTool(this.#toolContext(p, context), p.name, p.arguments),
+      "tools/list": () => ({ tools: toolsFor(this.#withTasks) }),
+      "tools/call": (p, context) => this.#callTool(p, context),
+      "tasks/get": (p) => this.#tasks.get(p.taskId),
+      "tasks/list": () => this.#tasks.list(),
+      "tasks/cancel": (p, context) => this.#tasks.cancel(this.#toolContext(p, context), p.taskId),
+      "tasks/result": (p, context) => this.#tasks.result(p.taskId, context.signal),
       "resources/list": () => listResources(kernel),
       "resources/templates/list": () => ({ resourceTemplates: TEMPLATES }),
       "resources/read": (p) => readResource(kernel, uriParam(p)),
@@ -95,7 +132,8 @@ export class FacadeServer {
   }
 
   async #dispatch(name: string, params: Params, context: RequestContext): Promise<unknown> {
-    const method = this.#methods[name];
+    // The tasks/* methods exist only when tasks were negotiated (M-TASKS-1).
+    const method = name.startsWith("tasks/") && !this.#withTasks ? undefined : this.#methods[name];
     if (method === undefined) {
       throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${name}`, {
         method: name,
@@ -104,9 +142,44 @@ export class FacadeServer {
     return await method(params, context);
   }
 
+  /** Whether MCP tasks were negotiated (M-TASKS-1). */
+  get #withTasks(): boolean {
+    return this.#version === TASKS_VERSION;
+  }
+
   #initialize(params: Params) {
     this.#version = negotiateVersion(params.protocolVersion);
-    return { protocolVersion: this.#version, capabilities: CAPABILITIES, serverInfo: SERVER_INFO };
+    this.#elicits = formElicitation(params.capabilities);
+    if (!this.#withTasks) {
+      return {
+        protocolVersion: this.#version,
+        capabilities: CAPABILITIES,
+        serverInfo: SERVER_INFO,
+      };
+    }
+    return {
+      protocolVersion: this.#version,
+      capabilities: { ...CAPABILITIES, tasks: TASKS_CAPABILITY },
+      serverInfo: { ...SERVER_INFO, description: SERVER_DESCRIPTION },
+    };
+  }
+
+  /** `tools/call`, as a task when tasks were negotiated and the call carries `task` (M-TASKS-1). */
+  #callTool(params: Params, context: RequestContext) {
+    const ctx = this.#toolContext(params, context);
+    if (this.#withTasks && params.task !== undefined) {
+      if (typeof params.task !== "object" || params.task === null || Array.isArray(params.task)) {
+        throw invalidParams("invalid params: task must be an object");
+      }
+      return this.#tasks.create(ctx, params.name, params.arguments);
+    }
+    return callTool(ctx, params.name, params.arguments);
+  }
+
+  /** Whether the kernel attachment lets this facade decide its plans in the client (M-ELICIT-1). */
+  #attachmentApproves(): boolean {
+    const caps = this.kernel.attachment?.caps as Params | undefined;
+    return caps?.approve_in_client === true;
   }
 
   #toolContext(params: Params, context: RequestContext): ToolContext {
@@ -121,6 +194,12 @@ export class FacadeServer {
       withLinks: linksAllowed(this.#version),
       signal: context.signal,
       progress,
+      askApproval: this.#elicits
+        ? (planRef) =>
+          this.#attachmentApproves()
+            ? askInClient(this.kernel, this.#client, planRef, context.signal)
+            : Promise.resolve(null)
+        : null,
     };
   }
 }

@@ -35,6 +35,8 @@ export class StdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Receives the client's responses to the facade's own requests (M-ELICIT-2). */
+  onresponse?: (id: string | number, result: unknown, error: RpcErrorObject | undefined) => void;
 
   #writer: FrameWriter;
   #closed = false;
@@ -170,7 +172,10 @@ export class StdioTransport implements Transport {
         this.#reply(msg.id as ClientId | null, msg.error);
         return;
       case "response":
-        return; // the facade sends no requests to the client
+        if (typeof msg.id === "string" || typeof msg.id === "number") {
+          this.onresponse?.(msg.id, msg.result, msg.error);
+        }
+        return;
       case "notification":
         this.#notification(msg.method, msg.params);
         return;

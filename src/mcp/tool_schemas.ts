@@ -229,3 +229,17 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: hints(true, false, true, false),
   },
 ];
+
+/** `shoal_exec` as listed under 2025-11-25: it may run as an MCP task (M-TASKS-1). */
+const EXEC_AS_TASK: ToolDefinition & { execution: { taskSupport: "optional" } } = {
+  ...TOOLS[0],
+  execution: { taskSupport: "optional" },
+};
+
+/**
+ * The `tools/list` entries: {@link TOOLS}, with `shoal_exec`'s `execution` member when MCP tasks
+ * were negotiated (every other tool leaves `taskSupport` absent, i.e. forbidden).
+ */
+export function toolsFor(withTasks: boolean): readonly ToolDefinition[] {
+  return withTasks ? [EXEC_AS_TASK, ...TOOLS.slice(1)] : TOOLS;
+}

@@ -1,5 +1,6 @@
 import { ErrorCode, invalidParams, RpcError, type RpcErrorObject } from "../protocol/errors.ts";
 import { refToUri } from "../protocol/refs.ts";
+import type { ClientDecision } from "./client_approval.ts";
 import { BridgeError, type KernelClient } from "./kernel_client.ts";
 import { TRANSPORT_CLOSED } from "./request_server.ts";
 import { toolError, type ToolResult, toolSuccess } from "./result.ts";
@@ -21,10 +22,15 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends one progress notification, when the request asked for progress (M-PROG-2). */
   progress: ((progress: number, message: string) => Promise<void>) | null;
+  /**
+   * Asks the human in the client about a plan awaiting approval and records the decision
+   * (M-ELICIT-2); null when the client or the attachment does not allow it.
+   */
+  askApproval: ((planRef: string) => Promise<ClientDecision>) | null;
 }
 
 /** The outcome of one kernel call: a result, or the error the kernel returned. */
-type KernelOutcome = { ok: true; value: unknown } | { ok: false; error: RpcErrorObject };
+export type KernelOutcome = { ok: true; value: unknown } | { ok: false; error: RpcErrorObject };
 
 /** JSON-RPC protocol errors from the kernel, which are bridge failures rather than tool errors (M-OUT-5). */
 const PROTOCOL_CODES: ReadonlySet<number> = new Set([
@@ -46,7 +52,12 @@ function pick(args: Args, keys: readonly string[]): Args {
   return out;
 }
 
-async function kernelCall(ctx: ToolContext, method: string, params: Args): Promise<KernelOutcome> {
+/** One kernel call: its result, or the kernel's error; bridge and protocol failures throw (M-OUT-5). */
+export async function kernelCall(
+  ctx: ToolContext,
+  method: string,
+  params: Args,
+): Promise<KernelOutcome> {
   try {
     return { ok: true, value: await ctx.kernel.request(method, params) };
   } catch (e) {
@@ -56,13 +67,15 @@ async function kernelCall(ctx: ToolContext, method: string, params: Args): Promi
   }
 }
 
-function envelopeOf(ctx: ToolContext, outcome: KernelOutcome): ToolResult {
+/** The tool result of one kernel call (M-OUT-1/4). */
+export function envelopeOf(ctx: ToolContext, outcome: KernelOutcome): ToolResult {
   return outcome.ok
     ? toolSuccess(outcome.value, ctx.withLinks)
     : toolError(outcome.error, ctx.withLinks);
 }
 
-class Cancelled extends Error {}
+/** Thrown when the client cancelled the call: it gets no response (M-PROG-3). */
+export class Cancelled extends Error {}
 
 /** Whether the client cancelled the request: the transport closing counts as no cancellation. */
 function clientCancelled(signal: AbortSignal): boolean {
@@ -85,7 +98,16 @@ async function runTaskBacked(
   const remaining = () => (budget === undefined ? Infinity : budget - (Date.now() - start));
   params.timeout_ms = Math.min(budget ?? SLICE_MS, SLICE_MS);
   const first = await kernelCall(ctx, method, params);
-  if (!first.ok || !isObject(first.value) || first.value.timed_out !== true) {
+  if (!first.ok) {
+    return await afterApproval(ctx, first.error, (planRef) => {
+      const apply: Args = { plan_ref: planRef };
+      if (params.position !== undefined) apply.position = params.position;
+      if (elide !== undefined) apply.elide = elide;
+      const left = budget === undefined ? undefined : Math.max(1, remaining());
+      return runTaskBacked(ctx, "plan.apply", apply, left, elide);
+    });
+  }
+  if (!isObject(first.value) || first.value.timed_out !== true) {
     return envelopeOf(ctx, first);
   }
   const pending = first.value;
@@ -124,8 +146,49 @@ async function runTaskBacked(
   }
 }
 
+/**
+ * Asks the human in the client about the plan of a `-32011` kernel error, when it has one and
+ * the client and attachment allow it (M-ELICIT-2). Returns the error the call answers with when
+ * there is no approval (with `data.decision = "denied"` after a denial, else as it was), or the
+ * approved plan's ref.
+ */
+export async function decideInClient(
+  ctx: ToolContext,
+  error: RpcErrorObject,
+): Promise<{ approved: string } | { error: RpcErrorObject }> {
+  const data = error.data;
+  const planRef = isObject(data) ? data.plan_ref : undefined;
+  if (
+    error.code !== ErrorCode.APPROVAL_REQUIRED || typeof planRef !== "string" ||
+    ctx.askApproval === null
+  ) {
+    return { error };
+  }
+  const decision = await ctx.askApproval(planRef);
+  if (clientCancelled(ctx.signal)) throw new Cancelled("cancelled by the client");
+  if (decision === "approved") return { approved: planRef };
+  if (decision === "denied") {
+    return { error: { ...error, data: { ...data as Args, decision: "denied" } } };
+  }
+  return { error };
+}
+
+/**
+ * The answer to a call the kernel refused with `error`: after an approval in the client, the run
+ * of the plan by `runApproved`; otherwise the error {@link decideInClient} leaves (M-ELICIT-2).
+ */
+async function afterApproval(
+  ctx: ToolContext,
+  error: RpcErrorObject,
+  runApproved: (planRef: string) => Promise<ToolResult>,
+): Promise<ToolResult> {
+  const decided = await decideInClient(ctx, error);
+  if ("approved" in decided) return await runApproved(decided.approved);
+  return toolError(decided.error, ctx.withLinks);
+}
+
 /** The tool result for a terminal task record (M-PROG-1 step 3 and its fallback). */
-async function terminalResult(
+export async function terminalResult(
   ctx: ToolContext,
   record: Record<string, unknown>,
   elide: unknown,
@@ -165,7 +228,17 @@ async function shoalExec(ctx: ToolContext, args: Args): Promise<ToolResult> {
   const base = { src: args.src, mode, position };
   if (mode === "plan") return await simple(ctx, "exec", base);
   if (args.background === true) {
-    return await simple(ctx, "exec", { ...base, background: true, ...pick(args, ["elide"]) });
+    const started = await kernelCall(ctx, "exec", {
+      ...base,
+      background: true,
+      ...pick(args, ["elide"]),
+    });
+    if (started.ok) return envelopeOf(ctx, started);
+    return await afterApproval(
+      ctx,
+      started.error,
+      (planRef) => simple(ctx, "plan.apply", { plan_ref: planRef, position, background: true }),
+    );
   }
   const params: Args = { src: args.src, mode, position, background: false };
   if (args.elide !== undefined) params.elide = args.elide;

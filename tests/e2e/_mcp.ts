@@ -34,6 +34,8 @@ export interface Mcp {
   pid: number;
   /** The raw params of every `notifications/resources/updated` received (with `seq`, `payload`). */
   updates: Rec[];
+  /** The raw params of every `notifications/tasks/status` received (M-TASKS-1). */
+  taskStatuses: Rec[];
   /** Calls a tool and returns its result as the client received it. */
   call(name: string, args?: Rec, options?: RequestOptions): Promise<ToolReply>;
   /** Calls a tool, asserts it is not an error result, and returns its `structuredContent`. */
@@ -46,17 +48,19 @@ export interface Mcp {
 
 /**
  * Starts a facade in `box` on the SDK's stdio transport (it autostarts the kernel when none
- * runs) and connects a client to it.
+ * runs) and connects `client` (by default one declaring no capabilities) to it.
  */
 export async function connectMcp(
   box: Sandbox,
   extraEnv: Record<string, string> = {},
+  client = new Client({ name: "shoal-e2e", version: "0" }),
 ): Promise<Mcp> {
-  const client = new Client({ name: "shoal-e2e", version: "0" });
   const updates: Rec[] = [];
+  const taskStatuses: Rec[] = [];
   // The SDK's typed handler would strip `seq` and `payload` (M-SUB-3), so take the raw frame.
   client.fallbackNotificationHandler = (n) => {
     if (n.method === "notifications/resources/updated") updates.push(n.params as Rec);
+    if (n.method === "notifications/tasks/status") taskStatuses.push(n.params as Rec);
     return Promise.resolve();
   };
   const transport = sdkTransport(box, extraEnv);
@@ -67,6 +71,7 @@ export async function connectMcp(
     client,
     pid: transport.pid!,
     updates,
+    taskStatuses,
     call,
     async ok(name, args, options) {
       const r = await call(name, args, options);

@@ -120,12 +120,12 @@ Deno.test("M-SUB-1: subscribable URIs map to channels, others do not", () => {
   }
 });
 
-Deno.test("M-PROTO-1: supported versions are echoed, anything else gets 2025-06-18", () => {
-  for (const v of ["2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]) {
+Deno.test("M-PROTO-1: supported versions are echoed, anything else (newer ones too) gets 2025-11-25", () => {
+  for (const v of ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]) {
     assert.equal(negotiateVersion(v), v);
   }
-  for (const v of ["2025-11-25", "1999-01-01", undefined, 5]) {
-    assert.equal(negotiateVersion(v), "2025-06-18");
+  for (const v of ["2026-07-28", "1999-01-01", undefined, 5]) {
+    assert.equal(negotiateVersion(v), "2025-11-25");
   }
 });
 

@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { NESTING_LIMIT } from "../../src/protocol/limits.ts";
+import { SERVER_DESCRIPTION } from "../../src/mcp/server.ts";
 import { rssBytes, spawnPiped } from "../_support/proc.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { launcherArgs, RawFacade, sdkTransport } from "../_support/facade.ts";
@@ -132,7 +133,11 @@ Deno.test("M-RES-2: resources/templates/list returns exactly the nine templates 
 
 Deno.test("M-START-3: without a kernel, kernel-backed requests fail -32603 kernel unavailable", async () => {
   await withClient(async (client) => {
-    assert.deepEqual(client.getServerVersion(), { name: "shoal-mcp", version: "0.1.0" });
+    assert.deepEqual(client.getServerVersion(), {
+      name: "shoal-mcp",
+      version: "0.1.0",
+      description: SERVER_DESCRIPTION,
+    });
     await client.ping();
     const calls: [string, () => Promise<unknown>][] = [
       ["tools/call", () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } })],
@@ -167,30 +172,53 @@ Deno.test("M-TOOL-2: argument errors and unknown tools are -32602 even without a
   });
 });
 
-Deno.test("M-PROTO-1: initialize negotiates the version and advertises exactly SPEC's capabilities", async () => {
+Deno.test("M-PROTO-1, M-TASKS-1, M-META-1: initialize negotiates the version; 2025-11-25 (also for newer or unknown versions) adds tasks and a description, older ones get exactly SPEC's capabilities", async () => {
   await withRaw(async (facade) => {
     const cases: [string, string][] = [
       ["2025-06-18", "2025-06-18"],
-      ["2025-11-25", "2025-06-18"],
+      ["2025-11-25", "2025-11-25"],
+      ["2026-07-28", "2025-11-25"],
       ["2024-11-05", "2024-11-05"],
       ["2025-03-26", "2025-03-26"],
       ["2024-10-07", "2024-10-07"],
-      ["1999-01-01", "2025-06-18"],
+      ["1999-01-01", "2025-11-25"],
     ];
+    const base = {
+      tools: { listChanged: false },
+      resources: { subscribe: true, listChanged: false },
+    };
     for (const [i, [requested, answered]] of cases.entries()) {
       const r = await facade.request(i + 1, "initialize", {
         protocolVersion: requested,
         capabilities: {},
         clientInfo: { name: "raw", version: "0" },
       });
-      assert.deepEqual(r.result, {
-        protocolVersion: answered,
-        capabilities: {
-          tools: { listChanged: false },
-          resources: { subscribe: true, listChanged: false },
-        },
-        serverInfo: { name: "shoal-mcp", version: "0.1.0" },
-      });
+      const result = r.result as { serverInfo: { description?: unknown } };
+      assert.deepEqual(
+        r.result,
+        answered === "2025-11-25"
+          ? {
+            protocolVersion: answered,
+            capabilities: {
+              ...base,
+              tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+            },
+            serverInfo: {
+              name: "shoal-mcp",
+              version: "0.1.0",
+              description: result.serverInfo.description,
+            },
+          }
+          : {
+            protocolVersion: answered,
+            capabilities: base,
+            serverInfo: { name: "shoal-mcp", version: "0.1.0" },
+          },
+      );
+      if (answered === "2025-11-25") {
+        const description = result.serverInfo.description;
+        assert.ok(typeof description === "string" && /^[^\n]{10,200}$/.test(description));
+      }
     }
   });
 });

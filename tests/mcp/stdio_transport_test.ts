@@ -3,60 +3,8 @@ import assert from "node:assert/strict";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StdioTransport } from "../../src/mcp/stdio_transport.ts";
 import { updateFrames } from "../../src/mcp/update_frame.ts";
+import { FeedReader, SlowWriter } from "../_support/byte_streams.ts";
 import { waitUntil } from "../_support/wait.ts";
-
-/** A byte source fed by the test; `end()` makes the next read report EOF. */
-class FeedReader {
-  #chunks: Uint8Array[] = [];
-  #ended = false;
-  #wake: (() => void) | null = null;
-
-  feed(data: string | Uint8Array): void {
-    this.#chunks.push(typeof data === "string" ? new TextEncoder().encode(data) : data);
-    this.#wake?.();
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#wake?.();
-  }
-
-  async read(p: Uint8Array): Promise<number | null> {
-    while (this.#chunks.length === 0) {
-      if (this.#ended) return null;
-      await new Promise<void>((resolve) => this.#wake = resolve);
-      this.#wake = null;
-    }
-    const chunk = this.#chunks[0];
-    const n = Math.min(p.length, chunk.length);
-    p.set(chunk.subarray(0, n));
-    if (n === chunk.length) this.#chunks.shift();
-    else this.#chunks[0] = chunk.subarray(n);
-    return n;
-  }
-}
-
-/** A byte sink that accepts at most `step` bytes per write and yields between writes. */
-class SlowWriter {
-  bytes: number[] = [];
-  fail = false;
-
-  constructor(readonly step: number) {}
-
-  async write(p: Uint8Array): Promise<number> {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    if (this.fail) throw new Error("broken pipe");
-    const n = Math.min(p.length, this.step);
-    for (let i = 0; i < n; i++) this.bytes.push(p[i]);
-    return n;
-  }
-
-  frames(): Record<string, unknown>[] {
-    const text = new TextDecoder().decode(new Uint8Array(this.bytes));
-    assert.ok(text === "" || text.endsWith("\n"), "output ends with a whole frame");
-    return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
-  }
-}
 
 function setup(step = 1 << 20) {
   const reader = new FeedReader();

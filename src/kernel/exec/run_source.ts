@@ -28,6 +28,8 @@ export interface RunOptions {
   elide: ElideOverride | null | undefined;
   /** Called once bash has been spawned, or the run ended before it could be (W-RPC-4). */
   started?: () => void;
+  /** Who approved the plan this run applies, recorded in its journal row (M-ELICIT-1). */
+  approvedBy?: string | null;
 }
 
 const encoder = new TextEncoder();
@@ -124,6 +126,7 @@ export async function runSource(
       cwd: cwdBytesOf(snapshot),
       src,
       effects,
+      approved_by: opts.approvedBy,
     });
   } catch (e) {
     await Promise.all([output.stdout.abort(), output.stderr.abort(), warm?.discard()]);

@@ -24,6 +24,8 @@ export interface JournalStart {
   src: string;
   /** Canonical effect list (K-EFF-4). */
   effects: readonly JournalEffect[];
+  /** Who approved the plan this run applies (K-PLAN-3, M-ELICIT-1); absent or null otherwise. */
+  approved_by?: string | null;
 }
 
 /** What is known when a run ends (J-2, J-3). */
@@ -52,6 +54,8 @@ export interface JournalEntry {
   effects: JournalEffect[];
   /** How many effects beyond the first 100 were left out (K-JQ-4); absent when none were. */
   effects_more?: number;
+  /** Who approved the plan the row ran (M-ELICIT-1); absent for runs of no approved plan. */
+  approved_by?: string;
   status: number | null;
   ok: boolean | null;
   opaque: boolean;

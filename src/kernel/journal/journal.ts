@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS entries (
   status INTEGER,
   ok INTEGER,
   opaque INTEGER NOT NULL,
-  outputs TEXT
+  outputs TEXT,
+  approved_by TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_by_principal ON entries (principal, id);
 CREATE INDEX IF NOT EXISTS entries_by_head ON entries (head, id);
@@ -53,7 +54,8 @@ CREATE TABLE IF NOT EXISTS events (
 // A source longer than JOURNAL_SRC_BYTES bytes has more than that many bytes in its first
 // JOURNAL_SRC_BYTES + 1 characters, so this prefix is all toEntry needs to cut it (K-JQ-4).
 const ENTRY_COLUMNS = `id, session, principal, ts_ns, dur_ns, cwd,
-  substr(src, 1, ${JOURNAL_SRC_BYTES + 1}) AS src, effects, status, ok, opaque, outputs`;
+  substr(src, 1, ${JOURNAL_SRC_BYTES + 1}) AS src, effects, status, ok, opaque, outputs,
+  approved_by`;
 const SAFE_NS = BigInt(Number.MAX_SAFE_INTEGER);
 const SLACK = BigInt(NS_FILTER_SLACK);
 const I64_MAX = 2n ** 63n - 1n;
@@ -85,6 +87,7 @@ export class Journal implements DurableLog {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec(SCHEMA);
+      addApprovedBy(db);
     } catch (err) {
       db.close();
       throw err;
@@ -97,8 +100,9 @@ export class Journal implements DurableLog {
     const kinds = new Set(row.effects.map((effect) => effect.kind));
     return this.#transaction(() => {
       const inserted = this.#prepare(
-        `INSERT INTO entries (session, principal, ts_ns, cwd, src, head, effects, opaque)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO entries (session, principal, ts_ns, cwd, src, head, effects, opaque,
+           approved_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         row.session,
         row.principal,
@@ -108,6 +112,7 @@ export class Journal implements DurableLog {
         headOf(row.src),
         JSON.stringify(row.effects),
         kinds.has("opaque") ? 1 : 0,
+        row.approved_by ?? null,
       );
       const id = Number(inserted.lastInsertRowid);
       const kindInsert = this.#prepare(
@@ -269,6 +274,14 @@ export class Journal implements DurableLog {
   }
 }
 
+/** Adds the `approved_by` column to a journal written before it existed (M-ELICIT-1). */
+function addApprovedBy(db: DatabaseSync): void {
+  const columns = db.prepare("PRAGMA table_info(entries)").all() as Row[];
+  if (!columns.some((c) => c.name === "approved_by")) {
+    db.exec("ALTER TABLE entries ADD COLUMN approved_by TEXT");
+  }
+}
+
 /**
  * Moves a bound outward by `slack` when it is beyond exact double precision (W-NUM-1), staying
  * within the signed 64-bit range SQLite binds.
@@ -303,5 +316,6 @@ function toEntry(row: Row): JournalEntry {
   if (effects.length > JOURNAL_ROW_EFFECTS) {
     entry.effects_more = effects.length - JOURNAL_ROW_EFFECTS;
   }
+  if (typeof row.approved_by === "string") entry.approved_by = row.approved_by;
   return entry;
 }

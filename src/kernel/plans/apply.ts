@@ -48,5 +48,6 @@ export function applyPlan(
   const approved = plan.approval === "approved" ? plan.effects : [];
   const state = attachment.session.shell.view(attachment.principal);
   const sandbox = attachment.grants.sandboxFor(spawnDir(state), approved);
-  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, opts);
+  const approvedBy = plan.approval === "approved" ? plan.approvedBy : null;
+  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, { ...opts, approvedBy });
 }

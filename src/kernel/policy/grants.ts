@@ -54,6 +54,14 @@ export class Grants {
     return this.entry?.approver ?? false;
   }
 
+  /**
+   * Whether the principal's MCP client may approve or deny its pending plans: the policy says
+   * `approve_in_client` and its runs are sandboxed, so only its facade holds the token (M-ELICIT-1).
+   */
+  get approvesInClient(): boolean {
+    return this.entry?.approve_in_client === true && this.sandboxed;
+  }
+
   /** Whether `self_approve` covers every kind (K-CAP-1 step 4). */
   canSelfApprove(kinds: readonly EffectKind[]): boolean {
     return canSelfApprove(this.entry, kinds);
@@ -77,8 +85,11 @@ export class Grants {
     return runSandbox(this.sandbox, this.entry, this.localHuman, cwd, approved);
   }
 
-  /** The `caps` member of an attach result (K-ATTACH-4). */
-  caps(profile: string, tokenCaps: string[]) {
+  /**
+   * The `caps` member of an attach result (K-ATTACH-4); `approve_in_client` tells a facade
+   * attached with the principal's token that it may ask the human itself (M-ELICIT-1/2).
+   */
+  caps(profile: string, tokenCaps: string[], withToken: boolean) {
     const enforced = this.sandboxed;
     return {
       enforced,
@@ -90,6 +101,7 @@ export class Grants {
       opaque: opaqueVerdict(this.entry),
       approver: this.isApprover,
       journal_read: this.canReadJournal,
+      approve_in_client: withToken && this.approvesInClient,
     };
   }
 }

@@ -412,3 +412,33 @@ Deno.test("K-JQ-1 since/until outside the signed 64-bit range are invalid params
   }
   assert.equal(q({ since: -(2n ** 63n), until: 2n ** 63n - 1n }).until, 2n ** 63n - 1n);
 });
+
+Deno.test("M-ELICIT-1: a row records who approved its plan; a journal written before approved_by existed gets the column and keeps its rows", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const old = new DatabaseSync(`${dir}/journal.db`);
+    old.exec(`CREATE TABLE entries (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL, principal TEXT NOT NULL,
+      ts_ns INTEGER NOT NULL, dur_ns INTEGER, cwd BLOB NOT NULL, src TEXT NOT NULL,
+      head TEXT NOT NULL, effects TEXT NOT NULL, status INTEGER, ok INTEGER,
+      opaque INTEGER NOT NULL, outputs TEXT)`);
+    old.exec(`INSERT INTO entries (session, principal, ts_ns, cwd, src, head, effects, opaque)
+      VALUES ('work', 'uid:1000', 1, x'2f', 'echo old', 'echo', '[]', 0)`);
+    old.close();
+    const journal = Journal.open(dir);
+    try {
+      finished(journal, run({ src: "rm x", approved_by: "agent:a via client" }));
+      finished(journal, run({ src: "ls" }));
+      const rows = journal.query(journalQueryParams.parse({}), ALL);
+      assert.deepEqual(
+        rows.map((r) => [r.src, r.approved_by]),
+        [["ls", undefined], ["rm x", "agent:a via client"], ["echo old", undefined]],
+      );
+      assert.equal("approved_by" in rows[0], false, "rows of no approved plan keep their shape");
+    } finally {
+      journal.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -7,6 +7,7 @@ import { attached, type MethodSpec } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
 import { planRecord, planSummary, publishApproval } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
+import type { Attachment } from "../../session/attachment.ts";
 import { type EffectKind, normalizeEffectName } from "../../policy/effects.ts";
 import { runOptions, runParams } from "../../exec/run_params.ts";
 import { type Grants, resolveGrants } from "../../policy/grants.ts";
@@ -81,7 +82,37 @@ function ownerVerdict(kernel: Pick<KernelServices, "config">, plan: Plan) {
 
 const applyParams = runParams.merge(planRef);
 
-/** `plan.*`, `cap.request` and `approval.*` (K-PLAN-*, K-CAP-1, K-APPR-*). */
+/** `plan.approve`/`plan.deny` params: only the client path exists (M-ELICIT-1). */
+const viaClient = planRef.extend({ via: z.literal("client"), reason: z.string().nullish() });
+
+/**
+ * The caller's own pending plan that its MCP client may decide (M-ELICIT-1): a token
+ * attachment whose principal approves in client and is sandboxed, a plan of that principal and
+ * session awaiting a decision; anything else → -32010 `not_approver` (unknown plan → -32012).
+ */
+function clientDecidable(kernel: PlanServices, attachment: Attachment, ref: string): Plan {
+  if (attachment.token === null || !attachment.grants.approvesInClient) {
+    throw denied(
+      "not_approver",
+      `${attachment.principal} may not approve in its client (needs a token, approve_in_client and the sandbox)`,
+    );
+  }
+  const plan = kernel.plans.lookup(ref);
+  if (plan.session !== attachment.session.name || plan.principal !== attachment.principal) {
+    throw denied("not_approver", `plan ${plan.ref} belongs to another principal or session`, {
+      plan_ref: plan.ref,
+    });
+  }
+  if (plan.approval !== "pending" && plan.approval !== "requested") {
+    throw denied("not_approver", `plan ${plan.ref} is not pending (${plan.approval})`, {
+      plan_ref: plan.ref,
+      approval: plan.approval,
+    });
+  }
+  return plan;
+}
+
+/** `plan.*`, `cap.request` and `approval.*` (K-PLAN-*, K-CAP-1, K-APPR-*, M-ELICIT-1). */
 export const PLAN_METHODS: MethodSpec[] = [
   attached("plan.get", planRef, async ({ kernel, attachment }, p) => {
     const plan = kernel.plans.owned(p.plan_ref, attachment.session.name, attachment.principal);
@@ -171,6 +202,21 @@ export const PLAN_METHODS: MethodSpec[] = [
       return { grant: "denied", plan_ref: plan.ref, denied_by: attachment.principal, reason };
     },
   ),
+  attached("plan.approve", viaClient, ({ kernel, attachment }, p) => {
+    const plan = clientDecidable(kernel, attachment, p.plan_ref);
+    const by = `${attachment.principal} via client`;
+    approve(kernel, plan, by);
+    return approvedResult(kernel, plan, by);
+  }),
+  attached("plan.deny", viaClient, ({ kernel, attachment }, p) => {
+    const plan = clientDecidable(kernel, attachment, p.plan_ref);
+    const by = `${attachment.principal} via client`;
+    plan.approval = "denied";
+    plan.approvedBy = null;
+    const reason = p.reason ?? null;
+    publishApproval(kernel, plan, "denied", by, reason);
+    return { grant: "denied", plan_ref: plan.ref, denied_by: by, reason };
+  }),
   attached("approval.list", z.object({}), ({ kernel, attachment }) => {
     const approver = attachment.grants.isApprover;
     const requests = kernel.plans.awaiting(attachment.principal, approver)

@@ -144,7 +144,7 @@ export const SESSION_METHODS: MethodSpec[] = [
     conn.visible = visibility(kernel, conn, attachment);
     const state = session.shell.view(principal);
     const caps = {
-      ...attachment.grants.caps(profile, tokenCaps),
+      ...attachment.grants.caps(profile, tokenCaps, attachment.token !== null),
       changed_config_env: session.shell.changedEnv(principal).filter(guardedName),
     };
     return {

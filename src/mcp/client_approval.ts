@@ -1,0 +1,116 @@
+import type { KernelClient } from "./kernel_client.ts";
+import type { ClientRequests } from "./client_requests.ts";
+
+/** The command shown in the approval form is cut to this many UTF-8 bytes (M-ELICIT-2). */
+export const PROMPT_SRC_BYTES = 2000;
+/** At most this many effects are listed in the form, one per line. */
+export const PROMPT_EFFECT_LINES = 20;
+/** Each effect line is cut to this many UTF-8 bytes. */
+export const PROMPT_LINE_BYTES = 300;
+
+/** What the human decided in the client: approve or deny, or nothing (the call answers as before). */
+export type ClientDecision = "approved" | "denied" | null;
+
+type Rec = Record<string, unknown>;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function isObject(v: unknown): v is Rec {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** `text` cut to `limit` UTF-8 bytes at a scalar boundary, ending in `…` when cut. */
+export function cutBytes(text: string, limit: number): string {
+  const bytes = encoder.encode(text);
+  if (bytes.length <= limit) return text;
+  let end = limit - 3; // room for the ellipsis
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return decoder.decode(bytes.subarray(0, end)) + "…";
+}
+
+/** One effect as one line: its kind, then its members' values (K-EFF-1 shapes). */
+function effectLine(effect: unknown): string {
+  if (!isObject(effect)) return cutBytes(JSON.stringify(effect), PROMPT_LINE_BYTES);
+  const parts = [String(effect.kind)];
+  for (const [key, value] of Object.entries(effect)) {
+    if (key === "kind" || value === null || value === undefined) continue;
+    parts.push(Array.isArray(value) ? value.map(String).join(", ") : `${key}=${String(value)}`);
+  }
+  return cutBytes(parts.join(" "), PROMPT_LINE_BYTES);
+}
+
+/**
+ * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): the command, its
+ * effects one per line, its reversibility and ref, and a form with one required `decision`.
+ */
+export function approvalRequest(plan: Rec): Rec {
+  const effects = Array.isArray(plan.effects) ? plan.effects : [];
+  const lines = effects.slice(0, PROMPT_EFFECT_LINES).map((e) => `- ${effectLine(e)}`);
+  const more = effects.length - PROMPT_EFFECT_LINES + (Number(plan.effects_more) || 0);
+  if (more > 0) lines.push(`- … and ${more} more`);
+  const message = [
+    "The agent's command needs your approval (shoal).",
+    "",
+    "Command:",
+    cutBytes(String(plan.src ?? ""), PROMPT_SRC_BYTES),
+    "",
+    "Effects:",
+    ...(lines.length ? lines : ["- none"]),
+    "",
+    `Reversibility: ${String(plan.reversibility ?? "unknown")}`,
+    `Plan: ${String(plan.plan_ref)}`,
+  ].join("\n");
+  return {
+    mode: "form",
+    message,
+    requestedSchema: {
+      type: "object",
+      properties: {
+        decision: {
+          type: "string",
+          title: "Decision",
+          description: "Approve this plan and run it now, or deny it.",
+          enum: ["approve", "deny"],
+        },
+      },
+      required: ["decision"],
+    },
+  };
+}
+
+/** The decision in an `ElicitResult`: only `accept` with `decision` approve or deny counts. */
+export function decisionOf(result: unknown): "approve" | "deny" | null {
+  if (!isObject(result) || result.action !== "accept" || !isObject(result.content)) return null;
+  const decision = result.content.decision;
+  return decision === "approve" || decision === "deny" ? decision : null;
+}
+
+/**
+ * Asks the human in the client about the plan of a `-32011` and records the answer with the
+ * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2). Any failure on the way —
+ * the plan gone, no answer, a refusal by the kernel — is no decision: the call answers as
+ * without elicitation and the plan stays pending for the CLI.
+ */
+export async function askInClient(
+  kernel: KernelClient,
+  client: ClientRequests,
+  planRef: string,
+  signal: AbortSignal,
+): Promise<ClientDecision> {
+  try {
+    const plan = await kernel.request("plan.get", { plan_ref: planRef });
+    if (!isObject(plan)) return null;
+    const reply = await client.request("elicitation/create", approvalRequest(plan), signal);
+    if (!reply.ok || signal.aborted) return null;
+    const decision = decisionOf(reply.result);
+    if (decision === null) return null;
+    await kernel.request(decision === "approve" ? "plan.approve" : "plan.deny", {
+      plan_ref: planRef,
+      via: "client",
+    });
+    return decision === "approve" ? "approved" : "denied";
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,252 @@
+import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
+import { KILL_GRACE_MS } from "../protocol/limits.ts";
+import { toolError, type ToolResult } from "./result.ts";
+import {
+  callTool,
+  checkArguments,
+  decideInClient,
+  envelopeOf,
+  kernelCall,
+  SLICE_MS,
+  terminalResult,
+  type ToolContext,
+} from "./tools.ts";
+
+/** The `_meta` key naming the task a result belongs to (MCP 2025-11-25). */
+export const RELATED_TASK = "io.modelcontextprotocol/related-task";
+/** The `_meta` key carrying the kernel's `task:N` of an MCP task (M-TASKS-1). */
+export const KERNEL_TASK = "shoal/task";
+/** How often clients are asked to poll a task (M-TASKS-1). */
+export const POLL_INTERVAL_MS = 1000;
+/** At most this many MCP tasks are remembered; the oldest finished ones are forgotten first. */
+export const MAX_MCP_TASKS = 256;
+
+/** The status vocabulary of MCP tasks (SDK 1.32.2 `TaskStatusSchema`, minus input_required). */
+export type TaskStatus = "working" | "completed" | "failed" | "cancelled";
+
+/** An MCP `Task` as the SDK 1.32.2 `TaskSchema` shapes it. */
+export interface McpTask {
+  taskId: string;
+  status: TaskStatus;
+  ttl: null;
+  createdAt: string;
+  lastUpdatedAt: string;
+  pollInterval: number;
+}
+
+interface Entry {
+  task: McpTask;
+  /** The kernel's `task:N`, null for a task that finished within its call. */
+  ref: string | null;
+  /** Settles with the CallToolResult once the task is terminal. */
+  done: Promise<ToolResult>;
+}
+
+/** The MCP status of a kernel task state (K-TASK-1 → M-TASKS-1). */
+export function statusOf(state: unknown): TaskStatus {
+  return state === "completed" || state === "failed" || state === "cancelled" ? state : "working";
+}
+
+/** A new task under a random UUID (2025-11-25 wants unguessable ids). */
+function newTask(status: TaskStatus): McpTask {
+  const now = new Date().toISOString();
+  return {
+    taskId: crypto.randomUUID(),
+    status,
+    ttl: null,
+    createdAt: now,
+    lastUpdatedAt: now,
+    pollInterval: POLL_INTERVAL_MS,
+  };
+}
+
+/** The `_meta` of a reply about a task: its kernel ref (M-TASKS-1). */
+function kernelMeta(entry: Entry): Record<string, unknown> {
+  return { _meta: { [KERNEL_TASK]: entry.ref } };
+}
+
+/** A never-aborted signal: a task outlives the `tools/call` that created it. */
+const NEVER = new AbortController().signal;
+
+/**
+ * The MCP tasks of one facade (M-TASKS-1): `shoal_exec` calls with a `task` member run as kernel
+ * background tasks under a random UUID, watched in {@link SLICE_MS} slices (progress on the
+ * call's token, `notifications/tasks/status` once terminal) until their result is exactly the
+ * one the synchronous call would have answered. Every task is this facade's principal's, in its
+ * session.
+ */
+export class McpTasks {
+  #entries = new Map<string, Entry>();
+
+  constructor(readonly notify: (method: string, params: Record<string, unknown>) => void) {}
+
+  /**
+   * Starts `arguments` of a `shoal_exec` as a task and answers `{task}` at once; validation
+   * and bridge failures throw as for a synchronous call. Plan mode and `background` answer at
+   * once anyway: their task is created already finished with that answer.
+   */
+  async create(ctx: ToolContext, name: unknown, args: unknown): Promise<Record<string, unknown>> {
+    if (name !== "shoal_exec") {
+      checkArguments(name, args);
+      // A tool whose taskSupport is forbidden (absent): MCP 2025-11-25 wants -32601.
+      throw new RpcError(
+        ErrorCode.METHOD_NOT_FOUND,
+        `${String(name)} does not support task-augmented calls`,
+        { method: "tools/call", tool: name },
+      );
+    }
+    const checked = checkArguments(name, args);
+    if (checked.mode === "plan" || checked.background === true) {
+      const result = await callTool(ctx, name, checked);
+      const status = result.isError ? "failed" : "completed";
+      return this.#created(this.#store(null, newTask(status), Promise.resolve(result)));
+    }
+    const params: Record<string, unknown> = {
+      src: checked.src,
+      mode: "run",
+      position: checked.position ?? "value",
+      background: true,
+    };
+    if (checked.elide !== undefined) params.elide = checked.elide;
+    const runCtx = { ...ctx, signal: NEVER, askApproval: null };
+    const started = Date.now();
+    let first = await kernelCall(runCtx, "exec", params);
+    if (!first.ok) {
+      // Asked during the call that creates the task, as a synchronous call would ask (M-ELICIT-2).
+      const decided = await decideInClient(ctx, first.error);
+      if ("error" in decided) {
+        const result = toolError(decided.error, ctx.withLinks);
+        return this.#created(this.#store(null, newTask("failed"), Promise.resolve(result)));
+      }
+      const { src: _src, mode: _mode, ...runMembers } = params;
+      first = await kernelCall(runCtx, "plan.apply", { ...runMembers, plan_ref: decided.approved });
+      if (!first.ok) {
+        const result = envelopeOf(runCtx, first);
+        return this.#created(this.#store(null, newTask("failed"), Promise.resolve(result)));
+      }
+    }
+    const ref = String((first.value as Record<string, unknown>).task);
+    const task = newTask("working");
+    const done = this.#watch(runCtx, ref, checked.elide, started, task);
+    return this.#created(this.#store(ref, task, done));
+  }
+
+  /** `tasks/get`: the task now; unknown → -32602. */
+  get(taskId: unknown): Record<string, unknown> {
+    const entry = this.#lookup(taskId);
+    return { ...entry.task, ...kernelMeta(entry) };
+  }
+
+  /** `tasks/list`: every remembered task, oldest first. */
+  list(): { tasks: McpTask[] } {
+    return { tasks: [...this.#entries.values()].map((e) => e.task) };
+  }
+
+  /**
+   * `tasks/cancel`: asks the kernel to cancel and answers the task once it ended (or after the
+   * kill grace); unknown or already terminal → -32602.
+   */
+  async cancel(ctx: ToolContext, taskId: unknown): Promise<Record<string, unknown>> {
+    const entry = this.#lookup(taskId);
+    const ref = entry.ref;
+    if (entry.task.status !== "working" || ref === null) {
+      throw invalidParams(`task ${entry.task.taskId} is already ${entry.task.status}`);
+    }
+    await kernelCall(ctx, "task.cancel", { task: ref });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      entry.done,
+      new Promise((resolve) => timer = setTimeout(resolve, KILL_GRACE_MS + SLICE_MS)),
+    ]);
+    clearTimeout(timer);
+    return { ...entry.task, ...kernelMeta(entry) };
+  }
+
+  /** `tasks/result`: waits for the terminal state, then the call's result; unknown → -32602. */
+  async result(taskId: unknown, signal: AbortSignal): Promise<ToolResult> {
+    const entry = this.#lookup(taskId);
+    const aborted = new Promise<never>((_, reject) => {
+      const stop = () => reject(new RpcError(ErrorCode.INTERNAL_ERROR, "cancelled"));
+      if (signal.aborted) stop();
+      signal.addEventListener("abort", stop, { once: true });
+    });
+    aborted.catch(() => {});
+    const result = await Promise.race([entry.done, aborted]);
+    return { ...result, _meta: { [RELATED_TASK]: { taskId: entry.task.taskId } } };
+  }
+
+  #lookup(taskId: unknown): Entry {
+    const entry = typeof taskId === "string" ? this.#entries.get(taskId) : undefined;
+    if (entry === undefined) throw invalidParams(`unknown task: ${String(taskId)}`);
+    return entry;
+  }
+
+  /** Remembers `task` of kernel task `ref`, settling with `done` (M-TASKS-1). */
+  #store(ref: string | null, task: McpTask, done: Promise<ToolResult>): Entry {
+    const entry = { task, ref, done };
+    this.#entries.set(task.taskId, entry);
+    this.#forgetOldest();
+    return entry;
+  }
+
+  /** The `CreateTaskResult` of a new task. */
+  #created(entry: Entry): Record<string, unknown> {
+    return { task: entry.task, ...kernelMeta(entry) };
+  }
+
+  /** Keeps at most {@link MAX_MCP_TASKS}, forgetting the oldest finished tasks first. */
+  #forgetOldest(): void {
+    for (const [id, entry] of this.#entries) {
+      if (this.#entries.size <= MAX_MCP_TASKS) return;
+      if (entry.task.status !== "working") this.#entries.delete(id);
+    }
+  }
+
+  /**
+   * Awaits the kernel task in slices (progress after each one still running, M-PROG-2) and
+   * settles with the result a synchronous `shoal_exec` would have answered (M-PROG-1 step 3);
+   * the status change is announced with `notifications/tasks/status`.
+   */
+  async #watch(
+    ctx: ToolContext,
+    ref: string,
+    elide: unknown,
+    started: number,
+    task: McpTask,
+  ): Promise<ToolResult> {
+    let result: ToolResult;
+    let status: TaskStatus = "failed";
+    let lastProgress = 0;
+    try {
+      while (true) {
+        const params: Record<string, unknown> = { task: ref, timeout_ms: SLICE_MS };
+        if (elide !== undefined) params.elide = elide;
+        const record = await kernelCall(ctx, "task.await", params);
+        if (!record.ok) {
+          result = envelopeOf(ctx, record);
+          break;
+        }
+        const value = record.value as Record<string, unknown>;
+        if (value.timed_out !== true) {
+          status = statusOf(value.state);
+          result = await terminalResult(ctx, value, elide, Date.now() - started);
+          break;
+        }
+        if (ctx.progress !== null) {
+          const elapsed = Math.max(Date.now() - started, lastProgress + 1);
+          lastProgress = elapsed;
+          await ctx.progress(elapsed, `${ref} running, ${(elapsed / 1000).toFixed(1)}s elapsed`);
+        }
+      }
+    } catch (e) {
+      const error = e instanceof RpcError
+        ? e.toObject()
+        : { code: ErrorCode.INTERNAL_ERROR, message: String(e) };
+      result = envelopeOf(ctx, { ok: false, error });
+    }
+    task.status = status;
+    task.lastUpdatedAt = new Date().toISOString();
+    this.notify("notifications/tasks/status", { ...task, _meta: { [KERNEL_TASK]: ref } });
+    return result;
+  }
+}

@@ -1,0 +1,313 @@
+// M-ELICIT-1/2 through the real stack (SDK 1.32.2 clients → shoal-mcp → autostarted kernel →
+// bubblewrap → bash): a sandboxed agent whose command needs approval is asked in its own client
+// by `elicitation/create` during the call; approve runs it, deny refuses it, decline and clients
+// without the capability get today's -32011, and an unsandboxed agent is never asked.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { RpcConnection } from "../../src/protocol/rpc_client.ts";
+import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
+import { createToken, TMP_AGENT, writePolicy } from "../_support/principals.ts";
+import type { Rec } from "../_support/rec.ts";
+import { RawFacade } from "../_support/facade.ts";
+import { rpcError } from "../_support/rejection.ts";
+import { type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { connectMcp, type Mcp } from "./_mcp.ts";
+
+/** A sandboxed agent whose irreversible work needs approval, which its client may give. */
+const ASKS_IN_CLIENT = {
+  ...TMP_AGENT,
+  fs: { ...TMP_AGENT.fs, delete: ["/tmp/**"] },
+  auto_apply: "reversible",
+  approve_in_client: true,
+};
+
+/** An SDK client declaring form elicitation, answering every form with `answer`; `asked` records the requests. */
+function elicitingClient(answer: ElicitResult, asked: Rec[]): Client {
+  const client = new Client({ name: "shoal-e2e-elicit", version: "0" }, {
+    capabilities: { elicitation: { form: {} } },
+  });
+  client.setRequestHandler(ElicitRequestSchema, (request) => {
+    asked.push(request.params as Rec);
+    return Promise.resolve(answer);
+  });
+  return client;
+}
+
+interface World {
+  box: Sandbox;
+  human: Mcp;
+  victim: string;
+  tokens: Record<string, string>;
+}
+
+/** A sandbox whose policy holds `agent:e` (asks in client) and `agent:open` (unsandboxed); the human's session is in the sandbox dir. */
+async function world(body: (w: World) => Promise<void>): Promise<void> {
+  const box = await sandbox();
+  try {
+    await writePolicy(`${box.dir}/config/shoal/leash.jsonc`, {
+      "agent:e": ASKS_IN_CLIENT,
+      "agent:open": { ...ASKS_IN_CLIENT, sandbox: false },
+    });
+    const env = { XDG_CONFIG_HOME: `${box.dir}/config` };
+    const tokens = {
+      "agent:e": (await createToken(box, "agent:e", "e")).secret,
+      "agent:open": (await createToken(box, "agent:open", "open")).secret,
+    };
+    const human = await connectMcp(box, env);
+    try {
+      await human.ok("shoal_exec", { src: `cd '${box.dir}'` });
+      const victim = `${box.dir}/victim`;
+      await Deno.writeTextFile(victim, "x");
+      await body({ box, human, victim, tokens });
+    } finally {
+      await human.close();
+    }
+  } finally {
+    await box.cleanup();
+  }
+}
+
+/** A facade for `principal`'s token, with `client`. */
+function agentMcp(w: World, principal: string, client?: Client): Promise<Mcp> {
+  return connectMcp(w.box, {
+    XDG_CONFIG_HOME: `${w.box.dir}/config`,
+    SHOAL_TOKEN: w.tokens[principal],
+  }, client);
+}
+
+async function planApproval(agent: Mcp, planRef: string): Promise<unknown> {
+  const plan = await agent.read(`shoal://plan/${planRef.slice(5)}`);
+  return (plan.structuredContent as Rec).approval;
+}
+
+hostTest(
+  "approve in the client: the call returns the command's output, the form names command, effects, reversibility and plan, and the journal row says 'agent:e via client' (M-ELICIT-2)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      const asked: Rec[] = [];
+      const agent = await agentMcp(
+        w,
+        "agent:e",
+        elicitingClient({ action: "accept", content: { decision: "approve" } }, asked),
+      );
+      try {
+        const sc = await agent.ok("shoal_exec", { src: `rm '${w.victim}' && echo removed` });
+        const value = sc.value as Rec;
+        assert.equal(value.ok, true);
+        assert.deepEqual(value.out, { $: "str", v: "removed\n" });
+        assert.equal(existsSync(w.victim), false, "the approved command ran");
+
+        assert.equal(asked.length, 1);
+        const form = asked[0];
+        assert.equal(form.mode, "form");
+        const message = String(form.message);
+        assert.ok(message.includes(`rm '${w.victim}' && echo removed`), message);
+        assert.match(message, /^- fs_delete .*victim$/m);
+        assert.match(message, /Reversibility: irreversible/);
+        const planRef = /Plan: (plan:[0-9a-f]{32})/.exec(message)?.[1];
+        assert.ok(planRef, message);
+        assert.deepEqual(form.requestedSchema, {
+          type: "object",
+          properties: {
+            decision: {
+              type: "string",
+              title: "Decision",
+              description: "Approve this plan and run it now, or deny it.",
+              enum: ["approve", "deny"],
+            },
+          },
+          required: ["decision"],
+        });
+        assert.equal(await planApproval(agent, planRef), "approved");
+        const rows = (await agent.ok("shoal_journal", { limit: 1 })).items as Rec[];
+        assert.equal(rows[0].src, `rm '${w.victim}' && echo removed`);
+        assert.equal(rows[0].approved_by, "agent:e via client");
+      } finally {
+        await agent.close();
+      }
+    }),
+);
+
+hostTest(
+  "deny in the client: the call is today's -32011 error with data.decision 'denied', nothing ran and the plan is denied (M-ELICIT-2)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      const asked: Rec[] = [];
+      const agent = await agentMcp(
+        w,
+        "agent:e",
+        elicitingClient({ action: "accept", content: { decision: "deny" } }, asked),
+      );
+      try {
+        const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
+        assert.equal(r.isError, true);
+        const error = r.structuredContent as { code: number; data: Rec };
+        assert.equal(error.code, -32011);
+        assert.equal(error.data.decision, "denied");
+        assert.equal(asked.length, 1);
+        assert.equal(existsSync(w.victim), true, "nothing ran");
+        assert.equal(await planApproval(agent, String(error.data.plan_ref)), "denied");
+      } finally {
+        await agent.close();
+      }
+    }),
+);
+
+hostTest(
+  "decline in the client, and a client without the elicitation capability: exactly today's -32011, the plan stays pending (M-ELICIT-2)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      const asked: Rec[] = [];
+      const declining = await agentMcp(w, "agent:e", elicitingClient({ action: "decline" }, asked));
+      const plain = await agentMcp(w, "agent:e");
+      try {
+        for (const agent of [declining, plain]) {
+          const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
+          assert.equal(r.isError, true);
+          const error = r.structuredContent as { code: number; data: Rec };
+          assert.equal(error.code, -32011);
+          assert.deepEqual(Object.keys(error.data).sort(), ["effects", "plan_ref", "verdict"]);
+          assert.equal(await planApproval(agent, String(error.data.plan_ref)), "pending");
+        }
+        assert.equal(asked.length, 1, "only the declining client was asked");
+        assert.equal(existsSync(w.victim), true, "nothing ran");
+      } finally {
+        await declining.close();
+        await plain.close();
+      }
+    }),
+);
+
+hostTest(
+  "an unsandboxed agent is never asked (-32011 as today), and its direct plan.approve via client is -32010 not_approver (M-ELICIT-1/2)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      const asked: Rec[] = [];
+      const agent = await agentMcp(
+        w,
+        "agent:open",
+        elicitingClient({ action: "accept", content: { decision: "approve" } }, asked),
+      );
+      try {
+        const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
+        const error = r.structuredContent as { code: number; data: Rec };
+        assert.equal(error.code, -32011);
+        assert.equal(asked.length, 0, "no elicitation");
+        assert.equal(existsSync(w.victim), true);
+
+        const conn = await RpcConnection.connect(w.box.socket());
+        try {
+          await conn.request("session.attach", { token: w.tokens["agent:open"] });
+          const refused = await rpcError(
+            conn.request("plan.approve", { plan_ref: error.data.plan_ref, via: "client" }),
+          );
+          assert.equal(refused.code, -32010);
+          assert.equal((refused.data as Rec).reason, "not_approver");
+        } finally {
+          conn.close();
+        }
+      } finally {
+        await agent.close();
+      }
+    }),
+);
+
+hostTest(
+  "the client cancelling the tool call cancels the elicitation: the facade withdraws elicitation/create with notifications/cancelled, answers nothing, and the plan stays pending (M-ELICIT-2)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      const facade = new RawFacade(w.box, [], {
+        XDG_CONFIG_HOME: `${w.box.dir}/config`,
+        SHOAL_TOKEN: w.tokens["agent:e"],
+      });
+      try {
+        await facade.request(1, "initialize", {
+          protocolVersion: "2025-11-25",
+          capabilities: { elicitation: {} },
+          clientInfo: { name: "raw", version: "0" },
+        });
+        await facade.send({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "shoal_exec", arguments: { src: `rm '${w.victim}'` } },
+        });
+        const ask = await facade.next((f) => f.method === "elicitation/create");
+        ElicitRequestSchema.parse(ask);
+        const planRef = /Plan: (plan:[0-9a-f]{32})/.exec(String((ask.params as Rec).message))![1];
+        await facade.send({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 2, reason: "user stopped" },
+        });
+        const withdrawn = await facade.next((f) => f.method === "notifications/cancelled");
+        assert.equal((withdrawn.params as Rec).requestId, ask.id);
+        // A late answer to the withdrawn form changes nothing.
+        await facade.send({
+          jsonrpc: "2.0",
+          id: ask.id,
+          result: { action: "accept", content: { decision: "approve" } },
+        });
+        const plan = await facade.request(3, "resources/read", {
+          uri: `shoal://plan/${planRef.slice(5)}`,
+        });
+        const contents = (plan.result as { contents: { text: string }[] }).contents;
+        assert.equal(JSON.parse(contents[0].text).approval, "pending");
+        assert.equal(
+          facade.queued.some((f) => (f as Rec).id === 2),
+          false,
+          "no answer to the call",
+        );
+        assert.equal(existsSync(w.victim), true);
+      } finally {
+        await facade.stop();
+      }
+    }),
+);
+
+hostTest(
+  "a task-augmented shoal_exec that needs approval asks during the call that creates the task; approved, the task runs the plan and its result is the command's output (M-ELICIT-2, M-TASKS-1)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      const asked: Rec[] = [];
+      const agent = await agentMcp(
+        w,
+        "agent:e",
+        elicitingClient({ action: "accept", content: { decision: "approve" } }, asked),
+      );
+      try {
+        const src = `rm '${w.victim}' && echo removed`;
+        const created = await agent.client.request({
+          method: "tools/call",
+          params: { name: "shoal_exec", arguments: { src }, task: {} },
+        }, CreateTaskResultSchema);
+        assert.equal(asked.length, 1);
+        assert.match(String((created._meta as Rec)["shoal/task"]), /^task:[0-9]+$/);
+        const result = await agent.client.request({
+          method: "tasks/result",
+          params: { taskId: created.task.taskId },
+        }, CallToolResultSchema);
+        assert.equal(result.isError, false);
+        const value = (result.structuredContent as Rec).value as Rec;
+        assert.deepEqual(value.out, { $: "str", v: "removed\n" });
+        assert.equal(existsSync(w.victim), false);
+      } finally {
+        await agent.close();
+      }
+    }),
+);

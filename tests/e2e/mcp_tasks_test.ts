@@ -1,0 +1,174 @@
+// M-TASKS-1 through the real stack (SDK 1.32.2 client → shoal-mcp → autostarted kernel → bash):
+// shoal_exec as an MCP task under 2025-11-25, every reply checked against the SDK's own schemas.
+import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  CallToolResultSchema,
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  GetTaskPayloadResultSchema,
+  GetTaskResultSchema,
+  ListTasksResultSchema,
+  McpError,
+  TaskStatusNotificationParamsSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { groupMembers } from "../_support/proc.ts";
+import { createToken } from "../_support/principals.ts";
+import type { Rec } from "../_support/rec.ts";
+import { rejection } from "../_support/rejection.ts";
+import { pollUntil, waitUntil } from "../_support/wait.ts";
+import { connectMcp, type Mcp, mcpTest } from "./_mcp.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** Starts `src` as a task; returns the task of the `CreateTaskResult` (validated by the SDK schema) with its `_meta`. */
+async function createTask(mcp: Mcp, src: string, onprogress?: (p: Rec) => void): Promise<Rec> {
+  const created = await mcp.client.request(
+    {
+      method: "tools/call",
+      params: { name: "shoal_exec", arguments: { src }, task: { ttl: 60000 } },
+    },
+    CreateTaskResultSchema,
+    onprogress ? { onprogress: (p) => onprogress(p as Rec) } : undefined,
+  );
+  return { ...created.task, _meta: created._meta };
+}
+
+function getTask(mcp: Mcp, taskId: string) {
+  return mcp.client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema);
+}
+
+/** The parts of a CallToolResult that do not depend on the run (refs, times, pids). */
+function stable(result: Rec): unknown {
+  const sc = structuredClone(result.structuredContent) as Rec;
+  delete sc.ref;
+  delete sc.uri;
+  delete sc.elapsed_ms;
+  const value = sc.value as Rec;
+  delete value.pid;
+  delete value.dur_ns;
+  return { sc, isError: result.isError, text: (result.content as Rec[])[0] };
+}
+
+mcpTest(
+  "a task: create answers at once with a UUID task mapped to task:N, tasks/get says working while it runs, progress flows on the call's token, notifications/tasks/status announces completion, tasks/result equals the synchronous result (M-TASKS-1)",
+  async (mcp) => {
+    const src = "sleep 2.5; echo done";
+    const progress: Rec[] = [];
+    const task = await createTask(mcp, src, (p) => progress.push(p));
+    assert.match(String(task.taskId), UUID);
+    assert.equal(task.status, "working");
+    assert.equal(task.ttl, null);
+    assert.equal(task.pollInterval, 1000);
+    assert.ok(!Number.isNaN(Date.parse(String(task.createdAt))));
+    const kernelTask = (task._meta as Rec)["shoal/task"];
+    assert.match(String(kernelTask), /^task:[0-9]+$/);
+
+    const running = await getTask(mcp, String(task.taskId));
+    assert.equal(running.status, "working");
+    assert.equal(running.taskId, task.taskId);
+
+    const result = await mcp.client.request(
+      { method: "tasks/result", params: { taskId: String(task.taskId) } },
+      GetTaskPayloadResultSchema,
+    ) as Rec;
+    CallToolResultSchema.parse(result);
+    assert.deepEqual((result._meta as Rec)["io.modelcontextprotocol/related-task"], {
+      taskId: task.taskId,
+    });
+    assert.ok(progress.length >= 1, "progress flowed on the original token");
+    const status = await pollUntil(
+      () => Promise.resolve(mcp.taskStatuses.find((s) => s.taskId === task.taskId)),
+      (s) => s !== undefined,
+    ) as Rec;
+    TaskStatusNotificationParamsSchema.parse(status);
+    assert.equal(status.status, "completed");
+    assert.equal((await getTask(mcp, String(task.taskId))).status, "completed");
+
+    const sync = await mcp.call("shoal_exec", { src }) as unknown as Rec;
+    assert.deepEqual(stable(result), stable(sync));
+    assert.deepEqual(((result.structuredContent as Rec).value as Rec).out, {
+      $: "str",
+      v: "done\n",
+    });
+  },
+);
+
+mcpTest(
+  "tasks/cancel ends the kernel task and leaves no process of its group; cancelling it again, and unknown tasks, are -32602; another tool as a task is -32601 (M-TASKS-1)",
+  async (mcp) => {
+    const task = await createTask(mcp, "(trap '' TERM; sleep 30) & sleep 30; wait");
+    const taskId = String(task.taskId);
+    const n = String((task._meta as Rec)["shoal/task"]).slice(5);
+    const record = (await mcp.read(`shoal://task/${n}`)).structuredContent as Rec;
+    const pgid = record.pid as number;
+    assert.ok(await waitUntil(() => groupMembers(pgid).length >= 3, 5000));
+
+    const cancelled = await mcp.client.request(
+      { method: "tasks/cancel", params: { taskId } },
+      CancelTaskResultSchema,
+    );
+    assert.equal(cancelled.status, "cancelled");
+    assert.ok(
+      await waitUntil(() => groupMembers(pgid).length === 0, 5000),
+      `no process of the task's group survives: ${groupMembers(pgid)}`,
+    );
+    const again = await rejection(
+      mcp.client.request({ method: "tasks/cancel", params: { taskId } }, CancelTaskResultSchema),
+      McpError,
+    );
+    assert.equal(again.code, -32602);
+    const forbidden = await rejection(
+      mcp.client.request({
+        method: "tools/call",
+        params: { name: "shoal_plan", arguments: { src: "ls" }, task: {} },
+      }, CreateTaskResultSchema),
+      McpError,
+    );
+    assert.equal(forbidden.code, -32601, "a tool without taskSupport is not run as a task");
+    for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
+      const unknown = await rejection(
+        mcp.client.request(
+          { method, params: { taskId: crypto.randomUUID() } } as never,
+          GetTaskResultSchema,
+        ),
+        McpError,
+      );
+      assert.equal(unknown.code, -32602, method);
+    }
+  },
+);
+
+mcpTest(
+  "tasks/list holds this principal's tasks only: another principal's facade on the same session sees none of them (M-TASKS-1)",
+  async (mcp, box) => {
+    const mine = await createTask(mcp, "echo one");
+    const agent = await connectMcp(box, {
+      SHOAL_TOKEN: (await createToken(box, "agent:t", "t")).secret,
+      XDG_CONFIG_HOME: `${box.dir}/config`,
+    });
+    try {
+      const theirs = await createTask(agent, "echo two");
+      const list = await mcp.client.request({ method: "tasks/list" }, ListTasksResultSchema);
+      assert.deepEqual(list.tasks.map((t) => t.taskId), [mine.taskId]);
+      const other = await agent.client.request({ method: "tasks/list" }, ListTasksResultSchema);
+      assert.deepEqual(other.tasks.map((t) => t.taskId), [theirs.taskId]);
+      const foreign = await rejection(getTask(agent, String(mine.taskId)), McpError);
+      assert.equal(foreign.code, -32602);
+    } finally {
+      await agent.close();
+    }
+  },
+  async (box) => {
+    await Deno.mkdir(`${box.dir}/config/shoal`, { recursive: true });
+    await Deno.writeTextFile(
+      `${box.dir}/config/shoal/leash.jsonc`,
+      JSON.stringify({
+        principal: {
+          "agent:t": { proc_spawn: ["*"], auto_apply: "in-grant", sandbox: false },
+        },
+      }),
+    );
+    return { XDG_CONFIG_HOME: `${box.dir}/config` };
+  },
+);
