@@ -191,7 +191,7 @@ function classEnd(glob: string, start: number): number {
 }
 
 /** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
-function netGrantMatches(grant: string, host: string, port: number): boolean {
+export function netGrantMatches(grant: string, host: string, port: number): boolean {
   const colon = grant.lastIndexOf(":");
   if (colon < 0) return false;
   const hostGlob = grant.slice(0, colon).toLowerCase();
