@@ -70,6 +70,42 @@ export function destinationText(host: string, port: number): string {
   return `${canon}:${port}`;
 }
 
+/**
+ * Whether an address a granted name resolved to is one the name may not lead to: loopback,
+ * unspecified, link-local (cloud metadata), multicast or broadcast — unless that address itself
+ * is granted, or the name is `localhost` and a grant names `localhost` (sandbox-runtime's
+ * resolved-address guard: whoever controls a granted name's DNS must not reach the host's own
+ * services through it).
+ */
+export function resolvedAddressDenied(
+  grants: readonly string[],
+  name: string,
+  address: string,
+  port: number,
+): boolean {
+  const canon = canonicalHost(address);
+  if (canon === null) return true;
+  if (destinationGranted(grants, canon, port)) return false;
+  const v4 = /^\[::ffff:([\d.]+)\]$/.exec(canon)?.[1] ??
+    (canon.startsWith("[::ffff:") ? null : canon);
+  let special: boolean;
+  if (v4 !== null && /^\d+\.\d+\.\d+\.\d+$/.test(v4)) {
+    const [a, b] = v4.split(".").map(Number);
+    special = a === 127 || a === 0 || (a === 169 && b === 254) || a >= 224 ||
+      v4 === "100.100.100.200" || v4 === "168.63.129.16";
+  } else {
+    special = canon === "[::1]" || canon === "[::]" || /^\[fe[89ab]/.test(canon) ||
+      /^\[ff/.test(canon) || /^\[fd00:ec2:/.test(canon) || canon.startsWith("[::ffff:");
+  }
+  if (!special) return false;
+  const loopback = canon === "[::1]" || v4?.startsWith("127.") === true;
+  return !(loopback && canonicalHost(name) === "localhost" &&
+    grants.some((grant) =>
+      canonicalHost(grantHost(grant)) === "localhost" &&
+      netGrantMatches(grant, "localhost", port)
+    ));
+}
+
 /** The loopback grants with an explicit port (P-NET-1's exception), once each. */
 function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
   const forwards = new Map<string, LoopbackForward>();

@@ -10,6 +10,7 @@ import {
   canonicalHost,
   destinationGranted,
   destinationText,
+  resolvedAddressDenied,
   type SandboxNet,
 } from "./destinations.ts";
 import { PROXY_SOCKET } from "./forwarder.ts";
@@ -275,9 +276,34 @@ export class NetProxy {
     }
   }
 
-  /** Whether `host:port` is granted; a refusal is published and collected. */
-  #allowed(endpoint: Endpoint, host: string, port: number): boolean {
-    if (destinationGranted(endpoint.net.grants, host, port)) return true;
+  /**
+   * A connection to `host:port` when it is granted and a name led to no address it may not
+   * ({@link resolvedAddressDenied}); "refused" (published and collected) when not; null when the
+   * destination cannot be reached.
+   */
+  async #connect(
+    endpoint: Endpoint,
+    host: string,
+    port: number,
+  ): Promise<Deno.Conn | "refused" | null> {
+    const { grants } = endpoint.net;
+    const canon = canonicalHost(host);
+    if (canon === null || !destinationGranted(grants, canon, port)) {
+      this.#refuse(endpoint, host, port);
+      return "refused";
+    }
+    const conn = await dial(canon, port);
+    if (conn === null || canon.startsWith("[") || /^[\d.]+$/.test(canon)) return conn;
+    if (resolvedAddressDenied(grants, canon, (conn.remoteAddr as Deno.NetAddr).hostname, port)) {
+      closeQuietly(conn);
+      this.#refuse(endpoint, host, port);
+      return "refused";
+    }
+    return conn;
+  }
+
+  /** Publishes a refusal of `host:port` on `net.<session>` and hands it to the runs watching. */
+  #refuse(endpoint: Endpoint, host: string, port: number): void {
     const { session, net } = endpoint;
     this.publish(`net.${session}`, {
       principal: net.principal,
@@ -289,7 +315,6 @@ export class NetProxy {
     for (const refused of this.#watchers.get(JSON.stringify([session, net.principal])) ?? []) {
       if (refused.size < REFUSED_LIMIT) refused.add(text);
     }
-    return false;
   }
 
   /** SOCKS5 (RFC 1928) without authentication: the upstream once connected, else null. */
@@ -328,12 +353,11 @@ export class NetProxy {
       await reply(7); // command not supported
       return null;
     }
-    const canon = canonicalHost(host);
-    if (canon === null || !this.#allowed(endpoint, host, port)) {
+    const upstream = await this.#connect(endpoint, host, port);
+    if (upstream === "refused") {
       await reply(2); // connection not allowed by ruleset
       return null;
     }
-    const upstream = await dial(canon, port);
     if (upstream === null) {
       await reply(5); // connection refused
       return null;
@@ -380,7 +404,8 @@ export class NetProxy {
       );
     }
     const { host, port } = destination;
-    if (!this.#allowed(endpoint, host, port)) {
+    const upstream = await this.#connect(endpoint, host, port);
+    if (upstream === "refused") {
       const named = destinationText(host, port);
       await writeAll(
         client,
@@ -391,7 +416,6 @@ export class NetProxy {
       );
       return null;
     }
-    const upstream = await dial(host, port);
     if (upstream === null) {
       await writeAll(
         client,

@@ -9,15 +9,17 @@
  */
 export function proxyEnv(port: number): [string, string][] {
   const http = `http://127.0.0.1:${port}`;
-  const socks = `socks5h://127.0.0.1:${port}`;
   return [
     // libcurl (curl, git) reads lower-case http_proxy only; most others either case
     ["http_proxy", http],
     ["HTTP_PROXY", http],
     ["https_proxy", http],
     ["HTTPS_PROXY", http],
-    ["all_proxy", socks],
-    ["ALL_PROXY", socks],
+    // the HTTP form, which the proxy serves for any protocol: some clients (httpx) fail on socks5h
+    ["all_proxy", http],
+    ["ALL_PROXY", http],
+    ["grpc_proxy", http],
+    ["GRPC_PROXY", http],
     // nothing goes around the proxy: there is no route there
     ["no_proxy", ""],
     ["NO_PROXY", ""],

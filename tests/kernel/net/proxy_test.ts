@@ -8,6 +8,7 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { rpcError } from "../../_support/rejection.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -307,5 +308,34 @@ hostTest(
         assert.match(text(wildcard.err), /Connection refused/);
       },
     );
+  },
+);
+
+hostTest(
+  "a run of an approved plan (plan.apply) goes through the proxy too: the approved connection works, another is refused",
+  NEEDS_TIER_B,
+  async () => {
+    // a net_connect outside the grants is denied (P-EVAL-1), never approved: an approved plan's
+    // connections are among the grants
+    const asker = (s: Servers) => ({
+      "agent:p": { ...agent([`127.0.0.2:${s.https}`]), auto_apply: "never" },
+    });
+    await world(asker, async (w) => {
+      const { http, https, cert } = w.s;
+      await Deno.copyFile(cert, `${w.proj}/ca.pem`);
+      const other = `curl -sS -o /dev/null -w '%{http_code}\\n' http://127.0.0.2:${http}/hello`;
+      const src = `curl -sS --cacert ca.pem https://127.0.0.2:${https}/hello; ` +
+        `eval "$(echo ${btoa(other)} | base64 -d)"`;
+      const conn = await w.attach("agent:p");
+      const asked = await rpcError(exec(conn, src));
+      assert.equal(asked.code, -32011);
+      const planRef = (asked.data as Rec).plan_ref as string;
+      const human = await w.k.attach("work");
+      await human.request("approval.grant", { plan_ref: planRef });
+      const applied = await conn.request("plan.apply", { plan_ref: planRef, position: "value" });
+      const outcome = (applied as Rec).value as Rec;
+      assert.equal(text(outcome.out), "hello\n403\n", text(outcome.err));
+      assert.deepEqual(outcome.net_refused, [`127.0.0.2:${http}`]);
+    });
   },
 );
