@@ -12,7 +12,7 @@ export const FORWARDER_SCRIPT = String.raw`
 use strict;
 use IO::Socket::IP;
 use IO::Socket::UNIX;
-use Socket qw(SOCK_STREAM);
+use Socket qw(SOCK_STREAM IPPROTO_TCP TCP_NODELAY);
 use POSIX ();
 my $unix = shift @ARGV;
 my (@listen, @env);
@@ -97,6 +97,7 @@ if ($pid == 0) {
     for my $s (@servers) {
       next unless vec($ready, fileno($s->[0]), 1);
       my $client = $s->[0]->accept or next;
+      setsockopt($client, IPPROTO_TCP(), TCP_NODELAY(), 1);
       my $child = fork;
       if (defined $child && $child == 0) {
         close $_->[0] for @servers;

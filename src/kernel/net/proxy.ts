@@ -123,6 +123,8 @@ async function dial(host: string, port: number): Promise<Deno.TcpConn | null> {
   try {
     const conn = await Promise.race([attempt, late]);
     if (conn === null) attempt.then((c) => c.close(), () => {});
+    // relayed bytes go out as they come: Nagle's wait would add a delayed ACK's 40 ms per turn
+    conn?.setNoDelay(true);
     return conn;
   } catch {
     return null;
