@@ -9,6 +9,7 @@ import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { rpcError } from "../../_support/rejection.ts";
+import { waitUntil } from "../../_support/wait.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -336,6 +337,29 @@ hostTest(
       const outcome = (applied as Rec).value as Rec;
       assert.equal(text(outcome.out), "hello\n403\n", text(outcome.err));
       assert.deepEqual(outcome.net_refused, [`127.0.0.2:${http}`]);
+    });
+  },
+);
+
+hostTest(
+  "a PTY program of a granted principal reaches its destination through the proxy too",
+  NEEDS_TIER_B,
+  async () => {
+    await world((s) => ({ "agent:t": agent([`127.0.0.2:${s.http}`]) }), async (w) => {
+      const conn = await w.attach("agent:t");
+      const script = `curl -sS http://127.0.0.2:${w.s.http}/hello; ` +
+        `curl -sS -o /dev/null -w 'code %{http_code}\\n' http://127.0.0.2:${w.s.https}/; ` +
+        `echo done; sleep 30`;
+      const opened = await conn.request("pty.open", { cmd: "bash", args: ["-c", script] }) as Rec;
+      let screen: string[] = [];
+      const done = await waitUntil(async () => {
+        const r = await conn.request("pty.read", { pty_id: opened.pty_id }) as Rec;
+        screen = r.screen as string[];
+        return screen.some((row) => row.startsWith("done"));
+      }, 10000);
+      await conn.request("pty.close", { pty_id: opened.pty_id });
+      assert.ok(done, screen.join("\n"));
+      assert.deepEqual(screen.filter((row) => /^(hello|code)/.test(row)), ["hello", "code 403"]);
     });
   },
 );
