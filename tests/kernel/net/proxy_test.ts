@@ -35,6 +35,8 @@ interface Servers {
   https: number;
   /** A raw TCP server on 127.0.0.1 that answers `pong` to every connection. */
   raw: number;
+  /** A raw TCP server on ::1 that answers `six`. */
+  raw6: number;
   /** The CA file curl and python trust for the HTTPS server (its self-signed certificate). */
   cert: string;
 }
@@ -112,22 +114,29 @@ async function withServers(dir: string, body: (s: Servers) => Promise<void>): Pr
     key: await Deno.readTextFile(`${dir}/key.pem`),
     ...quiet,
   }, serve);
-  const raw = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const accepting = (async () => {
-    for await (const conn of raw) {
-      conn.write(new TextEncoder().encode("pong\n")).finally(() => conn.close());
-    }
-  })().catch(() => {});
+  const answering = (hostname: string, answer: string) => {
+    const listener = Deno.listen({ hostname, port: 0 });
+    const accepting = (async () => {
+      for await (const conn of listener) {
+        conn.write(new TextEncoder().encode(answer)).finally(() => conn.close());
+      }
+    })().catch(() => {});
+    return { listener, accepting, port: (listener.addr as Deno.NetAddr).port };
+  };
+  const raw = answering("127.0.0.1", "pong\n");
+  const raw6 = answering("::1", "six\n");
   try {
     await body({
       http: http.addr.port,
       https: https.addr.port,
-      raw: (raw.addr as Deno.NetAddr).port,
+      raw: raw.port,
+      raw6: raw6.port,
       cert: `${dir}/cert.pem`,
     });
   } finally {
-    raw.close();
-    await Promise.all([http.shutdown(), https.shutdown(), accepting]);
+    raw.listener.close();
+    raw6.listener.close();
+    await Promise.all([http.shutdown(), https.shutdown(), raw.accepting, raw6.accepting]);
   }
 }
 
@@ -293,6 +302,7 @@ hostTest(
       (s) => ({
         "agent:f": agent([`127.0.0.1:${s.raw}`]),
         "agent:w": agent(["127.0.0.1:*"]),
+        "agent:6": agent([`[::1]:${s.raw6}`, `localhost:${s.raw}`]),
       }),
       async (w) => {
         const src =
@@ -307,6 +317,13 @@ hostTest(
         const wildcard = await outcome(await w.attach("agent:w"), src);
         assert.equal(wildcard.ok, false);
         assert.match(text(wildcard.err), /Connection refused/);
+        // IPv6 loopback and the name localhost, each granted with its port
+        const six = await outcome(
+          await w.attach("agent:6"),
+          `python3 -c "import socket; s=socket.create_connection(('::1', ${w.s.raw6}), 5); print(s.recv(10).decode(), end='')"; ` +
+            `python3 -c "import socket; s=socket.create_connection(('localhost', ${w.s.raw}), 5); print(s.recv(10).decode(), end='')"`,
+        );
+        assert.equal(text(six.out), "six\npong\n", text(six.err));
       },
     );
   },
