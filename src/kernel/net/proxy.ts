@@ -164,8 +164,12 @@ function headEnd(bytes: Uint8Array): number {
   return -1;
 }
 
-/** Headers the proxy consumes or replaces before forwarding a request. */
-const HOP_HEADERS = /^(proxy-connection|proxy-authorization|connection|keep-alive):/i;
+/**
+ * Headers the proxy consumes or replaces before forwarding a request: `Host` becomes the URI's
+ * authority, so a server hosting many names (a CDN) serves the granted one, never another named
+ * only in the header.
+ */
+const HOP_HEADERS = /^(proxy-connection|proxy-authorization|connection|keep-alive|host):/i;
 
 /** The kernel's proxy: its sockets, and who watches for refusals. */
 export class NetProxy {
@@ -401,9 +405,9 @@ export class NetProxy {
       if (destination === null) return await bad("no host in the URL");
       const kept = headers.filter((line) => !HOP_HEADERS.test(line));
       const path = m[2].startsWith("/") ? m[2] : `/${m[2]}`;
-      forwarded = [`${method} ${path} ${version}`, ...kept, "Connection: close", "", ""].join(
-        "\r\n",
-      );
+      const host = `Host: ${m[1].slice(m[1].lastIndexOf("@") + 1)}`;
+      forwarded = [`${method} ${path} ${version}`, host, ...kept, "Connection: close", "", ""]
+        .join("\r\n");
     }
     const { host, port } = destination;
     const upstream = await this.#connect(endpoint, host, port);

@@ -36,7 +36,9 @@ async function withProxy(
       { hostname: "127.0.0.2", port: 0, onListen: () => {} },
       (req) =>
         new Response(
-          `path ${new URL(req.url).pathname} proxy-header ${req.headers.has("proxy-connection")}\n`,
+          `path ${new URL(req.url).pathname} proxy-header ${
+            req.headers.has("proxy-connection")
+          } host ${req.headers.get("host")}\n`,
         ),
     );
     const events: unknown[] = [];
@@ -61,16 +63,16 @@ async function withProxy(
   });
 }
 
-Deno.test("HTTP: a granted absolute URI is forwarded in origin form without proxy headers; another is 403 and published", async () => {
+Deno.test("HTTP: a granted absolute URI is forwarded in origin form without proxy headers, its Host the URI's; another is 403 and published", async () => {
   await withProxy(async (talk, events, proxy, port) => {
     const stop = proxy.watch("s", "agent:a");
     const ok = decoder.decode(
       await talk(encoder.encode(
-        `GET http://127.0.0.2:${port}/a?b HTTP/1.1\r\nHost: 127.0.0.2:${port}\r\nProxy-Connection: keep-alive\r\n\r\n`,
+        `GET http://127.0.0.2:${port}/a?b HTTP/1.1\r\nHost: other.example\r\nProxy-Connection: keep-alive\r\n\r\n`,
       )),
     );
     assert.match(ok, /^HTTP\/1\.1 200/);
-    assert.match(ok, /path \/a proxy-header false/);
+    assert.match(ok, new RegExp(`path /a proxy-header false host 127\\.0\\.0\\.2:${port}\n`));
     const refused = decoder.decode(
       await talk(encoder.encode(`GET http://example.com:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`)),
     );
