@@ -19,6 +19,7 @@ import { confinementKey, sandboxCommand } from "../../src/kernel/sandbox/command
 import { runSandbox, type SandboxSetting } from "../../src/kernel/policy/principal_sandbox.ts";
 import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
 import { Residents } from "../../src/kernel/sandbox/residents.ts";
+import { NetProxy } from "../../src/kernel/net/proxy.ts";
 import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
 import { percentile, printStages } from "./percentile.ts";
 
@@ -50,8 +51,8 @@ const policy = {
 };
 const bashVariables = bashOwnVariables(BASH);
 const scratch = new ScratchPool(dir);
-const residents = new Residents(host, BASH, dir);
-const chainResidents = new Residents(host, BASH, dir, false);
+const residents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}));
+const chainResidents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}), false);
 const state: ShellState = {
   cwd: proj,
   env: new Map([["PATH", Deno.env.get("PATH") ?? "/usr/bin:/bin"], ["HOME", home]]),
@@ -80,7 +81,7 @@ async function timed<T>(name: string, work: () => Promise<T> | T): Promise<T> {
  * chain's); a warm variant prepares its shell first and lets it settle.
  */
 async function bashRun(name: string, confined: Residents | null, warm: boolean): Promise<void> {
-  const sandboxing = runSandbox(setting, policy, false, proj)!;
+  const sandboxing = runSandbox(setting, policy, false, "agent:bench", proj)!;
   const resident = confined === null ? null : await confined.get("bench", sandboxing);
   let shell: WarmShell | null = null;
   if (warm) {
@@ -104,8 +105,8 @@ async function bashRun(name: string, confined: Residents | null, warm: boolean):
 
 /** SRC through a bwrap built for this run alone, as before resident sandboxes. */
 async function ownBwrap(): Promise<void> {
-  const sandboxing = runSandbox(setting, policy, false, proj)!;
-  const [cmd, ...args] = sandboxCommand({ ...sandboxing, cwd: proj, scratch: dir }, [
+  const sandboxing = runSandbox(setting, policy, false, "agent:bench", proj)!;
+  const [cmd, ...args] = sandboxCommand({ ...sandboxing, cwd: proj, scratch: dir, proxy: null }, [
     BASH,
     "-c",
     SRC,
@@ -121,7 +122,10 @@ async function ownBwrap(): Promise<void> {
  * enters is held by the resident as a run is (it keeps the resident up and is swept after).
  */
 async function enterChain(name: string, programs: number): Promise<void> {
-  const resident = await chainResidents.get("bench", runSandbox(setting, policy, false, proj)!);
+  const resident = await chainResidents.get(
+    "bench",
+    runSandbox(setting, policy, false, "agent:bench", proj)!,
+  );
   const argv = [BASH, "-c", "true"];
   const full = resident.command("/", argv);
   const chain = [[], full.slice(0, full.indexOf("--") + 1), full.slice(0, -argv.length)][programs];
@@ -147,7 +151,10 @@ const longState: ShellState = {
 
 /** `bash -c true` in `session` started by the resident's launcher ({@link Resident.spawn}). */
 async function launched(name: string, session: ShellState): Promise<void> {
-  const resident = await residents.get("bench", runSandbox(setting, policy, false, proj)!);
+  const resident = await residents.get(
+    "bench",
+    runSandbox(setting, policy, false, "agent:bench", proj)!,
+  );
   const dir = resident.pool.acquire();
   await timed(name, async () => {
     const child = resident.spawn(session, [BASH, "-c", "true"], dir);
@@ -163,7 +170,7 @@ async function launched(name: string, session: ShellState): Promise<void> {
 async function round(): Promise<void> {
   const sandboxing = await timed(
     "view (sandboxFor)",
-    () => runSandbox(setting, policy, false, proj),
+    () => runSandbox(setting, policy, false, "agent:bench", proj),
   );
   await timed("confinement key", () => confinementKey(sandboxing));
   await bashRun("cold, unconfined", null, false);
@@ -182,7 +189,10 @@ async function round(): Promise<void> {
 
 try {
   const t0 = performance.now();
-  if (!(await residents.get("bench", runSandbox(setting, policy, false, proj)!)).launches) {
+  if (
+    !(await residents.get("bench", runSandbox(setting, policy, false, "agent:bench", proj)!))
+      .launches
+  ) {
     throw new Error("no launcher in the resident (no perl?)");
   }
   record("resident start", performance.now() - t0);

@@ -16,6 +16,7 @@ import { TaskRegistry } from "../tasks/registry.ts";
 import { PlanStore } from "../plans/store.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { WarmShells } from "../exec/warm_shells.ts";
+import { NetProxy } from "../net/proxy.ts";
 import { Residents } from "../sandbox/residents.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 
@@ -57,6 +58,8 @@ export class Kernel implements KernelServices {
   readonly warm: WarmShells;
   /** The resident sandboxes sandboxed runs enter, per session and confinement (P-SBX-4). */
   readonly residents: Residents;
+  /** The filtering proxy of sandboxes with a network, started on first need (P-NET-1). */
+  readonly net: NetProxy;
   #logFile: Deno.FsFile | null = null;
 
   private constructor(readonly config: KernelConfig, cas: Cas) {
@@ -67,6 +70,7 @@ export class Kernel implements KernelServices {
       (session) => {
         this.warm.drop(session);
         this.residents.drop(session);
+        this.net.drop(session);
       },
     );
     this.journal = Journal.open(config.stateDir);
@@ -75,7 +79,8 @@ export class Kernel implements KernelServices {
     this.blanks = Blanks.open(cas.tmpDir);
     cas.useBlanks(this.blanks);
     this.scratch = new ScratchPool(cas.tmpDir);
-    this.residents = new Residents(config.sandbox.host, config.bash, cas.tmpDir);
+    this.net = new NetProxy(cas.tmpDir, (channel, payload) => this.bus.publish(channel, payload));
+    this.residents = new Residents(config.sandbox.host, config.bash, cas.tmpDir, this.net);
     this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch, this.residents);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);
@@ -145,6 +150,7 @@ export class Kernel implements KernelServices {
     for (const conn of this.connections) conn.close();
     await Promise.all([this.tasks.cancelAll(), this.warm.closeAll(), this.ptys.closeAll()]);
     await this.residents.closeAll();
+    this.net.closeAll();
     this.scratch.clear();
     await this.blanks.close();
     this.journal.close();

@@ -1,6 +1,7 @@
 import type { ScratchPool } from "../bash/scratch_pool.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Journal } from "../journal/journal.ts";
+import type { NetProxy } from "../net/proxy.ts";
 import type { Residents } from "../sandbox/residents.ts";
 import type { Cas } from "../store/cas.ts";
 import type { TaskRegistry } from "../tasks/registry.ts";
@@ -21,6 +22,8 @@ export interface RunServices {
   readonly warm: WarmShells;
   /** The resident sandboxes sandboxed runs enter (P-SBX-4). */
   readonly residents: Residents;
+  /** The proxy of sandboxed runs with a network: whose refusals a run collects (P-NET-2). */
+  readonly net: NetProxy;
   /** Writes a diagnostic line to the kernel's log. */
   log(line: string): void;
 }

@@ -9,6 +9,7 @@ import type { WarmShell } from "../shells/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
 import type { Effect } from "../policy/effects.ts";
+import { withoutProxyEnv } from "../net/proxy_env.ts";
 import { CaptureSink } from "../store/capture.ts";
 import { stateDirFailure } from "../store/state_dir_failure.ts";
 import type { Cas } from "../store/cas.ts";
@@ -196,6 +197,9 @@ async function finishRun(
 ): Promise<{ result: TranscriptResult; error: RpcErrorObject | null }> {
   const session = attachment.session;
   const { src, snapshot } = run;
+  const net = run.sandbox?.net ?? null;
+  // refusals of the proxy while this run goes are its own (P-NET-2)
+  const refusals = net === null ? null : kernel.net.watch(session.name, attachment.principal);
   let exit;
   try {
     exit = await runBash({
@@ -219,10 +223,14 @@ async function finishRun(
       },
     });
   } catch (e) {
+    refusals?.();
     opts.started?.();
     const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`);
     throw await failRun(kernel, task, entryId, output, error);
   }
+  const netRefused = refusals?.() ?? [];
+  // the proxy's variables were this run's only, never the session's (P-NET-1)
+  if (net !== null && exit.final) withoutProxyEnv(snapshot.env, exit.final.env, net.port);
   // Cancelled means a cancel was requested before the process ended (K-TASK-1).
   const cancelled = task.state === "cancelling";
   let out, err;
@@ -240,6 +248,7 @@ async function finishRun(
     dur_ns: Number(exit.durNs),
     pid: exit.pid,
     cmd: src,
+    netRefused,
   });
   if (exit.final && !cancelled) {
     session.shell.merge(attachment.principal, diffState(snapshot, exit.final));

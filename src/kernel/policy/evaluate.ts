@@ -2,6 +2,7 @@
 import type { Effect, EffectKind, Reversibility } from "./effect_types.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
 import { physicalGlob } from "./_physical_paths.ts";
+import { netGrantMatches } from "../net/destinations.ts";
 
 /** A policy verdict. */
 export type Verdict = "allow" | "approval_required" | "deny";
@@ -188,17 +189,6 @@ function classEnd(glob: string, start: number): number {
   if (glob[i] === "]") i++;
   const end = glob.indexOf("]", i);
   return end;
-}
-
-/** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
-function netGrantMatches(grant: string, host: string, port: number): boolean {
-  const colon = grant.lastIndexOf(":");
-  if (colon < 0) return false;
-  const hostGlob = grant.slice(0, colon).toLowerCase();
-  const portText = grant.slice(colon + 1);
-  if (portText !== "*" && portText !== String(port)) return false;
-  const regex = new RegExp(`^${hostGlob.split("*").map(escapeRegex).join(".*")}$`, "s");
-  return regex.test(host.toLowerCase());
 }
 
 /**

@@ -82,7 +82,7 @@ export class Grants {
    * plan it runs; throws -32010 when the run may not start (P-SBX-2, P-SBX-3).
    */
   sandboxFor(cwd: string, approved: readonly Effect[] = []): Sandboxing | null {
-    return runSandbox(this.sandbox, this.entry, this.localHuman, cwd, approved);
+    return runSandbox(this.sandbox, this.entry, this.localHuman, this.principal, cwd, approved);
   }
 
   /**

@@ -5,6 +5,7 @@ import type { PrincipalPolicy } from "./leash.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 import type { SandboxHost } from "../sandbox/probe.ts";
 import { type SandboxGrants, sandboxView, visibleIn } from "../sandbox/view.ts";
+import { sandboxNet } from "../net/destinations.ts";
 
 /** The kernel's sandbox facts: what the host offers and what every view hides. */
 export interface SandboxSetting {
@@ -15,31 +16,39 @@ export interface SandboxSetting {
   masked: readonly string[];
 }
 
-/** What the sandbox enforces of a principal's policy (P-SBX-3). */
+/** What the sandbox enforces of a principal's policy (P-SBX-3): its file grants. */
 function policyGrants(policy: PrincipalPolicy): SandboxGrants {
-  return {
-    read: policy.fs_read,
-    write: [...policy.fs_write, ...policy.fs_delete],
-    net: policy.net_connect.length > 0 || policy.net_listen.length > 0,
-  };
+  return { read: policy.fs_read, write: [...policy.fs_write, ...policy.fs_delete] };
 }
 
 /**
  * `grants` widened by what an approved plan may do (P-SBX-3): the parent directory of each
- * approved write or delete read-write, each approved read read-only, and the network when a
- * connect or listen was approved.
+ * approved write or delete read-write, each approved read read-only.
  */
 function withApproved(grants: SandboxGrants, effects: readonly Effect[]): SandboxGrants {
   const read = [...grants.read];
   const write = [...grants.write];
-  let net = grants.net;
   for (const effect of effects) {
     if (effect.kind === "fs_read") read.push(...effect.paths);
     else if (effect.kind === "fs_write" || effect.kind === "fs_delete") {
       write.push(...effect.paths.map((path) => path.slice(0, path.lastIndexOf("/")) || "/"));
-    } else if (effect.kind === "net_connect" || effect.kind === "net_listen") net = true;
+    }
   }
-  return { read, write, net };
+  return { read, write };
+}
+
+/**
+ * The destinations a run reaches through the proxy (P-NET-1): the `net_connect` grants, plus
+ * exactly each approved connection of the plan it runs (P-SBX-3).
+ */
+function netGrants(policy: PrincipalPolicy, effects: readonly Effect[]): string[] {
+  const grants = [...policy.net_connect];
+  for (const effect of effects) {
+    if (effect.kind !== "net_connect") continue;
+    const host = effect.host.includes(":") ? `[${effect.host}]` : effect.host;
+    grants.push(`${host}:${effect.port}`);
+  }
+  return grants;
 }
 
 /**
@@ -55,7 +64,7 @@ export function isSandboxed(
 }
 
 /**
- * The sandbox one run of the principal goes into, or null when it runs unconfined; `approved` are
+ * The sandbox one run of `principal` goes into, or null when it runs unconfined; `approved` are
  * the effects of the approved plan it runs, if any. Refuses with -32010 a hermetic principal that
  * would run unconfined (`hermetic_unavailable`) and a run whose `cwd` the sandbox does not show
  * (`cwd_outside_sandbox`): nothing runs then.
@@ -64,6 +73,7 @@ export function runSandbox(
   setting: SandboxSetting,
   policy: PrincipalPolicy | null,
   localHuman: boolean,
+  principal: string,
   cwd: string,
   approved: readonly Effect[] = [],
 ): Sandboxing | null {
@@ -84,5 +94,6 @@ export function runSandbox(
       { reason: "cwd_outside_sandbox", cwd },
     );
   }
-  return { bwrap: setting.host.bwrap!, view };
+  const net = sandboxNet(principal, netGrants(policy!, approved));
+  return { bwrap: setting.host.bwrap!, view, net };
 }

@@ -79,6 +79,8 @@ export interface PtyOpenOptions {
   rows: number;
   /** The sandbox the program runs in (P-SBX-2), or null to run it unconfined. */
   sandbox: Sandboxing | null;
+  /** The directory of the proxy's socket for `sandbox.net` (P-NET-1); none: loopback only. */
+  proxy?: string | null;
 }
 
 /** How a PTY's child ended: an exit status, or the name of the signal that killed it. */
@@ -231,12 +233,15 @@ export class Pty {
           LAUNCH_SCRIPT,
           pair.slavePath,
           Object.hasOwn(env, "PWD") ? "keep" : "",
-          ...(opts.sandbox === null
-            ? [opts.cmd, ...opts.args]
-            : sandboxCommand({ ...opts.sandbox, cwd: opts.cwd, scratch: null }, [
-              opts.cmd,
-              ...opts.args,
-            ])),
+          ...(opts.sandbox === null ? [opts.cmd, ...opts.args] : sandboxCommand({
+            ...opts.sandbox,
+            cwd: opts.cwd,
+            scratch: null,
+            proxy: opts.proxy ?? null,
+          }, [
+            opts.cmd,
+            ...opts.args,
+          ])),
         ],
         cwd: opts.cwd,
         clearEnv: true,

@@ -1,4 +1,6 @@
 /** The bubblewrap command line that confines one run to its view (P-SBX-3, P-SBX-4). */
+import type { SandboxNet } from "../net/destinations.ts";
+import { forwardedCommand, NET_MOUNT } from "../net/forwarder.ts";
 import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 
 /**
@@ -11,7 +13,8 @@ export const SCRATCH_MOUNT = "/dev/shoal";
  * Flags of every sandboxed run: the sandbox dies with its bwrap; no capabilities (a root kernel
  * would otherwise keep CAP_SYS_ADMIN inside and could remount the view writable); its own PID
  * namespace (its /proc shows no host process, whose /proc/PID/root would reveal the host's files)
- * and IPC namespace (no host shared memory). No `--new-session`: the run stays in bwrap's process
+ * and IPC namespace (no host shared memory); always its own network namespace, with loopback
+ * only (P-NET-1: granted destinations are reached through the kernel's proxy). No `--new-session`: the run stays in bwrap's process
  * group, so a signal to that group reaches every process inside, as outside (K-BASH-13).
  */
 const CONFINEMENT_FLAGS = [
@@ -20,12 +23,17 @@ const CONFINEMENT_FLAGS = [
   "ALL",
   "--unshare-pid",
   "--unshare-ipc",
+  "--unshare-net",
 ];
 
-/** The sandbox a principal's runs go into: the bubblewrap found at start and the view. */
+/**
+ * The sandbox a principal's runs go into: the bubblewrap found at start, the view, and the
+ * network it reaches through the kernel's proxy (null: loopback only).
+ */
 export interface Sandboxing {
   bwrap: string;
   view: SandboxView;
+  net: SandboxNet | null;
 }
 
 /** Where and how one run is confined. */
@@ -37,6 +45,12 @@ export interface Confinement extends Sandboxing {
    * files there and writes its FIFOs.
    */
   scratch: string | null;
+  /**
+   * The host directory holding the proxy's Unix socket for {@link Sandboxing.net}, shown
+   * read-only at {@link NET_MOUNT}; the run's command then starts behind the forwarder. Null: no
+   * proxy (the run has loopback only).
+   */
+  proxy: string | null;
 }
 
 /**
@@ -82,7 +96,6 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
     a.path === b.path ? a.i - b.i : a.path < b.path ? -1 : 1
   );
   const args = [...CONFINEMENT_FLAGS];
-  if (!view.net) args.push("--unshare-net");
   for (const step of ordered) args.push(...step.args);
   for (const [path, target] of view.links) args.push("--symlink", target, path);
   for (const mask of view.masks) {
@@ -92,12 +105,15 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
     // read-only: a symlink planted there would be followed by the kernel on the host
     args.push("--ro-bind", confinement.scratch, SCRATCH_MOUNT);
   }
+  const net = confinement.proxy === null ? null : confinement.net;
+  if (net !== null) args.push("--ro-bind", confinement.proxy!, NET_MOUNT);
   // bwrap's own root and the masks are writable tmpfs; made read-only, a write outside the
   // grants fails instead of landing in memory (only the private /tmp takes writes)
   for (const mask of view.masks) if (mask.dir) args.push("--remount-ro", mask.path);
   if (!view.mounts.some((m) => m.path === "/")) args.push("--remount-ro", "/");
   const cwd = Deno.realPathSync(confinement.cwd);
-  return [confinement.bwrap, ...args, "--chdir", cwd, "--", ...argv];
+  const command = net === null ? argv : forwardedCommand(net, argv);
+  return [confinement.bwrap, ...args, "--chdir", cwd, "--", ...command];
 }
 
 /** The (device, inode) of a path, or "-" when it cannot be stat'ed. */
@@ -117,6 +133,6 @@ function identity(path: string): string {
  */
 export function confinementKey(sandboxing: Sandboxing | null): string {
   if (sandboxing === null) return "";
-  const { bwrap, view } = sandboxing;
-  return JSON.stringify([bwrap, view, view.mounts.map((m) => identity(m.path))]);
+  const { bwrap, view, net } = sandboxing;
+  return JSON.stringify([bwrap, view, net, view.mounts.map((m) => identity(m.path))]);
 }

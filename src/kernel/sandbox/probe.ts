@@ -46,11 +46,11 @@ export async function detectSandbox(
   if (bwrap === null || nsenter === null || setpriv === null) return NO_SANDBOX;
   const parent = await Deno.makeTempDir({ prefix: "shoal-probe-" });
   try {
-    const view = sandboxView({ read: [], write: [], net: false }, undefined, []);
+    const view = sandboxView({ read: [], write: [] }, undefined, []);
     const resident = await Resident.start(
       { nsenter, setpriv },
       bash,
-      { bwrap, view },
+      { bwrap, view, net: null },
       parent,
       () => {},
     );

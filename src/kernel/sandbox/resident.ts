@@ -110,7 +110,9 @@ export class Resident {
    * Starts a resident for `sandboxing` over a fresh directory below `parent`; resolves once
    * runs can enter it, or rejects (its processes killed) when bwrap fails. Its command is the
    * launcher ({@link Launcher}) when `launch` and perl is there and starts, else a bash that
-   * only waits: runs then enter with nsenter and setpriv ({@link command}).
+   * only waits: runs then enter with nsenter and setpriv ({@link command}). `proxy` is the
+   * directory of the proxy's socket for `sandboxing.net`: the launcher starts behind its
+   * forwarder and hands the proxy environment to every run (a waiting bash has no proxy).
    */
   static async start(
     tools: EnterTools,
@@ -119,14 +121,15 @@ export class Resident {
     parent: string,
     onIdle: () => void,
     launch = true,
+    proxy: string | null = null,
   ): Promise<Resident> {
     const dir = Deno.makeTempDirSync({ dir: parent, prefix: "sandbox-" });
-    const open = (argv: string[], launcher: boolean) =>
-      Resident.#open(tools, argv, launcher, sandboxing, dir, onIdle);
+    const open = (argv: string[], launcher: boolean, proxy: string | null) =>
+      Resident.#open(tools, argv, launcher, { ...sandboxing, proxy }, dir, onIdle);
     try {
       if (launch && isFile(PERL)) {
         try {
-          return await open([PERL, "-e", LAUNCHER_SCRIPT], true);
+          return await open([PERL, "-e", LAUNCHER_SCRIPT], true, proxy);
         } catch {
           // no launcher in this sandbox: runs enter it the other way
         }
@@ -134,6 +137,7 @@ export class Resident {
       return await open(
         [bash, "--noprofile", "--norc", "-c", "builtin echo ready; builtin read -r"],
         false,
+        null,
       );
     } catch (e) {
       Deno.removeSync(dir, { recursive: true });
@@ -149,7 +153,7 @@ export class Resident {
     tools: EnterTools,
     argv: string[],
     launcher: boolean,
-    sandboxing: Sandboxing,
+    sandboxing: Sandboxing & { proxy: string | null },
     dir: string,
     onIdle: () => void,
   ): Promise<Resident> {
@@ -174,8 +178,7 @@ export class Resident {
       } else {
         reports.return(undefined).catch(() => {});
       }
-      const enter = [tools.nsenter, "-t", String(init), "-m", "-i", "-p"];
-      if (!sandboxing.view.net) enter.push("-n");
+      const enter = [tools.nsenter, "-t", String(init), "-m", "-i", "-p", "-n"];
       const ownUserns = namespaceOf(init, "user") === namespaceOf("self", "user");
       // In the kernel's own user namespace (a root kernel) the entered run would keep the
       // kernel's capabilities: they go, as bwrap's --cap-drop ALL takes them. In bwrap's user

@@ -1,4 +1,5 @@
 /** The resident sandboxes of the kernel: one per session and confinement, while it is used. */
+import type { SandboxNet } from "../net/destinations.ts";
 import { confinementKey, type Sandboxing } from "./command.ts";
 import type { SandboxHost } from "./probe.ts";
 import { Resident } from "./resident.ts";
@@ -8,6 +9,12 @@ import { Resident } from "./resident.ts";
  * that discarded a warm shell to spawn cold in the same sandbox.
  */
 const IDLE_GRACE_MS = 1000;
+
+/** Where the proxy for a sandbox's network is reached (the kernel's `NetProxy`). */
+export interface ProxyEndpoints {
+  /** The host directory holding the Unix socket of the proxy for `net` in `session`. */
+  endpoint(session: string, net: SandboxNet): string;
+}
 
 interface Entry {
   session: string;
@@ -31,6 +38,8 @@ export class Residents {
     private readonly bash: string,
     /** Where each resident's scratch directory is made. */
     private readonly parent: string,
+    /** The proxy of sandboxes with a network, started on first need (P-NET-3). */
+    private readonly proxy: ProxyEndpoints,
     /** Whether runs are started by a launcher inside when it can ({@link Resident.start}). */
     private readonly launch = true,
   ) {}
@@ -67,6 +76,7 @@ export class Residents {
       setTimeout(() => {
         if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);
       }, IDLE_GRACE_MS);
+    const proxy = sandboxing.net === null ? null : this.proxy.endpoint(session, sandboxing.net);
     const starting = Resident.start(
       this.host,
       this.bash,
@@ -74,6 +84,7 @@ export class Residents {
       this.parent,
       onIdle,
       this.launch,
+      proxy,
     );
     const entry: Entry = { session, starting, resident: null };
     const forget = () => {

@@ -4,14 +4,12 @@
  */
 import { normalizePath } from "../bash/lexical_path.ts";
 
-/** A principal's file and network grants, as the sandbox needs them. */
+/** A principal's file grants, as the sandbox needs them. */
 export interface SandboxGrants {
   /** `fs.read` globs. */
   read: readonly string[];
   /** `fs.write` and `fs.delete` globs. */
   write: readonly string[];
-  /** Whether the network namespace stays the host's (some `net_connect`/`net_listen` grant). */
-  net: boolean;
 }
 
 /** A host path shown at the same place in the sandbox. */
@@ -28,7 +26,6 @@ export interface SandboxView {
   links: readonly (readonly [string, string])[];
   /** Visible host paths hidden from the run: directories under an empty tmpfs, files as empty. */
   masks: readonly { path: string; dir: boolean }[];
-  net: boolean;
 }
 
 /** Directories every sandboxed run sees read-only, when they exist. */
@@ -143,7 +140,6 @@ export function sandboxView(
     mounts,
     links: links.filter(([path]) => !shown(path)),
     masks,
-    net: grants.net,
   };
 }
 

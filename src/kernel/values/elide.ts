@@ -86,6 +86,7 @@ async function elideOutcome(
       cmd: o.cmd,
     };
     if (o.truncated) w.truncated = true;
+    if (o.netRefused.length > 0) w.net_refused = [...o.netRefused];
     return w;
   };
   // Each member may fit the budget while both together pass the hard cap: elide the larger

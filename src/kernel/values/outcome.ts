@@ -21,6 +21,8 @@ export interface OutcomeInput {
   dur_ns: number;
   pid: number;
   cmd: string;
+  /** Destinations the proxy refused during the exec (P-NET-2). */
+  netRefused?: readonly string[];
 }
 
 /** Stdout as a value (K-BASH-10): one JSON text of at most 16 MiB → V-JSON-1, else str, else bytes. */
@@ -47,6 +49,7 @@ export function outcomeValue(cas: Cas, input: OutcomeInput): Outcome {
     input.pid,
     cmd,
     input.out.blob.truncated || input.err.blob.truncated,
+    input.netRefused ?? [],
   );
 }
 

@@ -141,6 +141,8 @@ function field(v: Value, name: string, quoted: boolean): Value | undefined {
         return v.stdout;
       case "stderr":
         return v.err;
+      case "net_refused":
+        return [...v.netRefused];
       default:
         return field(v.out, name, quoted);
     }

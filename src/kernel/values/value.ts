@@ -115,6 +115,8 @@ export class Outcome {
     readonly cmd: string,
     /** Whether a stream hit the capture cap. */
     readonly truncated: boolean,
+    /** The `host:port`s the proxy refused during the exec (P-NET-2), distinct, at most 100. */
+    readonly netRefused: readonly string[] = [],
   ) {}
 
   /** `status == 0`. */

@@ -12,6 +12,7 @@ import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
 import { runSandbox } from "../../../src/kernel/policy/principal_sandbox.ts";
 import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
 import { Residents } from "../../../src/kernel/sandbox/residents.ts";
+import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import {
@@ -55,8 +56,8 @@ async function withResident(
     hermetic: false,
   };
   const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [] };
-  const sandboxing = runSandbox(setting, policy, false, proj)!;
-  const residents = new Residents(HOST_SANDBOX, BASH, root, launch);
+  const sandboxing = runSandbox(setting, policy, false, "agent:l", proj)!;
+  const residents = new Residents(HOST_SANDBOX, BASH, root, new NetProxy(root, () => {}), launch);
   try {
     const resident = await residents.get("s", sandboxing);
     const state: ShellState = {

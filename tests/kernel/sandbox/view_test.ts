@@ -22,7 +22,6 @@ Deno.test("nothing is bound below a root that already shows it at least as writa
       {
         read: [`${dir}/a/**`, `${dir}/a/b/**`, `${dir}/w/x/**`, `${dir}/missing/**`],
         write: [`${dir}/a/b/c/**`, `${dir}/w/**`],
-        net: false,
       },
       `${dir}/home`,
       [`${dir}/a/b/s`, `${dir}/s`, `${dir}/w`],
@@ -45,7 +44,7 @@ Deno.test("a root that is a symlink shows its target at the target's real path",
   await withTempDir(async (dir) => {
     await Deno.mkdir(`${dir}/real`);
     await Deno.symlink(`${dir}/real`, `${dir}/link`);
-    const view = sandboxView({ read: [`${dir}/link/**`], write: [], net: false }, "/h", []);
+    const view = sandboxView({ read: [`${dir}/link/**`], write: [] }, "/h", []);
     assert.deepEqual(view.mounts.filter((m) => m.path.startsWith(dir)), [
       { path: await Deno.realPath(`${dir}/real`), writable: false },
     ]);

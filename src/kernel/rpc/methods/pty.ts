@@ -42,6 +42,7 @@ export const PTY_METHODS: MethodSpec[] = [
       cols: p.cols,
       rows: p.rows,
       sandbox,
+      proxy: sandbox?.net ? kernel.net.endpoint(attachment.session.name, sandbox.net) : null,
     });
     const { pty } = entry;
     return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };

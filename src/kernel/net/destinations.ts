@@ -1,0 +1,149 @@
+/**
+ * Which destinations a sandboxed principal reaches (P-NET-1): `host:port` grants matched as
+ * P-EVAL-1 matches them, IP literals only against grants naming that IP, and the loopback grants
+ * whose port is forwarded as raw TCP.
+ */
+
+/** What the network of one sandboxed run is: whose it is and the destinations it may reach. */
+export interface SandboxNet {
+  principal: string;
+  /** `hostglob:port` grants (the policy's, plus those an approved plan adds). */
+  grants: readonly string[];
+  /** The loopback port inside the namespace where the proxy is reached. */
+  port: number;
+  /** Loopback grants with an explicit port, forwarded as raw TCP to the host's loopback. */
+  forwards: readonly LoopbackForward[];
+}
+
+/** One forwarded loopback port: listened on at `listen` inside, connected to `host` outside. */
+export interface LoopbackForward {
+  listen: "127.0.0.1" | "::1";
+  port: number;
+  host: string;
+}
+
+/** The first port tried for the proxy's listener inside the namespace. */
+const PROXY_PORT = 3128;
+
+/**
+ * A destination host in one form (lower case; an IP literal dotted or bracketed, the WHATWG URL
+ * host parser's: `2130706433` and `0x7f.1` are `127.0.0.1`), or null when it is no host.
+ */
+export function canonicalHost(host: string): string | null {
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  if (bare === "" || /[\s/?#@\\%]/.test(bare)) return null;
+  try {
+    const parsed = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
+    return parsed === "" ? null : parsed;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a canonical host is an IP literal. */
+function isIpLiteral(host: string): boolean {
+  return host.startsWith("[") || /^\d+\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The host part of a `host:port` grant (as written). */
+function grantHost(grant: string): string {
+  return grant.slice(0, Math.max(grant.lastIndexOf(":"), 0));
+}
+
+/**
+ * Whether `grants` let a connection to `host:port` through (P-NET-1): a name by P-EVAL-1's
+ * matcher, an IP literal only by a grant naming that same IP.
+ */
+export function destinationGranted(grants: readonly string[], host: string, port: number): boolean {
+  const canon = canonicalHost(host);
+  if (canon === null || !(port >= 1 && port <= 65535)) return false;
+  if (!isIpLiteral(canon)) return grants.some((grant) => netGrantMatches(grant, canon, port));
+  return grants.some((grant) =>
+    canonicalHost(grantHost(grant)) === canon && netGrantMatches(grant, grantHost(grant), port)
+  );
+}
+
+/** `host:port` as a refusal names it (an IPv6 literal bracketed). */
+export function destinationText(host: string, port: number): string {
+  const canon = canonicalHost(host) ?? host;
+  return `${canon}:${port}`;
+}
+
+/**
+ * Whether an address a granted name resolved to is one the name may not lead to: loopback,
+ * unspecified, link-local (cloud metadata), multicast or broadcast — unless that address itself
+ * is granted, or the name is `localhost` and a grant names `localhost` (sandbox-runtime's
+ * resolved-address guard: whoever controls a granted name's DNS must not reach the host's own
+ * services through it).
+ */
+export function resolvedAddressDenied(
+  grants: readonly string[],
+  name: string,
+  address: string,
+  port: number,
+): boolean {
+  const canon = canonicalHost(address);
+  if (canon === null) return true;
+  if (destinationGranted(grants, canon, port)) return false;
+  const v4 = /^\[::ffff:([\d.]+)\]$/.exec(canon)?.[1] ??
+    (canon.startsWith("[::ffff:") ? null : canon);
+  let special: boolean;
+  if (v4 !== null && /^\d+\.\d+\.\d+\.\d+$/.test(v4)) {
+    const [a, b] = v4.split(".").map(Number);
+    special = a === 127 || a === 0 || (a === 169 && b === 254) || a >= 224 ||
+      v4 === "100.100.100.200" || v4 === "168.63.129.16";
+  } else {
+    special = canon === "[::1]" || canon === "[::]" || /^\[fe[89ab]/.test(canon) ||
+      /^\[ff/.test(canon) || /^\[fd00:ec2:/.test(canon) || canon.startsWith("[::ffff:");
+  }
+  if (!special) return false;
+  const loopback = canon === "[::1]" || v4?.startsWith("127.") === true;
+  return !(loopback && canonicalHost(name) === "localhost" &&
+    grants.some((grant) =>
+      canonicalHost(grantHost(grant)) === "localhost" &&
+      netGrantMatches(grant, "localhost", port)
+    ));
+}
+
+/** The loopback grants with an explicit port (P-NET-1's exception), once each. */
+function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
+  const forwards = new Map<string, LoopbackForward>();
+  for (const grant of grants) {
+    const port = Number(grant.slice(grant.lastIndexOf(":") + 1));
+    if (!/^\d+$/.test(grant.slice(grant.lastIndexOf(":") + 1)) || port < 1 || port > 65535) {
+      continue;
+    }
+    const host = canonicalHost(grantHost(grant));
+    const listen = host === "[::1]"
+      ? "::1"
+      : host === "127.0.0.1" || host === "localhost"
+      ? "127.0.0.1"
+      : null;
+    if (listen === null) continue;
+    const key = `${listen} ${port}`;
+    if (!forwards.has(key)) {
+      forwards.set(key, { listen, port, host: host === "[::1]" ? "::1" : host! });
+    }
+  }
+  return [...forwards.values()];
+}
+
+/** The network of a sandboxed run of `principal` with `grants`; null when it has none (cut off). */
+export function sandboxNet(principal: string, grants: readonly string[]): SandboxNet | null {
+  if (grants.length === 0) return null;
+  const forwards = loopbackForwards(grants);
+  let port = PROXY_PORT;
+  while (forwards.some((f) => f.port === port)) port++;
+  return { principal, grants: [...grants], port, forwards };
+}
+
+/** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
+export function netGrantMatches(grant: string, host: string, port: number): boolean {
+  const colon = grant.lastIndexOf(":");
+  if (colon < 0) return false;
+  const hostGlob = grant.slice(0, colon).toLowerCase();
+  const portText = grant.slice(colon + 1);
+  if (portText !== "*" && portText !== String(port)) return false;
+  const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
+  return new RegExp(`^${parts.join(".*")}$`, "s").test(host.toLowerCase());
+}

@@ -1,0 +1,440 @@
+/**
+ * The kernel's filtering proxy (P-NET-1, P-NET-2): one Unix socket per (session, principal,
+ * grants), made on first need, speaking HTTP (absolute-URI requests and `CONNECT`) and SOCKS5
+ * (no authentication, `CONNECT` with a name or an IP). It connects only to granted destinations;
+ * every refusal is published on `net.<session>` and handed to the runs watching it. Hand-written
+ * parsing: the protocols' handshakes are a few bounded fields, and Deno has no std here.
+ */
+import { nowNs } from "../events/now_ns.ts";
+import {
+  canonicalHost,
+  destinationGranted,
+  destinationText,
+  resolvedAddressDenied,
+  type SandboxNet,
+} from "./destinations.ts";
+import { PROXY_SOCKET } from "./forwarder.ts";
+
+/** The longest HTTP request head, or SOCKS5 handshake, the proxy reads. */
+const HEAD_LIMIT = 16 * 1024;
+/** Most connections the proxy relays at once, over all its sockets. */
+const CONNECTION_LIMIT = 512;
+/** Longest wait for a client's request head. */
+const HANDSHAKE_MS = 30_000;
+/** Longest wait for a destination to accept. */
+const CONNECT_MS = 15_000;
+/** A relayed connection with no byte either way for this long is closed. */
+const IDLE_MS = 10 * 60_000;
+/** Most distinct refusals one run's outcome lists (P-NET-2). */
+const REFUSED_LIMIT = 100;
+const RELAY_CHUNK = 128 * 1024;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Publishes an event (the kernel's bus). */
+export type Publish = (channel: string, payload: unknown) => void;
+
+interface Endpoint {
+  session: string;
+  net: SandboxNet;
+  dir: string;
+  listener: Deno.Listener;
+}
+
+/** Buffered reads of a connection's first bytes, bounded by {@link HEAD_LIMIT}. */
+class Head {
+  buf = new Uint8Array(0);
+  constructor(private readonly conn: Deno.Conn) {}
+
+  /** Reads until at least `n` bytes are buffered; false at EOF or past the limit. */
+  async fill(n: number): Promise<boolean> {
+    while (this.buf.length < n) {
+      if (n > HEAD_LIMIT) return false;
+      const chunk = new Uint8Array(4096);
+      const got = await this.conn.read(chunk);
+      if (got === null) return false;
+      const next = new Uint8Array(this.buf.length + got);
+      next.set(this.buf);
+      next.set(chunk.subarray(0, got), this.buf.length);
+      this.buf = next;
+    }
+    return true;
+  }
+
+  /** Takes the first `n` buffered bytes. */
+  take(n: number): Uint8Array {
+    const taken = this.buf.slice(0, n);
+    this.buf = this.buf.slice(n);
+    return taken;
+  }
+}
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
+}
+
+function closeQuietly(conn: Deno.Conn | null): void {
+  try {
+    conn?.close();
+  } catch {
+    // closed already
+  }
+}
+
+/** Copies `from` into `to` until EOF, then half-closes `to`; `activity` notes each chunk. */
+async function pump(from: Deno.Conn, to: Deno.Conn, activity: { at: number }): Promise<void> {
+  const buf = new Uint8Array(RELAY_CHUNK);
+  try {
+    while (true) {
+      const n = await from.read(buf);
+      if (n === null) break;
+      activity.at = performance.now();
+      await writeAll(to, buf.subarray(0, n));
+    }
+    await (to as Deno.TcpConn).closeWrite();
+  } catch {
+    // either side went away: the relay ends
+  }
+}
+
+/** Relays two connections both ways until both ends close or the pair idles too long. */
+async function relay(a: Deno.Conn, b: Deno.Conn): Promise<void> {
+  const activity = { at: performance.now() };
+  const idle = setInterval(() => {
+    if (performance.now() - activity.at > IDLE_MS) {
+      closeQuietly(a);
+      closeQuietly(b);
+    }
+  }, Math.min(IDLE_MS, 60_000));
+  try {
+    await Promise.all([pump(a, b, activity), pump(b, a, activity)]);
+  } finally {
+    clearInterval(idle);
+  }
+}
+
+/** Connects to `host:port` (a canonical host), or null when it cannot in time. */
+async function dial(host: string, port: number): Promise<Deno.TcpConn | null> {
+  const hostname = host.startsWith("[") ? host.slice(1, -1) : host;
+  const attempt = Deno.connect({ hostname, port });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), CONNECT_MS));
+  try {
+    const conn = await Promise.race([attempt, late]);
+    if (conn === null) attempt.then((c) => c.close(), () => {});
+    // relayed bytes go out as they come: Nagle's wait would add a delayed ACK's 40 ms per turn
+    conn?.setNoDelay(true);
+    return conn;
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The `host`, `port` of an authority `host:port` or `[v6]:port`, or null. */
+function authority(
+  text: string,
+  defaultPort: number | null,
+): { host: string; port: number } | null {
+  const m = /^(\[[^\]]*\]|[^:\[\]]*)(?::(\d{1,5}))?$/.exec(text);
+  if (m === null) return null;
+  const port = m[2] === undefined ? defaultPort : Number(m[2]);
+  if (port === null || port < 1 || port > 65535) return null;
+  const host = canonicalHost(m[1]);
+  return host === null ? null : { host, port };
+}
+
+/** An HTTP response with a plain-text body that closes the connection. */
+function response(status: string, body: string): Uint8Array {
+  const bytes = encoder.encode(body);
+  return encoder.encode(
+    `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Where the blank line ending an HTTP head starts in `bytes`, or -1. */
+function headEnd(bytes: Uint8Array): number {
+  for (let i = 0; i + 3 < bytes.length; i++) {
+    if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Headers the proxy consumes or replaces before forwarding a request: `Host` becomes the URI's
+ * authority, so a server hosting many names (a CDN) serves the granted one, never another named
+ * only in the header.
+ */
+const HOP_HEADERS = /^(proxy-connection|proxy-authorization|connection|keep-alive|host):/i;
+
+/** The kernel's proxy: its sockets, and who watches for refusals. */
+export class NetProxy {
+  #endpoints = new Map<string, Endpoint>();
+  /** The refusals each watching run collects, by (session, principal). */
+  #watchers = new Map<string, Set<Set<string>>>();
+  #connections = 0;
+  #closed = false;
+
+  constructor(
+    /** A private directory of the kernel, where each socket's own directory is made. */
+    private readonly parent: string,
+    private readonly publish: Publish,
+  ) {}
+
+  /**
+   * The host directory holding the Unix socket of the proxy for `net` in `session` (bound into
+   * the sandbox); its listener starts on the first call.
+   */
+  endpoint(session: string, net: SandboxNet): string {
+    if (this.#closed) throw new Error("the kernel is shutting down");
+    const key = JSON.stringify([session, net.principal, net.grants]);
+    const known = this.#endpoints.get(key);
+    if (known !== undefined) return known.dir;
+    const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: "net-" });
+    const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
+    const endpoint = { session, net, dir, listener };
+    this.#endpoints.set(key, endpoint);
+    this.#accept(endpoint);
+    return dir;
+  }
+
+  /**
+   * Starts collecting the refusals of `principal` in `session`; the returned function stops and
+   * gives the distinct `host:port`s refused meanwhile (at most 100).
+   */
+  watch(session: string, principal: string): () => string[] {
+    const key = JSON.stringify([session, principal]);
+    const refused = new Set<string>();
+    let set = this.#watchers.get(key);
+    if (set === undefined) this.#watchers.set(key, set = new Set());
+    set.add(refused);
+    return () => {
+      set!.delete(refused);
+      if (set!.size === 0) this.#watchers.delete(key);
+      return [...refused];
+    };
+  }
+
+  /** Closes the session's sockets (its sandboxes are gone). */
+  drop(session: string): void {
+    for (const [key, endpoint] of this.#endpoints) {
+      if (endpoint.session === session) this.#close(key, endpoint);
+    }
+  }
+
+  /** Closes every socket; no new one is made. */
+  closeAll(): void {
+    this.#closed = true;
+    for (const [key, endpoint] of this.#endpoints) this.#close(key, endpoint);
+  }
+
+  #close(key: string, endpoint: Endpoint): void {
+    this.#endpoints.delete(key);
+    try {
+      endpoint.listener.close();
+    } catch {
+      // closed already
+    }
+    try {
+      Deno.removeSync(endpoint.dir, { recursive: true });
+    } catch {
+      // gone already
+    }
+  }
+
+  async #accept(endpoint: Endpoint): Promise<void> {
+    try {
+      for await (const conn of endpoint.listener) {
+        if (this.#connections >= CONNECTION_LIMIT) {
+          closeQuietly(conn);
+          continue;
+        }
+        this.#connections++;
+        this.#serve(endpoint, conn).finally(() => this.#connections--);
+      }
+    } catch {
+      // the listener was closed
+    }
+  }
+
+  /** Serves one client: its protocol told by its first byte (5: SOCKS5, else HTTP). */
+  async #serve(endpoint: Endpoint, client: Deno.Conn): Promise<void> {
+    const head = new Head(client);
+    const timer = setTimeout(() => closeQuietly(client), HANDSHAKE_MS);
+    let upstream: Deno.Conn | null = null;
+    try {
+      if (!(await head.fill(1))) return;
+      upstream = head.buf[0] === 5
+        ? await this.#socks(endpoint, client, head)
+        : await this.#http(endpoint, client, head);
+      clearTimeout(timer);
+      if (upstream !== null) await relay(client, upstream);
+    } catch {
+      // the client went away or sent what no protocol allows
+    } finally {
+      clearTimeout(timer);
+      closeQuietly(client);
+      closeQuietly(upstream);
+    }
+  }
+
+  /**
+   * A connection to `host:port` when it is granted and a name led to no address it may not
+   * ({@link resolvedAddressDenied}); "refused" (published and collected) when not; null when the
+   * destination cannot be reached.
+   */
+  async #connect(
+    endpoint: Endpoint,
+    host: string,
+    port: number,
+  ): Promise<Deno.Conn | "refused" | null> {
+    const { grants } = endpoint.net;
+    const canon = canonicalHost(host);
+    if (canon === null || !destinationGranted(grants, canon, port)) {
+      this.#refuse(endpoint, host, port);
+      return "refused";
+    }
+    const conn = await dial(canon, port);
+    if (conn === null || canon.startsWith("[") || /^[\d.]+$/.test(canon)) return conn;
+    if (resolvedAddressDenied(grants, canon, (conn.remoteAddr as Deno.NetAddr).hostname, port)) {
+      closeQuietly(conn);
+      this.#refuse(endpoint, host, port);
+      return "refused";
+    }
+    return conn;
+  }
+
+  /** Publishes a refusal of `host:port` on `net.<session>` and hands it to the runs watching. */
+  #refuse(endpoint: Endpoint, host: string, port: number): void {
+    const { session, net } = endpoint;
+    this.publish(`net.${session}`, {
+      principal: net.principal,
+      host: canonicalHost(host) ?? host,
+      port,
+      at: Number(nowNs()),
+    });
+    const text = destinationText(host, port);
+    for (const refused of this.#watchers.get(JSON.stringify([session, net.principal])) ?? []) {
+      if (refused.size < REFUSED_LIMIT) refused.add(text);
+    }
+  }
+
+  /** SOCKS5 (RFC 1928) without authentication: the upstream once connected, else null. */
+  async #socks(endpoint: Endpoint, client: Deno.Conn, head: Head): Promise<Deno.Conn | null> {
+    if (!(await head.fill(2)) || !(await head.fill(2 + head.buf[1]))) return null;
+    const methods = head.take(2 + head.buf[1]).subarray(2);
+    if (!methods.includes(0)) {
+      await writeAll(client, new Uint8Array([5, 0xff]));
+      return null;
+    }
+    await writeAll(client, new Uint8Array([5, 0]));
+    if (!(await head.fill(5))) return null;
+    const [version, command, , type] = head.buf;
+    const addressLength = type === 1 ? 4 : type === 4 ? 16 : type === 3 ? 1 + head.buf[4] : -1;
+    const reply = (code: number) =>
+      writeAll(client, new Uint8Array([5, code, 0, 1, 0, 0, 0, 0, 0, 0]));
+    if (version !== 5 || addressLength < 0) {
+      await reply(8); // address type not supported
+      return null;
+    }
+    if (!(await head.fill(4 + addressLength + 2))) return null;
+    const request = head.take(4 + addressLength + 2);
+    const address = request.subarray(4, 4 + addressLength);
+    const port = (request[4 + addressLength] << 8) | request[5 + addressLength];
+    let host: string;
+    if (type === 1) host = address.join(".");
+    else if (type === 3) host = decoder.decode(address.subarray(1));
+    else {
+      const groups = [];
+      for (let i = 0; i < 16; i += 2) {
+        groups.push(((address[i] << 8) | address[i + 1]).toString(16));
+      }
+      host = `[${groups.join(":")}]`;
+    }
+    if (command !== 1) {
+      await reply(7); // command not supported
+      return null;
+    }
+    const upstream = await this.#connect(endpoint, host, port);
+    if (upstream === "refused") {
+      await reply(2); // connection not allowed by ruleset
+      return null;
+    }
+    if (upstream === null) {
+      await reply(5); // connection refused
+      return null;
+    }
+    await reply(0);
+    if (head.buf.length > 0) await writeAll(upstream, head.take(head.buf.length));
+    return upstream;
+  }
+
+  /** HTTP proxying: `CONNECT host:port` tunnels, `http://` absolute URIs are forwarded. */
+  async #http(endpoint: Endpoint, client: Deno.Conn, head: Head): Promise<Deno.Conn | null> {
+    let end = -1;
+    for (let n = 1; end < 0; n = head.buf.length + 1) {
+      if (!(await head.fill(n))) {
+        if (head.buf.length >= HEAD_LIMIT) {
+          await writeAll(client, response("431 Request Header Fields Too Large", "too long\n"));
+        }
+        return null;
+      }
+      end = headEnd(head.buf);
+    }
+    const [requestLine, ...headers] = decoder.decode(head.take(end + 4).subarray(0, end))
+      .split("\r\n");
+    const [method, target, version] = requestLine.split(" ");
+    const bad = async (why: string) => {
+      await writeAll(client, response("400 Bad Request", `shoal proxy: ${why}\n`));
+      return null;
+    };
+    if (version === undefined || !/^HTTP\/1\.[01]$/.test(version)) return await bad("not HTTP/1.x");
+    let destination: { host: string; port: number } | null;
+    let forwarded: string | null = null;
+    if (method === "CONNECT") {
+      destination = authority(target, null);
+      if (destination === null) return await bad("CONNECT needs host:port");
+    } else {
+      const m = /^http:\/\/([^/?#]*)(.*)$/i.exec(target);
+      if (m === null) return await bad("only http:// URLs and CONNECT are proxied");
+      destination = authority(m[1].slice(m[1].lastIndexOf("@") + 1), 80);
+      if (destination === null) return await bad("no host in the URL");
+      const kept = headers.filter((line) => !HOP_HEADERS.test(line));
+      const path = m[2].startsWith("/") ? m[2] : `/${m[2]}`;
+      const host = `Host: ${m[1].slice(m[1].lastIndexOf("@") + 1)}`;
+      forwarded = [`${method} ${path} ${version}`, host, ...kept, "Connection: close", "", ""]
+        .join("\r\n");
+    }
+    const { host, port } = destination;
+    const upstream = await this.#connect(endpoint, host, port);
+    if (upstream === "refused") {
+      const named = destinationText(host, port);
+      await writeAll(
+        client,
+        response(
+          "403 Forbidden",
+          `shoal: ${named} is not in the net_connect grants of ${endpoint.net.principal}\n`,
+        ),
+      );
+      return null;
+    }
+    if (upstream === null) {
+      await writeAll(
+        client,
+        response("502 Bad Gateway", `shoal: cannot connect to ${host}:${port}\n`),
+      );
+      return null;
+    }
+    if (forwarded === null) {
+      await writeAll(client, encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
+    } else {
+      await writeAll(upstream, encoder.encode(forwarded));
+    }
+    if (head.buf.length > 0) await writeAll(upstream, head.take(head.buf.length));
+    return upstream;
+  }
+}

@@ -1,0 +1,65 @@
+/** Destination matching of the proxy (P-NET-1): P-EVAL-1's matcher, IP literals, loopback ports. */
+import assert from "node:assert/strict";
+import {
+  canonicalHost,
+  destinationGranted,
+  resolvedAddressDenied,
+  sandboxNet,
+} from "../../../src/kernel/net/destinations.ts";
+
+Deno.test("names match grants as P-EVAL-1 matches them: host globs and ports, case-insensitive", () => {
+  const grants = ["github.com:443", "*.githubusercontent.com:443", "registry.npmjs.org:*"];
+  assert.equal(destinationGranted(grants, "GitHub.com", 443), true);
+  assert.equal(destinationGranted(grants, "github.com", 80), false);
+  assert.equal(destinationGranted(grants, "raw.githubusercontent.com", 443), true);
+  assert.equal(destinationGranted(grants, "evil.com", 443), false);
+  assert.equal(destinationGranted(grants, "registry.npmjs.org", 8443), true);
+  assert.equal(destinationGranted(grants, "github.com.evil.com", 443), false);
+});
+
+Deno.test("an IP literal matches only a grant naming that IP, however it is spelled", () => {
+  assert.equal(destinationGranted(["*:443"], "10.0.0.1", 443), false);
+  assert.equal(destinationGranted(["*:*"], "169.254.169.254", 80), false);
+  assert.equal(destinationGranted(["*:*"], "[::1]", 80), false);
+  assert.equal(destinationGranted(["127.0.0.2:80"], "127.0.0.2", 80), true);
+  assert.equal(destinationGranted(["127.0.0.2:80"], "2130706434", 80), true);
+  assert.equal(destinationGranted(["127.0.0.2:80"], "0x7f.0.0.2", 80), true);
+  assert.equal(destinationGranted(["[::1]:5432"], "0:0::1", 5432), true);
+  assert.equal(destinationGranted(["*.0.0.1:80"], "127.0.0.1", 80), false);
+  assert.equal(canonicalHost("a b"), null);
+  assert.equal(destinationGranted(["*:*"], "user@host", 80), false);
+});
+
+Deno.test("a granted name may not lead to the host's own or link-local addresses unless granted so", () => {
+  assert.equal(
+    resolvedAddressDenied(["*.example.com:443"], "a.example.com", "127.0.0.1", 443),
+    true,
+  );
+  assert.equal(resolvedAddressDenied(["*:80"], "meta.example", "169.254.169.254", 80), true);
+  assert.equal(resolvedAddressDenied(["*:80"], "x.example", "::ffff:127.0.0.1", 80), true);
+  assert.equal(resolvedAddressDenied(["*:443"], "github.com", "140.82.121.4", 443), false);
+  assert.equal(resolvedAddressDenied(["localhost:8080"], "localhost", "127.0.0.1", 8080), false);
+  assert.equal(resolvedAddressDenied(["*:8080"], "localhost", "127.0.0.1", 8080), true);
+  assert.equal(
+    resolvedAddressDenied(["db.local:5432", "127.0.0.1:5432"], "db.local", "127.0.0.1", 5432),
+    false,
+  );
+});
+
+Deno.test("loopback grants with an explicit port are forwarded; the proxy's port avoids them", () => {
+  assert.equal(sandboxNet("agent:a", []), null);
+  const net = sandboxNet("agent:a", [
+    "127.0.0.1:3128",
+    "localhost:8080",
+    "[::1]:5432",
+    "127.0.0.1:*",
+    "127.0.0.2:80",
+    "github.com:443",
+  ])!;
+  assert.deepEqual(net.forwards, [
+    { listen: "127.0.0.1", port: 3128, host: "127.0.0.1" },
+    { listen: "127.0.0.1", port: 8080, host: "localhost" },
+    { listen: "::1", port: 5432, host: "::1" },
+  ]);
+  assert.equal(net.port, 3129);
+});

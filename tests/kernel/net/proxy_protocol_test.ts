@@ -1,0 +1,119 @@
+/**
+ * The proxy's protocols and bounds on its Unix socket (P-NET-1, P-NET-2): HTTP forwarding and
+ * refusals, SOCKS5 replies, an oversized head, and the refusals a watching run collects.
+ */
+import assert from "node:assert/strict";
+import { sandboxNet } from "../../../src/kernel/net/destinations.ts";
+import { PROXY_SOCKET } from "../../../src/kernel/net/forwarder.ts";
+import { NetProxy } from "../../../src/kernel/net/proxy.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Everything `conn` sends until it closes (or 64 KiB). */
+async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
+  const chunks: number[] = [];
+  const buf = new Uint8Array(4096);
+  while (chunks.length < 65536) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) break;
+    chunks.push(...buf.subarray(0, n));
+  }
+  return new Uint8Array(chunks);
+}
+
+async function withProxy(
+  body: (
+    talk: (bytes: Uint8Array) => Promise<Uint8Array>,
+    events: unknown[],
+    proxy: NetProxy,
+    port: number,
+  ) => Promise<void>,
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    const server = Deno.serve(
+      { hostname: "127.0.0.2", port: 0, onListen: () => {} },
+      (req) =>
+        new Response(
+          `path ${new URL(req.url).pathname} proxy-header ${
+            req.headers.has("proxy-connection")
+          } host ${req.headers.get("host")}\n`,
+        ),
+    );
+    const events: unknown[] = [];
+    const proxy = new NetProxy(dir, (channel, payload) => events.push({ channel, payload }));
+    const port = server.addr.port;
+    const socket = `${
+      proxy.endpoint("s", sandboxNet("agent:a", [`127.0.0.2:${port}`])!)
+    }/${PROXY_SOCKET}`;
+    const talk = async (bytes: Uint8Array) => {
+      const conn = await Deno.connect({ transport: "unix", path: socket });
+      await conn.write(bytes);
+      const answer = await readAll(conn);
+      conn.close();
+      return answer;
+    };
+    try {
+      await body(talk, events, proxy, port);
+    } finally {
+      proxy.closeAll();
+      await server.shutdown();
+    }
+  });
+}
+
+Deno.test("HTTP: a granted absolute URI is forwarded in origin form without proxy headers, its Host the URI's; another is 403 and published", async () => {
+  await withProxy(async (talk, events, proxy, port) => {
+    const stop = proxy.watch("s", "agent:a");
+    const ok = decoder.decode(
+      await talk(encoder.encode(
+        `GET http://127.0.0.2:${port}/a?b HTTP/1.1\r\nHost: other.example\r\nProxy-Connection: keep-alive\r\n\r\n`,
+      )),
+    );
+    assert.match(ok, /^HTTP\/1\.1 200/);
+    assert.match(ok, new RegExp(`path /a proxy-header false host 127\\.0\\.0\\.2:${port}\n`));
+    const refused = decoder.decode(
+      await talk(encoder.encode(`GET http://example.com:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`)),
+    );
+    assert.match(refused, /^HTTP\/1\.1 403 Forbidden/);
+    assert.match(refused, /example\.com:\d+ is not in the net_connect grants of agent:a/);
+    const connect = decoder.decode(
+      await talk(encoder.encode(`CONNECT 10.0.0.1:443 HTTP/1.1\r\n\r\n`)),
+    );
+    assert.match(connect, /^HTTP\/1\.1 403/);
+    assert.deepEqual(stop(), [`example.com:${port}`, "10.0.0.1:443"]);
+    assert.deepEqual(
+      events.map((e) => {
+        const { channel, payload } = e as { channel: string; payload: Record<string, unknown> };
+        return [channel, payload.principal, payload.host, payload.port];
+      }),
+      [["net.s", "agent:a", "example.com", port], ["net.s", "agent:a", "10.0.0.1", 443]],
+    );
+    const bad = decoder.decode(await talk(encoder.encode(`GET https://x/ HTTP/1.1\r\n\r\n`)));
+    assert.match(bad, /^HTTP\/1\.1 400/);
+  });
+});
+
+Deno.test("a request head past 16 KiB is answered 431 and closed, never buffered on", async () => {
+  await withProxy(async (talk) => {
+    const head = `GET http://127.0.0.2/ HTTP/1.1\r\nX: ${"a".repeat(20000)}\r\n\r\n`;
+    assert.match(decoder.decode(await talk(encoder.encode(head))), /^HTTP\/1\.1 431/);
+  });
+});
+
+Deno.test("SOCKS5: no-auth only, CONNECT only, reply 2 for a destination not granted, 0 for a granted one", async () => {
+  await withProxy(async (talk, _events, _proxy, port) => {
+    assert.deepEqual([...await talk(new Uint8Array([5, 1, 2]))], [5, 0xff]);
+    const name = encoder.encode("example.com");
+    const request = (cmd: number, host: Uint8Array, p: number) =>
+      new Uint8Array([5, 1, 0, 5, cmd, 0, 3, host.length, ...host, p >> 8, p & 255]);
+    assert.deepEqual([...await talk(request(1, name, 443))].slice(0, 4), [5, 0, 5, 2]);
+    assert.deepEqual([...await talk(request(2, name, 443))].slice(0, 4), [5, 0, 5, 7]);
+    const granted = encoder.encode("127.0.0.2");
+    const get = encoder.encode(`GET /s HTTP/1.0\r\n\r\n`);
+    const answer = await talk(new Uint8Array([...request(1, granted, port), ...get]));
+    assert.deepEqual([...answer.subarray(0, 4)], [5, 0, 5, 0]);
+    assert.match(decoder.decode(answer.subarray(12)), /path \/s/);
+  });
+});

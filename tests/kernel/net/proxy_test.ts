@@ -1,0 +1,382 @@
+/**
+ * Network by destination (SPEC §7.9, P-NET-1..2): a sandboxed token principal reaches exactly its
+ * granted `host:port`s through the kernel's proxy, with real bwrap, real curl, python3, git and
+ * the real kernel; servers listen on loopback only (127.0.0.1, 127.0.0.2).
+ */
+import assert from "node:assert/strict";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { exec } from "../../_support/exec.ts";
+import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import { waitUntil } from "../../_support/wait.ts";
+import { createToken, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+
+/** An agent that may run anything in its project, with `net` as its `net_connect` grants. */
+function agent(net: string[]): Rec {
+  return {
+    fs: { read: ["~/proj/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
+    net_connect: net,
+    proc_spawn: ["*"],
+    opaque: "allow",
+    auto_apply: "in-grant",
+    session_write: true,
+    env_read: ["*"],
+    env_write: ["*"],
+    sandbox: true,
+  };
+}
+
+/** The local servers of a test: HTTP and HTTPS on 127.0.0.2, a git repository, a raw TCP port. */
+interface Servers {
+  http: number;
+  https: number;
+  /** A raw TCP server on 127.0.0.1 that answers `pong` to every connection. */
+  raw: number;
+  /** A raw TCP server on ::1 that answers `six`. */
+  raw6: number;
+  /** The CA file curl and python trust for the HTTPS server (its self-signed certificate). */
+  cert: string;
+}
+
+async function run(cmd: string, args: string[], cwd?: string): Promise<void> {
+  const r = await new Deno.Command(cmd, { args, cwd, stdout: "null", stderr: "piped" }).output();
+  if (!r.success) {
+    throw new Error(`${cmd} ${args.join(" ")}: ${new TextDecoder().decode(r.stderr)}`);
+  }
+}
+
+/** Serves `root` (files) over HTTP on 127.0.0.2, plus `/hello` and a fake npm registry document. */
+function handler(root: string): (req: Request) => Promise<Response> {
+  return async (req) => {
+    const path = new URL(req.url).pathname;
+    if (path === "/hello") return new Response("hello\n");
+    if (path === "/registry/tiny-pkg") {
+      return Response.json({
+        name: "tiny-pkg",
+        "dist-tags": { latest: "1.0.0" },
+        versions: { "1.0.0": { name: "tiny-pkg", version: "1.0.0" } },
+      });
+    }
+    try {
+      return new Response(await Deno.readFile(`${root}${decodeURIComponent(path)}`));
+    } catch {
+      return new Response("not found\n", { status: 404 });
+    }
+  };
+}
+
+async function withServers(dir: string, body: (s: Servers) => Promise<void>): Promise<void> {
+  // a bare repository served over dumb HTTP
+  await run("git", ["init", "-q", "--bare", `${dir}/www/repo.git`]);
+  await run("git", ["init", "-q", `${dir}/work`]);
+  await Deno.writeTextFile(`${dir}/work/README`, "from the proxy\n");
+  await run("git", ["-C", `${dir}/work`, "add", "README"]);
+  await run("git", [
+    "-C",
+    `${dir}/work`,
+    "-c",
+    "user.name=t",
+    "-c",
+    "user.email=t@t",
+    "commit",
+    "-qm",
+    "one",
+  ]);
+  await run("git", ["-C", `${dir}/work`, "push", "-q", `${dir}/www/repo.git`, "HEAD:master"]);
+  await run("git", ["-C", `${dir}/www/repo.git`, "update-server-info"]);
+  await run("openssl", [
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=127.0.0.2",
+    "-addext",
+    "subjectAltName=IP:127.0.0.2",
+    "-keyout",
+    `${dir}/key.pem`,
+    "-out",
+    `${dir}/cert.pem`,
+  ]);
+  const serve = handler(`${dir}/www`);
+  const quiet = { onListen: () => {} };
+  const http = Deno.serve({ hostname: "127.0.0.2", port: 0, ...quiet }, serve);
+  const https = Deno.serve({
+    hostname: "127.0.0.2",
+    port: 0,
+    cert: await Deno.readTextFile(`${dir}/cert.pem`),
+    key: await Deno.readTextFile(`${dir}/key.pem`),
+    ...quiet,
+  }, serve);
+  const answering = (hostname: string, answer: string) => {
+    const listener = Deno.listen({ hostname, port: 0 });
+    const accepting = (async () => {
+      for await (const conn of listener) {
+        conn.write(new TextEncoder().encode(answer)).finally(() => conn.close());
+      }
+    })().catch(() => {});
+    return { listener, accepting, port: (listener.addr as Deno.NetAddr).port };
+  };
+  const raw = answering("127.0.0.1", "pong\n");
+  const raw6 = answering("::1", "six\n");
+  try {
+    await body({
+      http: http.addr.port,
+      https: https.addr.port,
+      raw: raw.port,
+      raw6: raw6.port,
+      cert: `${dir}/cert.pem`,
+    });
+  } finally {
+    raw.listener.close();
+    raw6.listener.close();
+    await Promise.all([http.shutdown(), https.shutdown(), raw.accepting, raw6.accepting]);
+  }
+}
+
+interface World {
+  k: TestKernel;
+  box: Sandbox;
+  proj: string;
+  s: Servers;
+  attach(principal: string): Promise<RpcConnection>;
+}
+
+async function world(
+  principals: (s: Servers) => Rec,
+  body: (w: World) => Promise<void>,
+): Promise<void> {
+  const box = await sandbox();
+  const proj = `${box.dir}/home/proj`;
+  await Deno.mkdir(proj);
+  let k: TestKernel | undefined;
+  try {
+    await withServers(box.dir, async (s) => {
+      const policy = principals(s);
+      const tokens: Record<string, string> = {};
+      for (const p of Object.keys(policy)) tokens[p] = (await createToken(box, p, p)).secret;
+      k = await startKernel(["--policy", await writePolicy(box, policy)], box);
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const kernel = k;
+      await body({ k, box, proj, s, attach: (p) => kernel.attach("work", tokens[p]) });
+    });
+  } finally {
+    if (k) await k.cleanup();
+    else await box.cleanup();
+  }
+}
+
+/**
+ * The outcome of `src` run in value position, hidden from the static analysis (an opaque `eval`,
+ * which the agents' `opaque: allow` lets run): the sandbox's network is what is tested.
+ */
+async function outcome(conn: RpcConnection, src: string): Promise<Rec> {
+  const hidden = `eval "$(echo ${btoa(src)} | base64 -d)"`;
+  return (await exec(conn, hidden, { position: "value" })).value as Rec;
+}
+
+function text(value: unknown): string {
+  return ((value as Rec).v as string) ?? "";
+}
+
+hostTest(
+  "a principal granted one host:port reaches it with curl, python3 urllib, git and npm; nothing else gets out, and each refusal is in net_refused and on net.<session>",
+  NEEDS_TIER_B,
+  async () => {
+    await world(
+      (s) => ({ "agent:n": agent([`127.0.0.2:${s.http}`, `127.0.0.2:${s.https}`]) }),
+      async (w) => {
+        const conn = await w.attach("agent:n");
+        const { http, https, raw, cert } = w.s;
+        const cp = `cp ${cert} ${w.proj}/ca.pem`;
+        await outcome(await w.k.attach("work"), cp);
+
+        const viaCurl = await outcome(conn, `curl -sS http://127.0.0.2:${http}/hello`);
+        assert.equal(text(viaCurl.out), "hello\n", text(viaCurl.err));
+        assert.equal(viaCurl.net_refused, undefined);
+        const tls = await outcome(
+          conn,
+          `curl -sS --cacert ca.pem https://127.0.0.2:${https}/hello`,
+        );
+        assert.equal(text(tls.out), "hello\n", text(tls.err));
+        const py = await outcome(
+          conn,
+          `python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.2:${http}/hello').read().decode(), end='')"`,
+        );
+        assert.equal(text(py.out), "hello\n", text(py.err));
+        const git = await outcome(
+          conn,
+          `git clone -q http://127.0.0.2:${http}/repo.git cloned && cat cloned/README`,
+        );
+        assert.equal(text(git.out), "from the proxy\n", text(git.err));
+        const npm = await outcome(
+          conn,
+          `HOME=$PWD npm view --registry http://127.0.0.2:${http}/registry/ tiny-pkg version`,
+        );
+        assert.equal(text(npm.out).trim(), "1.0.0", text(npm.err));
+
+        // the proxy variables were the run's only: the session does not keep them
+        const env = await outcome(conn, `echo "[\${HTTP_PROXY-unset}]"`);
+        assert.match(text(env.out), /^\[http:\/\/127\.0\.0\.1:\d+\]\n$/);
+        const human = await w.k.attach("work");
+        const after = await outcome(human, `echo "[\${HTTP_PROXY-unset}]"`);
+        assert.equal(text(after.out), "[unset]\n");
+
+        // another port, another name, an IP spelled otherwise: refused by the proxy
+        const refused = await outcome(
+          conn,
+          `curl -sS -o /dev/null -w '%{http_code}\\n' http://127.0.0.2:${raw}/; ` +
+            `curl -sS -o /dev/null -w '%{http_code}\\n' http://localhost:${http}/; ` +
+            `curl -sS -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:${http}/; ` +
+            `curl -sS --socks5-hostname 127.0.0.1:\${HTTP_PROXY##*:} http://localhost:${https}/ ; ` +
+            `curl -sS -o /dev/null -w '%{http_code}\\n' http://2130706434:${http}/hello`,
+        );
+        assert.equal(
+          text(refused.out).split("\n").filter((l) => l !== "").join(" "),
+          "403 403 403 200",
+        );
+        assert.match(text(refused.err), /not allowed|refused|SOCKS/i);
+        assert.deepEqual(
+          [...(refused.net_refused as string[])].sort(),
+          [`127.0.0.1:${http}`, `127.0.0.2:${raw}`, `localhost:${http}`, `localhost:${https}`]
+            .sort(),
+        );
+        const events = await conn.request("events.read", { channel: "net.work" }) as Rec;
+        const payloads = (events.events as Rec[]).map((e) => e.payload as Rec);
+        assert.ok(
+          payloads.some((p) =>
+            p.principal === "agent:n" && p.host === "localhost" && p.port === http &&
+            typeof p.at === "number"
+          ),
+          JSON.stringify(payloads),
+        );
+        assert.equal(payloads.length, 4);
+
+        // raw TCP, UDP and IPv6 that ignore the proxy have no route
+        const rawTcp = await outcome(
+          conn,
+          `(exec 3<>/dev/tcp/127.0.0.2/${http}) 2>&1 && echo bash-open; ` +
+            `python3 -c "import socket; socket.create_connection(('127.0.0.2', ${http}), 3); print('py-open')" 2>&1; ` +
+            `python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.2', 53)); s.settimeout(1); s.recvfrom(10); print('udp-answered')" 2>&1; ` +
+            `python3 -c "import socket; socket.create_connection(('::1', ${http}), 3); print('v6-open')" 2>&1; ` +
+            `getent hosts example.com || echo no-dns`,
+        );
+        const out = text(rawTcp.out);
+        for (const opened of ["bash-open", "py-open", "udp-answered", "v6-open"]) {
+          assert.ok(!out.includes(opened), out);
+        }
+        assert.match(out, /no-dns/);
+      },
+    );
+  },
+);
+
+hostTest(
+  "a principal with no net_connect grant has no proxy and no route",
+  NEEDS_TIER_B,
+  async () => {
+    await world(() => ({ "agent:c": agent([]) }), async (w) => {
+      const conn = await w.attach("agent:c");
+      const r = await outcome(
+        conn,
+        `echo "[\${HTTP_PROXY-unset}]"; ls /dev/shoal-net 2>&1 || true; curl -sS -m 5 http://127.0.0.2:${w.s.http}/hello`,
+      );
+      assert.equal(r.ok, false);
+      assert.match(text(r.out), /^\[unset\]\n.*No such file/s);
+      assert.equal(r.net_refused, undefined);
+    });
+  },
+);
+
+hostTest(
+  "a loopback grant with an explicit port is forwarded as raw TCP; a port-wildcard loopback grant is not",
+  NEEDS_TIER_B,
+  async () => {
+    await world(
+      (s) => ({
+        "agent:f": agent([`127.0.0.1:${s.raw}`]),
+        "agent:w": agent(["127.0.0.1:*"]),
+        "agent:6": agent([`[::1]:${s.raw6}`, `localhost:${s.raw}`]),
+      }),
+      async (w) => {
+        const src =
+          `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', ${w.s.raw}), 5); print(s.recv(10).decode(), end='')"`;
+        const forwarded = await outcome(await w.attach("agent:f"), src);
+        assert.equal(text(forwarded.out), "pong\n", text(forwarded.err));
+        const bash = await outcome(
+          await w.attach("agent:f"),
+          `exec 3<>/dev/tcp/127.0.0.1/${w.s.raw}; head -c 5 <&3`,
+        );
+        assert.equal(text(bash.out), "pong\n", text(bash.err));
+        const wildcard = await outcome(await w.attach("agent:w"), src);
+        assert.equal(wildcard.ok, false);
+        assert.match(text(wildcard.err), /Connection refused/);
+        // IPv6 loopback and the name localhost, each granted with its port
+        const six = await outcome(
+          await w.attach("agent:6"),
+          `python3 -c "import socket; s=socket.create_connection(('::1', ${w.s.raw6}), 5); print(s.recv(10).decode(), end='')"; ` +
+            `python3 -c "import socket; s=socket.create_connection(('localhost', ${w.s.raw}), 5); print(s.recv(10).decode(), end='')"`,
+        );
+        assert.equal(text(six.out), "six\npong\n", text(six.err));
+      },
+    );
+  },
+);
+
+hostTest(
+  "a run of an approved plan (plan.apply) goes through the proxy too: the approved connection works, another is refused",
+  NEEDS_TIER_B,
+  async () => {
+    // a net_connect outside the grants is denied (P-EVAL-1), never approved: an approved plan's
+    // connections are among the grants
+    const asker = (s: Servers) => ({
+      "agent:p": { ...agent([`127.0.0.2:${s.https}`]), auto_apply: "never" },
+    });
+    await world(asker, async (w) => {
+      const { http, https, cert } = w.s;
+      await Deno.copyFile(cert, `${w.proj}/ca.pem`);
+      const other = `curl -sS -o /dev/null -w '%{http_code}\\n' http://127.0.0.2:${http}/hello`;
+      const src = `curl -sS --cacert ca.pem https://127.0.0.2:${https}/hello; ` +
+        `eval "$(echo ${btoa(other)} | base64 -d)"`;
+      const conn = await w.attach("agent:p");
+      const asked = await rpcError(exec(conn, src));
+      assert.equal(asked.code, -32011);
+      const planRef = (asked.data as Rec).plan_ref as string;
+      const human = await w.k.attach("work");
+      await human.request("approval.grant", { plan_ref: planRef });
+      const applied = await conn.request("plan.apply", { plan_ref: planRef, position: "value" });
+      const outcome = (applied as Rec).value as Rec;
+      assert.equal(text(outcome.out), "hello\n403\n", text(outcome.err));
+      assert.deepEqual(outcome.net_refused, [`127.0.0.2:${http}`]);
+    });
+  },
+);
+
+hostTest(
+  "a PTY program of a granted principal reaches its destination through the proxy too",
+  NEEDS_TIER_B,
+  async () => {
+    await world((s) => ({ "agent:t": agent([`127.0.0.2:${s.http}`]) }), async (w) => {
+      const conn = await w.attach("agent:t");
+      const script = `curl -sS http://127.0.0.2:${w.s.http}/hello; ` +
+        `curl -sS -o /dev/null -w 'code %{http_code}\\n' http://127.0.0.2:${w.s.https}/; ` +
+        `echo done; sleep 30`;
+      const opened = await conn.request("pty.open", { cmd: "bash", args: ["-c", script] }) as Rec;
+      let screen: string[] = [];
+      const done = await waitUntil(async () => {
+        const r = await conn.request("pty.read", { pty_id: opened.pty_id }) as Rec;
+        screen = r.screen as string[];
+        return screen.some((row) => row.startsWith("done"));
+      }, 10000);
+      await conn.request("pty.close", { pty_id: opened.pty_id });
+      assert.ok(done, screen.join("\n"));
+      assert.deepEqual(screen.filter((row) => /^(hello|code)/.test(row)), ["hello", "code 403"]);
+    });
+  },
+);
