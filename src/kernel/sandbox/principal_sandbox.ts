@@ -21,25 +21,28 @@ function policyGrants(policy: PrincipalPolicy): SandboxGrants {
     read: policy.fs_read,
     write: [...policy.fs_write, ...policy.fs_delete],
     net: policy.net_connect.length > 0 || policy.net_listen.length > 0,
+    writableProtected: policy.writable_protected,
   };
 }
 
 /**
  * `grants` widened by what an approved plan may do (P-SBX-3): the parent directory of each
- * approved write or delete read-write, each approved read read-only, and the network when a
- * connect or listen was approved.
+ * approved write or delete read-write (and the protected path it falls on writable, P-SBX-6),
+ * each approved read read-only, and the network when a connect or listen was approved.
  */
 function withApproved(grants: SandboxGrants, effects: readonly Effect[]): SandboxGrants {
   const read = [...grants.read];
   const write = [...grants.write];
+  const approvedWrites: string[] = [];
   let net = grants.net;
   for (const effect of effects) {
     if (effect.kind === "fs_read") read.push(...effect.paths);
     else if (effect.kind === "fs_write" || effect.kind === "fs_delete") {
       write.push(...effect.paths.map((path) => path.slice(0, path.lastIndexOf("/")) || "/"));
+      approvedWrites.push(...effect.paths);
     } else if (effect.kind === "net_connect" || effect.kind === "net_listen") net = true;
   }
-  return { read, write, net };
+  return { ...grants, read, write, net, approvedWrites };
 }
 
 /**

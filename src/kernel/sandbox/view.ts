@@ -3,6 +3,7 @@
  * which host directories are bound where, read-only or read-write, and what stays masked.
  */
 import { normalizePath } from "../policy/_paths.ts";
+import { type Protection, protection } from "./protected_paths.ts";
 
 /** A principal's file and network grants, as the sandbox needs them. */
 export interface SandboxGrants {
@@ -12,6 +13,10 @@ export interface SandboxGrants {
   write: readonly string[];
   /** Whether the network namespace stays the host's (some `net_connect`/`net_listen` grant). */
   net: boolean;
+  /** Protected names that stay writable (`writable_protected`, P-SBX-6). */
+  writableProtected?: readonly string[];
+  /** Paths an approved plan writes or deletes: a protected path holding one stays writable. */
+  approvedWrites?: readonly string[];
 }
 
 /** A host path shown at the same place in the sandbox. */
@@ -29,6 +34,8 @@ export interface SandboxView {
   /** Visible host paths hidden from the run: directories under an empty tmpfs, files as empty. */
   masks: readonly { path: string; dir: boolean }[];
   net: boolean;
+  /** What stays read-only inside the writable mounts (P-SBX-6). */
+  protection: Protection;
 }
 
 /** Directories every sandboxed run sees read-only, when they exist. */
@@ -139,12 +146,23 @@ export function sandboxView(
     if (real === null || !shown(real)) return [];
     return [{ path: real, dir: Deno.statSync(real).isDirectory }];
   });
+  const writable = mounts.filter((m) => m.writable).map((m) => m.path);
   return {
     mounts,
     links: links.filter(([path]) => !shown(path)),
     masks,
     net: grants.net,
+    protection: withoutApproved(
+      protection(writable, grants.writableProtected ?? []),
+      grants.approvedWrites ?? [],
+    ),
   };
+}
+
+/** `protection` less the protected paths at or above a path of `approved`. */
+function withoutApproved(protection: Protection, approved: readonly string[]): Protection {
+  const paths = protection.paths.filter((p) => !approved.some((path) => isUnder(path, p.path)));
+  return { ...protection, paths };
 }
 
 /** Whether an existing host `path` can be reached inside a run with `view` (P-SBX-3). */
