@@ -10,10 +10,17 @@ import { isPlaceholder } from "./placeholders.ts";
 export const SCAN_DEPTH = 5;
 
 /**
- * Most directories read by one scan of one root: a huge tree (a home directory with caches)
- * keeps the protections found so far and those at the root, rather than stall every exec.
+ * Most directory entries read by one scan of one root: in a huge tree (a home directory with
+ * caches) the protections found so far and those at the root hold, rather than every exec
+ * stalling on the scan.
  */
-export const SCAN_DIR_LIMIT = 20_000;
+export const SCAN_ENTRY_LIMIT = 10_000;
+
+/**
+ * Directories the scan does not enter: installed dependencies, whose nested editor and shell
+ * files no tool of the human's loads, and which are most of a project's directories.
+ */
+const UNSCANNED = ["node_modules"];
 
 /**
  * A path bound read-only over itself; `absent` ones are made first as placeholders, always empty
@@ -46,8 +53,8 @@ function lstat(path: string): Deno.FileInfo | null {
  * The protection of `roots` (real paths of writable mounts), less the `lifted` names: at each
  * root every protected name whether or not it exists (an absent one as a placeholder
  * directory, so it cannot be created), and `.git/hooks`, `.git/config` of a `.git` directory (the `.git` file
- * itself); below a root, down to {@link SCAN_DEPTH} levels, every protected name and `.git`
- * part that exists now. A symlink at a protected name is left as is: binding over it would
+ * itself); below a root, down to {@link SCAN_DEPTH} levels and outside `node_modules`, every
+ * protected name and `.git` part that exists now. A symlink at a protected name is left as is: binding over it would
  * protect its target, not the name.
  */
 export function protection(roots: readonly string[], lifted: readonly string[]): Protection {
@@ -90,14 +97,15 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     if (root === "/") continue; // a writable / is no project: nothing there is protected
     for (const name of [...names, ".git"]) visit(root, root, name, lstat(`${root}/${name}`));
     let level = [root];
-    let read = 0;
+    let seen = 0;
     for (let depth = 1; depth <= SCAN_DEPTH && level.length > 0; depth++) {
       const next: string[] = [];
       for (const dir of level) {
-        if (read++ >= SCAN_DIR_LIMIT) break;
+        if (seen >= SCAN_ENTRY_LIMIT) break;
         let entries: Deno.DirEntry[];
         try {
           entries = [...Deno.readDirSync(dir)];
+          seen += entries.length;
         } catch {
           continue; // unreadable or gone
         }
@@ -105,7 +113,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
           const path = `${dir}/${entry.name}`;
           if (names.includes(entry.name) || entry.name === ".git") {
             if (dir !== root) visit(root, dir, entry.name, lstat(path)); // the root's: done above
-          } else if (entry.isDirectory) next.push(path);
+          } else if (entry.isDirectory && !UNSCANNED.includes(entry.name)) next.push(path);
         }
       }
       level = next;
