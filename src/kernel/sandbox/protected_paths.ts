@@ -38,6 +38,11 @@ export interface Protection {
   paths: readonly ProtectedPath[];
   /** Directories between a writable root and a protected path, bound writable over themselves. */
   pins: readonly string[];
+  /**
+   * Absent protected paths an approved plan writes: left unbound, and no other sandbox may
+   * hold a placeholder there while the plan runs.
+   */
+  lifted?: readonly string[];
 }
 
 /** The entry at `path` without following a final symlink, or null when there is none. */

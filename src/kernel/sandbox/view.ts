@@ -3,7 +3,7 @@
  * which host directories are bound where, read-only or read-write, and what stays masked.
  */
 import { normalizePath } from "../policy/_paths.ts";
-import { type Protection, protection } from "./protected_paths.ts";
+import { type ProtectedPath, type Protection, protection } from "./protected_paths.ts";
 
 /** A principal's file and network grants, as the sandbox needs them. */
 export interface SandboxGrants {
@@ -161,8 +161,13 @@ export function sandboxView(
 
 /** `protection` less the protected paths at or above a path of `approved`. */
 function withoutApproved(protection: Protection, approved: readonly string[]): Protection {
-  const paths = protection.paths.filter((p) => !approved.some((path) => isUnder(path, p.path)));
-  return { ...protection, paths };
+  const lifted = (p: ProtectedPath) => approved.some((path) => isUnder(path, p.path));
+  if (!protection.paths.some(lifted)) return protection;
+  return {
+    ...protection,
+    paths: protection.paths.filter((p) => !lifted(p)),
+    lifted: protection.paths.filter((p) => lifted(p) && p.absent).map((p) => p.path),
+  };
 }
 
 /** Whether an existing host `path` can be reached inside a run with `view` (P-SBX-3). */

@@ -234,8 +234,11 @@ hostTest(
           "(mv sub x && mkdir -p sub/a/b/c && echo evil > sub/a/b/c/.envrc) 2>/dev/null",
           "(mv sub/a/b sub/a/z && mkdir -p sub/a/b/c && echo evil > sub/a/b/c/.envrc) 2>/dev/null",
           "(rm -rf sub; mkdir -p sub/a/b/c; echo evil > sub/a/b/c/.envrc) 2>/dev/null",
+          "echo moved > sub/a/m && mv sub/a/m m",
         ].join("\n"),
       );
+      assert.equal(read(`${proj}/m`), "moved\n", "a mv out of a pinned directory copies");
+      assert.equal(read(`${proj}/sub/a/m`), null);
       assert.equal(read(`${proj}/.git/hooks/pre-commit`), null);
       assert.equal(read(`${proj}/g`), null);
       assert.ok(read(`${proj}/.git/config`)!.includes("[core]"));
@@ -314,6 +317,26 @@ hostTest(
       await exec(agent, "echo x > .envrc");
       assert.equal(read(`${proj}/.envrc`), "x\n");
       assert.equal((await rpcError(exec(agent, "echo x > .mcp.json"))).code, -32011);
+    });
+  },
+);
+
+hostTest(
+  "an approved plan writes the protected path it was approved for; the next write asks again",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder({ opaque: "ask" }), async () => {}, async ({ k, proj, agent }) => {
+      const src = "echo x > .envrc";
+      const asked = await rpcError(exec(agent, src));
+      assert.equal(asked.code, -32011);
+      const planRef = (asked.data as Rec).plan_ref as string;
+      const human = await k.attach("work");
+      await human.request("approval.grant", { plan_ref: planRef });
+      const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
+      assert.equal(((applied as Rec).value as Rec).ok, true);
+      assert.equal(read(`${proj}/.envrc`), "x\n");
+      assert.equal((await rpcError(exec(agent, "echo y > .envrc"))).code, -32011);
+      assert.equal(read(`${proj}/.envrc`), "x\n");
     });
   },
 );
