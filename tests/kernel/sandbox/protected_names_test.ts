@@ -340,3 +340,40 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "a PTY program is held off protected names too, and its placeholders go when it is closed",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/${DEEP}/.vscode`, { recursive: true });
+    }, async ({ k, proj }) => {
+      const token = (await createToken(k.box, "agent:p", "p")).secret;
+      await k.stop(); // the exec's residents and their placeholders go with the kernel
+      assert.deepEqual(tree(proj), ["sub", "sub/a", "sub/a/b", "sub/a/b/.vscode"]);
+      const policy = await writePolicy(k.box, { "agent:c": coder(), "agent:p": coder() });
+      const k2 = await startKernel(["--policy", policy], k.box);
+      try {
+        const human = await k2.attach("pty");
+        await exec(human, `cd ${proj}`);
+        const agent = await k2.attach("pty", token);
+        const script = "echo x > .envrc; echo x > sub/a/b/.vscode/s.json; echo done; sleep 30";
+        const opened = await agent.request("pty.open", { cmd: "sh", args: ["-c", script] }) as Rec;
+        let screen = "";
+        for (let i = 0; i < 100 && !screen.includes("done"); i++) {
+          const r = await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec;
+          screen = (r.screen as string[]).join("\n");
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.match(screen, /done/);
+        assert.equal(read(`${proj}/.envrc`), "<dir>", "held while the PTY's sandbox lives");
+        assert.equal(read(`${proj}/${DEEP}/.vscode/s.json`), null);
+        await agent.request("pty.close", { pty_id: opened.pty_id });
+        await k2.stop();
+        assert.deepEqual(tree(proj), ["sub", "sub/a", "sub/a/b", "sub/a/b/.vscode"]);
+      } finally {
+        await k2.stop().catch(() => {});
+      }
+    });
+  },
+);
