@@ -4,8 +4,6 @@
  * binds it, and removes it when the last one has exited (a placeholder removed under a live
  * sandbox would detach its mount there). Nothing it made is left in the project.
  */
-import type { Protection } from "./protected_paths.ts";
-
 interface Held {
   count: number;
   /** The (device, inode) the kernel made, so only that entry is ever removed. */
@@ -58,7 +56,9 @@ export function isPlaceholder(path: string): boolean {
  * cannot write) cannot be made by a sandboxed run either. Throws, holding nothing, when one is
  * {@link blockPlaceholders blocked}.
  */
-export function holdPlaceholders(protection: Protection): () => void {
+export function holdPlaceholders(
+  protection: { paths: readonly { path: string; absent: boolean }[] },
+): () => void {
   const mine: string[] = [];
   const release = () => {
     for (const path of mine.splice(0)) drop(path);
