@@ -120,6 +120,16 @@ function exists(path: string): boolean {
   }
 }
 
+/**
+ * Whether something the agent wrote is at `path`: an empty directory is the placeholder by which
+ * the kernel holds an absent protected name while a sandbox lives (P-SBX-6), not the agent's.
+ */
+function leftByAgent(path: string): boolean {
+  if (!exists(path)) return false;
+  if (!Deno.lstatSync(path).isDirectory) return true;
+  return [...Deno.readDirSync(path)].length > 0;
+}
+
 hostTest(
   "M-ONB-1..3: a new user prints the claude-code configuration, starts exactly it from /, and the agent works in the project and nowhere else",
   NEEDS_TIER_B,
@@ -191,7 +201,7 @@ hostTest(
         for (const [src, path] of refused) {
           const ran = await exec(agent, src);
           if (ran.ok) failures.push(`${src} succeeded`);
-          if (exists(path)) failures.push(`${src} left ${path}`);
+          if (leftByAgent(path)) failures.push(`${src} left ${path}`);
         }
         assert.deepEqual(failures, []);
       } finally {

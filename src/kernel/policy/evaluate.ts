@@ -3,6 +3,8 @@ import type { Effect, EffectKind, Reversibility } from "./effect_types.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
 import { physicalGlob } from "./_physical_paths.ts";
 import { netGrantMatches } from "../net/destinations.ts";
+import { fallsOnProtected } from "../sandbox/protected_names.ts";
+import { grantRoot, isUnder } from "../sandbox/view.ts";
 
 /** A policy verdict. */
 export type Verdict = "allow" | "approval_required" | "deny";
@@ -16,12 +18,18 @@ export function effectVerdict(
   const granted = (ok: boolean): Verdict => (ok ? "allow" : "deny");
   switch (effect.kind) {
     case "fs_read":
+      return granted(
+        effect.paths.every((path) => p.fs_read.some((g) => grantMatches(g, path, home))),
+      );
     case "fs_write":
     case "fs_delete": {
       const globs = p[effect.kind];
-      return granted(
-        effect.paths.every((path) => globs.some((g) => grantMatches(g, path, home))),
+      const matching = (path: string) => globs.filter((g) => grantMatches(g, path, home));
+      if (!effect.paths.every((path) => matching(path).length > 0)) return "deny";
+      const guarded = effect.paths.some((path) =>
+        matching(path).some((g) => onProtectedName(g, path, home, p.writable_protected))
       );
+      return guarded ? "approval_required" : "allow";
     }
     case "proc_spawn": {
       const base = effect.argv0.slice(effect.argv0.lastIndexOf("/") + 1);
@@ -113,6 +121,25 @@ function grantMatches(glob: string, path: string, home: string | undefined): boo
     : glob;
   const physical = physicalGlob(expanded);
   return physical !== expanded && pathGlobMatches(physical, path, home);
+}
+
+/**
+ * Whether `path`, granted by `glob`, falls on a protected name below the grant's root that
+ * `lifted` does not lift (P-SBX-6): such a write needs approval even in grant.
+ */
+function onProtectedName(
+  glob: string,
+  path: string,
+  home: string | undefined,
+  lifted: readonly string[],
+): boolean {
+  const root = grantRoot(glob, home);
+  if (root === null) return false;
+  const physical = physicalGlob(root);
+  const base = [root, physical].find((r) => isUnder(path, r));
+  if (base === undefined) return false;
+  const below = path.slice(base === "/" ? 1 : base.length + 1);
+  return below !== "" && fallsOnProtected(below.split("/"), lifted);
 }
 
 const globCache = new Map<string, RegExp>();

@@ -18,23 +18,30 @@ export interface SandboxSetting {
 
 /** What the sandbox enforces of a principal's policy (P-SBX-3): its file grants. */
 function policyGrants(policy: PrincipalPolicy): SandboxGrants {
-  return { read: policy.fs_read, write: [...policy.fs_write, ...policy.fs_delete] };
+  return {
+    read: policy.fs_read,
+    write: [...policy.fs_write, ...policy.fs_delete],
+    writableProtected: policy.writable_protected,
+  };
 }
 
 /**
  * `grants` widened by what an approved plan may do (P-SBX-3): the parent directory of each
- * approved write or delete read-write, each approved read read-only.
+ * approved write or delete read-write (and the protected path it falls on writable, P-SBX-6),
+ * each approved read read-only.
  */
 function withApproved(grants: SandboxGrants, effects: readonly Effect[]): SandboxGrants {
   const read = [...grants.read];
   const write = [...grants.write];
+  const approvedWrites: string[] = [];
   for (const effect of effects) {
     if (effect.kind === "fs_read") read.push(...effect.paths);
     else if (effect.kind === "fs_write" || effect.kind === "fs_delete") {
       write.push(...effect.paths.map((path) => path.slice(0, path.lastIndexOf("/")) || "/"));
+      approvedWrites.push(...effect.paths);
     }
   }
-  return { read, write };
+  return { ...grants, read, write, approvedWrites };
 }
 
 /**

@@ -7,6 +7,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { signalGroup } from "../bash/group_leader.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
+import { holdPlaceholders } from "../sandbox/placeholders.ts";
 import {
   PTY_EVENT_INTERVAL_MS,
   PTY_KILL_GRACE_MS,
@@ -224,6 +225,9 @@ export class Pty {
     const Emulator = await loadEmulator();
     let pair: PtyPair | undefined;
     let child: Deno.ChildProcess;
+    const release = opts.sandbox === null
+      ? () => {}
+      : holdPlaceholders(opts.sandbox.view.protection);
     try {
       pair = openPty();
       setWindowSize(pair.slave, cols, rows);
@@ -253,12 +257,14 @@ export class Pty {
         detached: true,
       }).spawn();
     } catch (e) {
+      release();
       if (pair) {
         closeFd(pair.slave);
         closeFd(pair.master);
       }
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
+    child.status.finally(release);
     return new Pty(Emulator, pair, child, cmd, cols, rows);
   }
 

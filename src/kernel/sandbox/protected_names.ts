@@ -35,3 +35,18 @@ export function isProtectedName(name: string): boolean {
   return PROTECTED_FILES.includes(name) || PROTECTED_DIRS.includes(name) ||
     PROTECTED_GIT_PARTS.includes(name);
 }
+
+/**
+ * Whether the path `segments` below a write root falls on a protected name not `lifted`: a
+ * protected file, anything at or below a protected directory, or `.git/hooks`, `.git/config`.
+ */
+export function fallsOnProtected(segments: readonly string[], lifted: readonly string[]): boolean {
+  return segments.some((segment, i) => {
+    if (segment === ".git" && i + 1 < segments.length) {
+      const part = `.git/${segments[i + 1]}`;
+      return PROTECTED_GIT_PARTS.includes(part) && !lifted.includes(part);
+    }
+    return (PROTECTED_FILES.includes(segment) || PROTECTED_DIRS.includes(segment)) &&
+      !lifted.includes(segment);
+  });
+}

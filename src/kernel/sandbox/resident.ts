@@ -11,6 +11,7 @@ import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
 import { Launcher, lines } from "./launcher.ts";
 import { LAUNCHER_SCRIPT } from "./launcher_script.ts";
+import { holdPlaceholders } from "./placeholders.ts";
 
 /** The util-linux tools that enter a resident sandbox. */
 export interface EnterTools {
@@ -158,13 +159,22 @@ export class Resident {
     onIdle: () => void,
   ): Promise<Resident> {
     const [cmd, ...args] = sandboxCommand({ ...sandboxing, cwd: "/", scratch: dir }, argv);
-    const child = new Deno.Command(cmd, {
-      args,
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
+    const { protection } = sandboxing.view;
+    const release = holdPlaceholders(protection);
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(cmd, {
+        args,
+        clearEnv: true,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+    } catch (e) {
+      release();
+      throw e;
+    }
+    child.status.finally(release);
     let driver: Launcher | null = null;
     try {
       const reports = lines(child.stdout);
@@ -172,6 +182,8 @@ export class Resident {
       if (first.done) throw new Error("bwrap exited before its sandbox was ready");
       const init = childrenOf(child.pid)[0];
       if (!(init > 0)) throw new Error("no sandbox init under bwrap");
+      const missing = unmounted(init, [...protection.pins, ...protection.paths.map((p) => p.path)]);
+      if (missing !== undefined) throw new Error(`protected path not in place: ${missing}`);
       if (launcher) {
         if (!first.value.startsWith("spare ")) throw new Error("the launcher did not start");
         driver = new Launcher(childrenOf(init)[0], child.stdin, first.value, reports);
@@ -329,6 +341,22 @@ export class Resident {
       // already gone
     }
   }
+}
+
+/**
+ * The first of `paths` that is not a mount point of the sandbox whose init is `init`, if any:
+ * bwrap binds by path, so a parent a concurrent run swapped for a symlink while the sandbox
+ * started would have put a protection elsewhere (P-SBX-6).
+ */
+function unmounted(init: number, paths: readonly string[]): string | undefined {
+  if (paths.length === 0) return undefined;
+  const unescape = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
+  const points = new Set(
+    Deno.readTextFileSync(`/proc/${init}/mountinfo`).split("\n")
+      .map((line) => unescape(line.split(" ")[4] ?? "")),
+  );
+  return paths.find((path) => !points.has(path));
 }
 
 /** Kills a resident's bwrap and waits for it. */

@@ -2,6 +2,7 @@
 import type { SandboxNet } from "../net/destinations.ts";
 import { confinementKey, type Sandboxing } from "./command.ts";
 import type { SandboxHost } from "./probe.ts";
+import { blockPlaceholders } from "./placeholders.ts";
 import { Resident } from "./resident.ts";
 
 /**
@@ -18,6 +19,7 @@ export interface ProxyEndpoints {
 
 interface Entry {
   session: string;
+  sandboxing: Sandboxing;
   starting: Promise<Resident>;
   resident: Resident | null;
 }
@@ -49,6 +51,19 @@ export class Residents {
     return this.#entry(session, sandboxing).starting;
   }
 
+  /**
+   * Stops every resident holding a placeholder at one of `lifted` (P-SBX-6) and resolves once
+   * they are gone, so that a run of an approved plan writing there finds the name free (no new
+   * placeholder is made there while its resident lives: {@link blockPlaceholders}).
+   */
+  #free(lifted: readonly string[]): Promise<unknown> {
+    for (const [id, entry] of this.#entries) {
+      const { paths } = entry.sandboxing.view.protection;
+      if (paths.some((p) => p.absent && lifted.includes(p.path))) this.#stop(id);
+    }
+    return Promise.all(this.#stopping);
+  }
+
   /** The session's resident for `sandboxing` when it is ready, else null (it is starting). */
   ready(session: string, sandboxing: Sandboxing): Resident | null {
     return this.#entry(session, sandboxing).resident;
@@ -68,7 +83,8 @@ export class Residents {
 
   #entry(session: string, sandboxing: Sandboxing): Entry {
     if (this.#closed) throw new Error("the kernel is shutting down");
-    if (this.host.tier !== "B") throw new Error("this host has no sandbox");
+    const host = this.host;
+    if (host.tier !== "B") throw new Error("this host has no sandbox");
     const id = JSON.stringify([session, confinementKey(sandboxing)]);
     const known = this.#entries.get(id);
     if (known !== undefined) return known;
@@ -77,16 +93,17 @@ export class Residents {
         if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);
       }, IDLE_GRACE_MS);
     const proxy = sandboxing.net === null ? null : this.proxy.endpoint(session, sandboxing.net);
-    const starting = Resident.start(
-      this.host,
-      this.bash,
-      sandboxing,
-      this.parent,
-      onIdle,
-      this.launch,
-      proxy,
-    );
-    const entry: Entry = { session, starting, resident: null };
+    const lifted = sandboxing.view.protection.lifted ?? [];
+    const start = () =>
+      Resident.start(host, this.bash, sandboxing, this.parent, onIdle, this.launch, proxy);
+    let starting: Promise<Resident>;
+    if (lifted.length === 0) starting = start();
+    else {
+      const unblock = blockPlaceholders(lifted);
+      starting = this.#free(lifted).then(start);
+      starting.then((resident) => resident.ended.finally(unblock), unblock);
+    }
+    const entry: Entry = { session, sandboxing, starting, resident: null };
     const forget = () => {
       if (this.#entries.get(id) === entry) this.#entries.delete(id);
     };

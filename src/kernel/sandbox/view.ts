@@ -3,6 +3,7 @@
  * which host directories are bound where, read-only or read-write, and what stays masked.
  */
 import { normalizePath } from "../bash/lexical_path.ts";
+import { type ProtectedPath, type Protection, protection } from "./protected_paths.ts";
 
 /** A principal's file grants, as the sandbox needs them. */
 export interface SandboxGrants {
@@ -10,6 +11,10 @@ export interface SandboxGrants {
   read: readonly string[];
   /** `fs.write` and `fs.delete` globs. */
   write: readonly string[];
+  /** Protected names that stay writable (`writable_protected`, P-SBX-6). */
+  writableProtected?: readonly string[];
+  /** Paths an approved plan writes or deletes: a protected path holding one stays writable. */
+  approvedWrites?: readonly string[];
 }
 
 /** A host path shown at the same place in the sandbox. */
@@ -26,6 +31,8 @@ export interface SandboxView {
   links: readonly (readonly [string, string])[];
   /** Visible host paths hidden from the run: directories under an empty tmpfs, files as empty. */
   masks: readonly { path: string; dir: boolean }[];
+  /** What stays read-only inside the writable mounts (P-SBX-6). */
+  protection: Protection;
 }
 
 /** Directories every sandboxed run sees read-only, when they exist. */
@@ -136,10 +143,26 @@ export function sandboxView(
     if (real === null || !shown(real)) return [];
     return [{ path: real, dir: Deno.statSync(real).isDirectory }];
   });
+  const writable = mounts.filter((m) => m.writable).map((m) => m.path);
   return {
     mounts,
     links: links.filter(([path]) => !shown(path)),
     masks,
+    protection: withoutApproved(
+      protection(writable, grants.writableProtected ?? []),
+      grants.approvedWrites ?? [],
+    ),
+  };
+}
+
+/** `protection` less the protected paths at or above a path of `approved`. */
+function withoutApproved(protection: Protection, approved: readonly string[]): Protection {
+  const lifted = (p: ProtectedPath) => approved.some((path) => isUnder(path, p.path));
+  if (!protection.paths.some(lifted)) return protection;
+  return {
+    ...protection,
+    paths: protection.paths.filter((p) => !lifted(p)),
+    lifted: protection.paths.filter((p) => lifted(p) && p.absent).map((p) => p.path),
   };
 }
 

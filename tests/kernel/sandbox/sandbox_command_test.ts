@@ -1,6 +1,7 @@
 /** The bubblewrap confinement built from grants, run for real (P-SBX-1, P-SBX-3, P-SBX-4). */
 import assert from "node:assert/strict";
 import { type Confinement, sandboxCommand } from "../../../src/kernel/sandbox/command.ts";
+import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { type SandboxGrants, sandboxView } from "../../../src/kernel/sandbox/view.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { groupMembers, processLive } from "../../_support/proc.ts";
@@ -68,13 +69,14 @@ async function confined(
     proxy: null,
   };
   const [cmd, ...args] = sandboxCommand(c, ["/bin/bash", "--noprofile", "--norc", "-c", script]);
+  const release = holdPlaceholders(c.view.protection);
   const r = await new Deno.Command(cmd, {
     args,
     env: { PATH: "/usr/bin:/bin", HOME: l.home },
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).output().finally(release);
   const text = (b: Uint8Array) => new TextDecoder().decode(b);
   return { code: r.code, out: text(r.stdout), err: text(r.stderr) };
 }
@@ -183,8 +185,10 @@ hostTest("a signal to bwrap's process group stops every process inside", NEEDS_T
       proxy: null,
     };
     const [cmd, ...args] = sandboxCommand(c, ["/bin/bash", "-c", "sleep 300 & sleep 300 & wait"]);
+    const release = holdPlaceholders(c.view.protection);
     const child = new Deno.Command(cmd, { args, stdout: "null", stderr: "null", detached: true })
       .spawn();
+    child.status.finally(release);
     assert.ok(await waitUntil(() => groupMembers(child.pid).length >= 5, 10000)); // bwrap, its init, bash, 2 sleeps
     const members = groupMembers(child.pid);
     Deno.kill(-child.pid, "SIGTERM");

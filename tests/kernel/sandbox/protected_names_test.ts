@@ -1,0 +1,379 @@
+/**
+ * Protected names inside write roots (SPEC §7.8 P-SBX-6), through the real kernel, real bwrap and
+ * token principals: what a later unconfined program runs as the local human stays read-only in
+ * the sandbox, and the static layer asks for approval before writing it.
+ */
+import assert from "node:assert/strict";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { PROTECTED_DIRS, PROTECTED_FILES } from "../../../src/kernel/sandbox/protected_names.ts";
+import { exec } from "../../_support/exec.ts";
+import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { createToken, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+
+/** An agent that may run anything (opaque: allow) and write its project, sandboxed. */
+function coder(extra: Rec = {}): Rec {
+  return {
+    fs: {
+      read: ["~/proj/**", "~/scripts/**"],
+      write: ["~/proj/**"],
+      delete: ["~/proj/**"],
+    },
+    proc_spawn: ["*"],
+    opaque: "allow",
+    auto_apply: "in-grant",
+    session_write: true,
+    env_read: ["*"],
+    env_write: ["*"],
+    sandbox: true,
+    ...extra,
+  };
+}
+
+interface World {
+  k: TestKernel;
+  proj: string;
+  agent: RpcConnection;
+  /**
+   * Runs `script` with sh as the agent, from a file the static layer does not read (so only the
+   * sandbox stands in its way), in the project; returns its stdout.
+   */
+  sh(script: string): Promise<string>;
+}
+
+/**
+ * A kernel whose `agent:c` has `policy`, attached to a session whose cwd is the project, after
+ * `prepare` has laid out the project on the host; after `body`, the kernel is stopped and
+ * `after` sees the project as the sandbox left it.
+ */
+async function world(
+  policy: Rec,
+  prepare: (proj: string) => Promise<void>,
+  body: (w: World) => Promise<void>,
+  after: (proj: string) => void = () => {},
+): Promise<void> {
+  const box = await sandbox();
+  const home = `${box.dir}/home`;
+  const proj = `${home}/proj`;
+  await Deno.mkdir(proj);
+  await Deno.mkdir(`${home}/scripts`);
+  await prepare(proj);
+  const token = (await createToken(box, "agent:c", "c")).secret;
+  let k: TestKernel | undefined;
+  let n = 0;
+  try {
+    k = await startKernel(["--policy", await writePolicy(box, { "agent:c": policy })], box);
+    const human = await k.attach("work");
+    await exec(human, `cd ${proj}`);
+    const agent = await k.attach("work", token);
+    const sh = async (script: string) => {
+      const file = `${home}/scripts/${n++}.sh`;
+      await Deno.writeTextFile(file, script);
+      const outcome = (await exec(agent, `sh ${file}`, { position: "value" })).value as Rec;
+      return String((outcome.out as Rec)?.v ?? "");
+    };
+    await body({ k, proj, agent, sh });
+    await k.stop();
+    after(proj);
+  } finally {
+    if (k) await k.cleanup();
+    else await box.cleanup();
+  }
+}
+
+/** The text at `path` on the host, or null when there is nothing there. */
+function read(path: string): string | null {
+  try {
+    const info = Deno.lstatSync(path);
+    return info.isDirectory ? "<dir>" : info.isSymlink ? "<link>" : Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Every path below `dir` (relative, sorted), what the host holds. */
+function tree(dir: string, prefix = ""): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync(dir)) {
+    const rel = `${prefix}${entry.name}`;
+    out.push(rel);
+    if (entry.isDirectory && !entry.isSymlink) out.push(...tree(`${dir}/${entry.name}`, `${rel}/`));
+  }
+  return out.sort();
+}
+
+/** Shell lines that try every way to write, replace or create `path` (a file name). */
+function fileAttacks(path: string): string {
+  return [
+    `echo x > ${path}`,
+    `echo x >> ${path}`,
+    `python3 -c "open('${path}','w').write('x')"`,
+    `echo x > /tmp/src && cp /tmp/src ${path}`,
+    `echo x > ${path}.new && mv -f ${path}.new ${path}; rm -f ${path}.new`,
+    `ln -sf /tmp/src ${path}`,
+    `rm -f ${path}`,
+  ].map((line) => `(${line}) 2>/dev/null`).join("\n");
+}
+
+/** Shell lines that try every way to write into, replace or create directory `path`. */
+function dirAttacks(path: string): string {
+  return [
+    `mkdir -p ${path}`,
+    `echo x > ${path}/settings.json`,
+    `mkdir ${path}/x`,
+    `rm -rf ${path}`,
+    `mv ${path} ${path}.old`,
+    `ln -s /tmp ${path}`,
+    `python3 -c "import os; os.makedirs('${path}/y', exist_ok=True)"`,
+  ].map((line) => `(${line}) 2>/dev/null`).join("\n");
+}
+
+const DEEP = "sub/a/b";
+
+hostTest(
+  "each protected name is read-only at the root whether or not it exists, and at depth 3 when it exists; nothing is left in the project",
+  NEEDS_TIER_B,
+  async () => {
+    const present = [".envrc", ".mcp.json", ".vscode", ".claude"]; // at the root; the rest absent
+    let before: string[] = [];
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/${DEEP}`, { recursive: true });
+      for (const name of PROTECTED_FILES) {
+        await Deno.writeTextFile(`${proj}/${DEEP}/${name}`, "orig");
+      }
+      for (const name of PROTECTED_DIRS) {
+        await Deno.mkdir(`${proj}/${DEEP}/${name}`);
+        await Deno.writeTextFile(`${proj}/${DEEP}/${name}/settings.json`, "orig");
+      }
+      for (const name of present) {
+        if (PROTECTED_DIRS.includes(name)) {
+          await Deno.mkdir(`${proj}/${name}`);
+          await Deno.writeTextFile(`${proj}/${name}/settings.json`, "orig");
+        } else await Deno.writeTextFile(`${proj}/${name}`, "orig");
+      }
+      await Deno.writeTextFile(`${proj}/ordinary.txt`, "orig");
+      before = tree(proj);
+    }, async ({ proj, sh }) => {
+      const script = [
+        ...PROTECTED_FILES.flatMap((name) => [fileAttacks(name), fileAttacks(`${DEEP}/${name}`)]),
+        ...PROTECTED_DIRS.flatMap((name) => [dirAttacks(name), dirAttacks(`${DEEP}/${name}`)]),
+        "echo ok > ordinary.txt && echo new > made.txt && rm made.txt && echo done",
+      ].join("\n");
+      assert.equal((await sh(script)).trim(), "done", "ordinary writes work");
+      // an absent one is held by an empty placeholder directory while a sandbox binds it
+      for (const name of PROTECTED_FILES) {
+        const expected = present.includes(name) ? "orig" : "<dir>";
+        assert.equal(read(`${proj}/${name}`), expected, `${name} at the root`);
+        assert.equal(read(`${proj}/${DEEP}/${name}`), "orig", `${name} at depth 3`);
+      }
+      for (const name of PROTECTED_DIRS) {
+        const expected = present.includes(name) ? "orig" : null;
+        assert.equal(read(`${proj}/${name}/settings.json`), expected, `${name}/ at the root`);
+        assert.ok(["<dir>", null].includes(read(`${proj}/${name}`)), `${name}/ at the root`);
+        assert.equal(read(`${proj}/${DEEP}/${name}/settings.json`), "orig", `${name}/ at depth 3`);
+        assert.equal(read(`${proj}/${DEEP}/${name}.old`), null, `${name}/ not renamed`);
+      }
+      assert.equal(read(`${proj}/ordinary.txt`), "ok\n");
+    }, (proj) => {
+      assert.deepEqual(tree(proj), before, "the sandbox left nothing in the project");
+    });
+  },
+);
+
+hostTest(
+  "git init in a subdirectory works; its hooks and config are protected from the next exec on, and git commit still works",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ proj, sh }) => {
+      const init = await sh(
+        "git init -q sub/repo && git -C sub/repo config user.email a@b && " +
+          "git -C sub/repo config user.name a && echo inited",
+      );
+      assert.equal(init.trim(), "inited");
+      await sh(
+        [
+          "(echo evil > sub/repo/.git/hooks/pre-commit) 2>/dev/null",
+          "(chmod +x sub/repo/.git/hooks/pre-commit) 2>/dev/null",
+          "(printf '[core]\\n\\thooksPath = /tmp\\n' >> sub/repo/.git/config) 2>/dev/null",
+          "(git -C sub/repo config core.fsmonitor evil) 2>/dev/null",
+          "(mv sub/repo/.git sub/repo/g && mkdir -p sub/repo/.git/hooks && " +
+          "echo evil > sub/repo/.git/hooks/pre-commit) 2>/dev/null",
+          "(rm -rf sub/repo/.git/hooks) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/sub/repo/.git/hooks/pre-commit`), null);
+      assert.ok(!read(`${proj}/sub/repo/.git/config`)!.includes("hooksPath"));
+      assert.ok(!read(`${proj}/sub/repo/.git/config`)!.includes("fsmonitor"));
+      assert.equal(read(`${proj}/sub/repo/g`), null, "the .git directory is pinned");
+      const commit = await sh(
+        "cd sub/repo && echo a > a && git add -A && git commit -qm x && git log --oneline | wc -l",
+      );
+      assert.equal(commit.trim(), "1");
+    });
+  },
+);
+
+hostTest(
+  "renaming or deleting a parent does not defeat a protection: mv .git g; mkdir .git; and mv sub x",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      const git = new Deno.Command("git", { args: ["init", "-q", proj] });
+      assert.equal((await git.output()).code, 0);
+      await Deno.mkdir(`${proj}/sub/a/b/c`, { recursive: true });
+      await Deno.writeTextFile(`${proj}/sub/a/b/c/.envrc`, "orig");
+    }, async ({ proj, sh }) => {
+      await sh(
+        [
+          "(mv .git g && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit) 2>/dev/null",
+          "(rm -rf .git; mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit) 2>/dev/null",
+          "(echo evil > .git/config) 2>/dev/null",
+          "(mv sub x && mkdir -p sub/a/b/c && echo evil > sub/a/b/c/.envrc) 2>/dev/null",
+          "(mv sub/a/b sub/a/z && mkdir -p sub/a/b/c && echo evil > sub/a/b/c/.envrc) 2>/dev/null",
+          "(rm -rf sub; mkdir -p sub/a/b/c; echo evil > sub/a/b/c/.envrc) 2>/dev/null",
+          "echo moved > sub/a/m && mv sub/a/m m",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/m`), "moved\n", "a mv out of a pinned directory copies");
+      assert.equal(read(`${proj}/sub/a/m`), null);
+      assert.equal(read(`${proj}/.git/hooks/pre-commit`), null);
+      assert.equal(read(`${proj}/g`), null);
+      assert.ok(read(`${proj}/.git/config`)!.includes("[core]"));
+      assert.equal(read(`${proj}/x`), null);
+      assert.equal(read(`${proj}/sub/a/z`), null);
+      assert.equal(read(`${proj}/sub/a/b/c/.envrc`), "orig");
+      assert.equal(read(`${proj}/.git`), "<dir>");
+    });
+  },
+);
+
+hostTest(
+  "writable_protected lifts exactly the named ones",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder({ writable_protected: [".vscode", ".git/hooks"] }), async (proj) => {
+      const git = new Deno.Command("git", { args: ["init", "-q", proj] });
+      assert.equal((await git.output()).code, 0);
+      await Deno.mkdir(`${proj}/${DEEP}/.vscode`, { recursive: true });
+    }, async ({ proj, sh }) => {
+      await sh(
+        [
+          "mkdir -p .vscode && echo x > .vscode/settings.json",
+          `echo x > ${DEEP}/.vscode/settings.json`,
+          "echo x > .git/hooks/pre-commit",
+          "(echo x > .envrc) 2>/dev/null",
+          "(echo x > .idea) 2>/dev/null",
+          "(echo x >> .git/config) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/.vscode/settings.json`), "x\n");
+      assert.equal(read(`${proj}/${DEEP}/.vscode/settings.json`), "x\n");
+      assert.equal(read(`${proj}/.git/hooks/pre-commit`), "x\n");
+      assert.equal(read(`${proj}/.envrc`), "<dir>");
+      assert.equal(read(`${proj}/.idea`), "<dir>");
+      assert.ok(!read(`${proj}/.git/config`)!.endsWith("x\n"));
+    });
+  },
+);
+
+hostTest(
+  "the static layer asks for approval (-32011) before writing a protected name in grant, never for git commit",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder({ opaque: "ask" }), async (proj) => {
+      await Deno.mkdir(`${proj}/${DEEP}`, { recursive: true });
+    }, async ({ proj, agent }) => {
+      for (const src of ["echo x > .envrc", `echo x > ${DEEP}/.vscode/settings.json`]) {
+        const e = await rpcError(exec(agent, src));
+        assert.equal(e.code, -32011, src);
+      }
+      const run = (src: string) =>
+        exec(agent, src, { position: "value" }).catch((e) => {
+          throw new Error(`${src}: ${e.message} ${JSON.stringify(e.data)}`);
+        });
+      await run("echo x > notes.txt");
+      await run(
+        "export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b",
+      );
+      const out = await run(
+        "git init -q && git add -A && git commit -qm x && git log --oneline | wc -l",
+      );
+      assert.equal(String(((out.value as Rec).out as Rec).v).trim(), "1");
+      assert.ok(["<dir>", null].includes(read(`${proj}/.envrc`)));
+    });
+  },
+);
+
+hostTest(
+  "a lifted name needs no approval in the static layer",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder({ opaque: "ask", writable_protected: [".envrc"] }), async () => {}, async (
+      { proj, agent },
+    ) => {
+      await exec(agent, "echo x > .envrc");
+      assert.equal(read(`${proj}/.envrc`), "x\n");
+      assert.equal((await rpcError(exec(agent, "echo x > .mcp.json"))).code, -32011);
+    });
+  },
+);
+
+hostTest(
+  "an approved plan writes the protected path it was approved for; the next write asks again",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder({ opaque: "ask" }), async () => {}, async ({ k, proj, agent }) => {
+      const src = "echo x > .envrc";
+      const asked = await rpcError(exec(agent, src));
+      assert.equal(asked.code, -32011);
+      const planRef = (asked.data as Rec).plan_ref as string;
+      const human = await k.attach("work");
+      await human.request("approval.grant", { plan_ref: planRef });
+      const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
+      assert.equal(((applied as Rec).value as Rec).ok, true);
+      assert.equal(read(`${proj}/.envrc`), "x\n");
+      assert.equal((await rpcError(exec(agent, "echo y > .envrc"))).code, -32011);
+      assert.equal(read(`${proj}/.envrc`), "x\n");
+    });
+  },
+);
+
+hostTest(
+  "a PTY program is held off protected names too, and its placeholders go when it is closed",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/${DEEP}/.vscode`, { recursive: true });
+    }, async ({ k, proj }) => {
+      const token = (await createToken(k.box, "agent:p", "p")).secret;
+      await k.stop(); // the exec's residents and their placeholders go with the kernel
+      assert.deepEqual(tree(proj), ["sub", "sub/a", "sub/a/b", "sub/a/b/.vscode"]);
+      const policy = await writePolicy(k.box, { "agent:c": coder(), "agent:p": coder() });
+      const k2 = await startKernel(["--policy", policy], k.box);
+      try {
+        const human = await k2.attach("pty");
+        await exec(human, `cd ${proj}`);
+        const agent = await k2.attach("pty", token);
+        const script = "echo x > .envrc; echo x > sub/a/b/.vscode/s.json; echo done; sleep 30";
+        const opened = await agent.request("pty.open", { cmd: "sh", args: ["-c", script] }) as Rec;
+        let screen = "";
+        for (let i = 0; i < 100 && !screen.includes("done"); i++) {
+          const r = await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec;
+          screen = (r.screen as string[]).join("\n");
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.match(screen, /done/);
+        assert.equal(read(`${proj}/.envrc`), "<dir>", "held while the PTY's sandbox lives");
+        assert.equal(read(`${proj}/${DEEP}/.vscode/s.json`), null);
+        await agent.request("pty.close", { pty_id: opened.pty_id });
+        await k2.stop();
+        assert.deepEqual(tree(proj), ["sub", "sub/a", "sub/a/b", "sub/a/b/.vscode"]);
+      } finally {
+        await k2.stop().catch(() => {});
+      }
+    });
+  },
+);
