@@ -23,8 +23,11 @@ import { importCostTable } from "./import_cost.ts";
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 3);
 const PEAK_EXECS = 200;
 const TOTAL_EXECS = 1000;
-/** How long a process is left alone before an idle figure is read. */
-const SETTLE_MS = 1500;
+/**
+ * How long a process is left alone before an idle figure is read: an idle kernel gives its C
+ * heap's free pages back 2-4 s after the last request (`daemon/idle_trim.ts`).
+ */
+const SETTLE_MS = 5000;
 /** How long the kernel is left after the worker's job and the PTY, before "after idle" is read. */
 const WORKER_IDLE_WAIT_MS = Number(Deno.env.get("WORKER_IDLE_WAIT_MS") ?? 12000);
 const PEER = "/tmp/peer/node_modules/mcp-server-commands/build/index.js";
