@@ -6,6 +6,8 @@
  * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
  * alternating across two connections on one session, in turns with the same sequence on one
  * connection (issue 10's "single-connection p50"), every answer checked, on the same warm kernel.
+ * Then the facade and the peer (when installed) again, calls {@link SPACINGS} ms apart, as an agent
+ * calls and then thinks (issue 33), the two taking turns call by call.
  * Two rows give the floor that K-BASH-1/3 leave any kernel: a plain bash spawned ahead and handed
  * `echo hi` (`bash_floor.ts`), and one cheap request's round trip on the kernel's socket.
  * Every other row takes turns with the others (the facade's too: timed alone right after the
@@ -144,6 +146,38 @@ async function stateful(a: RpcConnection, b: RpcConnection): Promise<[Row, Row]>
   }) as [Row, Row];
 }
 
+/** Pauses between calls of the paced rows, in ms, and the calls each paced row times. */
+const SPACINGS = [100, 500];
+const PACED_CALLS = 40;
+
+/**
+ * Rows of `runs`, each call `spacing` ms after the previous call of any row ended, the rows
+ * taking turns call by call (after 3 warm-up calls each).
+ */
+async function timePaced(
+  runs: [string, () => Promise<unknown>][],
+  spacing: number,
+): Promise<Row[]> {
+  for (const [, run] of runs) for (let i = 0; i < 3; i++) await run();
+  const samples = runs.map(() => [] as number[]);
+  for (let i = 0; i < PACED_CALLS; i++) {
+    for (const [k, [, run]] of runs.entries()) {
+      await new Promise((resolve) => setTimeout(resolve, spacing));
+      const t0 = performance.now();
+      await run();
+      samples[k].push(performance.now() - t0);
+    }
+  }
+  return runs.map(([label], k) => {
+    const sorted = samples[k].sort((a, b) => a - b);
+    return {
+      label: `${label}, ${spacing} ms apart`,
+      p50: percentile(sorted, 0.5),
+      p95: percentile(sorted, 0.95),
+    };
+  });
+}
+
 /** Calls of one path in the CPU pass: the counters tick every 10 ms. */
 const CPU_CALLS = 500;
 
@@ -274,6 +308,15 @@ try {
   // after the rows above, on the same warm kernel
   const [seq, seqOne] = await stateful(a, b);
   const peerRow = peerRows[0] ?? null;
+  const paced: Row[][] = [];
+  for (const spacing of SPACINGS) {
+    paced.push(
+      await timePaced([
+        ["shoal_exec via facade", viaFacade],
+        ...(peer ? [["mcp-server-commands", peerCall] as [string, () => Promise<unknown>]] : []),
+      ], spacing),
+    );
+  }
   const rows = [
     facade,
     direct,
@@ -285,6 +328,7 @@ try {
     warmBash,
     roundTrip,
     ...peerRows,
+    ...paced.flat(),
   ];
   console.log(`exec latency, ${N} calls each (ms)`);
   console.log(
@@ -311,6 +355,10 @@ try {
   );
   ratio("facade p50 / spawn p50", facade.p50 / spawn.p50, 0.6);
   if (peerRow) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peerRow.p50, 0.7);
+  for (const [i, spacing] of SPACINGS.entries()) {
+    const [own, other] = paced[i];
+    if (other) ratio(`  the same, ${spacing} ms apart`, own.p50 / other.p50, 1.05);
+  }
   ratio("stateful p50, 2 conns / 1 conn", seq.p50 / seqOne.p50, 1.2);
   // Not a like-for-like ratio: each `echo $X` stores two new CAS blobs, `echo hi` none.
   console.log(

@@ -1,6 +1,7 @@
 import { readMessages } from "../../protocol/framing.ts";
 import { ClientConnection } from "../rpc/client_connection.ts";
 import { dispatch } from "../rpc/dispatch.ts";
+import { noteRequest } from "./idle_trim.ts";
 import type { Kernel } from "./kernel.ts";
 
 /** How long the accept loop waits after a failed accept before trying again. */
@@ -53,7 +54,10 @@ export async function serveConnection(kernel: Kernel, conn: Deno.Conn): Promise<
   try {
     for await (const msg of readMessages(conn, "verbatim")) {
       if (msg.kind === "invalid") client.fail(msg.id, msg.error);
-      else if (msg.kind === "request") dispatch(kernel, client, msg.id, msg.method, msg.params);
+      else if (msg.kind === "request") {
+        noteRequest();
+        dispatch(kernel, client, msg.id, msg.method, msg.params);
+      }
       // Notifications and stray responses are ignored (W-RPC-3).
     }
   } catch {

@@ -13,6 +13,7 @@ import {
 import { PolicyWatch } from "../policy/policy_watch.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 import { acceptLoop } from "./accept_loop.ts";
+import { mallocTrim, startIdleTrim } from "./idle_trim.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 
 /** Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). */
@@ -75,8 +76,11 @@ export async function serve(
   const stop = new AbortController();
   Deno.addSignalListener("SIGTERM", () => stop.abort());
   Deno.addSignalListener("SIGINT", () => stop.abort());
+  const trim = mallocTrim();
+  const stopTrim = trim === null ? null : startIdleTrim(trim);
   kernel.log(`ready ${socket.path}`);
   await acceptLoop(kernel, prepared.listener, stop.signal);
+  stopTrim?.();
   await kernel.shutdown();
   prepared.release();
   return 0;

@@ -39,7 +39,17 @@ interface AnalysisWorker {
   waiting: Map<number, (reply: Reply) => void>;
   /** Set once its heap passed the bound: it takes no new job and ends when it has none left. */
   retired: boolean;
+  /** Retires it once it has been idle for {@link WORKER_IDLE_MS}; set while it owes no reply. */
+  idleTimer: ReturnType<typeof setTimeout> | null;
 }
+
+/**
+ * How long the worker may sit without a job before it ends: its isolate holds the bash parser
+ * and its heap, 30-50 MiB of the kernel's RSS (scripts/bench/memory.ts), for the rare source past
+ * INLINE_PARSE_LIMIT; the next such source starts a new one (~330 ms more than a warm worker's job,
+ * mostly loading the parser).
+ */
+export const WORKER_IDLE_MS = 10_000;
 
 let current: AnalysisWorker | null = null;
 let nextId = 1;
@@ -47,7 +57,7 @@ let nextId = 1;
 /** A new analysis worker; its replies settle the jobs it was sent. */
 function startWorker(): AnalysisWorker {
   const worker = new Worker(new URL("./analysis_worker.ts", import.meta.url), { type: "module" });
-  const entry: AnalysisWorker = { worker, waiting: new Map(), retired: false };
+  const entry: AnalysisWorker = { worker, waiting: new Map(), retired: false, idleTimer: null };
   worker.onmessage = (message: MessageEvent<Reply>) => {
     const done = entry.waiting.get(message.data.id);
     entry.waiting.delete(message.data.id);
@@ -75,15 +85,30 @@ function retire(w: AnalysisWorker): void {
   if (current === w) current = null;
 }
 
-/** Terminates a retired worker once it owes no reply. */
+/**
+ * Terminates a retired worker once it owes no reply; one in service that owes none is retired
+ * after {@link WORKER_IDLE_MS} unless a job comes first.
+ */
 function endIfIdle(w: AnalysisWorker): void {
-  if (w.retired && w.waiting.size === 0) w.worker.terminate();
+  if (w.waiting.size > 0) return;
+  if (w.retired) {
+    w.worker.terminate();
+    return;
+  }
+  const timer = setTimeout(() => {
+    retire(w);
+    endIfIdle(w);
+  }, WORKER_IDLE_MS);
+  Deno.unrefTimer(timer);
+  w.idleTimer = timer;
 }
 
 /** Sends `job` to the worker in service (started on demand) and waits for its reply. */
 function inWorker(job: AnalysisJob): Promise<Reply> {
   current ??= startWorker();
   const w = current;
+  if (w.idleTimer !== null) clearTimeout(w.idleTimer);
+  w.idleTimer = null;
   return new Promise<Reply>((resolve) => {
     w.waiting.set(job.id, resolve);
     w.worker.postMessage(job);

@@ -1,11 +1,14 @@
 // E-4: sources past the inline limit are parsed and analysed in a worker, with the same results.
 import assert from "node:assert/strict";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
+import { WORKER_IDLE_MS } from "../../../src/kernel/bash/off_loop.ts";
 import { INLINE_PARSE_LIMIT, MAX_PARSE_UNITS } from "../../../src/protocol/limits.ts";
 import { compactJson, JsonText } from "../../../src/protocol/rpc.ts";
-import { kernelTest } from "../../_support/kernel.ts";
+import { hostTest, needsLinux } from "../../_support/host.ts";
+import { kernelTest, startKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
+import { waitUntil } from "../../_support/wait.ts";
 
 Deno.test("JsonText is written verbatim where it stands, next to exact bigints", () => {
   const text = compactJson({ a: new JsonText('{"x":[1,"\\"@jsontext-"]}'), b: 2n ** 64n, c: "s" });
@@ -93,5 +96,48 @@ kernelTest(
       ((await conn.request("exec", { src: "echo alive" }) as Rec).value as Rec).ok,
       true,
     );
+  },
+);
+
+/** How many Deno worker threads (named `worker-N` by Deno) process `pid` has now (Linux). */
+function workerThreads(pid: number): number {
+  let count = 0;
+  for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+    try {
+      if (Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/comm`).startsWith("worker-")) {
+        count++;
+      }
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return count;
+}
+
+hostTest(
+  "E-4 the analysis worker ends once idle, giving its heap back, and a later large source starts a new one with the same results",
+  needsLinux("thread names in /proc/PID/task"),
+  async () => {
+    const k = await startKernel();
+    try {
+      const conn = await k.attach();
+      const pid = k.child.pid;
+      const big = "echo a | cat # " + "x".repeat(INLINE_PARSE_LIMIT) + "\n";
+      assert.equal(workerThreads(pid), 0, "no worker before the first large source");
+      const first = await conn.request("parse", { src: big }) as Rec;
+      assert.equal(workerThreads(pid), 1, "the large source ran in the worker");
+      assert.ok(
+        await waitUntil(() => workerThreads(pid) === 0, WORKER_IDLE_MS + 15_000),
+        "the idle worker did not end",
+      );
+      const again = await conn.request("parse", { src: big }) as Rec;
+      assert.deepEqual(again.ast, first.ast);
+      assert.deepEqual(again.ast, JSON.parse(JSON.stringify(parseBash(big))));
+      assert.equal(workerThreads(pid), 1, "a new worker took the later source");
+      const ran = await conn.request("exec", { src: big }) as Rec;
+      assert.deepEqual((ran.value as Rec).out, { $: "str", v: "a\n" });
+    } finally {
+      await k.cleanup();
+    }
   },
 );
