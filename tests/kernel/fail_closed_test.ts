@@ -311,3 +311,17 @@ sceneTest("issue 14 family 11: /dev/tcp and /dev/udp are connections", async (s)
     ["cat 3<>/dev/tcp/localhost/9 /etc/hostname"],
   ]);
 });
+
+sceneTest("issue 34: sed scripts write nowhere unseen, whatever stands before the w", async (s) => {
+  const v = `${s.victim}/a`;
+  await Deno.writeTextFile(`${s.allowed}/in`, "x\n");
+  await assertAttacksFail(s, [
+    [`sed ':a;w ${v}' in`],
+    [`sed -n 'b x w ${v}' in`],
+    [`sed -n 'bx;:x w ${v}' in`],
+    [`sed -n '$!{:a;N;ba};s/x/y/w ${v}' in`],
+    [`sed -e ':a' -e 'W ${v}' in`],
+    [`sed ':a;e rm -f ${v}' in`],
+    [`sed -n '/x/{tx;:x;s/.*/rm -f ${v}/e\n}' in`],
+  ]);
+});
