@@ -1,6 +1,7 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import { JOURNAL_ROW_EFFECTS, JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
+import { JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
+import { reportEffects } from "../policy/effect_report.ts";
 import type { BusEvent } from "../events/bus_event.ts";
 import type { DurableLog } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
@@ -286,7 +287,7 @@ function shownSrc(src: string): string {
 
 function toEntry(row: Row): JournalEntry {
   const effects: JournalEffect[] = JSON.parse(row.effects as string);
-  const entry: JournalEntry = {
+  return {
     id: Number(row.id),
     session: row.session as string,
     principal: row.principal as string,
@@ -294,14 +295,10 @@ function toEntry(row: Row): JournalEntry {
     dur_ns: row.dur_ns as bigint | null,
     cwd: pathObject(row.cwd as Uint8Array),
     src: shownSrc(row.src as string),
-    effects: effects.slice(0, JOURNAL_ROW_EFFECTS),
+    ...reportEffects(effects),
     status: row.status === null ? null : Number(row.status),
     ok: row.ok === null ? null : row.ok === 1n,
     opaque: row.opaque === 1n,
     outputs: row.outputs === null ? [] : JSON.parse(row.outputs as string),
   };
-  if (effects.length > JOURNAL_ROW_EFFECTS) {
-    entry.effects_more = effects.length - JOURNAL_ROW_EFFECTS;
-  }
-  return entry;
 }
