@@ -123,6 +123,8 @@ const WRITERS: Form[] = [
   { args: ["s/\\//y/w out", "in"] },
   { args: ["s|x\\|y|z|w out", "in"] },
   { args: ["s/[/]/y/w out", "in"] },
+  { args: ["s€x€y€w out", "in"] },
+  { args: ["s€x€y€w out", "in"], env: { LC_ALL: "C" } },
   { args: ["s/x/y/;w out", "in"] },
   { args: ["y/xy/yx/;w out", "in"] },
   // Executing: `e`, `s///e`, anywhere.
@@ -232,6 +234,8 @@ Deno.test("issue 34: sed scripts not parsed completely are opaque", () => {
       "1!!p",
       "\\\nx\np",
       "s/x/y/3 k",
+      "s€x€y€w out",
+      "\\€x€p",
       "k",
     ]
   ) {

@@ -90,10 +90,13 @@ class SedScript {
     this.i++;
   }
 
-  /** A delimiter of `s`, `y` or `\cREc`: any character but newline and backslash. */
+  /**
+   * A delimiter of `s`, `y` or `\cREc`: any character but newline and backslash, here only an
+   * ASCII one (in the C locale sed takes the first byte of a UTF-8 character as the delimiter).
+   */
   private delimiter(): string {
     const delim = this.ch();
-    if (delim === undefined || delim === "\n" || delim === "\\") this.fail();
+    if (delim === undefined || delim === "\n" || delim === "\\" || delim >= "\x80") this.fail();
     this.i++;
     return delim;
   }
