@@ -140,8 +140,13 @@ export const APPROVAL_SRC_LIMIT = 65536;
 export const JOURNAL_HEAD_SCALARS = 256;
 /** UTF-8 bytes of `src` shown per `journal.query` row before it is cut with `…` (K-JQ-4). */
 export const JOURNAL_SRC_BYTES = 16384;
-/** Effects shown per `journal.query` row; the rest are counted in `effects_more` (K-JQ-4). */
-export const JOURNAL_ROW_EFFECTS = 100;
+/**
+ * Effects per reported effect list, and entries per reported `paths` or `names` list; the rest are
+ * counted in `effects_more`, `paths_more`, `names_more` (K-EFF-7, K-JQ-4).
+ */
+export const EFFECT_REPORT_ITEMS = 100;
+/** UTF-8 bytes of a reported effect string (`argv0`, `reason`, `host`, a path), `…` included (K-EFF-7). */
+export const EFFECT_STRING_BYTES = 1024;
 /** Sources longer than this many UTF-16 code units are parsed off the event loop (E-4). */
 export const INLINE_PARSE_LIMIT = 8192;
 /** Heap in bytes past which the analysis worker is replaced after its job, freeing its memory (E-4). */

@@ -93,9 +93,23 @@ async function refused(conn: RpcConnection, src: string): Promise<boolean> {
   }
 }
 
+/** Whether an attack step was refused; a step that ran, even one whose command failed, was not. */
+async function stepRefused(conn: RpcConnection, src: string): Promise<boolean> {
+  try {
+    return await refused(conn, src);
+  } catch (error) {
+    if (error instanceof RpcError && (error.data as { code?: string })?.code === "cmd_failed") {
+      return false;
+    }
+    throw error;
+  }
+}
+
 /**
  * Each attack is a list of execs in one fresh session: the earlier ones may run (they only
- * prepare), the last one must be refused; the victim must be unchanged in any case.
+ * prepare), and when they all did the last one must be refused (a refused preparation, such as a
+ * write to a protected `.git/config`, stops the attack sooner); the victim must be unchanged in
+ * any case.
  */
 async function assertAttacksFail(
   s: Scene,
@@ -106,9 +120,11 @@ async function assertAttacksFail(
     await resetVictim(s);
     const conn = await s.session(principal);
     await refused(conn, `cd '${s.allowed}'`);
-    for (const step of steps.slice(0, -1)) await refused(conn, step);
+    let prepared = true;
+    for (const step of steps.slice(0, -1)) if (await stepRefused(conn, step)) prepared = false;
     const last = steps.at(-1)!;
-    assert.equal(await refused(conn, last), true, `not refused: ${steps.join(" ⏎ ")}`);
+    const lastRefused = await stepRefused(conn, last);
+    if (prepared) assert.equal(lastRefused, true, `not refused: ${steps.join(" ⏎ ")}`);
     await assertVictimUnchanged(s, steps.join(" ⏎ "));
     conn.close();
   }
@@ -309,5 +325,19 @@ sceneTest("issue 14 family 11: /dev/tcp and /dev/udp are connections", async (s)
     ["echo x > /dev/udp/127.0.0.1/9"],
     ["echo x >> /dev/./tcp/127.0.0.1/9"],
     ["cat 3<>/dev/tcp/localhost/9 /etc/hostname"],
+  ]);
+});
+
+sceneTest("issue 34: sed scripts write nowhere unseen, whatever stands before the w", async (s) => {
+  const v = `${s.victim}/a`;
+  await Deno.writeTextFile(`${s.allowed}/in`, "x\n");
+  await assertAttacksFail(s, [
+    [`sed ':a;w ${v}' in`],
+    [`sed -n 'b x w ${v}' in`],
+    [`sed -n 'bx;:x w ${v}' in`],
+    [`sed -n '$!{:a;N;ba};s/x/y/w ${v}' in`],
+    [`sed -e ':a' -e 'W ${v}' in`],
+    [`sed ':a;e rm -f ${v}' in`],
+    [`sed -n '/x/{tx;:x;s/.*/rm -f ${v}/e\n}' in`],
   ]);
 });

@@ -41,7 +41,7 @@ export interface JournalFinish {
  * A journal row in its wire shape (K-JQ-4). `ts` and `dur_ns` are bigints because ns values
  * exceed 2^53: the kernel's JSON encoder must write them as exact integers (W-NUM-1).
  * Unfinished rows have `dur_ns`, `status` and `ok` null and no outputs. `src` is cut to 16384
- * bytes (ending in `…`) and `effects` to 100 entries (K-JQ-4).
+ * bytes (ending in `…`), and `effects` are reported bounded (K-JQ-4, K-EFF-7).
  */
 export interface JournalEntry {
   id: number;
@@ -52,7 +52,7 @@ export interface JournalEntry {
   cwd: PathObject;
   src: string;
   effects: JournalEffect[];
-  /** How many effects beyond the first 100 were left out (K-JQ-4); absent when none were. */
+  /** How many effects beyond the first 100 were left out (K-JQ-4, K-EFF-7); absent when none were. */
   effects_more?: number;
   /** Who approved the plan the row ran (M-ELICIT-1); absent for runs of no approved plan. */
   approved_by?: string;

@@ -1,6 +1,7 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import { JOURNAL_ROW_EFFECTS, JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
+import { JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
+import { reportEffects } from "../policy/effect_report.ts";
 import type { BusEvent } from "../events/bus_event.ts";
 import type { DurableLog } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
@@ -307,15 +308,12 @@ function toEntry(row: Row): JournalEntry {
     dur_ns: row.dur_ns as bigint | null,
     cwd: pathObject(row.cwd as Uint8Array),
     src: shownSrc(row.src as string),
-    effects: effects.slice(0, JOURNAL_ROW_EFFECTS),
+    ...reportEffects(effects),
     status: row.status === null ? null : Number(row.status),
     ok: row.ok === null ? null : row.ok === 1n,
     opaque: row.opaque === 1n,
     outputs: row.outputs === null ? [] : JSON.parse(row.outputs as string),
   };
-  if (effects.length > JOURNAL_ROW_EFFECTS) {
-    entry.effects_more = effects.length - JOURNAL_ROW_EFFECTS;
-  }
   if (typeof row.approved_by === "string") entry.approved_by = row.approved_by;
   return entry;
 }

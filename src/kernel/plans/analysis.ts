@@ -6,6 +6,7 @@ import { pathObject } from "../values/path_object.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
 import { type Effect, fillBinHashes, type Reversibility } from "../policy/effects.ts";
+import { reportEffects } from "../policy/effect_report.ts";
 import type { Grants, Verdict } from "../policy/grants.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 
@@ -76,7 +77,7 @@ export function publishApproval(
     plan_ref: plan.ref,
     session: plan.session,
     principal: plan.principal,
-    effects: plan.effects,
+    ...reportEffects(plan.effects),
     by,
     reason,
   });
@@ -126,7 +127,7 @@ export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> 
     uri: planUri(plan.ref),
     session: plan.session,
     principal: plan.principal,
-    effects: plan.effects,
+    ...reportEffects(plan.effects),
     reversibility: plan.reversibility,
     verdict,
     approval_pending: approvalPending(plan, verdict),
@@ -180,7 +181,7 @@ export function enforceVerdict(
       } (the grants to add to its policy entry)`;
     throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies this source${lacks}`, {
       verdict: "deny",
-      effects: analysis.effects,
+      ...reportEffects(analysis.effects),
       missing,
     });
   }
@@ -188,7 +189,7 @@ export function enforceVerdict(
     const plan = storePlan(kernel, attachment, src, analysis);
     throw new RpcError(ErrorCode.APPROVAL_REQUIRED, "this source needs approval", {
       verdict: "approval_required",
-      effects: analysis.effects,
+      ...reportEffects(analysis.effects),
       plan_ref: plan.ref,
     });
   }

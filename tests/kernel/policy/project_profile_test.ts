@@ -41,7 +41,7 @@ Deno.test("M-ONB-2: a new policy file holds exactly the project profile on DIR",
 Deno.test("M-ONB-1: an existing policy is edited in place: comments and other entries stay byte for byte", () => {
   const { text, change } = grantProject(EXISTING, PATH, "agent:claude-code", "/p/one");
   assert.match(change!, /^added agent:claude-code to /);
-  const member = /^    "agent:claude-code": \{\n[\s\S]*?\n    \},\n/m;
+  const member = /^ {4}"agent:claude-code": \{\n[\s\S]*?\n {4}\},\n/m;
   assert.equal(text.replace(member, ""), EXISTING, "only the new member was inserted");
   const policy = parsePolicyText(text, PATH);
   assert.deepEqual(policy.principals.get("agent:reviewer")!.fs_read, ["/src/**"]);

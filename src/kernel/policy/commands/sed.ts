@@ -8,7 +8,7 @@ const GNU: OptionSpec = {
   short: "efl",
   attached: "i",
   long: ["expression", "file", "line-length"],
-  flags: ["in-place", "sandbox"],
+  flags: ["in-place"],
 };
 
 /** BSD (macOS) sed: `-i SUFFIX` and `-I SUFFIX` take the next word (`-i ''` for none). */
@@ -38,22 +38,21 @@ function sedWith(spec: OptionSpec, args: ArgValue[], io: CommandIO): void {
     scripts.push(operands[0]);
     operands = operands.slice(1);
   }
-  if (!hasOption(parsed, "--sandbox")) {
-    for (const script of scripts) {
-      if (script.text === null) {
-        io.opaque("dynamic sed script");
-        return;
-      }
-      const scan = scanSedScript(script.text);
-      if (scan === null) {
-        io.opaque("sed script runs commands or is not understood");
-        return;
-      }
-      for (const file of scan.reads) io.path("fs_read", STATIC(file));
-      for (const file of scan.writes) {
-        if (file !== "/dev/stdout" && file !== "/dev/stderr") io.path("fs_write", STATIC(file));
-      }
-    }
+  // GNU sed joins its -e pieces with newlines (a piece may continue into the next) and parses
+  // the whole. `--sandbox` changes nothing here: under POSIXLY_CORRECT a `--sandbox` after the
+  // script is a file name, so the script is judged as if sed did not refuse it.
+  if (scripts.some((script) => script.text === null)) {
+    io.opaque("dynamic sed script");
+    return;
+  }
+  const scan = scanSedScript(scripts.map((script) => script.text).join("\n"));
+  if (scan === null) {
+    io.opaque("sed script runs commands or is not understood");
+    return;
+  }
+  for (const file of scan.reads) io.path("fs_read", STATIC(file));
+  for (const file of scan.writes) {
+    if (file !== "/dev/stdout" && file !== "/dev/stderr") io.path("fs_write", STATIC(file));
   }
   const inPlace = hasOption(parsed, "-i", "-I", "--in-place");
   eachPath(io, inPlace ? "fs_write" : "fs_read", operands);

@@ -3,6 +3,7 @@ import { complete } from "../../bash/complete.ts";
 import { attached, type MethodSpec, unattached } from "../method.ts";
 import { analyze } from "../../plans/analysis.ts";
 import { CompleteParams, ExplainParams, ParseParams } from "../../policy/params.ts";
+import { reportEffects } from "../../policy/effect_report.ts";
 
 /** `parse`, `complete` and `explain` (K-PARSE-*, K-COMP-1, K-EXPL-1): nothing runs or is stored. */
 export const BASH_METHODS: MethodSpec[] = [
@@ -28,7 +29,7 @@ export const BASH_METHODS: MethodSpec[] = [
       ast_version: 1,
       ast_lang: "bash",
       ast: sendableAst(a.ast),
-      effects: a.effects,
+      ...reportEffects(a.effects),
       reversibility: a.reversibility,
       verdict: a.verdict,
       plan_ref: null,

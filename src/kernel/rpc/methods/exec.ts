@@ -15,6 +15,7 @@ import {
 import type { Plan } from "../../plans/store.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { runOptions, runParams } from "../../exec/run_params.ts";
+import { reportEffects } from "../../policy/effect_report.ts";
 
 const execParams = runParams.extend({
   src: z.string(),
@@ -96,7 +97,7 @@ async function execute(
     return {
       plan_ref: plan.ref,
       uri: planUri(plan.ref),
-      effects: plan.effects,
+      ...reportEffects(plan.effects),
       reversibility: plan.reversibility,
       verdict: analysis.verdict,
       approval_pending: plan.approval === "pending",

@@ -14,6 +14,7 @@ import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { denied } from "../../plans/denied.ts";
 import { utf8Prefix } from "../../values/js_string.ts";
+import { reportEffects } from "../../policy/effect_report.ts";
 
 const planRef = z.object({ plan_ref: z.string() });
 const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })])).nullish();
@@ -227,7 +228,7 @@ export const PLAN_METHODS: MethodSpec[] = [
         principal: plan.principal,
         ...srcHead(plan.src),
         cwd: pathObject(plan.cwd),
-        effects: plan.effects,
+        ...reportEffects(plan.effects),
         reversibility: plan.reversibility,
         verdict: ownerVerdict(kernel, plan),
         approval: plan.approval,

@@ -10,6 +10,7 @@ import {
 } from "../../pty/params.ts";
 import { analyze } from "../../plans/analysis.ts";
 import { programLine } from "../../policy/program_line.ts";
+import { reportEffects } from "../../policy/effect_report.ts";
 
 /** `pty.*` (K-PTY-1..7), scoped to the attached session. */
 export const PTY_METHODS: MethodSpec[] = [
@@ -24,7 +25,7 @@ export const PTY_METHODS: MethodSpec[] = [
     if (verdict === "deny") {
       throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies spawning ${p.cmd}`, {
         verdict,
-        effects,
+        ...reportEffects(effects),
       });
     }
     if (verdict === "approval_required") {

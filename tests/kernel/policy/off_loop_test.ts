@@ -1,7 +1,7 @@
 // E-4: sources past the inline limit are parsed and analysed in a worker, with the same results.
 import assert from "node:assert/strict";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
-import { WORKER_IDLE_MS } from "../../../src/kernel/bash/off_loop.ts";
+import { WORKER_IDLE_MS } from "../../../src/kernel/policy/off_loop.ts";
 import { INLINE_PARSE_LIMIT, MAX_PARSE_UNITS } from "../../../src/protocol/limits.ts";
 import { compactJson, JsonText } from "../../../src/protocol/rpc.ts";
 import { hostTest, needsLinux } from "../../_support/host.ts";

@@ -1,0 +1,56 @@
+/** Effects as they leave the kernel (K-EFF-7): every string, list and effect list bounded. */
+import { EFFECT_REPORT_ITEMS, EFFECT_STRING_BYTES } from "../../protocol/limits.ts";
+import { utf8Prefix } from "../values/js_string.ts";
+
+/** An effect in its reported form: `kind` plus bounded members, `<list>_more` where a list was cut. */
+export interface ReportedEffect {
+  kind: string;
+  [member: string]: unknown;
+}
+
+/** A reported effect list: at most {@link EFFECT_REPORT_ITEMS} effects, the rest counted. */
+export interface EffectReport {
+  effects: ReportedEffect[];
+  /** How many effects beyond the first {@link EFFECT_REPORT_ITEMS} were left out; absent when none. */
+  effects_more?: number;
+}
+
+/** `s`, or its longest prefix that fits {@link EFFECT_STRING_BYTES} UTF-8 bytes with `…` after it. */
+function bounded(s: string): string {
+  if (s.length * 3 <= EFFECT_STRING_BYTES) return s;
+  const head = utf8Prefix(s, EFFECT_STRING_BYTES);
+  return head.length === s.length ? s : utf8Prefix(s, EFFECT_STRING_BYTES - 3) + "…";
+}
+
+function boundedMember(value: unknown): unknown {
+  return typeof value === "string" ? bounded(value) : value;
+}
+
+/** One effect with each string cut and each list (`paths`, `names`) kept to its first entries. */
+function reportEffect(effect: { readonly kind: string }): ReportedEffect {
+  const out: ReportedEffect = { kind: effect.kind };
+  for (const [member, value] of Object.entries(effect as Record<string, unknown>)) {
+    if (member === "kind") continue;
+    if (!Array.isArray(value)) {
+      out[member] = boundedMember(value);
+      continue;
+    }
+    out[member] = value.slice(0, EFFECT_REPORT_ITEMS).map(boundedMember);
+    if (value.length > EFFECT_REPORT_ITEMS) {
+      out[`${member}_more`] = value.length - EFFECT_REPORT_ITEMS;
+    }
+  }
+  return out;
+}
+
+/**
+ * The bounded report of `effects` for the wire (`explain`, plans, error data, journal rows,
+ * approvals): policy evaluation and the stored journal row keep the uncut effects.
+ */
+export function reportEffects(effects: readonly { readonly kind: string }[]): EffectReport {
+  const report: EffectReport = { effects: effects.slice(0, EFFECT_REPORT_ITEMS).map(reportEffect) };
+  if (effects.length > EFFECT_REPORT_ITEMS) {
+    report.effects_more = effects.length - EFFECT_REPORT_ITEMS;
+  }
+  return report;
+}
