@@ -26,7 +26,7 @@ import { sandbox } from "../../tests/_support/sandbox.ts";
 import { sdkTransport } from "../../tests/_support/facade.ts";
 import { bashFloor } from "./bash_floor.ts";
 import { percentile } from "./percentile.ts";
-import { cpuMs, kernelPid, reapedChildrenCpuMs } from "../../tests/_support/proc.ts";
+import { cpuMs, kernelPid, liveChildren, reapedChildrenCpuMs } from "../../tests/_support/proc.ts";
 
 const N = 200;
 const STATEFUL = 500;
@@ -188,35 +188,60 @@ interface CpuRow {
   /** The server in front of the kernel (the facade, or the peer), when the path has one. */
   server: number | null;
   kernel: number | null;
-  /** The bash (or `sh`) processes the path starts, as their reaper counts them. */
+  /** A sandboxed path's launcher (the perl in the resident), which forks each run's spare. */
+  launcher: number | null;
+  /**
+   * The bash (or `sh`) processes the path starts, as their reaper counts them: a sandboxed
+   * path's spares too, forked by the launcher before they exec bash.
+   */
   shells: number;
 }
 
 /**
  * The CPU time per call of {@link CPU_CALLS} back-to-back calls of `run`: this process's, the
- * `server`'s and the `kernel`'s (pids, or null), and the shells' that `reaper` waits for.
+ * `server`'s, the `kernel`'s and the `launcher`'s (pids, or null), and the shells' that `reaper`
+ * waits for.
  */
 async function cpuPerCall(
   label: string,
   run: () => Promise<unknown>,
-  { server, kernel, reaper }: { server: number | null; kernel: number | null; reaper: number },
+  { server, kernel, launcher = null, reaper }: {
+    server: number | null;
+    kernel: number | null;
+    launcher?: number | null;
+    reaper: number;
+  },
 ): Promise<CpuRow> {
   const read = () => [
     cpuMs(Deno.pid),
     server === null ? 0 : cpuMs(server),
     kernel === null ? 0 : cpuMs(kernel),
+    launcher === null ? 0 : cpuMs(launcher),
     reapedChildrenCpuMs(reaper),
   ];
   const before = read();
   for (let i = 0; i < CPU_CALLS; i++) await run();
-  const [caller, serverMs, kernelMs, shells] = read().map((x, i) => (x - before[i]) / CPU_CALLS);
+  const [caller, serverMs, kernelMs, launcherMs, shells] = read().map((x, i) =>
+    (x - before[i]) / CPU_CALLS
+  );
   return {
     label,
     caller,
     server: server === null ? null : serverMs,
     kernel: kernel === null ? null : kernelMs,
+    launcher: launcher === null ? null : launcherMs,
     shells,
   };
+}
+
+/** The pid of the launcher (a perl) some resident sandbox below `kernel` runs, or null. */
+function launcherPid(kernel: number): number | null {
+  for (const child of liveChildren(kernel)) {
+    if (child.command.startsWith("/usr/bin/perl -e")) return child.pid;
+    const below = launcherPid(child.pid);
+    if (below !== null) return below;
+  }
+  return null;
 }
 
 /**
@@ -228,16 +253,27 @@ function printCpu(rows: CpuRow[], spawnP50: number): void {
   const cores = navigator.hardwareConcurrency;
   console.log(`\nCPU time per call, ${CPU_CALLS} back-to-back calls each (ms; ${cores} cores)`);
   console.log(
-    "path                        caller   server   kernel   shells    total  " +
+    "path                        caller   server   kernel launcher   shells    total  " +
       "total/cores/spawn  shells/cores/spawn",
   );
   const cell = (x: number | null) => (x === null ? "-" : x.toFixed(2)).padStart(7);
+  const total = (row: CpuRow) =>
+    row.caller + (row.server ?? 0) + (row.kernel ?? 0) + (row.launcher ?? 0) + row.shells;
   for (const row of rows) {
-    const total = row.caller + (row.server ?? 0) + (row.kernel ?? 0) + row.shells;
     console.log(
       `${row.label.padEnd(26)} ${cell(row.caller)}  ${cell(row.server)}  ${cell(row.kernel)}  ` +
-        `${cell(row.shells)}  ${cell(total)}  ${cell(total / cores / spawnP50)}x           ` +
+        `${cell(row.launcher)}  ${cell(row.shells)}  ${cell(total(row))}  ` +
+        `${cell(total(row) / cores / spawnP50)}x           ` +
         `${cell(row.shells / cores / spawnP50)}x`,
+    );
+  }
+  // What the latency bound (sandboxed p50 ≤ 1.5 × direct) meets when both are CPU-bound.
+  const direct = rows.find((row) => row.label === "kernel exec direct");
+  const confined = rows.find((row) => row.launcher !== null);
+  if (direct && confined) {
+    console.log(
+      `${"sandboxed agent CPU / kernel direct CPU".padEnd(44)} ` +
+        `${(total(confined) / total(direct)).toFixed(2).padStart(6)}`,
     );
   }
 }
@@ -304,7 +340,6 @@ try {
     ]);
   await floor.close();
   free.close();
-  agent.close();
   // after the rows above, on the same warm kernel
   const [seq, seqOne] = await stateful(a, b);
   const peerRow = peerRows[0] ?? null;
@@ -370,6 +405,7 @@ try {
       `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,
   );
   const kernel = Deno.build.os === "linux" ? kernelPid(box.socket()) : null;
+  const launcher = kernel === null ? null : launcherPid(kernel);
   const cpuRows = kernel === null ? null : [
     await cpuPerCall("shoal_exec via facade", viaFacade, {
       server: facadeTransport.pid,
@@ -381,6 +417,19 @@ try {
       kernel,
       reaper: kernel,
     }),
+    // the launcher reaps the sandboxed runs: their bash, and the spare each was forked as
+    ...(launcher === null ? [] : [
+      await cpuPerCall(
+        `sandboxed agent (tier ${tier})`,
+        () => agent.request("exec", { src: "echo hi" }),
+        {
+          server: null,
+          kernel,
+          launcher,
+          reaper: launcher,
+        },
+      ),
+    ]),
     await cpuPerCall("bash -c true spawn", spawnTrue, {
       server: null,
       kernel: null,
@@ -398,6 +447,10 @@ try {
   ];
   if (cpuRows) printCpu(cpuRows, spawn.p50);
   else console.log("note: CPU pass skipped: it reads Linux's /proc");
+  if (cpuRows && launcher === null) {
+    console.log("note: no launcher in the resident: no sandboxed CPU row");
+  }
+  agent.close();
   a.close();
   b.close();
 } finally {
