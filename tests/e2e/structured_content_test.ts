@@ -23,6 +23,15 @@ function bounded(r: ToolReply, what: string): Rec {
   return r.structuredContent;
 }
 
+/**
+ * `count` long paths below `dir`: the kernel reports at most 100 paths of at most 1024 bytes per
+ * effect (K-EFF-7), so only long ones still make a plan or an error larger than M-OUT-7's bound.
+ */
+function longPaths(dir: string, count: number): string[] {
+  const deep = ["d", "e", "f", "g"].map((c) => c.repeat(200)).join("/");
+  return Array.from({ length: count }, (_, i) => `${dir}/${deep}/file-${i}`);
+}
+
 /** Asserts `sc` is M-OUT-7's truncated form of something larger than the bound, fetchable at `uri`. */
 function assertTruncated(sc: Rec, uri: string | null, what: string): void {
   assert.equal(sc.truncated, true, `${what} is truncated`);
@@ -153,13 +162,13 @@ mcpTest(
 );
 
 mcpTest(
-  "M-OUT-7: shoal_journal {limit:5} after five 30 KB sources and shoal_plan of touch on 20,000 paths stay within 65536 bytes; the plan keeps plan_ref and uri",
+  "M-OUT-7: shoal_journal {limit:5} after five 30 KB sources and shoal_plan of touch on 200 long paths stay within 65536 bytes; the plan keeps plan_ref and uri",
   async (mcp) => {
     for (let i = 0; i < 5; i++) await mcp.ok("shoal_exec", { src: `# ${"j".repeat(30000)}` });
     const journal = bounded(await mcp.call("shoal_journal", { limit: 5 }), "journal");
     assertTruncated(journal, null, "journal");
 
-    const paths = Array.from({ length: 20000 }, (_, i) => `/tmp/never-created/file-${i}`);
+    const paths = longPaths("/tmp/never-created", 200);
     const planned = await mcp.call("shoal_plan", { src: `touch ${paths.join(" ")}` });
     assert.equal(planned.isError, false);
     const sc = bounded(planned, "plan");
@@ -171,14 +180,13 @@ mcpTest(
 );
 
 mcpTest(
-  "M-OUT-7: -32011 and -32010 error results over 20,000 paths are truncated to 65536 bytes, keeping code, plan_ref and uri",
+  "M-OUT-7: -32011 and -32010 error results over 200 long paths are truncated to 65536 bytes, keeping code, plan_ref and uri",
   async (_human, box) => {
     const agent = await connectMcp(box, {
       SHOAL_TOKEN: (await createToken(box, "agent:big", "big")).secret,
     });
     try {
-      const touch = (dir: string) =>
-        `touch ${Array.from({ length: 20000 }, (_, i) => `${dir}/file-${i}`).join(" ")}`;
+      const touch = (dir: string) => `touch ${longPaths(dir, 200).join(" ")}`;
       const ask = await agent.call("shoal_exec", { src: touch(`${box.dir}/work`) });
       assert.equal(ask.isError, true);
       const asked = bounded(ask, "-32011");

@@ -6,7 +6,7 @@ import { pathObject } from "../values/path_object.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
 import { type Effect, fillBinHashes, type Reversibility } from "../policy/effects.ts";
-import { reportEffects } from "../policy/effect_report.ts";
+import { reportEffects, reportStrings } from "../policy/effect_report.ts";
 import type { Grants, Verdict } from "../policy/grants.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 
@@ -161,6 +161,9 @@ export function refuseUnknownPrincipal(grants: Grants): void {
   });
 }
 
+/** How many missing grants a denial's message names; `data.missing` holds them all (bounded). */
+const MESSAGE_GRANTS = 3;
+
 /**
  * Refuses a run the caller may not start now (K-EXEC-2 step 3): deny → -32010, approval →
  * stored plan and -32011, a hermetic principal without a sandbox or a cwd the sandbox does not
@@ -173,16 +176,19 @@ export function enforceVerdict(
   analysis: Analysis,
 ): Sandboxing | null {
   if (analysis.verdict === "deny") {
-    const missing = attachment.grants.missing(analysis.effects);
-    const lacks = missing.length === 0
+    const missing = reportStrings(attachment.grants.missing(analysis.effects));
+    const named = missing.items.slice(0, MESSAGE_GRANTS);
+    const unnamed = missing.items.length - named.length + missing.more;
+    const lacks = named.length === 0
       ? ""
-      : `: ${attachment.principal} lacks ${
-        missing.join(", ")
+      : `: ${attachment.principal} lacks ${named.join(", ")}${
+        unnamed > 0 ? ` and ${unnamed} more` : ""
       } (the grants to add to its policy entry)`;
     throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies this source${lacks}`, {
       verdict: "deny",
       ...reportEffects(analysis.effects),
-      missing,
+      missing: missing.items,
+      ...(missing.more > 0 ? { missing_more: missing.more } : {}),
     });
   }
   if (analysis.verdict === "approval_required") {

@@ -54,3 +54,14 @@ export function reportEffects(effects: readonly { readonly kind: string }[]): Ef
   }
   return report;
 }
+
+/**
+ * A list of effect-derived strings (such as the grants a denial lacks) bounded as effect members
+ * are: the first {@link EFFECT_REPORT_ITEMS}, each cut, and how many were left out.
+ */
+export function reportStrings(values: readonly string[]): { items: string[]; more: number } {
+  return {
+    items: values.slice(0, EFFECT_REPORT_ITEMS).map(bounded),
+    more: Math.max(0, values.length - EFFECT_REPORT_ITEMS),
+  };
+}

@@ -129,6 +129,31 @@ kernelTest("K-EFF-7: more than 100 paths or effects are cut to 100 and counted",
   conn.close();
 });
 
+kernelTest(
+  "K-EFF-7, M-ONB-3: a denial's missing grants are bounded like effects, and its message names three",
+  async (k) => {
+    const { secret } = await createToken(k.box, "agent:deny");
+    const conn = await k.attach("deny", secret);
+    const long = "x".repeat(2000);
+    const files = Array.from({ length: 300 }, (_, i) => `/denied/${long}/f${i}`);
+    const err = await rpcError(conn.request("exec", { src: `touch ${files.join(" ")}` }));
+    assert.equal(err.code, -32010);
+    const data = err.data as Rec;
+    const missing = data.missing as string[];
+    assert.equal(missing.length, 100);
+    assert.equal(data.missing_more, 200);
+    assert.ok(missing.every((m) => bytes(m) <= 1024), "each missing grant is cut");
+    assert.ok(JSON.stringify(data).length < 256 * 1024, "the data stays small");
+    assert.match(err.message, / and 297 more \(the grants to add/);
+    assert.ok(err.message.length < 8 * 1024, "the message names three grants");
+    conn.close();
+  },
+  async () => {
+    const box = await sandbox();
+    return await startKernel(["--policy", await writePolicy(box, policy())], box);
+  },
+);
+
 Deno.test("K-EFF-7: strings are cut at a scalar boundary to at most 1024 bytes, lists counted", () => {
   for (const unit of ["x", "é", "€", "😀"]) {
     const long = unit.repeat(2000);
