@@ -5,6 +5,7 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
+import { normalizePath } from "../bash/lexical_path.ts";
 
 /** Directory levels below a write root searched for protected names that exist at exec start. */
 export const SCAN_DEPTH = 5;
@@ -54,13 +55,36 @@ function lstat(path: string): Deno.FileInfo | null {
   }
 }
 
+/** Whether `path` is `root` or below it. */
+function isWithin(path: string, root: string): boolean {
+  return path === root || path.startsWith(`${root}/`);
+}
+
+/**
+ * Where the symlink `link` leads, followed to its end (absolute, lexical for a dangling last
+ * step), or null when it cannot be followed (a loop, an unreadable directory).
+ */
+function resolvedLink(link: string): string | null {
+  try {
+    return Deno.realPathSync(link);
+  } catch {
+    try {
+      const to = Deno.readLinkSync(link);
+      const dir = Deno.realPathSync(link.slice(0, link.lastIndexOf("/")) || "/");
+      return normalizePath(to.startsWith("/") ? to : `${dir}/${to}`);
+    } catch {
+      return null;
+    }
+  }
+}
+
 /**
  * The protection of `roots` (real paths of writable mounts), less the `lifted` names: at each
  * root every protected name whether or not it exists (an absent one as a placeholder
  * directory, so it cannot be created), and `.git/hooks`, `.git/config` of a `.git` directory (the `.git` file
  * itself); below a root, down to {@link SCAN_DEPTH} levels and outside `node_modules`, every
- * protected name and `.git` part that exists now. A symlink at a protected name is left as is: binding over it would
- * protect its target, not the name.
+ * protected name and `.git` part that exists now. A symlink at a protected name protects its
+ * target instead, when that lies in a writable root.
  */
 export function protection(roots: readonly string[], lifted: readonly string[]): Protection {
   const paths = new Map<string, ProtectedPath>();
@@ -68,6 +92,25 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const protect = (root: string, path: string, dir: boolean, absent: boolean) => {
     paths.set(path, { path, dir, absent });
     for (let up = path.slice(0, path.lastIndexOf("/")); up.length > root.length;) {
+      pins.add(up);
+      up = up.slice(0, up.lastIndexOf("/"));
+    }
+  };
+  /**
+   * A symlink at a protected name: what the human's tool loads through it is its target, so a
+   * target inside a writable root is protected (an absent one held by a placeholder when its
+   * directory exists), and the link's own directories are pinned.
+   */
+  const protectTarget = (link: string) => {
+    const target = resolvedLink(link);
+    const root = target === null ? undefined : roots.find((r) => r !== "/" && isWithin(target, r));
+    if (target === null || root === undefined) return;
+    const found = lstat(target);
+    const absent = found === null || isPlaceholder(target);
+    if (absent && lstat(target.slice(0, target.lastIndexOf("/")))?.isDirectory !== true) return;
+    protect(root, target, absent || found!.isDirectory, absent);
+    const linkRoot = roots.find((r) => isWithin(link, r)) ?? link;
+    for (let up = link.slice(0, link.lastIndexOf("/")); up.length > linkRoot.length;) {
       pins.add(up);
       up = up.slice(0, up.lastIndexOf("/"));
     }
@@ -86,13 +129,16 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
           const found = lstat(at);
           const absent = found === null || isPlaceholder(at);
           // at the root a missing part is held by a placeholder; below it, only what exists
-          if (found?.isSymlink) continue;
+          if (found?.isSymlink) {
+            protectTarget(at);
+            continue;
+          }
           if (!absent || dir === root) protect(root, at, absent || part === "hooks", absent);
         }
       }
       return;
     }
-    if (info?.isSymlink) return;
+    if (info?.isSymlink) return protectTarget(path);
     const absent = info === null || isPlaceholder(path);
     if (!absent || dir === root) {
       protect(root, path, absent || info!.isDirectory, absent);

@@ -377,3 +377,29 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "a protected name made a symlink protects its target: what the link leads to cannot be written from the next exec on",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/${DEEP}`, { recursive: true });
+    }, async ({ proj, sh }) => {
+      await sh(
+        `echo ok > notes.txt && ln -s ../../../notes.txt ${DEEP}/.envrc && ` +
+          `ln -s plan.sh ${DEEP}/.zshrc`,
+      );
+      await sh(
+        [
+          "(echo evil > notes.txt) 2>/dev/null",
+          `(echo evil > ${DEEP}/.envrc) 2>/dev/null`,
+          `(echo evil > ${DEEP}/plan.sh) 2>/dev/null`,
+          `(mv ${DEEP.split("/")[0]} moved) 2>/dev/null`,
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/notes.txt`), "ok\n", "the link's target is read-only");
+      assert.notEqual(read(`${proj}/${DEEP}/plan.sh`), "evil\n", "a dangling link's target too");
+      assert.equal(read(`${proj}/${DEEP}/.envrc`), "<link>", "the link's directories are pinned");
+    });
+  },
+);
