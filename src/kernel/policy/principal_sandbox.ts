@@ -74,7 +74,8 @@ export function isSandboxed(
  * The sandbox one run of `principal` goes into, or null when it runs unconfined; `approved` are
  * the effects of the approved plan it runs, if any. Refuses with -32010 a hermetic principal that
  * would run unconfined (`hermetic_unavailable`) and a run whose `cwd` the sandbox does not show
- * (`cwd_outside_sandbox`): nothing runs then.
+ * (`cwd_outside_sandbox`), and one while a protected file has a second name (`protected_hardlink`,
+ * P-SBX-6): nothing runs then.
  */
 export function runSandbox(
   setting: SandboxSetting,
@@ -99,6 +100,16 @@ export function runSandbox(
       ErrorCode.LEASH_DENIED,
       `the working directory ${cwd} is outside this principal's sandbox`,
       { reason: "cwd_outside_sandbox", cwd },
+    );
+  }
+  const linked = view.protection.linked;
+  if (linked.length > 0) {
+    throw new RpcError(
+      ErrorCode.LEASH_DENIED,
+      `the protected file ${
+        linked[0]
+      } has another name (a hard link), through which it would stay writable: remove the other name first`,
+      { reason: "protected_hardlink", paths: linked.slice(0, 100) },
     );
   }
   const net = sandboxNet(principal, netGrants(policy!, approved));

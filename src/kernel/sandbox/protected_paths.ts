@@ -44,6 +44,11 @@ export interface Protection {
    * hold a placeholder there while the plan runs.
    */
   lifted?: readonly string[];
+  /**
+   * Protected files that have other names (hard links): binding one name read-only leaves the
+   * same file writable through the others, so a run is refused while any exists.
+   */
+  linked: readonly string[];
 }
 
 /** The entry at `path` without following a final symlink, or null when there is none. */
@@ -88,9 +93,11 @@ function resolvedLink(link: string): string | null {
  */
 export function protection(roots: readonly string[], lifted: readonly string[]): Protection {
   const paths = new Map<string, ProtectedPath>();
+  const linked = new Set<string>();
   const pins = new Set<string>();
   const protect = (root: string, path: string, dir: boolean, absent: boolean) => {
     paths.set(path, { path, dir, absent });
+    if (!dir && !absent && (lstat(path)?.nlink ?? 1) > 1) linked.add(path);
     for (let up = path.slice(0, path.lastIndexOf("/")); up.length > root.length;) {
       pins.add(up);
       up = up.slice(0, up.lastIndexOf("/"));
@@ -175,5 +182,6 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   return {
     paths: sorted([...paths.values()], (p) => p.path),
     pins: sorted([...pins], (p) => p),
+    linked: sorted([...linked], (p) => p),
   };
 }

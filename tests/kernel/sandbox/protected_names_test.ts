@@ -403,3 +403,23 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "a protected file with a second name (a hard link) refuses the next exec (-32010 protected_hardlink) instead of staying writable through that name",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/${DEEP}`, { recursive: true });
+    }, async ({ proj, agent, sh }) => {
+      await sh(`echo ok > notes.txt && ln notes.txt ${DEEP}/.envrc`);
+      const refused = await rpcError(exec(agent, "echo evil > notes.txt"));
+      assert.equal(refused.code, -32010);
+      assert.equal((refused.data as Rec).reason, "protected_hardlink");
+      assert.deepEqual((refused.data as Rec).paths, [`${proj}/${DEEP}/.envrc`]);
+      assert.equal(read(`${proj}/notes.txt`), "ok\n");
+      await Deno.remove(`${proj}/notes.txt`); // the human removes the other name
+      await sh("echo fine > other.txt");
+      assert.equal(read(`${proj}/other.txt`), "fine\n");
+    });
+  },
+);
