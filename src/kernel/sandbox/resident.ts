@@ -12,6 +12,7 @@ import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "
 import { Launcher, lines } from "./launcher.ts";
 import { LAUNCHER_SCRIPT } from "./launcher_script.ts";
 import { holdPlaceholders } from "./placeholders.ts";
+import { proxyEnv } from "../net/proxy_env.ts";
 
 /** The util-linux tools that enter a resident sandbox. */
 export interface EnterTools {
@@ -101,6 +102,11 @@ export class Resident {
     private readonly init: number,
     /** The launcher that starts its runs, or null: they enter with {@link command}. */
     private readonly launcher: Launcher | null,
+    /**
+     * The proxy environment (P-NET-1) a run entering with {@link command} gets on top of the
+     * session's: the launcher hands it to the runs it starts itself.
+     */
+    private readonly proxyEnv: readonly [string, string][],
   ) {
     this.pool = new ScratchPool(dir, true);
     this.#shell = childrenOf(init)[0];
@@ -200,7 +206,10 @@ export class Resident {
       const drop = ownUserns ? ["--bounding-set", "-all", "--inh-caps", "-all"] : [];
       const confine = [tools.setpriv, "--no-new-privs", ...drop];
       const key = confinementKey(sandboxing);
-      return new Resident(child, dir, enter, confine, key, onIdle, init, driver);
+      const netEnv = sandboxing.net === null || sandboxing.proxy === null
+        ? []
+        : proxyEnv(sandboxing.net.port);
+      return new Resident(child, dir, enter, confine, key, onIdle, init, driver, netEnv);
     } catch (e) {
       await stop(child, driver);
       throw e;
@@ -235,7 +244,11 @@ export class Resident {
       dir,
       this.inside(dir),
     );
-    return launched ?? spawnGroupLeader(this.command(cwd, argv), state);
+    if (launched !== null && launched !== undefined) return launched;
+    const entered = this.proxyEnv.length === 0
+      ? state
+      : { ...state, env: new Map([...state.env, ...this.proxyEnv]) };
+    return spawnGroupLeader(this.command(cwd, argv), entered);
   }
 
   /**

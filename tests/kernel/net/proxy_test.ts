@@ -215,6 +215,10 @@ hostTest(
           `git clone -q http://127.0.0.2:${http}/repo.git cloned && cat cloned/README`,
         );
         assert.equal(text(git.out), "from the proxy\n", text(git.err));
+        // the clone's .git changed the view (P-SBX-6): the next run starts in a new sandbox,
+        // perhaps entering it before its launcher has a spare, and still gets the proxy
+        const entered = await outcome(conn, `echo "$http_proxy $npm_config_proxy"`);
+        assert.match(text(entered.out), /^http:\/\/127\.0\.0\.1:\d+ http:\/\/127\.0\.0\.1:\d+\n$/);
         const npm = await outcome(
           conn,
           `HOME=$PWD npm view --registry http://127.0.0.2:${http}/registry/ tiny-pkg version`,
