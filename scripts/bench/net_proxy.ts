@@ -14,6 +14,7 @@ import { createToken, writePolicy } from "../../tests/_support/principals.ts";
 import type { Rec } from "../../tests/_support/rec.ts";
 import { sandbox } from "../../tests/_support/sandbox.ts";
 import { percentile } from "./percentile.ts";
+import { selfSignedCert } from "../../tests/_support/tls.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -30,33 +31,12 @@ const CHUNK = new Uint8Array(1024 * 1024).fill(120);
 const box = await sandbox();
 const proj = `${box.dir}/home/proj`;
 await Deno.mkdir(proj);
-const openssl = await new Deno.Command("openssl", {
-  args: [
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=127.0.0.2",
-    "-addext",
-    "subjectAltName=IP:127.0.0.2",
-    "-keyout",
-    `${proj}/key.pem`,
-    "-out",
-    `${proj}/ca.pem`,
-  ],
-  stdout: "null",
-  stderr: "null",
-}).output();
-if (!openssl.success) throw new Error("openssl failed");
+const tls = await selfSignedCert(proj, "127.0.0.2");
 const server = Deno.serve({
   hostname: "127.0.0.2",
   port: 0,
-  cert: await Deno.readTextFile(`${proj}/ca.pem`),
-  key: await Deno.readTextFile(`${proj}/key.pem`),
+  cert: await Deno.readTextFile(tls.cert),
+  key: await Deno.readTextFile(tls.key),
   onListen: () => {},
 }, (req) => {
   if (new URL(req.url).pathname === "/small") return new Response("ok\n");
@@ -88,7 +68,7 @@ const k = await startKernel(
 
 /** curl's `-w` figures for `path`, on the host (no proxy) or through the agent's sandbox. */
 async function curl(where: "host" | RpcConnection, path: string, format: string): Promise<number> {
-  const args = ["-sS", "--cacert", `${proj}/ca.pem`, "-o", "/dev/null", "-w", format];
+  const args = ["-sS", "--cacert", tls.cert, "-o", "/dev/null", "-w", format];
   const url = `https://127.0.0.2:${port}${path}`;
   if (where === "host") {
     const out = await new Deno.Command("curl", {

@@ -13,6 +13,7 @@ import { waitUntil } from "../../_support/wait.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { selfSignedCert } from "../../_support/tls.ts";
 
 /** An agent that may run anything in its project, with `net` as its `net_connect` grants. */
 function agent(net: string[]): Rec {
@@ -87,23 +88,7 @@ async function withServers(dir: string, body: (s: Servers) => Promise<void>): Pr
   ]);
   await run("git", ["-C", `${dir}/work`, "push", "-q", `${dir}/www/repo.git`, "HEAD:master"]);
   await run("git", ["-C", `${dir}/www/repo.git`, "update-server-info"]);
-  await run("openssl", [
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=127.0.0.2",
-    "-addext",
-    "subjectAltName=IP:127.0.0.2",
-    "-keyout",
-    `${dir}/key.pem`,
-    "-out",
-    `${dir}/cert.pem`,
-  ]);
+  await selfSignedCert(dir, "127.0.0.2");
   const serve = handler(`${dir}/www`);
   const quiet = { onListen: () => {} };
   const http = Deno.serve({ hostname: "127.0.0.2", port: 0, ...quiet }, serve);
