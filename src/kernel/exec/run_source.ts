@@ -200,6 +200,7 @@ async function finishRun(
   const net = run.sandbox?.net ?? null;
   // refusals of the proxy while this run goes are its own (P-NET-2)
   const refusals = net === null ? null : kernel.net.watch(session.name, attachment.principal);
+  const ended = kernel.warm.running(session.name);
   let exit;
   try {
     exit = await runBash({
@@ -223,11 +224,13 @@ async function finishRun(
       },
     });
   } catch (e) {
+    ended();
     refusals?.();
     opts.started?.();
     const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`);
     throw await failRun(kernel, task, entryId, output, error);
   }
+  ended();
   const netRefused = refusals?.() ?? [];
   // the proxy's variables were this run's only, never the session's (P-NET-1)
   if (net !== null && exit.final) withoutProxyEnv(snapshot.env, exit.final.env, net.port);

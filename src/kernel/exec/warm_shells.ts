@@ -35,6 +35,8 @@ export class WarmShells {
     { shell: WarmShell; idle: ReturnType<typeof setTimeout>; grants: Grants }
   >();
   #discarding = new Set<Promise<void>>();
+  /** Runs under way, by session: while one runs, no new sandbox is started for a warm shell. */
+  #running = new Map<string, number>();
   #closed = false;
 
   constructor(
@@ -86,6 +88,9 @@ export class WarmShells {
     }
     let resident: Resident | null = null;
     if (sandbox !== null) {
+      // A view that changed during a run (its `git init` made a .git) would start a sandbox whose
+      // placeholders (P-SBX-6) land in the tree under that run: prepared when the run has ended.
+      if (this.#running.has(session.name) && !this.residents.has(session.name, sandbox)) return;
       resident = this.residents.ready(session.name, sandbox);
       if (resident === null) {
         this.residents.get(session.name, sandbox).then(() => this.prepare(attachment), () => {});
@@ -111,6 +116,19 @@ export class WarmShells {
       if (this.#slots.get(session.name)?.shell === shell) this.drop(session.name);
     }, WARM_IDLE_MS);
     this.#slots.set(session.name, { shell, idle, grants: attachment.grants });
+  }
+
+  /** Counts a run of `session` under way until the returned end is called (once). */
+  running(session: string): () => void {
+    this.#running.set(session, (this.#running.get(session) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = this.#running.get(session)! - 1;
+      if (left === 0) this.#running.delete(session);
+      else this.#running.set(session, left);
+    };
   }
 
   /** Kills the session's warm shell, if any (idle, or the session is gone). */

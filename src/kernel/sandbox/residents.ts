@@ -64,6 +64,11 @@ export class Residents {
     return Promise.all(this.#stopping);
   }
 
+  /** Whether the session has a resident for `sandboxing`, ready or starting (none is started). */
+  has(session: string, sandboxing: Sandboxing): boolean {
+    return this.#entries.has(JSON.stringify([session, confinementKey(sandboxing)]));
+  }
+
   /** The session's resident for `sandboxing` when it is ready, else null (it is starting). */
   ready(session: string, sandboxing: Sandboxing): Resident | null {
     return this.#entry(session, sandboxing).resident;

@@ -13,6 +13,7 @@ import { createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
+import { waitUntil } from "../../_support/wait.ts";
 
 /** An agent that may run anything (opaque: allow) and write its project, sandboxed. */
 function coder(extra: Rec = {}): Rec {
@@ -37,6 +38,8 @@ interface World {
   k: TestKernel;
   proj: string;
   agent: RpcConnection;
+  /** The agent's token. */
+  token: string;
   /**
    * Runs `script` with sh as the agent, from a file the static layer does not read (so only the
    * sandbox stands in its way), in the project; returns its stdout.
@@ -75,7 +78,7 @@ async function world(
       const outcome = (await exec(agent, `sh ${file}`, { position: "value" })).value as Rec;
       return String((outcome.out as Rec)?.v ?? "");
     };
-    await body({ k, proj, agent, sh });
+    await body({ k, proj, agent, token, sh });
     await k.stop();
     after(proj);
   } finally {
@@ -420,6 +423,29 @@ hostTest(
       await Deno.remove(`${proj}/notes.txt`); // the human removes the other name
       await sh("echo fine > other.txt");
       assert.equal(read(`${proj}/other.txt`), "fine\n");
+    });
+  },
+);
+
+hostTest(
+  "a .git made by a run at the root gets no placeholders while that run goes on: git init can write its config",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ k, proj, agent, token }) => {
+      const run = exec(
+        agent,
+        "mkdir .git && sleep 2 && ls -A .git | wc -l && git init -q && test -f .git/config && echo ok",
+        { position: "value" },
+      );
+      assert.ok(
+        await waitUntil(() => read(`${proj}/.git`) === "<dir>", 10000),
+        "the run made .git",
+      );
+      // an attach prepares the session's next shell for the view it sees now, with this .git
+      const other = await k.attach("work", token);
+      const out = await run;
+      assert.equal(String(((out.value as Rec).out as Rec).v), "0\nok\n");
+      other.close();
     });
   },
 );
