@@ -22,7 +22,7 @@ const MODULES: [string, string][] = [
   [`file://${REPO}/src/kernel/bash/ast.ts`, "kernel: parser wrapper"],
   [`file://${REPO}/src/kernel/pty/pty.ts`, "kernel: PTYs (emulator lazy)"],
   [`file://${REPO}/src/kernel/rpc/table.ts`, "kernel: every method"],
-  [`worker:file://${REPO}/src/kernel/bash/analysis_worker.ts`, "kernel: sources > 8 KiB (E-4)"],
+  [`worker:file://${REPO}/src/kernel/policy/analysis_worker.ts`, "kernel: sources > 8 KiB (E-4)"],
   [`file://${REPO}/src/kernel/main.ts`, "kernel: whole entry"],
   [`file://${REPO}/main.ts`, "facade: whole entry"],
 ];
