@@ -2,10 +2,13 @@
  * What the network proxy of sandboxed runs costs (P-NET-3): an HTTPS download of 200 MB from a
  * local server by curl, sandboxed through the kernel's proxy vs unsandboxed on the host, rounds
  * alternating in one run; and the latency one small HTTPS request gains (curl's own time_total,
- * sandboxed minus unsandboxed, p50/p95). Prints figures, asserts nothing.
+ * sandboxed minus unsandboxed, p50/p95), from a server that sends with TCP_NODELAY: Deno.serve's
+ * TLS connections do not, and its two writes of a small response wait for a delayed ACK (about
+ * 40 ms) often enough to hide what the proxy adds. Prints figures, asserts nothing.
  *
  *   scripts/deno.sh run -A scripts/bench/net_proxy.ts [--rounds 3] [--requests 40]
  */
+import https from "node:https";
 import { parseArgs } from "node:util";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { exec } from "../../tests/_support/exec.ts";
@@ -38,8 +41,7 @@ const server = Deno.serve({
   cert: await Deno.readTextFile(tls.cert),
   key: await Deno.readTextFile(tls.key),
   onListen: () => {},
-}, (req) => {
-  if (new URL(req.url).pathname === "/small") return new Response("ok\n");
+}, () => {
   let sent = 0;
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -51,9 +53,20 @@ const server = Deno.serve({
   return new Response(body, { headers: { "content-length": String(SIZE) } });
 });
 const port = server.addr.port;
+const small = https.createServer({
+  cert: await Deno.readTextFile(tls.cert),
+  key: await Deno.readTextFile(tls.key),
+  noDelay: true,
+}, (_req, res) => {
+  res.writeHead(200, { "content-length": "3" });
+  res.end("ok\n");
+});
+const smallPort = await new Promise<number>((resolve) =>
+  small.listen(0, "127.0.0.2", () => resolve((small.address() as { port: number }).port))
+);
 const agentPolicy = {
   fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
-  net_connect: [`127.0.0.2:${port}`],
+  net_connect: [`127.0.0.2:${port}`, `127.0.0.2:${smallPort}`],
   proc_spawn: ["*"],
   opaque: "allow",
   auto_apply: "in-grant",
@@ -69,7 +82,7 @@ const k = await startKernel(
 /** curl's `-w` figures for `path`, on the host (no proxy) or through the agent's sandbox. */
 async function curl(where: "host" | RpcConnection, path: string, format: string): Promise<number> {
   const args = ["-sS", "--cacert", tls.cert, "-o", "/dev/null", "-w", format];
-  const url = `https://127.0.0.2:${port}${path}`;
+  const url = `https://127.0.0.2:${path === "/small" ? smallPort : port}${path}`;
   if (where === "host") {
     const out = await new Deno.Command("curl", {
       args: [...args, url],
@@ -135,4 +148,5 @@ try {
 } finally {
   await k.cleanup();
   await server.shutdown();
+  small.close();
 }

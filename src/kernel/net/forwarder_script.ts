@@ -1,19 +1,20 @@
 /**
- * The forwarder a proxied sandbox starts before its command (perl core only: IO::Socket::IP and
- * ::UNIX). Arguments: the proxy's Unix socket path inside, then `P:<port>` (the proxy's loopback
- * listener), `L:<addr>|<port>|<host>` (a loopback port forwarded to `host:port` outside),
+ * The forwarder a proxied sandbox starts before its command (perl core only: Socket,
+ * IO::Socket::IP). Arguments: the proxy's Unix socket path inside, then `P:<port>` (the proxy's
+ * loopback listener), `L:<addr>|<port>|<host>` (a loopback port forwarded to `host:port` outside),
  * `E:<NAME>=<value>` (the proxy environment), `--` and the command. It forks a child that listens
- * on every loopback port and forwards each accepted connection to the Unix socket (a forwarded
- * port first asks the proxy, by SOCKS5, for its destination); once the child listens, the
- * command is executed with the environment entries added, in the forwarder's own pid. Each
- * connection is relayed by a process of its own; the listener exits when the sandbox does.
+ * on every loopback port and relays each accepted connection to the Unix socket (a forwarded port
+ * first asks the proxy, by SOCKS5, for its destination); once the child listens, the command is
+ * executed with the environment entries added, in the forwarder's own pid. The child relays every
+ * connection in one select loop (a fork per connection cost milliseconds before the first byte),
+ * reading a side only while the other side's pending bytes are written (one chunk per direction);
+ * it exits when the sandbox does.
  */
 export const FORWARDER_SCRIPT = String.raw`
 use strict;
 use IO::Socket::IP;
-use IO::Socket::UNIX;
-use Socket qw(SOCK_STREAM IPPROTO_TCP TCP_NODELAY);
-use POSIX ();
+use Socket qw(PF_UNIX SOCK_STREAM IPPROTO_TCP TCP_NODELAY SHUT_WR pack_sockaddr_un);
+use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
 my $unix = shift @ARGV;
 my (@listen, @env);
 while (@ARGV && $ARGV[0] ne '--') {
@@ -24,52 +25,81 @@ while (@ARGV && $ARGV[0] ne '--') {
 }
 shift @ARGV;
 
-sub write_all {
-  my ($fh, $data) = @_;
-  while (length $data) {
-    my $n = syswrite($fh, $data);
-    return 0 unless $n;
-    substr($data, 0, $n) = '';
+my $CHUNK = 131072;
+my $PAIRS = 512;
+# Each side of a relayed pair: {fh, peer, out (bytes still to write to fh), eof (fh read to its
+# end), shut (fh half-closed)}; a forward's Unix side also has {hand} until the SOCKS5 replies.
+my %sides;
+my $buf = '';
+
+sub nonblocking { my $fh = shift; fcntl($fh, F_SETFL, fcntl($fh, F_GETFL, 0) | O_NONBLOCK) }
+
+sub drop {
+  my $side = shift;
+  for my $s ($side, $side->{peer}) {
+    delete $sides{fileno $s->{fh}};
+    close $s->{fh};
   }
-  return 1;
 }
 
-sub read_exact {
-  my ($fh, $len) = @_;
-  my $buf = '';
-  while (length $buf < $len) { return undef unless sysread($fh, $buf, $len - length $buf, length $buf) }
-  return $buf;
-}
-
-# Relays one accepted connection through the proxy's socket; a forward asks for its destination.
-sub relay {
+# Starts relaying an accepted connection; a forward first asks the proxy for its destination.
+sub open_pair {
   my ($client, $host, $port) = @_;
-  my $up = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $unix) or return;
+  socket(my $up, PF_UNIX, SOCK_STREAM, 0) or return;
+  connect($up, pack_sockaddr_un($unix)) or return;
+  setsockopt($client, IPPROTO_TCP(), TCP_NODELAY(), 1);
+  nonblocking($_) for $client, $up;
+  my $c = {fh => $client, out => ''};
+  my $u = {fh => $up, out => '', peer => $c};
+  $c->{peer} = $u;
   if (defined $host) {
-    write_all($up, "\x05\x01\x00") or return;
-    (read_exact($up, 2) // '') eq "\x05\x00" or return;
-    write_all($up, "\x05\x01\x00\x03" . chr(length $host) . $host . pack('n', $port)) or return;
-    my $reply = read_exact($up, 10) // return;
-    return unless substr($reply, 1, 1) eq "\x00";
+    $u->{out} = "\x05\x01\x00\x05\x01\x00\x03" . chr(length $host) . $host . pack('n', $port);
+    $u->{hand} = '';
   }
-  my %peer = (fileno($client) => $up, fileno($up) => $client);
-  my %open = (fileno($client) => $client, fileno($up) => $up);
-  while (%open) {
-    my $in = '';
-    vec($in, $_, 1) = 1 for keys %open;
-    my $n = select(my $ready = $in, undef, undef, undef);
-    if ($n < 0) { next if $!{EINTR}; return }
-    for my $fd (keys %open) {
-      next unless vec($ready, $fd, 1);
-      my $got = sysread($open{$fd}, my $buf, 131072);
-      if (!$got) {
-        shutdown($peer{$fd}, 1);
-        delete $open{$fd};
-        next;
-      }
-      return unless write_all($peer{$fd}, $buf);
-    }
+  $sides{fileno $client} = $c;
+  $sides{fileno $up} = $u;
+}
+
+# Half-closes a side whose peer ended once everything for it is written.
+sub settle {
+  my $s = shift;
+  if ($s->{peer}{eof} && !length $s->{out} && !$s->{shut}) {
+    shutdown($s->{fh}, SHUT_WR);
+    $s->{shut} = 1;
   }
+  drop($s) if $s->{shut} && $s->{peer}{shut};
+}
+
+# Reads what a side has: a SOCKS5 reply while it is awaited, else bytes for its peer.
+sub receive {
+  my $s = shift;
+  my $n = sysread($s->{fh}, $buf, $CHUNK);
+  return if !defined $n && ($!{EAGAIN} || $!{EINTR});
+  if (defined $s->{hand}) {
+    return drop($s) unless $n;
+    $s->{hand} .= $buf;
+    return if length $s->{hand} < 12;
+    return drop($s) unless substr($s->{hand}, 0, 2) eq "\x05\x00" && substr($s->{hand}, 3, 1) eq "\x00";
+    $s->{peer}{out} = substr($s->{hand}, 12);
+    delete $s->{hand};
+  } elsif (!$n) {
+    return drop($s) unless defined $n;
+    $s->{eof} = 1;
+    return settle($s->{peer});
+  } else {
+    $s->{peer}{out} = $buf;
+  }
+  send_out($s->{peer});
+}
+
+# Writes what is pending for a side.
+sub send_out {
+  my $s = shift;
+  return settle($s) unless length $s->{out};
+  my $n = syswrite($s->{fh}, $s->{out});
+  if (!defined $n) { return if $!{EAGAIN} || $!{EINTR}; return drop($s) }
+  substr($s->{out}, 0, $n) = '';
+  settle($s) unless length $s->{out};
 }
 
 pipe(my $ready_r, my $ready_w) or die "pipe: $!";
@@ -80,7 +110,7 @@ if ($pid == 0) {
   open(STDIN, '<', '/dev/null');
   open(STDOUT, '>', '/dev/null');
   open(STDERR, '>', '/dev/null');
-  $SIG{CHLD} = 'IGNORE';
+  $SIG{PIPE} = 'IGNORE';
   my @servers;
   for my $l (@listen) {
     my $s = IO::Socket::IP->new(LocalHost => $l->[0], LocalPort => $l->[1], Listen => 128, ReuseAddr => 1)
@@ -90,21 +120,25 @@ if ($pid == 0) {
   syswrite($ready_w, "r");
   close $ready_w;
   while (1) {
-    my $in = '';
+    my ($in, $out) = ('', '');
     vec($in, fileno($_->[0]), 1) = 1 for @servers;
-    my $n = select(my $ready = $in, undef, undef, undef);
+    for my $fd (keys %sides) {
+      my $s = $sides{$fd};
+      my $p = $s->{peer};
+      vec($in, $fd, 1) = 1 if defined $s->{hand} || (!$s->{eof} && !length $p->{out} && !defined $p->{hand});
+      vec($out, $fd, 1) = 1 if length $s->{out};
+    }
+    my $n = select(my $rin = $in, my $wout = $out, undef, undef);
     next if $n <= 0;
-    for my $s (@servers) {
-      next unless vec($ready, fileno($s->[0]), 1);
-      my $client = $s->[0]->accept or next;
-      setsockopt($client, IPPROTO_TCP(), TCP_NODELAY(), 1);
-      my $child = fork;
-      if (defined $child && $child == 0) {
-        close $_->[0] for @servers;
-        relay($client, $s->[1], $s->[2]);
-        POSIX::_exit(0);
-      }
-      close $client;
+    for my $l (@servers) {
+      next unless vec($rin, fileno($l->[0]), 1);
+      my $client = $l->[0]->accept or next;
+      if (keys(%sides) >= 2 * $PAIRS) { close $client; next }
+      open_pair($client, $l->[1], $l->[2]);
+    }
+    for my $fd (keys %sides) {
+      send_out($sides{$fd}) if $sides{$fd} && vec($wout, $fd, 1);
+      receive($sides{$fd}) if $sides{$fd} && vec($rin, $fd, 1);
     }
   }
 }
