@@ -13,7 +13,8 @@ import {
   resolvedAddressDenied,
   type SandboxNet,
 } from "./destinations.ts";
-import { PROXY_SOCKET } from "./forwarder.ts";
+import { CONNECT_SCRIPT } from "./connect_script.ts";
+import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
 
 /** The longest HTTP request head, or SOCKS5 handshake, the proxy reads. */
 const HEAD_LIMIT = 16 * 1024;
@@ -195,6 +196,7 @@ export class NetProxy {
     const known = this.#endpoints.get(key);
     if (known !== undefined) return known.dir;
     const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: "net-" });
+    Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT);
     const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
     const endpoint = { session, net, dir, listener };
     this.#endpoints.set(key, endpoint);

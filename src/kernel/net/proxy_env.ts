@@ -3,9 +3,12 @@
  * only, and taken out of the state it leaves, so the session never keeps it.
  */
 
+import { CONNECT_FILE, NET_MOUNT, PERL } from "./inside.ts";
+
 /**
  * The variables and values a run behind the proxy listening on loopback `port` gets; each name
- * ends in `proxy` (any case), which is how the sandbox's launcher tells them apart.
+ * ends in `proxy` (any case) or is GIT_SSH_COMMAND, which is how the sandbox's launcher tells
+ * them apart.
  */
 export function proxyEnv(port: number): [string, string][] {
   const http = `http://127.0.0.1:${port}`;
@@ -27,6 +30,9 @@ export function proxyEnv(port: number): [string, string][] {
     ["npm_config_proxy", http],
     ["npm_config_https_proxy", http],
     ["npm_config_noproxy", ""],
+    // git over ssh: ssh reads no proxy variable, its ProxyCommand asks the proxy (a run's own
+    // GIT_SSH_COMMAND or core.sshCommand could not leave the sandbox anyway)
+    ["GIT_SSH_COMMAND", `ssh -o ProxyCommand='${PERL} ${NET_MOUNT}/${CONNECT_FILE} %h %p'`],
   ];
 }
 

@@ -1,6 +1,7 @@
 /** The bubblewrap command line that confines one run to its view (P-SBX-3, P-SBX-4). */
 import type { SandboxNet } from "../net/destinations.ts";
-import { forwardedCommand, NET_MOUNT } from "../net/forwarder.ts";
+import { forwardedCommand } from "../net/forwarder.ts";
+import { NET_MOUNT } from "../net/inside.ts";
 import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 
 /**

@@ -19,8 +19,8 @@
  * pipe's capacity: a read is never cut by a kill, so the next spare starts at a record's start
  * whenever its predecessor died. It runs the record for its pid and drops the others (left by a
  * spare killed before it read them) and any it cannot parse, waiting for none. The spare runs it
- * with stdin /dev/null and exactly that environment, plus the variables named `*proxy` the
- * launcher started with (those its forwarder set, P-NET-1; bwrap adds only PWD); a failure before the exec is written to its
+ * with stdin /dev/null and exactly that environment, plus the proxy variables (`*proxy`,
+ * GIT_SSH_COMMAND) the launcher started with (those its forwarder set, P-NET-1; bwrap adds only PWD); a failure before the exec is written to its
  * stderr FIFO and it exits 126 (no directory) or 127 (no program or run file). A spare that reads
  * the end of stdin (the kernel is gone) exits 0, and the launcher with it, and its sandbox with
  * the launcher.
@@ -33,7 +33,7 @@ pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 $SIG{CHLD} = sub { syswrite($wake_w, "x") };
 $SIG{PIPE} = 'IGNORE';
 my ($spare, $told);
-my %proxy_env = map { $_ => $ENV{$_} } grep { /proxy$/i } keys %ENV;
+my %proxy_env = map { $_ => $ENV{$_} } grep { /proxy$/i || $_ eq 'GIT_SSH_COMMAND' } keys %ENV;
 
 # The pipe's capacity (F_GETPIPE_SZ): one read of it takes every record waiting.
 my $cap = fcntl(STDIN, 1032, 0) || 65536;

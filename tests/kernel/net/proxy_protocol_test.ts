@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { sandboxNet } from "../../../src/kernel/net/destinations.ts";
-import { PROXY_SOCKET } from "../../../src/kernel/net/forwarder.ts";
+import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 

@@ -40,6 +40,9 @@ interface Servers {
   raw6: number;
   /** A raw TCP server on 127.0.0.1 that sends back what it reads, and closes after its EOF. */
   echo: number;
+  /** A raw TCP server on 127.0.0.2 that keeps the first line each connection sends, in `heard`. */
+  listening: number;
+  heard: string[];
   /** The CA file curl and python trust for the HTTPS server (its self-signed certificate). */
   cert: string;
 }
@@ -116,6 +119,16 @@ async function withServers(dir: string, body: (s: Servers) => Promise<void>): Pr
   const echoing = (async () => {
     for await (const conn of echo) conn.readable.pipeTo(conn.writable).catch(() => {});
   })().catch(() => {});
+  const listening = Deno.listen({ hostname: "127.0.0.2", port: 0 });
+  const heard: string[] = [];
+  const hearing = (async () => {
+    for await (const conn of listening) {
+      const buf = new Uint8Array(256);
+      conn.read(buf).then((n) => {
+        heard.push(new TextDecoder().decode(buf.subarray(0, n ?? 0)).split("\r\n")[0]);
+      }, () => {}).finally(() => conn.close());
+    }
+  })().catch(() => {});
   try {
     await body({
       http: http.addr.port,
@@ -123,13 +136,17 @@ async function withServers(dir: string, body: (s: Servers) => Promise<void>): Pr
       raw: raw.port,
       raw6: raw6.port,
       echo: (echo.addr as Deno.NetAddr).port,
+      listening: (listening.addr as Deno.NetAddr).port,
+      heard,
       cert: `${dir}/cert.pem`,
     });
   } finally {
     raw.listener.close();
     raw6.listener.close();
     echo.close();
+    listening.close();
     await Promise.all([
+      hearing,
       http.shutdown(),
       https.shutdown(),
       raw.accepting,
@@ -327,6 +344,33 @@ hostTest(
             `python3 -c "import socket; s=socket.create_connection(('localhost', ${w.s.raw}), 5); print(s.recv(10).decode(), end='')"`,
         );
         assert.equal(text(six.out), "six\npong\n", text(six.err));
+      },
+    );
+  },
+);
+
+hostTest(
+  "git over ssh reaches a granted host:port through the proxy (ssh's ProxyCommand); another port is refused with a line naming it",
+  NEEDS_TIER_B,
+  async () => {
+    await world(
+      (s) => ({ "agent:s": agent([`127.0.0.2:${s.listening}`]) }),
+      async (w) => {
+        const conn = await w.attach("agent:s");
+        const granted = await outcome(
+          conn,
+          `git ls-remote ssh://git@127.0.0.2:${w.s.listening}/repo.git`,
+        );
+        // the server heard ssh's banner: the connection left the sandbox through the proxy
+        assert.match(w.s.heard.join("\n"), /^SSH-2\.0-/m, text(granted.err));
+        const other = w.s.listening === 65535 ? 65534 : w.s.listening + 1;
+        const refused = await outcome(conn, `git ls-remote ssh://git@127.0.0.2:${other}/repo.git`);
+        assert.equal(refused.ok, false);
+        assert.match(
+          text(refused.err),
+          new RegExp(`127\\.0\\.0\\.2:${other} is not in this principal's net_connect grants`),
+        );
+        assert.deepEqual(refused.net_refused, [`127.0.0.2:${other}`]);
       },
     );
   },

@@ -1,0 +1,13 @@
+/** Where a proxied sandbox finds the kernel's proxy (P-NET-1): paths inside its view. */
+
+/** Where the directory holding the proxy's Unix socket is bound (read-only) inside a sandbox. */
+export const NET_MOUNT = "/dev/shoal-net";
+
+/** The name of the proxy's Unix socket in its directory. */
+export const PROXY_SOCKET = "proxy";
+
+/** The name of the ssh ProxyCommand script ({@link CONNECT_SCRIPT}) in the same directory. */
+export const CONNECT_FILE = "connect";
+
+/** The perl that runs the forwarder and the connect script (perl-base is Essential on Debian). */
+export const PERL = "/usr/bin/perl";
