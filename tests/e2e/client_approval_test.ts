@@ -84,6 +84,37 @@ function agentMcp(w: World, principal: string, client?: Client): Promise<Mcp> {
   }, client);
 }
 
+/** What {@link withAgent}'s client answers every form with. */
+const APPROVE: ElicitResult = { action: "accept", content: { decision: "approve" } };
+
+/**
+ * Runs `body` with a facade for `principal` whose client answers every form with `answer` (the
+ * forms land in `asked`), and closes it.
+ */
+async function withAgent(
+  w: World,
+  principal: string,
+  answer: ElicitResult,
+  body: (agent: Mcp, asked: Rec[]) => Promise<void>,
+): Promise<void> {
+  const asked: Rec[] = [];
+  const agent = await agentMcp(w, principal, elicitingClient(answer, asked));
+  try {
+    await body(agent, asked);
+  } finally {
+    await agent.close();
+  }
+}
+
+/** The -32011 error a `shoal_exec` of `rm` on the victim answers with. */
+async function refusedRm(w: World, agent: Mcp): Promise<{ code: number; data: Rec }> {
+  const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
+  assert.equal(r.isError, true);
+  const error = r.structuredContent as { code: number; data: Rec };
+  assert.equal(error.code, -32011);
+  return error;
+}
+
 async function planApproval(agent: Mcp, planRef: string): Promise<unknown> {
   const plan = await agent.read(`shoal://plan/${planRef.slice(5)}`);
   return (plan.structuredContent as Rec).approval;
@@ -93,14 +124,8 @@ hostTest(
   "approve in the client: the call returns the command's output, the form names command, effects, reversibility and plan, and the journal row says 'agent:e via client' (M-ELICIT-2)",
   NEEDS_TIER_B,
   () =>
-    world(async (w) => {
-      const asked: Rec[] = [];
-      const agent = await agentMcp(
-        w,
-        "agent:e",
-        elicitingClient({ action: "accept", content: { decision: "approve" } }, asked),
-      );
-      try {
+    world((w) =>
+      withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
         const sc = await agent.ok("shoal_exec", { src: `rm '${w.victim}' && echo removed` });
         const value = sc.value as Rec;
         assert.equal(value.ok, true);
@@ -132,36 +157,28 @@ hostTest(
         const rows = (await agent.ok("shoal_journal", { limit: 1 })).items as Rec[];
         assert.equal(rows[0].src, `rm '${w.victim}' && echo removed`);
         assert.equal(rows[0].approved_by, "agent:e via client");
-      } finally {
-        await agent.close();
-      }
-    }),
+      })
+    ),
 );
 
 hostTest(
   "deny in the client: the call is today's -32011 error with data.decision 'denied', nothing ran and the plan is denied (M-ELICIT-2)",
   NEEDS_TIER_B,
   () =>
-    world(async (w) => {
-      const asked: Rec[] = [];
-      const agent = await agentMcp(
+    world((w) =>
+      withAgent(
         w,
         "agent:e",
-        elicitingClient({ action: "accept", content: { decision: "deny" } }, asked),
-      );
-      try {
-        const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
-        assert.equal(r.isError, true);
-        const error = r.structuredContent as { code: number; data: Rec };
-        assert.equal(error.code, -32011);
-        assert.equal(error.data.decision, "denied");
-        assert.equal(asked.length, 1);
-        assert.equal(existsSync(w.victim), true, "nothing ran");
-        assert.equal(await planApproval(agent, String(error.data.plan_ref)), "denied");
-      } finally {
-        await agent.close();
-      }
-    }),
+        { action: "accept", content: { decision: "deny" } },
+        async (agent, asked) => {
+          const error = await refusedRm(w, agent);
+          assert.equal(error.data.decision, "denied");
+          assert.equal(asked.length, 1);
+          assert.equal(existsSync(w.victim), true, "nothing ran");
+          assert.equal(await planApproval(agent, String(error.data.plan_ref)), "denied");
+        },
+      )
+    ),
 );
 
 hostTest(
@@ -174,10 +191,7 @@ hostTest(
       const plain = await agentMcp(w, "agent:e");
       try {
         for (const agent of [declining, plain]) {
-          const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
-          assert.equal(r.isError, true);
-          const error = r.structuredContent as { code: number; data: Rec };
-          assert.equal(error.code, -32011);
+          const error = await refusedRm(w, agent);
           assert.deepEqual(Object.keys(error.data).sort(), ["effects", "plan_ref", "verdict"]);
           assert.equal(await planApproval(agent, String(error.data.plan_ref)), "pending");
         }
@@ -194,17 +208,9 @@ hostTest(
   "an unsandboxed agent is never asked (-32011 as today), and its direct plan.approve via client is -32010 not_approver (M-ELICIT-1/2)",
   NEEDS_TIER_B,
   () =>
-    world(async (w) => {
-      const asked: Rec[] = [];
-      const agent = await agentMcp(
-        w,
-        "agent:open",
-        elicitingClient({ action: "accept", content: { decision: "approve" } }, asked),
-      );
-      try {
-        const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
-        const error = r.structuredContent as { code: number; data: Rec };
-        assert.equal(error.code, -32011);
+    world((w) =>
+      withAgent(w, "agent:open", APPROVE, async (agent, asked) => {
+        const error = await refusedRm(w, agent);
         assert.equal(asked.length, 0, "no elicitation");
         assert.equal(existsSync(w.victim), true);
 
@@ -219,10 +225,8 @@ hostTest(
         } finally {
           conn.close();
         }
-      } finally {
-        await agent.close();
-      }
-    }),
+      })
+    ),
 );
 
 hostTest(
@@ -283,14 +287,8 @@ hostTest(
   "a task-augmented shoal_exec that needs approval asks during the call that creates the task; approved, the task runs the plan and its result is the command's output (M-ELICIT-2, M-TASKS-1)",
   NEEDS_TIER_B,
   () =>
-    world(async (w) => {
-      const asked: Rec[] = [];
-      const agent = await agentMcp(
-        w,
-        "agent:e",
-        elicitingClient({ action: "accept", content: { decision: "approve" } }, asked),
-      );
-      try {
+    world((w) =>
+      withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
         const src = `rm '${w.victim}' && echo removed`;
         const created = await agent.client.request({
           method: "tools/call",
@@ -306,8 +304,6 @@ hostTest(
         const value = (result.structuredContent as Rec).value as Rec;
         assert.deepEqual(value.out, { $: "str", v: "removed\n" });
         assert.equal(existsSync(w.victim), false);
-      } finally {
-        await agent.close();
-      }
-    }),
+      })
+    ),
 );
