@@ -18,6 +18,7 @@ import { ScratchPool } from "../bash/scratch_pool.ts";
 import { WarmShells } from "../exec/warm_shells.ts";
 import { NetProxy } from "../net/proxy.ts";
 import { Residents } from "../sandbox/residents.ts";
+import { keepPlaceholderRecords } from "../sandbox/placeholders.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 
 /** Fixed facts a kernel runs with. */
@@ -94,6 +95,11 @@ export class Kernel implements KernelServices {
     } catch {
       this.#logFile = null;
     }
+    const left = keepPlaceholderRecords(config.stateDir);
+    for (const path of left.removed) {
+      this.log(`removed the placeholder a killed kernel left: ${path}`);
+    }
+    for (const path of left.kept) this.log(`kept ${path}: changed since a killed kernel made it`);
   }
 
   /** Opens the state directory's stores and returns a kernel ready to serve. */

@@ -9,6 +9,7 @@ import { PROTECTED_DIRS, PROTECTED_FILES } from "../../../src/kernel/sandbox/pro
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { kernelPid } from "../../_support/proc.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -446,6 +447,37 @@ hostTest(
       const out = await run;
       assert.equal(String(((out.value as Rec).out as Rec).v), "0\nok\n");
       other.close();
+    });
+  },
+);
+
+hostTest(
+  "placeholders a SIGKILLed kernel left are removed by the next kernel on its state directory; one the user filled or replaced stays",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/.git`);
+    }, async ({ k, proj, sh }) => {
+      assert.equal((await sh("echo up")).trim(), "up");
+      const made = [...PROTECTED_FILES, ...PROTECTED_DIRS, ".git/hooks", ".git/config"];
+      for (const name of made) assert.equal(read(`${proj}/${name}`), "<dir>", name);
+      Deno.kill(kernelPid(k.socket), "SIGKILL");
+      assert.equal((await k.child.status).signal, "SIGKILL");
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "the killed kernel left its placeholders");
+      // the user fills one and replaces another (ext4 gives the new one the old inode)
+      await Deno.writeTextFile(`${proj}/.claude/settings.json`, "mine");
+      await Deno.remove(`${proj}/.idea`);
+      await Deno.mkdir(`${proj}/.idea`, { mode: 0o555 });
+      const policy = await writePolicy(k.box, { "agent:c": coder() });
+      const k2 = await startKernel(["--policy", policy], k.box);
+      try {
+        assert.deepEqual(tree(proj), [".claude", ".claude/settings.json", ".git", ".idea"]);
+        assert.equal(read(`${proj}/.claude/settings.json`), "mine");
+        const state = `${k.box.dir}/state/shoal/placeholders`;
+        assert.deepEqual([...Deno.readDirSync(state)], [], "no record is left");
+      } finally {
+        await k2.stop();
+      }
     });
   },
 );
