@@ -12,6 +12,7 @@ import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "
 import { Launcher, lines } from "./launcher.ts";
 import { LAUNCHER_SCRIPT } from "./launcher_script.ts";
 import { holdPlaceholders } from "./placeholders.ts";
+import { checkProtection, childrenOf, sandboxInit } from "./protected_mounts.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
 
 /** The util-linux tools that enter a resident sandbox. */
@@ -45,16 +46,6 @@ function groupAndSession(pid: number): { group: number; session: number } | null
     return state === "Z" || !(ids.group > 0 && ids.session > 0) ? null : ids;
   } catch {
     return null;
-  }
-}
-
-/** The live children of `pid`. */
-function childrenOf(pid: number): number[] {
-  try {
-    const text = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim();
-    return text === "" ? [] : text.split(" ").map(Number);
-  } catch {
-    return [];
   }
 }
 
@@ -186,10 +177,8 @@ export class Resident {
       const reports = lines(child.stdout);
       const first = await reports.next();
       if (first.done) throw new Error("bwrap exited before its sandbox was ready");
-      const init = childrenOf(child.pid)[0];
-      if (!(init > 0)) throw new Error("no sandbox init under bwrap");
-      const missing = unmounted(init, [...protection.pins, ...protection.paths.map((p) => p.path)]);
-      if (missing !== undefined) throw new Error(`protected path not in place: ${missing}`);
+      const init = sandboxInit(child.pid);
+      checkProtection(init, protection);
       if (launcher) {
         if (!first.value.startsWith("spare ")) throw new Error("the launcher did not start");
         driver = new Launcher(childrenOf(init)[0], child.stdin, first.value, reports);
@@ -354,22 +343,6 @@ export class Resident {
       // already gone
     }
   }
-}
-
-/**
- * The first of `paths` that is not a mount point of the sandbox whose init is `init`, if any:
- * bwrap binds by path, so a parent a concurrent run swapped for a symlink while the sandbox
- * started would have put a protection elsewhere (P-SBX-6).
- */
-function unmounted(init: number, paths: readonly string[]): string | undefined {
-  if (paths.length === 0) return undefined;
-  const unescape = (field: string) =>
-    field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
-  const points = new Set(
-    Deno.readTextFileSync(`/proc/${init}/mountinfo`).split("\n")
-      .map((line) => unescape(line.split(" ")[4] ?? "")),
-  );
-  return paths.find((path) => !points.has(path));
 }
 
 /** Kills a resident's bwrap and waits for it. */

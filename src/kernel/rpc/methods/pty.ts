@@ -44,6 +44,7 @@ export const PTY_METHODS: MethodSpec[] = [
       rows: p.rows,
       sandbox,
       proxy: sandbox?.net ? kernel.net.endpoint(attachment.session.name, sandbox.net) : null,
+      scratch: kernel.cas.tmpDir,
     });
     const { pty } = entry;
     return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };

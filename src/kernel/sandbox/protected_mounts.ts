@@ -1,0 +1,43 @@
+/**
+ * The check that a started bwrap put every protection of its view in place (P-SBX-6): bwrap binds
+ * by path, so a parent that a concurrent run swapped for a symlink between the view's scan and
+ * the sandbox's start would have put a protection elsewhere and left the real path writable.
+ */
+import type { Protection } from "./protected_paths.ts";
+
+/** The live children of `pid`. */
+export function childrenOf(pid: number): number[] {
+  try {
+    const text = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim();
+    return text === "" ? [] : text.split(" ").map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The host pid of the init of the sandbox run by the bwrap `bwrap` (its child, pid 1 inside),
+ * once that sandbox's command has started. Throws when there is none.
+ */
+export function sandboxInit(bwrap: number): number {
+  const init = childrenOf(bwrap)[0];
+  if (!(init > 0)) throw new Error("no sandbox init under bwrap");
+  return init;
+}
+
+/**
+ * Throws unless every pin and protected path of `protection` is a mount point of the sandbox
+ * whose init is `init` (call it once the sandbox's command runs: its mounts are complete then).
+ */
+export function checkProtection(init: number, protection: Protection): void {
+  const paths = [...protection.pins, ...protection.paths.map((p) => p.path)];
+  if (paths.length === 0) return;
+  const unescape = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
+  const points = new Set(
+    Deno.readTextFileSync(`/proc/${init}/mountinfo`).split("\n")
+      .map((line) => unescape(line.split(" ")[4] ?? "")),
+  );
+  const missing = paths.find((path) => !points.has(path));
+  if (missing !== undefined) throw new Error(`protected path not in place: ${missing}`);
+}
