@@ -81,7 +81,13 @@ export class Kernel implements KernelServices {
     cas.useBlanks(this.blanks);
     this.scratch = new ScratchPool(cas.tmpDir);
     this.net = new NetProxy(cas.tmpDir, (channel, payload) => this.bus.publish(channel, payload));
-    this.residents = new Residents(config.sandbox.host, config.bash, cas.tmpDir, this.net);
+    this.residents = new Residents(
+      config.sandbox.host,
+      config.bash,
+      cas.tmpDir,
+      this.net,
+      (line) => this.log(line),
+    );
     this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch, this.residents);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);

@@ -150,6 +150,13 @@ export function isPlaceholder(path: string): boolean {
   return entry !== undefined && entry.identity === identityOf(path);
 }
 
+/** The absent paths of `protection` that {@link holdPlaceholders} would make now: nothing is there. */
+export function placeholdersToMake(
+  protection: { paths: readonly { path: string; absent: boolean }[] },
+): string[] {
+  return protection.paths.filter((p) => p.absent && lstat(p.path) === null).map((p) => p.path);
+}
+
 /**
  * Makes the absent paths of `protection` as empty directories and holds
  * every one this kernel made until the returned release is called. One that something else made

@@ -69,6 +69,8 @@ export class Resident {
    * for its source has not).
    */
   #live = new Map<number, boolean>();
+  /** Waiters of {@link calm}, called once no run goes on. */
+  #calmed: (() => void)[] = [];
   /** Ended runs whose leftovers are being swept ({@link #sweepAfter}). */
   #ending = new Set<number>();
   /** The host pid of the command the sandbox's init runs (the launcher, or a waiting bash): spared. */
@@ -272,6 +274,7 @@ export class Resident {
       this.#live.delete(run);
       this.#ending.add(run);
       this.#sweepAfter(run, SWEEP_TRIES);
+      if (!this.busy) { for (const resolve of this.#calmed.splice(0)) resolve(); }
       if (this.#live.size === 0) this.onIdle();
     });
   }
@@ -279,6 +282,20 @@ export class Resident {
   /** Marks the held warm shell `pid` as running a source from now on. */
   running(pid: number): void {
     if (this.#live.has(pid)) this.#live.set(pid, true);
+  }
+
+  /** Whether a run goes on in it (a warm shell waiting for its source is none). */
+  get busy(): boolean {
+    return [...this.#live.values()].some((running) => running);
+  }
+
+  /** Resolves once no run goes on in it any more ({@link busy}), or its bwrap has exited. */
+  calm(): Promise<void> {
+    if (!this.busy || this.#exited) return Promise.resolve();
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#calmed.push(resolve);
+    this.child.status.finally(resolve);
+    return promise;
   }
 
   /** Whether nothing it ran (a run or a warm shell) still lives. */

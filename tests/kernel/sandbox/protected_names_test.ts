@@ -481,3 +481,71 @@ hostTest(
     });
   },
 );
+
+/**
+ * Starts a run of `agent` that makes `.git` at the project's root (writing `made` then), waits
+ * until the test writes a line to the FIFO `gate` (made by the caller) and then runs `git init`;
+ * `run` resolves to its stdout: `ok` when git init could write its config.
+ */
+async function gitInitBehindGate(
+  agent: RpcConnection,
+  proj: string,
+): Promise<{ run: Promise<string> }> {
+  const run = exec(
+    agent,
+    "mkdir .git && echo > made && read x < gate && git init -q && test -f .git/config && echo ok",
+    { position: "value" },
+  ).then((out) => String(((out.value as Rec).out as Rec).v));
+  run.catch(() => {}); // awaited by the caller, unless an assertion fails first
+  assert.ok(await waitUntil(() => read(`${proj}/made`) !== null, 10000), "the run made .git");
+  return { run };
+}
+
+hostTest(
+  "a sandbox whose placeholders would land where a run going on writes waits for that run: git init in a run, another exec meanwhile",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
+    }, async ({ k, proj, agent, sh }) => {
+      const init = (await gitInitBehindGate(agent, proj)).run;
+      // a new view (.git without hooks and config): its sandbox would make placeholders there
+      const other = sh("(echo evil > .git/hooks/pre-commit) 2>/dev/null; echo other");
+      other.catch(() => {}); // awaited below, unless an assertion fails first
+      const waits = () => k.stderr.some((line) => line.includes("waits for runs that may write"));
+      assert.ok(
+        await waitUntil(() => waits() || read(`${proj}/.git/hooks`) !== null, 10000),
+        "the other exec's sandbox is starting",
+      );
+      await Deno.writeTextFile(`${proj}/gate`, "go\n");
+      assert.equal(await init, "ok\n", "git init wrote its config");
+      assert.equal(await other, "other\n");
+      assert.equal(read(`${proj}/.git/hooks/pre-commit`), null, "hooks are protected");
+      assert.ok(read(`${proj}/.git/config`)!.includes("[core]"));
+    });
+  },
+);
+
+hostTest(
+  "a sandbox whose placeholders would land where a run still writes after the wait is refused: -32010 sandbox_busy naming the paths",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
+    }, async ({ proj, agent }) => {
+      const init = (await gitInitBehindGate(agent, proj)).run;
+      const refused = await rpcError(exec(agent, "echo other"));
+      assert.equal(refused.code, -32010);
+      assert.equal((refused.data as Rec).reason, "sandbox_busy");
+      assert.deepEqual(
+        ((refused.data as Rec).paths as string[]).sort(),
+        [`${proj}/.git/config`, `${proj}/.git/hooks`],
+      );
+      assert.equal(read(`${proj}/.git/hooks`), null, "no placeholder was made");
+      await Deno.writeTextFile(`${proj}/gate`, "go\n");
+      assert.equal(await init, "ok\n");
+      const after = await exec(agent, "echo again", { position: "value" });
+      assert.equal(String(((after.value as Rec).out as Rec).v), "again\n");
+    });
+  },
+);
