@@ -114,7 +114,7 @@ export class Residents {
     const start = (): Promise<Resident> =>
       this.#writers(sandboxing).residents.length === 0
         ? Resident.start(host, this.bash, sandboxing, this.parent, onIdle, this.launch, proxy)
-        : this.#afterWriters(session, sandboxing).then(start);
+        : this.afterWriters(session, sandboxing).then(start);
     let starting: Promise<Resident>;
     if (lifted.length === 0) starting = start();
     else {
@@ -153,11 +153,11 @@ export class Residents {
   }
 
   /**
-   * Resolves once no run going on may write where `sandboxing` would make a placeholder
-   * ({@link #writers}); refuses with -32010 `sandbox_busy` when some still may after
-   * {@link PLACEHOLDER_WAIT_MS}.
+   * Resolves once no run going on in a resident may write where `sandboxing` would make a
+   * placeholder ({@link #writers}), at once when none may; refuses with -32010 `sandbox_busy`
+   * when some still may after {@link PLACEHOLDER_WAIT_MS}. `session` is the one asking, for the log.
    */
-  async #afterWriters(session: string, sandboxing: Sandboxing): Promise<void> {
+  async afterWriters(session: string, sandboxing: Sandboxing): Promise<void> {
     const deadline = performance.now() + PLACEHOLDER_WAIT_MS;
     let told = false;
     for (let w = this.#writers(sandboxing); w.residents.length > 0; w = this.#writers(sandboxing)) {

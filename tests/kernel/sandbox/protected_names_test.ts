@@ -549,3 +549,27 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "a PTY's sandbox waits too before making placeholders where a run going on writes",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
+    }, async ({ k, proj, agent, token }) => {
+      const init = (await gitInitBehindGate(agent, proj)).run;
+      const conn = await k.attach("work", token);
+      const opening = conn.request("pty.open", { cmd: "sleep", args: ["30"] }) as Promise<Rec>;
+      opening.catch(() => {}); // awaited below, unless an assertion fails first
+      const waits = () => k.stderr.some((line) => line.includes("waits for runs that may write"));
+      assert.ok(
+        await waitUntil(() => waits() || read(`${proj}/.git/hooks`) !== null, 10000),
+        "the PTY's sandbox is starting",
+      );
+      await Deno.writeTextFile(`${proj}/gate`, "go\n");
+      assert.equal(await init, "ok\n", "git init wrote its config");
+      const opened = await opening;
+      await conn.request("pty.close", { pty_id: opened.pty_id });
+    });
+  },
+);
