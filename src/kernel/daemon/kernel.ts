@@ -18,7 +18,7 @@ import { ScratchPool } from "../bash/scratch_pool.ts";
 import { WarmShells } from "../exec/warm_shells.ts";
 import { NetProxy } from "../net/proxy.ts";
 import { Residents } from "../sandbox/residents.ts";
-import { keepPlaceholderRecords } from "../sandbox/placeholders.ts";
+import { keepPlaceholderRecords } from "../sandbox/placeholder_records.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 
 /** Fixed facts a kernel runs with. */

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { PROTECTED_DIRS, PROTECTED_FILES } from "../../../src/kernel/sandbox/protected_names.ts";
 import { exec } from "../../_support/exec.ts";
-import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { launchKernel, startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { kernelPid } from "../../_support/proc.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
@@ -473,8 +473,11 @@ hostTest(
       try {
         assert.deepEqual(tree(proj), [".claude", ".claude/settings.json", ".git", ".idea"]);
         assert.equal(read(`${proj}/.claude/settings.json`), "mine");
-        const state = `${k.box.dir}/state/shoal/placeholders`;
-        assert.deepEqual([...Deno.readDirSync(state)], [], "no record is left");
+        const records = `${k.box.dir}/state/shoal/placeholders`;
+        const [own, ...others] = [...Deno.readDirSync(records)].map((e) => e.name);
+        assert.deepEqual(others, [], "the killed kernel's records are gone");
+        assert.match(own, new RegExp(`^${kernelPid(k2.socket)}-`), "the new kernel's own");
+        assert.deepEqual([...Deno.readDirSync(`${records}/${own}`)], []);
       } finally {
         await k2.stop();
       }
@@ -570,6 +573,26 @@ hostTest(
       assert.equal(await init, "ok\n", "git init wrote its config");
       const opened = await opening;
       await conn.request("pty.close", { pty_id: opened.pty_id });
+    });
+  },
+);
+
+hostTest(
+  "a kernel started on a state directory that a running kernel shares leaves that kernel's placeholders alone",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ k, proj, agent }) => {
+      const task = await agent.request("exec", { src: "sleep 60", async: true }) as Rec;
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "held while the task's sandbox lives");
+      const socket = k.box.socket("other");
+      const policy = await writePolicy(k.box, { "agent:c": coder() });
+      const k2 = await launchKernel(k.box, ["--socket", socket, "--policy", policy], socket);
+      try {
+        assert.equal(read(`${proj}/.envrc`), "<dir>", "still held: its kernel runs");
+      } finally {
+        await k2.stop();
+      }
+      await agent.request("task.cancel", { task: task.task });
     });
   },
 );

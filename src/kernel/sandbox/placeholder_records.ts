@@ -1,0 +1,146 @@
+/**
+ * Records of the placeholders a kernel holds (P-SBX-6), kept in its state directory while they
+ * exist, so that those of a kernel killed before it could remove them (SIGKILL, a crash) are
+ * removed by the next kernel started on that directory, and only when they are still exactly the
+ * empty directories that kernel made. Each kernel records in a directory of its own, named for its
+ * process, since kernels of several sockets may share one state directory.
+ */
+
+/** A placeholder's record: where it is, which directory it is, and its mode as made. */
+interface PlaceholderRecord {
+  path: string;
+  identity: string;
+  mode: number;
+}
+
+/** What {@link keepPlaceholderRecords} found of ended kernels' placeholders. */
+export interface Leftovers {
+  /** Removed: still the empty directories that kernel made. */
+  removed: string[];
+  /** Left alone: filled, replaced or changed since (they are the user's now). */
+  kept: string[];
+}
+
+/** This kernel's directory of records, or null when none are kept. */
+let records: string | null = null;
+
+/** The entry at `path` without following a final symlink, or null. */
+export function lstat(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Which entry `path` names (no final symlink followed), or null: its device, inode and birth time
+ * (the change time where the file system keeps none), since a file system such as ext4 gives a
+ * directory made right after one was removed the same inode.
+ */
+export function identityOf(path: string): string | null {
+  const info = lstat(path);
+  if (info === null) return null;
+  return `${info.dev}:${info.ino}:${(info.birthtime ?? info.ctime)?.getTime() ?? ""}`;
+}
+
+/** Removes `path` when it is an empty directory (never recursively); whether it did. */
+export function removeEmpty(path: string): boolean {
+  try {
+    Deno.removeSync(path);
+    return true;
+  } catch {
+    return false; // filled or gone meanwhile
+  }
+}
+
+/** The permission bits of `info`. */
+function modeOf(info: Deno.FileInfo): number {
+  return (info.mode ?? 0) & 0o7777;
+}
+
+/**
+ * When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), or null when it
+ * is gone or there is no /proc: with the pid, it names one process, whatever pid reuse brings.
+ */
+function startOf(pid: number): string | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the kernel that named its directory of records `name` (`<pid>-<start>`) still runs. */
+function runs(name: string): boolean {
+  const [pid, start] = name.split("-");
+  return start !== undefined && startOf(Number(pid)) === start;
+}
+
+/** The record in `file`, or null when it holds none (torn by a kill while it was written). */
+function readRecord(file: string): PlaceholderRecord | null {
+  try {
+    const record = JSON.parse(Deno.readTextFileSync(file));
+    const valid = typeof record?.path === "string" && typeof record?.identity === "string" &&
+      typeof record?.mode === "number";
+    return valid ? record : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes what the ended kernels that recorded in `stateDir/placeholders` left there: a recorded
+ * placeholder only when it is still an empty directory of the recorded identity
+ * ({@link identityOf}) and mode, never one the user since filled, replaced or changed; the records
+ * of kernels still running are left to them. From now on, every placeholder this kernel makes is
+ * recorded ({@link recordPlaceholder}).
+ */
+export function keepPlaceholderRecords(stateDir: string): Leftovers {
+  const base = `${stateDir}/placeholders`;
+  Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
+  const found: Leftovers = { removed: [], kept: [] };
+  for (const owner of Deno.readDirSync(base)) {
+    if (!owner.isDirectory || runs(owner.name)) continue;
+    const dir = `${base}/${owner.name}`;
+    for (const entry of Deno.readDirSync(dir)) {
+      const record = readRecord(`${dir}/${entry.name}`);
+      if (record === null) continue;
+      const info = lstat(record.path);
+      const made = info !== null && info.isDirectory && modeOf(info) === record.mode &&
+        identityOf(record.path) === record.identity;
+      if (made && removeEmpty(record.path)) found.removed.push(record.path);
+      else if (info !== null) found.kept.push(record.path);
+    }
+    Deno.removeSync(dir, { recursive: true });
+  }
+  records = `${base}/${Deno.pid}-${startOf(Deno.pid) ?? "0"}`;
+  Deno.mkdirSync(records, { recursive: true, mode: 0o700 });
+  return found;
+}
+
+/**
+ * Records the placeholder just made at `path`; returns the record's file, or null when no
+ * records are kept. Throws when the record cannot be written.
+ */
+export function recordPlaceholder(path: string): string | null {
+  if (records === null) return null;
+  const record: PlaceholderRecord = {
+    path,
+    identity: identityOf(path)!,
+    mode: modeOf(lstat(path)!),
+  };
+  const file = `${records}/${record.identity.replaceAll(":", "-")}.json`;
+  Deno.writeTextFileSync(file, JSON.stringify(record), { mode: 0o600 });
+  return file;
+}
+
+/** Removes the record `file` of a placeholder that is gone. */
+export function forgetPlaceholder(file: string): void {
+  try {
+    Deno.removeSync(file);
+  } catch {
+    // the state directory went first (a test's): nothing is left to remove then
+  }
+}
