@@ -5,6 +5,7 @@
  * empty directories that kernel made. Each kernel records in a directory of its own, named for its
  * process, since kernels of several sockets may share one state directory.
  */
+import { mountedElsewhere } from "./foreign_mounts.ts";
 
 /** A placeholder's record: where it is, which directory it is, and its mode as made. */
 interface PlaceholderRecord {
@@ -93,27 +94,42 @@ function readRecord(file: string): PlaceholderRecord | null {
 /**
  * Removes what the ended kernels that recorded in `stateDir/placeholders` left there: a recorded
  * placeholder only when it is still an empty directory of the recorded identity
- * ({@link identityOf}) and mode, never one the user since filled, replaced or changed; the records
- * of kernels still running are left to them. From now on, every placeholder this kernel makes is
+ * ({@link identityOf}) and mode, never one the user since filled, replaced or changed, nor one a
+ * running sandbox binds; the records of kernels still running are left to them. From now on, every placeholder this kernel makes is
  * recorded ({@link recordPlaceholder}).
  */
 export function keepPlaceholderRecords(stateDir: string): Leftovers {
   const base = `${stateDir}/placeholders`;
   Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
   const found: Leftovers = { removed: [], kept: [] };
+  const left: { file: string; record: PlaceholderRecord | null }[] = [];
   for (const owner of Deno.readDirSync(base)) {
     if (!owner.isDirectory || runs(owner.name)) continue;
-    const dir = `${base}/${owner.name}`;
-    for (const entry of Deno.readDirSync(dir)) {
-      const record = readRecord(`${dir}/${entry.name}`);
-      if (record === null) continue;
+    for (const entry of Deno.readDirSync(`${base}/${owner.name}`)) {
+      const file = `${base}/${owner.name}/${entry.name}`;
+      left.push({ file, record: readRecord(file) });
+    }
+  }
+  // one a running sandbox of another kernel binds stays, and its record, for a later start
+  const bound = mountedElsewhere(left.flatMap(({ record }) => record?.path ?? []), false);
+  for (const { file, record } of left) {
+    if (record !== null && bound.has(record.path)) continue;
+    if (record !== null) {
       const info = lstat(record.path);
       const made = info !== null && info.isDirectory && modeOf(info) === record.mode &&
         identityOf(record.path) === record.identity;
       if (made && removeEmpty(record.path)) found.removed.push(record.path);
       else if (info !== null) found.kept.push(record.path);
     }
-    Deno.removeSync(dir, { recursive: true });
+    Deno.removeSync(file);
+  }
+  for (const owner of Deno.readDirSync(base)) {
+    if (!owner.isDirectory || runs(owner.name)) continue;
+    try {
+      Deno.removeSync(`${base}/${owner.name}`); // empty now, unless a record stayed
+    } catch {
+      // a record stayed
+    }
   }
   records = `${base}/${Deno.pid}-${startOf(Deno.pid) ?? "0"}`;
   Deno.mkdirSync(records, { recursive: true, mode: 0o700 });

@@ -12,6 +12,7 @@ import {
   recordPlaceholder,
   removeEmpty,
 } from "./placeholder_records.ts";
+import { mountedElsewhere } from "./foreign_mounts.ts";
 
 interface Held {
   count: number;
@@ -22,6 +23,16 @@ interface Held {
 }
 
 const held = new Map<string, Held>();
+
+/** Placeholders no longer held that a sandbox of another kernel still binds, left for now. */
+const lingering = new Map<string, Held>();
+
+/** How long apart, and how many times after a drop, lingering placeholders are tried again. */
+const LINGER_RETRY_MS = 250;
+const LINGER_RETRIES = 8;
+
+/** The timer of the next try of the lingering placeholders, if one is due. */
+let retry: ReturnType<typeof setTimeout> | null = null;
 
 /** The mode of every placeholder: nothing inside may add to it. */
 const PLACEHOLDER_MODE = 0o555;
@@ -71,9 +82,7 @@ export function holdPlaceholders(
   protection: { paths: readonly { path: string; absent: boolean }[] },
 ): () => void {
   const mine: string[] = [];
-  const release = () => {
-    for (const path of mine.splice(0)) drop(path);
-  };
+  const release = () => drop(mine.splice(0));
   for (const { path } of protection.paths.filter((p) => p.absent)) {
     if (blocked.has(path)) {
       release();
@@ -105,11 +114,61 @@ export function holdPlaceholders(
   return release;
 }
 
-/** Drops one hold of `path`; the last removes the placeholder when it is still what was made. */
-function drop(path: string): void {
-  const entry = held.get(path)!;
-  if (--entry.count > 0) return;
-  held.delete(path);
+/**
+ * Drops one hold of each of `paths`; the last one's removes a placeholder when it is still what was
+ * made, unless a sandbox this kernel did not start binds it (another kernel's, which took it for
+ * an existing protected name): it lingers then, and is tried again by each later drop and, for a
+ * while, every {@link LINGER_RETRY_MS}.
+ */
+function drop(paths: readonly string[]): void {
+  const earlier = [...lingering.keys()];
+  const unheld: string[] = [];
+  for (const path of paths) {
+    const entry = held.get(path)!;
+    if (--entry.count > 0) continue;
+    held.delete(path);
+    lingering.set(path, entry);
+    unheld.push(path);
+  }
+  if (unheld.length === 0) return;
+  // this kernel's sandboxes that bound them have ended (their namespaces may be going away still)
+  const bound = mountedElsewhere(unheld, true);
+  for (const path of unheld) {
+    if (bound.has(path)) continue;
+    remove(path, lingering.get(path)!);
+    lingering.delete(path);
+  }
+  removeUnbound(earlier);
+  if (lingering.size > 0) retryLater(LINGER_RETRIES);
+}
+
+/**
+ * Removes those of the lingering `paths` that no sandbox binds now, this kernel's counted too (one
+ * may bind a lingering placeholder as an existing name by now).
+ */
+function removeUnbound(paths: readonly string[]): void {
+  const bound = mountedElsewhere(paths, false);
+  for (const path of paths) {
+    const entry = lingering.get(path);
+    if (entry === undefined || bound.has(path)) continue;
+    lingering.delete(path);
+    remove(path, entry);
+  }
+}
+
+/** Tries the lingering placeholders again in {@link LINGER_RETRY_MS}, `tries` times at most. */
+function retryLater(tries: number): void {
+  if (retry !== null) clearTimeout(retry);
+  retry = setTimeout(() => {
+    retry = null;
+    removeUnbound([...lingering.keys()]);
+    if (lingering.size > 0 && tries > 1) retryLater(tries - 1);
+  }, LINGER_RETRY_MS);
+  Deno.unrefTimer(retry); // what still lingers at exit, the next kernel removes
+}
+
+/** Removes the placeholder at `path` when it is still what was made, and its record. */
+function remove(path: string, entry: Held): void {
   // filled, replaced or gone meanwhile: not ours to remove any more
   if (entry.identity === identityOf(path)) removeEmpty(path);
   if (entry.record !== null) forgetPlaceholder(entry.record);

@@ -32,12 +32,17 @@ export function sandboxInit(bwrap: number): number {
 export function checkProtection(init: number, protection: Protection): void {
   const paths = [...protection.pins, ...protection.paths.map((p) => p.path)];
   if (paths.length === 0) return;
-  const unescape = (field: string) =>
-    field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
-  const points = new Set(
-    Deno.readTextFileSync(`/proc/${init}/mountinfo`).split("\n")
-      .map((line) => unescape(line.split(" ")[4] ?? "")),
-  );
+  const points = mountPoints(init);
   const missing = paths.find((path) => !points.has(path));
   if (missing !== undefined) throw new Error(`protected path not in place: ${missing}`);
+}
+
+/** The mount points of the mount namespace process `pid` is in (/proc/PID/mountinfo field 5). */
+export function mountPoints(pid: number): Set<string> {
+  const unescape = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
+  return new Set(
+    Deno.readTextFileSync(`/proc/${pid}/mountinfo`).split("\n")
+      .map((line) => unescape(line.split(" ")[4] ?? "")),
+  );
 }

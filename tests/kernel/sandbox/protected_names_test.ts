@@ -596,3 +596,37 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "a placeholder that another kernel's sandbox binds outlives its own kernel: the name stays read-only in there, and a later kernel removes it",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ k, proj, agent, token }) => {
+      await agent.request("exec", { src: "sleep 60", async: true });
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "the first kernel's placeholder");
+      const socket = k.box.socket("other");
+      const policy = await writePolicy(k.box, { "agent:c": coder() });
+      const k2 = await launchKernel(k.box, ["--socket", socket, "--policy", policy], socket);
+      try {
+        const human = await k2.attach("two");
+        await exec(human, `cd ${proj}`);
+        const agent2 = await k2.attach("two", token);
+        // the second kernel's sandbox binds .envrc as it finds it: an existing directory
+        const second = await agent2.request("exec", { src: "sleep 60", async: true }) as Rec;
+        await k.stop(); // its sandboxes end, and it drops what it held
+        assert.equal(read(`${proj}/.envrc`), "<dir>", "left to the sandbox that binds it");
+        const script = `${k.box.dir}/home/scripts/w.sh`;
+        await Deno.writeTextFile(script, "(echo evil > .envrc) 2>/dev/null; echo done\n");
+        const out = await exec(agent2, `sh ${script}`, { position: "value" });
+        assert.equal(String(((out.value as Rec).out as Rec).v), "done\n");
+        assert.equal(read(`${proj}/.envrc`), "<dir>", "still read-only in the second sandbox");
+        await agent2.request("task.cancel", { task: second.task });
+      } finally {
+        await k2.stop();
+      }
+      const k3 = await startKernel(["--policy", policy], k.box);
+      await k3.stop();
+      assert.equal(read(`${proj}/.envrc`), null, "removed once nothing binds it");
+    });
+  },
+);
