@@ -121,7 +121,7 @@ export function keepPlaceholderRecords(stateDir: string): Leftovers {
       if (made && removeEmpty(record.path)) found.removed.push(record.path);
       else if (info !== null) found.kept.push(record.path);
     }
-    Deno.removeSync(file);
+    forgetPlaceholder(file); // another kernel starting may have taken it first
   }
   for (const owner of Deno.readDirSync(base)) {
     if (!owner.isDirectory || runs(owner.name)) continue;
@@ -152,11 +152,11 @@ export function recordPlaceholder(path: string): string | null {
   return file;
 }
 
-/** Removes the record `file` of a placeholder that is gone. */
+/** Removes the record `file` of a placeholder that is gone, if it is still there. */
 export function forgetPlaceholder(file: string): void {
   try {
     Deno.removeSync(file);
   } catch {
-    // the state directory went first (a test's): nothing is left to remove then
+    // gone already (the state directory went first, or another kernel took it)
   }
 }

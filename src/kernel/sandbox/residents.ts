@@ -19,7 +19,7 @@ const IDLE_GRACE_MS = 1000;
  * placeholder (P-SBX-6): long enough for a `git init` or the start of a `git clone`, which make
  * `.git/hooks` and `.git/config` right after `.git`.
  */
-export const PLACEHOLDER_WAIT_MS = 10_000;
+const PLACEHOLDER_WAIT_MS = 10_000;
 
 /** Where the proxy for a sandbox's network is reached (the kernel's `NetProxy`). */
 export interface ProxyEndpoints {
