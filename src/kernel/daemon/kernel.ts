@@ -19,6 +19,7 @@ import { WarmShells } from "../exec/warm_shells.ts";
 import { NetProxy } from "../net/proxy.ts";
 import { Residents } from "../sandbox/residents.ts";
 import { keepPlaceholderRecords } from "../sandbox/placeholder_records.ts";
+import { releasesMade } from "../sandbox/placeholders.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 
 /** Fixed facts a kernel runs with. */
@@ -162,6 +163,7 @@ export class Kernel implements KernelServices {
     for (const conn of this.connections) conn.close();
     await Promise.all([this.tasks.cancelAll(), this.warm.closeAll(), this.ptys.closeAll()]);
     await this.residents.closeAll();
+    await releasesMade(); // the placeholders of the sandboxes just ended go before the kernel
     this.net.closeAll();
     this.scratch.clear();
     await this.blanks.close();

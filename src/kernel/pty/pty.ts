@@ -7,8 +7,9 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { signalGroup } from "../bash/group_leader.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
-import { holdPlaceholders } from "../sandbox/placeholders.ts";
+import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
+import { untilEnded } from "../sandbox/protected_mounts.ts";
 import {
   PTY_EVENT_INTERVAL_MS,
   PTY_KILL_GRACE_MS,
@@ -274,10 +275,12 @@ export class Pty {
       }
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    child.status.finally(release);
+    let init: number | null = null;
+    // its placeholders go once nothing of the sandbox is left to bind them
+    releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
     try {
       // its protections are checked in place before the program runs, as a resident's (P-SBX-6)
-      await gate?.pass(child, sandbox!.view.protection);
+      if (gate !== null) init = await gate.pass(child, sandbox!.view.protection);
     } catch (e) {
       signalGroup(child.pid, "SIGKILL");
       await child.status;

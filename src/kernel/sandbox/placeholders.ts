@@ -27,13 +27,6 @@ const held = new Map<string, Held>();
 /** Placeholders no longer held that a sandbox of another kernel still binds, left for now. */
 const lingering = new Map<string, Held>();
 
-/** How long apart, and how many times after a drop, lingering placeholders are tried again. */
-const LINGER_RETRY_MS = 250;
-const LINGER_RETRIES = 8;
-
-/** The timer of the next try of the lingering placeholders, if one is due. */
-let retry: ReturnType<typeof setTimeout> | null = null;
-
 /** The mode of every placeholder: nothing inside may add to it. */
 const PLACEHOLDER_MODE = 0o555;
 
@@ -114,11 +107,32 @@ export function holdPlaceholders(
   return release;
 }
 
+/** Releases scheduled with {@link releaseAfter} that have not been made yet. */
+const pending = new Set<Promise<void>>();
+
+/**
+ * Calls `release` (of {@link holdPlaceholders}) once `ended` settles: when the sandbox that held
+ * them has ended, and nothing of it is left to bind them.
+ */
+export function releaseAfter(ended: Promise<unknown>, release: () => void): void {
+  const done: Promise<void> = ended.then(() => {}, () => {}).finally(() => {
+    release();
+    pending.delete(done);
+  });
+  pending.add(done);
+}
+
+/** Resolves once every release scheduled with {@link releaseAfter} has been made. */
+export async function releasesMade(): Promise<void> {
+  await Promise.all(pending);
+}
+
 /**
  * Drops one hold of each of `paths`; the last one's removes a placeholder when it is still what was
  * made, unless a sandbox this kernel did not start binds it (another kernel's, which took it for
- * an existing protected name): it lingers then, and is tried again by each later drop and, for a
- * while, every {@link LINGER_RETRY_MS}.
+ * an existing protected name): it lingers then, and each later drop tries again (what still
+ * lingers at exit, the next kernel removes). Call it once the sandboxes that held them have ended
+ * (see `untilEnded`): one still going away would count as another's.
  */
 function drop(paths: readonly string[]): void {
   const earlier = [...lingering.keys()];
@@ -131,7 +145,7 @@ function drop(paths: readonly string[]): void {
     unheld.push(path);
   }
   if (unheld.length === 0) return;
-  // this kernel's sandboxes that bound them have ended (their namespaces may be going away still)
+  // the sandboxes that held them have ended; its nsenter processes this kernel started may linger
   const bound = mountedElsewhere(unheld, true);
   for (const path of unheld) {
     if (bound.has(path)) continue;
@@ -139,7 +153,6 @@ function drop(paths: readonly string[]): void {
     lingering.delete(path);
   }
   removeUnbound(earlier);
-  if (lingering.size > 0) retryLater(LINGER_RETRIES);
 }
 
 /**
@@ -154,17 +167,6 @@ function removeUnbound(paths: readonly string[]): void {
     lingering.delete(path);
     remove(path, entry);
   }
-}
-
-/** Tries the lingering placeholders again in {@link LINGER_RETRY_MS}, `tries` times at most. */
-function retryLater(tries: number): void {
-  if (retry !== null) clearTimeout(retry);
-  retry = setTimeout(() => {
-    retry = null;
-    removeUnbound([...lingering.keys()]);
-    if (lingering.size > 0 && tries > 1) retryLater(tries - 1);
-  }, LINGER_RETRY_MS);
-  Deno.unrefTimer(retry); // what still lingers at exit, the next kernel removes
 }
 
 /** Removes the placeholder at `path` when it is still what was made, and its record. */

@@ -5,6 +5,10 @@
  */
 import type { Protection } from "./protected_paths.ts";
 
+/** How often, and how many times at most, an ending sandbox's init is looked at until it is gone. */
+const END_POLL_MS = 10;
+const END_TRIES = 200;
+
 /** The live children of `pid`. */
 export function childrenOf(pid: number): number[] {
   try {
@@ -45,4 +49,26 @@ export function mountPoints(pid: number): Set<string> {
     Deno.readTextFileSync(`/proc/${pid}/mountinfo`).split("\n")
       .map((line) => unescape(line.split(" ")[4] ?? "")),
   );
+}
+
+/** Whether process `pid` has exited (a zombie or gone). */
+function exited(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Resolves once the sandbox init `init` (a host pid, from {@link sandboxInit}) has exited, and so
+ * every process of its PID namespace (an init's exit waits for them) and the sandbox's mounts with
+ * them; or after {@link END_TRIES} looks. Once bwrap has exited its init is reparented, so the
+ * kernel sees it as another's until then.
+ */
+export async function untilEnded(init: number): Promise<void> {
+  for (let tries = 0; tries < END_TRIES && !exited(init); tries++) {
+    await new Promise((resolve) => setTimeout(resolve, END_POLL_MS));
+  }
 }

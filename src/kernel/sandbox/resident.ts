@@ -11,8 +11,8 @@ import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
 import { Launcher, lines } from "./launcher.ts";
 import { LAUNCHER_SCRIPT } from "./launcher_script.ts";
-import { holdPlaceholders } from "./placeholders.ts";
-import { checkProtection, childrenOf, sandboxInit } from "./protected_mounts.ts";
+import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
+import { checkProtection, childrenOf, sandboxInit, untilEnded } from "./protected_mounts.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
 
 /** The util-linux tools that enter a resident sandbox. */
@@ -173,13 +173,15 @@ export class Resident {
       release();
       throw e;
     }
-    child.status.finally(release);
+    let init: number | null = null;
+    // its placeholders go once nothing of the sandbox is left to bind them
+    releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
     let driver: Launcher | null = null;
     try {
       const reports = lines(child.stdout);
       const first = await reports.next();
       if (first.done) throw new Error("bwrap exited before its sandbox was ready");
-      const init = sandboxInit(child.pid);
+      init = sandboxInit(child.pid);
       checkProtection(init, protection);
       if (launcher) {
         if (!first.value.startsWith("spare ")) throw new Error("the launcher did not start");

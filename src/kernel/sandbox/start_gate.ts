@@ -62,18 +62,20 @@ export class StartGate {
   /**
    * Waits until the gate runs in the sandbox of `bwrap` (a child running it behind this gate),
    * checks that every path of `protection` is a mount point there and lets the program start.
-   * Throws, the program never started, when bwrap ended first or a protection is not in place.
-   * The gate is closed either way.
+   * Resolves to the sandbox's init ({@link sandboxInit}); throws, the program never started, when
+   * bwrap ended first or a protection is not in place. The gate is closed either way.
    */
-  async pass(bwrap: Deno.ChildProcess, protection: Protection): Promise<void> {
+  async pass(bwrap: Deno.ChildProcess, protection: Protection): Promise<number> {
     const said = lines(this.ready.reader);
     try {
       const first = await Promise.race([said.next(), bwrap.status.then(() => null)]);
       if (first === null || first.done || first.value !== "ready") {
         throw new Error("the sandbox ended before its program started");
       }
-      checkProtection(sandboxInit(bwrap.pid), protection);
+      const init = sandboxInit(bwrap.pid);
+      checkProtection(init, protection);
       this.go.writeSync(new TextEncoder().encode("go\n"));
+      return init;
     } finally {
       this.close();
       said.return(undefined).catch(() => {});
