@@ -7,12 +7,23 @@
  */
 import { mountedElsewhere } from "./foreign_mounts.ts";
 
-/** A placeholder's record: where it is, which directory it is, and its mode as made. */
+/**
+ * A placeholder's record: where it is and when it was about to be made (ms since the epoch),
+ * written before the kernel makes it; then also which directory it is and its mode as made.
+ */
 interface PlaceholderRecord {
   path: string;
-  identity: string;
-  mode: number;
+  intended: number;
+  identity?: string;
+  mode?: number;
 }
+
+/**
+ * How much earlier than its record's `intended` time a directory recorded only as intended may
+ * have been born (file system clocks are coarse), and how much later, to count as the kernel's.
+ */
+const BORN_BEFORE_MS = 1000;
+const BORN_AFTER_MS = 5000;
 
 /** What {@link keepPlaceholderRecords} found of ended kernels' placeholders. */
 export interface Leftovers {
@@ -83,8 +94,9 @@ function runs(name: string): boolean {
 function readRecord(file: string): PlaceholderRecord | null {
   try {
     const record = JSON.parse(Deno.readTextFileSync(file));
-    const valid = typeof record?.path === "string" && typeof record?.identity === "string" &&
-      typeof record?.mode === "number";
+    const valid = typeof record?.path === "string" && typeof record?.intended === "number" &&
+      (record.identity === undefined || typeof record.identity === "string") &&
+      (record.mode === undefined || typeof record.mode === "number");
     return valid ? record : null;
   } catch {
     return null;
@@ -92,11 +104,26 @@ function readRecord(file: string): PlaceholderRecord | null {
 }
 
 /**
+ * Whether the entry `info` at `record.path` is the directory the kernel made: of the recorded
+ * identity and mode; for a record the kill came before completing, a directory without write
+ * permission born around the time the kernel was about to make it.
+ */
+function made(record: PlaceholderRecord, info: Deno.FileInfo): boolean {
+  if (!info.isDirectory) return false;
+  if (record.identity !== undefined) {
+    return modeOf(info) === record.mode && identityOf(record.path) === record.identity;
+  }
+  const born = (info.birthtime ?? info.ctime)?.getTime();
+  return (modeOf(info) & 0o222) === 0 && born !== undefined &&
+    born >= record.intended - BORN_BEFORE_MS && born <= record.intended + BORN_AFTER_MS;
+}
+
+/**
  * Removes what the ended kernels that recorded in `stateDir/placeholders` left there: a recorded
  * placeholder only when it is still an empty directory of the recorded identity
  * ({@link identityOf}) and mode, never one the user since filled, replaced or changed, nor one a
  * running sandbox binds; the records of kernels still running are left to them. From now on, every placeholder this kernel makes is
- * recorded ({@link recordPlaceholder}).
+ * recorded ({@link intendPlaceholder}).
  */
 export function keepPlaceholderRecords(stateDir: string): Leftovers {
   const base = `${stateDir}/placeholders`;
@@ -116,10 +143,9 @@ export function keepPlaceholderRecords(stateDir: string): Leftovers {
     if (record !== null && bound.has(record.path)) continue;
     if (record !== null) {
       const info = lstat(record.path);
-      const made = info !== null && info.isDirectory && modeOf(info) === record.mode &&
-        identityOf(record.path) === record.identity;
-      if (made && removeEmpty(record.path)) found.removed.push(record.path);
-      else if (info !== null) found.kept.push(record.path);
+      if (info !== null && made(record, info) && removeEmpty(record.path)) {
+        found.removed.push(record.path);
+      } else if (info !== null) found.kept.push(record.path);
     }
     forgetPlaceholder(file); // another kernel starting may have taken it first
   }
@@ -136,20 +162,30 @@ export function keepPlaceholderRecords(stateDir: string): Leftovers {
   return found;
 }
 
+/** Names the records this kernel writes. */
+let recorded = 0;
+
 /**
- * Records the placeholder just made at `path`; returns the record's file, or null when no
- * records are kept. Throws when the record cannot be written.
+ * Records that a placeholder is about to be made at `path`, before it is; returns the record's
+ * file, or null when no records are kept. Throws when the record cannot be written.
  */
-export function recordPlaceholder(path: string): string | null {
+export function intendPlaceholder(path: string): string | null {
   if (records === null) return null;
-  const record: PlaceholderRecord = {
-    path,
-    identity: identityOf(path)!,
-    mode: modeOf(lstat(path)!),
-  };
-  const file = `${records}/${record.identity.replaceAll(":", "-")}.json`;
-  Deno.writeTextFileSync(file, JSON.stringify(record), { mode: 0o600 });
+  const file = `${records}/${recorded++}.json`;
+  write(file, { path, intended: Date.now() });
   return file;
+}
+
+/** Completes the record `file` of the placeholder just made at `path` with what it is. */
+export function recordPlaceholder(file: string, path: string): void {
+  const record: PlaceholderRecord = JSON.parse(Deno.readTextFileSync(file));
+  write(file, { ...record, identity: identityOf(path)!, mode: modeOf(lstat(path)!) });
+}
+
+/** Writes `record` to `file` whole or not at all (a kill mid-write leaves the former one). */
+function write(file: string, record: PlaceholderRecord): void {
+  Deno.writeTextFileSync(`${file}.new`, JSON.stringify(record), { mode: 0o600 });
+  Deno.renameSync(`${file}.new`, file);
 }
 
 /** Removes the record `file` of a placeholder that is gone, if it is still there. */

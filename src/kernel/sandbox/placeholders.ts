@@ -8,6 +8,7 @@
 import {
   forgetPlaceholder,
   identityOf,
+  intendPlaceholder,
   lstat,
   recordPlaceholder,
   removeEmpty,
@@ -87,17 +88,25 @@ export function holdPlaceholders(
       mine.push(path);
       continue;
     }
+    // recorded before it is made: one a killed kernel left, the next kernel removes
+    let file: string | null;
+    try {
+      file = intendPlaceholder(path);
+    } catch (e) {
+      release();
+      throw new Error(`cannot record the placeholder ${path}: ${e}`);
+    }
     try {
       Deno.mkdirSync(path, { mode: PLACEHOLDER_MODE });
     } catch {
+      if (file !== null) forgetPlaceholder(file);
       continue; // there already, or not makable
     }
-    // recorded at once, no await between: one a killed kernel left, the next kernel removes
-    let file: string | null;
     try {
-      file = recordPlaceholder(path);
+      if (file !== null) recordPlaceholder(file, path);
     } catch (e) {
       removeEmpty(path);
+      forgetPlaceholder(file!);
       release();
       throw new Error(`cannot record the placeholder ${path}: ${e}`);
     }
