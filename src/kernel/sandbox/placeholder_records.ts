@@ -165,27 +165,33 @@ export function keepPlaceholderRecords(stateDir: string): Leftovers {
 /** Names the records this kernel writes. */
 let recorded = 0;
 
+/** A record of a placeholder about to be made: its file and what it holds so far. */
+export interface Intent {
+  file: string;
+  record: PlaceholderRecord;
+}
+
 /**
- * Records that a placeholder is about to be made at `path`, before it is; returns the record's
- * file, or null when no records are kept. Throws when the record cannot be written.
+ * Records that a placeholder is about to be made at `path`, before it is (a kill mid-write leaves
+ * an empty or torn record, of nothing made yet); null when no records are kept. Throws when the
+ * record cannot be written.
  */
-export function intendPlaceholder(path: string): string | null {
+export function intendPlaceholder(path: string): Intent | null {
   if (records === null) return null;
-  const file = `${records}/${recorded++}.json`;
-  write(file, { path, intended: Date.now() });
-  return file;
+  const intent = { file: `${records}/${recorded++}.json`, record: { path, intended: Date.now() } };
+  Deno.writeTextFileSync(intent.file, JSON.stringify(intent.record), { mode: 0o600 });
+  return intent;
 }
 
-/** Completes the record `file` of the placeholder just made at `path` with what it is. */
-export function recordPlaceholder(file: string, path: string): void {
-  const record: PlaceholderRecord = JSON.parse(Deno.readTextFileSync(file));
-  write(file, { ...record, identity: identityOf(path)!, mode: modeOf(lstat(path)!) });
-}
-
-/** Writes `record` to `file` whole or not at all (a kill mid-write leaves the former one). */
-function write(file: string, record: PlaceholderRecord): void {
-  Deno.writeTextFileSync(`${file}.new`, JSON.stringify(record), { mode: 0o600 });
-  Deno.renameSync(`${file}.new`, file);
+/**
+ * Completes the record of `intent`, whose placeholder was just made, with what it is: written
+ * aside and renamed over it, so a kill leaves the whole former record or the whole new one.
+ */
+export function recordPlaceholder(intent: Intent): void {
+  const { path } = intent.record;
+  const record = { ...intent.record, identity: identityOf(path)!, mode: modeOf(lstat(path)!) };
+  Deno.writeTextFileSync(`${intent.file}.new`, JSON.stringify(record), { mode: 0o600 });
+  Deno.renameSync(`${intent.file}.new`, intent.file);
 }
 
 /** Removes the record `file` of a placeholder that is gone, if it is still there. */

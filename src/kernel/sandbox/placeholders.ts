@@ -9,6 +9,7 @@ import {
   forgetPlaceholder,
   identityOf,
   intendPlaceholder,
+  type Intent,
   lstat,
   recordPlaceholder,
   removeEmpty,
@@ -89,9 +90,9 @@ export function holdPlaceholders(
       continue;
     }
     // recorded before it is made: one a killed kernel left, the next kernel removes
-    let file: string | null;
+    let intent: Intent | null;
     try {
-      file = intendPlaceholder(path);
+      intent = intendPlaceholder(path);
     } catch (e) {
       release();
       throw new Error(`cannot record the placeholder ${path}: ${e}`);
@@ -99,18 +100,18 @@ export function holdPlaceholders(
     try {
       Deno.mkdirSync(path, { mode: PLACEHOLDER_MODE });
     } catch {
-      if (file !== null) forgetPlaceholder(file);
+      if (intent !== null) forgetPlaceholder(intent.file);
       continue; // there already, or not makable
     }
     try {
-      if (file !== null) recordPlaceholder(file, path);
+      if (intent !== null) recordPlaceholder(intent);
     } catch (e) {
       removeEmpty(path);
-      forgetPlaceholder(file!);
+      forgetPlaceholder(intent!.file);
       release();
       throw new Error(`cannot record the placeholder ${path}: ${e}`);
     }
-    held.set(path, { count: 1, identity: identityOf(path)!, record: file });
+    held.set(path, { count: 1, identity: identityOf(path)!, record: intent?.file ?? null });
     mine.push(path);
   }
   return release;
