@@ -1,9 +1,9 @@
 /**
- * The check that a started bwrap put every protection of its view in place (P-SBX-6): bwrap binds
- * by path, so a parent that a concurrent run swapped for a symlink between the view's scan and
- * the sandbox's start would have put a protection elsewhere and left the real path writable.
+ * A sandbox's mounts seen from the host: the check that a started bwrap put every protection of
+ * its view in place (P-SBX-6; bwrap binds by path, so a parent that a concurrent run swapped for a
+ * symlink between the view's scan and the sandbox's start would have put a protection elsewhere
+ * and left the real path writable), and when they are gone with the sandbox.
  */
-import type { Protection } from "./protected_paths.ts";
 
 /** How often, and how many times at most, an ending sandbox's init is looked at until it is gone. */
 const END_POLL_MS = 10;
@@ -33,7 +33,10 @@ export function sandboxInit(bwrap: number): number {
  * Throws unless every pin and protected path of `protection` is a mount point of the sandbox
  * whose init is `init` (call it once the sandbox's command runs: its mounts are complete then).
  */
-export function checkProtection(init: number, protection: Protection): void {
+export function checkProtection(
+  init: number,
+  protection: { pins: readonly string[]; paths: readonly { path: string }[] },
+): void {
   const paths = [...protection.pins, ...protection.paths.map((p) => p.path)];
   if (paths.length === 0) return;
   const points = mountPoints(init);
