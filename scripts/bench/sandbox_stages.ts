@@ -51,8 +51,8 @@ const policy = {
 };
 const bashVariables = bashOwnVariables(BASH);
 const scratch = new ScratchPool(dir);
-const residents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}));
-const chainResidents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}), false);
+const residents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}), () => {});
+const chainResidents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}), () => {}, false);
 const state: ShellState = {
   cwd: proj,
   env: new Map([["PATH", Deno.env.get("PATH") ?? "/usr/bin:/bin"], ["HOME", home]]),

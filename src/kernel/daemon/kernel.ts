@@ -18,6 +18,8 @@ import { ScratchPool } from "../bash/scratch_pool.ts";
 import { WarmShells } from "../exec/warm_shells.ts";
 import { NetProxy } from "../net/proxy.ts";
 import { Residents } from "../sandbox/residents.ts";
+import { keepPlaceholderRecords } from "../sandbox/placeholder_records.ts";
+import { releasesMade } from "../sandbox/placeholders.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 
 /** Fixed facts a kernel runs with. */
@@ -80,7 +82,13 @@ export class Kernel implements KernelServices {
     cas.useBlanks(this.blanks);
     this.scratch = new ScratchPool(cas.tmpDir);
     this.net = new NetProxy(cas.tmpDir, (channel, payload) => this.bus.publish(channel, payload));
-    this.residents = new Residents(config.sandbox.host, config.bash, cas.tmpDir, this.net);
+    this.residents = new Residents(
+      config.sandbox.host,
+      config.bash,
+      cas.tmpDir,
+      this.net,
+      (line) => this.log(line),
+    );
     this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch, this.residents);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);
@@ -94,6 +102,11 @@ export class Kernel implements KernelServices {
     } catch {
       this.#logFile = null;
     }
+    const left = keepPlaceholderRecords(config.stateDir);
+    for (const path of left.removed) {
+      this.log(`removed the placeholder a killed kernel left: ${path}`);
+    }
+    for (const path of left.kept) this.log(`kept ${path}: changed since a killed kernel made it`);
   }
 
   /** Opens the state directory's stores and returns a kernel ready to serve. */
@@ -150,6 +163,7 @@ export class Kernel implements KernelServices {
     for (const conn of this.connections) conn.close();
     await Promise.all([this.tasks.cancelAll(), this.warm.closeAll(), this.ptys.closeAll()]);
     await this.residents.closeAll();
+    await releasesMade(); // the placeholders of the sandboxes just ended go before the kernel
     this.net.closeAll();
     this.scratch.clear();
     await this.blanks.close();

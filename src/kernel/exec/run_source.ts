@@ -227,7 +227,10 @@ async function finishRun(
     ended();
     refusals?.();
     opts.started?.();
-    const error = new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`);
+    // a refusal of its sandbox (P-SBX-6: sandbox_busy) reaches the caller as it is
+    const error = e instanceof RpcError
+      ? e
+      : new RpcError(ErrorCode.INTERNAL_ERROR, `cannot start bash: ${e}`);
     throw await failRun(kernel, task, entryId, output, error);
   }
   ended();

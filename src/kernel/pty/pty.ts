@@ -7,7 +7,9 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { signalGroup } from "../bash/group_leader.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
-import { holdPlaceholders } from "../sandbox/placeholders.ts";
+import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
+import { StartGate } from "../sandbox/start_gate.ts";
+import { untilEnded } from "../sandbox/protected_mounts.ts";
 import {
   PTY_EVENT_INTERVAL_MS,
   PTY_KILL_GRACE_MS,
@@ -82,6 +84,11 @@ export interface PtyOpenOptions {
   sandbox: Sandboxing | null;
   /** The directory of the proxy's socket for `sandbox.net` (P-NET-1); none: loopback only. */
   proxy?: string | null;
+  /**
+   * The kernel's private scratch directory, where a sandboxed program's start gate is made
+   * ({@link StartGate}); needed with `sandbox`.
+   */
+  scratch?: string;
 }
 
 /** How a PTY's child ended: an exit status, or the name of the signal that killed it. */
@@ -225,10 +232,16 @@ export class Pty {
     const Emulator = await loadEmulator();
     let pair: PtyPair | undefined;
     let child: Deno.ChildProcess;
-    const release = opts.sandbox === null
-      ? () => {}
-      : holdPlaceholders(opts.sandbox.view.protection);
+    const keepPwd = Object.hasOwn(env, "PWD");
+    const { sandbox } = opts;
+    let gate: StartGate | null = null;
+    let release = () => {};
     try {
+      if (sandbox !== null) {
+        if (opts.scratch === undefined) throw new Error("no scratch directory for the sandbox");
+        gate = StartGate.open(opts.scratch);
+        release = holdPlaceholders(sandbox.view.protection);
+      }
       pair = openPty();
       setWindowSize(pair.slave, cols, rows);
       child = new Deno.Command("/bin/sh", {
@@ -236,16 +249,13 @@ export class Pty {
           "-c",
           LAUNCH_SCRIPT,
           pair.slavePath,
-          Object.hasOwn(env, "PWD") ? "keep" : "",
-          ...(opts.sandbox === null ? [opts.cmd, ...opts.args] : sandboxCommand({
-            ...opts.sandbox,
+          keepPwd ? "keep" : "",
+          ...(sandbox === null || gate === null ? [opts.cmd, ...opts.args] : sandboxCommand({
+            ...sandbox,
             cwd: opts.cwd,
-            scratch: null,
+            scratch: gate.dir,
             proxy: opts.proxy ?? null,
-          }, [
-            opts.cmd,
-            ...opts.args,
-          ])),
+          }, gate.wrap([opts.cmd, ...opts.args], keepPwd))),
         ],
         cwd: opts.cwd,
         clearEnv: true,
@@ -257,6 +267,7 @@ export class Pty {
         detached: true,
       }).spawn();
     } catch (e) {
+      gate?.close();
       release();
       if (pair) {
         closeFd(pair.slave);
@@ -264,7 +275,19 @@ export class Pty {
       }
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    child.status.finally(release);
+    let init: number | null = null;
+    // its placeholders go once nothing of the sandbox is left to bind them
+    releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
+    try {
+      // its protections are checked in place before the program runs, as a resident's (P-SBX-6)
+      if (gate !== null) init = await gate.pass(child, sandbox!.view.protection);
+    } catch (e) {
+      signalGroup(child.pid, "SIGKILL");
+      await child.status;
+      closeFd(pair.slave);
+      closeFd(pair.master);
+      throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
+    }
     return new Pty(Emulator, pair, child, cmd, cols, rows);
   }
 

@@ -2,15 +2,35 @@
  * Placeholders for absent protected names at a write root (P-SBX-6): a bind mount needs a host
  * entry to land on, so the kernel makes an empty directory there while some sandbox
  * binds it, and removes it when the last one has exited (a placeholder removed under a live
- * sandbox would detach its mount there). Nothing it made is left in the project.
+ * sandbox would detach its mount there). Nothing it made is left in the project: each one is
+ * recorded in the state directory while it exists (`placeholder_records.ts`).
  */
+import {
+  forgetPlaceholder,
+  identityOf,
+  intendPlaceholder,
+  type Intent,
+  lstat,
+  recordPlaceholder,
+  removeEmpty,
+} from "./placeholder_records.ts";
+import { mountedElsewhere } from "./foreign_mounts.ts";
+
 interface Held {
   count: number;
-  /** The (device, inode) the kernel made, so only that entry is ever removed. */
+  /** The {@link identityOf} what the kernel made, so only that entry is ever removed. */
   identity: string;
+  /** Its record in the state directory, or null when none is kept. */
+  record: string | null;
 }
 
 const held = new Map<string, Held>();
+
+/** Placeholders no longer held that a sandbox of another kernel still binds, left for now. */
+const lingering = new Map<string, Held>();
+
+/** The mode of every placeholder: nothing inside may add to it. */
+const PLACEHOLDER_MODE = 0o555;
 
 /** Paths an approved plan's run writes, by how many such runs: no placeholder is made there. */
 const blocked = new Map<string, number>();
@@ -33,20 +53,17 @@ export function blockPlaceholders(paths: readonly string[]): () => void {
   };
 }
 
-/** The (device, inode) of a path without following a final symlink, or null. */
-function identityOf(path: string): string | null {
-  try {
-    const info = Deno.lstatSync(path);
-    return `${info.dev}:${info.ino}`;
-  } catch {
-    return null;
-  }
-}
-
 /** Whether `path` is a placeholder the kernel made and still holds. */
 export function isPlaceholder(path: string): boolean {
   const entry = held.get(path);
   return entry !== undefined && entry.identity === identityOf(path);
+}
+
+/** The absent paths of `protection` that {@link holdPlaceholders} would make now: nothing is there. */
+export function placeholdersToMake(
+  protection: { paths: readonly { path: string; absent: boolean }[] },
+): string[] {
+  return protection.paths.filter((p) => p.absent && lstat(p.path) === null).map((p) => p.path);
 }
 
 /**
@@ -60,9 +77,7 @@ export function holdPlaceholders(
   protection: { paths: readonly { path: string; absent: boolean }[] },
 ): () => void {
   const mine: string[] = [];
-  const release = () => {
-    for (const path of mine.splice(0)) drop(path);
-  };
+  const release = () => drop(mine.splice(0));
   for (const { path } of protection.paths.filter((p) => p.absent)) {
     if (blocked.has(path)) {
       release();
@@ -74,26 +89,99 @@ export function holdPlaceholders(
       mine.push(path);
       continue;
     }
+    // recorded before it is made: one a killed kernel left, the next kernel removes
+    let intent: Intent | null;
     try {
-      Deno.mkdirSync(path, { mode: 0o555 });
+      intent = intendPlaceholder(path);
+    } catch (e) {
+      release();
+      throw new Error(`cannot record the placeholder ${path}: ${e}`);
+    }
+    try {
+      Deno.mkdirSync(path, { mode: PLACEHOLDER_MODE });
     } catch {
+      if (intent !== null) forgetPlaceholder(intent.file);
       continue; // there already, or not makable
     }
-    held.set(path, { count: 1, identity: identityOf(path)! });
+    try {
+      if (intent !== null) recordPlaceholder(intent);
+    } catch (e) {
+      removeEmpty(path);
+      forgetPlaceholder(intent!.file);
+      release();
+      throw new Error(`cannot record the placeholder ${path}: ${e}`);
+    }
+    held.set(path, { count: 1, identity: identityOf(path)!, record: intent?.file ?? null });
     mine.push(path);
   }
   return release;
 }
 
-/** Drops one hold of `path`; the last removes the placeholder when it is still what was made. */
-function drop(path: string): void {
-  const entry = held.get(path)!;
-  if (--entry.count > 0) return;
-  held.delete(path);
-  if (entry.identity !== identityOf(path)) return;
-  try {
-    Deno.removeSync(path); // an empty directory only: never recursive
-  } catch {
-    // filled or gone meanwhile: not ours to remove any more
+/** Releases scheduled with {@link releaseAfter} that have not been made yet. */
+const pending = new Set<Promise<void>>();
+
+/**
+ * Calls `release` (of {@link holdPlaceholders}) once `ended` settles: when the sandbox that held
+ * them has ended, and nothing of it is left to bind them.
+ */
+export function releaseAfter(ended: Promise<unknown>, release: () => void): void {
+  const done: Promise<void> = ended.then(() => {}, () => {}).finally(() => {
+    release();
+    pending.delete(done);
+  });
+  pending.add(done);
+}
+
+/** Resolves once every release scheduled with {@link releaseAfter} has been made. */
+export async function releasesMade(): Promise<void> {
+  await Promise.all(pending);
+}
+
+/**
+ * Drops one hold of each of `paths`; the last one's removes a placeholder when it is still what was
+ * made, unless a sandbox this kernel did not start binds it (another kernel's, which took it for
+ * an existing protected name): it lingers then, and each later drop tries again (what still
+ * lingers at exit, the next kernel removes). Call it once the sandboxes that held them have ended
+ * (see `untilEnded`): one still going away would count as another's.
+ */
+function drop(paths: readonly string[]): void {
+  const earlier = [...lingering.keys()];
+  const unheld: string[] = [];
+  for (const path of paths) {
+    const entry = held.get(path)!;
+    if (--entry.count > 0) continue;
+    held.delete(path);
+    lingering.set(path, entry);
+    unheld.push(path);
   }
+  if (unheld.length === 0) return;
+  // the sandboxes that held them have ended; its nsenter processes this kernel started may linger
+  const bound = mountedElsewhere(unheld, true);
+  for (const path of unheld) {
+    if (bound.has(path)) continue;
+    remove(path, lingering.get(path)!);
+    lingering.delete(path);
+  }
+  removeUnbound(earlier);
+}
+
+/**
+ * Removes those of the lingering `paths` that no sandbox binds now, this kernel's counted too (one
+ * may bind a lingering placeholder as an existing name by now).
+ */
+function removeUnbound(paths: readonly string[]): void {
+  const bound = mountedElsewhere(paths, false);
+  for (const path of paths) {
+    const entry = lingering.get(path);
+    if (entry === undefined || bound.has(path)) continue;
+    lingering.delete(path);
+    remove(path, entry);
+  }
+}
+
+/** Removes the placeholder at `path` when it is still what was made, and its record. */
+function remove(path: string, entry: Held): void {
+  // filled, replaced or gone meanwhile: not ours to remove any more
+  if (entry.identity === identityOf(path)) removeEmpty(path);
+  if (entry.record !== null) forgetPlaceholder(entry.record);
 }

@@ -11,7 +11,8 @@ import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
 import { Launcher, lines } from "./launcher.ts";
 import { LAUNCHER_SCRIPT } from "./launcher_script.ts";
-import { holdPlaceholders } from "./placeholders.ts";
+import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
+import { checkProtection, childrenOf, sandboxInit, untilEnded } from "./protected_mounts.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
 
 /** The util-linux tools that enter a resident sandbox. */
@@ -48,16 +49,6 @@ function groupAndSession(pid: number): { group: number; session: number } | null
   }
 }
 
-/** The live children of `pid`. */
-function childrenOf(pid: number): number[] {
-  try {
-    const text = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim();
-    return text === "" ? [] : text.split(" ").map(Number);
-  } catch {
-    return [];
-  }
-}
-
 /** The namespace of `kind` that `pid` is in (a /proc/PID/ns link text). */
 function namespaceOf(pid: number | "self", kind: string): string {
   return Deno.readLinkSync(`/proc/${pid}/ns/${kind}`);
@@ -78,6 +69,8 @@ export class Resident {
    * for its source has not).
    */
   #live = new Map<number, boolean>();
+  /** Waiters of {@link calm}, called once no run goes on. */
+  #calmed: (() => void)[] = [];
   /** Ended runs whose leftovers are being swept ({@link #sweepAfter}). */
   #ending = new Set<number>();
   /** The host pid of the command the sandbox's init runs (the launcher, or a waiting bash): spared. */
@@ -180,16 +173,16 @@ export class Resident {
       release();
       throw e;
     }
-    child.status.finally(release);
+    let init: number | null = null;
+    // its placeholders go once nothing of the sandbox is left to bind them
+    releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
     let driver: Launcher | null = null;
     try {
       const reports = lines(child.stdout);
       const first = await reports.next();
       if (first.done) throw new Error("bwrap exited before its sandbox was ready");
-      const init = childrenOf(child.pid)[0];
-      if (!(init > 0)) throw new Error("no sandbox init under bwrap");
-      const missing = unmounted(init, [...protection.pins, ...protection.paths.map((p) => p.path)]);
-      if (missing !== undefined) throw new Error(`protected path not in place: ${missing}`);
+      init = sandboxInit(child.pid);
+      checkProtection(init, protection);
       if (launcher) {
         if (!first.value.startsWith("spare ")) throw new Error("the launcher did not start");
         driver = new Launcher(childrenOf(init)[0], child.stdin, first.value, reports);
@@ -283,6 +276,7 @@ export class Resident {
       this.#live.delete(run);
       this.#ending.add(run);
       this.#sweepAfter(run, SWEEP_TRIES);
+      if (!this.busy) { for (const resolve of this.#calmed.splice(0)) resolve(); }
       if (this.#live.size === 0) this.onIdle();
     });
   }
@@ -290,6 +284,20 @@ export class Resident {
   /** Marks the held warm shell `pid` as running a source from now on. */
   running(pid: number): void {
     if (this.#live.has(pid)) this.#live.set(pid, true);
+  }
+
+  /** Whether a run goes on in it (a warm shell waiting for its source is none). */
+  get busy(): boolean {
+    return [...this.#live.values()].some((running) => running);
+  }
+
+  /** Resolves once no run goes on in it any more ({@link busy}), or its bwrap has exited. */
+  calm(): Promise<void> {
+    if (!this.busy || this.#exited) return Promise.resolve();
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#calmed.push(resolve);
+    this.child.status.finally(resolve);
+    return promise;
   }
 
   /** Whether nothing it ran (a run or a warm shell) still lives. */
@@ -354,22 +362,6 @@ export class Resident {
       // already gone
     }
   }
-}
-
-/**
- * The first of `paths` that is not a mount point of the sandbox whose init is `init`, if any:
- * bwrap binds by path, so a parent a concurrent run swapped for a symlink while the sandbox
- * started would have put a protection elsewhere (P-SBX-6).
- */
-function unmounted(init: number, paths: readonly string[]): string | undefined {
-  if (paths.length === 0) return undefined;
-  const unescape = (field: string) =>
-    field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
-  const points = new Set(
-    Deno.readTextFileSync(`/proc/${init}/mountinfo`).split("\n")
-      .map((line) => unescape(line.split(" ")[4] ?? "")),
-  );
-  return paths.find((path) => !points.has(path));
 }
 
 /** Kills a resident's bwrap and waits for it. */

@@ -1,15 +1,25 @@
 /** The resident sandboxes of the kernel: one per session and confinement, while it is used. */
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { within } from "../../protocol/within.ts";
 import type { SandboxNet } from "../net/destinations.ts";
 import { confinementKey, type Sandboxing } from "./command.ts";
 import type { SandboxHost } from "./probe.ts";
-import { blockPlaceholders } from "./placeholders.ts";
+import { blockPlaceholders, placeholdersToMake } from "./placeholders.ts";
 import { Resident } from "./resident.ts";
+import { writableIn } from "./view.ts";
 
 /**
  * How long a resident whose last run or warm shell has exited stays up: long enough for the run
  * that discarded a warm shell to spawn cold in the same sandbox.
  */
 const IDLE_GRACE_MS = 1000;
+
+/**
+ * Longest wait of a new sandbox for the runs going on that may write where it would make a
+ * placeholder (P-SBX-6): long enough for a `git init` or the start of a `git clone`, which make
+ * `.git/hooks` and `.git/config` right after `.git`.
+ */
+const PLACEHOLDER_WAIT_MS = 10_000;
 
 /** Where the proxy for a sandbox's network is reached (the kernel's `NetProxy`). */
 export interface ProxyEndpoints {
@@ -42,6 +52,8 @@ export class Residents {
     private readonly parent: string,
     /** The proxy of sandboxes with a network, started on first need (P-NET-3). */
     private readonly proxy: ProxyEndpoints,
+    /** Writes a diagnostic line to the kernel's log. */
+    private readonly log: (line: string) => void,
     /** Whether runs are started by a launcher inside when it can ({@link Resident.start}). */
     private readonly launch = true,
   ) {}
@@ -99,8 +111,10 @@ export class Residents {
       }, IDLE_GRACE_MS);
     const proxy = sandboxing.net === null ? null : this.proxy.endpoint(session, sandboxing.net);
     const lifted = sandboxing.view.protection.lifted ?? [];
-    const start = () =>
-      Resident.start(host, this.bash, sandboxing, this.parent, onIdle, this.launch, proxy);
+    const start = (): Promise<Resident> =>
+      this.#writers(sandboxing).residents.length === 0
+        ? Resident.start(host, this.bash, sandboxing, this.parent, onIdle, this.launch, proxy)
+        : this.afterWriters(session, sandboxing).then(start);
     let starting: Promise<Resident>;
     if (lifted.length === 0) starting = start();
     else {
@@ -118,6 +132,50 @@ export class Residents {
     }, forget);
     this.#entries.set(id, entry);
     return entry;
+  }
+
+  /**
+   * The residents, of any session, with a run going on that may write where `sandboxing` would
+   * make a placeholder now, and those paths: a placeholder there would land under the run (its
+   * `git init` found a directory at `.git/config`).
+   */
+  #writers(sandboxing: Sandboxing): { paths: string[]; residents: Resident[] } {
+    const paths = placeholdersToMake(sandboxing.view.protection);
+    const hit = new Set<string>();
+    const residents: Resident[] = [];
+    for (const { resident, sandboxing: other } of this.#entries.values()) {
+      if (paths.length === 0 || resident === null || !resident.busy) continue;
+      const writes = paths.filter((path) => writableIn(other.view, path));
+      if (writes.length > 0) residents.push(resident);
+      for (const path of writes) hit.add(path);
+    }
+    return { paths: [...hit], residents };
+  }
+
+  /**
+   * Resolves once no run going on in a resident may write where `sandboxing` would make a
+   * placeholder ({@link #writers}), at once when none may; refuses with -32010 `sandbox_busy`
+   * when some still may after {@link PLACEHOLDER_WAIT_MS}. `session` is the one asking, for the log.
+   */
+  async afterWriters(session: string, sandboxing: Sandboxing): Promise<void> {
+    const deadline = performance.now() + PLACEHOLDER_WAIT_MS;
+    let told = false;
+    for (let w = this.#writers(sandboxing); w.residents.length > 0; w = this.#writers(sandboxing)) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new RpcError(
+          ErrorCode.LEASH_DENIED,
+          `a run still going may write ${w.paths.join(", ")}, which this sandbox holds ` +
+            `read-only (P-SBX-6): run it again once that run has ended`,
+          { reason: "sandbox_busy", paths: w.paths.slice(0, 100) },
+        );
+      }
+      if (!told) {
+        this.log(`a sandbox of session ${session} waits for runs that may write ${w.paths}`);
+      }
+      told = true;
+      await within(Promise.race(w.residents.map((resident) => resident.calm())), left);
+    }
   }
 
   /** Forgets a resident and kills it, once started when it is still starting. */

@@ -172,3 +172,13 @@ export function visibleIn(view: SandboxView, path: string): boolean {
   return real !== null && view.mounts.some((m) => shows(m.path, real)) &&
     !view.masks.some((mask) => isUnder(real, mask.path));
 }
+
+/**
+ * Whether a run with `view` can write at `path` (a host path without symlinks, which may not
+ * exist): a writable mount shows it and no protected path (P-SBX-6) or mask covers it.
+ */
+export function writableIn(view: SandboxView, path: string): boolean {
+  return view.mounts.some((m) => m.writable && shows(m.path, path)) &&
+    !view.protection.paths.some((p) => isUnder(path, p.path)) &&
+    !view.masks.some((mask) => isUnder(path, mask.path));
+}

@@ -57,7 +57,14 @@ async function withResident(
   };
   const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [] };
   const sandboxing = runSandbox(setting, policy, false, "agent:l", proj)!;
-  const residents = new Residents(HOST_SANDBOX, BASH, root, new NetProxy(root, () => {}), launch);
+  const residents = new Residents(
+    HOST_SANDBOX,
+    BASH,
+    root,
+    new NetProxy(root, () => {}),
+    () => {},
+    launch,
+  );
   try {
     const resident = await residents.get("s", sandboxing);
     const state: ShellState = {

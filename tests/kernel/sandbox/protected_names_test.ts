@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { PROTECTED_DIRS, PROTECTED_FILES } from "../../../src/kernel/sandbox/protected_names.ts";
 import { exec } from "../../_support/exec.ts";
-import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { launchKernel, startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { kernelPid } from "../../_support/proc.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -446,6 +447,186 @@ hostTest(
       const out = await run;
       assert.equal(String(((out.value as Rec).out as Rec).v), "0\nok\n");
       other.close();
+    });
+  },
+);
+
+hostTest(
+  "placeholders a SIGKILLed kernel left are removed by the next kernel on its state directory; one the user filled or replaced stays",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/.git`);
+    }, async ({ k, proj, sh }) => {
+      assert.equal((await sh("echo up")).trim(), "up");
+      const made = [...PROTECTED_FILES, ...PROTECTED_DIRS, ".git/hooks", ".git/config"];
+      for (const name of made) assert.equal(read(`${proj}/${name}`), "<dir>", name);
+      Deno.kill(kernelPid(k.socket), "SIGKILL");
+      assert.equal((await k.child.status).signal, "SIGKILL");
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "the killed kernel left its placeholders");
+      // the user fills one and replaces another (ext4 gives the new one the old inode)
+      await Deno.writeTextFile(`${proj}/.claude/settings.json`, "mine");
+      await Deno.remove(`${proj}/.idea`);
+      await Deno.mkdir(`${proj}/.idea`, { mode: 0o555 });
+      const policy = await writePolicy(k.box, { "agent:c": coder() });
+      const k2 = await startKernel(["--policy", policy], k.box);
+      try {
+        assert.deepEqual(tree(proj), [".claude", ".claude/settings.json", ".git", ".idea"]);
+        assert.equal(read(`${proj}/.claude/settings.json`), "mine");
+        const records = `${k.box.dir}/state/shoal/placeholders`;
+        const [own, ...others] = [...Deno.readDirSync(records)].map((e) => e.name);
+        assert.deepEqual(others, [], "the killed kernel's records are gone");
+        assert.match(own, new RegExp(`^${kernelPid(k2.socket)}-`), "the new kernel's own");
+        assert.deepEqual([...Deno.readDirSync(`${records}/${own}`)], []);
+      } finally {
+        await k2.stop();
+      }
+    });
+  },
+);
+
+/**
+ * Starts a run of `agent` that makes `.git` at the project's root (writing `made` then), waits
+ * until the test writes a line to the FIFO `gate` (made by the caller) and then runs `git init`;
+ * `run` resolves to its stdout: `ok` when git init could write its config.
+ */
+async function gitInitBehindGate(
+  agent: RpcConnection,
+  proj: string,
+): Promise<{ run: Promise<string> }> {
+  const run = exec(
+    agent,
+    "mkdir .git && echo > made && read x < gate && git init -q && test -f .git/config && echo ok",
+    { position: "value" },
+  ).then((out) => String(((out.value as Rec).out as Rec).v));
+  run.catch(() => {}); // awaited by the caller, unless an assertion fails first
+  assert.ok(await waitUntil(() => read(`${proj}/made`) !== null, 10000), "the run made .git");
+  return { run };
+}
+
+hostTest(
+  "a sandbox whose placeholders would land where a run going on writes waits for that run: git init in a run, another exec meanwhile",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
+    }, async ({ k, proj, agent, sh }) => {
+      const init = (await gitInitBehindGate(agent, proj)).run;
+      // a new view (.git without hooks and config): its sandbox would make placeholders there
+      const other = sh("(echo evil > .git/hooks/pre-commit) 2>/dev/null; echo other");
+      other.catch(() => {}); // awaited below, unless an assertion fails first
+      const waits = () => k.stderr.some((line) => line.includes("waits for runs that may write"));
+      assert.ok(
+        await waitUntil(() => waits() || read(`${proj}/.git/hooks`) !== null, 10000),
+        "the other exec's sandbox is starting",
+      );
+      await Deno.writeTextFile(`${proj}/gate`, "go\n");
+      assert.equal(await init, "ok\n", "git init wrote its config");
+      assert.equal(await other, "other\n");
+      assert.equal(read(`${proj}/.git/hooks/pre-commit`), null, "hooks are protected");
+      assert.ok(read(`${proj}/.git/config`)!.includes("[core]"));
+    });
+  },
+);
+
+hostTest(
+  "a sandbox whose placeholders would land where a run still writes after the wait is refused: -32010 sandbox_busy naming the paths",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
+    }, async ({ proj, agent }) => {
+      const init = (await gitInitBehindGate(agent, proj)).run;
+      const refused = await rpcError(exec(agent, "echo other"));
+      assert.equal(refused.code, -32010);
+      assert.equal((refused.data as Rec).reason, "sandbox_busy");
+      assert.deepEqual(
+        ((refused.data as Rec).paths as string[]).sort(),
+        [`${proj}/.git/config`, `${proj}/.git/hooks`],
+      );
+      assert.equal(read(`${proj}/.git/hooks`), null, "no placeholder was made");
+      await Deno.writeTextFile(`${proj}/gate`, "go\n");
+      assert.equal(await init, "ok\n");
+      const after = await exec(agent, "echo again", { position: "value" });
+      assert.equal(String(((after.value as Rec).out as Rec).v), "again\n");
+    });
+  },
+);
+
+hostTest(
+  "a PTY's sandbox waits too before making placeholders where a run going on writes",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
+    }, async ({ k, proj, agent, token }) => {
+      const init = (await gitInitBehindGate(agent, proj)).run;
+      const conn = await k.attach("work", token);
+      const opening = conn.request("pty.open", { cmd: "sleep", args: ["30"] }) as Promise<Rec>;
+      opening.catch(() => {}); // awaited below, unless an assertion fails first
+      const waits = () => k.stderr.some((line) => line.includes("waits for runs that may write"));
+      assert.ok(
+        await waitUntil(() => waits() || read(`${proj}/.git/hooks`) !== null, 10000),
+        "the PTY's sandbox is starting",
+      );
+      await Deno.writeTextFile(`${proj}/gate`, "go\n");
+      assert.equal(await init, "ok\n", "git init wrote its config");
+      const opened = await opening;
+      await conn.request("pty.close", { pty_id: opened.pty_id });
+    });
+  },
+);
+
+hostTest(
+  "a kernel started on a state directory that a running kernel shares leaves that kernel's placeholders alone",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ k, proj, agent }) => {
+      const task = await agent.request("exec", { src: "sleep 60", async: true }) as Rec;
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "held while the task's sandbox lives");
+      const socket = k.box.socket("other");
+      const policy = await writePolicy(k.box, { "agent:c": coder() });
+      const k2 = await launchKernel(k.box, ["--socket", socket, "--policy", policy], socket);
+      try {
+        assert.equal(read(`${proj}/.envrc`), "<dir>", "still held: its kernel runs");
+      } finally {
+        await k2.stop();
+      }
+      await agent.request("task.cancel", { task: task.task });
+    });
+  },
+);
+
+hostTest(
+  "a placeholder that another kernel's sandbox binds outlives its own kernel: the name stays read-only in there, and a later kernel removes it",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ k, proj, agent, token }) => {
+      await agent.request("exec", { src: "sleep 60", async: true });
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "the first kernel's placeholder");
+      const socket = k.box.socket("other");
+      const policy = await writePolicy(k.box, { "agent:c": coder() });
+      const k2 = await launchKernel(k.box, ["--socket", socket, "--policy", policy], socket);
+      try {
+        const human = await k2.attach("two");
+        await exec(human, `cd ${proj}`);
+        const agent2 = await k2.attach("two", token);
+        // the second kernel's sandbox binds .envrc as it finds it: an existing directory
+        const second = await agent2.request("exec", { src: "sleep 60", async: true }) as Rec;
+        await k.stop(); // its sandboxes end, and it drops what it held
+        assert.equal(read(`${proj}/.envrc`), "<dir>", "left to the sandbox that binds it");
+        const script = `${k.box.dir}/home/scripts/w.sh`;
+        await Deno.writeTextFile(script, "(echo evil > .envrc) 2>/dev/null; echo done\n");
+        const out = await exec(agent2, `sh ${script}`, { position: "value" });
+        assert.equal(String(((out.value as Rec).out as Rec).v), "done\n");
+        assert.equal(read(`${proj}/.envrc`), "<dir>", "still read-only in the second sandbox");
+        await agent2.request("task.cancel", { task: second.task });
+      } finally {
+        await k2.stop();
+      }
+      const k3 = await startKernel(["--policy", policy], k.box);
+      await k3.stop();
+      assert.equal(read(`${proj}/.envrc`), null, "removed once nothing binds it");
     });
   },
 );

@@ -35,6 +35,8 @@ export const PTY_METHODS: MethodSpec[] = [
     }
     const state = attachment.session.shell.view(attachment.principal);
     const sandbox = attachment.grants.sandboxFor(state.cwd);
+    // its placeholders (P-SBX-6) are not made under a run writing there, as a resident's
+    if (sandbox !== null) await kernel.residents.afterWriters(attachment.session.name, sandbox);
     const entry = await kernel.ptys.open(attachment.session.name, {
       cmd: p.cmd,
       args: p.args,
@@ -44,6 +46,7 @@ export const PTY_METHODS: MethodSpec[] = [
       rows: p.rows,
       sandbox,
       proxy: sandbox?.net ? kernel.net.endpoint(attachment.session.name, sandbox.net) : null,
+      scratch: kernel.cas.tmpDir,
     });
     const { pty } = entry;
     return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };

@@ -1,0 +1,204 @@
+/**
+ * Records of the placeholders a kernel holds (P-SBX-6), kept in its state directory while they
+ * exist, so that those of a kernel killed before it could remove them (SIGKILL, a crash) are
+ * removed by the next kernel started on that directory, and only when they are still exactly the
+ * empty directories that kernel made. Each kernel records in a directory of its own, named for its
+ * process, since kernels of several sockets may share one state directory.
+ */
+import { mountedElsewhere } from "./foreign_mounts.ts";
+
+/**
+ * A placeholder's record: where it is and when it was about to be made (ms since the epoch),
+ * written before the kernel makes it; then also which directory it is and its mode as made.
+ */
+interface PlaceholderRecord {
+  path: string;
+  intended: number;
+  identity?: string;
+  mode?: number;
+}
+
+/**
+ * How much earlier than its record's `intended` time a directory recorded only as intended may
+ * have been born (file system clocks are coarse), and how much later, to count as the kernel's.
+ */
+const BORN_BEFORE_MS = 1000;
+const BORN_AFTER_MS = 5000;
+
+/** What {@link keepPlaceholderRecords} found of ended kernels' placeholders. */
+export interface Leftovers {
+  /** Removed: still the empty directories that kernel made. */
+  removed: string[];
+  /** Left alone: filled, replaced or changed since (they are the user's now). */
+  kept: string[];
+}
+
+/** This kernel's directory of records, or null when none are kept. */
+let records: string | null = null;
+
+/** The entry at `path` without following a final symlink, or null. */
+export function lstat(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Which entry `path` names (no final symlink followed), or null: its device, inode and birth time
+ * (the change time where the file system keeps none), since a file system such as ext4 gives a
+ * directory made right after one was removed the same inode.
+ */
+export function identityOf(path: string): string | null {
+  const info = lstat(path);
+  if (info === null) return null;
+  return `${info.dev}:${info.ino}:${(info.birthtime ?? info.ctime)?.getTime() ?? ""}`;
+}
+
+/** Removes `path` when it is an empty directory (never recursively); whether it did. */
+export function removeEmpty(path: string): boolean {
+  try {
+    Deno.removeSync(path);
+    return true;
+  } catch {
+    return false; // filled or gone meanwhile
+  }
+}
+
+/** The permission bits of `info`. */
+function modeOf(info: Deno.FileInfo): number {
+  return (info.mode ?? 0) & 0o7777;
+}
+
+/**
+ * When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), or null when it
+ * is gone or there is no /proc: with the pid, it names one process, whatever pid reuse brings.
+ */
+function startOf(pid: number): string | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the kernel that named its directory of records `name` (`<pid>-<start>`) still runs. */
+function runs(name: string): boolean {
+  const [pid, start] = name.split("-");
+  return start !== undefined && startOf(Number(pid)) === start;
+}
+
+/** The record in `file`, or null when it holds none (torn by a kill while it was written). */
+function readRecord(file: string): PlaceholderRecord | null {
+  try {
+    const record = JSON.parse(Deno.readTextFileSync(file));
+    const valid = typeof record?.path === "string" && typeof record?.intended === "number" &&
+      (record.identity === undefined || typeof record.identity === "string") &&
+      (record.mode === undefined || typeof record.mode === "number");
+    return valid ? record : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the entry `info` at `record.path` is the directory the kernel made: of the recorded
+ * identity and mode; for a record the kill came before completing, a directory without write
+ * permission born around the time the kernel was about to make it.
+ */
+function made(record: PlaceholderRecord, info: Deno.FileInfo): boolean {
+  if (!info.isDirectory) return false;
+  if (record.identity !== undefined) {
+    return modeOf(info) === record.mode && identityOf(record.path) === record.identity;
+  }
+  const born = (info.birthtime ?? info.ctime)?.getTime();
+  return (modeOf(info) & 0o222) === 0 && born !== undefined &&
+    born >= record.intended - BORN_BEFORE_MS && born <= record.intended + BORN_AFTER_MS;
+}
+
+/**
+ * Removes what the ended kernels that recorded in `stateDir/placeholders` left there: a recorded
+ * placeholder only when it is still an empty directory of the recorded identity
+ * ({@link identityOf}) and mode, never one the user since filled, replaced or changed, nor one a
+ * running sandbox binds; the records of kernels still running are left to them. From now on, every placeholder this kernel makes is
+ * recorded ({@link intendPlaceholder}).
+ */
+export function keepPlaceholderRecords(stateDir: string): Leftovers {
+  const base = `${stateDir}/placeholders`;
+  Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
+  const found: Leftovers = { removed: [], kept: [] };
+  const left: { file: string; record: PlaceholderRecord | null }[] = [];
+  for (const owner of Deno.readDirSync(base)) {
+    if (!owner.isDirectory || runs(owner.name)) continue;
+    for (const entry of Deno.readDirSync(`${base}/${owner.name}`)) {
+      const file = `${base}/${owner.name}/${entry.name}`;
+      left.push({ file, record: readRecord(file) });
+    }
+  }
+  // one a running sandbox of another kernel binds stays, and its record, for a later start
+  const bound = mountedElsewhere(left.flatMap(({ record }) => record?.path ?? []), false);
+  for (const { file, record } of left) {
+    if (record !== null && bound.has(record.path)) continue;
+    if (record !== null) {
+      const info = lstat(record.path);
+      if (info !== null && made(record, info) && removeEmpty(record.path)) {
+        found.removed.push(record.path);
+      } else if (info !== null) found.kept.push(record.path);
+    }
+    forgetPlaceholder(file); // another kernel starting may have taken it first
+  }
+  for (const owner of Deno.readDirSync(base)) {
+    if (!owner.isDirectory || runs(owner.name)) continue;
+    try {
+      Deno.removeSync(`${base}/${owner.name}`); // empty now, unless a record stayed
+    } catch {
+      // a record stayed
+    }
+  }
+  records = `${base}/${Deno.pid}-${startOf(Deno.pid) ?? "0"}`;
+  Deno.mkdirSync(records, { recursive: true, mode: 0o700 });
+  return found;
+}
+
+/** Names the records this kernel writes. */
+let recorded = 0;
+
+/** A record of a placeholder about to be made: its file and what it holds so far. */
+export interface Intent {
+  file: string;
+  record: PlaceholderRecord;
+}
+
+/**
+ * Records that a placeholder is about to be made at `path`, before it is (a kill mid-write leaves
+ * an empty or torn record, of nothing made yet); null when no records are kept. Throws when the
+ * record cannot be written.
+ */
+export function intendPlaceholder(path: string): Intent | null {
+  if (records === null) return null;
+  const intent = { file: `${records}/${recorded++}.json`, record: { path, intended: Date.now() } };
+  Deno.writeTextFileSync(intent.file, JSON.stringify(intent.record), { mode: 0o600 });
+  return intent;
+}
+
+/**
+ * Completes the record of `intent`, whose placeholder was just made, with what it is: written
+ * aside and renamed over it, so a kill leaves the whole former record or the whole new one.
+ */
+export function recordPlaceholder(intent: Intent): void {
+  const { path } = intent.record;
+  const record = { ...intent.record, identity: identityOf(path)!, mode: modeOf(lstat(path)!) };
+  Deno.writeTextFileSync(`${intent.file}.new`, JSON.stringify(record), { mode: 0o600 });
+  Deno.renameSync(`${intent.file}.new`, intent.file);
+}
+
+/** Removes the record `file` of a placeholder that is gone, if it is still there. */
+export function forgetPlaceholder(file: string): void {
+  try {
+    Deno.removeSync(file);
+  } catch {
+    // gone already (the state directory went first, or another kernel took it)
+  }
+}

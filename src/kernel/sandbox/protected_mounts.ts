@@ -1,0 +1,77 @@
+/**
+ * A sandbox's mounts seen from the host: the check that a started bwrap put every protection of
+ * its view in place (P-SBX-6; bwrap binds by path, so a parent that a concurrent run swapped for a
+ * symlink between the view's scan and the sandbox's start would have put a protection elsewhere
+ * and left the real path writable), and when they are gone with the sandbox.
+ */
+
+/** How often, and how many times at most, an ending sandbox's init is looked at until it is gone. */
+const END_POLL_MS = 10;
+const END_TRIES = 200;
+
+/** The live children of `pid`. */
+export function childrenOf(pid: number): number[] {
+  try {
+    const text = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim();
+    return text === "" ? [] : text.split(" ").map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The host pid of the init of the sandbox run by the bwrap `bwrap` (its child, pid 1 inside),
+ * once that sandbox's command has started. Throws when there is none.
+ */
+export function sandboxInit(bwrap: number): number {
+  const init = childrenOf(bwrap)[0];
+  if (!(init > 0)) throw new Error("no sandbox init under bwrap");
+  return init;
+}
+
+/**
+ * Throws unless every pin and protected path of `protection` is a mount point of the sandbox
+ * whose init is `init` (call it once the sandbox's command runs: its mounts are complete then).
+ */
+export function checkProtection(
+  init: number,
+  protection: { pins: readonly string[]; paths: readonly { path: string }[] },
+): void {
+  const paths = [...protection.pins, ...protection.paths.map((p) => p.path)];
+  if (paths.length === 0) return;
+  const points = mountPoints(init);
+  const missing = paths.find((path) => !points.has(path));
+  if (missing !== undefined) throw new Error(`protected path not in place: ${missing}`);
+}
+
+/** The mount points of the mount namespace process `pid` is in (/proc/PID/mountinfo field 5). */
+export function mountPoints(pid: number): Set<string> {
+  const unescape = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
+  return new Set(
+    Deno.readTextFileSync(`/proc/${pid}/mountinfo`).split("\n")
+      .map((line) => unescape(line.split(" ")[4] ?? "")),
+  );
+}
+
+/** Whether process `pid` has exited (a zombie or gone). */
+function exited(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Resolves once the sandbox init `init` (a host pid, from {@link sandboxInit}) has exited, and so
+ * every process of its PID namespace (an init's exit waits for them) and the sandbox's mounts with
+ * them; or after {@link END_TRIES} looks. Once bwrap has exited its init is reparented, so the
+ * kernel sees it as another's until then.
+ */
+export async function untilEnded(init: number): Promise<void> {
+  for (let tries = 0; tries < END_TRIES && !exited(init); tries++) {
+    await new Promise((resolve) => setTimeout(resolve, END_POLL_MS));
+  }
+}

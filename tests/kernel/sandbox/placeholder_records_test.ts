@@ -1,0 +1,55 @@
+/**
+ * What a kernel starting removes of the placeholders an ended kernel recorded (P-SBX-6): only the
+ * empty directories that kernel made, also one it was killed making (recorded only as intended).
+ */
+import assert from "node:assert/strict";
+import { keepPlaceholderRecords } from "../../../src/kernel/sandbox/placeholder_records.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+
+/** The (device, inode, birth) identity a record names, as the kernel writes it. */
+function identity(path: string): string {
+  const info = Deno.lstatSync(path);
+  return `${info.dev}:${info.ino}:${(info.birthtime ?? info.ctime)?.getTime() ?? ""}`;
+}
+
+Deno.test("an ended kernel's placeholders go, one recorded only as intended too; what is not its empty directory stays", async () => {
+  await withTempDir(async (dir) => {
+    const proj = `${dir}/proj`;
+    const state = `${dir}/state`;
+    const dead = `${state}/placeholders/999999999-1`; // no such process
+    Deno.mkdirSync(proj);
+    Deno.mkdirSync(dead, { recursive: true });
+    let n = 0;
+    const record = (fields: Record<string, unknown>) =>
+      Deno.writeTextFileSync(`${dead}/${n++}.json`, JSON.stringify(fields));
+    const now = Date.now();
+    // killed between the record of its intent and its completion
+    Deno.mkdirSync(`${proj}/.envrc`, { mode: 0o555 });
+    record({ path: `${proj}/.envrc`, intended: now });
+    // born long before the intent: the user's
+    Deno.mkdirSync(`${proj}/.vscode`, { mode: 0o555 });
+    record({ path: `${proj}/.vscode`, intended: now + 60_000 });
+    // writable: the user's
+    Deno.mkdirSync(`${proj}/.idea`, { mode: 0o755 });
+    record({ path: `${proj}/.idea`, intended: now });
+    // complete, then filled by the user
+    Deno.mkdirSync(`${proj}/.claude`, { mode: 0o555 });
+    const mode = Deno.lstatSync(`${proj}/.claude`).mode! & 0o7777;
+    record({ path: `${proj}/.claude`, intended: now, identity: identity(`${proj}/.claude`), mode });
+    Deno.writeTextFileSync(`${proj}/.claude/settings.json`, "mine");
+    // complete and untouched
+    Deno.mkdirSync(`${proj}/.mcp.json`, { mode: 0o555 });
+    const made = identity(`${proj}/.mcp.json`);
+    record({ path: `${proj}/.mcp.json`, intended: now, identity: made, mode });
+    // torn by the kill
+    Deno.writeTextFileSync(`${dead}/${n++}.json`, '{"path": "/x", "inten');
+
+    const found = keepPlaceholderRecords(state);
+    assert.deepEqual(found.removed.sort(), [`${proj}/.envrc`, `${proj}/.mcp.json`]);
+    assert.deepEqual(found.kept.sort(), [`${proj}/.claude`, `${proj}/.idea`, `${proj}/.vscode`]);
+    const left = [...Deno.readDirSync(proj)].map((e) => e.name).sort();
+    assert.deepEqual(left, [".claude", ".idea", ".vscode"]);
+    const owners = [...Deno.readDirSync(`${state}/placeholders`)].map((e) => e.name);
+    assert.deepEqual(owners, [`${Deno.pid}-${owners[0].split("-")[1]}`], "only this process's own");
+  });
+});
