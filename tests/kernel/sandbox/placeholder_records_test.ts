@@ -13,7 +13,7 @@ function identity(path: string): string {
 }
 
 Deno.test("an ended kernel's placeholders go, one recorded only as intended too; what is not its empty directory stays", async () => {
-  await withTempDir(async (dir) => {
+  await withTempDir((dir) => {
     const proj = `${dir}/proj`;
     const state = `${dir}/state`;
     const dead = `${state}/placeholders/999999999-1`; // no such process
