@@ -314,7 +314,7 @@ hostTest(
       try {
         for (let i = 0; i < 20; i++) {
           dirs.push(s.resident.pool.acquire());
-          await delay(100); // the launcher announces its next spare
+          await spareHeard(s.resident);
           const child = s.resident.spawn(
             s.state,
             [BASH, "--norc", "-c", "exec sleep 300"],
@@ -348,6 +348,14 @@ async function launcherOf(s: Setup): Promise<number> {
   Deno.kill(-probe.pid, "SIGKILL");
   await finish(probe);
   return launcher;
+}
+
+/** Resolves once the kernel knows `resident`'s launcher has a spare waiting (at most 10 s). */
+async function spareHeard(resident: Resident): Promise<void> {
+  assert.ok(
+    await waitUntil(() => resident.untilSpare() === null, 10000),
+    "the kernel heard of a spare",
+  );
 }
 
 /** The one spare waiting under `launcher` once it is there (and not `not`). */
@@ -426,7 +434,7 @@ hostTest(
       const big = { ...s.state, env };
       /** Runs `env -0` in `state` by the waiting spare `spare`: what it saw, or null when it hung. */
       const run = async (state: ShellState, spare: number) => {
-        await delay(100); // the kernel has heard of the spare
+        await spareHeard(s.resident);
         const child = s.resident.spawn(state, ["/usr/bin/env", "-0"], s.dir);
         s.resident.hold(child);
         assert.equal(child.pid, spare, "the waiting spare started it");
