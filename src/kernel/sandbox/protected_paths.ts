@@ -97,7 +97,9 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const pins = new Set<string>();
   const protect = (root: string, path: string, dir: boolean, absent: boolean) => {
     paths.set(path, { path, dir, absent });
-    if (!dir && !absent && (lstat(path)?.nlink ?? 1) > 1) linked.add(path);
+    // a file with a second name (a directory's nlink counts its subdirectories)
+    const info = dir || absent ? null : lstat(path);
+    if (info?.isFile && (info.nlink ?? 1) > 1) linked.add(path);
     for (let up = path.slice(0, path.lastIndexOf("/")); up.length > root.length;) {
       pins.add(up);
       up = up.slice(0, up.lastIndexOf("/"));

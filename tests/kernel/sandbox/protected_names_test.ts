@@ -429,6 +429,20 @@ hostTest(
 );
 
 hostTest(
+  "a directory at a protected file's name is no hard link: its subdirectories' links refuse nothing",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ proj, agent, sh }) => {
+      // a leftover placeholder, or the user's own: .git/config as a directory (nlink 3)
+      await sh("mkdir -p .git/config/sub .envrc/sub");
+      const ran = (await exec(agent, "echo fine > notes.txt", { position: "value" })).value as Rec;
+      assert.equal(ran.ok, true, JSON.stringify(ran));
+      assert.equal(read(`${proj}/notes.txt`), "fine\n");
+    });
+  },
+);
+
+hostTest(
   "a .git made by a run at the root gets no placeholders while that run goes on: git init can write its config",
   NEEDS_TIER_B,
   async () => {
