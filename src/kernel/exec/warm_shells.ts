@@ -112,7 +112,8 @@ export class WarmShells {
       // the CPU the run going on needs (a loaded launcher's next spare comes a few ms late).
       const spare = resident.untilSpare();
       if (spare !== null) {
-        spare.then(() => this.prepare(attachment));
+        // in a few ms: the view just computed still serves
+        spare.then(() => this.prepare(attachment, { cwd: state.cwd, sandbox }));
         return;
       }
     }
