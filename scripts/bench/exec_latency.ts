@@ -1,5 +1,6 @@
 /**
- * Exec latency, side by side in one run (issue 10): `echo hi` through the facade (MCP client →
+ * Exec latency, side by side in one run (issue 10): `echo hi` (in a project holding a copy of this
+ * repository's sources) through the facade (MCP client →
  * shoal-mcp → kernel → bash), direct kernel `exec` calls by the local human and by a token agent
  * inside the bubblewrap sandbox (when the host has one; issue 12), plain `bash -c true` spawns, and — when
  * installed with `npm install --prefix /tmp/peer mcp-server-commands` — the same MCP client
@@ -26,7 +27,8 @@ import { sandbox } from "../../tests/_support/sandbox.ts";
 import { sdkTransport } from "../../tests/_support/facade.ts";
 import { bashFloor } from "./bash_floor.ts";
 import { percentile } from "./percentile.ts";
-import { cpuMs, kernelPid, liveChildren, reapedChildrenCpuMs } from "../../tests/_support/proc.ts";
+import { cpuMs, kernelPid, reapedChildrenCpuMs } from "../../tests/_support/proc.ts";
+import { launcherPid } from "./launcher_pid.ts";
 
 const N = 200;
 const STATEFUL = 500;
@@ -234,16 +236,6 @@ async function cpuPerCall(
   };
 }
 
-/** The pid of the launcher (a perl) some resident sandbox below `kernel` runs, or null. */
-function launcherPid(kernel: number): number | null {
-  for (const child of liveChildren(kernel)) {
-    if (child.command.startsWith("/usr/bin/perl -e")) return child.pid;
-    const below = launcherPid(child.pid);
-    if (below !== null) return below;
-  }
-  return null;
-}
-
 /**
  * Prints the CPU rows and, for each, the least mean latency that CPU leaves on this host's cores,
  * as a ratio to the spawn p50: of all of it, and of the shells' share alone (what K-BASH-1's bash
@@ -282,6 +274,14 @@ const box = await sandbox();
 // The autostarted kernel reads ~/.config/shoal/leash.jsonc: an agent confined to one project.
 const proj = `${box.dir}/home/proj`;
 await Deno.mkdir(proj);
+// A project's shape (this repository's sources: some 50 directories), which the sandboxed agent's
+// protected-name scan walks (P-SBX-6): an empty one hid that cost.
+for (const part of ["src", "tests", "scripts"]) {
+  await new Deno.Command("cp", {
+    args: ["-r", new URL(`../../${part}`, import.meta.url).pathname, proj],
+  })
+    .output();
+}
 const agentPolicy = {
   fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
   proc_spawn: ["*"],
@@ -405,6 +405,8 @@ try {
       `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,
   );
   const kernel = Deno.build.os === "linux" ? kernelPid(box.socket()) : null;
+  // the agent's resident was stopped while its session idled: an exec starts it again
+  await agent.request("exec", { src: "echo hi" });
   const launcher = kernel === null ? null : launcherPid(kernel);
   const cpuRows = kernel === null ? null : [
     await cpuPerCall("shoal_exec via facade", viaFacade, {

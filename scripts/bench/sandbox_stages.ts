@@ -8,7 +8,11 @@
  * turns within each round so the machine's load hits them alike; prints p50/p95 and the ratios
  * of the same run. The programs that enter the resident are timed alone too (`bash -c true` under
  * setsid, then behind nsenter, then behind nsenter and setpriv, and by the launcher): what each
- * one adds to a spawn.
+ * one adds to a spawn. Last, runs back to back as the kernel serves them (each run's next warm
+ * shell prepared once it has started, in its resident once the launcher has a spare), unconfined
+ * and in the resident: each split at the moment its source ran (hand-over → source, source →
+ * end), and the CPU time one run costs the kernel (this process), the launcher, and the processes
+ * it reaps (its spares, forked perl until each execs its bash, and the bash) or the kernel reaps.
  * `exec_latency.ts` measures the whole path over the socket.
  */
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
@@ -19,9 +23,12 @@ import { confinementKey, sandboxCommand } from "../../src/kernel/sandbox/command
 import { runSandbox, type SandboxSetting } from "../../src/kernel/policy/principal_sandbox.ts";
 import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
 import { Residents } from "../../src/kernel/sandbox/residents.ts";
+import type { Resident } from "../../src/kernel/sandbox/resident.ts";
 import { NetProxy } from "../../src/kernel/net/proxy.ts";
 import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
 import { percentile, printStages } from "./percentile.ts";
+import { cpuMs, reapedChildrenCpuMs } from "../../tests/_support/proc.ts";
+import { launcherPid } from "./launcher_pid.ts";
 
 /** Timed rounds (after 5 warm-up rounds): 100, or the `ROUNDS` environment variable for a quick look. */
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 100);
@@ -167,6 +174,84 @@ async function launched(name: string, session: ShellState): Promise<void> {
   resident.pool.release(dir);
 }
 
+/** Runs of one back-to-back chain, and chains of each kind (taking turns). */
+const CHAIN = 20;
+const CHAINS = 10;
+
+/**
+ * `CHAIN` runs back to back in `resident` (or unconfined), the next warm shell prepared as the
+ * kernel does (`exec/warm_shells.ts`): once a run has started, in a resident once its launcher
+ * has a spare. Records each run's split at the moment its source ran (bash's clock).
+ */
+async function backToBack(name: string, resident: Resident | null): Promise<void> {
+  const prepare = () => WarmShell.prepare(BASH, bashVariables, state, resident, scratch);
+  let next: WarmShell | null = prepare();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let i = 0; i < CHAIN; i++) {
+    const warm = next;
+    next = null;
+    let ran = 0;
+    const run: BashRun = {
+      bash: BASH,
+      bashVariables,
+      src: "echo $EPOCHREALTIME",
+      state,
+      scratch,
+      warm,
+      stdout: {
+        write: (chunk) => {
+          ran = Number(new TextDecoder().decode(chunk)) * 1000 - performance.timeOrigin;
+          return Promise.resolve();
+        },
+      },
+      stderr: sink,
+      sandbox: resident === null ? null : () => Promise.resolve(resident),
+      onSpawn: () => {
+        if (resident !== null) {
+          // a view per prepare, as the kernel computes one
+          runSandbox(setting, policy, false, "agent:bench", proj);
+        }
+        const spare = resident?.untilSpare() ?? null;
+        if (spare === null) next = prepare();
+        else spare.then(() => next = prepare());
+      },
+    };
+    const t0 = performance.now();
+    const exit = await runBash(run);
+    const end = performance.now();
+    if (exit.status !== 0 || warm === null || exit.pid !== warm.child.pid) {
+      throw new Error(`${name}: run ${i} did not run on its warm shell`);
+    }
+    record(`${name}: run`, end - t0);
+    record(`${name}: hand-over..source`, ran - t0);
+    record(`${name}: source..end`, end - ran);
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the answer, the next request
+  }
+  await next?.discard();
+}
+
+/**
+ * The CPU time per back-to-back run (ms) of `CHAINS` chains, unconfined or in the resident of
+ * {@link residents}: this process's (the kernel's), that of the processes it reaps, and the
+ * resident's launcher's and that of those it reaps.
+ */
+async function chainCpu(name: string, confined: boolean): Promise<number[]> {
+  const resident = confined
+    ? await residents.get("bench", runSandbox(setting, policy, false, "agent:bench", proj)!)
+    : null;
+  const launcher = confined ? launcherPid(Deno.pid) : null;
+  if (confined && launcher === null) throw new Error("no launcher below this process");
+  const read = () => [
+    cpuMs(Deno.pid),
+    reapedChildrenCpuMs(Deno.pid),
+    launcher === null ? 0 : cpuMs(launcher),
+    launcher === null ? 0 : reapedChildrenCpuMs(launcher),
+  ];
+  const before = read();
+  for (let i = 0; i < CHAINS; i++) await backToBack(name, resident);
+  return read().map((x, i) => (x - before[i]) / (CHAINS * CHAIN));
+}
+
 async function round(): Promise<void> {
   const sandboxing = await timed(
     "view (sandboxFor)",
@@ -218,6 +303,36 @@ try {
   for (const [label, over, under] of ratios) {
     console.log(`${label.padEnd(44)} ${(p50(over) / p50(under)).toFixed(2)}`);
   }
+  for (const name of [...stages.keys()]) stages.delete(name);
+  const cpu: [string, number[]][] = [];
+  for (let i = 0; i < 2; i++) {
+    cpu.push(["unconfined", await chainCpu("back to back, unconfined", false)]);
+    cpu.push(["resident, launcher", await chainCpu("back to back, resident", true)]);
+  }
+  printStages(`\nback to back, ${CHAINS * CHAIN * 2} runs of each (ms)`, stages);
+  console.log(
+    `${"back to back: resident p50 / unconfined p50".padEnd(44)} ` +
+      (p50("back to back, resident: run") / p50("back to back, unconfined: run")).toFixed(2),
+  );
+  console.log("\nCPU per back-to-back run (ms; counters tick every 10 ms)");
+  console.log(
+    "run                   kernel  kernel's children  launcher  launcher's children  total",
+  );
+  const totals = new Map<string, number>();
+  for (const [label, [kernel, reaped, own, launched]] of cpu) {
+    const total = kernel + reaped + own + launched;
+    totals.set(label, (totals.get(label) ?? 0) + total);
+    console.log(
+      `${label.padEnd(20)} ${kernel.toFixed(2).padStart(7)}  ${reaped.toFixed(2).padStart(17)}  ` +
+        `${own.toFixed(2).padStart(8)}  ${launched.toFixed(2).padStart(19)}  ${
+          total.toFixed(2).padStart(5)
+        }`,
+    );
+  }
+  console.log(
+    `${"CPU per run: resident / unconfined".padEnd(44)} ` +
+      (totals.get("resident, launcher")! / totals.get("unconfined")!).toFixed(2),
+  );
 } finally {
   await residents.closeAll();
   await chainResidents.closeAll();

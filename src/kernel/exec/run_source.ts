@@ -4,7 +4,13 @@ import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { runBash } from "../shells/run.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { cloneState, cwdBytesOf, diffState, type ShellState } from "../bash/shell_state.ts";
+import {
+  cloneState,
+  cwdBytesOf,
+  diffState,
+  type ShellState,
+  spawnDir,
+} from "../bash/shell_state.ts";
 import type { WarmShell } from "../shells/warm_shell.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
@@ -31,6 +37,11 @@ export interface RunOptions {
   started?: () => void;
   /** Who approved the plan this run applies, recorded in its journal row (M-ELICIT-1). */
   approvedBy?: string | null;
+  /**
+   * Whether the run's sandbox is its principal's plain one for the session's cwd (no approved plan
+   * widened it): the session's next warm shell may be prepared in it without a new view.
+   */
+  plainSandbox?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -220,7 +231,10 @@ async function finishRun(
         // loop for a while, which then overlaps this run instead of delaying the notice of its
         // exit (a timer fired a few ms later, when a short run was ending), and back-to-back
         // runs find it ready.
-        kernel.warm.prepare(attachment);
+        kernel.warm.prepare(
+          attachment,
+          opts.plainSandbox ? { cwd: spawnDir(snapshot), sandbox: run.sandbox } : undefined,
+        );
       },
     });
   } catch (e) {

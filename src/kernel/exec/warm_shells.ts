@@ -9,6 +9,12 @@ import type { Grants } from "../policy/grants.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { sameGuardedEnv } from "../session/guarded_names.ts";
 
+/** The sandbox a run of the attachment's principal was given in `cwd`, just now. */
+export interface ComputedSandbox {
+  cwd: string;
+  sandbox: Sandboxing | null;
+}
+
 /**
  * Whether `shell` may serve a run starting from `state` inside `sandbox`: it fits, and it was
  * spawned with the run's value of every guarded name (P-SBX-7). That also starts bash anew when
@@ -62,10 +68,11 @@ export class WarmShells {
   /**
    * Makes sure the attachment's session has a warm shell fitting its principal's view of the
    * session inside the attachment's sandbox, replacing one that does not; none when that sandbox
-   * refuses the cwd.
+   * refuses the cwd. `computed` is the sandbox a run in the session just got (its principal's plain
+   * one, widened by no approved plan): used when its cwd is the state's, instead of a new view.
    * A sandboxed shell is spawned in the session's resident sandbox, once that has started.
    */
-  prepare(attachment: Attachment): void {
+  prepare(attachment: Attachment, computed?: ComputedSandbox): void {
     if (this.#closed) return;
     const session = attachment.session;
     const state = session.shell.view(attachment.principal);
@@ -78,7 +85,12 @@ export class WarmShells {
     ) return;
     let sandbox: Sandboxing | null;
     try {
-      sandbox = attachment.grants.sandboxFor(state.cwd);
+      // A view computed for this cwd a moment ago is used again: a run that then sees another
+      // (its own `git init` made a .git) finds the shell's confinement different and runs cold.
+      sandbox = computed !== undefined && computed.cwd === state.cwd &&
+          state.cwdBytes === undefined
+        ? computed.sandbox
+        : attachment.grants.sandboxFor(state.cwd);
     } catch {
       return this.drop(session.name);
     }
@@ -100,7 +112,8 @@ export class WarmShells {
       // the CPU the run going on needs (a loaded launcher's next spare comes a few ms late).
       const spare = resident.untilSpare();
       if (spare !== null) {
-        spare.then(() => this.prepare(attachment));
+        // in a few ms: the view just computed still serves
+        spare.then(() => this.prepare(attachment, { cwd: state.cwd, sandbox }));
         return;
       }
     }

@@ -84,6 +84,72 @@ function resolvedLink(link: string): string | null {
 }
 
 /**
+ * How long after a directory last changed its listing is read again at every scan: a change
+ * within the same tick of the file system's coarse clock (and, as Deno reports it, the same
+ * second of its ctime) would leave the directory's stamp as it was.
+ */
+const RACY_MS = 2000;
+
+/** What a scan needs of one directory's listing. */
+interface DirRead {
+  /** The directory's (device, inode, mtime, ctime) when it was read. */
+  stamp: string;
+  /** Whether the stamp tells every later change: the directory had not changed for {@link RACY_MS}. */
+  settled: boolean;
+  /** How many entries it had. */
+  count: number;
+  /** Its entries that are protected names or `.git`, whatever is lifted. */
+  found: string[];
+  /** Its subdirectories but `node_modules`: a scan enters those that are not protected names. */
+  subdirs: string[];
+}
+
+/**
+ * The listings the last {@link protection} of each write root read, by directory: reused while
+ * their stamps hold.
+ */
+const lastReads = new Map<string, Map<string, DirRead>>();
+
+/** The stamp of directory `info`, or null when it has no change time. */
+function stampOf(info: Deno.FileInfo): string | null {
+  if (info.ctime === null || info.mtime === null) return null;
+  return `${info.dev}:${info.ino}:${info.mtime.getTime()}:${info.ctime.getTime()}`;
+}
+
+/**
+ * The listing of `dir` as a scan needs it, or null when it cannot be read: the last scan's when
+ * the directory has its stamp of then and had settled before it was read (an entry added,
+ * removed or renamed since changes the stamp), else read now.
+ */
+function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead | null {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(dir);
+  } catch {
+    return null;
+  }
+  const stamp = stampOf(info);
+  const known = last.get(dir);
+  if (known !== undefined && known.settled && stamp !== null && known.stamp === stamp) return known;
+  const readAt = Date.now();
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(dir)];
+  } catch {
+    return null;
+  }
+  const protectedName = (name: string) =>
+    name === ".git" || PROTECTED_FILES.includes(name) || PROTECTED_DIRS.includes(name);
+  return {
+    stamp: stamp ?? "",
+    settled: stamp !== null && info.ctime!.getTime() < readAt - RACY_MS,
+    count: entries.length,
+    found: entries.filter((e) => protectedName(e.name)).map((e) => e.name),
+    subdirs: entries.filter((e) => e.isDirectory && !UNSCANNED.includes(e.name)).map((e) => e.name),
+  };
+}
+
+/**
  * The protection of `roots` (real paths of writable mounts), less the `lifted` names: at each
  * root every protected name whether or not it exists (an absent one as a placeholder
  * directory, so it cannot be created), and `.git/hooks`, `.git/config` of a `.git` directory (the `.git` file
@@ -155,29 +221,36 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   };
   for (const root of roots) {
     if (root === "/") continue; // a writable / is no project: nothing there is protected
-    for (const name of [...names, ".git"]) visit(root, root, name, lstat(`${root}/${name}`));
+    const last = lastReads.get(root) ?? new Map<string, DirRead>();
+    const reads = new Map<string, DirRead>();
+    const top = readScanned(root, last);
+    // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
+    for (const name of [...names, ".git"]) {
+      const there = top === null || top.found.includes(name);
+      visit(root, root, name, there ? lstat(`${root}/${name}`) : null);
+    }
     let level = [root];
     let seen = 0;
     for (let depth = 1; depth <= SCAN_DEPTH && level.length > 0; depth++) {
       const next: string[] = [];
       for (const dir of level) {
         if (seen >= SCAN_ENTRY_LIMIT) break;
-        let entries: Deno.DirEntry[];
-        try {
-          entries = [...Deno.readDirSync(dir)];
-          seen += entries.length;
-        } catch {
-          continue; // unreadable or gone
+        const read = dir === root ? top : readScanned(dir, last);
+        if (read === null) continue; // unreadable or gone
+        reads.set(dir, read);
+        seen += read.count;
+        for (const name of read.found) {
+          if (dir !== root && (names.includes(name) || name === ".git")) {
+            visit(root, dir, name, lstat(`${dir}/${name}`)); // the root's: done above
+          }
         }
-        for (const entry of entries) {
-          const path = `${dir}/${entry.name}`;
-          if (names.includes(entry.name) || entry.name === ".git") {
-            if (dir !== root) visit(root, dir, entry.name, lstat(path)); // the root's: done above
-          } else if (entry.isDirectory && !UNSCANNED.includes(entry.name)) next.push(path);
+        for (const name of read.subdirs) {
+          if (!names.includes(name) && name !== ".git") next.push(`${dir}/${name}`);
         }
       }
       level = next;
     }
+    lastReads.set(root, reads);
   }
   const sorted = <T>(list: T[], key: (t: T) => string) =>
     list.sort((a, b) => (key(a) < key(b) ? -1 : 1));

@@ -45,3 +45,35 @@ Deno.test("writable_protected names are left out; a placeholder is made once, ke
     assert.deepEqual([...Deno.readDirSync(root)], [], "nothing left behind");
   });
 });
+
+Deno.test("a scan sees protected names made since the last one, in directories it had read long before and right before", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/d0/d1/d2`, { recursive: true });
+    await Deno.mkdir(`${root}/other`);
+    // older than any window in which a directory's stamp could miss a change: its listing is reused
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const existing = () => protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(existing(), []);
+    assert.deepEqual(existing(), [], "read again from the directories' listings of the last scan");
+    await Deno.writeTextFile(`${root}/d0/d1/.envrc`, "");
+    await Deno.mkdir(`${root}/d0/d1/d2/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/.bashrc`, "");
+    assert.deepEqual(existing(), [
+      `${root}/.bashrc`,
+      `${root}/d0/d1/.envrc`,
+      `${root}/d0/d1/d2/.git/hooks`,
+    ]);
+    // at once after that scan, in a directory it read and one it had not entered before
+    await Deno.mkdir(`${root}/d0/d1/.vscode`);
+    await Deno.rename(`${root}/other`, `${root}/d0/moved`);
+    await Deno.writeTextFile(`${root}/d0/moved/.mcp.json`, "");
+    assert.deepEqual(existing(), [
+      `${root}/.bashrc`,
+      `${root}/d0/d1/.envrc`,
+      `${root}/d0/d1/.vscode`,
+      `${root}/d0/d1/d2/.git/hooks`,
+      `${root}/d0/moved/.mcp.json`,
+    ]);
+  });
+});

@@ -105,5 +105,8 @@ async function execute(
     };
   }
   const sandbox = enforceVerdict(kernel, attachment, p.src, analysis);
-  return runSource(kernel, attachment, p.src, analysis.effects, sandbox, opts);
+  return runSource(kernel, attachment, p.src, analysis.effects, sandbox, {
+    ...opts,
+    plainSandbox: true,
+  });
 }
