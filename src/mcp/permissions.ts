@@ -31,12 +31,11 @@ const envFlag = `--allow-env=${FACADE_ENV.join(",")}`;
  * The facade's V8 flags. A 1 MiB young generation, as bin/shoal-kernel has it: by default V8
  * grows it to tens of MiB under a burst of frames and keeps them (issue 13: 2,000 malformed frames
  * on stdin added 15 MiB, and the same frames again 11 MiB more; with this flag 11 and 2 MiB).
- * `gc` for the heap's compaction once idle (`protocol/heap_compaction.ts`). No optimising
- * compiler (Maglev, TurboFan), only the interpreter and Sparkplug's baseline code: the facade
- * only relays frames, and compiling its relay paths paged 3-5 MiB more of the deno binary's code
- * in over 1,000 calls at no measured gain in latency (issue 33).
+ * `gc` for the heap's compaction once idle (`protocol/heap_compaction.ts`). No TurboFan: its
+ * compiler's code paged in over 1,000 calls stayed resident; Maglev stays, since without it a
+ * notification cost the facade 35 % more CPU (93 against 69 µs, `scripts/bench/events.ts`).
  */
-const v8Flag = "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-maglev,--no-turbofan";
+const v8Flag = "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan";
 
 /**
  * Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2),

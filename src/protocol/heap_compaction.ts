@@ -7,11 +7,13 @@
  * pool), returns them, in 15-50 ms here. It runs only where the process was started with
  * `--expose-gc` (the kernel's `src/kernel/v8_flags`, the facade's flags in
  * `src/mcp/permissions.ts`) and the committed heap grew by {@link COMPACTION_GROWTH} since the
- * last one, so a lone request after a pause costs no collection.
+ * last one: a compaction leaves the young generation and the C heap to be faulted in again, which
+ * cost the next exec ~1 ms when it ran after every pause (1 MiB of growth was reached by two
+ * execs); with 4 MiB it follows long bursts only.
  */
 
 /** Growth of the committed V8 heap, in bytes, since the last compaction that makes another worth it. */
-export const COMPACTION_GROWTH = 1 << 20;
+export const COMPACTION_GROWTH = 4 << 20;
 
 /** V8's `gc` function with the options of its GC extension. */
 type GcFunction = (
