@@ -5,7 +5,7 @@ import { REPO } from "../_support/sandbox.ts";
 
 Deno.test("without --expose-gc there is no compaction", () => {
   assert.equal(typeof (globalThis as { gc?: unknown }).gc, "undefined", "deno test exposes no gc");
-  assert.equal(heapCompaction(), null);
+  assert.equal(heapCompaction(1 << 20), null);
 });
 
 /**
@@ -19,7 +19,7 @@ const real = globalThis.gc;
 let collections = 0;
 globalThis.gc = (options) => { collections++; real(options); };
 const mib = () => Deno.memoryUsage().heapTotal / 2 ** 20;
-const compact = heapCompaction();
+const compact = heapCompaction(4 << 20);
 compact();
 const first = collections;
 compact();

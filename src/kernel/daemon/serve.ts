@@ -13,7 +13,7 @@ import {
 import { PolicyWatch } from "../policy/policy_watch.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 import { acceptLoop } from "./accept_loop.ts";
-import { heapCompaction } from "../../protocol/heap_compaction.ts";
+import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_compaction.ts";
 import { startIdleWork } from "../../protocol/idle_work.ts";
 import { mallocTrim } from "./idle_trim.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
@@ -78,7 +78,7 @@ export async function serve(
   const stop = new AbortController();
   Deno.addSignalListener("SIGTERM", () => stop.abort());
   Deno.addSignalListener("SIGINT", () => stop.abort());
-  const compact = heapCompaction();
+  const compact = heapCompaction(KERNEL_COMPACTION_GROWTH);
   const trim = mallocTrim();
   const stopIdleWork = startIdleWork(() => {
     compact?.();
