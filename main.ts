@@ -9,6 +9,8 @@ import {
   resolveConfig,
 } from "./src/mcp/config.ts";
 import { HELP, USAGE } from "./src/mcp/help.ts";
+import { FACADE_COMPACTION_GROWTH, heapCompaction } from "./src/protocol/heap_compaction.ts";
+import { startIdleWork } from "./src/protocol/idle_work.ts";
 import { KernelClient } from "./src/mcp/kernel_client.ts";
 import { provision, ProvisionError } from "./src/mcp/onboard.ts";
 import { RELEASE_KERNEL } from "./src/mcp/permissions.ts";
@@ -81,7 +83,10 @@ async function main(args: string[]): Promise<number> {
   const facade = new FacadeServer(kernel, transport, log);
   await facade.start();
   kernel.connection().catch(() => {}); // M-START-1: try at startup; failures are logged once
+  const compact = heapCompaction(FACADE_COMPACTION_GROWTH);
+  const stopIdleWork = compact === null ? null : startIdleWork(compact);
   await transport.finished;
+  stopIdleWork?.();
   facade.subscriptions.closeAll();
   kernel.close();
   return 0;

@@ -28,18 +28,21 @@ export const RELEASE_KERNEL = "shoal-kernel";
 const envFlag = `--allow-env=${FACADE_ENV.join(",")}`;
 
 /**
- * The facade's V8 heap flag, as bin/shoal-kernel has it: a 1 MiB young generation. By default V8
+ * The facade's V8 flags. A 1 MiB young generation, as bin/shoal-kernel has it: by default V8
  * grows it to tens of MiB under a burst of frames and keeps them (issue 13: 2,000 malformed frames
  * on stdin added 15 MiB, and the same frames again 11 MiB more; with this flag 11 and 2 MiB).
+ * `gc` for the heap's compaction once idle (`protocol/heap_compaction.ts`). No TurboFan: its
+ * compiler's code paged in over 1,000 calls stayed resident; Maglev stays, since without it a
+ * notification cost the facade 35 % more CPU (93 against 69 µs, `scripts/bench/events.ts`).
  */
-const v8Flag = "--v8-flags=--max-semi-space-size=1";
+const v8Flag = "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan";
 
 /**
  * Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2),
  * plus read access to the directories between `root` and the socket, which the facade `lstat`s
  * before every connect (G-SOCK-10); without a socket path (the uid is unknown) the facade gets
  * no socket access. Deno 2.9 needs `--allow-net=unix:<path>` besides read and write for a
- * Unix-socket connect; that exact grant opens no TCP and no DNS. Last, the facade's V8 heap flag.
+ * Unix-socket connect; that exact grant opens no TCP and no DNS. Last, the facade's V8 flags.
  */
 export function localFlags(
   socketPath: string | null,
@@ -77,7 +80,7 @@ export function printConfigFlags(kernelPath: string): string[] {
  * through `--allow-net=unix:<exact path>`, which a build cannot name for a socket chosen at run
  * time, so the release reaches its kernel through the kernel's relay (`shoal-kernel connect`),
  * which it may run. It reads the runtime roots for the trusted path check (G-SOCK-10) and
- * writes nothing. Last, the facade's V8 heap flag.
+ * writes nothing. Last, the facade's V8 flags.
  */
 export function releaseFlags(): string[] {
   return [

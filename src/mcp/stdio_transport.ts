@@ -6,6 +6,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, type RpcErrorObject } from "../protocol/errors.ts";
 import { type ByteWriter, FrameWriter } from "../protocol/frame_writer.ts";
 import { type ByteReader, readMessageBatches } from "../protocol/framing.ts";
+import { noteActivity } from "../protocol/idle_work.ts";
 import { errorMessage, type Incoming } from "../protocol/rpc.ts";
 import { validMeta } from "./request_meta.ts";
 
@@ -167,6 +168,7 @@ export class StdioTransport implements Transport {
   }
 
   #receive(msg: Incoming): void {
+    noteActivity();
     switch (msg.kind) {
       case "invalid":
         this.#reply(msg.id as ClientId | null, msg.error);

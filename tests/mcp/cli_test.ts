@@ -55,7 +55,8 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
       assert.deepEqual(argv.slice(1), [
         "run",
         ...flags,
-        `--config=${REPO}/deno.json`,
+        "--no-config",
+        "--no-lock",
         `${REPO}/main.ts`,
       ]);
       assert.deepEqual(childrenOf(pid), [kernelPid(box.socket())], "only the kernel beside it");
@@ -66,10 +67,10 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
   });
 });
 
-/** The flags the facade started by `facade` runs under (its argv between `run` and `--config`). */
+/** The flags the facade started by `facade` runs under (its argv between `run` and `--no-config`). */
 function facadeFlags(facade: RawFacade): string[] {
   const argv = commandLine(facade.facadePid())!.split(" ");
-  return argv.slice(2, argv.findIndex((a) => a.startsWith("--config=")));
+  return argv.slice(2, argv.indexOf("--no-config"));
 }
 
 hostTest(

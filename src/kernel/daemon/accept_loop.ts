@@ -1,7 +1,7 @@
 import { readMessages } from "../../protocol/framing.ts";
+import { noteActivity } from "../../protocol/idle_work.ts";
 import { ClientConnection } from "../rpc/client_connection.ts";
 import { dispatch } from "../rpc/dispatch.ts";
-import { noteRequest } from "./idle_trim.ts";
 import type { Kernel } from "./kernel.ts";
 
 /** How long the accept loop waits after a failed accept before trying again. */
@@ -55,7 +55,7 @@ export async function serveConnection(kernel: Kernel, conn: Deno.Conn): Promise<
     for await (const msg of readMessages(conn, "verbatim")) {
       if (msg.kind === "invalid") client.fail(msg.id, msg.error);
       else if (msg.kind === "request") {
-        noteRequest();
+        noteActivity();
         dispatch(kernel, client, msg.id, msg.method, msg.params);
       }
       // Notifications and stray responses are ignored (W-RPC-3).

@@ -13,7 +13,9 @@ import {
 import { PolicyWatch } from "../policy/policy_watch.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 import { acceptLoop } from "./accept_loop.ts";
-import { mallocTrim, startIdleTrim } from "./idle_trim.ts";
+import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_compaction.ts";
+import { startIdleWork } from "../../protocol/idle_work.ts";
+import { mallocTrim } from "./idle_trim.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 
 /** Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). */
@@ -76,11 +78,15 @@ export async function serve(
   const stop = new AbortController();
   Deno.addSignalListener("SIGTERM", () => stop.abort());
   Deno.addSignalListener("SIGINT", () => stop.abort());
+  const compact = heapCompaction(KERNEL_COMPACTION_GROWTH);
   const trim = mallocTrim();
-  const stopTrim = trim === null ? null : startIdleTrim(trim);
+  const stopIdleWork = startIdleWork(() => {
+    compact?.();
+    trim?.();
+  });
   kernel.log(`ready ${socket.path}`);
   await acceptLoop(kernel, prepared.listener, stop.signal);
-  stopTrim?.();
+  stopIdleWork();
   await kernel.shutdown();
   prepared.release();
   return 0;
