@@ -499,9 +499,14 @@ hostTest(
   },
 );
 
+/** Makes the FIFO `gate` in the project that {@link gitInitBehindGate}'s run waits on. */
+async function makeGate(proj: string): Promise<void> {
+  assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
+}
+
 /**
  * Starts a run of `agent` that makes `.git` at the project's root (writing `made` then), waits
- * until the test writes a line to the FIFO `gate` (made by the caller) and then runs `git init`;
+ * until the test writes a line to the FIFO `gate` ({@link makeGate}) and then runs `git init`;
  * `run` resolves to its stdout: `ok` when git init could write its config.
  */
 async function gitInitBehindGate(
@@ -522,9 +527,7 @@ hostTest(
   "a sandbox whose placeholders would land where a run going on writes waits for that run: git init in a run, another exec meanwhile",
   NEEDS_TIER_B,
   async () => {
-    await world(coder(), async (proj) => {
-      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
-    }, async ({ k, proj, agent, sh }) => {
+    await world(coder(), makeGate, async ({ k, proj, agent, sh }) => {
       const init = (await gitInitBehindGate(agent, proj)).run;
       // a new view (.git without hooks and config): its sandbox would make placeholders there
       const other = sh("(echo evil > .git/hooks/pre-commit) 2>/dev/null; echo other");
@@ -547,9 +550,7 @@ hostTest(
   "a sandbox whose placeholders would land where a run still writes after the wait is refused: -32010 sandbox_busy naming the paths",
   NEEDS_TIER_B,
   async () => {
-    await world(coder(), async (proj) => {
-      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
-    }, async ({ proj, agent }) => {
+    await world(coder(), makeGate, async ({ proj, agent }) => {
       const init = (await gitInitBehindGate(agent, proj)).run;
       const refused = await rpcError(exec(agent, "echo other"));
       assert.equal(refused.code, -32010);
@@ -571,9 +572,7 @@ hostTest(
   "a PTY's sandbox waits too before making placeholders where a run going on writes",
   NEEDS_TIER_B,
   async () => {
-    await world(coder(), async (proj) => {
-      assert.equal((await new Deno.Command("mkfifo", { args: [`${proj}/gate`] }).output()).code, 0);
-    }, async ({ k, proj, agent, token }) => {
+    await world(coder(), makeGate, async ({ k, proj, agent, token }) => {
       const init = (await gitInitBehindGate(agent, proj)).run;
       const conn = await k.attach("work", token);
       const opening = conn.request("pty.open", { cmd: "sleep", args: ["30"] }) as Promise<Rec>;
