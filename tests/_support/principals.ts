@@ -8,9 +8,8 @@ import { DARWIN_RULE, KERNEL_BIN, type Sandbox } from "./sandbox.ts";
 /** The local human principal of this test process (G-TRUST-2). */
 export const LOCAL_HUMAN = `uid:${Deno.uid()}`;
 
-/** A sandboxed agent that may run anything and read and write under /tmp (its private /tmp shows through only there). */
-export const TMP_AGENT = {
-  fs: { read: ["/tmp/**"], write: ["/tmp/**"] },
+/** What a sandboxed test agent may do besides its `fs` grants: run anything, in grant unasked. */
+export const AGENT_RIGHTS = {
   proc_spawn: ["*"],
   opaque: "allow",
   auto_apply: "in-grant",
@@ -18,6 +17,18 @@ export const TMP_AGENT = {
   env_read: ["*"],
   env_write: ["*"],
   sandbox: true,
+};
+
+/** A sandboxed agent that may read, write and delete in `~/proj` (its project). */
+export const PROJECT_AGENT = {
+  fs: { read: ["~/proj/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
+  ...AGENT_RIGHTS,
+};
+
+/** A sandboxed agent that may run anything and read and write under /tmp (its private /tmp shows through only there). */
+export const TMP_AGENT = {
+  fs: { read: ["/tmp/**"], write: ["/tmp/**"] },
+  ...AGENT_RIGHTS,
 };
 
 /**

@@ -10,24 +10,14 @@ import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { waitUntil } from "../../_support/wait.ts";
-import { createToken, writePolicy } from "../../_support/principals.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { selfSignedCert } from "../../_support/tls.ts";
 
 /** An agent that may run anything in its project, with `net` as its `net_connect` grants. */
 function agent(net: string[]): Rec {
-  return {
-    fs: { read: ["~/proj/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
-    net_connect: net,
-    proc_spawn: ["*"],
-    opaque: "allow",
-    auto_apply: "in-grant",
-    session_write: true,
-    env_read: ["*"],
-    env_write: ["*"],
-    sandbox: true,
-  };
+  return { ...PROJECT_AGENT, net_connect: net };
 }
 
 /** The local servers of a test: HTTP and HTTPS on 127.0.0.2, a git repository, a raw TCP port. */

@@ -10,7 +10,7 @@ import { exec } from "../../_support/exec.ts";
 import { launchKernel, startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { kernelPid } from "../../_support/proc.ts";
-import { createToken, writePolicy } from "../../_support/principals.ts";
+import { AGENT_RIGHTS, createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
@@ -24,13 +24,7 @@ function coder(extra: Rec = {}): Rec {
       write: ["~/proj/**"],
       delete: ["~/proj/**"],
     },
-    proc_spawn: ["*"],
-    opaque: "allow",
-    auto_apply: "in-grant",
-    session_write: true,
-    env_read: ["*"],
-    env_write: ["*"],
-    sandbox: true,
+    ...AGENT_RIGHTS,
     ...extra,
   };
 }

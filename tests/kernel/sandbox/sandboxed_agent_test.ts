@@ -7,7 +7,7 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { createToken, LOCAL_HUMAN, writePolicy } from "../../_support/principals.ts";
+import { createToken, LOCAL_HUMAN, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import {
   commandLine,
   groupMembers,
@@ -23,16 +23,7 @@ import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
 
 /** An agent that may run anything (opaque: allow) but only touch its project. */
-const CODER = {
-  fs: { read: ["~/proj/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
-  proc_spawn: ["*"],
-  opaque: "allow",
-  auto_apply: "in-grant",
-  session_write: true,
-  env_read: ["*"],
-  env_write: ["*"],
-  sandbox: true,
-};
+const CODER = PROJECT_AGENT;
 
 /** A kernel whose policy holds `principals`, a token per principal, and the test's paths. */
 interface World {

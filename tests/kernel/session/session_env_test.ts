@@ -9,22 +9,13 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
-import { createToken, writePolicy } from "../../_support/principals.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { delay } from "../../_support/wait.ts";
 
 /** A sandboxed agent that may run anything inside its project. */
-const CODER = {
-  fs: { read: ["~/proj/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
-  proc_spawn: ["*"],
-  opaque: "allow",
-  auto_apply: "in-grant",
-  session_write: true,
-  env_read: ["*"],
-  env_write: ["*"],
-  sandbox: true,
-};
+const CODER = PROJECT_AGENT;
 
 interface World {
   k: TestKernel;
