@@ -130,15 +130,35 @@ function leftByAgent(path: string): boolean {
   return [...Deno.readDirSync(path)].length > 0;
 }
 
+/** Runs `body` for a fresh user of a new sandbox with an empty project directory, then cleans up. */
+async function withNewUser(
+  body: (box: Sandbox, project: string, user: Record<string, string>) => Promise<void>,
+): Promise<void> {
+  const box = await sandbox();
+  try {
+    const project = `${box.dir}/proj`;
+    await Deno.mkdir(project);
+    await body(box, project, freshUser(box));
+  } finally {
+    await box.cleanup();
+  }
+}
+
+/** Runs `body` with an SDK client on exactly the printed server, then closes it. */
+async function withPrinted(printed: Printed, body: (agent: Client) => Promise<void>) {
+  const agent = await startPrinted(printed);
+  try {
+    await body(agent);
+  } finally {
+    await agent.close();
+  }
+}
+
 hostTest(
   "M-ONB-1..3: a new user prints the claude-code configuration, starts exactly it from /, and the agent works in the project and nowhere else",
   NEEDS_TIER_B,
-  async () => {
-    const box = await sandbox();
-    try {
-      const project = `${box.dir}/proj`;
-      await Deno.mkdir(project);
-      const user = freshUser(box);
+  () =>
+    withNewUser(async (box, project, user) => {
       const out = await shoalMcp(["--print-config", "claude-code", "--project", project], user);
       assert.equal(out.code, 0, out.stderr);
       const lines = out.stderr.trim().split("\n");
@@ -152,8 +172,7 @@ hostTest(
       assert.equal(Deno.statSync(policy).mode! & 0o777, 0o600);
       assert.equal(Deno.statSync(`${box.dir}/home/.config/shoal`).mode! & 0o777, 0o700);
 
-      const agent = await startPrinted(printed);
-      try {
+      await withPrinted(printed, async (agent) => {
         const attached = await exec(agent, "pwd");
         assert.ok(attached.ok, attached.text);
         assert.equal(attached.text.trim(), project, "the session starts in the project");
@@ -204,24 +223,15 @@ hostTest(
           if (leftByAgent(path)) failures.push(`${src} left ${path}`);
         }
         assert.deepEqual(failures, []);
-      } finally {
-        await agent.close();
-      }
-    } finally {
-      await box.cleanup();
-    }
-  },
+      });
+    }),
 );
 
 hostTest(
   "M-CLI-6/M-ONB-1: each client's printed configuration parses, starts, and runs one exec as the sandboxed agent in its project",
   NEEDS_TIER_B,
-  async () => {
-    const box = await sandbox();
-    try {
-      const project = `${box.dir}/proj`;
-      await Deno.mkdir(project);
-      const user = freshUser(box);
+  () =>
+    withNewUser(async (box, project, user) => {
       for (const client of ["claude-desktop", "claude-code", "vscode", "cursor"]) {
         const out = await shoalMcp(["--print-config", client, "--project", project], user);
         assert.equal(out.code, 0, out.stderr);
@@ -233,35 +243,26 @@ hostTest(
           "SHOAL_TOKEN",
           "XDG_RUNTIME_DIR",
         ]);
-        const agent = await startPrinted(printed);
-        try {
+        await withPrinted(printed, async (agent) => {
           const ran = await exec(agent, "pwd && touch made-by-agent");
           assert.ok(ran.ok, `${client}: ${ran.text}`);
           assert.equal(ran.text.trim(), project);
           const outside = await exec(agent, `touch ${box.dir}/home/out`);
           assert.equal(outside.ok, false, `${client}: a write outside the project is refused`);
           assert.equal(exists(`${box.dir}/home/out`), false);
-        } finally {
-          await agent.close();
-        }
+        });
       }
       assert.ok(exists(`${project}/made-by-agent`));
-    } finally {
-      await box.cleanup();
-    }
-  },
+    }),
 );
 
 hostTest(
   "M-ONB-1: with XDG_CONFIG_HOME and XDG_STATE_HOME set, the printed env passes them on, so the autostarted kernel uses the policy and state --print-config wrote",
   NEEDS_TIER_B,
-  async () => {
-    const box = await sandbox();
-    try {
-      const project = `${box.dir}/proj`;
-      await Deno.mkdir(project);
+  () =>
+    withNewUser(async (box, project, fresh) => {
       const user = {
-        ...freshUser(box),
+        ...fresh,
         XDG_CONFIG_HOME: `${box.dir}/config`,
         XDG_STATE_HOME: `${box.dir}/state`,
       };
@@ -272,21 +273,15 @@ hostTest(
       assert.deepEqual(printed.args, ["--project", project], "DIR defaults to the current one");
       assert.equal(printed.env.XDG_CONFIG_HOME, `${box.dir}/config`);
       assert.equal(printed.env.XDG_STATE_HOME, `${box.dir}/state`);
-      const agent = await startPrinted(printed);
-      try {
+      await withPrinted(printed, async (agent) => {
         const ran = await exec(agent, "pwd");
         assert.ok(ran.ok, ran.text);
         assert.equal(ran.text.trim(), project);
-      } finally {
-        await agent.close();
-      }
+      });
       assert.ok(
         exists(`${box.dir}/state/shoal/journal.db`),
         "the kernel's state is the one printed",
       );
       assert.equal(exists(`${box.dir}/home/.local/state/shoal`), false);
-    } finally {
-      await box.cleanup();
-    }
-  },
+    }),
 );
