@@ -19,7 +19,8 @@ import { prepareSocket, StartupError } from "./socket_prep.ts";
 
 /**
  * Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). The sandbox probe
- * runs while the kernel's modules load (issue 33: its processes then cost the first exec nothing).
+ * and the question of bash's own variables run while the kernel's modules load (issue 33: their
+ * processes then cost the first exec nothing).
  */
 export async function serve(
   opts: ServeArgs,
@@ -54,12 +55,12 @@ export async function serve(
   const prepared = await prepareSocket(socket, uid);
   const cwd = Deno.cwd();
   const probe = detectSandbox(env.PATH ?? "", bash);
-  const bashVariables = bashOwnVariables(bash);
+  const ownVariables = bashOwnVariables(bash);
   const [{ Kernel }, { acceptLoop }] = await Promise.all([
     import("./kernel.ts"),
     import("./accept_loop.ts"),
   ]);
-  const host = await probe;
+  const [host, bashVariables] = await Promise.all([probe, ownVariables]);
   const kernel = await Kernel.start({
     stateDir: stateDir,
     socketPath: socket.path,
