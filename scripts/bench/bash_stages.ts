@@ -86,7 +86,7 @@ class TextSink implements ByteSink {
 
 const dir = await Deno.makeTempDir({ prefix: "shoal-bash-stages-" });
 const scratch = new ScratchPool(dir);
-const bashVariables = bashOwnVariables(BASH);
+const bashVariables = await bashOwnVariables(BASH);
 const state: ShellState = {
   cwd: dir,
   env: new Map(Object.entries(Deno.env.toObject())),

@@ -27,7 +27,7 @@ const encoder = new TextEncoder();
 const dir = await Deno.makeTempDir({ prefix: "shoal-stages-" });
 const cas = await Cas.open(dir);
 const journal = Journal.open(dir);
-const bashVariables = bashOwnVariables(BASH);
+const bashVariables = await bashOwnVariables(BASH);
 const scratch = new ScratchPool(cas.tmpDir);
 const state = {
   cwd: dir,

@@ -14,7 +14,7 @@ const RUNS = 3;
 /** The modules measured: npm packages first, then our own entry points and heavy modules. */
 const MODULES: [string, string][] = [
   ["zod", "kernel: params of every request"],
-  ["mvdan-sh", "kernel: bash parser, every exec"],
+  ["mvdan-sh", "kernel: bash parser, first source not plain"],
   ["node:sqlite", "kernel: journal"],
   ["jsonc-parser", "kernel: leash files"],
   ["@xterm/headless", "kernel: emulator, first pty.open"],

@@ -1,27 +1,29 @@
 /**
- * The kernel's V8 heap flags side by side (issue 11): for each variant, a fresh kernel
- * (`deno run -A` of src/kernel/main.ts, as bin/shoal-kernel runs it, with only the V8 flags
- * changed) is attached, runs one exec, then 20 small execs and one exec printing 100 MB. Prints
- * RSS after the first exec and at the end, and the kernel's CPU time (user + system) for the
- * small execs and for the big output, per variant, alternating variants over {@link ROUNDS}.
+ * The kernel's V8 flags side by side (issue 11, 33): for each variant, a fresh kernel (`deno run -A`
+ * of src/kernel/main.ts, as bin/shoal-kernel runs it, with only the V8 flags changed) is attached
+ * and runs one exec, then 1,000 execs of another source each that needs the bash parser, then one
+ * exec printing 100 MB. Prints RSS idle after the first exec and after the 1,000 (once its idle work
+ * ran: heap compaction, malloc trim), and the kernel's CPU time (user + system) for the 1,000 and
+ * for the big output, per variant, alternating variants over {@link ROUNDS}.
  */
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { exec } from "../../tests/_support/exec.ts";
 import { collectLines, spawnKernel } from "../../tests/_support/kernel.ts";
 import { cpuMs, rssBytes } from "../../tests/_support/proc.ts";
 import { REPO, sandbox } from "../../tests/_support/sandbox.ts";
-import { waitUntil } from "../../tests/_support/wait.ts";
+import { delay, waitUntil } from "../../tests/_support/wait.ts";
 
 const ROUNDS = 2;
+const EXECS = 1000;
+/** The flags bin/shoal-kernel runs the kernel with. */
+const KERNEL_FLAGS = Deno.readTextFileSync(`${REPO}/src/kernel/v8_flags`).trim();
 const VARIANTS: [string, string[]][] = [
-  ["V8 defaults", []],
-  ["--max-semi-space-size=1", ["--v8-flags=--max-semi-space-size=1"]],
-  [
-    "+ --optimize-for-size (bin/shoal-kernel)",
-    ["--v8-flags=--max-semi-space-size=1,--optimize-for-size"],
-  ],
+  ["src/kernel/v8_flags (bin/shoal-kernel)", [`--v8-flags=${KERNEL_FLAGS}`]],
+  ["with Sparkplug", [`--v8-flags=${KERNEL_FLAGS.replace(",--no-sparkplug", "")}`]],
+  ["+ --no-maglev", [`--v8-flags=${KERNEL_FLAGS},--no-maglev`]],
 ];
-
+/** How long a kernel is left idle before its RSS is read: its idle work runs 2-4 s after a burst. */
+const SETTLE_MS = 5000;
 const mib = (pid: number) => rssBytes(pid) / 2 ** 20;
 
 async function measure(flags: string[]): Promise<number[]> {
@@ -50,13 +52,16 @@ async function measure(flags: string[]): Promise<number[]> {
       client: { kind: "bench", tty: false },
     });
     await exec(conn, "true");
+    await delay(SETTLE_MS);
     const idle = mib(child.pid);
     const c0 = cpuMs(child.pid);
-    for (let i = 0; i < 20; i++) await exec(conn, "echo hi; for a in 1 2; do echo $a; done");
+    for (let i = 0; i < EXECS; i++) await exec(conn, `echo "hi ${i}"`);
     const c1 = cpuMs(child.pid);
+    await delay(SETTLE_MS);
+    const after = mib(child.pid);
     await exec(conn, "head -c 100000000 /dev/zero | tr '\\0' a");
     const c2 = cpuMs(child.pid);
-    return [idle, mib(child.pid), c1 - c0, c2 - c1];
+    return [idle, after, c1 - c0, c2 - c1];
   } finally {
     conn?.close();
     child.kill("SIGTERM");
@@ -71,15 +76,16 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const [i, [, flags]] of VARIANTS.entries()) results[i].push(await measure(flags));
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
-console.log(`kernel heap flags, median of ${ROUNDS} kernels each`);
+console.log(`kernel V8 flags, median of ${ROUNDS} kernels each`);
 console.log(
-  "variant                                     RSS MiB: 1 exec  end   CPU ms: 20 execs  100 MB",
+  `variant                                  RSS MiB idle: 1 exec ${EXECS} execs   ` +
+    `CPU ms: ${EXECS} execs  100 MB`,
 );
 for (const [i, [label]] of VARIANTS.entries()) {
   const col = (k: number) => median(results[i].map((r) => r[k]));
   console.log(
     `${label.padEnd(44)} ${col(0).toFixed(0).padStart(13)} ${col(1).toFixed(0).padStart(5)} ` +
-      `${col(2).toFixed(0).padStart(17)} ${col(3).toFixed(0).padStart(7)}`,
+      `${col(2).toFixed(0).padStart(19)} ${col(3).toFixed(0).padStart(7)}`,
   );
 }
 console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);

@@ -2,8 +2,8 @@
  * Where the kernel's and the facade's memory goes (issue 33), for one or more checkouts in one run
  * (`deno run -A scripts/bench/memory.ts [REPO...]`, default this one), rounds alternating between
  * them so the machine's load hits each alike. Per round, a fresh sandbox: an MCP client starts the
- * checkout's `bin/shoal-mcp` (kernel autostarted) and calls `shoal_exec`, then the RSS of the
- * facade and the kernel (anonymous and file-backed: the deno binary's pages count in RSS too) is
+ * checkout's `bin/shoal-mcp` (kernel autostarted) and calls `shoal_exec` ({@link call}), then the
+ * RSS of the facade and the kernel (anonymous and file-backed: the deno binary's pages count too) is
  * read idle after one exec, the peak during 200 back-to-back execs (VmHWM, reset first), idle
  * after 1,000, then what each part the kernel loads on demand adds: the analysis worker (a source
  * over INLINE_PARSE_LIMIT), the terminal emulator (the first `pty.open`), and what is left of them
@@ -83,8 +83,16 @@ interface Figures {
   kernelAfterIdle: number;
 }
 
-const call = (client: Client) =>
-  client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
+/**
+ * One `shoal_exec`: the first is the plain `echo hi`, the rest `echo "hi N"`, each source another
+ * that needs the bash parser (issue 33: a plain command is answered without it), as an agent's
+ * commands are.
+ */
+const call = (client: Client, i = 0) =>
+  client.callTool({
+    name: "shoal_exec",
+    arguments: { src: i === 0 ? "echo hi" : `echo "hi ${i}"` },
+  });
 
 /** One round on the checkout at `repo`. */
 async function round(repo: string): Promise<Figures> {
@@ -106,10 +114,10 @@ async function round(repo: string): Promise<Figures> {
     const kernel1 = rssOf(kernel);
     resetPeak(facade);
     resetPeak(kernel);
-    for (let i = 0; i < PEAK_EXECS; i++) await call(client);
+    for (let i = 1; i <= PEAK_EXECS; i++) await call(client, i);
     const facadePeak = rssOf(facade).hwm;
     const kernelPeak = rssOf(kernel).hwm;
-    for (let i = 1 + PEAK_EXECS; i < TOTAL_EXECS; i++) await call(client);
+    for (let i = 1 + PEAK_EXECS; i < TOTAL_EXECS; i++) await call(client, i);
     await delay(SETTLE_MS);
     const facade1000 = rssOf(facade);
     const kernel1000 = rssOf(kernel);

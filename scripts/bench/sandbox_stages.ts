@@ -56,7 +56,7 @@ const policy = {
   sandbox: true,
   hermetic: false,
 };
-const bashVariables = bashOwnVariables(BASH);
+const bashVariables = await bashOwnVariables(BASH);
 const scratch = new ScratchPool(dir);
 const residents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}), () => {});
 const chainResidents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}), () => {}, false);

@@ -27,7 +27,7 @@ const kernel = await Kernel.start({
   stateDir: dir,
   socketPath,
   bash,
-  bashVariables: bashOwnVariables(bash),
+  bashVariables: await bashOwnVariables(bash),
   localHuman: `uid:${Deno.uid() ?? 0}`,
   home: Deno.env.get("HOME"),
   policy: defaultPolicy(),

@@ -1,18 +1,32 @@
 /**
- * Start-up, side by side (issue 11): `initialize` (spawn → result) of the client command,
- * cold (fresh sandbox per start, so the kernel is autostarted) and warm (kernel running), and
- * the first `shoal_exec` after it; next to `mcp-server-commands` from npm when it is installed
- * (`npm install --prefix /tmp/peer mcp-server-commands`, or PEER_DIR), whose first call is its
- * `run_command` of the same command. Prints median and p95 in ms, the ratios to the peer's
- * (issue 33's targets: cold initialize ≤ 2.0×, first exec ≤ 2.5×), and idle RSS after one call.
- * With BASE_REPO naming another checkout (e.g. a worktree of main), its client command is
- * measured in the same run too, for a before/after table. Every run of one server takes turns
- * with one of each other (issue 33: measured in blocks, a load that came and went on this shared
- * machine favoured whichever block it missed). Ends with the import cost table of `import_cost.ts`.
+ * Start-up, side by side (issue 11, 33): `initialize` (spawn → result) of the client command and
+ * the first `shoal_exec` of `true` after it (spawn → result), next to `mcp-server-commands` from
+ * npm when it is installed (`npm install --prefix /tmp/peer mcp-server-commands`, or PEER_DIR),
+ * whose first call is its `run_command` of the same command. Rows of shoal:
+ *  - cold, agent: what users get (M-ONB-1): the configuration `--print-config claude-desktop
+ *    --project DIR` printed, run as printed, so the agent runs sandboxed (tier B where bwrap
+ *    works), with its kernel autostarted;
+ *  - cold, human: the same without a token (`--as-human`), unsandboxed;
+ *  - warm: the human's, with the kernel already up.
+ * A cold start is a user's daily one: the state directory, policy and token exist and the
+ * launcher's flag cache holds this environment's answer (one sandbox per row, its kernel stopped
+ * after each run), only the kernel is not running.
+ * Prints median and p95 in ms, the ratios to the peer's (issue 33's targets: cold initialize ≤
+ * 2.0×, first exec ≤ 2.5×), and idle RSS after one call. With BASE_REPO naming another checkout
+ * (e.g. a worktree of main), its rows are measured in the same run too, for a before/after table.
+ * Every run of one server takes turns with one of each other (issue 33: measured in blocks, a load
+ * that came and went on this shared machine favoured whichever block it missed). Ends with the
+ * import cost table of `import_cost.ts`.
  */
 import { INITIALIZE } from "../../tests/_support/converse.ts";
 import { kernelPid, rssBytes, spawnPiped } from "../../tests/_support/proc.ts";
-import { REPO, type Sandbox, sandbox } from "../../tests/_support/sandbox.ts";
+import { parsePrinted, shoalMcp } from "../../tests/_support/printed_config.ts";
+import {
+  REPO,
+  type Sandbox,
+  sandbox,
+  stopProcessesMentioning,
+} from "../../tests/_support/sandbox.ts";
 import { importCostTable } from "./import_cost.ts";
 
 const RUNS = 7;
@@ -85,26 +99,46 @@ function median(values: number[]): number {
 /** A server measured run by run: its label and one run's sample. */
 type Server = [string, () => Promise<Sample>];
 
-/** One cold start of the client command at `repo`: a fresh sandbox, so the kernel autostarts. */
-function coldShoal(repo: string): () => Promise<Sample> {
+/** How a shoal row starts its facade: the printed agent configuration, or the human's. */
+type Mode = "agent" | "human";
+
+/**
+ * Cold starts of the client command at `repo` in one sandbox, provisioned once: the printed
+ * configuration for `mode`. Each run's kernel is stopped after it, so the next one autostarts.
+ */
+async function coldShoal(
+  repo: string,
+  mode: Mode,
+  boxes: Sandbox[],
+): Promise<() => Promise<Sample>> {
+  const box = await sandbox();
+  boxes.push(box);
+  const project = `${box.dir}/project`;
+  await Deno.mkdir(project);
+  const args = ["--print-config", "claude-desktop"];
+  args.push(...(mode === "human" ? ["--as-human"] : ["--project", project]));
+  const out = await shoalMcp(args, box.env(), "/", repo);
+  if (out.code !== 0) throw new Error(`--print-config failed: ${out.stderr}`);
+  const printed = parsePrinted("claude-desktop", out.stdout);
+  const env = box.env(printed.env);
   return async () => {
-    const box = await sandbox();
     try {
-      return await measure(`${repo}/bin/shoal-mcp`, [], box.env(), box);
+      return await measure(printed.command, printed.args, env, box);
     } finally {
-      await box.cleanup();
+      await stopProcessesMentioning(box.dir);
     }
   };
 }
 
 const repos: [string, string][] = [[REPO, "shoal"]];
 if (BASE_REPO !== undefined) repos.push([BASE_REPO, "base"]);
-const warmBoxes: Sandbox[] = [];
+const boxes: Sandbox[] = [];
 const servers: Server[] = [];
 for (const [repo, label] of repos) {
-  servers.push([`${label} cold (autostart)`, coldShoal(repo)]);
+  servers.push([`${label} cold, agent`, await coldShoal(repo, "agent", boxes)]);
+  servers.push([`${label} cold, human`, await coldShoal(repo, "human", boxes)]);
   const box = await sandbox();
-  warmBoxes.push(box);
+  boxes.push(box);
   const shoal = `${repo}/bin/shoal-mcp`;
   await measure(shoal, [], box.env(), box); // starts the kernel
   servers.push([`${label} warm (kernel up)`, () => measure(shoal, [], box.env(), box)]);
@@ -122,11 +156,12 @@ try {
 }
 const rows: [string, Sample[]][] = servers.map(([label]) => [label, []]);
 try {
+  for (const [, run] of servers) await run(); // the launchers' flag caches learn each environment
   for (let i = 0; i < RUNS; i++) {
     for (const [k, [, run]] of servers.entries()) rows[k][1].push(await run());
   }
 } finally {
-  for (const box of warmBoxes) await box.cleanup();
+  for (const box of boxes) await box.cleanup();
 }
 const peer = rows.find(([label]) => label === PEER_LABEL)?.[1] ?? null;
 

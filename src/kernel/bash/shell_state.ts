@@ -419,14 +419,18 @@ export function parseDump(
   return null;
 }
 
-/** Names of the variables a bare bash defines by itself, which never count as session state. */
-export function bashOwnVariables(bash: string): Set<string> {
-  const out = new Deno.Command(bash, {
+/**
+ * Names of the variables a bare bash defines by itself, which never count as session state. Asked
+ * without blocking: at kernel start the modules load meanwhile (issue 33).
+ */
+export async function bashOwnVariables(bash: string): Promise<Set<string>> {
+  const out = await new Deno.Command(bash, {
     args: ["--noprofile", "--norc", "-c", "compgen -v"],
     env: {},
     clearEnv: true,
+    stdin: "null",
     stdout: "piped",
     stderr: "null",
-  }).outputSync();
+  }).output();
   return new Set(new TextDecoder().decode(out.stdout).split("\n").filter((n) => n !== ""));
 }

@@ -3,7 +3,7 @@ import type { SocketChoice } from "../../protocol/socket_path.ts";
 import type { ServeArgs } from "../cli/serve_args.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { bashOwnVariables } from "../bash/shell_state.ts";
-import { Kernel } from "./kernel.ts";
+import type { Kernel } from "./kernel.ts";
 import {
   defaultPolicy,
   loadPolicyFile,
@@ -12,13 +12,16 @@ import {
 } from "../policy/leash.ts";
 import { PolicyWatch } from "../policy/policy_watch.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
-import { acceptLoop } from "./accept_loop.ts";
 import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_compaction.ts";
 import { startIdleWork } from "../../protocol/idle_work.ts";
 import { mallocTrim } from "./idle_trim.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 
-/** Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). */
+/**
+ * Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). The sandbox probe
+ * and the question of bash's own variables run while the kernel's modules load (issue 33: their
+ * processes then cost the first exec nothing).
+ */
 export async function serve(
   opts: ServeArgs,
   stateDir: string,
@@ -51,18 +54,25 @@ export async function serve(
   await Deno.mkdir(`${stateDir}/tmp`, { recursive: true, mode: 0o700 });
   const prepared = await prepareSocket(socket, uid);
   const cwd = Deno.cwd();
+  const probe = detectSandbox(env.PATH ?? "", bash);
+  const ownVariables = bashOwnVariables(bash);
+  const [{ Kernel }, { acceptLoop }] = await Promise.all([
+    import("./kernel.ts"),
+    import("./accept_loop.ts"),
+  ]);
+  const [host, bashVariables] = await Promise.all([probe, ownVariables]);
   const kernel = await Kernel.start({
     stateDir: stateDir,
     socketPath: socket.path,
     bash,
-    bashVariables: bashOwnVariables(bash),
+    bashVariables,
     localHuman: `uid:${uid}`,
     home: env.HOME || undefined,
     get policy() {
       return watch.current();
     },
     sandbox: {
-      host: await detectSandbox(env.PATH ?? "", bash),
+      host,
       home: env.HOME || undefined,
       masked: [stateDir, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
     },

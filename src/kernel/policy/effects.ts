@@ -2,7 +2,7 @@
  * Effects of bash source (K-EFF-1..5): the derivation entry point over the shoal AST, with the
  * effect vocabulary and bin hashing re-exported for the kernel.
  */
-import { type File, parseBash } from "../bash/ast.ts";
+import type { File } from "../bash/ast_nodes.ts";
 import type { EffectAnalysis, EffectState } from "./effect_types.ts";
 import { reversibilityOf } from "./effect_types.ts";
 import { Analyzer } from "./_analyzer.ts";
@@ -11,9 +11,8 @@ import { EffectSet } from "./_effect_set.ts";
 export * from "./effect_types.ts";
 export { fillBinHashes } from "./bin_hash.ts";
 
-/** Derives the canonical effects of bash source or its AST from session state (K-EFF-3..5). */
-export function deriveEffects(input: File | string, state: EffectState): EffectAnalysis {
-  const file = typeof input === "string" ? parseBash(input) : input;
+/** Derives the canonical effects of a parsed bash source from session state (K-EFF-3..5). */
+export function deriveEffects(file: File, state: EffectState): EffectAnalysis {
   const set = new EffectSet();
   new Analyzer(file, state, set).run();
   const effects = set.toList();

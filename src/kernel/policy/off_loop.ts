@@ -2,7 +2,7 @@ import { ErrorCode, type ErrorCodeValue, RpcError } from "../../protocol/errors.
 import { INLINE_PARSE_LIMIT, WORKER_HEAP_LIMIT } from "../../protocol/limits.ts";
 import { JsonText } from "../../protocol/rpc.ts";
 import { deriveEffects, type EffectAnalysis, type EffectState } from "./effects.ts";
-import { parseRecent } from "../bash/recent_parses.ts";
+import { plainCommand } from "../bash/plain_command.ts";
 
 /** A job for the analysis worker. */
 export interface AnalysisJob {
@@ -128,7 +128,9 @@ export function sendableAst(ast: unknown): unknown {
  * Parses `src` and, given `state`, derives its effects (K-PARSE-1, K-EFF-3). A source longer than
  * {@link INLINE_PARSE_LIMIT} code units is handled by a worker, so parsing, analysing and
  * serializing it never keep the event loop from answering other connections (E-4); the result is
- * the same either way. A syntax error rejects with the parser's `RpcError(-32001)`.
+ * the same either way. A syntax error rejects with the parser's `RpcError(-32001)`. The bash parser
+ * is loaded on the first source that is not a plain command (issue 33): a kernel's first execs
+ * are often plain, and loading it takes about 110 ms and 20 MiB.
  */
 export async function analyzeOffLoop(
   src: string,
@@ -136,7 +138,7 @@ export async function analyzeOffLoop(
   wantAst: boolean,
 ): Promise<ParsedSource> {
   if (src.length <= INLINE_PARSE_LIMIT) {
-    const ast = parseRecent(src);
+    const ast = plainCommand(src) ?? (await import("../bash/recent_parses.ts")).parseRecent(src);
     return { ast, analysis: state === null ? null : deriveEffects(ast, state) };
   }
   const reply = await inWorker({ id: nextId++, src, state, wantAst });

@@ -44,7 +44,7 @@ export async function detectSandbox(
   if (os !== "linux") return NO_SANDBOX;
   const [bwrap, nsenter, setpriv] = ["bwrap", "nsenter", "setpriv"].map((n) => findOnPath(n, path));
   if (bwrap === null || nsenter === null || setpriv === null) return NO_SANDBOX;
-  const parent = await Deno.makeTempDir({ prefix: "shoal-probe-" });
+  const parent = Deno.makeTempDirSync({ prefix: "shoal-probe-" }); // bwrap starts before any await
   try {
     const view = sandboxView({ read: [], write: [] }, undefined, []);
     const resident = await Resident.start(

@@ -25,7 +25,7 @@ async function slowRun(src: string, ms: number): Promise<string> {
     const stdout = new SlowSink(ms);
     const exit = await runBash({
       bash,
-      bashVariables: bashOwnVariables(bash),
+      bashVariables: await bashOwnVariables(bash),
       src,
       state: { cwd: dir, env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() },
       scratch,

@@ -25,7 +25,7 @@ import type { Rec } from "../../_support/rec.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
 const bash = resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
-const bashVariables = bashOwnVariables(bash);
+const bashVariables = await bashOwnVariables(bash);
 const encoder = new TextEncoder();
 
 /** A sink that keeps the text written to it. */

@@ -25,7 +25,7 @@ Deno.test({
   fn: () =>
     withTempDir(async (dir) => {
       const pool = new ScratchPool(dir);
-      const shell = WarmShell.prepare(bash, bashOwnVariables(bash), stateIn(dir), null, pool);
+      const shell = WarmShell.prepare(bash, await bashOwnVariables(bash), stateIn(dir), null, pool);
       assert.ok(shell !== null);
       try {
         assert.ok(shell.pipes !== null && shell.pipes.size === 2);
@@ -46,7 +46,7 @@ Deno.test("a warm shell whose input files cannot be made is not prepared, and le
     pool.release(scratch);
     const cwd = `${dir}/cwd-${crypto.randomUUID()}`;
     await Deno.mkdir(cwd);
-    const shell = WarmShell.prepare(bash, bashOwnVariables(bash), stateIn(cwd), null, pool);
+    const shell = WarmShell.prepare(bash, await bashOwnVariables(bash), stateIn(cwd), null, pool);
     assert.equal(shell, null);
     assert.ok(
       await waitUntil(() => pidsMentioning(scratch).length === 0, 10000),

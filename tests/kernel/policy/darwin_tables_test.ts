@@ -5,12 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { deriveEffects, type Effect } from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { effectVerdict } from "../../../src/kernel/policy/evaluate.ts";
 import { localHumanPolicy } from "../../../src/kernel/policy/leash.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
 function effects(src: string, platform: string): Effect[] {
-  return deriveEffects(src, {
+  return deriveEffects(parseBash(src), {
     cwd: "/w",
     env: {},
     changedEnv: new Set(),
@@ -63,7 +64,7 @@ Deno.test("issue 15: a grant written through a link matches the physical paths e
     await Deno.mkdir(`${dir}/private/tmp`, { recursive: true });
     await Deno.symlink(`${dir}/private/tmp`, `${dir}/tmp`);
     const policy = { ...localHumanPolicy(), fs_write: [`${dir}/tmp/**`] };
-    const [write] = deriveEffects(`echo x > ${dir}/tmp/a`, {
+    const [write] = deriveEffects(parseBash(`echo x > ${dir}/tmp/a`), {
       cwd: "/",
       env: {},
       changedEnv: new Set(),

@@ -20,7 +20,7 @@ function state(cwd: string, extra: Partial<EffectState> = {}): EffectState {
 }
 
 function derive(src: string, cwd = "/w", extra: Partial<EffectState> = {}): EffectAnalysis {
-  return deriveEffects(src, state(cwd, extra));
+  return deriveEffects(parseBash(src), state(cwd, extra));
 }
 
 const spawn = (argv0: string): Effect => ({ kind: "proc_spawn", argv0, bin_hash: null });

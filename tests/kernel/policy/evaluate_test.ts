@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { Effect } from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { deriveEffects } from "../../../src/kernel/policy/effects.ts";
 import {
   canSelfApprove,
@@ -62,7 +63,7 @@ const reviewer = grants({
 });
 
 function plan(p: PrincipalPolicy | null, src: string, cwd = "/home/me/src/proj"): string {
-  const { effects, reversibility } = deriveEffects(src, {
+  const { effects, reversibility } = deriveEffects(parseBash(src), {
     cwd,
     env: { HOME },
     changedEnv: new Set(),

@@ -9,10 +9,11 @@ import {
   type Effect,
   type EffectState,
 } from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
 function effects(src: string, extra: Partial<EffectState> = {}): Effect[] {
-  return deriveEffects(src, {
+  return deriveEffects(parseBash(src), {
     cwd: "/w",
     env: {},
     changedEnv: new Set(Object.keys(extra.env ?? {})),

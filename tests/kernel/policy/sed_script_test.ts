@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { deriveEffects, type Effect } from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
 /** One sed command line (the words after `sed`), the environment real sed gets beyond PATH. */
@@ -44,7 +45,7 @@ async function sedTouches(dir: string, form: Form): Promise<string[]> {
 
 function effectsOf(dir: string, form: Form): Effect[] {
   const src = ["sed", ...form.args].map(quote).join(" ");
-  return deriveEffects(src, {
+  return deriveEffects(parseBash(src), {
     cwd: dir,
     env: {},
     changedEnv: new Set(),

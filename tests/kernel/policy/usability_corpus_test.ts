@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { deriveEffects } from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
 const CORPUS = new URL("./usability_corpus.txt", import.meta.url);
@@ -28,7 +29,7 @@ Deno.test("issue 14: the usability corpus keeps its exact/opaque counts", async 
     await git(proj, "init", "-q");
     const opaque: string[] = [];
     for (const src of lines) {
-      const { effects } = deriveEffects(src, {
+      const { effects } = deriveEffects(parseBash(src), {
         cwd: proj,
         env: { HOME: home, PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" },
         changedEnv: new Set(),
