@@ -10,7 +10,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
 import type { Rec } from "../_support/rec.ts";
 import { freshUser, parsePrinted, type Printed, shoalMcp } from "../_support/printed_config.ts";
-import { REPO, sandbox } from "../_support/sandbox.ts";
+import { REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
 
