@@ -23,7 +23,9 @@
  * GIT_SSH_COMMAND) the launcher started with (those its forwarder set, P-NET-1; bwrap adds only PWD); a failure before the exec is written to its
  * stderr FIFO and it exits 126 (no directory) or 127 (no program or run file). A spare that reads
  * the end of stdin (the kernel is gone) exits 0, and the launcher with it, and its sandbox with
- * the launcher.
+ * the launcher. Perl runs its SIGCHLD handler (which wakes the launcher's `select`) only between
+ * its own ops: a child that ends just before `select` blocks wakes nothing, so that wait is
+ * bounded (0.1 s) and each timeout reaps.
  */
 export const LAUNCHER_SCRIPT = String.raw`
 use strict;
@@ -105,8 +107,9 @@ while (1) {
   my $in = '';
   vec($in, fileno($wake_r), 1) = 1;
   vec($in, fileno($told), 1) = 1;
-  my $n = select(my $ready = $in, undef, undef, undef);
+  my $n = select(my $ready = $in, undef, undef, 0.1);
   if ($n < 0) { next if $!{EINTR}; die "select: $!" }
+  if ($n == 0) { reap(); next }
   if (vec($ready, fileno($wake_r), 1)) { sysread($wake_r, my $drop, 4096); reap(); next }
   next unless vec($ready, fileno($told), 1);
   if (sysread($told, my $byte, 1)) { close $told; fork_spare(); next }
