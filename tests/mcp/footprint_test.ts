@@ -1,5 +1,6 @@
-// Issue 33: a facade started without arguments never loads Deno's Node layer (global setTimeout
-// and node:util load it, and it stays resident), whatever it serves.
+// Issue 33: what a facade holds besides its work. Started without arguments it never loads Deno's
+// Node layer (the global setTimeout and node:util load it, and it stays resident), and V8 runs no
+// worker threads in it (their stacks and malloc arenas stay resident too), whatever it serves.
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -68,7 +69,16 @@ async function bareProgramNodeModules(dir: string): Promise<string[]> {
   }
 }
 
-Deno.test("issue 33: a facade without arguments serves an exec and a subscription without loading the Node layer", async () => {
+/** The V8 worker threads of process `pid` (Linux thread names). */
+function v8WorkerThreads(pid: number): number {
+  let n = 0;
+  for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+    if (Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/comm`).startsWith("V8 ")) n++;
+  }
+  return n;
+}
+
+Deno.test("issue 33: a facade without arguments serves an exec and a subscription without loading the Node layer or starting V8 worker threads", async () => {
   const box = await sandbox();
   const client = new Client({ name: "node-layer-test", version: "0" });
   const port = freePort();
@@ -94,6 +104,7 @@ Deno.test("issue 33: a facade without arguments serves an exec and a subscriptio
     const loaded = await nodeModulesLoaded(await inspectorUrl(port));
     const bare = await bareProgramNodeModules(box.dir);
     assert.deepEqual(loaded.filter((u) => !bare.includes(u)), []);
+    if (Deno.build.os === "linux") assert.equal(v8WorkerThreads(transport.pid!), 0);
   } finally {
     await client.close().catch(() => {});
     await box.cleanup();
