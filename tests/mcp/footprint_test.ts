@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { localFlags } from "../../src/mcp/permissions.ts";
+import { sdkTransport } from "../_support/facade.ts";
 import { KERNEL_BIN, REPO, sandbox } from "../_support/sandbox.ts";
 import { pollUntil } from "../_support/wait.ts";
 
@@ -90,6 +91,7 @@ Deno.test("issue 33: a facade without arguments serves an exec and a subscriptio
       `--inspect=127.0.0.1:${port}`,
       "--no-config",
       "--no-lock",
+      "--no-code-cache",
       `${REPO}/main.ts`,
     ],
     env: box.env({ SHOAL_KERNEL: KERNEL_BIN }),
@@ -105,6 +107,30 @@ Deno.test("issue 33: a facade without arguments serves an exec and a subscriptio
     const bare = await bareProgramNodeModules(box.dir);
     assert.deepEqual(loaded.filter((u) => !bare.includes(u)), []);
     if (Deno.build.os === "linux") assert.equal(v8WorkerThreads(transport.pid!), 0);
+  } finally {
+    await client.close().catch(() => {});
+    await box.cleanup();
+  }
+});
+
+Deno.test("issue 33: a facade started as clients start it holds no V8 code cache database open", {
+  ignore: Deno.build.os !== "linux",
+}, async () => {
+  const box = await sandbox();
+  const client = new Client({ name: "footprint-test", version: "0" });
+  const transport = sdkTransport(box);
+  try {
+    await client.connect(transport);
+    await client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
+    const open = [...Deno.readDirSync(`/proc/${transport.pid}/fd`)].map((fd) => {
+      try {
+        return Deno.readLinkSync(`/proc/${transport.pid}/fd/${fd.name}`);
+      } catch {
+        return "";
+      }
+    });
+    assert.ok(open.some((path) => path.endsWith(".sock") || path.startsWith("socket:")));
+    assert.deepEqual(open.filter((path) => path.includes("code_cache")), []);
   } finally {
     await client.close().catch(() => {});
     await box.cleanup();
