@@ -1,11 +1,11 @@
-import { UsageError } from "./src/protocol/cli_args.ts";
+import { UsageError } from "./src/protocol/usage_error.ts";
 import { VERSION } from "./src/protocol/version.ts";
 import { clientConfig, thisInstall } from "./src/mcp/client_config.ts";
 import {
   type Command,
   EnvReader,
   errorText,
-  parseCommandLine,
+  NO_ARGUMENTS,
   resolveConfig,
 } from "./src/mcp/config.ts";
 import { HELP, USAGE } from "./src/mcp/help.ts";
@@ -65,7 +65,10 @@ async function main(args: string[]): Promise<number> {
   let command: Command;
   let config;
   try {
-    command = parseCommandLine(args);
+    // node:util (parseArgs) is loaded only for a command line to parse (issue 33).
+    command = args.length === 0
+      ? NO_ARGUMENTS
+      : (await import("./src/mcp/command_line.ts")).parseCommandLine(args);
     if (command.action === "print-config") return await printConfig(command);
     if (command.action !== "serve") {
       console.log(command.action === "help" ? HELP.trimEnd() : `shoal-mcp ${VERSION}`);

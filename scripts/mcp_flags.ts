@@ -7,7 +7,8 @@
  * needs no permission at all.
  */
 import { UsageError } from "../src/protocol/cli_args.ts";
-import { EnvReader, parseCommandLine, resolveConfig } from "../src/mcp/config.ts";
+import { parseCommandLine } from "../src/mcp/command_line.ts";
+import { EnvReader, resolveConfig } from "../src/mcp/config.ts";
 import { localFlags, printConfigFlags, RELEASE_KERNEL } from "../src/mcp/permissions.ts";
 
 function absolute(path: string): string {

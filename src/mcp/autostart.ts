@@ -3,6 +3,7 @@ import { UntrustedPathError } from "../protocol/trusted_path.ts";
 import { errorText } from "./config.ts";
 import { RelayConnectError } from "./relay.ts";
 import { spawnProblem } from "./spawn_problem.ts";
+import { sleep } from "../protocol/timers.ts";
 
 /** How often the facade retries connecting after spawning a kernel (M-START-1). */
 export const AUTOSTART_POLL_MS = 50;
@@ -70,6 +71,6 @@ export async function waitForKernel(
         problem: `the autostarted kernel did not accept connections within 5000 ms (${last})`,
       };
     }
-    await new Promise((resolve) => setTimeout(resolve, AUTOSTART_POLL_MS));
+    await sleep(AUTOSTART_POLL_MS);
   }
 }

@@ -1,5 +1,6 @@
 import type { RpcErrorObject } from "../protocol/errors.ts";
 import type { StdioTransport } from "./stdio_transport.ts";
+import { after } from "../protocol/timers.ts";
 
 /** At most this many facade requests wait for the client at once; more are refused at once. */
 export const MAX_PENDING_CLIENT_REQUESTS = 16;
@@ -56,10 +57,10 @@ export class ClientRequests {
         });
       };
       const onAbort = () => withdraw("the tool call was cancelled");
-      const timer = setTimeout(() => withdraw("no answer in time"), this.timeoutMs);
+      const stopTimer = after(this.timeoutMs, () => withdraw("no answer in time"));
       const settle = (reply: ClientReply) => {
         if (!this.#pending.delete(id)) return;
-        clearTimeout(timer);
+        stopTimer();
         signal.removeEventListener("abort", onAbort);
         resolve(reply);
       };

@@ -11,6 +11,7 @@ import {
   terminalResult,
   type ToolContext,
 } from "./tools.ts";
+import { after } from "../protocol/timers.ts";
 
 /** The `_meta` key naming the task a result belongs to (MCP 2025-11-25). */
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -153,12 +154,12 @@ export class McpTasks {
       throw invalidParams(`task ${entry.task.taskId} is already ${entry.task.status}`);
     }
     await kernelCall(ctx, "task.cancel", { task: ref });
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopTimer = () => {};
     await Promise.race([
       entry.done,
-      new Promise((resolve) => timer = setTimeout(resolve, KILL_GRACE_MS + SLICE_MS)),
+      new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
     ]);
-    clearTimeout(timer);
+    stopTimer();
     return { ...entry.task, ...kernelMeta(entry) };
   }
 

@@ -33,9 +33,12 @@ const envFlag = `--allow-env=${FACADE_ENV.join(",")}`;
  * on stdin added 15 MiB, and the same frames again 11 MiB more; with this flag 11 and 2 MiB).
  * `gc` for the heap's compaction once idle (`protocol/heap_compaction.ts`). No TurboFan: its
  * compiler's code paged in over 1,000 calls stayed resident; Maglev stays, since without it a
- * notification cost the facade 35 % more CPU (93 against 69 µs, `scripts/bench/events.ts`).
+ * notification cost the facade 27-35 % more CPU (`scripts/bench/events.ts`), though its compiler's
+ * code adds ~3 MiB over 1,000 calls too. Single-threaded: V8 starts no worker threads, whose
+ * stacks and malloc arenas held ~0.8 MiB after 1,000 calls; the facade's heap is a few MiB, so
+ * collecting and compiling on its own thread cost no CPU per notification measurably (issue 33).
  */
-const v8Flag = "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan";
+const v8Flag = "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded";
 
 /**
  * Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2),

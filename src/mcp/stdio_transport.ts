@@ -9,6 +9,7 @@ import { type ByteReader, readMessageBatches } from "../protocol/framing.ts";
 import { noteActivity } from "../protocol/idle_work.ts";
 import { errorMessage, type Incoming } from "../protocol/rpc.ts";
 import { validMeta } from "./request_meta.ts";
+import { after } from "../protocol/timers.ts";
 
 /** A client request id as it appeared on the wire (W-RPC-2, MCP rule). */
 type ClientId = string | number;
@@ -159,12 +160,12 @@ export class StdioTransport implements Transport {
   /** Waits, at most `drainMs`, for requests in flight at EOF to be answered. */
   async #drain(): Promise<void> {
     if (this.#clientIds.size === 0 || this.#closed) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopTimer = () => {};
     await Promise.race([
       new Promise<void>((resolve) => this.#drained = resolve),
-      new Promise<void>((resolve) => timer = setTimeout(resolve, this.drainMs)),
+      new Promise<void>((resolve) => stopTimer = after(this.drainMs, resolve)),
     ]);
-    clearTimeout(timer);
+    stopTimer();
   }
 
   #receive(msg: Incoming): void {

@@ -1,4 +1,5 @@
 import type { ByteWriter } from "../protocol/frame_writer.ts";
+import { sleep } from "../protocol/timers.ts";
 
 /**
  * Bytes a pipe write takes whole or not at all, even on a non-blocking pipe (PIPE_BUF: 4096 on
@@ -53,7 +54,7 @@ export const stdoutWriter: ByteWriter = {
       at += wrote;
       if (at === p.length) break;
       if (wrote > 0) pause = 1;
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await sleep(pause);
       pause = Math.min(2 * pause, RETRY_MAX_MS);
     }
     return at;

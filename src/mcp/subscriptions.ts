@@ -5,6 +5,7 @@ import { errorText } from "./config.ts";
 import type { KernelClient } from "./kernel_client.ts";
 import { parseResourceUri } from "./resource_uri.ts";
 import { updateFrames } from "./update_frame.ts";
+import { after } from "../protocol/timers.ts";
 
 /** How long unsubscribe waits for `events.unsubscribe` before closing anyway (M-SUB-4). */
 export const UNSUBSCRIBE_WAIT_MS = 1000;
@@ -88,12 +89,12 @@ export class SubscriptionRegistry {
     await entry.ready.catch(() => {});
     const conn = entry.conn;
     if (conn !== null) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let stopTimer = () => {};
       await Promise.race([
         conn.request("events.unsubscribe", { channel: entry.channel }).catch(() => {}),
-        new Promise((resolve) => timer = setTimeout(resolve, UNSUBSCRIBE_WAIT_MS)),
+        new Promise<void>((resolve) => stopTimer = after(UNSUBSCRIBE_WAIT_MS, resolve)),
       ]);
-      clearTimeout(timer);
+      stopTimer();
       conn.close();
     }
     return {};

@@ -1,8 +1,8 @@
 /** The one command-line parser of both programs: `node:util` parseArgs, strict, `--x v` and `--x=v`. */
 import { parseArgs } from "node:util";
+import { UsageError } from "./usage_error.ts";
 
-/** Thrown for bad usage; every CLI prints `<program>: <message>` and its usage line, and exits 2. */
-export class UsageError extends Error {}
+export { UsageError };
 
 /** How one option is written: a string value (repeatable when `multiple`) or a boolean switch. */
 export interface OptionSpec {

@@ -57,6 +57,7 @@ Deno.test("issue 11: bin/shoal-mcp is one Deno process, the facade under exactly
         ...flags,
         "--no-config",
         "--no-lock",
+        "--no-code-cache",
         `${REPO}/main.ts`,
       ]);
       assert.deepEqual(childrenOf(pid), [kernelPid(box.socket())], "only the kernel beside it");

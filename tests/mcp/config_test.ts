@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../../src/protocol/cli_args.ts";
-import { EnvReader, parseCommandLine, resolveConfig } from "../../src/mcp/config.ts";
+import { parseCommandLine } from "../../src/mcp/command_line.ts";
+import { EnvReader, NO_ARGUMENTS, resolveConfig } from "../../src/mcp/config.ts";
 import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
 import { subscriptionChannel } from "../../src/mcp/subscriptions.ts";
 import { negotiateVersion } from "../../src/mcp/server.ts";
@@ -56,6 +57,7 @@ Deno.test("M-ONB-1: --project DIR when serving is the directory sent on attach",
 });
 
 Deno.test("M-CLI-1: flags parse in both forms, the last wins and empty values count as unset", () => {
+  assert.deepEqual(parseCommandLine([]), NO_ARGUMENTS, "what the facade takes without parsing");
   assert.deepEqual(parseCommandLine(["--socket", "/s", "--session=w", "--token", ""]), {
     action: "serve",
     flags: { socket: "/s", session: "w" },
@@ -84,7 +86,7 @@ Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and
     "--allow-run=/bin/k",
     "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
     "--allow-sys=uid",
-    "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan",
+    "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded",
   ]);
   assert.deepEqual(localFlags(null, "/bin/k", "/").slice(0, 2), [
     "--no-prompt",
@@ -96,7 +98,7 @@ Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and
     "--allow-run=shoal-kernel",
     "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
     "--allow-sys=uid",
-    "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan",
+    "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded",
   ], "the release holds no net permission and writes nothing: its kernel's relay connects");
 });
 
