@@ -1,0 +1,36 @@
+/**
+ * bin/shoal-mcp keeps mcp_flags.ts's last answer under a checksum of what the answer depends on:
+ * a start whose environment differs only in variables the facade never reads (a client's or a
+ * terminal's per-start ids) takes the kept flags, one Deno process instead of two.
+ */
+import assert from "node:assert/strict";
+import { REPO, sandbox } from "../_support/sandbox.ts";
+
+const CACHE = `${REPO}/.tools/mcp_flags`;
+
+/** Runs `bin/shoal-mcp --version` under `env`; the inode of the kept answer after it. */
+async function versionThenCache(env: Record<string, string>): Promise<number | null> {
+  const out = await new Deno.Command(`${REPO}/bin/shoal-mcp`, {
+    args: ["--version"],
+    env,
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return Deno.statSync(CACHE).ino;
+}
+
+Deno.test("bin/shoal-mcp: variables the facade does not read leave the kept flags in use; one it reads asks again", async () => {
+  const box = await sandbox();
+  try {
+    const first = await versionThenCache(box.env({ VSCODE_PID: "1", TERM_SESSION_ID: "a" }));
+    const other = await versionThenCache(box.env({ VSCODE_PID: "2", TERM_SESSION_ID: "b" }));
+    assert.equal(other, first, "the kept answer was used, not written again");
+    const session = await versionThenCache(
+      box.env({ VSCODE_PID: "2", TERM_SESSION_ID: "b", SHOAL_SESSION: "elsewhere" }),
+    );
+    assert.notEqual(session, first, "SHOAL_SESSION is read by the facade: flags asked again");
+  } finally {
+    await box.cleanup();
+  }
+});
