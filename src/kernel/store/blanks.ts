@@ -66,14 +66,18 @@ export class Blanks {
   #topUp(): void {
     if (this.#refill || this.#closed) return;
     if (this.#files.length >= FILES && this.#dirs.length >= DIRS) return;
-    // Begun on a later turn of the event loop, once the taker's run has stored its blobs: making a
-    // blank locks `tmp/`, which the taker's renames out of it would wait for.
-    this.#refill = new Promise((resolve) => setTimeout(resolve, 0))
-      .then(() => this.#make())
-      .finally(() => this.#refill = null);
+    this.#refill = this.#make();
   }
 
+  /**
+   * Makes blanks until the pool is full, then marks the refill done in the same turn as its last
+   * look at the pool: a take a microtask later starts the next refill (marked done a promise hop
+   * later, such a take found the refill still running, and the pool stayed short for good).
+   */
   async #make(): Promise<void> {
+    // Begun on a later turn of the event loop, once the taker's run has stored its blobs: making a
+    // blank locks `tmp/`, which the taker's renames out of it would wait for.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     try {
       while (!this.#closed) {
         const files = this.#files.length;
@@ -85,11 +89,12 @@ export class Blanks {
         } else if (dirs < DIRS) {
           await Deno.mkdir(path, { mode: 0o700 });
           this.#dirs.push(path);
-        } else return;
+        } else break;
       }
     } catch {
       // tmp/ unwritable or gone: takers make their own until a later take tries again
     }
+    this.#refill = null;
   }
 
   #name(): string {
