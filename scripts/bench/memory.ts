@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { INLINE_PARSE_LIMIT } from "../../src/protocol/limits.ts";
-import { kernelPid } from "../../tests/_support/proc.ts";
+import { kernelPid, resetPeak } from "../../tests/_support/proc.ts";
 import { REPO, sandbox } from "../../tests/_support/sandbox.ts";
 import { delay } from "../../tests/_support/wait.ts";
 import { importCostTable } from "./import_cost.ts";
@@ -60,11 +60,6 @@ function rssOf(pid: number): Rss {
     file: kib("RssFile") / 1024,
     hwm: kib("VmHWM") / 1024,
   };
-}
-
-/** Resets the peak RSS (VmHWM) of `pid` to its RSS now (Linux ≥ 4.0, own processes). */
-function resetPeak(pid: number): void {
-  Deno.writeTextFileSync(`/proc/${pid}/clear_refs`, "5");
 }
 
 /** The figures of one round, in MiB. */

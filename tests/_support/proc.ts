@@ -209,6 +209,11 @@ export function peakKiB(pid: number, before: Memory, sampled: number): number {
   return hwm !== null && before.hwm !== null && hwm > before.hwm ? hwm : sampled;
 }
 
+/** Resets the peak RSS (VmHWM) of `pid`, one of this user's processes, to its RSS now (Linux ≥ 4.0). */
+export function resetPeak(pid: number): void {
+  Deno.writeTextFileSync(`/proc/${pid}/clear_refs`, "5");
+}
+
 /** Resident set size of `pid` in bytes. */
 export function rssBytes(pid: number): number {
   return memoryKiB(pid).rss * 1024;
