@@ -10,8 +10,8 @@ export interface BashChild {
   readonly status: Promise<Deno.CommandStatus>;
   /**
    * Its output pipes' identities as `/proc/PID/fd` links show them in the processes that hold
-   * them, when its starter knows them (FIFOs a launcher opened); else they are read from its own
-   * descriptors (`outputPipes` of pipe_holders.ts).
+   * them, when its starter knows them (FIFOs a launcher opened, pipes whose read ends the kernel
+   * made); else they are read from its own descriptors (`outputPipes` of pipe_holders.ts).
    */
   readonly pipes?: ReadonlySet<string> | null;
 }

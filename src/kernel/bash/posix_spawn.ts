@@ -11,6 +11,7 @@ import type { BashChild } from "./bash_child.ts";
 import { C_FACTS } from "./c_library.ts";
 import { closeFd, cString, EINTR, errno } from "./fd_calls.ts";
 import { fdReadable } from "./fd_stream.ts";
+import { ownPipes } from "./pipe_holders.ts";
 import { dropFd, fdWaiterAvailable, waitFd } from "./fd_waiter.ts";
 import { commandStatus } from "./wait_status.ts";
 
@@ -194,8 +195,9 @@ export interface SpawnSpec {
  * Spawns `argv` (its program a path; relative ones are taken from the kernel's cwd) as the leader
  * of a new session and process group, in `cwd` with exactly `env`, stdin /dev/null, stdout and
  * stderr on fresh pipes; no other descriptor of the kernel is inherited (all are close-on-exec),
- * and SIGPIPE, which the kernel ignores, is default again. Throws Deno.errors.NotFound when the
- * program or `cwd` does not exist.
+ * and SIGPIPE, which the kernel ignores, is default again. The child carries its pipes'
+ * identities, read from the kernel's ends. Throws Deno.errors.NotFound when the program or `cwd`
+ * does not exist.
  */
 export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
   const c = libc();
@@ -254,5 +256,6 @@ export function posixSpawn({ argv, cwd, env }: SpawnSpec): BashChild {
     c.posix_spawn_file_actions_destroy(actions);
   }
   const status = reap(c, pid, pidFd);
-  return { pid, stdout: fdReadable(outRead), stderr: fdReadable(errRead), status };
+  const pipes = ownPipes([outRead, errRead]);
+  return { pid, stdout: fdReadable(outRead), stderr: fdReadable(errRead), status, pipes };
 }

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { BashChild } from "../../../src/kernel/bash/bash_child.ts";
+import { outputPipes } from "../../../src/kernel/bash/pipe_holders.ts";
 import { posixSpawn, posixSpawnAvailable } from "../../../src/kernel/bash/posix_spawn.ts";
 
 const ignore = !posixSpawnAvailable();
@@ -255,5 +256,23 @@ Deno.test({
       assert.equal(out, `${i}\n`);
       assert.equal(status.code, i);
     });
+  },
+});
+
+Deno.test({
+  name:
+    "the spawned child carries its stdout and stderr pipes' identities, read from the kernel's ends",
+  ignore,
+  fn: async () => {
+    const child = spawnBash("read -r _ </proc/self/fd/0; sleep 5");
+    try {
+      assert.ok(child.pipes);
+      assert.equal(child.pipes.size, 2);
+      for (const pipe of child.pipes) assert.match(pipe, /^pipe:\[[0-9]+\]$/);
+      assert.deepEqual(child.pipes, outputPipes(child.pid)); // the child's own fds 1 and 2
+    } finally {
+      Deno.kill(-child.pid, "SIGKILL");
+      await finish(child);
+    }
   },
 });
