@@ -276,11 +276,11 @@ export class Analyzer {
     if (op === "<<<") return;
     if (op === ">&" || op === "<&") {
       if (target.text !== null && /^(\d+-?|-)$/.test(target.text)) return;
-      this.#paths.path(op === ">&" ? "fs_write" : "fs_read", target, cwds, true);
+      this.#paths.path(op === ">&" ? "fs_write" : "fs_read", target, cwds, "redirect");
       return;
     }
-    if (op === "<" || op === "<>") this.#paths.path("fs_read", target, cwds, true);
-    if (op !== "<") this.#paths.path("fs_write", target, cwds, true);
+    if (op === "<" || op === "<>") this.#paths.path("fs_read", target, cwds, "redirect");
+    if (op !== "<") this.#paths.path("fs_write", target, cwds, "redirect");
   }
 
   // ---- simple commands --------------------------------------------------------------------
@@ -360,6 +360,7 @@ export class Analyzer {
     const paths = this.#paths;
     return {
       path: (kind, arg) => paths.path(kind, arg, cwds),
+      output: (arg) => paths.path("fs_write", arg, cwds, "output"),
       cwd: (kind) => paths.cwd(kind, cwds),
       names: (kind, names) => effects.names(kind, names),
       flag: (kind) => effects.flag(kind),

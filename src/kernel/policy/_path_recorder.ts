@@ -22,6 +22,12 @@ import { PathChecks } from "./_path_checks.ts";
 const GIT_REDIRECT =
   /^GIT_(DIR|COMMON_DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|CONFIG(_.*)?|EXEC_PATH|TEMPLATE_DIR|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|REPLACE_REF_BASE|SHALLOW_FILE|GRAFT_FILE|ATTR_.*|EXTERNAL_DIFF|DIFF_OPTS|(SEQUENCE_)?EDITOR|PAGER|SSH(_COMMAND)?|ASKPASS|PROXY_COMMAND|TRACE.*)$/;
 
+/**
+ * How a command reaches a path: as an operand, as an output (a file it opens to write data into)
+ * or as a redirection's target.
+ */
+export type PathUse = "operand" | "output" | "redirect";
+
 /** Path effects of one derivation. */
 export class PathRecorder {
   readonly #state: EffectState;
@@ -65,22 +71,26 @@ export class PathRecorder {
 
   /**
    * Records a path effect for a word, resolved physically (symlinks of its existing prefix)
-   * against every possible cwd; `link` marks a path the command may turn into a link.
+   * against every possible cwd; `link` marks a path the command may turn into a link. A
+   * redirection's special device (K-EFF-3) touches no file, nor does an output to `/dev/null`: a
+   * command's output operand is opened by the command, which writes into a directory that
+   * `/dev/fd/N` or `/dev/stdout` may name (`cp f /dev/fd/3`), but `/dev/null` is always the device.
    */
-  path(kind: FsKind, arg: ArgValue, cwds: Cwds, redirect = false, link = false): void {
+  path(kind: FsKind, arg: ArgValue, cwds: Cwds, use: PathUse = "operand", link = false): void {
     if (arg.text === "") return;
     const candidates = this.candidates(arg, cwds);
     if (candidates === null) return;
     const paths: string[] = [];
     for (const candidate of candidates) {
       const lexical = normalizePath(candidate);
-      const socket = redirect ? devSocket(lexical) : null;
+      const socket = use === "redirect" ? devSocket(lexical) : null;
       if (socket !== null) {
         if (socket.port === null) this.#effects.opaque(`socket port not numeric: ${lexical}`);
         else this.#effects.connect(socket.host, socket.port);
         continue;
       }
-      if (redirect && isSpecialDevice(lexical)) continue;
+      if (use === "redirect" && isSpecialDevice(lexical)) continue;
+      if (use === "output" && lexical === "/dev/null") continue;
       if (/^\/(dev|proc)\//.test(lexical)) {
         paths.push(lexical);
         continue;
@@ -120,7 +130,7 @@ export class PathRecorder {
         ? names.map((name) => STATIC(`${candidate}/${name}`))
         : [STATIC(candidate)];
       this.#effects.paths("fs_write", physical === null ? [] : [physical]);
-      for (const entry of entries) this.path("fs_write", entry, cwds, false, true);
+      for (const entry of entries) this.path("fs_write", entry, cwds, "operand", true);
     }
   }
 

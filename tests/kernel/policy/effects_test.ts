@@ -75,6 +75,55 @@ Deno.test("K-EFF-3: redirections", () => {
   assert.deepEqual(derive("cat <<EOF\nhello\nEOF\n").effects, [spawn("cat")]);
 });
 
+Deno.test("K-EFF-3: an output operand /dev/null touches no file, as a redirection's does not", () => {
+  const writes = (src: string) =>
+    derive(src, "/w", { env: { HOME: "/home/me" } }).effects.filter((e) =>
+      e.kind === "fs_write" || e.kind === "opaque"
+    );
+  for (
+    const src of [
+      "cp f /dev/null",
+      "cp -t /dev/null f",
+      "tee /dev/null < f",
+      "tee -a /dev/null",
+      "dd if=f of=/dev/null",
+      "curl -sS -o /dev/null -D /dev/null https://example.com/x",
+      "wget -q -O /dev/null -o /dev/null https://example.com/x",
+      "sort -o /dev/null f",
+      "uniq f /dev/null",
+      "xxd f /dev/null",
+      "sed -n 'w /dev/null' f",
+      "tree -o /dev/null",
+      "cp f /dev/../dev/null",
+    ]
+  ) assert.deepEqual(writes(src), [], src);
+  // What else writes there still does: it changes the device's mode, owner or times, replaces it,
+  // or is not /dev/null (/dev/fd/3 and /dev/stdout may name a directory cp copies into).
+  for (
+    const src of [
+      "cp -p f /dev/null",
+      "cp --preserve=mode f /dev/null",
+      "cp --attr f /dev/null",
+      "cp --remove-destination f /dev/null",
+      "cp -r d /dev/null",
+      "install f /dev/null",
+      "mv f /dev/null",
+      "chmod 600 /dev/null",
+      "touch /dev/null",
+      "truncate -s 0 /dev/null",
+      "cp f /dev/fd/3",
+      "cp f /dev/stdout",
+      "tee /dev/zero",
+      "sort -T /dev/null f",
+    ]
+  ) {
+    assert.ok(
+      writes(src).some((e) => e.kind === "fs_write" && e.paths.some((p) => p.startsWith("/dev/"))),
+      src,
+    );
+  }
+});
+
 Deno.test("K-EFF-3a: curl -o f https://example.com:8443/x", () => {
   assert.deepEqual(derive("curl -o f https://example.com:8443/x").effects, [
     { kind: "fs_write", paths: ["/w/f"] },

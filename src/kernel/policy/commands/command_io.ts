@@ -14,6 +14,8 @@ export interface ArgValue {
 /** Where a handler reports effects; paths resolve against the analyzer's possible cwds. */
 export interface CommandIO {
   path(kind: FsKind, arg: ArgValue): void;
+  /** A file the command opens to write data into (`fs_write`; `/dev/null` is none). */
+  output(arg: ArgValue): void;
   cwd(kind: FsKind): void;
   names(kind: NamesKind, names: string[]): void;
   flag(kind: FlagKind): void;
@@ -33,6 +35,11 @@ export type CommandHandler = (args: ArgValue[], io: CommandIO) => void;
 
 /** A static single-field word. */
 export const STATIC = (text: string): ArgValue => ({ text, single: true, prefix: text });
+
+/** Reports each operand as an output, skipping `-` (standard output). */
+export function eachOutput(io: CommandIO, operands: readonly ArgValue[]): void {
+  for (const operand of operands) if (operand.text !== "-") io.output(operand);
+}
 
 /** Reports `kind` for each operand, skipping `-` (standard input/output). */
 export function eachPath(io: CommandIO, kind: FsKind, operands: readonly ArgValue[]): void {

@@ -1,5 +1,5 @@
 /** curl: the hosts it connects to and the files it reads and writes. */
-import { type ArgValue, type CommandIO, eachPath, STATIC } from "./command_io.ts";
+import { type ArgValue, type CommandIO, eachOutput, eachPath, STATIC } from "./command_io.ts";
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import { connectUrl } from "./url.ts";
 
@@ -133,7 +133,7 @@ export function curl(args: ArgValue[], io: CommandIO): void {
       connectUrl(io, STATIC(`${text}:1080`));
     } else connectUrl(io, proxy);
   }
-  const writes = optionValues(
+  const outputs = optionValues(
     parsed,
     "-o",
     "--output",
@@ -147,9 +147,9 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     "--etag-save",
     "--hsts",
     "--alt-svc",
-    "--output-dir",
   );
-  eachPath(io, "fs_write", writes);
+  eachOutput(io, outputs);
+  eachPath(io, "fs_write", optionValues(parsed, "--output-dir"));
   if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name")) {
     if (!hasOption(parsed, "--output-dir")) io.cwd("fs_write");
   }

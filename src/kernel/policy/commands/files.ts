@@ -4,14 +4,23 @@ import {
   type ArgValue,
   type CommandHandler,
   type CommandIO,
+  eachOutput,
   eachPath,
   STATIC,
 } from "./command_io.ts";
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import type { ReaderSpec } from "./readers.ts";
 
-/** cp/mv/install: sources are `sourceKind`, the last operand or `-t` directory is written. */
-export function transfer(sourceKind: FsKind, spec: ReaderSpec): CommandHandler {
+/**
+ * cp/mv/install: sources are `sourceKind`, the last operand or `-t` directory is written. Given
+ * `reshapes` (cp), a destination is an output, data written into it, unless one of those options
+ * also sets its mode or owner or replaces it.
+ */
+export function transfer(
+  sourceKind: FsKind,
+  spec: ReaderSpec,
+  reshapes: readonly string[] | null = null,
+): CommandHandler {
   return (args, io) => {
     const parsed = parse(args, spec, io);
     if (parsed === null) return;
@@ -25,8 +34,9 @@ export function transfer(sourceKind: FsKind, spec: ReaderSpec): CommandHandler {
     }
     // mv moves links as they are; cp copies them as links when recursive or told to.
     const linking = sourceKind === "fs_delete" || hasOption(parsed, ...COPIES_LINKS);
+    const output = reshapes !== null && !hasOption(parsed, ...reshapes);
     const write = (dest: ArgValue, sources: readonly ArgValue[]) =>
-      linking ? io.link(dest, sources) : io.path("fs_write", dest);
+      linking ? io.link(dest, sources) : output ? io.output(dest) : io.path("fs_write", dest);
     if (hasOption(parsed, "-d", "--directory")) {
       eachPath(io, "fs_write", parsed.operands);
       return;
@@ -86,6 +96,12 @@ export function link(args: ArgValue[], io: CommandIO): void {
   }
 }
 
+/** tee: writes what it reads into each operand. */
+export function tee(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, {}, io);
+  if (parsed !== null) eachOutput(io, parsed.operands);
+}
+
 /** A handler that reports `kind` for every operand. */
 export function simple(kind: FsKind, spec: ReaderSpec = {}): CommandHandler {
   return (args, io) => {
@@ -142,11 +158,11 @@ export function dd(args: ArgValue[], io: CommandIO): void {
       if (arg.text === null && !arg.prefix.includes("=")) io.opaque("dynamic argument");
       continue;
     }
-    const kind = match[1] === "if" ? "fs_read" : "fs_write";
     // bash expands `~` after `=` here; resolving it is left to the opaque path.
     const value = arg.text === null || match[2].startsWith("~")
       ? { text: null, single: true, prefix: "" }
       : STATIC(match[2]);
-    io.path(kind, value);
+    if (match[1] === "if") io.path("fs_read", value);
+    else io.output(value);
   }
 }

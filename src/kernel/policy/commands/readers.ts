@@ -1,5 +1,5 @@
 /** Commands that read their operands, and listers that read a directory by default. */
-import { type CommandHandler, type CommandIO, eachPath } from "./command_io.ts";
+import { type CommandHandler, type CommandIO, eachOutput, eachPath } from "./command_io.ts";
 import { hasOption, type OptionSpec, optionValues, parse, type Parsed } from "./_getopt.ts";
 
 /** Option tables of a reader: which option values and operands are files, and what runs. */
@@ -8,13 +8,15 @@ export interface ReaderSpec extends OptionSpec {
   reads?: readonly string[];
   /** Options whose value is a file that is written. */
   writes?: readonly string[];
+  /** Options whose value is a file the command writes data into (see `CommandIO.output`). */
+  outputs?: readonly string[];
   /** Options that make the command run other programs. */
   runs?: readonly string[];
   /** Options that make the command write a file named after something else. */
   names?: readonly string[];
   /** Options naming a file that lists more files to read, which analysis cannot see. */
   lists?: readonly string[];
-  /** Operand positions (0-based) that are written instead of read. */
+  /** Operand positions (0-based) that are written (outputs) instead of read. */
   writtenOperands?: readonly number[];
 }
 
@@ -42,9 +44,11 @@ export function reader(spec: ReaderSpec): CommandHandler {
     if (parsed === null || unfollowed(spec, parsed, io)) return;
     eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
     eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
+    eachOutput(io, optionValues(parsed, ...(spec.outputs ?? [])));
     parsed.operands.forEach((operand, index) => {
       if (operand.text === "-") return;
-      io.path(spec.writtenOperands?.includes(index) ? "fs_write" : "fs_read", operand);
+      if (spec.writtenOperands?.includes(index)) io.output(operand);
+      else io.path("fs_read", operand);
     });
   };
 }
@@ -56,7 +60,7 @@ export const BSD_READERS: Record<string, ReaderSpec> = {
     short: "bio",
     long: ["break", "input", "output"],
     reads: ["-i", "--input"],
-    writes: ["-o", "--output"],
+    outputs: ["-o", "--output"],
   },
 };
 
@@ -86,7 +90,8 @@ export const READERS: Record<string, ReaderSpec> = {
     ],
     reads: ["--random-source"],
     lists: ["--files0-from"],
-    writes: ["-o", "--output", "-T", "--temporary-directory"],
+    outputs: ["-o", "--output"],
+    writes: ["-T", "--temporary-directory"],
     runs: ["--compress-program"],
   },
   uniq: {
@@ -165,7 +170,7 @@ export const READERS: Record<string, ReaderSpec> = {
     short: "bhjkoOpPtTxyz#",
     long: ["log-file", "LOG-FILE", "lesskey-file", "tag", "pattern", "prompt", "shift", "tabs"],
     reads: ["-k", "--lesskey-file"],
-    writes: ["-o", "-O", "--log-file", "--LOG-FILE"],
+    outputs: ["-o", "-O", "--log-file", "--LOG-FILE"],
   },
 };
 
@@ -178,6 +183,7 @@ export function lister(spec: ReaderSpec): CommandHandler {
     if (parsed === null || unfollowed(spec, parsed, io)) return;
     eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
     eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
+    eachOutput(io, optionValues(parsed, ...(spec.outputs ?? [])));
     if (parsed.operands.length === 0) io.cwd("fs_read");
     eachPath(io, "fs_read", parsed.operands);
   };

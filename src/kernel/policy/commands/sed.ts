@@ -51,8 +51,9 @@ function sedWith(spec: OptionSpec, args: ArgValue[], io: CommandIO): void {
     return;
   }
   for (const file of scan.reads) io.path("fs_read", STATIC(file));
+  // sed itself writes `w /dev/stdout` and `w /dev/stderr` to its own output streams.
   for (const file of scan.writes) {
-    if (file !== "/dev/stdout" && file !== "/dev/stderr") io.path("fs_write", STATIC(file));
+    if (file !== "/dev/stdout" && file !== "/dev/stderr") io.output(STATIC(file));
   }
   const inPlace = hasOption(parsed, "-i", "-I", "--in-place");
   eachPath(io, inPlace ? "fs_write" : "fs_read", operands);

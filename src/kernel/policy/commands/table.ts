@@ -9,7 +9,7 @@ import { grep, ripgrep } from "./search.ts";
 import { jq } from "./jq.ts";
 import { bsdSed, sed } from "./sed.ts";
 import { find } from "./find.ts";
-import { changeAttributes, dd, link, rmdir, simple, transfer } from "./files.ts";
+import { changeAttributes, dd, link, rmdir, simple, tee, transfer } from "./files.ts";
 import { curl } from "./curl.ts";
 import { wget } from "./wget.ts";
 import { git } from "./git.ts";
@@ -75,13 +75,14 @@ const TABLE: Record<string, CommandHandler> = {
   tree: lister({
     short: "LPIoHT",
     long: ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile"],
-    writes: ["-o"],
+    outputs: ["-o"],
   }),
   find,
   cp: transfer("fs_read", {
     short: "St",
     long: ["suffix", "target-directory", "sparse", "no-preserve"],
-  }),
+    flags: ["preserve", "attributes-only", "remove-destination"],
+  }, ["-p", "--preserve", "--attributes-only", "--remove-destination"]),
   install: transfer("fs_read", {
     short: "mogSt",
     long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
@@ -103,7 +104,7 @@ const TABLE: Record<string, CommandHandler> = {
     long: ["size", "reference"],
     reads: ["-r", "--reference"],
   }),
-  tee: simple("fs_write"),
+  tee,
   ln: link,
   chmod: changeAttributes(true),
   chown: changeAttributes(false),

@@ -1,5 +1,5 @@
 /** wget: the hosts it connects to and the files it writes. */
-import { type ArgValue, type CommandIO, eachPath } from "./command_io.ts";
+import { type ArgValue, type CommandIO, eachOutput, eachPath } from "./command_io.ts";
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import { connectUrl } from "./url.ts";
 
@@ -61,12 +61,11 @@ export function wget(args: ArgValue[], io: CommandIO): void {
   for (const url of parsed.operands) connectUrl(io, url);
   const document = optionValues(parsed, "-O", "--output-document");
   const prefix = optionValues(parsed, "-P", "--directory-prefix");
-  if (document.length > 0) eachPath(io, "fs_write", document);
+  if (document.length > 0) eachOutput(io, document);
   else if (prefix.length > 0) eachPath(io, "fs_write", prefix);
   else io.cwd("fs_write");
-  eachPath(
+  eachOutput(
     io,
-    "fs_write",
     optionValues(parsed, "-o", "--output-file", "-a", "--append-output", "--save-cookies"),
   );
   eachPath(

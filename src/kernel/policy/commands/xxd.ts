@@ -3,7 +3,7 @@
  * matches by prefix (`-c8`, `-cols 8`, `-capitalize` all start with `-c`), so it has its own
  * table: an option word it does not know makes the call opaque rather than shift the operands.
  */
-import { type ArgValue, type CommandIO, eachPath } from "./command_io.ts";
+import { type ArgValue, type CommandIO, eachOutput, eachPath } from "./command_io.ts";
 
 /** Options taking a value, by letter, with the long spelling that also takes the next word. */
 const VALUED: Record<string, string> = {
@@ -81,5 +81,5 @@ export function xxd(args: ArgValue[], io: CommandIO): void {
     return;
   }
   eachPath(io, "fs_read", operands.slice(0, 1));
-  eachPath(io, "fs_write", operands.slice(1));
+  eachOutput(io, operands.slice(1));
 }
