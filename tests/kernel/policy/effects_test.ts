@@ -105,6 +105,7 @@ Deno.test("K-EFF-3: an output operand /dev/null touches no file, as a redirectio
       "cp --preserve=mode f /dev/null",
       "cp --attr f /dev/null",
       "cp --remove-destination f /dev/null",
+      "cp -Z f /dev/null",
       "cp -r d /dev/null",
       "install f /dev/null",
       "mv f /dev/null",

@@ -81,8 +81,8 @@ const TABLE: Record<string, CommandHandler> = {
   cp: transfer("fs_read", {
     short: "St",
     long: ["suffix", "target-directory", "sparse", "no-preserve"],
-    flags: ["preserve", "attributes-only", "remove-destination"],
-  }, ["-p", "--preserve", "--attributes-only", "--remove-destination"]),
+    flags: ["preserve", "attributes-only", "remove-destination", "context"],
+  }, ["-p", "--preserve", "--attributes-only", "--remove-destination", "-Z", "--context"]),
   install: transfer("fs_read", {
     short: "mogSt",
     long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
