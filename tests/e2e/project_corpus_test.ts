@@ -18,7 +18,7 @@ import { ErrorCode, RpcError } from "../../src/protocol/errors.ts";
 const CORPUS = new URL("./project_corpus.txt", import.meta.url);
 
 /** How many corpus commands must run without approval (the target is 95 %). */
-const FLOOR = 191;
+const FLOOR = 193;
 
 hostTest(
   "M-ONB-3: the project agent runs at least 95 % of an ordinary-work corpus in a real repository without approval",

@@ -9,7 +9,7 @@ import type { Cwds } from "./_cwds.ts";
 import { globMayClimb } from "./_paths.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 import { type ArgValue, STATIC } from "./commands/command_io.ts";
-import { isSpecialDevice } from "./_shell_tables.ts";
+import { isInertSource, isSpecialDevice } from "./_shell_tables.ts";
 import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";
 import { findRepository, gitConfigPaths, gitRunsConfiguredCode } from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
@@ -71,10 +71,11 @@ export class PathRecorder {
 
   /**
    * Records a path effect for a word, resolved physically (symlinks of its existing prefix)
-   * against every possible cwd; `link` marks a path the command may turn into a link. A
-   * redirection's special device (K-EFF-3) touches no file, nor does an output to `/dev/null`: a
-   * command's output operand is opened by the command, which writes into a directory that
-   * `/dev/fd/N` or `/dev/stdout` may name (`cp f /dev/fd/3`), but `/dev/null` is always the device.
+   * against every possible cwd; `link` marks a path the command may turn into a link. Reading an
+   * inert device is nothing. A redirection's special device (K-EFF-3) touches no file, nor does an
+   * output to `/dev/null`: a command opens its output operand itself and writes into a directory
+   * that `/dev/fd/N` or `/dev/stdout` may name (`cp f /dev/fd/3`), but `/dev/null` is always the
+   * device.
    */
   path(kind: FsKind, arg: ArgValue, cwds: Cwds, use: PathUse = "operand", link = false): void {
     if (arg.text === "") return;
@@ -91,6 +92,7 @@ export class PathRecorder {
       }
       if (use === "redirect" && isSpecialDevice(lexical)) continue;
       if (use === "output" && lexical === "/dev/null") continue;
+      if (kind === "fs_read" && isInertSource(lexical)) continue;
       if (/^\/(dev|proc)\//.test(lexical)) {
         paths.push(lexical);
         continue;

@@ -162,6 +162,14 @@ export function isSpecialDevice(path: string): boolean {
     path.startsWith("/dev/fd/");
 }
 
+/**
+ * Devices that give the same bytes to every reader and keep nothing: reading one, as an operand or
+ * a redirection, reveals and changes nothing (`cat /dev/null > f`, `head -c 16 /dev/urandom`).
+ */
+export function isInertSource(path: string): boolean {
+  return ["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"].includes(path);
+}
+
 /** `trap` forms that install no command: listing, resetting, ignoring. */
 export function harmlessTrap(args: ArgValue[]): boolean {
   const words = args.filter((arg) => arg.text !== "--");

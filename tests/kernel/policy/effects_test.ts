@@ -125,6 +125,29 @@ Deno.test("K-EFF-3: an output operand /dev/null touches no file, as a redirectio
   }
 });
 
+Deno.test("K-EFF-3: reading /dev/null, /dev/zero, /dev/random or /dev/urandom is no effect", () => {
+  const reads = (src: string) =>
+    derive(src).effects.filter((e) => e.kind === "fs_read" || e.kind === "opaque");
+  for (
+    const src of [
+      "cat /dev/null",
+      "head -c 16 /dev/urandom",
+      "dd if=/dev/zero bs=1k count=1",
+      "tr -dc a-z < /dev/urandom",
+      "od -An -N4 /dev/random",
+      "diff /dev/null /dev/null",
+    ]
+  ) assert.deepEqual(reads(src), [], src);
+  assert.deepEqual(derive("cat /dev/null > f").effects, [
+    { kind: "fs_write", paths: ["/w/f"] },
+    spawn("cat"),
+  ]);
+  // Other devices and what a read of a device names are still reads.
+  for (const src of ["cat /dev/sda", "cat /dev/fd/3", "head /dev/../etc/passwd", "cat /dev/tty"]) {
+    assert.ok(reads(src).some((e) => e.kind === "fs_read"), src);
+  }
+});
+
 Deno.test("K-EFF-3a: curl -o f https://example.com:8443/x", () => {
   assert.deepEqual(derive("curl -o f https://example.com:8443/x").effects, [
     { kind: "fs_write", paths: ["/w/f"] },
@@ -261,8 +284,8 @@ Deno.test("K-EFF-3a: readers, listers and writers", () => {
     paths: ["/w/a", "/w/b"],
   });
   assert.deepEqual(derive("chown me:me f").effects[0], { kind: "fs_write", paths: ["/w/f"] });
-  assert.deepEqual(derive("dd if=/dev/zero of=img bs=1M").effects.slice(0, 2), [
-    { kind: "fs_read", paths: ["/dev/zero"] },
+  assert.deepEqual(derive("dd if=disk.raw of=img bs=1M").effects.slice(0, 2), [
+    { kind: "fs_read", paths: ["/w/disk.raw"] },
     { kind: "fs_write", paths: ["/w/img"] },
   ]);
   assert.deepEqual(derive("rm -- -rf").effects[0], { kind: "fs_delete", paths: ["/w/-rf"] });
