@@ -368,6 +368,7 @@ export class Analyzer {
       opaque: (reason) => effects.opaque(reason),
       link: (dest, sources) => paths.link(dest, sources, cwds),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
+      gitConfig: (dir, scope) => paths.gitConfig(dir, scope, cwds),
     };
   }
 

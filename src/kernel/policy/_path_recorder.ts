@@ -8,7 +8,7 @@ import type { EffectState, FsKind } from "./effect_types.ts";
 import type { Cwds } from "./_cwds.ts";
 import { globMayClimb } from "./_paths.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
-import { type ArgValue, STATIC } from "./commands/command_io.ts";
+import { type ArgValue, type GitConfigScope, STATIC } from "./commands/command_io.ts";
 import { isInertSource, isSpecialDevice } from "./_shell_tables.ts";
 import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";
 import { findRepository, gitConfigPaths, gitRunsConfiguredCode } from "./_git_repository.ts";
@@ -157,6 +157,38 @@ export class PathRecorder {
       const reason = gitRunsConfiguredCode(repo, this.#state.home, env, hooks);
       if (reason !== null) this.#effects.opaque(reason);
       this.#checks.gitPaths(gitConfigPaths(repo, this.#state.home));
+    }
+  }
+
+  /**
+   * The configuration file of `scope` that git in `dir` (or the cwd) writes: the repository's
+   * `config` (or `config.worktree`), both user files, or the system one. Opaque when there is no
+   * repository yet (a `git init` earlier in the source makes one) or no HOME.
+   */
+  gitConfig(dir: ArgValue | null, scope: GitConfigScope, cwds: Cwds): void {
+    if (scope === "system") {
+      this.#effects.paths("fs_write", ["/etc/gitconfig"]);
+      return;
+    }
+    if (scope === "global") {
+      const home = this.#state.home;
+      const xdg = this.#state.env.XDG_CONFIG_HOME || `${home}/.config`;
+      if (home === undefined) this.#effects.opaque("git config without HOME");
+      else this.#effects.paths("fs_write", [`${home}/.gitconfig`, `${xdg}/git/config`]);
+      return;
+    }
+    const dirs = dir === null ? cwds : this.candidates(dir, cwds);
+    if (dirs === null) return;
+    for (const candidate of dirs) {
+      const repo = findRepository(physicalPath(candidate) ?? candidate);
+      if (repo === null) {
+        this.#effects.opaque("git config outside a repository");
+        continue;
+      }
+      const file = scope === "local"
+        ? `${repo.commonDir}/config`
+        : `${repo.gitDir}/config.worktree`;
+      this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
     }
   }
 }

@@ -666,6 +666,66 @@ Deno.test("K-EFF-3a: abbreviated long options resolve like getopt_long, so a wri
   assert.deepEqual(kinds("wget --exec x http://h/"), ["proc_spawn", "opaque"]);
 });
 
+Deno.test("K-EFF-3a: git config and git remote writes name the configuration file they change", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/.git`);
+    const writes = (src: string) => derive(src, dir, { home: "/home/me" }).effects[0];
+    const local = { kind: "fs_write", paths: [`${dir}/.git/config`] };
+    for (
+      const src of [
+        "git config user.email a@b",
+        "git config --local --type=bool core.x true",
+        "git config set user.name me",
+        "git config --unset user.name",
+        "git config unset user.name",
+        "git remote add origin https://example.com/r.git",
+        "git remote set-url origin https://example.com/r.git",
+        "git remote remove origin",
+      ]
+    ) assert.deepEqual(writes(src), local, src);
+    assert.deepEqual(writes("git config --worktree a.b c"), {
+      kind: "fs_write",
+      paths: [`${dir}/.git/config.worktree`],
+    });
+    assert.deepEqual(writes("git config --global user.name me"), {
+      kind: "fs_write",
+      paths: ["/home/me/.config/git/config", "/home/me/.gitconfig"],
+    });
+    assert.deepEqual(writes("git config --system a.b c"), {
+      kind: "fs_write",
+      paths: ["/etc/gitconfig"],
+    });
+    // Reads, editors, other files, fetches and what is not followed stay opaque.
+    for (
+      const src of [
+        "git config user.email",
+        "git config --get user.email",
+        "git config --list",
+        "git config list",
+        "git config -e",
+        "git config -f other a.b c",
+        "git config --frobnicate a.b c",
+        "git remote -v",
+        "git remote add -f origin u",
+        "git remote update",
+      ]
+    ) {
+      const effects = derive(src, dir).effects;
+      assert.ok(effects.some((e) => e.kind === "opaque"), src);
+      assert.ok(!effects.some((e) => e.kind === "fs_write"), src);
+    }
+  });
+  // No repository yet (`git init` in the same source makes one): opaque, as before.
+  await withTempDir((dir) => {
+    assert.ok(
+      derive("git config a.b c", dir).effects.some((e) =>
+        e.kind === "opaque" && e.reason === "git config outside a repository"
+      ),
+    );
+    return Promise.resolve();
+  });
+});
+
 Deno.test("K-EFF-3a: git read subcommands that read outside the tree or take dynamic options are opaque", () => {
   for (
     const src of [

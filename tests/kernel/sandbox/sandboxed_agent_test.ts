@@ -684,3 +684,29 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "P-SBX-6: git remote add asks approval for the protected .git/config (not an EBUSY in the sandbox), and the approved plan writes it",
+  NEEDS_TIER_B,
+  () =>
+    world({ "agent:coder": { ...CODER, approve_in_client: true } }, async ({ k, proj, agent }) => {
+      const human = await k.attach("work");
+      await run(human, "git init -q");
+      const coder = await agent("agent:coder");
+      const url = "https://example.com/r.git";
+      const asked = await rpcError(exec(coder, `git remote add origin ${url}`));
+      assert.equal(asked.code, -32011, JSON.stringify(asked.data));
+      const data = asked.data as Rec;
+      assert.deepEqual((data.effects as Rec[])[0], {
+        kind: "fs_write",
+        paths: [`${proj}/.git/config`],
+      });
+      await coder.request("plan.approve", { plan_ref: data.plan_ref, via: "client" });
+      const applied = await coder.request("plan.apply", {
+        plan_ref: data.plan_ref,
+        position: "value",
+      }) as Rec;
+      assert.equal((applied.value as Rec).ok, true, JSON.stringify(applied.value));
+      assert.equal(text((await run(human, "git remote get-url origin")).out), `${url}\n`);
+    }),
+);

@@ -28,7 +28,12 @@ export interface CommandIO {
   link(dest: ArgValue, sources: readonly ArgValue[]): void;
   /** git runs in `dir` (null: the cwd); `hooks` when the subcommand runs hooks. */
   repository(dir: ArgValue | null, hooks: boolean): void;
+  /** git run in `dir` (null: the cwd) writes the configuration file of `scope`. */
+  gitConfig(dir: ArgValue | null, scope: GitConfigScope): void;
 }
+
+/** Which of git's configuration files a command writes (`git config --global`, …). */
+export type GitConfigScope = "local" | "worktree" | "global" | "system";
 
 /** Effects of one known command, given its arguments after argv0. */
 export type CommandHandler = (args: ArgValue[], io: CommandIO) => void;

@@ -1,6 +1,6 @@
 /** git: the work tree its known subcommands read or write. */
 import type { FsKind } from "../effect_types.ts";
-import { type ArgValue, type CommandIO, STATIC } from "./command_io.ts";
+import { type ArgValue, type CommandIO, type GitConfigScope, STATIC } from "./command_io.ts";
 
 const GIT_READ = new Set(["status", "log", "diff", "show", "blame", "ls-files", "rev-parse"]);
 const GIT_WRITE = new Set([
@@ -28,6 +28,55 @@ function gitUnfollowed(word: string): boolean {
   return name !== undefined &&
     GIT_UNFOLLOWED.some((option) => option.startsWith(name) || name.startsWith(option));
 }
+
+/** `git config` options that choose the file, by the scope they name. */
+const CONFIG_SCOPES: Record<string, GitConfigScope> = {
+  "--local": "local",
+  "--worktree": "worktree",
+  "--global": "global",
+  "--system": "system",
+};
+
+/** `git config` options that change the configuration (the others' forms read it). */
+const CONFIG_WRITES = [
+  "--add",
+  "--replace-all",
+  "--unset",
+  "--unset-all",
+  "--rename-section",
+  "--remove-section",
+];
+
+/** `git config` options that only shape what is read or written. */
+const CONFIG_SHAPES =
+  /^--(bool|int|bool-or-int|bool-or-str|path|expiry-date|type=.*|no-type|null|name-only|show-origin|show-scope|includes|no-includes|fixed-value|default=.*|comment=.*|all)$|^-z$/;
+
+/**
+ * Which configuration file `git config ARGS` writes: its scope, or "read" for the forms that only
+ * read, or null for what is not followed (another file, an editor, an unknown option).
+ */
+function configWrite(rest: readonly ArgValue[]): GitConfigScope | "read" | null {
+  let scope: GitConfigScope = "local";
+  let writes = false;
+  const operands: string[] = [];
+  for (const arg of rest) {
+    const text = arg.text!;
+    if (text in CONFIG_SCOPES) scope = CONFIG_SCOPES[text];
+    else if (CONFIG_WRITES.includes(text)) writes = true;
+    else if (/^--(get|get-all|get-regexp|get-urlmatch|list)$|^-l$/.test(text)) operands.push("get");
+    else if (CONFIG_SHAPES.test(text)) continue;
+    else if (text.startsWith("-")) return null;
+    else operands.push(text);
+  }
+  const [first, ...others] = operands;
+  if (["set", "unset", "rename-section", "remove-section"].includes(first)) return scope;
+  if (["get", "list"].includes(first)) return writes ? null : "read";
+  if (first === undefined || first === "edit") return null;
+  return writes || others.length > 0 ? scope : "read";
+}
+
+/** `git remote` subcommands that change the configuration and reach no other repository. */
+const REMOTE_WRITES = new Set(["add", "rename", "remove", "rm", "set-url", "set-branches"]);
 
 /** git: known read subcommands read the work tree, known write subcommands write it. */
 export function git(args: ArgValue[], io: CommandIO): void {
@@ -64,6 +113,20 @@ export function git(args: ArgValue[], io: CommandIO): void {
   }
   if (rest.some((arg) => arg.text !== null && gitUnfollowed(arg.text))) {
     io.opaque(`git ${sub} option not followed`);
+    return;
+  }
+  if (sub === "config" || sub === "remote") {
+    const action = rest[0]?.text ?? "";
+    const scope = sub === "config" ? configWrite(rest) : REMOTE_WRITES.has(action) &&
+        !rest.some((arg) => /^(-f|--fetch|--mirror.*)$/.test(arg.text!))
+      ? "local"
+      : null;
+    if (scope === null || scope === "read") {
+      io.opaque(`git ${sub}`);
+      return;
+    }
+    io.repository(dir, false);
+    io.gitConfig(dir, scope);
     return;
   }
   const kind: FsKind | null = GIT_READ.has(sub)
