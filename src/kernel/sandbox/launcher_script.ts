@@ -27,9 +27,10 @@
  * its own ops: a child that ends just before `select` blocks wakes nothing, so that wait is
  * bounded (0.1 s) and each timeout reaps.
  *
- * It loads no module: POSIX.pm (and POSIX.so) made each fork of a spare and its exec some 2 ms of
- * CPU dearer on a paravirtualised host (the copy-on-write faults of a larger address space; issue
- * 34). The spare makes its session by setsid(2)'s number, the script's argument
+ * It loads no module but strict: POSIX.pm (and POSIX.so) made each fork of a spare and its exec
+ * some 2 ms of CPU dearer on a paravirtualised host (the copy-on-write faults of a larger address
+ * space), and Errno (which `%!` loads) cost the launcher 13 more page faults per run (53 against 40;
+ * issue 34). The spare makes its session by setsid(2)'s number, the script's argument
  * ({@link launcherArgs}), and by POSIX only when that number is missing or fails.
  */
 export const LAUNCHER_SCRIPT = String.raw`
@@ -121,7 +122,7 @@ while (1) {
   vec($in, fileno($wake_r), 1) = 1;
   vec($in, fileno($told), 1) = 1;
   my $n = select(my $ready = $in, undef, undef, 0.1);
-  if ($n < 0) { next if $!{EINTR}; die "select: $!" }
+  if ($n < 0) { next if $! == 4; die "select: $!" } # EINTR (4 on Linux): %! would load Errno
   if ($n == 0) { reap(); next }
   if (vec($ready, fileno($wake_r), 1)) { sysread($wake_r, my $drop, 4096); reap(); next }
   next unless vec($ready, fileno($told), 1);

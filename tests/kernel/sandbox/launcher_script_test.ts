@@ -2,7 +2,8 @@
  * The launcher's protocol driven directly (real perl, outside a sandbox), runs back to back as
  * the kernel asks for them: every run's exit is reported, however its SIGCHLD falls against the
  * launcher's `select` (perl runs the handler that wakes it only between ops). Each run leads its
- * own session, by setsid's number or, without it, by POSIX, which the launcher never loads itself.
+ * own session, by setsid's number or, without it, by POSIX, which the launcher never loads itself:
+ * it loads no module but strict (each one makes every fork of a spare dearer, issue 34).
  */
 import assert from "node:assert/strict";
 import { LAUNCHER_SCRIPT, launcherArgs } from "../../../src/kernel/sandbox/launcher_script.ts";
@@ -120,3 +121,34 @@ for (const [how, args] of ways) {
     },
   });
 }
+
+Deno.test({
+  name: "the launcher loads no module but strict, whatever its runs do",
+  ignore: !hasPerl(),
+  fn: async () => {
+    // an END block before the script reports the modules loaded once the launcher ends
+    const report = 'END { print STDERR join(",", sort keys %INC), "\\n" if $$ == $main::launcher }';
+    const [, script, number] = launcherArgs();
+    const child = new Deno.Command(PERL, {
+      args: ["-e", `BEGIN { $main::launcher = $$ } ${report}`, "-e", script, number],
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    const reports = lines(child.stdout);
+    const spare = Number((await within(reports.next(), 5000))?.value?.match(/^spare (\d+)$/)?.[1]);
+    assert.ok(spare > 0, "the launcher announces its first spare");
+    await writer.write(request(spare, ["/bin/false"])); // a run that fails
+    await within(reports.next(), 5000);
+    await writer.close(); // the next spare reads the end of stdin, and the launcher ends
+    await reports.return(undefined).catch(() => {});
+    const [status, stderr] = await Promise.all([
+      child.status,
+      new Response(child.stderr).text(),
+    ]);
+    assert.equal(status.code, 0);
+    assert.equal(stderr, "strict.pm\n");
+  },
+});
