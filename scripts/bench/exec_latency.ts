@@ -7,8 +7,9 @@
  * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
  * alternating across two connections on one session, in turns with the same sequence on one
  * connection (issue 10's "single-connection p50"), every answer checked, on the same warm kernel.
- * Then the facade and the peer (when installed) again, calls {@link SPACINGS} ms apart, as an agent
- * calls and then thinks (issue 33), the two taking turns call by call.
+ * Then the facade and the peer (when installed), the human's and the sandboxed agent's direct
+ * calls again, calls {@link SPACINGS} ms apart, as an agent calls and then thinks (issues 33, 34),
+ * the rows taking turns call by call.
  * Two rows give the floor that K-BASH-1/3 leave any kernel: a plain bash spawned ahead and handed
  * `echo hi` (`bash_floor.ts`), and one cheap request's round trip on the kernel's socket.
  * Every other row takes turns with the others (the facade's too: timed alone right after the
@@ -349,6 +350,8 @@ try {
       await timePaced([
         ["shoal_exec via facade", viaFacade],
         ...(peer ? [["mcp-server-commands", peerCall] as [string, () => Promise<unknown>]] : []),
+        ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
+        [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
       ], spacing),
     );
   }
@@ -392,7 +395,7 @@ try {
   if (peerRow) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peerRow.p50, 0.7);
   for (const [i, spacing] of SPACINGS.entries()) {
     const [own, other] = paced[i];
-    if (other) ratio(`  the same, ${spacing} ms apart`, own.p50 / other.p50, 1.05);
+    if (peer) ratio(`  the same, ${spacing} ms apart`, own.p50 / other.p50, 1.05);
   }
   ratio("stateful p50, 2 conns / 1 conn", seq.p50 / seqOne.p50, 1.2);
   // Not a like-for-like ratio: each `echo $X` stores two new CAS blobs, `echo hi` none.
@@ -400,6 +403,10 @@ try {
     `stateful p50 (2 conns) / kernel direct p50     ${(seq.p50 / direct.p50).toFixed(2)}`,
   );
   ratio(`sandboxed agent (${tier}) p50 / kernel direct p50`, confined.p50 / direct.p50, 1.5);
+  for (const [i, spacing] of SPACINGS.entries()) {
+    const [human, sandboxed] = paced[i].slice(-2);
+    ratio(`  the same, ${spacing} ms apart`, sandboxed.p50 / human.p50, 1.5);
+  }
   console.log(
     `sandbox's own cost: sandboxed - unsandboxed agent p50 = ` +
       `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,

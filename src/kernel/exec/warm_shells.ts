@@ -43,6 +43,11 @@ export class WarmShells {
   #discarding = new Set<Promise<void>>();
   /** Runs under way, by session: while one runs, no new sandbox is started for a warm shell. */
   #running = new Map<string, number>();
+  /**
+   * The attachment whose prepare waits for its resident's next spare, by session: it prepares
+   * from the session's state of then, so another prepare for it meanwhile has nothing to do.
+   */
+  #awaitingSpare = new Map<string, Attachment>();
   #closed = false;
 
   constructor(
@@ -75,6 +80,8 @@ export class WarmShells {
   prepare(attachment: Attachment, computed?: ComputedSandbox): void {
     if (this.#closed) return;
     const session = attachment.session;
+    // a view computed now would be computed again once the spare waits (0.3 ms, issue 34)
+    if (this.#awaitingSpare.get(session.name) === attachment) return;
     const state = session.shell.view(attachment.principal);
     const slot = this.#slots.get(session.name);
     // Prepared under these grants and fitting the state, its sandbox was computed for this cwd:
@@ -113,7 +120,13 @@ export class WarmShells {
       const spare = resident.untilSpare();
       if (spare !== null) {
         // in a few ms: the view just computed still serves
-        spare.then(() => this.prepare(attachment, { cwd: state.cwd, sandbox }));
+        this.#awaitingSpare.set(session.name, attachment);
+        spare.then(() => {
+          if (this.#awaitingSpare.get(session.name) === attachment) {
+            this.#awaitingSpare.delete(session.name);
+          }
+          this.prepare(attachment, { cwd: state.cwd, sandbox });
+        });
         return;
       }
     }

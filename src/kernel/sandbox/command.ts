@@ -130,13 +130,23 @@ function identity(path: string): string {
   }
 }
 
+/** The {@link confinementKey} of each sandboxing asked for, made when first asked. */
+const keys = new WeakMap<Sandboxing, string>();
+
 /**
  * How runs in `sandboxing` are confined, as one string ("" for an unconfined run): bwrap, the view,
  * and the identity of each bound host path, since a sandbox binds what the path named when it
  * started. A sandbox started for one key confines a run of the same key exactly as a fresh one.
+ * The key of one sandboxing (a view of one moment: each run computes its own) is made once, when
+ * first asked, together with that view: a run asks four times (issue 34).
  */
 export function confinementKey(sandboxing: Sandboxing | null): string {
   if (sandboxing === null) return "";
-  const { bwrap, view, net } = sandboxing;
-  return JSON.stringify([bwrap, view, net, view.mounts.map((m) => identity(m.path))]);
+  let key = keys.get(sandboxing);
+  if (key === undefined) {
+    const { bwrap, view, net } = sandboxing;
+    key = JSON.stringify([bwrap, view, net, view.mounts.map((m) => identity(m.path))]);
+    keys.set(sandboxing, key);
+  }
+  return key;
 }

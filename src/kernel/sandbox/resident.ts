@@ -10,7 +10,7 @@ import { ScratchPool } from "../bash/scratch_pool.ts";
 import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
 import { Launcher, lines } from "./launcher.ts";
-import { LAUNCHER_SCRIPT } from "./launcher_script.ts";
+import { launcherArgs } from "./launcher_script.ts";
 import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
 import { checkProtection, childrenOf, sandboxInit, untilEnded } from "./protected_mounts.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
@@ -129,7 +129,7 @@ export class Resident {
     try {
       if (launch && isFile(PERL)) {
         try {
-          return await open([PERL, "-e", LAUNCHER_SCRIPT], true, proxy);
+          return await open([PERL, ...launcherArgs()], true, proxy);
         } catch {
           // no launcher in this sandbox: runs enter it the other way
         }
