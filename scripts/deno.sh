@@ -3,12 +3,22 @@
 # no deno of that version. Every set-up command and bin/shoal-kernel goes through here.
 set -eu
 version=2.9.6
-root=$(cd "$(dirname "$0")/.." && pwd)
+# Shell builtins only on the way to the pinned copy (no dirname, no grep): each program this
+# script runs costs every facade and kernel start a fork and an exec, ~5 ms here (issue 33).
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+root=$(cd "$here/.." && pwd)
 local_deno="$root/.tools/node_modules/.bin/deno"
 # The pinned copy in .tools/ first: its package.json names its version, so no Deno process has to
 # start just to say which version it is (that would cost every facade or kernel start ~40 ms).
-if [ -x "$local_deno" ] &&
-  grep -q "\"version\": \"$version\"" "$root/.tools/node_modules/deno/package.json" 2>/dev/null; then
+manifest="$root/.tools/node_modules/deno/package.json"
+pinned=false
+if [ -x "$local_deno" ] && [ -r "$manifest" ]; then
+  # Not exec inside the loop: its stdin is the manifest there, and the facade's is its MCP client.
+  while IFS= read -r line || [ -n "$line" ]; do
+    case $line in *"\"version\": \"$version\""*) pinned=true && break ;; esac
+  done <"$manifest"
+fi
+if $pinned; then
   exec "$local_deno" "$@"
 fi
 if command -v deno >/dev/null 2>&1 && deno --version 2>/dev/null | head -n 1 | grep -q "^deno $version "; then
