@@ -172,9 +172,12 @@ export class PathRecorder {
     }
     if (scope === "global") {
       const home = this.#state.home;
+      if (home === undefined) {
+        this.#effects.opaque("git config without HOME");
+        return;
+      }
       const xdg = this.#state.env.XDG_CONFIG_HOME || `${home}/.config`;
-      if (home === undefined) this.#effects.opaque("git config without HOME");
-      else this.#effects.paths("fs_write", [`${home}/.gitconfig`, `${xdg}/git/config`]);
+      this.#effects.paths("fs_write", [`${home}/.gitconfig`, `${xdg}/git/config`]);
       return;
     }
     const dirs = dir === null ? cwds : this.candidates(dir, cwds);

@@ -78,6 +78,12 @@ function configWrite(rest: readonly ArgValue[]): GitConfigScope | "read" | null 
 /** `git remote` subcommands that change the configuration and reach no other repository. */
 const REMOTE_WRITES = new Set(["add", "rename", "remove", "rm", "set-url", "set-branches"]);
 
+/** The configuration `git remote ARGS` writes ("local"), or null when it reads or fetches. */
+function remoteWrite(rest: readonly ArgValue[]): "local" | null {
+  const fetches = rest.some((arg) => /^(-f|--fetch|--mirror.*)$/.test(arg.text!));
+  return REMOTE_WRITES.has(rest[0]?.text ?? "") && !fetches ? "local" : null;
+}
+
 /** git: known read subcommands read the work tree, known write subcommands write it. */
 export function git(args: ArgValue[], io: CommandIO): void {
   let i = 0;
@@ -116,11 +122,7 @@ export function git(args: ArgValue[], io: CommandIO): void {
     return;
   }
   if (sub === "config" || sub === "remote") {
-    const action = rest[0]?.text ?? "";
-    const scope = sub === "config" ? configWrite(rest) : REMOTE_WRITES.has(action) &&
-        !rest.some((arg) => /^(-f|--fetch|--mirror.*)$/.test(arg.text!))
-      ? "local"
-      : null;
+    const scope = sub === "config" ? configWrite(rest) : remoteWrite(rest);
     if (scope === null || scope === "read") {
       io.opaque(`git ${sub}`);
       return;
