@@ -21,7 +21,7 @@ import { printStages } from "./percentile.ts";
 const N = Number(Deno.env.get("STAGES_N") ?? 400);
 const dir = await Deno.makeTempDir({ prefix: "shoal-socket-stages-" });
 const socketPath = `${dir}/k.sock`;
-const bash = resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
+const bash = await resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
 await Deno.mkdir(`${dir}/tmp`, { mode: 0o700 });
 const kernel = await Kernel.start({
   stateDir: dir,

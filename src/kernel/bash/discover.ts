@@ -16,14 +16,14 @@ export function bashCandidates(os: string, path: string | undefined): string[] {
 }
 
 /** What a candidate is: its [major, minor] version, or why it cannot be run. */
-export function bashVersion(bash: string): [number, number] | string {
+export async function bashVersion(bash: string): Promise<[number, number] | string> {
   try {
-    const out = new Deno.Command(bash, {
+    const out = await new Deno.Command(bash, {
       args: ["-c", 'echo "${BASH_VERSINFO[0]} ${BASH_VERSINFO[1]}"'],
       stdin: "null",
       stdout: "piped",
       stderr: "null",
-    }).outputSync();
+    }).output();
     const [major, minor] = new TextDecoder().decode(out.stdout).trim().split(" ").map(Number);
     if (!Number.isInteger(major) || !Number.isInteger(minor)) return "not bash";
     return [major, minor];
@@ -44,16 +44,19 @@ const HOW_TO_INSTALL = "install bash 4.4 or later (macOS: `brew install bash` wi
  * The bash to use: `flag` when given (it must be 4.4 or later), else the first candidate that is
  * 4.4 or later. Throws an Error that lists what was tried and how to install bash.
  */
-export function resolveBash(flag: string | undefined, candidates: string[]): string {
+export async function resolveBash(
+  flag: string | undefined,
+  candidates: string[],
+): Promise<string> {
   if (flag) {
-    const v = bashVersion(flag);
+    const v = await bashVersion(flag);
     if (recentEnough(v)) return flag;
     const what = typeof v === "string" ? v : `bash ${v[0]}.${v[1]}`;
     throw new Error(`--bash ${flag} is ${what}; 4.4 or later needed`);
   }
   const tried: string[] = [];
   for (const bash of candidates) {
-    const v = bashVersion(bash);
+    const v = await bashVersion(bash);
     if (recentEnough(v)) return bash;
     if (v !== "missing") tried.push(`${bash} (${typeof v === "string" ? v : `${v[0]}.${v[1]}`})`);
   }

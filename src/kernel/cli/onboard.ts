@@ -55,7 +55,7 @@ export async function runOnboardCommand(
     const token = agentToken(state, principal);
     const host = await detectSandbox(
       env.PATH ?? "",
-      resolveBash(undefined, bashCandidates(Deno.build.os, env.PATH)),
+      await resolveBash(undefined, bashCandidates(Deno.build.os, env.PATH)),
     );
     console.error(
       change ?? `policy: ${policy} already lets ${principal} work in ${project} (unchanged)`,

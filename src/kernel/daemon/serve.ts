@@ -18,9 +18,9 @@ import { mallocTrim } from "./idle_trim.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 
 /**
- * Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). The sandbox probe
- * and the question of bash's own variables run while the kernel's modules load (issue 33: their
- * processes then cost the first exec nothing).
+ * Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). Bash's version,
+ * the sandbox probe and the question of bash's own variables run while the kernel's modules load
+ * (issue 33: their processes then cost the first exec nothing).
  */
 export async function serve(
   opts: ServeArgs,
@@ -30,9 +30,12 @@ export async function serve(
   Deno.env.delete("SHOAL_TOKEN");
   const env = Deno.env.toObject();
   const uid = Deno.uid() ?? 0;
+  // The kernel's modules load while bash answers for its version.
+  const modules = Promise.all([import("./kernel.ts"), import("./accept_loop.ts")]);
+  modules.catch(() => {}); // awaited below; a start that fails first leaves it unread
   let bash;
   try {
-    bash = resolveBash(opts.bash, bashCandidates(Deno.build.os, env.PATH));
+    bash = await resolveBash(opts.bash, bashCandidates(Deno.build.os, env.PATH));
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
@@ -56,10 +59,7 @@ export async function serve(
   const cwd = Deno.cwd();
   const probe = detectSandbox(env.PATH ?? "", bash);
   const ownVariables = bashOwnVariables(bash);
-  const [{ Kernel }, { acceptLoop }] = await Promise.all([
-    import("./kernel.ts"),
-    import("./accept_loop.ts"),
-  ]);
+  const [{ Kernel }, { acceptLoop }] = await modules;
   const [host, bashVariables] = await Promise.all([probe, ownVariables]);
   const kernel = await Kernel.start({
     stateDir: stateDir,

@@ -12,7 +12,7 @@ async function fakeBash(dir: string, version: string): Promise<string> {
 }
 
 /** A bash of 4.4 or later on this machine (the tests need one anyway). */
-function realBash(): string {
+function realBash(): Promise<string> {
   return resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
 }
 
@@ -35,8 +35,8 @@ Deno.test("K-CLI-1 candidates: Homebrew and MacPorts first on macOS, /bin and /u
 Deno.test("K-CLI-1 an old bash first on PATH is passed over for a newer one after it", async () => {
   await withTempDir(async (dir) => {
     const old = await fakeBash(`${dir}/old`, "3 2");
-    const real = realBash();
-    assert.equal(resolveBash(undefined, [`${dir}/missing/bash`, old, real]), real);
+    const real = await realBash();
+    assert.equal(await resolveBash(undefined, [`${dir}/missing/bash`, old, real]), real);
   });
 });
 
@@ -44,7 +44,7 @@ Deno.test("K-CLI-1 no bash 4.4: exit 1 naming what was found and how to install 
   await withTempDir(async (dir) => {
     const old = await fakeBash(`${dir}/old`, "3 2");
     const odd = await fakeBash(`${dir}/odd`, "garbage");
-    assert.throws(
+    await assert.rejects(
       () => resolveBash(undefined, [`${dir}/missing/bash`, old, odd]),
       (e: unknown) => {
         assert.ok(e instanceof Error);
@@ -55,15 +55,18 @@ Deno.test("K-CLI-1 no bash 4.4: exit 1 naming what was found and how to install 
         return true;
       },
     );
-    assert.throws(() => resolveBash(undefined, []), /no bash 4\.4 or later found \(none\)/);
+    await assert.rejects(() => resolveBash(undefined, []), /no bash 4\.4 or later found \(none\)/);
   });
 });
 
 Deno.test("K-CLI-1 --bash is used as given when new enough, refused when old", async () => {
   await withTempDir(async (dir) => {
     const fourFour = await fakeBash(`${dir}/a`, "4 4");
-    assert.equal(resolveBash(fourFour, []), fourFour);
+    assert.equal(await resolveBash(fourFour, []), fourFour);
     const old = await fakeBash(`${dir}/b`, "4 3");
-    assert.throws(() => resolveBash(old, [realBash()]), /is bash 4\.3; 4\.4 or later needed/);
+    await assert.rejects(
+      async () => resolveBash(old, [await realBash()]),
+      /is bash 4\.3; 4\.4 or later needed/,
+    );
   });
 });

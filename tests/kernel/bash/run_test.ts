@@ -20,7 +20,7 @@ class SlowSink implements ByteSink {
 async function slowRun(src: string, ms: number): Promise<string> {
   let text = "";
   await withTempDir(async (dir) => {
-    const bash = resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
+    const bash = await resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
     const scratch = new ScratchPool(dir);
     const stdout = new SlowSink(ms);
     const exit = await runBash({

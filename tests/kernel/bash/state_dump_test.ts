@@ -24,7 +24,7 @@ import { withKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
-const bash = resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
+const bash = await resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
 const bashVariables = await bashOwnVariables(bash);
 const encoder = new TextEncoder();
 

@@ -13,7 +13,7 @@ import { pidsMentioning } from "../../_support/proc.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
-const bash = resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
+const bash = await resolveBash(undefined, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
 
 function stateIn(cwd: string): ShellState {
   return { cwd, env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() };
