@@ -81,11 +81,13 @@ async function main(args: string[]): Promise<number> {
     log(USAGE);
     return 2;
   }
-  const transport = new StdioTransport(Deno.stdin, stdoutWriter, EOF_DRAIN_MS);
   const kernel = new KernelClient(config, log);
+  // M-START-1: try at startup, failures logged once. First of all: a kernel autostarted now
+  // loads its modules while the facade sets itself up (issue 33: the cold first exec).
+  kernel.connection().catch(() => {});
+  const transport = new StdioTransport(Deno.stdin, stdoutWriter, EOF_DRAIN_MS);
   const facade = new FacadeServer(kernel, transport, log);
   await facade.start();
-  kernel.connection().catch(() => {}); // M-START-1: try at startup; failures are logged once
   const compact = heapCompaction(FACADE_COMPACTION_GROWTH);
   const stopIdleWork = compact === null ? null : startIdleWork(compact);
   await transport.finished;
