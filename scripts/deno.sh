@@ -8,6 +8,11 @@ version=2.9.6
 case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
 root=$(cd "$here/.." && pwd)
 local_deno="$root/.tools/node_modules/.bin/deno"
+# Deno's own check for a newer Deno is off unless asked for: it sent a DNS query and a request
+# for dl.deno.land/release-latest.txt from every facade and kernel start (seen with strace), a
+# network call the user never asked shoal to make. Exported, so the kernel's sessions see it.
+DENO_NO_UPDATE_CHECK=${DENO_NO_UPDATE_CHECK-1}
+export DENO_NO_UPDATE_CHECK
 # The pinned copy in .tools/ first: its package.json names its version, so no Deno process has to
 # start just to say which version it is (that would cost every facade or kernel start ~40 ms).
 manifest="$root/.tools/node_modules/deno/package.json"
