@@ -17,7 +17,8 @@ export type SpawnedKernel = { exited: Promise<number> } | { problem: string };
 
 /**
  * Spawns `<kernel> --socket <path>` detached (own process group, stdio null, not waited for
- * and not killed on exit) with `SHOAL_TOKEN` emptied (M-START-1). A failure names the kernel
+ * and not killed on exit) with `SHOAL_TOKEN` emptied (M-START-1), and `SHOAL_PROJECT`, which is
+ * this facade's and not its sessions' (M-ONB-1). A failure names the kernel
  * tried, the PATH searched and the fix (M-PERM-4).
  */
 export function spawnKernel(
@@ -32,7 +33,7 @@ export function spawnKernel(
       stdin: "null",
       stdout: "null",
       stderr: "null",
-      env: { SHOAL_TOKEN: "" },
+      env: { SHOAL_TOKEN: "", SHOAL_PROJECT: "" },
       detached: true,
     }).spawn();
   } catch (e) {

@@ -58,10 +58,12 @@ function shellWord(word: string): string {
  * project (M-ONB-1); without, as the local human.
  */
 export function clientConfig(client: Client, install: Install, agent: Provisioned | null): string {
+  // The project travels in the environment, not as `--project`: a facade with no arguments to
+  // parse never loads Deno's Node layer (node:util), which then stays resident (issue 33).
   const env: Record<string, string> = agent === null
     ? { PATH: install.path }
-    : { PATH: install.path, SHOAL_TOKEN: agent.token, ...agent.env };
-  const args = agent === null ? [] : ["--project", agent.project];
+    : { PATH: install.path, SHOAL_TOKEN: agent.token, SHOAL_PROJECT: agent.project, ...agent.env };
+  const args: string[] = [];
   if (client === "claude-code") {
     const words = ["claude", "mcp", "add", "shoal"];
     for (const [name, value] of Object.entries(env)) words.push("--env", `${name}=${value}`);

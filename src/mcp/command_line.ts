@@ -46,8 +46,5 @@ export function parseCommandLine(args: readonly string[]): Command {
     const value = stringOption(parsed, key);
     if (value !== undefined && value !== "") flags[key] = value;
   }
-  if (flags.project !== undefined && !flags.project.startsWith("/")) {
-    throw new UsageError(`--project needs an absolute path when serving, got ${flags.project}`);
-  }
   return { action: "serve", flags };
 }

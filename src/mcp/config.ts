@@ -71,6 +71,11 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     throw new UsageError(`invalid session name: ${JSON.stringify(session)}`);
   }
   const token = flags.token ?? env.get("SHOAL_TOKEN") ?? null;
+  const project = flags.project ?? env.get("SHOAL_PROJECT");
+  if (project !== undefined && !project.startsWith("/")) {
+    const from = flags.project === undefined ? "SHOAL_PROJECT" : "--project";
+    throw new UsageError(`${from} needs an absolute path when serving, got ${project}`);
+  }
   const explicit = flags.socket ?? env.get("SHOAL_SOCKET");
   const socketEnv = explicit === undefined
     ? { XDG_RUNTIME_DIR: env.get("XDG_RUNTIME_DIR"), TMPDIR: env.get("TMPDIR") }
@@ -97,7 +102,7 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     socketProblem,
     socketRoot,
     socketEnv: explicit === undefined ? socketEnv : null,
-    project: flags.project ?? null,
+    project: project ?? null,
     autostart: env.get("SHOAL_NO_AUTOSTART") === undefined,
     kernel: env.get("SHOAL_KERNEL") ?? "shoal-kernel",
     searchPath: env.get("PATH") ?? null,

@@ -17,8 +17,7 @@ Options:
   --session NAME         kernel session to attach to (default: default)
   --token TOKEN          bearer token of an agent principal (visible in process listings;
                          prefer SHOAL_TOKEN)
-  --project DIR          start the session in DIR (absolute) on every attach; the printed
-                         configurations pass it
+  --project DIR          start the session in DIR (absolute) on every attach
   --print-config CLIENT  print a ready-to-paste configuration for CLIENT, one of
                          ${CLIENTS.join(", ")}, with absolute paths for this install.
                          The agent runs as agent:CLIENT, sandboxed, with read, write and
@@ -35,6 +34,7 @@ Environment (empty counts as unset):
   SHOAL_SOCKET        the socket path, like --socket
   SHOAL_SESSION       the session name, like --session
   SHOAL_TOKEN         the bearer token, like --token (preferred)
+  SHOAL_PROJECT       the project directory, like --project (the printed configurations set it)
   SHOAL_KERNEL        the kernel executable to autostart (default: ${RELEASE_KERNEL}, found on PATH)
   SHOAL_NO_AUTOSTART  any value: never start a kernel, only connect to a running one
   PATH                where ${RELEASE_KERNEL} is looked up; a client's minimal PATH may lack its

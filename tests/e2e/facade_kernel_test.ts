@@ -588,6 +588,29 @@ Deno.test("M-START-1: the autostarted kernel gets `--socket <path>`, /dev/null s
   }
 });
 
+Deno.test("M-ONB-1: SHOAL_PROJECT starts the facade's session in it; the kernel it autostarts gets it empty, and Deno's update check off", async () => {
+  const box = await sandbox();
+  const project = `${box.dir}/project`;
+  await Deno.mkdir(project);
+  const facade = new RawFacade(box, [], { SHOAL_PROJECT: project });
+  try {
+    const ran = result(
+      await facade.request(1, "tools/call", { name: "shoal_exec", arguments: { src: "pwd" } }),
+    );
+    assert.equal(ran.isError, false);
+    const [first] = ran.content as { text: string }[];
+    assert.equal(first.text, project, "the session starts in SHOAL_PROJECT");
+    const environ = startEnvironment(kernelPid(box.socket()));
+    assert.deepEqual(environ.filter((e) => e.startsWith("SHOAL_PROJECT=")), ["SHOAL_PROJECT="]);
+    // No DNS query for dl.deno.land from the facade or the kernel (seen with strace without it).
+    assert.ok(environ.includes("DENO_NO_UPDATE_CHECK=1"), environ.join(" "));
+  } finally {
+    facade.kill();
+    await facade.exit().catch(() => {});
+    await box.cleanup();
+  }
+});
+
 Deno.test("M-START-1: three facades autostarting at once all end up on the one kernel that won the socket", async () => {
   const box = await sandbox();
   const facades = [0, 1, 2].map(() => new RawFacade(box));

@@ -107,7 +107,8 @@ hostTest(
       assert.match(lines[0], /^policy: created .*leash\.jsonc: agent:claude-code may work in /);
       assert.match(lines[1], /^token: created [0-9a-f]{16} for agent:claude-code/);
       const printed = parsePrinted("claude-code", out.stdout);
-      assert.deepEqual(printed.args, ["--project", project]);
+      assert.deepEqual(printed.args, [], "a facade with no arguments loads no Node layer");
+      assert.equal(printed.env.SHOAL_PROJECT, project);
       assert.match(printed.env.SHOAL_TOKEN, /^[A-Za-z0-9_-]{43}$/);
       const policy = `${box.dir}/home/.config/shoal/leash.jsonc`;
       assert.equal(Deno.statSync(policy).mode! & 0o777, 0o600);
@@ -181,9 +182,11 @@ hostTest(
         assert.deepEqual(Object.keys(printed.env).sort(), [
           "HOME",
           "PATH",
+          "SHOAL_PROJECT",
           "SHOAL_TOKEN",
           "XDG_RUNTIME_DIR",
         ]);
+        assert.deepEqual(printed.args, []);
         await withPrinted(printed, async (agent) => {
           const ran = await exec(agent, "pwd && touch made-by-agent");
           assert.ok(ran.ok, `${client}: ${ran.text}`);
@@ -211,7 +214,8 @@ hostTest(
       assert.equal(out.code, 0, out.stderr);
       assert.match(out.stderr, new RegExp(`policy: created ${box.dir}/config/shoal/leash\\.jsonc`));
       const printed = parsePrinted("claude-desktop", out.stdout);
-      assert.deepEqual(printed.args, ["--project", project], "DIR defaults to the current one");
+      assert.deepEqual(printed.args, []);
+      assert.equal(printed.env.SHOAL_PROJECT, project, "DIR defaults to the current one");
       assert.equal(printed.env.XDG_CONFIG_HOME, `${box.dir}/config`);
       assert.equal(printed.env.XDG_STATE_HOME, `${box.dir}/state`);
       await withPrinted(printed, async (agent) => {

@@ -132,6 +132,7 @@ Deno.test("M-CLI-4/5: --version prints one line, --help names every option, vari
           "SHOAL_SOCKET",
           "SHOAL_SESSION",
           "SHOAL_TOKEN",
+          "SHOAL_PROJECT",
           "SHOAL_KERNEL",
           "SHOAL_NO_AUTOSTART",
           "XDG_RUNTIME_DIR",

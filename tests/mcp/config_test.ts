@@ -17,7 +17,6 @@ Deno.test("M-CLI-2: unknown flags, missing values, operands and unknown clients 
       ["--print-config"],
       ["--as-human"],
       ["--print-config", "cursor", "--as-human", "--project", "/p"],
-      ["--project", "relative/dir"],
     ]
   ) {
     assert.throws(() => parseCommandLine(args), UsageError, args.join(" "));
@@ -54,6 +53,27 @@ Deno.test("M-ONB-1: --project DIR when serving is the directory sent on attach",
   const config = resolveConfig({ project: "/home/me/proj" }, new EnvReader(() => {}));
   assert.equal(config.project, "/home/me/proj");
   assert.equal(resolveConfig({}, new EnvReader(() => {})).project, null);
+  assert.throws(
+    () => resolveConfig({ project: "relative/dir" }, new EnvReader(() => {})),
+    /--project needs an absolute path when serving, got relative\/dir$/,
+  );
+});
+
+Deno.test("M-ONB-1: SHOAL_PROJECT names the directory when no --project is given (issue 33)", () => {
+  withEnv({ SHOAL_PROJECT: "/home/me/env-proj" }, () => {
+    const env = new EnvReader(() => {});
+    assert.equal(resolveConfig({}, env).project, "/home/me/env-proj");
+    assert.equal(resolveConfig({ project: "/flag" }, env).project, "/flag", "the flag wins");
+  });
+  withEnv({ SHOAL_PROJECT: "rel" }, () => {
+    assert.throws(
+      () => resolveConfig({}, new EnvReader(() => {})),
+      /SHOAL_PROJECT needs an absolute path when serving, got rel$/,
+    );
+  });
+  withEnv({ SHOAL_PROJECT: "" }, () => {
+    assert.equal(resolveConfig({}, new EnvReader(() => {})).project, null, "empty is unset");
+  });
 });
 
 Deno.test("M-CLI-1: flags parse in both forms, the last wins and empty values count as unset", () => {
@@ -77,14 +97,14 @@ Deno.test("M-CLI-1: flags win over environment; session is validated", () => {
   assert.throws(() => resolveConfig({ session: "bad name" }, env), /invalid session/);
 });
 
-Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and PATH Deno 2.9 and M-PERM-4 need, and no net permission in the release", () => {
+Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and PATH Deno 2.9 and M-PERM-4 need, SHOAL_PROJECT (M-ONB-1), and no net permission in the release", () => {
   assert.deepEqual(localFlags("/r/s.sock", "/bin/k", "/"), [
     "--no-prompt",
     "--allow-read=/r/s.sock,/r",
     "--allow-write=/r/s.sock",
     "--allow-net=unix:/r/s.sock",
     "--allow-run=/bin/k",
-    "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
+    "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_PROJECT,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
     "--allow-sys=uid",
     "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded",
   ]);
@@ -96,7 +116,7 @@ Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and
     "--no-prompt",
     "--allow-read=/run/user,/tmp,/private/tmp,/var/folders,/private/var/folders",
     "--allow-run=shoal-kernel",
-    "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
+    "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_PROJECT,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
     "--allow-sys=uid",
     "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded",
   ], "the release holds no net permission and writes nothing: its kernel's relay connects");
