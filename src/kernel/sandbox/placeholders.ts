@@ -76,7 +76,7 @@ export function placeholdersToMake(
 export function holdPlaceholders(
   protection: { paths: readonly { path: string; absent: boolean }[] },
 ): () => void {
-  const mine: string[] = [];
+  const mine: [string, Held][] = [];
   const release = () => drop(mine.splice(0));
   for (const { path } of protection.paths.filter((p) => p.absent)) {
     if (blocked.has(path)) {
@@ -86,7 +86,7 @@ export function holdPlaceholders(
     const known = held.get(path);
     if (known !== undefined && known.identity === identityOf(path)) {
       known.count++;
-      mine.push(path);
+      mine.push([path, known]);
       continue;
     }
     // recorded before it is made: one a killed kernel left, the next kernel removes
@@ -111,8 +111,9 @@ export function holdPlaceholders(
       release();
       throw new Error(`cannot record the placeholder ${path}: ${e}`);
     }
-    held.set(path, { count: 1, identity: identityOf(path)!, record: intent?.file ?? null });
-    mine.push(path);
+    const made = { count: 1, identity: identityOf(path)!, record: intent?.file ?? null };
+    held.set(path, made);
+    mine.push([path, made]);
   }
   return release;
 }
@@ -138,18 +139,22 @@ export async function releasesMade(): Promise<void> {
 }
 
 /**
- * Drops one hold of each of `paths`; the last one's removes a placeholder when it is still what was
+ * Drops each of `holds` (a path and the hold on it); the last one's removes a placeholder when it is still what was
  * made, unless a sandbox this kernel did not start binds it (another kernel's, which took it for
  * an existing protected name): it lingers then, and each later drop tries again (what still
  * lingers at exit, the next kernel removes). Call it once the sandboxes that held them have ended
  * (see `untilEnded`): one still going away would count as another's.
  */
-function drop(paths: readonly string[]): void {
+function drop(holds: readonly [string, Held][]): void {
   const earlier = [...lingering.keys()];
   const unheld: string[] = [];
-  for (const path of paths) {
-    const entry = held.get(path)!;
+  for (const [path, entry] of holds) {
     if (--entry.count > 0) continue;
+    if (held.get(path) !== entry) {
+      // removed on the host while held, and made afresh for a newer sandbox, which holds that one
+      if (entry.record !== null) forgetPlaceholder(entry.record);
+      continue;
+    }
     held.delete(path);
     lingering.set(path, entry);
     unheld.push(path);

@@ -14,6 +14,7 @@ import { launcherArgs } from "./launcher_script.ts";
 import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
 import { checkProtection, childrenOf, sandboxInit, untilEnded } from "./protected_mounts.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
+import type { Protection } from "./protected_paths.ts";
 
 /** The util-linux tools that enter a resident sandbox. */
 export interface EnterTools {
@@ -100,6 +101,8 @@ export class Resident {
      * session's: the launcher hands it to the runs it starts itself.
      */
     private readonly proxyEnv: readonly [string, string][],
+    /** The pins and protected paths its sandbox was started with (P-SBX-6). */
+    private readonly protection: Protection,
   ) {
     this.pool = new ScratchPool(dir, true);
     this.#shell = childrenOf(init)[0];
@@ -202,10 +205,35 @@ export class Resident {
       const netEnv = sandboxing.net === null || sandboxing.proxy === null
         ? []
         : proxyEnv(sandboxing.net.port);
-      return new Resident(child, dir, enter, confine, key, onIdle, init, driver, netEnv);
+      return new Resident(
+        child,
+        dir,
+        enter,
+        confine,
+        key,
+        onIdle,
+        init,
+        driver,
+        netEnv,
+        protection,
+      );
     } catch (e) {
       await stop(child, driver);
       throw e;
+    }
+  }
+
+  /**
+   * Whether every protection it was started with is still a mount point in it. One the host
+   * removed or renamed (a placeholder deleted, `git clean -fdx`, `rm -rf .git`) is detached from
+   * every other mount namespace by Linux, and the name is then free inside (P-SBX-6).
+   */
+  get protectionIntact(): boolean {
+    try {
+      checkProtection(this.init, this.protection);
+      return true;
+    } catch {
+      return false;
     }
   }
 

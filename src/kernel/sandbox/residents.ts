@@ -104,7 +104,16 @@ export class Residents {
     if (host.tier !== "B") throw new Error("this host has no sandbox");
     const id = JSON.stringify([session, confinementKey(sandboxing)]);
     const known = this.#entries.get(id);
-    if (known !== undefined) return known;
+    if (known !== undefined && known.resident?.protectionIntact !== false) return known;
+    if (known !== undefined) {
+      // Its runs could now create a protected name the host removed under it: a new sandbox
+      // binds the name again (a placeholder made afresh), and this one goes with its runs.
+      this.log(
+        `a protected path of a sandbox of session ${session} was removed or replaced on ` +
+          "the host: that sandbox is stopped and a new one started (P-SBX-6)",
+      );
+      this.#stop(id);
+    }
     const onIdle = () =>
       setTimeout(() => {
         if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);

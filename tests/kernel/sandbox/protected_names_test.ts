@@ -215,6 +215,37 @@ hostTest(
 );
 
 hostTest(
+  "a protection the host removes under a living sandbox (a placeholder deleted, .git made anew) is in place again at the agent's next exec",
+  NEEDS_TIER_B,
+  () =>
+    world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/.git/hooks`, { recursive: true });
+      await Deno.writeTextFile(`${proj}/.git/config`, "[core]\n");
+    }, async ({ proj, sh }) => {
+      assert.equal(await sh("echo up"), "up\n"); // the sandbox lives on, with its warm shell
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "the placeholder is there while it lives");
+      // what a human's `git clean -fdx` or file manager does to these odd directories, and a
+      // repository made anew: the same names as before, so the same view
+      Deno.removeSync(`${proj}/.envrc`);
+      Deno.removeSync(`${proj}/.vscode`);
+      Deno.removeSync(`${proj}/.git`, { recursive: true });
+      await Deno.mkdir(`${proj}/.git/hooks`, { recursive: true });
+      await Deno.writeTextFile(`${proj}/.git/config`, "[core]\n");
+      await sh(
+        [fileAttacks(".envrc"), dirAttacks(".vscode"), fileAttacks(".git/config")].join("\n") +
+          `\n(echo x > .git/hooks/pre-commit) 2>/dev/null`,
+      );
+      for (const name of [".envrc", ".vscode"]) {
+        const found = read(`${proj}/${name}`);
+        assert.ok(found === null || found === "<dir>", `${name} on the host: ${found}`);
+      }
+      assert.equal(read(`${proj}/.git/config`), "[core]\n");
+      assert.deepEqual(tree(`${proj}/.git`), ["config", "hooks"]);
+      assert.deepEqual(tree(proj).filter((p) => /^\.(envrc|vscode)./.test(p)), []);
+    }),
+);
+
+hostTest(
   "renaming or deleting a parent does not defeat a protection: mv .git g; mkdir .git; and mv sub x",
   NEEDS_TIER_B,
   async () => {
