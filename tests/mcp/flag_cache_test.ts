@@ -4,6 +4,7 @@
  * terminal's per-start ids) takes the kept flags, one Deno process instead of two.
  */
 import assert from "node:assert/strict";
+import { FACADE_ENV } from "../../src/mcp/permissions.ts";
 import { REPO, sandbox } from "../_support/sandbox.ts";
 
 const CACHE = `${REPO}/.tools/mcp_flags`;
@@ -30,6 +31,25 @@ Deno.test("bin/shoal-mcp: variables the facade does not read leave the kept flag
       box.env({ VSCODE_PID: "2", TERM_SESSION_ID: "b", SHOAL_SESSION: "elsewhere" }),
     );
     assert.notEqual(session, first, "SHOAL_SESSION is read by the facade: flags asked again");
+  } finally {
+    await box.cleanup();
+  }
+});
+
+Deno.test("bin/shoal-mcp: the variables of its key are FACADE_ENV's, each one's change asks again", async () => {
+  const script = Deno.readTextFileSync(`${REPO}/bin/shoal-mcp`);
+  const names = script.match(/for name in ([A-Z_ \\\n]+); do/)![1].split(/[\s\\]+/).filter(Boolean);
+  assert.deepEqual(names, [...FACADE_ENV]);
+  const box = await sandbox();
+  try {
+    const base = await versionThenCache(box.env());
+    assert.equal(await versionThenCache(box.env()), base, "the same environment: kept");
+    let last = base;
+    for (const name of FACADE_ENV.filter((n) => n !== "PATH" && n !== "HOME")) {
+      const changed = await versionThenCache(box.env({ [name]: `${box.dir}/changed` }));
+      assert.notEqual(changed, last, `${name} changed: flags asked again`);
+      last = changed;
+    }
   } finally {
     await box.cleanup();
   }
