@@ -9,7 +9,8 @@ import { signalGroup } from "../bash/group_leader.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
-import { untilEnded } from "../sandbox/protected_mounts.ts";
+import { protectionInPlace, untilEnded } from "../sandbox/protected_mounts.ts";
+import { guardProtection } from "../sandbox/protection_guard.ts";
 import {
   PTY_EVENT_INTERVAL_MS,
   PTY_KILL_GRACE_MS,
@@ -281,6 +282,16 @@ export class Pty {
     try {
       // its protections are checked in place before the program runs, as a resident's (P-SBX-6)
       if (gate !== null) init = await gate.pass(child, sandbox!.view.protection);
+      if (init !== null) {
+        const [inside, protection] = [init, sandbox!.view.protection];
+        // a protection the host removes while it runs frees the name inside: it ends (P-SBX-6)
+        guardProtection(
+          () => true,
+          () => protectionInPlace(inside, protection),
+          child.status,
+          () => signalGroup(child.pid, "SIGKILL"),
+        );
+      }
     } catch (e) {
       signalGroup(child.pid, "SIGKILL");
       await child.status;

@@ -44,6 +44,22 @@ export function checkProtection(
   if (missing !== undefined) throw new Error(`protected path not in place: ${missing}`);
 }
 
+/**
+ * Whether every pin and protected path of `protection` is still a mount point of the sandbox whose
+ * init is `init`: one the host removed or renamed since is not (Linux detached it).
+ */
+export function protectionInPlace(
+  init: number,
+  protection: { pins: readonly string[]; paths: readonly { path: string }[] },
+): boolean {
+  try {
+    checkProtection(init, protection);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The mount points of the mount namespace process `pid` is in (/proc/PID/mountinfo field 5). */
 export function mountPoints(pid: number): Set<string> {
   const unescape = (field: string) =>

@@ -12,7 +12,13 @@ import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "
 import { Launcher, lines } from "./launcher.ts";
 import { launcherArgs } from "./launcher_script.ts";
 import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
-import { checkProtection, childrenOf, sandboxInit, untilEnded } from "./protected_mounts.ts";
+import {
+  checkProtection,
+  childrenOf,
+  protectionInPlace,
+  sandboxInit,
+  untilEnded,
+} from "./protected_mounts.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
 import type { Protection } from "./protected_paths.ts";
 
@@ -229,12 +235,7 @@ export class Resident {
    * every other mount namespace by Linux, and the name is then free inside (P-SBX-6).
    */
   get protectionIntact(): boolean {
-    try {
-      checkProtection(this.init, this.protection);
-      return true;
-    } catch {
-      return false;
-    }
+    return protectionInPlace(this.init, this.protection);
   }
 
   /** Resolves when bwrap has exited (killed, or its sandbox died): nothing can enter it then. */

@@ -5,6 +5,7 @@ import type { SandboxNet } from "../net/destinations.ts";
 import { confinementKey, type Sandboxing } from "./command.ts";
 import type { SandboxHost } from "./probe.ts";
 import { blockPlaceholders, placeholdersToMake } from "./placeholders.ts";
+import { guardProtection } from "./protection_guard.ts";
 import { Resident } from "./resident.ts";
 import { writableIn } from "./view.ts";
 
@@ -138,6 +139,19 @@ export class Residents {
     starting.then((resident) => {
       entry.resident = resident;
       resident.ended.then(forget); // a sandbox that died is started afresh on next use
+      guardProtection(
+        () => resident.busy,
+        () => resident.protectionIntact,
+        resident.ended,
+        () => {
+          this.log(
+            `a protected path of a sandbox of session ${session} was removed or replaced ` +
+              "on the host: that sandbox and its runs are stopped (P-SBX-6)",
+          );
+          if (this.#entries.get(id) === entry) this.#stop(id);
+          else resident.kill();
+        },
+      );
     }, forget);
     this.#entries.set(id, entry);
     return entry;

@@ -14,7 +14,7 @@ import { AGENT_RIGHTS, createToken, writePolicy } from "../../_support/principal
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
-import { waitUntil } from "../../_support/wait.ts";
+import { pollUntil, waitUntil } from "../../_support/wait.ts";
 
 /** An agent that may run anything (opaque: allow) and write its project, sandboxed. */
 function coder(extra: Rec = {}): Rec {
@@ -246,6 +246,33 @@ hostTest(
 );
 
 hostTest(
+  "a protection the host removes while a run goes on ends that run's sandbox before the run can use the freed name",
+  NEEDS_TIER_B,
+  () =>
+    world(coder(), () => Promise.resolve(), async ({ proj, agent }) => {
+      const script = `${proj}/../scripts/waits.sh`;
+      await Deno.writeTextFile(
+        script,
+        "touch started\nwhile [ ! -e go ]; do sleep 0.05; done\n" +
+          `python3 -c "open('.envrc','w').write('pwned')"\n`,
+      );
+      let ended = false;
+      const run = exec(agent, `sh ${script}`, { position: "value" }).catch((e) => e)
+        .finally(() => ended = true);
+      assert.ok(await waitUntil(() => read(`${proj}/started`) !== null, 10_000), "the run started");
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "its placeholder is there");
+      Deno.removeSync(`${proj}/.envrc`); // the human deletes it meanwhile
+      // Bounded for the old behaviour only: the run would wait for \`go\` for good.
+      const stopped = await waitUntil(() => ended, 5_000);
+      await Deno.writeTextFile(`${proj}/go`, "");
+      await run;
+      assert.ok(stopped, "the run's sandbox was stopped once the placeholder went");
+      const found = read(`${proj}/.envrc`);
+      assert.ok(found === null || found === "<dir>", `.envrc on the host: ${found}`);
+    }),
+);
+
+hostTest(
   "renaming or deleting a parent does not defeat a protection: mv .git g; mkdir .git; and mv sub x",
   NEEDS_TIER_B,
   async () => {
@@ -405,6 +432,23 @@ hostTest(
       }
     });
   },
+);
+
+hostTest(
+  "a PTY's sandbox ends when the host removes one of its protections while it runs",
+  NEEDS_TIER_B,
+  () =>
+    world(coder(), () => Promise.resolve(), async ({ proj, agent }) => {
+      const script = "echo ready; sleep 60";
+      const opened = await agent.request("pty.open", { cmd: "sh", args: ["-c", script] }) as Rec;
+      const screen = () => agent.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>;
+      await pollUntil(screen, (r) => (r.screen as string[]).join("\n").includes("ready"));
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "held while the PTY's sandbox lives");
+      Deno.removeSync(`${proj}/.envrc`);
+      const ended = await pollUntil(screen, (r) => r.alive === false, 5_000).catch(() => null);
+      assert.ok(ended !== null, "the PTY's program was ended once its placeholder went");
+      await agent.request("pty.close", { pty_id: opened.pty_id });
+    }),
 );
 
 hostTest(
