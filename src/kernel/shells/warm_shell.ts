@@ -129,11 +129,13 @@ export class WarmShell {
   /**
    * Whether a run starting from `state` inside `sandbox` may use this shell: it is alive and
    * unclaimed, confined exactly as that run would be, its working directory is still the
-   * directory that `state.cwd` names (not removed, not replaced), and the environment differs
-   * from its own only in names a running bash can take over.
+   * directory that `state.cwd` names (not removed, not replaced), the environment differs
+   * from its own only in names a running bash can take over, and its sandbox still has every
+   * protection it started with (one the host removed meanwhile is free inside: P-SBX-6).
    */
   fits(state: ShellState, sandbox: Sandboxing | null): boolean {
-    return this.fitsState(state) && confinementKey(sandbox) === this.confinement;
+    return this.fitsState(state) && confinementKey(sandbox) === this.confinement &&
+      (this.resident === null || this.resident.protectionIntact);
   }
 
   /** Whether it {@link fits} a run starting from `state`, whatever that run's sandbox. */

@@ -246,6 +246,22 @@ hostTest(
 );
 
 hostTest(
+  "a placeholder deleted between two execs is made again for the next one, which runs (in a new sandbox, not killed)",
+  NEEDS_TIER_B,
+  () =>
+    world(coder(), () => Promise.resolve(), async ({ proj, sh }) => {
+      assert.equal(await sh("echo up"), "up\n"); // its warm shell waits in that sandbox
+      Deno.removeSync(`${proj}/.envrc`);
+      Deno.removeSync(`${proj}/.vscode`);
+      const out = await sh(`${fileAttacks(".envrc")}\n${dirAttacks(".vscode")}\necho done`);
+      assert.equal(out, "done\n");
+      assert.equal(read(`${proj}/.envrc`), "<dir>", "a placeholder again");
+      assert.equal(read(`${proj}/.vscode`), "<dir>");
+      assert.deepEqual(tree(proj).filter((p) => /^\.(envrc|vscode)./.test(p)), []);
+    }),
+);
+
+hostTest(
   "a protection the host removes while a run goes on ends that run's sandbox before the run can use the freed name",
   NEEDS_TIER_B,
   () =>
