@@ -1,5 +1,7 @@
 import process from "node:process";
 import type { BashChild } from "./bash_child.ts";
+import { cLibrary } from "./c_library.ts";
+import { errno } from "./fd_calls.ts";
 import { posixSpawn, posixSpawnAvailable } from "./posix_spawn.ts";
 import { type ShellState, spawnDir } from "./shell_state.ts";
 
@@ -69,8 +71,31 @@ export function signalGroup(pid: number, signal: Deno.Signal): boolean {
   }
 }
 
+/** errno of kill(2) on a process the caller may not signal (the same on Linux and macOS). */
+const EPERM = 1;
+
+const KILL = { kill: { parameters: ["i32", "i32"], result: "i32" } } as const;
+
+let killCall: ((pid: number, signal: number) => number) | null | undefined;
+
+/**
+ * kill(2) through the C library where the kernel has its facts, else null: a probe of a group that
+ * is gone then fails with a return value, where process.kill throws an error that costs 0.07 ms
+ * (a sandboxed run's end asks once).
+ */
+function kill(): ((pid: number, signal: number) => number) | null {
+  if (killCall === undefined) {
+    const libc = cLibrary(Deno.build.os);
+    killCall = libc === null ? null : Deno.dlopen(libc, KILL).symbols.kill;
+  }
+  return killCall;
+}
+
 /** Whether any process (zombies included) still belongs to process group `pgid`. */
 export function groupExists(pgid: number): boolean {
+  if (!(pgid > 0)) return false; // kill(-0) would ask about the kernel's own group
+  const call = kill();
+  if (call !== null) return call(-pgid, 0) === 0 || errno() === EPERM;
   try {
     process.kill(-pgid, 0);
     return true;

@@ -64,18 +64,32 @@ function hostPidOf(parent: number, inside: number): number | null {
 /** The longest report line of a launcher (`exit <pid> <wait status>`), with room to spare. */
 const REPORT_LIMIT = 64;
 
+/** Bytes of one read of a launcher's reports: many lines. */
+const REPORT_READ = 4096;
+
 /**
  * The report lines of a launcher's stdout, each at most {@link REPORT_LIMIT} bytes: a process in
  * the sandbox (same uid) can write to that pipe too, and a longer line is dropped, never held.
- * Empty lines are skipped.
+ * Empty lines are skipped. Read into one buffer (BYOB): a default reader allocates 64 KiB per
+ * read, two reads of every run.
  */
 export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const framer = new LineFramer(REPORT_LIMIT);
   const decoder = new TextDecoder();
-  for await (const chunk of stream) {
-    for (const event of framer.push(chunk)) {
-      if (event.kind === "frame") yield decoder.decode(event.bytes);
+  const reader = stream.getReader({ mode: "byob" });
+  let buffer = new Uint8Array(REPORT_READ);
+  try {
+    while (true) {
+      const { done, value } = await reader.read(buffer);
+      if (done || value === undefined) return;
+      // the framer copies what it holds, and each line is decoded before the next read
+      for (const event of framer.push(value)) {
+        if (event.kind === "frame") yield decoder.decode(event.bytes);
+      }
+      buffer = new Uint8Array(value.buffer);
     }
+  } finally {
+    reader.releaseLock();
   }
 }
 

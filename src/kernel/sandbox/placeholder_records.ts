@@ -52,7 +52,11 @@ export function lstat(path: string): Deno.FileInfo | null {
  */
 export function identityOf(path: string): string | null {
   const info = lstat(path);
-  if (info === null) return null;
+  return info === null ? null : identityOfInfo(info);
+}
+
+/** The {@link identityOf} the entry whose lstat is `info`. */
+export function identityOfInfo(info: Deno.FileInfo): string {
   return `${info.dev}:${info.ino}:${(info.birthtime ?? info.ctime)?.getTime() ?? ""}`;
 }
 

@@ -8,6 +8,7 @@
 import {
   forgetPlaceholder,
   identityOf,
+  identityOfInfo,
   intendPlaceholder,
   type Intent,
   lstat,
@@ -53,10 +54,14 @@ export function blockPlaceholders(paths: readonly string[]): () => void {
   };
 }
 
-/** Whether `path` is a placeholder the kernel made and still holds. */
-export function isPlaceholder(path: string): boolean {
+/**
+ * Whether `path` is a placeholder the kernel made and still holds; `info` is its lstat when the
+ * caller has just taken it (a scan of a write root asks for every held one at each exec).
+ */
+export function isPlaceholder(path: string, info?: Deno.FileInfo): boolean {
   const entry = held.get(path);
-  return entry !== undefined && entry.identity === identityOf(path);
+  if (entry === undefined) return false;
+  return entry.identity === (info === undefined ? identityOf(path) : identityOfInfo(info));
 }
 
 /** The absent paths of `protection` that {@link holdPlaceholders} would make now: nothing is there. */

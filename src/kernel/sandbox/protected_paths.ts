@@ -181,7 +181,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const root = target === null ? undefined : roots.find((r) => r !== "/" && isWithin(target, r));
     if (target === null || root === undefined) return;
     const found = lstat(target);
-    const absent = found === null || isPlaceholder(target);
+    const absent = found === null || isPlaceholder(target, found);
     if (absent && lstat(target.slice(0, target.lastIndexOf("/")))?.isDirectory !== true) return;
     protect(root, target, absent || found!.isDirectory, absent);
     const linkRoot = roots.find((r) => isWithin(link, r)) ?? link;
@@ -202,7 +202,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         for (const part of gitParts) {
           const at = `${path}/${part}`;
           const found = lstat(at);
-          const absent = found === null || isPlaceholder(at);
+          const absent = found === null || isPlaceholder(at, found);
           // at the root a missing part is held by a placeholder; below it, only what exists
           if (found?.isSymlink) {
             protectTarget(at);
@@ -214,7 +214,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       return;
     }
     if (info?.isSymlink) return protectTarget(path);
-    const absent = info === null || isPlaceholder(path);
+    const absent = info === null || isPlaceholder(path, info);
     if (!absent || dir === root) {
       protect(root, path, absent || info!.isDirectory, absent);
     }

@@ -129,16 +129,24 @@ async function lingerAfterExit(
   }
 }
 
-/** The bytes of `stream` up to its end, or up to `stop`. */
+/** Bytes of one read of a state dump: most dumps take one. */
+const DUMP_READ = 16 * 1024;
+
+/**
+ * The bytes of `stream` up to its end, or up to `stop`, read into one buffer (BYOB): a default
+ * reader of a byte stream allocates 64 KiB per read, garbage of every sandboxed run's dump.
+ */
 async function readAll(stream: ReadableStream<Uint8Array>, stop: AbortSignal): Promise<Uint8Array> {
-  const reader = stream.getReader();
+  const reader = stream.getReader({ mode: "byob" });
   stop.addEventListener("abort", () => reader.cancel().catch(() => {}), { once: true });
   const chunks: Uint8Array[] = [];
+  let buffer = new Uint8Array(DUMP_READ);
   try {
     while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
+      const { done, value } = await reader.read(buffer);
+      if (done || value === undefined) break;
+      chunks.push(value.slice());
+      buffer = new Uint8Array(value.buffer);
     }
   } catch {
     // failed: what was read is all there is

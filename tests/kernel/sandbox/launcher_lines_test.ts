@@ -10,7 +10,14 @@ Deno.test("a launcher report line over its bound is dropped, not held; the lines
     "x".repeat(1 << 20),
     "x".repeat(1 << 20) + "\nexit 9 256\n",
   ].map((text) => encoder.encode(text));
-  const stream = ReadableStream.from(chunks);
+  // a byte stream, as a child's stdout is: the launcher's lines are read into one buffer
+  const stream = new ReadableStream({
+    type: "bytes",
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
   const seen: string[] = [];
   for await (const line of lines(stream)) seen.push(line);
   assert.deepEqual(seen, ["spare 7", "exit 5 0", "exit 9 256"]);
