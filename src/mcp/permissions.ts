@@ -38,8 +38,12 @@ const envFlag = `--allow-env=${FACADE_ENV.join(",")}`;
  * code adds ~3 MiB over 1,000 calls too. Single-threaded: V8 starts no worker threads, whose
  * stacks and malloc arenas held ~0.8 MiB after 1,000 calls; the facade's heap is a few MiB, so
  * collecting and compiling on its own thread cost no CPU per notification measurably (issue 33).
+ * No Sparkplug, as in the kernel: Maglev takes over the hot functions anyway, and compiling each
+ * function twice on the one thread cost a fresh facade's first 1,000 notifications 9-19 % more
+ * CPU, and 0.5-0.7 MiB more after 1,000 calls (issue 33).
  */
-const v8Flag = "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded";
+const v8Flag =
+  "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded,--no-sparkplug";
 
 /**
  * Deno permission flags for a local run against one socket and one kernel executable (M-PERM-2),

@@ -106,7 +106,7 @@ Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and
     "--allow-run=/bin/k",
     "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_PROJECT,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
     "--allow-sys=uid",
-    "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded",
+    "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded,--no-sparkplug",
   ]);
   assert.deepEqual(localFlags(null, "/bin/k", "/").slice(0, 2), [
     "--no-prompt",
@@ -118,7 +118,7 @@ Deno.test("M-PERM-2/3: the permission flags are SPEC's, plus the unix: grant and
     "--allow-run=shoal-kernel",
     "--allow-env=SHOAL_SOCKET,SHOAL_SESSION,SHOAL_TOKEN,SHOAL_PROJECT,SHOAL_NO_AUTOSTART,SHOAL_KERNEL,XDG_RUNTIME_DIR,TMPDIR,HOME,PATH",
     "--allow-sys=uid",
-    "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded",
+    "--v8-flags=--max-semi-space-size=1,--expose-gc,--no-turbofan,--single-threaded,--no-sparkplug",
   ], "the release holds no net permission and writes nothing: its kernel's relay connects");
 });
 
