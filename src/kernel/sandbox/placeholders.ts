@@ -144,8 +144,8 @@ export async function releasesMade(): Promise<void> {
 }
 
 /**
- * Drops each of `holds` (a path and the hold on it); the last one's removes a placeholder when it is still what was
- * made, unless a sandbox this kernel did not start binds it (another kernel's, which took it for
+ * Drops each of `holds` (a path and the hold on it); the last one's removes a placeholder when it
+ * is still what was made, unless a sandbox this kernel did not start binds it (another kernel's, which took it for
  * an existing protected name): it lingers then, and each later drop tries again (what still
  * lingers at exit, the next kernel removes). Call it once the sandboxes that held them have ended
  * (see `untilEnded`): one still going away would count as another's.
