@@ -283,7 +283,8 @@ export class Pty {
       // its protections are checked in place before the program runs, as a resident's (P-SBX-6)
       if (gate !== null) init = await gate.pass(child, sandbox!.view.protection);
       if (init !== null) {
-        const [inside, protection] = [init, sandbox!.view.protection];
+        const inside = init;
+        const protection = sandbox!.view.protection;
         // a protection the host removes while it runs frees the name inside: it ends (P-SBX-6)
         guardProtection(
           () => true,

@@ -105,16 +105,10 @@ export class Residents {
     if (host.tier !== "B") throw new Error("this host has no sandbox");
     const id = JSON.stringify([session, confinementKey(sandboxing)]);
     const known = this.#entries.get(id);
-    if (known !== undefined && known.resident?.protectionIntact !== false) return known;
-    if (known !== undefined) {
-      // Its runs could now create a protected name the host removed under it: a new sandbox
-      // binds the name again (a placeholder made afresh), and this one goes with its runs.
-      this.log(
-        `a protected path of a sandbox of session ${session} was removed or replaced on ` +
-          "the host: that sandbox is stopped and a new one started (P-SBX-6)",
-      );
-      this.#stop(id);
-    }
+    const running = known?.resident ?? null;
+    // one that lost a protection goes; a new sandbox binds the name again (placeholder made afresh)
+    if (running !== null && !running.protectionIntact) this.#stopBroken(id, known!, running);
+    else if (known !== undefined) return known;
     const onIdle = () =>
       setTimeout(() => {
         if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);
@@ -143,18 +137,24 @@ export class Residents {
         () => resident.busy,
         () => resident.protectionIntact,
         resident.ended,
-        () => {
-          this.log(
-            `a protected path of a sandbox of session ${session} was removed or replaced ` +
-              "on the host: that sandbox and its runs are stopped (P-SBX-6)",
-          );
-          if (this.#entries.get(id) === entry) this.#stop(id);
-          else resident.kill();
-        },
+        () => this.#stopBroken(id, entry, resident),
       );
     }, forget);
     this.#entries.set(id, entry);
     return entry;
+  }
+
+  /**
+   * Stops `resident` (of `entry`, under `id`) and its runs: the host removed or replaced one of
+   * its protections, so the name is free inside (P-SBX-6).
+   */
+  #stopBroken(id: string, entry: Entry, resident: Resident): void {
+    this.log(
+      `a protected path of a sandbox of session ${entry.session} was removed or replaced on ` +
+        "the host: that sandbox and its runs are stopped (P-SBX-6)",
+    );
+    if (this.#entries.get(id) === entry) this.#stop(id);
+    else resident.kill();
   }
 
   /**
