@@ -27,7 +27,12 @@ import type { Resident } from "../../src/kernel/sandbox/resident.ts";
 import { NetProxy } from "../../src/kernel/net/proxy.ts";
 import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
 import { percentile, printStages } from "./percentile.ts";
-import { cpuMs, reapedChildrenCpuMs } from "../../tests/_support/proc.ts";
+import {
+  cpuMs,
+  pageFaults,
+  reapedChildrenCpuMs,
+  reapedChildrenPageFaults,
+} from "../../tests/_support/proc.ts";
 import { launcherPid } from "./launcher_pid.ts";
 
 /** Timed rounds (after 5 warm-up rounds): 100, or the `ROUNDS` environment variable for a quick look. */
@@ -231,9 +236,10 @@ async function backToBack(name: string, resident: Resident | null): Promise<void
 }
 
 /**
- * The CPU time per back-to-back run (ms) of `CHAINS` chains, unconfined or in the resident of
- * {@link residents}: this process's (the kernel's), that of the processes it reaps, and the
- * resident's launcher's and that of those it reaps.
+ * The CPU time (ms) and the page faults per back-to-back run of `CHAINS` chains, unconfined or in
+ * the resident of {@link residents}: this process's (the kernel's), those of the processes it
+ * reaps, and the resident's launcher's and those of the processes it reaps. A page fault costs
+ * some µs on a paravirtualised host: a fork's copy-on-write faults can outweigh its syscalls.
  */
 async function chainCpu(name: string, confined: boolean): Promise<number[]> {
   const resident = confined
@@ -246,6 +252,10 @@ async function chainCpu(name: string, confined: boolean): Promise<number[]> {
     reapedChildrenCpuMs(Deno.pid),
     launcher === null ? 0 : cpuMs(launcher),
     launcher === null ? 0 : reapedChildrenCpuMs(launcher),
+    pageFaults(Deno.pid),
+    reapedChildrenPageFaults(Deno.pid),
+    launcher === null ? 0 : pageFaults(launcher),
+    launcher === null ? 0 : reapedChildrenPageFaults(launcher),
   ];
   const before = read();
   for (let i = 0; i < CHAINS; i++) await backToBack(name, resident);
@@ -333,6 +343,19 @@ try {
     `${"CPU per run: resident / unconfined".padEnd(44)} ` +
       (totals.get("resident, launcher")! / totals.get("unconfined")!).toFixed(2),
   );
+  console.log("\npage faults per back-to-back run");
+  console.log(
+    "run                   kernel  kernel's children  launcher  launcher's children  total",
+  );
+  for (const [label, counts] of cpu) {
+    const [kernel, reaped, own, launched] = counts.slice(4);
+    console.log(
+      `${label.padEnd(20)} ${kernel.toFixed(0).padStart(7)}  ${reaped.toFixed(0).padStart(17)}  ` +
+        `${own.toFixed(0).padStart(8)}  ${launched.toFixed(0).padStart(19)}  ${
+          (kernel + reaped + own + launched).toFixed(0).padStart(5)
+        }`,
+    );
+  }
 } finally {
   await residents.closeAll();
   await chainResidents.closeAll();

@@ -280,6 +280,18 @@ export function reapedChildrenCpuMs(pid: number): number {
   return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
+/** Page faults (minor + major) `pid` has taken so far (Linux only). */
+export function pageFaults(pid: number): number {
+  const fields = statFields(pid);
+  return Number(fields[7]) + Number(fields[9]);
+}
+
+/** Page faults of the children `pid` has waited for so far, and their waited-for descendants'. */
+export function reapedChildrenPageFaults(pid: number): number {
+  const fields = statFields(pid);
+  return Number(fields[8]) + Number(fields[10]);
+}
+
 /**
  * Bytes process `pid` (this one by default) has read through read(2) and friends so far (`rchar`
  * of /proc/PID/io), or null off Linux: macOS keeps no such counter that a test can read without FFI.
