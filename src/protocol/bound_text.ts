@@ -1,4 +1,5 @@
 import { TEXT_LIMIT } from "./limits.ts";
+import { isHighSurrogate, isLowSurrogate, utf8Length } from "./utf8.ts";
 
 /**
  * Bounds a text to `limit` UTF-8 bytes by V-RENDER-3: unchanged when it fits; otherwise the
@@ -45,32 +46,13 @@ export function cutText(
   let cut = 0;
   let used = 0;
   while (cut < first.length) {
-    const step = isSurrogatePair(first, cut) ? 2 : 1;
+    const step = isHighSurrogate(first.charCodeAt(cut)) && isLowSurrogate(first.charCodeAt(cut + 1))
+      ? 2
+      : 1;
     const size = utf8Length(first, cut, cut + step);
     if (used + size > room) break;
     used += size;
     cut += step;
   }
   return first.slice(0, cut) + tail;
-}
-
-function utf8Length(s: string, start = 0, end = s.length): number {
-  let n = 0;
-  for (let i = start; i < end; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (isSurrogatePair(s, i) && i + 1 < end) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
-}
-
-function isSurrogatePair(s: string, i: number): boolean {
-  const c = s.charCodeAt(i);
-  if (c < 0xd800 || c > 0xdbff) return false;
-  const d = s.charCodeAt(i + 1);
-  return d >= 0xdc00 && d <= 0xdfff;
 }

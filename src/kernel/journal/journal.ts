@@ -6,7 +6,7 @@ import type { BusEvent } from "../events/bus_event.ts";
 import type { DurableLog } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
 import { pathObject } from "../values/path_object.ts";
-import { utf8Length, utf8Prefix } from "../values/js_string.ts";
+import { utf8Length, utf8Prefix } from "../../protocol/utf8.ts";
 import type {
   JournalEffect,
   JournalEntry,

@@ -2,7 +2,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { MAX_PLAN_SOURCE_BYTES, MAX_PLANS } from "../../protocol/limits.ts";
 import { nowNs } from "../events/now_ns.ts";
 import type { Effect, Reversibility } from "../policy/effects.ts";
-import { utf8Length } from "../values/js_string.ts";
+import { utf8Length } from "../../protocol/utf8.ts";
 
 /** Approval states of a plan (K-PLAN-1, P-PLAN-4). */
 export type ApprovalState =

@@ -1,6 +1,6 @@
 /** Effects as they leave the kernel (K-EFF-7): every string, list and effect list bounded. */
 import { EFFECT_REPORT_ITEMS, EFFECT_STRING_BYTES } from "../../protocol/limits.ts";
-import { utf8Prefix } from "../values/js_string.ts";
+import { cutUtf8 } from "../../protocol/utf8.ts";
 
 /** An effect in its reported form: `kind` plus bounded members, `<list>_more` where a list was cut. */
 export interface ReportedEffect {
@@ -15,15 +15,8 @@ export interface EffectReport {
   effects_more?: number;
 }
 
-/** `s`, or its longest prefix that fits {@link EFFECT_STRING_BYTES} UTF-8 bytes with `…` after it. */
-function bounded(s: string): string {
-  if (s.length * 3 <= EFFECT_STRING_BYTES) return s;
-  const head = utf8Prefix(s, EFFECT_STRING_BYTES);
-  return head.length === s.length ? s : utf8Prefix(s, EFFECT_STRING_BYTES - 3) + "…";
-}
-
 function boundedMember(value: unknown): unknown {
-  return typeof value === "string" ? bounded(value) : value;
+  return typeof value === "string" ? cutUtf8(value, EFFECT_STRING_BYTES) : value;
 }
 
 /** One effect with each string cut and each list (`paths`, `names`) kept to its first entries. */
@@ -61,7 +54,7 @@ export function reportEffects(effects: readonly { readonly kind: string }[]): Ef
  */
 export function reportStrings(values: readonly string[]): { items: string[]; more: number } {
   return {
-    items: values.slice(0, EFFECT_REPORT_ITEMS).map(bounded),
+    items: values.slice(0, EFFECT_REPORT_ITEMS).map((s) => cutUtf8(s, EFFECT_STRING_BYTES)),
     more: Math.max(0, values.length - EFFECT_REPORT_ITEMS),
   };
 }

@@ -1,6 +1,6 @@
 import { BlobValue } from "./blob_value.ts";
 import { base64 } from "./chunk.ts";
-import { utf8Length } from "./js_string.ts";
+import { utf8Length } from "../../protocol/utf8.ts";
 import { badPath } from "./path.ts";
 import type { Value } from "./value.ts";
 

@@ -7,7 +7,8 @@ import {
 } from "../../protocol/limits.ts";
 import { stripAnsi } from "./ansi.ts";
 import { BlobValue } from "./blob_value.ts";
-import { scalarCount, scalarSlice, utf8Length } from "./js_string.ts";
+import { scalarCount, scalarSlice } from "./js_string.ts";
+import { utf8Length } from "../../protocol/utf8.ts";
 import {
   DateTime,
   Duration,

@@ -13,7 +13,7 @@ import { runOptions, runParams } from "../../exec/run_params.ts";
 import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { denied } from "../../plans/denied.ts";
-import { utf8Prefix } from "../../values/js_string.ts";
+import { utf8Prefix } from "../../../protocol/utf8.ts";
 import { reportEffects } from "../../policy/effect_report.ts";
 
 const planRef = z.object({ plan_ref: z.string() });
