@@ -113,5 +113,6 @@ export function runSandbox(
     );
   }
   const net = sandboxNet(principal, netGrants(policy!, approved));
-  return { bwrap: setting.host.bwrap!, view, net };
+  const afresh = () => runSandbox(setting, policy, localHuman, principal, cwd, approved);
+  return { bwrap: setting.host.bwrap!, view, net, afresh };
 }

@@ -35,6 +35,11 @@ export interface Sandboxing {
   bwrap: string;
   view: SandboxView;
   net: SandboxNet | null;
+  /**
+   * The same sandboxing computed again from its grants (a new scan of the protected names), for a
+   * sandbox whose start failed; absent where it cannot be.
+   */
+  afresh?: () => Sandboxing | null;
 }
 
 /** Where and how one run is confined. */

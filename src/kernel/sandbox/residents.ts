@@ -22,6 +22,12 @@ const IDLE_GRACE_MS = 1000;
  */
 const PLACEHOLDER_WAIT_MS = 10_000;
 
+/**
+ * Starts of a resident at most for one {@link Residents.get}: a protected name that keeps coming
+ * and going on the host may stop a few in a row.
+ */
+const STALE_TRIES = 5;
+
 /** Where the proxy for a sandbox's network is reached (the kernel's `NetProxy`). */
 export interface ProxyEndpoints {
   /** The host directory holding the Unix socket of the proxy for `net` in `session`. */
@@ -59,9 +65,25 @@ export class Residents {
     private readonly launch = true,
   ) {}
 
-  /** The session's resident for `sandboxing`, once runs can enter it; started when missing. */
-  get(session: string, sandboxing: Sandboxing): Promise<Resident> {
-    return this.#entry(session, sandboxing).starting;
+  /**
+   * The session's resident for `sandboxing`, once runs can enter it; started when missing. A start
+   * that fails (bwrap binds by path: a protected name the host removed between the view's scan and
+   * the bind stops it) is tried again with the sandboxing computed afresh, up to
+   * {@link STALE_TRIES} starts in all; a refusal (-32010) is not.
+   */
+  async get(session: string, sandboxing: Sandboxing): Promise<Resident> {
+    for (let tries = 1;; tries++) {
+      try {
+        return await this.#entry(session, sandboxing).starting;
+      } catch (e) {
+        // whether the view went stale cannot be told after the fact: the name may be back
+        const again = e instanceof RpcError || tries >= STALE_TRIES
+          ? null
+          : sandboxing.afresh?.() ?? null;
+        if (again === null) throw e;
+        sandboxing = again;
+      }
+    }
   }
 
   /**
