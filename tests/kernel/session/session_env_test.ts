@@ -176,6 +176,75 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 a state dump an agent's exec forges (it can write its own state FIFO) never runs code in the human's exec, nor sets what the agent may not share",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const humanPath = await out(human, 'printf %s "$PATH"');
+      const a = await w.agent("agent:a");
+      // The dump the exec's own bash then writes follows the forged one, which the kernel reads
+      // first (it ends in Z).
+      const listing = [
+        `declare -- forged_a="1"; touch ${pwned}; #`,
+        `declare -- forged_b="$(touch ${pwned})"`,
+        `declare -- forged_c="1" PATH="${proj}"`,
+      ].join("\\n");
+      await out(
+        a,
+        `exec 7<>"$__shoal_dir/state"; printf 'C\\0%s\\0D\\0${listing}\\0F\\0\\0A\\0\\0Z\\0' "$PWD" >&7`,
+      );
+      const seen = await out(
+        human,
+        'echo "a=${forged_a-unset} b=${forged_b-unset} c=${forged_c-unset}"; printf %s "$PATH"',
+      );
+      assert.equal(exists(pwned), false, `the agent's forged dump ran code as the human:\n${seen}`);
+      assert.equal(seen, `a=unset b=unset c=unset\n${humanPath}`);
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent's TAR_OPTIONS, RSYNC_RSH, JAVA_HOME and AWS_CONFIG_FILE, and its namerefs and integer variables, never reach the human's exec",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `export TAR_OPTIONS='--checkpoint=1 --checkpoint-action=exec=touch\\ ${pwned}'`,
+          `export RSYNC_RSH='touch ${pwned}' JAVA_HOME=${proj}/jdk AWS_CONFIG_FILE=${proj}/aws`,
+          `declare -n out_dir='a[$(touch ${pwned})]'`,
+          "declare -i count=1",
+          "export SHARED_NOTE=hello",
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          "echo x > f && tar cf /dev/null f",
+          'echo "dir=$out_dir"',
+          "count='b[$(touch " + pwned + ")]'",
+          'echo "tar=${TAR_OPTIONS-unset} rsh=${RSYNC_RSH-unset} java=${JAVA_HOME-unset}"',
+          'echo "aws=${AWS_CONFIG_FILE-unset} note=$SHARED_NOTE"',
+        ].join("\n"),
+      );
+      assert.equal(exists(pwned), false, `the agent's settings ran code as the human:\n${seen}`);
+      assert.equal(seen, "dir=\ntar=unset rsh=unset java=unset\naws=unset note=hello\n");
+      // The agent keeps its own.
+      assert.equal(
+        await out(a, 'echo "$JAVA_HOME"; declare -p count'),
+        `${proj}/jdk\ndeclare -i count="1"\n`,
+      );
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 a warm shell spawned in one agent's environment never serves another agent, even one confined exactly alike",
   NEEDS_TIER_B,
   async () => {
