@@ -755,3 +755,40 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "P-SBX-6 the root repository's read-only .git/config and .git/hooks cannot be bypassed by a .git/commondir naming a directory of the agent's [ignored: defect found by the probe round; git reads config and hooks from the directory .git/commondir names, and a missing commondir cannot be held by a placeholder (git dies on an empty or directory commondir): needs a SPEC decision]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const marker = `${w.box.dir}/ran-as-human`;
+      const git = (...args: string[]) =>
+        new Deno.Command("git", { args, cwd: w.proj, stdout: "null", stderr: "null" }).output();
+      await git("init", "-q");
+      await git(
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=a@x",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+      );
+      const agent = await w.agent("agent:c");
+      const planted = await run(
+        agent,
+        `sh -c "cp -r .git evil && git config -f evil/config core.fsmonitor 'touch ${marker}; false'` +
+          ` && echo ../evil > .git/commondir"`,
+      );
+      await humanGitStatus(w.proj);
+      assert.equal(
+        exists(marker),
+        false,
+        `the agent's commondir made the human's git status run its code (exec ok: ${planted.ok})`,
+      );
+    });
+  },
+});
