@@ -23,6 +23,36 @@ export const SCAN_ENTRY_LIMIT = 10_000;
  */
 const UNSCANNED = ["node_modules"];
 
+/** Most directories below a `.git/modules` looked at for submodules' repositories. */
+const MODULE_DIR_LIMIT = 200;
+
+/**
+ * The repositories of the submodules of the `.git` directory `gitDir`, nested ones included:
+ * each directory below `modules/` (a submodule's name may hold `/`) that has a `HEAD`. Git reads
+ * their `config` and runs their `hooks` whenever it enters a submodule, as `git status` at the
+ * top does for every submodule in the index.
+ */
+function submoduleRepositories(gitDir: string): string[] {
+  const found: string[] = [];
+  const pending = [`${gitDir}/modules`];
+  for (let seen = 0; pending.length > 0 && seen < MODULE_DIR_LIMIT; seen++) {
+    const dir = pending.pop()!;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch {
+      continue; // absent or unreadable
+    }
+    if (entries.some((e) => e.name === "HEAD" && e.isFile)) {
+      found.push(dir);
+      pending.push(`${dir}/modules`);
+    } else {
+      for (const e of entries) if (e.isDirectory) pending.push(`${dir}/${e.name}`);
+    }
+  }
+  return found;
+}
+
 /**
  * A path bound read-only over itself; `absent` ones are made first as placeholders, always empty
  * directories: git and most tools pass over an empty directory, not over an empty file.
@@ -153,7 +183,8 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
  * The protection of `roots` (real paths of writable mounts), less the `lifted` names: at each
  * root every protected name whether or not it exists (an absent one as a placeholder
  * directory, so it cannot be created), and `.git/hooks`, `.git/config` of a `.git` directory (the `.git` file
- * itself); below a root, down to {@link SCAN_DEPTH} levels and outside `node_modules`, every
+ * itself) and the existing `hooks` and `config` of its submodules' repositories (`.git/modules/…`);
+ * below a root, down to {@link SCAN_DEPTH} levels and outside `node_modules`, every
  * protected name and `.git` part that exists now. A symlink at a protected name protects its
  * target instead, when that lies in a writable root.
  */
@@ -209,6 +240,17 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
             continue;
           }
           if (!absent || dir === root) protect(root, at, absent || part === "hooks", absent);
+        }
+        // the submodules' repositories: only what exists, as below a root
+        for (const repository of submoduleRepositories(path)) {
+          for (const part of gitParts) {
+            const at = `${repository}/${part}`;
+            const found = lstat(at);
+            if (found?.isSymlink) protectTarget(at);
+            else if (found !== null && !isPlaceholder(at, found)) {
+              protect(root, at, found.isDirectory, false);
+            }
+          }
         }
       }
       return;

@@ -728,3 +728,58 @@ hostTest(
     });
   },
 );
+
+/** Runs git as the local human, unconfined, in `cwd`; fails the test when git fails. */
+async function hostGit(cwd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", {
+    args: [
+      "-c",
+      "user.name=a",
+      "-c",
+      "user.email=a@x",
+      "-c",
+      "protocol.file.allow=always",
+      ...args,
+    ],
+    cwd,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+}
+
+hostTest(
+  "a submodule's repository (.git/modules/NAME) keeps its hooks and config read-only, so the human's git status runs none of the agent's code; the static layer asks approval",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    await world(coder(), async (proj) => {
+      const lib = `${proj}/../lib-src`;
+      await hostGit(proj, "init", "-q", lib);
+      await hostGit(lib, "commit", "-q", "--allow-empty", "-m", "lib");
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "submodule", "add", "-q", lib, "vendor/lib");
+      await hostGit(proj, "commit", "-qm", "with lib");
+    }, async ({ proj, agent, sh }) => {
+      const modules = `${proj}/.git/modules/vendor/lib`;
+      assert.ok(read(`${modules}/config`)!.includes("[core]"), "the submodule's repository");
+      await sh(
+        [
+          `(git config -f .git/modules/vendor/lib/config core.fsmonitor 'touch ${marker}; false') 2>/dev/null`,
+          `(printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/modules/vendor/lib/hooks/post-checkout) 2>/dev/null`,
+          "(mv .git/modules/vendor/lib .git/modules/vendor/old) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.ok(!read(`${modules}/config`)!.includes("fsmonitor"), read(`${modules}/config`)!);
+      assert.equal(read(`${modules}/hooks/post-checkout`), null);
+      assert.equal(read(`${proj}/.git/modules/vendor/old`), null, "its directories are pinned");
+      await hostGit(proj, "status");
+      assert.equal(read(marker), null, "the agent's code ran in the human's git status");
+      const asked = await rpcError(
+        exec(agent, "echo '[core]' >> .git/modules/vendor/lib/config"),
+      );
+      assert.equal(asked.code, -32011);
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
