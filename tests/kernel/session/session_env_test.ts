@@ -12,6 +12,7 @@ import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { rpcError } from "../../_support/rejection.ts";
 import { delay } from "../../_support/wait.ts";
 
 /** A sandboxed agent that may run anything inside its project. */
@@ -240,6 +241,51 @@ hostTest(
         await out(a, 'echo "$JAVA_HOME"; declare -p count'),
         `${proj}/jdk\ndeclare -i count="1"\n`,
       );
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent cannot type into, read, resize or close a PTY the human opened in the session (its program runs unconfined); the human reaches the agent's",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const shell = await human.request("pty.open", {
+        cmd: "bash",
+        args: ["--norc", "--noprofile", "-i"],
+      }) as Rec;
+      const a = await w.agent("agent:a");
+      assert.deepEqual((await a.request("pty.list", {}) as Rec).ptys, []);
+      const id = shell.pty_id;
+      for (
+        const [method, params] of [
+          ["pty.send", { pty_id: id, input: `touch ${pwned}\n` }],
+          ["pty.read", { pty_id: id }],
+          ["pty.resize", { pty_id: id, cols: 10, rows: 10 }],
+          ["pty.close", { pty_id: id }],
+        ] as const
+      ) {
+        assert.equal((await rpcError(a.request(method, params))).code, -32022, method);
+      }
+      const own = await a.request("pty.open", { cmd: "cat" }) as Rec;
+      assert.deepEqual(
+        ((await a.request("pty.list", {}) as Rec).ptys as Rec[]).map((p) => p.pty_id),
+        [own.pty_id],
+      );
+      await human.request("pty.send", { pty_id: own.pty_id, input: "from-human\n" });
+      await human.request("pty.send", { pty_id: id, input: "echo human-ok\n" });
+      let screen = "";
+      for (let i = 0; i < 100 && !screen.includes("\nhuman-ok"); i++) {
+        await delay(50);
+        screen = ((await human.request("pty.read", { pty_id: id }) as Rec).screen as string[])
+          .join("\n");
+      }
+      assert.match(screen, /^human-ok$/m);
+      assert.equal(exists(pwned), false, "the agent's keystrokes ran in the human's PTY");
+      await human.request("pty.close", { pty_id: id });
+      await human.request("pty.close", { pty_id: own.pty_id });
     });
   },
 );
