@@ -54,6 +54,32 @@ function submoduleRepositories(gitDir: string): string[] {
 }
 
 /**
+ * The `core.hooksPath` a repository's own config file (`gitConfig`) sets, as written (the last
+ * one wins), or null: git runs the hooks there instead of `.git/hooks` (husky sets `.husky`).
+ * Includes are not followed.
+ */
+function configuredHooksPath(gitConfig: string): string | null {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(gitConfig);
+  } catch {
+    return null;
+  }
+  let inCore = false;
+  let found: string | null = null;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const section = /^\[\s*([A-Za-z0-9.-]+)\s*\]/.exec(line);
+    if (line.startsWith("[")) inCore = section !== null && section[1].toLowerCase() === "core";
+    const entry = inCore ? /^hookspath\s*=\s*(.*)$/i.exec(line) : null;
+    if (entry === null) continue;
+    const value = entry[1].replace(/^"((?:[^"\\]|\\.)*)".*$|^([^#;]*).*$/, "$1$2").trim();
+    found = value.replace(/\\(.)/g, "$1");
+  }
+  return found;
+}
+
+/**
  * A path bound read-only over itself; `absent` ones are made first as placeholders, always empty
  * directories: git and most tools pass over an empty directory, not over an empty file.
  */
@@ -183,7 +209,8 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
  * The protection of `roots` (real paths of writable mounts), less the `lifted` names: at each
  * root every protected name whether or not it exists (an absent one as a placeholder
  * directory, so it cannot be created), and `.git/hooks`, `.git/config` of a `.git` directory (the `.git` file
- * itself) and the existing `hooks` and `config` of its submodules' repositories (`.git/modules/…`);
+ * itself), the hooks directory its config names (`core.hooksPath`, when in a writable root) and
+ * the existing `hooks` and `config` of its submodules' repositories (`.git/modules/…`);
  * below a root, down to {@link SCAN_DEPTH} levels and outside `node_modules`, every
  * protected name and `.git` part that exists now. A symlink at a protected name protects its
  * target instead, when that lies in a writable root.
@@ -240,6 +267,20 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
             continue;
           }
           if (!absent || dir === root) protect(root, at, absent || part === "hooks", absent);
+        }
+        // the hooks directory the repository's config names instead of .git/hooks, when it
+        // lies in a writable root (held by a placeholder when missing)
+        const hooksPath = gitParts.includes("hooks") ? configuredHooksPath(`${path}/config`) : null;
+        if (hooksPath) {
+          const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
+          const hooksRoot = roots.find((r) => r !== "/" && isWithin(at, r) && at !== r);
+          const found = hooksRoot === undefined ? null : lstat(at);
+          if (found?.isSymlink) protectTarget(at);
+          else if (hooksRoot !== undefined) {
+            const absent = found === null || isPlaceholder(at, found);
+            const parent = lstat(at.slice(0, at.lastIndexOf("/")));
+            if (!absent || parent?.isDirectory) protect(hooksRoot, at, true, absent);
+          }
         }
         // the submodules' repositories: only what exists, as below a root
         for (const repository of submoduleRepositories(path)) {

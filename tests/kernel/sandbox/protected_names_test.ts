@@ -783,3 +783,47 @@ hostTest(
     Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
   },
 );
+
+hostTest(
+  "the hooks directory a repository's core.hooksPath names (husky's .husky, one not made yet) is read-only like .git/hooks, so the human's git commit runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    const evil = `printf '#!/bin/sh\\ntouch ${marker}\\n'`;
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "config", "core.hooksPath", ".husky");
+      await Deno.mkdir(`${proj}/.husky`);
+      await Deno.writeTextFile(`${proj}/.husky/pre-commit`, "#!/bin/sh\necho lint\n");
+      await Deno.chmod(`${proj}/.husky/pre-commit`, 0o755);
+      await hostGit(proj, "init", "-q", "sub");
+      // as a human would write it by hand: quoted, with a comment
+      await Deno.writeTextFile(
+        `${proj}/sub/.git/config`,
+        '[Core]\n\thooksPath = "../hooks dir" # ours\n',
+        {
+          append: true,
+        },
+      );
+    }, async ({ proj, sh }) => {
+      await sh(
+        [
+          `(${evil} > .husky/pre-commit) 2>/dev/null`,
+          `(${evil} > .husky/post-commit; chmod +x .husky/post-commit) 2>/dev/null`,
+          "(mv .husky .husky.old && mkdir .husky) 2>/dev/null",
+          `(mkdir -p 'hooks dir' && ${evil} > 'hooks dir/pre-commit') 2>/dev/null`,
+          `(chmod +x 'hooks dir/pre-commit') 2>/dev/null`,
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/.husky/pre-commit`), "#!/bin/sh\necho lint\n");
+      assert.equal(read(`${proj}/.husky/post-commit`), null);
+      assert.equal(read(`${proj}/hooks dir/pre-commit`), null);
+      await hostGit(proj, "commit", "-q", "--allow-empty", "-m", "x");
+      await hostGit(`${proj}/sub`, "commit", "-q", "--allow-empty", "-m", "x");
+      assert.equal(read(marker), null, "the agent's hook ran in the human's git commit");
+      // Ordinary work is unaffected.
+      assert.equal((await sh("echo a > a && git add a && echo added")).trim(), "added");
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
