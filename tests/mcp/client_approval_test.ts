@@ -74,3 +74,22 @@ Deno.test("M-ELICIT-2 line breaks, bidirectional overrides and zero-width charac
   assert.equal(message.match(/^Reversibility:/gm)?.length, 1);
   assert.doesNotMatch(message, /[\r\u202e\u200b]/);
 });
+
+Deno.test({
+  name:
+    "M-ELICIT-2 the path that needs approval is shown however many paths sort before it [ignored: defect found by the probe round; an effect's paths share one line cut to 300 bytes (and the form lists 20 effects), so `touch ./-0 … ./-29 .vscode/tasks.json` shows only the harmless names; the form cannot tell which path needs approval: needs a SPEC decision (the kernel saying why, e.g. the protected paths, in -32011 data)]",
+  ignore: true,
+  fn: () => {
+    const paths = Array.from({ length: 30 }, (_, i) => `${PROJ}/-${i}`);
+    const message = String(
+      approvalRequest({
+        src: "touch ./-{0..29} .vscode/tasks.json",
+        effects: [{ kind: "fs_write", paths: [...paths, `${PROJ}/.vscode/tasks.json`].sort() }],
+        reversibility: "irreversible",
+        plan_ref: "plan:1",
+      }).message,
+    );
+    const effects = message.slice(0, message.indexOf("Command:"));
+    assert.ok(effects.includes(`${PROJ}/.vscode/tasks.json`), effects);
+  },
+});
