@@ -166,6 +166,13 @@ interface DirRead {
  */
 const lastReads = new Map<string, Map<string, DirRead>>();
 
+/**
+ * The entries below each write root (protected names and `.git`) that scans found: one cut short
+ * by {@link SCAN_ENTRY_LIMIT} still protects those that exist in the directories it did not read,
+ * so flooding a project with entries cannot lift a protection found before.
+ */
+const foundBefore = new Map<string, Set<string>>();
+
 /** The stamp of directory `info`, or null when it has no change time. */
 function stampOf(info: Deno.FileInfo): string | null {
   if (info.ctime === null || info.mtime === null) return null;
@@ -306,6 +313,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     if (root === "/") continue; // a writable / is no project: nothing there is protected
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
     const reads = new Map<string, DirRead>();
+    const found = new Set<string>();
     const top = readScanned(root, last);
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
@@ -323,8 +331,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         reads.set(dir, read);
         seen += read.count;
         for (const name of read.found) {
-          if (dir !== root && (names.includes(name) || name === ".git")) {
-            visit(root, dir, name, lstat(`${dir}/${name}`)); // the root's: done above
+          if (dir === root) continue; // the root's: done above
+          found.add(`${dir}/${name}`);
+          if (names.includes(name) || name === ".git") {
+            visit(root, dir, name, lstat(`${dir}/${name}`));
           }
         }
         for (const name of read.subdirs) {
@@ -333,6 +343,16 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       }
       level = next;
     }
+    for (const path of foundBefore.get(root) ?? []) {
+      const dir = path.slice(0, path.lastIndexOf("/"));
+      if (reads.has(dir)) continue; // read this time: what is still there was found again
+      const name = path.slice(dir.length + 1);
+      const info = lstat(path);
+      if (info === null) continue;
+      found.add(path);
+      if (names.includes(name) || name === ".git") visit(root, dir, name, info);
+    }
+    foundBefore.set(root, found);
     lastReads.set(root, reads);
   }
   const sorted = <T>(list: T[], key: (t: T) => string) =>
