@@ -53,12 +53,18 @@ function submoduleRepositories(gitDir: string): string[] {
   return found;
 }
 
+/** Largest repository config file read for its `core.hooksPath`. */
+const CONFIG_READ_LIMIT = 1024 * 1024;
+
 /**
  * The `core.hooksPath` a repository's own config file (`gitConfig`) sets, as written (the last
  * one wins), or null: git runs the hooks there instead of `.git/hooks` (husky sets `.husky`).
  * Includes are not followed.
  */
 function configuredHooksPath(gitConfig: string): string | null {
+  // a FIFO an agent made there would block the kernel, a huge file hold its memory
+  const info = lstat(gitConfig);
+  if (!info?.isFile || info.size > CONFIG_READ_LIMIT) return null;
   let text: string;
   try {
     text = Deno.readTextFileSync(gitConfig);

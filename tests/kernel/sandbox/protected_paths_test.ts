@@ -109,3 +109,14 @@ Deno.test("a scan cut short by flooding the root with entries still protects wha
     );
   });
 });
+
+Deno.test("a repository config that is a FIFO (an agent's, in a repository it made) neither blocks the scan nor is read", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/sub/.git/hooks`, { recursive: true });
+    const made = await new Deno.Command("mkfifo", { args: [`${root}/sub/.git/config`] }).output();
+    assert.equal(made.code, 0);
+    const found = protection([root], []).paths.map((p) => p.path);
+    assert.ok(found.includes(`${root}/sub/.git/config`), "still bound read-only");
+  });
+});
