@@ -290,6 +290,20 @@ hostTest(
   },
 );
 
+Deno.test({
+  name:
+    "a sandboxed agent cannot read what the human's execs printed in the session (the sandbox hides HOME, the transcript shows it) [ignored: found by the probe round; G-TRUST-4 shares the transcript and tasks of a session with every principal, so value.get out:N (and task output) of the human's exec answers the agent: needs a SPEC decision]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const printed = await exec(w.human, "echo human-secret", { position: "value" });
+      const a = await w.agent("agent:a");
+      const read = await rpcError(a.request("value.get", { ref: printed.ref }));
+      assert.equal(read.code, -32004);
+    });
+  },
+});
+
 hostTest(
   "P-SBX-7 a warm shell spawned in one agent's environment never serves another agent, even one confined exactly alike",
   NEEDS_TIER_B,
