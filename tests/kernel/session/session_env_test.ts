@@ -290,6 +290,27 @@ hostTest(
   },
 );
 
+hostTest(
+  "P-SBX-7 a cwd an agent's exec could not have ended in (a forged dump naming HOME, a symlink out of the project) is not where the human's next exec runs",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const home = proj.slice(0, proj.lastIndexOf("/"));
+      const a = await w.agent("agent:a");
+      await out(a, `ln -s ${home} out && mkdir -p sub && cd sub`);
+      assert.equal(await out(human, "pwd"), `${proj}/sub\n`, "a cwd it could be in is shared");
+      for (const forged of [home, `${proj}/out`]) {
+        await out(
+          a,
+          `exec 7<>"$__shoal_dir/state"; printf 'C\\0%s\\0D\\0\\0F\\0\\0A\\0\\0Z\\0' '${forged}' >&7`,
+        );
+        assert.equal(await out(human, "pwd"), `${proj}/sub\n`, forged);
+      }
+    });
+  },
+);
+
 Deno.test({
   name:
     "a sandboxed agent cannot read what the human's execs printed in the session (the sandbox hides HOME, the transcript shows it) [ignored: found by the probe round; G-TRUST-4 shares the transcript and tasks of a session with every principal, so value.get out:N (and task output) of the human's exec answers the agent: needs a SPEC decision]",
