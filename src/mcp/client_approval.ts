@@ -29,20 +29,60 @@ export function cutBytes(text: string, limit: number): string {
   return decoder.decode(bytes.subarray(0, end)) + "…";
 }
 
+/**
+ * Characters that would let text the agent chose pass for the form's own lines or hide part of
+ * itself: controls (line breaks included), line and paragraph separators, bidirectional
+ * overrides and isolates, zero-width characters.
+ */
+// deno-lint-ignore no-control-regex
+const UNSHOWABLE = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+/** `text` with every {@link UNSHOWABLE} character written as a visible `\u{…}` escape. */
+function shown(text: string): string {
+  return text.replace(UNSHOWABLE, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+}
+
 /** One effect as one line: its kind, then its members' values (K-EFF-1 shapes). */
 function effectLine(effect: unknown): string {
-  if (!isObject(effect)) return cutBytes(JSON.stringify(effect), PROMPT_LINE_BYTES);
+  if (!isObject(effect)) return cutBytes(shown(JSON.stringify(effect)), PROMPT_LINE_BYTES);
   const parts = [String(effect.kind)];
   for (const [key, value] of Object.entries(effect)) {
     if (key === "kind" || value === null || value === undefined) continue;
     parts.push(Array.isArray(value) ? value.map(String).join(", ") : `${key}=${String(value)}`);
   }
-  return cutBytes(parts.join(" "), PROMPT_LINE_BYTES);
+  return cutBytes(shown(parts.join(" ")), PROMPT_LINE_BYTES);
 }
 
 /**
- * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): the command, its
- * effects one per line, its reversibility and ref, and a form with one required `decision`.
+ * The command as quoted lines (`│ ` before each), tabs kept and other unshowable characters
+ * escaped, a run of blank lines shown as one line saying how many: nothing in it can pass for
+ * the form's own text, nor push its end out of sight.
+ */
+function commandLines(src: string): string[] {
+  const out: string[] = [];
+  let blank = 0;
+  const flush = () => {
+    if (blank > 1) out.push(`│ (${blank} empty lines)`);
+    else if (blank === 1) out.push("│");
+    blank = 0;
+  };
+  for (const line of cutBytes(src, PROMPT_SRC_BYTES).split("\n")) {
+    if (line.trim() === "") {
+      blank++;
+      continue;
+    }
+    flush();
+    out.push(`│ ${shown(line.replaceAll("\t", "    "))}`);
+  }
+  flush();
+  return out;
+}
+
+/**
+ * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): its effects one per
+ * line, its reversibility and ref, then the command, quoted, and a form with one required
+ * `decision`. What the kernel derived comes first, so no command, however long or shaped, can
+ * stand in for it.
  */
 export function approvalRequest(plan: Rec): Rec {
   const effects = Array.isArray(plan.effects) ? plan.effects : [];
@@ -52,14 +92,14 @@ export function approvalRequest(plan: Rec): Rec {
   const message = [
     "The agent's command needs your approval (shoal).",
     "",
-    "Command:",
-    cutBytes(String(plan.src ?? ""), PROMPT_SRC_BYTES),
-    "",
     "Effects:",
     ...(lines.length ? lines : ["- none"]),
     "",
-    `Reversibility: ${String(plan.reversibility ?? "unknown")}`,
-    `Plan: ${String(plan.plan_ref)}`,
+    `Reversibility: ${shown(String(plan.reversibility ?? "unknown"))}`,
+    `Plan: ${shown(String(plan.plan_ref))}`,
+    "",
+    "Command:",
+    ...commandLines(String(plan.src ?? "")),
   ].join("\n");
   return {
     mode: "form",

@@ -54,8 +54,67 @@ function statementEnd(s: string, i: number): number {
 }
 
 const PREFIX = "declare -";
+/** The attribute letters `declare -p` lists (`-` alone: none). */
+const FLAGS = /^(?:-|[aAilnrtux]+)$/;
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Where the text of a `"…"` word stops: its `"`, a `\`, or a `$` or backquote bash never leaves bare. */
+const DQ_STOP = /["\\$`]/g;
+/** A byte bash leaves out of an unquoted associative key: blanks, controls, quotes, expansions. */
+// deno-lint-ignore no-control-regex
+const NOT_BARE_KEY = /[\x00-\x20\x7f"'\\$`[\](){}<>;&|*?!#~^@]/;
 
-/** The statements of a `declare -p` listing (a byte string), in its order; throws on anything else. */
+/**
+ * The index just past the one quoted word starting at `i` as bash's listing writes it: `"…"` with
+ * every `"`, `\`, `$` and backquote escaped (so nothing in it expands), or `$'…'`; -1 otherwise.
+ */
+function pastWord(s: string, i: number): number {
+  if (s[i] === '"') {
+    DQ_STOP.lastIndex = i + 1;
+    for (let m = DQ_STOP.exec(s); m !== null; m = DQ_STOP.exec(s)) {
+      if (m[0] === '"') return m.index + 1;
+      if (m[0] !== "\\") return -1;
+      DQ_STOP.lastIndex = m.index + 2;
+    }
+    return -1;
+  }
+  if (!s.startsWith("$'", i)) return -1;
+  try {
+    return pastClosing(s, i + 2, SQ_END);
+  } catch {
+    return -1;
+  }
+}
+
+/** The index just past an array's `[key]=word` starting at `i`: the key a number, a word or bare. */
+function pastElement(s: string, i: number): number {
+  if (s[i] !== "[") return -1;
+  let close = pastWord(s, i + 1);
+  if (close < 0) {
+    close = s.indexOf("]", i + 1);
+    if (close <= i + 1 || NOT_BARE_KEY.test(s.slice(i + 1, close))) return -1;
+  }
+  return s.startsWith("]=", close) ? pastWord(s, close + 2) : -1;
+}
+
+/** Whether `value` is one value as `declare -p` writes it: a quoted word or `(` elements `)`. */
+function wellFormedValue(value: string): boolean {
+  if (value[0] !== "(") return pastWord(value, 0) === value.length;
+  let i = 1;
+  while (value[i] === "[") {
+    i = pastElement(value, i);
+    if (i < 0) return false;
+    if (value[i] === " ") i++;
+  }
+  return i === value.length - 1 && value[i] === ")";
+}
+
+/**
+ * The statements of a `declare -p` listing (a byte string), in its order; throws on anything else,
+ * and on any statement bash would not write (a name that is not one, more than one value, text
+ * after the value, an expansion that is not escaped): a listing may come from a program of a
+ * confined principal (a sandboxed exec can write its own dump), and a statement is restored by
+ * sourcing it (P-SBX-7).
+ */
 export function declarations(listing: string): Declaration[] {
   const out: Declaration[] = [];
   for (let start = 0; start < listing.length;) {
@@ -66,12 +125,19 @@ export function declarations(listing: string): Declaration[] {
       throw new Error("declare listing: not a declare statement");
     }
     const equals = text.indexOf("=", flagsEnd);
-    out.push({
+    const declaration = {
       flags: text.slice(PREFIX.length, flagsEnd),
       name: text.slice(flagsEnd + 1, equals < 0 ? text.length : equals),
       value: equals < 0 ? null : text.slice(equals + 1),
       text,
-    });
+    };
+    if (
+      !FLAGS.test(declaration.flags) || !NAME.test(declaration.name) ||
+      (declaration.value !== null && !wellFormedValue(declaration.value))
+    ) {
+      throw new Error("declare listing: not a statement bash writes");
+    }
+    out.push(declaration);
     start = end + 1;
   }
   return out;

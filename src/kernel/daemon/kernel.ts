@@ -67,7 +67,8 @@ export class Kernel implements KernelServices {
   private constructor(readonly config: KernelConfig, cas: Cas) {
     this.sessions = new SessionRegistry<Value>(
       () => new ShellViews(config.initialState(), config.localHuman),
-      (session) => this.tasks.busy(session) || this.ptys.list(session).length > 0,
+      (session) =>
+        this.tasks.busy(session) || this.ptys.list({ session, principal: null }).length > 0,
       undefined,
       (session) => {
         this.warm.drop(session);

@@ -197,6 +197,59 @@ async function failRun(
   return error;
 }
 
+/**
+ * The real directory of `cwd` on the host (symlinks resolved), or null when there is none. A
+ * name that is not UTF-8 cannot be a Deno path, so `realpath` resolves its bytes, and the answer
+ * is the longest UTF-8 ancestor of the result.
+ */
+async function realDir(cwd: { cwdBytes?: Uint8Array; cwd: string }): Promise<string | null> {
+  if (cwd.cwdBytes === undefined) {
+    try {
+      return Deno.realPathSync(cwd.cwd);
+    } catch {
+      return null;
+    }
+  }
+  try {
+    const child = new Deno.Command("xargs", {
+      args: ["-0", "realpath", "-e", "-z", "--"],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new Uint8Array([...cwd.cwdBytes, 0]));
+    await writer.close();
+    const { code, stdout } = await child.output();
+    if (code !== 0 || stdout.length < 2) return null;
+    // Resolved, so below its longest UTF-8 ancestor physically too: that ancestor decides.
+    const text = new TextDecoder().decode(stdout.subarray(0, -1));
+    return text.slice(0, text.lastIndexOf("/", text.indexOf("\ufffd"))) || "/";
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a sandboxed run could have ended in `cwd`: its real directory lies where the
+ * principal's sandbox sees. A state dump the run forged (its bash can write the dump's FIFO) or
+ * a directory swapped for a symlink could name any directory, and the session's cwd is where the
+ * human's next exec runs (P-SBX-7). A UTF-8 directory that is gone is left to the merge, which
+ * keeps the cwd as it was (K-BASH-5).
+ */
+async function sandboxCouldBeIn(
+  attachment: Attachment,
+  cwd: { cwdBytes?: Uint8Array; cwd: string },
+): Promise<boolean> {
+  const real = await realDir(cwd);
+  if (real === null) return cwd.cwdBytes === undefined;
+  try {
+    return attachment.grants.sandboxFor(real) !== null;
+  } catch {
+    return false;
+  }
+}
+
 async function finishRun(
   kernel: RunServices,
   attachment: Attachment,
@@ -271,7 +324,14 @@ async function finishRun(
     netRefused,
   });
   if (exit.final && !cancelled) {
-    session.shell.merge(attachment.principal, diffState(snapshot, exit.final));
+    const change = diffState(snapshot, exit.final);
+    if (
+      run.sandbox !== null && change.cwd !== null &&
+      !(await sandboxCouldBeIn(attachment, change.cwd))
+    ) {
+      change.cwd = null;
+    }
+    session.shell.merge(attachment.principal, change);
   }
   // Replaced once this run's answer is on its way when the run left it unfit (another cwd).
   setTimeout(() => kernel.warm.prepare(attachment), 0);

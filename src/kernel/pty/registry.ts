@@ -6,12 +6,25 @@ import { refNumber } from "../../protocol/refs.ts";
 import { encodePtyInput } from "./keys.ts";
 import { Pty, type PtyExit, type PtyOpenOptions, type PtyScreen } from "./pty.ts";
 
-/** A registered PTY: wire id (`pty:N`), event channel (`pty.N`), owning session and the PTY. */
+/** A registered PTY: wire id (`pty:N`), event channel (`pty.N`), owning session, opener and the PTY. */
 export interface PtyEntry {
   id: string;
   channel: string;
   session: string;
+  /** The principal that opened it. */
+  principal: string;
   pty: Pty;
+}
+
+/**
+ * Whose PTYs a caller reaches in its session: every one (`principal` null: the session's local
+ * human), or only those `principal` opened. Another principal's PTY runs its program with that
+ * principal's authority (the human's unconfined), so typing into it, or reading its screen,
+ * would reach past the caller's own grants (P-SBX-7).
+ */
+export interface PtyScope {
+  session: string;
+  principal: string | null;
 }
 
 /** The `pty.N` event payload (K-PTY-13). */
@@ -34,6 +47,12 @@ export interface PtyListItem {
 /** Receives each `pty.N` event for publishing on the event bus. */
 export type PtyEventSink = (channel: string, payload: PtyEventPayload) => void;
 
+/** Whether `entry` is in `scope`: its session, and opened by the scope's principal unless none. */
+function inScope(entry: PtyEntry, scope: PtyScope): boolean {
+  return entry.session === scope.session &&
+    (scope.principal === null || entry.principal === scope.principal);
+}
+
 function unknownPty(id: string): RpcError {
   return new RpcError(ErrorCode.UNKNOWN_PTY, `unknown pty: ${id}`, { pty_id: id });
 }
@@ -51,8 +70,11 @@ export class PtyRegistry {
     this.#publish = publish;
   }
 
-  /** Starts a PTY for `session` (K-PTY-1); `-32040` beyond 16 per session, `-32023` when it cannot start. */
-  async open(session: string, opts: PtyOpenOptions): Promise<PtyEntry> {
+  /**
+   * Starts a PTY for `principal` in `session` (K-PTY-1); `-32040` beyond 16 per session,
+   * `-32023` when it cannot start.
+   */
+  async open(session: string, principal: string, opts: PtyOpenOptions): Promise<PtyEntry> {
     const opening = this.#opening.get(session) ?? 0;
     if (this.#sessionEntries(session).length + opening >= MAX_PTYS_PER_SESSION) {
       throw quotaExceeded("ptys", MAX_PTYS_PER_SESSION);
@@ -67,23 +89,25 @@ export class PtyRegistry {
       else this.#opening.set(session, left);
     }
     const n = this.#nextId++;
-    const entry = { id: `pty:${n}`, channel: `pty.${n}`, session, pty };
+    const entry = { id: `pty:${n}`, channel: `pty.${n}`, session, principal, pty };
     this.#entries.set(n, entry);
     pty.onEvent((state) => this.#publish(entry.channel, { pty_id: entry.id, ...state }));
     return entry;
   }
 
-  /** The PTY `id` (`pty:N`) of `session`; `-32022` when unknown, closed or another session's. */
-  get(session: string, id: string): PtyEntry {
+  /** The PTY `id` (`pty:N`) in `scope`; `-32022` when unknown, closed or out of scope. */
+  get(scope: PtyScope, id: string): PtyEntry {
     const n = refNumber("pty", id);
     const entry = n === null ? undefined : this.#entries.get(n);
-    if (entry === undefined || entry.session !== session) throw unknownPty(id);
+    if (entry === undefined || !inScope(entry, scope)) throw unknownPty(id);
     return entry;
   }
 
-  /** The session's PTYs ascending by id, without screens; does not affect `changed` (K-PTY-6). */
-  list(session: string): PtyListItem[] {
-    return this.#sessionEntries(session).map(({ id, pty }) => ({
+  /** The PTYs in `scope` ascending by id, without screens; does not affect `changed` (K-PTY-6). */
+  list(scope: PtyScope): PtyListItem[] {
+    return this.#sessionEntries(scope.session).filter((e) => inScope(e, scope)).map((
+      { id, pty },
+    ) => ({
       pty_id: id,
       cmd: pty.cmd,
       pid: pty.pid,
@@ -95,39 +119,39 @@ export class PtyRegistry {
 
   /** Encodes `input` (K-PTY-2) and writes it to the PTY: `{pty_id, sent}`. */
   async send(
-    session: string,
+    scope: PtyScope,
     id: string,
     input: unknown,
   ): Promise<{ pty_id: string; sent: number }> {
-    const { pty } = this.get(session, id);
+    const { pty } = this.get(scope, id);
     const sent = await pty.write(encodePtyInput(input, pty.applicationCursorKeys));
     return { pty_id: id, sent };
   }
 
   /** The rendered screen (K-PTY-3): `{pty_id, cmd, cols, rows, screen, cursor, changed, alive, exit, pid}`. */
-  async read(session: string, id: string): Promise<{ pty_id: string } & PtyScreen> {
-    const screen = await this.get(session, id).pty.read();
+  async read(scope: PtyScope, id: string): Promise<{ pty_id: string } & PtyScreen> {
+    const screen = await this.get(scope, id).pty.read();
     return { pty_id: id, ...screen };
   }
 
   /** Resizes the PTY (K-PTY-4): `{pty_id, cols, rows}` with the clamped size. */
   resize(
-    session: string,
+    scope: PtyScope,
     id: string,
     cols: number,
     rows: number,
   ): { pty_id: string; cols: number; rows: number } {
-    const { pty } = this.get(session, id);
+    const { pty } = this.get(scope, id);
     pty.resize(cols, rows);
     return { pty_id: id, cols: pty.cols, rows: pty.rows };
   }
 
   /** Ends the PTY's program, reaps it and forgets the id (K-PTY-5): `{pty_id, closed:true, exit}`. */
   async close(
-    session: string,
+    scope: PtyScope,
     id: string,
   ): Promise<{ pty_id: string; closed: true; exit: PtyExit }> {
-    const entry = this.get(session, id);
+    const entry = this.get(scope, id);
     this.#entries.delete(Number(id.slice(4)));
     const exit = await entry.pty.close();
     return { pty_id: id, closed: true, exit };

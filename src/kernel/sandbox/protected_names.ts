@@ -37,14 +37,28 @@ export function isProtectedName(name: string): boolean {
 }
 
 /**
+ * The `.git` part a path below a `.git` directory (`rest`, its segments after `.git`) falls on:
+ * `hooks` or `config` of the repository itself or of a submodule's (`modules/NAME/…`, NAME may
+ * hold `/`), else null.
+ */
+function gitPart(rest: readonly string[]): string | null {
+  if (rest[0] !== "modules") {
+    return PROTECTED_GIT_PARTS.includes(`.git/${rest[0]}`) ? `.git/${rest[0]}` : null;
+  }
+  if (rest.includes("hooks")) return ".git/hooks";
+  return rest.length > 2 && rest[rest.length - 1] === "config" ? ".git/config" : null;
+}
+
+/**
  * Whether the path `segments` below a write root falls on a protected name not `lifted`: a
- * protected file, anything at or below a protected directory, or `.git/hooks`, `.git/config`.
+ * protected file, anything at or below a protected directory, or `.git/hooks`, `.git/config`
+ * (a submodule's, in `.git/modules/`, too).
  */
 export function fallsOnProtected(segments: readonly string[], lifted: readonly string[]): boolean {
   return segments.some((segment, i) => {
     if (segment === ".git" && i + 1 < segments.length) {
-      const part = `.git/${segments[i + 1]}`;
-      return PROTECTED_GIT_PARTS.includes(part) && !lifted.includes(part);
+      const part = gitPart(segments.slice(i + 1));
+      return part !== null && !lifted.includes(part);
     }
     return (PROTECTED_FILES.includes(segment) || PROTECTED_DIRS.includes(segment)) &&
       !lifted.includes(segment);

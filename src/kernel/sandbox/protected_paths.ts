@@ -23,6 +23,68 @@ export const SCAN_ENTRY_LIMIT = 10_000;
  */
 const UNSCANNED = ["node_modules"];
 
+/** Most directories below a `.git/modules` looked at for submodules' repositories. */
+const MODULE_DIR_LIMIT = 200;
+
+/**
+ * The repositories of the submodules of the `.git` directory `gitDir`, nested ones included:
+ * each directory below `modules/` (a submodule's name may hold `/`) that has a `HEAD`. Git reads
+ * their `config` and runs their `hooks` whenever it enters a submodule, as `git status` at the
+ * top does for every submodule in the index.
+ */
+function submoduleRepositories(gitDir: string): string[] {
+  const found: string[] = [];
+  const pending = [`${gitDir}/modules`];
+  for (let seen = 0; pending.length > 0 && seen < MODULE_DIR_LIMIT; seen++) {
+    const dir = pending.pop()!;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch {
+      continue; // absent or unreadable
+    }
+    if (entries.some((e) => e.name === "HEAD" && e.isFile)) {
+      found.push(dir);
+      pending.push(`${dir}/modules`);
+    } else {
+      for (const e of entries) if (e.isDirectory) pending.push(`${dir}/${e.name}`);
+    }
+  }
+  return found;
+}
+
+/** Largest repository config file read for its `core.hooksPath`. */
+const CONFIG_READ_LIMIT = 1024 * 1024;
+
+/**
+ * The `core.hooksPath` a repository's own config file (`gitConfig`) sets, as written (the last
+ * one wins), or null: git runs the hooks there instead of `.git/hooks` (husky sets `.husky`).
+ * Includes are not followed.
+ */
+function configuredHooksPath(gitConfig: string): string | null {
+  // a FIFO an agent made there would block the kernel, a huge file hold its memory
+  const info = lstat(gitConfig);
+  if (!info?.isFile || info.size > CONFIG_READ_LIMIT) return null;
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(gitConfig);
+  } catch {
+    return null;
+  }
+  let inCore = false;
+  let found: string | null = null;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const section = /^\[\s*([A-Za-z0-9.-]+)\s*\]/.exec(line);
+    if (line.startsWith("[")) inCore = section !== null && section[1].toLowerCase() === "core";
+    const entry = inCore ? /^hookspath\s*=\s*(.*)$/i.exec(line) : null;
+    if (entry === null) continue;
+    const value = entry[1].replace(/^"((?:[^"\\]|\\.)*)".*$|^([^#;]*).*$/, "$1$2").trim();
+    found = value.replace(/\\(.)/g, "$1");
+  }
+  return found;
+}
+
 /**
  * A path bound read-only over itself; `absent` ones are made first as placeholders, always empty
  * directories: git and most tools pass over an empty directory, not over an empty file.
@@ -110,6 +172,13 @@ interface DirRead {
  */
 const lastReads = new Map<string, Map<string, DirRead>>();
 
+/**
+ * The entries below each write root (protected names and `.git`) that scans found: one cut short
+ * by {@link SCAN_ENTRY_LIMIT} still protects those that exist in the directories it did not read,
+ * so flooding a project with entries cannot lift a protection found before.
+ */
+const foundBefore = new Map<string, Set<string>>();
+
 /** The stamp of directory `info`, or null when it has no change time. */
 function stampOf(info: Deno.FileInfo): string | null {
   if (info.ctime === null || info.mtime === null) return null;
@@ -153,7 +222,9 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
  * The protection of `roots` (real paths of writable mounts), less the `lifted` names: at each
  * root every protected name whether or not it exists (an absent one as a placeholder
  * directory, so it cannot be created), and `.git/hooks`, `.git/config` of a `.git` directory (the `.git` file
- * itself); below a root, down to {@link SCAN_DEPTH} levels and outside `node_modules`, every
+ * itself), the hooks directory its config names (`core.hooksPath`, when in a writable root) and
+ * the existing `hooks` and `config` of its submodules' repositories (`.git/modules/…`);
+ * below a root, down to {@link SCAN_DEPTH} levels and outside `node_modules`, every
  * protected name and `.git` part that exists now. A symlink at a protected name protects its
  * target instead, when that lies in a writable root.
  */
@@ -210,6 +281,31 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
           }
           if (!absent || dir === root) protect(root, at, absent || part === "hooks", absent);
         }
+        // the hooks directory the repository's config names instead of .git/hooks, when it
+        // lies in a writable root (held by a placeholder when missing)
+        const hooksPath = gitParts.includes("hooks") ? configuredHooksPath(`${path}/config`) : null;
+        if (hooksPath) {
+          const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
+          const hooksRoot = roots.find((r) => r !== "/" && isWithin(at, r) && at !== r);
+          const found = hooksRoot === undefined ? null : lstat(at);
+          if (found?.isSymlink) protectTarget(at);
+          else if (hooksRoot !== undefined) {
+            const absent = found === null || isPlaceholder(at, found);
+            const parent = lstat(at.slice(0, at.lastIndexOf("/")));
+            if (!absent || parent?.isDirectory) protect(hooksRoot, at, true, absent);
+          }
+        }
+        // the submodules' repositories: only what exists, as below a root
+        for (const repository of submoduleRepositories(path)) {
+          for (const part of gitParts) {
+            const at = `${repository}/${part}`;
+            const found = lstat(at);
+            if (found?.isSymlink) protectTarget(at);
+            else if (found !== null && !isPlaceholder(at, found)) {
+              protect(root, at, found.isDirectory, false);
+            }
+          }
+        }
       }
       return;
     }
@@ -223,6 +319,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     if (root === "/") continue; // a writable / is no project: nothing there is protected
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
     const reads = new Map<string, DirRead>();
+    const found = new Set<string>();
     const top = readScanned(root, last);
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
@@ -240,8 +337,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         reads.set(dir, read);
         seen += read.count;
         for (const name of read.found) {
-          if (dir !== root && (names.includes(name) || name === ".git")) {
-            visit(root, dir, name, lstat(`${dir}/${name}`)); // the root's: done above
+          if (dir === root) continue; // the root's: done above
+          found.add(`${dir}/${name}`);
+          if (names.includes(name) || name === ".git") {
+            visit(root, dir, name, lstat(`${dir}/${name}`));
           }
         }
         for (const name of read.subdirs) {
@@ -250,6 +349,16 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       }
       level = next;
     }
+    for (const path of foundBefore.get(root) ?? []) {
+      const dir = path.slice(0, path.lastIndexOf("/"));
+      if (reads.has(dir)) continue; // read this time: what is still there was found again
+      const name = path.slice(dir.length + 1);
+      const info = lstat(path);
+      if (info === null) continue;
+      found.add(path);
+      if (names.includes(name) || name === ".git") visit(root, dir, name, info);
+    }
+    foundBefore.set(root, found);
     lastReads.set(root, reads);
   }
   const sorted = <T>(list: T[], key: (t: T) => string) =>

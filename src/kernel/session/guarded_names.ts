@@ -5,7 +5,11 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * code, load files or pick a program the caller did not name: word splitting, glibc's modules and
  * tunables, interpreters' start-up and module paths, build tools' compilers and flags, pagers,
  * editors and askpass helpers, shell history and zsh start files, mail checks (bash expands their
- * messages), OpenSSL engines, editors' and toolkits' start-up code.
+ * messages), OpenSSL engines, editors' and toolkits' start-up code; and, by the shape of their
+ * names, search paths, options and flags (`TAR_OPTIONS` runs `--checkpoint-action=exec=…`),
+ * installation and configuration homes (`JAVA_HOME`, `AWS_CONFIG_FILE`), remote shells
+ * (`RSYNC_RSH`), helper programs and wrappers, package managers' and cloud tools' settings, and
+ * the display and session bus a program talks to.
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -71,6 +75,29 @@ const MORE_GUARDED = new RegExp(
     "EXINIT",
     "QT_PLUGIN_PATH",
     "GTK_(PATH|MODULES|EXE_PREFIX)",
+    ".*PATH",
+    ".*FLAGS",
+    ".*_OPTS",
+    ".*_OPTIONS",
+    ".*_HOME",
+    ".*_ROOT",
+    ".*_CONFIG.*",
+    ".*_(RSH|SSH)",
+    ".*_(PROG|PROGRAM|COMMAND|CMD|WRAPPER|LAUNCHER|PREFIX)",
+    "FCEDIT",
+    "VIRTUAL_ENV",
+    "CONDA.*",
+    "(PIP|UV|POETRY|PIPX|YARN|PNPM|BUN|COMPOSER)_.*",
+    "(CMAKE|CCACHE|DISTCC|DOTNET|CORECLR|COMPlus|ERL|JULIA)_.*",
+    "(AWS|TF|ANSIBLE|GH|FZF)_.*",
+    "HG.*",
+    "EMACS.*",
+    "VIM.*",
+    "REQUESTS_CA_BUNDLE",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "DBUS_SESSION_BUS_ADDRESS",
   ].join("|") + ")$",
 );
 

@@ -14,9 +14,20 @@ type Namespace = typeof NAMESPACES[number];
 /** Entries one principal changed for itself: the value, or null where it removed the entry. */
 type OwnChanges = Record<Namespace, Map<string, string | null>>;
 
-/** Whether an entry is guarded: every function and alias, variables by {@link guardedName}. */
-function guarded(namespace: Namespace, name: string): boolean {
-  return namespace === "funcs" || namespace === "aliases" || guardedName(name);
+/**
+ * A shell variable's `declare` attributes that make a later use of it run code: a nameref's
+ * subscript (`declare -n r='a[$(…)]'`) is expanded whenever `r` is used, and a value assigned to
+ * an integer variable is evaluated as arithmetic, whose subscripts expand too.
+ */
+const EVALUATING_ATTRIBUTES = /^declare -[A-Za-z]*[ni]/;
+
+/**
+ * Whether an entry is guarded: every function and alias, variables by {@link guardedName}, and
+ * shell variables with {@link EVALUATING_ATTRIBUTES} (`value` null: the entry is removed).
+ */
+function guarded(namespace: Namespace, name: string, value: string | null): boolean {
+  if (namespace === "funcs" || namespace === "aliases" || guardedName(name)) return true;
+  return namespace === "vars" && value !== null && EVALUATING_ATTRIBUTES.test(value);
 }
 
 function emptyChange(): MapChange {
@@ -27,7 +38,8 @@ function emptyChange(): MapChange {
  * A session's shell state as each principal sees it (P-SBX-7) and what differs from the state the
  * session started with (K-EFF-6). The owner (the local human) changes the shared state, which
  * every principal sees. Another principal's changes to guarded entries (variables that make bash
- * or a program run code or load files, every function and alias) stay its own, seen by its execs
+ * or a program run code or load files, namerefs and integer variables, every function and alias)
+ * stay its own, seen by its execs
  * only; the rest of what it changes (the cwd, other variables) is shared, as in a collaboration
  * room (G-TRUST-4).
  */
@@ -75,13 +87,20 @@ export class ShellViews {
       aliases: emptyChange(),
     };
     for (const namespace of NAMESPACES) {
+      // A variable that loses its evaluating attributes is shared again, and no longer its own.
       for (const [name, value] of change[namespace].set) {
-        if (guarded(namespace, name)) own[namespace].set(name, value);
-        else shared[namespace].set.set(name, value);
+        if (guarded(namespace, name, value)) own[namespace].set(name, value);
+        else {
+          own[namespace].delete(name);
+          shared[namespace].set.set(name, value);
+        }
       }
       for (const name of change[namespace].unset) {
-        if (guarded(namespace, name)) own[namespace].set(name, null);
-        else shared[namespace].unset.push(name);
+        if (guarded(namespace, name, null)) own[namespace].set(name, null);
+        else {
+          own[namespace].delete(name);
+          shared[namespace].unset.push(name);
+        }
       }
     }
     applyChange(this.#shared, shared);

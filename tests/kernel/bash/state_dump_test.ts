@@ -307,6 +307,44 @@ Deno.test("K-BASH-6 a dump whose variable listing is not what bash writes is no 
   }
 });
 
+Deno.test("P-SBX-7 a listing a confined program forged (code after a value, a second assignment, an unescaped expansion, an odd name) is no state", () => {
+  const dump = (listing: string) => encoder.encode(`C\0/\0D\0${listing}\0F\0\0A\0\0Z\0`);
+  const forged = [
+    'declare -- x="1"; touch /tmp/pwned; #\n',
+    'declare -- x="1" PATH="/evil"\n',
+    'declare -- x="$(touch /tmp/pwned)"\n',
+    'declare -- x="`touch /tmp/pwned`"\n',
+    "declare -- x=$'1'$(touch /tmp/pwned)\n",
+    "declare -- x=1\n",
+    'declare -- x="1"\ntouch /tmp/pwned\n',
+    'declare -x BASH_FUNC_f%%="() { touch /tmp/pwned; }"\n',
+    'declare -- a[$(touch /tmp/pwned)]="1"\n',
+    'declare -; touch /tmp/pwned x="1"\n',
+    'declare -a a=([0]="1") ; touch /tmp/pwned\n',
+    'declare -a a=([$(touch /tmp/pwned)]="1")\n',
+    'declare -A h=([k]="1" [x]=$(touch /tmp/pwned) )\n',
+    'declare -A h=([k]="1"; touch /tmp/pwned )\n',
+    'declare -A h=([`touch /tmp/pwned`]="1" )\n',
+    'declare -a a=([0]="1" [1]="$(touch /tmp/pwned)")\n',
+  ];
+  for (const listing of forged) {
+    assert.equal(parseDump(dump(listing), new Set()), null, listing);
+  }
+});
+
+Deno.test("K-BASH-4/5 associative keys bash leaves bare or quotes, and values it writes in either quoting, are taken and restored", async () => {
+  await withTempDir(async (dir) => {
+    const keys = ["a]b", "*", "@", "~x", "#c", "a=b", "!x", "{a}", "a,b", "é", "à", "a;b", "(x)"]
+      .concat(["a b", "\t", "-", "%", "^", "+", "a:b", "\\", "x?", "[y", "$(x)", "`x`", "'", '"']);
+    const src = "declare -A odd; for k in " +
+      keys.map((k) => `'${k.replaceAll("'", "'\\''")}'`).join(" ") +
+      '; do odd[$k]="v$k"; done; declare -a ix=([3]=$\'\\001\' [9]="\\$y")';
+    const change = await recordAndRestore(dir, startState(dir), src);
+    assert.match(change.vars.set.get("odd") ?? "", /^declare -A odd=\(/);
+    assert.equal(change.vars.set.get("ix"), "declare -a ix=([3]=$'\\001' [9]=\"\\$y\")");
+  });
+});
+
 Deno.test("K-BASH-6 a run that dumps no state never reads the state an earlier run left in its reused scratch directory", async () => {
   await withTempDir(async (dir) => {
     const scratch = new ScratchPool(dir);

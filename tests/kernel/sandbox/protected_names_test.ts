@@ -758,3 +758,102 @@ hostTest(
     });
   },
 );
+
+/** Runs git as the local human, unconfined, in `cwd`; fails the test when git fails. */
+async function hostGit(cwd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", {
+    args: [
+      "-c",
+      "user.name=a",
+      "-c",
+      "user.email=a@x",
+      "-c",
+      "protocol.file.allow=always",
+      ...args,
+    ],
+    cwd,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+}
+
+hostTest(
+  "a submodule's repository (.git/modules/NAME) keeps its hooks and config read-only, so the human's git status runs none of the agent's code; the static layer asks approval",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    await world(coder(), async (proj) => {
+      const lib = `${proj}/../lib-src`;
+      await hostGit(proj, "init", "-q", lib);
+      await hostGit(lib, "commit", "-q", "--allow-empty", "-m", "lib");
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "submodule", "add", "-q", lib, "vendor/lib");
+      await hostGit(proj, "commit", "-qm", "with lib");
+    }, async ({ proj, agent, sh }) => {
+      const modules = `${proj}/.git/modules/vendor/lib`;
+      assert.ok(read(`${modules}/config`)!.includes("[core]"), "the submodule's repository");
+      await sh(
+        [
+          `(git config -f .git/modules/vendor/lib/config core.fsmonitor 'touch ${marker}; false') 2>/dev/null`,
+          `(printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/modules/vendor/lib/hooks/post-checkout) 2>/dev/null`,
+          "(mv .git/modules/vendor/lib .git/modules/vendor/old) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.ok(!read(`${modules}/config`)!.includes("fsmonitor"), read(`${modules}/config`)!);
+      assert.equal(read(`${modules}/hooks/post-checkout`), null);
+      assert.equal(read(`${proj}/.git/modules/vendor/old`), null, "its directories are pinned");
+      await hostGit(proj, "status");
+      assert.equal(read(marker), null, "the agent's code ran in the human's git status");
+      const asked = await rpcError(
+        exec(agent, "echo '[core]' >> .git/modules/vendor/lib/config"),
+      );
+      assert.equal(asked.code, -32011);
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
+hostTest(
+  "the hooks directory a repository's core.hooksPath names (husky's .husky, one not made yet) is read-only like .git/hooks, so the human's git commit runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    const evil = `printf '#!/bin/sh\\ntouch ${marker}\\n'`;
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "config", "core.hooksPath", ".husky");
+      await Deno.mkdir(`${proj}/.husky`);
+      await Deno.writeTextFile(`${proj}/.husky/pre-commit`, "#!/bin/sh\necho lint\n");
+      await Deno.chmod(`${proj}/.husky/pre-commit`, 0o755);
+      await hostGit(proj, "init", "-q", "sub");
+      // as a human would write it by hand: quoted, with a comment
+      await Deno.writeTextFile(
+        `${proj}/sub/.git/config`,
+        '[Core]\n\thooksPath = "../hooks dir" # ours\n',
+        {
+          append: true,
+        },
+      );
+    }, async ({ proj, sh }) => {
+      await sh(
+        [
+          `(${evil} > .husky/pre-commit) 2>/dev/null`,
+          `(${evil} > .husky/post-commit; chmod +x .husky/post-commit) 2>/dev/null`,
+          "(mv .husky .husky.old && mkdir .husky) 2>/dev/null",
+          `(mkdir -p 'hooks dir' && ${evil} > 'hooks dir/pre-commit') 2>/dev/null`,
+          `(chmod +x 'hooks dir/pre-commit') 2>/dev/null`,
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/.husky/pre-commit`), "#!/bin/sh\necho lint\n");
+      assert.equal(read(`${proj}/.husky/post-commit`), null);
+      assert.equal(read(`${proj}/hooks dir/pre-commit`), null);
+      await hostGit(proj, "commit", "-q", "--allow-empty", "-m", "x");
+      await hostGit(`${proj}/sub`, "commit", "-q", "--allow-empty", "-m", "x");
+      assert.equal(read(marker), null, "the agent's hook ran in the human's git commit");
+      // Ordinary work is unaffected.
+      assert.equal((await sh("echo a > a && git add a && echo added")).trim(), "added");
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);

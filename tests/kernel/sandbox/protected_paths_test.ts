@@ -1,6 +1,10 @@
 /** The protected paths a view binds read-only inside its writable roots (P-SBX-6). */
 import assert from "node:assert/strict";
-import { protection, SCAN_DEPTH } from "../../../src/kernel/sandbox/protected_paths.ts";
+import {
+  protection,
+  SCAN_DEPTH,
+  SCAN_ENTRY_LIMIT,
+} from "../../../src/kernel/sandbox/protected_paths.ts";
 import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
@@ -75,5 +79,44 @@ Deno.test("a scan sees protected names made since the last one, in directories i
       `${root}/d0/d1/d2/.git/hooks`,
       `${root}/d0/moved/.mcp.json`,
     ]);
+  });
+});
+
+Deno.test("a scan cut short by flooding the root with entries still protects what earlier scans found below it, while it exists", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/deep/repo/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/deep/repo/.git/config`, "");
+    await Deno.writeTextFile(`${root}/deep/.envrc`, "");
+    const below = () =>
+      protection([root], []).paths.filter((p) => !p.absent && p.path.startsWith(`${root}/deep`))
+        .map((p) => p.path);
+    const all = [
+      `${root}/deep/.envrc`,
+      `${root}/deep/repo/.git/config`,
+      `${root}/deep/repo/.git/hooks`,
+    ];
+    assert.deepEqual(below(), all);
+    for (let i = 0; i <= SCAN_ENTRY_LIMIT; i++) Deno.writeTextFileSync(`${root}/${i}`, "");
+    assert.deepEqual(below(), all, "a protection found before holds when the scan stops early");
+    Deno.removeSync(`${root}/deep/.envrc`);
+    assert.deepEqual(below(), all.slice(1), "one that is gone is not bound");
+    assert.deepEqual(
+      protection([root], [".git/hooks"]).paths.map((p) => p.path).filter((p) =>
+        p.startsWith(`${root}/deep`)
+      ),
+      [`${root}/deep/repo/.git/config`],
+    );
+  });
+});
+
+Deno.test("a repository config that is a FIFO (an agent's, in a repository it made) neither blocks the scan nor is read", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/sub/.git/hooks`, { recursive: true });
+    const made = await new Deno.Command("mkfifo", { args: [`${root}/sub/.git/config`] }).output();
+    assert.equal(made.code, 0);
+    const found = protection([root], []).paths.map((p) => p.path);
+    assert.ok(found.includes(`${root}/sub/.git/config`), "still bound read-only");
   });
 });

@@ -710,3 +710,85 @@ hostTest(
       assert.equal(text((await run(human, "git remote get-url origin")).out), `${url}\n`);
     }),
 );
+
+/** Runs `git status` in `dir` as the local human in a terminal would, unconfined. */
+async function humanGitStatus(dir: string): Promise<void> {
+  await new Deno.Command("git", { args: ["status"], cwd: dir, stdout: "null", stderr: "null" })
+    .output();
+}
+
+Deno.test({
+  name:
+    "P-SBX-6 a git repository an exec creates carries no code that the human's git status then runs (git init at the root; a nested repository added as a gitlink) [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 lets an exec create .git/config and .git/hooks, protected only from the next exec on, so their first content is the agent's]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const marker = `${w.box.dir}/ran-as-human`;
+      // A project without a repository: the root's .git is no protected name until it exists.
+      const root = await run(
+        agent,
+        `git init -q && git config core.fsmonitor 'touch ${marker}; false'`,
+      );
+      assert.equal(root.ok, true, text(root.err));
+      await humanGitStatus(w.proj);
+      assert.equal(exists(marker), false, "the agent's core.fsmonitor ran as the human");
+    });
+    await world({ "agent:c": CODER }, async (w) => {
+      const marker = `${w.box.dir}/ran-as-human`;
+      const ident = "GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a " +
+        "GIT_COMMITTER_EMAIL=a@x";
+      await new Deno.Command("git", { args: ["init", "-q"], cwd: w.proj }).output();
+      const agent = await w.agent("agent:c");
+      // The root's .git/config is read-only now; a repository made below it is not, and git
+      // status at the root runs git status in it. (Through sh: the static layer would ask
+      // approval for the protected name sub/.git/config.)
+      const nested = await run(
+        agent,
+        `sh -c "git init -q sub && git -C sub config core.fsmonitor 'touch ${marker}; false' && ` +
+          `${ident} git -C sub commit -q --allow-empty -m x && git add sub"`,
+      );
+      assert.equal(nested.ok, true, text(nested.err));
+      await Deno.remove(marker).catch(() => {});
+      await humanGitStatus(w.proj);
+      assert.equal(exists(marker), false, "a nested repository's core.fsmonitor ran as the human");
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 the root repository's read-only .git/config and .git/hooks cannot be bypassed by a .git/commondir naming a directory of the agent's [ignored: defect found by the probe round; git reads config and hooks from the directory .git/commondir names, and a missing commondir cannot be held by a placeholder (git dies on an empty or directory commondir): needs a SPEC decision]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const marker = `${w.box.dir}/ran-as-human`;
+      const git = (...args: string[]) =>
+        new Deno.Command("git", { args, cwd: w.proj, stdout: "null", stderr: "null" }).output();
+      await git("init", "-q");
+      await git(
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=a@x",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+      );
+      const agent = await w.agent("agent:c");
+      const planted = await run(
+        agent,
+        `sh -c "cp -r .git evil && git config -f evil/config core.fsmonitor 'touch ${marker}; false'` +
+          ` && echo ../evil > .git/commondir"`,
+      );
+      await humanGitStatus(w.proj);
+      assert.equal(
+        exists(marker),
+        false,
+        `the agent's commondir made the human's git status run its code (exec ok: ${planted.ok})`,
+      );
+    });
+  },
+});

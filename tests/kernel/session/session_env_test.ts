@@ -12,6 +12,7 @@ import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { rpcError } from "../../_support/rejection.ts";
 import { delay } from "../../_support/wait.ts";
 
 /** A sandboxed agent that may run anything inside its project. */
@@ -174,6 +175,155 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "P-SBX-7 a state dump an agent's exec forges (it can write its own state FIFO) never runs code in the human's exec, nor sets what the agent may not share",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const humanPath = await out(human, 'printf %s "$PATH"');
+      const a = await w.agent("agent:a");
+      // The dump the exec's own bash then writes follows the forged one, which the kernel reads
+      // first (it ends in Z).
+      const listing = [
+        `declare -- forged_a="1"; touch ${pwned}; #`,
+        `declare -- forged_b="$(touch ${pwned})"`,
+        `declare -- forged_c="1" PATH="${proj}"`,
+      ].join("\\n");
+      await out(
+        a,
+        `exec 7<>"$__shoal_dir/state"; printf 'C\\0%s\\0D\\0${listing}\\0F\\0\\0A\\0\\0Z\\0' "$PWD" >&7`,
+      );
+      const seen = await out(
+        human,
+        'echo "a=${forged_a-unset} b=${forged_b-unset} c=${forged_c-unset}"; printf %s "$PATH"',
+      );
+      assert.equal(exists(pwned), false, `the agent's forged dump ran code as the human:\n${seen}`);
+      assert.equal(seen, `a=unset b=unset c=unset\n${humanPath}`);
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent's TAR_OPTIONS, RSYNC_RSH, JAVA_HOME and AWS_CONFIG_FILE, and its namerefs and integer variables, never reach the human's exec",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `export TAR_OPTIONS='--checkpoint=1 --checkpoint-action=exec=touch\\ ${pwned}'`,
+          `export RSYNC_RSH='touch ${pwned}' JAVA_HOME=${proj}/jdk AWS_CONFIG_FILE=${proj}/aws`,
+          `declare -n out_dir='a[$(touch ${pwned})]'`,
+          "declare -i count=1",
+          "export SHARED_NOTE=hello",
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          "echo x > f && tar cf /dev/null f",
+          'echo "dir=$out_dir"',
+          "count='b[$(touch " + pwned + ")]'",
+          'echo "tar=${TAR_OPTIONS-unset} rsh=${RSYNC_RSH-unset} java=${JAVA_HOME-unset}"',
+          'echo "aws=${AWS_CONFIG_FILE-unset} note=$SHARED_NOTE"',
+        ].join("\n"),
+      );
+      assert.equal(exists(pwned), false, `the agent's settings ran code as the human:\n${seen}`);
+      assert.equal(seen, "dir=\ntar=unset rsh=unset java=unset\naws=unset note=hello\n");
+      // The agent keeps its own.
+      assert.equal(
+        await out(a, 'echo "$JAVA_HOME"; declare -p count'),
+        `${proj}/jdk\ndeclare -i count="1"\n`,
+      );
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent cannot type into, read, resize or close a PTY the human opened in the session (its program runs unconfined); the human reaches the agent's",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const shell = await human.request("pty.open", {
+        cmd: "bash",
+        args: ["--norc", "--noprofile", "-i"],
+      }) as Rec;
+      const a = await w.agent("agent:a");
+      assert.deepEqual((await a.request("pty.list", {}) as Rec).ptys, []);
+      const id = shell.pty_id;
+      for (
+        const [method, params] of [
+          ["pty.send", { pty_id: id, input: `touch ${pwned}\n` }],
+          ["pty.read", { pty_id: id }],
+          ["pty.resize", { pty_id: id, cols: 10, rows: 10 }],
+          ["pty.close", { pty_id: id }],
+        ] as const
+      ) {
+        assert.equal((await rpcError(a.request(method, params))).code, -32022, method);
+      }
+      const own = await a.request("pty.open", { cmd: "cat" }) as Rec;
+      assert.deepEqual(
+        ((await a.request("pty.list", {}) as Rec).ptys as Rec[]).map((p) => p.pty_id),
+        [own.pty_id],
+      );
+      await human.request("pty.send", { pty_id: own.pty_id, input: "from-human\n" });
+      await human.request("pty.send", { pty_id: id, input: "echo human-ok\n" });
+      let screen = "";
+      for (let i = 0; i < 100 && !screen.includes("\nhuman-ok"); i++) {
+        await delay(50);
+        screen = ((await human.request("pty.read", { pty_id: id }) as Rec).screen as string[])
+          .join("\n");
+      }
+      assert.match(screen, /^human-ok$/m);
+      assert.equal(exists(pwned), false, "the agent's keystrokes ran in the human's PTY");
+      await human.request("pty.close", { pty_id: id });
+      await human.request("pty.close", { pty_id: own.pty_id });
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 a cwd an agent's exec could not have ended in (a forged dump naming HOME, a symlink out of the project) is not where the human's next exec runs",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const home = proj.slice(0, proj.lastIndexOf("/"));
+      const a = await w.agent("agent:a");
+      await out(a, `ln -s ${home} out && mkdir -p sub && cd sub`);
+      assert.equal(await out(human, "pwd"), `${proj}/sub\n`, "a cwd it could be in is shared");
+      for (const forged of [home, `${proj}/out`]) {
+        await out(
+          a,
+          `exec 7<>"$__shoal_dir/state"; printf 'C\\0%s\\0D\\0\\0F\\0\\0A\\0\\0Z\\0' '${forged}' >&7`,
+        );
+        assert.equal(await out(human, "pwd"), `${proj}/sub\n`, forged);
+      }
+    });
+  },
+);
+
+Deno.test({
+  name:
+    "a sandboxed agent cannot read what the human's execs printed in the session (the sandbox hides HOME, the transcript shows it) [ignored: found by the probe round; G-TRUST-4 shares the transcript and tasks of a session with every principal, so value.get out:N (and task output) of the human's exec answers the agent: needs a SPEC decision]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const printed = await exec(w.human, "echo human-secret", { position: "value" });
+      const a = await w.agent("agent:a");
+      const read = await rpcError(a.request("value.get", { ref: printed.ref }));
+      assert.equal(read.code, -32004);
+    });
+  },
+});
 
 hostTest(
   "P-SBX-7 a warm shell spawned in one agent's environment never serves another agent, even one confined exactly alike",

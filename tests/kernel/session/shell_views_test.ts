@@ -77,3 +77,28 @@ Deno.test("the human's changes reach every principal, except where an agent chan
   v.merge(HUMAN, change({ env: { PATH: "/usr/bin", CURL_HOME: null } }));
   assert.deepEqual(v.changedEnv(HUMAN), []);
 });
+
+Deno.test("P-SBX-7 an agent's namerefs and integer variables are its own; once plain again, or removed, they are shared", () => {
+  const v = views();
+  v.merge(
+    "agent:a",
+    change({
+      vars: {
+        ref: 'declare -n ref="a[\\$(evil)]"',
+        n: 'declare -ai n=([0]="1")',
+        plain: 'declare -- plain="1"',
+      },
+    }),
+  );
+  assert.deepEqual([...v.view(HUMAN).vars.keys()], ["plain"]);
+  assert.deepEqual([...v.view("agent:a").vars.keys()].sort(), ["n", "plain", "ref"]);
+  v.merge("agent:a", change({ vars: { ref: 'declare -- ref="x"', n: null } }));
+  assert.deepEqual(Object.fromEntries(v.view(HUMAN).vars), {
+    plain: 'declare -- plain="1"',
+    ref: 'declare -- ref="x"',
+  });
+  assert.deepEqual(
+    Object.fromEntries(v.view("agent:a").vars),
+    Object.fromEntries(v.view(HUMAN).vars),
+  );
+});

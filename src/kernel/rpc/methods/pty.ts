@@ -11,8 +11,19 @@ import {
 import { analyze } from "../../plans/analysis.ts";
 import { programLine } from "../../policy/program_line.ts";
 import { reportEffects } from "../../policy/effect_report.ts";
+import type { PtyScope } from "../../pty/registry.ts";
+import type { Attachment } from "../../session/attachment.ts";
 
-/** `pty.*` (K-PTY-1..7), scoped to the attached session. */
+/**
+ * The PTYs an attachment reaches: all of its session's for the session's local human, only its
+ * own for any other principal (P-SBX-7, K-PTY-7).
+ */
+function scopeOf(attachment: Attachment): PtyScope {
+  const { session, principal } = attachment;
+  return { session: session.name, principal: principal === session.shell.owner ? null : principal };
+}
+
+/** `pty.*` (K-PTY-1..7), scoped to the attached session and, but for its human, principal. */
 export const PTY_METHODS: MethodSpec[] = [
   attached("pty.open", ptyOpenParams, async (ctx, p) => {
     const { kernel, attachment } = ctx;
@@ -37,7 +48,7 @@ export const PTY_METHODS: MethodSpec[] = [
     const sandbox = attachment.grants.sandboxFor(state.cwd);
     // its placeholders (P-SBX-6) are not made under a run writing there, as a resident's
     if (sandbox !== null) await kernel.residents.afterWriters(attachment.session.name, sandbox);
-    const entry = await kernel.ptys.open(attachment.session.name, {
+    const entry = await kernel.ptys.open(attachment.session.name, attachment.principal, {
       cmd: p.cmd,
       args: p.args,
       cwd: state.cwd,
@@ -54,25 +65,25 @@ export const PTY_METHODS: MethodSpec[] = [
   attached(
     "pty.send",
     ptySendParams,
-    ({ kernel, attachment }, p) => kernel.ptys.send(attachment.session.name, p.pty_id, p.input),
+    ({ kernel, attachment }, p) => kernel.ptys.send(scopeOf(attachment), p.pty_id, p.input),
   ),
   attached(
     "pty.read",
     ptyReadParams,
-    ({ kernel, attachment }, p) => kernel.ptys.read(attachment.session.name, p.pty_id),
+    ({ kernel, attachment }, p) => kernel.ptys.read(scopeOf(attachment), p.pty_id),
   ),
   attached(
     "pty.resize",
     ptyResizeParams,
     ({ kernel, attachment }, p) =>
-      kernel.ptys.resize(attachment.session.name, p.pty_id, p.cols, p.rows),
+      kernel.ptys.resize(scopeOf(attachment), p.pty_id, p.cols, p.rows),
   ),
   attached(
     "pty.close",
     ptyCloseParams,
-    ({ kernel, attachment }, p) => kernel.ptys.close(attachment.session.name, p.pty_id),
+    ({ kernel, attachment }, p) => kernel.ptys.close(scopeOf(attachment), p.pty_id),
   ),
   attached("pty.list", ptyListParams, ({ kernel, attachment }) => ({
-    ptys: kernel.ptys.list(attachment.session.name),
+    ptys: kernel.ptys.list(scopeOf(attachment)),
   })),
 ];
