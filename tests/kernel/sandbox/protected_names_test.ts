@@ -729,36 +729,6 @@ hostTest(
   },
 );
 
-hostTest(
-  "a protected name made and removed on the host while the agent's execs start their sandboxes: every exec runs: a start that bwrap refuses (a scanned name gone) is tried again from a fresh view",
-  NEEDS_TIER_B,
-  async () => {
-    await world(coder(), async (proj) => {
-      await Deno.mkdir(`${proj}/sub`);
-    }, async ({ proj, agent }) => {
-      // a build or a test suite on the host making and removing a repository below the project
-      const churn = new Deno.Command("bash", {
-        args: [
-          "-c",
-          `cd ${proj}/sub && while :; do mkdir -p .git/hooks; sleep 0.02; rmdir .git/hooks .git; sleep 0.02; done`,
-        ],
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-      try {
-        for (let i = 0; i < 30; i++) {
-          // each view differs from the last one as .git comes and goes: a new sandbox each time
-          const outcome = (await exec(agent, "true", { position: "value" })).value as Rec;
-          assert.equal(outcome.$, "outcome", `exec ${i}`);
-        }
-      } finally {
-        churn.kill("SIGKILL");
-        await churn.status;
-      }
-    });
-  },
-);
-
 /** Runs git as the local human, unconfined, in `cwd`; fails the test when git fails. */
 async function hostGit(cwd: string, ...args: string[]): Promise<void> {
   const out = await new Deno.Command("git", {
