@@ -2,11 +2,29 @@
  * Test support for principals: policy files, tokens made by the real `shoal-kernel token` CLI,
  * and the kernel CLI as a subprocess.
  */
+import { defaultPolicy, policyFor, type PrincipalPolicy } from "../../src/kernel/policy/leash.ts";
 import type { Rec } from "./rec.ts";
 import { DARWIN_RULE, KERNEL_BIN, type Sandbox } from "./sandbox.ts";
 
 /** The local human principal of this test process (G-TRUST-2). */
 export const LOCAL_HUMAN = `uid:${Deno.uid()}`;
+
+/**
+ * The resolved policy of a sandboxed agent that may read and write `proj` and nothing else, for
+ * tests that drive the sandbox's modules without a kernel.
+ */
+export function projectSandboxPolicy(proj: string): PrincipalPolicy {
+  return {
+    ...policyFor(defaultPolicy(), "agent:a", "uid:0")!,
+    fs_read: [`${proj}/**`],
+    fs_write: [`${proj}/**`],
+    fs_delete: [],
+    net_connect: [],
+    net_listen: [],
+    sandbox: true,
+    hermetic: false,
+  };
+}
 
 /** What a sandboxed test agent may do besides its `fs` grants: run anything, in grant unasked. */
 export const AGENT_RIGHTS = {

@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import type { BashChild } from "../../../src/kernel/bash/bash_child.ts";
 import type { ShellState } from "../../../src/kernel/bash/shell_state.ts";
-import { defaultPolicy, policyFor } from "../../../src/kernel/policy/leash.ts";
 import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
 import { runSandbox } from "../../../src/kernel/policy/principal_sandbox.ts";
 import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
@@ -15,6 +14,7 @@ import { Residents } from "../../../src/kernel/sandbox/residents.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { projectSandboxPolicy } from "../../_support/principals.ts";
 import {
   bytesRead,
   commandLine,
@@ -45,16 +45,7 @@ async function withResident(
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-launcher-test-" }));
   const proj = `${root}/home/proj`;
   await Deno.mkdir(proj, { recursive: true });
-  const policy = {
-    ...policyFor(defaultPolicy(), "agent:a", "uid:0")!,
-    fs_read: [`${proj}/**`],
-    fs_write: [`${proj}/**`],
-    fs_delete: [],
-    net_connect: [],
-    net_listen: [],
-    sandbox: true,
-    hermetic: false,
-  };
+  const policy = projectSandboxPolicy(proj);
   const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [] };
   const sandboxing = runSandbox(setting, policy, false, "agent:l", proj)!;
   const residents = new Residents(

@@ -3,11 +3,11 @@
  * the scan found and the host removed before bwrap bound it.
  */
 import assert from "node:assert/strict";
-import { defaultPolicy, policyFor } from "../../../src/kernel/policy/leash.ts";
 import { runSandbox } from "../../../src/kernel/policy/principal_sandbox.ts";
 import { Residents } from "../../../src/kernel/sandbox/residents.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { projectSandboxPolicy } from "../../_support/principals.ts";
 
 hostTest(
   "a protected path the scan found and the host removed before the start: the resident starts from a fresh view instead of failing with 'bwrap exited'",
@@ -16,16 +16,7 @@ hostTest(
     const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-residents-test-" }));
     const proj = `${root}/home/proj`;
     await Deno.mkdir(`${proj}/sub/.git/hooks`, { recursive: true });
-    const policy = {
-      ...policyFor(defaultPolicy(), "agent:a", "uid:0")!,
-      fs_read: [`${proj}/**`],
-      fs_write: [`${proj}/**`],
-      fs_delete: [],
-      net_connect: [],
-      net_listen: [],
-      sandbox: true,
-      hermetic: false,
-    };
+    const policy = projectSandboxPolicy(proj);
     const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [] };
     const residents = new Residents(
       HOST_SANDBOX,
