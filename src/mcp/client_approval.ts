@@ -44,13 +44,28 @@ function shown(text: string): string {
 
 /** One effect as one line: its kind, then its members' values (K-EFF-1 shapes). */
 function effectLine(effect: unknown): string {
-  if (!isObject(effect)) return cutBytes(shown(JSON.stringify(effect)), PROMPT_LINE_BYTES);
+  if (!isObject(effect)) return String(JSON.stringify(effect));
   const parts = [String(effect.kind)];
   for (const [key, value] of Object.entries(effect)) {
     if (key === "kind" || value === null || value === undefined) continue;
     parts.push(Array.isArray(value) ? value.map(String).join(", ") : `${key}=${String(value)}`);
   }
-  return cutBytes(shown(parts.join(" ")), PROMPT_LINE_BYTES);
+  return parts.join(" ");
+}
+
+/**
+ * A reported list as form lines (`- ` before each, each cut to {@link PROMPT_LINE_BYTES}), the
+ * first {@link PROMPT_EFFECT_LINES} of it and a line counting the rest with `more` (K-EFF-7's
+ * `<list>_more`); none when the list is empty or absent.
+ */
+function listLines(list: unknown, more: unknown, line: (item: unknown) => string): string[] {
+  const items = Array.isArray(list) ? list : [];
+  const lines = items.slice(0, PROMPT_EFFECT_LINES).map((item) =>
+    `- ${cutBytes(shown(line(item)), PROMPT_LINE_BYTES)}`
+  );
+  const left = items.length - lines.length + (Number(more) || 0);
+  if (left > 0) lines.push(`- … and ${left} more`);
+  return lines;
 }
 
 /**
@@ -79,21 +94,21 @@ function commandLines(src: string): string[] {
 }
 
 /**
- * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): its effects one per
- * line, its reversibility and ref, then the command, quoted, and a form with one required
+ * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): why it needs
+ * approval (the kernel's `needs_approval`, so no path that does hides among the harmless ones), its
+ * effects one per line, its reversibility and ref, then the command, quoted, and a form with one required
  * `decision`. What the kernel derived comes first, so no command, however long or shaped, can
  * stand in for it.
  */
 export function approvalRequest(plan: Rec): Rec {
-  const effects = Array.isArray(plan.effects) ? plan.effects : [];
-  const lines = effects.slice(0, PROMPT_EFFECT_LINES).map((e) => `- ${effectLine(e)}`);
-  const more = effects.length - PROMPT_EFFECT_LINES + (Number(plan.effects_more) || 0);
-  if (more > 0) lines.push(`- … and ${more} more`);
+  const reasons = listLines(plan.needs_approval, plan.needs_approval_more, String);
+  const effects = listLines(plan.effects, plan.effects_more, effectLine);
   const message = [
     "The agent's command needs your approval (shoal).",
+    ...(reasons.length ? ["", "Because:", ...reasons] : []),
     "",
     "Effects:",
-    ...(lines.length ? lines : ["- none"]),
+    ...(effects.length ? effects : ["- none"]),
     "",
     `Reversibility: ${shown(String(plan.reversibility ?? "unknown"))}`,
     `Plan: ${shown(String(plan.plan_ref))}`,

@@ -192,7 +192,15 @@ hostTest(
       try {
         for (const agent of [declining, plain]) {
           const error = await refusedRm(w, agent);
-          assert.deepEqual(Object.keys(error.data).sort(), ["effects", "plan_ref", "verdict"]);
+          assert.deepEqual(Object.keys(error.data).sort(), [
+            "effects",
+            "needs_approval",
+            "plan_ref",
+            "verdict",
+          ]);
+          assert.deepEqual(error.data.needs_approval, [
+            `reversibility "irreversible" (the policy says auto_apply "reversible")`,
+          ]);
           assert.equal(await planApproval(agent, String(error.data.plan_ref)), "pending");
         }
         assert.equal(asked.length, 1, "only the declining client was asked");
@@ -202,6 +210,36 @@ hostTest(
         await plain.close();
       }
     }),
+);
+
+hostTest(
+  "the form says first which path needs approval, however many harmless paths the command also writes (M-ELICIT-2: `touch ./-0 … ./-29 .vscode/tasks.json`)",
+  NEEDS_TIER_B,
+  () =>
+    world((w) =>
+      withAgent(w, "agent:e", { action: "decline" }, async (agent, asked) => {
+        const tasks = `${w.box.dir}/.vscode/tasks.json`;
+        const r = await agent.call("shoal_exec", {
+          src: `touch ${
+            Array.from({ length: 30 }, (_, i) => `'${w.box.dir}/-${i}'`).join(" ")
+          } '${tasks}'`,
+        });
+        const error = r.structuredContent as { code: number; data: Rec };
+        assert.equal(error.code, -32011);
+        const because = [`fs.write ${JSON.stringify(tasks)} is a protected name`];
+        assert.deepEqual(error.data.needs_approval, because);
+        assert.equal(asked.length, 1);
+        const lines = String(asked[0].message).split("\n");
+        assert.deepEqual(lines.slice(0, 5), [
+          "The agent's command needs your approval (shoal).",
+          "",
+          "Because:",
+          `- ${because[0]}`,
+          "",
+        ]);
+        assert.equal(existsSync(`${w.box.dir}/-0`), false, "nothing ran");
+      })
+    ),
 );
 
 hostTest(

@@ -6,7 +6,7 @@ import { pathObject } from "../values/path_object.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
 import { type Effect, fillBinHashes, type Reversibility } from "../policy/effects.ts";
-import { reportEffects, reportStrings } from "../policy/effect_report.ts";
+import { reportedMember, reportEffects } from "../policy/effect_report.ts";
 import type { Grants, Verdict } from "../policy/grants.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 
@@ -130,6 +130,7 @@ export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> 
     ...reportEffects(plan.effects),
     reversibility: plan.reversibility,
     verdict,
+    ...reportedMember("needs_approval", owner.approvalReasons(plan.effects, plan.reversibility)),
     approval_pending: approvalPending(plan, verdict),
     approved: plan.approval === "approved",
     approval: plan.approval,
@@ -176,9 +177,10 @@ export function enforceVerdict(
   analysis: Analysis,
 ): Sandboxing | null {
   if (analysis.verdict === "deny") {
-    const missing = reportStrings(attachment.grants.missing(analysis.effects));
-    const named = missing.items.slice(0, MESSAGE_GRANTS);
-    const unnamed = missing.items.length - named.length + missing.more;
+    const lines = attachment.grants.missing(analysis.effects);
+    const missing = reportedMember("missing", lines);
+    const named = (missing.missing as string[]).slice(0, MESSAGE_GRANTS);
+    const unnamed = lines.length - named.length;
     const lacks = named.length === 0
       ? ""
       : `: ${attachment.principal} lacks ${named.join(", ")}${
@@ -187,8 +189,7 @@ export function enforceVerdict(
     throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies this source${lacks}`, {
       verdict: "deny",
       ...reportEffects(analysis.effects),
-      missing: missing.items,
-      ...(missing.more > 0 ? { missing_more: missing.more } : {}),
+      ...missing,
     });
   }
   if (analysis.verdict === "approval_required") {
@@ -196,6 +197,10 @@ export function enforceVerdict(
     throw new RpcError(ErrorCode.APPROVAL_REQUIRED, "this source needs approval", {
       verdict: "approval_required",
       ...reportEffects(analysis.effects),
+      ...reportedMember(
+        "needs_approval",
+        attachment.grants.approvalReasons(analysis.effects, analysis.reversibility),
+      ),
       plan_ref: plan.ref,
     });
   }

@@ -49,12 +49,12 @@ export function reportEffects(effects: readonly { readonly kind: string }[]): Ef
 }
 
 /**
- * A list of effect-derived strings (such as the grants a denial lacks) bounded as effect members
- * are: the first {@link EFFECT_REPORT_ITEMS}, each cut, and how many were left out.
+ * A list of effect-derived strings (such as the grants a denial lacks) as the wire member `name`,
+ * bounded as effect members are: the first {@link EFFECT_REPORT_ITEMS}, each cut, and
+ * `<name>_more` counting those left out.
  */
-export function reportStrings(values: readonly string[]): { items: string[]; more: number } {
-  return {
-    items: values.slice(0, EFFECT_REPORT_ITEMS).map((s) => cutUtf8(s, EFFECT_STRING_BYTES)),
-    more: Math.max(0, values.length - EFFECT_REPORT_ITEMS),
-  };
+export function reportedMember(name: string, values: readonly string[]): Record<string, unknown> {
+  const items = values.slice(0, EFFECT_REPORT_ITEMS).map((s) => cutUtf8(s, EFFECT_STRING_BYTES));
+  const more = values.length - items.length;
+  return more > 0 ? { [name]: items, [`${name}_more`]: more } : { [name]: items };
 }

@@ -82,6 +82,39 @@ export function planVerdict(
   }
 }
 
+/**
+ * Why a plan needs approval, one line per cause (M-ELICIT-2): each path that falls on a protected
+ * name (`fs.write "/p/.vscode/tasks.json" is a protected name`), each opaque effect under `opaque:
+ * "ask"`, else the `auto_apply` rule; empty unless the verdict is `approval_required`.
+ */
+export function approvalReasons(
+  p: PrincipalPolicy | null,
+  effects: readonly Effect[],
+  reversibility: Reversibility,
+  home: string | undefined,
+): string[] {
+  if (p === null || planVerdict(p, effects, reversibility, home) !== "approval_required") return [];
+  const out = new Set<string>();
+  for (const effect of effects) {
+    if (effectVerdict(p, effect, home) !== "approval_required") continue;
+    if (effect.kind === "opaque") {
+      out.add(`opaque ${JSON.stringify(effect.reason)} (the policy says opaque "ask")`);
+    } else if (effect.kind === "fs_write" || effect.kind === "fs_delete") {
+      for (const path of effect.paths) {
+        if (effectVerdict(p, { ...effect, paths: [path] }, home) === "approval_required") {
+          out.add(`fs.${effect.kind.slice(3)} ${JSON.stringify(path)} is a protected name`);
+        }
+      }
+    }
+  }
+  if (out.size > 0) return [...out];
+  return [
+    p.auto_apply === "never"
+      ? `every plan (the policy says auto_apply "never")`
+      : `reversibility "${reversibility}" (the policy says auto_apply "reversible")`,
+  ];
+}
+
 /** Whether `principal` may grant or deny approvals (K-APPR-1). */
 export function isApprover(policy: Policy, principal: string, localHuman: string): boolean {
   return policyFor(policy, principal, localHuman)?.approver ?? false;

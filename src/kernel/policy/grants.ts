@@ -1,5 +1,6 @@
 import type { Effect, EffectKind, Reversibility } from "./effects.ts";
 import {
+  approvalReasons,
   canSelfApprove,
   envReadGranted,
   missingGrants,
@@ -27,6 +28,11 @@ export class Grants {
   /** The verdict for a list of effects (P-EVAL-2). */
   verdict(effects: readonly Effect[], reversibility: Reversibility): Verdict {
     return planVerdict(this.entry, effects, reversibility, this.home);
+  }
+
+  /** Why `effects` need approval, one line per cause; empty when they do not (M-ELICIT-2). */
+  approvalReasons(effects: readonly Effect[], reversibility: Reversibility): string[] {
+    return approvalReasons(this.entry, effects, reversibility, this.home);
   }
 
   /** The policy lines that would grant the denied ones of `effects` (M-ONB-3). */

@@ -229,6 +229,9 @@ withAgents(
     assert.equal(item.approval, "requested");
     assert.equal(item.requested_by, "agent:a");
     assert.deepEqual(item.cwd, { display: k.box.dir });
+    assert.deepEqual(item.needs_approval, [
+      `reversibility "${item.reversibility}" (the policy says auto_apply "reversible")`,
+    ]);
 
     const cli = await kernelCli(k.box, ["approvals", "--socket", k.socket]);
     assert.equal(cli.code, 0, cli.stderr);

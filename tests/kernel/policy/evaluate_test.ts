@@ -3,6 +3,7 @@ import type { Effect } from "../../../src/kernel/policy/effects.ts";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { deriveEffects } from "../../../src/kernel/policy/effects.ts";
 import {
+  approvalReasons,
   canSelfApprove,
   effectVerdict,
   envReadGranted,
@@ -224,4 +225,35 @@ Deno.test("M-ONB-3: a denial names the grant each denied effect lacks, and nothi
     "time true",
   ]);
   assert.deepEqual(missingGrants(p, effects.slice(0, 1), HOME), []);
+});
+
+Deno.test("M-ELICIT-2: approval names each protected path and opaque effect that needs it, else the auto_apply rule, and nothing when none is needed", () => {
+  const p = grants({
+    fs_write: ["/p/**"],
+    proc_spawn: ["*"],
+    opaque: "ask",
+    auto_apply: "in-grant",
+  });
+  const effects: Effect[] = [
+    { kind: "proc_spawn", argv0: "touch", bin_hash: null },
+    { kind: "fs_write", paths: ["/p/a", "/p/b/.vscode/tasks.json", "/p/.envrc"] },
+    { kind: "opaque", reason: "dynamic argument" },
+  ];
+  assert.deepEqual(approvalReasons(p, effects, "irreversible", HOME), [
+    `fs.write "/p/b/.vscode/tasks.json" is a protected name`,
+    `fs.write "/p/.envrc" is a protected name`,
+    `opaque "dynamic argument" (the policy says opaque "ask")`,
+  ]);
+  const plain = effects.slice(0, 1);
+  assert.deepEqual(approvalReasons(p, plain, "irreversible", HOME), []);
+  assert.deepEqual(approvalReasons({ ...p, auto_apply: "never" }, plain, "reversible", HOME), [
+    `every plan (the policy says auto_apply "never")`,
+  ]);
+  assert.deepEqual(approvalReasons({ ...p, auto_apply: "reversible" }, plain, "unknown", HOME), [
+    `reversibility "unknown" (the policy says auto_apply "reversible")`,
+  ]);
+  // a denied plan needs no approval: it is refused
+  const denied = [...effects, { kind: "fs_write", paths: ["/etc/x"] } as Effect];
+  assert.deepEqual(approvalReasons(p, denied, "irreversible", HOME), []);
+  assert.deepEqual(approvalReasons(null, effects, "irreversible", HOME), []);
 });

@@ -431,6 +431,13 @@ Deno.test("pty.open obeys the caller's proc_spawn verdict: deny -32010, approval
     assert.equal((denied.data as Rec).verdict, "deny");
     const approval = await rpcError(conn.request("pty.open", { cmd: "cat" }));
     assert.equal(approval.code, -32011);
+    // it says what the program does and why that needs approval, as an exec's -32011 does
+    assert.deepEqual((approval.data as Rec).effects, [
+      { kind: "proc_spawn", argv0: "cat", bin_hash: null },
+    ]);
+    assert.deepEqual((approval.data as Rec).needs_approval, [
+      `every plan (the policy says auto_apply "never")`,
+    ]);
     assert.deepEqual(await conn.request("pty.list", {}), { ptys: [] });
     // No plan is stored for a PTY.
     assert.deepEqual(await conn.request("plan.list", {}), []);

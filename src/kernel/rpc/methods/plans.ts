@@ -14,7 +14,7 @@ import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { denied } from "../../plans/denied.ts";
 import { utf8Prefix } from "../../../protocol/utf8.ts";
-import { reportEffects } from "../../policy/effect_report.ts";
+import { reportedMember, reportEffects } from "../../policy/effect_report.ts";
 
 const planRef = z.object({ plan_ref: z.string() });
 const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })])).nullish();
@@ -222,20 +222,27 @@ export const PLAN_METHODS: MethodSpec[] = [
     const approver = attachment.grants.isApprover;
     const requests = kernel.plans.awaiting(attachment.principal, approver)
       .slice(0, APPROVAL_LIST_LIMIT)
-      .map((plan) => ({
-        plan_ref: plan.ref,
-        session: plan.session,
-        principal: plan.principal,
-        ...srcHead(plan.src),
-        cwd: pathObject(plan.cwd),
-        ...reportEffects(plan.effects),
-        reversibility: plan.reversibility,
-        verdict: ownerVerdict(kernel, plan),
-        approval: plan.approval,
-        requested_by: plan.requestedBy,
-        requested_effects: plan.requestedEffects,
-        requested_ns: plan.requestedNs,
-      }));
+      .map((plan) => {
+        const owner = resolveGrants(kernel.config, plan.principal);
+        return {
+          plan_ref: plan.ref,
+          session: plan.session,
+          principal: plan.principal,
+          ...srcHead(plan.src),
+          cwd: pathObject(plan.cwd),
+          ...reportEffects(plan.effects),
+          reversibility: plan.reversibility,
+          verdict: owner.verdict(plan.effects, plan.reversibility),
+          ...reportedMember(
+            "needs_approval",
+            owner.approvalReasons(plan.effects, plan.reversibility),
+          ),
+          approval: plan.approval,
+          requested_by: plan.requestedBy,
+          requested_effects: plan.requestedEffects,
+          requested_ns: plan.requestedNs,
+        };
+      });
     return { requests };
   }),
 ];

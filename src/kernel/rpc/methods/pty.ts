@@ -10,7 +10,7 @@ import {
 } from "../../pty/params.ts";
 import { analyze } from "../../plans/analysis.ts";
 import { programLine } from "../../policy/program_line.ts";
-import { reportEffects } from "../../policy/effect_report.ts";
+import { reportedMember, reportEffects } from "../../policy/effect_report.ts";
 import type { PtyScope } from "../../pty/registry.ts";
 import type { Attachment } from "../../session/attachment.ts";
 
@@ -28,7 +28,7 @@ export const PTY_METHODS: MethodSpec[] = [
   attached("pty.open", ptyOpenParams, async (ctx, p) => {
     const { kernel, attachment } = ctx;
     // The whole program line is judged like an exec of it, not only its argv0 (issue 14).
-    const { verdict, effects } = await analyze(
+    const { verdict, effects, reversibility } = await analyze(
       attachment,
       programLine(p.cmd, p.args, p.env),
       false,
@@ -42,6 +42,11 @@ export const PTY_METHODS: MethodSpec[] = [
     if (verdict === "approval_required") {
       throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `spawning ${p.cmd} needs approval`, {
         verdict,
+        ...reportEffects(effects),
+        ...reportedMember(
+          "needs_approval",
+          attachment.grants.approvalReasons(effects, reversibility),
+        ),
       });
     }
     const state = attachment.session.shell.view(attachment.principal);
