@@ -13,6 +13,7 @@ import { FACADE_COMPACTION_GROWTH, heapCompaction } from "./src/protocol/heap_co
 import { startIdleWork } from "./src/protocol/idle_work.ts";
 import { KernelClient } from "./src/mcp/kernel_client.ts";
 import { provision, ProvisionError } from "./src/mcp/onboard.ts";
+import { projectSession } from "./src/protocol/project_session.ts";
 import { RELEASE_KERNEL } from "./src/mcp/permissions.ts";
 import { FacadeServer } from "./src/mcp/server.ts";
 import { StdioTransport } from "./src/mcp/stdio_transport.ts";
@@ -52,6 +53,10 @@ async function printConfig(
       install.path,
     );
     console.log(clientConfig(command.client, install, agent));
+    log(
+      `session: agent:${command.client} works in this project's own session ` +
+        `${projectSession(agent.project)} (another project gets another)`,
+    );
     return 0;
   } catch (e) {
     if (!(e instanceof ProvisionError)) throw e;

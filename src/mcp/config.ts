@@ -1,5 +1,6 @@
 import { UsageError } from "../protocol/usage_error.ts";
 import { SESSION_NAME, type SocketEnv, socketPath } from "../protocol/socket_path.ts";
+import { projectSession } from "../protocol/project_session.ts";
 import type { Client } from "./client_config.ts";
 
 /** Flag values given on the command line; empty values count as unset (M-CLI-1). */
@@ -45,7 +46,10 @@ export class EnvReader {
 
 /** Everything the facade needs to reach its kernel. */
 export interface FacadeConfig {
+  /** The session attached to: the one named, else the project's own (M-ONB-1), else `default`. */
   session: string;
+  /** The session name the socket is found by (G-SOCK-1): the one named, else `default`. */
+  socketSession: string;
   token: string | null;
   /** The socket path, or null when it cannot be determined (see `socketProblem`). */
   socket: string | null;
@@ -66,9 +70,9 @@ export interface FacadeConfig {
 
 /** Merges flags over environment (M-CLI-1) and applies the socket rule (G-SOCK-1); throws {@link UsageError} for an invalid session. */
 export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig {
-  const session = flags.session ?? env.get("SHOAL_SESSION") ?? "default";
-  if (!SESSION_NAME.test(session)) {
-    throw new UsageError(`invalid session name: ${JSON.stringify(session)}`);
+  const named = flags.session ?? env.get("SHOAL_SESSION");
+  if (named !== undefined && !SESSION_NAME.test(named)) {
+    throw new UsageError(`invalid session name: ${JSON.stringify(named)}`);
   }
   const token = flags.token ?? env.get("SHOAL_TOKEN") ?? null;
   const project = flags.project ?? env.get("SHOAL_PROJECT");
@@ -76,6 +80,9 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     const from = flags.project === undefined ? "SHOAL_PROJECT" : "--project";
     throw new UsageError(`${from} needs an absolute path when serving, got ${project}`);
   }
+  // A project's own session, on the default session's kernel (M-ONB-1): one kernel for all.
+  const session = named ?? (project === undefined ? "default" : projectSession(project));
+  const socketSession = named ?? "default";
   const explicit = flags.socket ?? env.get("SHOAL_SOCKET");
   const socketEnv = explicit === undefined
     ? { XDG_RUNTIME_DIR: env.get("XDG_RUNTIME_DIR"), TMPDIR: env.get("TMPDIR") }
@@ -90,13 +97,19 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
   if ("problem" in uid) socketProblem = uid.problem;
   else {
     try {
-      ({ path: socket, root: socketRoot } = socketPath(session, explicit, socketEnv, uid.uid));
+      ({ path: socket, root: socketRoot } = socketPath(
+        socketSession,
+        explicit,
+        socketEnv,
+        uid.uid,
+      ));
     } catch (e) {
       socketProblem = e instanceof Error ? e.message : String(e);
     }
   }
   return {
     session,
+    socketSession,
     token,
     socket,
     socketProblem,

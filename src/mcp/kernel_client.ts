@@ -120,8 +120,8 @@ export class KernelClient {
     if (socket === null) throw new Unavailable(socketProblem ?? "no socket path");
     const euid = effectiveUid();
     if ("problem" in euid) throw new Unavailable(euid.problem);
-    const { session, socketEnv } = this.config;
-    const discovery = socketEnv === null ? null : { session, env: socketEnv };
+    const { socketSession, socketEnv } = this.config;
+    const discovery = socketEnv === null ? null : { session: socketSession, env: socketEnv };
     // Without the `unix:` grant for the socket (a release, M-PERM-3) the kernel's relay connects.
     const open = holdsSocketGrant(socket)
       ? () => RpcConnection.connect(socket)

@@ -103,9 +103,13 @@ hostTest(
       const out = await shoalMcp(["--print-config", "claude-code", "--project", project], user);
       assert.equal(out.code, 0, out.stderr);
       const lines = out.stderr.trim().split("\n");
-      assert.equal(lines.length, 2, out.stderr);
+      assert.equal(lines.length, 3, out.stderr);
       assert.match(lines[0], /^policy: created .*leash\.jsonc: agent:claude-code may work in /);
       assert.match(lines[1], /^token: created [0-9a-f]{16} for agent:claude-code/);
+      assert.match(
+        lines[2],
+        /^session: agent:claude-code works in this project's own session proj-[0-9a-f]{8} /,
+      );
       const printed = parsePrinted("claude-code", out.stdout);
       assert.deepEqual(printed.args, [], "a facade with no arguments loads no Node layer");
       assert.equal(printed.env.SHOAL_PROJECT, project);
@@ -166,6 +170,43 @@ hostTest(
         }
         assert.deepEqual(failures, []);
       });
+    }),
+);
+
+hostTest(
+  "M-ONB-1: one client's agent open on two projects: each works in its own session, so the second one's attach and cd never move the first one's shell, and one kernel serves both",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, user) => {
+      const other = `${box.dir}/other`;
+      await Deno.mkdir(other);
+      const print = async (dir: string) => {
+        const out = await shoalMcp(["--print-config", "claude-code", "--project", dir], user);
+        assert.equal(out.code, 0, out.stderr);
+        return parsePrinted("claude-code", out.stdout);
+      };
+      const [first, second] = [await print(project), await print(other)];
+      await withPrinted(first, async (a) => {
+        assert.equal((await exec(a, "pwd")).text.trim(), project);
+        await withPrinted(second, async (b) => {
+          assert.equal((await exec(b, "pwd")).text.trim(), other);
+          const moved = await exec(b, "mkdir -p sub && cd sub && export ONLY_B=1 && pwd");
+          assert.equal(moved.text.trim(), `${other}/sub`);
+          const still = await exec(a, 'pwd && echo "[${ONLY_B-}]" && touch made-by-a');
+          assert.ok(still.ok, still.text);
+          assert.equal(still.text.trim(), `${project}\n[]`);
+          assert.ok(exists(`${project}/made-by-a`));
+          assert.equal((await exec(b, "pwd")).text.trim(), `${other}/sub`);
+          // you join that project's session with the same configuration without the token
+          await withPrinted({ ...second, env: { ...second.env, SHOAL_TOKEN: "" } }, async (me) => {
+            const seen = await exec(me, 'echo "<${ONLY_B-}>"');
+            assert.equal(seen.text.trim(), "<1>", "the agent's plain variable, in its session");
+          });
+        });
+      });
+      const sockets = [...Deno.readDirSync(`${box.dir}/run/shoal`)]
+        .map((e) => e.name).filter((name) => name.endsWith(".sock"));
+      assert.deepEqual(sockets, ["default.sock"], "one kernel, on the default socket");
     }),
 );
 

@@ -4,6 +4,7 @@ import { parseCommandLine } from "../../src/mcp/command_line.ts";
 import { EnvReader, NO_ARGUMENTS, resolveConfig } from "../../src/mcp/config.ts";
 import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
 import { subscriptionChannel } from "../../src/mcp/subscriptions.ts";
+import { projectSession } from "../../src/protocol/project_session.ts";
 import { negotiateVersion } from "../../src/mcp/server.ts";
 
 Deno.test("M-CLI-2: unknown flags, missing values, operands and unknown clients are usage errors", () => {
@@ -73,6 +74,23 @@ Deno.test("M-ONB-1: SHOAL_PROJECT names the directory when no --project is given
   });
   withEnv({ SHOAL_PROJECT: "" }, () => {
     assert.equal(resolveConfig({}, new EnvReader(() => {})).project, null, "empty is unset");
+  });
+});
+
+Deno.test("M-ONB-1: a project without a named session attaches to the project's own session, found on the default session's socket; a named session wins", () => {
+  withEnv({ XDG_RUNTIME_DIR: "/run/user/7", SHOAL_SESSION: "" }, () => {
+    const env = new EnvReader(() => {});
+    const own = resolveConfig({ project: "/home/me/proj" }, env);
+    assert.equal(own.session, projectSession("/home/me/proj"));
+    assert.equal(own.socketSession, "default");
+    assert.equal(own.socket, "/run/user/7/shoal/default.sock");
+    assert.notEqual(resolveConfig({ project: "/home/me/other" }, env).session, own.session);
+    const named = resolveConfig({ project: "/home/me/proj", session: "mine" }, env);
+    assert.equal(named.session, "mine");
+    assert.equal(named.socket, "/run/user/7/shoal/mine.sock");
+    const none = resolveConfig({}, env);
+    assert.equal(none.session, "default");
+    assert.equal(none.socketSession, "default");
   });
 });
 
@@ -185,6 +203,7 @@ Deno.test("M-CLI-1: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART
     const env = new EnvReader(() => {});
     assert.deepEqual(resolveConfig({}, env), {
       session: "envs",
+      socketSession: "envs",
       token: "envtoken",
       socket: "/e/s.sock",
       socketProblem: null,
