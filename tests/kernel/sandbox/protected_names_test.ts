@@ -232,15 +232,22 @@ hostTest(
       await Deno.mkdir(`${proj}/.git/hooks`, { recursive: true });
       await Deno.writeTextFile(`${proj}/.git/config`, "[core]\n");
       await sh(
-        [fileAttacks(".envrc"), dirAttacks(".vscode"), fileAttacks(".git/config")].join("\n") +
-          `\n(echo x > .git/hooks/pre-commit) 2>/dev/null`,
+        [
+          fileAttacks(".envrc"),
+          dirAttacks(".vscode"),
+          fileAttacks(".git/config"),
+          fileAttacks(".git/commondir"),
+        ].join("\n") + `\n(echo x > .git/hooks/pre-commit) 2>/dev/null`,
       );
       for (const name of [".envrc", ".vscode"]) {
         const found = read(`${proj}/${name}`);
         assert.ok(found === null || found === "<dir>", `${name} on the host: ${found}`);
       }
       assert.equal(read(`${proj}/.git/config`), "[core]\n");
-      assert.deepEqual(tree(`${proj}/.git`), ["config", "hooks"]);
+      // the placeholders of the new .git's absent commondir and config.worktree: files git reads
+      // as their absence
+      assert.deepEqual(tree(`${proj}/.git`), ["commondir", "config", "config.worktree", "hooks"]);
+      assert.equal(read(`${proj}/.git/commondir`), ".\n");
       assert.deepEqual(tree(proj).filter((p) => /^\.(envrc|vscode)./.test(p)), []);
     }),
 );
@@ -642,7 +649,12 @@ hostTest(
       assert.equal((refused.data as Rec).reason, "sandbox_busy");
       assert.deepEqual(
         ((refused.data as Rec).paths as string[]).sort(),
-        [`${proj}/.git/config`, `${proj}/.git/hooks`],
+        [
+          `${proj}/.git/commondir`,
+          `${proj}/.git/config`,
+          `${proj}/.git/config.worktree`,
+          `${proj}/.git/hooks`,
+        ],
       );
       assert.equal(read(`${proj}/.git/hooks`), null, "no placeholder was made");
       await Deno.writeTextFile(`${proj}/gate`, "go\n");
@@ -823,6 +835,128 @@ hostTest(
       assert.equal(read(marker), null, "the agent's hook ran in the human's git commit");
       // Ordinary work is unaffected.
       assert.equal((await sh("echo a > a && git add a && echo added")).trim(), "added");
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
+/**
+ * Everyday git in a repository at the root, as `who` (a linked worktree of that name is added and
+ * removed), run with sh in the project: each step prints what it shows, so that the agent's run in
+ * the sandbox and the human's on the host, with the placeholders of `.git/commondir` and
+ * `.git/config.worktree` there, can be told to behave alike.
+ */
+function gitWorkflow(who: string): string {
+  return [
+    "set -e",
+    "export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@x",
+    "echo commondir=$(cat .git/commondir)",
+    "echo more >> f; echo status=$(git status --short f)",
+    "echo diff=$(git diff --numstat f)",
+    "git add f; git commit -qm two",
+    `git branch side-${who}; git stash list`,
+    "echo stashed >> f; git stash -q; git stash pop -q; git commit -qam three",
+    `git checkout -q side-${who}; echo ${who} > ${who}; git add ${who}; git commit -qm ${who}`,
+    `git rebase -q main; git checkout -q main; git merge -q --ff-only side-${who}`,
+    "echo log=$(git log --oneline | wc -l)",
+    `git worktree add -q wt-${who} -b wt-${who}`,
+    "echo worktrees=$(git worktree list --porcelain | grep -c '^worktree ')",
+    `(cd wt-${who} && echo z > z && git add z && git commit -qm z && ` +
+    "echo linked=$(git rev-parse --git-common-dir))",
+    `git worktree remove wt-${who}`,
+    "echo worktrees=$(git worktree list --porcelain | grep -c '^worktree ')",
+    "git gc -q",
+    "echo dirs=$(git rev-parse --git-dir --git-common-dir --show-toplevel)",
+    "echo submodule=$(git submodule status | cut -c2-41)",
+    "git fsck --no-dangling 2>&1 && echo fsck=ok",
+  ].join("\n");
+}
+
+/** What {@link gitWorkflow} prints in `proj` with `log` commits after it and the submodule at `submodule`. */
+function gitWorkflowShows(proj: string, log: number, submodule: string): string[] {
+  return [
+    "commondir=.",
+    "status= M f",
+    "diff=1 0 f",
+    `log=${log}`,
+    "worktrees=2",
+    `linked=${proj}/.git`,
+    "worktrees=1",
+    `dirs=.git ${proj}/.git ${proj}`,
+    `submodule=${submodule}`,
+    "fsck=ok",
+  ];
+}
+
+hostTest(
+  "with .git/commondir and .git/config.worktree held by their placeholders, everyday git works alike for the agent in its sandbox and for the human on the host, and no placeholder is left after",
+  NEEDS_TIER_B,
+  async () => {
+    let submodule = "";
+    await world(coder(), async (proj) => {
+      const lib = `${proj}/../lib-src`;
+      await hostGit(proj, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${proj}/f`, "one\n");
+      await hostGit(proj, "add", "f");
+      await hostGit(proj, "commit", "-qm", "one");
+      await hostGit(proj, "init", "-q", lib);
+      await hostGit(lib, "commit", "-q", "--allow-empty", "-m", "lib");
+      await hostGit(proj, "submodule", "add", "-q", lib, "vendor/lib");
+      await hostGit(proj, "commit", "-qm", "with lib");
+      const head = await new Deno.Command("git", { args: ["rev-parse", "HEAD"], cwd: lib })
+        .output();
+      submodule = new TextDecoder().decode(head.stdout).trim();
+    }, async ({ proj, sh }) => {
+      const agent = await sh(`${gitWorkflow("agent")} 2>&1`);
+      assert.deepEqual(agent.trim().split("\n"), gitWorkflowShows(proj, 5, submodule));
+      // the sandbox lives on: its placeholders are on the host too, read-only
+      assert.equal(read(`${proj}/.git/commondir`), ".\n");
+      assert.equal(read(`${proj}/.git/config.worktree`), "");
+      const human = await new Deno.Command("sh", {
+        args: ["-c", gitWorkflow("human")],
+        cwd: proj,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.deepEqual(
+        new TextDecoder().decode(human.stdout).trim().split("\n"),
+        gitWorkflowShows(proj, 8, submodule),
+        new TextDecoder().decode(human.stderr),
+      );
+    }, (proj) => {
+      assert.equal(read(`${proj}/.git/commondir`), null, "removed with the last sandbox");
+      assert.equal(read(`${proj}/.git/config.worktree`), null);
+    });
+  },
+);
+
+hostTest(
+  "the commondir of a linked worktree's git directory (.git/worktrees/ID) stays read-only, so the human's git in that worktree, outside the project, runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q", "-b", "main");
+      await hostGit(proj, "commit", "-q", "--allow-empty", "-m", "one");
+      await hostGit(proj, "worktree", "add", "-q", `${proj}/../outside`);
+      await hostGit(proj, "worktree", "add", "-q", "inside");
+    }, async ({ proj, sh }) => {
+      const evil = `git config -f evil/config core.fsmonitor 'touch ${marker}; false'`;
+      const tried = await sh(
+        [
+          `cp -r .git evil && ${evil}`,
+          "(echo ../../../evil > .git/worktrees/outside/commondir) 2>/dev/null",
+          "(mv .git/worktrees/outside .git/worktrees/old) 2>/dev/null",
+          "(git worktree remove inside) 2>/dev/null || echo kept",
+          "git worktree add -q new && echo z > new/z && git -C new add z && echo added",
+          "git worktree remove --force new && echo removed",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/.git/worktrees/outside/commondir`), "../..\n");
+      assert.equal(read(`${proj}/.git/worktrees/old`), null, "its directories are pinned");
+      await hostGit(`${proj}/../outside`, "status");
+      assert.equal(read(marker), null, "the agent's code ran in the human's git status");
+      assert.equal(tried, "kept\nadded\nremoved\n");
     });
     Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
   },
