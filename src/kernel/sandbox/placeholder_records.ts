@@ -86,12 +86,13 @@ function textUpTo(path: string, size: number): string | null {
 
 /**
  * Removes the placeholder at `path` when it is what was made: an empty directory, or for a file
- * placeholder (`text` set) a file holding exactly `text` (one written since is the user's);
- * whether it did.
+ * placeholder (`text` set) a file holding `text`, or when a kill may have cut its writing short
+ * (`cut`), the start of it (one written since is the user's); whether it did.
  */
-export function removeMade(path: string, text: string | undefined): boolean {
+export function removeMade(path: string, text: string | undefined, cut = false): boolean {
   if (text === undefined) return removeEmpty(path);
-  if (textUpTo(path, new TextEncoder().encode(text).length) !== text) return false;
+  const found = textUpTo(path, new TextEncoder().encode(text).length);
+  if (found === null || (cut ? !text.startsWith(found) : found !== text)) return false;
   try {
     Deno.removeSync(path);
     return true;
@@ -139,10 +140,10 @@ function readRecord(file: string): PlaceholderRecord | null {
 }
 
 /**
- * Whether the entry `info` at `record.path` is the placeholder the kernel made, a directory or a
- * file of the recorded text: of the recorded identity and mode; for a record the kill came before
- * completing, one without write permission born around the time the kernel was about to make it
- * (a file holding the start of its text: the kill may have cut its writing short).
+ * Whether the entry `info` at `record.path` is the placeholder the kernel made (a directory, or a
+ * file for a record with a text, which {@link removeMade} checks): of the recorded identity and
+ * mode; for a record the kill came before completing, one without write permission born around
+ * the time the kernel was about to make it.
  */
 function made(record: PlaceholderRecord, info: Deno.FileInfo): boolean {
   if (record.text === undefined ? !info.isDirectory : !info.isFile) return false;
@@ -150,9 +151,7 @@ function made(record: PlaceholderRecord, info: Deno.FileInfo): boolean {
     return modeOf(info) === record.mode && identityOf(record.path) === record.identity;
   }
   const born = (info.birthtime ?? info.ctime)?.getTime();
-  const written = record.text === undefined ||
-    record.text.startsWith(textUpTo(record.path, info.size) ?? "\0");
-  return (modeOf(info) & 0o222) === 0 && born !== undefined && written &&
+  return (modeOf(info) & 0o222) === 0 && born !== undefined &&
     born >= record.intended - BORN_BEFORE_MS && born <= record.intended + BORN_AFTER_MS;
 }
 
@@ -181,7 +180,10 @@ export function keepPlaceholderRecords(stateDir: string): Leftovers {
     if (record !== null && bound.has(record.path)) continue;
     if (record !== null) {
       const info = lstat(record.path);
-      if (info !== null && made(record, info) && removeMade(record.path, record.text)) {
+      if (
+        info !== null && made(record, info) &&
+        removeMade(record.path, record.text, record.identity === undefined)
+      ) {
         found.removed.push(record.path);
       } else if (info !== null) found.kept.push(record.path);
     }

@@ -365,7 +365,16 @@ hostTest(
     await world(coder({ opaque: "ask" }), async (proj) => {
       await Deno.mkdir(`${proj}/${DEEP}`, { recursive: true });
     }, async ({ proj, agent }) => {
-      for (const src of ["echo x > .envrc", `echo x > ${DEEP}/.vscode/settings.json`]) {
+      for (
+        const src of [
+          "echo x > .envrc",
+          `echo x > ${DEEP}/.vscode/settings.json`,
+          "echo ../x > .git/commondir",
+          "echo '[core]' > .git/config.worktree",
+          "echo ../x > .git/worktrees/w/commondir",
+          "echo '[core]' > .git/modules/m/config.worktree",
+        ]
+      ) {
         const e = await rpcError(exec(agent, src));
         assert.equal(e.code, -32011, src);
       }
@@ -567,6 +576,8 @@ hostTest(
       assert.equal((await sh("echo up")).trim(), "up");
       const made = [...PROTECTED_FILES, ...PROTECTED_DIRS, ".git/hooks", ".git/config"];
       for (const name of made) assert.equal(read(`${proj}/${name}`), "<dir>", name);
+      assert.equal(read(`${proj}/.git/commondir`), ".\n", "a file placeholder");
+      assert.equal(read(`${proj}/.git/config.worktree`), "");
       Deno.kill(kernelPid(k.socket), "SIGKILL");
       assert.equal((await k.child.status).signal, "SIGKILL");
       assert.equal(read(`${proj}/.envrc`), "<dir>", "the killed kernel left its placeholders");
@@ -574,10 +585,19 @@ hostTest(
       await Deno.writeTextFile(`${proj}/.claude/settings.json`, "mine");
       await Deno.remove(`${proj}/.idea`);
       await Deno.mkdir(`${proj}/.idea`, { mode: 0o555 });
+      await Deno.chmod(`${proj}/.git/config.worktree`, 0o644);
+      await Deno.writeTextFile(`${proj}/.git/config.worktree`, "[core]\n");
       const policy = await writePolicy(k.box, { "agent:c": coder() });
       const k2 = await startKernel(["--policy", policy], k.box);
       try {
-        assert.deepEqual(tree(proj), [".claude", ".claude/settings.json", ".git", ".idea"]);
+        assert.deepEqual(tree(proj), [
+          ".claude",
+          ".claude/settings.json",
+          ".git",
+          ".git/config.worktree",
+          ".idea",
+        ]);
+        assert.equal(read(`${proj}/.git/config.worktree`), "[core]\n");
         assert.equal(read(`${proj}/.claude/settings.json`), "mine");
         const records = `${k.box.dir}/state/shoal/placeholders`;
         const [own, ...others] = [...Deno.readDirSync(records)].map((e) => e.name);
@@ -958,6 +978,34 @@ hostTest(
       assert.equal(read(marker), null, "the agent's code ran in the human's git status");
       assert.equal(tried, "kept\nadded\nremoved\n");
     });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
+hostTest(
+  "a root repository's config.worktree, which git reads once extensions.worktreeConfig is set (git sparse-checkout sets it), cannot be written or created, so the human's git status runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    const evil = `[core]\\n\\tfsmonitor = touch ${marker}; false\\n`;
+    for (const existing of [false, true]) {
+      await world(coder(), async (proj) => {
+        await hostGit(proj, "init", "-q");
+        await hostGit(proj, "config", "extensions.worktreeConfig", "true");
+        if (existing) await Deno.writeTextFile(`${proj}/.git/config.worktree`, "[user]\n");
+      }, async ({ proj, sh }) => {
+        await sh(
+          [
+            fileAttacks(".git/config.worktree"),
+            `(printf '${evil}' > .git/config.worktree) 2>/dev/null`,
+            `(printf '${evil}' > /tmp/w && mv -f /tmp/w .git/config.worktree) 2>/dev/null`,
+          ].join("\n"),
+        );
+        assert.equal(read(`${proj}/.git/config.worktree`), existing ? "[user]\n" : "");
+        await hostGit(proj, "status");
+        assert.equal(read(marker), null, `the agent's code ran (existing: ${existing})`);
+      });
+    }
     Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
   },
 );
