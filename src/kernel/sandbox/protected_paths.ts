@@ -127,6 +127,15 @@ function gitFileTarget(gitFile: string, dir: string): string | null {
   return text?.startsWith("gitdir: ") ? namedDir(text.slice("gitdir: ".length), dir) : null;
 }
 
+/** The names in directory `dir`, or null when it cannot be read. */
+function namesIn(dir: string): ReadonlySet<string> | null {
+  try {
+    return new Set([...Deno.readDirSync(dir)].map((e) => e.name));
+  } catch {
+    return null;
+  }
+}
+
 /** The git directories of the linked worktrees of the common directory `common` (`worktrees/ID`). */
 function linkedWorktrees(common: string): string[] {
   try {
@@ -327,45 +336,55 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const gitParts = PROTECTED_GIT_PARTS.filter((part) => !lifted.includes(part))
     .map((part) => part.slice(".git/".length));
   /**
-   * Protects the part `part` of the repository directory `dir` when it is in a writable root and
-   * not lifted: what is there (a symlink's target), or when nothing is (a placeholder of this
-   * kernel counts as nothing) and `hold`, a placeholder ({@link GIT_PART_TEXT}).
+   * Protects the part `part` of the repository directory `dir` (whose names are `listed`, when it
+   * could be read: a name it lacks is absent, with no failed lstat) when it is in a writable root
+   * and not lifted: what is there (a symlink's target), or when nothing is (a placeholder of this
+   * kernel counts as nothing) and `hold`, a placeholder ({@link GIT_PART_TEXT}). Returns what is
+   * there, a placeholder included, or null.
    */
-  const protectPart = (dir: string, part: string, hold: boolean) => {
+  const protectPart = (
+    dir: string,
+    part: string,
+    hold: boolean,
+    listed: ReadonlySet<string> | null,
+  ): Deno.FileInfo | null => {
     const at = `${dir}/${part}`;
+    const found = listed === null || listed.has(part) ? lstat(at) : null;
     const root = rootOf(at);
-    if (root === undefined || !gitParts.includes(part)) return;
-    const found = lstat(at);
-    if (found?.isSymlink) return protectTarget(at, GIT_PART_TEXT[part]);
-    if (found !== null && !isPlaceholder(at, found)) protect(root, at, found.isDirectory, false);
-    else if (hold) protect(root, at, !(part in GIT_PART_TEXT), true, GIT_PART_TEXT[part]);
+    if (root === undefined || !gitParts.includes(part)) return found;
+    if (found?.isSymlink) protectTarget(at, GIT_PART_TEXT[part]);
+    else if (found !== null && !isPlaceholder(at, found)) {
+      protect(root, at, found.isDirectory, false);
+    } else if (hold) protect(root, at, !(part in GIT_PART_TEXT), true, GIT_PART_TEXT[part]);
+    return found;
   };
   /**
-   * The common directory of the git directory `gitDir`: the one its `commondir` names (git takes
-   * `config`, `hooks` and `worktrees` from there), else itself (also when the `commondir` there is
-   * this kernel's placeholder, which names it).
+   * The common directory of the git directory `gitDir`, whose `commondir` is `found` (its lstat,
+   * or null): the directory it names (git takes `config`, `hooks` and `worktrees` from there),
+   * else `gitDir` itself (also when the `commondir` is this kernel's placeholder, which names it).
    */
-  const commonDirOf = (gitDir: string): string => {
+  const commonDirOf = (gitDir: string, found: Deno.FileInfo | null): string => {
     const at = `${gitDir}/commondir`;
-    const found = lstat(at);
     const named = found === null || isPlaceholder(at, found)
       ? null
       : smallText(at, LINK_READ_LIMIT);
     return (named === null ? null : namedDir(named, gitDir)) ?? gitDir;
   };
   /**
-   * Protects the `config` and `hooks` of the common directory `common` (`hold`: absent ones as
-   * placeholders, when it is a directory); one a `commondir` names that is missing in a writable
-   * root is held by an empty directory, so that none can be made there.
+   * Protects the `config` and `hooks` of `common`, the common directory a `commondir` names
+   * (`hold`: absent ones as placeholders); when it is missing in a writable root it is held by an
+   * empty directory, so that none can be made there. Returns its names, null when unread.
    */
-  const protectCommon = (common: string, hold: boolean) => {
-    const found = lstat(common);
-    const root = rootOf(common);
-    if (found === null && root !== undefined && lstat(dirname(common))?.isDirectory) {
-      return protect(root, common, true, true);
+  const protectNamedCommon = (common: string, hold: boolean): ReadonlySet<string> | null => {
+    const listed = namesIn(common);
+    if (listed !== null || lstat(common)?.isDirectory) {
+      for (const part of ["config", "hooks"]) protectPart(common, part, hold, listed);
+      return listed;
     }
-    if (!found?.isDirectory) return;
-    for (const part of ["config", "hooks"]) protectPart(common, part, hold);
+    const root = rootOf(common);
+    const parent = root === undefined ? null : lstat(dirname(common));
+    if (lstat(common) === null && parent?.isDirectory) protect(root!, common, true, true);
+    return null;
   };
   /**
    * Protects the repository whose git directory is `gitDir`, with a `.git` in `dir` (`hold`: at a
@@ -376,12 +395,19 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
    * submodules' repositories (`modules/…`), those that exist.
    */
   const protectRepository = (dir: string, gitDir: string, hold: boolean) => {
-    for (const part of ["commondir", "config.worktree"]) protectPart(gitDir, part, hold);
-    const common = commonDirOf(gitDir);
-    protectCommon(common, hold);
+    const names = namesIn(gitDir);
+    const has = (listed: ReadonlySet<string> | null, name: string) =>
+      listed === null || listed.has(name);
+    const common = commonDirOf(gitDir, protectPart(gitDir, "commondir", hold, names));
+    const worktreeConfig = protectPart(gitDir, "config.worktree", hold, names);
+    let commonNames = names;
+    if (common === gitDir) {
+      for (const part of ["config", "hooks"]) protectPart(gitDir, part, hold, names);
+    } else commonNames = protectNamedCommon(common, hold);
     if (gitParts.includes("hooks")) {
-      const hooksPath = configuredHooksPath(`${gitDir}/config.worktree`) ??
-        configuredHooksPath(`${common}/config`);
+      const own = worktreeConfig !== null && !isPlaceholder(`${gitDir}/config.worktree`);
+      const hooksPath = (own ? configuredHooksPath(`${gitDir}/config.worktree`) : null) ??
+        (has(commonNames, "config") ? configuredHooksPath(`${common}/config`) : null);
       if (hooksPath) {
         const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
         const hooksRoot = rootOf(at);
@@ -393,13 +419,16 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         }
       }
     }
-    for (const worktree of linkedWorktrees(common)) {
-      for (const part of ["commondir", "config.worktree"]) protectPart(worktree, part, false);
-      const named = commonDirOf(worktree);
-      if (named !== common && named !== worktree) protectCommon(named, false);
+    const worktrees = has(commonNames, "worktrees") ? linkedWorktrees(common) : [];
+    for (const worktree of worktrees) {
+      const listed = namesIn(worktree);
+      const named = commonDirOf(worktree, protectPart(worktree, "commondir", false, listed));
+      protectPart(worktree, "config.worktree", false, listed);
+      if (named !== common && named !== worktree) protectNamedCommon(named, false);
     }
-    for (const repository of submoduleRepositories(gitDir)) {
-      for (const part of ["config", "hooks"]) protectPart(repository, part, false);
+    const submodules = has(names, "modules") ? submoduleRepositories(gitDir) : [];
+    for (const repository of submodules) {
+      for (const part of ["config", "hooks"]) protectPart(repository, part, false, null);
     }
   };
   /** Protects the entry `name` (a protected name or `.git`) of `dir`, `info` its lstat. */
