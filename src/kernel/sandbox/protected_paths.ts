@@ -387,23 +387,44 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     return null;
   };
   /**
+   * Protects the `commondir` and `config.worktree` of the git directory `gitDir` (whose names are
+   * `listed`, when read), held by placeholders when absent wherever the directory is, since their
+   * absence is the usual state (below a root too); returns its common directory and what is at its
+   * `config.worktree`.
+   */
+  const protectOwn = (gitDir: string, listed: ReadonlySet<string> | null) => {
+    const common = commonDirOf(gitDir, protectPart(gitDir, "commondir", true, listed));
+    return { common, worktreeConfig: protectPart(gitDir, "config.worktree", true, listed) };
+  };
+  /**
+   * Protects the `config` and `hooks` of the common directory `common` of the git directory
+   * `gitDir` (whose names are `listed`; `hold`: absent ones as placeholders); returns the names
+   * of `common`, null when unread.
+   */
+  const protectCommon = (
+    gitDir: string,
+    listed: ReadonlySet<string> | null,
+    common: string,
+    hold: boolean,
+  ): ReadonlySet<string> | null => {
+    if (common !== gitDir) return protectNamedCommon(common, hold);
+    for (const part of ["config", "hooks"]) protectPart(gitDir, part, hold, listed);
+    return listed;
+  };
+  /**
    * Protects the repository whose git directory is `gitDir`, with a `.git` in `dir` (`hold`: at a
-   * root): the `commondir` and `config.worktree` of `gitDir`; the `config` and `hooks` of its
-   * common directory, and the hooks directory its config (or `config.worktree`) names with
-   * `core.hooksPath`, when in a writable root; the `commondir`, `config.worktree` and common
-   * directory of each linked worktree of it (`worktrees/ID`) and the `hooks`, `config` of its
-   * submodules' repositories (`modules/…`), those that exist.
+   * root): the `commondir` and `config.worktree` of `gitDir`, of each linked worktree's
+   * (`worktrees/ID`) and of its submodules' repositories (`modules/…`), absent ones held; the
+   * `config` and `hooks` of their common directories (absent ones held only for `gitDir` at a
+   * root), and the hooks directory its config (or `config.worktree`) names with `core.hooksPath`,
+   * when in a writable root.
    */
   const protectRepository = (dir: string, gitDir: string, hold: boolean) => {
     const names = namesIn(gitDir);
     const has = (listed: ReadonlySet<string> | null, name: string) =>
       listed === null || listed.has(name);
-    const common = commonDirOf(gitDir, protectPart(gitDir, "commondir", hold, names));
-    const worktreeConfig = protectPart(gitDir, "config.worktree", hold, names);
-    let commonNames = names;
-    if (common === gitDir) {
-      for (const part of ["config", "hooks"]) protectPart(gitDir, part, hold, names);
-    } else commonNames = protectNamedCommon(common, hold);
+    const { common, worktreeConfig } = protectOwn(gitDir, names);
+    const commonNames = protectCommon(gitDir, names, common, hold);
     if (gitParts.includes("hooks")) {
       const own = worktreeConfig !== null && !isPlaceholder(`${gitDir}/config.worktree`);
       const hooksPath = (own ? configuredHooksPath(`${gitDir}/config.worktree`) : null) ??
@@ -421,14 +442,13 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     const worktrees = has(commonNames, "worktrees") ? linkedWorktrees(common) : [];
     for (const worktree of worktrees) {
-      const listed = namesIn(worktree);
-      const named = commonDirOf(worktree, protectPart(worktree, "commondir", false, listed));
-      protectPart(worktree, "config.worktree", false, listed);
+      const named = protectOwn(worktree, namesIn(worktree)).common;
       if (named !== common && named !== worktree) protectNamedCommon(named, false);
     }
     const submodules = has(names, "modules") ? submoduleRepositories(gitDir) : [];
     for (const repository of submodules) {
-      for (const part of ["config", "hooks"]) protectPart(repository, part, false, null);
+      const listed = namesIn(repository);
+      protectCommon(repository, listed, protectOwn(repository, listed).common, false);
     }
   };
   /** Protects the entry `name` (a protected name or `.git`) of `dir`, `info` its lstat. */

@@ -1009,3 +1009,39 @@ hostTest(
     Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
   },
 );
+
+hostTest(
+  "below a root too, a repository's absent commondir cannot be created (a nested repository's, a submodule's in .git/modules), so the human's git there runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    await world(coder(), async (proj) => {
+      const lib = `${proj}/../lib-src`;
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "init", "-q", "nested/repo");
+      await hostGit(`${proj}/nested/repo`, "commit", "-q", "--allow-empty", "-m", "n");
+      await hostGit(proj, "init", "-q", lib);
+      await hostGit(lib, "commit", "-q", "--allow-empty", "-m", "lib");
+      await hostGit(proj, "submodule", "add", "-q", lib, "vendor/lib");
+      await hostGit(proj, "commit", "-qm", "with lib");
+    }, async ({ proj, sh }) => {
+      const evil = (dir: string) =>
+        `cp -r ${dir} ${dir}.evil && ` +
+        `git config -f ${dir}.evil/config core.fsmonitor 'touch ${marker}; false'`;
+      await sh(
+        [
+          `(${evil("nested/repo/.git")}) 2>/dev/null`,
+          "(echo ../.git.evil > nested/repo/.git/commondir) 2>/dev/null",
+          `(${evil(".git/modules/vendor/lib")}) 2>/dev/null`,
+          "(echo ../lib.evil > .git/modules/vendor/lib/commondir) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/nested/repo/.git/commondir`), ".\n", "held by its placeholder");
+      assert.equal(read(`${proj}/.git/modules/vendor/lib/commondir`), ".\n");
+      await hostGit(`${proj}/nested/repo`, "status");
+      await hostGit(proj, "status");
+      assert.equal(read(marker), null, "the agent's code ran in the human's git status");
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);

@@ -115,7 +115,11 @@ Deno.test("a scan cut short by flooding the root with entries still protects wha
       protection([root], [".git/hooks"]).paths.map((p) => p.path).filter((p) =>
         p.startsWith(`${root}/deep`)
       ),
-      [`${root}/deep/repo/.git/config`],
+      [
+        `${root}/deep/repo/.git/commondir`,
+        `${root}/deep/repo/.git/config`,
+        `${root}/deep/repo/.git/config.worktree`,
+      ],
     );
   });
 });
@@ -206,7 +210,7 @@ Deno.test("the directory an existing commondir names keeps its config and hooks 
   });
 });
 
-Deno.test("a .git file's git directory in a write root (a linked worktree's) keeps its commondir and config.worktree, and its common directory's config and hooks, read-only; so do the main repository's linked worktrees", async () => {
+Deno.test("a .git file's git directory in a write root (a linked worktree's) keeps its commondir and config.worktree, and its common directory's config and hooks, read-only; so do the main repository's linked worktrees, their absent config.worktree held", async () => {
   await withTempDir(async (dir) => {
     const root = await Deno.realPath(dir);
     const git = (cwd: string, ...args: string[]) =>
@@ -243,10 +247,7 @@ Deno.test("a .git file's git directory in a write root (a linked worktree's) kee
     ) assert.ok(existing.includes(path), path);
     const held = paths.filter((p) => p.absent).map((p) => p.path);
     assert.ok(held.includes(`${root}/main/.git/worktrees/wt2/config.worktree`));
-    assert.ok(
-      !held.includes(`${root}/main/.git/worktrees/wt/config.worktree`),
-      "below a root, only what exists",
-    );
+    assert.ok(held.includes(`${root}/main/.git/worktrees/wt/config.worktree`), "below a root too");
     // the worktree alone as a write root: the main repository is not writable, nothing of it is bound
     const alone = protection([wtRoot], []).paths.map((p) => p.path);
     assert.ok(alone.every((p) => p.startsWith(`${wtRoot}/`)), alone.join(" "));
