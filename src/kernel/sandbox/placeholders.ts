@@ -93,9 +93,15 @@ export function isPlaceholder(path: string, info?: Deno.FileInfo): boolean {
   return entry.identity === (info === undefined ? identityOf(path) : identityOfInfo(info));
 }
 
-/** The absent paths of `protection` that {@link holdPlaceholders} would make now: nothing is there. */
-export function placeholdersToMake(protection: { paths: readonly Placed[] }): string[] {
-  return protection.paths.filter((p) => p.absent && lstat(p.path) === null).map((p) => p.path);
+/**
+ * The directories {@link holdPlaceholders} would make now for the absent paths of `protection`
+ * (nothing is there yet), where a run writing would meet them (`git init` finding a directory at
+ * `.git/config`). Not its files: each holds what its absence means to git, which writes neither
+ * in a repository it makes or clones.
+ */
+export function directoryPlaceholdersToMake(protection: { paths: readonly Placed[] }): string[] {
+  return protection.paths.filter((p) => p.absent && p.text === undefined && lstat(p.path) === null)
+    .map((p) => p.path);
 }
 
 /**

@@ -669,12 +669,7 @@ hostTest(
       assert.equal((refused.data as Rec).reason, "sandbox_busy");
       assert.deepEqual(
         ((refused.data as Rec).paths as string[]).sort(),
-        [
-          `${proj}/.git/commondir`,
-          `${proj}/.git/config`,
-          `${proj}/.git/config.worktree`,
-          `${proj}/.git/hooks`,
-        ],
+        [`${proj}/.git/config`, `${proj}/.git/hooks`],
       );
       assert.equal(read(`${proj}/.git/hooks`), null, "no placeholder was made");
       await Deno.writeTextFile(`${proj}/gate`, "go\n");
@@ -1043,5 +1038,29 @@ hostTest(
       assert.equal(read(marker), null, "the agent's code ran in the human's git status");
     });
     Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
+hostTest(
+  "a sandbox that holds a nested repository's commondir and config.worktree while a run going on writes that repository does not wait for it: those placeholders change nothing for git",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), makeGate, async ({ proj, agent, sh }) => {
+      const ident = "GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a " +
+        "GIT_COMMITTER_EMAIL=a@x";
+      const run = exec(
+        agent,
+        `git init -q sub && echo > made && read x < gate && ${ident} git -C sub commit -q ` +
+          "--allow-empty -m x && git -C sub log --oneline | wc -l",
+        { position: "value" },
+      ).then((out) => String(((out.value as Rec).out as Rec).v));
+      run.catch(() => {}); // awaited below, unless an assertion fails first
+      assert.ok(await waitUntil(() => read(`${proj}/made`) !== null, 10000), "git init ran");
+      // a new view (sub/.git exists now), whose sandbox holds sub/.git/commondir
+      assert.equal(await sh("(echo ../x > sub/.git/commondir) 2>/dev/null; echo other"), "other\n");
+      assert.equal(read(`${proj}/sub/.git/commondir`), ".\n");
+      await Deno.writeTextFile(`${proj}/gate`, "go\n");
+      assert.equal((await run).trim(), "1", "the run's git commit in sub worked");
+    });
   },
 );
