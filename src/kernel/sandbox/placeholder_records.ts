@@ -2,8 +2,9 @@
  * Records of the placeholders a kernel holds (P-SBX-6), kept in its state directory while they
  * exist, so that those of a kernel killed before it could remove them (SIGKILL, a crash) are
  * removed by the next kernel started on that directory, and only when they are still exactly the
- * empty directories or files of the placeholder's text that kernel made. Each kernel records in a directory of its own, named for its
- * process, since kernels of several sockets may share one state directory.
+ * empty directories, or files of the placeholder's text, that kernel made. Each kernel records in
+ * a directory of its own, named for its process, since kernels of several sockets may share one
+ * state directory.
  */
 import { mountedElsewhere } from "./foreign_mounts.ts";
 
@@ -73,7 +74,10 @@ export function removeEmpty(path: string): boolean {
   }
 }
 
-/** The text of the regular file `path` (no final symlink followed) when it has at most `size` bytes, else null. */
+/**
+ * The text of the regular file `path` (no final symlink followed) when it has at most `size`
+ * bytes, else null.
+ */
 function textUpTo(path: string, size: number): string | null {
   const info = lstat(path);
   if (!info?.isFile || info.size > size) return null;

@@ -47,7 +47,7 @@ interface Placed {
   text?: string;
 }
 
-/** Makes the placeholder `p`: a new file of its text, or an empty directory. Throws when it cannot. */
+/** Makes the placeholder `p`, a new file of its text or an empty directory; throws if it cannot. */
 function make(p: Placed): void {
   if (p.text === undefined) return Deno.mkdirSync(p.path, { mode: PLACEHOLDER_MODE });
   const file = Deno.openSync(p.path, { createNew: true, write: true, mode: FILE_PLACEHOLDER_MODE });

@@ -39,7 +39,7 @@ export const PROTECTED_GIT_PARTS: readonly string[] = [
   ".git/config.worktree",
 ];
 
-/** The parts of a linked worktree's git directory (`.git/worktrees/ID/`) that git reads as configuration. */
+/** The parts of a linked worktree's git directory (`.git/worktrees/ID/`) git reads as config. */
 const WORKTREE_GIT_PARTS: readonly string[] = ["commondir", "config.worktree"];
 
 /** Whether `name` is one a policy may lift with `writable_protected`. */

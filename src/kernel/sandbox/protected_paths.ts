@@ -63,7 +63,7 @@ const LINK_READ_LIMIT = 4096;
 const WORKTREE_LIMIT = 200;
 
 /**
- * What an absent part of a root's `.git` directory is held by: a file of this text, else an empty
+ * What an absent part of a git directory is held by: a file of this text, else an empty
  * directory. A `commondir` of `.` names the git directory itself (git reads a relative one from
  * there), which is what its absence means; an empty `config.worktree` sets nothing. git dies on a
  * directory or an empty file at `commondir`, and on a directory at `config.worktree`.
@@ -121,7 +121,7 @@ function namedDir(named: string, base: string): string | null {
   }
 }
 
-/** The git directory a `.git` file names (`gitdir: PATH`, relative to `dir`, its directory), or null. */
+/** The git directory the `.git` file `gitFile` in `dir` names (`gitdir: PATH`), or null. */
 function gitFileTarget(gitFile: string, dir: string): string | null {
   const text = smallText(gitFile, LINK_READ_LIMIT);
   return text?.startsWith("gitdir: ") ? namedDir(text.slice("gitdir: ".length), dir) : null;
@@ -136,7 +136,7 @@ function namesIn(dir: string): ReadonlySet<string> | null {
   }
 }
 
-/** The git directories of the linked worktrees of the common directory `common` (`worktrees/ID`). */
+/** The git directories of the linked worktrees of the common directory `common`. */
 function linkedWorktrees(common: string): string[] {
   try {
     return [...Deno.readDirSync(`${common}/worktrees`)].filter((e) => e.isDirectory)
@@ -292,7 +292,8 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
  * cannot be created), and of a `.git` there (a directory, or the git directory a `.git` file
  * names, the file itself protected too) the parts git reads as configuration or runs
  * ({@link protection}'s `protectRepository`); below a root, down to {@link SCAN_DEPTH} levels and
- * outside `node_modules`, every protected name and `.git` part that exists now. A symlink at a
+ * outside `node_modules`, every protected name and `.git` part that exists now, and every
+ * repository's `commondir` and `config.worktree` whether or not they exist. A symlink at a
  * protected name protects its target instead, when that lies in a writable root.
  */
 export function protection(roots: readonly string[], lifted: readonly string[]): Protection {
