@@ -2,18 +2,21 @@
  * Records of the placeholders a kernel holds (P-SBX-6), kept in its state directory while they
  * exist, so that those of a kernel killed before it could remove them (SIGKILL, a crash) are
  * removed by the next kernel started on that directory, and only when they are still exactly the
- * empty directories that kernel made. Each kernel records in a directory of its own, named for its
- * process, since kernels of several sockets may share one state directory.
+ * empty directories, or files of the placeholder's text, that kernel made. Each kernel records in
+ * a directory of its own, named for its process, since kernels of several sockets may share one
+ * state directory.
  */
 import { mountedElsewhere } from "./foreign_mounts.ts";
 
 /**
- * A placeholder's record: where it is and when it was about to be made (ms since the epoch),
- * written before the kernel makes it; then also which directory it is and its mode as made.
+ * A placeholder's record: where it is, when it was about to be made (ms since the epoch) and, for
+ * a file, its text, written before the kernel makes it; then also which entry it is and its mode
+ * as made.
  */
 interface PlaceholderRecord {
   path: string;
   intended: number;
+  text?: string;
   identity?: string;
   mode?: number;
 }
@@ -27,7 +30,7 @@ const BORN_AFTER_MS = 5000;
 
 /** What {@link keepPlaceholderRecords} found of ended kernels' placeholders. */
 export interface Leftovers {
-  /** Removed: still the empty directories that kernel made. */
+  /** Removed: still the empty directories or files that kernel made. */
   removed: string[];
   /** Left alone: filled, replaced or changed since (they are the user's now). */
   kept: string[];
@@ -63,10 +66,42 @@ export function identityOfInfo(info: Deno.FileInfo): string {
 /** Removes `path` when it is an empty directory (never recursively); whether it did. */
 export function removeEmpty(path: string): boolean {
   try {
+    if (!lstat(path)?.isDirectory) return false;
     Deno.removeSync(path);
     return true;
   } catch {
     return false; // filled or gone meanwhile
+  }
+}
+
+/**
+ * The text of the regular file `path` (no final symlink followed) when it has at most `size`
+ * bytes, else null.
+ */
+function textUpTo(path: string, size: number): string | null {
+  const info = lstat(path);
+  if (!info?.isFile || info.size > size) return null;
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes the placeholder at `path` when it is what was made: an empty directory, or for a file
+ * placeholder (`text` set) a file holding `text`, or when a kill may have cut its writing short
+ * (`cut`), the start of it (one written since is the user's); whether it did.
+ */
+export function removeMade(path: string, text: string | undefined, cut = false): boolean {
+  if (text === undefined) return removeEmpty(path);
+  const found = textUpTo(path, new TextEncoder().encode(text).length);
+  if (found === null || (cut ? !text.startsWith(found) : found !== text)) return false;
+  try {
+    Deno.removeSync(path);
+    return true;
+  } catch {
+    return false; // gone meanwhile
   }
 }
 
@@ -99,6 +134,7 @@ function readRecord(file: string): PlaceholderRecord | null {
   try {
     const record = JSON.parse(Deno.readTextFileSync(file));
     const valid = typeof record?.path === "string" && typeof record?.intended === "number" &&
+      (record.text === undefined || typeof record.text === "string") &&
       (record.identity === undefined || typeof record.identity === "string") &&
       (record.mode === undefined || typeof record.mode === "number");
     return valid ? record : null;
@@ -108,12 +144,13 @@ function readRecord(file: string): PlaceholderRecord | null {
 }
 
 /**
- * Whether the entry `info` at `record.path` is the directory the kernel made: of the recorded
- * identity and mode; for a record the kill came before completing, a directory without write
- * permission born around the time the kernel was about to make it.
+ * Whether the entry `info` at `record.path` is the placeholder the kernel made (a directory, or a
+ * file for a record with a text, which {@link removeMade} checks): of the recorded identity and
+ * mode; for a record the kill came before completing, one without write permission born around
+ * the time the kernel was about to make it.
  */
 function made(record: PlaceholderRecord, info: Deno.FileInfo): boolean {
-  if (!info.isDirectory) return false;
+  if (record.text === undefined ? !info.isDirectory : !info.isFile) return false;
   if (record.identity !== undefined) {
     return modeOf(info) === record.mode && identityOf(record.path) === record.identity;
   }
@@ -147,7 +184,10 @@ export function keepPlaceholderRecords(stateDir: string): Leftovers {
     if (record !== null && bound.has(record.path)) continue;
     if (record !== null) {
       const info = lstat(record.path);
-      if (info !== null && made(record, info) && removeEmpty(record.path)) {
+      if (
+        info !== null && made(record, info) &&
+        removeMade(record.path, record.text, record.identity === undefined)
+      ) {
         found.removed.push(record.path);
       } else if (info !== null) found.kept.push(record.path);
     }
@@ -176,13 +216,16 @@ export interface Intent {
 }
 
 /**
- * Records that a placeholder is about to be made at `path`, before it is (a kill mid-write leaves
- * an empty or torn record, of nothing made yet); null when no records are kept. Throws when the
- * record cannot be written.
+ * Records that a placeholder is about to be made at `path` (a file of `text` when that is set,
+ * else a directory), before it is (a kill mid-write leaves an empty or torn record, of nothing
+ * made yet); null when no records are kept. Throws when the record cannot be written.
  */
-export function intendPlaceholder(path: string): Intent | null {
+export function intendPlaceholder(path: string, text?: string): Intent | null {
   if (records === null) return null;
-  const intent = { file: `${records}/${recorded++}.json`, record: { path, intended: Date.now() } };
+  const record = text === undefined
+    ? { path, intended: Date.now() }
+    : { path, intended: Date.now(), text };
+  const intent = { file: `${records}/${recorded++}.json`, record };
   Deno.writeTextFileSync(intent.file, JSON.stringify(intent.record), { mode: 0o600 });
   return intent;
 }

@@ -1,7 +1,8 @@
 /**
  * Placeholders for absent protected names at a write root (P-SBX-6): a bind mount needs a host
- * entry to land on, so the kernel makes an empty directory there while some sandbox
- * binds it, and removes it when the last one has exited (a placeholder removed under a live
+ * entry to land on, so the kernel makes an empty directory there (or, for a `.git` part git dies
+ * on a directory at, a read-only file of the text that means what its absence means) while some
+ * sandbox binds it, and removes it when the last one has exited (a placeholder removed under a live
  * sandbox would detach its mount there). Nothing it made is left in the project: each one is
  * recorded in the state directory while it exists (`placeholder_records.ts`).
  */
@@ -13,7 +14,7 @@ import {
   type Intent,
   lstat,
   recordPlaceholder,
-  removeEmpty,
+  removeMade,
 } from "./placeholder_records.ts";
 import { mountedElsewhere } from "./foreign_mounts.ts";
 
@@ -23,6 +24,8 @@ interface Held {
   identity: string;
   /** Its record in the state directory, or null when none is kept. */
   record: string | null;
+  /** The text of a file placeholder; undefined for a directory. */
+  text?: string;
 }
 
 const held = new Map<string, Held>();
@@ -30,8 +33,34 @@ const held = new Map<string, Held>();
 /** Placeholders no longer held that a sandbox of another kernel still binds, left for now. */
 const lingering = new Map<string, Held>();
 
-/** The mode of every placeholder: nothing inside may add to it. */
+/** The mode of every directory placeholder: nothing inside may add to it. */
 const PLACEHOLDER_MODE = 0o555;
+
+/** The mode of every file placeholder: read-only. */
+const FILE_PLACEHOLDER_MODE = 0o444;
+
+/** A path of a protection, as placeholders need it (`protected_paths.ts` `ProtectedPath`). */
+interface Placed {
+  path: string;
+  absent: boolean;
+  /** The text of the file to make when absent; a directory is made when it is not set. */
+  text?: string;
+}
+
+/** Makes the placeholder `p`, a new file of its text or an empty directory; throws if it cannot. */
+function make(p: Placed): void {
+  if (p.text === undefined) return Deno.mkdirSync(p.path, { mode: PLACEHOLDER_MODE });
+  const file = Deno.openSync(p.path, { createNew: true, write: true, mode: FILE_PLACEHOLDER_MODE });
+  try {
+    const bytes = new TextEncoder().encode(p.text);
+    for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
+  } catch (e) {
+    Deno.removeSync(p.path);
+    throw e;
+  } finally {
+    file.close();
+  }
+}
 
 /** Paths an approved plan's run writes, by how many such runs: no placeholder is made there. */
 const blocked = new Map<string, number>();
@@ -64,26 +93,29 @@ export function isPlaceholder(path: string, info?: Deno.FileInfo): boolean {
   return entry.identity === (info === undefined ? identityOf(path) : identityOfInfo(info));
 }
 
-/** The absent paths of `protection` that {@link holdPlaceholders} would make now: nothing is there. */
-export function placeholdersToMake(
-  protection: { paths: readonly { path: string; absent: boolean }[] },
-): string[] {
-  return protection.paths.filter((p) => p.absent && lstat(p.path) === null).map((p) => p.path);
+/**
+ * The directories {@link holdPlaceholders} would make now for the absent paths of `protection`
+ * (nothing is there yet), where a run writing would meet them (`git init` finding a directory at
+ * `.git/config`). Not its files: each holds what its absence means to git, which writes neither
+ * in a repository it makes or clones.
+ */
+export function directoryPlaceholdersToMake(protection: { paths: readonly Placed[] }): string[] {
+  return protection.paths.filter((p) => p.absent && p.text === undefined && lstat(p.path) === null)
+    .map((p) => p.path);
 }
 
 /**
- * Makes the absent paths of `protection` as empty directories and holds
+ * Makes the absent paths of `protection` (empty directories, or files of their text) and holds
  * every one this kernel made until the returned release is called. One that something else made
  * meanwhile is left to the caller's bind as it is; one that cannot be made (a root the kernel
  * cannot write) cannot be made by a sandboxed run either. Throws, holding nothing, when one is
  * {@link blockPlaceholders blocked}.
  */
-export function holdPlaceholders(
-  protection: { paths: readonly { path: string; absent: boolean }[] },
-): () => void {
+export function holdPlaceholders(protection: { paths: readonly Placed[] }): () => void {
   const mine: [string, Held][] = [];
   const release = () => drop(mine.splice(0));
-  for (const { path } of protection.paths.filter((p) => p.absent)) {
+  for (const placed of protection.paths.filter((p) => p.absent)) {
+    const { path, text } = placed;
     if (blocked.has(path)) {
       release();
       throw new Error(`a run of an approved plan is writing ${path}`);
@@ -97,13 +129,13 @@ export function holdPlaceholders(
     // recorded before it is made: one a killed kernel left, the next kernel removes
     let intent: Intent | null;
     try {
-      intent = intendPlaceholder(path);
+      intent = intendPlaceholder(path, text);
     } catch (e) {
       release();
       throw new Error(`cannot record the placeholder ${path}: ${e}`);
     }
     try {
-      Deno.mkdirSync(path, { mode: PLACEHOLDER_MODE });
+      make(placed);
     } catch {
       if (intent !== null) forgetPlaceholder(intent.file);
       continue; // there already, or not makable
@@ -111,12 +143,13 @@ export function holdPlaceholders(
     try {
       if (intent !== null) recordPlaceholder(intent);
     } catch (e) {
-      removeEmpty(path);
+      removeMade(path, text);
       forgetPlaceholder(intent!.file);
       release();
       throw new Error(`cannot record the placeholder ${path}: ${e}`);
     }
-    const made = { count: 1, identity: identityOf(path)!, record: intent?.file ?? null };
+    const made: Held = { count: 1, identity: identityOf(path)!, record: intent?.file ?? null };
+    if (text !== undefined) made.text = text;
     held.set(path, made);
     mine.push([path, made]);
   }
@@ -192,6 +225,6 @@ function removeUnbound(paths: readonly string[]): void {
 /** Removes the placeholder at `path` when it is still what was made, and its record. */
 function remove(path: string, entry: Held): void {
   // filled, replaced or gone meanwhile: not ours to remove any more
-  if (entry.identity === identityOf(path)) removeEmpty(path);
+  if (entry.identity === identityOf(path)) removeMade(path, entry.text);
   if (entry.record !== null) forgetPlaceholder(entry.record);
 }

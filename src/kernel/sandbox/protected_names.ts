@@ -27,8 +27,20 @@ export const PROTECTED_DIRS: readonly string[] = [
   ".devcontainer",
 ];
 
-/** The parts of a `.git` directory that git runs or reads as configuration. */
-export const PROTECTED_GIT_PARTS: readonly string[] = [".git/hooks", ".git/config"];
+/**
+ * The parts of a `.git` directory that git runs or reads as configuration: `commondir` names the
+ * directory git takes `config` and `hooks` from instead, and `config.worktree` is read as config
+ * once the repository's config sets `extensions.worktreeConfig` (`git sparse-checkout` sets it).
+ */
+export const PROTECTED_GIT_PARTS: readonly string[] = [
+  ".git/hooks",
+  ".git/config",
+  ".git/commondir",
+  ".git/config.worktree",
+];
+
+/** The parts of a linked worktree's git directory (`.git/worktrees/ID/`) git reads as config. */
+const WORKTREE_GIT_PARTS: readonly string[] = ["commondir", "config.worktree"];
 
 /** Whether `name` is one a policy may lift with `writable_protected`. */
 export function isProtectedName(name: string): boolean {
@@ -38,21 +50,27 @@ export function isProtectedName(name: string): boolean {
 
 /**
  * The `.git` part a path below a `.git` directory (`rest`, its segments after `.git`) falls on:
- * `hooks` or `config` of the repository itself or of a submodule's (`modules/NAME/…`, NAME may
- * hold `/`), else null.
+ * one of {@link PROTECTED_GIT_PARTS} of the repository itself or of a submodule's
+ * (`modules/NAME/…`, NAME may hold `/`), or `commondir`, `config.worktree` of a linked worktree's
+ * (`worktrees/ID/…`), else null.
  */
 function gitPart(rest: readonly string[]): string | null {
+  if (rest[0] === "worktrees") {
+    const part = rest.length === 3 && WORKTREE_GIT_PARTS.includes(rest[2]) ? rest[2] : null;
+    return part === null ? null : `.git/${part}`;
+  }
   if (rest[0] !== "modules") {
     return PROTECTED_GIT_PARTS.includes(`.git/${rest[0]}`) ? `.git/${rest[0]}` : null;
   }
   if (rest.includes("hooks")) return ".git/hooks";
-  return rest.length > 2 && rest[rest.length - 1] === "config" ? ".git/config" : null;
+  const last = `.git/${rest[rest.length - 1]}`;
+  return rest.length > 2 && PROTECTED_GIT_PARTS.includes(last) ? last : null;
 }
 
 /**
  * Whether the path `segments` below a write root falls on a protected name not `lifted`: a
- * protected file, anything at or below a protected directory, or `.git/hooks`, `.git/config`
- * (a submodule's, in `.git/modules/`, too).
+ * protected file, anything at or below a protected directory, or a part of a `.git` directory
+ * ({@link gitPart}).
  */
 export function fallsOnProtected(segments: readonly string[], lifted: readonly string[]): boolean {
   return segments.some((segment, i) => {

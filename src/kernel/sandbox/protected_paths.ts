@@ -56,21 +56,41 @@ function submoduleRepositories(gitDir: string): string[] {
 /** Largest repository config file read for its `core.hooksPath`. */
 const CONFIG_READ_LIMIT = 1024 * 1024;
 
+/** Largest `.git` file or `commondir` read for the directory it names. */
+const LINK_READ_LIMIT = 4096;
+
+/** Most linked worktrees of one repository (`worktrees/ID`) looked at. */
+const WORKTREE_LIMIT = 200;
+
 /**
- * The `core.hooksPath` a repository's own config file (`gitConfig`) sets, as written (the last
- * one wins), or null: git runs the hooks there instead of `.git/hooks` (husky sets `.husky`).
- * Includes are not followed.
+ * What an absent part of a git directory is held by: a file of this text, else an empty
+ * directory. A `commondir` of `.` names the git directory itself (git reads a relative one from
+ * there), which is what its absence means; an empty `config.worktree` sets nothing. git dies on a
+ * directory or an empty file at `commondir`, and on a directory at `config.worktree`.
  */
-function configuredHooksPath(gitConfig: string): string | null {
-  // a FIFO an agent made there would block the kernel, a huge file hold its memory
-  const info = lstat(gitConfig);
-  if (!info?.isFile || info.size > CONFIG_READ_LIMIT) return null;
-  let text: string;
+const GIT_PART_TEXT: Readonly<Record<string, string>> = { commondir: ".\n", "config.worktree": "" };
+
+/**
+ * The text of the regular file `path` (a final symlink followed) when it is at most `limit` bytes,
+ * else null: a FIFO an agent made there would block the kernel, a huge file hold its memory.
+ */
+function smallText(path: string, limit: number): string | null {
   try {
-    text = Deno.readTextFileSync(gitConfig);
+    const info = Deno.statSync(path);
+    return info.isFile && info.size <= limit ? Deno.readTextFileSync(path) : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * The `core.hooksPath` a repository's config file (`gitConfig`) sets, as written (the last one
+ * wins), or null: git runs the hooks there instead of `.git/hooks` (husky sets `.husky`).
+ * Includes are not followed.
+ */
+function configuredHooksPath(gitConfig: string): string | null {
+  const text = smallText(gitConfig, CONFIG_READ_LIMIT);
+  if (text === null) return null;
   let inCore = false;
   let found: string | null = null;
   for (const raw of text.split("\n")) {
@@ -86,13 +106,56 @@ function configuredHooksPath(gitConfig: string): string | null {
 }
 
 /**
- * A path bound read-only over itself; `absent` ones are made first as placeholders, always empty
- * directories: git and most tools pass over an empty directory, not over an empty file.
+ * The directory a reference git follows names, as git resolves it: `named` (the text of a
+ * `commondir`, or of a `.git` file after `gitdir: `, trailing line ends dropped) relative to
+ * `base`, its symlinks resolved where it exists; null when `named` is empty.
+ */
+function namedDir(named: string, base: string): string | null {
+  const path = named.replace(/[\r\n]+$/, "");
+  if (path === "") return null;
+  const lexical = normalizePath(path.startsWith("/") ? path : `${base}/${path}`);
+  try {
+    return Deno.realPathSync(lexical);
+  } catch {
+    return lexical;
+  }
+}
+
+/** The git directory the `.git` file `gitFile` in `dir` names (`gitdir: PATH`), or null. */
+function gitFileTarget(gitFile: string, dir: string): string | null {
+  const text = smallText(gitFile, LINK_READ_LIMIT);
+  return text?.startsWith("gitdir: ") ? namedDir(text.slice("gitdir: ".length), dir) : null;
+}
+
+/** The names in directory `dir`, or null when it cannot be read. */
+function namesIn(dir: string): ReadonlySet<string> | null {
+  try {
+    return new Set([...Deno.readDirSync(dir)].map((e) => e.name));
+  } catch {
+    return null;
+  }
+}
+
+/** The git directories of the linked worktrees of the common directory `common`. */
+function linkedWorktrees(common: string): string[] {
+  try {
+    return [...Deno.readDirSync(`${common}/worktrees`)].filter((e) => e.isDirectory)
+      .slice(0, WORKTREE_LIMIT).map((e) => `${common}/worktrees/${e.name}`);
+  } catch {
+    return []; // none, or unreadable
+  }
+}
+
+/**
+ * A path bound read-only over itself; `absent` ones are made first as placeholders: a file of
+ * `text` where that is set (a `.git` part git would die on a directory at), else an empty
+ * directory, which git and most tools pass over (not an empty file).
  */
 export interface ProtectedPath {
   path: string;
   dir: boolean;
   absent: boolean;
+  text?: string;
 }
 
 /** What a view protects inside its writable roots. */
@@ -120,6 +183,11 @@ function lstat(path: string): Deno.FileInfo | null {
   } catch {
     return null;
   }
+}
+
+/** The directory `path` (absolute) lies in. */
+function dirname(path: string): string {
+  return path.slice(0, path.lastIndexOf("/")) || "/";
 }
 
 /** Whether `path` is `root` or below it. */
@@ -220,20 +288,20 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
 
 /**
  * The protection of `roots` (real paths of writable mounts), less the `lifted` names: at each
- * root every protected name whether or not it exists (an absent one as a placeholder
- * directory, so it cannot be created), and `.git/hooks`, `.git/config` of a `.git` directory (the `.git` file
- * itself), the hooks directory its config names (`core.hooksPath`, when in a writable root) and
- * the existing `hooks` and `config` of its submodules' repositories (`.git/modules/…`);
- * below a root, down to {@link SCAN_DEPTH} levels and outside `node_modules`, every
- * protected name and `.git` part that exists now. A symlink at a protected name protects its
- * target instead, when that lies in a writable root.
+ * root every protected name whether or not it exists (an absent one as a placeholder, so it
+ * cannot be created), and of a `.git` there (a directory, or the git directory a `.git` file
+ * names, the file itself protected too) the parts git reads as configuration or runs
+ * ({@link protection}'s `protectRepository`); below a root, down to {@link SCAN_DEPTH} levels and
+ * outside `node_modules`, every protected name and `.git` part that exists now, and every
+ * repository's `commondir` and `config.worktree` whether or not they exist. A symlink at a
+ * protected name protects its target instead, when that lies in a writable root.
  */
 export function protection(roots: readonly string[], lifted: readonly string[]): Protection {
   const paths = new Map<string, ProtectedPath>();
   const linked = new Set<string>();
   const pins = new Set<string>();
-  const protect = (root: string, path: string, dir: boolean, absent: boolean) => {
-    paths.set(path, { path, dir, absent });
+  const protect = (root: string, path: string, dir: boolean, absent: boolean, text?: string) => {
+    paths.set(path, text === undefined ? { path, dir, absent } : { path, dir, absent, text });
     // a file with a second name (a directory's nlink counts its subdirectories)
     const info = dir || absent ? null : lstat(path);
     if (info?.isFile && (info.nlink ?? 1) > 1) linked.add(path);
@@ -242,19 +310,23 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       up = up.slice(0, up.lastIndexOf("/"));
     }
   };
+  /** The writable root `path` lies below, if any (a writable / protects nothing). */
+  const rootOf = (path: string) => roots.find((r) => r !== "/" && isWithin(path, r) && path !== r);
   /**
    * A symlink at a protected name: what the human's tool loads through it is its target, so a
    * target inside a writable root is protected (an absent one held by a placeholder when its
-   * directory exists), and the link's own directories are pinned.
+   * directory exists: a file of `text` when that is set), and the link's own directories are
+   * pinned.
    */
-  const protectTarget = (link: string) => {
+  const protectTarget = (link: string, text?: string) => {
     const target = resolvedLink(link);
-    const root = target === null ? undefined : roots.find((r) => r !== "/" && isWithin(target, r));
+    const root = target === null ? undefined : rootOf(target);
     if (target === null || root === undefined) return;
     const found = lstat(target);
     const absent = found === null || isPlaceholder(target, found);
     if (absent && lstat(target.slice(0, target.lastIndexOf("/")))?.isDirectory !== true) return;
-    protect(root, target, absent || found!.isDirectory, absent);
+    if (absent) protect(root, target, text === undefined, true, text);
+    else protect(root, target, found!.isDirectory, false);
     const linkRoot = roots.find((r) => isWithin(link, r)) ?? link;
     for (let up = link.slice(0, link.lastIndexOf("/")); up.length > linkRoot.length;) {
       pins.add(up);
@@ -264,47 +336,132 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const names = [...PROTECTED_FILES, ...PROTECTED_DIRS].filter((name) => !lifted.includes(name));
   const gitParts = PROTECTED_GIT_PARTS.filter((part) => !lifted.includes(part))
     .map((part) => part.slice(".git/".length));
+  /**
+   * Protects the part `part` of the repository directory `dir` (whose names are `listed`, when it
+   * could be read: a name it lacks is absent, with no failed lstat) when it is in a writable root
+   * and not lifted: what is there (a symlink's target), or when nothing is (a placeholder of this
+   * kernel counts as nothing) and `hold`, a placeholder ({@link GIT_PART_TEXT}). Returns what is
+   * there, a placeholder included, or null.
+   */
+  const protectPart = (
+    dir: string,
+    part: string,
+    hold: boolean,
+    listed: ReadonlySet<string> | null,
+  ): Deno.FileInfo | null => {
+    const at = `${dir}/${part}`;
+    const found = listed === null || listed.has(part) ? lstat(at) : null;
+    const root = rootOf(at);
+    if (root === undefined || !gitParts.includes(part)) return found;
+    if (found?.isSymlink) protectTarget(at, GIT_PART_TEXT[part]);
+    else if (found !== null && !isPlaceholder(at, found)) {
+      protect(root, at, found.isDirectory, false);
+    } else if (hold) protect(root, at, !(part in GIT_PART_TEXT), true, GIT_PART_TEXT[part]);
+    return found;
+  };
+  /**
+   * The common directory of the git directory `gitDir`, whose `commondir` is `found` (its lstat,
+   * or null): the directory it names (git takes `config`, `hooks` and `worktrees` from there),
+   * else `gitDir` itself (also when the `commondir` is this kernel's placeholder, which names it).
+   */
+  const commonDirOf = (gitDir: string, found: Deno.FileInfo | null): string => {
+    const at = `${gitDir}/commondir`;
+    const named = found === null || isPlaceholder(at, found)
+      ? null
+      : smallText(at, LINK_READ_LIMIT);
+    return (named === null ? null : namedDir(named, gitDir)) ?? gitDir;
+  };
+  /**
+   * Protects the `config` and `hooks` of `common`, the common directory a `commondir` names
+   * (`hold`: absent ones as placeholders); when it is missing in a writable root it is held by an
+   * empty directory, so that none can be made there. Returns its names, null when unread.
+   */
+  const protectNamedCommon = (common: string, hold: boolean): ReadonlySet<string> | null => {
+    const listed = namesIn(common);
+    if (listed !== null || lstat(common)?.isDirectory) {
+      for (const part of ["config", "hooks"]) protectPart(common, part, hold, listed);
+      return listed;
+    }
+    const root = rootOf(common);
+    const parent = root === undefined ? null : lstat(dirname(common));
+    if (lstat(common) === null && parent?.isDirectory) protect(root!, common, true, true);
+    return null;
+  };
+  /**
+   * Protects the `commondir` and `config.worktree` of the git directory `gitDir` (whose names are
+   * `listed`, when read), held by placeholders when absent wherever the directory is, since their
+   * absence is the usual state (below a root too); returns its common directory and what is at its
+   * `config.worktree`.
+   */
+  const protectOwn = (gitDir: string, listed: ReadonlySet<string> | null) => {
+    const common = commonDirOf(gitDir, protectPart(gitDir, "commondir", true, listed));
+    return { common, worktreeConfig: protectPart(gitDir, "config.worktree", true, listed) };
+  };
+  /**
+   * Protects the `config` and `hooks` of the common directory `common` of the git directory
+   * `gitDir` (whose names are `listed`; `hold`: absent ones as placeholders); returns the names
+   * of `common`, null when unread.
+   */
+  const protectCommon = (
+    gitDir: string,
+    listed: ReadonlySet<string> | null,
+    common: string,
+    hold: boolean,
+  ): ReadonlySet<string> | null => {
+    if (common !== gitDir) return protectNamedCommon(common, hold);
+    for (const part of ["config", "hooks"]) protectPart(gitDir, part, hold, listed);
+    return listed;
+  };
+  /**
+   * Protects the repository whose git directory is `gitDir`, with a `.git` in `dir` (`hold`: at a
+   * root): the `commondir` and `config.worktree` of `gitDir`, of each linked worktree's
+   * (`worktrees/ID`) and of its submodules' repositories (`modules/…`), absent ones held; the
+   * `config` and `hooks` of their common directories (absent ones held only for `gitDir` at a
+   * root), and the hooks directory its config (or `config.worktree`) names with `core.hooksPath`,
+   * when in a writable root.
+   */
+  const protectRepository = (dir: string, gitDir: string, hold: boolean) => {
+    const names = namesIn(gitDir);
+    const has = (listed: ReadonlySet<string> | null, name: string) =>
+      listed === null || listed.has(name);
+    const { common, worktreeConfig } = protectOwn(gitDir, names);
+    const commonNames = protectCommon(gitDir, names, common, hold);
+    if (gitParts.includes("hooks")) {
+      const own = worktreeConfig !== null && !isPlaceholder(`${gitDir}/config.worktree`);
+      const hooksPath = (own ? configuredHooksPath(`${gitDir}/config.worktree`) : null) ??
+        (has(commonNames, "config") ? configuredHooksPath(`${common}/config`) : null);
+      if (hooksPath) {
+        const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
+        const hooksRoot = rootOf(at);
+        const found = hooksRoot === undefined ? null : lstat(at);
+        if (found?.isSymlink) protectTarget(at);
+        else if (hooksRoot !== undefined) {
+          const absent = found === null || isPlaceholder(at, found);
+          if (!absent || lstat(dirname(at))?.isDirectory) protect(hooksRoot, at, true, absent);
+        }
+      }
+    }
+    const worktrees = has(commonNames, "worktrees") ? linkedWorktrees(common) : [];
+    for (const worktree of worktrees) {
+      const named = protectOwn(worktree, namesIn(worktree)).common;
+      if (named !== common && named !== worktree) protectNamedCommon(named, false);
+    }
+    const submodules = has(names, "modules") ? submoduleRepositories(gitDir) : [];
+    for (const repository of submodules) {
+      const listed = namesIn(repository);
+      protectCommon(repository, listed, protectOwn(repository, listed).common, false);
+    }
+  };
   /** Protects the entry `name` (a protected name or `.git`) of `dir`, `info` its lstat. */
   const visit = (root: string, dir: string, name: string, info: Deno.FileInfo | null) => {
     const path = `${dir}/${name}`;
     if (name === ".git") {
-      if (info?.isFile) protect(root, path, false, false);
-      else if (info?.isDirectory) {
-        for (const part of gitParts) {
-          const at = `${path}/${part}`;
-          const found = lstat(at);
-          const absent = found === null || isPlaceholder(at, found);
-          // at the root a missing part is held by a placeholder; below it, only what exists
-          if (found?.isSymlink) {
-            protectTarget(at);
-            continue;
-          }
-          if (!absent || dir === root) protect(root, at, absent || part === "hooks", absent);
-        }
-        // the hooks directory the repository's config names instead of .git/hooks, when it
-        // lies in a writable root (held by a placeholder when missing)
-        const hooksPath = gitParts.includes("hooks") ? configuredHooksPath(`${path}/config`) : null;
-        if (hooksPath) {
-          const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
-          const hooksRoot = roots.find((r) => r !== "/" && isWithin(at, r) && at !== r);
-          const found = hooksRoot === undefined ? null : lstat(at);
-          if (found?.isSymlink) protectTarget(at);
-          else if (hooksRoot !== undefined) {
-            const absent = found === null || isPlaceholder(at, found);
-            const parent = lstat(at.slice(0, at.lastIndexOf("/")));
-            if (!absent || parent?.isDirectory) protect(hooksRoot, at, true, absent);
-          }
-        }
-        // the submodules' repositories: only what exists, as below a root
-        for (const repository of submoduleRepositories(path)) {
-          for (const part of gitParts) {
-            const at = `${repository}/${part}`;
-            const found = lstat(at);
-            if (found?.isSymlink) protectTarget(at);
-            else if (found !== null && !isPlaceholder(at, found)) {
-              protect(root, at, found.isDirectory, false);
-            }
-          }
+      if (info?.isDirectory) protectRepository(dir, path, dir === root);
+      else if (info?.isFile) {
+        protect(root, path, false, false);
+        const gitDir = gitFileTarget(path, dir);
+        if (gitDir !== null && lstat(gitDir)?.isDirectory) {
+          protectRepository(dir, gitDir, dir === root);
         }
       }
       return;

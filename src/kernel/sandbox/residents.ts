@@ -4,7 +4,7 @@ import { within } from "../../protocol/within.ts";
 import type { SandboxNet } from "../net/destinations.ts";
 import { confinementKey, type Sandboxing } from "./command.ts";
 import type { SandboxHost } from "./probe.ts";
-import { blockPlaceholders, placeholdersToMake } from "./placeholders.ts";
+import { blockPlaceholders, directoryPlaceholdersToMake } from "./placeholders.ts";
 import { guardProtection } from "./protection_guard.ts";
 import { Resident } from "./resident.ts";
 import { writableIn } from "./view.ts";
@@ -181,11 +181,11 @@ export class Residents {
 
   /**
    * The residents, of any session, with a run going on that may write where `sandboxing` would
-   * make a placeholder now, and those paths: a placeholder there would land under the run (its
-   * `git init` found a directory at `.git/config`).
+   * make a directory placeholder now, and those paths: a placeholder there would land under the
+   * run (its `git init` found a directory at `.git/config`).
    */
   #writers(sandboxing: Sandboxing): { paths: string[]; residents: Resident[] } {
-    const paths = placeholdersToMake(sandboxing.view.protection);
+    const paths = directoryPlaceholdersToMake(sandboxing.view.protection);
     const hit = new Set<string>();
     const residents: Resident[] = [];
     for (const { resident, sandboxing: other } of this.#entries.values()) {

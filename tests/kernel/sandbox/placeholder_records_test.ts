@@ -1,6 +1,7 @@
 /**
  * What a kernel starting removes of the placeholders an ended kernel recorded (P-SBX-6): only the
- * empty directories that kernel made, also one it was killed making (recorded only as intended).
+ * empty directories and files of their text that kernel made, also one it was killed making
+ * (recorded only as intended).
  */
 import assert from "node:assert/strict";
 import { keepPlaceholderRecords } from "../../../src/kernel/sandbox/placeholder_records.ts";
@@ -51,5 +52,56 @@ Deno.test("an ended kernel's placeholders go, one recorded only as intended too;
     assert.deepEqual(left, [".claude", ".idea", ".vscode"]);
     const owners = [...Deno.readDirSync(`${state}/placeholders`)].map((e) => e.name);
     assert.deepEqual(owners, [`${Deno.pid}-${owners[0].split("-")[1]}`], "only this process's own");
+  });
+});
+
+Deno.test("an ended kernel's file placeholders go when they still hold their text, one it was killed writing too; one whose text changed stays", async () => {
+  await withTempDir((dir) => {
+    const proj = `${dir}/proj`;
+    const state = `${dir}/state`;
+    const dead = `${state}/placeholders/999999999-1`; // no such process
+    Deno.mkdirSync(`${proj}/.git`, { recursive: true });
+    Deno.mkdirSync(dead, { recursive: true });
+    let n = 0;
+    const record = (fields: Record<string, unknown>) =>
+      Deno.writeTextFileSync(`${dead}/${n++}.json`, JSON.stringify(fields));
+    const file = (name: string, text: string) => {
+      Deno.writeTextFileSync(`${proj}/.git/${name}`, text, { mode: 0o444 });
+      Deno.chmodSync(`${proj}/.git/${name}`, 0o444);
+      return `${proj}/.git/${name}`;
+    };
+    const now = Date.now();
+    const complete = (path: string, text: string) =>
+      record({ path, intended: now, text, identity: identity(path), mode: 0o444 });
+    // complete and untouched
+    complete(file("commondir", ".\n"), ".\n");
+    // killed before its text was written: empty
+    record({ path: file("config.worktree", ""), intended: now, text: "" });
+    // killed while writing: the start of its text
+    record({ path: file("cut", "."), intended: now, text: ".\n" });
+    // complete, then written by the user
+    const changed = file("changed", ".\n");
+    complete(changed, ".\n");
+    Deno.chmodSync(changed, 0o644);
+    Deno.writeTextFileSync(changed, "../x\n");
+    Deno.chmodSync(changed, 0o444);
+    // recorded as intended, but another text is there: the user's
+    record({ path: file("other", "mine"), intended: now, text: ".\n" });
+    // a directory where a file was recorded: not what was made
+    Deno.mkdirSync(`${proj}/.git/dir`, { mode: 0o555 });
+    record({ path: `${proj}/.git/dir`, intended: now, text: "" });
+
+    const found = keepPlaceholderRecords(state);
+    assert.deepEqual(found.removed.map((p) => p.slice(proj.length + 1)).sort(), [
+      ".git/commondir",
+      ".git/config.worktree",
+      ".git/cut",
+    ]);
+    assert.deepEqual(found.kept.map((p) => p.slice(proj.length + 1)).sort(), [
+      ".git/changed",
+      ".git/dir",
+      ".git/other",
+    ]);
+    assert.equal(Deno.readTextFileSync(changed), "../x\n");
   });
 });

@@ -232,15 +232,22 @@ hostTest(
       await Deno.mkdir(`${proj}/.git/hooks`, { recursive: true });
       await Deno.writeTextFile(`${proj}/.git/config`, "[core]\n");
       await sh(
-        [fileAttacks(".envrc"), dirAttacks(".vscode"), fileAttacks(".git/config")].join("\n") +
-          `\n(echo x > .git/hooks/pre-commit) 2>/dev/null`,
+        [
+          fileAttacks(".envrc"),
+          dirAttacks(".vscode"),
+          fileAttacks(".git/config"),
+          fileAttacks(".git/commondir"),
+        ].join("\n") + `\n(echo x > .git/hooks/pre-commit) 2>/dev/null`,
       );
       for (const name of [".envrc", ".vscode"]) {
         const found = read(`${proj}/${name}`);
         assert.ok(found === null || found === "<dir>", `${name} on the host: ${found}`);
       }
       assert.equal(read(`${proj}/.git/config`), "[core]\n");
-      assert.deepEqual(tree(`${proj}/.git`), ["config", "hooks"]);
+      // the placeholders of the new .git's absent commondir and config.worktree: files git reads
+      // as their absence
+      assert.deepEqual(tree(`${proj}/.git`), ["commondir", "config", "config.worktree", "hooks"]);
+      assert.equal(read(`${proj}/.git/commondir`), ".\n");
       assert.deepEqual(tree(proj).filter((p) => /^\.(envrc|vscode)./.test(p)), []);
     }),
 );
@@ -358,7 +365,16 @@ hostTest(
     await world(coder({ opaque: "ask" }), async (proj) => {
       await Deno.mkdir(`${proj}/${DEEP}`, { recursive: true });
     }, async ({ proj, agent }) => {
-      for (const src of ["echo x > .envrc", `echo x > ${DEEP}/.vscode/settings.json`]) {
+      for (
+        const src of [
+          "echo x > .envrc",
+          `echo x > ${DEEP}/.vscode/settings.json`,
+          "echo ../x > .git/commondir",
+          "echo '[core]' > .git/config.worktree",
+          "echo ../x > .git/worktrees/w/commondir",
+          "echo '[core]' > .git/modules/m/config.worktree",
+        ]
+      ) {
         const e = await rpcError(exec(agent, src));
         assert.equal(e.code, -32011, src);
       }
@@ -560,6 +576,8 @@ hostTest(
       assert.equal((await sh("echo up")).trim(), "up");
       const made = [...PROTECTED_FILES, ...PROTECTED_DIRS, ".git/hooks", ".git/config"];
       for (const name of made) assert.equal(read(`${proj}/${name}`), "<dir>", name);
+      assert.equal(read(`${proj}/.git/commondir`), ".\n", "a file placeholder");
+      assert.equal(read(`${proj}/.git/config.worktree`), "");
       Deno.kill(kernelPid(k.socket), "SIGKILL");
       assert.equal((await k.child.status).signal, "SIGKILL");
       assert.equal(read(`${proj}/.envrc`), "<dir>", "the killed kernel left its placeholders");
@@ -567,10 +585,19 @@ hostTest(
       await Deno.writeTextFile(`${proj}/.claude/settings.json`, "mine");
       await Deno.remove(`${proj}/.idea`);
       await Deno.mkdir(`${proj}/.idea`, { mode: 0o555 });
+      await Deno.chmod(`${proj}/.git/config.worktree`, 0o644);
+      await Deno.writeTextFile(`${proj}/.git/config.worktree`, "[core]\n");
       const policy = await writePolicy(k.box, { "agent:c": coder() });
       const k2 = await startKernel(["--policy", policy], k.box);
       try {
-        assert.deepEqual(tree(proj), [".claude", ".claude/settings.json", ".git", ".idea"]);
+        assert.deepEqual(tree(proj), [
+          ".claude",
+          ".claude/settings.json",
+          ".git",
+          ".git/config.worktree",
+          ".idea",
+        ]);
+        assert.equal(read(`${proj}/.git/config.worktree`), "[core]\n");
         assert.equal(read(`${proj}/.claude/settings.json`), "mine");
         const records = `${k.box.dir}/state/shoal/placeholders`;
         const [own, ...others] = [...Deno.readDirSync(records)].map((e) => e.name);
@@ -825,5 +852,215 @@ hostTest(
       assert.equal((await sh("echo a > a && git add a && echo added")).trim(), "added");
     });
     Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
+/**
+ * Everyday git in a repository at the root, as `who` (a linked worktree of that name is added and
+ * removed), run with sh in the project: each step prints what it shows, so that the agent's run in
+ * the sandbox and the human's on the host, with the placeholders of `.git/commondir` and
+ * `.git/config.worktree` there, can be told to behave alike.
+ */
+function gitWorkflow(who: string): string {
+  return [
+    "set -e",
+    "export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@x",
+    "echo commondir=$(cat .git/commondir)",
+    "echo more >> f; echo status=$(git status --short f)",
+    "echo diff=$(git diff --numstat f)",
+    "git add f; git commit -qm two",
+    `git branch side-${who}; git stash list`,
+    "echo stashed >> f; git stash -q; git stash pop -q; git commit -qam three",
+    `git checkout -q side-${who}; echo ${who} > ${who}; git add ${who}; git commit -qm ${who}`,
+    `git rebase -q main; git checkout -q main; git merge -q --ff-only side-${who}`,
+    "echo log=$(git log --oneline | wc -l)",
+    `git worktree add -q wt-${who} -b wt-${who}`,
+    "echo worktrees=$(git worktree list --porcelain | grep -c '^worktree ')",
+    `(cd wt-${who} && echo z > z && git add z && git commit -qm z && ` +
+    "echo linked=$(git rev-parse --git-common-dir))",
+    `git worktree remove wt-${who}`,
+    "echo worktrees=$(git worktree list --porcelain | grep -c '^worktree ')",
+    "git gc -q",
+    "echo dirs=$(git rev-parse --git-dir --git-common-dir --show-toplevel)",
+    "echo submodule=$(git submodule status | cut -c2-41)",
+    "git fsck --no-dangling 2>&1 && echo fsck=ok",
+  ].join("\n");
+}
+
+/** What {@link gitWorkflow} prints in `proj` with `log` commits after it and the submodule at `submodule`. */
+function gitWorkflowShows(proj: string, log: number, submodule: string): string[] {
+  return [
+    "commondir=.",
+    "status= M f",
+    "diff=1 0 f",
+    `log=${log}`,
+    "worktrees=2",
+    `linked=${proj}/.git`,
+    "worktrees=1",
+    `dirs=.git ${proj}/.git ${proj}`,
+    `submodule=${submodule}`,
+    "fsck=ok",
+  ];
+}
+
+hostTest(
+  "with .git/commondir and .git/config.worktree held by their placeholders, everyday git works alike for the agent in its sandbox and for the human on the host, and no placeholder is left after",
+  NEEDS_TIER_B,
+  async () => {
+    let submodule = "";
+    await world(coder(), async (proj) => {
+      const lib = `${proj}/../lib-src`;
+      await hostGit(proj, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${proj}/f`, "one\n");
+      await hostGit(proj, "add", "f");
+      await hostGit(proj, "commit", "-qm", "one");
+      await hostGit(proj, "init", "-q", lib);
+      await hostGit(lib, "commit", "-q", "--allow-empty", "-m", "lib");
+      await hostGit(proj, "submodule", "add", "-q", lib, "vendor/lib");
+      await hostGit(proj, "commit", "-qm", "with lib");
+      const head = await new Deno.Command("git", { args: ["rev-parse", "HEAD"], cwd: lib })
+        .output();
+      submodule = new TextDecoder().decode(head.stdout).trim();
+    }, async ({ proj, sh }) => {
+      const agent = await sh(`${gitWorkflow("agent")} 2>&1`);
+      assert.deepEqual(agent.trim().split("\n"), gitWorkflowShows(proj, 5, submodule));
+      // the sandbox lives on: its placeholders are on the host too, read-only
+      assert.equal(read(`${proj}/.git/commondir`), ".\n");
+      assert.equal(read(`${proj}/.git/config.worktree`), "");
+      const human = await new Deno.Command("sh", {
+        args: ["-c", gitWorkflow("human")],
+        cwd: proj,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.deepEqual(
+        new TextDecoder().decode(human.stdout).trim().split("\n"),
+        gitWorkflowShows(proj, 8, submodule),
+        new TextDecoder().decode(human.stderr),
+      );
+    }, (proj) => {
+      assert.equal(read(`${proj}/.git/commondir`), null, "removed with the last sandbox");
+      assert.equal(read(`${proj}/.git/config.worktree`), null);
+    });
+  },
+);
+
+hostTest(
+  "the commondir of a linked worktree's git directory (.git/worktrees/ID) stays read-only, so the human's git in that worktree, outside the project, runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q", "-b", "main");
+      await hostGit(proj, "commit", "-q", "--allow-empty", "-m", "one");
+      await hostGit(proj, "worktree", "add", "-q", `${proj}/../outside`);
+      await hostGit(proj, "worktree", "add", "-q", "inside");
+    }, async ({ proj, sh }) => {
+      const evil = `git config -f evil/config core.fsmonitor 'touch ${marker}; false'`;
+      const tried = await sh(
+        [
+          `cp -r .git evil && ${evil}`,
+          "(echo ../../../evil > .git/worktrees/outside/commondir) 2>/dev/null",
+          "(mv .git/worktrees/outside .git/worktrees/old) 2>/dev/null",
+          "(git worktree remove inside) 2>/dev/null || echo kept",
+          "git worktree add -q new && echo z > new/z && git -C new add z && echo added",
+          "git worktree remove --force new && echo removed",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/.git/worktrees/outside/commondir`), "../..\n");
+      assert.equal(read(`${proj}/.git/worktrees/old`), null, "its directories are pinned");
+      await hostGit(`${proj}/../outside`, "status");
+      assert.equal(read(marker), null, "the agent's code ran in the human's git status");
+      assert.equal(tried, "kept\nadded\nremoved\n");
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
+hostTest(
+  "a root repository's config.worktree, which git reads once extensions.worktreeConfig is set (git sparse-checkout sets it), cannot be written or created, so the human's git status runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    const evil = `[core]\\n\\tfsmonitor = touch ${marker}; false\\n`;
+    for (const existing of [false, true]) {
+      await world(coder(), async (proj) => {
+        await hostGit(proj, "init", "-q");
+        await hostGit(proj, "config", "extensions.worktreeConfig", "true");
+        if (existing) await Deno.writeTextFile(`${proj}/.git/config.worktree`, "[user]\n");
+      }, async ({ proj, sh }) => {
+        await sh(
+          [
+            fileAttacks(".git/config.worktree"),
+            `(printf '${evil}' > .git/config.worktree) 2>/dev/null`,
+            `(printf '${evil}' > /tmp/w && mv -f /tmp/w .git/config.worktree) 2>/dev/null`,
+          ].join("\n"),
+        );
+        assert.equal(read(`${proj}/.git/config.worktree`), existing ? "[user]\n" : "");
+        await hostGit(proj, "status");
+        assert.equal(read(marker), null, `the agent's code ran (existing: ${existing})`);
+      });
+    }
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
+hostTest(
+  "below a root too, a repository's absent commondir cannot be created (a nested repository's, a submodule's in .git/modules), so the human's git there runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    await world(coder(), async (proj) => {
+      const lib = `${proj}/../lib-src`;
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "init", "-q", "nested/repo");
+      await hostGit(`${proj}/nested/repo`, "commit", "-q", "--allow-empty", "-m", "n");
+      await hostGit(proj, "init", "-q", lib);
+      await hostGit(lib, "commit", "-q", "--allow-empty", "-m", "lib");
+      await hostGit(proj, "submodule", "add", "-q", lib, "vendor/lib");
+      await hostGit(proj, "commit", "-qm", "with lib");
+    }, async ({ proj, sh }) => {
+      const evil = (dir: string) =>
+        `cp -r ${dir} ${dir}.evil && ` +
+        `git config -f ${dir}.evil/config core.fsmonitor 'touch ${marker}; false'`;
+      await sh(
+        [
+          `(${evil("nested/repo/.git")}) 2>/dev/null`,
+          "(echo ../.git.evil > nested/repo/.git/commondir) 2>/dev/null",
+          `(${evil(".git/modules/vendor/lib")}) 2>/dev/null`,
+          "(echo ../lib.evil > .git/modules/vendor/lib/commondir) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/nested/repo/.git/commondir`), ".\n", "held by its placeholder");
+      assert.equal(read(`${proj}/.git/modules/vendor/lib/commondir`), ".\n");
+      await hostGit(`${proj}/nested/repo`, "status");
+      await hostGit(proj, "status");
+      assert.equal(read(marker), null, "the agent's code ran in the human's git status");
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
+hostTest(
+  "a sandbox that holds a nested repository's commondir and config.worktree while a run going on writes that repository does not wait for it: those placeholders change nothing for git",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), makeGate, async ({ proj, agent, sh }) => {
+      const ident = "GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a " +
+        "GIT_COMMITTER_EMAIL=a@x";
+      const run = exec(
+        agent,
+        `git init -q sub && echo > made && read x < gate && ${ident} git -C sub commit -q ` +
+          "--allow-empty -m x && git -C sub log --oneline | wc -l",
+        { position: "value" },
+      ).then((out) => String(((out.value as Rec).out as Rec).v));
+      run.catch(() => {}); // awaited below, unless an assertion fails first
+      assert.ok(await waitUntil(() => read(`${proj}/made`) !== null, 10000), "git init ran");
+      // a new view (sub/.git exists now), whose sandbox holds sub/.git/commondir
+      assert.equal(await sh("(echo ../x > sub/.git/commondir) 2>/dev/null; echo other"), "other\n");
+      assert.equal(read(`${proj}/sub/.git/commondir`), ".\n");
+      await Deno.writeTextFile(`${proj}/gate`, "go\n");
+      assert.equal((await run).trim(), "1", "the run's git commit in sub worked");
+    });
   },
 );

@@ -8,6 +8,16 @@ import {
 import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
+/** Whether anything is at `path`. */
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 Deno.test("below a root, existing protected names down to the scan depth are protected, their parents pinned; node_modules is not entered", async () => {
   await withTempDir(async (dir) => {
     const root = await Deno.realPath(dir);
@@ -105,7 +115,11 @@ Deno.test("a scan cut short by flooding the root with entries still protects wha
       protection([root], [".git/hooks"]).paths.map((p) => p.path).filter((p) =>
         p.startsWith(`${root}/deep`)
       ),
-      [`${root}/deep/repo/.git/config`],
+      [
+        `${root}/deep/repo/.git/commondir`,
+        `${root}/deep/repo/.git/config`,
+        `${root}/deep/repo/.git/config.worktree`,
+      ],
     );
   });
 });
@@ -118,5 +132,124 @@ Deno.test("a repository config that is a FIFO (an agent's, in a repository it ma
     assert.equal(made.code, 0);
     const found = protection([root], []).paths.map((p) => p.path);
     assert.ok(found.includes(`${root}/sub/.git/config`), "still bound read-only");
+  });
+});
+
+/** `protection` of `root` as [path below root, absent, placeholder text] rows, in `.git` and `common*`/`elsewhere`. */
+function gitRows(root: string, lifted: readonly string[] = []): [string, boolean, string?][] {
+  return protection([root], lifted).paths
+    .filter((p) => /^\/(\.git\/|common|elsewhere)/.test(p.path.slice(root.length)))
+    .map((p) => {
+      const row: [string, boolean, string?] = [p.path.slice(root.length + 1), p.absent];
+      if (p.text !== undefined) row.push(p.text);
+      return row;
+    });
+}
+
+Deno.test("a root repository's commondir and config.worktree are protected, held when absent by read-only files git reads as their absence ('.' names the git directory itself)", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/.git/config`, "");
+    assert.deepEqual(gitRows(root), [
+      [".git/commondir", true, ".\n"],
+      [".git/config", false],
+      [".git/config.worktree", true, ""],
+      [".git/hooks", false],
+    ]);
+    assert.deepEqual(gitRows(root, [".git/commondir", ".git/config.worktree"]), [
+      [".git/config", false],
+      [".git/hooks", false],
+    ]);
+    const release = holdPlaceholders(protection([root], []));
+    const commondir = Deno.lstatSync(`${root}/.git/commondir`);
+    assert.ok(commondir.isFile);
+    assert.equal(commondir.mode! & 0o777, 0o444);
+    assert.equal(Deno.readTextFileSync(`${root}/.git/commondir`), ".\n");
+    assert.equal(Deno.readTextFileSync(`${root}/.git/config.worktree`), "");
+    assert.deepEqual(gitRows(root)[0], [".git/commondir", true, ".\n"], "its own is no commondir");
+    release();
+    assert.deepEqual([...Deno.readDirSync(`${root}/.git`)].map((e) => e.name).sort(), [
+      "config",
+      "hooks",
+    ]);
+  });
+});
+
+Deno.test("a file placeholder whose text was changed while held is the user's: it stays", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/.git`);
+    const release = holdPlaceholders(protection([root], []));
+    Deno.chmodSync(`${root}/.git/config.worktree`, 0o644);
+    Deno.writeTextFileSync(`${root}/.git/config.worktree`, "[core]\n");
+    release();
+    assert.equal(Deno.readTextFileSync(`${root}/.git/config.worktree`), "[core]\n");
+    assert.ok(!exists(`${root}/.git/commondir`), "the untouched one went");
+  });
+});
+
+Deno.test("the directory an existing commondir names keeps its config and hooks protected, and a missing one cannot be made; the commondir itself is read-only", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/.git`);
+    await Deno.mkdir(`${root}/common/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/common/config`, "[core]\n\thooksPath = hooked\n");
+    await Deno.writeTextFile(`${root}/.git/commondir`, "../common\n");
+    assert.deepEqual(gitRows(root), [
+      [".git/commondir", false],
+      [".git/config.worktree", true, ""],
+      ["common/config", false],
+      ["common/hooks", false],
+    ]);
+    assert.ok(protection([root], []).paths.some((p) => p.path === `${root}/hooked`));
+    await Deno.writeTextFile(`${root}/.git/commondir`, `${root}/elsewhere`);
+    assert.deepEqual(gitRows(root).filter(([path]) => !path.startsWith(".git/")), [
+      ["elsewhere", true],
+    ]);
+  });
+});
+
+Deno.test("a .git file's git directory in a write root (a linked worktree's) keeps its commondir and config.worktree, and its common directory's config and hooks, read-only; so do the main repository's linked worktrees, their absent config.worktree held", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    const git = (cwd: string, ...args: string[]) =>
+      new Deno.Command("git", { args, cwd, stdout: "null", stderr: "null" }).outputSync();
+    await Deno.mkdir(`${root}/main`);
+    git(`${root}/main`, "init", "-q");
+    git(
+      `${root}/main`,
+      "-c",
+      "user.name=a",
+      "-c",
+      "user.email=a@x",
+      "commit",
+      "-q",
+      "--allow-empty",
+      "-m",
+      "x",
+    );
+    git(`${root}/main`, "worktree", "add", "-q", `${root}/main/wt`);
+    git(`${root}/main`, "worktree", "add", "-q", `${root}/wt2`);
+    const wtRoot = `${root}/wt2`;
+    // the linked worktree as a write root: its .git file, and what it names
+    const paths = protection([wtRoot, `${root}/main`], []).paths;
+    const existing = paths.filter((p) => !p.absent).map((p) => p.path);
+    for (
+      const path of [
+        `${wtRoot}/.git`,
+        `${root}/main/.git/worktrees/wt2/commondir`,
+        `${root}/main/.git/config`,
+        `${root}/main/.git/hooks`,
+        `${root}/main/.git/worktrees/wt/commondir`,
+        `${root}/main/wt/.git`,
+      ]
+    ) assert.ok(existing.includes(path), path);
+    const held = paths.filter((p) => p.absent).map((p) => p.path);
+    assert.ok(held.includes(`${root}/main/.git/worktrees/wt2/config.worktree`));
+    assert.ok(held.includes(`${root}/main/.git/worktrees/wt/config.worktree`), "below a root too");
+    // the worktree alone as a write root: the main repository is not writable, nothing of it is bound
+    const alone = protection([wtRoot], []).paths.map((p) => p.path);
+    assert.ok(alone.every((p) => p.startsWith(`${wtRoot}/`)), alone.join(" "));
   });
 });

@@ -756,11 +756,10 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name:
-    "P-SBX-6 the root repository's read-only .git/config and .git/hooks cannot be bypassed by a .git/commondir naming a directory of the agent's [ignored: defect found by the probe round; git reads config and hooks from the directory .git/commondir names, and a missing commondir cannot be held by a placeholder (git dies on an empty or directory commondir): needs a SPEC decision]",
-  ignore: true,
-  fn: async () => {
+hostTest(
+  "P-SBX-6 the root repository's read-only .git/config and .git/hooks cannot be bypassed by a .git/commondir naming a directory of the agent's",
+  NEEDS_TIER_B,
+  async () => {
     await world({ "agent:c": CODER }, async (w) => {
       const marker = `${w.box.dir}/ran-as-human`;
       const git = (...args: string[]) =>
@@ -791,4 +790,4 @@ Deno.test({
       );
     });
   },
-});
+);
