@@ -53,7 +53,7 @@ function submoduleRepositories(gitDir: string): string[] {
   return found;
 }
 
-/** Largest repository config file read for its `core.hooksPath`. */
+/** Largest repository config file (or file it includes) read ({@link gitSettings}). */
 const CONFIG_READ_LIMIT = 1024 * 1024;
 
 /** Largest `.git` file or `commondir` read for the directory it names. */
@@ -83,26 +83,59 @@ function smallText(path: string, limit: number): string | null {
   }
 }
 
+/** How deep git follows includes (its own limit is 10). */
+const INCLUDE_DEPTH = 10;
+
+/** What the scan needs of a repository's configuration ({@link gitSettings}). */
+interface GitSettings {
+  /** The last `core.hooksPath` set, as written, or null. */
+  hooksPath: string | null;
+  /** The files included (`include.path`, `includeIf.*.path`), as absolute paths. */
+  includes: string[];
+}
+
+/** A config value as git reads it: quotes and a trailing comment dropped, escapes undone. */
+function configValue(raw: string): string {
+  const value = raw.replace(/^"((?:[^"\\]|\\.)*)".*$|^([^#;]*).*$/, "$1$2").trim();
+  return value.replace(/\\(.)/g, "$1");
+}
+
 /**
- * The `core.hooksPath` a repository's config file (`gitConfig`) sets, as written (the last one
- * wins), or null: git runs the hooks there instead of `.git/hooks` (husky sets `.husky`).
- * Includes are not followed.
+ * What a repository's config files (`files`, in the order git reads them) set that the scan
+ * needs: the last `core.hooksPath` (git runs the hooks there instead of `.git/hooks`; husky sets
+ * `.husky`), and every file they include (`include.path`, and `includeIf.*.path` whatever its
+ * condition), followed in place as git does, each relative to the file naming it. Paths under
+ * `~` are not followed: they name the home directory, which is no project.
  */
-function configuredHooksPath(gitConfig: string): string | null {
-  const text = smallText(gitConfig, CONFIG_READ_LIMIT);
-  if (text === null) return null;
-  let inCore = false;
-  let found: string | null = null;
-  for (const raw of text.split("\n")) {
-    const line = raw.trim();
-    const section = /^\[\s*([A-Za-z0-9.-]+)\s*\]/.exec(line);
-    if (line.startsWith("[")) inCore = section !== null && section[1].toLowerCase() === "core";
-    const entry = inCore ? /^hookspath\s*=\s*(.*)$/i.exec(line) : null;
-    if (entry === null) continue;
-    const value = entry[1].replace(/^"((?:[^"\\]|\\.)*)".*$|^([^#;]*).*$/, "$1$2").trim();
-    found = value.replace(/\\(.)/g, "$1");
-  }
-  return found;
+function gitSettings(files: readonly string[]): GitSettings {
+  const out: GitSettings = { hooksPath: null, includes: [] };
+  const read = (file: string, depth: number) => {
+    const text = smallText(file, CONFIG_READ_LIMIT);
+    if (text === null) return;
+    let section = "";
+    for (const raw of text.split("\n")) {
+      let line = raw.trim();
+      if (line.startsWith("[")) {
+        // `[core]`, `[includeIf "gitdir:…"]`; an entry may follow on the same line
+        const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]/.exec(line);
+        section = header === null ? "" : header[1].toLowerCase();
+        line = header === null ? "" : line.slice(header[0].length).trim();
+      }
+      const entry = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
+      if (entry === null) continue;
+      const key = `${section}.${entry[1].toLowerCase()}`;
+      if (key === "core.hookspath") out.hooksPath = configValue(entry[2]);
+      else if (key === "include.path" || key === "includeif.path") {
+        const path = configValue(entry[2]);
+        if (path === "" || path.startsWith("~") || depth >= INCLUDE_DEPTH) continue;
+        const at = normalizePath(path.startsWith("/") ? path : `${dirname(file)}/${path}`);
+        out.includes.push(at);
+        read(at, depth + 1);
+      }
+    }
+  };
+  for (const file of files) read(file, 0);
+  return out;
 }
 
 /**
@@ -413,12 +446,26 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     return listed;
   };
   /**
+   * Protects the file `at` a repository's config includes when it lies in a writable root: what
+   * is there (a symlink's target), else, when its directory exists, an empty file (git reads it
+   * as an empty config; it dies on a directory there).
+   */
+  const protectIncluded = (at: string) => {
+    const root = rootOf(at);
+    if (root === undefined) return;
+    const found = lstat(at);
+    if (found?.isSymlink) protectTarget(at, "");
+    else if (found !== null && !isPlaceholder(at, found)) {
+      protect(root, at, found.isDirectory, false);
+    } else if (lstat(dirname(at))?.isDirectory) protect(root, at, false, true, "");
+  };
+  /**
    * Protects the repository whose git directory is `gitDir`, with a `.git` in `dir` (`hold`: at a
    * root): the `commondir` and `config.worktree` of `gitDir`, of each linked worktree's
    * (`worktrees/ID`) and of its submodules' repositories (`modules/…`), absent ones held; the
    * `config` and `hooks` of their common directories (absent ones held only for `gitDir` at a
-   * root), and the hooks directory its config (or `config.worktree`) names with `core.hooksPath`,
-   * when in a writable root.
+   * root), and, when in a writable root, the hooks directory its config (or `config.worktree`)
+   * names with `core.hooksPath` and the files they include.
    */
   const protectRepository = (dir: string, gitDir: string, hold: boolean) => {
     const names = namesIn(gitDir);
@@ -426,19 +473,21 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       listed === null || listed.has(name);
     const { common, worktreeConfig } = protectOwn(gitDir, names);
     const commonNames = protectCommon(gitDir, names, common, hold);
-    if (gitParts.includes("hooks")) {
-      const own = worktreeConfig !== null && !isPlaceholder(`${gitDir}/config.worktree`);
-      const hooksPath = (own ? configuredHooksPath(`${gitDir}/config.worktree`) : null) ??
-        (has(commonNames, "config") ? configuredHooksPath(`${common}/config`) : null);
-      if (hooksPath) {
-        const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
-        const hooksRoot = rootOf(at);
-        const found = hooksRoot === undefined ? null : lstat(at);
-        if (found?.isSymlink) protectTarget(at);
-        else if (hooksRoot !== undefined) {
-          const absent = found === null || isPlaceholder(at, found);
-          if (!absent || lstat(dirname(at))?.isDirectory) protect(hooksRoot, at, true, absent);
-        }
+    const own = worktreeConfig !== null && !isPlaceholder(`${gitDir}/config.worktree`);
+    const { hooksPath, includes } = gitSettings([
+      ...(has(commonNames, "config") ? [`${common}/config`] : []),
+      ...(own ? [`${gitDir}/config.worktree`] : []),
+    ]);
+    // a file the config includes is config too: read-only, held by an empty file when absent
+    for (const at of gitParts.includes("config") ? includes : []) protectIncluded(at);
+    if (gitParts.includes("hooks") && hooksPath) {
+      const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
+      const hooksRoot = rootOf(at);
+      const found = hooksRoot === undefined ? null : lstat(at);
+      if (found?.isSymlink) protectTarget(at);
+      else if (hooksRoot !== undefined) {
+        const absent = found === null || isPlaceholder(at, found);
+        if (!absent || lstat(dirname(at))?.isDirectory) protect(hooksRoot, at, true, absent);
       }
     }
     const worktrees = has(commonNames, "worktrees") ? linkedWorktrees(common) : [];

@@ -855,6 +855,47 @@ hostTest(
   },
 );
 
+hostTest(
+  "a file a repository's config includes (include.path, includeIf, one in it, one not made yet) is read-only like .git/config, so the human's git status runs none of the agent's code, and git works alike with the empty file that holds the missing one",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    const evil = `printf '[core]\\n\\tfsmonitor = touch ${marker}; false\\n'`;
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "config", "include.path", "../shared.gitconfig");
+      await hostGit(proj, "config", `includeIf.gitdir:${proj}/.path`, "../local.gitconfig");
+      await Deno.writeTextFile(`${proj}/shared.gitconfig`, "[include]\n\tpath = conf/more.inc\n");
+      await Deno.mkdir(`${proj}/conf`);
+      await Deno.writeTextFile(`${proj}/conf/more.inc`, "[user]\n\tname = me\n");
+    }, async ({ proj, sh }) => {
+      const wrote = await sh(
+        [
+          "st() { git status --short >/dev/null 2>&1 && echo ok || echo failed; }",
+          "echo in-sandbox=$(st)",
+          `(${evil} >> shared.gitconfig) 2>/dev/null || echo shared-refused`,
+          `(${evil} > conf/more.inc) 2>/dev/null || echo more-refused`,
+          `(${evil} > local.gitconfig) 2>/dev/null || echo local-refused`,
+          "(mv conf conf.old && mkdir conf) 2>/dev/null || echo rename-refused",
+        ].join("\n"),
+      );
+      assert.deepEqual(wrote.trim().split("\n"), [
+        "in-sandbox=ok",
+        "shared-refused",
+        "more-refused",
+        "local-refused",
+        "rename-refused",
+      ]);
+      assert.equal(read(`${proj}/local.gitconfig`), "", "held by an empty file while it lives");
+      const status = await new Deno.Command("git", { args: ["status", "--short"], cwd: proj })
+        .output();
+      assert.ok(status.success, new TextDecoder().decode(status.stderr));
+      assert.equal(read(marker), null, "the agent's config ran in the human's git status");
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
 /**
  * Everyday git in a repository at the root, as `who` (a linked worktree of that name is added and
  * removed), run with sh in the project: each step prints what it shows, so that the agent's run in

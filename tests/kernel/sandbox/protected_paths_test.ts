@@ -253,3 +253,55 @@ Deno.test("a .git file's git directory in a write root (a linked worktree's) kee
     assert.ok(alone.every((p) => p.startsWith(`${wtRoot}/`)), alone.join(" "));
   });
 });
+
+Deno.test("the files a repository's config includes are protected as git reads them: each relative to the file naming it, an entry on its header's line, quoted, includeIf whatever its condition, not under ~, and a file including itself ends", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/.git/hooks`, { recursive: true });
+    await Deno.mkdir(`${root}/conf`);
+    await Deno.writeTextFile(
+      `${root}/.git/config`,
+      [
+        "[core]",
+        "\tbare = false",
+        '[include] path = "../conf/a.inc" ; shared',
+        '[includeIf "onbranch:main"]',
+        "\tpath = ../absent.inc",
+        "[include]",
+        "\tpath = ~/.gitconfig-work",
+        "\tpath = /elsewhere/outside.inc",
+      ].join("\n"),
+    );
+    await Deno.writeTextFile(`${root}/conf/a.inc`, "[include]\n\tpath = b.inc\n\tpath = a.inc\n");
+    await Deno.writeTextFile(`${root}/conf/b.inc`, "[core]\n\thooksPath = hooks-from-b\n");
+    const { paths } = protection([root], []);
+    const at = (path: string) => paths.find((p) => p.path === path);
+    assert.deepEqual(at(`${root}/conf/a.inc`), {
+      path: `${root}/conf/a.inc`,
+      dir: false,
+      absent: false,
+    });
+    assert.deepEqual(at(`${root}/conf/b.inc`), {
+      path: `${root}/conf/b.inc`,
+      dir: false,
+      absent: false,
+    });
+    assert.deepEqual(at(`${root}/absent.inc`), {
+      path: `${root}/absent.inc`,
+      dir: false,
+      absent: true,
+      text: "",
+    });
+    // core.hooksPath set in an included file counts; relative to the work tree, as git takes it
+    assert.deepEqual(at(`${root}/hooks-from-b`), {
+      path: `${root}/hooks-from-b`,
+      dir: true,
+      absent: true,
+    });
+    assert.equal(paths.some((p) => p.path.includes("gitconfig-work")), false);
+    assert.equal(paths.some((p) => p.path.includes("outside.inc")), false);
+    // lifting .git/config lifts what it includes
+    const lifted = protection([root], [".git/config"]).paths;
+    assert.equal(lifted.some((p) => p.path.endsWith(".inc")), false);
+  });
+});
