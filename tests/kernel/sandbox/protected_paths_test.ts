@@ -300,6 +300,14 @@ Deno.test("the files a repository's config includes are protected as git reads t
     });
     assert.equal(paths.some((p) => p.path.includes("gitconfig-work")), false);
     assert.equal(paths.some((p) => p.path.includes("outside.inc")), false);
+    // a protected name the config includes is held by an empty file, not the usual directory
+    await Deno.writeTextFile(`${root}/.git/config`, "[include]\n\tpath = ../.gitconfig\n");
+    assert.deepEqual(protection([root], []).paths.find((p) => p.path === `${root}/.gitconfig`), {
+      path: `${root}/.gitconfig`,
+      dir: false,
+      absent: true,
+      text: "",
+    });
     // lifting .git/config lifts what it includes
     const lifted = protection([root], [".git/config"]).paths;
     assert.equal(lifted.some((p) => p.path.endsWith(".inc")), false);
