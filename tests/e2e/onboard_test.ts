@@ -11,6 +11,7 @@ import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
 import type { Rec } from "../_support/rec.ts";
 import { freshUser, parsePrinted, type Printed, shoalMcp } from "../_support/printed_config.ts";
 import { REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { exists } from "../_support/paths.ts";
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
 
@@ -50,15 +51,6 @@ async function exec(client: Client, src: string): Promise<Ran> {
     code: r.isError ? Number(r.structuredContent.code) : null,
     text: r.content.map((c) => c.text ?? "").join("\n"),
   };
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

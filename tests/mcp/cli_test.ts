@@ -7,6 +7,7 @@ import { allPids, commandLine, kernelPid, parentPid, psField } from "../_support
 import { hostTest, LINUX_SOCKET_RULE } from "../_support/host.ts";
 import { DARWIN_RULE, KERNEL_BIN, REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { RawFacade } from "../_support/facade.ts";
+import { exists } from "../_support/paths.ts";
 
 /** Runs `command args` to completion in `env` (nothing else); its status and output. */
 async function run(command: string, args: string[], env: Record<string, string>) {
@@ -187,15 +188,6 @@ Deno.test("M-CLI-6: --print-config --as-human prints, per client, absolute exist
     }
   });
 });
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("M-CLI-6: the printed configuration works under a client's minimal environment: autostart and exec", async () => {
   await withBox(async (box) => {

@@ -7,16 +7,7 @@ import {
 } from "../../../src/kernel/sandbox/protected_paths.ts";
 import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
-
-/** Whether anything is at `path`. */
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { exists } from "../../_support/paths.ts";
 
 Deno.test("below a root, existing protected names down to the scan depth are protected, their parents pinned; node_modules is not entered", async () => {
   await withTempDir(async (dir) => {

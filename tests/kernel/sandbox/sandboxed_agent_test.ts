@@ -21,6 +21,7 @@ import { rpcError } from "../../_support/rejection.ts";
 import { pidsMentioning, type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
+import { exists } from "../../_support/paths.ts";
 
 /** An agent that may run anything (opaque: allow) but only touch its project. */
 const CODER = PROJECT_AGENT;
@@ -76,15 +77,6 @@ async function run(conn: RpcConnection, src: string): Promise<Rec> {
 /** The text of a `str` wire value. */
 function text(value: unknown): string {
   return ((value as Rec).v as string) ?? "";
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("a token principal is sandboxed by default where tier B is available: caps say so (tier D and not enforced elsewhere); the local human's never", async () => {

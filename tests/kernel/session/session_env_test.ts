@@ -14,6 +14,7 @@ import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { delay } from "../../_support/wait.ts";
+import { exists } from "../../_support/paths.ts";
 
 /** A sandboxed agent that may run anything inside its project. */
 const CODER = PROJECT_AGENT;
@@ -58,15 +59,6 @@ async function out(conn: RpcConnection, src: string): Promise<string> {
   const value = (await exec(conn, src, { position: "value" })).value as Rec;
   assert.equal(value.ok, true, JSON.stringify(value.err));
   return (value.out as Rec).v as string;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 hostTest(
