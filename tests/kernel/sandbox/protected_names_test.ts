@@ -15,6 +15,7 @@ import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
+import { hostGit } from "../../_support/git.ts";
 
 /** An agent that may run anything (opaque: allow) and write its project, sandboxed. */
 function coder(extra: Rec = {}): Rec {
@@ -755,25 +756,6 @@ hostTest(
     });
   },
 );
-
-/** Runs git as the local human, unconfined, in `cwd`; fails the test when git fails. */
-async function hostGit(cwd: string, ...args: string[]): Promise<void> {
-  const out = await new Deno.Command("git", {
-    args: [
-      "-c",
-      "user.name=a",
-      "-c",
-      "user.email=a@x",
-      "-c",
-      "protocol.file.allow=always",
-      ...args,
-    ],
-    cwd,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-}
 
 hostTest(
   "a submodule's repository (.git/modules/NAME) keeps its hooks and config read-only, so the human's git status runs none of the agent's code; the static layer asks approval",

@@ -8,6 +8,7 @@ import {
 import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { exists } from "../../_support/paths.ts";
+import { hostGit } from "../../_support/git.ts";
 
 Deno.test("below a root, existing protected names down to the scan depth are protected, their parents pinned; node_modules is not entered", async () => {
   await withTempDir(async (dir) => {
@@ -204,24 +205,11 @@ Deno.test("the directory an existing commondir names keeps its config and hooks 
 Deno.test("a .git file's git directory in a write root (a linked worktree's) keeps its commondir and config.worktree, and its common directory's config and hooks, read-only; so do the main repository's linked worktrees, their absent config.worktree held", async () => {
   await withTempDir(async (dir) => {
     const root = await Deno.realPath(dir);
-    const git = (cwd: string, ...args: string[]) =>
-      new Deno.Command("git", { args, cwd, stdout: "null", stderr: "null" }).outputSync();
     await Deno.mkdir(`${root}/main`);
-    git(`${root}/main`, "init", "-q");
-    git(
-      `${root}/main`,
-      "-c",
-      "user.name=a",
-      "-c",
-      "user.email=a@x",
-      "commit",
-      "-q",
-      "--allow-empty",
-      "-m",
-      "x",
-    );
-    git(`${root}/main`, "worktree", "add", "-q", `${root}/main/wt`);
-    git(`${root}/main`, "worktree", "add", "-q", `${root}/wt2`);
+    await hostGit(`${root}/main`, "init", "-q");
+    await hostGit(`${root}/main`, "commit", "-q", "--allow-empty", "-m", "x");
+    await hostGit(`${root}/main`, "worktree", "add", "-q", `${root}/main/wt`);
+    await hostGit(`${root}/main`, "worktree", "add", "-q", `${root}/wt2`);
     const wtRoot = `${root}/wt2`;
     // the linked worktree as a write root: its .git file, and what it names
     const paths = protection([wtRoot, `${root}/main`], []).paths;

@@ -22,6 +22,7 @@ import { pidsMentioning, type Sandbox, sandbox } from "../../_support/sandbox.ts
 import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
 import { exists } from "../../_support/paths.ts";
+import { hostGit } from "../../_support/git.ts";
 
 /** An agent that may run anything (opaque: allow) but only touch its project. */
 const CODER = PROJECT_AGENT;
@@ -754,20 +755,8 @@ hostTest(
   async () => {
     await world({ "agent:c": CODER }, async (w) => {
       const marker = `${w.box.dir}/ran-as-human`;
-      const git = (...args: string[]) =>
-        new Deno.Command("git", { args, cwd: w.proj, stdout: "null", stderr: "null" }).output();
-      await git("init", "-q");
-      await git(
-        "-c",
-        "user.name=a",
-        "-c",
-        "user.email=a@x",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "x",
-      );
+      await hostGit(w.proj, "init", "-q");
+      await hostGit(w.proj, "commit", "-q", "--allow-empty", "-m", "x");
       const agent = await w.agent("agent:c");
       const planted = await run(
         agent,
