@@ -227,6 +227,67 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-3 under a write grant covering them, the policy file, state and socket directories cannot be moved aside and made anew: the agent would write its own policy (sandbox: false) and run unconfined",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    // a policy in a directory of the write root, as ~/.config/shoal/leash.jsonc under a grant of
+    // ~/.config; the state directory and the socket directory lie in the write root too
+    const policy = `${box.dir}/cfg/shoal/leash.jsonc`;
+    const agentEntry = { ...CODER, fs: { read: [`${box.dir}/**`], write: [`${box.dir}/**`] } };
+    await writePolicy(policy, { "agent:c": agentEntry });
+    const original = await Deno.readTextFile(policy);
+    const { secret } = await createToken(box, "agent:c", "c");
+    const k = await startKernel(["--policy", policy], box);
+    try {
+      const proj = `${box.dir}/home/proj`;
+      await Deno.mkdir(proj);
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const agent = await k.attach("work", secret);
+      const evil = JSON.stringify({
+        principal: { "agent:c": { ...agentEntry, fs: { read: ["/**"] }, sandbox: false } },
+      });
+      await Deno.writeTextFile(`${proj}/evil.json`, evil);
+      const sockets = k.socket.slice(0, k.socket.lastIndexOf("/"));
+      const moves = [
+        `${box.dir}/cfg/shoal`,
+        `${box.dir}/cfg`,
+        `${box.dir}/state`,
+        `${box.dir}/run`,
+      ];
+      // through python: the sandbox is the wall under test, not the static layer
+      await Deno.writeTextFile(
+        `${proj}/move.py`,
+        `import os, shutil
+for d in ${JSON.stringify(moves)}:
+    try:
+        os.rename(d, d + ".moved")
+        print("moved", d)
+    except OSError as e:
+        print("kept", d, e.strerror)
+os.makedirs("${box.dir}/cfg/shoal", exist_ok=True)
+shutil.copy("evil.json", "${policy}")
+`,
+      );
+      const r = await run(agent, "python3 move.py");
+      const out = text(r.out);
+      for (const dir of moves) assert.match(out, new RegExp(`kept ${dir} `), text(r.err));
+      assert.equal(await Deno.readTextFile(policy), original, "the host's policy file is the same");
+      assert.ok(exists(`${box.dir}/state/shoal/tokens.json`) && exists(k.socket), sockets);
+      // still confined: the kernel's state stays hidden from the agent's next exec
+      const after = await run(
+        await k.attach("work", secret),
+        `cat ${box.dir}/state/shoal/tokens.json`,
+      );
+      assert.equal(after.ok, false, text(after.out));
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+hostTest(
   "a raw TCP connect fails without a net grant and with a grant naming no loopback port; a grant naming the port forwards it (P-NET-1)",
   NEEDS_TIER_B,
   async () => {
