@@ -329,6 +329,35 @@ hostTest("a PTY program of a sandboxed agent is confined the same way", NEEDS_TI
   });
 });
 
+hostTest(
+  "P-SBX-3 a sandboxed PTY's loader variables (LD_PRELOAD, LD_DEBUG_OUTPUT …) reach its program inside, never the host processes that start the sandbox: a preloaded library of the agent's ran there, on the host, as the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      // The loader writes LD_DEBUG_OUTPUT.<pid> for every program it starts with LD_DEBUG set: a
+      // file there, outside every grant, was written by a program running on the host. (With
+      // LD_PRELOAD naming a library of the agent's, that program ran the agent's code.)
+      const out = `${w.box.dir}/loader`;
+      const opened = await agent.request("pty.open", {
+        cmd: "sh",
+        args: ["-c", 'echo "[$LD_DEBUG_OUTPUT]"; sleep 30'],
+        env: { LD_DEBUG: "files", LD_DEBUG_OUTPUT: out },
+      }) as Rec;
+      let screen: string[] = [];
+      const shown = await waitUntil(async () => {
+        screen = (await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec)
+          .screen as string[];
+        return screen.some((row) => row.includes(`[${out}]`));
+      }, 10000);
+      assert.ok(shown, `the program inside has the variables: ${screen.join("\n")}`);
+      const written = [...Deno.readDirSync(w.box.dir)].filter((e) => e.name.startsWith("loader"));
+      assert.deepEqual(written.map((e) => e.name), [], "a host program honoured the agent's LD_*");
+      await agent.request("pty.close", { pty_id: opened.pty_id });
+    });
+  },
+);
+
 /** Starts `src` as a task; returns its id and the live processes of its group once there are `n`. */
 async function startTask(agent: RpcConnection, src: string, n: number) {
   const r = await exec(agent, src, { async: true });
