@@ -108,3 +108,29 @@ Deno.test("issue 14: git stays exact in a clean repository and is opaque once co
     assert.match(opaque("git log -p", at) ?? "", /textconv/);
   });
 });
+
+Deno.test("a FIFO or a device where git reads a config file neither blocks the analysis nor fills its memory: git is opaque there (an agent's mkfifo .git/config.worktree hung the kernel, every session, at the next git command)", async () => {
+  await withTempDir(async (dir) => {
+    const run = (cmd: string, ...args: string[]) =>
+      new Deno.Command(cmd, { args, cwd: dir, stdout: "null", stderr: "null" }).outputSync();
+    run("git", "init", "-q");
+    const at = { cwd: dir, home: `${dir}/home` };
+    run("mkfifo", ".git/config.worktree");
+    // a writer 2 s later: a blocking read would wait for it, then find nothing to object to
+    const writer = new Deno.Command("sh", {
+      args: ["-c", "sleep 2; echo '[core]' > .git/config.worktree"],
+      cwd: dir,
+    }).spawn();
+    try {
+      assert.match(opaque("git status", at) ?? "", /config.worktree cannot be read/);
+    } finally {
+      writer.kill();
+      await writer.status;
+    }
+    await Deno.remove(`${dir}/.git/config.worktree`);
+    await Deno.symlink("/dev/zero", `${dir}/.git/config.worktree`);
+    assert.match(opaque("git status", at) ?? "", /config.worktree cannot be read/);
+    await Deno.remove(`${dir}/.git/config.worktree`);
+    assert.equal(opaque("git status", at), null);
+  });
+});
