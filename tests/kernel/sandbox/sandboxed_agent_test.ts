@@ -882,3 +882,54 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "K-PLAN-3 an approved plan that copies a project file into a protected name writes what the human approved, not what the agent put in that file afterwards (re-applied later, or changed between approval and apply) [ignored: defect found by the probe round; needs a SPEC decision: a plan binds src and effects, not the content of the files it reads, and an approval stays valid for repeated applies, so one approved `cp tasks.src .vscode/tasks.json` lets the agent write any .vscode/tasks.json (a task run on folder open runs as the human in VS Code) as often as it likes]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const reviewed = '{"version": "2.0.0", "tasks": []}\n';
+      await Deno.writeTextFile(`${w.proj}/tasks.src`, reviewed);
+      const asked = await rpcError(
+        exec(agent, "mkdir -p .vscode && cp tasks.src .vscode/tasks.json"),
+      );
+      assert.equal(asked.code, -32011, JSON.stringify(asked.data));
+      const planRef = (asked.data as Rec).plan_ref as string;
+      const human = await w.k.attach("work");
+      await human.request("approval.grant", { plan_ref: planRef });
+      // after the human looked at tasks.src and approved, the agent changes it
+      await run(
+        agent,
+        `python3 -c "open('tasks.src', 'w').write('{\\"tasks\\": [{\\"runOptions\\": {\\"runOn\\": \\"folderOpen\\"}}]}')"`,
+      );
+      const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" })
+        .then(() => null, (e) => e);
+      const written = exists(`${w.proj}/.vscode/tasks.json`)
+        ? await Deno.readTextFile(`${w.proj}/.vscode/tasks.json`)
+        : null;
+      assert.ok(
+        applied !== null || written === reviewed,
+        `the approved plan wrote what the human never saw: ${written}`,
+      );
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 .devcontainer.json at the project root is as protected as .devcontainer/ (VS Code's Dev Containers read both, and run initializeCommand on the host) [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 names the directory only]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const r = await run(
+        agent,
+        `python3 -c "open('.devcontainer.json', 'w').write('{\\"initializeCommand\\": \\"id\\"}')"`,
+      );
+      assert.equal(r.ok, false, "the agent wrote .devcontainer.json");
+      assert.equal(exists(`${w.proj}/.devcontainer.json`), false);
+    });
+  },
+});
