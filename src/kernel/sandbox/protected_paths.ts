@@ -158,8 +158,10 @@ interface DirRead {
   stamp: string;
   /** Whether the stamp tells every later change: the directory had not changed for {@link RACY_MS}. */
   settled: boolean;
-  /** How many entries it had. */
+  /** How many entries it had (at most {@link SCAN_ENTRY_LIMIT}: no more are read). */
   count: number;
+  /** Whether that was all of them. */
+  complete: boolean;
   /** Its entries that are protected names or `.git`, whatever is lifted. */
   found: string[];
   /** Its subdirectories but `node_modules`: a scan enters those that are not protected names. */
@@ -201,9 +203,18 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
   const known = last.get(dir);
   if (known !== undefined && known.settled && stamp !== null && known.stamp === stamp) return known;
   const readAt = Date.now();
-  let entries: Deno.DirEntry[];
+  // A directory of millions of entries (an agent's) read whole took the kernel seconds and
+  // hundreds of MiB at every exec: no scan reads past the limit anyway.
+  const entries: Deno.DirEntry[] = [];
+  let complete = true;
   try {
-    entries = [...Deno.readDirSync(dir)];
+    for (const entry of Deno.readDirSync(dir)) {
+      if (entries.length === SCAN_ENTRY_LIMIT) {
+        complete = false;
+        break;
+      }
+      entries.push(entry);
+    }
   } catch {
     return null;
   }
@@ -213,6 +224,7 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
     stamp: stamp ?? "",
     settled: stamp !== null && info.ctime!.getTime() < readAt - RACY_MS,
     count: entries.length,
+    complete,
     found: entries.filter((e) => protectedName(e.name)).map((e) => e.name),
     subdirs: entries.filter((e) => e.isDirectory && !UNSCANNED.includes(e.name)).map((e) => e.name),
   };
@@ -323,7 +335,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const top = readScanned(root, last);
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
-      const there = top === null || top.found.includes(name);
+      const there = top === null || !top.complete || top.found.includes(name);
       visit(root, root, name, there ? lstat(`${root}/${name}`) : null);
     }
     let level = [root];
@@ -351,7 +363,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     for (const path of foundBefore.get(root) ?? []) {
       const dir = path.slice(0, path.lastIndexOf("/"));
-      if (reads.has(dir)) continue; // read this time: what is still there was found again
+      // read whole this time: what is still there was found again
+      if (reads.get(dir)?.complete) continue;
       const name = path.slice(dir.length + 1);
       const info = lstat(path);
       if (info === null) continue;

@@ -120,3 +120,32 @@ Deno.test("a repository config that is a FIFO (an agent's, in a repository it ma
     assert.ok(found.includes(`${root}/sub/.git/config`), "still bound read-only");
   });
 });
+
+Deno.test("a scan reads no directory past the entry limit (a project root of a million entries an agent made cost the kernel seconds and hundreds of MiB at every exec); the root's own protected names are still found", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    for (let i = 0; i < SCAN_ENTRY_LIMIT + 5000; i++) Deno.writeTextFileSync(`${root}/${i}`, "");
+    await Deno.mkdir(`${root}/.vscode`);
+    // counts the entries the scan takes from the runtime's directory reader
+    const readDir = Deno.readDirSync;
+    let taken = 0;
+    Deno.readDirSync = function* (path: string | URL) {
+      for (const entry of readDir(path)) {
+        taken++;
+        yield entry;
+      }
+    };
+    let found;
+    try {
+      found = protection([root], []);
+    } finally {
+      Deno.readDirSync = readDir;
+    }
+    assert.ok(taken <= SCAN_ENTRY_LIMIT + 1, `${taken} entries read`);
+    assert.deepEqual(found.paths.find((p) => p.path === `${root}/.vscode`), {
+      path: `${root}/.vscode`,
+      dir: true,
+      absent: false,
+    });
+  });
+});
