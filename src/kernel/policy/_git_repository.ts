@@ -42,6 +42,9 @@ export interface Repository {
   commonDir: string;
 }
 
+/** The most entries of a hooks directory the analysis reads (git ships 14 samples). */
+const HOOKS_READ_LIMIT = 1000;
+
 /** The most of a git file (a config, a `.git` pointer) the analysis reads. */
 const GIT_FILE_LIMIT = 1024 * 1024;
 
@@ -135,8 +138,11 @@ export function gitRunsConfiguredCode(
   }
   if (hooks && repo !== null) {
     try {
+      let seen = 0;
       for (const entry of Deno.readDirSync(`${repo.commonDir}/hooks`)) {
         if (!entry.name.endsWith(".sample")) return `git hook ${entry.name}`;
+        // a directory of a million samples (a repository an agent made) is not read on
+        if (++seen === HOOKS_READ_LIMIT) return `${repo.commonDir}/hooks holds too many entries`;
       }
     } catch {
       // no hooks directory

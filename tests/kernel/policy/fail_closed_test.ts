@@ -134,3 +134,13 @@ Deno.test("a FIFO or a device where git reads a config file neither blocks the a
     assert.equal(opaque("git status", at), null);
   });
 });
+
+Deno.test("a hooks directory of thousands of entries is not read to its end at every git command: git is opaque there", async () => {
+  await withTempDir(async (dir) => {
+    new Deno.Command("git", { args: ["init", "-q"], cwd: dir, stdout: "null" }).outputSync();
+    const at = { cwd: dir, home: `${dir}/home` };
+    assert.equal(opaque("git commit -m x", at), null, "git's own samples are no hooks");
+    for (let i = 0; i < 1500; i++) Deno.writeTextFileSync(`${dir}/.git/hooks/h${i}.sample`, "");
+    assert.match(opaque("git commit -m x", at) ?? "", /hooks holds too many entries/);
+  });
+});
