@@ -5,6 +5,7 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
+import { readSmallFile } from "../bash/small_file.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 
 /** Directory levels below a write root searched for protected names that exist at exec start. */
@@ -62,15 +63,11 @@ const CONFIG_READ_LIMIT = 1024 * 1024;
  * Includes are not followed.
  */
 function configuredHooksPath(gitConfig: string): string | null {
-  // a FIFO an agent made there would block the kernel, a huge file hold its memory
-  const info = lstat(gitConfig);
-  if (!info?.isFile || info.size > CONFIG_READ_LIMIT) return null;
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(gitConfig);
-  } catch {
-    return null;
-  }
+  // a FIFO an agent made there would block the kernel, a huge file hold its memory; one swapped
+  // in after a check (by a run of the agent's still going) too: read non-blocking and bounded
+  if (!lstat(gitConfig)?.isFile) return null;
+  const text = readSmallFile(gitConfig, CONFIG_READ_LIMIT);
+  if (text === null) return null;
   let inCore = false;
   let found: string | null = null;
   for (const raw of text.split("\n")) {

@@ -149,3 +149,40 @@ Deno.test("a scan reads no directory past the entry limit (a project root of a m
     });
   });
 });
+
+Deno.test("a repository config swapped for a FIFO right after the scan checked it (by a run of the agent's still going) neither blocks the scan nor is read", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    const config = `${root}/sub/.git/config`;
+    await Deno.mkdir(`${root}/sub/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(config, "[core]\n");
+    // The swap happens at the scan's third look at the config (the first two find it a protected
+    // part with one name, the third a regular file worth reading for core.hooksPath); a writer
+    // 2 s later would be waited for by a blocking read, which would then take its hooks path.
+    const lstat = Deno.lstatSync;
+    let looks = 0;
+    let writer: Deno.ChildProcess | null = null;
+    Deno.lstatSync = (path: string | URL) => {
+      const info = lstat(path);
+      if (String(path) === config && ++looks === 3) {
+        Deno.removeSync(config);
+        new Deno.Command("mkfifo", { args: [config] }).outputSync();
+        writer = new Deno.Command("sh", {
+          args: ["-c", `sleep 2; printf '[core]\\n\\thooksPath = planted\\n' > '${config}'`],
+        }).spawn();
+      }
+      return info;
+    };
+    let found;
+    try {
+      found = protection([root], []).paths.map((p) => p.path);
+    } finally {
+      Deno.lstatSync = lstat;
+      (writer as Deno.ChildProcess | null)?.kill();
+      await (writer as Deno.ChildProcess | null)?.status;
+    }
+    assert.ok(looks >= 3, "the config was looked at three times");
+    assert.ok(!found.includes(`${root}/sub/planted`), "the FIFO's text was read");
+    assert.ok(found.includes(config), "still bound read-only");
+  });
+});
