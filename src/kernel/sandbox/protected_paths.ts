@@ -125,6 +125,21 @@ function isWithin(path: string, root: string): boolean {
 }
 
 /**
+ * `path` with its parent directory resolved through symlinks (its last name kept), or null when
+ * that directory does not exist.
+ */
+function physicalParent(path: string): string | null {
+  const slash = path.lastIndexOf("/");
+  try {
+    return normalizePath(
+      `${Deno.realPathSync(path.slice(0, slash) || "/")}/${path.slice(slash + 1)}`,
+    );
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Where the symlink `link` leads, followed to its end (absolute, lexical for a dangling last
  * step), or null when it cannot be followed (a loop, an unreadable directory).
  */
@@ -294,14 +309,20 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         // lies in a writable root (held by a placeholder when missing)
         const hooksPath = gitParts.includes("hooks") ? configuredHooksPath(`${path}/config`) : null;
         if (hooksPath) {
-          const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
-          const hooksRoot = roots.find((r) => r !== "/" && isWithin(at, r) && at !== r);
-          const found = hooksRoot === undefined ? null : lstat(at);
-          if (found?.isSymlink) protectTarget(at);
+          // where git finds it: a symlink on the way (an agent's `link` to HOME) leads elsewhere,
+          // and the kernel would make a placeholder there, outside every grant
+          const at = physicalParent(
+            normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`),
+          );
+          const hooksRoot = at === null
+            ? undefined
+            : roots.find((r) => r !== "/" && isWithin(at, r) && at !== r);
+          const found = hooksRoot === undefined ? null : lstat(at!);
+          if (found?.isSymlink) protectTarget(at!);
           else if (hooksRoot !== undefined) {
-            const absent = found === null || isPlaceholder(at, found);
-            const parent = lstat(at.slice(0, at.lastIndexOf("/")));
-            if (!absent || parent?.isDirectory) protect(hooksRoot, at, true, absent);
+            const absent = found === null || isPlaceholder(at!, found);
+            const parent = lstat(at!.slice(0, at!.lastIndexOf("/")));
+            if (!absent || parent?.isDirectory) protect(hooksRoot, at!, true, absent);
           }
         }
         // the submodules' repositories: only what exists, as below a root

@@ -186,3 +186,22 @@ Deno.test("a repository config swapped for a FIFO right after the scan checked i
     assert.ok(found.includes(config), "still bound read-only");
   });
 });
+
+Deno.test("a core.hooksPath through a symlink is protected where git finds it: inside a root at its real path, outside every root not at all (the kernel made its placeholder there, in the human's ~/.ssh)", async () => {
+  await withTempDir(async (dir) => {
+    const root = `${await Deno.realPath(dir)}/proj`;
+    const outside = `${await Deno.realPath(dir)}/home`;
+    await Deno.mkdir(`${outside}/.ssh`, { recursive: true });
+    await Deno.mkdir(`${root}/sub/.git/hooks`, { recursive: true });
+    await Deno.mkdir(`${root}/real`);
+    await Deno.symlink(outside, `${root}/away`);
+    await Deno.symlink(`${root}/real`, `${root}/here`);
+    const hooksPath = async (path: string) => {
+      await Deno.writeTextFile(`${root}/sub/.git/config`, `[core]\n\thooksPath = ${path}\n`);
+      return protection([root], []).paths.filter((p) => p.dir && !p.path.includes("/sub/.git/"))
+        .filter((p) => !p.path.startsWith(`${root}/.`)).map((p) => p.path);
+    };
+    assert.deepEqual(await hooksPath("../away/.ssh/authorized_keys"), []);
+    assert.deepEqual(await hooksPath("../here/hooks"), [`${root}/real/hooks`]);
+  });
+});
