@@ -7,7 +7,13 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { createToken, LOCAL_HUMAN, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import {
+  createToken,
+  LOCAL_HUMAN,
+  PROJECT_AGENT,
+  TMP_AGENT,
+  writePolicy,
+} from "../../_support/principals.ts";
 import {
   commandLine,
   groupMembers,
@@ -949,6 +955,33 @@ Deno.test({
         assert.equal((await human.request("task.get", { task }) as Rec).state, "running");
       } finally {
         await human.request("task.cancel", { task });
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-3 a Unix socket of the human's under a granted root (tmux's, ssh-agent's, docker's, VS Code's) does not let the agent run code outside its sandbox: its tmux client typed into the human's tmux shell, which ran unconfined [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-3 masks only the kernel's own socket directory, and connect() on a socket needs no write access, so even a read grant (of /tmp, of HOME) reaches every socket below it; sandbox-runtime blocks AF_UNIX by seccomp]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:t": TMP_AGENT }, async (w) => {
+      const socket = `${w.box.dir}/tmux.sock`;
+      const marker = `${w.box.dir}/ran-where`;
+      const tmux = (...args: string[]) =>
+        new Deno.Command("tmux", { args: ["-S", socket, "-f", "/dev/null", ...args] }).output();
+      assert.equal((await tmux("new-session", "-d", "-s", "h", "bash --norc")).code, 0);
+      try {
+        const agent = await w.agent("agent:t");
+        await run(
+          agent,
+          `tmux -S ${socket} send-keys -t h 'readlink /proc/self/ns/mnt > ${marker}' Enter`,
+        );
+        await waitUntil(() => exists(marker), 3000);
+        const ran = exists(marker) ? (await Deno.readTextFile(marker)).trim() : null;
+        assert.notEqual(ran, Deno.readLinkSync("/proc/self/ns/mnt"), "it ran on the host");
+      } finally {
+        await tmux("kill-server");
       }
     });
   },
