@@ -27,8 +27,16 @@ export const PROTECTED_DIRS: readonly string[] = [
   ".devcontainer",
 ];
 
-/** The parts of a `.git` directory that git runs or reads as configuration. */
-export const PROTECTED_GIT_PARTS: readonly string[] = [".git/hooks", ".git/config"];
+/**
+ * The parts of a `.git` directory that git runs or reads as configuration: `config.worktree` too,
+ * which git reads as fully as `config` once per-worktree config is on (`git sparse-checkout init`
+ * turns it on).
+ */
+export const PROTECTED_GIT_PARTS: readonly string[] = [
+  ".git/hooks",
+  ".git/config",
+  ".git/config.worktree",
+];
 
 /** Whether `name` is one a policy may lift with `writable_protected`. */
 export function isProtectedName(name: string): boolean {
@@ -38,15 +46,18 @@ export function isProtectedName(name: string): boolean {
 
 /**
  * The `.git` part a path below a `.git` directory (`rest`, its segments after `.git`) falls on:
- * `hooks` or `config` of the repository itself or of a submodule's (`modules/NAME/…`, NAME may
- * hold `/`), else null.
+ * `hooks`, `config` or `config.worktree` of the repository itself or of a submodule's
+ * (`modules/NAME/…`, NAME may hold `/`), else null.
  */
 function gitPart(rest: readonly string[]): string | null {
   if (rest[0] !== "modules") {
     return PROTECTED_GIT_PARTS.includes(`.git/${rest[0]}`) ? `.git/${rest[0]}` : null;
   }
   if (rest.includes("hooks")) return ".git/hooks";
-  return rest.length > 2 && rest[rest.length - 1] === "config" ? ".git/config" : null;
+  const last = rest[rest.length - 1];
+  return rest.length > 2 && (last === "config" || last === "config.worktree")
+    ? `.git/${last}`
+    : null;
 }
 
 /**

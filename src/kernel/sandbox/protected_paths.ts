@@ -54,6 +54,17 @@ function submoduleRepositories(gitDir: string): string[] {
   return found;
 }
 
+/**
+ * Whether a repository's config (`gitConfig`) turns per-worktree config on
+ * (`extensions.worktreeConfig`): git then reads `config.worktree` beside it. A config that cannot
+ * be read counts as on.
+ */
+function worktreeConfigOn(gitConfig: string): boolean {
+  if (lstat(gitConfig) === null) return false;
+  const text = readSmallFile(gitConfig, CONFIG_READ_LIMIT);
+  return text === null || /^\s*worktreeconfig\s*(=\s*(true|yes|on|1)\s*)?([#;].*)?$/im.test(text);
+}
+
 /** Largest repository config file read for its `core.hooksPath`. */
 const CONFIG_READ_LIMIT = 1024 * 1024;
 
@@ -298,12 +309,15 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
           const at = `${path}/${part}`;
           const found = lstat(at);
           const absent = found === null || isPlaceholder(at, found);
-          // at the root a missing part is held by a placeholder; below it, only what exists
+          // at the root a missing part is held by a placeholder; below it, only what exists (and
+          // a missing config.worktree only where git would read it)
           if (found?.isSymlink) {
             protectTarget(at);
             continue;
           }
-          if (!absent || dir === root) protect(root, at, absent || part === "hooks", absent);
+          const held = dir === root &&
+            (part !== "config.worktree" || worktreeConfigOn(`${path}/config`));
+          if (!absent || held) protect(root, at, absent || part === "hooks", absent);
         }
         // the hooks directory the repository's config names instead of .git/hooks, when it
         // lies in a writable root (held by a placeholder when missing)

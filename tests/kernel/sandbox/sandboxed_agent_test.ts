@@ -986,3 +986,41 @@ Deno.test({
     });
   },
 });
+
+hostTest(
+  "P-SBX-6 in a repository with per-worktree config (git sparse-checkout init turns it on), .git/config.worktree is as read-only as .git/config: a core.fsmonitor the agent put there ran at the human's git status",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const marker = `${w.box.dir}/ran-as-human`;
+      const git = (...args: string[]) =>
+        new Deno.Command("git", { args, cwd: w.proj, stdout: "null", stderr: "null" }).output();
+      await git("init", "-q");
+      await git(
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=a@x",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+      );
+      assert.equal((await git("sparse-checkout", "init", "--cone")).code, 0);
+      assert.ok(exists(`${w.proj}/.git/config.worktree`));
+      const agent = await w.agent("agent:c");
+      // through python: the sandbox is the wall under test, not the static layer
+      const r = await run(
+        agent,
+        `python3 -c "open('.git/config.worktree', 'a').write('[core]\\\\n\\\\tfsmonitor = touch ${marker}; false\\\\n')"`,
+      );
+      assert.equal(r.ok, false, "the agent wrote .git/config.worktree");
+      await humanGitStatus(w.proj);
+      assert.equal(exists(marker), false, "the agent's core.fsmonitor ran as the human");
+      // the static layer agrees: a write there asks approval
+      const asked = await rpcError(exec(agent, "git config --worktree core.x y"));
+      assert.equal(asked.code, -32011, JSON.stringify(asked.data));
+    });
+  },
+);
