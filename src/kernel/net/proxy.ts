@@ -20,6 +20,11 @@ import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
 const HEAD_LIMIT = 16 * 1024;
 /** Most connections the proxy relays at once, over all its sockets. */
 const CONNECTION_LIMIT = 512;
+/**
+ * Most connections one principal holds at once (over its sessions): an agent that opens and holds
+ * hundreds (and reopens each one the handshake timeout closes) keeps the proxy to itself.
+ */
+const PRINCIPAL_LIMIT = 128;
 /** Longest wait for a client's request head. */
 const HANDSHAKE_MS = 30_000;
 /** Longest wait for a destination to accept. */
@@ -178,6 +183,8 @@ export class NetProxy {
   /** The refusals each watching run collects, by (session, principal). */
   #watchers = new Map<string, Set<Set<string>>>();
   #connections = 0;
+  /** Connections being served, by principal. */
+  #byPrincipal = new Map<string, number>();
   #closed = false;
 
   constructor(
@@ -250,13 +257,21 @@ export class NetProxy {
 
   async #accept(endpoint: Endpoint): Promise<void> {
     try {
+      const { principal } = endpoint.net;
       for await (const conn of endpoint.listener) {
-        if (this.#connections >= CONNECTION_LIMIT) {
+        const held = this.#byPrincipal.get(principal) ?? 0;
+        if (this.#connections >= CONNECTION_LIMIT || held >= PRINCIPAL_LIMIT) {
           closeQuietly(conn);
           continue;
         }
         this.#connections++;
-        this.#serve(endpoint, conn).finally(() => this.#connections--);
+        this.#byPrincipal.set(principal, held + 1);
+        this.#serve(endpoint, conn).finally(() => {
+          this.#connections--;
+          const left = this.#byPrincipal.get(principal)! - 1;
+          if (left === 0) this.#byPrincipal.delete(principal);
+          else this.#byPrincipal.set(principal, left);
+        });
       }
     } catch {
       // the listener was closed

@@ -5,6 +5,7 @@
  * configured: the config files it reads hold no key that names a program, and (for subcommands
  * that run hooks) the hooks directory holds no hook.
  */
+import { readSmallFile } from "../bash/small_file.ts";
 
 /**
  * Config keys (last part, lowercase) whose value is a program git runs on local work, or that
@@ -41,11 +42,27 @@ export interface Repository {
   commonDir: string;
 }
 
+/** The most entries of a hooks directory the analysis reads (git ships 14 samples). */
+const HOOKS_READ_LIMIT = 1000;
+
+/** The most of a git file (a config, a `.git` pointer) the analysis reads. */
+const GIT_FILE_LIMIT = 1024 * 1024;
+
+/**
+ * The text of a file git reads, or null when it is no small regular file: a FIFO an agent put
+ * there would block the kernel, /dev/zero fill its memory (`readSmallFile`).
+ */
 function readText(path: string): string | null {
+  return readSmallFile(path, GIT_FILE_LIMIT);
+}
+
+/** Whether something is at `path` (a dangling symlink counts). */
+function present(path: string): boolean {
   try {
-    return Deno.readTextFileSync(path);
+    Deno.lstatSync(path);
+    return true;
   } catch {
-    return null;
+    return false;
   }
 }
 
@@ -115,13 +132,17 @@ export function gitRunsConfiguredCode(
   }
   for (const file of files) {
     const text = readText(file);
+    if (text === null && present(file)) return `${file} cannot be read as a config file`;
     const reason = text === null ? null : configReason(text, file);
     if (reason !== null) return reason;
   }
   if (hooks && repo !== null) {
     try {
+      let seen = 0;
       for (const entry of Deno.readDirSync(`${repo.commonDir}/hooks`)) {
         if (!entry.name.endsWith(".sample")) return `git hook ${entry.name}`;
+        // a directory of a million samples (a repository an agent made) is not read on
+        if (++seen === HOOKS_READ_LIMIT) return `${repo.commonDir}/hooks holds too many entries`;
       }
     } catch {
       // no hooks directory

@@ -6,6 +6,7 @@ import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { signalGroup } from "../bash/group_leader.ts";
+import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
@@ -245,6 +246,8 @@ export class Pty {
       }
       pair = openPty();
       setWindowSize(pair.slave, cols, rows);
+      // sh and bwrap run on the host: names that would load code there are set only inside
+      const split = sandbox === null ? null : hostEnv(Object.entries(env));
       child = new Deno.Command("/bin/sh", {
         args: [
           "-c",
@@ -256,11 +259,11 @@ export class Pty {
             cwd: opts.cwd,
             scratch: gate.dir,
             proxy: opts.proxy ?? null,
-          }, gate.wrap([opts.cmd, ...opts.args], keepPwd))),
+          }, insideArgv(split!.inside, gate.wrap([opts.cmd, ...opts.args], keepPwd)))),
         ],
         cwd: opts.cwd,
         clearEnv: true,
-        env,
+        env: split === null ? env : Object.fromEntries(split.host),
         stdin: "null",
         stdout: "null",
         stderr: "null",

@@ -5,6 +5,8 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
+import { readSmallFile } from "../bash/small_file.ts";
+import { gitSettings } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 
 /** Directory levels below a write root searched for protected names that exist at exec start. */
@@ -23,6 +25,29 @@ export const SCAN_ENTRY_LIMIT = 10_000;
  */
 const UNSCANNED = ["node_modules"];
 
+/** Most entries read of a directory in a git directory (an agent's may hold millions). */
+const GIT_ENTRY_LIMIT = 1000;
+
+/**
+ * The first `limit` entries of `dir` and whether that was all of them, or null when it cannot
+ * be read: a directory of millions (an agent's) is never read whole.
+ */
+function someEntries(
+  dir: string,
+  limit: number,
+): { entries: Deno.DirEntry[]; complete: boolean } | null {
+  const entries: Deno.DirEntry[] = [];
+  try {
+    for (const entry of Deno.readDirSync(dir)) {
+      if (entries.length === limit) return { entries, complete: false };
+      entries.push(entry);
+    }
+  } catch {
+    return null;
+  }
+  return { entries, complete: true };
+}
+
 /** Most directories below a `.git/modules` looked at for submodules' repositories. */
 const MODULE_DIR_LIMIT = 200;
 
@@ -37,13 +62,13 @@ function submoduleRepositories(gitDir: string): string[] {
   const pending = [`${gitDir}/modules`];
   for (let seen = 0; pending.length > 0 && seen < MODULE_DIR_LIMIT; seen++) {
     const dir = pending.pop()!;
-    let entries: Deno.DirEntry[];
-    try {
-      entries = [...Deno.readDirSync(dir)];
-    } catch {
-      continue; // absent or unreadable
-    }
-    if (entries.some((e) => e.name === "HEAD" && e.isFile)) {
+    const read = someEntries(dir, GIT_ENTRY_LIMIT);
+    if (read === null) continue; // absent or unreadable
+    const { entries, complete } = read;
+    const head = complete
+      ? entries.some((e) => e.name === "HEAD" && e.isFile)
+      : lstat(`${dir}/HEAD`)?.isFile === true;
+    if (head) {
       found.push(dir);
       pending.push(`${dir}/modules`);
     } else {
@@ -52,9 +77,6 @@ function submoduleRepositories(gitDir: string): string[] {
   }
   return found;
 }
-
-/** Largest repository config file (or file it includes) read ({@link gitSettings}). */
-const CONFIG_READ_LIMIT = 1024 * 1024;
 
 /** Largest `.git` file or `commondir` read for the directory it names. */
 const LINK_READ_LIMIT = 4096;
@@ -71,77 +93,9 @@ const WORKTREE_LIMIT = 200;
 const GIT_PART_TEXT: Readonly<Record<string, string>> = { commondir: ".\n", "config.worktree": "" };
 
 /**
- * The text of the regular file `path` (a final symlink followed) when it is at most `limit` bytes,
- * else null: a FIFO an agent made there would block the kernel, a huge file hold its memory.
- */
-function smallText(path: string, limit: number): string | null {
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile && info.size <= limit ? Deno.readTextFileSync(path) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** How deep git follows includes (its own limit is 10). */
-const INCLUDE_DEPTH = 10;
-
-/** What the scan needs of a repository's configuration ({@link gitSettings}). */
-interface GitSettings {
-  /** The last `core.hooksPath` set, as written, or null. */
-  hooksPath: string | null;
-  /** The files included (`include.path`, `includeIf.*.path`), as absolute paths. */
-  includes: string[];
-}
-
-/** A config value as git reads it: quotes and a trailing comment dropped, escapes undone. */
-function configValue(raw: string): string {
-  const value = raw.replace(/^"((?:[^"\\]|\\.)*)".*$|^([^#;]*).*$/, "$1$2").trim();
-  return value.replace(/\\(.)/g, "$1");
-}
-
-/**
- * What a repository's config files (`files`, in the order git reads them) set that the scan
- * needs: the last `core.hooksPath` (git runs the hooks there instead of `.git/hooks`; husky sets
- * `.husky`), and every file they include (`include.path`, and `includeIf.*.path` whatever its
- * condition), followed in place as git does, each relative to the file naming it. Paths under
- * `~` are not followed: they name the home directory, which is no project.
- */
-function gitSettings(files: readonly string[]): GitSettings {
-  const out: GitSettings = { hooksPath: null, includes: [] };
-  const read = (file: string, depth: number) => {
-    const text = smallText(file, CONFIG_READ_LIMIT);
-    if (text === null) return;
-    let section = "";
-    for (const raw of text.split("\n")) {
-      let line = raw.trim();
-      if (line.startsWith("[")) {
-        // `[core]`, `[includeIf "gitdir:…"]`; an entry may follow on the same line
-        const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]/.exec(line);
-        section = header === null ? "" : header[1].toLowerCase();
-        line = header === null ? "" : line.slice(header[0].length).trim();
-      }
-      const entry = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
-      if (entry === null) continue;
-      const key = `${section}.${entry[1].toLowerCase()}`;
-      if (key === "core.hookspath") out.hooksPath = configValue(entry[2]);
-      else if (key === "include.path" || key === "includeif.path") {
-        const path = configValue(entry[2]);
-        if (path === "" || path.startsWith("~") || depth >= INCLUDE_DEPTH) continue;
-        const at = normalizePath(path.startsWith("/") ? path : `${dirname(file)}/${path}`);
-        out.includes.push(at);
-        read(at, depth + 1);
-      }
-    }
-  };
-  for (const file of files) read(file, 0);
-  return out;
-}
-
-/**
  * The directory a reference git follows names, as git resolves it: `named` (the text of a
  * `commondir`, or of a `.git` file after `gitdir: `, trailing line ends dropped) relative to
- * `base`, its symlinks resolved where it exists; null when `named` is empty.
+ * `base`, its symlinks resolved (its directory's, when it is missing); null when `named` is empty.
  */
 function namedDir(named: string, base: string): string | null {
   const path = named.replace(/[\r\n]+$/, "");
@@ -150,33 +104,31 @@ function namedDir(named: string, base: string): string | null {
   try {
     return Deno.realPathSync(lexical);
   } catch {
-    return lexical;
+    // missing: its directory resolved, so no placeholder is made through a symlink on the way
+    return physicalParent(lexical) ?? lexical;
   }
 }
 
 /** The git directory the `.git` file `gitFile` in `dir` names (`gitdir: PATH`), or null. */
 function gitFileTarget(gitFile: string, dir: string): string | null {
-  const text = smallText(gitFile, LINK_READ_LIMIT);
+  const text = readSmallFile(gitFile, LINK_READ_LIMIT);
   return text?.startsWith("gitdir: ") ? namedDir(text.slice("gitdir: ".length), dir) : null;
 }
 
-/** The names in directory `dir`, or null when it cannot be read. */
+/**
+ * The names in directory `dir`, or null when it cannot be read or holds more than
+ * {@link GIT_ENTRY_LIMIT} (each name is then looked up).
+ */
 function namesIn(dir: string): ReadonlySet<string> | null {
-  try {
-    return new Set([...Deno.readDirSync(dir)].map((e) => e.name));
-  } catch {
-    return null;
-  }
+  const read = someEntries(dir, GIT_ENTRY_LIMIT);
+  return read?.complete ? new Set(read.entries.map((e) => e.name)) : null;
 }
 
 /** The git directories of the linked worktrees of the common directory `common`. */
 function linkedWorktrees(common: string): string[] {
-  try {
-    return [...Deno.readDirSync(`${common}/worktrees`)].filter((e) => e.isDirectory)
-      .slice(0, WORKTREE_LIMIT).map((e) => `${common}/worktrees/${e.name}`);
-  } catch {
-    return []; // none, or unreadable
-  }
+  const read = someEntries(`${common}/worktrees`, WORKTREE_LIMIT);
+  return (read?.entries ?? []).filter((e) => e.isDirectory)
+    .map((e) => `${common}/worktrees/${e.name}`);
 }
 
 /**
@@ -229,6 +181,21 @@ function isWithin(path: string, root: string): boolean {
 }
 
 /**
+ * `path` with its parent directory resolved through symlinks (its last name kept), or null when
+ * that directory does not exist.
+ */
+function physicalParent(path: string): string | null {
+  const slash = path.lastIndexOf("/");
+  try {
+    return normalizePath(
+      `${Deno.realPathSync(path.slice(0, slash) || "/")}/${path.slice(slash + 1)}`,
+    );
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Where the symlink `link` leads, followed to its end (absolute, lexical for a dangling last
  * step), or null when it cannot be followed (a loop, an unreadable directory).
  */
@@ -259,8 +226,10 @@ interface DirRead {
   stamp: string;
   /** Whether the stamp tells every later change: the directory had not changed for {@link RACY_MS}. */
   settled: boolean;
-  /** How many entries it had. */
+  /** How many entries it had (at most {@link SCAN_ENTRY_LIMIT}: no more are read). */
   count: number;
+  /** Whether that was all of them. */
+  complete: boolean;
   /** Its entries that are protected names or `.git`, whatever is lifted. */
   found: string[];
   /** Its subdirectories but `node_modules`: a scan enters those that are not protected names. */
@@ -302,18 +271,18 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
   const known = last.get(dir);
   if (known !== undefined && known.settled && stamp !== null && known.stamp === stamp) return known;
   const readAt = Date.now();
-  let entries: Deno.DirEntry[];
-  try {
-    entries = [...Deno.readDirSync(dir)];
-  } catch {
-    return null;
-  }
+  // A directory of millions of entries (an agent's) read whole took the kernel seconds and
+  // hundreds of MiB at every exec: no scan reads past the limit anyway.
+  const read = someEntries(dir, SCAN_ENTRY_LIMIT);
+  if (read === null) return null;
+  const { entries, complete } = read;
   const protectedName = (name: string) =>
     name === ".git" || PROTECTED_FILES.includes(name) || PROTECTED_DIRS.includes(name);
   return {
     stamp: stamp ?? "",
     settled: stamp !== null && info.ctime!.getTime() < readAt - RACY_MS,
     count: entries.length,
+    complete,
     found: entries.filter((e) => protectedName(e.name)).map((e) => e.name),
     subdirs: entries.filter((e) => e.isDirectory && !UNSCANNED.includes(e.name)).map((e) => e.name),
   };
@@ -401,7 +370,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const at = `${gitDir}/commondir`;
     const named = found === null || isPlaceholder(at, found)
       ? null
-      : smallText(at, LINK_READ_LIMIT);
+      : readSmallFile(at, LINK_READ_LIMIT);
     return (named === null ? null : namedDir(named, gitDir)) ?? gitDir;
   };
   /**
@@ -450,9 +419,11 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
    * is there (a symlink's target), else, when its directory exists, an empty file (git reads it
    * as an empty config; it dies on a directory there).
    */
-  const protectIncluded = (at: string) => {
-    const root = rootOf(at);
-    if (root === undefined) return;
+  const protectIncluded = (included: string) => {
+    // as for core.hooksPath: where git finds it, through any symlink on the way
+    const at = physicalParent(included);
+    const root = at === null ? undefined : rootOf(at);
+    if (at === null || root === undefined) return;
     const found = lstat(at);
     if (found?.isSymlink) protectTarget(at, "");
     else if (found !== null && !isPlaceholder(at, found)) {
@@ -480,12 +451,16 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     ]);
     // a file the config includes is config too: read-only, held by an empty file when absent
     for (const at of gitParts.includes("config") ? includes : []) protectIncluded(at);
-    if (gitParts.includes("hooks") && hooksPath) {
-      const at = normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`);
-      const hooksRoot = rootOf(at);
-      const found = hooksRoot === undefined ? null : lstat(at);
+    // where git finds it: a symlink on the way (an agent's `link` to HOME) leads elsewhere, and
+    // the kernel would make a placeholder there, outside every grant
+    const at = gitParts.includes("hooks") && hooksPath
+      ? physicalParent(normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`))
+      : null;
+    const hooksRoot = at === null ? undefined : rootOf(at);
+    if (at !== null && hooksRoot !== undefined) {
+      const found = lstat(at);
       if (found?.isSymlink) protectTarget(at);
-      else if (hooksRoot !== undefined) {
+      else {
         const absent = found === null || isPlaceholder(at, found);
         if (!absent || lstat(dirname(at))?.isDirectory) protect(hooksRoot, at, true, absent);
       }
@@ -529,7 +504,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const top = readScanned(root, last);
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
-      const there = top === null || top.found.includes(name);
+      const there = top === null || !top.complete || top.found.includes(name);
       visit(root, root, name, there ? lstat(`${root}/${name}`) : null);
     }
     let level = [root];
@@ -557,7 +532,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     for (const path of foundBefore.get(root) ?? []) {
       const dir = path.slice(0, path.lastIndexOf("/"));
-      if (reads.has(dir)) continue; // read this time: what is still there was found again
+      // read whole this time: what is still there was found again
+      if (reads.get(dir)?.complete) continue;
       const name = path.slice(dir.length + 1);
       const info = lstat(path);
       if (info === null) continue;

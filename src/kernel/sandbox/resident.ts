@@ -9,6 +9,7 @@ import { groupExists, spawnGroupLeader } from "../bash/group_leader.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
+import { hostEnv, insideArgv } from "./host_env.ts";
 import { Launcher, lines } from "./launcher.ts";
 import { launcherArgs } from "./launcher_script.ts";
 import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
@@ -267,10 +268,10 @@ export class Resident {
       this.inside(dir),
     );
     if (launched !== null && launched !== undefined) return launched;
-    const entered = this.proxyEnv.length === 0
-      ? state
-      : { ...state, env: new Map([...state.env, ...this.proxyEnv]) };
-    return spawnGroupLeader(this.command(cwd, argv), entered);
+    // nsenter, setpriv (and setsid) run on the host: names that would load code there are set
+    // only inside
+    const { host, inside } = hostEnv([...state.env, ...this.proxyEnv]);
+    return spawnGroupLeader(this.command(cwd, insideArgv(inside, argv)), { ...state, env: host });
   }
 
   /**

@@ -144,15 +144,42 @@ export function sandboxView(
     return [{ path: real, dir: Deno.statSync(real).isDirectory }];
   });
   const writable = mounts.filter((m) => m.writable).map((m) => m.path);
+  const guarded = withoutApproved(
+    protection(writable, grants.writableProtected ?? []),
+    grants.approvedWrites ?? [],
+  );
+  const pins = maskPins(mounts, masks);
   return {
     mounts,
     links: links.filter(([path]) => !shown(path)),
     masks,
-    protection: withoutApproved(
-      protection(writable, grants.writableProtected ?? []),
-      grants.approvedWrites ?? [],
-    ),
+    protection: pins.length === 0
+      ? guarded
+      : { ...guarded, pins: [...new Set([...guarded.pins, ...pins])].sort() },
   };
+}
+
+/**
+ * The directories between a writable mount and a mask below it, to be pinned (bound over
+ * themselves): a mount point cannot be renamed, so a run cannot move the policy file's, the
+ * state's or the socket's directory aside and make a path of its own there, which the kernel
+ * would then read as its policy or tokens on the host.
+ */
+function maskPins(mounts: readonly ViewMount[], masks: readonly { path: string }[]): string[] {
+  const pins: string[] = [];
+  for (const { path } of masks) {
+    const mount = mounts.filter((m) => shows(m.path, path))
+      .reduce<ViewMount | null>(
+        (a, m) => (a === null || m.path.length > a.path.length ? m : a),
+        null,
+      );
+    if (mount === null || !mount.writable) continue;
+    for (let up = path.slice(0, path.lastIndexOf("/")); up.length > mount.path.length;) {
+      pins.push(up);
+      up = up.slice(0, up.lastIndexOf("/"));
+    }
+  }
+  return pins;
 }
 
 /** `protection` less the protected paths at or above a path of `approved`. */

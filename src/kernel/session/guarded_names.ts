@@ -8,8 +8,10 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * messages), OpenSSL engines, editors' and toolkits' start-up code; and, by the shape of their
  * names, search paths, options and flags (`TAR_OPTIONS` runs `--checkpoint-action=exec=…`),
  * installation and configuration homes (`JAVA_HOME`, `AWS_CONFIG_FILE`), remote shells
- * (`RSYNC_RSH`), helper programs and wrappers, package managers' and cloud tools' settings, and
- * the display and session bus a program talks to.
+ * (`RSYNC_RSH`), helper programs and wrappers, files and directories a program loads from
+ * (`*_DIR`, `*_FILE`; oh-my-zsh's `ZSH_CUSTOM`, asdf's `ASDF_DATA_DIR`, which the human's
+ * interactive shell sources or puts first on PATH), package managers' and cloud tools' settings,
+ * and the display and session bus a program talks to.
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -84,6 +86,14 @@ const MORE_GUARDED = new RegExp(
     ".*_CONFIG.*",
     ".*_(RSH|SSH)",
     ".*_(PROG|PROGRAM|COMMAND|CMD|WRAPPER|LAUNCHER|PREFIX)",
+    // what shell frameworks and version managers, loaded by the human's rc files, source or put
+    // first on PATH: oh-my-zsh's ZSH_CUSTOM, oh-my-bash's OSH_CUSTOM, asdf's ASDF_DATA_DIR …
+    ".*_(DIR|DIRS|FILE|CUSTOM|INSTALL)",
+    "ZSH.*",
+    "OSH.*",
+    "(NVM|ASDF|MISE|RTX|SDKMAN|RBENV|NODENV|PYENV|JENV|GOENV|NVIM|STARSHIP|DIRENV)_.*",
+    // shoal's own: the kernel the human's shoal-mcp starts, the socket its CLI approves through
+    "SHOAL_.*",
     "FCEDIT",
     "VIRTUAL_ENV",
     "CONDA.*",

@@ -14,6 +14,8 @@ import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principa
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { selfSignedCert } from "../../_support/tls.ts";
+import { NetProxy } from "../../../src/kernel/net/proxy.ts";
+import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
 
 /** An agent that may run anything in its project, with `net` as its `net_connect` grants. */
 function agent(net: string[]): Rec {
@@ -475,3 +477,48 @@ hostTest(
     });
   },
 );
+
+Deno.test("P-NET-1 a principal that opens and holds hundreds of proxy connections leaves the proxy to the others: its connections past its share are closed, another principal's CONNECT still goes through", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-proxy-share-" });
+  const proxy = new NetProxy(dir, () => {});
+  const server = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = server.addr.port;
+  const serving = (async () => {
+    for await (const conn of server) {
+      await conn.write(new TextEncoder().encode("pong\n")).catch(() => {});
+      conn.close();
+    }
+  })();
+  const net = (principal: string) => ({
+    principal,
+    grants: [`127.0.0.1:${port}`],
+    port: 3128,
+    forwards: [],
+  });
+  const greedy = `${proxy.endpoint("one", net("agent:greedy"))}/${PROXY_SOCKET}`;
+  const other = `${proxy.endpoint("two", net("agent:other"))}/${PROXY_SOCKET}`;
+  const held: Deno.Conn[] = [];
+  try {
+    // more than the proxy relays at once: each waits for a request head that never comes
+    for (let i = 0; i < 600; i++) {
+      held.push(await Deno.connect({ transport: "unix", path: greedy }));
+    }
+    const conn = await Deno.connect({ transport: "unix", path: other });
+    held.push(conn);
+    await conn.write(new TextEncoder().encode(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`));
+    let answer = "";
+    const buf = new Uint8Array(1024);
+    while (!answer.includes("pong")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      answer += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    assert.match(answer, /^HTTP\/1.1 200 [^]*pong\n$/, "the other principal is served");
+  } finally {
+    for (const conn of held) conn.close();
+    proxy.closeAll();
+    server.close();
+    await serving.catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -108,3 +108,39 @@ Deno.test("issue 14: git stays exact in a clean repository and is opaque once co
     assert.match(opaque("git log -p", at) ?? "", /textconv/);
   });
 });
+
+Deno.test("a FIFO or a device where git reads a config file neither blocks the analysis nor fills its memory: git is opaque there (an agent's mkfifo .git/config.worktree hung the kernel, every session, at the next git command)", async () => {
+  await withTempDir(async (dir) => {
+    const run = (cmd: string, ...args: string[]) =>
+      new Deno.Command(cmd, { args, cwd: dir, stdout: "null", stderr: "null" }).outputSync();
+    run("git", "init", "-q");
+    const at = { cwd: dir, home: `${dir}/home` };
+    run("mkfifo", ".git/config.worktree");
+    // a writer 2 s later: a blocking read would wait for it, then find nothing to object to
+    const writer = new Deno.Command("sh", {
+      args: ["-c", "sleep 2; echo '[core]' > .git/config.worktree"],
+      cwd: dir,
+    }).spawn();
+    try {
+      assert.match(opaque("git status", at) ?? "", /config.worktree cannot be read/);
+    } finally {
+      writer.kill();
+      await writer.status;
+    }
+    await Deno.remove(`${dir}/.git/config.worktree`);
+    await Deno.symlink("/dev/zero", `${dir}/.git/config.worktree`);
+    assert.match(opaque("git status", at) ?? "", /config.worktree cannot be read/);
+    await Deno.remove(`${dir}/.git/config.worktree`);
+    assert.equal(opaque("git status", at), null);
+  });
+});
+
+Deno.test("a hooks directory of thousands of entries is not read to its end at every git command: git is opaque there", async () => {
+  await withTempDir(async (dir) => {
+    new Deno.Command("git", { args: ["init", "-q"], cwd: dir, stdout: "null" }).outputSync();
+    const at = { cwd: dir, home: `${dir}/home` };
+    assert.equal(opaque("git commit -m x", at), null, "git's own samples are no hooks");
+    for (let i = 0; i < 1500; i++) Deno.writeTextFileSync(`${dir}/.git/hooks/h${i}.sample`, "");
+    assert.match(opaque("git commit -m x", at) ?? "", /hooks holds too many entries/);
+  });
+});

@@ -254,6 +254,35 @@ hostTest(
 );
 
 hostTest(
+  "a run that enters through nsenter has exactly the session's environment, but its loader variables never reach nsenter and setpriv on the host (LD_PRELOAD would run the agent's library there, as the human)",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(false, async (s) => {
+      // the loader of every program started with LD_DEBUG writes LD_DEBUG_OUTPUT.<pid>, naming
+      // the program: the one inside the sandbox must, nsenter and setpriv on the host must not
+      const state = {
+        ...s.state,
+        env: new Map([...s.state.env, ["LD_DEBUG", "files"], ["LD_DEBUG_OUTPUT", `${s.proj}/ld`]]),
+      };
+      await delay(100);
+      const child = s.resident.spawn(state, ["/usr/bin/env", "-0"], s.dir);
+      s.resident.hold(child);
+      const { out, status } = await finish(child);
+      assert.equal(status.success, true);
+      assert.deepEqual(parseEnv(out), state.env);
+      const programs = [...Deno.readDirSync(s.proj)].filter((e) => e.name.startsWith("ld."))
+        .flatMap((e) =>
+          [
+            ...Deno.readTextFileSync(`${s.proj}/${e.name}`).matchAll(/initialize program: (\S+)/g),
+          ].map((m) => m[1].slice(m[1].lastIndexOf("/") + 1))
+        );
+      assert.ok(programs.includes("env"), `the run inside has the variables: ${programs}`);
+      assert.deepEqual(programs.filter((p) => p === "nsenter" || p === "setpriv"), []);
+    });
+  },
+);
+
+hostTest(
   "a waiting spare that is killed is replaced, a request it left unread is skipped: later runs are launched again",
   NEEDS_TIER_B,
   async () => {

@@ -292,3 +292,88 @@ Deno.test("the files a repository's config includes are protected as git reads t
     assert.equal(lifted.some((p) => p.path.endsWith(".inc")), false);
   });
 });
+
+Deno.test("a scan reads no directory past the entry limit (a project root of a million entries an agent made cost the kernel seconds and hundreds of MiB at every exec); the root's own protected names are still found", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    for (let i = 0; i < SCAN_ENTRY_LIMIT + 5000; i++) Deno.writeTextFileSync(`${root}/${i}`, "");
+    await Deno.mkdir(`${root}/.vscode`);
+    // counts the entries the scan takes from the runtime's directory reader
+    const readDir = Deno.readDirSync;
+    let taken = 0;
+    Deno.readDirSync = function* (path: string | URL) {
+      for (const entry of readDir(path)) {
+        taken++;
+        yield entry;
+      }
+    };
+    let found;
+    try {
+      found = protection([root], []);
+    } finally {
+      Deno.readDirSync = readDir;
+    }
+    assert.ok(taken <= SCAN_ENTRY_LIMIT + 1, `${taken} entries read`);
+    assert.deepEqual(found.paths.find((p) => p.path === `${root}/.vscode`), {
+      path: `${root}/.vscode`,
+      dir: true,
+      absent: false,
+    });
+  });
+});
+
+Deno.test("a repository config swapped for a FIFO right after the scan checked it (by a run of the agent's still going) neither blocks the scan nor is read", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    const config = `${root}/sub/.git/config`;
+    await Deno.mkdir(`${root}/sub/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(config, "[core]\n");
+    // The swap happens right after the scan's check that the config is a small regular file
+    // worth reading for core.hooksPath; a writer 2 s later would be waited for by a blocking
+    // read, which would then take its hooks path.
+    const stat = Deno.statSync;
+    let looks = 0;
+    let writer: Deno.ChildProcess | null = null;
+    Deno.statSync = (path: string | URL) => {
+      const info = stat(path);
+      if (String(path) === config && ++looks === 1) {
+        Deno.removeSync(config);
+        new Deno.Command("mkfifo", { args: [config] }).outputSync();
+        writer = new Deno.Command("sh", {
+          args: ["-c", `sleep 2; printf '[core]\\n\\thooksPath = planted\\n' > '${config}'`],
+        }).spawn();
+      }
+      return info;
+    };
+    let found;
+    try {
+      found = protection([root], []).paths.map((p) => p.path);
+    } finally {
+      Deno.statSync = stat;
+      (writer as Deno.ChildProcess | null)?.kill();
+      await (writer as Deno.ChildProcess | null)?.status;
+    }
+    assert.ok(looks >= 1, "the config was checked");
+    assert.ok(!found.includes(`${root}/sub/planted`), "the FIFO's text was read");
+    assert.ok(found.includes(config), "still bound read-only");
+  });
+});
+
+Deno.test("a core.hooksPath through a symlink is protected where git finds it: inside a root at its real path, outside every root not at all (the kernel made its placeholder there, in the human's ~/.ssh)", async () => {
+  await withTempDir(async (dir) => {
+    const root = `${await Deno.realPath(dir)}/proj`;
+    const outside = `${await Deno.realPath(dir)}/home`;
+    await Deno.mkdir(`${outside}/.ssh`, { recursive: true });
+    await Deno.mkdir(`${root}/sub/.git/hooks`, { recursive: true });
+    await Deno.mkdir(`${root}/real`);
+    await Deno.symlink(outside, `${root}/away`);
+    await Deno.symlink(`${root}/real`, `${root}/here`);
+    const hooksPath = async (path: string) => {
+      await Deno.writeTextFile(`${root}/sub/.git/config`, `[core]\n\thooksPath = ${path}\n`);
+      return protection([root], []).paths.filter((p) => p.dir && !p.path.includes("/sub/.git/"))
+        .filter((p) => !p.path.startsWith(`${root}/.`)).map((p) => p.path);
+    };
+    assert.deepEqual(await hooksPath("../away/.ssh/authorized_keys"), []);
+    assert.deepEqual(await hooksPath("../here/hooks"), [`${root}/real/hooks`]);
+  });
+});

@@ -7,7 +7,13 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { createToken, LOCAL_HUMAN, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import {
+  createToken,
+  LOCAL_HUMAN,
+  PROJECT_AGENT,
+  TMP_AGENT,
+  writePolicy,
+} from "../../_support/principals.ts";
 import {
   commandLine,
   groupMembers,
@@ -220,6 +226,67 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-3 under a write grant covering them, the policy file, state and socket directories cannot be moved aside and made anew: the agent would write its own policy (sandbox: false) and run unconfined",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    // a policy in a directory of the write root, as ~/.config/shoal/leash.jsonc under a grant of
+    // ~/.config; the state directory and the socket directory lie in the write root too
+    const policy = `${box.dir}/cfg/shoal/leash.jsonc`;
+    const agentEntry = { ...CODER, fs: { read: [`${box.dir}/**`], write: [`${box.dir}/**`] } };
+    await writePolicy(policy, { "agent:c": agentEntry });
+    const original = await Deno.readTextFile(policy);
+    const { secret } = await createToken(box, "agent:c", "c");
+    const k = await startKernel(["--policy", policy], box);
+    try {
+      const proj = `${box.dir}/home/proj`;
+      await Deno.mkdir(proj);
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const agent = await k.attach("work", secret);
+      const evil = JSON.stringify({
+        principal: { "agent:c": { ...agentEntry, fs: { read: ["/**"] }, sandbox: false } },
+      });
+      await Deno.writeTextFile(`${proj}/evil.json`, evil);
+      const sockets = k.socket.slice(0, k.socket.lastIndexOf("/"));
+      const moves = [
+        `${box.dir}/cfg/shoal`,
+        `${box.dir}/cfg`,
+        `${box.dir}/state`,
+        `${box.dir}/run`,
+      ];
+      // through python: the sandbox is the wall under test, not the static layer
+      await Deno.writeTextFile(
+        `${proj}/move.py`,
+        `import os, shutil
+for d in ${JSON.stringify(moves)}:
+    try:
+        os.rename(d, d + ".moved")
+        print("moved", d)
+    except OSError as e:
+        print("kept", d, e.strerror)
+os.makedirs("${box.dir}/cfg/shoal", exist_ok=True)
+shutil.copy("evil.json", "${policy}")
+`,
+      );
+      const r = await run(agent, "python3 move.py");
+      const out = text(r.out);
+      for (const dir of moves) assert.match(out, new RegExp(`kept ${dir} `), text(r.err));
+      assert.equal(await Deno.readTextFile(policy), original, "the host's policy file is the same");
+      assert.ok(exists(`${box.dir}/state/shoal/tokens.json`) && exists(k.socket), sockets);
+      // still confined: the kernel's state stays hidden from the agent's next exec
+      const after = await run(
+        await k.attach("work", secret),
+        `cat ${box.dir}/state/shoal/tokens.json`,
+      );
+      assert.equal(after.ok, false, text(after.out));
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+hostTest(
   "a raw TCP connect fails without a net grant and with a grant naming no loopback port; a grant naming the port forwards it (P-NET-1)",
   NEEDS_TIER_B,
   async () => {
@@ -260,6 +327,35 @@ hostTest("a PTY program of a sandboxed agent is confined the same way", NEEDS_TI
     assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
   });
 });
+
+hostTest(
+  "P-SBX-3 a sandboxed PTY's loader variables (LD_PRELOAD, LD_DEBUG_OUTPUT …) reach its program inside, never the host processes that start the sandbox: a preloaded library of the agent's ran there, on the host, as the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      // The loader writes LD_DEBUG_OUTPUT.<pid> for every program it starts with LD_DEBUG set: a
+      // file there, outside every grant, was written by a program running on the host. (With
+      // LD_PRELOAD naming a library of the agent's, that program ran the agent's code.)
+      const out = `${w.box.dir}/loader`;
+      const opened = await agent.request("pty.open", {
+        cmd: "sh",
+        args: ["-c", 'echo "[$LD_DEBUG_OUTPUT]"; sleep 30'],
+        env: { LD_DEBUG: "files", LD_DEBUG_OUTPUT: out },
+      }) as Rec;
+      let screen: string[] = [];
+      const shown = await waitUntil(async () => {
+        screen = (await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec)
+          .screen as string[];
+        return screen.some((row) => row.includes(`[${out}]`));
+      }, 10000);
+      assert.ok(shown, `the program inside has the variables: ${screen.join("\n")}`);
+      const written = [...Deno.readDirSync(w.box.dir)].filter((e) => e.name.startsWith("loader"));
+      assert.deepEqual(written.map((e) => e.name), [], "a host program honoured the agent's LD_*");
+      await agent.request("pty.close", { pty_id: opened.pty_id });
+    });
+  },
+);
 
 /** Starts `src` as a task; returns its id and the live processes of its group once there are `n`. */
 async function startTask(agent: RpcConnection, src: string, n: number) {
@@ -769,6 +865,142 @@ hostTest(
         false,
         `the agent's commondir made the human's git status run its code (exec ok: ${planted.ok})`,
       );
+    });
+  },
+);
+
+Deno.test({
+  name:
+    "K-PLAN-3 an approved plan that copies a project file into a protected name writes what the human approved, not what the agent put in that file afterwards (re-applied later, or changed between approval and apply) [ignored: defect found by the probe round; needs a SPEC decision: a plan binds src and effects, not the content of the files it reads, and an approval stays valid for repeated applies, so one approved `cp tasks.src .vscode/tasks.json` lets the agent write any .vscode/tasks.json (a task run on folder open runs as the human in VS Code) as often as it likes]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const reviewed = '{"version": "2.0.0", "tasks": []}\n';
+      await Deno.writeTextFile(`${w.proj}/tasks.src`, reviewed);
+      const asked = await rpcError(
+        exec(agent, "mkdir -p .vscode && cp tasks.src .vscode/tasks.json"),
+      );
+      assert.equal(asked.code, -32011, JSON.stringify(asked.data));
+      const planRef = (asked.data as Rec).plan_ref as string;
+      const human = await w.k.attach("work");
+      await human.request("approval.grant", { plan_ref: planRef });
+      // after the human looked at tasks.src and approved, the agent changes it
+      await run(
+        agent,
+        `python3 -c "open('tasks.src', 'w').write('{\\"tasks\\": [{\\"runOptions\\": {\\"runOn\\": \\"folderOpen\\"}}]}')"`,
+      );
+      const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" })
+        .then(() => null, (e) => e);
+      const written = exists(`${w.proj}/.vscode/tasks.json`)
+        ? await Deno.readTextFile(`${w.proj}/.vscode/tasks.json`)
+        : null;
+      assert.ok(
+        applied !== null || written === reviewed,
+        `the approved plan wrote what the human never saw: ${written}`,
+      );
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 .devcontainer.json at the project root is as protected as .devcontainer/ (VS Code's Dev Containers read both, and run initializeCommand on the host) [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 names the directory only]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const r = await run(
+        agent,
+        `python3 -c "open('.devcontainer.json', 'w').write('{\\"initializeCommand\\": \\"id\\"}')"`,
+      );
+      assert.equal(r.ok, false, "the agent wrote .devcontainer.json");
+      assert.equal(exists(`${w.proj}/.devcontainer.json`), false);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "K-TASK-2 a sandboxed agent cannot stop, resume or cancel the local human's tasks in their shared session: its signals would reach unconfined processes outside its sandbox (SIGSTOP to the human's build, editor or deploy) [ignored: defect found by the probe round; needs a SPEC decision: K-TASK-2 makes tasks visible and K-TASK-5/6 signalable to every connection of the session, while K-PTY-7 now limits an agent to its own PTYs]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const human = await w.k.attach("work");
+      const agent = await w.agent("agent:c");
+      const task = (await exec(human, "sleep 30", { async: true })).task as string;
+      try {
+        const refused = await rpcError(agent.request("task.suspend", { task }));
+        assert.ok([-32021, -32010].includes(refused.code), JSON.stringify(refused));
+        assert.equal((await human.request("task.get", { task }) as Rec).state, "running");
+      } finally {
+        await human.request("task.cancel", { task });
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-3 a Unix socket of the human's under a granted root (tmux's, ssh-agent's, docker's, VS Code's) does not let the agent run code outside its sandbox: its tmux client typed into the human's tmux shell, which ran unconfined [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-3 masks only the kernel's own socket directory, and connect() on a socket needs no write access, so even a read grant (of /tmp, of HOME) reaches every socket below it; sandbox-runtime blocks AF_UNIX by seccomp]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:t": TMP_AGENT }, async (w) => {
+      const socket = `${w.box.dir}/tmux.sock`;
+      const marker = `${w.box.dir}/ran-where`;
+      const tmux = (...args: string[]) =>
+        new Deno.Command("tmux", { args: ["-S", socket, "-f", "/dev/null", ...args] }).output();
+      assert.equal((await tmux("new-session", "-d", "-s", "h", "bash --norc")).code, 0);
+      try {
+        const agent = await w.agent("agent:t");
+        await run(
+          agent,
+          `tmux -S ${socket} send-keys -t h 'readlink /proc/self/ns/mnt > ${marker}' Enter`,
+        );
+        await waitUntil(() => exists(marker), 3000);
+        const ran = exists(marker) ? (await Deno.readTextFile(marker)).trim() : null;
+        assert.notEqual(ran, Deno.readLinkSync("/proc/self/ns/mnt"), "it ran on the host");
+      } finally {
+        await tmux("kill-server");
+      }
+    });
+  },
+});
+
+hostTest(
+  "P-SBX-6 in a repository with per-worktree config (git sparse-checkout init turns it on), .git/config.worktree is as read-only as .git/config: a core.fsmonitor the agent put there ran at the human's git status",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const marker = `${w.box.dir}/ran-as-human`;
+      const git = (...args: string[]) =>
+        new Deno.Command("git", { args, cwd: w.proj, stdout: "null", stderr: "null" }).output();
+      await git("init", "-q");
+      await git(
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=a@x",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+      );
+      assert.equal((await git("sparse-checkout", "init", "--cone")).code, 0);
+      assert.ok(exists(`${w.proj}/.git/config.worktree`));
+      const agent = await w.agent("agent:c");
+      // through python: the sandbox is the wall under test, not the static layer
+      const r = await run(
+        agent,
+        `python3 -c "open('.git/config.worktree', 'a').write('[core]\\\\n\\\\tfsmonitor = touch ${marker}; false\\\\n')"`,
+      );
+      assert.equal(r.ok, false, "the agent wrote .git/config.worktree");
+      await humanGitStatus(w.proj);
+      assert.equal(exists(marker), false, "the agent's core.fsmonitor ran as the human");
+      // the static layer agrees: a write there asks approval
+      const asked = await rpcError(exec(agent, "git config --worktree core.x y"));
+      assert.equal(asked.code, -32011, JSON.stringify(asked.data));
     });
   },
 );

@@ -238,6 +238,52 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's OSH_CUSTOM, ZSH_CUSTOM, ASDF_DATA_DIR, NVM_DIR, SHOAL_SOCKET and the like (what the human's shell frameworks and version managers source or put first on PATH, and shoal's own CLI reads) never reach the human: its interactive bash PTY, whose ~/.bashrc loads oh-my-bash, ran the agent's file as the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${box.dir}/pwned`;
+      // what oh-my-bash's oh-my-bash.sh (and oh-my-zsh's, with ZSH_CUSTOM) does at the end of a
+      // ~/.bashrc that loads it: source every *.sh of $OSH_CUSTOM, by default $OSH/custom
+      await Deno.writeTextFile(
+        `${box.dir}/home/.bashrc`,
+        'for f in "${OSH_CUSTOM:-$HOME/.oh-my-bash/custom}"/*.sh; do [ -f "$f" ] && . "$f"; done\n' +
+          "echo rc-done\n",
+      );
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `mkdir -p osh && printf 'touch ${pwned}\\n' > osh/x.sh`,
+          `export OSH_CUSTOM=${proj}/osh ZSH_CUSTOM=${proj}/osh ASDF_DATA_DIR=${proj}/asdf`,
+          `export NVM_DIR=${proj}/nvm SDKMAN_DIR=${proj}/sdk`,
+          // the human's shoal CLI in the session would approve through the agent's socket
+          `export SHOAL_SOCKET=${proj}/fake.sock SHOAL_KERNEL=${proj}/evil`,
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        'echo "${OSH_CUSTOM-unset} ${ZSH_CUSTOM-unset} ${ASDF_DATA_DIR-unset} ${NVM_DIR-unset}" ' +
+          '"${SHOAL_SOCKET-unset} ${SHOAL_KERNEL-unset}"',
+      );
+      const shell = await human.request("pty.open", { cmd: "bash", args: ["-i"] }) as Rec;
+      let screen = "";
+      for (let i = 0; i < 100 && !screen.includes("rc-done"); i++) {
+        await delay(100);
+        screen = ((await human.request("pty.read", { pty_id: shell.pty_id }) as Rec)
+          .screen as string[]).join("\n");
+      }
+      await human.request("pty.close", { pty_id: shell.pty_id });
+      assert.match(screen, /rc-done/);
+      assert.equal(exists(pwned), false, "the human's shell sourced the agent's file");
+      assert.equal(seen, "unset unset unset unset unset unset\n");
+      assert.equal(await out(a, 'echo "$OSH_CUSTOM"'), `${proj}/osh\n`, "the agent keeps its own");
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 an agent cannot type into, read, resize or close a PTY the human opened in the session (its program runs unconfined); the human reaches the agent's",
   NEEDS_TIER_B,
   async () => {

@@ -1,0 +1,35 @@
+/**
+ * Reading a small text file that someone else may control (a repository's config an agent can
+ * write): never blocking and never unbounded, whatever the path turns out to be.
+ */
+import { closeFd, openReadNonBlocking, readFd } from "./fd_calls.ts";
+
+/**
+ * The text of the regular file at `path` (symlinks followed) when it holds at most `limit` bytes,
+ * else null (missing, not a regular file, too large, unreadable). Opened non-blocking, so a FIFO
+ * put there (even after the check) reads as empty at once instead of blocking the kernel, and read
+ * at most `limit` + 1 bytes, so a device such as /dev/zero cannot fill its memory.
+ */
+export function readSmallFile(path: string, limit: number): string | null {
+  try {
+    const info = Deno.statSync(path);
+    if (!info.isFile || info.size > limit) return null;
+  } catch {
+    return null;
+  }
+  const fd = openReadNonBlocking(path);
+  if (fd < 0) return null;
+  try {
+    const buf = new Uint8Array(limit + 1);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readFd(fd, buf.subarray(got));
+      if (n < 0) return null; // a FIFO with a writer but nothing written, or an error
+      if (n === 0) break;
+      got += n;
+    }
+    return got > limit ? null : new TextDecoder().decode(buf.subarray(0, got));
+  } finally {
+    closeFd(fd);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * What a repository's configuration says that the protection scan needs (P-SBX-6): where git
+ * runs hooks from, and which other files it reads as configuration.
+ */
+import { readSmallFile } from "../bash/small_file.ts";
+import { normalizePath } from "../bash/lexical_path.ts";
+
+/** Largest repository config file (or file it includes) read ({@link gitSettings}). */
+const CONFIG_READ_LIMIT = 1024 * 1024;
+
+/** How deep git follows includes (its own limit is 10). */
+const INCLUDE_DEPTH = 10;
+
+/** What the scan needs of a repository's configuration ({@link gitSettings}). */
+export interface GitSettings {
+  /** The last `core.hooksPath` set, as written, or null. */
+  hooksPath: string | null;
+  /** The files included (`include.path`, `includeIf.*.path`), as absolute paths. */
+  includes: string[];
+}
+
+/** A config value as git reads it: quotes and a trailing comment dropped, escapes undone. */
+function configValue(raw: string): string {
+  const value = raw.replace(/^"((?:[^"\\]|\\.)*)".*$|^([^#;]*).*$/, "$1$2").trim();
+  return value.replace(/\\(.)/g, "$1");
+}
+
+/**
+ * What a repository's config files (`files`, in the order git reads them) set that the scan
+ * needs: the last `core.hooksPath` (git runs the hooks there instead of `.git/hooks`; husky sets
+ * `.husky`), and every file they include (`include.path`, and `includeIf.*.path` whatever its
+ * condition), followed in place as git does, each relative to the file naming it. Paths under
+ * `~` are not followed: they name the home directory, which is no project.
+ */
+export function gitSettings(files: readonly string[]): GitSettings {
+  const out: GitSettings = { hooksPath: null, includes: [] };
+  const read = (file: string, depth: number) => {
+    const text = readSmallFile(file, CONFIG_READ_LIMIT);
+    if (text === null) return;
+    let section = "";
+    for (const raw of text.split("\n")) {
+      let line = raw.trim();
+      if (line.startsWith("[")) {
+        // `[core]`, `[includeIf "gitdir:…"]`; an entry may follow on the same line
+        const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]/.exec(line);
+        section = header === null ? "" : header[1].toLowerCase();
+        line = header === null ? "" : line.slice(header[0].length).trim();
+      }
+      const entry = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
+      if (entry === null) continue;
+      const key = `${section}.${entry[1].toLowerCase()}`;
+      if (key === "core.hookspath") out.hooksPath = configValue(entry[2]);
+      else if (key === "include.path" || key === "includeif.path") {
+        const path = configValue(entry[2]);
+        if (path === "" || path.startsWith("~") || depth >= INCLUDE_DEPTH) continue;
+        const at = normalizePath(
+          path.startsWith("/") ? path : `${file.slice(0, file.lastIndexOf("/"))}/${path}`,
+        );
+        out.includes.push(at);
+        read(at, depth + 1);
+      }
+    }
+  };
+  for (const file of files) read(file, 0);
+  return out;
+}
