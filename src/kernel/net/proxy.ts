@@ -50,28 +50,37 @@ interface Endpoint {
 
 /** Buffered reads of a connection's first bytes, bounded by {@link HEAD_LIMIT}. */
 class Head {
-  buf = new Uint8Array(0);
+  /** Where bytes are read to: grown by doubling, so a head sent a byte at a time is copied O(n). */
+  #store = new Uint8Array(0);
+  #length = 0;
   constructor(private readonly conn: Deno.Conn) {}
+
+  /** The buffered bytes (a view, valid until the next fill or take). */
+  get buf(): Uint8Array {
+    return this.#store.subarray(0, this.#length);
+  }
 
   /** Reads until at least `n` bytes are buffered; false at EOF or past the limit. */
   async fill(n: number): Promise<boolean> {
-    while (this.buf.length < n) {
-      if (n > HEAD_LIMIT) return false;
-      const chunk = new Uint8Array(4096);
-      const got = await this.conn.read(chunk);
+    if (n > HEAD_LIMIT) return false;
+    while (this.#length < n) {
+      if (this.#length === this.#store.length) {
+        const grown = new Uint8Array(Math.min(HEAD_LIMIT, Math.max(4096, 2 * this.#length)));
+        grown.set(this.buf);
+        this.#store = grown;
+      }
+      const got = await this.conn.read(this.#store.subarray(this.#length));
       if (got === null) return false;
-      const next = new Uint8Array(this.buf.length + got);
-      next.set(this.buf);
-      next.set(chunk.subarray(0, got), this.buf.length);
-      this.buf = next;
+      this.#length += got;
     }
     return true;
   }
 
   /** Takes the first `n` buffered bytes. */
   take(n: number): Uint8Array {
-    const taken = this.buf.slice(0, n);
-    this.buf = this.buf.slice(n);
+    const taken = this.#store.slice(0, n);
+    this.#store.copyWithin(0, n, this.#length);
+    this.#length -= n;
     return taken;
   }
 }
@@ -160,9 +169,13 @@ function response(status: string, body: string): Uint8Array {
   );
 }
 
-/** Where the blank line ending an HTTP head starts in `bytes`, or -1. */
-function headEnd(bytes: Uint8Array): number {
-  for (let i = 0; i + 3 < bytes.length; i++) {
+/**
+ * Where the blank line ending an HTTP head starts in `bytes`, or -1, looking from `from` on: the
+ * caller passes where its last look ended (less 3), so a head sent a byte at a time is scanned
+ * once, not once per byte.
+ */
+function headEnd(bytes: Uint8Array, from: number): number {
+  for (let i = Math.max(0, from); i + 3 < bytes.length; i++) {
     if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) {
       return i;
     }
@@ -393,14 +406,15 @@ export class NetProxy {
   /** HTTP proxying: `CONNECT host:port` tunnels, `http://` absolute URIs are forwarded. */
   async #http(endpoint: Endpoint, client: Deno.Conn, head: Head): Promise<Deno.Conn | null> {
     let end = -1;
-    for (let n = 1; end < 0; n = head.buf.length + 1) {
+    for (let n = 1, scanned = 0; end < 0; n = head.buf.length + 1) {
       if (!(await head.fill(n))) {
         if (head.buf.length >= HEAD_LIMIT) {
           await writeAll(client, response("431 Request Header Fields Too Large", "too long\n"));
         }
         return null;
       }
-      end = headEnd(head.buf);
+      end = headEnd(head.buf, scanned - 3);
+      scanned = head.buf.length;
     }
     const [requestLine, ...headers] = decoder.decode(head.take(end + 4).subarray(0, end))
       .split("\r\n");

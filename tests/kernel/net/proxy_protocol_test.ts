@@ -7,6 +7,7 @@ import { sandboxNet } from "../../../src/kernel/net/destinations.ts";
 import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { delay } from "../../_support/wait.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -25,7 +26,7 @@ async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
 
 async function withProxy(
   body: (
-    talk: (bytes: Uint8Array) => Promise<Uint8Array>,
+    talk: (...pieces: Uint8Array[]) => Promise<Uint8Array>,
     events: unknown[],
     proxy: NetProxy,
     port: number,
@@ -47,9 +48,13 @@ async function withProxy(
     const socket = `${
       proxy.endpoint("s", sandboxNet("agent:a", [`127.0.0.2:${port}`])!)
     }/${PROXY_SOCKET}`;
-    const talk = async (bytes: Uint8Array) => {
+    // each piece a write of its own, 20 ms after the one before: the proxy reads them apart
+    const talk = async (...pieces: Uint8Array[]) => {
       const conn = await Deno.connect({ transport: "unix", path: socket });
-      await conn.write(bytes);
+      for (const [i, piece] of pieces.entries()) {
+        if (i > 0) await delay(20);
+        await conn.write(piece);
+      }
       const answer = await readAll(conn);
       conn.close();
       return answer;
@@ -92,6 +97,21 @@ Deno.test("HTTP: a granted absolute URI is forwarded in origin form without prox
     );
     const bad = decoder.decode(await talk(encoder.encode(`GET https://x/ HTTP/1.1\r\n\r\n`)));
     assert.match(bad, /^HTTP\/1\.1 400/);
+  });
+});
+
+Deno.test("HTTP: a head that comes in pieces is read to its end wherever a piece ends, in its blank line too (the proxy looks only at what is new, and the three bytes before)", async () => {
+  await withProxy(async (talk, _events, _proxy, port) => {
+    const head = `GET http://127.0.0.2:${port}/p HTTP/1.1\r\nHost: x\r\n\r\n`;
+    for (const cut of [head.length - 1, head.length - 2, head.length - 3, 10]) {
+      const answer = decoder.decode(
+        await talk(encoder.encode(head.slice(0, cut)), encoder.encode(head.slice(cut))),
+      );
+      assert.match(answer, /^HTTP\/1\.1 200/, `cut at ${cut}`);
+    }
+    const bytes = encoder.encode(head);
+    const byByte = await talk(...Array.from(bytes, (_, i) => bytes.subarray(i, i + 1)));
+    assert.match(decoder.decode(byByte), /path \/p /);
   });
 });
 
