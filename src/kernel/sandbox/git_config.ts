@@ -64,3 +64,22 @@ export function gitSettings(files: readonly string[]): GitSettings {
   for (const file of files) read(file, 0);
   return out;
 }
+
+/**
+ * The config files git reads before a repository's own, in its order: the system's
+ * (`/etc/gitconfig`, or `GIT_CONFIG_SYSTEM`; none with `GIT_CONFIG_NOSYSTEM`), then the user's
+ * (`GIT_CONFIG_GLOBAL`, else `$XDG_CONFIG_HOME/git/config` or `~/.config/git/config`, then
+ * `~/.gitconfig`), as the kernel's environment names them: a relative `core.hooksPath` there
+ * (`git config --global core.hooksPath .githooks`) names a directory in every repository.
+ */
+export function userConfigFiles(env: (name: string) => string | undefined): string[] {
+  const set = (name: string) => env(name) || undefined;
+  const files = set("GIT_CONFIG_NOSYSTEM") ? [] : [set("GIT_CONFIG_SYSTEM") ?? "/etc/gitconfig"];
+  const global = set("GIT_CONFIG_GLOBAL");
+  if (global !== undefined) return [...files, global];
+  const home = set("HOME");
+  const xdg = set("XDG_CONFIG_HOME") ?? (home === undefined ? undefined : `${home}/.config`);
+  if (xdg !== undefined) files.push(`${xdg}/git/config`);
+  if (home !== undefined) files.push(`${home}/.gitconfig`);
+  return files;
+}

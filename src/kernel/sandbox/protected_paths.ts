@@ -6,7 +6,7 @@
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
 import { readSmallFile } from "../bash/small_file.ts";
-import { gitSettings } from "./git_config.ts";
+import { gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 
 /** Directory levels below a write root searched for protected names that exist at exec start. */
@@ -435,8 +435,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
    * root): the `commondir` and `config.worktree` of `gitDir`, of each linked worktree's
    * (`worktrees/ID`) and of its submodules' repositories (`modules/…`), absent ones held; the
    * `config` and `hooks` of their common directories (absent ones held only for `gitDir` at a
-   * root), and, when in a writable root, the hooks directory its config (or `config.worktree`)
-   * names with `core.hooksPath` and the files they include.
+   * root), and, when in a writable root, the hooks directory its config (or `config.worktree`,
+   * or the user's config before them) names with `core.hooksPath` and the files they include.
    */
   const protectRepository = (dir: string, gitDir: string, hold: boolean) => {
     const names = namesIn(gitDir);
@@ -446,6 +446,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const commonNames = protectCommon(gitDir, names, common, hold);
     const own = worktreeConfig !== null && !isPlaceholder(`${gitDir}/config.worktree`);
     const { hooksPath, includes } = gitSettings([
+      ...userConfigFiles((name) => Deno.env.get(name)),
       ...(has(commonNames, "config") ? [`${common}/config`] : []),
       ...(own ? [`${gitDir}/config.worktree`] : []),
     ]);

@@ -377,3 +377,28 @@ Deno.test("a core.hooksPath through a symlink is protected where git finds it: i
     assert.deepEqual(await hooksPath("../here/hooks"), [`${root}/real/hooks`]);
   });
 });
+
+Deno.test("a relative core.hooksPath in the user's git config (git config --global core.hooksPath .githooks) names a hooks directory in every repository: it is protected there, unless the repository's own config names another", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/proj/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/proj/.git/config`, "[core]\n\tbare = false\n");
+    await Deno.writeTextFile(`${root}/user.gitconfig`, "[core]\n\thooksPath = .githooks\n");
+    const saved = ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"].map((n) => [n, Deno.env.get(n)]);
+    Deno.env.set("GIT_CONFIG_GLOBAL", `${root}/user.gitconfig`);
+    Deno.env.set("GIT_CONFIG_NOSYSTEM", "1");
+    try {
+      const hooksDirs = () =>
+        protection([`${root}/proj`], []).paths.filter((p) => p.dir && !p.path.includes("/.git/"))
+          .filter((p) => /githooks|mine/.test(p.path)).map((p) => p.path);
+      assert.deepEqual(hooksDirs(), [`${root}/proj/.githooks`]);
+      await Deno.writeTextFile(`${root}/proj/.git/config`, "[core]\n\thooksPath = mine\n");
+      assert.deepEqual(hooksDirs(), [`${root}/proj/mine`]);
+    } finally {
+      for (const [name, value] of saved) {
+        if (value === undefined) Deno.env.delete(name!);
+        else Deno.env.set(name!, value);
+      }
+    }
+  });
+});
