@@ -11,18 +11,26 @@ import { closeFd, openReadNonBlocking, readFd } from "./fd_calls.ts";
  * at most `limit` + 1 bytes, so a device such as /dev/zero cannot fill its memory.
  */
 export function readSmallFile(path: string, limit: number): string | null {
+  let size: number;
   try {
     const info = Deno.statSync(path);
     if (!info.isFile || info.size > limit) return null;
+    size = info.size;
   } catch {
     return null;
   }
   const fd = openReadNonBlocking(path);
   if (fd < 0) return null;
   try {
-    const buf = new Uint8Array(limit + 1);
+    // sized for the file as it was (a config is read at every exec), grown only if it grew
+    let buf = new Uint8Array(size + 1);
     let got = 0;
-    while (got < buf.length) {
+    while (got <= limit) {
+      if (got === buf.length) {
+        const grown = new Uint8Array(Math.min(limit + 1, 2 * buf.length));
+        grown.set(buf);
+        buf = grown;
+      }
       const n = readFd(fd, buf.subarray(got));
       if (n < 0) return null; // a FIFO with a writer but nothing written, or an error
       if (n === 0) break;

@@ -336,6 +336,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
   };
   const names = [...PROTECTED_FILES, ...PROTECTED_DIRS].filter((name) => !lifted.includes(name));
+  // read once per view, not once per repository
+  const user = gitSettings(userConfigFiles((name) => Deno.env.get(name)));
   const gitParts = PROTECTED_GIT_PARTS.filter((part) => !lifted.includes(part))
     .map((part) => part.slice(".git/".length));
   /**
@@ -445,11 +447,13 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const { common, worktreeConfig } = protectOwn(gitDir, names);
     const commonNames = protectCommon(gitDir, names, common, hold);
     const own = worktreeConfig !== null && !isPlaceholder(`${gitDir}/config.worktree`);
-    const { hooksPath, includes } = gitSettings([
-      ...userConfigFiles((name) => Deno.env.get(name)),
+    const repository = gitSettings([
       ...(has(commonNames, "config") ? [`${common}/config`] : []),
       ...(own ? [`${gitDir}/config.worktree`] : []),
     ]);
+    // git reads the user's config first: the repository's own setting wins
+    const hooksPath = repository.hooksPath ?? user.hooksPath;
+    const includes = [...user.includes, ...repository.includes];
     // a file the config includes is config too: read-only, held by an empty file when absent
     for (const at of gitParts.includes("config") ? includes : []) protectIncluded(at);
     // where git finds it: a symlink on the way (an agent's `link` to HOME) leads elsewhere, and
