@@ -46,7 +46,7 @@ export async function runOnboardCommand(
     if (!/^agent:[A-Za-z0-9._-]{1,64}$/.test(principal)) {
       throw new UsageError(`principal must look like agent:NAME, got ${principal}`);
     }
-    const project = projectDir(stringOption(parsed, "project") ?? ".", env.HOME);
+    const project = projectDir(stringOption(parsed, "project") ?? ".", env);
     const policy = userPolicyPath(env);
     if (policy === null) throw new Error("no policy location: XDG_CONFIG_HOME and HOME are unset");
     const state = stateDir(undefined, env);
@@ -97,10 +97,30 @@ export async function runOnboardCommand(
 }
 
 /**
- * `dir` resolved to an existing directory's real path. `/`, HOME and the directories above it
- * are refused: granting them would hand the agent `~/.ssh` and everything else.
+ * Directories of HOME whose files programs you run later load as code or use as credentials: a
+ * login key or an ssh `ProxyCommand`, git's and systemd's user configuration, autostart entries,
+ * commands on `PATH` (`~/.local/bin`), cloud, Kubernetes and Docker credential helpers, macOS login
+ * agents.
  */
-function projectDir(dir: string, home: string | undefined): string {
+const RUN_AS_YOU = [
+  ".ssh",
+  ".gnupg",
+  ".config",
+  ".local/bin",
+  ".local/share/systemd",
+  ".aws",
+  ".kube",
+  ".docker",
+  "Library/LaunchAgents",
+];
+
+/**
+ * `dir` resolved to an existing directory's real path. `/`, HOME and the directories above it
+ * are refused: granting them would hand the agent `~/.ssh` and everything else. So is a directory
+ * that is or holds one of {@link RUN_AS_YOU} (or `XDG_CONFIG_HOME`): an agent's file there would
+ * run as you, unconfined, or log in as you. A directory below one (`~/.config/nvim`) may be granted.
+ */
+function projectDir(dir: string, env: Record<string, string>): string {
   let real: string;
   try {
     real = realpathSync(dir);
@@ -108,12 +128,22 @@ function projectDir(dir: string, home: string | undefined): string {
   } catch (e) {
     throw new Error(`project ${dir}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const realHome = home ? safeRealpath(home) : null;
-  if (
-    real === "/" || (realHome !== null && (realHome === real || realHome.startsWith(`${real}/`)))
-  ) {
+  const holds = (path: string) => path === real || path.startsWith(`${real}/`);
+  const realHome = env.HOME ? safeRealpath(env.HOME) : null;
+  if (real === "/" || (realHome !== null && holds(realHome))) {
     throw new Error(
       `refusing to grant ${real} to an agent: it holds your home directory; pass --project DIR`,
+    );
+  }
+  const sensitive = [
+    ...(realHome === null ? [] : RUN_AS_YOU.map((name) => `${realHome}/${name}`)),
+    ...(env.XDG_CONFIG_HOME ? [env.XDG_CONFIG_HOME] : []),
+  ].map(safeRealpath);
+  const held = sensitive.find(holds);
+  if (held !== undefined) {
+    throw new Error(
+      `refusing to grant ${real} to an agent: it holds ${held}, whose files programs you run ` +
+        `load as code or credentials; pass a project directory`,
     );
   }
   if (/[*?[\]{}\\]/.test(real)) {

@@ -91,7 +91,7 @@ Deno.test("M-ONB-1: a second project is added to the same principal; comments of
   });
 });
 
-Deno.test("M-ONB-1: a malformed policy, HOME or / as the project are clear errors that change nothing", async () => {
+Deno.test("M-ONB-1: a malformed policy, HOME, /, ~/.ssh, ~/.config or ~/.local/bin as the project are clear errors that change nothing", async () => {
   await withBox(async (box) => {
     await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true });
     const broken = `{ "principal": { "agent:x": { "fs.read": [ } }`;
@@ -108,11 +108,31 @@ Deno.test("M-ONB-1: a malformed policy, HOME or / as the project are clear error
       assert.equal(refused.code, 1, dir);
       assert.match(refused.stderr, /refusing to grant .* home directory/);
     }
+    // directories whose files run as the human later, and one holding such a directory
+    for (const name of [".ssh", ".config/nvim", ".local/bin"]) {
+      await Deno.mkdir(`${box.dir}/home/${name}`, { recursive: true });
+    }
+    for (const dir of [".ssh", ".config", ".local", ".local/bin"]) {
+      const refused = await onboard(box, "agent:cursor", "--project", `${box.dir}/home/${dir}`);
+      assert.equal(refused.code, 1, dir);
+      assert.match(refused.stderr, /refusing to grant .* it holds .* load as code or credentials/);
+    }
+    assert.throws(() => Deno.statSync(policyOf(box)), Deno.errors.NotFound, "nothing granted");
     const missing = await onboard(box, "agent:cursor", "--project", `${box.dir}/nope`);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /project .*nope/);
     assert.equal((await onboard(box, "reviewer")).code, 2, "only agent:NAME principals");
     assert.throws(() => Deno.statSync(policyOf(box)), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("M-ONB-1: a directory below ~/.config (one program's settings) may be granted", async () => {
+  await withBox(async (box) => {
+    const nvim = `${box.dir}/home/.config/nvim`;
+    await Deno.mkdir(nvim, { recursive: true });
+    const r = await onboard(box, "agent:cursor", "--project", nvim);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.out!.project, nvim);
   });
 });
 
