@@ -8,6 +8,7 @@ import { isPlaceholder } from "./placeholders.ts";
 import { readSmallFile } from "../bash/small_file.ts";
 import { gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
+import { mayCreateIn } from "./may_create.ts";
 
 /** Directory levels below a write root searched for protected names that exist at exec start. */
 export const SCAN_DEPTH = 5;
@@ -302,7 +303,19 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const paths = new Map<string, ProtectedPath>();
   const linked = new Set<string>();
   const pins = new Set<string>();
+  const creatable = new Map<string, boolean>();
+  /**
+   * Whether a placeholder can be made at absent `path` (one this kernel holds is there): where
+   * the kernel may not create (another user's directory), a sandboxed run may not either, and a
+   * bind of a path that could not be made would stop the sandbox from starting.
+   */
+  const holdable = (path: string) => {
+    const dir = dirname(path);
+    if (!creatable.has(dir)) creatable.set(dir, mayCreateIn(dir));
+    return creatable.get(dir)! || isPlaceholder(path);
+  };
   const protect = (root: string, path: string, dir: boolean, absent: boolean, text?: string) => {
+    if (absent && !holdable(path)) return;
     paths.set(path, text === undefined ? { path, dir, absent } : { path, dir, absent, text });
     // a file with a second name (a directory's nlink counts its subdirectories)
     const info = dir || absent ? null : lstat(path);

@@ -402,3 +402,44 @@ Deno.test("a relative core.hooksPath in the user's git config (git config --glob
     }
   });
 });
+
+/**
+ * Makes `dir` immutable (`chattr +i`: no one, root included, may create in it) for `body`, or
+ * returns false when this file system cannot (tmpfs).
+ */
+async function whileImmutable(dir: string, body: () => Promise<void> | void): Promise<boolean> {
+  const chattr = (flag: string) => new Deno.Command("chattr", { args: [flag, dir] }).output();
+  if (!(await chattr("+i").catch(() => null))?.success) return false;
+  try {
+    await body();
+  } finally {
+    await chattr("-i");
+  }
+  return true;
+}
+
+Deno.test("an absent protected name in a directory the kernel may not create in (another user's repository in the project) is not held: the sandboxed run may not create it either, and a bind of a path that could not be made stopped every exec", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/vendored/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/vendored/.git/config`, "");
+    const git = `${root}/vendored/.git`;
+    const held = (p: ReturnType<typeof protection>) =>
+      p.paths.filter((x) => x.absent).map((x) => x.path);
+    assert.ok(
+      held(protection([root], [])).includes(`${git}/commondir`),
+      "held when it can be made",
+    );
+    const immutable = await whileImmutable(git, () => {
+      const p = protection([root], []);
+      assert.ok(!held(p).includes(`${git}/commondir`), "no placeholder it cannot make");
+      assert.ok(!held(p).includes(`${git}/config.worktree`));
+      assert.ok(p.paths.some((x) => x.path === `${git}/config` && !x.absent), "what exists is");
+      const release = holdPlaceholders(p);
+      release();
+    });
+    if (!immutable) {
+      console.log("note: chattr +i is not supported here; checked only the writable case");
+    }
+  });
+});
