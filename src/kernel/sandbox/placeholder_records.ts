@@ -146,8 +146,8 @@ function readRecord(file: string): PlaceholderRecord | null {
 /**
  * Whether the entry `info` at `record.path` is the placeholder the kernel made (a directory, or a
  * file for a record with a text, which {@link removeMade} checks): of the recorded identity and
- * mode; for a record the kill came before completing, one without write permission born around
- * the time the kernel was about to make it.
+ * mode; for a record the kill came before completing, one marked as placeholders are (a sticky
+ * directory, a file without write permission) born around the time the kernel was about to make it.
  */
 function made(record: PlaceholderRecord, info: Deno.FileInfo): boolean {
   if (record.text === undefined ? !info.isDirectory : !info.isFile) return false;
@@ -155,7 +155,10 @@ function made(record: PlaceholderRecord, info: Deno.FileInfo): boolean {
     return modeOf(info) === record.mode && identityOf(record.path) === record.identity;
   }
   const born = (info.birthtime ?? info.ctime)?.getTime();
-  return (modeOf(info) & 0o222) === 0 && born !== undefined &&
+  const marked = record.text === undefined
+    ? (modeOf(info) & 0o1000) !== 0
+    : (modeOf(info) & 0o222) === 0;
+  return marked && born !== undefined &&
     born >= record.intended - BORN_BEFORE_MS && born <= record.intended + BORN_AFTER_MS;
 }
 

@@ -33,8 +33,14 @@ const held = new Map<string, Held>();
 /** Placeholders no longer held that a sandbox of another kernel still binds, left for now. */
 const lingering = new Map<string, Held>();
 
-/** The mode of every directory placeholder: nothing inside may add to it. */
-const PLACEHOLDER_MODE = 0o555;
+/**
+ * The bit set on every directory placeholder (sticky), made with the mode of any new directory:
+ * the user's own tools may fill it (an editor writing `.vscode/settings.json`, a client
+ * `.claude/settings.local.json`: a read-only one failed them with EACCES while a sandbox was up,
+ * for any user but root); inside a sandbox it is bound read-only. The bit tells a killed kernel's
+ * leftover from a directory of the user's (`placeholder_records.ts`).
+ */
+const PLACEHOLDER_BIT = 0o1000;
 
 /** The mode of every file placeholder: read-only. */
 const FILE_PLACEHOLDER_MODE = 0o444;
@@ -49,7 +55,16 @@ interface Placed {
 
 /** Makes the placeholder `p`, a new file of its text or an empty directory; throws if it cannot. */
 function make(p: Placed): void {
-  if (p.text === undefined) return Deno.mkdirSync(p.path, { mode: PLACEHOLDER_MODE });
+  if (p.text === undefined) {
+    Deno.mkdirSync(p.path);
+    try {
+      Deno.chmodSync(p.path, (Deno.lstatSync(p.path).mode! & 0o777) | PLACEHOLDER_BIT);
+    } catch (e) {
+      Deno.removeSync(p.path);
+      throw e;
+    }
+    return;
+  }
   const file = Deno.openSync(p.path, { createNew: true, write: true, mode: FILE_PLACEHOLDER_MODE });
   try {
     const bytes = new TextEncoder().encode(p.text);

@@ -7,6 +7,12 @@ import assert from "node:assert/strict";
 import { keepPlaceholderRecords } from "../../../src/kernel/sandbox/placeholder_records.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
+/** Makes a directory as the kernel makes a placeholder: the mode of a new one, and sticky. */
+function placeholderDir(path: string): void {
+  Deno.mkdirSync(path);
+  Deno.chmodSync(path, 0o1755);
+}
+
 /** The (device, inode, birth) identity a record names, as the kernel writes it. */
 function identity(path: string): string {
   const info = Deno.lstatSync(path);
@@ -25,21 +31,21 @@ Deno.test("an ended kernel's placeholders go, one recorded only as intended too;
       Deno.writeTextFileSync(`${dead}/${n++}.json`, JSON.stringify(fields));
     const now = Date.now();
     // killed between the record of its intent and its completion
-    Deno.mkdirSync(`${proj}/.envrc`, { mode: 0o555 });
+    placeholderDir(`${proj}/.envrc`);
     record({ path: `${proj}/.envrc`, intended: now });
     // born long before the intent: the user's
-    Deno.mkdirSync(`${proj}/.vscode`, { mode: 0o555 });
+    placeholderDir(`${proj}/.vscode`);
     record({ path: `${proj}/.vscode`, intended: now + 60_000 });
-    // writable: the user's
+    // not sticky: the user's
     Deno.mkdirSync(`${proj}/.idea`, { mode: 0o755 });
     record({ path: `${proj}/.idea`, intended: now });
     // complete, then filled by the user
-    Deno.mkdirSync(`${proj}/.claude`, { mode: 0o555 });
+    placeholderDir(`${proj}/.claude`);
     const mode = Deno.lstatSync(`${proj}/.claude`).mode! & 0o7777;
     record({ path: `${proj}/.claude`, intended: now, identity: identity(`${proj}/.claude`), mode });
     Deno.writeTextFileSync(`${proj}/.claude/settings.json`, "mine");
     // complete and untouched
-    Deno.mkdirSync(`${proj}/.mcp.json`, { mode: 0o555 });
+    placeholderDir(`${proj}/.mcp.json`);
     const made = identity(`${proj}/.mcp.json`);
     record({ path: `${proj}/.mcp.json`, intended: now, identity: made, mode });
     // torn by the kill

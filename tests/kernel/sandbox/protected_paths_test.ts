@@ -443,3 +443,20 @@ Deno.test("an absent protected name in a directory the kernel may not create in 
     }
   });
 });
+
+Deno.test("a directory placeholder has the mode of any new directory, so your own editor or client may fill it while a sandbox binds it read-only (a 0555 one failed them with EACCES for any user but root), and is marked sticky", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    const release = holdPlaceholders(protection([root], []));
+    try {
+      const made = Deno.lstatSync(`${root}/.vscode`);
+      const fresh = `${root}/fresh`;
+      Deno.mkdirSync(fresh);
+      const umasked = Deno.lstatSync(fresh).mode! & 0o777;
+      Deno.removeSync(fresh);
+      assert.equal(made.mode! & 0o7777, umasked | 0o1000);
+    } finally {
+      release();
+    }
+  });
+});
