@@ -30,9 +30,9 @@ function findOnPath(name: string, path: string): string | null {
 }
 
 /**
- * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs `true` once the way every
- * sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell `bash`),
- * network cut, entered from outside. Tier B only when that run succeeds (a kernel without user
+ * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs `true` once the way
+ * every sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell
+ * `bash`), network cut, entered from outside. Tier B only when that run succeeds (a kernel without user
  * namespaces, in a container that forbids them, or with a setuid bwrap whose namespaces it cannot
  * enter, gets tier D and works as before). Off Linux (`os`, a `Deno.build.os` value) nothing is
  * looked for or run: tier D (no Seatbelt profile yet).

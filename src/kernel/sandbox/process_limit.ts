@@ -40,7 +40,7 @@ export function processLimit(): number {
   return limit;
 }
 
-/** The `prlimit` command that runs what follows its `--` under the sandbox's {@link processLimit}. */
+/** The `prlimit` command that runs what follows its `--` under the {@link processLimit}. */
 export function limitCommand(prlimit: string): string[] {
   return [prlimit, `--nproc=${processLimit()}`];
 }
