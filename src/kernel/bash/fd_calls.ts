@@ -1,5 +1,5 @@
 /**
- * Reads, writes, closes and polls of raw file descriptors through Deno FFI, on the C library of
+ * Reads, writes, closes, ioctls and polls of raw file descriptors through Deno FFI, on the C library of
  * the OS the kernel runs on (`c_library.ts`): the output pipes of a bash started by
  * `posix_spawn.ts` and a PTY's master (`pty/libc.ts`). All calls except {@link waitReadable} are
  * synchronous on the calling thread so `errno` can be read right after them.
@@ -26,6 +26,7 @@ const symbols = {
   write: { parameters: ["i32", "buffer", "usize"], result: "i64" },
   close: { parameters: ["i32"], result: "i32" },
   open: { parameters: ["buffer", "i32"], result: "i32" },
+  ioctl: { parameters: ["i32", "u64"], result: "i32" },
   poll: { parameters: ["buffer", C.nfds, "i32"], result: "i32", nonblocking: true },
   [C.errnoFn]: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -105,6 +106,12 @@ export function openFd(path: string, flags: number): number {
  */
 export function openReadNonBlocking(path: string): number {
   return openFd(path, C.O_NONBLOCK | C.O_CLOEXEC);
+}
+
+/** ioctl(2) of `fd` with a `request` that takes no argument: its result, or `-errno` on failure. */
+export function ioctlFd(fd: number, request: number): number {
+  const r = libc().ioctl(fd, BigInt(request));
+  return r < 0 ? -errno() : r;
 }
 
 /** Closes `fd`. */

@@ -15,6 +15,7 @@ import { detectSandbox } from "../sandbox/probe.ts";
 import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_compaction.ts";
 import { startIdleWork } from "../../protocol/idle_work.ts";
 import { mallocTrim } from "./idle_trim.ts";
+import { resolvedPath } from "./resolved_path.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 
 /**
@@ -46,8 +47,10 @@ export async function serve(
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
-  // Watched even when absent at startup: `--print-config` may create it later (M-ONB-1).
-  const watchedPolicy = opts.policy ?? userPolicyPath(env);
+  // Watched even when absent at startup: `--print-config` may create it later (M-ONB-1). Where
+  // it resolves now, as the state directory: a symlink on the way, replaced later, changes neither.
+  const policyFile = opts.policy ?? userPolicyPath(env);
+  const watchedPolicy = policyFile === null ? null : resolvedPath(policyFile);
   let started: Kernel | null = null;
   const watch = new PolicyWatch(
     watchedPolicy,
@@ -55,6 +58,7 @@ export async function serve(
     (line) => started?.log(line) ?? console.error(`shoal-kernel: ${line}`),
   );
   await Deno.mkdir(`${stateDir}/tmp`, { recursive: true, mode: 0o700 });
+  const state = Deno.realPathSync(stateDir);
   const prepared = await prepareSocket(socket, uid);
   const cwd = Deno.cwd();
   const probe = detectSandbox(env.PATH ?? "", bash);
@@ -62,7 +66,7 @@ export async function serve(
   const [{ Kernel }, { acceptLoop }] = await modules;
   const [host, bashVariables] = await Promise.all([probe, ownVariables]);
   const kernel = await Kernel.start({
-    stateDir: stateDir,
+    stateDir: state,
     socketPath: socket.path,
     bash,
     bashVariables,
@@ -74,7 +78,7 @@ export async function serve(
     sandbox: {
       host,
       home: env.HOME || undefined,
-      masked: [stateDir, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
+      masked: [state, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
     },
     initialState: () => ({
       cwd,

@@ -7,6 +7,7 @@ import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
 import { type Effect, fillBinHashes, type Reversibility } from "../policy/effects.ts";
 import { reportedMember, reportEffects } from "../policy/effect_report.ts";
+import { hiddenTargets, shownEffects, shownLine } from "./shown_paths.ts";
 import type { Grants, Verdict } from "../policy/grants.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 
@@ -17,6 +18,8 @@ export interface Analysis {
   effects: Effect[];
   reversibility: Reversibility;
   verdict: Verdict;
+  /** The paths a symlink led to, with the form the source wrote (`EffectAnalysis.written`). */
+  written: [string, string][];
 }
 
 /**
@@ -27,7 +30,9 @@ export async function currentEffects(
   attachment: Attachment,
   src: string,
   wantAst: boolean,
-): Promise<{ ast: unknown; effects: Effect[]; reversibility: Reversibility }> {
+): Promise<
+  { ast: unknown; effects: Effect[]; reversibility: Reversibility; written: [string, string][] }
+> {
   const { shell } = attachment.session;
   const state = shell.view(attachment.principal);
   const { ast, analysis } = await analyzeOffLoop(src, {
@@ -38,12 +43,13 @@ export async function currentEffects(
     home: state.env.get("HOME"),
     sessionCommands: new Set([...state.funcs.keys(), ...state.aliases.keys()]),
   }, wantAst);
-  const { effects, reversibility } = analysis!;
-  if (!attachment.grants.wantsBinHashes) return { ast, effects, reversibility };
+  const { effects, reversibility, written } = analysis!;
+  if (!attachment.grants.wantsBinHashes) return { ast, effects, reversibility, written };
   return {
     ast,
     effects: await fillBinHashes(effects, state.env.get("PATH") ?? "", state.cwd),
     reversibility,
+    written,
   };
 }
 
@@ -53,9 +59,9 @@ export async function analyze(
   src: string,
   wantAst: boolean,
 ): Promise<Analysis> {
-  const { ast, effects, reversibility } = await currentEffects(attachment, src, wantAst);
+  const { ast, effects, reversibility, written } = await currentEffects(attachment, src, wantAst);
   const verdict = attachment.grants.verdict(effects, reversibility);
-  return { ast, effects, reversibility, verdict };
+  return { ast, effects, reversibility, verdict, written };
 }
 
 /** The approval state a new plan starts in (K-EXEC-7). */
@@ -177,7 +183,11 @@ export function enforceVerdict(
   analysis: Analysis,
 ): Sandboxing | null {
   if (analysis.verdict === "deny") {
-    const lines = attachment.grants.missing(analysis.effects);
+    // where a link out of the caller's grants leads is not told (the path as written is)
+    const hidden = hiddenTargets(analysis.written, attachment.grants);
+    const lines = attachment.grants.missing(analysis.effects).map((line) =>
+      shownLine(line, hidden)
+    );
     const missing = reportedMember("missing", lines);
     const named = (missing.missing as string[]).slice(0, MESSAGE_GRANTS);
     const unnamed = lines.length - named.length;
@@ -188,7 +198,7 @@ export function enforceVerdict(
       } (the grants to add to its policy entry)`;
     throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies this source${lacks}`, {
       verdict: "deny",
-      ...reportEffects(analysis.effects),
+      ...reportEffects(shownEffects(analysis.effects, hidden)),
       ...missing,
     });
   }

@@ -18,10 +18,22 @@ export class EffectSet {
   readonly #connect = new Map<string, { host: string; port: number }>();
   readonly #listen = new Set<number>();
   #opaque: string | null = null;
+  /** Paths resolved through a symlink, each with the form the source wrote (the first one). */
+  readonly #written = new Map<string, string>();
 
   /** Adds absolute, normalized paths to a filesystem kind. */
   paths(kind: FsKind, paths: readonly string[]): void {
     for (const path of paths) this.#paths[kind].add(path);
+  }
+
+  /** Notes that the source wrote `physical` as `written` (they differ when a symlink led there). */
+  wrote(physical: string, written: string): void {
+    if (physical !== written && !this.#written.has(physical)) this.#written.set(physical, written);
+  }
+
+  /** Each path resolved through a symlink with the form the source wrote, `[physical, written]`. */
+  get written(): [string, string][] {
+    return [...this.#written];
   }
 
   /** Adds variable names to a names kind. */

@@ -111,6 +111,10 @@ export class PathRecorder {
       }
       if (link) this.#checks.link(physical);
       else this.#checks.record(kind, physical);
+      // a link led elsewhere (`..` after one climbs from its target: the form as written says so)
+      if (physical !== lexical) {
+        this.#effects.wrote(physical, /(^|\/)\.\.(\/|$)/.test(candidate) ? candidate : lexical);
+      }
       paths.push(physical);
     }
     this.#effects.paths(kind, paths);

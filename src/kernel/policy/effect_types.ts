@@ -66,6 +66,11 @@ export interface EffectState {
 export interface EffectAnalysis {
   effects: Effect[];
   reversibility: Reversibility;
+  /**
+   * Each path of `effects` that a symlink led to, with the form the source wrote, `[physical,
+   * written]`: what a refusal shows a caller who may not read where the link leads.
+   */
+  written: [string, string][];
 }
 
 const KIND_SET: ReadonlySet<string> = new Set(EFFECT_KINDS);

@@ -16,5 +16,5 @@ export function deriveEffects(file: File, state: EffectState): EffectAnalysis {
   const set = new EffectSet();
   new Analyzer(file, state, set).run();
   const effects = set.toList();
-  return { effects, reversibility: reversibilityOf(effects) };
+  return { effects, reversibility: reversibilityOf(effects), written: set.written };
 }

@@ -2,6 +2,7 @@ import type { Effect, EffectKind, Reversibility } from "./effects.ts";
 import {
   approvalReasons,
   canSelfApprove,
+  effectVerdict,
   envReadGranted,
   missingGrants,
   opaqueVerdict,
@@ -38,6 +39,12 @@ export class Grants {
   /** The policy lines that would grant the denied ones of `effects` (M-ONB-3). */
   missing(effects: readonly Effect[]): string[] {
     return this.entry === null ? [] : missingGrants(this.entry, effects, this.home);
+  }
+
+  /** Whether the principal may read `path` (a physical path) without asking. */
+  mayRead(path: string): boolean {
+    return this.entry !== null &&
+      effectVerdict(this.entry, { kind: "fs_read", paths: [path] }, this.home) === "allow";
   }
 
   /** Whether the `proc_spawn` grants name binary hashes (K-EFF-3). */

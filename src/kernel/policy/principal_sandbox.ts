@@ -114,5 +114,6 @@ export function runSandbox(
   }
   const net = sandboxNet(principal, netGrants(policy!, approved));
   const afresh = () => runSandbox(setting, policy, localHuman, principal, cwd, approved);
-  return { bwrap: setting.host.bwrap!, view, net, afresh };
+  const { bwrap, prlimit } = setting.host as SandboxHost & { tier: "B" };
+  return { bwrap, prlimit, view, net, afresh };
 }

@@ -2,6 +2,7 @@
 import type { SandboxNet } from "../net/destinations.ts";
 import { forwardedCommand } from "../net/forwarder.ts";
 import { NET_MOUNT } from "../net/inside.ts";
+import { limitCommand } from "./process_limit.ts";
 import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 
 /**
@@ -28,11 +29,13 @@ const CONFINEMENT_FLAGS = [
 ];
 
 /**
- * The sandbox a principal's runs go into: the bubblewrap found at start, the view, and the
- * network it reaches through the kernel's proxy (null: loopback only).
+ * The sandbox a principal's runs go into: the bubblewrap and prlimit found at start, the view, and
+ * the network it reaches through the kernel's proxy (null: loopback only).
  */
 export interface Sandboxing {
   bwrap: string;
+  /** util-linux's prlimit, which bounds the processes inside (`process_limit.ts`). */
+  prlimit: string;
   view: SandboxView;
   net: SandboxNet | null;
   /**
@@ -82,8 +85,9 @@ function tmpParents(view: SandboxView): string[] {
 }
 
 /**
- * The argv that runs `argv` inside the sandbox: bwrap's pid is the process group of everything
- * inside, and bwrap exits with the status of `argv` (128 + signal when it was killed inside).
+ * The argv that runs `argv` inside the sandbox under its process limit: bwrap's pid is the process
+ * group of everything inside, and bwrap exits with the status of `argv` (128 + signal when it was
+ * killed inside).
  */
 export function sandboxCommand(confinement: Confinement, argv: readonly string[]): string[] {
   const { view } = confinement;
@@ -122,7 +126,16 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   if (!view.mounts.some((m) => m.path === "/")) args.push("--remount-ro", "/");
   const cwd = Deno.realPathSync(confinement.cwd);
   const command = net === null ? argv : forwardedCommand(net, argv);
-  return [confinement.bwrap, ...args, "--chdir", cwd, "--", ...command];
+  return [
+    confinement.bwrap,
+    ...args,
+    "--chdir",
+    cwd,
+    "--",
+    ...limitCommand(confinement.prlimit),
+    "--",
+    ...command,
+  ];
 }
 
 /** The (device, inode) of a path, or "-" when it cannot be stat'ed. */

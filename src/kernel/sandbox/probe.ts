@@ -4,11 +4,12 @@ import { Resident } from "./resident.ts";
 import { sandboxView } from "./view.ts";
 
 /**
- * What the host offers: tier B with the bubblewrap that builds a sandbox and the util-linux tools
- * that enter a resident one ({@link Resident}), or tier D (no sandbox).
+ * What the host offers: tier B with the bubblewrap that builds a sandbox, the util-linux tools
+ * that enter a resident one ({@link Resident}) and prlimit, which bounds the processes inside
+ * (`process_limit.ts`), or tier D (no sandbox).
  */
 export type SandboxHost =
-  | { tier: "B"; bwrap: string; nsenter: string; setpriv: string }
+  | { tier: "B"; bwrap: string; nsenter: string; setpriv: string; prlimit: string }
   | { tier: "D"; bwrap: null };
 
 /** The host without a sandbox. */
@@ -29,9 +30,9 @@ function findOnPath(name: string, path: string): string | null {
 }
 
 /**
- * Looks for `bwrap`, `nsenter` and `setpriv` on `path` and runs `true` once the way every
- * sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell `bash`),
- * network cut, entered from outside. Tier B only when that run succeeds (a kernel without user
+ * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs `true` once the way
+ * every sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell
+ * `bash`), network cut, entered from outside. Tier B only when that run succeeds (a kernel without user
  * namespaces, in a container that forbids them, or with a setuid bwrap whose namespaces it cannot
  * enter, gets tier D and works as before). Off Linux (`os`, a `Deno.build.os` value) nothing is
  * looked for or run: tier D (no Seatbelt profile yet).
@@ -42,15 +43,17 @@ export async function detectSandbox(
   os: string = Deno.build.os,
 ): Promise<SandboxHost> {
   if (os !== "linux") return NO_SANDBOX;
-  const [bwrap, nsenter, setpriv] = ["bwrap", "nsenter", "setpriv"].map((n) => findOnPath(n, path));
-  if (bwrap === null || nsenter === null || setpriv === null) return NO_SANDBOX;
+  const [bwrap, nsenter, setpriv, prlimit] = ["bwrap", "nsenter", "setpriv", "prlimit"].map((n) =>
+    findOnPath(n, path)
+  );
+  if (bwrap === null || nsenter === null || setpriv === null || prlimit === null) return NO_SANDBOX;
   const parent = Deno.makeTempDirSync({ prefix: "shoal-probe-" }); // bwrap starts before any await
   try {
     const view = sandboxView({ read: [], write: [] }, undefined, []);
     const resident = await Resident.start(
       { nsenter, setpriv },
       bash,
-      { bwrap, view, net: null },
+      { bwrap, prlimit, view, net: null },
       parent,
       () => {},
     );
@@ -62,7 +65,7 @@ export async function detectSandbox(
         stdout: "null",
         stderr: "null",
       }).output();
-      return run.success ? { tier: "B", bwrap, nsenter, setpriv } : NO_SANDBOX;
+      return run.success ? { tier: "B", bwrap, nsenter, setpriv, prlimit } : NO_SANDBOX;
     } finally {
       await resident.kill();
     }

@@ -12,6 +12,8 @@ import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "
 import { hostEnv, insideArgv } from "./host_env.ts";
 import { Launcher, lines } from "./launcher.ts";
 import { launcherArgs } from "./launcher_script.ts";
+import { outerUserns } from "./outer_userns.ts";
+import { limitCommand } from "./process_limit.ts";
 import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
 import {
   checkProtection,
@@ -93,7 +95,11 @@ export class Resident {
     private readonly dir: string,
     /** nsenter into the namespaces of the sandbox's init (its root, the working directory next). */
     private readonly enter: readonly string[],
-    /** setpriv: no new privileges, and no capabilities kept (P-SBX-4 as bwrap runs it). */
+    /**
+     * nsenter into the inner user namespace where bwrap made two (`outer_userns.ts`); setpriv:
+     * no new privileges, and no capabilities kept (P-SBX-4 as bwrap runs it); then prlimit, with
+     * the sandbox's process limit.
+     */
     private readonly confine: readonly string[],
     /** The {@link confinementKey} of its sandbox. */
     readonly key: string,
@@ -204,10 +210,23 @@ export class Resident {
       // In the kernel's own user namespace (a root kernel) the entered run would keep the
       // kernel's capabilities: they go, as bwrap's --cap-drop ALL takes them. In bwrap's user
       // namespace an exec as the (non-root) user keeps none.
-      if (!ownUserns) enter.push("-U", "--preserve-credentials");
+      const outer = ownUserns ? null : outerUserns(init);
+      // bwrap's two nested user namespaces: the outer one first, the inner one (init's, pid 1
+      // inside) from inside
+      const inner = outer === null
+        ? []
+        : [tools.nsenter, "-t", "1", "-U", "--preserve-credentials", "--"];
+      if (outer !== null) {
+        child.status.finally(outer.close);
+        enter.push(`--user=${outer.path}`, "--preserve-credentials");
+      } else if (!ownUserns) {
+        enter.push("-U", "--preserve-credentials");
+      }
       enter.push("-r");
       const drop = ownUserns ? ["--bounding-set", "-all", "--inh-caps", "-all"] : [];
-      const confine = [tools.setpriv, "--no-new-privs", ...drop];
+      // the run gets the sandbox's process limit, as what bwrap started did
+      const limit = limitCommand(sandboxing.prlimit);
+      const confine = [...inner, tools.setpriv, "--no-new-privs", ...drop, "--", ...limit];
       const key = confinementKey(sandboxing);
       const netEnv = sandboxing.net === null || sandboxing.proxy === null
         ? []

@@ -5,6 +5,7 @@ import { CAPTURE_CAP, JSON_PARSE_LIMIT } from "../../protocol/limits.ts";
 import type { BlobInfo, Captured } from "./blob_info.ts";
 import type { Cas } from "./cas.ts";
 import { readAtSync, writeFully } from "./fd_io.ts";
+import { FREE_CHECK_BYTES, spaceShortage } from "./free_space.ts";
 import { Utf8Scanner } from "./utf8_scanner.ts";
 
 /**
@@ -21,8 +22,9 @@ export const HELD_OUTPUT_LIMIT = 64 * 1024;
  * most 16 MiB back (for JSON conversion) and moves it into the CAS. Callers MUST await each `write` before the next one.
  * Spool I/O is synchronous: page-cache writes of one pipe read each are quicker than the I/O
  * thread pool's round trips, which dominated a short exec's time on a loaded machine (issue 10).
- * A failed spool write (a full disk) removes the spool and discards the rest of the stream, so
- * the producer is still drained; `finish()` then rejects with that failure.
+ * A failed spool write (a full disk), or one that would leave less free space than the kernel
+ * leaves to other programs (`free_space.ts`), removes the spool and discards the rest of the
+ * stream, so the producer is still drained; `finish()` then rejects with that failure.
  */
 export class CaptureSink {
   #written = 0;
@@ -39,6 +41,8 @@ export class CaptureSink {
   /** The spool file, created once the output passes {@link HELD_OUTPUT_LIMIT}, and its path. */
   #fd: number | null = null;
   #spoolPath: string | null = null;
+  /** The spooled size at which the free space is looked at next ({@link spaceShortage}). */
+  #nextSpaceCheck = 0;
 
   private constructor(private readonly cas: Cas, private readonly cap: number) {}
 
@@ -75,6 +79,11 @@ export class CaptureSink {
         if (this.#fd === null && this.#written + chunk.length <= HELD_OUTPUT_LIMIT) {
           this.#held.push(chunk.slice());
         } else {
+          if (this.#written + chunk.length >= this.#nextSpaceCheck) {
+            const shortage = spaceShortage(this.cas.tmpDir, chunk.length);
+            if (shortage !== null) throw new Error(shortage);
+            this.#nextSpaceCheck = this.#written + chunk.length + FREE_CHECK_BYTES;
+          }
           if (this.#fd === null) this.#spill();
           writeFully(this.#fd!, chunk, this.#written);
         }

@@ -33,6 +33,7 @@ Deno.test("K-EFF-3: rm -rf ./x in /w deletes /w/x, irreversible", () => {
   assert.deepEqual(derive("rm -rf ./x"), {
     effects: [{ kind: "fs_delete", paths: ["/w/x"] }, spawn("rm")],
     reversibility: "irreversible",
+    written: [],
   });
 });
 
@@ -55,6 +56,7 @@ Deno.test("K-EFF-3: redirections", () => {
   assert.deepEqual(derive("echo hi > out.txt"), {
     effects: [{ kind: "fs_write", paths: ["/w/out.txt"] }],
     reversibility: "irreversible",
+    written: [],
   });
   assert.deepEqual(derive("cat < in").effects, [
     { kind: "fs_read", paths: ["/w/in"] },
@@ -177,6 +179,7 @@ Deno.test("K-EFF-3a: session and environment builtins", () => {
   assert.deepEqual(derive("cd /tmp"), {
     effects: [{ kind: "session_write" }],
     reversibility: "reversible",
+    written: [],
   });
   assert.deepEqual(derive("export A=1").effects, [{ kind: "env_write", names: ["A"] }]);
   assert.deepEqual(derive("export -n B; unset C").effects, [
@@ -240,8 +243,8 @@ Deno.test("K-EFF-3: opaque cases from the table", () => {
 });
 
 Deno.test("K-EFF-3: true is no effect and reversible", () => {
-  assert.deepEqual(derive("true"), { effects: [], reversibility: "reversible" });
-  assert.deepEqual(derive(""), { effects: [], reversibility: "reversible" });
+  assert.deepEqual(derive("true"), { effects: [], reversibility: "reversible", written: [] });
+  assert.deepEqual(derive(""), { effects: [], reversibility: "reversible", written: [] });
 });
 
 Deno.test("K-EFF-3a: readers, listers and writers", () => {

@@ -29,7 +29,8 @@ async function withProject(
 /** The sandbox of an agent that may read and write `proj`, as its view is now. */
 function sandboxing(proj: string): Sandboxing {
   const view = sandboxView({ read: [`${proj}/**`], write: [`${proj}/**`] }, undefined, []);
-  return { bwrap: HOST_SANDBOX.bwrap!, view, net: null };
+  if (HOST_SANDBOX.tier !== "B") throw new Error("no sandbox");
+  return { bwrap: HOST_SANDBOX.bwrap, prlimit: HOST_SANDBOX.prlimit, view, net: null };
 }
 
 hostTest(

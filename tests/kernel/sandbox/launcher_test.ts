@@ -11,6 +11,7 @@ import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
 import { runSandbox } from "../../../src/kernel/policy/principal_sandbox.ts";
 import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
 import { Residents } from "../../../src/kernel/sandbox/residents.ts";
+import { processLimit } from "../../../src/kernel/sandbox/process_limit.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
@@ -250,6 +251,26 @@ hostTest(
       assert.equal(status.success, true);
       assert.match(out, /^\d+\n\/dev\/null\n$/);
     });
+  },
+);
+
+hostTest(
+  "every run in a resident, started by its launcher or entering through nsenter, has the sandbox's process limit, soft and hard, and cannot raise it",
+  NEEDS_TIER_B,
+  async () => {
+    for (const launch of [true, false]) {
+      await withResident(launch, async (s) => {
+        assert.equal(s.resident.launches, launch);
+        const child = await start(
+          s,
+          "ulimit -Su; ulimit -Hu; ulimit -u unlimited 2>/dev/null; echo $?",
+        );
+        const { out, status } = await finish(child);
+        assert.equal(status.success, true);
+        const limit = processLimit();
+        assert.equal(out, `${limit}\n${limit}\n1\n`, launch ? "launched" : "through nsenter");
+      });
+    }
   },
 );
 

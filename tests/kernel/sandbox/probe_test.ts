@@ -35,9 +35,9 @@ Deno.test("P-SBX-1 no bwrap on PATH (missing, relative or not executable dirs): 
   });
 });
 
-/** Links util-linux's `nsenter` and `setpriv` into `dir`, as a PATH with them needs. */
+/** Links util-linux's `nsenter`, `setpriv` and `prlimit` into `dir`, as a PATH with them needs. */
 async function linkEnterTools(dir: string): Promise<void> {
-  for (const tool of ["nsenter", "setpriv"]) {
+  for (const tool of ["nsenter", "setpriv", "prlimit"]) {
     const found = ["/usr/bin", "/bin"].map((d) => `${d}/${tool}`).find(exists);
     assert.ok(found, `no ${tool}`);
     await Deno.symlink(found, `${dir}/${tool}`);
@@ -64,15 +64,15 @@ hostTest(
 );
 
 hostTest(
-  "P-SBX-1 the real bubblewrap, nsenter and setpriv give tier B with their paths",
+  "P-SBX-1 the real bubblewrap, nsenter, setpriv and prlimit give tier B with their paths",
   NEEDS_TIER_B,
   async () => {
     const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "/bin/bash");
     assert.equal(host.tier, "B");
     if (host.tier !== "B") return;
     assert.deepEqual(
-      [host.bwrap, host.nsenter, host.setpriv].map((path) => path.split("/").pop()),
-      ["bwrap", "nsenter", "setpriv"],
+      [host.bwrap, host.nsenter, host.setpriv, host.prlimit].map((path) => path.split("/").pop()),
+      ["bwrap", "nsenter", "setpriv", "prlimit"],
     );
   },
 );

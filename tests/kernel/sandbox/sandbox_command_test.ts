@@ -14,6 +14,11 @@ function bwrap(): string {
   return HOST_SANDBOX.bwrap!;
 }
 
+/** The prlimit the tests' sandboxes bound their processes with. */
+function prlimit(): string {
+  return HOST_SANDBOX.tier === "B" ? HOST_SANDBOX.prlimit : "prlimit";
+}
+
 /** The layout of one test: a project the agent may write, a secret beside it, a fake state dir. */
 interface Layout {
   dir: string;
@@ -62,6 +67,7 @@ async function confined(
 ): Promise<{ code: number; out: string; err: string }> {
   const c: Confinement = {
     bwrap: bwrap(),
+    prlimit: prlimit(),
     view: sandboxView(grants, l.home, [l.state]),
     cwd,
     scratch: null,
@@ -178,6 +184,7 @@ hostTest("a signal to bwrap's process group stops every process inside", NEEDS_T
   await withLayout(async (l) => {
     const c: Confinement = {
       bwrap: bwrap(),
+      prlimit: prlimit(),
       view: sandboxView(AGENT, l.home, []),
       cwd: l.proj,
       scratch: null,

@@ -4,6 +4,7 @@ import { attached, type MethodSpec, unattached } from "../method.ts";
 import { analyze } from "../../plans/analysis.ts";
 import { CompleteParams, ExplainParams, ParseParams } from "../../policy/params.ts";
 import { reportEffects } from "../../policy/effect_report.ts";
+import { callerEffects } from "../../plans/shown_paths.ts";
 
 /** `parse`, `complete` and `explain` (K-PARSE-*, K-COMP-1, K-EXPL-1): nothing runs or is stored. */
 export const BASH_METHODS: MethodSpec[] = [
@@ -29,7 +30,7 @@ export const BASH_METHODS: MethodSpec[] = [
       ast_version: 1,
       ast_lang: "bash",
       ast: sendableAst(a.ast),
-      ...reportEffects(a.effects),
+      ...reportEffects(callerEffects(a, attachment.grants)),
       reversibility: a.reversibility,
       verdict: a.verdict,
       plan_ref: null,

@@ -11,6 +11,7 @@ import {
 import { analyze } from "../../plans/analysis.ts";
 import { programLine } from "../../policy/program_line.ts";
 import { reportedMember, reportEffects } from "../../policy/effect_report.ts";
+import { callerEffects } from "../../plans/shown_paths.ts";
 import type { PtyScope } from "../../pty/registry.ts";
 import type { Attachment } from "../../session/attachment.ts";
 
@@ -28,15 +29,12 @@ export const PTY_METHODS: MethodSpec[] = [
   attached("pty.open", ptyOpenParams, async (ctx, p) => {
     const { kernel, attachment } = ctx;
     // The whole program line is judged like an exec of it, not only its argv0 (issue 14).
-    const { verdict, effects, reversibility } = await analyze(
-      attachment,
-      programLine(p.cmd, p.args, p.env),
-      false,
-    );
+    const analysis = await analyze(attachment, programLine(p.cmd, p.args, p.env), false);
+    const { verdict, effects, reversibility } = analysis;
     if (verdict === "deny") {
       throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies spawning ${p.cmd}`, {
         verdict,
-        ...reportEffects(effects),
+        ...reportEffects(callerEffects(analysis, attachment.grants)),
       });
     }
     if (verdict === "approval_required") {

@@ -1,0 +1,57 @@
+/**
+ * What a refusal tells an agent about a path it reached through a symlink (-32010 message and
+ * data, `missing`, `explain`): where a link leads outside what the agent may read is not told,
+ * the path as the agent wrote it is; a target it may read is named as before (the grant to add).
+ */
+import assert from "node:assert/strict";
+import { exec } from "../../_support/exec.ts";
+import { startKernelWithAgent } from "../../_support/kernel.ts";
+import { AGENT_RIGHTS } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+
+Deno.test("a refusal of a path reached through a symlink out of the agent's grants shows the path as the agent wrote it, never where the link leads; a target the agent may read is named", async () => {
+  const { kernel: k, token } = await startKernelWithAgent("agent:r", {
+    ...AGENT_RIGHTS,
+    fs: { read: ["~/proj/**", "~/docs/**"], write: ["~/proj/**"] },
+  });
+  try {
+    const home = `${k.box.dir}/home`;
+    const proj = `${home}/proj`;
+    // two hops: the first (readlink in the project) says `~/outside/a`, the second is unknown
+    await Deno.mkdir(`${home}/hidden/target`, { recursive: true });
+    await Deno.mkdir(`${home}/outside`);
+    await Deno.mkdir(`${home}/docs`);
+    await Deno.mkdir(proj);
+    await Deno.symlink(`${home}/hidden/target`, `${home}/outside/a`);
+    await Deno.symlink(`${home}/outside/a`, `${proj}/link`);
+    await Deno.symlink(`${home}/docs`, `${proj}/docs`);
+    const human = await k.attach("work");
+    await exec(human, `cd ${proj}`);
+    const agent = await k.attach("work", token);
+
+    const denied = await rpcError(exec(agent, "cat link/f"));
+    assert.equal(denied.code, -32010);
+    const told = `${denied.message}\n${JSON.stringify(denied.data)}`;
+    assert.doesNotMatch(told, /hidden/, told);
+    assert.deepEqual((denied.data as Rec).missing, [`fs.read ${JSON.stringify(`${proj}/link/f`)}`]);
+    assert.deepEqual(
+      ((denied.data as Rec).effects as Rec[]).find((e) => e.kind === "fs_read"),
+      { kind: "fs_read", paths: [`${proj}/link/f`] },
+    );
+    assert.match(denied.message, /lacks fs\.read ".*\/proj\/link\/f"/);
+
+    const explained = await agent.request("explain", { src: "cat link/f" }) as Rec;
+    assert.doesNotMatch(JSON.stringify(explained.effects), /hidden/);
+
+    // a target it may read: the grant to add names it
+    const write = await rpcError(exec(agent, "touch docs/x"));
+    assert.deepEqual((write.data as Rec).missing, [`fs.write ${JSON.stringify(`${home}/docs/x`)}`]);
+
+    // the human's own refusals and explanations are unchanged: it may read everything
+    const own = await human.request("explain", { src: "cat link/f" }) as Rec;
+    assert.match(JSON.stringify(own.effects), /hidden\/target\/f/);
+  } finally {
+    await k.cleanup();
+  }
+});

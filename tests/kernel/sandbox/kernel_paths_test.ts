@@ -1,0 +1,67 @@
+/**
+ * The kernel's own files reached through a symlink a sandboxed agent may replace (README's
+ * sandbox section): the kernel resolves its policy file and state directory once at start, so an
+ * agent that swaps the link for a directory of its own cannot hand the kernel its own policy.
+ */
+import assert from "node:assert/strict";
+import { exec } from "../../_support/exec.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { startKernel } from "../../_support/kernel.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+
+/** A policy that would free `principal` from its sandbox and grant it all of HOME. */
+function freedPolicy(principal: string): string {
+  return JSON.stringify({
+    principal: {
+      [principal]: {
+        fs: { read: ["~/**"], write: ["~/**"] },
+        proc_spawn: ["*"],
+        opaque: "allow",
+        auto_apply: "in-grant",
+        sandbox: false,
+      },
+    },
+  });
+}
+
+hostTest(
+  "an agent that replaces a symlink in its write grant on the way to the kernel's policy file does not hand the kernel a policy of its own: the kernel reads the file it started with",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const home = `${box.dir}/home`;
+    const proj = `${home}/proj`;
+    await Deno.mkdir(proj);
+    await Deno.writeTextFile(`${home}/secret`, "s3cret\n");
+    // the human keeps the policy outside the project, linked from inside it
+    await writePolicy(`${home}/conf/leash.jsonc`, { "agent:p": PROJECT_AGENT });
+    await Deno.symlink(`${home}/conf`, `${proj}/conf`);
+    const { secret } = await createToken(box, "agent:p", "p");
+    const k = await startKernel(["--policy", `${proj}/conf/leash.jsonc`], box);
+    try {
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const agent = await k.attach("work", secret);
+      // by a program the static check cannot see into (opaque: allow): only the sandbox holds it
+      const swap = await exec(
+        agent,
+        `perl -e 'unlink "conf" or die; mkdir "conf" or die; open(my $f, ">", "conf/leash.jsonc") or die; print $f $ARGV[0]; print "swapped\\n"' '${
+          freedPolicy("agent:p")
+        }'`,
+        { position: "value" },
+      );
+      assert.equal(((swap.value as Rec).out as Rec).v, "swapped\n", JSON.stringify(swap));
+      assert.equal(Deno.lstatSync(`${proj}/conf`).isDirectory, true, "the link was replaced");
+      // a policy applies from the next attach on
+      const again = await k.attach("work", secret);
+      const read = await exec(again, `cat ${home}/secret`, { position: "value" })
+        .then((r) => JSON.stringify(r), (e) => String(e));
+      assert.doesNotMatch(read, /s3cret/);
+      assert.ok(!k.stderr.some((line) => line.includes("reloaded")), k.stderr.join("\n"));
+    } finally {
+      await k.cleanup();
+    }
+  },
+);

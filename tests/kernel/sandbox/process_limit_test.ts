@@ -1,0 +1,106 @@
+/**
+ * The bound on an agent's processes (`sandbox/process_limit.ts`): a fork loop in a sandboxed run
+ * of a kernel run by a user who is not root stops at the sandbox's limit, and the sandbox works on.
+ * Linux exempts real root from RLIMIT_NPROC, so the kernel runs here as another uid (this test
+ * needs root to start it so, and unprivileged user namespaces for that uid's bwrap).
+ */
+import assert from "node:assert/strict";
+import { processLimit } from "../../../src/kernel/sandbox/process_limit.ts";
+import { exec } from "../../_support/exec.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { launchKernel } from "../../_support/kernel.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { KERNEL_BIN, sandbox } from "../../_support/sandbox.ts";
+
+/** The uid the kernel runs as: one no account of this host has, apart for each test process. */
+const UID = 61000 + Deno.pid % 4000;
+
+/** The program that runs `argv` as {@link UID}, with no supplementary groups. */
+const AS_USER = ["setpriv", `--reuid=${UID}`, `--regid=${UID}`, "--clear-groups"];
+
+/** Why the test cannot run here: not root, or no bwrap for a user who is not. */
+async function missing(): Promise<string | null> {
+  if (NEEDS_TIER_B !== null) return NEEDS_TIER_B;
+  if (Deno.uid() !== 0) return "needs root, to run the kernel as another uid";
+  const probe = await new Deno.Command(AS_USER[0], {
+    args: [...AS_USER.slice(1), "bwrap", "--ro-bind", "/", "/", "--unshare-pid", "true"],
+    cwd: "/",
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  return probe.success
+    ? null
+    : `needs unprivileged user namespaces: bwrap run as uid ${UID} failed here`;
+}
+
+/**
+ * Forks up to `n` children that sleep, prints how many it forked and the error that stopped it,
+ * then kills and reaps them: a bounded loop, never a bomb.
+ */
+const FORK_LOOP = String.raw`
+my ($n, @kids, $err) = (shift);
+for (1 .. $n) {
+  my $pid = fork;
+  if (!defined $pid) { $err = "$!"; last }
+  if ($pid == 0) { sleep 120; exit 0 }
+  push @kids, $pid;
+}
+print scalar(@kids), " ", $err // "none", "\n";
+kill 'KILL', @kids;
+waitpid($_, 0) for @kids;
+`;
+
+hostTest(
+  "a fork loop in a sandboxed run of a kernel run by a user (not root) stops at the sandbox's process limit, and the sandbox works on",
+  await missing(),
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    await Deno.writeTextFile(`${proj}/fork.pl`, FORK_LOOP);
+    const { secret } = await createToken(box, "agent:forks", "forks");
+    const policy = await writePolicy(box, { "agent:forks": PROJECT_AGENT });
+    // the user's own Deno cache: root's is not readable to it
+    const denoDir = `${box.dir}/deno`;
+    const cache = `${Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`}/npm`;
+    await Deno.mkdir(denoDir);
+    const own = async (args: string[]) => {
+      const r = await new Deno.Command(args[0], { args: args.slice(1) }).output();
+      assert.ok(r.success, `${args.join(" ")}: ${new TextDecoder().decode(r.stderr)}`);
+    };
+    await own(["cp", "-r", cache, denoDir]);
+    await own(["chown", "-R", `${UID}:${UID}`, box.dir]);
+    const socket = box.socket();
+    const k = await launchKernel(
+      box,
+      ["--socket", socket, "--policy", policy],
+      socket,
+      { DENO_DIR: denoDir },
+      [...AS_USER, KERNEL_BIN],
+    ).catch(async (e) => {
+      await box.cleanup();
+      throw e;
+    });
+    try {
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const agent = await k.connect();
+      const attached = await agent.request("session.attach", { session: "work", token: secret });
+      assert.equal(((attached as Rec).caps as Rec).tier, "B", "the agent is sandboxed");
+      const limit = processLimit();
+      const run = async (src: string) => {
+        const r = await exec(agent, src, { position: "value" });
+        return (((r.value as Rec).out as Rec).v as string) ?? JSON.stringify(r);
+      };
+      assert.equal(await run("id -u; ulimit -u"), `${UID}\n${limit}\n`);
+      const [, forked, err] = /^(\d+) (.*)\n$/.exec(await run(`perl fork.pl ${limit + 100}`)) ?? [];
+      // the sandbox's init, the launcher, its spare, bash and perl count too
+      assert.ok(Number(forked) < limit && Number(forked) > limit - 20, `forked ${forked}`);
+      assert.equal(err, "Resource temporarily unavailable");
+      assert.equal(await run("echo still here"), "still here\n");
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
