@@ -12,27 +12,12 @@ import { launchKernel } from "../../_support/kernel.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, sandbox } from "../../_support/sandbox.ts";
-
-/** The uid the kernel runs as: one no account of this host has, apart for each test process. */
-const UID = 61000 + Deno.pid % 4000;
-
-/** The program that runs `argv` as {@link UID}, with no supplementary groups. */
-const AS_USER = ["setpriv", `--reuid=${UID}`, `--regid=${UID}`, "--clear-groups"];
-
-/** Why the test cannot run here: not root, or no bwrap for a user who is not. */
-async function missing(): Promise<string | null> {
-  if (NEEDS_TIER_B !== null) return NEEDS_TIER_B;
-  if (Deno.uid() !== 0) return "needs root, to run the kernel as another uid";
-  const probe = await new Deno.Command(AS_USER[0], {
-    args: [...AS_USER.slice(1), "bwrap", "--ro-bind", "/", "/", "--unshare-pid", "true"],
-    cwd: "/",
-    stdout: "null",
-    stderr: "null",
-  }).output();
-  return probe.success
-    ? null
-    : `needs unprivileged user namespaces: bwrap run as uid ${UID} failed here`;
-}
+import {
+  AS_OTHER_USER,
+  giveToOtherUser,
+  OTHER_UID,
+  otherUserMissing,
+} from "../../_support/other_user.ts";
 
 /**
  * Forks up to `n` children that sleep, prints how many it forked and the error that stopped it,
@@ -53,7 +38,7 @@ waitpid($_, 0) for @kids;
 
 hostTest(
   "a fork loop in a sandboxed run of a kernel run by a user (not root) stops at the sandbox's process limit, and the sandbox works on",
-  await missing(),
+  await otherUserMissing(NEEDS_TIER_B),
   async () => {
     const box = await sandbox();
     const proj = `${box.dir}/home/proj`;
@@ -61,23 +46,14 @@ hostTest(
     await Deno.writeTextFile(`${proj}/fork.pl`, FORK_LOOP);
     const { secret } = await createToken(box, "agent:forks", "forks");
     const policy = await writePolicy(box, { "agent:forks": PROJECT_AGENT });
-    // the user's own Deno cache: root's is not readable to it
-    const denoDir = `${box.dir}/deno`;
-    const cache = `${Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`}/npm`;
-    await Deno.mkdir(denoDir);
-    const own = async (args: string[]) => {
-      const r = await new Deno.Command(args[0], { args: args.slice(1) }).output();
-      assert.ok(r.success, `${args.join(" ")}: ${new TextDecoder().decode(r.stderr)}`);
-    };
-    await own(["cp", "-r", cache, denoDir]);
-    await own(["chown", "-R", `${UID}:${UID}`, box.dir]);
+    const denoDir = await giveToOtherUser(box);
     const socket = box.socket();
     const k = await launchKernel(
       box,
       ["--socket", socket, "--policy", policy],
       socket,
       { DENO_DIR: denoDir },
-      [...AS_USER, KERNEL_BIN],
+      [...AS_OTHER_USER, KERNEL_BIN],
     ).catch(async (e) => {
       await box.cleanup();
       throw e;
@@ -93,7 +69,7 @@ hostTest(
         const r = await exec(agent, src, { position: "value" });
         return (((r.value as Rec).out as Rec).v as string) ?? JSON.stringify(r);
       };
-      assert.equal(await run("id -u; ulimit -u"), `${UID}\n${limit}\n`);
+      assert.equal(await run("id -u; ulimit -u"), `${OTHER_UID}\n${limit}\n`);
       const [, forked, err] = /^(\d+) (.*)\n$/.exec(await run(`perl fork.pl ${limit + 100}`)) ?? [];
       // the sandbox's init, the launcher, its spare, bash and perl count too
       assert.ok(Number(forked) < limit && Number(forked) > limit - 20, `forked ${forked}`);
