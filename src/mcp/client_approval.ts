@@ -1,5 +1,6 @@
 import type { KernelClient } from "./kernel_client.ts";
 import type { ClientRequests } from "./client_requests.ts";
+import { UNSHOWABLE } from "../protocol/unshowable.ts";
 
 /** The command shown in the approval form is cut to this many UTF-8 bytes (M-ELICIT-2). */
 export const PROMPT_SRC_BYTES = 2000;
@@ -28,14 +29,6 @@ export function cutBytes(text: string, limit: number): string {
   while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
   return decoder.decode(bytes.subarray(0, end)) + "…";
 }
-
-/**
- * Characters that would let text the agent chose pass for the form's own lines or hide part of
- * itself: controls (line breaks included), line and paragraph separators, bidirectional
- * overrides and isolates, zero-width characters.
- */
-// deno-lint-ignore no-control-regex
-const UNSHOWABLE = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 
 /** `text` with every {@link UNSHOWABLE} character written as a visible `\u{…}` escape. */
 function shown(text: string): string {

@@ -4,6 +4,7 @@ import { compactJson } from "../../protocol/rpc.ts";
 import { RpcConnection } from "../../protocol/rpc_client.ts";
 import { SESSION_NAME, socketPath } from "../../protocol/socket_path.ts";
 import { checkTrustedPath } from "../../protocol/trusted_path.ts";
+import { terminalJson } from "../../protocol/unshowable.ts";
 
 /** Parsed `approve` / `deny` / `approvals` arguments (K-CLI-3). */
 interface ApprovalArgs {
@@ -57,7 +58,8 @@ export async function runApprovalCommand(command: string, args: string[]): Promi
       : command === "deny"
       ? await conn.request("approval.deny", { plan_ref: opts.planRef, reason: opts.reason ?? null })
       : await conn.request("approval.list", {});
-    console.log(compactJson(result));
+    // The agent's text (a plan's src, its paths) is shown in the human's terminal.
+    console.log(terminalJson(compactJson(result)));
     return 0;
   } catch (e) {
     if (e instanceof RpcError) console.error(`shoal-kernel: ${e.message} (${e.code})`);

@@ -111,3 +111,18 @@ withAgent(
     }
   },
 );
+
+withAgent(
+  "approvals shows the agent's text with C1 controls, line separators, bidirectional and zero-width characters as \\u escapes, so the human's terminal neither runs nor reorders them (K-CLI-3)",
+  { "agent:a": AGENT },
+  async (k, agent) => {
+    // A right-to-left override shows `txt.olleh` as `hello.txt`; U+009B is an 8-bit CSI.
+    const src = "touch ok #\u202e txt.olleh\u202c \u009b2J\u2028\u200b\ufeff\u2066x\u2069";
+    await pendingPlan(agent, src);
+    const listed = await kernelCli(k.box, ["approvals"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.doesNotMatch(listed.stdout, /[\x80-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/);
+    assert.match(listed.stdout, /\\u202e txt\.olleh\\u202c \\u009b2J\\u2028\\u200b\\ufeff/);
+    assert.equal((JSON.parse(listed.stdout).requests as Rec[])[0].src, src);
+  },
+);
