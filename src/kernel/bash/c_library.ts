@@ -53,3 +53,15 @@ export function cFacts(os: string): CFacts | null {
 export function cLibrary(os: string): string | null {
   return cFacts(os)?.libc ?? null;
 }
+
+/** This OS's C library opened with `symbols` through Deno FFI, or null when it cannot be. */
+export function openCLibrary<S extends Deno.ForeignLibraryInterface>(
+  symbols: S,
+): Deno.DynamicLibrary<S> | null {
+  const path = cLibrary(Deno.build.os);
+  try {
+    return path === null ? null : Deno.dlopen(path, symbols);
+  } catch {
+    return null;
+  }
+}

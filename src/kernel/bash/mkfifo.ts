@@ -1,5 +1,5 @@
 /** `mkfifo(3)` through Deno FFI, for the hand-over pipe of a warm shell. */
-import { cLibrary } from "./c_library.ts";
+import { openCLibrary } from "./c_library.ts";
 import { cString } from "./fd_calls.ts";
 
 const symbols = { mkfifo: { parameters: ["buffer", "u32"], result: "i32" } } as const;
@@ -7,14 +7,7 @@ const symbols = { mkfifo: { parameters: ["buffer", "u32"], result: "i32" } } as 
 let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
 
 function libc(): Deno.DynamicLibrary<typeof symbols> | null {
-  if (lib === undefined) {
-    const path = cLibrary(Deno.build.os);
-    try {
-      lib = path === null ? null : Deno.dlopen(path, symbols);
-    } catch {
-      lib = null;
-    }
-  }
+  if (lib === undefined) lib = openCLibrary(symbols);
   return lib;
 }
 

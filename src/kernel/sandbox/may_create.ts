@@ -3,7 +3,7 @@
  * run has the kernel's uid, groups and no capabilities, so where the kernel may not create, it may
  * not either (P-SBX-6).
  */
-import { cLibrary } from "../bash/c_library.ts";
+import { openCLibrary } from "../bash/c_library.ts";
 import { cString } from "../bash/fd_calls.ts";
 
 const symbols = { access: { parameters: ["buffer", "i32"], result: "i32" } } as const;
@@ -14,14 +14,7 @@ const CREATE = 2 | 1;
 let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
 
 function libc(): Deno.DynamicLibrary<typeof symbols> | null {
-  if (lib === undefined) {
-    const path = cLibrary(Deno.build.os);
-    try {
-      lib = path === null ? null : Deno.dlopen(path, symbols);
-    } catch {
-      lib = null;
-    }
-  }
+  if (lib === undefined) lib = openCLibrary(symbols);
   return lib;
 }
 

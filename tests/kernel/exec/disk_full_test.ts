@@ -4,10 +4,10 @@ import { DatabaseSync } from "node:sqlite";
 import { freeFloor } from "../../../src/kernel/store/free_space.ts";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, needsLinux } from "../../_support/host.ts";
-import { leftInTmp, startKernel } from "../../_support/kernel.ts";
+import { leftInTmp, startKernel, type TestKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
-import { sandbox } from "../../_support/sandbox.ts";
+import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { mountTmpfs, unmount, usedBytes } from "../../_support/tmpfs.ts";
 
 const MiB = 1024 * 1024;
@@ -28,21 +28,37 @@ function bounded<T>(p: Promise<T>, what: string): Promise<T> {
   ]);
 }
 
+/**
+ * Runs `body` with a kernel whose state directory lies on a tmpfs of `size` (mount(8) syntax),
+ * then stops it and removes everything; skips (saying why) where no tmpfs can be mounted.
+ */
+async function withStateOnTmpfs(
+  size: string,
+  body: (kernel: TestKernel, state: string, box: Sandbox) => Promise<void>,
+): Promise<void> {
+  const box = await sandbox();
+  const mounted = mountTmpfs(`${box.dir}/state`, size);
+  if (mounted !== null) {
+    console.log(`skipped: ${mounted}`);
+    await box.cleanup();
+    return;
+  }
+  const kernel = await startKernel([], box);
+  try {
+    await body(kernel, `${box.dir}/state/shoal`, box);
+  } finally {
+    await bounded(kernel.stop(), "the kernel's shutdown").catch(() => kernel.child.kill("SIGKILL"));
+    unmount(`${box.dir}/state`);
+    await box.cleanup();
+  }
+}
+
 hostTest(
   "a full state directory fails the exec with an error naming it, leaves no partial files, " +
     "and execs work again once space is freed (G-STATE-2, J-4)",
   needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
-  async () => {
-    const box = await sandbox();
-    const mounted = mountTmpfs(`${box.dir}/state`, "4m");
-    if (mounted !== null) {
-      console.log(`skipped: ${mounted}`);
-      await box.cleanup();
-      return;
-    }
-    const state = `${box.dir}/state/shoal`;
-    const kernel = await startKernel([], box);
-    try {
+  () =>
+    withStateOnTmpfs("4m", async (kernel, state, box) => {
       const conn = await kernel.attach();
       await exec(conn, "echo before");
       const ballast = `${box.dir}/state/ballast`;
@@ -79,56 +95,38 @@ hostTest(
       Deno.removeSync(ballast);
       const again = await bounded(exec(conn, big, { position: "value" }), "the exec after freeing");
       assert.equal(((again.value as Rec).out as Rec).n, 2_000_000);
-    } finally {
-      await bounded(kernel.stop(), "the kernel's shutdown").catch(() =>
-        kernel.child.kill("SIGKILL")
-      );
-      unmount(`${box.dir}/state`);
-      await box.cleanup();
-    }
-  },
+    }),
 );
 
 hostTest(
   "a run's output stops being stored before the state directory's file system is full: the run fails as on a full disk, naming the state directory, and the file system keeps its floor free for other programs",
   needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
-  async () => {
-    const box = await sandbox();
-    const mounted = mountTmpfs(`${box.dir}/state`, "64m");
-    if (mounted !== null) {
-      console.log(`skipped: ${mounted}`);
-      await box.cleanup();
-      return;
-    }
-    const state = `${box.dir}/state/shoal`;
-    const kernel = await startKernel([], box);
-    let lowest = Infinity;
-    const watch = setInterval(() => {
-      const fs = statfsSync(state);
-      lowest = Math.min(lowest, fs.bavail * fs.bsize);
-    }, 1);
-    try {
-      const conn = await kernel.attach();
-      const floor = freeFloor(statfsSync(state).blocks * statfsSync(state).bsize);
-      const e = await rpcError(bounded(exec(conn, "head -c 100000000 /dev/zero"), "the big exec"));
-      assert.equal(e.code, -32603);
-      assert.ok(e.message.includes(state), `the error names ${state}: ${e.message}`);
-      assert.match(e.message, /leaves .* MiB of it to other programs/);
-      assert.ok(lowest >= floor - 2 * MiB, `free space fell to ${lowest}, below ${floor}`);
-      assert.deepEqual(leftInTmp(state), []);
-      // output that leaves the floor free is stored as before
-      const fits = await bounded(
-        exec(conn, "head -c 20000000 /dev/zero", { position: "value" }),
-        "a fitting exec",
-      );
-      assert.equal(((fits.value as Rec).out as Rec).n, 20_000_000);
-    } finally {
-      clearInterval(watch);
-      await bounded(kernel.stop(), "the kernel's shutdown").catch(() =>
-        kernel.child.kill("SIGKILL")
-      );
-      unmount(`${box.dir}/state`);
-      await box.cleanup();
-    }
-  },
+  () =>
+    withStateOnTmpfs("64m", async (kernel, state) => {
+      let lowest = Infinity;
+      const watch = setInterval(() => {
+        const fs = statfsSync(state);
+        lowest = Math.min(lowest, fs.bavail * fs.bsize);
+      }, 1);
+      try {
+        const conn = await kernel.attach();
+        const floor = freeFloor(statfsSync(state).blocks * statfsSync(state).bsize);
+        const e = await rpcError(
+          bounded(exec(conn, "head -c 100000000 /dev/zero"), "the big exec"),
+        );
+        assert.equal(e.code, -32603);
+        assert.ok(e.message.includes(state), `the error names ${state}: ${e.message}`);
+        assert.match(e.message, /leaves .* MiB of it to other programs/);
+        assert.ok(lowest >= floor - 2 * MiB, `free space fell to ${lowest}, below ${floor}`);
+        assert.deepEqual(leftInTmp(state), []);
+        // output that leaves the floor free is stored as before
+        const fits = await bounded(
+          exec(conn, "head -c 20000000 /dev/zero", { position: "value" }),
+          "a fitting exec",
+        );
+        assert.equal(((fits.value as Rec).out as Rec).n, 20_000_000);
+      } finally {
+        clearInterval(watch);
+      }
+    }),
 );
