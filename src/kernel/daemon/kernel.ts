@@ -82,7 +82,10 @@ export class Kernel implements KernelServices {
     this.blanks = Blanks.open(cas.tmpDir);
     cas.useBlanks(this.blanks);
     this.scratch = new ScratchPool(cas.tmpDir);
-    this.net = new NetProxy(cas.tmpDir, (channel, payload) => this.bus.publish(channel, payload));
+    this.net = new NetProxy(
+      cas.tmpDir,
+      (channel, payload, audience) => this.bus.publish(channel, payload, audience),
+    );
     this.residents = new Residents(
       config.sandbox.host,
       config.bash,
@@ -93,7 +96,9 @@ export class Kernel implements KernelServices {
     this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch, this.residents);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);
-    this.ptys = new PtyRegistry((channel, payload) => this.bus.publish(channel, payload));
+    this.ptys = new PtyRegistry((channel, payload, audience) =>
+      this.bus.publish(channel, payload, audience)
+    );
     try {
       this.#logFile = Deno.openSync(`${config.stateDir}/kernel.log`, {
         create: true,

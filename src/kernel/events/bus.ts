@@ -6,7 +6,7 @@ import {
   MAX_USER_CHANNELS,
 } from "../../protocol/limits.ts";
 import { compactJson } from "../../protocol/rpc.ts";
-import type { BusEvent } from "./bus_event.ts";
+import type { Audience, BusEvent } from "./bus_event.ts";
 import { assertChannelName } from "./channel_name.ts";
 import { DURABLE_CHANNELS, type DurableLog } from "./durable_log.ts";
 import { EventRing } from "./event_ring.ts";
@@ -54,18 +54,28 @@ export class EventBus {
     string,
     Map<SubscriptionQueue, EventSubscriber>
   >();
+  #audiences = new WeakMap<BusEvent, Audience>();
 
   constructor(private readonly log: DurableLog) {}
 
-  /** Publishes on any channel (kernel-internal). Durable channels get their seq from the log. */
-  publish(channel: string, payload: unknown): BusEvent {
+  /**
+   * Publishes on any channel (kernel-internal), for `audience` only when given (K-EVT-8).
+   * Durable channels get their seq from the log.
+   */
+  publish(channel: string, payload: unknown, audience?: Audience): BusEvent {
     assertChannelName(channel);
     const ring = this.#ring(channel);
     const event = DURABLE_CHANNELS.has(channel)
       ? this.log.appendEvent(channel, payload)
       : { channel, seq: ring.nextSeq++, ts: nowNs(), payload };
+    if (audience) this.#audiences.set(event, audience);
     this.#admit(ring, event);
     return event;
+  }
+
+  /** Whom `event` was published for, or undefined when for every subscriber of its channel. */
+  audienceOf(event: BusEvent): Audience | undefined {
+    return this.#audiences.get(event);
   }
 
   /**

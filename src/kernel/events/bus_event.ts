@@ -8,3 +8,13 @@ export interface BusEvent {
   ts: bigint;
   payload: unknown;
 }
+
+/**
+ * Whom a kernel-owned event of a dynamic channel is for (K-EVT-8): the connections attached to
+ * `session` and, when `principal` is set, only that principal's and the session's local human's.
+ * Kept beside the event, never sent.
+ */
+export interface Audience {
+  session: string;
+  principal?: string;
+}

@@ -6,6 +6,7 @@
  * parsing: the protocols' handshakes are a few bounded fields, and Deno has no std here.
  */
 import { nowNs } from "../events/now_ns.ts";
+import type { Audience } from "../events/bus_event.ts";
 import {
   canonicalHost,
   destinationGranted,
@@ -38,8 +39,8 @@ const RELAY_CHUNK = 128 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Publishes an event (the kernel's bus). */
-export type Publish = (channel: string, payload: unknown) => void;
+/** Publishes an event for its audience (the kernel's bus). */
+export type Publish = (channel: string, payload: unknown, audience: Audience) => void;
 
 interface Endpoint {
   session: string;
@@ -346,7 +347,7 @@ export class NetProxy {
       host: canonicalHost(host) ?? host,
       port,
       at: Number(nowNs()),
-    });
+    }, { session, principal: net.principal });
     const text = destinationText(host, port);
     for (const refused of this.#watchers.get(JSON.stringify([session, net.principal])) ?? []) {
       if (refused.size < REFUSED_LIMIT) refused.add(text);

@@ -5,6 +5,7 @@ import { MAX_PTYS_PER_SESSION } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
 import { encodePtyInput } from "./keys.ts";
 import { Pty, type PtyExit, type PtyOpenOptions, type PtyScreen } from "./pty.ts";
+import type { Audience } from "../events/bus_event.ts";
 
 /** A registered PTY: wire id (`pty:N`), event channel (`pty.N`), owning session, opener and the PTY. */
 export interface PtyEntry {
@@ -44,8 +45,8 @@ export interface PtyListItem {
   alive: boolean;
 }
 
-/** Receives each `pty.N` event for publishing on the event bus. */
-export type PtyEventSink = (channel: string, payload: PtyEventPayload) => void;
+/** Receives each `pty.N` event, and whom it is for, for publishing on the event bus. */
+export type PtyEventSink = (channel: string, payload: PtyEventPayload, audience: Audience) => void;
 
 /** Whether `entry` is in `scope`: its session, and opened by the scope's principal unless none. */
 function inScope(entry: PtyEntry, scope: PtyScope): boolean {
@@ -91,7 +92,9 @@ export class PtyRegistry {
     const n = this.#nextId++;
     const entry = { id: `pty:${n}`, channel: `pty.${n}`, session, principal, pty };
     this.#entries.set(n, entry);
-    pty.onEvent((state) => this.#publish(entry.channel, { pty_id: entry.id, ...state }));
+    pty.onEvent((state) =>
+      this.#publish(entry.channel, { pty_id: entry.id, ...state }, { session, principal })
+    );
     return entry;
   }
 

@@ -225,7 +225,7 @@ export class TaskRegistry {
       task: task.id,
       state: task.state,
       result_ref: task.resultRef,
-    });
+    }, { session: task.session });
   }
 
   /**

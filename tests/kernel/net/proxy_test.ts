@@ -269,6 +269,13 @@ hostTest(
           JSON.stringify(payloads),
         );
         assert.equal(payloads.length, 4);
+        // the same principal's connection to another session does not see them (K-EVT-8)
+        const elsewhere = await w.k.attach(
+          "elsewhere",
+          (await createToken(w.box, "agent:n")).secret,
+        );
+        const unseen = await elsewhere.request("events.read", { channel: "net.work" }) as Rec;
+        assert.deepEqual(unseen.events, []);
 
         // raw TCP, UDP and IPv6 that ignore the proxy have no route
         const rawTcp = await outcome(

@@ -71,7 +71,7 @@ function envHash(env: Map<string, string>): string {
  * nothing and loses its subscriptions at the next event, without waiting for a request (T-TOK-4).
  */
 function visibility(
-  kernel: Pick<KernelServices, "tokenLapsed">,
+  kernel: Pick<KernelServices, "tokenLapsed" | "bus">,
   conn: ClientConnection,
   a: Attachment,
 ): (e: BusEvent) => boolean {
@@ -87,6 +87,12 @@ function visibility(
       return (e.payload as { session?: unknown } | null)?.session === a.session.name;
     }
     if (e.channel === "approval" && !approver) return owner === undefined || owner === a.principal;
+    const audience = kernel.bus.audienceOf(e);
+    if (audience && !journalRead) {
+      return audience.session === a.session.name &&
+        (audience.principal === undefined || audience.principal === a.principal ||
+          a.principal === a.session.shell.owner);
+    }
     return true;
   };
 }
