@@ -16,6 +16,8 @@ export const PROTECTED_FILES: readonly string[] = [
   ".zprofile",
   ".envrc",
   ".mcp.json",
+  // VS Code's Dev Containers read it as they read .devcontainer/ (initializeCommand runs on the host)
+  ".devcontainer.json",
 ];
 
 /** Protected directory names, read-only with everything below them. */

@@ -905,8 +905,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "P-SBX-6 .devcontainer.json at the project root is as protected as .devcontainer/ (VS Code's Dev Containers read both, and run initializeCommand on the host) [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 names the directory only]",
-  ignore: true,
+    "P-SBX-6 .devcontainer.json at the project root is as protected as .devcontainer/ (VS Code's Dev Containers read both, and run initializeCommand on the host)",
   fn: async () => {
     await world({ "agent:c": CODER }, async (w) => {
       const agent = await w.agent("agent:c");
@@ -915,7 +914,11 @@ Deno.test({
         `python3 -c "open('.devcontainer.json', 'w').write('{\\"initializeCommand\\": \\"id\\"}')"`,
       );
       assert.equal(r.ok, false, "the agent wrote .devcontainer.json");
-      assert.equal(exists(`${w.proj}/.devcontainer.json`), false);
+      // while a sandbox is up an empty placeholder directory may stand there, never a file
+      const left = exists(`${w.proj}/.devcontainer.json`)
+        ? Deno.lstatSync(`${w.proj}/.devcontainer.json`).isFile
+        : false;
+      assert.equal(left, false);
     });
   },
 });
