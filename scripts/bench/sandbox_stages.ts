@@ -50,7 +50,7 @@ const home = `${dir}/home`;
 const proj = `${home}/proj`;
 await Deno.mkdir(proj, { recursive: true });
 await Deno.mkdir(`${dir}/state`);
-const setting: SandboxSetting = { host, home, masked: [`${dir}/state`] };
+const setting: SandboxSetting = { host, home, masked: [`${dir}/state`], gitIdentity: () => null };
 const policy = {
   ...policyFor(defaultPolicy(), "uid:0", "uid:0")!,
   fs_read: ["~/proj/**"],

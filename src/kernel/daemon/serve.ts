@@ -16,6 +16,7 @@ import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_co
 import { startIdleWork } from "../../protocol/idle_work.ts";
 import { mallocTrim } from "./idle_trim.ts";
 import { resolvedPath } from "./resolved_path.ts";
+import { gitIdentityFile } from "../sandbox/git_identity.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 
 /**
@@ -79,6 +80,7 @@ export async function serve(
       host,
       home: env.HOME || undefined,
       masked: [state, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
+      gitIdentity: gitIdentityFile(state),
     },
     initialState: () => ({
       cwd,

@@ -6,6 +6,7 @@ import type { Sandboxing } from "../sandbox/command.ts";
 import type { SandboxHost } from "../sandbox/probe.ts";
 import { type SandboxGrants, sandboxView, visibleIn } from "../sandbox/view.ts";
 import { sandboxNet } from "../net/destinations.ts";
+import { withGitIdentity } from "../sandbox/git_identity.ts";
 
 /** The kernel's sandbox facts: what the host offers and what every view hides. */
 export interface SandboxSetting {
@@ -14,6 +15,8 @@ export interface SandboxSetting {
   home: string | undefined;
   /** The kernel's state directory, socket directory and policy file (P-SBX-3 masks). */
   masked: readonly string[];
+  /** The host file of the human's git identity for sandboxes, made when first asked, or null. */
+  gitIdentity: () => string | null;
 }
 
 /** What the sandbox enforces of a principal's policy (P-SBX-3): its file grants. */
@@ -94,7 +97,11 @@ export function runSandbox(
     return null;
   }
   const grants = withApproved(policyGrants(policy!), approved);
-  const view = sandboxView(grants, setting.home, setting.masked);
+  const view = withGitIdentity(
+    sandboxView(grants, setting.home, setting.masked),
+    setting.home,
+    setting.gitIdentity(),
+  );
   if (!visibleIn(view, cwd)) {
     throw new RpcError(
       ErrorCode.LEASH_DENIED,

@@ -103,6 +103,7 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
     // P-SBX-6: a pinned directory cannot be renamed or removed (EBUSY), nor a protected path
     ...view.protection.pins.map((dir) => ({ path: dir, args: ["--bind", dir, dir] })),
     ...view.protection.paths.map((p) => ({ path: p.path, args: ["--ro-bind", p.path, p.path] })),
+    ...(view.files ?? []).map((f) => ({ path: f.path, args: ["--ro-bind", f.source, f.path] })),
   ];
   // a parent before its children; on a tie the sandbox's own /tmp comes before a granted /tmp
   const ordered = steps.map((step, i) => ({ ...step, i })).sort((a, b) =>

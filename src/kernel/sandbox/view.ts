@@ -33,6 +33,8 @@ export interface SandboxView {
   masks: readonly { path: string; dir: boolean }[];
   /** What stays read-only inside the writable mounts (P-SBX-6). */
   protection: Protection;
+  /** Host files shown read-only at a path of their own (`git_identity.ts`). */
+  files?: readonly { path: string; source: string }[];
 }
 
 /** Directories every sandboxed run sees read-only, when they exist. */
@@ -49,7 +51,7 @@ export const SYSTEM_ROOTS = [
 ];
 
 /** Paths the sandbox always supplies itself: a host bind there would undo the namespace. */
-const OWN_MOUNTS = ["/proc", "/dev"];
+export const OWN_MOUNTS = ["/proc", "/dev"];
 
 /** The run's private, empty /tmp: only roots at or below it show through it. */
 export const PRIVATE_TMP = "/tmp";

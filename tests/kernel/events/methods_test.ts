@@ -139,7 +139,7 @@ Deno.test("K-EVT-4 closing a connection removes all its subscriptions (in-proces
     localHuman: `uid:${Deno.uid()}`,
     home: undefined,
     policy: loadStartupPolicy(null, {}),
-    sandbox: { host: NO_SANDBOX, home: undefined, masked: [] },
+    sandbox: { host: NO_SANDBOX, home: undefined, masked: [], gitIdentity: () => null },
     initialState: () => ({
       cwd: dir,
       env: new Map(),

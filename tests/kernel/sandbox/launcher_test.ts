@@ -47,7 +47,7 @@ async function withResident(
   const proj = `${root}/home/proj`;
   await Deno.mkdir(proj, { recursive: true });
   const policy = projectSandboxPolicy(proj);
-  const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [] };
+  const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [], gitIdentity: () => null };
   const sandboxing = runSandbox(setting, policy, false, "agent:l", proj)!;
   const residents = new Residents(
     HOST_SANDBOX,

@@ -17,7 +17,12 @@ hostTest(
     const proj = `${root}/home/proj`;
     await Deno.mkdir(`${proj}/sub/.git/hooks`, { recursive: true });
     const policy = projectSandboxPolicy(proj);
-    const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [] };
+    const setting = {
+      host: HOST_SANDBOX,
+      home: `${root}/home`,
+      masked: [],
+      gitIdentity: () => null,
+    };
     const residents = new Residents(
       HOST_SANDBOX,
       "/bin/bash",
