@@ -63,12 +63,12 @@ export interface Confinement extends Sandboxing {
 }
 
 /**
- * Directories bwrap creates in the private /tmp on the way to a bound root; made read-only, so a
- * write beside the root fails as it does outside /tmp (where bwrap's root is read-only).
+ * Directories bwrap creates in the private /tmp on the way to a bound root or file; made
+ * read-only, so a write beside it fails as it does outside /tmp (where bwrap's root is read-only).
  */
 function tmpParents(view: SandboxView): string[] {
   const dirs = new Set<string>();
-  for (const { path } of view.mounts) {
+  for (const { path } of [...view.mounts, ...(view.files ?? [])]) {
     if (path === PRIVATE_TMP || !isUnder(path, PRIVATE_TMP)) continue;
     for (let dir = path.slice(0, path.lastIndexOf("/")); dir !== PRIVATE_TMP;) {
       if (

@@ -4,9 +4,12 @@
  * kernel, real bwrap, real git.
  */
 import assert from "node:assert/strict";
-import { identityConfig } from "../../../src/kernel/sandbox/git_identity.ts";
+import { sandboxCommand } from "../../../src/kernel/sandbox/command.ts";
+import { identityConfig, withGitIdentity } from "../../../src/kernel/sandbox/git_identity.ts";
+import { sandboxView } from "../../../src/kernel/sandbox/view.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
 import { exec } from "../../_support/exec.ts";
-import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernelWithAgent } from "../../_support/kernel.ts";
 import { PROJECT_AGENT } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -87,9 +90,44 @@ hostTest(
         `python3 -c "open('${home}/.gitconfig', 'a').write('[core]\\n\\tpager = evil\\n')"`,
       );
       assert.equal(changed.ok, false, "the agent changed the identity file");
+      // the HOME made to hold it takes no writes, though this one lies in the sandbox's /tmp
+      const beside = await run(`python3 -c "open('${home}/x', 'w')"`);
+      assert.equal(beside.ok, false, "a write beside the identity file succeeded");
       assert.match(await Deno.readTextFile(`${home}/.gitconfig`), /Ada/);
     } finally {
       await k.cleanup();
     }
+  },
+);
+
+hostTest(
+  "a HOME made in the sandbox's /tmp to hold the identity file takes no writes",
+  NEEDS_TIER_B,
+  async () => {
+    await withTempDir(async (dir) => {
+      // a HOME under /tmp, nothing of it granted: bwrap makes it in the sandbox's writable /tmp
+      const home = `${dir}/home`;
+      await Deno.mkdir(`${dir}/work`, { recursive: true });
+      await Deno.mkdir(home);
+      await Deno.writeTextFile(`${dir}/identity`, '[user]\n\tname = "A"\n');
+      const view = withGitIdentity(
+        sandboxView({ read: [`${dir}/work/**`], write: [] }, home, []),
+        home,
+        `${dir}/identity`,
+      );
+      const host = HOST_SANDBOX as { bwrap: string; prlimit: string };
+      const [cmd, ...args] = sandboxCommand(
+        { ...host, view, cwd: `${dir}/work`, scratch: null, net: null, proxy: null },
+        ["/bin/bash", "--norc", "-c", `git config --global user.name; touch ${home}/x`],
+      );
+      const r = await new Deno.Command(cmd, {
+        args,
+        env: { HOME: home, PATH: "/usr/bin:/bin" },
+        stderr: "piped",
+      })
+        .output();
+      assert.equal(new TextDecoder().decode(r.stdout), "A\n", new TextDecoder().decode(r.stderr));
+      assert.notEqual(r.code, 0, "a write beside the identity file succeeded");
+    });
   },
 );
