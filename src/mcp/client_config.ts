@@ -20,8 +20,17 @@ export interface Provisioned {
   env: Record<string, string>;
 }
 
-/** System directories a client's minimal environment has anyway, kept at the end of PATH. */
-const SYSTEM_PATH = ["/usr/bin", "/bin"];
+/**
+ * The command directories of a login shell, in its order, kept at the end of PATH: a client's
+ * minimal environment has only `/usr/bin:/bin`, so an agent found nothing installed in
+ * `/usr/local/bin` (or by Homebrew on macOS), which a terminal finds.
+ */
+const SYSTEM_PATH = [
+  ...(Deno.build.os === "darwin" ? ["/opt/homebrew/bin"] : []),
+  "/usr/local/bin",
+  "/usr/bin",
+  "/bin",
+];
 
 /** How this installation is started: its absolute command and a PATH that finds its kernel. */
 export interface Install {
@@ -41,7 +50,7 @@ function dirname(path: string): string {
 export function thisInstall(): Install {
   if (Deno.build.standalone) {
     const exe = Deno.execPath();
-    return { command: exe, path: [dirname(exe), ...SYSTEM_PATH].join(":") };
+    return { command: exe, path: [...new Set([dirname(exe), ...SYSTEM_PATH])].join(":") };
   }
   const bin = new URL("../../bin", import.meta.url).pathname;
   const dirs = [bin, dirname(Deno.execPath()), ...SYSTEM_PATH];

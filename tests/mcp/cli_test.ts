@@ -184,6 +184,8 @@ Deno.test("M-CLI-6: --print-config --as-human prints, per client, absolute exist
         assert.ok(dir.startsWith("/") && Deno.statSync(dir).isDirectory, `${client}: ${dir}`);
       }
       assert.equal(dirs[0], `${REPO}/bin`, "the kernel next to shoal-mcp comes first");
+      // what a terminal finds, a client's minimal environment lacks: /usr/local/bin before /usr/bin
+      assert.deepEqual(dirs.slice(-3), ["/usr/local/bin", "/usr/bin", "/bin"]);
       assert.ok(dirs.some((d) => Deno.statSync(`${d}`).isDirectory && exists(`${d}/deno`)));
     }
   });
