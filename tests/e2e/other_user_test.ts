@@ -32,7 +32,7 @@ async function asOtherUser(argv: string[], env: Record<string, string>) {
 }
 
 hostTest(
-  "a user who is not root pastes the printed configuration: the agent is sandboxed (tier B) and works in a project holding another user's repository, and the user's own editor may still write .vscode/settings.json while the sandbox is up",
+  "a user who is not root pastes the printed configuration: the agent is sandboxed (tier B), works in a project holding another user's repository and commits as that user, and the user's own editor may still write .vscode/settings.json while the sandbox is up",
   await otherUserMissing(NEEDS_TIER_B),
   async () => {
     const box = await sandbox();
@@ -44,6 +44,16 @@ hostTest(
       await Deno.mkdir(`${project}/vendor/lib/.git/hooks`, { recursive: true });
       await Deno.writeTextFile(`${project}/vendor/lib/.git/config`, "[core]\n");
       await Deno.writeTextFile(`${project}/vendor/lib/.git/HEAD`, "ref: refs/heads/main\n");
+
+      const gitconfig = await asOtherUser(
+        [
+          "sh",
+          "-c",
+          "printf '[user]\\n\\tname = Other\\n\\temail = o@example.com\\n' > ~/.gitconfig",
+        ],
+        user,
+      );
+      assert.equal(gitconfig.code, 0, gitconfig.stderr);
 
       const out = await asOtherUser(
         [`${REPO}/bin/shoal-mcp`, "--print-config", "claude-code", "--project", project],
@@ -79,6 +89,10 @@ hostTest(
         const bashrc = await exec(`python3 -c "open('$HOME/.bashrc','w').write('evil')"`);
         assert.equal(bashrc.ok, false, "the sandbox is up: the write outside the project fails");
         assert.equal(exists(`${box.dir}/home/.bashrc`), false);
+        const commit = await exec(
+          "git init -q g && git -C g commit -q --allow-empty -m x && git -C g log --format=%an",
+        );
+        assert.equal(commit.text, "Other\n", JSON.stringify(commit.raw));
         const vscode = await exec(`python3 -c "open('.vscode/tasks.json','w')"`);
         assert.equal(vscode.ok, false, "a protected name in the project is read-only inside");
 
