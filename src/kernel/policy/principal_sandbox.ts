@@ -7,6 +7,10 @@ import type { SandboxHost } from "../sandbox/probe.ts";
 import { type SandboxGrants, sandboxView, visibleIn } from "../sandbox/view.ts";
 import { sandboxNet } from "../net/destinations.ts";
 import { withGitIdentity } from "../sandbox/git_identity.ts";
+import { tmpfsBounds } from "../sandbox/tmpfs_bounds.ts";
+
+/** This host's bounds on a sandbox's tmpfs (`tmpfs_bounds.ts`). */
+const TMPFS_BOUNDS = tmpfsBounds();
 
 /** The kernel's sandbox facts: what the host offers and what every view hides. */
 export interface SandboxSetting {
@@ -121,6 +125,6 @@ export function runSandbox(
   }
   const net = sandboxNet(principal, netGrants(policy!, approved));
   const afresh = () => runSandbox(setting, policy, localHuman, principal, cwd, approved);
-  const { bwrap, prlimit } = setting.host as SandboxHost & { tier: "B" };
-  return { bwrap, prlimit, view, net, afresh };
+  const { bwrap, prlimit, sizedTmpfs } = setting.host as SandboxHost & { tier: "B" };
+  return { bwrap, prlimit, view, net, tmpfs: sizedTmpfs ? TMPFS_BOUNDS : null, afresh };
 }

@@ -3,6 +3,7 @@ import type { SandboxNet } from "../net/destinations.ts";
 import { forwardedCommand } from "../net/forwarder.ts";
 import { NET_MOUNT } from "../net/inside.ts";
 import { limitCommand } from "./process_limit.ts";
+import type { TmpfsBounds } from "./tmpfs_bounds.ts";
 import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 
 /**
@@ -38,6 +39,8 @@ export interface Sandboxing {
   prlimit: string;
   view: SandboxView;
   net: SandboxNet | null;
+  /** The sizes of its `/tmp` and `/dev/shm`, or null where bwrap cannot size a tmpfs (before 0.8). */
+  tmpfs: TmpfsBounds | null;
   /**
    * The same sandboxing computed again from its grants (a new scan of the protected names), for a
    * sandbox whose start failed; absent where it cannot be.
@@ -91,10 +94,13 @@ function tmpParents(view: SandboxView): string[] {
  */
 export function sandboxCommand(confinement: Confinement, argv: readonly string[]): string[] {
   const { view } = confinement;
+  const sized = (bytes: number | undefined) => bytes === undefined ? [] : ["--size", `${bytes}`];
   const steps: { path: string; args: string[] }[] = [
     { path: "/dev", args: ["--dev", "/dev"] },
+    // its own tmpfs, so that /dev itself can be read-only (tmpfs_bounds.ts)
+    { path: "/dev/shm", args: [...sized(confinement.tmpfs?.shm), "--tmpfs", "/dev/shm"] },
     { path: "/proc", args: ["--proc", "/proc"] },
-    { path: "/tmp", args: ["--tmpfs", "/tmp"] },
+    { path: "/tmp", args: [...sized(confinement.tmpfs?.tmp), "--tmpfs", "/tmp"] },
     ...view.mounts.map((m) => ({
       path: m.path,
       args: [m.writable ? "--bind" : "--ro-bind", m.path, m.path],
@@ -124,6 +130,9 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   // bwrap's own root and the masks are writable tmpfs; made read-only, a write outside the
   // grants fails instead of landing in memory (only the private /tmp takes writes)
   for (const mask of view.masks) if (mask.dir) args.push("--remount-ro", mask.path);
+  // bwrap's /dev is an unbounded tmpfs: read-only, it takes no file (its devices still take
+  // writes), and /dev/shm, sized, is where shared memory goes
+  args.push("--remount-ro", "/dev");
   if (!view.mounts.some((m) => m.path === "/")) args.push("--remount-ro", "/");
   const cwd = Deno.realPathSync(confinement.cwd);
   const command = net === null ? argv : forwardedCommand(net, argv);

@@ -9,7 +9,15 @@ import { sandboxView } from "./view.ts";
  * (`process_limit.ts`), or tier D (no sandbox).
  */
 export type SandboxHost =
-  | { tier: "B"; bwrap: string; nsenter: string; setpriv: string; prlimit: string }
+  | {
+    tier: "B";
+    bwrap: string;
+    nsenter: string;
+    setpriv: string;
+    prlimit: string;
+    /** Whether this bwrap sizes a tmpfs (`--size`: 0.8 and later, not setuid). */
+    sizedTmpfs: boolean;
+  }
   | { tier: "D"; bwrap: null };
 
 /** The host without a sandbox. */
@@ -27,6 +35,17 @@ function findOnPath(name: string, path: string): string | null {
     }
   }
   return null;
+}
+
+/**
+ * Whether `bwrap` sizes a tmpfs: its help names `--size` (bubblewrap 0.8 and later), and it is
+ * not setuid (a setuid bwrap refuses the option).
+ */
+async function sizesTmpfs(bwrap: string): Promise<boolean> {
+  if (((Deno.statSync(bwrap).mode ?? 0) & 0o4000) !== 0) return false;
+  const help = await new Deno.Command(bwrap, { args: ["--help"], stdin: "null", stderr: "null" })
+    .output();
+  return /^\s*--size\b/m.test(new TextDecoder().decode(help.stdout));
 }
 
 /**
@@ -50,13 +69,15 @@ export async function detectSandbox(
   const parent = Deno.makeTempDirSync({ prefix: "shoal-probe-" }); // bwrap starts before any await
   try {
     const view = sandboxView({ read: [], write: [] }, undefined, []);
-    const resident = await Resident.start(
+    const started = Resident.start(
       { nsenter, setpriv },
       bash,
-      { bwrap, prlimit, view, net: null },
+      { bwrap, prlimit, view, net: null, tmpfs: null },
       parent,
       () => {},
     );
+    const sized = sizesTmpfs(bwrap).catch(() => false);
+    const resident = await started;
     try {
       const [cmd, ...args] = resident.command("/", ["true"]);
       const run = await new Deno.Command(cmd, {
@@ -65,7 +86,8 @@ export async function detectSandbox(
         stdout: "null",
         stderr: "null",
       }).output();
-      return run.success ? { tier: "B", bwrap, nsenter, setpriv, prlimit } : NO_SANDBOX;
+      if (!run.success) return NO_SANDBOX;
+      return { tier: "B", bwrap, nsenter, setpriv, prlimit, sizedTmpfs: await sized };
     } finally {
       await resident.kill();
     }

@@ -30,7 +30,7 @@ async function withProject(
 function sandboxing(proj: string): Sandboxing {
   const view = sandboxView({ read: [`${proj}/**`], write: [`${proj}/**`] }, undefined, []);
   if (HOST_SANDBOX.tier !== "B") throw new Error("no sandbox");
-  return { bwrap: HOST_SANDBOX.bwrap, prlimit: HOST_SANDBOX.prlimit, view, net: null };
+  return { bwrap: HOST_SANDBOX.bwrap, prlimit: HOST_SANDBOX.prlimit, view, net: null, tmpfs: null };
 }
 
 hostTest(

@@ -117,7 +117,7 @@ hostTest(
       );
       const host = HOST_SANDBOX as { bwrap: string; prlimit: string };
       const [cmd, ...args] = sandboxCommand(
-        { ...host, view, cwd: `${dir}/work`, scratch: null, net: null, proxy: null },
+        { ...host, view, cwd: `${dir}/work`, scratch: null, net: null, proxy: null, tmpfs: null },
         ["/bin/bash", "--norc", "-c", `git config --global user.name; touch ${home}/x`],
       );
       const r = await new Deno.Command(cmd, {

@@ -73,6 +73,7 @@ async function confined(
     scratch: null,
     net: null,
     proxy: null,
+    tmpfs: null,
   };
   const [cmd, ...args] = sandboxCommand(c, ["/bin/bash", "--noprofile", "--norc", "-c", script]);
   const release = holdPlaceholders(c.view.protection);
@@ -190,6 +191,7 @@ hostTest("a signal to bwrap's process group stops every process inside", NEEDS_T
       scratch: null,
       net: null,
       proxy: null,
+      tmpfs: null,
     };
     const [cmd, ...args] = sandboxCommand(c, ["/bin/bash", "-c", "sleep 300 & sleep 300 & wait"]);
     const release = holdPlaceholders(c.view.protection);
