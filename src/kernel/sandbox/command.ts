@@ -3,6 +3,7 @@ import type { SandboxNet } from "../net/destinations.ts";
 import { forwardedCommand } from "../net/forwarder.ts";
 import { NET_MOUNT } from "../net/inside.ts";
 import { limitCommand } from "./process_limit.ts";
+import { filteredCommand, filterSyscalls } from "./unix_socket_filter.ts";
 import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 
 /**
@@ -85,9 +86,9 @@ function tmpParents(view: SandboxView): string[] {
 }
 
 /**
- * The argv that runs `argv` inside the sandbox under its process limit: bwrap's pid is the process
- * group of everything inside, and bwrap exits with the status of `argv` (128 + signal when it was
- * killed inside).
+ * The argv that runs `argv` inside the sandbox under its process limit and socket filter
+ * (`unix_socket_filter.ts`): bwrap's pid is the process group of everything inside, and bwrap
+ * exits with the status of `argv` (128 + signal when it was killed inside).
  */
 export function sandboxCommand(confinement: Confinement, argv: readonly string[]): string[] {
   const { view } = confinement;
@@ -125,7 +126,10 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   for (const mask of view.masks) if (mask.dir) args.push("--remount-ro", mask.path);
   if (!view.mounts.some((m) => m.path === "/")) args.push("--remount-ro", "/");
   const cwd = Deno.realPathSync(confinement.cwd);
-  const command = net === null ? argv : forwardedCommand(net, argv);
+  // every process of the agent's carries the socket filter; the forwarder's relay, started first,
+  // alone does not (P-SBX-3)
+  const filtered = filteredCommand(argv);
+  const command = net === null ? filtered : forwardedCommand(net, filtered, filterSyscalls().prctl);
   return [
     confinement.bwrap,
     ...args,

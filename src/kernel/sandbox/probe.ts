@@ -2,6 +2,7 @@
 import { delimiter } from "node:path";
 import { Resident } from "./resident.ts";
 import { sandboxView } from "./view.ts";
+import { PERL } from "../net/inside.ts";
 
 /**
  * What the host offers: tier B with the bubblewrap that builds a sandbox, the util-linux tools
@@ -30,11 +31,12 @@ function findOnPath(name: string, path: string): string | null {
 }
 
 /**
- * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs `true` once the way
+ * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs one program the way
  * every sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell
- * `bash`), network cut, entered from outside. Tier B only when that run succeeds (a kernel without user
- * namespaces, in a container that forbids them, or with a setuid bwrap whose namespaces it cannot
- * enter, gets tier D and works as before). Off Linux (`os`, a `Deno.build.os` value) nothing is
+ * `bash`), network cut, entered from outside, where it cannot create a Unix socket (the socket
+ * filter, `unix_socket_filter.ts`). Tier B only when that run succeeds (a kernel without user
+ * namespaces, in a container that forbids them, with a setuid bwrap whose namespaces it cannot
+ * enter, or without seccomp filters or perl, gets tier D and works as before). Off Linux (`os`, a `Deno.build.os` value) nothing is
  * looked for or run: tier D (no Seatbelt profile yet).
  */
 export async function detectSandbox(
@@ -58,7 +60,8 @@ export async function detectSandbox(
       () => {},
     );
     try {
-      const [cmd, ...args] = resident.command("/", ["true"]);
+      // the run holds the socket filter: creating a Unix socket fails (P-SBX-3)
+      const [cmd, ...args] = resident.command("/", [PERL, "-e", "exit(socket(my $s, 1, 1, 0))"]);
       const run = await new Deno.Command(cmd, {
         args,
         stdin: "null",

@@ -940,11 +940,10 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name:
-    "P-SBX-3 a Unix socket of the human's under a granted root (tmux's, ssh-agent's, docker's, VS Code's) does not let the agent run code outside its sandbox: its tmux client typed into the human's tmux shell, which ran unconfined [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-3 masks only the kernel's own socket directory, and connect() on a socket needs no write access, so even a read grant (of /tmp, of HOME) reaches every socket below it; sandbox-runtime blocks AF_UNIX by seccomp]",
-  ignore: true,
-  fn: async () => {
+hostTest(
+  "P-SBX-3 a Unix socket of the human's under a granted root (tmux's, ssh-agent's, docker's, VS Code's) does not let the agent run code outside its sandbox: its tmux client typed into the human's tmux shell, which ran unconfined",
+  NEEDS_TIER_B,
+  async () => {
     await world({ "agent:t": TMP_AGENT }, async (w) => {
       const socket = `${w.box.dir}/tmux.sock`;
       const marker = `${w.box.dir}/ran-where`;
@@ -953,19 +952,113 @@ Deno.test({
       assert.equal((await tmux("new-session", "-d", "-s", "h", "bash --norc")).code, 0);
       try {
         const agent = await w.agent("agent:t");
-        await run(
+        const r = await run(
           agent,
           `tmux -S ${socket} send-keys -t h 'readlink /proc/self/ns/mnt > ${marker}' Enter`,
         );
+        assert.equal(r.ok, false);
+        assert.match(text(r.err), /Operation not permitted/);
         await waitUntil(() => exists(marker), 3000);
         const ran = exists(marker) ? (await Deno.readTextFile(marker)).trim() : null;
-        assert.notEqual(ran, Deno.readLinkSync("/proc/self/ns/mnt"), "it ran on the host");
+        assert.equal(ran, null, "the human's tmux ran the agent's keys");
       } finally {
         await tmux("kill-server");
       }
     });
   },
-});
+);
+
+/** A Unix socket the host listens on at `path` (mode 0777: only the sandbox may refuse). */
+function hostSocket(path: string): { accepted: () => number; close: () => void } {
+  Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+  const listener = Deno.listen({ transport: "unix", path });
+  Deno.chmodSync(path, 0o777);
+  let n = 0;
+  (async () => {
+    for await (const conn of listener) {
+      n++;
+      conn.close();
+    }
+  })().catch(() => {});
+  return { accepted: () => n, close: () => listener.close() };
+}
+
+/** Sources that connect to the Unix socket `path`: python3's and perl's. */
+function unixConnects(path: string): string[] {
+  return [
+    `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${path}'); print('connected')"`,
+    `perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!\\n"; connect($s, pack_sockaddr_un("${path}")) or die "connect: $!\\n"; print "connected\\n"'`,
+  ];
+}
+
+/** An agent that may read all of HOME and write its project: the sockets there are readable. */
+const HOME_READER = {
+  ...CODER,
+  fs: { read: ["~/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
+};
+
+hostTest(
+  "P-SBX-3 ssh-agent's and docker's sockets under a read grant of HOME: python3 and perl connects fail with EPERM on the warm shells they run on, and the host side hears nothing; pipes and socketpairs still work",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:h": HOME_READER }, async (w) => {
+      const sockets = [`${w.home}/ssh-XXXXabcd/agent.1234`, `${w.home}/run/docker.sock`]
+        .map((path) => ({ path, host: hostSocket(path) }));
+      try {
+        const agent = await w.agent("agent:h");
+        for (const { path, host } of sockets) {
+          for (const src of unixConnects(path)) {
+            const warm = await nextWarm(w.k, true);
+            const r = await run(agent, src);
+            assert.equal(r.pid, warm, "the exec ran on the warm shell");
+            assert.equal(r.ok, false, text(r.out));
+            assert.match(text(r.err), /Operation not permitted/);
+          }
+          assert.equal(host.accepted(), 0, `the host side at ${path} heard a connection`);
+        }
+        const pipes = await run(
+          agent,
+          `echo hi | cat; python3 -c "import socket; a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1).decode())"`,
+        );
+        assert.equal(text(pipes.out), "hi\nx\n", text(pipes.err));
+      } finally {
+        for (const { host } of sockets) host.close();
+      }
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-3 a sandboxed PTY program cannot connect to a socket of the human's under a read grant either",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:h": HOME_READER }, async (w) => {
+      const path = `${w.home}/.vscode-server/vscode-ipc-1.sock`;
+      const host = hostSocket(path);
+      try {
+        const agent = await w.agent("agent:h");
+        const [python] = unixConnects(path);
+        const opened = await agent.request("pty.open", {
+          cmd: "bash",
+          args: ["-c", `${python}; echo "done $?"; sleep 30`],
+        }) as Rec;
+        let screen: string[] = [];
+        const done = await waitUntil(async () => {
+          const r = await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec;
+          screen = r.screen as string[];
+          return screen.some((row) => row.startsWith("done"));
+        }, 10000);
+        assert.ok(done, screen.join("\n"));
+        assert.match(screen.join(""), /Operation not permitted/);
+        assert.ok(screen.some((row) => row.startsWith("done 1")), screen.join("\n"));
+        assert.equal(host.accepted(), 0, "the host side heard a connection");
+        await agent.request("pty.close", { pty_id: opened.pty_id });
+      } finally {
+        host.close();
+      }
+    });
+  },
+);
 
 hostTest(
   "P-SBX-6 in a repository with per-worktree config (git sparse-checkout init turns it on), .git/config.worktree is as read-only as .git/config: a core.fsmonitor the agent put there ran at the human's git status",

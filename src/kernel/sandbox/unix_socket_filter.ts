@@ -1,0 +1,116 @@
+/**
+ * The seccomp filter every process an agent runs inside a sandbox carries (P-SBX-3): a read-only
+ * bind does not stop connect(2) on a pathname socket, so without it a socket of the human's under
+ * a readable root (tmux's, ssh-agent's, docker's, an editor's, a session bus) would let the agent
+ * act outside its sandbox. The filter makes `socket(AF_UNIX, …)` fail with EPERM, and
+ * `io_uring_setup` too (IORING_OP_SOCKET creates sockets past it); socketpair(2) stays allowed
+ * (unnamed, it reaches nothing outside), so do every other socket family and syscall. It is a
+ * classic BPF program built here (no libseccomp), installed by a perl wrapper ({@link
+ * filteredCommand}) with no_new_privs before it execs the command, which every descendant inherits.
+ * A syscall of another ABI than x86_64's or aarch64's (i386 through int 0x80 on x86_64, whose
+ * socketcall(2) hides its family from the filter) kills the process; on x86_64 a syscall of the
+ * x32 ABI fails with EPERM.
+ */
+import { PERL } from "../net/inside.ts";
+
+/** Offsets in `struct seccomp_data`: the syscall number, the ABI, the low word of args[0]. */
+const NR = 0, ARCH = 4, ARG0 = 16;
+/** AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64. */
+const X86_64 = 0xc000003e, AARCH64 = 0xc00000b7;
+/** The x32 ABI bit of an x86_64 syscall number. */
+const X32_BIT = 0x40000000;
+const AF_UNIX = 1;
+const EPERM = 1;
+/** SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO (| errno), SECCOMP_RET_KILL_PROCESS. */
+const ALLOW = 0x7fff0000, ERRNO = 0x00050000, KILL = 0x80000000;
+/** The syscall numbers of socket(2) and io_uring_setup(2) per ABI. */
+const SOCKET = { x86_64: 41, aarch64: 198 };
+const IO_URING_SETUP = 425;
+
+/** BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_JMP|BPF_JGE|BPF_K, BPF_RET|BPF_K. */
+const LD = 0x20, JEQ = 0x15, JGE = 0x35, RET = 0x06;
+
+/** One instruction: a load or return, or a jump whose targets are labels further down. */
+type Step =
+  | { label?: string; code: number; k: number }
+  | { label?: string; code: number; k: number; yes: string; no: string };
+
+/** The program, read top down; a jump goes to the step with its label. */
+const PROGRAM: Step[] = [
+  { code: LD, k: ARCH },
+  { code: JEQ, k: X86_64, yes: "x86_64", no: "aarch64" },
+  { label: "x86_64", code: LD, k: NR },
+  { code: JGE, k: X32_BIT, yes: "deny", no: "x86_64 socket" },
+  { label: "x86_64 socket", code: JEQ, k: SOCKET.x86_64, yes: "family", no: "x86_64 io_uring" },
+  { label: "x86_64 io_uring", code: JEQ, k: IO_URING_SETUP, yes: "deny", no: "allow" },
+  { label: "aarch64", code: JEQ, k: AARCH64, yes: "aarch64 nr", no: "kill" },
+  { label: "aarch64 nr", code: LD, k: NR },
+  { code: JEQ, k: SOCKET.aarch64, yes: "family", no: "aarch64 io_uring" },
+  { label: "aarch64 io_uring", code: JEQ, k: IO_URING_SETUP, yes: "deny", no: "allow" },
+  { label: "family", code: LD, k: ARG0 },
+  { code: JEQ, k: AF_UNIX, yes: "deny", no: "allow" },
+  { label: "allow", code: RET, k: ALLOW },
+  { label: "deny", code: RET, k: ERRNO | EPERM },
+  { label: "kill", code: RET, k: KILL },
+];
+
+/** The filter as `struct sock_filter` records (code u16, jt u8, jf u8, k u32; little-endian). */
+export function unixSocketFilter(): Uint8Array {
+  const at = new Map(PROGRAM.flatMap((s, i) => s.label === undefined ? [] : [[s.label, i]]));
+  const bytes = new Uint8Array(PROGRAM.length * 8);
+  const view = new DataView(bytes.buffer);
+  PROGRAM.forEach((step, i) => {
+    view.setUint16(i * 8, step.code, true);
+    if ("yes" in step) {
+      view.setUint8(i * 8 + 2, at.get(step.yes)! - i - 1);
+      view.setUint8(i * 8 + 3, at.get(step.no)! - i - 1);
+    }
+    view.setUint32(i * 8 + 4, step.k, true);
+  });
+  return bytes;
+}
+
+/**
+ * Installs the filter given in hex and execs the command after `--`: prctl(PR_SET_NO_NEW_PRIVS)
+ * and seccomp(SECCOMP_SET_MODE_FILTER) by the syscall numbers given first. A failure is a line on
+ * stderr and exit 126, and the command does not run.
+ */
+const FILTER_SCRIPT = String.raw`
+use strict;
+my ($prctl, $seccomp, $hex) = splice @ARGV, 0, 3;
+shift @ARGV;
+my $filter = pack('H*', $hex);
+my $prog = pack('S x6 P', length($filter) / 8, $filter);
+unless (syscall($prctl + 0, 38, 1, 0, 0, 0) == 0 && syscall($seccomp + 0, 1, 0, $prog) == 0) {
+  print STDERR "shoal: cannot install the sandbox's socket filter: $!\n";
+  exit 126;
+}
+exec { $ARGV[0] } @ARGV;
+print STDERR "shoal: cannot run $ARGV[0]: $!\n";
+exit 127;
+`;
+
+/** prctl(2)'s and seccomp(2)'s numbers on the architectures Deno runs on under Linux. */
+const SYSCALLS: Partial<Record<typeof Deno.build.arch, { prctl: number; seccomp: number }>> = {
+  x86_64: { prctl: 157, seccomp: 317 },
+  aarch64: { prctl: 167, seccomp: 277 },
+};
+
+/**
+ * prctl(2)'s and seccomp(2)'s syscall numbers on this host. Throws on an architecture not known
+ * here: a sandbox there cannot be filtered.
+ */
+export function filterSyscalls(): { prctl: number; seccomp: number } {
+  const numbers = SYSCALLS[Deno.build.arch];
+  if (numbers === undefined) throw new Error(`no socket filter for ${Deno.build.arch}`);
+  return numbers;
+}
+
+/** The filter's bytes in hex, as {@link FILTER_SCRIPT} takes them. */
+const FILTER_HEX = [...unixSocketFilter()].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+/** The argv that runs `argv` under the filter (perl first, then `argv` in its pid). */
+export function filteredCommand(argv: readonly string[]): string[] {
+  const { prctl, seccomp } = filterSyscalls();
+  return [PERL, "-e", FILTER_SCRIPT, String(prctl), String(seccomp), FILTER_HEX, "--", ...argv];
+}
