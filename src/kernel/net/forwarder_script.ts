@@ -6,10 +6,10 @@
  * the command. The command is the sandbox's socket filter (`unix_socket_filter.ts`), which the
  * child, forked before it, does not carry: it is the one process inside that opens Unix sockets
  * (to the proxy alone), and it makes itself undumpable (PR_SET_DUMPABLE 0) so that no process of
- * the agent's may ptrace it or write its memory. It forks a child that listens
- * on every loopback port and relays each accepted connection to the Unix socket (a forwarded port
- * first asks the proxy, by SOCKS5, for its destination); once the child listens, the command is
- * executed with the environment entries added, in the forwarder's own pid. The child relays every
+ * the agent's may ptrace it or read its memory. It forks a child that listens on every loopback
+ * port and relays each accepted connection to the Unix socket (a forwarded port first asks the
+ * proxy, by SOCKS5, for its destination); once the child listens, the command is executed with the
+ * environment entries added, in the forwarder's own pid. The child relays every
  * connection in one select loop (a fork per connection cost milliseconds before the first byte),
  * reading a side only while the other side's pending bytes are written (one chunk per direction);
  * it exits when the sandbox does.

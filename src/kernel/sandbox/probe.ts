@@ -36,8 +36,8 @@ function findOnPath(name: string, path: string): string | null {
  * `bash`), network cut, entered from outside, where it cannot create a Unix socket (the socket
  * filter, `unix_socket_filter.ts`). Tier B only when that run succeeds (a kernel without user
  * namespaces, in a container that forbids them, with a setuid bwrap whose namespaces it cannot
- * enter, or without seccomp filters or perl, gets tier D and works as before). Off Linux (`os`, a `Deno.build.os` value) nothing is
- * looked for or run: tier D (no Seatbelt profile yet).
+ * enter, or without seccomp filters or perl, gets tier D and works as before). Off Linux (`os`, a
+ * `Deno.build.os` value) nothing is looked for or run: tier D (no Seatbelt profile yet).
  */
 export async function detectSandbox(
   path: string,

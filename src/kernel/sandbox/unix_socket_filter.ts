@@ -73,10 +73,10 @@ export function unixSocketFilter(): Uint8Array {
 /**
  * Installs the filter given in hex and execs the command after `--`: prctl(PR_SET_NO_NEW_PRIVS)
  * and seccomp(SECCOMP_SET_MODE_FILTER) by the syscall numbers given first. A failure is a line on
- * stderr and exit 126, and the command does not run.
+ * stderr and exit 126, and the command does not run. No module, not even strict (1.2 ms of the
+ * ~5 ms perl takes to start here).
  */
 const FILTER_SCRIPT = String.raw`
-use strict;
 my ($prctl, $seccomp, $hex) = splice @ARGV, 0, 3;
 shift @ARGV;
 my $filter = pack('H*', $hex);
