@@ -30,6 +30,12 @@ const CONFINEMENT_FLAGS = [
 ];
 
 /**
+ * bwrap's init's memory files: it runs without the socket filter (`unix_socket_filter.ts`), so
+ * code an agent wrote there would open Unix sockets; /dev/null is bound over them.
+ */
+const INIT_MEMORY = ["/proc/1/mem", "/proc/1/task/1/mem"];
+
+/**
  * The sandbox a principal's runs go into: the bubblewrap and prlimit found at start, the view, and
  * the network it reaches through the kernel's proxy (null: loopback only).
  */
@@ -115,6 +121,8 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   for (const mask of view.masks) {
     args.push(...(mask.dir ? ["--tmpfs", mask.path] : ["--ro-bind", "/dev/null", mask.path]));
   }
+  // bwrap's init (pid 1 inside) carries no socket filter: its memory is out of reach (P-SBX-3)
+  for (const mem of INIT_MEMORY) args.push("--ro-bind", "/dev/null", mem);
   if (confinement.scratch !== null) {
     // read-only: a symlink planted there would be followed by the kernel on the host
     args.push("--ro-bind", confinement.scratch, SCRATCH_MOUNT);

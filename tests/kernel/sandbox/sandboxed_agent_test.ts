@@ -1042,6 +1042,43 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-3 bwrap's init (pid 1 inside), the sandbox's one process without the socket filter but the forwarder's relay, is out of the agent's reach: its memory cannot be written, nor can it be ptraced, read or its fds taken",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      // through python: the sandbox is the wall under test, not the static layer
+      await Deno.writeTextFile(
+        `${w.proj}/init.py`,
+        `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print(os.path.basename(open("/proc/1/cmdline", "rb").read().split(b"\\0")[0].decode()))
+for path in ("/proc/1/mem", "/proc/1/task/1/mem"):
+    try:
+        open(path, "r+b"); print(path, "writable")
+    except OSError as e:
+        print(path, "refused")
+def call(name, f):
+    ctypes.set_errno(0)
+    print(name, "ok" if f() >= 0 else os.strerror(ctypes.get_errno()))
+call("ptrace", lambda: libc.ptrace(16, 1, 0, 0))
+call("process_vm_readv", lambda: libc.process_vm_readv(1, None, 0, None, 0, 0))
+call("pidfd_open", lambda: libc.syscall(434, 1, 0))
+`,
+      );
+      const r = await run(agent, "python3 init.py");
+      assert.equal(
+        text(r.out),
+        "bwrap\n/proc/1/mem refused\n/proc/1/task/1/mem refused\n" +
+          "ptrace Operation not permitted\nprocess_vm_readv Operation not permitted\n" +
+          "pidfd_open Operation not permitted\n",
+        text(r.err),
+      );
+    });
+  },
+);
+
+hostTest(
   "P-SBX-3 a sandboxed PTY program cannot connect to a socket of the human's under a read grant either",
   NEEDS_TIER_B,
   async () => {

@@ -2,7 +2,8 @@
  * The sandbox's socket filter (P-SBX-3), by its effect on real programs run under it, no sandbox
  * around them: a Unix socket cannot be created, so a socket the host listens on hears nothing;
  * socketpair(2), pipes and other socket families work; io_uring cannot be set up; on x86_64 the
- * x32 ABI's socket(2) fails too. Installing it needs no privilege.
+ * x32 ABI's socket(2) fails too; pid 1 (bwrap's init inside a sandbox) cannot be reached into.
+ * Installing it needs no privilege.
  */
 import assert from "node:assert/strict";
 import { filteredCommand } from "../../../src/kernel/sandbox/unix_socket_filter.ts";
@@ -100,6 +101,32 @@ hostTest(
       : `print "x32 Operation not permitted\\n"`;
     const r = await filtered(["perl", "-e", `${uring}; ${x32}`]);
     assert.equal(r.out, "uring Operation not permitted\nx32 Operation not permitted\n", r.err);
+  },
+);
+
+hostTest(
+  "P-SBX-3 under the socket filter ptrace, process_vm_readv and pidfd_open of pid 1 fail with EPERM; of another process they work",
+  LINUX,
+  async () => {
+    // harmless calls: PTRACE_PEEKDATA of a process not traced (ESRCH), a read of no bytes, a pidfd
+    const py = `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, f):
+    ctypes.set_errno(0)
+    r = f()
+    print(name, "ok" if r >= 0 else os.strerror(ctypes.get_errno()))
+for pid in (1, os.getppid()):
+    call("ptrace", lambda: libc.ptrace(2, pid, 0, 0))
+    call("process_vm_readv", lambda: libc.process_vm_readv(pid, None, 0, None, 0, 0))
+    call("pidfd_open", lambda: libc.syscall(434, pid, 0))`;
+    const r = await filtered(["python3", "-c", py]);
+    assert.equal(
+      r.out,
+      "ptrace Operation not permitted\nprocess_vm_readv Operation not permitted\n" +
+        "pidfd_open Operation not permitted\nptrace No such process\nprocess_vm_readv ok\n" +
+        "pidfd_open ok\n",
+      r.err,
+    );
   },
 );
 
