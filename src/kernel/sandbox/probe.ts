@@ -30,11 +30,42 @@ function findOnPath(name: string, path: string): string | null {
   return null;
 }
 
+/** A run that succeeds only when it cannot create a Unix socket: the socket filter is on it. */
+const UNIX_SOCKET_REFUSED = [PERL, "-e", "exit(socket(my $s, 1, 1, 0))"];
+
 /**
- * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs one program the way
- * every sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell
- * `bash`), network cut, entered from outside, where it cannot create a Unix socket (the socket
- * filter, `unix_socket_filter.ts`). Tier B only when that run succeeds (a kernel without user
+ * Whether {@link UNIX_SOCKET_REFUSED} succeeds when started by `resident`'s launcher, as most runs
+ * are (true when it has none: its runs all enter through nsenter).
+ */
+async function launchedRun(resident: Resident): Promise<boolean> {
+  if (!resident.launches) return true;
+  await resident.untilSpare();
+  const dir = resident.pool.acquire();
+  try {
+    const state = {
+      cwd: "/",
+      env: new Map(),
+      vars: new Map(),
+      funcs: new Map(),
+      aliases: new Map(),
+    };
+    const child = resident.spawn(state, UNIX_SOCKET_REFUSED, dir);
+    const [status] = await Promise.all([
+      child.status,
+      new Response(child.stdout).arrayBuffer(),
+      new Response(child.stderr).arrayBuffer(),
+    ]);
+    return status.success;
+  } finally {
+    resident.pool.release(dir);
+  }
+}
+
+/**
+ * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs one program both ways
+ * a sandboxed run goes: in a resident sandbox of the narrowest view, network cut, entered from
+ * outside and started by its launcher, where it cannot create a Unix socket (the socket filter,
+ * `unix_socket_filter.ts`). Tier B only when that run succeeds (a kernel without user
  * namespaces, in a container that forbids them, with a setuid bwrap whose namespaces it cannot
  * enter, or without seccomp filters or perl, gets tier D and works as before). Off Linux (`os`, a
  * `Deno.build.os` value) nothing is looked for or run: tier D (no Seatbelt profile yet).
@@ -60,15 +91,15 @@ export async function detectSandbox(
       () => {},
     );
     try {
-      // the run holds the socket filter: creating a Unix socket fails (P-SBX-3)
-      const [cmd, ...args] = resident.command("/", [PERL, "-e", "exit(socket(my $s, 1, 1, 0))"]);
+      const [cmd, ...args] = resident.command("/", UNIX_SOCKET_REFUSED);
       const run = await new Deno.Command(cmd, {
         args,
         stdin: "null",
         stdout: "null",
         stderr: "null",
       }).output();
-      return run.success ? { tier: "B", bwrap, nsenter, setpriv, prlimit } : NO_SANDBOX;
+      const launched = await launchedRun(resident);
+      return run.success && launched ? { tier: "B", bwrap, nsenter, setpriv, prlimit } : NO_SANDBOX;
     } finally {
       await resident.kill();
     }

@@ -266,12 +266,15 @@ export class Resident {
 
   /**
    * The argv that runs `argv` inside, in the host directory `cwd` (visible in the view), under the
-   * sandbox's socket filter (nsenter enters no filter: the launcher's runs inherit it): its top
-   * process is nsenter, the process group leader when spawned as one.
+   * sandbox's socket filter (nsenter enters no filter; the launcher's runs inherit it), installed
+   * on the host before nsenter: a process of the entering chain is in the sandbox's PID namespace
+   * before it execs `argv`, where an agent's process could ptrace it before a filter installed
+   * inside would be. Its top process is nsenter (after perl's exec), the process group leader
+   * when spawned as one.
    */
   command(cwd: string, argv: readonly string[]): string[] {
     const wd = `--wdns=${Deno.realPathSync(cwd)}`;
-    return [...this.enter, wd, "--", ...this.confine, "--", ...filteredCommand(argv)];
+    return filteredCommand([...this.enter, wd, "--", ...this.confine, "--", ...argv]);
   }
 
   /**
