@@ -32,7 +32,7 @@ async function asOtherUser(argv: string[], env: Record<string, string>) {
 }
 
 hostTest(
-  "a user who is not root pastes the printed configuration: the agent is sandboxed (tier B), works in a project holding another user's repository and commits as that user, and the user's own editor may still write .vscode/settings.json while the sandbox is up",
+  "a user who is not root pastes the printed configuration: the agent is sandboxed (tier B), works in a project holding another user's repository and commits as that user, cannot connect to a Unix socket there, and the user's own editor may still write .vscode/settings.json while the sandbox is up",
   await otherUserMissing(NEEDS_TIER_B),
   async () => {
     const box = await sandbox();
@@ -95,6 +95,28 @@ hostTest(
         assert.equal(commit.text, "Other\n", JSON.stringify(commit.raw));
         const vscode = await exec(`python3 -c "open('.vscode/tasks.json','w')"`);
         assert.equal(vscode.ok, false, "a protected name in the project is read-only inside");
+
+        // a socket of the user's in the project (a dev server's, an editor's): the socket filter
+        // holds for a user who is not root too (P-SBX-3)
+        const listener = Deno.listen({ transport: "unix", path: `${project}/app.sock` });
+        await Deno.chmod(`${project}/app.sock`, 0o777);
+        let accepted = 0;
+        (async () => {
+          for await (const conn of listener) {
+            accepted++;
+            conn.close();
+          }
+        })().catch(() => {});
+        try {
+          const unix = await exec(
+            `python3 -c "import socket; socket.socket(socket.AF_UNIX).connect('app.sock')" 2>&1`,
+          );
+          assert.equal(unix.ok, false);
+          assert.match(unix.text, /Operation not permitted/);
+          assert.equal(accepted, 0, "the user's socket heard the agent");
+        } finally {
+          listener.close();
+        }
 
         // the user, on the host, while the agent's sandbox holds .vscode as a placeholder
         assert.ok(Deno.statSync(`${project}/.vscode`).isDirectory, "the placeholder is there");

@@ -1,19 +1,21 @@
 /**
- * An ssh `ProxyCommand` for a proxied sandbox (perl core only): `connect HOST PORT` asks the
- * proxy's Unix socket beside it, by SOCKS5, for `HOST:PORT` and then relays stdin to it and it to
- * stdout; a refusal is one line on stderr and exit 1. ssh, and git over ssh, have no proxy
+ * An ssh `ProxyCommand` for a proxied sandbox (perl core only): `connect PROXY HOST PORT` asks the
+ * proxy, by SOCKS5 over TCP to the forwarder's loopback port `PROXY` (the agent's processes cannot
+ * open a Unix socket, `unix_socket_filter.ts`), for `HOST:PORT` and then relays stdin to it and it
+ * to stdout; a refusal is one line on stderr and exit 1. ssh, and git over ssh, have no proxy
  * variable to read: this is how they reach a granted `host:22`.
  */
 export const CONNECT_SCRIPT = String.raw`
 use strict;
 use POSIX ();
-use Socket qw(PF_UNIX SOCK_STREAM SHUT_WR pack_sockaddr_un);
-my ($host, $port) = @ARGV;
-die "usage: connect HOST PORT\n" unless defined $port && $port =~ /^\d+$/ && length $host < 256;
-(my $unix = $0) =~ s{[^/]*$}{proxy};
+use Socket qw(PF_INET SOCK_STREAM IPPROTO_TCP TCP_NODELAY SHUT_WR INADDR_LOOPBACK pack_sockaddr_in);
+my ($proxy, $host, $port) = @ARGV;
+die "usage: connect PROXY HOST PORT\n"
+  unless defined $port && $proxy =~ /^\d+$/ && $port =~ /^\d+$/ && length $host < 256;
 my $up;
-socket($up, PF_UNIX, SOCK_STREAM, 0) && connect($up, pack_sockaddr_un($unix))
-  or die "shoal: cannot reach the sandbox's proxy at $unix: $!\n";
+socket($up, PF_INET, SOCK_STREAM, 0) && connect($up, pack_sockaddr_in($proxy, INADDR_LOOPBACK))
+  or die "shoal: cannot reach the sandbox's proxy at 127.0.0.1:$proxy: $!\n";
+setsockopt($up, IPPROTO_TCP, TCP_NODELAY, 1);
 
 sub write_all {
   my ($fh, $data) = @_;

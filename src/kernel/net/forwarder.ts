@@ -4,8 +4,15 @@ import { FORWARDER_SCRIPT } from "./forwarder_script.ts";
 import { NET_MOUNT, PERL, PROXY_SOCKET } from "./inside.ts";
 import { proxyEnv } from "./proxy_env.ts";
 
-/** The argv that runs `argv` inside a sandbox with `net`, its forwarder listening first. */
-export function forwardedCommand(net: SandboxNet, argv: readonly string[]): string[] {
+/**
+ * The argv that runs `argv` inside a sandbox with `net`, its forwarder listening first; `prctl` is
+ * prctl(2)'s syscall number, by which the forwarder's relay makes itself undumpable.
+ */
+export function forwardedCommand(
+  net: SandboxNet,
+  argv: readonly string[],
+  prctl: number,
+): string[] {
   return [
     PERL,
     "-e",
@@ -14,6 +21,7 @@ export function forwardedCommand(net: SandboxNet, argv: readonly string[]): stri
     `P:${net.port}`,
     ...net.forwards.map((f) => `L:${f.listen}|${f.port}|${f.host}`),
     ...proxyEnv(net.port).map(([name, value]) => `E:${name}=${value}`),
+    `D:${prctl}`,
     "--",
     ...argv,
   ];

@@ -2,10 +2,14 @@
  * The forwarder a proxied sandbox starts before its command (perl core only: Socket,
  * IO::Socket::IP). Arguments: the proxy's Unix socket path inside, then `P:<port>` (the proxy's
  * loopback listener), `L:<addr>|<port>|<host>` (a loopback port forwarded to `host:port` outside),
- * `E:<NAME>=<value>` (the proxy environment), `--` and the command. It forks a child that listens
- * on every loopback port and relays each accepted connection to the Unix socket (a forwarded port
- * first asks the proxy, by SOCKS5, for its destination); once the child listens, the command is
- * executed with the environment entries added, in the forwarder's own pid. The child relays every
+ * `E:<NAME>=<value>` (the proxy environment), `D:<number>` (prctl(2)'s syscall number), `--` and
+ * the command. The command is the sandbox's socket filter (`unix_socket_filter.ts`), which the
+ * child, forked before it, does not carry: it is the one process inside that opens Unix sockets
+ * (to the proxy alone), and it makes itself undumpable (PR_SET_DUMPABLE 0) so that no process of
+ * the agent's may ptrace it or read its memory. It forks a child that listens on every loopback
+ * port and relays each accepted connection to the Unix socket (a forwarded port first asks the
+ * proxy, by SOCKS5, for its destination); once the child listens, the command is executed with the
+ * environment entries added, in the forwarder's own pid. The child relays every
  * connection in one select loop (a fork per connection cost milliseconds before the first byte),
  * reading a side only while the other side's pending bytes are written (one chunk per direction);
  * it exits when the sandbox does.
@@ -16,12 +20,13 @@ use IO::Socket::IP;
 use Socket qw(PF_UNIX SOCK_STREAM IPPROTO_TCP TCP_NODELAY SHUT_WR pack_sockaddr_un);
 use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
 my $unix = shift @ARGV;
-my (@listen, @env);
+my (@listen, @env, $prctl);
 while (@ARGV && $ARGV[0] ne '--') {
   my $arg = shift @ARGV;
   if ($arg =~ /^P:(\d+)$/) { push @listen, ['127.0.0.1', $1, undef] }
   elsif ($arg =~ /^L:([^|]+)\|(\d+)\|(.+)$/) { push @listen, [$1, $2, $3] }
   elsif ($arg =~ /^E:([^=]+)=(.*)$/s) { push @env, [$1, $2] }
+  elsif ($arg =~ /^D:(\d+)$/) { $prctl = $1 }
 }
 shift @ARGV;
 
@@ -106,6 +111,8 @@ pipe(my $ready_r, my $ready_w) or die "pipe: $!";
 my $pid = fork;
 die "fork: $!" unless defined $pid;
 if ($pid == 0) {
+  # PR_SET_DUMPABLE 0, before anything of the agent's runs
+  syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or exit 1;
   close $ready_r;
   open(STDIN, '<', '/dev/null');
   open(STDOUT, '>', '/dev/null');
@@ -143,7 +150,7 @@ if ($pid == 0) {
   }
 }
 close $ready_w;
-sysread($ready_r, my $byte, 1);
+sysread($ready_r, my $byte, 1) or die "shoal: the sandbox's network forwarder did not start\n";
 close $ready_r;
 $ENV{$_->[0]} = $_->[1] for @env;
 exec { $ARGV[0] } @ARGV;

@@ -32,7 +32,10 @@ export function proxyEnv(port: number): [string, string][] {
     ["npm_config_noproxy", ""],
     // git over ssh: ssh reads no proxy variable, its ProxyCommand asks the proxy (a run's own
     // GIT_SSH_COMMAND or core.sshCommand could not leave the sandbox anyway)
-    ["GIT_SSH_COMMAND", `ssh -o ProxyCommand='${PERL} ${NET_MOUNT}/${CONNECT_FILE} %h %p'`],
+    [
+      "GIT_SSH_COMMAND",
+      `ssh -o ProxyCommand='${PERL} ${NET_MOUNT}/${CONNECT_FILE} ${port} %h %p'`,
+    ],
   ];
 }
 

@@ -4,6 +4,7 @@ import { forwardedCommand } from "../net/forwarder.ts";
 import { NET_MOUNT } from "../net/inside.ts";
 import { limitCommand } from "./process_limit.ts";
 import type { TmpfsBounds } from "./tmpfs_bounds.ts";
+import { filteredCommand, filterSyscalls } from "./unix_socket_filter.ts";
 import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 
 /**
@@ -28,6 +29,12 @@ const CONFINEMENT_FLAGS = [
   "--unshare-ipc",
   "--unshare-net",
 ];
+
+/**
+ * bwrap's init's memory files: it runs without the socket filter (`unix_socket_filter.ts`), so
+ * code an agent wrote there would open Unix sockets; /dev/null is bound over them.
+ */
+const INIT_MEMORY = ["/proc/1/mem", "/proc/1/task/1/mem"];
 
 /**
  * The sandbox a principal's runs go into: the bubblewrap and prlimit found at start, the view, and
@@ -88,9 +95,9 @@ function tmpParents(view: SandboxView): string[] {
 }
 
 /**
- * The argv that runs `argv` inside the sandbox under its process limit: bwrap's pid is the process
- * group of everything inside, and bwrap exits with the status of `argv` (128 + signal when it was
- * killed inside).
+ * The argv that runs `argv` inside the sandbox under its process limit and socket filter
+ * (`unix_socket_filter.ts`): bwrap's pid is the process group of everything inside, and bwrap
+ * exits with the status of `argv` (128 + signal when it was killed inside).
  */
 export function sandboxCommand(confinement: Confinement, argv: readonly string[]): string[] {
   const { view } = confinement;
@@ -121,6 +128,8 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   for (const mask of view.masks) {
     args.push(...(mask.dir ? ["--tmpfs", mask.path] : ["--ro-bind", "/dev/null", mask.path]));
   }
+  // bwrap's init (pid 1 inside) carries no socket filter: its memory is out of reach (P-SBX-3)
+  for (const mem of INIT_MEMORY) args.push("--ro-bind", "/dev/null", mem);
   if (confinement.scratch !== null) {
     // read-only: a symlink planted there would be followed by the kernel on the host
     args.push("--ro-bind", confinement.scratch, SCRATCH_MOUNT);
@@ -135,7 +144,10 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   args.push("--remount-ro", "/dev");
   if (!view.mounts.some((m) => m.path === "/")) args.push("--remount-ro", "/");
   const cwd = Deno.realPathSync(confinement.cwd);
-  const command = net === null ? argv : forwardedCommand(net, argv);
+  // every process of the agent's carries the socket filter; the forwarder's relay, started first,
+  // alone does not (P-SBX-3)
+  const filtered = filteredCommand(argv);
+  const command = net === null ? filtered : forwardedCommand(net, filtered, filterSyscalls().prctl);
   return [
     confinement.bwrap,
     ...args,

@@ -9,10 +9,11 @@
  * Names a host program must not get from an agent: the dynamic loader's `LD_*`, the rest of
  * glibc's list of variables unsafe for secure-execution programs (modules, locale and resolver
  * files, trace output), and what a POSIX shell or bash as `sh` runs at start (`ENV`, `BASH_ENV`,
- * `SHELLOPTS` with `PS4`, exported functions).
+ * `SHELLOPTS` with `PS4`, exported functions), and what makes perl load code: the perl that
+ * installs the sandbox's socket filter runs before it is in place (`unix_socket_filter.ts`).
  */
 const HOST_UNSAFE =
-  /^(LD_.*|GCONV_PATH|GETCONF_DIR|GLIBC_TUNABLES|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_.*|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TMPDIR|TZDIR|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|BASH_FUNC_.*)$/;
+  /^(LD_.*|GCONV_PATH|GETCONF_DIR|GLIBC_TUNABLES|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_.*|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TMPDIR|TZDIR|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|BASH_FUNC_.*|PERL5OPT|PERL5LIB|PERLLIB|PERL5DB)$/;
 
 /** `env` inside every sandbox (/usr is always bound), which sets the held-back names. */
 const ENV_PROGRAM = "/usr/bin/env";

@@ -2,6 +2,7 @@
 import { delimiter } from "node:path";
 import { Resident } from "./resident.ts";
 import { sandboxView } from "./view.ts";
+import { PERL } from "../net/inside.ts";
 
 /**
  * What the host offers: tier B with the bubblewrap that builds a sandbox, the util-linux tools
@@ -37,6 +38,9 @@ function findOnPath(name: string, path: string): string | null {
   return null;
 }
 
+/** A run that succeeds only when it cannot create a Unix socket: the socket filter is on it. */
+const UNIX_SOCKET_REFUSED = [PERL, "-e", "exit(socket(my $s, 1, 1, 0))"];
+
 /**
  * Whether `bwrap` sizes a tmpfs: its help names `--size` (bubblewrap 0.8 and later), and it is
  * not setuid (a setuid bwrap refuses the option).
@@ -49,12 +53,41 @@ async function sizesTmpfs(bwrap: string): Promise<boolean> {
 }
 
 /**
- * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs `true` once the way
- * every sandboxed run goes: in a resident sandbox of the narrowest view (its waiting shell
- * `bash`), network cut, entered from outside. Tier B only when that run succeeds (a kernel without user
- * namespaces, in a container that forbids them, or with a setuid bwrap whose namespaces it cannot
- * enter, gets tier D and works as before). Off Linux (`os`, a `Deno.build.os` value) nothing is
- * looked for or run: tier D (no Seatbelt profile yet).
+ * Whether {@link UNIX_SOCKET_REFUSED} succeeds when started by `resident`'s launcher, as most runs
+ * are (true when it has none: its runs all enter through nsenter).
+ */
+async function launchedRun(resident: Resident): Promise<boolean> {
+  if (!resident.launches) return true;
+  await resident.untilSpare();
+  const dir = resident.pool.acquire();
+  try {
+    const state = {
+      cwd: "/",
+      env: new Map(),
+      vars: new Map(),
+      funcs: new Map(),
+      aliases: new Map(),
+    };
+    const child = resident.spawn(state, UNIX_SOCKET_REFUSED, dir);
+    const [status] = await Promise.all([
+      child.status,
+      new Response(child.stdout).arrayBuffer(),
+      new Response(child.stderr).arrayBuffer(),
+    ]);
+    return status.success;
+  } finally {
+    resident.pool.release(dir);
+  }
+}
+
+/**
+ * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs one program both ways
+ * a sandboxed run goes: in a resident sandbox of the narrowest view, network cut, entered from
+ * outside and started by its launcher, where it cannot create a Unix socket (the socket filter,
+ * `unix_socket_filter.ts`). Tier B only when that run succeeds (a kernel without user
+ * namespaces, in a container that forbids them, with a setuid bwrap whose namespaces it cannot
+ * enter, or without seccomp filters or perl, gets tier D and works as before). Off Linux (`os`, a
+ * `Deno.build.os` value) nothing is looked for or run: tier D (no Seatbelt profile yet).
  */
 export async function detectSandbox(
   path: string,
@@ -79,14 +112,14 @@ export async function detectSandbox(
     const sized = sizesTmpfs(bwrap).catch(() => false);
     const resident = await started;
     try {
-      const [cmd, ...args] = resident.command("/", ["true"]);
+      const [cmd, ...args] = resident.command("/", UNIX_SOCKET_REFUSED);
       const run = await new Deno.Command(cmd, {
         args,
         stdin: "null",
         stdout: "null",
         stderr: "null",
       }).output();
-      if (!run.success) return NO_SANDBOX;
+      if (!run.success || !(await launchedRun(resident))) return NO_SANDBOX;
       return { tier: "B", bwrap, nsenter, setpriv, prlimit, sizedTmpfs: await sized };
     } finally {
       await resident.kill();

@@ -14,6 +14,7 @@ import { Launcher, lines } from "./launcher.ts";
 import { launcherArgs } from "./launcher_script.ts";
 import { outerUserns } from "./outer_userns.ts";
 import { limitCommand } from "./process_limit.ts";
+import { filteredCommand } from "./unix_socket_filter.ts";
 import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
 import {
   checkProtection,
@@ -264,12 +265,16 @@ export class Resident {
   }
 
   /**
-   * The argv that runs `argv` inside, in the host directory `cwd` (visible in the view): its top
-   * process is nsenter, the process group leader when spawned as one.
+   * The argv that runs `argv` inside, in the host directory `cwd` (visible in the view), under the
+   * sandbox's socket filter (nsenter enters no filter; the launcher's runs inherit it), installed
+   * on the host before nsenter: a process of the entering chain is in the sandbox's PID namespace
+   * before it execs `argv`, where an agent's process could ptrace it before a filter installed
+   * inside would be. Its top process is nsenter (after perl's exec), the process group leader
+   * when spawned as one.
    */
   command(cwd: string, argv: readonly string[]): string[] {
     const wd = `--wdns=${Deno.realPathSync(cwd)}`;
-    return [...this.enter, wd, "--", ...this.confine, "--", ...argv];
+    return filteredCommand([...this.enter, wd, "--", ...this.confine, "--", ...argv]);
   }
 
   /**

@@ -349,6 +349,38 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-3 the forwarder's relay, the one process inside a sandbox without the socket filter, is undumpable: the agent's runs can neither read its memory nor ptrace it to open Unix sockets for them",
+  NEEDS_TIER_B,
+  async () => {
+    await world((s) => ({ "agent:n": agent([`127.0.0.2:${s.http}`]) }), async (w) => {
+      const conn = await w.attach("agent:n");
+      const r = await outcome(
+        conn,
+        `python3 -c "
+import os, socket
+try:
+    socket.socket(socket.AF_UNIX); print('unix ok')
+except OSError as e:
+    print('unix', e.strerror)
+for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
+    try:
+        line = open('/proc/%s/cmdline' % pid, 'rb').read()
+        if not (line.startswith(b'/usr/bin/perl') and b'IO::Socket::IP' in line): continue
+        open('/proc/%s/mem' % pid, 'rb'); print('relay readable')
+    except OSError as e:
+        print('relay', e.strerror)
+"`,
+      );
+      assert.equal(
+        text(r.out),
+        "unix Operation not permitted\nrelay Permission denied\n",
+        text(r.err),
+      );
+    });
+  },
+);
+
+hostTest(
   "git over ssh reaches a granted host:port through the proxy (ssh's ProxyCommand); another port is refused with a line naming it",
   NEEDS_TIER_B,
   async () => {

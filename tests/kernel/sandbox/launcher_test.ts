@@ -275,6 +275,37 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-3 every run in a resident, started by its launcher or entering through nsenter, carries the socket filter: it cannot create a Unix socket, and its PERL5LIB and PERL5OPT reach its own perl, not the perl that installs the filter",
+  NEEDS_TIER_B,
+  async () => {
+    for (const launch of [true, false]) {
+      await withResident(launch, async (s) => {
+        assert.equal(s.resident.launches, launch);
+        // a module that records whether it could open a Unix socket where it was loaded
+        await Deno.writeTextFile(
+          `${s.proj}/Probe.pm`,
+          `package Probe; open(my $f, '>>', '${s.proj}/loaded'); print $f (socket(my $s, 1, 1, 0) ? "free" : "filtered"), "\\n"; 1;\n`,
+        );
+        const state = {
+          ...s.state,
+          env: new Map([...s.state.env, ["PERL5LIB", s.proj], ["PERL5OPT", "-MProbe"]]),
+        };
+        const child = await start(
+          s,
+          `python3 -c "import socket; socket.socket(socket.AF_UNIX)" 2>&1 | tail -1; perl -e 1`,
+          state,
+        );
+        const { out, status } = await finish(child);
+        assert.equal(status.success, true);
+        const how = launch ? "launched" : "through nsenter";
+        assert.equal(out, "PermissionError: [Errno 1] Operation not permitted\n", how);
+        assert.equal(await Deno.readTextFile(`${s.proj}/loaded`), "filtered\n", how);
+      });
+    }
+  },
+);
+
+hostTest(
   "a run that enters through nsenter has exactly the session's environment, but its loader variables never reach nsenter and setpriv on the host (LD_PRELOAD would run the agent's library there, as the human)",
   NEEDS_TIER_B,
   async () => {

@@ -77,6 +77,34 @@ hostTest(
   },
 );
 
+hostTest(
+  "P-SBX-1/3 a sandbox whose launched runs would not carry the socket filter gives tier D: a bwrap that drops the filter's wrapper from its command",
+  NEEDS_TIER_B,
+  async () => {
+    await withTempDir(async (dir) => {
+      const bwrap = ["/usr/bin", "/bin"].map((d) => `${d}/bwrap`).find(exists);
+      // the filter's wrapper is 7 words: perl -e SCRIPT PRCTL SECCOMP HEX --
+      await Deno.writeTextFile(
+        `${dir}/bwrap`,
+        `#!/bin/bash
+args=()
+while (($#)); do
+  if [[ $1 == /usr/bin/perl && $2 == -e && $3 == *seccomp* ]]; then shift 7; continue; fi
+  args+=("$1"); shift
+done
+: > '${dir}/ran'
+exec ${bwrap} "\${args[@]}"
+`,
+      );
+      await Deno.chmod(`${dir}/bwrap`, 0o755);
+      // nsenter, setpriv and prlimit found where they are (the last two run inside, where /usr is)
+      const path = `${dir}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
+      assert.deepEqual(await detectSandbox(path, "/bin/bash", "linux"), NO_SANDBOX);
+      assert.ok(exists(`${dir}/ran`), "the probe's sandbox started through it");
+    });
+  },
+);
+
 Deno.test("P-SBX-1 on macOS a bwrap on PATH is neither run nor used: tier D (no Seatbelt profile yet)", async () => {
   await withTempDir(async (dir) => {
     await fakeBwrap(dir, 0);

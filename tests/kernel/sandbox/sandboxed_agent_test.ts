@@ -212,12 +212,12 @@ hostTest(
       assert.equal(text(seen.out), "s3cret\n", "HOME is granted; state and socket dirs show empty");
       assert.match(text(seen.err), /tokens.json: No such file or directory/);
       assert.match(text(seen.err), /journal.db': No such file or directory/);
+      // the socket is not there to connect to (nor could a Unix socket be made, P-SBX-3)
       const connect = await run(
         agent,
-        `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${w.k.socket}')"`,
+        `python3 -c "import os; print(os.path.exists('${w.k.socket}'))"`,
       );
-      assert.equal(connect.ok, false);
-      assert.match(text(connect.err), /FileNotFoundError|No such file/);
+      assert.equal(text(connect.out), "False\n", text(connect.err));
       const policy = await run(agent, `bash -c 'cat ${w.box.dir}/leash.jsonc'`);
       assert.equal(policy.ok, false);
       assert.equal(text(policy.out), "", "the policy file cannot be read");
@@ -943,11 +943,10 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name:
-    "P-SBX-3 a Unix socket of the human's under a granted root (tmux's, ssh-agent's, docker's, VS Code's) does not let the agent run code outside its sandbox: its tmux client typed into the human's tmux shell, which ran unconfined [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-3 masks only the kernel's own socket directory, and connect() on a socket needs no write access, so even a read grant (of /tmp, of HOME) reaches every socket below it; sandbox-runtime blocks AF_UNIX by seccomp]",
-  ignore: true,
-  fn: async () => {
+hostTest(
+  "P-SBX-3 a Unix socket of the human's under a granted root (tmux's, ssh-agent's, docker's, VS Code's) does not let the agent run code outside its sandbox: its tmux client typed into the human's tmux shell, which ran unconfined",
+  NEEDS_TIER_B,
+  async () => {
     await world({ "agent:t": TMP_AGENT }, async (w) => {
       const socket = `${w.box.dir}/tmux.sock`;
       const marker = `${w.box.dir}/ran-where`;
@@ -956,19 +955,163 @@ Deno.test({
       assert.equal((await tmux("new-session", "-d", "-s", "h", "bash --norc")).code, 0);
       try {
         const agent = await w.agent("agent:t");
-        await run(
+        const r = await run(
           agent,
           `tmux -S ${socket} send-keys -t h 'readlink /proc/self/ns/mnt > ${marker}' Enter`,
         );
+        assert.equal(r.ok, false);
+        assert.match(text(r.err), /Operation not permitted/);
         await waitUntil(() => exists(marker), 3000);
         const ran = exists(marker) ? (await Deno.readTextFile(marker)).trim() : null;
-        assert.notEqual(ran, Deno.readLinkSync("/proc/self/ns/mnt"), "it ran on the host");
+        assert.equal(ran, null, "the human's tmux ran the agent's keys");
       } finally {
         await tmux("kill-server");
       }
     });
   },
-});
+);
+
+/** A Unix socket the host listens on at `path` (mode 0777: only the sandbox may refuse). */
+function hostSocket(path: string): { accepted: () => number; close: () => void } {
+  Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+  const listener = Deno.listen({ transport: "unix", path });
+  Deno.chmodSync(path, 0o777);
+  let n = 0;
+  (async () => {
+    for await (const conn of listener) {
+      n++;
+      conn.close();
+    }
+  })().catch(() => {});
+  return { accepted: () => n, close: () => listener.close() };
+}
+
+/** Sources that connect to the Unix socket `path`: python3's and perl's. */
+function unixConnects(path: string): string[] {
+  return [
+    `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${path}'); print('connected')"`,
+    `perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!\\n"; connect($s, pack_sockaddr_un("${path}")) or die "connect: $!\\n"; print "connected\\n"'`,
+  ];
+}
+
+/** An agent that may read all of HOME and write its project: the sockets there are readable. */
+const HOME_READER = {
+  ...CODER,
+  fs: { read: ["~/**"], write: ["~/proj/**"], delete: ["~/proj/**"] },
+};
+
+hostTest(
+  "P-SBX-3 ssh-agent's and docker's sockets under a read grant of HOME: python3 and perl connects fail with EPERM on the warm shells they run on and in an approved plan's run, and the host side hears nothing; pipes and socketpairs still work",
+  NEEDS_TIER_B,
+  async () => {
+    const asker = { ...HOME_READER, auto_apply: "never" };
+    await world({ "agent:h": HOME_READER, "agent:p": asker }, async (w) => {
+      const sockets = [`${w.home}/ssh-XXXXabcd/agent.1234`, `${w.home}/run/docker.sock`]
+        .map((path) => ({ path, host: hostSocket(path) }));
+      try {
+        const agent = await w.agent("agent:h");
+        for (const { path, host } of sockets) {
+          for (const src of unixConnects(path)) {
+            const warm = await nextWarm(w.k, true);
+            const r = await run(agent, src);
+            assert.equal(r.pid, warm, "the exec ran on the warm shell");
+            assert.equal(r.ok, false, text(r.out));
+            assert.match(text(r.err), /Operation not permitted/);
+          }
+          assert.equal(host.accepted(), 0, `the host side at ${path} heard a connection`);
+        }
+        // a plan the human approved runs in the same sandbox, filter included
+        const [python] = unixConnects(sockets[1].path);
+        const p = await w.agent("agent:p");
+        const asked = await rpcError(exec(p, python));
+        assert.equal(asked.code, -32011);
+        const planRef = (asked.data as Rec).plan_ref as string;
+        await (await w.k.attach("work")).request("approval.grant", { plan_ref: planRef });
+        const applied = await p.request("plan.apply", { plan_ref: planRef, position: "value" });
+        const outcome = (applied as Rec).value as Rec;
+        assert.equal(outcome.ok, false, text(outcome.out));
+        assert.match(text(outcome.err), /Operation not permitted/);
+        assert.equal(sockets[1].host.accepted(), 0, "the host side heard the plan's run");
+        const pipes = await run(
+          agent,
+          `echo hi | cat; python3 -c "import socket; a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1).decode())"`,
+        );
+        assert.equal(text(pipes.out), "hi\nx\n", text(pipes.err));
+      } finally {
+        for (const { host } of sockets) host.close();
+      }
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-3 bwrap's init (pid 1 inside), the sandbox's one process without the socket filter but the forwarder's relay, is out of the agent's reach: its memory cannot be written, nor can it be ptraced, read or its fds taken",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      // through python: the sandbox is the wall under test, not the static layer
+      await Deno.writeTextFile(
+        `${w.proj}/init.py`,
+        `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print(os.path.basename(open("/proc/1/cmdline", "rb").read().split(b"\\0")[0].decode()))
+for path in ("/proc/1/mem", "/proc/1/task/1/mem"):
+    try:
+        open(path, "r+b"); print(path, "writable")
+    except OSError as e:
+        print(path, "refused")
+def call(name, f):
+    ctypes.set_errno(0)
+    print(name, "ok" if f() >= 0 else os.strerror(ctypes.get_errno()))
+call("ptrace", lambda: libc.ptrace(16, 1, 0, 0))
+call("process_vm_readv", lambda: libc.process_vm_readv(1, None, 0, None, 0, 0))
+call("pidfd_open", lambda: libc.syscall(434, 1, 0))
+`,
+      );
+      const r = await run(agent, "python3 init.py");
+      assert.equal(
+        text(r.out),
+        "bwrap\n/proc/1/mem refused\n/proc/1/task/1/mem refused\n" +
+          "ptrace Operation not permitted\nprocess_vm_readv Operation not permitted\n" +
+          "pidfd_open Operation not permitted\n",
+        text(r.err),
+      );
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-3 a sandboxed PTY program cannot connect to a socket of the human's under a read grant either",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:h": HOME_READER }, async (w) => {
+      const path = `${w.home}/.vscode-server/vscode-ipc-1.sock`;
+      const host = hostSocket(path);
+      try {
+        const agent = await w.agent("agent:h");
+        const [python] = unixConnects(path);
+        const opened = await agent.request("pty.open", {
+          cmd: "bash",
+          args: ["-c", `${python}; echo "done $?"; sleep 30`],
+        }) as Rec;
+        let screen: string[] = [];
+        const done = await waitUntil(async () => {
+          const r = await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec;
+          screen = r.screen as string[];
+          return screen.some((row) => row.startsWith("done"));
+        }, 10000);
+        assert.ok(done, screen.join("\n"));
+        assert.match(screen.join(""), /Operation not permitted/);
+        assert.ok(screen.some((row) => row.startsWith("done 1")), screen.join("\n"));
+        assert.equal(host.accepted(), 0, "the host side heard a connection");
+        await agent.request("pty.close", { pty_id: opened.pty_id });
+      } finally {
+        host.close();
+      }
+    });
+  },
+);
 
 hostTest(
   "P-SBX-6 in a repository with per-worktree config (git sparse-checkout init turns it on), .git/config.worktree is as read-only as .git/config: a core.fsmonitor the agent put there ran at the human's git status",
