@@ -357,6 +357,42 @@ hostTest(
   },
 );
 
+hostTest(
+  "K-PTY-1 a sandboxed agent's pty.open answers alike for a host program outside its grants and a missing one: it cannot probe which files exist where it may not read",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const tool = `${w.home}/tool`;
+      await Deno.writeTextFile(tool, "#!/bin/sh\necho tool\n");
+      await Deno.chmod(tool, 0o755);
+      await Deno.copyFile(tool, `${w.proj}/tool`);
+      await Deno.chmod(`${w.proj}/tool`, 0o755);
+      const agent = await w.agent("agent:c");
+      const answer = async (cmd: string, env: Rec = {}) => {
+        const e = await rpcError(agent.request("pty.open", { cmd, env }));
+        return [e.code, e.message.replace(cmd, "CMD")];
+      };
+      const missing = await answer(`${w.home}/nothing`);
+      assert.deepEqual(missing, [-32023, "cannot start CMD on a pty: program not found"]);
+      assert.deepEqual(await answer(tool), missing, "by path");
+      assert.deepEqual(await answer("../tool"), missing, "by a relative path");
+      assert.deepEqual(await answer("tool", { PATH: w.home }), missing, "by PATH");
+      // the program it may run still starts
+      const opened = await agent.request("pty.open", { cmd: "./tool" }) as Rec;
+      let screen: string[] = [];
+      assert.ok(
+        await waitUntil(async () => {
+          screen = (await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec)
+            .screen as string[];
+          return screen[0] === "tool";
+        }, 10000),
+        screen.join("\n"),
+      );
+      await agent.request("pty.close", { pty_id: opened.pty_id });
+    });
+  },
+);
+
 /** Starts `src` as a task; returns its id and the live processes of its group once there are `n`. */
 async function startTask(agent: RpcConnection, src: string, n: number) {
   const r = await exec(agent, src, { async: true });
