@@ -966,6 +966,19 @@ Deno.test({
 
 Deno.test({
   name:
+    "P-SBX-6 .ripgreprc in a write root is read-only like .bashrc (sandbox-runtime protects it: ripgrep runs a --pre program its config names, as the human, where RIPGREP_CONFIG_PATH points at it) [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 does not name .ripgreprc, which sandbox-runtime's DANGEROUS_FILES does]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      await run(agent, "(echo '--pre=./x' > .ripgreprc) 2>/dev/null");
+      assert.equal(exists(`${w.proj}/.ripgreprc`), false, "the agent wrote .ripgreprc");
+    });
+  },
+});
+
+Deno.test({
+  name:
     "P-SBX-6 .devcontainer.json at the project root is as protected as .devcontainer/ (VS Code's Dev Containers read both, and run initializeCommand on the host) [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 names the directory only]",
   ignore: true,
   fn: async () => {
