@@ -122,6 +122,19 @@ function approvalPending(plan: Plan, verdict: Verdict): boolean {
 }
 
 /**
+ * A plan's effects as its owner sees them: where they lead when it awaits approval (the form the
+ * human approves in the client is built from them, and the paths are in the owner's grants),
+ * else as the source wrote a path out of its grants ({@link callerEffects}).
+ */
+export function shownPlanEffects(
+  plan: Plan,
+  verdict: Verdict,
+  owner: Grants,
+): Effect[] {
+  return verdict === "approval_required" ? plan.effects : callerEffects(plan, owner);
+}
+
+/**
  * A plan's wire record as `plan.list` shows it (K-PLAN-2), judged by its owner's grants and with
  * its paths as the owner may see them ({@link callerEffects}); `plan.get` adds ast, src, cwd.
  */
@@ -134,7 +147,7 @@ export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> 
     uri: planUri(plan.ref),
     session: plan.session,
     principal: plan.principal,
-    ...reportEffects(callerEffects(plan, owner)),
+    ...reportEffects(shownPlanEffects(plan, verdict, owner)),
     reversibility: plan.reversibility,
     verdict,
     ...reportedMember("needs_approval", owner.approvalReasons(plan.effects, plan.reversibility)),
@@ -207,7 +220,7 @@ export function enforceVerdict(
     const plan = storePlan(kernel, attachment, src, analysis);
     throw new RpcError(ErrorCode.APPROVAL_REQUIRED, "this source needs approval", {
       verdict: "approval_required",
-      ...reportEffects(callerEffects(analysis, attachment.grants)),
+      ...reportEffects(analysis.effects),
       ...reportedMember(
         "needs_approval",
         attachment.grants.approvalReasons(analysis.effects, analysis.reversibility),

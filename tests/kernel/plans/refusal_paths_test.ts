@@ -101,3 +101,34 @@ Deno.test("a plan of a path reached through a symlink out of the agent's grants 
     await k.cleanup();
   }
 });
+
+Deno.test("a plan awaiting approval shows where its paths lead, even one the agent may write but not read: the human approves the real target, not the agent's link to it", async () => {
+  const { kernel: k, token } = await startKernelWithAgent("agent:r", {
+    ...AGENT_RIGHTS,
+    fs: { read: ["~/proj/**"], write: ["~/proj/**", "~/drop/**"] },
+  });
+  try {
+    const home = `${k.box.dir}/home`;
+    const proj = `${home}/proj`;
+    await Deno.mkdir(`${home}/drop`, { recursive: true });
+    await Deno.mkdir(proj);
+    await Deno.symlink(`${home}/drop`, `${proj}/out`);
+    const human = await k.attach("work");
+    await exec(human, `cd ${proj}`);
+    const agent = await k.attach("work", token);
+    const real = { kind: "fs_write", paths: [`${home}/drop/.bashrc`] };
+    const asked = await rpcError(exec(agent, "echo x > out/.bashrc"));
+    assert.equal(asked.code, -32011);
+    assert.deepEqual(((asked.data as Rec).effects as Rec[])[0], real);
+    const ref = (asked.data as Rec).plan_ref;
+    // what the approval form in the client is built from
+    const plan = await agent.request("plan.get", { plan_ref: ref }) as Rec;
+    assert.deepEqual((plan.effects as Rec[])[0], real);
+    const planned = await exec(agent, "echo x > out/.bashrc", { mode: "plan" });
+    assert.deepEqual((planned.effects as Rec[])[0], real);
+    const listed = await agent.request("approval.list", {}) as Rec;
+    assert.deepEqual(((listed.requests as Rec[])[0].effects as Rec[])[0], real);
+  } finally {
+    await k.cleanup();
+  }
+});

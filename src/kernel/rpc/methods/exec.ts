@@ -10,13 +10,13 @@ import {
   enforceVerdict,
   planUri,
   refuseUnknownPrincipal,
+  shownPlanEffects,
   storePlan,
 } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { runOptions, runParams } from "../../exec/run_params.ts";
 import { reportEffects } from "../../policy/effect_report.ts";
-import { callerEffects } from "../../plans/shown_paths.ts";
 
 const execParams = runParams.extend({
   src: z.string(),
@@ -98,7 +98,7 @@ async function execute(
     return {
       plan_ref: plan.ref,
       uri: planUri(plan.ref),
-      ...reportEffects(callerEffects(plan, attachment.grants)),
+      ...reportEffects(shownPlanEffects(plan, analysis.verdict, attachment.grants)),
       reversibility: plan.reversibility,
       verdict: analysis.verdict,
       approval_pending: plan.approval === "pending",

@@ -15,7 +15,6 @@ import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { denied } from "../../plans/denied.ts";
 import { utf8Prefix } from "../../../protocol/utf8.ts";
 import { reportedMember, reportEffects } from "../../policy/effect_report.ts";
-import { callerEffects } from "../../plans/shown_paths.ts";
 
 const planRef = z.object({ plan_ref: z.string() });
 const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })])).nullish();
@@ -231,8 +230,7 @@ export const PLAN_METHODS: MethodSpec[] = [
           principal: plan.principal,
           ...srcHead(plan.src),
           cwd: pathObject(plan.cwd),
-          // an approver sees where the plan's links lead; its owner sees them as a refusal would
-          ...reportEffects(approver ? plan.effects : callerEffects(plan, attachment.grants)),
+          ...reportEffects(plan.effects),
           reversibility: plan.reversibility,
           verdict: owner.verdict(plan.effects, plan.reversibility),
           ...reportedMember(
