@@ -979,6 +979,25 @@ Deno.test({
 
 Deno.test({
   name:
+    "P-SBX-6 mise's project config (mise.toml, .mise.toml, .config/mise.toml) is read-only like .envrc: once the human has trusted it, mise runs its [env] _.source scripts and [hooks] as the human when their shell enters the project [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 names .envrc (direnv, which re-asks on every change) but not mise's files, whose trust is by path unless mise runs in paranoid mode, and which `mise install` or `mise run` trust by themselves]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      await Deno.writeTextFile(`${w.proj}/mise.toml`, '[tools]\nnode = "22"\n');
+      const agent = await w.agent("agent:c");
+      await run(
+        agent,
+        "(echo '[hooks]' >> mise.toml; echo 'enter = \"touch ran\"' >> mise.toml) 2>/dev/null",
+      );
+      await run(agent, "(mkdir -p .config && echo '[hooks]' > .config/mise.toml) 2>/dev/null");
+      assert.equal(await Deno.readTextFile(`${w.proj}/mise.toml`), '[tools]\nnode = "22"\n');
+      assert.equal(exists(`${w.proj}/.config/mise.toml`), false);
+    });
+  },
+});
+
+Deno.test({
+  name:
     "P-SBX-6 .devcontainer.json at the project root is as protected as .devcontainer/ (VS Code's Dev Containers read both, and run initializeCommand on the host) [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 names the directory only]",
   ignore: true,
   fn: async () => {
