@@ -30,6 +30,25 @@ function guarded(namespace: Namespace, name: string, value: string | null): bool
   return namespace === "vars" && value !== null && EVALUATING_ATTRIBUTES.test(value);
 }
 
+/**
+ * Linux's bound on one `NAME=VALUE` string a program is started with (MAX_ARG_STRLEN, 32 pages,
+ * with its NUL): one longer makes every exec fail with E2BIG.
+ */
+const MAX_ENV_STRING_BYTES = 131072;
+/**
+ * The most an agent's exports may bring the shared environment to: the whole of argv and the
+ * environment must fit in a quarter of the stack limit (2 MiB under the usual 8 MiB), so an
+ * environment near that stops every program starting.
+ */
+const MAX_SHARED_ENV_BYTES = 1 << 20;
+
+const encoder = new TextEncoder();
+
+/** Bytes `NAME=VALUE` takes in a started program's environment, with its NUL. */
+function envBytes(name: string, value: string): number {
+  return encoder.encode(name).length + encoder.encode(value).length + 2;
+}
+
 function emptyChange(): MapChange {
   return { set: new Map(), unset: [] };
 }
@@ -40,7 +59,8 @@ function emptyChange(): MapChange {
  * every principal sees. Another principal's changes to guarded entries (variables that make bash
  * or a program run code or load files, namerefs and integer variables, every function and alias)
  * stay its own, seen by its execs
- * only; the rest of what it changes (the cwd, other variables) is shared, as in a collaboration
+ * only; so does an export that would leave the shared environment too large to start a program
+ * with. The rest of what it changes (the cwd, other variables) is shared, as in a collaboration
  * room (G-TRUST-4).
  */
 export class ShellViews {
@@ -86,10 +106,25 @@ export class ShellViews {
       funcs: emptyChange(),
       aliases: emptyChange(),
     };
+    let envSize = [...this.#shared.env].reduce((n, [name, value]) => n + envBytes(name, value), 0);
+    /**
+     * Whether exporting `name=value` to everyone would leave the session unable to start a
+     * program (E2BIG for the human's every exec and PTY); counts it in when not.
+     */
+    const unstartable = (name: string, value: string) => {
+      const size = envBytes(name, value);
+      const grown = envSize + size -
+        (this.#shared.env.has(name) ? envBytes(name, this.#shared.env.get(name)!) : 0);
+      if (size > MAX_ENV_STRING_BYTES || grown > MAX_SHARED_ENV_BYTES) return true;
+      envSize = grown;
+      return false;
+    };
     for (const namespace of NAMESPACES) {
       // A variable that loses its evaluating attributes is shared again, and no longer its own.
       for (const [name, value] of change[namespace].set) {
-        if (guarded(namespace, name, value)) own[namespace].set(name, value);
+        const kept = guarded(namespace, name, value) ||
+          (namespace === "env" && unstartable(name, value));
+        if (kept) own[namespace].set(name, value);
         else {
           own[namespace].delete(name);
           shared[namespace].set.set(name, value);
