@@ -394,7 +394,7 @@ function opaqueReason(effects: Rec[]): string | null {
 }
 
 hostTest(
-  "an agent's export too large to start a program with (one 200 KB value, or many that pass 1 MiB together) stays its own: the human's execs and PTYs in the session still start",
+  "an agent's export too large to start a program with (one 200 KB value, or many that pass 1 MiB together), or shell variables past 1 MiB, stay its own: the human's execs and PTYs in the session still start, at their usual pace",
   NEEDS_TIER_B,
   async () => {
     await world({ "agent:c": CODER }, {}, async ({ agent: attach, human }) => {
@@ -404,7 +404,7 @@ hostTest(
       const made = await out(
         agent,
         `printf -v BIG '%*s' 200000 ''; export BIG; printf -v A '%*s' 100000 ''; ${many}; ` +
-          "unset A; echo ${#BIG} ${#M11}",
+          "unset A; printf -v HUGE '%*s' 5000000 ''; echo ${#BIG} ${#M11}",
       );
       assert.equal(made, "200000 100000\n");
       // the human's session still starts programs, with what fits shared
@@ -412,6 +412,8 @@ hostTest(
       const [big, shared] = seen.trim().split(" ").map(Number);
       assert.equal(big, 0, "the 200 KB value reached the human");
       assert.ok(shared >= 1 && shared < 12, `${shared} of the 100 KB exports reached the human`);
+      // nor does the shell variable the human's every exec would restore (100 MB: 30 s an exec)
+      assert.equal(await out(human, "echo ${#HUGE}"), 0);
       const pty = await human.request("pty.open", { cmd: "true" }) as Rec;
       await human.request("pty.close", { pty_id: pty.pty_id });
     });

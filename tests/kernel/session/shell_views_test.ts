@@ -118,3 +118,15 @@ Deno.test("an agent's export too large to start a program with stays its own: on
   v.merge("agent:a", change({ env: { M0: "small" } }));
   assert.equal(v.view(HUMAN).env.get("M0"), "small");
 });
+
+Deno.test("an agent's shell variables that would bring the shared ones past 1 MiB stay its own: every exec restores them", () => {
+  const v = views();
+  const mb = (n: number) => "v".repeat(n * 1024 * 1024);
+  v.merge(
+    "agent:a",
+    change({ vars: { HUGE: `declare -- HUGE="${mb(5)}"`, SMALL: 'declare -- SMALL="1"' } }),
+  );
+  assert.equal(v.view(HUMAN).vars.has("HUGE"), false);
+  assert.equal(v.view(HUMAN).vars.get("SMALL"), 'declare -- SMALL="1"');
+  assert.equal(v.view("agent:a").vars.get("HUGE"), `declare -- HUGE="${mb(5)}"`);
+});
