@@ -61,10 +61,14 @@ function listLines(list: unknown, more: unknown, line: (item: unknown) => string
   return lines;
 }
 
+/** A run of more spaces than this inside a command line is shown as a count of them. */
+const SHOWN_SPACES = 16;
+
 /**
  * The command as quoted lines (`│ ` before each), tabs kept and other unshowable characters
- * escaped, a run of blank lines shown as one line saying how many: nothing in it can pass for
- * the form's own text, nor push its end out of sight.
+ * escaped, a run of blank lines, and a long run of spaces in a line, shown as saying how many,
+ * and a command cut to {@link PROMPT_SRC_BYTES} ending in a line saying how much is not shown:
+ * nothing in it can pass for the form's own text, push its end out of sight or hide behind the cut.
  */
 function commandLines(src: string): string[] {
   const out: string[] = [];
@@ -74,15 +78,24 @@ function commandLines(src: string): string[] {
     else if (blank === 1) out.push("│");
     blank = 0;
   };
-  for (const line of cutBytes(src, PROMPT_SRC_BYTES).split("\n")) {
+  const cut = cutBytes(src, PROMPT_SRC_BYTES);
+  for (const line of cut.split("\n")) {
     if (line.trim() === "") {
       blank++;
       continue;
     }
     flush();
-    out.push(`│ ${shown(line.replaceAll("\t", "    "))}`);
+    const spaced = line.replaceAll("\t", "    ").replace(
+      new RegExp(` {${SHOWN_SPACES + 1},}`, "g"),
+      (run) => ` (${run.length} spaces) `,
+    );
+    out.push(`│ ${shown(spaced)}`);
   }
   flush();
+  if (cut !== src) {
+    const left = encoder.encode(src).length - encoder.encode(cut.slice(0, -1)).length;
+    out.push(`(the command goes on: ${left} more bytes are not shown here)`);
+  }
   return out;
 }
 

@@ -127,13 +127,15 @@ const decoder = new TextDecoder();
 /**
  * Completes the word that ends at `cursor` (UTF-8 byte offset, default the end, clamped, moved
  * back to a scalar boundary). Command position offers reserved words, builtins and executables
- * on `path`; elsewhere entries of `cwd` (none when null), directories suffixed `/`.
+ * on `path`; elsewhere entries of `cwd` (none when null), directories suffixed `/`, of a
+ * directory whose real path `mayRead` allows (none else: a listing is a read of it).
  */
 export async function complete(
   src: string,
   cursor: number | undefined,
   cwd: string | null,
   path: string,
+  mayRead: (dir: string) => boolean,
 ): Promise<Completion> {
   const bytes = encoder.encode(src);
   let end = Math.min(Math.max(cursor ?? bytes.length, 0), bytes.length);
@@ -146,7 +148,7 @@ export async function complete(
     ? await commandCandidates(partial, path)
     : cwd === null
     ? []
-    : await pathCandidates(partial, cwd);
+    : await pathCandidates(partial, cwd, mayRead);
   const unique = [...new Set(candidates)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return { candidates: unique.slice(0, MAX_COMPLETIONS), start };
 }
@@ -178,12 +180,21 @@ async function commandCandidates(partial: string, path: string): Promise<string[
   return out;
 }
 
-async function pathCandidates(partial: string, cwd: string): Promise<string[]> {
+async function pathCandidates(
+  partial: string,
+  cwd: string,
+  mayRead: (dir: string) => boolean,
+): Promise<string[]> {
   const slash = partial.lastIndexOf("/");
   const dirPart = partial.slice(0, slash + 1);
   const prefix = partial.slice(slash + 1);
   const dir = dirPart.startsWith("/") ? dirPart : `${cwd}/${dirPart}`;
   const out: string[] = [];
+  try {
+    if (!mayRead(await Deno.realPath(dir))) return out;
+  } catch {
+    return out; // missing or unreadable directory
+  }
   for (const name of await entries(dir)) {
     if (!name.startsWith(prefix) || (name.startsWith(".") && !prefix.startsWith("."))) continue;
     let isDir = false;

@@ -7,7 +7,7 @@ import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
 import { type Effect, fillBinHashes, type Reversibility } from "../policy/effects.ts";
 import { reportedMember, reportEffects } from "../policy/effect_report.ts";
-import { hiddenTargets, shownEffects, shownLine } from "./shown_paths.ts";
+import { callerEffects, hiddenTargets, shownEffects, shownLine } from "./shown_paths.ts";
 import type { Grants, Verdict } from "../policy/grants.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 
@@ -102,6 +102,7 @@ export function storePlan(
     principal: attachment.principal,
     cwd: attachment.session.shell.view(attachment.principal).cwd,
     effects: analysis.effects,
+    written: analysis.written,
     reversibility: analysis.reversibility,
     approval: initialApproval(analysis.verdict),
   });
@@ -121,8 +122,21 @@ function approvalPending(plan: Plan, verdict: Verdict): boolean {
 }
 
 /**
- * A plan's wire record as `plan.list` shows it (K-PLAN-2), judged by its owner's grants;
- * `plan.get` adds ast, src, cwd.
+ * A plan's effects as its owner sees them: where they lead when it awaits approval (the form the
+ * human approves in the client is built from them, and the paths are in the owner's grants),
+ * else as the source wrote a path out of its grants ({@link callerEffects}).
+ */
+export function shownPlanEffects(
+  plan: Plan,
+  verdict: Verdict,
+  owner: Grants,
+): Effect[] {
+  return verdict === "approval_required" ? plan.effects : callerEffects(plan, owner);
+}
+
+/**
+ * A plan's wire record as `plan.list` shows it (K-PLAN-2), judged by its owner's grants and with
+ * its paths as the owner may see them ({@link callerEffects}); `plan.get` adds ast, src, cwd.
  */
 export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> {
   const verdict = owner.verdict(plan.effects, plan.reversibility);
@@ -133,7 +147,7 @@ export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> 
     uri: planUri(plan.ref),
     session: plan.session,
     principal: plan.principal,
-    ...reportEffects(plan.effects),
+    ...reportEffects(shownPlanEffects(plan, verdict, owner)),
     reversibility: plan.reversibility,
     verdict,
     ...reportedMember("needs_approval", owner.approvalReasons(plan.effects, plan.reversibility)),

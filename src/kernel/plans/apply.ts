@@ -8,6 +8,7 @@ import { denied } from "./denied.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { Plan } from "./store.ts";
 import { reportEffects } from "../policy/effect_report.ts";
+import { callerEffects } from "./shown_paths.ts";
 
 /** The plan a caller may apply now, or the K-PLAN-3 error in its order. */
 export async function checkApplicable(
@@ -29,7 +30,7 @@ export async function checkApplicable(
   const now = await currentEffects(attachment, plan.src, false);
   if (JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
     throw denied("stale_plan", "the plan's effects changed since it was made", {
-      ...reportEffects(now.effects),
+      ...reportEffects(callerEffects(now, attachment.grants)),
       plan_ref: plan.ref,
     });
   }

@@ -21,6 +21,11 @@ export interface Plan {
   principal: string;
   cwd: string;
   effects: Effect[];
+  /**
+   * The paths of `effects` a symlink led to, each with the form the source wrote
+   * (`EffectAnalysis.written`), so the plan is shown to its owner as a refusal would be.
+   */
+  written: [string, string][];
   reversibility: Reversibility;
   createdNs: bigint;
   approval: ApprovalState;

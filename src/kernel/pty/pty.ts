@@ -12,6 +12,7 @@ import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
 import { protectionInPlace, untilEnded } from "../sandbox/protected_mounts.ts";
 import { guardProtection } from "../sandbox/protection_guard.ts";
+import { type SandboxView, visibleIn } from "../sandbox/view.ts";
 import {
   PTY_EVENT_INTERVAL_MS,
   PTY_KILL_GRACE_MS,
@@ -132,12 +133,23 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
-/** Whether `execvp` in the child would find `cmd` (PATH from the child's env, glibc default when unset). */
-function programExists(cmd: string, cwd: string, env: Record<string, string>): boolean {
+/**
+ * Whether `execvp` in the child would find `cmd` (PATH from the child's env, glibc default when
+ * unset). In a sandbox only what its `view` shows counts: a host file the run cannot see is as
+ * missing as inside, so the answer tells an agent nothing about files outside its grants.
+ */
+function programExists(
+  cmd: string,
+  cwd: string,
+  env: Record<string, string>,
+  view: SandboxView | null,
+): boolean {
+  const found = (path: string) =>
+    isExecutableFile(path) && (view === null || visibleIn(view, path));
   if (cmd === "") return false;
-  if (cmd.includes("/")) return isExecutableFile(resolve(cwd, cmd));
+  if (cmd.includes("/")) return found(resolve(cwd, cmd));
   const dirs = (env.PATH ?? "/bin:/usr/bin").split(":");
-  return dirs.some((dir) => isExecutableFile(join(isAbsolute(dir) ? dir : resolve(cwd, dir), cmd)));
+  return dirs.some((dir) => found(join(isAbsolute(dir) ? dir : resolve(cwd, dir), cmd)));
 }
 
 function delay(ms: number): Promise<void> {
@@ -230,7 +242,9 @@ export class Pty {
     const rows = clampDimension(opts.rows);
     const env = { ...opts.env };
     env.TERM ??= "xterm-256color";
-    if (!programExists(opts.cmd, opts.cwd, env)) throw spawnFailed(opts.cmd, "program not found");
+    if (!programExists(opts.cmd, opts.cwd, env, opts.sandbox?.view ?? null)) {
+      throw spawnFailed(opts.cmd, "program not found");
+    }
     const Emulator = await loadEmulator();
     let pair: PtyPair | undefined;
     let child: Deno.ChildProcess;

@@ -18,6 +18,8 @@ export const PROTECTED_FILES: readonly string[] = [
   ".mcp.json",
   // VS Code's Dev Containers read it as they read .devcontainer/ (initializeCommand runs on the host)
   ".devcontainer.json",
+  // ripgrep runs the --pre program it names, where RIPGREP_CONFIG_PATH points (sandbox-runtime's list)
+  ".ripgreprc",
 ];
 
 /** Protected directory names, read-only with everything below them. */

@@ -299,6 +299,15 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
  * repository's `commondir` and `config.worktree` whether or not they exist. A symlink at a
  * protected name protects its target instead, when that lies in a writable root.
  */
+/**
+ * The directory whose scripts the hooks in `hooksDir` run: husky 9 names `X/_` as
+ * `core.hooksPath`, and each hook there runs the script of its name in `X` (`X/_/h`), so `X`,
+ * with `_` in it, is what must stay read-only; any other hooks directory is itself.
+ */
+function runHooksFrom(hooksDir: string): string {
+  return hooksDir.endsWith("/_") ? dirname(hooksDir) : hooksDir;
+}
+
 export function protection(roots: readonly string[], lifted: readonly string[]): Protection {
   const paths = new Map<string, ProtectedPath>();
   const linked = new Set<string>();
@@ -472,7 +481,9 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     // where git finds it: a symlink on the way (an agent's `link` to HOME) leads elsewhere, and
     // the kernel would make a placeholder there, outside every grant
     const at = gitParts.includes("hooks") && hooksPath
-      ? physicalParent(normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`))
+      ? physicalParent(
+        runHooksFrom(normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`)),
+      )
       : null;
     const hooksRoot = at === null ? undefined : rootOf(at);
     if (at !== null && hooksRoot !== undefined) {

@@ -30,6 +30,34 @@ function guarded(namespace: Namespace, name: string, value: string | null): bool
   return namespace === "vars" && value !== null && EVALUATING_ATTRIBUTES.test(value);
 }
 
+/**
+ * Linux's bound on one `NAME=VALUE` string a program is started with (MAX_ARG_STRLEN, 32 pages,
+ * with its NUL): one longer makes every exec fail with E2BIG.
+ */
+const MAX_ENV_STRING_BYTES = 131072;
+/**
+ * The most an agent's changes may bring the shared exported environment, and the shared shell
+ * variables, to. The whole of argv and the environment must fit in a quarter of the stack limit
+ * (2 MiB under the usual 8 MiB), so an environment near that stops every program starting; every
+ * exec of the session restores its shell variables, so 100 MB of them made each of the human's
+ * execs take half a minute.
+ */
+const MAX_SHARED_BYTES = 1 << 20;
+
+const encoder = new TextEncoder();
+
+/** Bytes an entry takes: `NAME=VALUE` and its NUL in a started program's environment. */
+function entryBytes(name: string, value: string): number {
+  return encoder.encode(name).length + encoder.encode(value).length + 2;
+}
+
+/** The bytes of the entries of `map` ({@link entryBytes}). */
+function mapBytes(map: ReadonlyMap<string, string>): number {
+  let n = 0;
+  for (const [name, value] of map) n += entryBytes(name, value);
+  return n;
+}
+
 function emptyChange(): MapChange {
   return { set: new Map(), unset: [] };
 }
@@ -40,7 +68,8 @@ function emptyChange(): MapChange {
  * every principal sees. Another principal's changes to guarded entries (variables that make bash
  * or a program run code or load files, namerefs and integer variables, every function and alias)
  * stay its own, seen by its execs
- * only; the rest of what it changes (the cwd, other variables) is shared, as in a collaboration
+ * only; so does a variable that would make the shared environment too large to start a program
+ * with, or the shared variables too large to restore at every exec. The rest of what it changes (the cwd, other variables) is shared, as in a collaboration
  * room (G-TRUST-4).
  */
 export class ShellViews {
@@ -86,10 +115,27 @@ export class ShellViews {
       funcs: emptyChange(),
       aliases: emptyChange(),
     };
+    const sizes = { env: mapBytes(this.#shared.env), vars: mapBytes(this.#shared.vars) };
+    /**
+     * Whether sharing `name=value` of `namespace` would leave the session unable to start a
+     * program (E2BIG for the human's every exec and PTY) or slow every exec restoring it; counts
+     * it in when not.
+     */
+    const oversized = (namespace: "env" | "vars", name: string, value: string) => {
+      const size = entryBytes(name, value);
+      const was = this.#shared[namespace].get(name);
+      const grown = sizes[namespace] + size - (was === undefined ? 0 : entryBytes(name, was));
+      if (grown > MAX_SHARED_BYTES) return true;
+      if (namespace === "env" && size > MAX_ENV_STRING_BYTES) return true;
+      sizes[namespace] = grown;
+      return false;
+    };
     for (const namespace of NAMESPACES) {
       // A variable that loses its evaluating attributes is shared again, and no longer its own.
       for (const [name, value] of change[namespace].set) {
-        if (guarded(namespace, name, value)) own[namespace].set(name, value);
+        const kept = guarded(namespace, name, value) ||
+          ((namespace === "env" || namespace === "vars") && oversized(namespace, name, value));
+        if (kept) own[namespace].set(name, value);
         else {
           own[namespace].delete(name);
           shared[namespace].set.set(name, value);

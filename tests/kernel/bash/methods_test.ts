@@ -1,7 +1,8 @@
 // `complete` and `explain` through the real kernel socket (K-COMP-1, K-EXPL-1): what the
 // attachment changes, and that nothing runs or is stored.
 import assert from "node:assert/strict";
-import { kernelTest } from "../../_support/kernel.ts";
+import { kernelTest, startKernelWithAgent } from "../../_support/kernel.ts";
+import { PROJECT_AGENT } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 
@@ -38,6 +39,35 @@ kernelTest(
     assert.equal((await rpcError(conn.request("complete", {}))).code, -32602);
   },
 );
+
+Deno.test("K-COMP-1 a token principal's completions list only directories it may read: none of HOME, the kernel's state or another project", async () => {
+  const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
+  try {
+    const home = `${k.box.dir}/home`;
+    await Deno.mkdir(`${home}/proj/src`, { recursive: true });
+    await Deno.writeTextFile(`${home}/proj/src/main.ts`, "");
+    await Deno.mkdir(`${home}/other`);
+    await Deno.writeTextFile(`${home}/other/plans.txt`, "");
+    await Deno.symlink(`${home}/other`, `${home}/proj/other`);
+    const human = await k.attach("work");
+    await human.request("exec", { src: `cd ${home}/proj` });
+    const agent = await k.attach("work", token);
+    const candidates = async (
+      src: string,
+    ) => ((await agent.request("complete", { src }) as Rec).candidates as string[]);
+    assert.deepEqual(await candidates("ls "), ["other/", "src/"]);
+    assert.deepEqual(await candidates("ls src/"), ["src/main.ts"]);
+    for (const dir of [`${home}/`, "../", "../other/", "other/", `${k.box.dir}/`, "/"]) {
+      assert.deepEqual(await candidates(`cat ${dir}`), [], dir);
+    }
+    assert.deepEqual(
+      (await human.request("complete", { src: "cat ../other/" }) as Rec).candidates,
+      ["../other/plans.txt"],
+    );
+  } finally {
+    await k.cleanup();
+  }
+});
 
 kernelTest(
   "K-EXPL-1 explain returns ast, effects, reversibility and the caller's verdict with plan_ref null; it stores and runs nothing",

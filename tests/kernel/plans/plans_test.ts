@@ -542,6 +542,7 @@ Deno.test("P-PLAN-3 storing a 1001st plan of one (session, principal) evicts its
       principal,
       cwd: "/",
       effects: [],
+      written: [],
       reversibility: "reversible",
       approval: "not_required",
     }).ref;

@@ -11,6 +11,7 @@ function plan(src: string, session = "s", principal = "agent:a") {
     cwd: "/",
     ast: null,
     effects: [],
+    written: [],
     reversibility: "reversible" as const,
     approval: "pending" as const,
   };

@@ -793,6 +793,57 @@ hostTest(
   },
 );
 
+/**
+ * What husky 9 (`npx husky init`) writes: core.hooksPath `.husky/_`, whose hooks all source
+ * `.husky/_/h`, which runs the script of the hook's name in `.husky/` itself (husky's `h`, cut
+ * to what runs the script).
+ */
+async function huskyNine(proj: string): Promise<void> {
+  await hostGit(proj, "config", "core.hooksPath", ".husky/_");
+  await Deno.mkdir(`${proj}/.husky/_`, { recursive: true });
+  await Deno.writeTextFile(`${proj}/.husky/_/.gitignore`, "*");
+  await Deno.writeTextFile(
+    `${proj}/.husky/_/h`,
+    '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n' +
+      '[ ! -f "$s" ] && exit 0\nexport PATH="node_modules/.bin:$PATH"\nsh -e "$s" "$@"\n',
+  );
+  for (const hook of ["pre-commit", "post-commit", "post-checkout", "post-merge"]) {
+    await Deno.writeTextFile(
+      `${proj}/.husky/_/${hook}`,
+      '#!/usr/bin/env sh\n. "$(dirname "$0")/h"',
+    );
+    await Deno.chmod(`${proj}/.husky/_/${hook}`, 0o755);
+  }
+  await Deno.writeTextFile(`${proj}/.husky/pre-commit`, "echo lint\n");
+}
+
+hostTest(
+  "husky 9's hooks (core.hooksPath .husky/_, which runs the scripts in .husky/) are read-only: the agent cannot add or change the script the human's git commit runs",
+  NEEDS_TIER_B,
+  async () => {
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q");
+      await huskyNine(proj);
+    }, async ({ proj, sh }) => {
+      await sh(
+        [
+          `(echo 'touch ${marker}' > .husky/pre-commit) 2>/dev/null`,
+          `(echo 'touch ${marker}' > .husky/post-commit) 2>/dev/null`,
+          "(mv .husky/pre-commit .husky/old) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/.husky/pre-commit`), "echo lint\n");
+      assert.equal(read(`${proj}/.husky/post-commit`), null);
+      await hostGit(proj, "commit", "-q", "--allow-empty", "-m", "x");
+      assert.equal(read(marker), null, "the agent's hook script ran in the human's git commit");
+      // Ordinary work is unaffected.
+      assert.equal((await sh("echo a > a && git add a && echo added")).trim(), "added");
+    });
+    Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+  },
+);
+
 hostTest(
   "the hooks directory a repository's core.hooksPath names (husky's .husky, one not made yet) is read-only like .git/hooks, so the human's git commit runs none of the agent's code",
   NEEDS_TIER_B,

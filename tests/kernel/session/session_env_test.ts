@@ -393,6 +393,33 @@ function opaqueReason(effects: Rec[]): string | null {
   return (effects.find((e) => e.kind === "opaque")?.reason as string | undefined) ?? null;
 }
 
+hostTest(
+  "an agent's export too large to start a program with (one 200 KB value, or many that pass 1 MiB together), or shell variables past 1 MiB, stay its own: the human's execs and PTYs in the session still start, at their usual pace",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, {}, async ({ agent: attach, human }) => {
+      const agent = await attach("agent:c");
+      // builtins only: once its environment is this large, the agent's own programs cannot start
+      const many = Array.from({ length: 12 }, (_, i) => `export M${i}="$A"`).join("; ");
+      const made = await out(
+        agent,
+        `printf -v BIG '%*s' 200000 ''; export BIG; printf -v A '%*s' 100000 ''; ${many}; ` +
+          "unset A; printf -v HUGE '%*s' 5000000 ''; echo ${#BIG} ${#M11}",
+      );
+      assert.equal(made, "200000 100000\n");
+      // the human's session still starts programs, with what fits shared
+      const seen = await out(human, "ls >/dev/null && echo ${#BIG} $(env | grep -c '^M[0-9]*=')");
+      const [big, shared] = seen.trim().split(" ").map(Number);
+      assert.equal(big, 0, "the 200 KB value reached the human");
+      assert.ok(shared >= 1 && shared < 12, `${shared} of the 100 KB exports reached the human`);
+      // nor does the shell variable the human's every exec would restore (100 MB: 30 s an exec)
+      assert.equal(await out(human, "echo ${#HUGE}"), 0);
+      const pty = await human.request("pty.open", { cmd: "true" }) as Rec;
+      await human.request("pty.close", { pty_id: pty.pty_id });
+    });
+  },
+);
+
 Deno.test("K-EFF-6 configuration the kernel inherited is trusted: git status and curl stay exact; a change in the session by the agent or the human makes them opaque, and attach lists it", async () => {
   const env = { XDG_CONFIG_HOME: "/nonexistent/xdg", GIT_SSL_CAINFO: "/etc/ssl/certs/ca.crt" };
   await world({ "agent:a": { ...CODER, sandbox: false } }, env, async (w) => {

@@ -102,3 +102,31 @@ Deno.test("P-SBX-7 an agent's namerefs and integer variables are its own; once p
     Object.fromEntries(v.view(HUMAN).vars),
   );
 });
+
+Deno.test("an agent's export too large to start a program with stays its own: one value over 128 KiB, or what would bring the shared environment past 1 MiB", () => {
+  const v = views();
+  const kb = (n: number) => "a".repeat(n * 1024);
+  const many = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`M${i}`, kb(100)]));
+  v.merge("agent:a", change({ env: { BIG: kb(200), ...many } }));
+  const human = v.view(HUMAN).env;
+  assert.equal(human.has("BIG"), false);
+  const shared = [...human.keys()].filter((name) => name.startsWith("M"));
+  assert.deepEqual(shared, Array.from({ length: 10 }, (_, i) => `M${i}`));
+  assert.equal(v.view("agent:a").env.get("M11"), kb(100));
+  assert.equal(v.view("agent:a").env.get("BIG"), kb(200));
+  // a smaller value replacing a shared one is shared
+  v.merge("agent:a", change({ env: { M0: "small" } }));
+  assert.equal(v.view(HUMAN).env.get("M0"), "small");
+});
+
+Deno.test("an agent's shell variables that would bring the shared ones past 1 MiB stay its own: every exec restores them", () => {
+  const v = views();
+  const mb = (n: number) => "v".repeat(n * 1024 * 1024);
+  v.merge(
+    "agent:a",
+    change({ vars: { HUGE: `declare -- HUGE="${mb(5)}"`, SMALL: 'declare -- SMALL="1"' } }),
+  );
+  assert.equal(v.view(HUMAN).vars.has("HUGE"), false);
+  assert.equal(v.view(HUMAN).vars.get("SMALL"), 'declare -- SMALL="1"');
+  assert.equal(v.view("agent:a").vars.get("HUGE"), `declare -- HUGE="${mb(5)}"`);
+});

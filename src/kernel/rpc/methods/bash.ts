@@ -22,6 +22,7 @@ export const BASH_METHODS: MethodSpec[] = [
         p.cursor ?? undefined,
         attachment?.session.shell.view(attachment.principal).cwd ?? null,
         Deno.env.get("PATH") ?? "",
+        (dir) => attachment?.grants.mayRead(dir) ?? false,
       ),
   ),
   attached("explain", ExplainParams, async ({ attachment }, p) => {

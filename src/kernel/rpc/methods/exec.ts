@@ -10,6 +10,7 @@ import {
   enforceVerdict,
   planUri,
   refuseUnknownPrincipal,
+  shownPlanEffects,
   storePlan,
 } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
@@ -97,7 +98,7 @@ async function execute(
     return {
       plan_ref: plan.ref,
       uri: planUri(plan.ref),
-      ...reportEffects(plan.effects),
+      ...reportEffects(shownPlanEffects(plan, analysis.verdict, attachment.grants)),
       reversibility: plan.reversibility,
       verdict: analysis.verdict,
       approval_pending: plan.approval === "pending",
