@@ -17,6 +17,7 @@ import {
   OTHER_UID,
   otherUserMissing,
 } from "../_support/other_user.ts";
+import { unixListener } from "../_support/unix_listener.ts";
 
 /** Runs `argv` as the other user under exactly `env`: its exit code, stdout and stderr. */
 async function asOtherUser(argv: string[], env: Record<string, string>) {
@@ -98,22 +99,14 @@ hostTest(
 
         // a socket of the user's in the project (a dev server's, an editor's): the socket filter
         // holds for a user who is not root too (P-SBX-3)
-        const listener = Deno.listen({ transport: "unix", path: `${project}/app.sock` });
-        await Deno.chmod(`${project}/app.sock`, 0o777);
-        let accepted = 0;
-        (async () => {
-          for await (const conn of listener) {
-            accepted++;
-            conn.close();
-          }
-        })().catch(() => {});
+        const listener = unixListener(`${project}/app.sock`);
         try {
           const unix = await exec(
             `python3 -c "import socket; socket.socket(socket.AF_UNIX).connect('app.sock')" 2>&1`,
           );
           assert.equal(unix.ok, false);
           assert.match(unix.text, /Operation not permitted/);
-          assert.equal(accepted, 0, "the user's socket heard the agent");
+          assert.equal(listener.accepted(), 0, "the user's socket heard the agent");
         } finally {
           listener.close();
         }

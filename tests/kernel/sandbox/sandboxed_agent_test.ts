@@ -28,6 +28,7 @@ import { pidsMentioning, type Sandbox, sandbox } from "../../_support/sandbox.ts
 import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
 import { exists } from "../../_support/paths.ts";
+import { unixListener } from "../../_support/unix_listener.ts";
 import { hostGit } from "../../_support/git.ts";
 
 /** An agent that may run anything (opaque: allow) but only touch its project. */
@@ -1066,21 +1067,6 @@ hostTest(
   },
 );
 
-/** A Unix socket the host listens on at `path` (mode 0777: only the sandbox may refuse). */
-function hostSocket(path: string): { accepted: () => number; close: () => void } {
-  Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-  const listener = Deno.listen({ transport: "unix", path });
-  Deno.chmodSync(path, 0o777);
-  let n = 0;
-  (async () => {
-    for await (const conn of listener) {
-      n++;
-      conn.close();
-    }
-  })().catch(() => {});
-  return { accepted: () => n, close: () => listener.close() };
-}
-
 /** Sources that connect to the Unix socket `path`: python3's and perl's. */
 function unixConnects(path: string): string[] {
   return [
@@ -1102,7 +1088,7 @@ hostTest(
     const asker = { ...HOME_READER, auto_apply: "never" };
     await world({ "agent:h": HOME_READER, "agent:p": asker }, async (w) => {
       const sockets = [`${w.home}/ssh-XXXXabcd/agent.1234`, `${w.home}/run/docker.sock`]
-        .map((path) => ({ path, host: hostSocket(path) }));
+        .map((path) => ({ path, host: unixListener(path) }));
       try {
         const agent = await w.agent("agent:h");
         for (const { path, host } of sockets) {
@@ -1182,7 +1168,7 @@ hostTest(
   async () => {
     await world({ "agent:h": HOME_READER }, async (w) => {
       const path = `${w.home}/.vscode-server/vscode-ipc-1.sock`;
-      const host = hostSocket(path);
+      const host = unixListener(path);
       try {
         const agent = await w.agent("agent:h");
         const [python] = unixConnects(path);

@@ -10,6 +10,7 @@ import { filteredCommand } from "../../../src/kernel/sandbox/unix_socket_filter.
 import { AS_OTHER_USER, otherUserMissing } from "../../_support/other_user.ts";
 import { hostTest, needsLinux } from "../../_support/host.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { unixListener } from "../../_support/unix_listener.ts";
 
 const LINUX = needsLinux("seccomp");
 
@@ -19,20 +20,6 @@ async function filtered(argv: string[], prefix: string[] = []) {
   const out = await new Deno.Command(cmd, { args, stdin: "null" }).output();
   const text = new TextDecoder();
   return { code: out.code, out: text.decode(out.stdout), err: text.decode(out.stderr) };
-}
-
-/** A Unix socket listening at `path` (mode 0777: only the filter may refuse) and its accepts. */
-function listenAt(path: string): { accepted: () => number; close: () => void } {
-  const listener = Deno.listen({ transport: "unix", path });
-  Deno.chmodSync(path, 0o777);
-  let n = 0;
-  (async () => {
-    for await (const conn of listener) {
-      n++;
-      conn.close();
-    }
-  })().catch(() => {});
-  return { accepted: () => n, close: () => listener.close() };
 }
 
 /** Python that tries each socket family, a socketpair and a pipe, then connects to `path`. */
@@ -62,7 +49,7 @@ hostTest(
   LINUX,
   async () => {
     await withTempDir(async (dir) => {
-      const host = listenAt(`${dir}/agent.sock`);
+      const host = unixListener(`${dir}/agent.sock`);
       try {
         const r = await filtered(probe(`${dir}/agent.sock`));
         assert.equal(r.out, EXPECTED, r.err);
@@ -136,7 +123,7 @@ hostTest(
   async () => {
     await withTempDir(async (dir) => {
       await Deno.chmod(dir, 0o755);
-      const host = listenAt(`${dir}/docker.sock`);
+      const host = unixListener(`${dir}/docker.sock`);
       try {
         const r = await filtered(probe(`${dir}/docker.sock`), AS_OTHER_USER);
         assert.equal(r.out, EXPECTED, r.err);
