@@ -9,7 +9,7 @@ import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { rpcError } from "../../_support/rejection.ts";
-import { waitUntil } from "../../_support/wait.ts";
+import { screenWhenDone } from "../../_support/pty_screen.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -504,14 +504,8 @@ hostTest(
         `curl -sS -o /dev/null -w 'code %{http_code}\\n' http://127.0.0.2:${w.s.https}/; ` +
         `echo done; sleep 30`;
       const opened = await conn.request("pty.open", { cmd: "bash", args: ["-c", script] }) as Rec;
-      let screen: string[] = [];
-      const done = await waitUntil(async () => {
-        const r = await conn.request("pty.read", { pty_id: opened.pty_id }) as Rec;
-        screen = r.screen as string[];
-        return screen.some((row) => row.startsWith("done"));
-      }, 10000);
+      const screen = await screenWhenDone(conn, opened.pty_id);
       await conn.request("pty.close", { pty_id: opened.pty_id });
-      assert.ok(done, screen.join("\n"));
       assert.deepEqual(screen.filter((row) => /^(hello|code)/.test(row)), ["hello", "code 403"]);
     });
   },

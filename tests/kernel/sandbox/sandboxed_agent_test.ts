@@ -29,6 +29,7 @@ import { withTcpListener } from "../../_support/tcp_listener.ts";
 import { pollUntil, waitUntil } from "../../_support/wait.ts";
 import { exists } from "../../_support/paths.ts";
 import { unixListener } from "../../_support/unix_listener.ts";
+import { screenWhenDone } from "../../_support/pty_screen.ts";
 import { hostGit } from "../../_support/git.ts";
 
 /** An agent that may run anything (opaque: allow) but only touch its project. */
@@ -312,13 +313,7 @@ hostTest("a PTY program of a sandboxed agent is confined the same way", NEEDS_TI
     const agent = await w.agent("agent:c");
     const script = `echo x > ${w.home}/pty-out; echo in > inside; echo "done $?"; sleep 30`;
     const opened = await agent.request("pty.open", { cmd: "bash", args: ["-c", script] }) as Rec;
-    let screen: string[] = [];
-    const done = await waitUntil(async () => {
-      const r = await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec;
-      screen = r.screen as string[];
-      return screen.some((row) => row.startsWith("done"));
-    }, 10000);
-    assert.ok(done, screen.join("\n"));
+    const screen = await screenWhenDone(agent, opened.pty_id);
     assert.match(screen.join(""), /Read-only file system|No such file|Permission denied/);
     assert.equal(exists(`${w.home}/pty-out`), false);
     assert.equal(await Deno.readTextFile(`${w.proj}/inside`), "in\n");
@@ -1176,13 +1171,7 @@ hostTest(
           cmd: "bash",
           args: ["-c", `${python}; echo "done $?"; sleep 30`],
         }) as Rec;
-        let screen: string[] = [];
-        const done = await waitUntil(async () => {
-          const r = await agent.request("pty.read", { pty_id: opened.pty_id }) as Rec;
-          screen = r.screen as string[];
-          return screen.some((row) => row.startsWith("done"));
-        }, 10000);
-        assert.ok(done, screen.join("\n"));
+        const screen = await screenWhenDone(agent, opened.pty_id);
         assert.match(screen.join(""), /Operation not permitted/);
         assert.ok(screen.some((row) => row.startsWith("done 1")), screen.join("\n"));
         assert.equal(host.accepted(), 0, "the host side heard a connection");
