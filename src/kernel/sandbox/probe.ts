@@ -18,6 +18,8 @@ export type SandboxHost =
     prlimit: string;
     /** Whether this bwrap sizes a tmpfs (`--size`: 0.8 and later, not setuid). */
     sizedTmpfs: boolean;
+    /** The C compiler that builds the launcher (`compiled_launcher.ts`), or null: perl's serves. */
+    cc: string | null;
   }
   | { tier: "D"; bwrap: null };
 
@@ -87,7 +89,8 @@ async function launchedRun(resident: Resident): Promise<boolean> {
  * `unix_socket_filter.ts`). Tier B only when that run succeeds (a kernel without user
  * namespaces, in a container that forbids them, with a setuid bwrap whose namespaces it cannot
  * enter, or without seccomp filters or perl, gets tier D and works as before). Off Linux (`os`, a
- * `Deno.build.os` value) nothing is looked for or run: tier D (no Seatbelt profile yet).
+ * `Deno.build.os` value) nothing is looked for or run: tier D (no Seatbelt profile yet). With
+ * tier B it also looks for `cc`, which later builds the launcher in C (`compiled_launcher.ts`).
  */
 export async function detectSandbox(
   path: string,
@@ -103,7 +106,7 @@ export async function detectSandbox(
   try {
     const view = sandboxView({ read: [], write: [] }, undefined, []);
     const started = Resident.start(
-      { nsenter, setpriv },
+      { nsenter, setpriv, launcher: null },
       bash,
       { bwrap, prlimit, view, net: null, tmpfs: null },
       parent,
@@ -120,7 +123,8 @@ export async function detectSandbox(
         stderr: "null",
       }).output();
       if (!run.success || !(await launchedRun(resident))) return NO_SANDBOX;
-      return { tier: "B", bwrap, nsenter, setpriv, prlimit, sizedTmpfs: await sized };
+      const cc = findOnPath("cc", path);
+      return { tier: "B", bwrap, nsenter, setpriv, prlimit, sizedTmpfs: await sized, cc };
     } finally {
       await resident.kill();
     }

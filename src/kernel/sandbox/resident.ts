@@ -26,11 +26,16 @@ import {
 import { proxyEnv } from "../net/proxy_env.ts";
 import type { Protection } from "./protected_paths.ts";
 
-/** The util-linux tools that enter a resident sandbox. */
+/** The util-linux tools that enter a resident sandbox, and the launcher that starts its runs. */
 export interface EnterTools {
   nsenter: string;
   setpriv: string;
+  /** The host path of the launcher compiled in C (`compiled_launcher.ts`), or null: perl's. */
+  launcher: string | null;
 }
+
+/** The name of the compiled launcher in a resident's directory (shown at {@link SCRATCH_MOUNT}). */
+const LAUNCHER_FILE = "launcher";
 
 /** The perl that runs the launcher (perl-base is Essential on Debian; /usr is in every view). */
 const PERL = "/usr/bin/perl";
@@ -126,8 +131,9 @@ export class Resident {
   /**
    * Starts a resident for `sandboxing` over a fresh directory below `parent`; resolves once
    * runs can enter it, or rejects (its processes killed) when bwrap fails. Its command is the
-   * launcher ({@link Launcher}) when `launch` and perl is there and starts, else a bash that
-   * only waits: runs then enter with nsenter and setpriv ({@link command}). `proxy` is the
+   * launcher ({@link Launcher}) when `launch`: the compiled one of `tools` when there is one and
+   * it starts, else perl's when perl is there and starts; else a bash that only waits: runs then
+   * enter with nsenter and setpriv ({@link command}). `proxy` is the
    * directory of the proxy's socket for `sandboxing.net`: the launcher starts behind its
    * forwarder and hands the proxy environment to every run (a waiting bash has no proxy).
    */
@@ -144,11 +150,18 @@ export class Resident {
     const open = (argv: string[], launcher: boolean, proxy: string | null) =>
       Resident.#open(tools, argv, launcher, { ...sandboxing, proxy }, dir, onIdle);
     try {
-      if (launch && isFile(PERL)) {
+      const launchers: string[][] = [];
+      if (launch && tools.launcher !== null) {
+        // its own copy, read-only inside: the kernel's directory is never shown (P-SBX-3)
+        Deno.copyFileSync(tools.launcher, `${dir}/${LAUNCHER_FILE}`);
+        launchers.push([`${SCRATCH_MOUNT}/${LAUNCHER_FILE}`]);
+      }
+      if (launch && isFile(PERL)) launchers.push([PERL, ...launcherArgs()]);
+      for (const argv of launchers) {
         try {
-          return await open([PERL, ...launcherArgs()], true, proxy);
+          return await open(argv, true, proxy);
         } catch {
-          // no launcher in this sandbox: runs enter it the other way
+          // this launcher did not start: the next, or runs enter the other way
         }
       }
       return await open(

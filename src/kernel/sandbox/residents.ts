@@ -3,6 +3,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import type { SandboxNet } from "../net/destinations.ts";
 import { confinementKey, type Sandboxing } from "./command.ts";
+import { compiledLauncher } from "./compiled_launcher.ts";
 import type { SandboxHost } from "./probe.ts";
 import { blockPlaceholders, directoryPlaceholdersToMake } from "./placeholders.ts";
 import { guardProtection } from "./protection_guard.ts";
@@ -51,11 +52,13 @@ export class Residents {
   #entries = new Map<string, Entry>();
   #stopping = new Set<Promise<void>>();
   #closed = false;
+  /** The compiled launcher (`compiled_launcher.ts`), compiled when the first resident starts. */
+  #launcher: Promise<string | null> | null = null;
 
   constructor(
     private readonly host: SandboxHost,
     private readonly bash: string,
-    /** Where each resident's scratch directory is made. */
+    /** Where each resident's scratch directory is made, and the compiled launcher kept. */
     private readonly parent: string,
     /** The proxy of sandboxes with a network, started on first need (P-NET-3). */
     private readonly proxy: ProxyEndpoints,
@@ -137,9 +140,23 @@ export class Residents {
       }, IDLE_GRACE_MS);
     const proxy = sandboxing.net === null ? null : this.proxy.endpoint(session, sandboxing.net);
     const lifted = sandboxing.view.protection.lifted ?? [];
+    this.#launcher ??= host.cc === null || !this.launch
+      ? Promise.resolve(null)
+      : compiledLauncher(this.parent, host.cc);
+    const launcher = this.#launcher;
     const start = (): Promise<Resident> =>
       this.#writers(sandboxing).residents.length === 0
-        ? Resident.start(host, this.bash, sandboxing, this.parent, onIdle, this.launch, proxy)
+        ? launcher.then((compiled) =>
+          Resident.start(
+            { ...host, launcher: compiled },
+            this.bash,
+            sandboxing,
+            this.parent,
+            onIdle,
+            this.launch,
+            proxy,
+          )
+        )
         : this.afterWriters(session, sandboxing).then(start);
     let starting: Promise<Resident>;
     if (lifted.length === 0) starting = start();

@@ -15,6 +15,7 @@ import { processLimit } from "../../../src/kernel/sandbox/process_limit.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import type { SandboxHost } from "../../../src/kernel/sandbox/probe.ts";
 import { projectSandboxPolicy } from "../../_support/principals.ts";
 import {
   bytesRead,
@@ -39,8 +40,47 @@ interface Setup {
   dir: string;
 }
 
+/** How a resident's runs start: by a launcher users may get, or entering through nsenter. */
+interface Launch {
+  label: string;
+  host: SandboxHost;
+  launches: boolean;
+  /** The launcher's command line on the host. */
+  command: RegExp;
+  /** What this host lacks for it, or null. */
+  missing: string | null;
+}
+
+/** The launcher compiled in C, where the host has a C compiler (`compiled_launcher.ts`). */
+const COMPILED: Launch = {
+  label: "the C launcher",
+  host: HOST_SANDBOX,
+  launches: true,
+  command: /^\/dev\/shoal\/launcher$/,
+  missing: NEEDS_TIER_B ??
+    (HOST_SANDBOX.tier === "B" && HOST_SANDBOX.cc === null ? "needs a C compiler (cc)" : null),
+};
+
+/** Perl's launcher, which a host without a C compiler gets. */
+const PERL_LAUNCHER: Launch = {
+  label: "perl's launcher",
+  host: HOST_SANDBOX.tier === "B" ? { ...HOST_SANDBOX, cc: null } : HOST_SANDBOX,
+  launches: true,
+  command: /^\/usr\/bin\/perl /,
+  missing: NEEDS_TIER_B,
+};
+
+/** Both launchers. */
+const LAUNCHERS = [COMPILED, PERL_LAUNCHER];
+
+/** No launcher: every run enters through nsenter. */
+const NSENTER: Launch = { ...PERL_LAUNCHER, label: "nsenter", launches: false, command: /nsenter/ };
+
+/** The ways runs start that this host has: each launcher it can run, and nsenter. */
+const AVAILABLE = [...LAUNCHERS.filter((by) => by.missing === null), NSENTER];
+
 async function withResident(
-  launch: boolean,
+  by: Launch,
   body: (s: Setup) => Promise<void>,
 ): Promise<void> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-launcher-test-" }));
@@ -50,12 +90,12 @@ async function withResident(
   const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [], gitIdentity: () => null };
   const sandboxing = runSandbox(setting, policy, false, "agent:l", proj)!;
   const residents = new Residents(
-    HOST_SANDBOX,
+    by.host,
     BASH,
     root,
     new NetProxy(root, () => {}),
     () => {},
-    launch,
+    by.launches,
   );
   try {
     const resident = await residents.get("s", sandboxing);
@@ -103,44 +143,50 @@ async function finish(child: BashChild) {
   return { out, err, status };
 }
 
-hostTest(
-  "a launched run is a host process that leads its session and group, below the launcher",
-  NEEDS_TIER_B,
-  async () => {
-    await withResident(true, async (s) => {
-      assert.equal(s.resident.launches, true, "perl is there: the resident runs a launcher");
-      const child = await start(s, "echo $$; sleep 300 & sleep 300; wait");
-      assert.ok(await waitUntil(() => groupMembers(child.pid).length >= 3, 10000));
-      assert.equal(processGroup(child.pid), child.pid, "the pid leads its group");
-      const stat = Deno.readTextFileSync(`/proc/${child.pid}/stat`);
-      assert.equal(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]), child.pid);
-      assert.match(commandLine(parentPid(child.pid)) ?? "", /perl/, "the launcher is its parent");
-      const status = Deno.readTextFileSync(`/proc/${child.pid}/status`);
-      const nspid = status.match(/^NSpid:\t(.*)$/m)![1].split("\t");
-      assert.equal(Number(nspid[0]), child.pid);
-      assert.equal(nspid.length, 2, "it lives in the sandbox's PID namespace");
-      assert.match(status, /^NoNewPrivs:\t1$/m, "no new privileges, as bwrap's command");
-      assert.match(status, /^CapEff:\t0+$/m, "no capabilities");
-      assert.match(status, /^CapPrm:\t0+$/m);
-      assert.ok(heldElsewhere(child.pipes!), "its output FIFOs are known by what holds them");
-      const members = groupMembers(child.pid);
-      Deno.kill(-child.pid, "SIGSTOP");
-      assert.ok(
-        await waitUntil(
-          () => members.every((pid) => ["T", "gone"].includes(procState(pid))),
-          10000,
-        ),
-        "a signal to the host group stops every process",
-      );
-      Deno.kill(-child.pid, "SIGKILL");
-      const { out, status: end } = await finish(child);
-      assert.equal(out.trim(), nspid[1], "inside, its pid is the namespace's");
-      assert.equal(end.signal, "SIGKILL");
-      assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
-      assert.equal(heldElsewhere(child.pipes!), false, "nothing holds them once the run is gone");
-    });
-  },
-);
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a launched run is a host process that leads its session and group, below the launcher (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        assert.equal(s.resident.launches, true, "the resident runs a launcher");
+        const child = await start(s, "echo $$; sleep 300 & sleep 300; wait");
+        assert.ok(await waitUntil(() => groupMembers(child.pid).length >= 3, 10000));
+        assert.equal(processGroup(child.pid), child.pid, "the pid leads its group");
+        const stat = Deno.readTextFileSync(`/proc/${child.pid}/stat`);
+        assert.equal(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]), child.pid);
+        assert.match(
+          commandLine(parentPid(child.pid)) ?? "",
+          by.command,
+          "the launcher is its parent",
+        );
+        const status = Deno.readTextFileSync(`/proc/${child.pid}/status`);
+        const nspid = status.match(/^NSpid:\t(.*)$/m)![1].split("\t");
+        assert.equal(Number(nspid[0]), child.pid);
+        assert.equal(nspid.length, 2, "it lives in the sandbox's PID namespace");
+        assert.match(status, /^NoNewPrivs:\t1$/m, "no new privileges, as bwrap's command");
+        assert.match(status, /^CapEff:\t0+$/m, "no capabilities");
+        assert.match(status, /^CapPrm:\t0+$/m);
+        assert.ok(heldElsewhere(child.pipes!), "its output FIFOs are known by what holds them");
+        const members = groupMembers(child.pid);
+        Deno.kill(-child.pid, "SIGSTOP");
+        assert.ok(
+          await waitUntil(
+            () => members.every((pid) => ["T", "gone"].includes(procState(pid))),
+            10000,
+          ),
+          "a signal to the host group stops every process",
+        );
+        Deno.kill(-child.pid, "SIGKILL");
+        const { out, status: end } = await finish(child);
+        assert.equal(out.trim(), nspid[1], "inside, its pid is the namespace's");
+        assert.equal(end.signal, "SIGKILL");
+        assert.ok(await waitUntil(() => members.every((pid) => !processLive(pid)), 10000));
+        assert.equal(heldElsewhere(child.pipes!), false, "nothing holds them once the run is gone");
+      });
+    },
+  );
+}
 
 /** The state letter of `pid` (/proc/PID/stat), or "gone". */
 function procState(pid: number): string {
@@ -162,88 +208,94 @@ function parseEnv(out: string): Map<string, string> {
   );
 }
 
-hostTest(
-  "a launched run has exactly the session's environment, its cwd and stdin /dev/null",
-  NEEDS_TIER_B,
-  async () => {
-    await withResident(true, async (s) => {
-      await delay(100);
-      const child = s.resident.spawn(s.state, ["/usr/bin/env", "-0"], s.dir);
-      s.resident.hold(child);
-      const { out, status } = await finish(child);
-      assert.equal(status.success, true);
-      assert.deepEqual(parseEnv(out), s.state.env);
-      const where = await finish(await start(s, "pwd -P; readlink /proc/$$/fd/0"));
-      assert.equal(where.out, `${s.proj}\n/dev/null\n`, where.err);
-    });
-  },
-);
-
-hostTest(
-  "a launched run's exit status and signal come back; a missing program or cwd fails as a spawn",
-  NEEDS_TIER_B,
-  async () => {
-    await withResident(true, async (s) => {
-      assert.deepEqual(await finish(await start(s, "echo out; echo err >&2; exit 7")), {
-        out: "out\n",
-        err: "err\n",
-        status: { success: false, code: 7, signal: null },
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a launched run has exactly the session's environment, its cwd and stdin /dev/null (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        await delay(100);
+        const child = s.resident.spawn(s.state, ["/usr/bin/env", "-0"], s.dir);
+        s.resident.hold(child);
+        const { out, status } = await finish(child);
+        assert.equal(status.success, true);
+        assert.deepEqual(parseEnv(out), s.state.env);
+        const where = await finish(await start(s, "pwd -P; readlink /proc/$$/fd/0"));
+        assert.equal(where.out, `${s.proj}\n/dev/null\n`, where.err);
       });
-      const term = await finish(await start(s, "kill -TERM $$"));
-      assert.deepEqual(term.status, { success: false, code: 143, signal: "SIGTERM" });
-      const ok = await finish(await start(s, "true"));
-      assert.deepEqual(ok.status, { success: true, code: 0, signal: null });
-      await delay(100);
-      const missing = s.resident.spawn(s.state, [`${s.proj}/no-such-program`], s.dir);
-      s.resident.hold(missing);
-      const m = await finish(missing);
-      assert.equal(m.status.code, 127);
-      assert.match(m.err, /no-such-program/);
-      // a cwd the view does not show (the checks before a run refuse it: cwd_outside_sandbox)
-      const sibling = `${s.proj}/../sibling`;
-      await Deno.mkdir(sibling);
-      const outside = await finish(await start(s, "true", { ...s.state, cwd: sibling }));
-      assert.equal(outside.status.code, 126);
-      assert.match(outside.err, /cannot enter/);
-      await assert.rejects(start(s, "true", { ...s.state, cwd: `${s.proj}/gone` }));
-    });
-  },
-);
+    },
+  );
+}
 
-hostTest(
-  "when the launcher dies its runs end as killed, and the next run gets a new resident",
-  NEEDS_TIER_B,
-  async () => {
-    await withResident(true, async (s) => {
-      const child = await start(s, "echo started; sleep 300");
-      const reader = child.stdout.getReader();
-      assert.equal(new TextDecoder().decode((await reader.read()).value), "started\n");
-      const launcher = parentPid(child.pid);
-      // Never a fallback's parent (this test runner): only the launcher's perl is killed.
-      assert.ok(launcher !== Deno.pid && commandLine(launcher)?.startsWith("/usr/bin/perl "));
-      Deno.kill(launcher, "SIGKILL");
-      assert.deepEqual(await child.status, { success: false, code: 137, signal: "SIGKILL" });
-      assert.equal((await reader.read()).done, true, "its output ends");
-      assert.ok(await waitUntil(() => !processLive(child.pid), 10000));
-      await s.resident.ended;
-      const fresh = async () => (await s.residents.get("s", s.sandboxing)) !== s.resident;
-      assert.ok(await waitUntil(fresh, 5000));
-      const next = await s.residents.get("s", s.sandboxing);
-      assert.equal(next.launches, true);
-      const dir = next.pool.acquire();
-      const again = next.spawn(s.state, [BASH, "-c", "echo again"], dir);
-      next.hold(again);
-      assert.equal((await finish(again)).out, "again\n");
-      next.pool.release(dir);
-    });
-  },
-);
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a launched run's exit status and signal come back; a missing program or cwd fails as a spawn (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        assert.deepEqual(await finish(await start(s, "echo out; echo err >&2; exit 7")), {
+          out: "out\n",
+          err: "err\n",
+          status: { success: false, code: 7, signal: null },
+        });
+        const term = await finish(await start(s, "kill -TERM $$"));
+        assert.deepEqual(term.status, { success: false, code: 143, signal: "SIGTERM" });
+        const ok = await finish(await start(s, "true"));
+        assert.deepEqual(ok.status, { success: true, code: 0, signal: null });
+        await delay(100);
+        const missing = s.resident.spawn(s.state, [`${s.proj}/no-such-program`], s.dir);
+        s.resident.hold(missing);
+        const m = await finish(missing);
+        assert.equal(m.status.code, 127);
+        assert.match(m.err, /no-such-program/);
+        // a cwd the view does not show (the checks before a run refuse it: cwd_outside_sandbox)
+        const sibling = `${s.proj}/../sibling`;
+        await Deno.mkdir(sibling);
+        const outside = await finish(await start(s, "true", { ...s.state, cwd: sibling }));
+        assert.equal(outside.status.code, 126);
+        assert.match(outside.err, /cannot enter/);
+        await assert.rejects(start(s, "true", { ...s.state, cwd: `${s.proj}/gone` }));
+      });
+    },
+  );
+}
+
+for (const by of LAUNCHERS) {
+  hostTest(
+    `when the launcher dies its runs end as killed, and the next run gets a new resident (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        const child = await start(s, "echo started; sleep 300");
+        const reader = child.stdout.getReader();
+        assert.equal(new TextDecoder().decode((await reader.read()).value), "started\n");
+        const launcher = parentPid(child.pid);
+        // Never a fallback's parent (this test runner): only the launcher is killed.
+        assert.ok(launcher !== Deno.pid && by.command.test(commandLine(launcher) ?? ""));
+        Deno.kill(launcher, "SIGKILL");
+        assert.deepEqual(await child.status, { success: false, code: 137, signal: "SIGKILL" });
+        assert.equal((await reader.read()).done, true, "its output ends");
+        assert.ok(await waitUntil(() => !processLive(child.pid), 10000));
+        await s.resident.ended;
+        const fresh = async () => (await s.residents.get("s", s.sandboxing)) !== s.resident;
+        assert.ok(await waitUntil(fresh, 5000));
+        const next = await s.residents.get("s", s.sandboxing);
+        assert.equal(next.launches, true);
+        const dir = next.pool.acquire();
+        const again = next.spawn(s.state, [BASH, "-c", "echo again"], dir);
+        next.hold(again);
+        assert.equal((await finish(again)).out, "again\n");
+        next.pool.release(dir);
+      });
+    },
+  );
+}
 
 hostTest(
   "without a launcher a run enters the resident through nsenter, as before",
   NEEDS_TIER_B,
   async () => {
-    await withResident(false, async (s) => {
+    await withResident(NSENTER, async (s) => {
       assert.equal(s.resident.launches, false);
       const child = await start(s, "echo $$; readlink /proc/$$/fd/0");
       assert.match(commandLine(child.pid) ?? "", /nsenter/);
@@ -258,9 +310,9 @@ hostTest(
   "every run in a resident, started by its launcher or entering through nsenter, has the sandbox's process limit, soft and hard, and cannot raise it",
   NEEDS_TIER_B,
   async () => {
-    for (const launch of [true, false]) {
-      await withResident(launch, async (s) => {
-        assert.equal(s.resident.launches, launch);
+    for (const by of AVAILABLE) {
+      await withResident(by, async (s) => {
+        assert.equal(s.resident.launches, by.launches);
         const child = await start(
           s,
           "ulimit -Su; ulimit -Hu; ulimit -u unlimited 2>/dev/null; echo $?",
@@ -268,7 +320,7 @@ hostTest(
         const { out, status } = await finish(child);
         assert.equal(status.success, true);
         const limit = processLimit();
-        assert.equal(out, `${limit}\n${limit}\n1\n`, launch ? "launched" : "through nsenter");
+        assert.equal(out, `${limit}\n${limit}\n1\n`, by.label);
       });
     }
   },
@@ -278,9 +330,9 @@ hostTest(
   "P-SBX-3 every run in a resident, started by its launcher or entering through nsenter, carries the socket filter: it cannot create a Unix socket, and its PERL5LIB and PERL5OPT reach its own perl, not the perl that installs the filter",
   NEEDS_TIER_B,
   async () => {
-    for (const launch of [true, false]) {
-      await withResident(launch, async (s) => {
-        assert.equal(s.resident.launches, launch);
+    for (const by of AVAILABLE) {
+      await withResident(by, async (s) => {
+        assert.equal(s.resident.launches, by.launches);
         // a module that records whether it could open a Unix socket where it was loaded
         await Deno.writeTextFile(
           `${s.proj}/Probe.pm`,
@@ -297,7 +349,7 @@ hostTest(
         );
         const { out, status } = await finish(child);
         assert.equal(status.success, true);
-        const how = launch ? "launched" : "through nsenter";
+        const how = by.label;
         assert.equal(out, "PermissionError: [Errno 1] Operation not permitted\n", how);
         assert.equal(await Deno.readTextFile(`${s.proj}/loaded`), "filtered\n", how);
       });
@@ -309,7 +361,7 @@ hostTest(
   "a run that enters through nsenter has exactly the session's environment, but its loader variables never reach nsenter and setpriv on the host (LD_PRELOAD would run the agent's library there, as the human)",
   NEEDS_TIER_B,
   async () => {
-    await withResident(false, async (s) => {
+    await withResident(NSENTER, async (s) => {
       // the loader of every program started with LD_DEBUG writes LD_DEBUG_OUTPUT.<pid>, naming
       // the program: the one inside the sandbox must, nsenter and setpriv on the host must not
       const state = {
@@ -334,84 +386,92 @@ hostTest(
   },
 );
 
-hostTest(
-  "a waiting spare that is killed is replaced, a request it left unread is skipped: later runs are launched again",
-  NEEDS_TIER_B,
-  async () => {
-    await withResident(true, async (s) => {
-      const first = await finish(await start(s, "echo one"));
-      assert.equal(first.out, "one\n");
-      const probe = await start(s, "sleep 300");
-      const parent = parentPid(probe.pid);
-      const spares = () =>
-        Deno.readTextFileSync(`/proc/${parent}/task/${parent}/children`).trim().split(" ")
-          .map(Number).filter((pid) => pid !== probe.pid);
-      assert.ok(await waitUntil(() => spares().length === 1, 10000), "one spare waits");
-      const [spare] = spares();
-      Deno.kill(spare, "SIGKILL");
-      assert.ok(
-        await waitUntil(() => spares().length === 1 && spares()[0] !== spare, 10000),
-        "a new spare waits",
-      );
-      // a spare killed before it read its request: that run ends killed, the next spare skips it
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the kernel has heard of it
-      const [stopped] = spares();
-      Deno.kill(stopped, "SIGSTOP");
-      const doomed = await start(s, "echo doomed");
-      assert.equal(doomed.pid, stopped, "the run went to the waiting spare");
-      Deno.kill(stopped, "SIGKILL");
-      assert.equal((await finish(doomed)).status.signal, "SIGKILL");
-      Deno.kill(-probe.pid, "SIGKILL");
-      await finish(probe);
-      let launched = false;
-      for (let i = 0; i < 20 && !launched; i++) {
-        const child = await start(s, "echo again; sleep 300");
-        launched = parentPid(child.pid) === parent;
-        Deno.kill(-child.pid, "SIGKILL");
-        assert.equal((await finish(child)).out, "again\n");
-      }
-      assert.ok(launched, "runs are launched by the same launcher again");
-    });
-  },
-);
-
-hostTest(
-  "20 launched runs waiting silently for output hold up no file operation of the kernel",
-  NEEDS_TIER_B,
-  async () => {
-    await withResident(true, async (s) => {
-      const dirs: string[] = [];
-      const children: BashChild[] = [];
-      const ends: Promise<unknown>[] = [];
-      try {
-        for (let i = 0; i < 20; i++) {
-          dirs.push(s.resident.pool.acquire());
-          await spareHeard(s.resident);
-          const child = s.resident.spawn(
-            s.state,
-            [BASH, "--norc", "-c", "exec sleep 300"],
-            dirs[i],
-          );
-          s.resident.hold(child);
-          children.push(child);
-          ends.push(finish(child)); // its output is read from now on, as the kernel's pumps do
-          assert.match(commandLine(parentPid(child.pid)) ?? "", /perl/, `run ${i} was launched`);
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a waiting spare that is killed is replaced, a request it left unread is skipped: later runs are launched again (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        const first = await finish(await start(s, "echo one"));
+        assert.equal(first.out, "one\n");
+        const probe = await start(s, "sleep 300");
+        const parent = parentPid(probe.pid);
+        const spares = () =>
+          Deno.readTextFileSync(`/proc/${parent}/task/${parent}/children`).trim().split(" ")
+            .map(Number).filter((pid) => pid !== probe.pid);
+        assert.ok(await waitUntil(() => spares().length === 1, 10000), "one spare waits");
+        const [spare] = spares();
+        Deno.kill(spare, "SIGKILL");
+        assert.ok(
+          await waitUntil(() => spares().length === 1 && spares()[0] !== spare, 10000),
+          "a new spare waits",
+        );
+        // a spare killed before it read its request: that run ends killed, the next spare skips it
+        await new Promise((resolve) => setTimeout(resolve, 200)); // the kernel has heard of it
+        const [stopped] = spares();
+        Deno.kill(stopped, "SIGSTOP");
+        const doomed = await start(s, "echo doomed");
+        assert.equal(doomed.pid, stopped, "the run went to the waiting spare");
+        Deno.kill(stopped, "SIGKILL");
+        assert.equal((await finish(doomed)).status.signal, "SIGKILL");
+        Deno.kill(-probe.pid, "SIGKILL");
+        await finish(probe);
+        let launched = false;
+        for (let i = 0; i < 20 && !launched; i++) {
+          const child = await start(s, "echo again; sleep 300");
+          launched = parentPid(child.pid) === parent;
+          Deno.kill(-child.pid, "SIGKILL");
+          assert.equal((await finish(child)).out, "again\n");
         }
-        // Deno runs its blocking calls on a few threads: 40 blocking FIFO reads would hold them
-        // all, and this read would wait until the runs end (bounded here, they sleep 300 s).
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const bound = new Promise((resolve) => timer = setTimeout(resolve, 20_000, "stalled"));
-        const read = Deno.readTextFile("/proc/self/stat").then(() => "read");
-        assert.equal(await Promise.race([read, bound]), "read");
-        clearTimeout(timer);
-      } finally {
-        for (const child of children) Deno.kill(-child.pid, "SIGKILL");
-        await Promise.all(ends);
-        for (const dir of dirs) s.resident.pool.release(dir);
-      }
-    });
-  },
-);
+        assert.ok(launched, "runs are launched by the same launcher again");
+      });
+    },
+  );
+}
+
+for (const by of LAUNCHERS) {
+  hostTest(
+    `20 launched runs waiting silently for output hold up no file operation of the kernel (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        const dirs: string[] = [];
+        const children: BashChild[] = [];
+        const ends: Promise<unknown>[] = [];
+        try {
+          for (let i = 0; i < 20; i++) {
+            dirs.push(s.resident.pool.acquire());
+            await spareHeard(s.resident);
+            const child = s.resident.spawn(
+              s.state,
+              [BASH, "--norc", "-c", "exec sleep 300"],
+              dirs[i],
+            );
+            s.resident.hold(child);
+            children.push(child);
+            ends.push(finish(child)); // its output is read from now on, as the kernel's pumps do
+            assert.match(
+              commandLine(parentPid(child.pid)) ?? "",
+              by.command,
+              `run ${i} was launched`,
+            );
+          }
+          // Deno runs its blocking calls on a few threads: 40 blocking FIFO reads would hold them
+          // all, and this read would wait until the runs end (bounded here, they sleep 300 s).
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const bound = new Promise((resolve) => timer = setTimeout(resolve, 20_000, "stalled"));
+          const read = Deno.readTextFile("/proc/self/stat").then(() => "read");
+          assert.equal(await Promise.race([read, bound]), "read");
+          clearTimeout(timer);
+        } finally {
+          for (const child of children) Deno.kill(-child.pid, "SIGKILL");
+          await Promise.all(ends);
+          for (const dir of dirs) s.resident.pool.release(dir);
+        }
+      });
+    },
+  );
+}
 
 /** The host pid of the resident's launcher (the parent of a run it starts). */
 async function launcherOf(s: Setup): Promise<number> {
@@ -456,91 +516,98 @@ async function finishWithin(child: BashChild, ms: number) {
   return null;
 }
 
-hostTest(
-  "a spare killed in the middle of a request leaves the launcher's stream in step: the next runs start",
-  NEEDS_TIER_B,
-  async () => {
-    await withResident(true, async (s) => {
-      const launcher = await launcherOf(s);
-      const stdin = Deno.openSync(`/proc/${launcher}/fd/0`, { write: true });
-      try {
-        // a request cut short: its length, and the spare killed before the rest comes
-        const cut = await spareOf(launcher);
-        const before = bytesRead(cut)!;
-        stdin.writeSync(new TextEncoder().encode("00000100"));
-        assert.ok(await waitUntil(() => bytesRead(cut)! > before, 10000), "the spare read it");
-        Deno.kill(cut, "SIGKILL");
-        // the rest of that request reaches the next spare, starting with what looks like a length
-        const next = await spareOf(launcher, cut);
-        const quiet = bytesRead(next)!;
-        stdin.writeSync(new TextEncoder().encode("ffffffff" + "x".repeat(248)));
-        assert.ok(await waitUntil(() => bytesRead(next)! > quiet, 10000), "the next spare read it");
-      } finally {
-        stdin.close();
-      }
-      for (const word of ["two", "three"]) {
-        const child = await start(s, `echo ${word}`);
-        const done = await finishWithin(child, 10000);
-        assert.notEqual(done, null, `the run of echo ${word} started within 10 s`);
-        assert.equal(done!.out, `${word}\n`, done!.err);
-        assert.equal(done!.status.success, true);
-      }
-      const last = await start(s, "sleep 300");
-      assert.equal(parentPid(last.pid), launcher, "runs are launched by the same launcher");
-      Deno.kill(-last.pid, "SIGKILL");
-      await finish(last);
-    });
-  },
-);
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a spare killed in the middle of a request leaves the launcher's stream in step: the next runs start (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        const launcher = await launcherOf(s);
+        const stdin = Deno.openSync(`/proc/${launcher}/fd/0`, { write: true });
+        try {
+          // a request cut short: its length, and the spare killed before the rest comes
+          const cut = await spareOf(launcher);
+          const before = bytesRead(cut)!;
+          stdin.writeSync(new TextEncoder().encode("00000100"));
+          assert.ok(await waitUntil(() => bytesRead(cut)! > before, 10000), "the spare read it");
+          Deno.kill(cut, "SIGKILL");
+          // the rest of that request reaches the next spare, starting with what looks like a length
+          const next = await spareOf(launcher, cut);
+          const quiet = bytesRead(next)!;
+          stdin.writeSync(new TextEncoder().encode("ffffffff" + "x".repeat(248)));
+          assert.ok(
+            await waitUntil(() => bytesRead(next)! > quiet, 10000),
+            "the next spare read it",
+          );
+        } finally {
+          stdin.close();
+        }
+        for (const word of ["two", "three"]) {
+          const child = await start(s, `echo ${word}`);
+          const done = await finishWithin(child, 10000);
+          assert.notEqual(done, null, `the run of echo ${word} started within 10 s`);
+          assert.equal(done!.out, `${word}\n`, done!.err);
+          assert.equal(done!.status.success, true);
+        }
+        const last = await start(s, "sleep 300");
+        assert.equal(parentPid(last.pid), launcher, "runs are launched by the same launcher");
+        Deno.kill(-last.pid, "SIGKILL");
+        await finish(last);
+      });
+    },
+  );
+}
 
-hostTest(
-  "a session environment longer than one atomic pipe write reaches a launched run exactly, even after a spare was killed reading one",
-  NEEDS_TIER_B,
-  async () => {
-    await withResident(true, async (s) => {
-      const launcher = await launcherOf(s);
-      const env = new Map(s.state.env);
-      env.set("LONG", "x".repeat(5000));
-      // more than a pipe holds (64 KiB) in all
-      for (let i = 0; i < 20; i++) env.set(`BIG_${i}`, `${i}\n=`.repeat(1000));
-      const big = { ...s.state, env };
-      /** Runs `env -0` in `state` by the waiting spare `spare`: what it saw, or null when it hung. */
-      const run = async (state: ShellState, spare: number) => {
-        await spareHeard(s.resident);
-        const child = s.resident.spawn(state, ["/usr/bin/env", "-0"], s.dir);
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a session environment longer than one atomic pipe write reaches a launched run exactly, even after a spare was killed reading one (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        const launcher = await launcherOf(s);
+        const env = new Map(s.state.env);
+        env.set("LONG", "x".repeat(5000));
+        // more than a pipe holds (64 KiB) in all
+        for (let i = 0; i < 20; i++) env.set(`BIG_${i}`, `${i}\n=`.repeat(1000));
+        const big = { ...s.state, env };
+        /** Runs `env -0` in `state` by the waiting spare `spare`: what it saw, or null when it hung. */
+        const run = async (state: ShellState, spare: number) => {
+          await spareHeard(s.resident);
+          const child = s.resident.spawn(state, ["/usr/bin/env", "-0"], s.dir);
+          s.resident.hold(child);
+          assert.equal(child.pid, spare, "the waiting spare started it");
+          return await finishWithin(child, 10000);
+        };
+        const first = await run(big, await spareOf(launcher));
+        assert.equal(first?.status.success, true, first?.err);
+        assert.deepEqual(parseEnv(first!.out), env);
+        // a spare killed while it reads such a request: what the kernel wrote by then is in the
+        // pipe, the rest cannot follow while this test holds the event loop
+        const spare = await spareOf(launcher);
+        Deno.kill(spare, "SIGSTOP");
+        await delay(100);
+        const child = s.resident.spawn(big, ["/usr/bin/env", "-0"], s.dir);
         s.resident.hold(child);
-        assert.equal(child.pid, spare, "the waiting spare started it");
-        return await finishWithin(child, 10000);
-      };
-      const first = await run(big, await spareOf(launcher));
-      assert.equal(first?.status.success, true, first?.err);
-      assert.deepEqual(parseEnv(first!.out), env);
-      // a spare killed while it reads such a request: what the kernel wrote by then is in the
-      // pipe, the rest cannot follow while this test holds the event loop
-      const spare = await spareOf(launcher);
-      Deno.kill(spare, "SIGSTOP");
-      await delay(100);
-      const child = s.resident.spawn(big, ["/usr/bin/env", "-0"], s.dir);
-      s.resident.hold(child);
-      await delay(200);
-      const before = bytesRead(spare)!;
-      Deno.kill(spare, "SIGCONT");
-      const deadline = Date.now() + 10000;
-      while (bytesRead(spare)! < before + 9 && Date.now() < deadline); // busy: no write goes on
-      Deno.kill(spare, "SIGKILL");
-      assert.ok(Date.now() < deadline, "the spare had read some of it");
-      assert.notEqual(await finishWithin(child, 10000), null, "the cut run ended");
-      for (const state of [big, s.state, big]) {
-        const done = await run(state, await spareOf(launcher));
-        assert.notEqual(done, null, "it ended within 10 s");
-        assert.equal(done!.status.success, true, done!.err);
-        assert.deepEqual(parseEnv(done!.out), state.env);
-        assert.deepEqual([...Deno.readDirSync(s.dir)].map((e) => e.name).sort(), [
-          "err",
-          "out",
-          "state",
-        ], "no run file is left");
-      }
-    });
-  },
-);
+        await delay(200);
+        const before = bytesRead(spare)!;
+        Deno.kill(spare, "SIGCONT");
+        const deadline = Date.now() + 10000;
+        while (bytesRead(spare)! < before + 9 && Date.now() < deadline); // busy: no write goes on
+        Deno.kill(spare, "SIGKILL");
+        assert.ok(Date.now() < deadline, "the spare had read some of it");
+        assert.notEqual(await finishWithin(child, 10000), null, "the cut run ended");
+        for (const state of [big, s.state, big]) {
+          const done = await run(state, await spareOf(launcher));
+          assert.notEqual(done, null, "it ended within 10 s");
+          assert.equal(done!.status.success, true, done!.err);
+          assert.deepEqual(parseEnv(done!.out), state.env);
+          assert.deepEqual([...Deno.readDirSync(s.dir)].map((e) => e.name).sort(), [
+            "err",
+            "out",
+            "state",
+          ], "no run file is left");
+        }
+      });
+    },
+  );
+}

@@ -1,0 +1,43 @@
+/** The C launcher (`launcher_c.ts`), compiled once per source with the host's C compiler. */
+import { createHash } from "node:crypto";
+import { LAUNCHER_C } from "./launcher_c.ts";
+
+/** Longest wait for the compiler: past it the compile is abandoned and perl's launcher serves. */
+const COMPILE_TIMEOUT_MS = 60_000;
+
+/** The file name of the launcher compiled from the current source. */
+const NAME = `launcher-${createHash("sha256").update(LAUNCHER_C).digest("hex").slice(0, 16)}`;
+
+/**
+ * The path of the launcher compiled from {@link LAUNCHER_C} in `dir` (the kernel's own): compiled
+ * by `cc` when it is not there yet, and kept for later kernels. Null when the compiler fails:
+ * runs are then started by perl's launcher.
+ */
+export async function compiledLauncher(dir: string, cc: string): Promise<string | null> {
+  const target = `${dir}/${NAME}`;
+  try {
+    if (Deno.statSync(target).isFile) return target;
+  } catch {
+    // not compiled yet
+  }
+  const partial = `${target}.${Deno.pid}`;
+  try {
+    const child = new Deno.Command(cc, {
+      args: ["-O2", "-x", "c", "-o", partial, "-"],
+      stdin: "piped",
+      stdout: "null",
+      stderr: "null",
+      signal: AbortSignal.timeout(COMPILE_TIMEOUT_MS),
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(LAUNCHER_C));
+    await writer.close();
+    if (!(await child.status).success) return null;
+    Deno.renameSync(partial, target);
+    return target;
+  } catch {
+    return null;
+  } finally {
+    await Deno.remove(partial).catch(() => {}); // gone when renamed
+  }
+}
