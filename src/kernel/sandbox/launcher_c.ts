@@ -19,6 +19,7 @@ export const LAUNCHER_C = String.raw`
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,6 +155,8 @@ static void take(int tell) {
   env[entries + proxy_count] = NULL;
   char **argv = run + 2 + entries;
   (void)!write(tell, "t", 1);
+  /* nothing but its three: not its pipe to the launcher, nor what the kernel was started with */
+  syscall(436 /* close_range, the same number everywhere */, 3, ~0U, 0);
   if (chdir(run[0]) != 0) {
     dprintf(2, "shoal: cannot enter %s: %s\n", run[0], strerror(errno));
     _exit(126);
@@ -166,7 +169,7 @@ static void take(int tell) {
 
 static void fork_spare(void) {
   int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) {
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     perror("pipe");
     exit(1);
   }
@@ -219,13 +222,14 @@ int main(void) {
     if (is_proxy(environ[i])) proxy_env[proxy_count++] = environ[i];
   }
   int wake[2];
-  if (pipe(wake) != 0) return 1;
+  if (pipe2(wake, O_CLOEXEC) != 0) return 1;
   wake_r = wake[0];
   wake_w = wake[1];
   fcntl(wake_w, F_SETFL, O_NONBLOCK);
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_child;
+  action.sa_flags = SA_RESTART; /* a read of a spare's pipe is never cut short by another's end */
   sigaction(SIGCHLD, &action, NULL);
   signal(SIGPIPE, SIG_IGN);
   fork_spare();

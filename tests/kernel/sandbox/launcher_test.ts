@@ -210,7 +210,7 @@ function parseEnv(out: string): Map<string, string> {
 
 for (const by of LAUNCHERS) {
   hostTest(
-    `a launched run has exactly the session's environment, its cwd and stdin /dev/null (${by.label})`,
+    `a launched run has exactly the session's environment, its cwd, stdin /dev/null and no other file open than its three (${by.label})`,
     by.missing,
     async () => {
       await withResident(by, async (s) => {
@@ -222,6 +222,11 @@ for (const by of LAUNCHERS) {
         assert.deepEqual(parseEnv(out), s.state.env);
         const where = await finish(await start(s, "pwd -P; readlink /proc/$$/fd/0"));
         assert.equal(where.out, `${s.proj}\n/dev/null\n`, where.err);
+        await delay(100);
+        // its three, and the directory the glob reads (the lowest free number)
+        const fds = s.resident.spawn(s.state, [BASH, "-c", "cd /proc/$$/fd && echo *"], s.dir);
+        s.resident.hold(fds);
+        assert.equal((await finish(fds)).out, "0 1 2 3\n");
       });
     },
   );
