@@ -18,6 +18,7 @@ import {
   commandLine,
   groupMembers,
   liveChildren,
+  parentPid,
   processGroup,
   processLive,
   psField,
@@ -557,6 +558,10 @@ hostTest(
       const socket = w.box.socket();
       for (let i = 0; i < 3; i++) {
         const warm = await nextWarm(w.k, true);
+        if (HOST_SANDBOX.tier === "B" && HOST_SANDBOX.cc !== null) {
+          // the kernel compiled its launcher in C: that started the shell
+          assert.equal(commandLine(parentPid(warm)), "/dev/shoal/launcher");
+        }
         const r = await run(
           agent,
           `echo in > inside-${i}; python3 -c "open('${w.home}/py-${i}', 'w').write('x')"`,
