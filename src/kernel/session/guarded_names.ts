@@ -11,7 +11,9 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * (`RSYNC_RSH`), helper programs and wrappers, files and directories a program loads from
  * (`*_DIR`, `*_FILE`; oh-my-zsh's `ZSH_CUSTOM`, asdf's `ASDF_DATA_DIR`, which the human's
  * interactive shell sources or puts first on PATH), package managers' and cloud tools' settings,
- * and the display and session bus a program talks to.
+ * the display and session bus a program talks to; Info-ZIP's default options (`zip -TT` runs a
+ * command), the temporary directories Python's tempfile takes when `TMPDIR` is unset, bash's
+ * message catalogues (a `$"…"` translation is expanded), and Kerberos' and TLS key log files.
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -108,6 +110,16 @@ const MORE_GUARDED = new RegExp(
     "WAYLAND_DISPLAY",
     "XAUTHORITY",
     "DBUS_SESSION_BUS_ADDRESS",
+    "ZIPOPT",
+    "UNZIP(OPT)?",
+    "ZIPINFO(OPT)?",
+    "TEMP",
+    "TMP",
+    "TEMPDIR",
+    "TEXTDOMAIN(DIR)?",
+    "TZDIR",
+    "KRB5.*",
+    "SSLKEYLOGFILE",
   ].join("|") + ")$",
 );
 

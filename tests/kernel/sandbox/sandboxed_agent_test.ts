@@ -1225,3 +1225,28 @@ hostTest(
     });
   },
 );
+
+Deno.test({
+  name:
+    "P-SBX-7 one agent never reads another agent's own session variables (its AWS_* credentials) from its processes' /proc/PID/environ [ignored: defect found by the probe round; needs a SPEC decision: residents are keyed by session and confinement, not principal, so two agents with the same grants in one session share one bwrap sandbox and PID namespace: each sees, signals and opens the FIFOs of the other's runs]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:a": CODER, "agent:b": CODER }, async (w) => {
+      const a = await w.agent("agent:a");
+      const b = await w.agent("agent:b");
+      await exec(b, "export AWS_SECRET_ACCESS_KEY=b-secret-123");
+      const slow = exec(b, "sleep 5; echo b-done");
+      // the static check refuses a literal /proc: the script goes through a file; it looks until
+      // agent:b's sleep shows, or 5 s
+      const script = "for i in $(seq 50); do n=$(cat /proc/[0-9]*/environ 2>/dev/null | " +
+        'tr "\\0" "\\n" | grep -c b-secret-123); [ "$n" = 0 ] || break; sleep 0.1; done; echo "$n"';
+      const seen = await run(a, `echo ${btoa(script)} | base64 -d > .p.sh; bash .p.sh`);
+      await slow;
+      assert.equal(
+        String(text(seen.out)).trim(),
+        "0",
+        "agent:a read agent:b's own AWS_SECRET_ACCESS_KEY",
+      );
+    });
+  },
+});

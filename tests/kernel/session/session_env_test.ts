@@ -238,6 +238,37 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's ZIPOPT (zip runs its -TT command), TEMP and TMP (Python's tempfile writes the human's temporaries there when TMPDIR is unset), TEXTDOMAINDIR, KRB5CCNAME and SSLKEYLOGFILE never reach the human's exec",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `export ZIPOPT='-T -TT=touch\${IFS}${pwned};true' TEMP=${proj} TMP=${proj}`,
+          `export TEXTDOMAINDIR=${proj} KRB5CCNAME=FILE:${proj}/cc SSLKEYLOGFILE=${proj}/keys`,
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          "echo x > f; ! command -v zip >/dev/null || zip -q f.zip f",
+          'echo "zip=${ZIPOPT-unset} temp=${TEMP-unset} tmp=${TMP-unset}"',
+          'echo "text=${TEXTDOMAINDIR-unset} krb=${KRB5CCNAME-unset} keys=${SSLKEYLOGFILE-unset}"',
+        ].join("\n"),
+      );
+      assert.equal(exists(pwned), false, `the agent's ZIPOPT ran code as the human:\n${seen}`);
+      assert.equal(seen, "zip=unset temp=unset tmp=unset\ntext=unset krb=unset keys=unset\n");
+      // The agent keeps its own.
+      assert.equal(await out(a, 'echo "$TEMP"'), `${proj}\n`);
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 an agent's OSH_CUSTOM, ZSH_CUSTOM, ASDF_DATA_DIR, NVM_DIR, SHOAL_SOCKET and the like (what the human's shell frameworks and version managers source or put first on PATH, and shoal's own CLI reads) never reach the human: its interactive bash PTY, whose ~/.bashrc loads oh-my-bash, ran the agent's file as the human",
   NEEDS_TIER_B,
   async () => {
@@ -462,4 +493,20 @@ Deno.test("K-EFF-6 configuration the kernel inherited is trusted: git status and
     assert.deepEqual(await changed(null), ["CURL_HOME"]);
     assert.deepEqual(await planned(human, "git status"), gitStatus);
   });
+});
+
+Deno.test({
+  name:
+    "P-SBX-7 a plain variable an agent shares runs no code in the human's exec that reads it in arithmetic (`$((n))`, `[[ $n -gt 0 ]]`, `(( n ))`) [ignored: defect found by the probe round; needs a SPEC decision: G-TRUST-4 shares plain variables' values, and bash evaluates a value read in arithmetic as an expression, so `a[$(cmd)]` in it runs cmd as the human; only -i and -n variables are kept apart]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(a, `retries='x[$(touch ${pwned})]'`);
+      await out(human, "[[ $retries -gt 0 ]] || echo none");
+      assert.equal(exists(pwned), false, "the agent's value ran code as the human");
+    });
+  },
 });
