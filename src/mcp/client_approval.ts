@@ -32,7 +32,7 @@ export function cutBytes(text: string, limit: number): string {
 
 /** `text` with every {@link UNSHOWABLE} character written as a visible `\u{…}` escape. */
 function shown(text: string): string {
-  return text.replace(UNSHOWABLE, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  return text.replace(UNSHOWABLE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 }
 
 /** One effect as one line: its kind, then its members' values (K-EFF-1 shapes). */
@@ -63,6 +63,8 @@ function listLines(list: unknown, more: unknown, line: (item: unknown) => string
 
 /** A run of more spaces than this inside a command line is shown as a count of them. */
 const SHOWN_SPACES = 16;
+/** What counts as a space there: every blank character (no-break, em, ideographic, braille blank). */
+const BLANK = "[ \\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u2800\\u3000]";
 
 /**
  * The command as quoted lines (`│ ` before each), tabs kept and other unshowable characters
@@ -86,7 +88,7 @@ function commandLines(src: string): string[] {
     }
     flush();
     const spaced = line.replaceAll("\t", "    ").replace(
-      new RegExp(` {${SHOWN_SPACES + 1},}`, "g"),
+      new RegExp(`${BLANK}{${SHOWN_SPACES + 1},}`, "g"),
       (run) => ` (${run.length} spaces) `,
     );
     out.push(`│ ${shown(spaced)}`);
