@@ -150,20 +150,45 @@ export function decisionOf(result: unknown): "approve" | "deny" | null {
 }
 
 /**
+ * The plan the form shows: its `plan.get` record, or, when `plan.get` cannot answer (a source
+ * whose syntax tree no frame carries answers -32603, E-4), its `plan.list` entry with `src`, the
+ * source the call itself sent; null when neither is there.
+ */
+async function planOf(
+  kernel: KernelClient,
+  planRef: string,
+  src: string | undefined,
+): Promise<Rec | null> {
+  try {
+    const plan = await kernel.request("plan.get", { plan_ref: planRef });
+    return isObject(plan) ? plan : null;
+  } catch (error) {
+    if (src === undefined) throw error;
+    const plans = await kernel.request("plan.list", {});
+    const entry = Array.isArray(plans)
+      ? plans.find((p) => isObject(p) && p.plan_ref === planRef)
+      : undefined;
+    return isObject(entry) ? { ...entry, src } : null;
+  }
+}
+
+/**
  * Asks the human in the client about the plan of a `-32011` and records the answer with the
- * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2). Any failure on the way —
- * the plan gone, no answer, a refusal by the kernel — is no decision: the call answers as
- * without elicitation and the plan stays pending for the CLI.
+ * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2); `src` is the source the call
+ * sent, when it sent one. Any failure on the way — the plan gone, no answer, a refusal by the
+ * kernel — is no decision: the call answers as without elicitation and the plan stays pending
+ * for the CLI.
  */
 export async function askInClient(
   kernel: KernelClient,
   client: ClientRequests,
   planRef: string,
   signal: AbortSignal,
+  src?: string,
 ): Promise<ClientDecision> {
   try {
-    const plan = await kernel.request("plan.get", { plan_ref: planRef });
-    if (!isObject(plan)) return null;
+    const plan = await planOf(kernel, planRef, src);
+    if (plan === null) return null;
     const reply = await client.request("elicitation/create", approvalRequest(plan), signal);
     if (!reply.ok || signal.aborted) return null;
     const decision = decisionOf(reply.result);
