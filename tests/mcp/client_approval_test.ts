@@ -166,3 +166,23 @@ Deno.test("M-ELICIT-2 blank characters other than the ASCII space (no-break, em,
     "│ echo hi\\u{ad}\\u{3164}\\u{e0072}\\u{e006d}\\u{61c}\\u{180e}\\u{fe0f}",
   );
 });
+
+Deno.test({
+  name:
+    "M-ELICIT-2 every path of an effect is named in the form, however long the paths before it [ignored: defect found by the probe round; needs a SPEC decision: M-ELICIT-2 shows each effect as one line and the form cuts each line to 300 bytes, so the paths after a long first one are only an ellipsis (the command, quoted below, still holds them)]",
+  ignore: true,
+  fn: () => {
+    const long = `${PROJ}/build/${"a".repeat(290)}`;
+    const message = String(
+      approvalRequest({
+        src: `rm ${long} ${PROJ}/src/main.rs`,
+        effects: [{ kind: "fs_delete", paths: [long, `${PROJ}/src/main.rs`] }],
+        needs_approval: ['reversibility "irreversible" (the policy says auto_apply "reversible")'],
+        reversibility: "irreversible",
+        plan_ref: "plan:1",
+      }).message,
+    );
+    const effects = message.split("\n\nCommand:")[0];
+    assert.ok(effects.includes(`${PROJ}/src/main.rs`), effects);
+  },
+});
