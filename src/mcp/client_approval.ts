@@ -32,7 +32,7 @@ export function cutBytes(text: string, limit: number): string {
 
 /** `text` with every {@link UNSHOWABLE} character written as a visible `\u{…}` escape. */
 function shown(text: string): string {
-  return text.replace(UNSHOWABLE, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  return text.replace(UNSHOWABLE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 }
 
 /** One effect as one line: its kind, then its members' values (K-EFF-1 shapes). */
@@ -63,6 +63,8 @@ function listLines(list: unknown, more: unknown, line: (item: unknown) => string
 
 /** A run of more spaces than this inside a command line is shown as a count of them. */
 const SHOWN_SPACES = 16;
+/** What counts as a space there: every blank character (no-break, em, ideographic, braille blank). */
+const BLANK = "[ \\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u2800\\u3000]";
 
 /**
  * The command as quoted lines (`│ ` before each), tabs kept and other unshowable characters
@@ -86,7 +88,7 @@ function commandLines(src: string): string[] {
     }
     flush();
     const spaced = line.replaceAll("\t", "    ").replace(
-      new RegExp(` {${SHOWN_SPACES + 1},}`, "g"),
+      new RegExp(`${BLANK}{${SHOWN_SPACES + 1},}`, "g"),
       (run) => ` (${run.length} spaces) `,
     );
     out.push(`│ ${shown(spaced)}`);
@@ -148,20 +150,45 @@ export function decisionOf(result: unknown): "approve" | "deny" | null {
 }
 
 /**
+ * The plan the form shows: its `plan.get` record, or, when `plan.get` cannot answer (a source
+ * whose syntax tree no frame carries answers -32603, E-4), its `plan.list` entry with `src`, the
+ * source the call itself sent; null when neither is there.
+ */
+async function planOf(
+  kernel: KernelClient,
+  planRef: string,
+  src: string | undefined,
+): Promise<Rec | null> {
+  try {
+    const plan = await kernel.request("plan.get", { plan_ref: planRef });
+    return isObject(plan) ? plan : null;
+  } catch (error) {
+    if (src === undefined) throw error;
+    const plans = await kernel.request("plan.list", {});
+    const entry = Array.isArray(plans)
+      ? plans.find((p) => isObject(p) && p.plan_ref === planRef)
+      : undefined;
+    return isObject(entry) ? { ...entry, src } : null;
+  }
+}
+
+/**
  * Asks the human in the client about the plan of a `-32011` and records the answer with the
- * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2). Any failure on the way —
- * the plan gone, no answer, a refusal by the kernel — is no decision: the call answers as
- * without elicitation and the plan stays pending for the CLI.
+ * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2); `src` is the source the call
+ * sent, when it sent one. Any failure on the way — the plan gone, no answer, a refusal by the
+ * kernel — is no decision: the call answers as without elicitation and the plan stays pending
+ * for the CLI.
  */
 export async function askInClient(
   kernel: KernelClient,
   client: ClientRequests,
   planRef: string,
   signal: AbortSignal,
+  src?: string,
 ): Promise<ClientDecision> {
   try {
-    const plan = await kernel.request("plan.get", { plan_ref: planRef });
-    if (!isObject(plan)) return null;
+    const plan = await planOf(kernel, planRef, src);
+    if (plan === null) return null;
     const reply = await client.request("elicitation/create", approvalRequest(plan), signal);
     if (!reply.ok || signal.aborted) return null;
     const decision = decisionOf(reply.result);

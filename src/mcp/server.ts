@@ -63,6 +63,12 @@ function formElicitation(capabilities: unknown): boolean {
   return Object.keys(modes).length === 0 || (typeof modes.form === "object" && modes.form !== null);
 }
 
+/** The source a `shoal_exec` call sends (the plan of its `-32011` holds exactly it), else undefined. */
+function execSrc(params: Params): string | undefined {
+  const args = params.arguments as Params | undefined;
+  return params.name === "shoal_exec" && typeof args?.src === "string" ? args.src : undefined;
+}
+
 function uriParam(params: Params): string {
   if (typeof params.uri !== "string") throw invalidParams("invalid params: uri must be a string");
   return params.uri;
@@ -197,7 +203,7 @@ export class FacadeServer {
       askApproval: this.#elicits
         ? (planRef) =>
           this.#attachmentApproves()
-            ? askInClient(this.kernel, this.#client, planRef, context.signal)
+            ? askInClient(this.kernel, this.#client, planRef, context.signal, execSrc(params))
             : Promise.resolve(null)
         : null,
     };

@@ -1,12 +1,17 @@
 /**
  * Characters that would let text an agent chose pass for a reader's own lines or hide part of
  * itself: controls (line breaks and 8-bit C1 controls included), line and paragraph separators,
- * bidirectional overrides and isolates, zero-width characters.
+ * bidirectional overrides and isolates, zero-width and other invisible characters (soft hyphen,
+ * fillers, variation selectors, tags: a tag, outside the BMP, is matched as its surrogate pair).
  */
-// deno-lint-ignore no-control-regex
-export const UNSHOWABLE = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+export const UNSHOWABLE =
+  // deno-lint-ignore no-control-regex
+  /[\x00-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
 
 /** JSON text with every {@link UNSHOWABLE} character left in it written as a `\uXXXX` escape. */
 export function terminalJson(json: string): string {
-  return json.replace(UNSHOWABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return json.replace(
+    UNSHOWABLE,
+    (c) => c.split("").map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
+  );
 }

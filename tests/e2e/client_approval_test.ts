@@ -345,3 +345,22 @@ hostTest(
       })
     ),
 );
+
+hostTest(
+  "a command whose syntax tree no frame can carry (plan.get answers response too large) is still asked about in the client, its form cut to 2000 bytes like any other (M-ELICIT-2, E-4)",
+  NEEDS_TIER_B,
+  () =>
+    world((w) =>
+      withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
+        // 60,000 `:` lines: 120 kB of source, about 18 MB of AST JSON
+        const src = `rm '${w.victim}' && echo removed\n${":\n".repeat(60_000)}`;
+        const sc = await agent.ok("shoal_exec", { src });
+        assert.deepEqual((sc.value as Rec).out, { $: "str", v: "removed\n" });
+        assert.equal(asked.length, 1, "the human was asked in the client");
+        const lines = String(asked[0].message).split("\n");
+        assert.ok(lines.includes(`│ rm '${w.victim}' && echo removed`), lines.join("\n"));
+        assert.match(lines.at(-1)!, /^\(the command goes on: \d+ more bytes are not shown here\)$/);
+        assert.ok(lines.includes("Effects:"), lines.join("\n"));
+      })
+    ),
+);

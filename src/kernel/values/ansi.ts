@@ -1,12 +1,20 @@
 // CSI (ESC [ params intermediates final), OSC (ESC ] … BEL or ESC \, never spanning a newline),
-// and the remaining ESC sequences (ESC, optional intermediates, one final byte).
+// and the remaining ESC sequences (ESC, optional intermediates, one final byte); then the same in
+// their 8-bit (C1) forms, which a UTF-8 terminal acts on too: CSI U+009B, OSC U+009D (ended by BEL,
+// ESC \ or ST U+009C), and every other C1 control (the one-character form of a two-byte ESC one).
+const ANSI =
+  // deno-lint-ignore no-control-regex
+  /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)|[\x80-\x9f]/g;
+
+/** Whether `text` holds the start of any sequence {@link ANSI} removes. */
 // deno-lint-ignore no-control-regex
-const ANSI = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[ -/]*[0-~])/g;
+const INTRODUCER = /[\x1b\x80-\x9f]/;
 
 /**
- * Removes ANSI escape sequences (CSI, OSC and two-byte ESC sequences) from a render (V-RENDER-2).
- * No sequence it removes contains `\n`, so line counts are unchanged.
+ * Removes ANSI escape sequences (CSI, OSC and two-byte ESC sequences, in their 7-bit and 8-bit
+ * forms) from a render (V-RENDER-2). No sequence it removes contains `\n`, so line counts are
+ * unchanged.
  */
 export function stripAnsi(text: string): string {
-  return text.includes("\x1b") ? text.replace(ANSI, "") : text;
+  return INTRODUCER.test(text) ? text.replace(ANSI, "") : text;
 }

@@ -63,3 +63,18 @@ Deno.test("loopback grants with an explicit port are forwarded; the proxy's port
   ]);
   assert.equal(net.port, 3129);
 });
+
+Deno.test({
+  name:
+    "a granted name may not lead to the host's own non-loopback addresses either (a dev server listening on 0.0.0.0 is reached through them) [ignored: defect found by the probe round; needs a SPEC decision: P-NET-1 lets a name matching a wildcard grant lead to any address; the resolved-address guard covers loopback, link-local and metadata, not the addresses of the host's own interfaces]",
+  ignore: true,
+  fn: () => {
+    const own = Deno.networkInterfaces().filter((i) =>
+      i.family === "IPv4" && !i.address.startsWith("127.")
+    );
+    assert.ok(own.length > 0, "the host has a non-loopback IPv4 address");
+    for (const { address } of own) {
+      assert.equal(resolvedAddressDenied(["*:3000"], "devbox.example", address, 3000), true);
+    }
+  },
+});

@@ -555,3 +555,20 @@ Deno.test("P-NET-1 a principal that opens and holds hundreds of proxy connection
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test({
+  name:
+    "M-ONB-3 a fetch the static layer cannot see, by a principal with no net_connect grant (the project profile), is refused naming the destination and the grant to add [ignored: defect found by the probe round; needs a SPEC decision: P-NET-1 gives a principal with an empty net_connect no proxy at all (P-NET-3: none started), so the fetch fails as the network does (connection refused, or no name resolution) and neither the outcome nor the error names the destination or the grant]",
+  ignore: true,
+  fn: async () => {
+    await world(() => ({ "agent:n": agent([]) }), async (w) => {
+      const conn = await w.attach("agent:n");
+      const fetched = await outcome(
+        conn,
+        `python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.2:${w.s.http}/hello')"`,
+      );
+      assert.equal(fetched.ok, false);
+      assert.deepEqual(fetched.net_refused, [`127.0.0.2:${w.s.http}`], text(fetched.err));
+    });
+  },
+});

@@ -84,6 +84,14 @@ Deno.test("ANSI sequences are removed from renders for tty:false only (V-RENDER-
   assert.equal(await renderHead("\x1b[32mgreen\x1b[0m", false), "green");
 });
 
+Deno.test("the 8-bit (C1) forms of the sequences are removed too: CSI U+009B, OSC U+009D, and each other C1 control, which a UTF-8 terminal acts on as its ESC form (V-RENDER-2)", async () => {
+  const text =
+    "\u009b1;31mred\u009b0m \u009d0;title\u0007x\u009d8;;http://a\u009clink \u008dup\u0085";
+  assert.equal(stripAnsi(text), "red xlink up");
+  assert.equal(await render(text, false), "red xlink up");
+  assert.equal(await render(text, true), text);
+});
+
 Deno.test("a 70,000-line str renders within 65536 bytes with the V-RENDER-3 marker", async () => {
   const lines = Array.from({ length: 70000 }, (_, i) => `line ${i} ${"x".repeat(i % 7)}`);
   const text = lines.join("\n") + "\n";
