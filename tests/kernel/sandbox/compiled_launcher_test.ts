@@ -4,12 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { compiledLauncher } from "../../../src/kernel/sandbox/compiled_launcher.ts";
-import { runSandbox } from "../../../src/kernel/policy/principal_sandbox.ts";
-import { Residents } from "../../../src/kernel/sandbox/residents.ts";
-import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { projectSandboxPolicy } from "../../_support/principals.ts";
 import { commandLine, parentPid } from "../../_support/proc.ts";
+import { withResidents } from "../../_support/residents.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
 
 /** Why a test of the compiler cannot run here, or null. */
 const NEEDS_CC = HOST_SANDBOX.tier === "B" && HOST_SANDBOX.cc === null
@@ -30,9 +28,8 @@ async function fakeCompiler(dir: string, body: string): Promise<string> {
 hostTest(
   "the launcher is compiled once per source and kept: a second kernel finds it",
   NEEDS_CC,
-  async () => {
-    const dir = await Deno.makeTempDir({ prefix: "shoal-cc-test-" });
-    try {
+  () =>
+    withTempDir(async (dir) => {
       const cc = (HOST_SANDBOX as { cc: string }).cc;
       const first = await compiledLauncher(dir, cc);
       assert.ok(first !== null && first.startsWith(`${dir}/launcher-`));
@@ -46,71 +43,51 @@ hostTest(
         [...Deno.readDirSync(dir)].map((e) => e.name).sort(),
         ["cc", first.slice(dir.length + 1)],
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+    }),
 );
 
 hostTest(
   "a compiler that fails gives no launcher and leaves no file behind",
   NEEDS_TIER_B,
-  async () => {
-    const dir = await Deno.makeTempDir({ prefix: "shoal-cc-test-" });
-    try {
+  () =>
+    withTempDir(async (dir) => {
       const cc = await fakeCompiler(dir, 'echo partial > "$out"; exit 1');
       assert.equal(await compiledLauncher(dir, cc), null);
       assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["cc"]);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+    }),
 );
 
 hostTest(
   "a compiled launcher that does not start leaves the runs to perl's launcher",
   NEEDS_TIER_B,
-  async () => {
-    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-cc-test-" }));
-    const proj = `${root}/home/proj`;
-    await Deno.mkdir(proj, { recursive: true });
-    const bin = `${root}/bin`;
-    await Deno.mkdir(bin);
-    // "compiles" a program that exits at once, without a word
-    const cc = await fakeCompiler(bin, 'printf "#!/bin/sh\\nexit 3\\n" > "$out"; chmod +x "$out"');
-    const host = { ...(HOST_SANDBOX as typeof HOST_SANDBOX & { tier: "B" }), cc };
-    const setting = { host, home: `${root}/home`, masked: [], gitIdentity: () => null };
-    const sandboxing = runSandbox(setting, projectSandboxPolicy(proj), false, "agent:l", proj)!;
-    const residents = new Residents(
-      host,
-      "/bin/bash",
-      root,
-      new NetProxy(root, () => {}),
-      () => {},
-    );
-    try {
-      const resident = await residents.get("s", sandboxing);
-      assert.equal(resident.launches, true);
-      const dir = resident.pool.acquire();
-      await resident.untilSpare();
-      const child = resident.spawn(
-        { cwd: proj, env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() },
-        ["/bin/bash", "-c", "echo ran; exec sleep 60"],
-        dir,
+  () =>
+    withTempDir(async (bin) => {
+      // "compiles" a program that exits at once, without a word
+      const cc = await fakeCompiler(
+        bin,
+        'printf "#!/bin/sh\\nexit 3\\n" > "$out"; chmod +x "$out"',
       );
-      resident.hold(child);
-      const out = child.stdout.getReader();
-      assert.equal(new TextDecoder().decode((await out.read()).value), "ran\n");
-      assert.match(commandLine(parentPid(child.pid)) ?? "", /^\/usr\/bin\/perl /);
-      Deno.kill(-child.pid, "SIGKILL");
-      assert.equal((await child.status).signal, "SIGKILL");
-      out.releaseLock();
-      await child.stdout.cancel();
-      await child.stderr.cancel();
-      resident.pool.release(dir);
-    } finally {
-      await residents.closeAll();
-      await Deno.remove(root, { recursive: true });
-    }
-  },
+      const host = { ...(HOST_SANDBOX as typeof HOST_SANDBOX & { tier: "B" }), cc };
+      await withResidents(async ({ proj, residents, sandboxing }) => {
+        const resident = await residents.get("s", sandboxing());
+        assert.equal(resident.launches, true);
+        const dir = resident.pool.acquire();
+        await resident.untilSpare();
+        const child = resident.spawn(
+          { cwd: proj, env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() },
+          ["/bin/bash", "-c", "echo ran; exec sleep 60"],
+          dir,
+        );
+        resident.hold(child);
+        const out = child.stdout.getReader();
+        assert.equal(new TextDecoder().decode((await out.read()).value), "ran\n");
+        assert.match(commandLine(parentPid(child.pid)) ?? "", /^\/usr\/bin\/perl /);
+        Deno.kill(-child.pid, "SIGKILL");
+        assert.equal((await child.status).signal, "SIGKILL");
+        out.releaseLock();
+        await child.stdout.cancel();
+        await child.stderr.cancel();
+        resident.pool.release(dir);
+      }, host);
+    }),
 );

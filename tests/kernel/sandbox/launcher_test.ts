@@ -8,15 +8,12 @@ import assert from "node:assert/strict";
 import type { BashChild } from "../../../src/kernel/bash/bash_child.ts";
 import type { ShellState } from "../../../src/kernel/bash/shell_state.ts";
 import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
-import { runSandbox } from "../../../src/kernel/policy/principal_sandbox.ts";
 import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
-import { Residents } from "../../../src/kernel/sandbox/residents.ts";
+import type { Residents } from "../../../src/kernel/sandbox/residents.ts";
 import { processLimit } from "../../../src/kernel/sandbox/process_limit.ts";
-import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { heldElsewhere } from "../../../src/kernel/bash/pipe_holders.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import type { SandboxHost } from "../../../src/kernel/sandbox/probe.ts";
-import { projectSandboxPolicy } from "../../_support/principals.ts";
 import {
   bytesRead,
   commandLine,
@@ -27,6 +24,7 @@ import {
   processLive,
 } from "../../_support/proc.ts";
 import { delay, waitUntil } from "../../_support/wait.ts";
+import { withResidents } from "../../_support/residents.ts";
 
 const BASH = "/bin/bash";
 
@@ -79,40 +77,29 @@ const NSENTER: Launch = { ...PERL_LAUNCHER, label: "nsenter", launches: false, c
 /** The ways runs start that this host has: each launcher it can run, and nsenter. */
 const AVAILABLE = [...LAUNCHERS.filter((by) => by.missing === null), NSENTER];
 
+/** Runs `body` with a resident started `by` for a fresh project, and a scratch directory of it. */
 async function withResident(
   by: Launch,
   body: (s: Setup) => Promise<void>,
 ): Promise<void> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-launcher-test-" }));
-  const proj = `${root}/home/proj`;
-  await Deno.mkdir(proj, { recursive: true });
-  const policy = projectSandboxPolicy(proj);
-  const setting = { host: HOST_SANDBOX, home: `${root}/home`, masked: [], gitIdentity: () => null };
-  const sandboxing = runSandbox(setting, policy, false, "agent:l", proj)!;
-  const residents = new Residents(
+  await withResidents(
+    async ({ proj, residents, sandboxing: now }) => {
+      const sandboxing = now();
+      const resident = await residents.get("s", sandboxing);
+      const state: ShellState = {
+        cwd: proj,
+        env: new Map([["PATH", "/usr/bin:/bin"], ["ODD", "a\nb=c d"], ["EMPTY", ""]]),
+        vars: new Map(),
+        funcs: new Map(),
+        aliases: new Map(),
+      };
+      const dir = resident.pool.acquire();
+      await body({ proj, sandboxing, residents, resident, state, dir });
+      resident.pool.release(dir);
+    },
     by.host,
-    BASH,
-    root,
-    new NetProxy(root, () => {}),
-    () => {},
     by.launches,
   );
-  try {
-    const resident = await residents.get("s", sandboxing);
-    const state: ShellState = {
-      cwd: proj,
-      env: new Map([["PATH", "/usr/bin:/bin"], ["ODD", "a\nb=c d"], ["EMPTY", ""]]),
-      vars: new Map(),
-      funcs: new Map(),
-      aliases: new Map(),
-    };
-    const dir = resident.pool.acquire();
-    await body({ proj, sandboxing, residents, resident, state, dir });
-    resident.pool.release(dir);
-  } finally {
-    await residents.closeAll();
-    await Deno.remove(root, { recursive: true });
-  }
 }
 
 /** All of a stream's text. */
