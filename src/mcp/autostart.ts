@@ -12,8 +12,8 @@ export const AUTOSTART_WAIT_MS = 5000;
 /** Kernel exit status meaning another kernel owns the socket (K-CLI-1): keep waiting for it. */
 const ANOTHER_KERNEL = 3;
 
-/** A kernel process the facade started, or why it could not be started. */
-export type SpawnedKernel = { exited: Promise<number> } | { problem: string };
+/** A kernel process the facade started (and the command that did), or why it could not be started. */
+export type SpawnedKernel = { exited: Promise<number>; command: string } | { problem: string };
 
 /**
  * Spawns `<kernel> --socket <path>` detached (own process group, stdio null, not waited for
@@ -40,17 +40,18 @@ export function spawnKernel(
     return { problem: spawnProblem(kernel, searchPath, e) };
   }
   child.unref();
-  return { exited: child.status.then((s) => s.code) };
+  return { exited: child.status.then((s) => s.code), command: `${kernel} --socket ${socket}` };
 }
 
 /**
  * Retries `connect` every {@link AUTOSTART_POLL_MS} for up to {@link AUTOSTART_WAIT_MS}, giving up
  * early when the spawned kernel exits with a status other than "another kernel owns the socket", or
- * when `connect` finds the socket path untrusted (G-SOCK-10) or its relay refuses it for good.
+ * when `connect` finds the socket path untrusted (G-SOCK-10) or its relay refuses it for good. The
+ * kernel's stderr is null (M-START-1), so an exit names the command that shows why.
  */
 export async function waitForKernel(
   connect: () => Promise<RpcConnection>,
-  spawned: { exited: Promise<number> },
+  spawned: { exited: Promise<number>; command: string },
 ): Promise<{ conn: RpcConnection } | { problem: string }> {
   const exit: { status: number | null } = { status: null };
   spawned.exited.then((code) => exit.status = code);
@@ -65,7 +66,10 @@ export async function waitForKernel(
       last = errorText(e);
     }
     if (exit.status !== null && exit.status !== ANOTHER_KERNEL) {
-      return { problem: `the autostarted kernel exited with status ${exit.status}` };
+      return {
+        problem: `the autostarted kernel exited with status ${exit.status} ` +
+          `(to see why, run in a terminal: ${spawned.command})`,
+      };
     }
     if (Date.now() >= deadline) {
       return {

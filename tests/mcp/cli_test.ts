@@ -232,6 +232,34 @@ Deno.test("issue 11: the client command works with no Deno on PATH (scripts/deno
   });
 });
 
+Deno.test("M-START-3: a kernel that exits at its start is reported with the command that shows why (its stderr is null)", async () => {
+  await withBox(async (box) => {
+    const failing = `${box.dir}/failing-kernel`;
+    await Deno.writeTextFile(failing, "#!/bin/sh\necho 'cannot fetch a package' >&2\nexit 1\n");
+    await Deno.chmod(failing, 0o755);
+    const facade = new RawFacade(box, [], { SHOAL_KERNEL: failing });
+    try {
+      await facade.send(INITIALIZE);
+      await facade.next((f) => "id" in f);
+      await facade.send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "shoal_pty_list" },
+      });
+      const call = await facade.response(2);
+      await facade.stop();
+      assert.equal(
+        (call.error as { message: string }).message,
+        "kernel unavailable: the autostarted kernel exited with status 1 " +
+          `(to see why, run in a terminal: ${failing} --socket ${box.socket()})`,
+      );
+    } finally {
+      facade.kill();
+    }
+  });
+});
+
 Deno.test("issue 11: initialize is answered at once while the kernel autostart is still waiting", async () => {
   await withBox(async (box) => {
     // A kernel that never serves: the facade waits up to 5000 ms for it (M-START-1).
