@@ -27,6 +27,7 @@ const symbols = {
   close: { parameters: ["i32"], result: "i32" },
   open: { parameters: ["buffer", "i32"], result: "i32" },
   ioctl: { parameters: ["i32", "u64"], result: "i32" },
+  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   poll: { parameters: ["buffer", C.nfds, "i32"], result: "i32", nonblocking: true },
   [C.errnoFn]: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -112,6 +113,21 @@ export function openReadNonBlocking(path: string): number {
 export function ioctlFd(fd: number, request: number): number {
   const r = libc().ioctl(fd, BigInt(request));
   return r < 0 ? -errno() : r;
+}
+
+/** fcntl(2) commands and flag of the close-on-exec bit (the same on Linux and macOS). */
+const F_GETFD = 1;
+const F_SETFD = 2;
+const FD_CLOEXEC = 1;
+
+/**
+ * Marks `fd` close-on-exec: true when it was open and lacked the mark, false when it had it or
+ * is not open.
+ */
+export function markCloseOnExec(fd: number): boolean {
+  const flags = libc().fcntl(fd, F_GETFD, 0);
+  if (flags < 0 || (flags & FD_CLOEXEC) !== 0) return false;
+  return libc().fcntl(fd, F_SETFD, flags | FD_CLOEXEC) === 0;
 }
 
 /** Closes `fd`. */

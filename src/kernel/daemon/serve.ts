@@ -18,6 +18,7 @@ import { mallocTrim } from "./idle_trim.ts";
 import { resolvedPath } from "./resolved_path.ts";
 import { gitIdentityFile } from "../sandbox/git_identity.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
+import { keepInheritedFromChildren } from "./inherited_fds.ts";
 
 /**
  * Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). Bash's version,
@@ -30,6 +31,7 @@ export async function serve(
   socket: SocketChoice,
 ): Promise<number> {
   Deno.env.delete("SHOAL_TOKEN");
+  keepInheritedFromChildren();
   const env = Deno.env.toObject();
   const uid = Deno.uid() ?? 0;
   // The kernel's modules load while bash answers for its version.
