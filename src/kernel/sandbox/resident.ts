@@ -152,8 +152,13 @@ export class Resident {
     try {
       const launchers: string[][] = [];
       if (launch && tools.launcher !== null) {
-        // its own copy, read-only inside: the kernel's directory is never shown (P-SBX-3)
-        Deno.copyFileSync(tools.launcher, `${dir}/${LAUNCHER_FILE}`);
+        // another name of the kernel's one, read-only inside: the kernel's directory is never
+        // shown (P-SBX-3), and both lie in it; a copy where the file system takes no hard link
+        try {
+          Deno.linkSync(tools.launcher, `${dir}/${LAUNCHER_FILE}`);
+        } catch {
+          Deno.copyFileSync(tools.launcher, `${dir}/${LAUNCHER_FILE}`);
+        }
         launchers.push([`${SCRATCH_MOUNT}/${LAUNCHER_FILE}`]);
       }
       if (launch && isFile(PERL)) launchers.push([PERL, ...launcherArgs()]);

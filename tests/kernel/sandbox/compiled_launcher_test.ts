@@ -91,3 +91,20 @@ hostTest(
       }, host);
     }),
 );
+
+hostTest(
+  "each sandbox's launcher is another name of the one compiled file, not a copy of it",
+  NEEDS_CC,
+  () =>
+    withResidents(async ({ root, residents, sandboxing }) => {
+      await residents.get("s1", sandboxing());
+      await residents.get("s2", sandboxing());
+      const names = [...Deno.readDirSync(root)].map((e) => e.name);
+      const compiled = names.filter((name) => name.startsWith("launcher-"));
+      assert.equal(compiled.length, 1, names.join(" "));
+      const sandboxes = names.filter((name) => name.startsWith("sandbox-"));
+      assert.equal(sandboxes.length, 2, names.join(" "));
+      const ino = Deno.statSync(`${root}/${compiled[0]}`).ino;
+      for (const dir of sandboxes) assert.equal(Deno.statSync(`${root}/${dir}/launcher`).ino, ino);
+    }),
+);
