@@ -29,6 +29,7 @@ const symbols = {
   ioctl: { parameters: ["i32", "u64"], result: "i32" },
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   poll: { parameters: ["buffer", C.nfds, "i32"], result: "i32", nonblocking: true },
+  poll_now: { name: "poll", parameters: ["buffer", C.nfds, "i32"], result: "i32" },
   [C.errnoFn]: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
@@ -88,6 +89,21 @@ export async function waitReadable(fd: number, timeoutMs: number): Promise<boole
     return false;
   }
   return ready;
+}
+
+/**
+ * The events of `events` that `fd` has now (poll(2) without waiting, on the calling thread), or
+ * -1 when it cannot be polled.
+ */
+export function eventsNow(fd: number, events: number): number {
+  const pfd = new Uint8Array(8);
+  const view = new DataView(pfd.buffer);
+  view.setInt32(0, fd, true);
+  view.setInt16(4, events, true);
+  const n = libc().poll_now(pfd, C.nfds === "u64" ? BigInt(1) : 1, 0);
+  if (n < 0) return -1;
+  const revents = view.getInt16(6, true);
+  return (revents & POLLNVAL) !== 0 ? -1 : revents;
 }
 
 /** `s` as a NUL-terminated C string. */

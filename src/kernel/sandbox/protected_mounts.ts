@@ -5,6 +5,8 @@
  * and left the real path writable), and when they are gone with the sandbox.
  */
 
+import { closeFd, eventsNow, openReadNonBlocking } from "../bash/fd_calls.ts";
+
 /** How often, and how many times at most, an ending sandbox's init is looked at until it is gone. */
 const END_POLL_MS = 10;
 const END_TRIES = 200;
@@ -57,6 +59,41 @@ export function protectionInPlace(
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The poll() event of an open mount table whose namespace's mounts changed (Linux). */
+const POLLPRI = 0x2;
+
+/**
+ * A sandbox's protections (P-SBX-6), watched through its open mount table: Linux flags an open
+ * /proc/PID/mountinfo (POLLPRI) after a mount or unmount in its namespace since it was last
+ * polled, so the table is read and checked again only after such a change. Make it before the
+ * first check of the sandbox, so that no change after that check is missed.
+ */
+export class ProtectionWatch {
+  #fd: number;
+  #intact = true;
+
+  constructor(
+    private readonly init: number,
+    private readonly protection: { pins: readonly string[]; paths: readonly { path: string }[] },
+  ) {
+    this.#fd = openReadNonBlocking(`/proc/${init}/mountinfo`);
+  }
+
+  /** Whether every protection is still a mount point (once one is gone, it stays gone). */
+  get intact(): boolean {
+    if (!this.#intact) return false;
+    if (this.#fd >= 0 && eventsNow(this.#fd, POLLPRI) === 0) return true;
+    this.#intact = protectionInPlace(this.init, this.protection);
+    return this.#intact;
+  }
+
+  /** Closes the mount table: call once the sandbox has ended (its init's pid may name another). */
+  close(): void {
+    if (this.#fd >= 0) closeFd(this.#fd);
+    this.#fd = -1;
   }
 }
 

@@ -19,12 +19,11 @@ import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
 import {
   checkProtection,
   childrenOf,
-  protectionInPlace,
+  ProtectionWatch,
   sandboxInit,
   untilEnded,
 } from "./protected_mounts.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
-import type { Protection } from "./protected_paths.ts";
 
 /** The util-linux tools that enter a resident sandbox, and the launcher that starts its runs. */
 export interface EnterTools {
@@ -120,12 +119,15 @@ export class Resident {
      * session's: the launcher hands it to the runs it starts itself.
      */
     private readonly proxyEnv: readonly [string, string][],
-    /** The pins and protected paths its sandbox was started with (P-SBX-6). */
-    private readonly protection: Protection,
+    /** The pins and protected paths its sandbox was started with, watched (P-SBX-6). */
+    private readonly protection: ProtectionWatch,
   ) {
     this.pool = new ScratchPool(dir, true);
     this.#shell = childrenOf(init)[0];
-    child.status.finally(() => this.#exited = true);
+    child.status.finally(() => {
+      this.#exited = true;
+      protection.close();
+    });
   }
 
   /**
@@ -212,11 +214,13 @@ export class Resident {
     // its placeholders go once nothing of the sandbox is left to bind them
     releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
     let driver: Launcher | null = null;
+    let watch: ProtectionWatch | null = null;
     try {
       const reports = lines(child.stdout);
       const first = await reports.next();
       if (first.done) throw new Error("bwrap exited before its sandbox was ready");
       init = sandboxInit(child.pid);
+      watch = new ProtectionWatch(init, protection);
       checkProtection(init, protection);
       if (launcher) {
         if (!first.value.startsWith("spare ")) throw new Error("the launcher did not start");
@@ -260,9 +264,10 @@ export class Resident {
         init,
         driver,
         netEnv,
-        protection,
+        watch,
       );
     } catch (e) {
+      watch?.close();
       await stop(child, driver);
       throw e;
     }
@@ -274,7 +279,7 @@ export class Resident {
    * every other mount namespace by Linux, and the name is then free inside (P-SBX-6).
    */
   get protectionIntact(): boolean {
-    return protectionInPlace(this.init, this.protection);
+    return this.protection.intact;
   }
 
   /** Resolves when bwrap has exited (killed, or its sandbox died): nothing can enter it then. */

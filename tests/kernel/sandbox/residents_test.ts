@@ -21,3 +21,17 @@ hostTest(
       assert.ok(resident.protectionIntact, "started, with every protection of its view in place");
     }),
 );
+
+hostTest(
+  "a protection the host removes after the sandbox's mount table was checked many times unchanged is seen gone at the next check (P-SBX-6)",
+  NEEDS_TIER_B,
+  () =>
+    withResidents(async ({ proj, residents, sandboxing }) => {
+      await Deno.mkdir(`${proj}/sub/.git/hooks`, { recursive: true });
+      const resident = await residents.get("s", sandboxing());
+      for (let i = 0; i < 100; i++) assert.ok(resident.protectionIntact);
+      await Deno.remove(`${proj}/sub/.git`, { recursive: true });
+      assert.equal(resident.protectionIntact, false);
+      assert.equal(resident.protectionIntact, false, "and stays gone");
+    }),
+);
