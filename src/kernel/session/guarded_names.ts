@@ -3,7 +3,8 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
 /**
  * Variables beyond {@link CONFIG_VARIABLE} that make bash, the loader or a common program run
  * code, load files or pick a program the caller did not name: word splitting, glibc's modules and
- * tunables, interpreters' start-up and module paths, build tools' compilers and flags, pagers,
+ * tunables, interpreters' start-up and module paths, build tools' compilers and flags (all of GNU
+ * make's built-in programs, autoconf's site file), pagers and the options they pass to less,
  * editors and askpass helpers, shell history and zsh start files, mail checks (bash expands their
  * messages), OpenSSL engines, editors' and toolkits' start-up code; and, by the shape of their
  * names, search paths, options and flags (`TAR_OPTIONS` runs `--checkpoint-action=exec=…`),
@@ -48,6 +49,32 @@ const MORE_GUARDED = new RegExp(
     "CPP",
     "LD",
     "AR",
+    // the rest of GNU make's built-in variables, which the environment overrides: `$(MAKE)` in a
+    // recursive make, `$(RM)` in `make clean`, `$(OUTPUT_OPTION)` in every implicit compile
+    "MAKE",
+    "RM",
+    "AS",
+    "F77",
+    "FC",
+    "M2C",
+    "PC",
+    "CO",
+    "GET",
+    "LEX",
+    "YACC",
+    "LINT",
+    "MAKEINFO",
+    "TEX",
+    "TEXI2DVI",
+    "WEAVE",
+    "CWEAVE",
+    "TANGLE",
+    "CTANGLE",
+    "OBJC",
+    "OUTPUT_OPTION",
+    // what an autoconf `./configure` sources, and the shell it runs itself again with
+    "CONFIG_SITE",
+    "CONFIG_SHELL",
     "[A-Z]*FLAGS",
     "CARGO_.*",
     "RUSTC.*",
@@ -62,6 +89,15 @@ const MORE_GUARDED = new RegExp(
     "BROWSER",
     "MANPAGER",
     "MANOPT",
+    // man-db puts MANLESS, systemd's tools SYSTEMD_LESS, into less's options: `+!cmd` runs cmd
+    "MANLESS",
+    "SYSTEMD_.*",
+    // GNU parallel's default options (`--rpl` takes Perl code)
+    "PARALLEL",
+    // psql's system psqlrc (`\!` runs a command), IPython's startup scripts, matplotlib's backend
+    "PGSYSCONFDIR",
+    "IPYTHONDIR",
+    "MPLCONFIGDIR",
     ".*_PAGER",
     ".*_EDITOR",
     "TERMINFO.*",
@@ -69,6 +105,8 @@ const MORE_GUARDED = new RegExp(
     "ZDOTDIR",
     "FPATH",
     "HIST.*",
+    // where sqlite3, psql, mysql … write the human's history (like HISTFILE)
+    ".*_HIST(ORY|FILE)",
     "MAIL(PATH|CHECK)?",
     "OPENSSL_.*",
     "LUA_.*",

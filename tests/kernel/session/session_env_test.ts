@@ -269,6 +269,74 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's MAKE, RM and OUTPUT_OPTION (make's built-in variables, which the environment overrides: `make`, `make clean` and an implicit compile ran its program), CONFIG_SITE (./configure sources it), MANLESS (`man ls` in the human's PTY ran its `+!` command in less) and the like never reach the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${proj}/pwned`;
+      const evil = `${proj}/evil`;
+      // the human's own project, which the agent can neither read nor write
+      const mine = `${box.dir}/home/mine`;
+      await Deno.mkdir(`${mine}/sub`, { recursive: true });
+      await Deno.writeTextFile(
+        `${mine}/Makefile`,
+        "all:\n\t$(MAKE) -C sub\nclean:\n\t$(RM) x.o\n",
+      );
+      await Deno.writeTextFile(`${mine}/sub/Makefile`, "all:\n\t@echo sub\n");
+      await Deno.writeTextFile(`${mine}/x.c`, "int x;\n");
+      // what an autoconf-made configure does with CONFIG_SITE
+      await Deno.writeTextFile(
+        `${mine}/configure`,
+        'for f in "${CONFIG_SITE:-/nonexistent}"; do test -r "$f" && . "$f"; done\necho configured\n',
+      );
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `printf '#!/bin/sh\\necho "$1" >> ${pwned}\\n' > evil && chmod +x evil`,
+          `printf '${evil} configure\\n' > site.sh`,
+          `export MAKE='${evil} make' RM='${evil} rm' OUTPUT_OPTION='-o $@; ${evil} cc'`,
+          `export CONFIG_SITE=${proj}/site.sh CONFIG_SHELL=${evil}`,
+          `export MANLESS=$'x$+!${evil} man\\n' SYSTEMD_LESS=$'FRSXMK+!${evil} systemctl\\n'`,
+          "export SYSTEMD_PAGERSECURE=0 PARALLEL=\"--rpl '{} qx(evil)'\"",
+          `export PGSYSCONFDIR=${proj} IPYTHONDIR=${proj} MPLCONFIGDIR=${proj}`,
+          `export SQLITE_HISTORY=${proj}/h PSQL_HISTORY=${proj}/h MYSQL_HISTFILE=${proj}/h`,
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          `(cd ${mine} && make -s && make -s clean && make -s x.o && sh configure)`,
+          "for v in MAKE RM OUTPUT_OPTION CONFIG_SITE CONFIG_SHELL MANLESS SYSTEMD_LESS \\",
+          "  SYSTEMD_PAGERSECURE PARALLEL PGSYSCONFDIR IPYTHONDIR MPLCONFIGDIR SQLITE_HISTORY \\",
+          '  PSQL_HISTORY MYSQL_HISTFILE; do [ -z "${!v+x}" ] || echo "$v reached the human"; done',
+        ].join("\n"),
+      );
+      if (exists("/usr/share/man/man1/ls.1.gz")) {
+        const man = await human.request("pty.open", {
+          cmd: "man",
+          args: ["ls"],
+          env: { PAGER: "less", MANPAGER: "less" },
+        }) as Rec;
+        let screen = "";
+        for (let i = 0; i < 100 && !/\bls\b/.test(screen); i++) {
+          await delay(100);
+          screen = ((await human.request("pty.read", { pty_id: man.pty_id }) as Rec)
+            .screen as string[]).join("\n");
+        }
+        await delay(500);
+        await human.request("pty.close", { pty_id: man.pty_id });
+      }
+      const ran = exists(pwned) ? await Deno.readTextFile(pwned) : "";
+      assert.equal(ran, "", `the agent's program ran as the human:\n${seen}`);
+      assert.equal(seen, "sub\nconfigured\n");
+      assert.equal(await out(a, 'echo "$MAKE"'), `${evil} make\n`, "the agent keeps its own");
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 an agent's OSH_CUSTOM, ZSH_CUSTOM, ASDF_DATA_DIR, NVM_DIR, SHOAL_SOCKET and the like (what the human's shell frameworks and version managers source or put first on PATH, and shoal's own CLI reads) never reach the human: its interactive bash PTY, whose ~/.bashrc loads oh-my-bash, ran the agent's file as the human",
   NEEDS_TIER_B,
   async () => {
