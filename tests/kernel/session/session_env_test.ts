@@ -463,6 +463,42 @@ Deno.test({
 });
 
 hostTest(
+  "P-SBX-7 an agent cannot reach another agent's run in the session, even one confined exactly alike: it neither sees its processes nor writes its state dump (which set the other's PATH, so the other agent's next `ls` ran the first one's program)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER, "agent:b": CODER }, {}, async (w) => {
+      const { proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      const b = await w.agent("agent:b");
+      await out(a, `mkdir -p bin && printf '#!/bin/sh\\necho ran >> ${pwned}\\n' > bin/ls`);
+      await out(a, "chmod +x bin/ls");
+      // b's run, going on while a acts
+      const task = await exec(b, "sleep 3; echo b-done", { async: true });
+      await delay(500);
+      const listing = `declare -x PATH="${proj}/bin:/usr/bin:/bin"`;
+      const seen = await out(
+        a,
+        [
+          "pgrep -x sleep >/dev/null && echo sees-sleep",
+          "for f in /dev/shoal/*/state; do",
+          '  [ "$f" = "$__shoal_dir/state" ] && continue',
+          `  { printf 'C\\0%s\\0D\\0${listing}\\0F\\0\\0A\\0\\0Z\\0' "$PWD" 1<>"$f"; } 2>/dev/null &&`,
+          '    echo "wrote $f"',
+          "done; true",
+        ].join("\n"),
+      );
+      const awaited = await b.request("task.await", { task: task.task, timeout_ms: 30000 }) as Rec;
+      assert.equal(awaited.state, "completed");
+      await out(b, "ls >/dev/null");
+      assert.equal(exists(pwned), false, `agent a's program ran in agent b's exec:\n${seen}`);
+      // what it wrote, if anything, was its own next bash's (a warm shell of its sandbox)
+      assert.doesNotMatch(seen, /sees-sleep/, "agent a sees agent b's processes");
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 a warm shell spawned in one agent's environment never serves another agent, even one confined exactly alike",
   NEEDS_TIER_B,
   async () => {
