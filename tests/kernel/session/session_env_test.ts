@@ -428,6 +428,24 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's FUNCNEST (shared, as a plain variable) does not stop the human's execs from persisting their state: at 1 the kernel's own state dump failed in every exec of the session, so the human's cd and export were lost",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const a = await w.agent("agent:a");
+      // its own dump would fail too: it writes the one the kernel reads first
+      await out(
+        a,
+        `exec 7<>"$__shoal_dir/state"; printf 'C\\0%s\\0D\\0declare -- FUNCNEST="1"\\0F\\0\\0A\\0\\0Z\\0' "$PWD" >&7`,
+      );
+      await out(human, "mkdir -p sub && cd sub && export HUMAN_NOTE=kept");
+      assert.equal(await out(human, 'echo "$PWD $HUMAN_NOTE"'), `${proj}/sub kept\n`);
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 a cwd an agent's exec could not have ended in (a forged dump naming HOME, a symlink out of the project) is not where the human's next exec runs",
   NEEDS_TIER_B,
   async () => {
