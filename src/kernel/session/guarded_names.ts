@@ -4,9 +4,10 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * Variables beyond {@link CONFIG_VARIABLE} that make bash, the loader or a common program run
  * code, load files or pick a program the caller did not name: word splitting, glibc's modules and
  * tunables, interpreters' start-up and module paths, build tools' compilers and flags (all of GNU
- * make's built-in programs, autoconf's site file), pagers and the options they pass to less,
- * editors and askpass helpers, shell history and zsh start files, mail checks (bash expands their
- * messages), OpenSSL engines, editors' and toolkits' start-up code; and, by the shape of their
+ * make's built-in programs, autoconf's site file, gcc's dependency output), pagers and the
+ * options they pass to less and groff, editors and askpass helpers, shell history and zsh start
+ * files, mail checks (bash expands their messages), OpenSSL engines, editors' and toolkits'
+ * start-up code; and, by the shape of their
  * names, search paths, options and flags (`TAR_OPTIONS` runs `--checkpoint-action=exec=…`),
  * installation and configuration homes (`JAVA_HOME`, `AWS_CONFIG_FILE`), remote shells
  * (`RSYNC_RSH`), helper programs and wrappers, files and directories a program loads from
@@ -72,6 +73,12 @@ const MORE_GUARDED = new RegExp(
     "CTANGLE",
     "OBJC",
     "OUTPUT_OPTION",
+    // gcc appends its dependency rules, with a target of the variable's choosing, to the file it
+    // names (a line of the human's ~/.bashrc); gcc's and clang's other settings
+    "DEPENDENCIES_OUTPUT",
+    "SUNPRO_DEPENDENCIES",
+    "GCC_.*",
+    "CCC_.*",
     // what an autoconf `./configure` sources, and the shell it runs itself again with
     "CONFIG_SITE",
     "CONFIG_SHELL",
@@ -91,6 +98,10 @@ const MORE_GUARDED = new RegExp(
     "MANOPT",
     // man-db puts MANLESS, systemd's tools SYSTEMD_LESS, into less's options: `+!cmd` runs cmd
     "MANLESS",
+    // man-db's options to groff (`-U -M dir -m name` loads a macro file that runs commands)
+    "MANROFFOPT",
+    "MANROFFSEQ",
+    "MAN_.*",
     "SYSTEMD_.*",
     // GNU parallel's default options (`--rpl` takes Perl code)
     "PARALLEL",

@@ -337,6 +337,43 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's DEPENDENCIES_OUTPUT (the human's gcc appended the agent's command to the human's ~/.bashrc) and MANROFFOPT (`man ls` loaded the agent's groff macros, unsafe, and ran their command) never reach the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${proj}/pwned`;
+      const rc = `${box.dir}/home/.bashrc`;
+      await Deno.writeTextFile(rc, "# the human's\n");
+      const mine = `${box.dir}/home/mine`;
+      await Deno.mkdir(mine);
+      await Deno.writeTextFile(`${mine}/x.c`, "int x;\n");
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `export DEPENDENCIES_OUTPUT='${rc} touch ${pwned};#' SUNPRO_DEPENDENCIES='${rc} x'`,
+          `mkdir -p tmac && printf '.sy echo man >> ${pwned}\\n' > tmac/evil.tmac`,
+          `export MANROFFOPT='-U -M${proj}/tmac -mevil' MAN_DISABLE_SECCOMP=1`,
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          `(cd ${mine} && cc -c x.c -o x.o)`,
+          // a width other than the cached pages' 80 columns, as most terminals have
+          "[ ! -e /usr/share/man/man1/ls.1.gz ] || MANWIDTH=100 MANPAGER=cat man ls >/dev/null",
+          'echo "${DEPENDENCIES_OUTPUT-unset} ${MANROFFOPT-unset} ${MAN_DISABLE_SECCOMP-unset}"',
+        ].join("\n"),
+      );
+      assert.equal(await Deno.readTextFile(rc), "# the human's\n", "the human's gcc wrote there");
+      assert.equal(exists(pwned), false, `the agent's macros ran as the human:\n${seen}`);
+      assert.equal(seen, "unset unset unset\n");
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 an agent's OSH_CUSTOM, ZSH_CUSTOM, ASDF_DATA_DIR, NVM_DIR, SHOAL_SOCKET and the like (what the human's shell frameworks and version managers source or put first on PATH, and shoal's own CLI reads) never reach the human: its interactive bash PTY, whose ~/.bashrc loads oh-my-bash, ran the agent's file as the human",
   NEEDS_TIER_B,
   async () => {
