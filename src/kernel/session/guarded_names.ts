@@ -160,6 +160,9 @@ const MORE_GUARDED = new RegExp(
     "XAUTHORITY",
     "DBUS_SESSION_BUS_ADDRESS",
     "ZIPOPT",
+    // xz's default options (`--files=LIST` compresses, and removes, the files LIST names)
+    "XZ_OPT",
+    "XZ_DEFAULTS",
     "UNZIP(OPT)?",
     "ZIPINFO(OPT)?",
     "TEMP",

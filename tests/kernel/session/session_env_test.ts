@@ -374,6 +374,28 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's XZ_OPT and XZ_DEFAULTS never reach the human: with `--files=LIST` the human's `xz` (and `tar -J`) also compressed and removed the files the agent listed, outside its grants",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const victim = `${box.dir}/home/keep`;
+      await Deno.writeTextFile(victim, "the human's\n");
+      const a = await w.agent("agent:a");
+      await out(a, `printf '${victim}\\n' > list && export XZ_OPT=--files=${proj}/list`);
+      await out(a, "export XZ_DEFAULTS=-T1");
+      const seen = await out(
+        human,
+        'echo x > f && xz f && echo "${XZ_OPT-unset} ${XZ_DEFAULTS-unset}"',
+      );
+      assert.equal(exists(`${victim}.xz`), false, "the human's xz compressed the agent's list");
+      assert.equal(await Deno.readTextFile(victim), "the human's\n");
+      assert.equal(seen, "unset unset\n");
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 an agent's OSH_CUSTOM, ZSH_CUSTOM, ASDF_DATA_DIR, NVM_DIR, SHOAL_SOCKET and the like (what the human's shell frameworks and version managers source or put first on PATH, and shoal's own CLI reads) never reach the human: its interactive bash PTY, whose ~/.bashrc loads oh-my-bash, ran the agent's file as the human",
   NEEDS_TIER_B,
   async () => {
