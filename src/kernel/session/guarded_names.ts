@@ -116,8 +116,14 @@ const MORE_GUARDED = new RegExp(
     "ZDOTDIR",
     "FPATH",
     "HIST.*",
-    // where sqlite3, psql, mysql … write the human's history (like HISTFILE)
-    ".*_HIST(ORY|FILE)",
+    // where sqlite3, psql, mysql, gdb … write the human's history (like HISTFILE)
+    ".*HIST(ORY|FILE)",
+    // the python gcloud runs with, valgrind's tools, the rustdoc `cargo doc` runs, pytest's
+    // added options and plugins (`-c FILE -p MODULE` loads the agent's module)
+    "CLOUDSDK_.*",
+    "VALGRIND_.*",
+    "RUSTDOC.*",
+    "PYTEST_.*",
     "MAIL(PATH|CHECK)?",
     "OPENSSL_.*",
     "LUA_.*",

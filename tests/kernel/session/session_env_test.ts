@@ -396,6 +396,54 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's CLOUDSDK_PYTHON (`gcloud`), VALGRIND_LIB (`valgrind`), RUSTDOC (`cargo doc`), PYTEST_ADDOPTS (`pytest`) and GDBHISTFILE never reach the human: each ran the agent's program where installed",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `printf '#!/bin/sh\\necho "$0" >> ${pwned}\\n' > evil && chmod +x evil`,
+          "mkdir -p vg && cp evil vg/memcheck-amd64-linux",
+          `printf 'open("${pwned}", "a").write("pytest")\\n' > plug.py`,
+          `printf '[pytest]\\npythonpath = ${proj}\\n' > pytest.ini`,
+          `export CLOUDSDK_PYTHON=${proj}/evil VALGRIND_LIB=${proj}/vg RUSTDOC=${proj}/evil`,
+          `export PYTEST_ADDOPTS='-c ${proj}/pytest.ini -p plug' GDBHISTFILE=${proj}/h`,
+        ].join("\n"),
+      );
+      const mine = `${box.dir}/home/mine`;
+      await Deno.mkdir(`${mine}/src`, { recursive: true });
+      await Deno.writeTextFile(
+        `${mine}/Cargo.toml`,
+        '[package]\nname = "mine"\nversion = "0.1.0"\nedition = "2021"\n',
+      );
+      await Deno.writeTextFile(`${mine}/src/lib.rs`, "");
+      await Deno.writeTextFile(`${mine}/test_a.py`, "def test_a():\n    pass\n");
+      const seen = await out(
+        human,
+        [
+          `cd ${mine}`,
+          "! command -v gcloud >/dev/null || gcloud --version >/dev/null 2>&1",
+          "! command -v valgrind >/dev/null || valgrind true >/dev/null 2>&1",
+          "! command -v cargo >/dev/null || cargo doc --offline -q >/dev/null 2>&1",
+          "! command -v pytest >/dev/null || pytest -q -p no:cacheprovider >/dev/null 2>&1",
+          "cd - >/dev/null",
+          "for v in CLOUDSDK_PYTHON VALGRIND_LIB RUSTDOC PYTEST_ADDOPTS GDBHISTFILE; do",
+          '  [ -z "${!v+x}" ] || echo "$v reached the human"',
+          "done",
+        ].join("\n"),
+      );
+      const ran = exists(pwned) ? await Deno.readTextFile(pwned) : "";
+      assert.equal(ran, "", `the agent's program ran as the human:\n${seen}`);
+      assert.equal(seen, "");
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 an agent's OSH_CUSTOM, ZSH_CUSTOM, ASDF_DATA_DIR, NVM_DIR, SHOAL_SOCKET and the like (what the human's shell frameworks and version managers source or put first on PATH, and shoal's own CLI reads) never reach the human: its interactive bash PTY, whose ~/.bashrc loads oh-my-bash, ran the agent's file as the human",
   NEEDS_TIER_B,
   async () => {
