@@ -32,11 +32,20 @@ export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): B
   if (posixSpawnAvailable() && cmd.includes("/")) {
     return posixSpawn({ argv: [cmd, ...args], cwd: spawnDir(state), env: state.env });
   }
-  const options = spawnOptions(state);
-  if (SETSID === null) {
-    return new Deno.Command(cmd, { ...options, args, detached: true }).spawn();
-  }
-  return new Deno.Command(SETSID, { ...options, args: [cmd, ...args] }).spawn();
+  const session = newSession([cmd, ...args]);
+  return new Deno.Command(session.cmd, { ...spawnOptions(state), ...session }).spawn();
+}
+
+/**
+ * How to spawn `argv` as the leader of a new session, with no controlling terminal: through
+ * {@link SETSID} where there is one, else by Deno's `detached`. The child keeps its own pid.
+ */
+export function newSession(
+  [cmd, ...args]: string[],
+): { cmd: string; args: string[]; detached: boolean } {
+  return SETSID === null
+    ? { cmd, args, detached: true }
+    : { cmd: SETSID, args: [cmd, ...args], detached: false };
 }
 
 /** The options every bash spawn takes: the state's cwd and exactly its environment, stdin /dev/null, output piped. */

@@ -197,29 +197,29 @@ export function restoreScript(s: ShellState): string {
  * empty), so ext4 neither creates an inode per run nor allocates blocks at close, and `set -C`
  * cannot refuse it. Its local `IFS` (bash's default, with the export attribute of the user's
  * `IFS`) stands in for the user's, which bash resets at start. The trap only calls a function defined here, and every command in it is a `builtin`: aliases
- * and functions of the user's (`exit`, `[`, `set`…) never run in their place.
+ * and functions of the user's (`exit`, `[`, `set`…) never run in their place. The dump is that
+ * function's own body, one call deep: a `FUNCNEST` of 1 (shared by another principal) cannot stop it.
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
-__shoal_dump() {
-  builtin unset -f __shoal_dump __shoal_exit
-  builtin set +eu
-  builtin local IFS=$' \t\n'
-  {
-    builtin unset -v __shoal_dir __shoal_pid
-    builtin printf 'C\0%s\0D\0' "$PWD"
-    builtin declare -p
-    builtin printf '\0F\0'
-    builtin declare -f
-    builtin printf '\0A\0'
-    builtin alias -p
-    builtin printf '\0Z\0'
-  } 1<>"$__shoal_dir/state"
-}
 __shoal_exit() {
   builtin set -- "$?"
-  builtin [ "$BASHPID" = "$__shoal_pid" ] && __shoal_dump
+  if builtin [ "$BASHPID" = "$__shoal_pid" ]; then
+    builtin unset -f __shoal_exit
+    builtin set +eu
+    builtin local IFS=$' \t\n'
+    {
+      builtin unset -v __shoal_dir __shoal_pid
+      builtin printf 'C\0%s\0D\0' "$PWD"
+      builtin declare -p
+      builtin printf '\0F\0'
+      builtin declare -f
+      builtin printf '\0A\0'
+      builtin alias -p
+      builtin printf '\0Z\0'
+    } 1<>"$__shoal_dir/state"
+  fi
   builtin exit "$1"
 }
 trap __shoal_exit EXIT

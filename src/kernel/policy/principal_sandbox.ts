@@ -126,5 +126,6 @@ export function runSandbox(
   const net = sandboxNet(principal, netGrants(policy!, approved));
   const afresh = () => runSandbox(setting, policy, localHuman, principal, cwd, approved);
   const { bwrap, prlimit, sizedTmpfs } = setting.host as SandboxHost & { tier: "B" };
-  return { bwrap, prlimit, view, net, tmpfs: sizedTmpfs ? TMPFS_BOUNDS : null, afresh };
+  const tmpfs = sizedTmpfs ? TMPFS_BOUNDS : null;
+  return { principal, bwrap, prlimit, view, net, tmpfs, afresh };
 }

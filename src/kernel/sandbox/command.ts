@@ -41,6 +41,11 @@ const INIT_MEMORY = ["/proc/1/mem", "/proc/1/task/1/mem"];
  * the network it reaches through the kernel's proxy (null: loopback only).
  */
 export interface Sandboxing {
+  /**
+   * The principal whose runs it holds: two principals never share one, even confined alike, since
+   * a run sees every process and scratch file of its sandbox (P-SBX-7).
+   */
+  principal: string;
   bwrap: string;
   /** util-linux's prlimit, which bounds the processes inside (`process_limit.ts`). */
   prlimit: string;
@@ -174,8 +179,8 @@ function identity(path: string): string {
 const keys = new WeakMap<Sandboxing, string>();
 
 /**
- * How runs in `sandboxing` are confined, as one string ("" for an unconfined run): bwrap, the view,
- * and the identity of each bound host path, since a sandbox binds what the path named when it
+ * How runs in `sandboxing` are confined, as one string ("" for an unconfined run): whose runs, bwrap,
+ * the view, and the identity of each bound host path, since a sandbox binds what the path named when it
  * started. A sandbox started for one key confines a run of the same key exactly as a fresh one.
  * The key of one sandboxing (a view of one moment: each run computes its own) is made once, when
  * first asked, together with that view: a run asks four times (issue 34).
@@ -184,8 +189,8 @@ export function confinementKey(sandboxing: Sandboxing | null): string {
   if (sandboxing === null) return "";
   let key = keys.get(sandboxing);
   if (key === undefined) {
-    const { bwrap, view, net } = sandboxing;
-    key = JSON.stringify([bwrap, view, net, view.mounts.map((m) => identity(m.path))]);
+    const { principal, bwrap, view, net } = sandboxing;
+    key = JSON.stringify([principal, bwrap, view, net, view.mounts.map((m) => identity(m.path))]);
     keys.set(sandboxing, key);
   }
   return key;

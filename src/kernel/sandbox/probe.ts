@@ -108,7 +108,7 @@ export async function detectSandbox(
     const started = Resident.start(
       { nsenter, setpriv, launcher: null },
       bash,
-      { bwrap, prlimit, view, net: null, tmpfs: null },
+      { principal: "", bwrap, prlimit, view, net: null, tmpfs: null }, // no principal's runs
       parent,
       () => {},
     );

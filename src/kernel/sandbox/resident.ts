@@ -5,7 +5,7 @@
 import { basename } from "node:path";
 import { within } from "../../protocol/within.ts";
 import type { BashChild } from "../bash/bash_child.ts";
-import { groupExists, spawnGroupLeader } from "../bash/group_leader.ts";
+import { groupExists, newSession, spawnGroupLeader } from "../bash/group_leader.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
@@ -194,13 +194,15 @@ export class Resident {
     dir: string,
     onIdle: () => void,
   ): Promise<Resident> {
-    const [cmd, ...args] = sandboxCommand({ ...sandboxing, cwd: "/", scratch: dir }, argv);
+    // a session of its own: nothing inside has the kernel's controlling terminal, which a process
+    // of the agent's that attached to the launcher (same uid) would write to and type into
+    const session = newSession(sandboxCommand({ ...sandboxing, cwd: "/", scratch: dir }, argv));
     const { protection } = sandboxing.view;
     const release = holdPlaceholders(protection);
     let child: Deno.ChildProcess;
     try {
-      child = new Deno.Command(cmd, {
-        args,
+      child = new Deno.Command(session.cmd, {
+        ...session,
         clearEnv: true,
         stdin: "piped",
         stdout: "piped",

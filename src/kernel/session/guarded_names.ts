@@ -3,9 +3,11 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
 /**
  * Variables beyond {@link CONFIG_VARIABLE} that make bash, the loader or a common program run
  * code, load files or pick a program the caller did not name: word splitting, glibc's modules and
- * tunables, interpreters' start-up and module paths, build tools' compilers and flags, pagers,
- * editors and askpass helpers, shell history and zsh start files, mail checks (bash expands their
- * messages), OpenSSL engines, editors' and toolkits' start-up code; and, by the shape of their
+ * tunables, interpreters' start-up and module paths, build tools' compilers and flags (all of GNU
+ * make's built-in programs, autoconf's site file, gcc's dependency output), pagers and the
+ * options they pass to less and groff, editors and askpass helpers, shell history and zsh start
+ * files, mail checks (bash expands their messages), OpenSSL engines, editors' and toolkits'
+ * start-up code; and, by the shape of their
  * names, search paths, options and flags (`TAR_OPTIONS` runs `--checkpoint-action=exec=…`),
  * installation and configuration homes (`JAVA_HOME`, `AWS_CONFIG_FILE`), remote shells
  * (`RSYNC_RSH`), helper programs and wrappers, files and directories a program loads from
@@ -48,6 +50,38 @@ const MORE_GUARDED = new RegExp(
     "CPP",
     "LD",
     "AR",
+    // the rest of GNU make's built-in variables, which the environment overrides: `$(MAKE)` in a
+    // recursive make, `$(RM)` in `make clean`, `$(OUTPUT_OPTION)` in every implicit compile
+    "MAKE",
+    "RM",
+    "AS",
+    "F77",
+    "FC",
+    "M2C",
+    "PC",
+    "CO",
+    "GET",
+    "LEX",
+    "YACC",
+    "LINT",
+    "MAKEINFO",
+    "TEX",
+    "TEXI2DVI",
+    "WEAVE",
+    "CWEAVE",
+    "TANGLE",
+    "CTANGLE",
+    "OBJC",
+    "OUTPUT_OPTION",
+    // gcc appends its dependency rules, with a target of the variable's choosing, to the file it
+    // names (a line of the human's ~/.bashrc); gcc's and clang's other settings
+    "DEPENDENCIES_OUTPUT",
+    "SUNPRO_DEPENDENCIES",
+    "GCC_.*",
+    "CCC_.*",
+    // what an autoconf `./configure` sources, and the shell it runs itself again with
+    "CONFIG_SITE",
+    "CONFIG_SHELL",
     "[A-Z]*FLAGS",
     "CARGO_.*",
     "RUSTC.*",
@@ -62,6 +96,19 @@ const MORE_GUARDED = new RegExp(
     "BROWSER",
     "MANPAGER",
     "MANOPT",
+    // man-db puts MANLESS, systemd's tools SYSTEMD_LESS, into less's options: `+!cmd` runs cmd
+    "MANLESS",
+    // man-db's options to groff (`-U -M dir -m name` loads a macro file that runs commands)
+    "MANROFFOPT",
+    "MANROFFSEQ",
+    "MAN_.*",
+    "SYSTEMD_.*",
+    // GNU parallel's default options (`--rpl` takes Perl code)
+    "PARALLEL",
+    // psql's system psqlrc (`\!` runs a command), IPython's startup scripts, matplotlib's backend
+    "PGSYSCONFDIR",
+    "IPYTHONDIR",
+    "MPLCONFIGDIR",
     ".*_PAGER",
     ".*_EDITOR",
     "TERMINFO.*",
@@ -69,6 +116,14 @@ const MORE_GUARDED = new RegExp(
     "ZDOTDIR",
     "FPATH",
     "HIST.*",
+    // where sqlite3, psql, mysql, gdb … write the human's history (like HISTFILE)
+    ".*HIST(ORY|FILE)",
+    // the python gcloud runs with, valgrind's tools, the rustdoc `cargo doc` runs, pytest's
+    // added options and plugins (`-c FILE -p MODULE` loads the agent's module)
+    "CLOUDSDK_.*",
+    "VALGRIND_.*",
+    "RUSTDOC.*",
+    "PYTEST_.*",
     "MAIL(PATH|CHECK)?",
     "OPENSSL_.*",
     "LUA_.*",
@@ -111,6 +166,9 @@ const MORE_GUARDED = new RegExp(
     "XAUTHORITY",
     "DBUS_SESSION_BUS_ADDRESS",
     "ZIPOPT",
+    // xz's default options (`--files=LIST` compresses, and removes, the files LIST names)
+    "XZ_OPT",
+    "XZ_DEFAULTS",
     "UNZIP(OPT)?",
     "ZIPINFO(OPT)?",
     "TEMP",

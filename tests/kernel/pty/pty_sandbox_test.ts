@@ -30,7 +30,8 @@ async function withProject(
 function sandboxing(proj: string): Sandboxing {
   const view = sandboxView({ read: [`${proj}/**`], write: [`${proj}/**`] }, undefined, []);
   if (HOST_SANDBOX.tier !== "B") throw new Error("no sandbox");
-  return { bwrap: HOST_SANDBOX.bwrap, prlimit: HOST_SANDBOX.prlimit, view, net: null, tmpfs: null };
+  const { bwrap, prlimit } = HOST_SANDBOX;
+  return { principal: "agent:a", bwrap, prlimit, view, net: null, tmpfs: null };
 }
 
 hostTest(

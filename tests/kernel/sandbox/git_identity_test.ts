@@ -117,7 +117,16 @@ hostTest(
       );
       const host = HOST_SANDBOX as { bwrap: string; prlimit: string };
       const [cmd, ...args] = sandboxCommand(
-        { ...host, view, cwd: `${dir}/work`, scratch: null, net: null, proxy: null, tmpfs: null },
+        {
+          ...host,
+          principal: "agent:a",
+          view,
+          cwd: `${dir}/work`,
+          scratch: null,
+          net: null,
+          proxy: null,
+          tmpfs: null,
+        },
         ["/bin/bash", "--norc", "-c", `git config --global user.name; touch ${home}/x`],
       );
       const r = await new Deno.Command(cmd, {

@@ -66,6 +66,7 @@ async function confined(
   cwd = l.proj,
 ): Promise<{ code: number; out: string; err: string }> {
   const c: Confinement = {
+    principal: "agent:a",
     bwrap: bwrap(),
     prlimit: prlimit(),
     view: sandboxView(grants, l.home, [l.state]),
@@ -184,6 +185,7 @@ hostTest(
 hostTest("a signal to bwrap's process group stops every process inside", NEEDS_TIER_B, async () => {
   await withLayout(async (l) => {
     const c: Confinement = {
+      principal: "agent:a",
       bwrap: bwrap(),
       prlimit: prlimit(),
       view: sandboxView(AGENT, l.home, []),

@@ -50,6 +50,7 @@ hostTest(
       const [cmd, ...args] = sandboxCommand(
         {
           ...host,
+          principal: "agent:a",
           view,
           cwd: dir,
           scratch: null,

@@ -269,6 +269,181 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's MAKE, RM and OUTPUT_OPTION (make's built-in variables, which the environment overrides: `make`, `make clean` and an implicit compile ran its program), CONFIG_SITE (./configure sources it), MANLESS (`man ls` in the human's PTY ran its `+!` command in less) and the like never reach the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${proj}/pwned`;
+      const evil = `${proj}/evil`;
+      // the human's own project, which the agent can neither read nor write
+      const mine = `${box.dir}/home/mine`;
+      await Deno.mkdir(`${mine}/sub`, { recursive: true });
+      await Deno.writeTextFile(
+        `${mine}/Makefile`,
+        "all:\n\t$(MAKE) -C sub\nclean:\n\t$(RM) x.o\n",
+      );
+      await Deno.writeTextFile(`${mine}/sub/Makefile`, "all:\n\t@echo sub\n");
+      await Deno.writeTextFile(`${mine}/x.c`, "int x;\n");
+      // what an autoconf-made configure does with CONFIG_SITE
+      await Deno.writeTextFile(
+        `${mine}/configure`,
+        'for f in "${CONFIG_SITE:-/nonexistent}"; do test -r "$f" && . "$f"; done\necho configured\n',
+      );
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `printf '#!/bin/sh\\necho "$1" >> ${pwned}\\n' > evil && chmod +x evil`,
+          `printf '${evil} configure\\n' > site.sh`,
+          `export MAKE='${evil} make' RM='${evil} rm' OUTPUT_OPTION='-o $@; ${evil} cc'`,
+          `export CONFIG_SITE=${proj}/site.sh CONFIG_SHELL=${evil}`,
+          `export MANLESS=$'x$+!${evil} man\\n' SYSTEMD_LESS=$'FRSXMK+!${evil} systemctl\\n'`,
+          "export SYSTEMD_PAGERSECURE=0 PARALLEL=\"--rpl '{} qx(evil)'\"",
+          `export PGSYSCONFDIR=${proj} IPYTHONDIR=${proj} MPLCONFIGDIR=${proj}`,
+          `export SQLITE_HISTORY=${proj}/h PSQL_HISTORY=${proj}/h MYSQL_HISTFILE=${proj}/h`,
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          `(cd ${mine} && make -s && make -s clean && make -s x.o && sh configure)`,
+          "for v in MAKE RM OUTPUT_OPTION CONFIG_SITE CONFIG_SHELL MANLESS SYSTEMD_LESS \\",
+          "  SYSTEMD_PAGERSECURE PARALLEL PGSYSCONFDIR IPYTHONDIR MPLCONFIGDIR SQLITE_HISTORY \\",
+          '  PSQL_HISTORY MYSQL_HISTFILE; do [ -z "${!v+x}" ] || echo "$v reached the human"; done',
+        ].join("\n"),
+      );
+      if (exists("/usr/share/man/man1/ls.1.gz")) {
+        const man = await human.request("pty.open", {
+          cmd: "man",
+          args: ["ls"],
+          env: { PAGER: "less", MANPAGER: "less" },
+        }) as Rec;
+        let screen = "";
+        for (let i = 0; i < 100 && !/\bls\b/.test(screen); i++) {
+          await delay(100);
+          screen = ((await human.request("pty.read", { pty_id: man.pty_id }) as Rec)
+            .screen as string[]).join("\n");
+        }
+        await delay(500);
+        await human.request("pty.close", { pty_id: man.pty_id });
+      }
+      const ran = exists(pwned) ? await Deno.readTextFile(pwned) : "";
+      assert.equal(ran, "", `the agent's program ran as the human:\n${seen}`);
+      assert.equal(seen, "sub\nconfigured\n");
+      assert.equal(await out(a, 'echo "$MAKE"'), `${evil} make\n`, "the agent keeps its own");
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent's DEPENDENCIES_OUTPUT (the human's gcc appended the agent's command to the human's ~/.bashrc) and MANROFFOPT (`man ls` loaded the agent's groff macros, unsafe, and ran their command) never reach the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${proj}/pwned`;
+      const rc = `${box.dir}/home/.bashrc`;
+      await Deno.writeTextFile(rc, "# the human's\n");
+      const mine = `${box.dir}/home/mine`;
+      await Deno.mkdir(mine);
+      await Deno.writeTextFile(`${mine}/x.c`, "int x;\n");
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `export DEPENDENCIES_OUTPUT='${rc} touch ${pwned};#' SUNPRO_DEPENDENCIES='${rc} x'`,
+          `mkdir -p tmac && printf '.sy echo man >> ${pwned}\\n' > tmac/evil.tmac`,
+          `export MANROFFOPT='-U -M${proj}/tmac -mevil' MAN_DISABLE_SECCOMP=1`,
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          `(cd ${mine} && cc -c x.c -o x.o)`,
+          // a width other than the cached pages' 80 columns, as most terminals have
+          "[ ! -e /usr/share/man/man1/ls.1.gz ] || MANWIDTH=100 MANPAGER=cat man ls >/dev/null",
+          'echo "${DEPENDENCIES_OUTPUT-unset} ${MANROFFOPT-unset} ${MAN_DISABLE_SECCOMP-unset}"',
+        ].join("\n"),
+      );
+      assert.equal(await Deno.readTextFile(rc), "# the human's\n", "the human's gcc wrote there");
+      assert.equal(exists(pwned), false, `the agent's macros ran as the human:\n${seen}`);
+      assert.equal(seen, "unset unset unset\n");
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent's XZ_OPT and XZ_DEFAULTS never reach the human: with `--files=LIST` the human's `xz` (and `tar -J`) also compressed and removed the files the agent listed, outside its grants",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const victim = `${box.dir}/home/keep`;
+      await Deno.writeTextFile(victim, "the human's\n");
+      const a = await w.agent("agent:a");
+      await out(a, `printf '${victim}\\n' > list && export XZ_OPT=--files=${proj}/list`);
+      await out(a, "export XZ_DEFAULTS=-T1");
+      const seen = await out(
+        human,
+        'echo x > f && xz f && echo "${XZ_OPT-unset} ${XZ_DEFAULTS-unset}"',
+      );
+      assert.equal(exists(`${victim}.xz`), false, "the human's xz compressed the agent's list");
+      assert.equal(await Deno.readTextFile(victim), "the human's\n");
+      assert.equal(seen, "unset unset\n");
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent's CLOUDSDK_PYTHON (`gcloud`), VALGRIND_LIB (`valgrind`), RUSTDOC (`cargo doc`), PYTEST_ADDOPTS (`pytest`) and GDBHISTFILE never reach the human: each ran the agent's program where installed",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `printf '#!/bin/sh\\necho "$0" >> ${pwned}\\n' > evil && chmod +x evil`,
+          "mkdir -p vg && cp evil vg/memcheck-amd64-linux",
+          `printf 'open("${pwned}", "a").write("pytest")\\n' > plug.py`,
+          `printf '[pytest]\\npythonpath = ${proj}\\n' > pytest.ini`,
+          `export CLOUDSDK_PYTHON=${proj}/evil VALGRIND_LIB=${proj}/vg RUSTDOC=${proj}/evil`,
+          `export PYTEST_ADDOPTS='-c ${proj}/pytest.ini -p plug' GDBHISTFILE=${proj}/h`,
+        ].join("\n"),
+      );
+      const mine = `${box.dir}/home/mine`;
+      await Deno.mkdir(`${mine}/src`, { recursive: true });
+      await Deno.writeTextFile(
+        `${mine}/Cargo.toml`,
+        '[package]\nname = "mine"\nversion = "0.1.0"\nedition = "2021"\n',
+      );
+      await Deno.writeTextFile(`${mine}/src/lib.rs`, "");
+      await Deno.writeTextFile(`${mine}/test_a.py`, "def test_a():\n    pass\n");
+      const seen = await out(
+        human,
+        [
+          `cd ${mine}`,
+          "! command -v gcloud >/dev/null || gcloud --version >/dev/null 2>&1",
+          "! command -v valgrind >/dev/null || valgrind true >/dev/null 2>&1",
+          "! command -v cargo >/dev/null || cargo doc --offline -q >/dev/null 2>&1",
+          "! command -v pytest >/dev/null || pytest -q -p no:cacheprovider >/dev/null 2>&1",
+          "cd - >/dev/null",
+          "for v in CLOUDSDK_PYTHON VALGRIND_LIB RUSTDOC PYTEST_ADDOPTS GDBHISTFILE; do",
+          '  [ -z "${!v+x}" ] || echo "$v reached the human"',
+          "done",
+        ].join("\n"),
+      );
+      const ran = exists(pwned) ? await Deno.readTextFile(pwned) : "";
+      assert.equal(ran, "", `the agent's program ran as the human:\n${seen}`);
+      assert.equal(seen, "");
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 an agent's OSH_CUSTOM, ZSH_CUSTOM, ASDF_DATA_DIR, NVM_DIR, SHOAL_SOCKET and the like (what the human's shell frameworks and version managers source or put first on PATH, and shoal's own CLI reads) never reach the human: its interactive bash PTY, whose ~/.bashrc loads oh-my-bash, ran the agent's file as the human",
   NEEDS_TIER_B,
   async () => {
@@ -360,6 +535,24 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's FUNCNEST (shared, as a plain variable) does not stop the human's execs from persisting their state: at 1 the kernel's own state dump failed in every exec of the session, so the human's cd and export were lost",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const a = await w.agent("agent:a");
+      // its own dump would fail too: it writes the one the kernel reads first
+      await out(
+        a,
+        `exec 7<>"$__shoal_dir/state"; printf 'C\\0%s\\0D\\0declare -- FUNCNEST="1"\\0F\\0\\0A\\0\\0Z\\0' "$PWD" >&7`,
+      );
+      await out(human, "mkdir -p sub && cd sub && export HUMAN_NOTE=kept");
+      assert.equal(await out(human, 'echo "$PWD $HUMAN_NOTE"'), `${proj}/sub kept\n`);
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 a cwd an agent's exec could not have ended in (a forged dump naming HOME, a symlink out of the project) is not where the human's next exec runs",
   NEEDS_TIER_B,
   async () => {
@@ -393,6 +586,42 @@ Deno.test({
     });
   },
 });
+
+hostTest(
+  "P-SBX-7 an agent cannot reach another agent's run in the session, even one confined exactly alike: it neither sees its processes nor writes its state dump (which set the other's PATH, so the other agent's next `ls` ran the first one's program)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER, "agent:b": CODER }, {}, async (w) => {
+      const { proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      const b = await w.agent("agent:b");
+      await out(a, `mkdir -p bin && printf '#!/bin/sh\\necho ran >> ${pwned}\\n' > bin/ls`);
+      await out(a, "chmod +x bin/ls");
+      // b's run, going on while a acts
+      const task = await exec(b, "sleep 3; echo b-done", { async: true });
+      await delay(500);
+      const listing = `declare -x PATH="${proj}/bin:/usr/bin:/bin"`;
+      const seen = await out(
+        a,
+        [
+          "pgrep -x sleep >/dev/null && echo sees-sleep",
+          "for f in /dev/shoal/*/state; do",
+          '  [ "$f" = "$__shoal_dir/state" ] && continue',
+          `  { printf 'C\\0%s\\0D\\0${listing}\\0F\\0\\0A\\0\\0Z\\0' "$PWD" 1<>"$f"; } 2>/dev/null &&`,
+          '    echo "wrote $f"',
+          "done; true",
+        ].join("\n"),
+      );
+      const awaited = await b.request("task.await", { task: task.task, timeout_ms: 30000 }) as Rec;
+      assert.equal(awaited.state, "completed");
+      await out(b, "ls >/dev/null");
+      assert.equal(exists(pwned), false, `agent a's program ran in agent b's exec:\n${seen}`);
+      // what it wrote, if anything, was its own next bash's (a warm shell of its sandbox)
+      assert.doesNotMatch(seen, /sees-sleep/, "agent a sees agent b's processes");
+    });
+  },
+);
 
 hostTest(
   "P-SBX-7 a warm shell spawned in one agent's environment never serves another agent, even one confined exactly alike",
