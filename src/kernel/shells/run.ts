@@ -141,25 +141,38 @@ const DUMP_READ = 16 * 1024;
 const DUMP_READ_DELAY_MS = 20;
 
 /**
- * The bytes of `stream` up to its end, or up to `stop`, read into one buffer (BYOB): a default
- * reader of a byte stream allocates 64 KiB per read, garbage of every sandboxed run's dump.
+ * The most bytes of a state dump kept: a process inside the sandbox can write its run's dump FIFO
+ * too, and all it wrote was held in the kernel's memory (1000 MB of zeros took it past 6 GB). Far
+ * more than any state a session restores at every exec.
  */
-async function readAll(stream: ReadableStream<Uint8Array>, stop: AbortSignal): Promise<Uint8Array> {
+const DUMP_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * The bytes of `stream` up to its end, or up to `stop`, read into one buffer (BYOB): a default
+ * reader of a byte stream allocates 64 KiB per read, garbage of every sandboxed run's dump. Null
+ * past {@link DUMP_LIMIT}: the rest is read and dropped, so that the writer is not left blocked.
+ */
+async function readAll(
+  stream: ReadableStream<Uint8Array>,
+  stop: AbortSignal,
+): Promise<Uint8Array | null> {
   const reader = stream.getReader({ mode: "byob" });
   stop.addEventListener("abort", () => reader.cancel().catch(() => {}), { once: true });
   const chunks: Uint8Array[] = [];
+  let size = 0;
   let buffer = new Uint8Array(DUMP_READ);
   try {
     while (true) {
       const { done, value } = await reader.read(buffer);
       if (done || value === undefined) break;
-      chunks.push(value.slice());
+      size += value.length;
+      if (size <= DUMP_LIMIT) chunks.push(value.slice());
       buffer = new Uint8Array(value.buffer);
     }
   } catch {
     // failed: what was read is all there is
   }
-  return concatBytes(chunks);
+  return size > DUMP_LIMIT ? null : concatBytes(chunks);
 }
 
 /**
@@ -261,7 +274,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   // an abort costs 0.09 ms (it makes a DOMException): only pumps still reading need it
   if (!drained) stop.abort();
   await pumps;
-  // a dump that does not end (a process inside holds the FIFO open) is lost
+  // a dump that does not end (a process inside holds the FIFO open), or past DUMP_LIMIT, is lost
   const dumped = dump === null ? null : await within(dump, PIPE_LINGER_MS);
   if (dump !== null && dumped === null) giveUp.abort();
   let final: ShellState | null = null;

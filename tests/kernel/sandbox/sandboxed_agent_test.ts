@@ -1249,3 +1249,26 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "K-BASH-6 a sandboxed exec that writes 300 MB into its own state dump FIFO ends with its state unchanged, and the kernel does not keep what it wrote (1000 MB took it past 6 GB)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const peak = () => {
+        const status = Deno.readTextFileSync(`/proc/${w.k.child.pid}/status`);
+        return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+      };
+      const before = peak();
+      const outcome = await run(
+        agent,
+        'export KEPT=no; head -c 300M /dev/zero > "$__shoal_dir/state"; echo "head=$?"',
+      );
+      assert.equal(text(outcome.out), "head=0\n");
+      const grown = peak() - before;
+      assert.ok(grown < 150 * 1024 * 1024, `the kernel grew by ${grown} bytes`);
+      assert.equal(text((await run(agent, 'echo "${KEPT-unset}"')).out), "unset\n");
+    });
+  },
+);
