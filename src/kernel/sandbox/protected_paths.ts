@@ -6,7 +6,7 @@
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
 import { readSmallFile } from "../bash/small_file.ts";
-import { gitSettings, userConfigFiles } from "./git_config.ts";
+import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 import { mayCreateIn } from "./may_create.ts";
 
@@ -358,8 +358,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
   };
   const names = [...PROTECTED_FILES, ...PROTECTED_DIRS].filter((name) => !lifted.includes(name));
-  // read once per view, not once per repository
-  const user = gitSettings(userConfigFiles((name) => Deno.env.get(name)));
+  // read once per view, not once per repository, and only when a view has one: reading the
+  // user's config files took a quarter of a view's time in a project without any (issue 34)
+  let userSettings: GitSettings | undefined;
+  const user = () => userSettings ??= gitSettings(userConfigFiles((name) => Deno.env.get(name)));
   const gitParts = PROTECTED_GIT_PARTS.filter((part) => !lifted.includes(part))
     .map((part) => part.slice(".git/".length));
   /**
@@ -474,8 +476,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       ...(own ? [`${gitDir}/config.worktree`] : []),
     ]);
     // git reads the user's config first: the repository's own setting wins
-    const hooksPath = repository.hooksPath ?? user.hooksPath;
-    const includes = [...user.includes, ...repository.includes];
+    const hooksPath = repository.hooksPath ?? user().hooksPath;
+    const includes = [...user().includes, ...repository.includes];
     // a file the config includes is config too: read-only, held by an empty file when absent
     for (const at of gitParts.includes("config") ? includes : []) protectIncluded(at);
     // where git finds it: a symlink on the way (an agent's `link` to HOME) leads elsewhere, and
