@@ -9,6 +9,7 @@ import { readSmallFile } from "../bash/small_file.ts";
 import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 import { mayCreateIn } from "./may_create.ts";
+import { DirChanges } from "./dir_changes.ts";
 
 /** Directory levels below a write root searched for protected names that exist at exec start. */
 export const SCAN_DEPTH = 5;
@@ -227,6 +228,8 @@ interface DirRead {
   stamp: string;
   /** Whether the stamp tells every later change: the directory had not changed for {@link RACY_MS}. */
   settled: boolean;
+  /** The token of the watch placed before the read ({@link DirChanges.watch}), or null: stamped. */
+  token: number | null;
   /** How many entries it had (at most {@link SCAN_ENTRY_LIMIT}: no more are read). */
   count: number;
   /** Whether that was all of them. */
@@ -250,6 +253,9 @@ const lastReads = new Map<string, Map<string, DirRead>>();
  */
 const foundBefore = new Map<string, Set<string>>();
 
+/** The inotify instance that tells which scanned directories changed, or null: each is stat'ed. */
+const changes = DirChanges.open();
+
 /** The stamp of directory `info`, or null when it has no change time. */
 function stampOf(info: Deno.FileInfo): string | null {
   if (info.ctime === null || info.mtime === null) return null;
@@ -258,10 +264,16 @@ function stampOf(info: Deno.FileInfo): string | null {
 
 /**
  * The listing of `dir` as a scan needs it, or null when it cannot be read: the last scan's when
- * the directory has its stamp of then and had settled before it was read (an entry added,
- * removed or renamed since changes the stamp), else read now.
+ * the watch placed before it was read has seen no change since ({@link changes}: no stat), or,
+ * where the directory cannot be watched, when it has its stamp of then and had settled before it
+ * was read (an entry added, removed or renamed since changes the stamp); else read now.
  */
 function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead | null {
+  const known = last.get(dir);
+  if (known?.token != null && changes!.unchanged(dir, known.token)) return known;
+  // before the read: a change after it is an event
+  const token = changes?.watch(dir) ?? null;
+  if (token !== null) return readListing(dir, null, token);
   let info: Deno.FileInfo;
   try {
     info = Deno.statSync(dir);
@@ -269,8 +281,20 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
     return null;
   }
   const stamp = stampOf(info);
-  const known = last.get(dir);
   if (known !== undefined && known.settled && stamp !== null && known.stamp === stamp) return known;
+  return readListing(dir, info, null);
+}
+
+/**
+ * The listing of `dir` read now, with the stamp of `info` (its stat before the read), or with the
+ * `token` of its watch ({@link changes}) instead.
+ */
+function readListing(
+  dir: string,
+  info: Deno.FileInfo | null,
+  token: number | null,
+): DirRead | null {
+  const stamp = info === null ? null : stampOf(info);
   const readAt = Date.now();
   // A directory of millions of entries (an agent's) read whole took the kernel seconds and
   // hundreds of MiB at every exec: no scan reads past the limit anyway.
@@ -281,7 +305,8 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
     name === ".git" || PROTECTED_FILES.includes(name) || PROTECTED_DIRS.includes(name);
   return {
     stamp: stamp ?? "",
-    settled: stamp !== null && info.ctime!.getTime() < readAt - RACY_MS,
+    settled: stamp !== null && info!.ctime!.getTime() < readAt - RACY_MS,
+    token,
     count: entries.length,
     complete,
     found: entries.filter((e) => protectedName(e.name)).map((e) => e.name),
@@ -527,6 +552,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       protect(root, path, absent || info!.isDirectory, absent);
     }
   };
+  changes?.collect();
   for (const root of roots) {
     if (root === "/") continue; // a writable / is no project: nothing there is protected
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
@@ -573,6 +599,11 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     foundBefore.set(root, found);
     lastReads.set(root, reads);
+    // what this scan no longer reads is watched no longer, unless another root's scan reads it
+    changes?.forget(
+      [...last.keys()].filter((dir) => !reads.has(dir)),
+      (dir) => [...lastReads.values()].some((other) => other.has(dir)),
+    );
   }
   const sorted = <T>(list: T[], key: (t: T) => string) =>
     list.sort((a, b) => (key(a) < key(b) ? -1 : 1));
