@@ -264,16 +264,24 @@ function stampOf(info: Deno.FileInfo): string | null {
 
 /**
  * The listing of `dir` as a scan needs it, or null when it cannot be read: the last scan's when
- * the watch placed before it was read has seen no change since ({@link changes}: no stat), or,
- * where the directory cannot be watched, when it has its stamp of then and had settled before it
- * was read (an entry added, removed or renamed since changes the stamp); else read now.
+ * the watch placed before it was read has seen no change since ({@link changes}), or, where the
+ * directory cannot be watched, when it has its stamp of then and had settled before it was read
+ * (an entry added, removed or renamed since changes the stamp); else read now. A watch follows
+ * its directory, not its path: unless `samePath` (its parent's listing was reused, so the name
+ * in it still names what it named), the path is watched again first, and another watch than
+ * before means another directory (an ancestor renamed away and made again).
  */
-function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead | null {
+function readScanned(
+  dir: string,
+  last: ReadonlyMap<string, DirRead>,
+  samePath: boolean,
+): DirRead | null {
   const known = last.get(dir);
-  if (known?.token != null && changes!.unchanged(dir, known.token)) return known;
+  const holds = () => known?.token != null && changes!.unchanged(dir, known.token);
+  if (samePath && holds()) return known!;
   // before the read: a change after it is an event
   const token = changes?.watch(dir) ?? null;
-  if (token !== null) return readListing(dir, null, token);
+  if (token !== null) return holds() ? known! : readListing(dir, null, token);
   let info: Deno.FileInfo;
   try {
     info = Deno.statSync(dir);
@@ -558,7 +566,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
     const reads = new Map<string, DirRead>();
     const found = new Set<string>();
-    const top = readScanned(root, last);
+    // a root's path may name another directory now (an ancestor renamed): watched again
+    const top = readScanned(root, last, false);
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
       const there = top === null || !top.complete || top.found.includes(name);
@@ -566,12 +575,16 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     let level = [root];
     let seen = 0;
+    /** The directories whose listing of the last scan was reused. */
+    const reused = new Set<string>();
     for (let depth = 1; depth <= SCAN_DEPTH && level.length > 0; depth++) {
       const next: string[] = [];
       for (const dir of level) {
         if (seen >= SCAN_ENTRY_LIMIT) break;
-        const read = dir === root ? top : readScanned(dir, last);
+        const parent = dir.slice(0, dir.lastIndexOf("/"));
+        const read = dir === root ? top : readScanned(dir, last, reused.has(parent));
         if (read === null) continue; // unreadable or gone
+        if (read === last.get(dir)) reused.add(dir);
         reads.set(dir, read);
         seen += read.count;
         for (const name of read.found) {

@@ -508,3 +508,30 @@ Deno.test("in a project of more directories than the scan watches, a protected n
     assert.deepEqual(existing(), dirs.map((d) => `${d}/.envrc`).sort());
   });
 });
+
+Deno.test("a directory whose parent was renamed away and made again under its name is read anew: its watch is on the one moved away, which tells nothing of the rename (P-SBX-6)", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/a/b`, { recursive: true });
+    const existing = () => protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(existing(), []);
+    await Deno.rename(`${root}/a`, `${root}/z`);
+    await Deno.mkdir(`${root}/a/b`, { recursive: true });
+    await Deno.writeTextFile(`${root}/a/b/.envrc`, "");
+    assert.deepEqual(existing(), [`${root}/a/b/.envrc`]);
+  });
+});
+
+Deno.test("a write root whose parent was renamed away and made again is read anew: a repository cloned in its place has its hooks and config protected (P-SBX-6)", async () => {
+  await withTempDir(async (dir) => {
+    const parent = await Deno.realPath(dir);
+    const root = `${parent}/p/proj`;
+    await Deno.mkdir(`${root}/src`, { recursive: true });
+    const existing = () => protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(existing(), []);
+    await Deno.rename(`${parent}/p`, `${parent}/old`);
+    await Deno.mkdir(`${root}/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/.git/config`, "");
+    assert.deepEqual(existing(), [`${root}/.git/config`, `${root}/.git/hooks`]);
+  });
+});
