@@ -6,11 +6,14 @@
  * A watch is placed before the listing is read, so an entry made, removed or renamed after that
  * read is an event, and so is the directory's own rename or removal; a change of the kernel's
  * mount table (a mount over a directory, which no event tells) counts as a change of every one.
+ * Only a file system every change of which passes through this machine's kernel tells them all: a
+ * directory on one changed from elsewhere too (NFS, SMB, WSL's Windows drives, FUSE) takes no watch.
  * Where inotify is missing (macOS) or a watch cannot be placed (the user's watch limit), the scan
  * stats the directory as before.
  */
 import { C_FACTS, openCLibrary } from "../bash/c_library.ts";
 import { closeFd, cString, eventsNow, openReadNonBlocking, readFd } from "../bash/fd_calls.ts";
+import { type Mount, mountOf, mountTable } from "./mount_table.ts";
 
 const symbols = {
   inotify_init1: { parameters: ["i32"], result: "i32" },
@@ -28,6 +31,24 @@ const OVERFLOW = 0x4000;
 const IGNORED = 0x8000;
 /** The poll() event of an open mount table whose namespace's mounts changed (Linux). */
 const POLLPRI = 0x2;
+
+/** The types of file system whose directories are watched: local disks' and memory's. */
+const WATCHED_TYPES = new Set([
+  "ext2",
+  "ext3",
+  "ext4",
+  "xfs",
+  "btrfs",
+  "f2fs",
+  "zfs",
+  "bcachefs",
+  "jfs",
+  "reiserfs",
+  "nilfs2",
+  "tmpfs",
+  "ramfs",
+  "overlay",
+]);
 
 /**
  * Most watches held: the user's editors and build tools share the per-user limit (8,192 on many
@@ -52,6 +73,8 @@ export class DirChanges {
   #changed = new Map<string, number>();
   /** When every directory last counted as changed (lost events, the mount table changed). */
   #all = 0;
+  /** The kernel's mounts, read again after each change. */
+  #mounts: Mount[];
   /** A counter that orders changes and tokens. */
   #seq = 0;
   #buffer = new Uint8Array(QUEUE_READ);
@@ -61,7 +84,9 @@ export class DirChanges {
     private readonly fd: number,
     /** The kernel's mount table, open (POLLPRI after a mount or unmount). */
     private readonly mounts: number,
-  ) {}
+  ) {
+    this.#mounts = mountTable("self");
+  }
 
   /** A new instance, or null where inotify is not available (not Linux, no FFI, no fd left). */
   static open(): DirChanges | null {
@@ -84,7 +109,10 @@ export class DirChanges {
    * starts.
    */
   collect(): void {
-    if (eventsNow(this.mounts, POLLPRI) !== 0) this.#all = ++this.#seq;
+    if (eventsNow(this.mounts, POLLPRI) !== 0) {
+      this.#all = ++this.#seq;
+      this.#mounts = mountTable("self");
+    }
     for (;;) {
       const n = readFd(this.fd, this.#buffer);
       if (n <= 0) return; // EAGAIN: nothing more
@@ -116,16 +144,15 @@ export class DirChanges {
   /**
    * Watches `dir` (the directory its path names now) from now on: call it right before its
    * listing is read. Its token for {@link unchanged}, or null when it cannot be watched (not a
-   * directory, the watch limit reached).
+   * directory, on a file system changed from elsewhere too, the watch limit reached).
    */
   watch(dir: string): number | null {
     const had = this.#watches.get(dir);
     if (had === undefined && this.#watches.size >= WATCH_LIMIT) return null;
-    const wd = this.lib.symbols.inotify_add_watch(
-      this.fd,
-      cString(dir),
-      ENTRY_EVENTS | ONLY_THIS_DIR,
-    );
+    const type = mountOf(this.#mounts, dir)?.type ?? "";
+    const wd = WATCHED_TYPES.has(type)
+      ? this.lib.symbols.inotify_add_watch(this.fd, cString(dir), ENTRY_EVENTS | ONLY_THIS_DIR)
+      : -1;
     if (had !== undefined && had !== wd) this.#drop(dir, had);
     if (wd < 0) return null;
     if (had !== wd) {

@@ -130,3 +130,21 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "a directory on a file system not known to tell every change by inotify (here /proc, whose listings change without any event) takes no watch: the scan stats it",
+  ignore: !linux,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const changes = open();
+      assert.equal(changes.watch("/proc/sys"), null);
+      assert.equal(changes.watch("/proc/self/fd"), null);
+      assert.notEqual(
+        changes.watch(await Deno.realPath(dir)),
+        null,
+        "the temporary directory's disk is watched",
+      );
+    });
+  },
+});
