@@ -6,6 +6,7 @@
  */
 
 import { closeFd, eventsNow, openReadNonBlocking } from "../bash/fd_calls.ts";
+import { mountTable } from "./mount_table.ts";
 
 /** How often, and how many times at most, an ending sandbox's init is looked at until it is gone. */
 const END_POLL_MS = 10;
@@ -97,14 +98,9 @@ export class ProtectionWatch {
   }
 }
 
-/** The mount points of the mount namespace process `pid` is in (/proc/PID/mountinfo field 5). */
+/** The mount points of the mount namespace process `pid` is in. */
 export function mountPoints(pid: number): Set<string> {
-  const unescape = (field: string) =>
-    field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
-  return new Set(
-    Deno.readTextFileSync(`/proc/${pid}/mountinfo`).split("\n")
-      .map((line) => unescape(line.split(" ")[4] ?? "")),
-  );
+  return new Set(mountTable(pid).map((mount) => mount.point));
 }
 
 /** Whether process `pid` has exited (a zombie or gone). */

@@ -6,9 +6,10 @@
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
 import { readSmallFile } from "../bash/small_file.ts";
-import { gitSettings, userConfigFiles } from "./git_config.ts";
+import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 import { mayCreateIn } from "./may_create.ts";
+import { DirChanges } from "./dir_changes.ts";
 
 /** Directory levels below a write root searched for protected names that exist at exec start. */
 export const SCAN_DEPTH = 5;
@@ -227,6 +228,8 @@ interface DirRead {
   stamp: string;
   /** Whether the stamp tells every later change: the directory had not changed for {@link RACY_MS}. */
   settled: boolean;
+  /** The token of the watch placed before the read ({@link DirChanges.watch}), or null: stamped. */
+  token: number | null;
   /** How many entries it had (at most {@link SCAN_ENTRY_LIMIT}: no more are read). */
   count: number;
   /** Whether that was all of them. */
@@ -250,6 +253,9 @@ const lastReads = new Map<string, Map<string, DirRead>>();
  */
 const foundBefore = new Map<string, Set<string>>();
 
+/** The inotify instance that tells which scanned directories changed, or null: each is stat'ed. */
+const changes = DirChanges.open();
+
 /** The stamp of directory `info`, or null when it has no change time. */
 function stampOf(info: Deno.FileInfo): string | null {
   if (info.ctime === null || info.mtime === null) return null;
@@ -258,10 +264,24 @@ function stampOf(info: Deno.FileInfo): string | null {
 
 /**
  * The listing of `dir` as a scan needs it, or null when it cannot be read: the last scan's when
- * the directory has its stamp of then and had settled before it was read (an entry added,
- * removed or renamed since changes the stamp), else read now.
+ * the watch placed before it was read has seen no change since ({@link changes}), or, where the
+ * directory cannot be watched, when it has its stamp of then and had settled before it was read
+ * (an entry added, removed or renamed since changes the stamp); else read now. A watch follows
+ * its directory, not its path: unless `samePath` (its parent's listing was reused, so the name
+ * in it still names what it named), the path is watched again first, and another watch than
+ * before means another directory (an ancestor renamed away and made again).
  */
-function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead | null {
+function readScanned(
+  dir: string,
+  last: ReadonlyMap<string, DirRead>,
+  samePath: boolean,
+): DirRead | null {
+  const known = last.get(dir);
+  const holds = () => known?.token != null && changes!.unchanged(dir, known.token);
+  if (samePath && holds()) return known!;
+  // before the read: a change after it is an event
+  const token = changes?.watch(dir) ?? null;
+  if (token !== null) return holds() ? known! : readListing(dir, null, token);
   let info: Deno.FileInfo;
   try {
     info = Deno.statSync(dir);
@@ -269,8 +289,20 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
     return null;
   }
   const stamp = stampOf(info);
-  const known = last.get(dir);
   if (known !== undefined && known.settled && stamp !== null && known.stamp === stamp) return known;
+  return readListing(dir, info, null);
+}
+
+/**
+ * The listing of `dir` read now, with the stamp of `info` (its stat before the read), or with the
+ * `token` of its watch ({@link changes}) instead.
+ */
+function readListing(
+  dir: string,
+  info: Deno.FileInfo | null,
+  token: number | null,
+): DirRead | null {
+  const stamp = info === null ? null : stampOf(info);
   const readAt = Date.now();
   // A directory of millions of entries (an agent's) read whole took the kernel seconds and
   // hundreds of MiB at every exec: no scan reads past the limit anyway.
@@ -281,7 +313,8 @@ function readScanned(dir: string, last: ReadonlyMap<string, DirRead>): DirRead |
     name === ".git" || PROTECTED_FILES.includes(name) || PROTECTED_DIRS.includes(name);
   return {
     stamp: stamp ?? "",
-    settled: stamp !== null && info.ctime!.getTime() < readAt - RACY_MS,
+    settled: stamp !== null && info!.ctime!.getTime() < readAt - RACY_MS,
+    token,
     count: entries.length,
     complete,
     found: entries.filter((e) => protectedName(e.name)).map((e) => e.name),
@@ -358,8 +391,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
   };
   const names = [...PROTECTED_FILES, ...PROTECTED_DIRS].filter((name) => !lifted.includes(name));
-  // read once per view, not once per repository
-  const user = gitSettings(userConfigFiles((name) => Deno.env.get(name)));
+  // read once per view, not once per repository, and only when a view has one: reading the
+  // user's config files took a quarter of a view's time in a project without any (issue 34)
+  let userSettings: GitSettings | undefined;
+  const user = () => userSettings ??= gitSettings(userConfigFiles((name) => Deno.env.get(name)));
   const gitParts = PROTECTED_GIT_PARTS.filter((part) => !lifted.includes(part))
     .map((part) => part.slice(".git/".length));
   /**
@@ -474,8 +509,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       ...(own ? [`${gitDir}/config.worktree`] : []),
     ]);
     // git reads the user's config first: the repository's own setting wins
-    const hooksPath = repository.hooksPath ?? user.hooksPath;
-    const includes = [...user.includes, ...repository.includes];
+    const hooksPath = repository.hooksPath ?? user().hooksPath;
+    const includes = [...user().includes, ...repository.includes];
     // a file the config includes is config too: read-only, held by an empty file when absent
     for (const at of gitParts.includes("config") ? includes : []) protectIncluded(at);
     // where git finds it: a symlink on the way (an agent's `link` to HOME) leads elsewhere, and
@@ -525,12 +560,14 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       protect(root, path, absent || info!.isDirectory, absent);
     }
   };
+  changes?.collect();
   for (const root of roots) {
     if (root === "/") continue; // a writable / is no project: nothing there is protected
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
     const reads = new Map<string, DirRead>();
     const found = new Set<string>();
-    const top = readScanned(root, last);
+    // a root's path may name another directory now (an ancestor renamed): watched again
+    const top = readScanned(root, last, false);
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
       const there = top === null || !top.complete || top.found.includes(name);
@@ -538,12 +575,16 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     let level = [root];
     let seen = 0;
+    /** The directories whose listing of the last scan was reused. */
+    const reused = new Set<string>();
     for (let depth = 1; depth <= SCAN_DEPTH && level.length > 0; depth++) {
       const next: string[] = [];
       for (const dir of level) {
         if (seen >= SCAN_ENTRY_LIMIT) break;
-        const read = dir === root ? top : readScanned(dir, last);
+        const parent = dir.slice(0, dir.lastIndexOf("/"));
+        const read = dir === root ? top : readScanned(dir, last, reused.has(parent));
         if (read === null) continue; // unreadable or gone
+        if (read === last.get(dir)) reused.add(dir);
         reads.set(dir, read);
         seen += read.count;
         for (const name of read.found) {
@@ -571,6 +612,11 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     foundBefore.set(root, found);
     lastReads.set(root, reads);
+    // what this scan no longer reads is watched no longer, unless another root's scan reads it
+    changes?.forget(
+      [...last.keys()].filter((dir) => !reads.has(dir)),
+      (dir) => [...lastReads.values()].some((other) => other.has(dir)),
+    );
   }
   const sorted = <T>(list: T[], key: (t: T) => string) =>
     list.sort((a, b) => (key(a) < key(b) ? -1 : 1));

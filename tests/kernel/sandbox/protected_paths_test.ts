@@ -9,6 +9,8 @@ import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { exists } from "../../_support/paths.ts";
 import { hostGit } from "../../_support/git.ts";
+import { mountTmpfs, unmount } from "../../_support/tmpfs.ts";
+import { WATCH_LIMIT } from "../../../src/kernel/sandbox/dir_changes.ts";
 
 Deno.test("below a root, existing protected names down to the scan depth are protected, their parents pinned; node_modules is not entered", async () => {
   await withTempDir(async (dir) => {
@@ -458,5 +460,78 @@ Deno.test("a directory placeholder has the mode of any new directory, so your ow
     } finally {
       release();
     }
+  });
+});
+
+Deno.test("a directory replaced under its name since the last scan (renamed away, another made in its place, or a file system mounted over it) is read anew: the protected names in it are found", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/a/b/c`, { recursive: true });
+    // older than any window in which a directory's stamp could miss a change: its listing is reused
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const existing = () => protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(existing(), []);
+    await Deno.rename(`${root}/a/b`, `${root}/a/old`);
+    await Deno.mkdir(`${root}/a/b/c/.vscode`, { recursive: true });
+    await Deno.rename(`${root}/a/old/c`, `${root}/a/c`);
+    await Deno.writeTextFile(`${root}/a/c/.envrc`, "");
+    assert.deepEqual(existing(), [`${root}/a/b/c/.vscode`, `${root}/a/c/.envrc`]);
+    const mounted = mountTmpfs(`${root}/a/old`, "1m");
+    if (mounted !== null) {
+      console.log(`skipped the mount: ${mounted}`);
+      return;
+    }
+    try {
+      await Deno.writeTextFile(`${root}/a/old/.bashrc`, "");
+      assert.deepEqual(existing(), [
+        `${root}/a/b/c/.vscode`,
+        `${root}/a/c/.envrc`,
+        `${root}/a/old/.bashrc`,
+      ]);
+    } finally {
+      unmount(`${root}/a/old`);
+    }
+    assert.deepEqual(existing(), [`${root}/a/b/c/.vscode`, `${root}/a/c/.envrc`]);
+  });
+});
+
+Deno.test("in a project of more directories than the scan watches, a protected name made in any of them is found by the next scan", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    const dirs = Array.from({ length: WATCH_LIMIT + 20 }, (_, i) => `${root}/d${i}`);
+    for (const d of dirs) Deno.mkdirSync(d);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const existing = () => protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(existing(), []);
+    assert.deepEqual(existing(), [], "read again from the listings of the last scan");
+    for (const d of dirs) Deno.writeTextFileSync(`${d}/.envrc`, "");
+    assert.deepEqual(existing(), dirs.map((d) => `${d}/.envrc`).sort());
+  });
+});
+
+Deno.test("a directory whose parent was renamed away and made again under its name is read anew: its watch is on the one moved away, which tells nothing of the rename (P-SBX-6)", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/a/b`, { recursive: true });
+    const existing = () => protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(existing(), []);
+    await Deno.rename(`${root}/a`, `${root}/z`);
+    await Deno.mkdir(`${root}/a/b`, { recursive: true });
+    await Deno.writeTextFile(`${root}/a/b/.envrc`, "");
+    assert.deepEqual(existing(), [`${root}/a/b/.envrc`]);
+  });
+});
+
+Deno.test("a write root whose parent was renamed away and made again is read anew: a repository cloned in its place has its hooks and config protected (P-SBX-6)", async () => {
+  await withTempDir(async (dir) => {
+    const parent = await Deno.realPath(dir);
+    const root = `${parent}/p/proj`;
+    await Deno.mkdir(`${root}/src`, { recursive: true });
+    const existing = () => protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(existing(), []);
+    await Deno.rename(`${parent}/p`, `${parent}/old`);
+    await Deno.mkdir(`${root}/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/.git/config`, "");
+    assert.deepEqual(existing(), [`${root}/.git/config`, `${root}/.git/hooks`]);
   });
 });

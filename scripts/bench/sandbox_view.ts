@@ -1,0 +1,102 @@
+/**
+ * The view a sandboxed exec computes before it runs (issue 34), in process on the real modules:
+ * `runSandbox` and its `confinementKey` for an agent granted a project holding a copy of this
+ * repository's sources (some 50 directories, which the protection scan of P-SBX-6 walks), once
+ * the directories' listings are known, as at every exec but the first. Prints the mean time per
+ * view and the system calls one view makes (through strace, when installed).
+ */
+import { runSandbox, type SandboxSetting } from "../../src/kernel/policy/principal_sandbox.ts";
+import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
+import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
+import { confinementKey } from "../../src/kernel/sandbox/command.ts";
+
+/** Views timed (after as many warm-up views): 2000, or the `VIEWS` environment variable. */
+const VIEWS = Number(Deno.env.get("VIEWS") ?? 2000);
+
+const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "/bin/bash");
+if (host.tier !== "B") {
+  console.log("note: no usable bubblewrap on this host (tier D): nothing to measure");
+  Deno.exit(0);
+}
+const dir = await Deno.makeTempDir({ prefix: "shoal-sandbox-view-" });
+const home = `${dir}/home`;
+const proj = `${home}/proj`;
+await Deno.mkdir(proj, { recursive: true });
+await Deno.mkdir(`${dir}/state`);
+for (const part of ["src", "tests", "scripts"]) {
+  await new Deno.Command("cp", {
+    args: ["-r", new URL(`../../${part}`, import.meta.url).pathname, proj],
+  }).output();
+}
+const setting: SandboxSetting = { host, home, masked: [`${dir}/state`], gitIdentity: () => null };
+const policy = {
+  ...policyFor(defaultPolicy(), "uid:0", "uid:0")!,
+  fs_read: ["~/proj/**"],
+  fs_write: ["~/proj/**"],
+  fs_delete: [],
+  net_connect: [],
+  net_listen: [],
+  sandbox: true,
+  hermetic: false,
+};
+/** The repository's deno.json, for the child that strace follows. */
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
+const view = () => confinementKey(runSandbox(setting, policy, false, "agent:bench", proj));
+
+try {
+  if (Deno.args[0] === "--views") {
+    // the child strace follows: `n` views of settled directories
+    await settle();
+    for (let i = 0; i < Number(Deno.args[1]); i++) view();
+  } else await timeViews();
+} finally {
+  await Deno.remove(dir, { recursive: true });
+}
+
+/** Waits until the directories have settled: a listing read within 2 s of a change is read again. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 2100));
+}
+
+/** Prints the mean time of a view, and its system calls. */
+async function timeViews(): Promise<void> {
+  await settle();
+  for (let i = 0; i < VIEWS; i++) view();
+  const t0 = performance.now();
+  for (let i = 0; i < VIEWS; i++) view();
+  const us = (performance.now() - t0) / VIEWS * 1000;
+  console.log(`sandboxed exec's view of this repository's tree: ${us.toFixed(0)} us per view`);
+  console.log(`system calls per view: ${JSON.stringify(await syscallsPerView())}`);
+}
+
+/** The system calls of one view (the difference of 110 and 10 views, over 100), or {} without strace. */
+async function syscallsPerView(): Promise<Record<string, number>> {
+  const counts = async (views: number) => {
+    const file = `${dir}/strace-${views}`;
+    const args = ["-f", "-c", "-o", file, Deno.execPath(), "run", "-A", "--config", CONFIG];
+    try {
+      const run = await new Deno.Command("strace", {
+        args: [...args, new URL(import.meta.url).pathname, "--views", String(views)],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      if (!run.success) return null;
+    } catch {
+      return null;
+    }
+    const found = new Map<string, number>();
+    for (const line of (await Deno.readTextFile(file)).split("\n")) {
+      const f = line.trim().split(/\s+/);
+      if (f.length >= 5 && /^\d/.test(f[0]) && f.at(-1) !== "total") found.set(f.at(-1)!, +f[3]);
+    }
+    return found;
+  };
+  const [few, many] = [await counts(10), await counts(110)];
+  if (few === null || many === null) return {};
+  const out: Record<string, number> = {};
+  for (const [name, n] of many) {
+    const per = (n - (few.get(name) ?? 0)) / 100;
+    if (per >= 0.5) out[name] = Math.round(per * 10) / 10;
+  }
+  return out;
+}
