@@ -6,15 +6,14 @@
  * kernel's, or the launcher's clone of a spare) through its start and restore to that point. The
  * session environment is a minimal one, or the bench's own with `FULLENV=1` (locale and the rest).
  */
+import { benchAgent } from "./bench_agent.ts";
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
 import { type BashRun, runBash } from "../../src/kernel/shells/run.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import { WarmShell } from "../../src/kernel/shells/warm_shell.ts";
-import { runSandbox, type SandboxSetting } from "../../src/kernel/policy/principal_sandbox.ts";
-import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
+import { runSandbox } from "../../src/kernel/policy/principal_sandbox.ts";
 import { Residents } from "../../src/kernel/sandbox/residents.ts";
 import { NetProxy } from "../../src/kernel/net/proxy.ts";
-import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
 import { percentile } from "./percentile.ts";
 
 /** Timed rounds (after 5 warm-up rounds): 100, or the `ROUNDS` environment variable. */
@@ -24,27 +23,7 @@ const BASH = "/bin/bash";
 const SRC =
   'builtin read -r a b c < /proc/self/schedstat; builtin read -r s < /proc/self/stat; s=${s##*) }; builtin set -- $s; builtin echo "$a $8 ${10}"';
 const FULLENV = Deno.env.get("FULLENV") === "1";
-const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", BASH);
-if (host.tier !== "B") {
-  console.log("note: no usable bubblewrap on this host (tier D): nothing to measure");
-  Deno.exit(0);
-}
-const dir = await Deno.makeTempDir({ prefix: "shoal-bash-cpu-" });
-const home = `${dir}/home`;
-const proj = `${home}/proj`;
-await Deno.mkdir(proj, { recursive: true });
-await Deno.mkdir(`${dir}/state`);
-const setting: SandboxSetting = { host, home, masked: [`${dir}/state`], gitIdentity: () => null };
-const policy = {
-  ...policyFor(defaultPolicy(), "uid:0", "uid:0")!,
-  fs_read: ["~/proj/**"],
-  fs_write: ["~/proj/**"],
-  fs_delete: [],
-  net_connect: [],
-  net_listen: [],
-  sandbox: true,
-  hermetic: false,
-};
+const { host, dir, home, proj, setting, policy } = await benchAgent("shoal-bash-cpu-", BASH);
 const bashVariables = await bashOwnVariables(BASH);
 const scratch = new ScratchPool(dir);
 const residents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}), () => {});

@@ -15,17 +15,16 @@
  * it reaps (its spares, forked perl until each execs its bash, and the bash) or the kernel reaps.
  * `exec_latency.ts` measures the whole path over the socket.
  */
+import { benchAgent } from "./bench_agent.ts";
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
 import { type BashRun, runBash } from "../../src/kernel/shells/run.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import { WarmShell } from "../../src/kernel/shells/warm_shell.ts";
 import { confinementKey, sandboxCommand } from "../../src/kernel/sandbox/command.ts";
-import { runSandbox, type SandboxSetting } from "../../src/kernel/policy/principal_sandbox.ts";
-import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
+import { runSandbox } from "../../src/kernel/policy/principal_sandbox.ts";
 import { Residents } from "../../src/kernel/sandbox/residents.ts";
 import type { Resident } from "../../src/kernel/sandbox/resident.ts";
 import { NetProxy } from "../../src/kernel/net/proxy.ts";
-import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
 import { percentile, printStages } from "./percentile.ts";
 import {
   cpuMs,
@@ -40,27 +39,7 @@ const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 100);
 const BASH = "/bin/bash";
 const SRC = "echo hi";
 
-const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", BASH);
-if (host.tier !== "B") {
-  console.log("note: no usable bubblewrap on this host (tier D): nothing to measure");
-  Deno.exit(0);
-}
-const dir = await Deno.makeTempDir({ prefix: "shoal-sandbox-stages-" });
-const home = `${dir}/home`;
-const proj = `${home}/proj`;
-await Deno.mkdir(proj, { recursive: true });
-await Deno.mkdir(`${dir}/state`);
-const setting: SandboxSetting = { host, home, masked: [`${dir}/state`], gitIdentity: () => null };
-const policy = {
-  ...policyFor(defaultPolicy(), "uid:0", "uid:0")!,
-  fs_read: ["~/proj/**"],
-  fs_write: ["~/proj/**"],
-  fs_delete: [],
-  net_connect: [],
-  net_listen: [],
-  sandbox: true,
-  hermetic: false,
-};
+const { host, dir, home, proj, setting, policy } = await benchAgent("shoal-sandbox-stages-", BASH);
 const bashVariables = await bashOwnVariables(BASH);
 const scratch = new ScratchPool(dir);
 const residents = new Residents(host, BASH, dir, new NetProxy(dir, () => {}), () => {});

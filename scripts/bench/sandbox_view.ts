@@ -5,40 +5,22 @@
  * the directories' listings are known, as at every exec but the first. Prints the mean time per
  * view and the system calls one view makes (through strace, when installed).
  */
-import { runSandbox, type SandboxSetting } from "../../src/kernel/policy/principal_sandbox.ts";
-import { detectSandbox } from "../../src/kernel/sandbox/probe.ts";
-import { defaultPolicy, policyFor } from "../../src/kernel/policy/leash.ts";
+import { benchAgent } from "./bench_agent.ts";
+import { runSandbox } from "../../src/kernel/policy/principal_sandbox.ts";
 import { confinementKey } from "../../src/kernel/sandbox/command.ts";
 
 /** Views timed (after as many warm-up views): 2000, or the `VIEWS` environment variable. */
 const VIEWS = Number(Deno.env.get("VIEWS") ?? 2000);
 
-const host = await detectSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "/bin/bash");
-if (host.tier !== "B") {
-  console.log("note: no usable bubblewrap on this host (tier D): nothing to measure");
-  Deno.exit(0);
-}
-const dir = await Deno.makeTempDir({ prefix: "shoal-sandbox-view-" });
-const home = `${dir}/home`;
-const proj = `${home}/proj`;
-await Deno.mkdir(proj, { recursive: true });
-await Deno.mkdir(`${dir}/state`);
+const { dir, proj, setting, policy } = await benchAgent(
+  "shoal-sandbox-view-",
+  "/bin/bash",
+);
 for (const part of ["src", "tests", "scripts"]) {
   await new Deno.Command("cp", {
     args: ["-r", new URL(`../../${part}`, import.meta.url).pathname, proj],
   }).output();
 }
-const setting: SandboxSetting = { host, home, masked: [`${dir}/state`], gitIdentity: () => null };
-const policy = {
-  ...policyFor(defaultPolicy(), "uid:0", "uid:0")!,
-  fs_read: ["~/proj/**"],
-  fs_write: ["~/proj/**"],
-  fs_delete: [],
-  net_connect: [],
-  net_listen: [],
-  sandbox: true,
-  hermetic: false,
-};
 /** The repository's deno.json, for the child that strace follows. */
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 const view = () => confinementKey(runSandbox(setting, policy, false, "agent:bench", proj));
