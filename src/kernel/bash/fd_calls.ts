@@ -136,14 +136,10 @@ const F_GETFD = 1;
 const F_SETFD = 2;
 const FD_CLOEXEC = 1;
 
-/**
- * Marks `fd` close-on-exec: true when it was open and lacked the mark, false when it had it or
- * is not open.
- */
-export function markCloseOnExec(fd: number): boolean {
+/** Marks `fd` close-on-exec, when it is open and lacks the mark. */
+export function markCloseOnExec(fd: number): void {
   const flags = libc().fcntl(fd, F_GETFD, 0);
-  if (flags < 0 || (flags & FD_CLOEXEC) !== 0) return false;
-  return libc().fcntl(fd, F_SETFD, flags | FD_CLOEXEC) === 0;
+  if (flags >= 0 && (flags & FD_CLOEXEC) === 0) libc().fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
 /** Closes `fd`. */

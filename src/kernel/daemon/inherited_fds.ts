@@ -5,14 +5,14 @@
  */
 import { markCloseOnExec } from "../bash/fd_calls.ts";
 
-/** Marks every open fd from 3 up close-on-exec; returns those that lacked the mark. */
-export function keepInheritedFromChildren(): number[] {
+/** Marks every open fd from 3 up close-on-exec. */
+export function keepInheritedFromChildren(): void {
   let listed: number[];
   try {
     // /proc/self/fd on Linux, the fdesc file system on macOS
     listed = [...Deno.readDirSync("/dev/fd")].map((e) => Number(e.name)).filter((fd) => fd > 2);
   } catch {
-    return [];
+    return;
   }
-  return listed.filter((fd) => markCloseOnExec(fd));
+  for (const fd of listed) markCloseOnExec(fd);
 }
