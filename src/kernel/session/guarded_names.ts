@@ -15,7 +15,8 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * interactive shell sources or puts first on PATH), package managers' and cloud tools' settings,
  * the display and session bus a program talks to; Info-ZIP's default options (`zip -TT` runs a
  * command), the temporary directories Python's tempfile takes when `TMPDIR` is unset, bash's
- * message catalogues (a `$"…"` translation is expanded), and Kerberos' and TLS key log files.
+ * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, and
+ * bash's TMOUT (the human's reads time out and idle shells exit).
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -178,6 +179,8 @@ const MORE_GUARDED = new RegExp(
     "TZDIR",
     "KRB5.*",
     "SSLKEYLOGFILE",
+    // no code, but the human's own shell: every `read` times out, an idle interactive one exits
+    "TMOUT",
   ].join("|") + ")$",
 );
 

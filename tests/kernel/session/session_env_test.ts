@@ -396,6 +396,23 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-7 an agent's TMOUT never reaches the human: with TMOUT=1 every `read` of the human's gave up after a second (and an idle interactive shell of the human's would exit)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const a = await w.agent("agent:a");
+      await out(a, "export TMOUT=1");
+      const seen = await out(
+        w.human,
+        '(sleep 2; echo late) | { read -r line; echo "$line"; }; echo "${TMOUT-unset}"',
+      );
+      assert.equal(seen, "late\nunset\n");
+      assert.equal(await out(a, 'echo "t=$TMOUT"'), "t=1\n", "the agent keeps its own");
+    });
+  },
+);
+
+hostTest(
   "P-SBX-7 an agent's CLOUDSDK_PYTHON (`gcloud`), VALGRIND_LIB (`valgrind`), RUSTDOC (`cargo doc`), PYTEST_ADDOPTS (`pytest`) and GDBHISTFILE never reach the human: each ran the agent's program where installed",
   NEEDS_TIER_B,
   async () => {
