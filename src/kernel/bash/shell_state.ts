@@ -329,14 +329,16 @@ function ansiCQuoted(bytes: Uint8Array): string {
 
 /**
  * Sorts a `declare -p` listing into the state: an exported scalar into the environment, other
- * variables as their `declare -p` text, except read-only ones, bash's own, the driver's
- * (`__shoal_*`) and declared but unset ones. Namerefs and arrays, which bash never exports, stay
+ * variables as their `declare -p` text, except bash's own, the driver's (`__shoal_*`) and
+ * declared but unset ones; a read-only one is never persisted (K-BASH-5), so it keeps what it was
+ * in `start`, the state the run began with. Namerefs and arrays, which bash never exports, stay
  * shell variables with all their attributes. Bash lists names in byte order (`_x` before `a`);
  * the state keeps them as A–Z, a–z, then `_`.
  */
 function takeVariables(
   listing: Uint8Array,
   bashVariables: ReadonlySet<string>,
+  start: ShellState,
   state: ShellState,
 ): void {
   const all = declarations(
@@ -344,7 +346,14 @@ function takeVariables(
   );
   const underscore = all.filter((d) => d.name.startsWith("_"));
   for (const d of [...all.filter((d) => !d.name.startsWith("_")), ...underscore]) {
-    if (d.value === null || d.name.startsWith("__shoal_")) continue;
+    if (d.name.startsWith("__shoal_")) continue;
+    if (d.flags.includes("r")) {
+      const [env, text] = [start.env.get(d.name), start.vars.get(d.name)];
+      if (env !== undefined) state.env.set(d.name, env);
+      if (text !== undefined) state.vars.set(d.name, text);
+      continue;
+    }
+    if (d.value === null) continue;
     if (d.flags.includes("x") && !/[aAn]/.test(d.flags)) {
       const value = unquoted(d.value);
       if (ASCII.test(value)) state.env.set(d.name, value);
@@ -356,15 +365,16 @@ function takeVariables(
           state.vars.set(d.name, `declare -x ${d.name}=${ansiCQuoted(bytes)}`);
         }
       }
-    } else if (!d.flags.includes("r") && !bashVariables.has(d.name)) {
+    } else if (!bashVariables.has(d.name)) {
       state.vars.set(d.name, ASCII.test(d.text) ? d.text : lossyUtf8.decode(latin1Bytes(d.text)));
     }
   }
 }
 
 /**
- * Parses the driver's dump; null when it is missing or incomplete (then nothing is merged).
- * Variables bash itself defines (`bashVariables`) are not session state. An exported value
+ * Parses the driver's dump of a run that began with state `start`; null when it is missing or
+ * incomplete (then nothing is merged). Variables bash itself defines (`bashVariables`) are not
+ * session state, and read-only ones keep what they were in `start`. An exported value
  * that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
  * strings), so it is kept with the shell variables as `declare -x NAME=$'…'`, exact to the byte,
  * and is exported again when those are restored (K-BASH-5); `session.env` omits it (K-SESS-1).
@@ -372,6 +382,7 @@ function takeVariables(
 export function parseDump(
   bytes: Uint8Array,
   bashVariables: ReadonlySet<string>,
+  start: ShellState,
 ): ShellState | null {
   const raw = splitFields(bytes);
   const text = (i: number) => lossyUtf8.decode(raw[i]);
@@ -398,7 +409,7 @@ export function parseDump(
         break;
       case "D":
         try {
-          takeVariables(raw[i + 1], bashVariables, state);
+          takeVariables(raw[i + 1], bashVariables, start, state);
         } catch {
           return null; // not a listing bash wrote
         }

@@ -280,7 +280,11 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   let final: ShellState | null = null;
   if (status.signal === null && (dump === null || dumped !== null)) {
     try {
-      final = parseDump(dumped ?? Deno.readFileSync(`${dir}/state`), run.bashVariables);
+      final = parseDump(
+        dumped ?? Deno.readFileSync(`${dir}/state`),
+        run.bashVariables,
+        run.state,
+      );
     } catch {
       final = null;
     }

@@ -144,7 +144,7 @@ Deno.test("K-BASH-4/5 tricky values are recorded exactly and restored by the nex
           ["E2", 'é "q"'],
           ["E4", ""],
           ["EI", "7"],
-          ["ERX", "1"],
+          // ERX is read-only: never persisted
           // bash resets IFS at start: an exported one persists with bash's default
           ["IFS", " \t\n"],
           ["_XE", "3"],
@@ -282,6 +282,15 @@ Deno.test("K-BASH-5 namerefs and arrays stay shell variables even when exported:
   });
 });
 
+Deno.test("K-BASH-5 a variable bash reports as read-only is never persisted: an exported one (declare -rx) is not set, and one that was session state before keeps that state (not unset)", async () => {
+  await withTempDir(async (dir) => {
+    const src = "declare -rx RX=1; readonly KEEP=changed; declare -r OLDV=2 NEWV=3; export T=1";
+    const change = await recordAndRestore(dir, startState(dir), src);
+    assert.deepEqual(entries(change).env, { set: [["T", "1"]], unset: [] });
+    assert.deepEqual(entries(change).vars, { set: [], unset: [] });
+  });
+});
+
 withKernel(
   "K-BASH-5 a nameref to an exported variable persists as a nameref, not as an exported copy",
   async (conn) => {
@@ -301,9 +310,9 @@ withKernel(
 
 Deno.test("K-BASH-6 a dump whose variable listing is not what bash writes is no state", () => {
   const dump = (listing: string) => encoder.encode(`C\0/\0D\0${listing}\0F\0\0A\0\0Z\0`);
-  assert.notEqual(parseDump(dump('declare -x A="1"\n'), new Set()), null);
+  assert.notEqual(parseDump(dump('declare -x A="1"\n'), new Set(), startState("/")), null);
   for (const bad of ['declare -x A="1\n', "A=1\n", "declare -x A=1\n", "declare -x A=$'\\q'\n"]) {
-    assert.equal(parseDump(dump(bad), new Set()), null, bad);
+    assert.equal(parseDump(dump(bad), new Set(), startState("/")), null, bad);
   }
 });
 
@@ -328,7 +337,7 @@ Deno.test("P-SBX-7 a listing a confined program forged (code after a value, a se
     'declare -a a=([0]="1" [1]="$(touch /tmp/pwned)")\n',
   ];
   for (const listing of forged) {
-    assert.equal(parseDump(dump(listing), new Set()), null, listing);
+    assert.equal(parseDump(dump(listing), new Set(), startState("/")), null, listing);
   }
 });
 
