@@ -22,12 +22,22 @@ type OwnChanges = Record<Namespace, Map<string, string | null>>;
 const EVALUATING_ATTRIBUTES = /^declare -[A-Za-z]*[ni]/;
 
 /**
- * Whether an entry is guarded: every function and alias, variables by {@link guardedName}, and
- * shell variables with {@link EVALUATING_ATTRIBUTES} (`value` null: the entry is removed).
+ * A command or process substitution in a variable's value: bash evaluates a value read in
+ * arithmetic (`$((n))`, `(( n ))`, `[[ $n -gt 0 ]]`) as an expression, and expands the subscripts
+ * in it, so `x[$(cmd)]` runs cmd in the exec that reads it. (In a `declare -p` text a `$` is
+ * escaped, `\$(`, or quoted as `$'…'`: the pattern finds both.)
+ */
+const SUBSTITUTION = /\$\(|`|[<>]\(/;
+
+/**
+ * Whether an entry is guarded: every function and alias, variables by {@link guardedName}, shell
+ * variables with {@link EVALUATING_ATTRIBUTES}, and variables whose value holds a
+ * {@link SUBSTITUTION} (`value` null: the entry is removed).
  */
 function guarded(namespace: Namespace, name: string, value: string | null): boolean {
   if (namespace === "funcs" || namespace === "aliases" || guardedName(name)) return true;
-  return namespace === "vars" && value !== null && EVALUATING_ATTRIBUTES.test(value);
+  if (value === null) return false;
+  return SUBSTITUTION.test(value) || (namespace === "vars" && EVALUATING_ATTRIBUTES.test(value));
 }
 
 /**
@@ -66,7 +76,8 @@ function emptyChange(): MapChange {
  * A session's shell state as each principal sees it (P-SBX-7) and what differs from the state the
  * session started with (K-EFF-6). The owner (the local human) changes the shared state, which
  * every principal sees. Another principal's changes to guarded entries (variables that make bash
- * or a program run code or load files, namerefs and integer variables, every function and alias)
+ * or a program run code or load files, namerefs and integer variables, values with a command
+ * substitution, every function and alias)
  * stay its own, seen by its execs
  * only; so does a variable that would make the shared environment too large to start a program
  * with, or the shared variables too large to restore at every exec. The rest of what it changes (the cwd, other variables) is shared, as in a collaboration

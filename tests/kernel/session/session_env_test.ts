@@ -741,18 +741,23 @@ Deno.test("K-EFF-6 configuration the kernel inherited is trusted: git status and
   });
 });
 
-Deno.test({
-  name:
-    "P-SBX-7 a plain variable an agent shares runs no code in the human's exec that reads it in arithmetic (`$((n))`, `[[ $n -gt 0 ]]`, `(( n ))`) [ignored: defect found by the probe round; needs a SPEC decision: G-TRUST-4 shares plain variables' values, and bash evaluates a value read in arithmetic as an expression, so `a[$(cmd)]` in it runs cmd as the human; only -i and -n variables are kept apart]",
-  ignore: true,
-  fn: async () => {
+hostTest(
+  "P-SBX-7 a variable an agent shares runs no code in the human's exec that reads it in arithmetic (`$((n))`, `[[ $n -gt 0 ]]`, `(( n ))`): bash evaluates the value as an expression and expands its subscripts, so `x[$(cmd)]` in it ran cmd as the human; a value with a command substitution stays the agent's own",
+  NEEDS_TIER_B,
+  async () => {
     await world({ "agent:a": CODER }, {}, async (w) => {
       const { human, proj } = w;
       const pwned = `${proj}/pwned`;
       const a = await w.agent("agent:a");
       await out(a, `retries='x[$(touch ${pwned})]'`);
-      await out(human, "[[ $retries -gt 0 ]] || echo none");
+      await out(a, `export LIMIT='y[\`touch ${pwned}\`]' plain=shared`);
+      const seen = await out(
+        human,
+        '[[ $retries -gt 0 ]] || echo none; echo $(( LIMIT + 1 )); (( retries )) || echo "$plain"',
+      );
       assert.equal(exists(pwned), false, "the agent's value ran code as the human");
+      assert.equal(seen, "none\n1\nshared\n");
+      assert.equal(await out(a, 'echo "r=$retries"'), `r=x[$(touch ${pwned})]\n`, "its own");
     });
   },
-});
+);
