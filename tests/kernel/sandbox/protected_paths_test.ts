@@ -1,10 +1,7 @@
 /** The protected paths a view binds read-only inside its writable roots (P-SBX-6). */
 import assert from "node:assert/strict";
-import {
-  protection,
-  SCAN_DEPTH,
-  SCAN_ENTRY_LIMIT,
-} from "../../../src/kernel/sandbox/protected_paths.ts";
+import { protection, SCAN_DEPTH } from "../../../src/kernel/sandbox/protected_paths.ts";
+import { SCAN_ENTRY_LIMIT } from "../../../src/kernel/sandbox/scan_listings.ts";
 import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { exists } from "../../_support/paths.ts";
