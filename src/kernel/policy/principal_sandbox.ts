@@ -35,20 +35,18 @@ function policyGrants(policy: PrincipalPolicy): SandboxGrants {
 /**
  * `grants` widened by what an approved plan may do (P-SBX-3): the parent directory of each
  * approved write or delete read-write (and the protected path it falls on writable, P-SBX-6),
- * each approved read read-only.
+ * each approved read read-only; `sandboxView` shows each only where it still leads.
  */
 function withApproved(grants: SandboxGrants, effects: readonly Effect[]): SandboxGrants {
-  const read = [...grants.read];
-  const write = [...grants.write];
+  const approvedReads: string[] = [];
   const approvedWrites: string[] = [];
   for (const effect of effects) {
-    if (effect.kind === "fs_read") read.push(...effect.paths);
+    if (effect.kind === "fs_read") approvedReads.push(...effect.paths);
     else if (effect.kind === "fs_write" || effect.kind === "fs_delete") {
-      write.push(...effect.paths.map((path) => path.slice(0, path.lastIndexOf("/")) || "/"));
       approvedWrites.push(...effect.paths);
     }
   }
-  return { ...grants, read, write, approvedWrites };
+  return { ...grants, approvedReads, approvedWrites };
 }
 
 /**

@@ -7,6 +7,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { signalGroup } from "../bash/group_leader.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
+import { boundEmulator } from "./emulator_bounds.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
@@ -216,6 +217,7 @@ export class Pty {
       allowProposedApi: true,
       logLevel: "off",
     });
+    boundEmulator(this.#term);
     this.#trackCursorVisibility();
     // Answers to the program's terminal queries (device attributes, cursor position) go back to it.
     this.#term.onData((data) => this.#reply(new TextEncoder().encode(data)));

@@ -13,7 +13,15 @@ export interface SandboxGrants {
   write: readonly string[];
   /** Protected names that stay writable (`writable_protected`, P-SBX-6). */
   writableProtected?: readonly string[];
-  /** Paths an approved plan writes or deletes: a protected path holding one stays writable. */
+  /**
+   * Paths an approved plan reads (physical, as its analysis resolved them): each one's root is
+   * shown read-only while no symlink has been planted on it since.
+   */
+  approvedReads?: readonly string[];
+  /**
+   * Paths an approved plan writes or deletes (physical): each one's parent is shown read-write
+   * while no symlink has been planted on it since, and a protected path holding one stays writable.
+   */
   approvedWrites?: readonly string[];
 }
 
@@ -111,6 +119,17 @@ function existingRealPath(path: string): string | null {
 }
 
 /**
+ * The root of an approved plan's physical path `path` (its parent's when `parent`), or null when
+ * that root is no longer its own real path: the analysis resolved every link in it, so a link
+ * there now was planted since (the agent swapping a directory of its project for a link to HOME
+ * between the plan's stale check and its run), and following it would show what nobody approved.
+ */
+function approvedRoot(path: string, parent: boolean): string | null {
+  const root = grantRoot(parent ? path.slice(0, path.lastIndexOf("/")) || "/" : path, undefined);
+  return root !== null && existingRealPath(root) === root ? root : null;
+}
+
+/**
  * The view of a run under `grants` (P-SBX-3). Roots are resolved to their real paths, so a
  * symlink in a grant shows its target only where the grant names it, and nothing is bound
  * below a path the run can write (a nested bind there could be redirected by a planted link).
@@ -133,6 +152,8 @@ export function sandboxView(
   }
   for (const glob of grants.read) want(existingRealPath(grantRoot(glob, home) ?? ""), false);
   for (const glob of grants.write) want(existingRealPath(grantRoot(glob, home) ?? ""), true);
+  for (const path of grants.approvedReads ?? []) want(approvedRoot(path, false), false);
+  for (const path of grants.approvedWrites ?? []) want(approvedRoot(path, true), true);
   const all = [...wanted].map(([path, writable]) => ({ path, writable }));
   const mounts = all
     .filter((m) =>

@@ -1,0 +1,61 @@
+/**
+ * Bounds what a PTY's program makes the kernel's emulator hold to what its grid shows (K-PTY-8).
+ * Left alone, @xterm/headless appends every zero-width character to the text of the cell before
+ * it without limit (`a` and 100 M combining accents made one cell of 200 MB, built one string
+ * concatenation at a time: gigabytes of heap and minutes of a busy kernel), keeps each hyperlink's
+ * URI (OSC 8, up to 10 MB each) while its text is on the screen, and keeps each window title
+ * (OSC 0/1/2) and a stack of ten more. A `pty.read` shows none of them: the screen is text.
+ */
+import type xterm from "@xterm/headless";
+
+type Terminal = InstanceType<typeof xterm.Terminal>;
+
+/**
+ * Most UTF-16 code units one cell's text holds; zero-width characters past it are dropped. A
+ * base character and its marks fit (the emulator gives each emoji of a ZWJ sequence its own
+ * cell), and V8 keeps a string this short flat: one small string per cell, never a chain of
+ * concatenations.
+ */
+export const CELL_TEXT_LIMIT = 12;
+
+/** The emulator's row of cells (@xterm/headless 6.0.0 internals, pinned in deno.json). */
+interface BufferLine {
+  _data: Uint32Array;
+  _combined: Record<number, string>;
+  addCodepointToCell(index: number, codePoint: number, width: number): void;
+}
+
+/** The bit of a cell's first word saying its text is in `_combined` (CONTENT_IS_COMBINED_MASK). */
+const COMBINED = 0x200000;
+
+/** The row prototypes already bounded. */
+const bounded = new WeakSet<object>();
+
+/** Bounds the text a cell of any row of `proto`'s class holds to {@link CELL_TEXT_LIMIT}. */
+function boundCellText(proto: BufferLine): void {
+  if (bounded.has(proto)) return;
+  bounded.add(proto);
+  const add = proto.addCodepointToCell;
+  proto.addCodepointToCell = function (this: BufferLine, index, codePoint, width) {
+    const combined = (this._data[index * 3] & COMBINED) !== 0;
+    if (combined && this._combined[index].length >= CELL_TEXT_LIMIT) return;
+    add.call(this, index, codePoint, width);
+  };
+}
+
+/** OSC identifiers whose payload the emulator would keep: titles (0, 1, 2) and hyperlinks (8). */
+const KEPT_OSC = [0, 1, 2, 8];
+
+/** The emulator internals this module relies on besides {@link BufferLine}. */
+interface EmulatorCore {
+  buffer: { lines: { get(index: number): object } };
+  _inputHandler: { _parser: { clearOscHandler(ident: number): void } };
+}
+
+/** Makes `term` hold no more than its grid needs (see the module comment). */
+export function boundEmulator(term: Terminal): void {
+  const core = (term as unknown as { _core: EmulatorCore })._core;
+  boundCellText(Object.getPrototypeOf(core.buffer.lines.get(0)) as BufferLine);
+  // Removed, not overridden: every handler of an identifier collects the whole payload.
+  for (const ident of KEPT_OSC) core._inputHandler._parser.clearOscHandler(ident);
+}

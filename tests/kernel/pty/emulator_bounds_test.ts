@@ -1,0 +1,42 @@
+/** What a PTY's program makes the kernel hold is bounded by its grid (K-PTY-8). */
+import assert from "node:assert/strict";
+import { CELL_TEXT_LIMIT } from "../../../src/kernel/pty/emulator_bounds.ts";
+import { openPty, rssMiB, waitForScreen } from "./_helpers.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+
+/** Runs python `code` on a PTY until it prints DONE; the screen then and the RSS growth in MiB. */
+async function afterProgram(code: string): Promise<{ screen: string[]; grewMiB: number }> {
+  let result = { screen: [] as string[], grewMiB: 0 };
+  await withTempDir(async (dir) => {
+    const before = rssMiB();
+    const pty = await openPty(dir, "python3", ["-c", code]);
+    try {
+      const end = await waitForScreen(pty, (s) => s.screen.includes("DONE"), 3000);
+      result = { screen: end.screen, grewMiB: rssMiB() - before };
+    } finally {
+      await pty.close();
+    }
+  });
+  return result;
+}
+
+Deno.test("K-PTY-8 a character followed by 4 M combining accents makes one bounded cell, not 4 M characters of kernel heap built one concatenation at a time (found by probe8: 100 M kept a kernel busy for minutes and past 900 MB)", async () => {
+  const { screen, grewMiB } = await afterProgram(
+    'import sys; sys.stdout.write("a" + "\\u0301" * 4_000_000 + "\\r\\nDONE\\r\\n")',
+  );
+  assert.ok(screen[0].startsWith("a\u0301"), screen[0].slice(0, 20));
+  assert.ok(screen[0].length <= CELL_TEXT_LIMIT, `the cell holds ${screen[0].length} code units`);
+  assert.ok(grewMiB < 100, `the test process grew by ${grewMiB.toFixed(0)} MiB`);
+});
+
+Deno.test("K-PTY-8 hyperlinks and window titles of megabytes each are not kept: 40 links of 2.5 MB left on the screen grew the kernel by their size", async () => {
+  const { screen, grewMiB } = await afterProgram([
+    "import sys",
+    "for i in range(40):",
+    '    sys.stdout.write("\\x1b]8;;http://x/%d/%s\\x07L\\x1b]8;;\\x07" % (i, "a" * 2_500_000))',
+    '    sys.stdout.write("\\x1b]2;%s\\x07\\x1b[22t" % ("t" * 2_500_000))',
+    'sys.stdout.write("\\r\\nDONE\\r\\n")',
+  ].join("\n"));
+  assert.equal(screen[0], "L".repeat(40), "the links' text is shown");
+  assert.ok(grewMiB < 100, `the test process grew by ${grewMiB.toFixed(0)} MiB`);
+});
