@@ -30,9 +30,21 @@ export function cutBytes(text: string, limit: number): string {
   return decoder.decode(bytes.subarray(0, end)) + "…";
 }
 
-/** `text` with every {@link UNSHOWABLE} character written as a visible `\u{…}` escape. */
+/** Combining marks one character keeps in the form (Vietnamese or Devanagari need two or three). */
+const SHOWN_MARKS = 3;
+/**
+ * Combining marks past the {@link SHOWN_MARKS}th on one character: a client that draws them
+ * stacks them over the lines around (above the command: the effects the human reads).
+ */
+const PILED_MARKS = new RegExp(`(?<=\\p{M}{${SHOWN_MARKS}})\\p{M}+`, "gu");
+
+/**
+ * `text` with every {@link UNSHOWABLE} character written as a visible `\u{…}` escape, and the
+ * combining marks piled on one character past {@link SHOWN_MARKS} as a count of them.
+ */
 function shown(text: string): string {
-  return text.replace(UNSHOWABLE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  return text.replace(UNSHOWABLE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
+    .replace(PILED_MARKS, (marks) => ` (${[...marks].length} more combining marks) `);
 }
 
 /** One effect as one line: its kind, then its members' values (K-EFF-1 shapes). */

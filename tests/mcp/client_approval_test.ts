@@ -186,3 +186,15 @@ Deno.test({
     assert.ok(effects.includes(`${PROJ}/src/main.rs`), effects);
   },
 });
+
+Deno.test("M-ELICIT-2 combining marks piled on one character past the third are shown as a count: drawn, a run of them stacks over the form's lines around the command (the effects); Vietnamese and Devanagari keep theirs", () => {
+  const last = (src: string) =>
+    String(approvalRequest({ src, effects: [], plan_ref: "plan:1" }).message).split("\n").at(-1);
+  assert.equal(
+    last(`echo a${"\u0301".repeat(500)}b; rm -rf ~`),
+    `│ echo a\u0301\u0301\u0301 (497 more combining marks) b; rm -rf ~`,
+  );
+  for (const kept of ["echo Tiê\u0301ng Viê\u0323\u0302t", "echo हिन्दी क्षि"]) {
+    assert.equal(last(kept), `│ ${kept}`);
+  }
+});
