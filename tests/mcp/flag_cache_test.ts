@@ -1,5 +1,5 @@
 /**
- * bin/shoal-mcp keeps mcp_flags.ts's last answer under a checksum of what the answer depends on:
+ * bin/shoal-mcp keeps mcp_flags.ts's answers under a checksum of what each depends on:
  * a start whose environment differs only in variables the facade never reads (a client's or a
  * terminal's per-start ids) takes the kept flags, one Deno process instead of two.
  */
@@ -7,10 +7,18 @@ import assert from "node:assert/strict";
 import { FACADE_ENV } from "../../src/mcp/permissions.ts";
 import { REPO, sandbox } from "../_support/sandbox.ts";
 
-const CACHE = `${REPO}/.tools/mcp_flags`;
+/** The kept answers (`.tools/mcp_flags.N`): each file's name and inode (a new answer, a new one). */
+function keptAnswers(): Map<string, number> {
+  const kept = new Map<string, number>();
+  for (const entry of Deno.readDirSync(`${REPO}/.tools`)) {
+    if (!/^mcp_flags\.\d+$/.test(entry.name)) continue;
+    kept.set(entry.name, Deno.statSync(`${REPO}/.tools/${entry.name}`).ino!);
+  }
+  return kept;
+}
 
-/** Runs `bin/shoal-mcp --version` under `env`; the inode of the kept answer after it. */
-async function versionThenCache(env: Record<string, string>): Promise<number | null> {
+/** Runs `bin/shoal-mcp --version` under `env`; the name of the answer written last after it. */
+async function versionThenNewest(env: Record<string, string>): Promise<string> {
   const out = await new Deno.Command(`${REPO}/bin/shoal-mcp`, {
     args: ["--version"],
     env,
@@ -18,7 +26,13 @@ async function versionThenCache(env: Record<string, string>): Promise<number | n
     stdin: "null",
   }).output();
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return Deno.statSync(CACHE).ino;
+  const mtime = (name: string) => Deno.statSync(`${REPO}/.tools/${name}`).mtime!.getTime();
+  return [...keptAnswers().keys()].sort((a, b) => mtime(b) - mtime(a))[0];
+}
+
+/** Runs `bin/shoal-mcp --version` under `env`; the inode of the answer written last after it. */
+async function versionThenCache(env: Record<string, string>): Promise<number> {
+  return Deno.statSync(`${REPO}/.tools/${await versionThenNewest(env)}`).ino!;
 }
 
 Deno.test("bin/shoal-mcp: variables the facade does not read leave the kept flags in use; one it reads asks again", async () => {
@@ -50,6 +64,27 @@ Deno.test("bin/shoal-mcp: the variables of its key are FACADE_ENV's, each one's 
       assert.notEqual(changed, last, `${name} changed: flags asked again`);
       last = changed;
     }
+  } finally {
+    await box.cleanup();
+  }
+});
+
+Deno.test("bin/shoal-mcp: two configurations started in turn (two projects' clients) each keep their answer: neither asks again", async () => {
+  const box = await sandbox();
+  try {
+    const one = box.env({ SHOAL_PROJECT: `${box.dir}/one` });
+    const slot = await versionThenNewest(one);
+    // another configuration whose answer is kept in another of the 16 files (1 in 16 share one)
+    let two = one;
+    for (let i = 0; i < 50 && two === one; i++) {
+      const other = box.env({ SHOAL_PROJECT: `${box.dir}/two`, SHOAL_SESSION: `two${i}` });
+      if (await versionThenNewest(other) !== slot) two = other;
+    }
+    assert.notEqual(two, one, "no other configuration found a file of its own");
+    const before = keptAnswers();
+    await versionThenCache(one);
+    await versionThenCache(two);
+    assert.deepEqual(keptAnswers(), before, "an answer was asked for and written again");
   } finally {
     await box.cleanup();
   }
