@@ -43,6 +43,12 @@ export async function serve(
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
+  // The sandbox probe (~130 ms of bwrap and perl) and bash's own variables start as soon as bash
+  // is known, not after the socket is bound: the first attach waits for them (issue 33).
+  const probe = detectSandbox(env.PATH ?? "", bash);
+  const ownVariables = bashOwnVariables(bash);
+  const answers = Promise.all([probe, ownVariables]);
+  answers.catch(() => {}); // awaited below; a start that fails first leaves it unread
   const policyPath = startupPolicyPath(opts.policy ?? null, env);
   let policy;
   try {
@@ -64,10 +70,8 @@ export async function serve(
   const state = Deno.realPathSync(stateDir);
   const prepared = await prepareSocket(socket, uid);
   const cwd = Deno.cwd();
-  const probe = detectSandbox(env.PATH ?? "", bash);
-  const ownVariables = bashOwnVariables(bash);
   const [{ Kernel }, { acceptLoop }] = await modules;
-  const [host, bashVariables] = await Promise.all([probe, ownVariables]);
+  const [host, bashVariables] = await answers;
   const kernel = await Kernel.start({
     stateDir: state,
     socketPath: socket.path,
