@@ -22,12 +22,13 @@ type OwnChanges = Record<Namespace, Map<string, string | null>>;
 const EVALUATING_ATTRIBUTES = /^declare -[A-Za-z]*[ni]/;
 
 /**
- * A command or process substitution in a variable's value: bash evaluates a value read in
- * arithmetic (`$((n))`, `(( n ))`, `[[ $n -gt 0 ]]`) as an expression, and expands the subscripts
- * in it, so `x[$(cmd)]` runs cmd in the exec that reads it. (In a `declare -p` text a `$` is
- * escaped, `\$(`, or quoted as `$'…'`: the pattern finds both.)
+ * A command or process substitution, or a parameter expansion, in a variable's value: bash
+ * evaluates a value read in arithmetic (`$((n))`, `(( n ))`, `[[ $n -gt 0 ]]`) as an expression,
+ * and expands the subscripts in it, so `x[$(cmd)]` runs cmd in the exec that reads it, and so does
+ * `x[${t@P}]` with t='\044(cmd)' (prompt expansion makes the `$`, then substitutes). (In a
+ * `declare -p` text a `$` is escaped, `\$(`, or quoted as `$'…'`: the pattern finds both.)
  */
-const SUBSTITUTION = /\$\(|`|[<>]\(/;
+const SUBSTITUTION = /\$[({]|`|[<>]\(/;
 
 /**
  * Whether an entry is guarded: every function and alias, variables by {@link guardedName}, shell
@@ -77,7 +78,7 @@ function emptyChange(): MapChange {
  * session started with (K-EFF-6). The owner (the local human) changes the shared state, which
  * every principal sees. Another principal's changes to guarded entries (variables that make bash
  * or a program run code or load files, namerefs and integer variables, values with a command
- * substitution, every function and alias)
+ * substitution or parameter expansion, every function and alias)
  * stay its own, seen by its execs
  * only; so does a variable that would make the shared environment too large to start a program
  * with, or the shared variables too large to restore at every exec. The rest of what it changes (the cwd, other variables) is shared, as in a collaboration

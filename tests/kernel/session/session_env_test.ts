@@ -742,7 +742,7 @@ Deno.test("K-EFF-6 configuration the kernel inherited is trusted: git status and
 });
 
 hostTest(
-  "P-SBX-7 a variable an agent shares runs no code in the human's exec that reads it in arithmetic (`$((n))`, `[[ $n -gt 0 ]]`, `(( n ))`): bash evaluates the value as an expression and expands its subscripts, so `x[$(cmd)]` in it ran cmd as the human; a value with a command substitution stays the agent's own",
+  "P-SBX-7 a variable an agent shares runs no code in the human's exec that reads it in arithmetic (`$((n))`, `[[ $n -gt 0 ]]`, `(( n ))`): bash evaluates the value as an expression and expands its subscripts, so `x[$(cmd)]` in it ran cmd as the human (so did `x[${t@P}]` with t='\\044(cmd)'); a value with a command substitution or a parameter expansion stays the agent's own",
   NEEDS_TIER_B,
   async () => {
     await world({ "agent:a": CODER }, {}, async (w) => {
@@ -751,9 +751,11 @@ hostTest(
       const a = await w.agent("agent:a");
       await out(a, `retries='x[$(touch ${pwned})]'`);
       await out(a, `export LIMIT='y[\`touch ${pwned}\`]' plain=shared`);
+      // no `$(` in either: prompt expansion (@P) makes \044 a `$`, then runs the substitution
+      await out(a, `tpl='\\044(touch ${pwned})' depth='z[\${tpl@P}]'`);
       const seen = await out(
         human,
-        '[[ $retries -gt 0 ]] || echo none; echo $(( LIMIT + 1 )); (( retries )) || echo "$plain"',
+        '[[ $retries -gt 0 ]] || echo none; echo $(( LIMIT + 1 )); (( retries || depth )) || echo "$plain"',
       );
       assert.equal(exists(pwned), false, "the agent's value ran code as the human");
       assert.equal(seen, "none\n1\nshared\n");
