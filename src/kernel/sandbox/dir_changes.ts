@@ -12,8 +12,8 @@
  * stats the directory as before.
  */
 import { C_FACTS, openCLibrary } from "../bash/c_library.ts";
-import { closeFd, cString, eventsNow, openReadNonBlocking, readFd } from "../bash/fd_calls.ts";
-import { type Mount, mountOf, mountTable } from "./mount_table.ts";
+import { closeFd, cString, readFd } from "../bash/fd_calls.ts";
+import { type Mount, mountOf, mountsChanged, mountTable, openMountTable } from "./mount_table.ts";
 
 const symbols = {
   inotify_init1: { parameters: ["i32"], result: "i32" },
@@ -29,8 +29,6 @@ const ONLY_THIS_DIR = 0x01000000 | 0x02000000;
 const OVERFLOW = 0x4000;
 /** IN_IGNORED: the watch is gone (its directory removed, or the watch taken off). */
 const IGNORED = 0x8000;
-/** The poll() event of an open mount table whose namespace's mounts changed (Linux). */
-const POLLPRI = 0x2;
 
 /** The types of file system whose directories are watched: local disks' and memory's. */
 const WATCHED_TYPES = new Set([
@@ -82,8 +80,8 @@ export class DirChanges {
   private constructor(
     private readonly lib: Deno.DynamicLibrary<typeof symbols>,
     private readonly fd: number,
-    /** The kernel's mount table, open (POLLPRI after a mount or unmount). */
-    private readonly mounts: number,
+    /** The kernel's mount table, open ({@link openMountTable}). */
+    private readonly mountsFd: number,
   ) {
     this.#mounts = mountTable("self");
   }
@@ -94,13 +92,13 @@ export class DirChanges {
     const lib = openCLibrary(symbols);
     if (lib === null) return null;
     const fd = lib.symbols.inotify_init1(C_FACTS.linux.O_NONBLOCK | C_FACTS.linux.O_CLOEXEC);
-    const mounts = fd < 0 ? -1 : openReadNonBlocking("/proc/self/mountinfo");
-    if (mounts < 0) {
+    const mountsFd = fd < 0 ? -1 : openMountTable("self");
+    if (mountsFd < 0) {
       if (fd >= 0) closeFd(fd);
       lib.close();
       return null;
     }
-    return new DirChanges(lib, fd, mounts);
+    return new DirChanges(lib, fd, mountsFd);
   }
 
   /**
@@ -109,7 +107,7 @@ export class DirChanges {
    * starts.
    */
   collect(): void {
-    if (eventsNow(this.mounts, POLLPRI) !== 0) {
+    if (mountsChanged(this.mountsFd)) {
       this.#all = ++this.#seq;
       this.#mounts = mountTable("self");
     }

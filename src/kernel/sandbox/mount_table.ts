@@ -1,4 +1,5 @@
 /** The mount table of a mount namespace, as Linux shows it in /proc/PID/mountinfo. */
+import { eventsNow, openReadNonBlocking } from "../bash/fd_calls.ts";
 
 /** One mount: where it is and the type of its file system. */
 export interface Mount {
@@ -32,4 +33,23 @@ export function mountOf(mounts: readonly Mount[], path: string): Mount | undefin
     if (holds && point.length >= (found?.point.length ?? 0)) found = mount;
   }
   return found;
+}
+
+/** The poll() event of an open mount table whose namespace's mounts changed (Linux). */
+const POLLPRI = 0x2;
+
+/**
+ * The mount table of process `pid`'s namespace, open to be told of its changes
+ * ({@link mountsChanged}), or -1 when it cannot be opened. Close it with `closeFd`.
+ */
+export function openMountTable(pid: number | "self"): number {
+  return openReadNonBlocking(`/proc/${pid}/mountinfo`);
+}
+
+/**
+ * Whether a mount or unmount happened in the namespace of the mount table open at `fd`
+ * ({@link openMountTable}) since this was last asked: Linux flags it with POLLPRI.
+ */
+export function mountsChanged(fd: number): boolean {
+  return eventsNow(fd, POLLPRI) !== 0;
 }

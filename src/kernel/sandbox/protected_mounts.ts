@@ -5,8 +5,8 @@
  * and left the real path writable), and when they are gone with the sandbox.
  */
 
-import { closeFd, eventsNow, openReadNonBlocking } from "../bash/fd_calls.ts";
-import { mountTable } from "./mount_table.ts";
+import { closeFd } from "../bash/fd_calls.ts";
+import { mountsChanged, mountTable, openMountTable } from "./mount_table.ts";
 
 /** How often, and how many times at most, an ending sandbox's init is looked at until it is gone. */
 const END_POLL_MS = 10;
@@ -63,9 +63,6 @@ export function protectionInPlace(
   }
 }
 
-/** The poll() event of an open mount table whose namespace's mounts changed (Linux). */
-const POLLPRI = 0x2;
-
 /**
  * A sandbox's protections (P-SBX-6), watched through its open mount table: Linux flags an open
  * /proc/PID/mountinfo (POLLPRI) after a mount or unmount in its namespace since it was last
@@ -80,13 +77,13 @@ export class ProtectionWatch {
     private readonly init: number,
     private readonly protection: { pins: readonly string[]; paths: readonly { path: string }[] },
   ) {
-    this.#fd = openReadNonBlocking(`/proc/${init}/mountinfo`);
+    this.#fd = openMountTable(init);
   }
 
   /** Whether every protection is still a mount point (once one is gone, it stays gone). */
   get intact(): boolean {
     if (!this.#intact) return false;
-    if (this.#fd >= 0 && eventsNow(this.#fd, POLLPRI) === 0) return true;
+    if (this.#fd >= 0 && !mountsChanged(this.#fd)) return true;
     this.#intact = protectionInPlace(this.init, this.protection);
     return this.#intact;
   }
