@@ -5,6 +5,11 @@
 import { type SandboxSetting } from "../../src/kernel/policy/principal_sandbox.ts";
 import { detectSandbox, type SandboxHost } from "../../src/kernel/sandbox/probe.ts";
 import { defaultPolicy, policyFor, type PrincipalPolicy } from "../../src/kernel/policy/leash.ts";
+import type { ShellState } from "../../src/kernel/bash/shell_state.ts";
+import type { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
+import type { BashRun, ByteSink } from "../../src/kernel/shells/run.ts";
+import type { WarmShell } from "../../src/kernel/shells/warm_shell.ts";
+import type { Resident } from "../../src/kernel/sandbox/resident.ts";
 
 /** A bench's agent: its directories, sandbox setting and policy. */
 export interface BenchAgent {
@@ -45,4 +50,30 @@ export async function benchAgent(prefix: string, bash: string): Promise<BenchAge
     hermetic: false,
   };
   return { host, dir, home, proj, setting, policy };
+}
+
+/** The shell a bench runs its source with, and where its cold runs take scratch directories. */
+export interface BenchShell {
+  bash: string;
+  bashVariables: ReadonlySet<string>;
+  state: ShellState;
+  scratch: ScratchPool;
+}
+
+/** A `runBash` of SRC by SHELL in RESIDENT (null: unconfined), handed to WARM when given. */
+export function benchRun(
+  shell: BenchShell,
+  src: string,
+  resident: Resident | null,
+  warm: WarmShell | null,
+  stdout: ByteSink,
+): BashRun {
+  return {
+    ...shell,
+    src,
+    warm,
+    stdout,
+    stderr: { write: () => Promise.resolve() },
+    sandbox: resident === null ? null : () => Promise.resolve(resident),
+  };
 }

@@ -6,9 +6,9 @@
  * kernel's, or the launcher's clone of a spare) through its start and restore to that point. The
  * session environment is a minimal one, or the bench's own with `FULLENV=1` (locale and the rest).
  */
-import { benchAgent } from "./bench_agent.ts";
+import { benchAgent, benchRun } from "./bench_agent.ts";
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
-import { type BashRun, runBash } from "../../src/kernel/shells/run.ts";
+import { runBash } from "../../src/kernel/shells/run.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import { WarmShell } from "../../src/kernel/shells/warm_shell.ts";
 import { runSandbox } from "../../src/kernel/policy/principal_sandbox.ts";
@@ -31,7 +31,6 @@ const env = FULLENV
   ? new Map(Object.entries(Deno.env.toObject()))
   : new Map([["PATH", Deno.env.get("PATH") ?? "/usr/bin:/bin"], ["HOME", home]]);
 const state: ShellState = { cwd: proj, env, vars: new Map(), funcs: new Map(), aliases: new Map() };
-const sink = { write: () => Promise.resolve() };
 const got = new Map<string, number[][]>();
 
 /** The p50 of the CPU time (ms) of the runs of `name`. */
@@ -50,17 +49,10 @@ async function one(name: string, confined: boolean, warm: boolean): Promise<void
     await new Promise((resolve) => setTimeout(resolve, 60));
   }
   let text = "";
-  const run: BashRun = {
-    bash: BASH,
-    bashVariables,
-    src: SRC,
-    state,
-    scratch,
-    warm: shell,
-    stdout: { write: (c) => (text += new TextDecoder().decode(c), Promise.resolve()) },
-    stderr: sink,
-    sandbox: resident === null ? null : () => Promise.resolve(resident),
+  const stdout = {
+    write: (c: Uint8Array) => (text += new TextDecoder().decode(c), Promise.resolve()),
   };
+  const run = benchRun({ bash: BASH, bashVariables, state, scratch }, SRC, resident, shell, stdout);
   const exit = await runBash(run);
   if (exit.status !== 0) throw new Error(`${name}: status ${exit.status}`);
   const list = got.get(name) ?? [];

@@ -15,7 +15,7 @@
  * it reaps (its spares, forked perl until each execs its bash, and the bash) or the kernel reaps.
  * `exec_latency.ts` measures the whole path over the socket.
  */
-import { benchAgent } from "./bench_agent.ts";
+import { benchAgent, benchRun } from "./bench_agent.ts";
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
 import { type BashRun, runBash } from "../../src/kernel/shells/run.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
@@ -79,17 +79,7 @@ async function bashRun(name: string, confined: Residents | null, warm: boolean):
     shell = WarmShell.prepare(BASH, bashVariables, state, resident, scratch);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const run: BashRun = {
-    bash: BASH,
-    bashVariables,
-    src: SRC,
-    state,
-    scratch,
-    warm: shell,
-    stdout: sink,
-    stderr: sink,
-    sandbox: resident === null ? null : () => Promise.resolve(resident),
-  };
+  const run = benchRun({ bash: BASH, bashVariables, state, scratch }, SRC, resident, shell, sink);
   const exit = await timed(name, () => runBash(run));
   if (exit.status !== 0) throw new Error(`${name}: status ${exit.status}`);
 }
@@ -175,21 +165,15 @@ async function backToBack(name: string, resident: Resident | null): Promise<void
     const warm = next;
     next = null;
     let ran = 0;
-    const run: BashRun = {
-      bash: BASH,
-      bashVariables,
-      src: "echo $EPOCHREALTIME",
-      state,
-      scratch,
-      warm,
-      stdout: {
-        write: (chunk) => {
-          ran = Number(new TextDecoder().decode(chunk)) * 1000 - performance.timeOrigin;
-          return Promise.resolve();
-        },
+    const stdout = {
+      write: (chunk: Uint8Array) => {
+        ran = Number(new TextDecoder().decode(chunk)) * 1000 - performance.timeOrigin;
+        return Promise.resolve();
       },
-      stderr: sink,
-      sandbox: resident === null ? null : () => Promise.resolve(resident),
+    };
+    const shell = { bash: BASH, bashVariables, state, scratch };
+    const run: BashRun = {
+      ...benchRun(shell, "echo $EPOCHREALTIME", resident, warm, stdout),
       onSpawn: () => {
         if (resident !== null) {
           // a view per prepare, as the kernel computes one

@@ -1,5 +1,11 @@
 /** Commands that read their operands, and listers that read a directory by default. */
-import { type CommandHandler, type CommandIO, eachOutput, eachPath } from "./command_io.ts";
+import {
+  type ArgValue,
+  type CommandHandler,
+  type CommandIO,
+  eachOutput,
+  eachPath,
+} from "./command_io.ts";
 import { hasOption, type OptionSpec, optionValues, parse, type Parsed } from "./_getopt.ts";
 
 /** Option tables of a reader: which option values and operands are files, and what runs. */
@@ -37,14 +43,21 @@ export function unfollowed(spec: ReaderSpec, parsed: Parsed, io: CommandIO): boo
   return false;
 }
 
+/** Parses ARGS and reports the files its options name; null when it cannot be followed. */
+function optionFiles(args: readonly ArgValue[], spec: ReaderSpec, io: CommandIO): Parsed | null {
+  const parsed = parse(args, spec, io);
+  if (parsed === null || unfollowed(spec, parsed, io)) return null;
+  eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
+  eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
+  eachOutput(io, optionValues(parsed, ...(spec.outputs ?? [])));
+  return parsed;
+}
+
 /** A handler that reads its operands and the files its options name. */
 export function reader(spec: ReaderSpec): CommandHandler {
   return (args, io) => {
-    const parsed = parse(args, spec, io);
-    if (parsed === null || unfollowed(spec, parsed, io)) return;
-    eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
-    eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
-    eachOutput(io, optionValues(parsed, ...(spec.outputs ?? [])));
+    const parsed = optionFiles(args, spec, io);
+    if (parsed === null) return;
     parsed.operands.forEach((operand, index) => {
       if (operand.text === "-") return;
       if (spec.writtenOperands?.includes(index)) io.output(operand);
@@ -179,11 +192,8 @@ export const READERS: Record<string, ReaderSpec> = {
 /** A handler like `reader` that reads the working directory when given no operand. */
 export function lister(spec: ReaderSpec): CommandHandler {
   return (args, io) => {
-    const parsed = parse(args, spec, io);
-    if (parsed === null || unfollowed(spec, parsed, io)) return;
-    eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
-    eachPath(io, "fs_write", optionValues(parsed, ...(spec.writes ?? [])));
-    eachOutput(io, optionValues(parsed, ...(spec.outputs ?? [])));
+    const parsed = optionFiles(args, spec, io);
+    if (parsed === null) return;
     if (parsed.operands.length === 0) io.cwd("fs_read");
     eachPath(io, "fs_read", parsed.operands);
   };
