@@ -5,6 +5,7 @@ import {
   type ShellChange,
   type ShellState,
 } from "../bash/shell_state.ts";
+import { declarations, valueWords } from "../bash/declare_listing.ts";
 import { guardedName } from "./guarded_names.ts";
 
 /** The maps of a shell state a change can touch. */
@@ -31,14 +32,31 @@ const EVALUATING_ATTRIBUTES = /^declare -[A-Za-z]*[ni]/;
 const SUBSTITUTION = /\$[({]|`|[<>]\(/;
 
 /**
+ * An assignment in an arithmetic expression (`=`, `+=`, `<<=` …, not `==`, `!=`, `<=`, `>=`): a
+ * value read in arithmetic assigns what it names, so retries='PATH=0' (or 'a[PATH=0]' through
+ * `${!x}`) set the reader's PATH to the directory `0` of the shared cwd, and its next `ls` ran
+ * `0/ls`.
+ */
+const ASSIGNMENT = /(?:^|[^=!<>]|<<|>>)=(?!=)/;
+
+/** Whether a value (a shell variable's `declare -p` text for `vars`) holds an {@link ASSIGNMENT}. */
+function assigns(namespace: Namespace, value: string): boolean {
+  if (namespace !== "vars") return ASSIGNMENT.test(value);
+  const listed = declarations(value)[0]?.value ?? null;
+  const words = listed === null ? [] : valueWords(listed) ?? [listed];
+  return words.some((word) => ASSIGNMENT.test(word));
+}
+
+/**
  * Whether an entry is guarded: every function and alias, variables by {@link guardedName}, shell
  * variables with {@link EVALUATING_ATTRIBUTES}, and variables whose value holds a
- * {@link SUBSTITUTION} (`value` null: the entry is removed).
+ * {@link SUBSTITUTION} or an {@link ASSIGNMENT} (`value` null: the entry is removed).
  */
 function guarded(namespace: Namespace, name: string, value: string | null): boolean {
   if (namespace === "funcs" || namespace === "aliases" || guardedName(name)) return true;
   if (value === null) return false;
-  return SUBSTITUTION.test(value) || (namespace === "vars" && EVALUATING_ATTRIBUTES.test(value));
+  if (namespace === "vars" && EVALUATING_ATTRIBUTES.test(value)) return true;
+  return SUBSTITUTION.test(value) || assigns(namespace, value);
 }
 
 /**
@@ -78,9 +96,8 @@ function emptyChange(): MapChange {
  * session started with (K-EFF-6). The owner (the local human) changes the shared state, which
  * every principal sees. Another principal's changes to guarded entries (variables that make bash
  * or a program run code or load files, namerefs and integer variables, values with a command
- * substitution or parameter expansion, every function and alias)
- * stay its own, seen by its execs
- * only; so does a variable that would make the shared environment too large to start a program
+ * substitution, a parameter expansion or an arithmetic assignment, every function and alias)
+ * stay its own, seen by its execs only; so does a variable that would make the shared environment too large to start a program
  * with, or the shared variables too large to restore at every exec. The rest of what it changes (the cwd, other variables) is shared, as in a collaboration
  * room (G-TRUST-4).
  */

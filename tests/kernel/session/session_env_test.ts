@@ -763,3 +763,35 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "P-SBX-7 a variable an agent shares assigns nothing in the human's exec that reads it in arithmetic: with retries='PATH=0' (or x='a[PATH=0]') the human's `[[ $retries -gt 0 ]]` (or `${!x}`) set PATH to the directory 0 the agent made in the shared cwd, and the human's next `ls` ran the agent's 0/ls; a value with an arithmetic assignment stays the agent's own",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        `mkdir 0 && printf '#!/bin/sh\\n/bin/touch ${pwned}\\n' > 0/ls && chmod +x 0/ls`,
+      );
+      await out(a, "retries='PATH=0' ref='a[PATH=0]' count='i+=1' plain='a == b'");
+      await out(a, "declare -a list=([0]='n<<=1' [1]='PATH[0]=0'); export LIMIT=PATH=0");
+      for (
+        const reads of [
+          "[[ $retries -gt 0 ]]",
+          '[ -z "$ref" ] || echo "${!ref}" >/dev/null',
+          "(( LIMIT ))",
+          "(( list[1] ))",
+          "(( count ))",
+        ]
+      ) {
+        const seen = await out(human, `${reads}; ls >/dev/null; echo "$plain"`);
+        assert.equal(exists(pwned), false, `the agent's value assigned PATH at ${reads}`);
+        assert.equal(seen, "a == b\n");
+      }
+      assert.equal(await out(a, 'echo "r=$retries"'), "r=PATH=0\n", "its own");
+    });
+  },
+);
