@@ -39,6 +39,14 @@ const SUBSTITUTION = /\$[({]|`|[<>]\(/;
  */
 const ASSIGNMENT = /(?:^|[^=!<>]|<<|>>)=(?!=)/;
 
+/**
+ * A byte beyond ASCII in a shell variable's `declare -p` text, which the reader's bash parses:
+ * in a locale whose characters may end in a 0x5c byte (Big5, GBK, GB18030), the byte before a
+ * `\"` the listing escaped (written in another locale) takes the backslash, and the quote closes
+ * the value: v=$'\xef\xbf\xbd";cmd;#' ran cmd in a Big5 reader's restore.
+ */
+const NOT_ASCII = /\P{ASCII}/u;
+
 /** Whether a value (a shell variable's `declare -p` text for `vars`) holds an {@link ASSIGNMENT}. */
 function assigns(namespace: Namespace, value: string): boolean {
   if (namespace !== "vars") return ASSIGNMENT.test(value);
@@ -49,13 +57,15 @@ function assigns(namespace: Namespace, value: string): boolean {
 
 /**
  * Whether an entry is guarded: every function and alias, variables by {@link guardedName}, shell
- * variables with {@link EVALUATING_ATTRIBUTES}, and variables whose value holds a
- * {@link SUBSTITUTION} or an {@link ASSIGNMENT} (`value` null: the entry is removed).
+ * variables with {@link EVALUATING_ATTRIBUTES} or a listing {@link NOT_ASCII}, and variables whose
+ * value holds a {@link SUBSTITUTION} or an {@link ASSIGNMENT} (`value` null: the entry is removed).
  */
 function guarded(namespace: Namespace, name: string, value: string | null): boolean {
   if (namespace === "funcs" || namespace === "aliases" || guardedName(name)) return true;
   if (value === null) return false;
-  if (namespace === "vars" && EVALUATING_ATTRIBUTES.test(value)) return true;
+  if (namespace === "vars" && (EVALUATING_ATTRIBUTES.test(value) || NOT_ASCII.test(value))) {
+    return true;
+  }
   return SUBSTITUTION.test(value) || assigns(namespace, value);
 }
 
@@ -96,8 +106,8 @@ function emptyChange(): MapChange {
  * session started with (K-EFF-6). The owner (the local human) changes the shared state, which
  * every principal sees. Another principal's changes to guarded entries (variables that make bash
  * or a program run code or load files, namerefs and integer variables, values with a command
- * substitution, a parameter expansion or an arithmetic assignment, every function and alias)
- * stay its own, seen by its execs only; so does a variable that would make the shared environment too large to start a program
+ * substitution, a parameter expansion or an arithmetic assignment, shell variables whose listing
+ * is not ASCII, every function and alias) stay its own, seen by its execs only; so does a variable that would make the shared environment too large to start a program
  * with, or the shared variables too large to restore at every exec. The rest of what it changes (the cwd, other variables) is shared, as in a collaboration
  * room (G-TRUST-4).
  */

@@ -795,3 +795,32 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "P-SBX-7 a shell variable an agent shares runs no code when the human's exec restores it in a locale whose characters can end in a backslash byte (Big5, GBK, GB18030): dumped in a UTF-8 locale, v=$'\\xef\\xbf\\xbd\";cmd;#' (U+FFFD) is listed as \"\\xef\\xbf\\xbd\\\";cmd;#\", and read in Big5 \\xbd\\x5c is one character, so the quote closed the value and cmd ran as the human; a variable whose listing is not ASCII stays the agent's own",
+  NEEDS_TIER_B,
+  async () => {
+    const locales = await Deno.makeTempDir({ prefix: "shoal-locale-" });
+    try {
+      // the human's own locale: Big5 (its characters' second byte may be 0x5c)
+      const made = await new Deno.Command("localedef", {
+        args: ["-i", "C", "-f", "BIG5", `${locales}/big5`],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      assert.ok(made.success || exists(`${locales}/big5/LC_CTYPE`), "localedef failed");
+      await world({ "agent:a": CODER }, { LOCPATH: locales, LANG: "big5" }, async (w) => {
+        const { human, proj } = w;
+        const pwned = `${proj}/pwned`;
+        assert.equal(await out(human, "locale charmap 2>/dev/null"), "BIG5\n");
+        const a = await w.agent("agent:a");
+        await out(a, `LC_ALL=C.UTF-8; v=$'\\xef\\xbf\\xbd";/bin/touch ${pwned};#' plain=shared`);
+        const seen = await out(human, 'echo "$plain"');
+        assert.equal(exists(pwned), false, "the agent's value ran code as the human");
+        assert.equal(seen, "shared\n");
+      });
+    } finally {
+      await Deno.remove(locales, { recursive: true });
+    }
+  },
+);
