@@ -824,3 +824,29 @@ hostTest(
     }
   },
 );
+
+hostTest(
+  "P-SBX-7 an agent cannot attach with a cwd its sandbox could not be in: `session.attach {cwd: HOME}` with its token moved the session, and the human's next exec ran in HOME; it is refused (-32010), and a cwd inside its project is still taken",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, k } = w;
+      const home = proj.slice(0, proj.lastIndexOf("/"));
+      await Deno.mkdir(`${proj}/sub`);
+      const attach = async (cwd: string) => {
+        const conn = await k.connect();
+        return await conn.request("session.attach", {
+          session: "work",
+          token: w.tokens["agent:a"],
+          cwd,
+          client: { kind: "test", tty: false },
+        });
+      };
+      const refused = await rpcError(attach(home));
+      assert.equal(refused.code, -32010);
+      assert.equal(await out(human, "pwd"), `${proj}\n`, "the agent moved the human's exec");
+      await attach(`${proj}/sub`);
+      assert.equal(await out(human, "pwd"), `${proj}/sub\n`);
+    });
+  },
+);
