@@ -18,6 +18,9 @@ export interface ShellState {
   aliases: Map<string, string>;
 }
 
+/** A state's working directory. */
+export type ShellCwd = Pick<ShellState, "cwd" | "cwdBytes">;
+
 /** Entries added/changed (`set`) and removed (`unset`) between two snapshots of one map. */
 export interface MapChange {
   set: Map<string, string>;
@@ -26,7 +29,7 @@ export interface MapChange {
 
 /** What one exec changed, to be merged into the session in completion order (K-BASH-4). */
 export interface ShellChange {
-  cwd: Pick<ShellState, "cwd" | "cwdBytes"> | null;
+  cwd: ShellCwd | null;
   env: MapChange;
   vars: MapChange;
   funcs: MapChange;
@@ -78,7 +81,7 @@ export function cwdBytesOf(s: ShellState): Uint8Array {
 }
 
 /** Whether two states have the same working directory, byte for byte. */
-export function sameCwd(a: ShellState, b: ShellState): boolean {
+export function sameCwd(a: ShellCwd, b: ShellCwd): boolean {
   const [x, y] = [a.cwdBytes, b.cwdBytes];
   if (a.cwd !== b.cwd || x === undefined || y === undefined) return a.cwd === b.cwd && x === y;
   return x.length === y.length && x.every((byte, i) => byte === y[i]);
@@ -88,7 +91,7 @@ export function sameCwd(a: ShellState, b: ShellState): boolean {
  * Where bash is spawned: the cwd, or for a non-UTF-8 cwd its longest UTF-8 ancestor (a process
  * cwd is given as text); the restore script then changes into the exact bytes.
  */
-export function spawnDir(s: ShellState): string {
+export function spawnDir(s: ShellCwd): string {
   if (s.cwdBytes === undefined) return s.cwd;
   for (let end = s.cwdBytes.length; end > 0;) {
     end = s.cwdBytes.lastIndexOf(0x2f, end - 1);

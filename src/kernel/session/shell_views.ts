@@ -6,6 +6,7 @@ import {
   type ShellState,
 } from "../bash/shell_state.ts";
 import { declarations, valueWords } from "../bash/declare_listing.ts";
+import { CwdOrigin } from "./cwd_origin.ts";
 import { guardedName } from "./guarded_names.ts";
 
 /** The maps of a shell state a change can touch. */
@@ -116,22 +117,31 @@ export class ShellViews {
   /** The exported environment the session started with. */
   readonly #start: ReadonlyMap<string, string>;
   readonly #own = new Map<string, OwnChanges>();
+  readonly #cwd: CwdOrigin;
 
   constructor(start: ShellState, readonly owner: string) {
     this.#shared = start;
     this.#start = new Map(start.env);
+    this.#cwd = new CwdOrigin(start, owner);
   }
 
   /**
    * The state `principal`'s next exec starts from: the shared state with its own guarded changes
-   * over it. Callers must not change it (it may be the shared state itself).
+   * over it, in the owner's cwd where {@link CwdOrigin} says so. Callers must not change it (it
+   * may be the shared state itself).
    */
   view(principal: string): ShellState {
     const own = principal === this.owner ? undefined : this.#own.get(principal);
-    if (own === undefined) return this.#shared;
+    const cwd = this.#cwd.for(principal, this.#shared);
+    if (own === undefined && cwd === null) return this.#shared;
     const state = cloneState(this.#shared);
+    if (cwd !== null) {
+      state.cwd = cwd.cwd;
+      if (cwd.cwdBytes === undefined) delete state.cwdBytes;
+      else state.cwdBytes = cwd.cwdBytes;
+    }
     for (const namespace of NAMESPACES) {
-      for (const [name, value] of own[namespace]) {
+      for (const [name, value] of own?.[namespace] ?? []) {
         if (value === null) state[namespace].delete(name);
         else state[namespace].set(name, value);
       }
@@ -141,7 +151,14 @@ export class ShellViews {
 
   /** Merges one finished exec of `principal` into the session (K-BASH-4, P-SBX-7). */
   merge(principal: string, change: ShellChange): void {
-    if (principal === this.owner) return applyChange(this.#shared, change);
+    const before = { cwd: this.#shared.cwd, cwdBytes: this.#shared.cwdBytes };
+    if (principal === this.owner) applyChange(this.#shared, change);
+    else this.#mergeOther(principal, change);
+    this.#cwd.merged(principal, before, this.#shared);
+  }
+
+  /** Merges one finished exec of a principal other than the owner. */
+  #mergeOther(principal: string, change: ShellChange): void {
     let own = this.#own.get(principal);
     if (own === undefined) {
       own = { env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() };

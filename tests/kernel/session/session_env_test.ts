@@ -850,3 +850,22 @@ hostTest(
     });
   },
 );
+hostTest(
+  "P-SBX-7 the shared cwd an agent left cannot be swapped for a symlink out of the project afterwards: after `cd sub`, its next exec (ending in sub, so no cwd change to check) ran `mv ../sub ../old; ln -s HOME ../sub`, and the human's next exec ran in HOME (its `echo x > note` wrote ~/note); it runs where the human last left the session",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const home = proj.slice(0, proj.lastIndexOf("/"));
+      const a = await w.agent("agent:a");
+      await out(a, "mkdir -p sub && cd sub");
+      await out(a, `mv ../sub ../old && ln -s ${home} ../sub`);
+      const seen = await out(human, "pwd -P; echo x > note");
+      assert.equal(exists(`${home}/note`), false, `the human's exec wrote in HOME: ${seen}`);
+      assert.equal(seen, `${proj}\n`, "the human's exec runs where the human last left it");
+      // Once the human moves the session again, that is where it runs.
+      assert.equal(await out(human, "cd old && pwd -P"), `${proj}/old\n`);
+      assert.equal(await out(human, "pwd -P"), `${proj}/old\n`);
+    });
+  },
+);

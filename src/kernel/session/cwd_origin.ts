@@ -1,0 +1,51 @@
+import { sameCwd, type ShellCwd, spawnDir } from "../bash/shell_state.ts";
+
+/** The device and inode of the directory at `path`, or null when there is none. */
+function identity(path: string): string | null {
+  try {
+    const info = Deno.statSync(path);
+    return info.isDirectory ? `${info.dev}:${info.ino}` : null;
+  } catch {
+    return null;
+  }
+}
+
+function copy(cwd: ShellCwd): ShellCwd {
+  return cwd.cwdBytes === undefined ? { cwd: cwd.cwd } : { cwd: cwd.cwd, cwdBytes: cwd.cwdBytes };
+}
+
+/**
+ * Who moved a session's shared cwd last, and into which directory (P-SBX-7). A sandboxed
+ * principal's exec is taken into a cwd only where its sandbox could be, but a later exec of its
+ * own, ending in that cwd (so no change is checked), can swap the directory for a symlink to any
+ * other (`mv ../sub ../old; ln -s ~ ../sub`): the same path then names a directory it chose out
+ * of its reach. Every other principal then runs in the cwd the owner last left, until the owner
+ * moves the session again. (For a cwd that is not UTF-8, its longest UTF-8 ancestor is checked.)
+ */
+export class CwdOrigin {
+  #owner: ShellCwd;
+  #movedBy: { principal: string; identity: string | null } | null = null;
+
+  constructor(start: ShellCwd, readonly ownerName: string) {
+    this.#owner = copy(start);
+  }
+
+  /** Records a merge of `principal` that left the shared cwd `now` (it was `before`). */
+  merged(principal: string, before: ShellCwd, now: ShellCwd): void {
+    if (sameCwd(before, now)) return;
+    if (principal === this.ownerName) {
+      this.#owner = copy(now);
+      this.#movedBy = null;
+    } else this.#movedBy = { principal, identity: identity(spawnDir(now)) };
+  }
+
+  /**
+   * The cwd `principal` runs in when the shared one is `now`: null for `now` itself, or the
+   * owner's when another principal moved the session into a directory its path no longer names.
+   */
+  for(principal: string, now: ShellCwd): ShellCwd | null {
+    const by = this.#movedBy;
+    if (by === null || by.principal === principal) return null;
+    return identity(spawnDir(now)) === by.identity ? null : copy(this.#owner);
+  }
+}
