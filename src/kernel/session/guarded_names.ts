@@ -15,8 +15,9 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * interactive shell sources or puts first on PATH), package managers' and cloud tools' settings,
  * the display and session bus a program talks to; Info-ZIP's default options (`zip -TT` runs a
  * command), the temporary directories Python's tempfile takes when `TMPDIR` is unset, bash's
- * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, and
- * bash's TMOUT (the human's reads time out and idle shells exit).
+ * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, the
+ * time zone file, all of Go's settings, programs' added arguments (`*_ARGS`), and bash's TMOUT
+ * and FUNCNEST (the human's reads time out, idle shells exit, nested function calls fail).
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -87,7 +88,9 @@ const MORE_GUARDED = new RegExp(
     "CARGO_.*",
     "RUSTC.*",
     "RUSTUP_.*",
-    "GO(FLAGS|PATH|ROOT|TOOLCHAIN|PROXY|ENV|BIN)",
+    // all of Go's: GOWORK names the go.work whose directories the build compiles, GOCACHE and
+    // GOMODCACHE the objects it links and the module sources it compiles unchecked
+    "GO[A-Z0-9]*",
     "DOCKER_.*",
     "KUBECONFIG",
     "SSH_.*",
@@ -139,6 +142,8 @@ const MORE_GUARDED = new RegExp(
     ".*FLAGS",
     ".*_OPTS",
     ".*_OPTIONS",
+    // arguments a program adds to its own (MAVEN_ARGS `-f POM -s SETTINGS`, ANT_ARGS `-lib DIR`)
+    ".*_ARGS",
     ".*_HOME",
     ".*_ROOT",
     ".*_CONFIG.*",
@@ -158,6 +163,9 @@ const MORE_GUARDED = new RegExp(
     "(PIP|UV|POETRY|PIPX|YARN|PNPM|BUN|COMPOSER)_.*",
     "(CMAKE|CCACHE|DISTCC|DOTNET|CORECLR|COMPlus|ERL|JULIA)_.*",
     "(AWS|TF|ANSIBLE|GH|FZF)_.*",
+    // the credentials file Google's libraries and tools sign in with (the human's uploads would
+    // go to the agent's account)
+    "GOOGLE_.*",
     "HG.*",
     "EMACS.*",
     "VIM.*",
@@ -179,8 +187,13 @@ const MORE_GUARDED = new RegExp(
     "TZDIR",
     "KRB5.*",
     "SSLKEYLOGFILE",
-    // no code, but the human's own shell: every `read` times out, an idle interactive one exits
+    // the time zone file every program loads (`TZ=/path`), as TZDIR; the hosts bash completes
+    "TZ",
+    "HOSTFILE",
+    // no code, but the human's own shell: every `read` times out, an idle interactive one exits;
+    // at FUNCNEST=1 every nested function call fails, stopping the command that made it
     "TMOUT",
+    "FUNCNEST",
   ].join("|") + ")$",
 );
 

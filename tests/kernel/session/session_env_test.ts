@@ -869,3 +869,34 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "P-SBX-7 an agent's FUNCNEST (at 1 the human's script stopped at its first nested function call), TZ (every program loads the time zone file TZ=/path names, as TZDIR), GOWORK, GOCACHE and GOMODCACHE (go build compiles the directories a go.work lists, links cached objects and compiles cached module sources unchecked), MAVEN_ARGS and ANT_ARGS (arguments Maven 3.9 and ant add to every run: -f POM, -s SETTINGS, -lib DIR), GOOGLE_APPLICATION_CREDENTIALS (the account Google's tools sign in with) and HOSTFILE never reach the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `FUNCNEST=1; export TZ=${proj}/zone GOWORK=${proj}/go.work GOCACHE=${proj}/c`,
+          `export GOMODCACHE=${proj}/m MAVEN_ARGS='-f ${proj}/pom.xml' ANT_ARGS='-lib ${proj}'`,
+          `export HOSTFILE=${proj}/hosts GOOGLE_APPLICATION_CREDENTIALS=${proj}/key.json`,
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          "outer() { inner; }; inner() { echo nested; }; outer",
+          "for v in FUNCNEST TZ GOWORK GOCACHE GOMODCACHE MAVEN_ARGS ANT_ARGS HOSTFILE \\",
+          "  GOOGLE_APPLICATION_CREDENTIALS; do",
+          '  [ -z "${!v+x}" ] || echo "$v reached the human"',
+          "done",
+        ].join("\n"),
+      );
+      assert.equal(seen, "nested\n");
+      assert.equal(await out(a, 'echo "$FUNCNEST $TZ"'), `1 ${proj}/zone\n`, "its own");
+    });
+  },
+);
