@@ -16,8 +16,9 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * the display and session bus a program talks to; Info-ZIP's default options (`zip -TT` runs a
  * command), the temporary directories Python's tempfile takes when `TMPDIR` is unset, bash's
  * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, the
- * time zone file, all of Go's settings, programs' added arguments (`*_ARGS`), and bash's TMOUT
- * and FUNCNEST (the human's reads time out, idle shells exit, nested function calls fail).
+ * time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load, all of Go's
+ * settings, programs' added arguments (`*_ARGS`), and bash's TMOUT and FUNCNEST (the human's
+ * reads time out, idle shells exit, nested function calls fail).
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -138,6 +139,18 @@ const MORE_GUARDED = new RegExp(
     "EXINIT",
     "QT_PLUGIN_PATH",
     "GTK_(PATH|MODULES|EXE_PREFIX)",
+    // the libraries GLib's GIO loads from GIO_EXTRA_MODULES (the human's `gio info /` ran an
+    // agent's library), GStreamer's plugins and scanner, GTK 2/3's and GDK's modules, the library
+    // SDL_DYNAMIC_API names, EGL's, GLX's, Vulkan's and OpenCL's drivers
+    "GIO_.*",
+    "GST_.*",
+    "GTK.*",
+    "GDK_.*",
+    "SDL_.*",
+    "__(EGL|GLX)_.*",
+    "VK_.*",
+    "OCL_.*",
+    ".*_(FILES|FILENAMES)",
     ".*PATH",
     ".*FLAGS",
     ".*_OPTS",

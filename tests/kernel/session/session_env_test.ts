@@ -900,3 +900,42 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "P-SBX-7 an agent's GIO_EXTRA_MODULES never reaches the human: the human's `gio info /` loaded every library in the directory it names, running the agent's code; nor do GStreamer's, GTK's, GDK's, SDL's, EGL's, GLX's, Vulkan's and OpenCL's module settings, nor a `*_FILES` or `*_FILENAMES` list of files to load",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          "mkdir -p mods",
+          `printf '#include <stdlib.h>\\n__attribute__((constructor)) static void run(void) { system("touch ${pwned}"); }\\n' > evil.c`,
+          "gcc -shared -fPIC -o mods/libevil.so evil.c",
+          `export GIO_EXTRA_MODULES=${proj}/mods GST_PLUGIN_SYSTEM_PATH_1_0=${proj}/mods`,
+          `export GST_PLUGIN_SCANNER=${proj}/evil GTK3_MODULES=evil GDK_PIXBUF_MODULEDIR=${proj}/mods`,
+          `export SDL_DYNAMIC_API=${proj}/mods/libevil.so __EGL_VENDOR_LIBRARY_FILENAMES=${proj}/e.json`,
+          `export __GLX_VENDOR_LIBRARY_NAME=evil VK_ICD_FILENAMES=${proj}/v.json GTK2_RC_FILES=${proj}/rc`,
+          `export OCL_ICD_FILENAMES=${proj}/mods/libevil.so`,
+        ].join("\n"),
+      );
+      await Deno.remove(pwned).catch(() => {});
+      const seen = await out(
+        human,
+        [
+          "! command -v gio >/dev/null || gio info / >/dev/null 2>&1",
+          "for v in GIO_EXTRA_MODULES GST_PLUGIN_SYSTEM_PATH_1_0 GST_PLUGIN_SCANNER GTK3_MODULES \\",
+          "  GDK_PIXBUF_MODULEDIR SDL_DYNAMIC_API __EGL_VENDOR_LIBRARY_FILENAMES \\",
+          "  __GLX_VENDOR_LIBRARY_NAME VK_ICD_FILENAMES GTK2_RC_FILES OCL_ICD_FILENAMES; do",
+          '  [ -z "${!v+x}" ] || echo "$v reached the human"',
+          "done",
+        ].join("\n"),
+      );
+      assert.equal(exists(pwned), false, `the agent's module ran as the human:\n${seen}`);
+      assert.equal(seen, "");
+    });
+  },
+);
