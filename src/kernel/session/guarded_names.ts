@@ -16,9 +16,10 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * the display and session bus a program talks to; Info-ZIP's default options (`zip -TT` runs a
  * command), the temporary directories Python's tempfile takes when `TMPDIR` is unset, bash's
  * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, the
- * time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load, all of Go's
- * settings, programs' added arguments (`*_ARGS`), and bash's TMOUT and FUNCNEST (the human's
- * reads time out, idle shells exit, nested function calls fail).
+ * time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load, more build
+ * tools' and environment managers' settings (Maven's MAVEN_BASEDIR), all of Go's settings,
+ * programs' added arguments (`*_ARGS`), and bash's TMOUT and FUNCNEST (the human's reads time
+ * out, idle shells exit, nested function calls fail).
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -110,8 +111,9 @@ const MORE_GUARDED = new RegExp(
     "SYSTEMD_.*",
     // GNU parallel's default options (`--rpl` takes Perl code)
     "PARALLEL",
-    // psql's system psqlrc (`\!` runs a command), IPython's startup scripts, matplotlib's backend
-    "PGSYSCONFDIR",
+    // psql's system psqlrc (`\!` runs a command) and service file, IPython's startup scripts,
+    // matplotlib's backend
+    "PG[A-Z]*",
     "IPYTHONDIR",
     "MPLCONFIGDIR",
     ".*_PAGER",
@@ -176,6 +178,24 @@ const MORE_GUARDED = new RegExp(
     "(PIP|UV|POETRY|PIPX|YARN|PNPM|BUN|COMPOSER)_.*",
     "(CMAKE|CCACHE|DISTCC|DOTNET|CORECLR|COMPlus|ERL|JULIA)_.*",
     "(AWS|TF|ANSIBLE|GH|FZF)_.*",
+    // Maven's launcher reads the JVM options of $MAVEN_BASEDIR/.mvn/jvm.config (the human's mvn
+    // ran -XX:OnOutOfMemoryError=PROGRAM of the agent's); the java ant and gradle run; kubectl's
+    // diff program; where tmux's server is; the registries, archives, package stores and
+    // interpreters of more build tools and environment managers; Hugging Face's hub; TeX's inputs
+    // and kpathsea's shell_escape; the system bus
+    "(MAVEN|GRADLE|COREPACK|BAZELISK|MIX|HEX|NUGET|PIPENV|HATCH|PDM|TOX|NOX|RYE|PIXI)_.*",
+    "(VAGRANT|HELM|HELIX|HF|HUGGINGFACE|TRANSFORMERS|DBUS)_.*",
+    "JAVA.*",
+    "JDK_.*",
+    "KUBE.*",
+    "TMUX.*",
+    "USE_BAZEL.*",
+    "OPAM.*",
+    "GHC.*",
+    "TEX.*",
+    ".*INPUTS",
+    "shell_escape.*",
+    "open(in|out)_any",
     // the credentials file Google's libraries and tools sign in with (the human's uploads would
     // go to the agent's account)
     "GOOGLE_.*",

@@ -939,3 +939,62 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "P-SBX-7 an agent's MAVEN_BASEDIR never reaches the human: the human's `mvn` in their own project read the JVM options of the agent's .mvn/jvm.config, and -XX:OnOutOfMemoryError ran the agent's program; nor do the like of other build tools, package managers and tools (JAVACMD, GRADLE_*, KUBECTL_EXTERNAL_DIFF, PGSERVICEFILE, TMUX_TMPDIR, COREPACK_*, USE_BAZEL_VERSION, MIX_*, OPAMROOT, GHC_ENVIRONMENT, NUGET_*, PIPENV_*, VAGRANT_*, HELM_*, HF_ENDPOINT, TEXINPUTS, shell_escape, DBUS_SYSTEM_BUS_ADDRESS)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${proj}/pwned`;
+      const mine = `${box.dir}/home/mine`;
+      await Deno.mkdir(mine);
+      await Deno.writeTextFile(
+        `${mine}/pom.xml`,
+        "<project><modelVersion>4.0.0</modelVersion><groupId>h</groupId>" +
+          "<artifactId>mine</artifactId><version>1</version><packaging>pom</packaging></project>\n",
+      );
+      const a = await w.agent("agent:a");
+      const names: Record<string, string> = {
+        MAVEN_BASEDIR: `${proj}/mb`,
+        JAVACMD: `${proj}/evil`,
+        GRADLE_LIBS_REPO_OVERRIDE: "http://127.0.0.1:9/",
+        KUBECTL_EXTERNAL_DIFF: `${proj}/evil`,
+        PGSERVICEFILE: `${proj}/pg`,
+        TMUX_TMPDIR: proj,
+        COREPACK_NPM_REGISTRY: "http://127.0.0.1:9",
+        USE_BAZEL_VERSION: `${proj}/evil`,
+        MIX_ARCHIVES: proj,
+        OPAMROOT: proj,
+        GHC_ENVIRONMENT: `${proj}/env`,
+        NUGET_PACKAGES: proj,
+        PIPENV_PYTHON: `${proj}/evil`,
+        VAGRANT_CWD: proj,
+        HELM_PLUGINS: proj,
+        HF_ENDPOINT: "http://127.0.0.1:9",
+        TEXINPUTS: `${proj}//:`,
+        shell_escape: "t",
+        DBUS_SYSTEM_BUS_ADDRESS: `unix:path=${proj}/bus`,
+      };
+      await out(
+        a,
+        [
+          `printf '#!/bin/sh\\ntouch ${pwned}\\n' > evil && chmod +x evil && mkdir -p mb/.mvn`,
+          `printf '%s\\n' '-Xmx3m -XX:OnOutOfMemoryError=${proj}/evil' > mb/.mvn/jvm.config`,
+          "export " + Object.entries(names).map(([n, v]) => `${n}='${v}'`).join(" "),
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          `! command -v mvn >/dev/null || (cd ${mine} && mvn -q -o validate >/dev/null 2>&1)`,
+          `for v in ${Object.keys(names).join(" ")}; do`,
+          '  [ -z "${!v+x}" ] || echo "$v reached the human"',
+          "done",
+        ].join("\n"),
+      );
+      assert.equal(exists(pwned), false, `the agent's program ran as the human:\n${seen}`);
+      assert.equal(seen, "");
+    });
+  },
+);
