@@ -998,3 +998,25 @@ hostTest(
     });
   },
 );
+
+Deno.test({
+  name:
+    "P-SBX-7 the shared cwd is no channel into the human's git: an agent's exec ran `git init evil && git -C evil config core.fsmonitor PROGRAM && cd evil`, and the human's next `git status` (in the cwd the agent left) ran the agent's program as the human [ignored: found by probe9; P-SBX-6 lets a run write the config of a repository it creates (protected only from the next exec on), and G-TRUST-4 shares the cwd, so the human's git in it runs that config: needs a SPEC decision]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `printf '#!/bin/sh\\ntouch ${pwned}\\n' > evil.sh && chmod +x evil.sh`,
+          `git init -q evil && git -C evil config core.fsmonitor ${proj}/evil.sh && cd evil`,
+        ].join("\n"),
+      );
+      await out(human, "git status >/dev/null 2>&1; true");
+      assert.equal(exists(pwned), false, "the agent's fsmonitor ran as the human");
+    });
+  },
+});
