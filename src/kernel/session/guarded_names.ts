@@ -16,10 +16,10 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * the display and session bus a program talks to; Info-ZIP's default options (`zip -TT` runs a
  * command), the temporary directories Python's tempfile takes when `TMPDIR` is unset, bash's
  * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, the
- * time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load, more build
- * tools' and environment managers' settings (Maven's MAVEN_BASEDIR), all of Go's settings,
- * programs' added arguments (`*_ARGS`), and bash's TMOUT and FUNCNEST (the human's reads time
- * out, idle shells exit, nested function calls fail).
+ * locale, the time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load,
+ * more build tools' and environment managers' settings (Maven's MAVEN_BASEDIR), all of Go's
+ * settings, programs' added arguments (`*_ARGS`), and bash's TMOUT and FUNCNEST (the human's
+ * reads time out, idle shells exit, nested function calls fail).
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -220,6 +220,12 @@ const MORE_GUARDED = new RegExp(
     "TZDIR",
     "KRB5.*",
     "SSLKEYLOGFILE",
+    // the locale the human's bash reads the restored variables in: in Big5, GBK or GB18030 a
+    // character's second byte may be the backslash that escapes a quote in a value dumped in
+    // UTF-8 (one the human read from a file of the agent's), and the rest of it ran as the human
+    "LANG",
+    "LANGUAGE",
+    "LC_.*",
     // the time zone file every program loads (`TZ=/path`), as TZDIR; the hosts bash completes
     "TZ",
     "HOSTFILE",

@@ -1020,3 +1020,34 @@ Deno.test({
     });
   },
 });
+
+hostTest(
+  "P-SBX-7 an agent's locale never reaches the human: the human read a file of the agent's into a variable (`note=$(cat note)`, dumped in UTF-8), the agent exported LC_ALL=big5 (a Big5 locale the system has), and the human's next exec restored that variable in Big5, where \\xbd\\x5c is one character: the quote it escaped closed the value and the rest ran as the human",
+  NEEDS_TIER_B,
+  async () => {
+    const locales = await Deno.makeTempDir({ prefix: "shoal-locale-" });
+    try {
+      await new Deno.Command("localedef", {
+        args: ["-i", "C", "-f", "BIG5", `${locales}/big5`],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      assert.ok(exists(`${locales}/big5/LC_CTYPE`), "localedef failed");
+      // the human's own: a UTF-8 locale, and a system with a Big5 one
+      const env = { LOCPATH: locales, LANG: "C.UTF-8" };
+      await world({ "agent:a": CODER }, env, async (w) => {
+        const { human, proj } = w;
+        const pwned = `${proj}/pwned`;
+        const a = await w.agent("agent:a");
+        await out(a, `printf '\\357\\277\\275";/bin/touch ${pwned};#' > note`);
+        await out(human, "note=$(cat note)");
+        await out(a, "export LC_ALL=big5 LANG=big5 LC_CTYPE=big5 LANGUAGE=zh");
+        const seen = await out(human, 'echo "${LC_ALL-unset} ${LC_CTYPE-unset} $LANG"');
+        assert.equal(exists(pwned), false, "the human's own variable ran code in Big5");
+        assert.equal(seen, "unset unset C.UTF-8\n");
+      });
+    } finally {
+      await Deno.remove(locales, { recursive: true });
+    }
+  },
+);
