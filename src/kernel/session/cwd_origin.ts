@@ -1,4 +1,4 @@
-import { sameCwd, type ShellCwd, spawnDir } from "../bash/shell_state.ts";
+import { sameCwd, type ShellCwd } from "../bash/shell_state.ts";
 
 /** The device and inode of the directory at `path`, or null when there is none. */
 function identity(path: string): string | null {
@@ -20,7 +20,9 @@ function copy(cwd: ShellCwd): ShellCwd {
  * own, ending in that cwd (so no change is checked), can swap the directory for a symlink to any
  * other (`mv ../sub ../old; ln -s ~ ../sub`): the same path then names a directory it chose out
  * of its reach. Every other principal then runs in the cwd the owner last left, until the owner
- * moves the session again. (For a cwd that is not UTF-8, its longest UTF-8 ancestor is checked.)
+ * moves the session again. A cwd that is not UTF-8 cannot be checked (a path here is text; bash
+ * enters its last components after the spawn, following a symlink there): one another principal
+ * moved the session into is never used by the rest.
  */
 export class CwdOrigin {
   #owner: ShellCwd;
@@ -36,16 +38,18 @@ export class CwdOrigin {
     if (principal === this.ownerName) {
       this.#owner = copy(now);
       this.#movedBy = null;
-    } else this.#movedBy = { principal, identity: identity(spawnDir(now)) };
+    } else this.#movedBy = { principal, identity: identity(now.cwd) };
   }
 
   /**
    * The cwd `principal` runs in when the shared one is `now`: null for `now` itself, or the
-   * owner's when another principal moved the session into a directory its path no longer names.
+   * owner's when another principal moved the session into a directory its path no longer names
+   * (or one not UTF-8).
    */
   for(principal: string, now: ShellCwd): ShellCwd | null {
     const by = this.#movedBy;
     if (by === null || by.principal === principal) return null;
-    return identity(spawnDir(now)) === by.identity ? null : copy(this.#owner);
+    const same = now.cwdBytes === undefined && identity(now.cwd) === by.identity;
+    return same ? null : copy(this.#owner);
   }
 }

@@ -866,6 +866,12 @@ hostTest(
       // Once the human moves the session again, that is where it runs.
       assert.equal(await out(human, "cd old && pwd -P"), `${proj}/old\n`);
       assert.equal(await out(human, "pwd -P"), `${proj}/old\n`);
+      // So does a directory whose name is not UTF-8 (entered by the restore, after the spawn).
+      await out(a, "mkdir -p $'\\377' && cd $'\\377'");
+      await out(a, `mv ../$'\\377' ../old2 && ln -s ${home} ../$'\\377'`);
+      const raw = await out(human, "pwd -P; echo y > note2");
+      assert.equal(exists(`${home}/note2`), false, `the human's exec wrote in HOME: ${raw}`);
+      assert.equal(raw, `${proj}/old\n`);
     });
   },
 );
