@@ -1,14 +1,5 @@
+import { dirIdentity } from "../bash/dir_identity.ts";
 import { sameCwd, type ShellCwd } from "../bash/shell_state.ts";
-
-/** The device and inode of the directory at `path`, or null when there is none. */
-function identity(path: string): string | null {
-  try {
-    const info = Deno.statSync(path);
-    return info.isDirectory ? `${info.dev}:${info.ino}` : null;
-  } catch {
-    return null;
-  }
-}
 
 function copy(cwd: ShellCwd): ShellCwd {
   return cwd.cwdBytes === undefined ? { cwd: cwd.cwd } : { cwd: cwd.cwd, cwdBytes: cwd.cwdBytes };
@@ -38,7 +29,7 @@ export class CwdOrigin {
     if (principal === this.ownerName) {
       this.#owner = copy(now);
       this.#movedBy = null;
-    } else this.#movedBy = { principal, identity: identity(now.cwd) };
+    } else this.#movedBy = { principal, identity: dirIdentity(now.cwd) };
   }
 
   /**
@@ -49,7 +40,7 @@ export class CwdOrigin {
   for(principal: string, now: ShellCwd): ShellCwd | null {
     const by = this.#movedBy;
     if (by === null || by.principal === principal) return null;
-    const same = now.cwdBytes === undefined && identity(now.cwd) === by.identity;
+    const same = now.cwdBytes === undefined && dirIdentity(now.cwd) === by.identity;
     return same ? null : copy(this.#owner);
   }
 }

@@ -1,4 +1,5 @@
 import type { BashChild } from "../bash/bash_child.ts";
+import { dirIdentity } from "../bash/dir_identity.ts";
 import { signalGroup } from "../bash/group_leader.ts";
 import { freshFile, writeAll } from "../bash/fresh_file.ts";
 import { ensureFifo } from "../bash/fifo.ts";
@@ -10,16 +11,6 @@ import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
 import type { Resident } from "../sandbox/resident.ts";
 
 const encoder = new TextEncoder();
-
-/** The (device, inode) of a directory, or null when it cannot be stat'ed. */
-function dirIdentity(path: string): string | null {
-  try {
-    const info = Deno.statSync(path);
-    return info.isDirectory ? `${info.dev}:${info.ino}` : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * A bash prepared ahead of an exec (issue 10): spawned exactly as a cold run would be (own process
