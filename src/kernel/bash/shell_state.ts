@@ -8,6 +8,12 @@ export interface ShellState {
   cwd: string;
   /** The working directory's exact bytes when they are not UTF-8 (then authoritative, V-TAG-3). */
   cwdBytes?: Uint8Array;
+  /**
+   * The `device:inode` of the directory bash must find at the cwd when it enters it: set in
+   * a view whose cwd another principal moved the session into (P-SBX-7), so a directory swapped
+   * for a symlink since is not entered.
+   */
+  cwdIdentity?: string;
   /** Exported environment. */
   env: Map<string, string>;
   /** Non-exported shell variables: name → `declare -p` text. */
@@ -45,6 +51,7 @@ export function cloneState(s: ShellState): ShellState {
   return {
     cwd: s.cwd,
     ...(s.cwdBytes === undefined ? {} : { cwdBytes: s.cwdBytes }),
+    ...(s.cwdIdentity === undefined ? {} : { cwdIdentity: s.cwdIdentity }),
     env: new Map(s.env),
     vars: new Map(s.vars),
     funcs: new Map(s.funcs),

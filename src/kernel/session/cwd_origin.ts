@@ -33,14 +33,17 @@ export class CwdOrigin {
   }
 
   /**
-   * The cwd `principal` runs in when the shared one is `now`: null for `now` itself, or the
-   * owner's when another principal moved the session into a directory its path no longer names
-   * (or one not UTF-8).
+   * The cwd `principal` runs in when the shared one is `now`: null for `now` itself (nobody else
+   * moved the session there); `now` with the identity bash must find there when another
+   * principal did; the owner's when the path no longer names that directory (or is not UTF-8).
    */
-  for(principal: string, now: ShellCwd): ShellCwd | null {
+  for(principal: string, now: ShellCwd): ShellCwd & { cwdIdentity?: string } | null {
     const by = this.#movedBy;
     if (by === null || by.principal === principal) return null;
-    const same = now.cwdBytes === undefined && dirIdentity(now.cwd) === by.identity;
-    return same ? null : copy(this.#owner);
+    const identity = by.identity;
+    if (now.cwdBytes === undefined && identity !== null && dirIdentity(now.cwd) === identity) {
+      return { cwd: now.cwd, cwdIdentity: identity };
+    }
+    return copy(this.#owner);
   }
 }

@@ -139,6 +139,7 @@ export class ShellViews {
       state.cwd = cwd.cwd;
       if (cwd.cwdBytes === undefined) delete state.cwdBytes;
       else state.cwdBytes = cwd.cwdBytes;
+      if (cwd.cwdIdentity !== undefined) state.cwdIdentity = cwd.cwdIdentity;
     }
     for (const namespace of NAMESPACES) {
       for (const [name, value] of own?.[namespace] ?? []) {

@@ -62,7 +62,8 @@ export class WarmShell {
   /**
    * Spawns a warm shell in `state`'s cwd and environment, inside `resident` (its scratch
    * directory from the resident's pool) or unconfined (from `scratch`); null when this host
-   * cannot, or the cwd is not UTF-8 (its directory cannot be checked by {@link fits}). Bash is
+   * cannot, the cwd is not UTF-8 (its directory cannot be checked by {@link fits}) or must be
+   * one directory (`cwdIdentity`: only a cold spawn enters exactly that one). Bash is
    * spawned as soon as its FIFO is open: the rest (the input files, the pipes' identities) is done
    * while it starts, since the next exec may already wait for it to read the FIFO.
    */
@@ -73,7 +74,7 @@ export class WarmShell {
     resident: Resident | null,
     scratch: ScratchPool,
   ): WarmShell | null {
-    if (state.cwdBytes !== undefined) return null;
+    if (state.cwdBytes !== undefined || state.cwdIdentity !== undefined) return null;
     const pool = resident?.pool ?? scratch;
     let dir: string;
     try {
@@ -131,7 +132,8 @@ export class WarmShell {
 
   /** Whether it {@link fits} a run starting from `state`, whatever that run's sandbox. */
   fitsState(state: ShellState): boolean {
-    if (this.#exited || this.#claimed || state.cwdBytes !== undefined) return false;
+    if (this.#exited || this.#claimed) return false;
+    if (state.cwdBytes !== undefined || state.cwdIdentity !== undefined) return false;
     if (state.cwd !== this.cwd) return false;
     if (envDelta(this.env, state.env, this.bashVariables) === null) return false;
     // Not bash's /proc/PID/cwd: a launcher's spare enters the directory only once it reads its
