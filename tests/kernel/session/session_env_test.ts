@@ -1057,3 +1057,21 @@ hostTest(
     }
   },
 );
+
+Deno.test({
+  name:
+    "P-SBX-7 the human's own cwd inside the project is no way out of it for an agent: the human ran `cd sub`; the agent's next exec (starting and ending there) ran `mv ../sub ../old && ln -s HOME ../sub`, and the human's next exec ran in HOME (its `echo x > note` wrote ~/note) [ignored: found by probe9; the session keeps its cwd as a path, in a directory the agent may write, and P-SBX-7 speaks of session state (variables), not of the path the human's cwd names changing under it: whether the human's next exec should follow the path, stay in the directory it was in, or be refused needs a SPEC decision]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const home = proj.slice(0, proj.lastIndexOf("/"));
+      await out(human, "mkdir -p sub && cd sub");
+      const a = await w.agent("agent:a");
+      // its exec starts in the human's sub and ends there: no cwd change
+      await out(a, `mv ../sub ../old && ln -s ${home} ../sub`);
+      const seen = await out(human, "pwd -P; echo x > note");
+      assert.equal(exists(`${home}/note`), false, `the human's exec wrote in HOME: ${seen}`);
+    });
+  },
+});
