@@ -85,27 +85,36 @@ function pastWord(s: string, i: number): number {
   }
 }
 
-/** The index just past an array's `[key]=word` starting at `i`: the key a number, a word or bare. */
-function pastElement(s: string, i: number): number {
+/**
+ * The index just past an array's `[key]=word` starting at `i` (the key a number, a word or bare),
+ * its key and word, as written, added to `words`.
+ */
+function pastElement(s: string, i: number, words: string[]): number {
   if (s[i] !== "[") return -1;
   let close = pastWord(s, i + 1);
   if (close < 0) {
     close = s.indexOf("]", i + 1);
     if (close <= i + 1 || NOT_BARE_KEY.test(s.slice(i + 1, close))) return -1;
   }
-  return s.startsWith("]=", close) ? pastWord(s, close + 2) : -1;
+  const end = s.startsWith("]=", close) ? pastWord(s, close + 2) : -1;
+  if (end > 0) words.push(s.slice(i + 1, close), s.slice(close + 2, end));
+  return end;
 }
 
-/** Whether `value` is one value as `declare -p` writes it: a quoted word or `(` elements `)`. */
-function wellFormedValue(value: string): boolean {
-  if (value[0] !== "(") return pastWord(value, 0) === value.length;
+/**
+ * The words of one value as `declare -p` writes it, as written (quoted): the value itself for a
+ * quoted word, each key and word for `(` elements `)`; null when it is not such a value.
+ */
+export function valueWords(value: string): string[] | null {
+  if (value[0] !== "(") return pastWord(value, 0) === value.length ? [value] : null;
+  const words: string[] = [];
   let i = 1;
   while (value[i] === "[") {
-    i = pastElement(value, i);
-    if (i < 0) return false;
+    i = pastElement(value, i, words);
+    if (i < 0) return null;
     if (value[i] === " ") i++;
   }
-  return i === value.length - 1 && value[i] === ")";
+  return i === value.length - 1 && value[i] === ")" ? words : null;
 }
 
 /**
@@ -133,7 +142,7 @@ export function declarations(listing: string): Declaration[] {
     };
     if (
       !FLAGS.test(declaration.flags) || !NAME.test(declaration.name) ||
-      (declaration.value !== null && !wellFormedValue(declaration.value))
+      (declaration.value !== null && valueWords(declaration.value) === null)
     ) {
       throw new Error("declare listing: not a statement bash writes");
     }

@@ -1,4 +1,5 @@
 import process from "node:process";
+import { inBoundDir } from "./bound_dir.ts";
 import type { BashChild } from "./bash_child.ts";
 import { cLibrary } from "./c_library.ts";
 import { errno } from "./fd_calls.ts";
@@ -30,10 +31,13 @@ const SETSID = Deno.build.os === "linux"
  */
 export function spawnGroupLeader([cmd, ...args]: string[], state: ShellState): BashChild {
   if (posixSpawnAvailable() && cmd.includes("/")) {
-    return posixSpawn({ argv: [cmd, ...args], cwd: spawnDir(state), env: state.env });
+    return inBoundDir(state, (cwd) => posixSpawn({ argv: [cmd, ...args], cwd, env: state.env }));
   }
   const session = newSession([cmd, ...args]);
-  return new Deno.Command(session.cmd, { ...spawnOptions(state), ...session }).spawn();
+  return inBoundDir(
+    state,
+    (cwd) => new Deno.Command(session.cmd, { ...spawnOptions(state), cwd, ...session }).spawn(),
+  );
 }
 
 /**

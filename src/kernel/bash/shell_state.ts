@@ -8,6 +8,12 @@ export interface ShellState {
   cwd: string;
   /** The working directory's exact bytes when they are not UTF-8 (then authoritative, V-TAG-3). */
   cwdBytes?: Uint8Array;
+  /**
+   * The `device:inode` of the directory bash must find at the cwd when it enters it: set in
+   * a view whose cwd another principal moved the session into (P-SBX-7), so a directory swapped
+   * for a symlink since is not entered.
+   */
+  cwdIdentity?: string;
   /** Exported environment. */
   env: Map<string, string>;
   /** Non-exported shell variables: name → `declare -p` text. */
@@ -18,6 +24,9 @@ export interface ShellState {
   aliases: Map<string, string>;
 }
 
+/** A state's working directory. */
+export type ShellCwd = Pick<ShellState, "cwd" | "cwdBytes">;
+
 /** Entries added/changed (`set`) and removed (`unset`) between two snapshots of one map. */
 export interface MapChange {
   set: Map<string, string>;
@@ -26,7 +35,7 @@ export interface MapChange {
 
 /** What one exec changed, to be merged into the session in completion order (K-BASH-4). */
 export interface ShellChange {
-  cwd: Pick<ShellState, "cwd" | "cwdBytes"> | null;
+  cwd: ShellCwd | null;
   env: MapChange;
   vars: MapChange;
   funcs: MapChange;
@@ -42,6 +51,7 @@ export function cloneState(s: ShellState): ShellState {
   return {
     cwd: s.cwd,
     ...(s.cwdBytes === undefined ? {} : { cwdBytes: s.cwdBytes }),
+    ...(s.cwdIdentity === undefined ? {} : { cwdIdentity: s.cwdIdentity }),
     env: new Map(s.env),
     vars: new Map(s.vars),
     funcs: new Map(s.funcs),
@@ -78,7 +88,7 @@ export function cwdBytesOf(s: ShellState): Uint8Array {
 }
 
 /** Whether two states have the same working directory, byte for byte. */
-export function sameCwd(a: ShellState, b: ShellState): boolean {
+export function sameCwd(a: ShellCwd, b: ShellCwd): boolean {
   const [x, y] = [a.cwdBytes, b.cwdBytes];
   if (a.cwd !== b.cwd || x === undefined || y === undefined) return a.cwd === b.cwd && x === y;
   return x.length === y.length && x.every((byte, i) => byte === y[i]);
@@ -88,7 +98,7 @@ export function sameCwd(a: ShellState, b: ShellState): boolean {
  * Where bash is spawned: the cwd, or for a non-UTF-8 cwd its longest UTF-8 ancestor (a process
  * cwd is given as text); the restore script then changes into the exact bytes.
  */
-export function spawnDir(s: ShellState): string {
+export function spawnDir(s: ShellCwd): string {
   if (s.cwdBytes === undefined) return s.cwd;
   for (let end = s.cwdBytes.length; end > 0;) {
     end = s.cwdBytes.lastIndexOf(0x2f, end - 1);

@@ -15,8 +15,11 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * interactive shell sources or puts first on PATH), package managers' and cloud tools' settings,
  * the display and session bus a program talks to; Info-ZIP's default options (`zip -TT` runs a
  * command), the temporary directories Python's tempfile takes when `TMPDIR` is unset, bash's
- * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, and
- * bash's TMOUT (the human's reads time out and idle shells exit).
+ * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, the
+ * locale, the time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load,
+ * more build tools' and environment managers' settings (Maven's MAVEN_BASEDIR), all of Go's
+ * settings, programs' added arguments (`*_ARGS`), and bash's TMOUT and FUNCNEST (the human's
+ * reads time out, idle shells exit, nested function calls fail).
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -87,7 +90,9 @@ const MORE_GUARDED = new RegExp(
     "CARGO_.*",
     "RUSTC.*",
     "RUSTUP_.*",
-    "GO(FLAGS|PATH|ROOT|TOOLCHAIN|PROXY|ENV|BIN)",
+    // all of Go's: GOWORK names the go.work whose directories the build compiles, GOCACHE and
+    // GOMODCACHE the objects it links and the module sources it compiles unchecked
+    "GO[A-Z0-9]*",
     "DOCKER_.*",
     "KUBECONFIG",
     "SSH_.*",
@@ -106,8 +111,9 @@ const MORE_GUARDED = new RegExp(
     "SYSTEMD_.*",
     // GNU parallel's default options (`--rpl` takes Perl code)
     "PARALLEL",
-    // psql's system psqlrc (`\!` runs a command), IPython's startup scripts, matplotlib's backend
-    "PGSYSCONFDIR",
+    // psql's system psqlrc (`\!` runs a command) and service file, IPython's startup scripts,
+    // matplotlib's backend
+    "PG[A-Z]*",
     "IPYTHONDIR",
     "MPLCONFIGDIR",
     ".*_PAGER",
@@ -135,10 +141,24 @@ const MORE_GUARDED = new RegExp(
     "EXINIT",
     "QT_PLUGIN_PATH",
     "GTK_(PATH|MODULES|EXE_PREFIX)",
+    // the libraries GLib's GIO loads from GIO_EXTRA_MODULES (the human's `gio info /` ran an
+    // agent's library), GStreamer's plugins and scanner, GTK 2/3's and GDK's modules, the library
+    // SDL_DYNAMIC_API names, EGL's, GLX's, Vulkan's and OpenCL's drivers
+    "GIO_.*",
+    "GST_.*",
+    "GTK.*",
+    "GDK_.*",
+    "SDL_.*",
+    "__(EGL|GLX)_.*",
+    "VK_.*",
+    "OCL_.*",
+    ".*_(FILES|FILENAMES)",
     ".*PATH",
     ".*FLAGS",
     ".*_OPTS",
     ".*_OPTIONS",
+    // arguments a program adds to its own (MAVEN_ARGS `-f POM -s SETTINGS`, ANT_ARGS `-lib DIR`)
+    ".*_ARGS",
     ".*_HOME",
     ".*_ROOT",
     ".*_CONFIG.*",
@@ -158,6 +178,27 @@ const MORE_GUARDED = new RegExp(
     "(PIP|UV|POETRY|PIPX|YARN|PNPM|BUN|COMPOSER)_.*",
     "(CMAKE|CCACHE|DISTCC|DOTNET|CORECLR|COMPlus|ERL|JULIA)_.*",
     "(AWS|TF|ANSIBLE|GH|FZF)_.*",
+    // Maven's launcher reads the JVM options of $MAVEN_BASEDIR/.mvn/jvm.config (the human's mvn
+    // ran -XX:OnOutOfMemoryError=PROGRAM of the agent's); the java ant and gradle run; kubectl's
+    // diff program; where tmux's server is; the registries, archives, package stores and
+    // interpreters of more build tools and environment managers; Hugging Face's hub; TeX's inputs
+    // and kpathsea's shell_escape; the system bus
+    "(MAVEN|GRADLE|COREPACK|BAZELISK|MIX|HEX|NUGET|PIPENV|HATCH|PDM|TOX|NOX|RYE|PIXI)_.*",
+    "(VAGRANT|HELM|HELIX|HF|HUGGINGFACE|TRANSFORMERS|DBUS)_.*",
+    "JAVA.*",
+    "JDK_.*",
+    "KUBE.*",
+    "TMUX.*",
+    "USE_BAZEL.*",
+    "OPAM.*",
+    "GHC.*",
+    "TEX.*",
+    ".*INPUTS",
+    "shell_escape.*",
+    "open(in|out)_any",
+    // the credentials file Google's libraries and tools sign in with (the human's uploads would
+    // go to the agent's account)
+    "GOOGLE_.*",
     "HG.*",
     "EMACS.*",
     "VIM.*",
@@ -179,8 +220,19 @@ const MORE_GUARDED = new RegExp(
     "TZDIR",
     "KRB5.*",
     "SSLKEYLOGFILE",
-    // no code, but the human's own shell: every `read` times out, an idle interactive one exits
+    // the locale the human's bash reads the restored variables in: in Big5, GBK or GB18030 a
+    // character's second byte may be the backslash that escapes a quote in a value dumped in
+    // UTF-8 (one the human read from a file of the agent's), and the rest of it ran as the human
+    "LANG",
+    "LANGUAGE",
+    "LC_.*",
+    // the time zone file every program loads (`TZ=/path`), as TZDIR; the hosts bash completes
+    "TZ",
+    "HOSTFILE",
+    // no code, but the human's own shell: every `read` times out, an idle interactive one exits;
+    // at FUNCNEST=1 every nested function call fails, stopping the command that made it
     "TMOUT",
+    "FUNCNEST",
   ].join("|") + ")$",
 );
 

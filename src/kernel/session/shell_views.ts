@@ -5,6 +5,8 @@ import {
   type ShellChange,
   type ShellState,
 } from "../bash/shell_state.ts";
+import { declarations, valueWords } from "../bash/declare_listing.ts";
+import { CwdOrigin } from "./cwd_origin.ts";
 import { guardedName } from "./guarded_names.ts";
 
 /** The maps of a shell state a change can touch. */
@@ -31,14 +33,41 @@ const EVALUATING_ATTRIBUTES = /^declare -[A-Za-z]*[ni]/;
 const SUBSTITUTION = /\$[({]|`|[<>]\(/;
 
 /**
+ * An assignment in an arithmetic expression (`=`, `+=`, `<<=` …, not `==`, `!=`, `<=`, `>=`): a
+ * value read in arithmetic assigns what it names, so retries='PATH=0' (or 'a[PATH=0]' through
+ * `${!x}`) set the reader's PATH to the directory `0` of the shared cwd, and its next `ls` ran
+ * `0/ls`.
+ */
+const ASSIGNMENT = /(?:^|[^=!<>]|<<|>>)=(?!=)/;
+
+/**
+ * A byte beyond ASCII in a shell variable's `declare -p` text, which the reader's bash parses:
+ * in a locale whose characters may end in a 0x5c byte (Big5, GBK, GB18030), the byte before a
+ * `\"` the listing escaped (written in another locale) takes the backslash, and the quote closes
+ * the value: v=$'\xef\xbf\xbd";cmd;#' ran cmd in a Big5 reader's restore.
+ */
+const NOT_ASCII = /\P{ASCII}/u;
+
+/** Whether a value (a shell variable's `declare -p` text for `vars`) holds an {@link ASSIGNMENT}. */
+function assigns(namespace: Namespace, value: string): boolean {
+  if (namespace !== "vars") return ASSIGNMENT.test(value);
+  const listed = declarations(value)[0]?.value ?? null;
+  const words = listed === null ? [] : valueWords(listed) ?? [listed];
+  return words.some((word) => ASSIGNMENT.test(word));
+}
+
+/**
  * Whether an entry is guarded: every function and alias, variables by {@link guardedName}, shell
- * variables with {@link EVALUATING_ATTRIBUTES}, and variables whose value holds a
- * {@link SUBSTITUTION} (`value` null: the entry is removed).
+ * variables with {@link EVALUATING_ATTRIBUTES} or a listing {@link NOT_ASCII}, and variables whose
+ * value holds a {@link SUBSTITUTION} or an {@link ASSIGNMENT} (`value` null: the entry is removed).
  */
 function guarded(namespace: Namespace, name: string, value: string | null): boolean {
   if (namespace === "funcs" || namespace === "aliases" || guardedName(name)) return true;
   if (value === null) return false;
-  return SUBSTITUTION.test(value) || (namespace === "vars" && EVALUATING_ATTRIBUTES.test(value));
+  if (namespace === "vars" && (EVALUATING_ATTRIBUTES.test(value) || NOT_ASCII.test(value))) {
+    return true;
+  }
+  return SUBSTITUTION.test(value) || assigns(namespace, value);
 }
 
 /**
@@ -78,9 +107,8 @@ function emptyChange(): MapChange {
  * session started with (K-EFF-6). The owner (the local human) changes the shared state, which
  * every principal sees. Another principal's changes to guarded entries (variables that make bash
  * or a program run code or load files, namerefs and integer variables, values with a command
- * substitution or parameter expansion, every function and alias)
- * stay its own, seen by its execs
- * only; so does a variable that would make the shared environment too large to start a program
+ * substitution, a parameter expansion or an arithmetic assignment, shell variables whose listing
+ * is not ASCII, every function and alias) stay its own, seen by its execs only; so does a variable that would make the shared environment too large to start a program
  * with, or the shared variables too large to restore at every exec. The rest of what it changes (the cwd, other variables) is shared, as in a collaboration
  * room (G-TRUST-4).
  */
@@ -89,22 +117,32 @@ export class ShellViews {
   /** The exported environment the session started with. */
   readonly #start: ReadonlyMap<string, string>;
   readonly #own = new Map<string, OwnChanges>();
+  readonly #cwd: CwdOrigin;
 
   constructor(start: ShellState, readonly owner: string) {
     this.#shared = start;
     this.#start = new Map(start.env);
+    this.#cwd = new CwdOrigin(start, owner);
   }
 
   /**
    * The state `principal`'s next exec starts from: the shared state with its own guarded changes
-   * over it. Callers must not change it (it may be the shared state itself).
+   * over it, in the owner's cwd where {@link CwdOrigin} says so. Callers must not change it (it
+   * may be the shared state itself).
    */
   view(principal: string): ShellState {
     const own = principal === this.owner ? undefined : this.#own.get(principal);
-    if (own === undefined) return this.#shared;
+    const cwd = this.#cwd.for(principal, this.#shared);
+    if (own === undefined && cwd === null) return this.#shared;
     const state = cloneState(this.#shared);
+    if (cwd !== null) {
+      state.cwd = cwd.cwd;
+      if (cwd.cwdBytes === undefined) delete state.cwdBytes;
+      else state.cwdBytes = cwd.cwdBytes;
+      if (cwd.cwdIdentity !== undefined) state.cwdIdentity = cwd.cwdIdentity;
+    }
     for (const namespace of NAMESPACES) {
-      for (const [name, value] of own[namespace]) {
+      for (const [name, value] of own?.[namespace] ?? []) {
         if (value === null) state[namespace].delete(name);
         else state[namespace].set(name, value);
       }
@@ -114,7 +152,14 @@ export class ShellViews {
 
   /** Merges one finished exec of `principal` into the session (K-BASH-4, P-SBX-7). */
   merge(principal: string, change: ShellChange): void {
-    if (principal === this.owner) return applyChange(this.#shared, change);
+    const before = { cwd: this.#shared.cwd, cwdBytes: this.#shared.cwdBytes };
+    if (principal === this.owner) applyChange(this.#shared, change);
+    else this.#mergeOther(principal, change);
+    this.#cwd.merged(principal, before, this.#shared);
+  }
+
+  /** Merges one finished exec of a principal other than the owner. */
+  #mergeOther(principal: string, change: ShellChange): void {
     let own = this.#own.get(principal);
     if (own === undefined) {
       own = { env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() };

@@ -1,4 +1,5 @@
 import type { BashChild } from "../bash/bash_child.ts";
+import { dirIdentity } from "../bash/dir_identity.ts";
 import { signalGroup } from "../bash/group_leader.ts";
 import { freshFile, writeAll } from "../bash/fresh_file.ts";
 import { ensureFifo } from "../bash/fifo.ts";
@@ -10,16 +11,6 @@ import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
 import type { Resident } from "../sandbox/resident.ts";
 
 const encoder = new TextEncoder();
-
-/** The (device, inode) of a directory, or null when it cannot be stat'ed. */
-function dirIdentity(path: string): string | null {
-  try {
-    const info = Deno.statSync(path);
-    return info.isDirectory ? `${info.dev}:${info.ino}` : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * A bash prepared ahead of an exec (issue 10): spawned exactly as a cold run would be (own process
@@ -71,7 +62,8 @@ export class WarmShell {
   /**
    * Spawns a warm shell in `state`'s cwd and environment, inside `resident` (its scratch
    * directory from the resident's pool) or unconfined (from `scratch`); null when this host
-   * cannot, or the cwd is not UTF-8 (its directory cannot be checked by {@link fits}). Bash is
+   * cannot, the cwd is not UTF-8 (its directory cannot be checked by {@link fits}) or must be
+   * one directory (`cwdIdentity`: only a cold spawn enters exactly that one). Bash is
    * spawned as soon as its FIFO is open: the rest (the input files, the pipes' identities) is done
    * while it starts, since the next exec may already wait for it to read the FIFO.
    */
@@ -82,7 +74,7 @@ export class WarmShell {
     resident: Resident | null,
     scratch: ScratchPool,
   ): WarmShell | null {
-    if (state.cwdBytes !== undefined) return null;
+    if (state.cwdBytes !== undefined || state.cwdIdentity !== undefined) return null;
     const pool = resident?.pool ?? scratch;
     let dir: string;
     try {
@@ -140,7 +132,8 @@ export class WarmShell {
 
   /** Whether it {@link fits} a run starting from `state`, whatever that run's sandbox. */
   fitsState(state: ShellState): boolean {
-    if (this.#exited || this.#claimed || state.cwdBytes !== undefined) return false;
+    if (this.#exited || this.#claimed) return false;
+    if (state.cwdBytes !== undefined || state.cwdIdentity !== undefined) return false;
     if (state.cwd !== this.cwd) return false;
     if (envDelta(this.env, state.env, this.bashVariables) === null) return false;
     // Not bash's /proc/PID/cwd: a launcher's spare enters the directory only once it reads its

@@ -763,3 +763,315 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "P-SBX-7 a variable an agent shares assigns nothing in the human's exec that reads it in arithmetic: with retries='PATH=0' (or x='a[PATH=0]') the human's `[[ $retries -gt 0 ]]` (or `${!x}`) set PATH to the directory 0 the agent made in the shared cwd, and the human's next `ls` ran the agent's 0/ls; a value with an arithmetic assignment stays the agent's own",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        `mkdir 0 && printf '#!/bin/sh\\n/bin/touch ${pwned}\\n' > 0/ls && chmod +x 0/ls`,
+      );
+      await out(a, "retries='PATH=0' ref='a[PATH=0]' count='i+=1' plain='a == b'");
+      await out(a, "declare -a list=([0]='n<<=1' [1]='PATH[0]=0'); export LIMIT=PATH=0");
+      for (
+        const reads of [
+          "[[ $retries -gt 0 ]]",
+          '[ -z "$ref" ] || echo "${!ref}" >/dev/null',
+          "(( LIMIT ))",
+          "(( list[1] ))",
+          "(( count ))",
+        ]
+      ) {
+        const seen = await out(human, `${reads}; ls >/dev/null; echo "$plain"`);
+        assert.equal(exists(pwned), false, `the agent's value assigned PATH at ${reads}`);
+        assert.equal(seen, "a == b\n");
+      }
+      assert.equal(await out(a, 'echo "r=$retries"'), "r=PATH=0\n", "its own");
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 a shell variable an agent shares runs no code when the human's exec restores it in a locale whose characters can end in a backslash byte (Big5, GBK, GB18030): dumped in a UTF-8 locale, v=$'\\xef\\xbf\\xbd\";cmd;#' (U+FFFD) is listed as \"\\xef\\xbf\\xbd\\\";cmd;#\", and read in Big5 \\xbd\\x5c is one character, so the quote closed the value and cmd ran as the human; a variable whose listing is not ASCII stays the agent's own",
+  NEEDS_TIER_B,
+  async () => {
+    const locales = await Deno.makeTempDir({ prefix: "shoal-locale-" });
+    try {
+      // the human's own locale: Big5 (its characters' second byte may be 0x5c)
+      const made = await new Deno.Command("localedef", {
+        args: ["-i", "C", "-f", "BIG5", `${locales}/big5`],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      assert.ok(made.success || exists(`${locales}/big5/LC_CTYPE`), "localedef failed");
+      await world({ "agent:a": CODER }, { LOCPATH: locales, LANG: "big5" }, async (w) => {
+        const { human, proj } = w;
+        const pwned = `${proj}/pwned`;
+        assert.equal(await out(human, "locale charmap 2>/dev/null"), "BIG5\n");
+        const a = await w.agent("agent:a");
+        await out(a, `LC_ALL=C.UTF-8; v=$'\\xef\\xbf\\xbd";/bin/touch ${pwned};#' plain=shared`);
+        const seen = await out(human, 'echo "$plain"');
+        assert.equal(exists(pwned), false, "the agent's value ran code as the human");
+        assert.equal(seen, "shared\n");
+      });
+    } finally {
+      await Deno.remove(locales, { recursive: true });
+    }
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent cannot attach with a cwd its sandbox could not be in: `session.attach {cwd: HOME}` with its token moved the session, and the human's next exec ran in HOME; it is refused (-32010), and a cwd inside its project is still taken",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, k } = w;
+      const home = proj.slice(0, proj.lastIndexOf("/"));
+      await Deno.mkdir(`${proj}/sub`);
+      const attach = async (cwd: string) => {
+        const conn = await k.connect();
+        return await conn.request("session.attach", {
+          session: "work",
+          token: w.tokens["agent:a"],
+          cwd,
+          client: { kind: "test", tty: false },
+        });
+      };
+      const refused = await rpcError(attach(home));
+      assert.equal(refused.code, -32010);
+      assert.equal(await out(human, "pwd"), `${proj}\n`, "the agent moved the human's exec");
+      await attach(`${proj}/sub`);
+      assert.equal(await out(human, "pwd"), `${proj}/sub\n`);
+    });
+  },
+);
+hostTest(
+  "P-SBX-7 the shared cwd an agent left cannot be swapped for a symlink out of the project afterwards: after `cd sub`, its next exec (ending in sub, so no cwd change to check) ran `mv ../sub ../old; ln -s HOME ../sub`, and the human's next exec ran in HOME (its `echo x > note` wrote ~/note); it runs where the human last left the session",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const home = proj.slice(0, proj.lastIndexOf("/"));
+      const a = await w.agent("agent:a");
+      await out(a, "mkdir -p sub && cd sub");
+      await out(a, `mv ../sub ../old && ln -s ${home} ../sub`);
+      const seen = await out(human, "pwd -P; echo x > note");
+      assert.equal(exists(`${home}/note`), false, `the human's exec wrote in HOME: ${seen}`);
+      assert.equal(seen, `${proj}\n`, "the human's exec runs where the human last left it");
+      // Once the human moves the session again, that is where it runs.
+      assert.equal(await out(human, "cd old && pwd -P"), `${proj}/old\n`);
+      assert.equal(await out(human, "pwd -P"), `${proj}/old\n`);
+      // So does a directory whose name is not UTF-8 (entered by the restore, after the spawn).
+      await out(a, "mkdir -p $'\\377' && cd $'\\377'");
+      await out(a, `mv ../$'\\377' ../old2 && ln -s ${home} ../$'\\377'`);
+      const raw = await out(human, "pwd -P; echo y > note2");
+      assert.equal(exists(`${home}/note2`), false, `the human's exec wrote in HOME: ${raw}`);
+      assert.equal(raw, `${proj}/old\n`);
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent's FUNCNEST (at 1 the human's script stopped at its first nested function call), TZ (every program loads the time zone file TZ=/path names, as TZDIR), GOWORK, GOCACHE and GOMODCACHE (go build compiles the directories a go.work lists, links cached objects and compiles cached module sources unchecked), MAVEN_ARGS and ANT_ARGS (arguments Maven 3.9 and ant add to every run: -f POM, -s SETTINGS, -lib DIR), GOOGLE_APPLICATION_CREDENTIALS (the account Google's tools sign in with) and HOSTFILE never reach the human",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `FUNCNEST=1; export TZ=${proj}/zone GOWORK=${proj}/go.work GOCACHE=${proj}/c`,
+          `export GOMODCACHE=${proj}/m MAVEN_ARGS='-f ${proj}/pom.xml' ANT_ARGS='-lib ${proj}'`,
+          `export HOSTFILE=${proj}/hosts GOOGLE_APPLICATION_CREDENTIALS=${proj}/key.json`,
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          "outer() { inner; }; inner() { echo nested; }; outer",
+          "for v in FUNCNEST TZ GOWORK GOCACHE GOMODCACHE MAVEN_ARGS ANT_ARGS HOSTFILE \\",
+          "  GOOGLE_APPLICATION_CREDENTIALS; do",
+          '  [ -z "${!v+x}" ] || echo "$v reached the human"',
+          "done",
+        ].join("\n"),
+      );
+      assert.equal(seen, "nested\n");
+      assert.equal(await out(a, 'echo "$FUNCNEST $TZ"'), `1 ${proj}/zone\n`, "its own");
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent's GIO_EXTRA_MODULES never reaches the human: the human's `gio info /` loaded every library in the directory it names, running the agent's code; nor do GStreamer's, GTK's, GDK's, SDL's, EGL's, GLX's, Vulkan's and OpenCL's module settings, nor a `*_FILES` or `*_FILENAMES` list of files to load",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          "mkdir -p mods",
+          `printf '#include <stdlib.h>\\n__attribute__((constructor)) static void run(void) { system("touch ${pwned}"); }\\n' > evil.c`,
+          "gcc -shared -fPIC -o mods/libevil.so evil.c",
+          `export GIO_EXTRA_MODULES=${proj}/mods GST_PLUGIN_SYSTEM_PATH_1_0=${proj}/mods`,
+          `export GST_PLUGIN_SCANNER=${proj}/evil GTK3_MODULES=evil GDK_PIXBUF_MODULEDIR=${proj}/mods`,
+          `export SDL_DYNAMIC_API=${proj}/mods/libevil.so __EGL_VENDOR_LIBRARY_FILENAMES=${proj}/e.json`,
+          `export __GLX_VENDOR_LIBRARY_NAME=evil VK_ICD_FILENAMES=${proj}/v.json GTK2_RC_FILES=${proj}/rc`,
+          `export OCL_ICD_FILENAMES=${proj}/mods/libevil.so`,
+        ].join("\n"),
+      );
+      await Deno.remove(pwned).catch(() => {});
+      const seen = await out(
+        human,
+        [
+          "! command -v gio >/dev/null || gio info / >/dev/null 2>&1",
+          "for v in GIO_EXTRA_MODULES GST_PLUGIN_SYSTEM_PATH_1_0 GST_PLUGIN_SCANNER GTK3_MODULES \\",
+          "  GDK_PIXBUF_MODULEDIR SDL_DYNAMIC_API __EGL_VENDOR_LIBRARY_FILENAMES \\",
+          "  __GLX_VENDOR_LIBRARY_NAME VK_ICD_FILENAMES GTK2_RC_FILES OCL_ICD_FILENAMES; do",
+          '  [ -z "${!v+x}" ] || echo "$v reached the human"',
+          "done",
+        ].join("\n"),
+      );
+      assert.equal(exists(pwned), false, `the agent's module ran as the human:\n${seen}`);
+      assert.equal(seen, "");
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-7 an agent's MAVEN_BASEDIR never reaches the human: the human's `mvn` in their own project read the JVM options of the agent's .mvn/jvm.config, and -XX:OnOutOfMemoryError ran the agent's program; nor do the like of other build tools, package managers and tools (JAVACMD, GRADLE_*, KUBECTL_EXTERNAL_DIFF, PGSERVICEFILE, TMUX_TMPDIR, COREPACK_*, USE_BAZEL_VERSION, MIX_*, OPAMROOT, GHC_ENVIRONMENT, NUGET_*, PIPENV_*, VAGRANT_*, HELM_*, HF_ENDPOINT, TEXINPUTS, shell_escape, DBUS_SYSTEM_BUS_ADDRESS)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj, box } = w;
+      const pwned = `${proj}/pwned`;
+      const mine = `${box.dir}/home/mine`;
+      await Deno.mkdir(mine);
+      await Deno.writeTextFile(
+        `${mine}/pom.xml`,
+        "<project><modelVersion>4.0.0</modelVersion><groupId>h</groupId>" +
+          "<artifactId>mine</artifactId><version>1</version><packaging>pom</packaging></project>\n",
+      );
+      const a = await w.agent("agent:a");
+      const names: Record<string, string> = {
+        MAVEN_BASEDIR: `${proj}/mb`,
+        JAVACMD: `${proj}/evil`,
+        GRADLE_LIBS_REPO_OVERRIDE: "http://127.0.0.1:9/",
+        KUBECTL_EXTERNAL_DIFF: `${proj}/evil`,
+        PGSERVICEFILE: `${proj}/pg`,
+        TMUX_TMPDIR: proj,
+        COREPACK_NPM_REGISTRY: "http://127.0.0.1:9",
+        USE_BAZEL_VERSION: `${proj}/evil`,
+        MIX_ARCHIVES: proj,
+        OPAMROOT: proj,
+        GHC_ENVIRONMENT: `${proj}/env`,
+        NUGET_PACKAGES: proj,
+        PIPENV_PYTHON: `${proj}/evil`,
+        VAGRANT_CWD: proj,
+        HELM_PLUGINS: proj,
+        HF_ENDPOINT: "http://127.0.0.1:9",
+        TEXINPUTS: `${proj}//:`,
+        shell_escape: "t",
+        DBUS_SYSTEM_BUS_ADDRESS: `unix:path=${proj}/bus`,
+      };
+      await out(
+        a,
+        [
+          `printf '#!/bin/sh\\ntouch ${pwned}\\n' > evil && chmod +x evil && mkdir -p mb/.mvn`,
+          `printf '%s\\n' '-Xmx3m -XX:OnOutOfMemoryError=${proj}/evil' > mb/.mvn/jvm.config`,
+          "export " + Object.entries(names).map(([n, v]) => `${n}='${v}'`).join(" "),
+        ].join("\n"),
+      );
+      const seen = await out(
+        human,
+        [
+          `! command -v mvn >/dev/null || (cd ${mine} && mvn -q -o validate >/dev/null 2>&1)`,
+          `for v in ${Object.keys(names).join(" ")}; do`,
+          '  [ -z "${!v+x}" ] || echo "$v reached the human"',
+          "done",
+        ].join("\n"),
+      );
+      assert.equal(exists(pwned), false, `the agent's program ran as the human:\n${seen}`);
+      assert.equal(seen, "");
+    });
+  },
+);
+
+Deno.test({
+  name:
+    "P-SBX-7 the shared cwd is no channel into the human's git: an agent's exec ran `git init evil && git -C evil config core.fsmonitor PROGRAM && cd evil`, and the human's next `git status` (in the cwd the agent left) ran the agent's program as the human [ignored: found by probe9; P-SBX-6 lets a run write the config of a repository it creates (protected only from the next exec on), and G-TRUST-4 shares the cwd, so the human's git in it runs that config: needs a SPEC decision]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const pwned = `${proj}/pwned`;
+      const a = await w.agent("agent:a");
+      await out(
+        a,
+        [
+          `printf '#!/bin/sh\\ntouch ${pwned}\\n' > evil.sh && chmod +x evil.sh`,
+          `git init -q evil && git -C evil config core.fsmonitor ${proj}/evil.sh && cd evil`,
+        ].join("\n"),
+      );
+      await out(human, "git status >/dev/null 2>&1; true");
+      assert.equal(exists(pwned), false, "the agent's fsmonitor ran as the human");
+    });
+  },
+});
+
+hostTest(
+  "P-SBX-7 an agent's locale never reaches the human: the human read a file of the agent's into a variable (`note=$(cat note)`, dumped in UTF-8), the agent exported LC_ALL=big5 (a Big5 locale the system has), and the human's next exec restored that variable in Big5, where \\xbd\\x5c is one character: the quote it escaped closed the value and the rest ran as the human",
+  NEEDS_TIER_B,
+  async () => {
+    const locales = await Deno.makeTempDir({ prefix: "shoal-locale-" });
+    try {
+      await new Deno.Command("localedef", {
+        args: ["-i", "C", "-f", "BIG5", `${locales}/big5`],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      assert.ok(exists(`${locales}/big5/LC_CTYPE`), "localedef failed");
+      // the human's own: a UTF-8 locale, and a system with a Big5 one
+      const env = { LOCPATH: locales, LANG: "C.UTF-8" };
+      await world({ "agent:a": CODER }, env, async (w) => {
+        const { human, proj } = w;
+        const pwned = `${proj}/pwned`;
+        const a = await w.agent("agent:a");
+        await out(a, `printf '\\357\\277\\275";/bin/touch ${pwned};#' > note`);
+        await out(human, "note=$(cat note)");
+        await out(a, "export LC_ALL=big5 LANG=big5 LC_CTYPE=big5 LANGUAGE=zh");
+        const seen = await out(human, 'echo "${LC_ALL-unset} ${LC_CTYPE-unset} $LANG"');
+        assert.equal(exists(pwned), false, "the human's own variable ran code in Big5");
+        assert.equal(seen, "unset unset C.UTF-8\n");
+      });
+    } finally {
+      await Deno.remove(locales, { recursive: true });
+    }
+  },
+);
+
+Deno.test({
+  name:
+    "P-SBX-7 the human's own cwd inside the project is no way out of it for an agent: the human ran `cd sub`; the agent's next exec (starting and ending there) ran `mv ../sub ../old && ln -s HOME ../sub`, and the human's next exec ran in HOME (its `echo x > note` wrote ~/note) [ignored: found by probe9; the session keeps its cwd as a path, in a directory the agent may write, and P-SBX-7 speaks of session state (variables), not of the path the human's cwd names changing under it: whether the human's next exec should follow the path, stay in the directory it was in, or be refused needs a SPEC decision]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:a": CODER }, {}, async (w) => {
+      const { human, proj } = w;
+      const home = proj.slice(0, proj.lastIndexOf("/"));
+      await out(human, "mkdir -p sub && cd sub");
+      const a = await w.agent("agent:a");
+      // its exec starts in the human's sub and ends there: no cwd change
+      await out(a, `mv ../sub ../old && ln -s ${home} ../sub`);
+      const seen = await out(human, "pwd -P; echo x > note");
+      assert.equal(exists(`${home}/note`), false, `the human's exec wrote in HOME: ${seen}`);
+    });
+  },
+});

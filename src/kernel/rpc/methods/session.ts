@@ -27,8 +27,10 @@ const attachParams = z.object({
 
 /**
  * Moves `session` into `dir` for an attach that asks for it (M-ONB-1), as a `cd` there would:
- * only for a principal allowed to change the session (`session_write`, else -32010); anything
- * but an absolute path to an existing directory is -32602.
+ * only for a principal allowed to change the session (`session_write`, else -32010), and for a
+ * sandboxed one only into a directory its sandbox could be in (its real path, symlinks resolved;
+ * else -32010 `cwd_outside_sandbox`): the session's cwd is where the human's next exec runs
+ * (P-SBX-7); anything but an absolute path to an existing directory is -32602.
  */
 function enterDir(
   session: Attachment["session"],
@@ -46,6 +48,12 @@ function enterDir(
     isDir = dir.startsWith("/") && Deno.statSync(dir).isDirectory;
   } catch { /* judged below */ }
   if (!isDir) throw invalidParams(`cwd is not an absolute path to a directory: ${dir}`);
+  if (grants.sandboxed && grants.sandboxFor(Deno.realPathSync(dir)) === null) {
+    throw new RpcError(ErrorCode.LEASH_DENIED, "cwd on attach is outside the sandbox", {
+      reason: "cwd_outside_sandbox",
+      cwd: dir,
+    });
+  }
   const none = () => ({ set: new Map<string, string>(), unset: [] });
   const env = none();
   if (session.shell.view(principal).env.has("PWD")) env.set.set("PWD", dir);
