@@ -151,7 +151,9 @@ export function decodeFrame(
   // built for them (issue 13).
   let text: string;
   let msg: unknown;
-  if (nestsDeeper(bytes, nesting)) {
+  // A frame of n bytes opens at most n arrays or objects: a shorter one (any event or reply
+  // of usual size) is not scanned.
+  if (bytes.length > nesting && nestsDeeper(bytes, nesting)) {
     return invalid(
       unparsedId(bytes, rule),
       ErrorCode.INVALID_REQUEST,
