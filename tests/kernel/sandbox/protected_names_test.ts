@@ -511,6 +511,29 @@ hostTest(
 );
 
 hostTest(
+  "a protected name made a symlink into a protected directory (sub/.envrc -> ../.claude/hooks/none) leaves the rest of that directory read-only: the directories on the way to its target are not bound writable inside it",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      // the human's Claude Code hook script, which their .claude/settings.json runs
+      await Deno.mkdir(`${proj}/.claude/hooks`, { recursive: true });
+      await Deno.writeTextFile(`${proj}/.claude/hooks/format.sh`, "orig");
+      await Deno.mkdir(`${proj}/sub`);
+    }, async ({ proj, sh }) => {
+      await sh("ln -s ../.claude/hooks/none sub/.envrc");
+      await sh(
+        [
+          "(echo evil > .claude/hooks/format.sh) 2>/dev/null",
+          "(echo evil > .claude/hooks/lint.sh) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/.claude/hooks/format.sh`), "orig");
+      assert.equal(read(`${proj}/.claude/hooks/lint.sh`), null, "nothing new in .claude/hooks");
+    });
+  },
+);
+
+hostTest(
   "a protected file with a second name (a hard link) refuses the next exec (-32010 protected_hardlink) instead of staying writable through that name",
   NEEDS_TIER_B,
   async () => {
