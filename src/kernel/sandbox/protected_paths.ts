@@ -264,6 +264,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     if (absent && lstat(target.slice(0, target.lastIndexOf("/")))?.isDirectory !== true) return;
     if (absent) protect(root, target, text === undefined, true, text);
     else protect(root, target, found!.isDirectory, false);
+    pinLink(link);
+  };
+  /** Pins the directories between its writable root and the symlink `link`. */
+  const pinLink = (link: string) => {
     const linkRoot = roots.find((r) => isWithin(link, r)) ?? link;
     for (let up = link.slice(0, link.lastIndexOf("/")); up.length > linkRoot.length;) {
       pins.add(up);
@@ -424,7 +428,20 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const visit = (root: string, dir: string, name: string, info: Deno.FileInfo | null) => {
     const path = `${dir}/${name}`;
     if (name === ".git") {
-      if (info?.isDirectory) protectRepository(dir, path, dir === root);
+      // git follows a symlink at .git: to a directory, that is the repository; to a file, it is
+      // read as a .git file
+      const target = info?.isSymlink ? resolvedLink(path) : null;
+      const kind = target === null ? info : lstat(target);
+      if (target !== null && kind?.isDirectory) {
+        pinLink(path);
+        protectRepository(dir, target, dir === root);
+      } else if (target !== null && kind?.isFile) {
+        protectTarget(path);
+        const gitDir = gitFileTarget(target, dir);
+        if (gitDir !== null && lstat(gitDir)?.isDirectory) {
+          protectRepository(dir, gitDir, dir === root);
+        }
+      } else if (info?.isDirectory) protectRepository(dir, path, dir === root);
       else if (info?.isFile) {
         protect(root, path, false, false);
         const gitDir = gitFileTarget(path, dir);

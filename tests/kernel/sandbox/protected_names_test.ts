@@ -534,6 +534,33 @@ hostTest(
 );
 
 hostTest(
+  "a .git that is a symlink to a git directory protects that directory's hooks and config from the next exec on, as git runs them through the link",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/sub`);
+    }, async ({ proj, sh }) => {
+      await sh(
+        "git init -q tmp && mv tmp/.git gd && rmdir tmp && ln -s ../gd sub/.git && " +
+          "git init -q top && mv top/.git td && rmdir top && ln -s td .git",
+      );
+      await sh(
+        [
+          "(echo evil > gd/hooks/pre-commit) 2>/dev/null",
+          "(echo evil >> gd/config) 2>/dev/null",
+          "(echo evil > td/hooks/pre-commit) 2>/dev/null",
+          "(mv gd gd2) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/gd/hooks/pre-commit`), null);
+      assert.ok(!read(`${proj}/gd/config`)!.includes("evil"));
+      assert.equal(read(`${proj}/td/hooks/pre-commit`), null, "the root's .git too");
+      assert.equal(read(`${proj}/gd2`), null, "the git directory is pinned");
+    });
+  },
+);
+
+hostTest(
   "a protected file with a second name (a hard link) refuses the next exec (-32010 protected_hardlink) instead of staying writable through that name",
   NEEDS_TIER_B,
   async () => {
