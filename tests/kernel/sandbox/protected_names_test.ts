@@ -560,6 +560,57 @@ hostTest(
   },
 );
 
+Deno.test({
+  name:
+    "P-SBX-6 a protected name that is a symlink when an exec starts cannot be replaced by that exec (rm sub/.envrc; echo evil > sub/.envrc) [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 makes every protected name that exists at exec start read-only, but a mount cannot be placed on a symlink, so the kernel protects the link's target and pins its directories while the link itself can be unlinked and made anew; holding it would mean refusing runs while a protected name below a root is a symlink (as protected_hardlink does), which a human's own .vscode -> ../shared link would then stop]",
+  ignore: true,
+  fn: async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/${DEEP}`, { recursive: true });
+      await Deno.writeTextFile(`${proj}/notes.txt`, "ok\n");
+      await Deno.symlink("../../../notes.txt", `${proj}/${DEEP}/.envrc`);
+    }, async ({ proj, sh }) => {
+      await sh(`(rm -f ${DEEP}/.envrc && echo evil > ${DEEP}/.envrc) 2>/dev/null`);
+      assert.equal(read(`${proj}/${DEEP}/.envrc`), "<link>", "the human's link is left");
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 a repository an exec makes next to a flood of 10,001 files is protected from the next exec on, as any other [ignored: defect found by the probe round; needs a SPEC decision: the scan reads at most 10,000 directory entries per root (README), so one exec that makes that many files and runs git init in a subdirectory leaves that repository's hooks and config writable in every later exec; P-SBX-6 says every one that exists at exec start, with no limit, and reading every entry of a tree an agent can flood costs every exec without bound]",
+  ignore: true,
+  fn: async () => {
+    await world(coder(), async () => {}, async ({ proj, sh }) => {
+      await sh("seq 10001 | xargs touch && git init -q sub");
+      await sh("(echo evil > sub/.git/hooks/pre-commit) 2>/dev/null");
+      assert.equal(read(`${proj}/sub/.git/hooks/pre-commit`), null);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 a task the agent started before the human cloned a repository into the project cannot write that repository's hooks [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 protects the names that exist when an exec starts, and a sandbox's binds are fixed when it starts (a task's resident lives as long as the task), so a long-running task writes the hooks of a repository the human makes (git clone, git init) while it runs; protecting them would mean binding new names into a running sandbox, or ending it]",
+  ignore: true,
+  fn: async () => {
+    await world(coder(), async () => {}, async ({ agent, proj }) => {
+      // from a file the static layer does not read, as world's sh runs one
+      const watcher = `${proj}/../scripts/watcher.sh`;
+      await Deno.writeTextFile(
+        watcher,
+        "while :; do [ -d sub/.git/hooks ] && echo evil > sub/.git/hooks/post-checkout" +
+          " && break; sleep 0.1; done 2>/dev/null\n",
+      );
+      const task = await agent.request("exec", { src: `sh ${watcher}`, async: true }) as Rec;
+      await hostGit(proj, "init", "-q", "sub");
+      await waitUntil(() => read(`${proj}/sub/.git/hooks/post-checkout`) !== null, 3000);
+      assert.equal(read(`${proj}/sub/.git/hooks/post-checkout`), null);
+      await agent.request("task.cancel", { task: task.task }).catch(() => {});
+    });
+  },
+});
+
 hostTest(
   "a protected file with a second name (a hard link) refuses the next exec (-32010 protected_hardlink) instead of staying writable through that name",
   NEEDS_TIER_B,
