@@ -250,6 +250,12 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   /** The writable root `path` lies below, if any (a writable / protects nothing). */
   const rootOf = (path: string) => roots.find((r) => r !== "/" && isWithin(path, r) && path !== r);
   /**
+   * The writable root `path` is or lies below, if any: a directory a human's tool loads files
+   * from (through a symlink at a protected name, or as a hooks directory) may be a root itself,
+   * which is then read-only whole.
+   */
+  const rootAt = (path: string) => roots.find((r) => r !== "/" && isWithin(path, r));
+  /**
    * A symlink at a protected name: what the human's tool loads through it is its target, so a
    * target inside a writable root is protected (an absent one held by a placeholder when its
    * directory exists: a file of `text` when that is set), and the link's own directories are
@@ -257,7 +263,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
    */
   const protectTarget = (link: string, text?: string) => {
     const target = resolvedLink(link);
-    const root = target === null ? undefined : rootOf(target);
+    const root = target === null ? undefined : rootAt(target);
     if (target === null || root === undefined) return;
     const found = lstat(target);
     const absent = found === null || isPlaceholder(target, found);
@@ -404,7 +410,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         runHooksFrom(normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`)),
       )
       : null;
-    const hooksRoot = at === null ? undefined : rootOf(at);
+    const hooksRoot = at === null ? undefined : rootAt(at);
     if (at !== null && hooksRoot !== undefined) {
       const found = lstat(at);
       if (found?.isSymlink) protectTarget(at);

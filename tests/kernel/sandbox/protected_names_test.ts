@@ -560,6 +560,34 @@ hostTest(
   },
 );
 
+hostTest(
+  "a protected name made a symlink to its write root (sub/.vscode -> ..) protects that root as it protects any other target: VS Code opening sub would read the agent's tasks.json at the root",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/sub`);
+    }, async ({ proj, sh }) => {
+      await sh("ln -s .. sub/.vscode");
+      await sh("(echo evil > tasks.json) 2>/dev/null");
+      assert.equal(read(`${proj}/sub/.vscode/tasks.json`), null);
+    });
+  },
+);
+
+hostTest(
+  "a nested repository whose core.hooksPath names the write root (..) keeps that root read-only: the human's git commit in it would run the agent's pre-commit at the root",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ proj, sh }) => {
+      await sh("git init -q sub && git -C sub config core.hooksPath ..");
+      await sh(
+        "(printf '#!/bin/sh\\necho evil\\n' > pre-commit && chmod +x pre-commit) 2>/dev/null",
+      );
+      assert.equal(read(`${proj}/pre-commit`), null);
+    });
+  },
+);
+
 Deno.test({
   name:
     "P-SBX-6 a protected name that is a symlink when an exec starts cannot be replaced by that exec (rm sub/.envrc; echo evil > sub/.envrc) [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 makes every protected name that exists at exec start read-only, but a mount cannot be placed on a symlink, so the kernel protects the link's target and pins its directories while the link itself can be unlinked and made anew; holding it would mean refusing runs while a protected name below a root is a symlink (as protected_hardlink does), which a human's own .vscode -> ../shared link would then stop]",
