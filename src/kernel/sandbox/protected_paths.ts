@@ -284,7 +284,9 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   // read once per view, not once per repository, and only when a view has one: reading the
   // user's config files took a quarter of a view's time in a project without any (issue 34)
   let userSettings: GitSettings | undefined;
-  const user = () => userSettings ??= gitSettings(userConfigFiles((name) => Deno.env.get(name)));
+  const home = Deno.env.get("HOME");
+  const user = () =>
+    userSettings ??= gitSettings(userConfigFiles((name) => Deno.env.get(name)), home);
   const gitParts = PROTECTED_GIT_PARTS.filter((part) => !lifted.includes(part))
     .map((part) => part.slice(".git/".length));
   /**
@@ -397,7 +399,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const repository = gitSettings([
       ...(has(commonNames, "config") ? [`${common}/config`] : []),
       ...(own ? [`${gitDir}/config.worktree`] : []),
-    ]);
+    ], home);
     // git reads the user's config first: the repository's own setting wins
     const hooksPath = repository.hooksPath ?? user().hooksPath;
     const includes = [...user().includes, ...repository.includes];

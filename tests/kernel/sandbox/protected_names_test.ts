@@ -588,6 +588,27 @@ hostTest(
   },
 );
 
+hostTest(
+  "a nested repository's include.path and core.hooksPath under ~ (git expands it to HOME, which holds the project) are protected where git finds them: the human's git status or commit there would read the agent's config or run its hook",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ proj, sh }) => {
+      await sh(
+        "git init -q a && git -C a config include.path '~/proj/inc.cfg' && " +
+          "git init -q b && git -C b config core.hooksPath '~/proj/hooks' && mkdir hooks",
+      );
+      await sh(
+        [
+          "(printf '[core]\\n\\tfsmonitor = evil\\n' > inc.cfg) 2>/dev/null",
+          "(echo evil > hooks/pre-commit) 2>/dev/null",
+        ].join("\n"),
+      );
+      const written = [read(`${proj}/inc.cfg`), read(`${proj}/hooks/pre-commit`)];
+      assert.deepEqual(written, ["", null]);
+    });
+  },
+);
+
 Deno.test({
   name:
     "P-SBX-6 a protected name that is a symlink when an exec starts cannot be replaced by that exec (rm sub/.envrc; echo evil > sub/.envrc) [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 makes every protected name that exists at exec start read-only, but a mount cannot be placed on a symlink, so the kernel protects the link's target and pins its directories while the link itself can be unlinked and made anew; holding it would mean refusing runs while a protected name below a root is a symlink (as protected_hardlink does), which a human's own .vscode -> ../shared link would then stop]",
