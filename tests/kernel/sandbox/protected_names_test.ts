@@ -589,10 +589,16 @@ hostTest(
 );
 
 hostTest(
-  "a nested repository's include.path and core.hooksPath under ~ (git expands it to HOME, which holds the project) are protected where git finds them: the human's git status or commit there would read the agent's config or run its hook",
+  "a git config's include.path and core.hooksPath under ~ (git expands it to HOME, which holds the project) are protected where git finds them, the human's global config's as a nested repository's: the human's git would read the agent's config or run its hook",
   NEEDS_TIER_B,
   async () => {
-    await world(coder(), async () => {}, async ({ proj, sh }) => {
+    await world(coder(), async (proj) => {
+      // the human's own: a repository, and a global config that includes a file of the project
+      await hostGit(proj, "init", "-q");
+      await Deno.writeTextFile(`${proj}/../.gitconfig`, "[include]\n\tpath = ~/proj/local.cfg\n");
+    }, async ({ proj, sh }) => {
+      await sh("(printf '[core]\\n\\tpager = evil\\n' > local.cfg) 2>/dev/null");
+      assert.equal(read(`${proj}/local.cfg`), "", "held by an empty file, read-only");
       await sh(
         "git init -q a && git -C a config include.path '~/proj/inc.cfg' && " +
           "git init -q b && git -C b config core.hooksPath '~/proj/hooks' && mkdir hooks",
