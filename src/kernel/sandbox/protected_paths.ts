@@ -100,9 +100,14 @@ function namesIn(dir: string): ReadonlySet<string> | null {
   return read?.complete ? new Set(read.entries.map((e) => e.name)) : null;
 }
 
-/** The git directories of the linked worktrees of the common directory `common`. */
-function linkedWorktrees(common: string): string[] {
+/**
+ * The git directories of the linked worktrees of the common directory `common`, or null when
+ * `worktrees` holds more than {@link WORKTREE_LIMIT} entries (an agent's flood, which would hide
+ * the human's worktrees past it).
+ */
+function linkedWorktrees(common: string): string[] | null {
   const read = someEntries(`${common}/worktrees`, WORKTREE_LIMIT);
+  if (read !== null && !read.complete) return null;
   return (read?.entries ?? []).filter((e) => e.isDirectory)
     .map((e) => `${common}/worktrees/${e.name}`);
 }
@@ -422,7 +427,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       }
     }
     const worktrees = has(commonNames, "worktrees") ? linkedWorktrees(common) : [];
-    for (const worktree of worktrees) {
+    const worktreesRoot = worktrees === null ? rootOf(`${common}/worktrees`) : undefined;
+    // too many to look at: all of them read-only, none past the limit left writable
+    if (worktreesRoot !== undefined) protect(worktreesRoot, `${common}/worktrees`, true, false);
+    for (const worktree of worktrees ?? []) {
       const named = protectOwn(worktree, namesIn(worktree)).common;
       if (named !== common && named !== worktree) protectNamedCommon(named, false);
     }

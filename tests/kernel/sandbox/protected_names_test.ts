@@ -615,6 +615,22 @@ hostTest(
   },
 );
 
+hostTest(
+  "the human's linked worktree stays protected when the agent floods .git/worktrees with thousands of directories: its commondir cannot be pointed elsewhere, so the human's git in that worktree runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "commit", "-q", "--allow-empty", "-m", "x");
+      await hostGit(proj, "worktree", "add", "-q", `${proj}/../wt`);
+    }, async ({ proj, sh }) => {
+      await sh("seq 5000 | sed 's|^|.git/worktrees/zz|' | xargs mkdir");
+      await sh("(echo /tmp > .git/worktrees/wt/commondir) 2>/dev/null");
+      assert.notEqual(read(`${proj}/.git/worktrees/wt/commondir`), "/tmp\n");
+    });
+  },
+);
+
 Deno.test({
   name:
     "P-SBX-6 a protected name that is a symlink when an exec starts cannot be replaced by that exec (rm sub/.envrc; echo evil > sub/.envrc) [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 makes every protected name that exists at exec start read-only, but a mount cannot be placed on a symlink, so the kernel protects the link's target and pins its directories while the link itself can be unlinked and made anew; holding it would mean refusing runs while a protected name below a root is a symlink (as protected_hardlink does), which a human's own .vscode -> ../shared link would then stop]",
