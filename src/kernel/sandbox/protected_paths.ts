@@ -31,12 +31,15 @@ const MODULE_DIR_LIMIT = 200;
  * The repositories of the submodules of the `.git` directory `gitDir`, nested ones included:
  * each directory below `modules/` (a submodule's name may hold `/`) that has a `HEAD`. Git reads
  * their `config` and runs their `hooks` whenever it enters a submodule, as `git status` at the
- * top does for every submodule in the index.
+ * top does for every submodule in the index. Null when there are more directories to look at
+ * than {@link MODULE_DIR_LIMIT}, or more entries in one than {@link GIT_ENTRY_LIMIT} (an agent's
+ * flood, which would hide the human's submodules past it).
  */
-function submoduleRepositories(gitDir: string): string[] {
+function submoduleRepositories(gitDir: string): string[] | null {
   const found: string[] = [];
   const pending = [`${gitDir}/modules`];
-  for (let seen = 0; pending.length > 0 && seen < MODULE_DIR_LIMIT; seen++) {
+  for (let seen = 0; pending.length > 0; seen++) {
+    if (seen === MODULE_DIR_LIMIT) return null;
     const dir = pending.pop()!;
     const read = someEntries(dir, GIT_ENTRY_LIMIT);
     if (read === null) continue; // absent or unreadable
@@ -47,7 +50,8 @@ function submoduleRepositories(gitDir: string): string[] {
     if (head) {
       found.push(dir);
       pending.push(`${dir}/modules`);
-    } else {
+    } else if (!complete) return null;
+    else {
       for (const e of entries) if (e.isDirectory) pending.push(`${dir}/${e.name}`);
     }
   }
@@ -435,7 +439,9 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       if (named !== common && named !== worktree) protectNamedCommon(named, false);
     }
     const submodules = has(names, "modules") ? submoduleRepositories(gitDir) : [];
-    for (const repository of submodules) {
+    const modulesRoot = submodules === null ? rootOf(`${gitDir}/modules`) : undefined;
+    if (modulesRoot !== undefined) protect(modulesRoot, `${gitDir}/modules`, true, false);
+    for (const repository of submodules ?? []) {
       const listed = namesIn(repository);
       protectCommon(repository, listed, protectOwn(repository, listed).common, false);
     }

@@ -631,6 +631,26 @@ hostTest(
   },
 );
 
+hostTest(
+  "the human's submodule repository stays protected when the agent floods .git/modules with thousands of directories, also when its work tree lies deeper than the scan looks",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      const lib = `${proj}/../lib-src`;
+      await hostGit(proj, "init", "-q", lib);
+      await hostGit(lib, "commit", "-q", "--allow-empty", "-m", "lib");
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "submodule", "add", "-q", lib, "a/b/c/d/e/lib");
+      await hostGit(proj, "commit", "-qm", "with lib");
+    }, async ({ proj, sh }) => {
+      await sh("seq 5000 | sed 's|^|.git/modules/zz|' | xargs mkdir");
+      await sh("(git config -f .git/modules/a/b/c/d/e/lib/config core.fsmonitor evil) 2>/dev/null");
+      const config = read(`${proj}/.git/modules/a/b/c/d/e/lib/config`)!;
+      assert.ok(!config.includes("fsmonitor"), config);
+    });
+  },
+);
+
 Deno.test({
   name:
     "P-SBX-6 a protected name that is a symlink when an exec starts cannot be replaced by that exec (rm sub/.envrc; echo evil > sub/.envrc) [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 makes every protected name that exists at exec start read-only, but a mount cannot be placed on a symlink, so the kernel protects the link's target and pins its directories while the link itself can be unlinked and made anew; holding it would mean refusing runs while a protected name below a root is a symlink (as protected_hardlink does), which a human's own .vscode -> ../shared link would then stop]",
