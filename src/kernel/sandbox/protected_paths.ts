@@ -506,6 +506,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         if (read === last.get(dir)) reused.add(dir);
         reads.set(dir, read);
         seen += read.count;
+        // a bare repository: git runs its hooks (a push into it) and reads its config
+        if (read.gitDir) protectRepository(dir, dir, dir === root);
         for (const name of read.found) {
           if (dir === root) continue; // the root's: done above
           found.add(`${dir}/${name}`);

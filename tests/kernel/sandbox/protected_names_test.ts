@@ -651,6 +651,25 @@ hostTest(
   },
 );
 
+hostTest(
+  "a bare repository in the project (the human's backup.git, pushed to) keeps its hooks and config read-only: the human's git push into it would run the agent's post-receive",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q", "--bare", "backup.git");
+    }, async ({ proj, sh }) => {
+      await sh(
+        [
+          "(printf '#!/bin/sh\\necho evil\\n' > backup.git/hooks/post-receive) 2>/dev/null",
+          "(printf '[core]\\n\\thooksPath = /tmp\\n' >> backup.git/config) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/backup.git/hooks/post-receive`), null);
+      assert.ok(!read(`${proj}/backup.git/config`)!.includes("hooksPath"));
+    });
+  },
+);
+
 Deno.test({
   name:
     "P-SBX-6 a protected name that is a symlink when an exec starts cannot be replaced by that exec (rm sub/.envrc; echo evil > sub/.envrc) [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 makes every protected name that exists at exec start read-only, but a mount cannot be placed on a symlink, so the kernel protects the link's target and pins its directories while the link itself can be unlinked and made anew; holding it would mean refusing runs while a protected name below a root is a symlink (as protected_hardlink does), which a human's own .vscode -> ../shared link would then stop]",
