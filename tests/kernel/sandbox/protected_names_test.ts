@@ -701,6 +701,35 @@ Deno.test({
 
 Deno.test({
   name:
+    "P-SBX-6 the human's nested repository stays protected after a kernel restart when the agent has flooded the project root with 10,001 files [ignored: defect found by the probe round; needs a SPEC decision: what earlier scans found is kept in the kernel's memory only, and the scan reads at most 10,000 entries per root (README), so once a kernel starts on a flooded project no scan reaches sub/.git and its hooks are writable; P-SBX-6 says every one that exists at exec start, with no limit]",
+  ignore: true,
+  fn: async () => {
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q", "sub");
+    }, async ({ k, proj, token, sh }) => {
+      await sh("seq 10001 | xargs touch");
+      await k.stop(); // a reboot, an upgrade
+      const k2 = await startKernel(
+        ["--policy", await writePolicy(k.box, { "agent:c": coder() })],
+        k.box,
+      );
+      try {
+        const human = await k2.attach("work");
+        await exec(human, `cd ${proj}`);
+        const agent = await k2.attach("work", token);
+        const script = `${proj}/../scripts/restart.sh`;
+        await Deno.writeTextFile(script, "(echo evil > sub/.git/hooks/pre-commit) 2>/dev/null\n");
+        await exec(agent, `sh ${script}`);
+        assert.equal(read(`${proj}/sub/.git/hooks/pre-commit`), null);
+      } finally {
+        await k2.stop();
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
     "P-SBX-6 a task the agent started before the human cloned a repository into the project cannot write that repository's hooks [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 protects the names that exist when an exec starts, and a sandbox's binds are fixed when it starts (a task's resident lives as long as the task), so a long-running task writes the hooks of a repository the human makes (git clone, git init) while it runs; protecting them would mean binding new names into a running sandbox, or ending it]",
   ignore: true,
   fn: async () => {
