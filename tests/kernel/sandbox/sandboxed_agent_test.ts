@@ -1018,6 +1018,21 @@ Deno.test({
 
 Deno.test({
   name:
+    "P-SBX-6 a VS Code workspace file in the project (proj.code-workspace) is read-only like .vscode/: its tasks (runOn folderOpen) and settings apply when the human opens it [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 holds names, and a workspace file has a name of the human's choosing with the .code-workspace suffix, where VS Code reads the same settings, tasks and launch configurations as in .vscode/]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const original = '{ "folders": [{ "path": "." }] }\n';
+      await Deno.writeTextFile(`${w.proj}/proj.code-workspace`, original);
+      const agent = await w.agent("agent:c");
+      await run(agent, "(echo '{}' > proj.code-workspace) 2>/dev/null");
+      assert.equal(await Deno.readTextFile(`${w.proj}/proj.code-workspace`), original);
+    });
+  },
+});
+
+Deno.test({
+  name:
     "P-SBX-6 .devcontainer.json at the project root is as protected as .devcontainer/ (VS Code's Dev Containers read both, and run initializeCommand on the host)",
   fn: async () => {
     await world({ "agent:c": CODER }, async (w) => {
