@@ -450,11 +450,13 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const visit = (root: string, dir: string, name: string, info: Deno.FileInfo | null) => {
     const path = `${dir}/${name}`;
     if (name === ".git") {
-      // git follows a symlink at .git: to a directory, that is the repository; to a file, it is
-      // read as a .git file
+      // git follows a symlink at .git: to a directory, that is the repository (when it has a
+      // HEAD: git passes over any other, and no placeholder is made in it); to a file, it is read
+      // as a .git file
       const target = info?.isSymlink ? resolvedLink(path) : null;
       const kind = target === null ? info : lstat(target);
       if (target !== null && kind?.isDirectory) {
+        if (lstat(`${target}/HEAD`) === null) return;
         pinLink(path);
         protectRepository(dir, target, dir === root);
       } else if (target !== null && kind?.isFile) {
