@@ -25,14 +25,34 @@ function configValue(raw: string): string {
   return value.replace(/\\(.)/g, "$1");
 }
 
+/** Largest /etc/passwd read for a `~user` path. */
+const PASSWD_READ_LIMIT = 4 * 1024 * 1024;
+
+/**
+ * `path` with a leading `~` or `~user` replaced by that home directory, as git expands a path in
+ * its config (`home` is `~`'s, git's HOME), or null when that user is not in /etc/passwd; any
+ * other path as it is.
+ */
+export function expandHome(path: string, home: string | undefined): string | null {
+  const match = /^~([^/]*)(\/.*)?$/.exec(path);
+  if (match === null) return path;
+  const [, user, rest = ""] = match;
+  const dir = user === ""
+    ? home
+    : readSmallFile("/etc/passwd", PASSWD_READ_LIMIT)?.split("\n").map((line) => line.split(":"))
+      .find((fields) => fields[0] === user)?.[5];
+  return dir === undefined ? null : normalizePath(`${dir}${rest}`);
+}
+
 /**
  * What a repository's config files (`files`, in the order git reads them) set that the scan
  * needs: the last `core.hooksPath` (git runs the hooks there instead of `.git/hooks`; husky sets
  * `.husky`), and every file they include (`include.path`, and `includeIf.*.path` whatever its
- * condition), followed in place as git does, each relative to the file naming it. Paths under
- * `~` are not followed: they name the home directory, which is no project.
+ * condition), followed in place as git does, each relative to the file naming it. A path under
+ * `~` is expanded as git does ({@link expandHome}, `home` being HOME): a project below HOME is
+ * reached that way too.
  */
-export function gitSettings(files: readonly string[]): GitSettings {
+export function gitSettings(files: readonly string[], home: string | undefined): GitSettings {
   const out: GitSettings = { hooksPath: null, includes: [] };
   const read = (file: string, depth: number) => {
     const text = readSmallFile(file, CONFIG_READ_LIMIT);
@@ -49,10 +69,10 @@ export function gitSettings(files: readonly string[]): GitSettings {
       const entry = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
       if (entry === null) continue;
       const key = `${section}.${entry[1].toLowerCase()}`;
-      if (key === "core.hookspath") out.hooksPath = configValue(entry[2]);
+      if (key === "core.hookspath") out.hooksPath = expandHome(configValue(entry[2]), home);
       else if (key === "include.path" || key === "includeif.path") {
-        const path = configValue(entry[2]);
-        if (path === "" || path.startsWith("~") || depth >= INCLUDE_DEPTH) continue;
+        const path = expandHome(configValue(entry[2]), home);
+        if (path === null || path === "" || depth >= INCLUDE_DEPTH) continue;
         const at = normalizePath(
           path.startsWith("/") ? path : `${file.slice(0, file.lastIndexOf("/"))}/${path}`,
         );

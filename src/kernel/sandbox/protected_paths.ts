@@ -31,12 +31,15 @@ const MODULE_DIR_LIMIT = 200;
  * The repositories of the submodules of the `.git` directory `gitDir`, nested ones included:
  * each directory below `modules/` (a submodule's name may hold `/`) that has a `HEAD`. Git reads
  * their `config` and runs their `hooks` whenever it enters a submodule, as `git status` at the
- * top does for every submodule in the index.
+ * top does for every submodule in the index. Null when there are more directories to look at
+ * than {@link MODULE_DIR_LIMIT}, or more entries in one than {@link GIT_ENTRY_LIMIT} (an agent's
+ * flood, which would hide the human's submodules past it).
  */
-function submoduleRepositories(gitDir: string): string[] {
+function submoduleRepositories(gitDir: string): string[] | null {
   const found: string[] = [];
   const pending = [`${gitDir}/modules`];
-  for (let seen = 0; pending.length > 0 && seen < MODULE_DIR_LIMIT; seen++) {
+  for (let seen = 0; pending.length > 0; seen++) {
+    if (seen === MODULE_DIR_LIMIT) return null;
     const dir = pending.pop()!;
     const read = someEntries(dir, GIT_ENTRY_LIMIT);
     if (read === null) continue; // absent or unreadable
@@ -47,7 +50,8 @@ function submoduleRepositories(gitDir: string): string[] {
     if (head) {
       found.push(dir);
       pending.push(`${dir}/modules`);
-    } else {
+    } else if (!complete) return null;
+    else {
       for (const e of entries) if (e.isDirectory) pending.push(`${dir}/${e.name}`);
     }
   }
@@ -100,9 +104,14 @@ function namesIn(dir: string): ReadonlySet<string> | null {
   return read?.complete ? new Set(read.entries.map((e) => e.name)) : null;
 }
 
-/** The git directories of the linked worktrees of the common directory `common`. */
-function linkedWorktrees(common: string): string[] {
+/**
+ * The git directories of the linked worktrees of the common directory `common`, or null when
+ * `worktrees` holds more than {@link WORKTREE_LIMIT} entries (an agent's flood, which would hide
+ * the human's worktrees past it).
+ */
+function linkedWorktrees(common: string): string[] | null {
   const read = someEntries(`${common}/worktrees`, WORKTREE_LIMIT);
+  if (read !== null && !read.complete) return null;
   return (read?.entries ?? []).filter((e) => e.isDirectory)
     .map((e) => `${common}/worktrees/${e.name}`);
 }
@@ -250,6 +259,12 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   /** The writable root `path` lies below, if any (a writable / protects nothing). */
   const rootOf = (path: string) => roots.find((r) => r !== "/" && isWithin(path, r) && path !== r);
   /**
+   * The writable root `path` is or lies below, if any: a directory a human's tool loads files
+   * from (through a symlink at a protected name, or as a hooks directory) may be a root itself,
+   * which is then read-only whole.
+   */
+  const rootAt = (path: string) => roots.find((r) => r !== "/" && isWithin(path, r));
+  /**
    * A symlink at a protected name: what the human's tool loads through it is its target, so a
    * target inside a writable root is protected (an absent one held by a placeholder when its
    * directory exists: a file of `text` when that is set), and the link's own directories are
@@ -257,13 +272,17 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
    */
   const protectTarget = (link: string, text?: string) => {
     const target = resolvedLink(link);
-    const root = target === null ? undefined : rootOf(target);
+    const root = target === null ? undefined : rootAt(target);
     if (target === null || root === undefined) return;
     const found = lstat(target);
     const absent = found === null || isPlaceholder(target, found);
     if (absent && lstat(target.slice(0, target.lastIndexOf("/")))?.isDirectory !== true) return;
     if (absent) protect(root, target, text === undefined, true, text);
     else protect(root, target, found!.isDirectory, false);
+    pinLink(link);
+  };
+  /** Pins the directories between its writable root and the symlink `link`. */
+  const pinLink = (link: string) => {
     const linkRoot = roots.find((r) => isWithin(link, r)) ?? link;
     for (let up = link.slice(0, link.lastIndexOf("/")); up.length > linkRoot.length;) {
       pins.add(up);
@@ -274,7 +293,9 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   // read once per view, not once per repository, and only when a view has one: reading the
   // user's config files took a quarter of a view's time in a project without any (issue 34)
   let userSettings: GitSettings | undefined;
-  const user = () => userSettings ??= gitSettings(userConfigFiles((name) => Deno.env.get(name)));
+  const home = Deno.env.get("HOME");
+  const user = () =>
+    userSettings ??= gitSettings(userConfigFiles((name) => Deno.env.get(name)), home);
   const gitParts = PROTECTED_GIT_PARTS.filter((part) => !lifted.includes(part))
     .map((part) => part.slice(".git/".length));
   /**
@@ -387,7 +408,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const repository = gitSettings([
       ...(has(commonNames, "config") ? [`${common}/config`] : []),
       ...(own ? [`${gitDir}/config.worktree`] : []),
-    ]);
+    ], home);
     // git reads the user's config first: the repository's own setting wins
     const hooksPath = repository.hooksPath ?? user().hooksPath;
     const includes = [...user().includes, ...repository.includes];
@@ -400,7 +421,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         runHooksFrom(normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`)),
       )
       : null;
-    const hooksRoot = at === null ? undefined : rootOf(at);
+    const hooksRoot = at === null ? undefined : rootAt(at);
     if (at !== null && hooksRoot !== undefined) {
       const found = lstat(at);
       if (found?.isSymlink) protectTarget(at);
@@ -410,12 +431,17 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       }
     }
     const worktrees = has(commonNames, "worktrees") ? linkedWorktrees(common) : [];
-    for (const worktree of worktrees) {
+    const worktreesRoot = worktrees === null ? rootOf(`${common}/worktrees`) : undefined;
+    // too many to look at: all of them read-only, none past the limit left writable
+    if (worktreesRoot !== undefined) protect(worktreesRoot, `${common}/worktrees`, true, false);
+    for (const worktree of worktrees ?? []) {
       const named = protectOwn(worktree, namesIn(worktree)).common;
       if (named !== common && named !== worktree) protectNamedCommon(named, false);
     }
     const submodules = has(names, "modules") ? submoduleRepositories(gitDir) : [];
-    for (const repository of submodules) {
+    const modulesRoot = submodules === null ? rootOf(`${gitDir}/modules`) : undefined;
+    if (modulesRoot !== undefined) protect(modulesRoot, `${gitDir}/modules`, true, false);
+    for (const repository of submodules ?? []) {
       const listed = namesIn(repository);
       protectCommon(repository, listed, protectOwn(repository, listed).common, false);
     }
@@ -424,7 +450,22 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const visit = (root: string, dir: string, name: string, info: Deno.FileInfo | null) => {
     const path = `${dir}/${name}`;
     if (name === ".git") {
-      if (info?.isDirectory) protectRepository(dir, path, dir === root);
+      // git follows a symlink at .git: to a directory, that is the repository (when it has a
+      // HEAD: git passes over any other, and no placeholder is made in it); to a file, it is read
+      // as a .git file
+      const target = info?.isSymlink ? resolvedLink(path) : null;
+      const kind = target === null ? info : lstat(target);
+      if (target !== null && kind?.isDirectory) {
+        if (lstat(`${target}/HEAD`) === null) return;
+        pinLink(path);
+        protectRepository(dir, target, dir === root);
+      } else if (target !== null && kind?.isFile) {
+        protectTarget(path);
+        const gitDir = gitFileTarget(target, dir);
+        if (gitDir !== null && lstat(gitDir)?.isDirectory) {
+          protectRepository(dir, gitDir, dir === root);
+        }
+      } else if (info?.isDirectory) protectRepository(dir, path, dir === root);
       else if (info?.isFile) {
         protect(root, path, false, false);
         const gitDir = gitFileTarget(path, dir);
@@ -467,6 +508,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         if (read === last.get(dir)) reused.add(dir);
         reads.set(dir, read);
         seen += read.count;
+        // a bare repository: git runs its hooks (a push into it) and reads its config
+        if (read.gitDir) protectRepository(dir, dir, dir === root);
         for (const name of read.found) {
           if (dir === root) continue; // the root's: done above
           found.add(`${dir}/${name}`);

@@ -62,6 +62,11 @@ export interface DirRead {
   found: string[];
   /** Its subdirectories but `node_modules`: a scan enters those that are not protected names. */
   subdirs: string[];
+  /**
+   * Whether it is a git directory as git tells one (a `HEAD`, `objects/` and `refs/`): a bare
+   * repository, whose hooks and config git runs and reads as those of a `.git`.
+   */
+  gitDir: boolean;
 }
 
 /** The inotify instance that tells which scanned directories changed, or null: each is stat'ed. */
@@ -140,5 +145,27 @@ function readListing(
     complete,
     found: entries.filter((e) => protectedName(e.name)).map((e) => e.name),
     subdirs: entries.filter((e) => e.isDirectory && !UNSCANNED.includes(e.name)).map((e) => e.name),
+    gitDir: complete ? looksLikeGitDir(entries) : lstatGitDir(dir),
   };
+}
+
+/** Whether `entries` hold what git looks for in a git directory: `HEAD`, `objects/`, `refs/`. */
+function looksLikeGitDir(entries: readonly Deno.DirEntry[]): boolean {
+  const has = (name: string, dir: boolean) =>
+    entries.some((e) => e.name === name && (dir ? e.isDirectory : e.isFile || e.isSymlink));
+  return has("HEAD", false) && has("objects", true) && has("refs", true);
+}
+
+/** {@link looksLikeGitDir} for a directory not read whole: each of the three looked up. */
+function lstatGitDir(dir: string): boolean {
+  const kind = (name: string) => {
+    try {
+      return Deno.lstatSync(`${dir}/${name}`);
+    } catch {
+      return null;
+    }
+  };
+  const head = kind("HEAD");
+  return (head?.isFile === true || head?.isSymlink === true) &&
+    kind("objects")?.isDirectory === true && kind("refs")?.isDirectory === true;
 }

@@ -171,15 +171,24 @@ export function sandboxView(
     protection(writable, grants.writableProtected ?? []),
     grants.approvedWrites ?? [],
   );
-  const pins = maskPins(mounts, masks);
+  const pins = [...new Set([...guarded.pins, ...maskPins(mounts, masks)])];
   return {
     mounts,
     links: links.filter(([path]) => !shown(path)),
     masks,
-    protection: pins.length === 0
-      ? guarded
-      : { ...guarded, pins: [...new Set([...guarded.pins, ...pins])].sort() },
+    protection: { ...guarded, pins: outsideProtectedDirs(pins, guarded.paths).sort() },
   };
+}
+
+/**
+ * The `pins` that do not lie inside a protected directory of `paths`. A pin is a writable bind,
+ * made after the read-only one of a directory above it: inside that directory it would be
+ * writable (a symlink at `sub/.envrc` to `../.claude/hooks/x` pinned `.claude/hooks`, and the
+ * human's hook scripts there with it), and nothing in a read-only directory can be renamed anyway.
+ */
+function outsideProtectedDirs(pins: readonly string[], paths: readonly ProtectedPath[]): string[] {
+  const dirs = paths.filter((p) => p.dir).map((p) => p.path);
+  return pins.filter((pin) => !dirs.some((dir) => pin.startsWith(`${dir}/`)));
 }
 
 /**

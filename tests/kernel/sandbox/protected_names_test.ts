@@ -511,6 +511,246 @@ hostTest(
 );
 
 hostTest(
+  "a protected name made a symlink into a protected directory (sub/.envrc -> ../.claude/hooks/none) leaves the rest of that directory read-only: the directories on the way to its target are not bound writable inside it",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      // the human's Claude Code hook script, which their .claude/settings.json runs
+      await Deno.mkdir(`${proj}/.claude/hooks`, { recursive: true });
+      await Deno.writeTextFile(`${proj}/.claude/hooks/format.sh`, "orig");
+      await Deno.mkdir(`${proj}/sub`);
+    }, async ({ proj, sh }) => {
+      await sh("ln -s ../.claude/hooks/none sub/.envrc");
+      await sh(
+        [
+          "(echo evil > .claude/hooks/format.sh) 2>/dev/null",
+          "(echo evil > .claude/hooks/lint.sh) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/.claude/hooks/format.sh`), "orig");
+      assert.equal(read(`${proj}/.claude/hooks/lint.sh`), null, "nothing new in .claude/hooks");
+    });
+  },
+);
+
+hostTest(
+  "a .git that is a symlink to a git directory protects that directory's hooks and config from the next exec on, as git runs them through the link",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/sub`);
+    }, async ({ proj, sh }) => {
+      await sh(
+        "git init -q tmp && mv tmp/.git gd && rmdir tmp && ln -s ../gd sub/.git && " +
+          "git init -q top && mv top/.git td && rmdir top && ln -s td .git",
+      );
+      await sh(
+        [
+          "(echo evil > gd/hooks/pre-commit) 2>/dev/null",
+          "(echo evil >> gd/config) 2>/dev/null",
+          "(echo evil > td/hooks/pre-commit) 2>/dev/null",
+          "(mv gd gd2) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/gd/hooks/pre-commit`), null);
+      assert.ok(!read(`${proj}/gd/config`)!.includes("evil"));
+      assert.equal(read(`${proj}/td/hooks/pre-commit`), null, "the root's .git too");
+      assert.equal(read(`${proj}/gd2`), null, "the git directory is pinned");
+    });
+  },
+);
+
+hostTest(
+  "a protected name made a symlink to its write root (sub/.vscode -> ..) protects that root as it protects any other target: VS Code opening sub would read the agent's tasks.json at the root",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/sub`);
+    }, async ({ proj, sh }) => {
+      await sh("ln -s .. sub/.vscode");
+      await sh("(echo evil > tasks.json) 2>/dev/null");
+      assert.equal(read(`${proj}/sub/.vscode/tasks.json`), null);
+    });
+  },
+);
+
+hostTest(
+  "a nested repository whose core.hooksPath names the write root (..) keeps that root read-only: the human's git commit in it would run the agent's pre-commit at the root",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ proj, sh }) => {
+      await sh("git init -q sub && git -C sub config core.hooksPath ..");
+      await sh(
+        "(printf '#!/bin/sh\\necho evil\\n' > pre-commit && chmod +x pre-commit) 2>/dev/null",
+      );
+      assert.equal(read(`${proj}/pre-commit`), null);
+    });
+  },
+);
+
+hostTest(
+  "a git config's include.path and core.hooksPath under ~ (git expands it to HOME, which holds the project) are protected where git finds them, the human's global config's as a nested repository's: the human's git would read the agent's config or run its hook",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      // the human's own: a repository, and a global config that includes a file of the project
+      await hostGit(proj, "init", "-q");
+      await Deno.writeTextFile(`${proj}/../.gitconfig`, "[include]\n\tpath = ~/proj/local.cfg\n");
+    }, async ({ proj, sh }) => {
+      await sh("(printf '[core]\\n\\tpager = evil\\n' > local.cfg) 2>/dev/null");
+      assert.equal(read(`${proj}/local.cfg`), "", "held by an empty file, read-only");
+      await sh(
+        "git init -q a && git -C a config include.path '~/proj/inc.cfg' && " +
+          "git init -q b && git -C b config core.hooksPath '~/proj/hooks' && mkdir hooks",
+      );
+      await sh(
+        [
+          "(printf '[core]\\n\\tfsmonitor = evil\\n' > inc.cfg) 2>/dev/null",
+          "(echo evil > hooks/pre-commit) 2>/dev/null",
+        ].join("\n"),
+      );
+      const written = [read(`${proj}/inc.cfg`), read(`${proj}/hooks/pre-commit`)];
+      assert.deepEqual(written, ["", null]);
+    });
+  },
+);
+
+hostTest(
+  "the human's linked worktree stays protected when the agent floods .git/worktrees with thousands of directories: its commondir cannot be pointed elsewhere, so the human's git in that worktree runs none of the agent's code",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "commit", "-q", "--allow-empty", "-m", "x");
+      await hostGit(proj, "worktree", "add", "-q", `${proj}/../wt`);
+    }, async ({ proj, sh }) => {
+      await sh("seq 5000 | sed 's|^|.git/worktrees/zz|' | xargs mkdir");
+      await sh("(echo /tmp > .git/worktrees/wt/commondir) 2>/dev/null");
+      assert.notEqual(read(`${proj}/.git/worktrees/wt/commondir`), "/tmp\n");
+    });
+  },
+);
+
+hostTest(
+  "the human's submodule repository stays protected when the agent floods .git/modules with thousands of directories, also when its work tree lies deeper than the scan looks",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      const lib = `${proj}/../lib-src`;
+      await hostGit(proj, "init", "-q", lib);
+      await hostGit(lib, "commit", "-q", "--allow-empty", "-m", "lib");
+      await hostGit(proj, "init", "-q");
+      await hostGit(proj, "submodule", "add", "-q", lib, "a/b/c/d/e/lib");
+      await hostGit(proj, "commit", "-qm", "with lib");
+    }, async ({ proj, sh }) => {
+      await sh("seq 5000 | sed 's|^|.git/modules/zz|' | xargs mkdir");
+      await sh("(git config -f .git/modules/a/b/c/d/e/lib/config core.fsmonitor evil) 2>/dev/null");
+      const config = read(`${proj}/.git/modules/a/b/c/d/e/lib/config`)!;
+      assert.ok(!config.includes("fsmonitor"), config);
+    });
+  },
+);
+
+hostTest(
+  "a bare repository in the project (the human's backup.git, pushed to) keeps its hooks and config read-only: the human's git push into it would run the agent's post-receive",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q", "--bare", "backup.git");
+    }, async ({ proj, sh }) => {
+      await sh(
+        [
+          "(printf '#!/bin/sh\\necho evil\\n' > backup.git/hooks/post-receive) 2>/dev/null",
+          "(printf '[core]\\n\\thooksPath = /tmp\\n' >> backup.git/config) 2>/dev/null",
+        ].join("\n"),
+      );
+      assert.equal(read(`${proj}/backup.git/hooks/post-receive`), null);
+      assert.ok(!read(`${proj}/backup.git/config`)!.includes("hooksPath"));
+    });
+  },
+);
+
+Deno.test({
+  name:
+    "P-SBX-6 a protected name that is a symlink when an exec starts cannot be replaced by that exec (rm sub/.envrc; echo evil > sub/.envrc) [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 makes every protected name that exists at exec start read-only, but a mount cannot be placed on a symlink, so the kernel protects the link's target and pins its directories while the link itself can be unlinked and made anew; holding it would mean refusing runs while a protected name below a root is a symlink (as protected_hardlink does), which a human's own .vscode -> ../shared link would then stop]",
+  ignore: true,
+  fn: async () => {
+    await world(coder(), async (proj) => {
+      await Deno.mkdir(`${proj}/${DEEP}`, { recursive: true });
+      await Deno.writeTextFile(`${proj}/notes.txt`, "ok\n");
+      await Deno.symlink("../../../notes.txt", `${proj}/${DEEP}/.envrc`);
+    }, async ({ proj, sh }) => {
+      await sh(`(rm -f ${DEEP}/.envrc && echo evil > ${DEEP}/.envrc) 2>/dev/null`);
+      assert.equal(read(`${proj}/${DEEP}/.envrc`), "<link>", "the human's link is left");
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 a repository an exec makes next to a flood of 10,001 files is protected from the next exec on, as any other [ignored: defect found by the probe round; needs a SPEC decision: the scan reads at most 10,000 directory entries per root (README), so one exec that makes that many files and runs git init in a subdirectory leaves that repository's hooks and config writable in every later exec; P-SBX-6 says every one that exists at exec start, with no limit, and reading every entry of a tree an agent can flood costs every exec without bound]",
+  ignore: true,
+  fn: async () => {
+    await world(coder(), async () => {}, async ({ proj, sh }) => {
+      await sh("seq 10001 | xargs touch && git init -q sub");
+      await sh("(echo evil > sub/.git/hooks/pre-commit) 2>/dev/null");
+      assert.equal(read(`${proj}/sub/.git/hooks/pre-commit`), null);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 the human's nested repository stays protected after a kernel restart when the agent has flooded the project root with 10,001 files [ignored: defect found by the probe round; needs a SPEC decision: what earlier scans found is kept in the kernel's memory only, and the scan reads at most 10,000 entries per root (README), so once a kernel starts on a flooded project no scan reaches sub/.git and its hooks are writable; P-SBX-6 says every one that exists at exec start, with no limit]",
+  ignore: true,
+  fn: async () => {
+    await world(coder(), async (proj) => {
+      await hostGit(proj, "init", "-q", "sub");
+    }, async ({ k, proj, token, sh }) => {
+      await sh("seq 10001 | xargs touch");
+      await k.stop(); // a reboot, an upgrade
+      const k2 = await startKernel(
+        ["--policy", await writePolicy(k.box, { "agent:c": coder() })],
+        k.box,
+      );
+      try {
+        const human = await k2.attach("work");
+        await exec(human, `cd ${proj}`);
+        const agent = await k2.attach("work", token);
+        const script = `${proj}/../scripts/restart.sh`;
+        await Deno.writeTextFile(script, "(echo evil > sub/.git/hooks/pre-commit) 2>/dev/null\n");
+        await exec(agent, `sh ${script}`);
+        assert.equal(read(`${proj}/sub/.git/hooks/pre-commit`), null);
+      } finally {
+        await k2.stop();
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 a task the agent started before the human cloned a repository into the project cannot write that repository's hooks [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 protects the names that exist when an exec starts, and a sandbox's binds are fixed when it starts (a task's resident lives as long as the task), so a long-running task writes the hooks of a repository the human makes (git clone, git init) while it runs; protecting them would mean binding new names into a running sandbox, or ending it]",
+  ignore: true,
+  fn: async () => {
+    await world(coder(), async () => {}, async ({ agent, proj }) => {
+      // from a file the static layer does not read, as world's sh runs one
+      const watcher = `${proj}/../scripts/watcher.sh`;
+      await Deno.writeTextFile(
+        watcher,
+        "while :; do [ -d sub/.git/hooks ] && echo evil > sub/.git/hooks/post-checkout" +
+          " && break; sleep 0.1; done 2>/dev/null\n",
+      );
+      const task = await agent.request("exec", { src: `sh ${watcher}`, async: true }) as Rec;
+      await hostGit(proj, "init", "-q", "sub");
+      await waitUntil(() => read(`${proj}/sub/.git/hooks/post-checkout`) !== null, 3000);
+      assert.equal(read(`${proj}/sub/.git/hooks/post-checkout`), null);
+      await agent.request("task.cancel", { task: task.task }).catch(() => {});
+    });
+  },
+});
+
+hostTest(
   "a protected file with a second name (a hard link) refuses the next exec (-32010 protected_hardlink) instead of staying writable through that name",
   NEEDS_TIER_B,
   async () => {

@@ -532,3 +532,30 @@ Deno.test("a write root whose parent was renamed away and made again is read ane
     assert.deepEqual(existing(), [`${root}/.git/config`, `${root}/.git/hooks`]);
   });
 });
+
+Deno.test("a .git symlink protects the repository git finds through it: to a directory, that directory's parts (none of a directory without HEAD, which git passes over); to a .git file, that file and the git directory it names (relative to the link's directory)", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    for (const gitDir of ["gd", "named", "plain"]) {
+      await Deno.mkdir(`${root}/${gitDir}/hooks`, { recursive: true });
+      await Deno.writeTextFile(`${root}/${gitDir}/config`, "");
+      if (gitDir !== "plain") await Deno.writeTextFile(`${root}/${gitDir}/HEAD`, "");
+    }
+    for (const sub of ["a", "b", "c"]) await Deno.mkdir(`${root}/${sub}`);
+    await Deno.symlink("../gd", `${root}/a/.git`);
+    await Deno.writeTextFile(`${root}/gitfile`, "gitdir: ../named\n");
+    await Deno.symlink("../gitfile", `${root}/b/.git`);
+    await Deno.symlink("../plain", `${root}/c/.git`);
+    const { paths, pins } = protection([root], []);
+    const existing = paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(existing, [
+      `${root}/gd/config`,
+      `${root}/gd/hooks`,
+      `${root}/gitfile`,
+      `${root}/named/config`,
+      `${root}/named/hooks`,
+    ]);
+    assert.ok(pins.includes(`${root}/a`) && pins.includes(`${root}/gd`), pins.join(" "));
+    assert.ok(!paths.some((p) => p.path.startsWith(`${root}/plain/`)), "no placeholder in plain");
+  });
+});

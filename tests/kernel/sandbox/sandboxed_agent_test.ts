@@ -1001,6 +1001,38 @@ Deno.test({
 
 Deno.test({
   name:
+    "P-SBX-6 .zed/ and .gemini/ are read-only like .vscode/ and .claude/: Zed runs the context servers and language servers a project's .zed/settings.json names, Gemini CLI the MCP servers of a project's .gemini/settings.json, as the human [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 (and sandbox-runtime's) names the directories of VS Code, JetBrains, Cursor and Claude Code but not those of other editors and agents that start programs from a project's settings once the human trusts the folder]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      await run(
+        agent,
+        "(mkdir -p .zed .gemini && echo '{}' > .zed/settings.json && echo '{}' > .gemini/settings.json) 2>/dev/null",
+      );
+      assert.equal(exists(`${w.proj}/.zed/settings.json`), false);
+      assert.equal(exists(`${w.proj}/.gemini/settings.json`), false);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-6 a VS Code workspace file in the project (proj.code-workspace) is read-only like .vscode/: its tasks (runOn folderOpen) and settings apply when the human opens it [ignored: defect found by the probe round; needs a SPEC decision: the PROTECTED list of P-SBX-6 holds names, and a workspace file has a name of the human's choosing with the .code-workspace suffix, where VS Code reads the same settings, tasks and launch configurations as in .vscode/]",
+  ignore: true,
+  fn: async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const original = '{ "folders": [{ "path": "." }] }\n';
+      await Deno.writeTextFile(`${w.proj}/proj.code-workspace`, original);
+      const agent = await w.agent("agent:c");
+      await run(agent, "(echo '{}' > proj.code-workspace) 2>/dev/null");
+      assert.equal(await Deno.readTextFile(`${w.proj}/proj.code-workspace`), original);
+    });
+  },
+});
+
+Deno.test({
+  name:
     "P-SBX-6 .devcontainer.json at the project root is as protected as .devcontainer/ (VS Code's Dev Containers read both, and run initializeCommand on the host)",
   fn: async () => {
     await world({ "agent:c": CODER }, async (w) => {
