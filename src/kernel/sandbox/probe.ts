@@ -116,13 +116,12 @@ export async function detectSandbox(
     const resident = await started;
     try {
       const [cmd, ...args] = resident.command("/", UNIX_SOCKET_REFUSED);
-      const run = await new Deno.Command(cmd, {
-        args,
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).output();
-      if (!run.success || !(await launchedRun(resident))) return NO_SANDBOX;
+      // Both ways at once: one after the other, the kernel's first attach waited for both.
+      const [entered, launched] = await Promise.all([
+        new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "null" }).output(),
+        launchedRun(resident),
+      ]);
+      if (!entered.success || !launched) return NO_SANDBOX;
       const cc = findOnPath("cc", path);
       return { tier: "B", bwrap, nsenter, setpriv, prlimit, sizedTmpfs: await sized, cc };
     } finally {
