@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { FACADE_ENV } from "../../src/mcp/permissions.ts";
 import { REPO, sandbox } from "../_support/sandbox.ts";
 
-/** The kept answers (`.tools/mcp_flags.N`): each file's name and inode (a new answer, a new one). */
+/** The kept answers (`.tools/mcp_flags.ID`): each file's name and inode (a new answer, a new one). */
 function keptAnswers(): Map<string, number> {
   const kept = new Map<string, number>();
   for (const entry of Deno.readDirSync(`${REPO}/.tools`)) {
@@ -72,19 +72,37 @@ Deno.test("bin/shoal-mcp: the variables of its key are FACADE_ENV's, each one's 
 Deno.test("bin/shoal-mcp: two configurations started in turn (two projects' clients) each keep their answer: neither asks again", async () => {
   const box = await sandbox();
   try {
-    const one = box.env({ SHOAL_PROJECT: `${box.dir}/one` });
-    const slot = await versionThenNewest(one);
-    // another configuration whose answer is kept in another of the 16 files (1 in 16 share one)
-    let two = one;
-    for (let i = 0; i < 50 && two === one; i++) {
-      const other = box.env({ SHOAL_PROJECT: `${box.dir}/two`, SHOAL_SESSION: `two${i}` });
-      if (await versionThenNewest(other) !== slot) two = other;
+    // many pairs of unrelated projects: with one of 16 files picked by a checksum, 1 pair in 16
+    // shared one (4 in 5 runs of this test would meet such a pair)
+    for (let i = 0; i < 24; i++) {
+      const first = box.env({ SHOAL_PROJECT: `${box.dir}/${crypto.randomUUID()}` });
+      const second = box.env({ SHOAL_PROJECT: `${box.dir}/${crypto.randomUUID()}` });
+      const kept = [await versionThenNewest(first), await versionThenNewest(second)];
+      assert.notEqual(kept[0], kept[1], `pair ${i}: one file for two configurations`);
+      const before = keptAnswers();
+      await versionThenCache(first);
+      await versionThenCache(second);
+      assert.deepEqual(
+        keptAnswers(),
+        before,
+        `pair ${i}: an answer was asked for and written again`,
+      );
     }
-    assert.notEqual(two, one, "no other configuration found a file of its own");
-    const before = keptAnswers();
-    await versionThenCache(one);
-    await versionThenCache(two);
-    assert.deepEqual(keptAnswers(), before, "an answer was asked for and written again");
+  } finally {
+    await box.cleanup();
+  }
+});
+
+Deno.test("bin/shoal-mcp: past 16 configurations the answers written last are kept, 16 of them", async () => {
+  const box = await sandbox();
+  try {
+    let newest = "";
+    for (let i = 0; i < 20; i++) {
+      newest = await versionThenNewest(box.env({ SHOAL_SESSION: `many${i}` }));
+    }
+    const kept = keptAnswers();
+    assert.equal(kept.size, 16, [...kept.keys()].join(" "));
+    assert.ok(kept.has(newest), "the answer written last is kept");
   } finally {
     await box.cleanup();
   }
