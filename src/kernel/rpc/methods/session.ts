@@ -43,12 +43,12 @@ function enterDir(
       reason: "session_write",
     });
   }
-  let isDir = false;
+  let real: string | null = null;
   try {
-    isDir = dir.startsWith("/") && Deno.statSync(dir).isDirectory;
+    if (dir.startsWith("/") && Deno.statSync(dir).isDirectory) real = Deno.realPathSync(dir);
   } catch { /* judged below */ }
-  if (!isDir) throw invalidParams(`cwd is not an absolute path to a directory: ${dir}`);
-  if (grants.sandboxed && grants.sandboxFor(Deno.realPathSync(dir)) === null) {
+  if (real === null) throw invalidParams(`cwd is not an absolute path to a directory: ${dir}`);
+  if (grants.sandboxed && grants.sandboxFor(real) === null) {
     throw new RpcError(ErrorCode.LEASH_DENIED, "cwd on attach is outside the sandbox", {
       reason: "cwd_outside_sandbox",
       cwd: dir,
