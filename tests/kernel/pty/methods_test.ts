@@ -147,7 +147,12 @@ withPtys(
     await conn.request("pty.resize", { pty_id: id, cols: 80, rows: 24 });
 
     await line(conn, id, "clear; tty");
-    await waitScreen(conn, id, hasRow(/^\/dev\/(pts\/[0-9]+|ttys[0-9]+)$/));
+    // The prompt after tty's line is bash's last output: until it is drawn the screen may change.
+    await waitScreen(
+      conn,
+      id,
+      (x) => hasRow(/^\/dev\/(pts\/[0-9]+|ttys[0-9]+)$/)(x) && hasRow(/^\$$/)(x),
+    );
     const list = await conn.request("pty.list", {}) as Rec;
     assert.deepEqual(list.ptys, [{
       pty_id: id,
