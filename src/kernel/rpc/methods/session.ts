@@ -75,18 +75,20 @@ function envHash(env: Map<string, string>): string {
 
 /**
  * Which bus events this connection may see (K-EVT-8): without `journal_read`, its principal's
- * `journal` events and its session's `render` and `session.transcript` events. A connection whose token lapsed sees
- * nothing and loses its subscriptions at the next event, without waiting for a request (T-TOK-4).
+ * `journal` events and its session's `render` and `session.transcript` events, judged by its
+ * grants under the policy in force at each event. A connection whose token lapsed sees nothing
+ * and loses its subscriptions at the next event, without waiting for a request (T-TOK-4).
  */
 function visibility(
-  kernel: Pick<KernelServices, "tokenLapsed" | "bus">,
+  kernel: Pick<KernelServices, "tokenLapsed" | "bus" | "refreshGrants">,
   conn: ClientConnection,
   a: Attachment,
 ): (e: BusEvent) => boolean {
-  const journalRead = a.grants.canReadJournal;
-  const approver = a.grants.isApprover;
   return (e) => {
     if (kernel.tokenLapsed(conn)) return false;
+    const grants = kernel.refreshGrants(a);
+    const journalRead = grants.canReadJournal;
+    const approver = grants.isApprover;
     const owner = (e.payload as { principal?: unknown } | null)?.principal;
     if (e.channel === "journal" && !journalRead) {
       return owner === undefined || owner === a.principal;
