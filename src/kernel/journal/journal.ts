@@ -52,11 +52,19 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 `;
 
-// A source longer than JOURNAL_SRC_BYTES bytes has more than that many bytes in its first
-// JOURNAL_SRC_BYTES + 1 characters, so this prefix is all toEntry needs to cut it (K-JQ-4).
+// Sources and heads are read as bytes: SQLite stores a NUL character inside text, and bash
+// skips it and runs what follows, but text read back ends at it. JOURNAL_SRC_BYTES + 4 bytes
+// hold every character of the first JOURNAL_SRC_BYTES bytes and tell whether there is more,
+// which is all toEntry needs to cut a source (K-JQ-4).
 const ENTRY_COLUMNS = `id, session, principal, ts_ns, dur_ns, cwd,
-  substr(src, 1, ${JOURNAL_SRC_BYTES + 1}) AS src, effects, status, ok, opaque, outputs,
-  approved_by`;
+  substr(CAST(src AS BLOB), 1, ${JOURNAL_SRC_BYTES + 4}) AS src, effects, status, ok, opaque,
+  outputs, approved_by`;
+const decoder = new TextDecoder();
+
+/** The text of a column read as bytes; SQLite gives an empty text cast to a blob as null. */
+function storedText(bytes: unknown): string {
+  return bytes instanceof Uint8Array ? decoder.decode(bytes) : "";
+}
 const SAFE_NS = BigInt(Number.MAX_SAFE_INTEGER);
 const SLACK = BigInt(NS_FILTER_SLACK);
 const I64_MAX = 2n ** 63n - 1n;
@@ -134,14 +142,14 @@ export class Journal implements DurableLog {
       const row = this.#prepare(
         `UPDATE entries SET dur_ns = ?, status = ?, ok = ?, outputs = ?
          WHERE id = ? AND dur_ns IS NULL
-         RETURNING session, principal, head`,
+         RETURNING session, principal, CAST(head AS BLOB) AS head`,
       ).get(
         result.dur_ns,
         result.status,
         result.ok ? 1 : 0,
         JSON.stringify(result.outputs),
         id,
-      ) as { session: string; principal: string; head: string } | undefined;
+      ) as { session: string; principal: string; head: Uint8Array | null } | undefined;
       if (row === undefined) {
         throw new Error(`journal entry ${id} is unknown or already finished`);
       }
@@ -149,7 +157,7 @@ export class Journal implements DurableLog {
         entry_id: id,
         session: row.session,
         principal: row.principal,
-        head: row.head,
+        head: storedText(row.head),
         ok: result.ok,
       });
     });
@@ -307,7 +315,7 @@ function toEntry(row: Row): JournalEntry {
     ts: row.ts_ns as bigint,
     dur_ns: row.dur_ns as bigint | null,
     cwd: pathObject(row.cwd as Uint8Array),
-    src: shownSrc(row.src as string),
+    src: shownSrc(storedText(row.src)),
     ...reportEffects(effects),
     status: row.status === null ? null : Number(row.status),
     ok: row.ok === null ? null : row.ok === 1n,
