@@ -7,7 +7,7 @@ import { rpcError } from "../../_support/rejection.ts";
 
 const AGENT = { proc_spawn: ["*"], auto_apply: "in-grant" };
 /** What the human first granted agent:a, and took back by editing the policy. */
-const TRUSTED = { ...AGENT, journal_read: true, approver: true };
+const TRUSTED = { ...AGENT, fs: { read: ["~/**"] }, journal_read: true, approver: true };
 
 kernelTest(
   "M-ONB-1, T-TOK-4: a connection attached before the human edits the policy acts under the edited policy, for requests and pushes alike (a removed agent's open connection kept exec, every journal row and event, and approving)",
@@ -18,11 +18,17 @@ kernelTest(
     const pushed = collectEvents(agent);
     await agent.request("events.subscribe", { channel: "journal" });
     await agent.request("exec", { src: "echo before" });
+    const home = `${k.box.dir}/home`;
+    await Deno.writeTextFile(`${home}/listed.txt`, "");
+    const completion = { src: `cat ${home}/list` };
+    const listed = await agent.request("complete", completion) as Rec;
+    assert.deepEqual(listed.candidates, [`${home}/listed.txt`]);
     await human.request("exec", { src: "echo first" });
     await waitForEvent(pushed, (e) => (e.payload as Rec).principal === LOCAL_HUMAN);
 
     // The human narrows agent:a (no journal_read, no approver), then removes it altogether.
     await writePolicy(k.box, { "agent:a": AGENT });
+    assert.deepEqual((await agent.request("complete", completion) as Rec).candidates, []);
     const rows = await agent.request("journal.query", {}) as Rec[];
     assert.deepEqual(rows.map((r) => r.principal), ["agent:a"]);
     const denied = await rpcError(agent.request("journal.query", { principal: LOCAL_HUMAN }));
