@@ -3,7 +3,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
 import { reportEffects } from "../policy/effect_report.ts";
 import type { BusEvent } from "../events/bus_event.ts";
-import type { DurableLog } from "../events/durable_log.ts";
+import { type DurableLog, NARROWING_MEMBER } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
 import { pathObject } from "../values/path_object.ts";
 import { utf8Length, utf8Prefix } from "../../protocol/utf8.ts";
@@ -50,7 +50,20 @@ CREATE TABLE IF NOT EXISTS events (
   payload TEXT NOT NULL,
   PRIMARY KEY (channel, seq)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS journal_events_by_principal
+  ON events (json_extract(payload, '$.principal'), seq) WHERE channel = 'journal';
+CREATE INDEX IF NOT EXISTS transcript_events_by_session
+  ON events (json_extract(payload, '$.session'), seq) WHERE channel = 'session.transcript';
 `;
+
+/**
+ * The index that finds a durable channel's events of one owner ({@link NARROWING_MEMBER}): a
+ * caller who sees only its own should not make the kernel read every event ever stored.
+ */
+const NARROWING_INDEX: ReadonlyMap<string, string> = new Map([
+  ["journal", "journal_events_by_principal"],
+  ["session.transcript", "transcript_events_by_session"],
+]);
 
 // Sources and heads are read as bytes: SQLite stores a NUL character inside text, and bash
 // skips it and runs what follows, but text read back ends at it. JOURNAL_SRC_BYTES + 4 bytes
@@ -174,19 +187,29 @@ export class Journal implements DurableLog {
     return { channel, seq: Number(row.seq), ts, payload };
   }
 
-  /** The newest `limit` stored events of `channel` with `since < seq < before`, ascending. */
+  /**
+   * The newest `limit` stored events of `channel` with `since < seq < before`, ascending; with
+   * `only`, those of that owner ({@link DurableLog.readEvents}), through its index.
+   */
   readEvents(
     channel: string,
     since: number,
     limit: number,
     before = Number.MAX_SAFE_INTEGER,
+    only?: string,
   ): BusEvent[] {
+    const member = NARROWING_MEMBER.get(channel);
+    const narrowed = only !== undefined && member !== undefined;
     const statement = this.#prepare(
-      `SELECT seq, ts_ns, payload FROM events
-       WHERE channel = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      narrowed
+        ? `SELECT seq, ts_ns, payload FROM events INDEXED BY ${NARROWING_INDEX.get(channel)}
+           WHERE channel = '${channel}' AND json_extract(payload, '$.${member}') = ?
+             AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`
+        : `SELECT seq, ts_ns, payload FROM events
+           WHERE channel = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
     );
     statement.setReadBigInts(true);
-    const rows = statement.all(channel, since, before, limit) as Row[];
+    const rows = statement.all(narrowed ? only : channel, since, before, limit) as Row[];
     return rows.reverse().map((row) => ({
       channel,
       seq: Number(row.seq),
