@@ -21,6 +21,8 @@ import { Residents } from "../sandbox/residents.ts";
 import { keepPlaceholderRecords } from "../sandbox/placeholder_records.ts";
 import { releasesMade } from "../sandbox/placeholders.ts";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import type { Attachment } from "../session/attachment.ts";
+import { currentGrants, type Grants } from "../policy/grants.ts";
 
 /** Fixed facts a kernel runs with. */
 export interface KernelConfig {
@@ -154,11 +156,24 @@ export class Kernel implements KernelServices {
     return !valid;
   }
 
-  /** Re-checks a token-attached connection before each request: a lapsed token is -32030 (T-TOK-4). */
+  /**
+   * Re-checks an attached connection before each request: a lapsed token is -32030 (T-TOK-4),
+   * and the request runs under the policy in force now ({@link refreshGrants}).
+   */
   revalidate(conn: ClientConnection): void {
     if (this.tokenLapsed(conn)) {
       throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
     }
+    if (conn.attachment) this.refreshGrants(conn.attachment);
+  }
+
+  /**
+   * The attachment's grants under the policy in force now, kept in it: an edit of the policy
+   * file reaches connections attached before it, not only the next attach (M-ONB-1).
+   */
+  refreshGrants(attachment: Attachment): Grants {
+    attachment.grants = currentGrants(this.config, attachment.grants);
+    return attachment.grants;
   }
 
   /**

@@ -15,11 +15,14 @@ import { SubscriptionQueue } from "./subscription_queue.ts";
 
 /**
  * Who receives pushes: typically one kernel connection. `deliver` writes one event (the
- * connection's writer); `visible` filters reads and pushes for this subscriber (K-EVT-8).
+ * connection's writer); `visible` filters reads and pushes for this subscriber (K-EVT-8), and
+ * `storedOnly` names the owner its reads of a durable channel can be narrowed to in storage
+ * ({@link DurableLog.readEvents}), when `visible` admits no other owner's events there.
  */
 export interface EventSubscriber {
   deliver(event: BusEvent): Promise<void>;
   visible(event: BusEvent): boolean;
+  storedOnly?(channel: string): string | undefined;
 }
 
 /** Predicate that lets every event through. */
@@ -108,13 +111,15 @@ export class EventBus {
 
   /**
    * `events.read` (K-EVT-1): events with `seq > since` that `visible` admits, the newest
-   * `limit` of them in ascending seq order. Durable channels continue below the ring from the log.
+   * `limit` of them in ascending seq order. Durable channels continue below the ring from the
+   * log, narrowed there to the events of owner `only` when given (all `visible` may admit).
    */
   read(
     channel: string,
     since = -1,
     limit = EVENTS_READ_DEFAULT_LIMIT,
     visible: (event: BusEvent) => boolean = everyEvent,
+    only?: string,
   ): BusEvent[] {
     assertChannelName(channel);
     const newestFirst: BusEvent[] = [];
@@ -129,7 +134,7 @@ export class EventBus {
       let before = ring?.oldestSeq;
       while (newestFirst.length < limit && (before ?? Infinity) > since + 1) {
         const want = limit - newestFirst.length;
-        const page = this.log.readEvents(channel, since, want, before);
+        const page = this.log.readEvents(channel, since, want, before, only);
         for (let i = page.length - 1; i >= 0; i--) {
           if (visible(page[i]) && newestFirst.length < limit) {
             newestFirst.push(page[i]);
@@ -177,6 +182,7 @@ export class EventBus {
           since,
           EVENTS_READ_DEFAULT_LIMIT,
           (event) => subscriber.visible(event),
+          subscriber.storedOnly?.(channel),
         ),
       );
     }

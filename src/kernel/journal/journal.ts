@@ -3,7 +3,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
 import { reportEffects } from "../policy/effect_report.ts";
 import type { BusEvent } from "../events/bus_event.ts";
-import type { DurableLog } from "../events/durable_log.ts";
+import { type DurableLog, NARROWING_MEMBER } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
 import { pathObject } from "../values/path_object.ts";
 import { utf8Length, utf8Prefix } from "../../protocol/utf8.ts";
@@ -50,13 +50,34 @@ CREATE TABLE IF NOT EXISTS events (
   payload TEXT NOT NULL,
   PRIMARY KEY (channel, seq)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS journal_events_by_principal
+  ON events (json_extract(payload, '$.principal'), seq) WHERE channel = 'journal';
+CREATE INDEX IF NOT EXISTS transcript_events_by_session
+  ON events (json_extract(payload, '$.session'), seq) WHERE channel = 'session.transcript';
 `;
 
-// A source longer than JOURNAL_SRC_BYTES bytes has more than that many bytes in its first
-// JOURNAL_SRC_BYTES + 1 characters, so this prefix is all toEntry needs to cut it (K-JQ-4).
+/**
+ * The index that finds a durable channel's events of one owner ({@link NARROWING_MEMBER}): a
+ * caller who sees only its own should not make the kernel read every event ever stored.
+ */
+const NARROWING_INDEX: ReadonlyMap<string, string> = new Map([
+  ["journal", "journal_events_by_principal"],
+  ["session.transcript", "transcript_events_by_session"],
+]);
+
+// Sources and heads are read as bytes: SQLite stores a NUL character inside text, and bash
+// skips it and runs what follows, but text read back ends at it. JOURNAL_SRC_BYTES + 4 bytes
+// hold every character of the first JOURNAL_SRC_BYTES bytes and tell whether there is more,
+// which is all toEntry needs to cut a source (K-JQ-4).
 const ENTRY_COLUMNS = `id, session, principal, ts_ns, dur_ns, cwd,
-  substr(src, 1, ${JOURNAL_SRC_BYTES + 1}) AS src, effects, status, ok, opaque, outputs,
-  approved_by`;
+  substr(CAST(src AS BLOB), 1, ${JOURNAL_SRC_BYTES + 4}) AS src, effects, status, ok, opaque,
+  outputs, approved_by`;
+const decoder = new TextDecoder();
+
+/** The text of a column read as bytes; SQLite gives an empty text cast to a blob as null. */
+function storedText(bytes: unknown): string {
+  return bytes instanceof Uint8Array ? decoder.decode(bytes) : "";
+}
 const SAFE_NS = BigInt(Number.MAX_SAFE_INTEGER);
 const SLACK = BigInt(NS_FILTER_SLACK);
 const I64_MAX = 2n ** 63n - 1n;
@@ -134,14 +155,14 @@ export class Journal implements DurableLog {
       const row = this.#prepare(
         `UPDATE entries SET dur_ns = ?, status = ?, ok = ?, outputs = ?
          WHERE id = ? AND dur_ns IS NULL
-         RETURNING session, principal, head`,
+         RETURNING session, principal, CAST(head AS BLOB) AS head`,
       ).get(
         result.dur_ns,
         result.status,
         result.ok ? 1 : 0,
         JSON.stringify(result.outputs),
         id,
-      ) as { session: string; principal: string; head: string } | undefined;
+      ) as { session: string; principal: string; head: Uint8Array | null } | undefined;
       if (row === undefined) {
         throw new Error(`journal entry ${id} is unknown or already finished`);
       }
@@ -149,7 +170,7 @@ export class Journal implements DurableLog {
         entry_id: id,
         session: row.session,
         principal: row.principal,
-        head: row.head,
+        head: storedText(row.head),
         ok: result.ok,
       });
     });
@@ -166,19 +187,29 @@ export class Journal implements DurableLog {
     return { channel, seq: Number(row.seq), ts, payload };
   }
 
-  /** The newest `limit` stored events of `channel` with `since < seq < before`, ascending. */
+  /**
+   * The newest `limit` stored events of `channel` with `since < seq < before`, ascending; with
+   * `only`, those of that owner ({@link DurableLog.readEvents}), through its index.
+   */
   readEvents(
     channel: string,
     since: number,
     limit: number,
     before = Number.MAX_SAFE_INTEGER,
+    only?: string,
   ): BusEvent[] {
+    const member = NARROWING_MEMBER.get(channel);
+    const narrowed = only !== undefined && member !== undefined;
     const statement = this.#prepare(
-      `SELECT seq, ts_ns, payload FROM events
-       WHERE channel = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      narrowed
+        ? `SELECT seq, ts_ns, payload FROM events INDEXED BY ${NARROWING_INDEX.get(channel)}
+           WHERE channel = '${channel}' AND json_extract(payload, '$.${member}') = ?
+             AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`
+        : `SELECT seq, ts_ns, payload FROM events
+           WHERE channel = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
     );
     statement.setReadBigInts(true);
-    const rows = statement.all(channel, since, before, limit) as Row[];
+    const rows = statement.all(narrowed ? only : channel, since, before, limit) as Row[];
     return rows.reverse().map((row) => ({
       channel,
       seq: Number(row.seq),
@@ -307,7 +338,7 @@ function toEntry(row: Row): JournalEntry {
     ts: row.ts_ns as bigint,
     dur_ns: row.dur_ns as bigint | null,
     cwd: pathObject(row.cwd as Uint8Array),
-    src: shownSrc(row.src as string),
+    src: shownSrc(storedText(row.src)),
     ...reportEffects(effects),
     status: row.status === null ? null : Number(row.status),
     ok: row.ok === null ? null : row.ok === 1n,

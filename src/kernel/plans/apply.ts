@@ -3,20 +3,25 @@ import type { Attachment } from "../session/attachment.ts";
 import { type RunOptions, runSource } from "../exec/run_source.ts";
 import { spawnDir } from "../bash/shell_state.ts";
 import type { RunServices } from "../exec/run_services.ts";
-import { currentEffects } from "./analysis.ts";
+import { currentEffects, refuseUnknownPrincipal } from "./analysis.ts";
 import { denied } from "./denied.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { Plan } from "./store.ts";
 import { reportEffects } from "../policy/effect_report.ts";
 import { callerEffects } from "./shown_paths.ts";
 
-/** The plan a caller may apply now, or the K-PLAN-3 error in its order. */
+/**
+ * The plan a caller may apply now, or the K-PLAN-3 error in its order. A caller the policy no
+ * longer names (the human removed it after approving) is refused as its exec would be (P-PRIN-1):
+ * its run would not go into the sandbox, which only a policy entry asks for (P-SBX-2).
+ */
 export async function checkApplicable(
   kernel: PlanServices,
   attachment: Attachment,
   ref: string,
 ): Promise<Plan> {
   const plan = kernel.plans.owned(ref, attachment.session.name, attachment.principal);
+  refuseUnknownPrincipal(attachment.grants);
   if (plan.approval === "denied" || plan.approval === "blocked") {
     throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
   }

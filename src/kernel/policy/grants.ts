@@ -16,7 +16,10 @@ import { isSandboxed, runSandbox, type SandboxSetting } from "./principal_sandbo
 
 export type { Verdict } from "./evaluate.ts";
 
-/** What a principal's policy entry grants, resolved once (P-PRIN-1); the exec path asks it. */
+/**
+ * What a principal's policy entry grants, resolved from one `policy` (P-PRIN-1); the exec path
+ * asks it.
+ */
 export class Grants {
   constructor(
     readonly principal: string,
@@ -24,6 +27,7 @@ export class Grants {
     readonly home: string | undefined,
     readonly sandbox: SandboxSetting,
     readonly localHuman: boolean,
+    readonly policy: Policy,
   ) {}
 
   /** The verdict for a list of effects (P-EVAL-2). */
@@ -132,11 +136,26 @@ export interface GrantSource {
 
 /** Resolves a principal's grants from its policy entry; unknown principals get none (P-PRIN-1). */
 export function resolveGrants(source: GrantSource, principal: string): Grants {
+  return grantsUnder(source.policy, source, principal);
+}
+
+function grantsUnder(policy: Policy, source: GrantSource, principal: string): Grants {
   return new Grants(
     principal,
-    policyFor(source.policy, principal, source.localHuman),
+    policyFor(policy, principal, source.localHuman),
     source.home,
     source.sandbox,
     principal === source.localHuman,
+    policy,
   );
+}
+
+/**
+ * `grants` under the policy in force now: the same object while the policy is the one they were
+ * resolved from, else resolved again from the re-read file (M-ONB-1), which may have narrowed or
+ * removed the principal.
+ */
+export function currentGrants(source: GrantSource, grants: Grants): Grants {
+  const policy = source.policy;
+  return policy === grants.policy ? grants : grantsUnder(policy, source, grants.principal);
 }

@@ -19,10 +19,13 @@ export class ClientConnection {
   attachment: Attachment | null = null;
   /** Which events this caller may see (K-EVT-8); set at attach. */
   visible: (event: BusEvent) => boolean = () => true;
+  /** The one owner whose stored events of a durable channel this caller may see, if so; set at attach. */
+  storedOnly: (channel: string) => string | undefined = () => undefined;
   /** This connection as an event-bus subscriber: pushes are `event` notifications (K-EVT-3). */
   readonly subscriber: EventSubscriber = {
     deliver: (event) => this.notify("event", event),
     visible: (event) => this.visible(event),
+    storedOnly: (channel) => this.storedOnly(channel),
   };
   #conn: Deno.Conn;
   #writer: FrameWriter;

@@ -1,9 +1,10 @@
 import type { TokenStore } from "../auth/tokens.ts";
 import type { RunServices } from "../exec/run_services.ts";
 import type { PlanServices } from "../plans/plan_services.ts";
-import type { GrantSource } from "../policy/grants.ts";
+import type { Grants, GrantSource } from "../policy/grants.ts";
 import type { PtyRegistry } from "../pty/registry.ts";
 import type { SessionRegistry } from "../session/registry.ts";
+import type { Attachment } from "../session/attachment.ts";
 import type { Value } from "../values/value.ts";
 import type { ClientConnection } from "./client_connection.ts";
 
@@ -18,6 +19,11 @@ export interface KernelServices extends RunServices, PlanServices {
   readonly ptys: PtyRegistry;
   /** Whether a token-attached connection's token lapsed; its subscriptions end then (T-TOK-4). */
   tokenLapsed(conn: ClientConnection): boolean;
-  /** Re-checks a token-attached connection before a request: a lapsed token is -32030 (T-TOK-4). */
+  /**
+   * Re-checks an attached connection before a request: a lapsed token is -32030 (T-TOK-4); its
+   * grants follow an edited policy.
+   */
   revalidate(conn: ClientConnection): void;
+  /** The attachment's grants under the policy in force now, kept in it (M-ONB-1). */
+  refreshGrants(attachment: Attachment): Grants;
 }

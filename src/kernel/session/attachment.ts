@@ -6,7 +6,10 @@ import type { Value } from "../values/value.ts";
 export interface Attachment {
   session: Session<Value>;
   principal: string;
-  /** The principal's grants, resolved once at attach. */
+  /**
+   * The principal's grants, resolved at attach and again before each request and event when
+   * the policy file changed (`KernelServices.refreshGrants`, M-ONB-1).
+   */
   grants: Grants;
   profile: string;
   /** Renders keep ANSI escapes only for tty clients (V-RENDER-2). */

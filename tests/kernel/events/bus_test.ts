@@ -11,6 +11,9 @@ class Recorder implements EventSubscriber {
   #budget = Infinity;
   #waiters: (() => void)[] = [];
 
+  /** The owner its durable reads are narrowed to, if any ({@link EventSubscriber.storedOnly}). */
+  storedOnly?: (channel: string) => string | undefined;
+
   constructor(readonly visible: (event: BusEvent) => boolean = () => true) {}
 
   stall(): void {
@@ -356,5 +359,43 @@ Deno.test("E-2 at most 1024 distinct user.* channels per kernel", async () => {
     );
     assert.equal(bus.publishFromClient("user.c7", 1).seq, 1);
     assert.equal(bus.publish("task.1", {}).seq, 0);
+  });
+});
+
+Deno.test("K-EVT-8 a read of a durable channel narrowed to one owner finds that owner's stored events without going through the others': an agent's read of the journal after 20,000 of the human's events judges only its own (1,000,000 of them kept a kernel from answering anyone for 38-55 s)", async () => {
+  await withBus((bus, journal) => {
+    const row = (principal: string, session: string) => ({ principal, session, head: "echo" });
+    journal.appendEvent("journal", row("agent:a", "work"));
+    journal.appendEvent("session.transcript", row("agent:a", "work"));
+    for (let i = 0; i < 20_000; i++) {
+      journal.appendEvent("journal", row("uid:0", "home"));
+      journal.appendEvent("session.transcript", row("uid:0", "home"));
+    }
+    journal.appendEvent("journal", row("agent:a", "work"));
+    let judged = 0;
+    const own = (owner: string, member: "principal" | "session") => (e: BusEvent) => {
+      judged++;
+      return (e.payload as Record<string, unknown>)[member] === owner;
+    };
+    assert.deepEqual(seqs(bus.read("journal", -1, 1, own("agent:a", "principal"), "agent:a")), [
+      20_001,
+    ]);
+    assert.deepEqual(seqs(bus.read("journal", -1, 5, own("agent:a", "principal"), "agent:a")), [
+      0,
+      20_001,
+    ]);
+    assert.deepEqual(
+      seqs(bus.read("session.transcript", -1, 5, own("work", "session"), "work")),
+      [0],
+    );
+    assert.ok(judged <= 4, `${judged} events judged`);
+
+    const recorder = new Recorder(own("work", "session"));
+    recorder.storedOnly = () => "work";
+    judged = 0;
+    bus.subscribe(recorder, "session.transcript", -1);
+    assert.ok(judged <= 2, `${judged} events judged for the replay`);
+    // Unnarrowed (a journal_read caller), the newest event of anyone.
+    assert.deepEqual(seqs(bus.read("journal", -1, 1)), [20_001]);
   });
 });

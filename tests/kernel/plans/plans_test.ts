@@ -9,6 +9,7 @@ import { createToken, kernelCli, LOCAL_HUMAN } from "../../_support/principals.t
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
+import { tmpRunner, widestSource } from "../../_support/wide_effects.ts";
 
 /** Grants everything on the filesystem, but irreversible work needs approval (auto_apply). */
 const AGENT = {
@@ -591,3 +592,30 @@ withAgents(
     assert.equal(existsSync(`${home}/work/x`), false);
   },
 );
+
+Deno.test({
+  name:
+    "K-APPR-4 an agent's plans cannot hide every pending approval from the human: after twelve plans with the widest effect report an agent may store, `shoal-kernel approvals` still lists the other agent's pending plan [ignored: defect found by the probe round; needs a SPEC decision: K-APPR-4 bounds each item (src 64 KiB, effects as K-EFF-7: ~1.8 MiB as JSON when the paths are control characters) and the list to 200 items, not the result, so a dozen such plans exceed the 16 MiB frame and approval.list answers -32603 'response too large' to every approver, listing nobody's plans; a byte budget for the list, or fewer items per principal, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({
+      "agent:a": tmpRunner("never"),
+      "agent:b": tmpRunner("never"),
+    });
+    try {
+      const a = await createToken(k.box, "agent:a");
+      const b = await createToken(k.box, "agent:b");
+      const honest = await k.attach("default", b.secret);
+      const wanted = await exec(honest, "touch /tmp/wanted", { mode: "plan" });
+      assert.equal(wanted.approval, "pending");
+      const agent = await k.attach("default", a.secret);
+      const src = widestSource("/tmp");
+      for (let i = 0; i < 12; i++) await exec(agent, src, { mode: "plan" });
+      const listed = await kernelCli(k.box, ["approvals", "--socket", k.socket]);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.ok(listed.stdout.includes(wanted.plan_ref as string));
+    } finally {
+      await k.cleanup();
+    }
+  },
+});

@@ -16,13 +16,13 @@ export const BASH_METHODS: MethodSpec[] = [
   unattached(
     "complete",
     CompleteParams,
-    ({ attachment }, p) =>
+    ({ kernel, attachment }, p) =>
       complete(
         p.src,
         p.cursor ?? undefined,
         attachment?.session.shell.view(attachment.principal).cwd ?? null,
         Deno.env.get("PATH") ?? "",
-        (dir) => attachment?.grants.mayRead(dir) ?? false,
+        (dir) => attachment !== null && kernel.refreshGrants(attachment).mayRead(dir),
       ),
   ),
   attached("explain", ExplainParams, async ({ attachment }, p) => {

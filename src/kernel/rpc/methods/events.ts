@@ -10,7 +10,7 @@ import { attached, type MethodSpec } from "../method.ts";
 export const EVENT_METHODS: MethodSpec[] = [
   attached("events.read", eventsReadParams, ({ kernel, conn }, p) => ({
     channel: p.channel,
-    events: kernel.bus.read(p.channel, p.since, p.limit, conn.visible),
+    events: kernel.bus.read(p.channel, p.since, p.limit, conn.visible, conn.storedOnly(p.channel)),
   })),
   attached("events.publish", eventsPublishParams, ({ kernel }, p) => {
     const { channel, seq, ts } = kernel.bus.publishFromClient(p.channel, p.payload);

@@ -75,18 +75,30 @@ function envHash(env: Map<string, string>): string {
 
 /**
  * Which bus events this connection may see (K-EVT-8): without `journal_read`, its principal's
- * `journal` events and its session's `render` and `session.transcript` events. A connection whose token lapsed sees
- * nothing and loses its subscriptions at the next event, without waiting for a request (T-TOK-4).
+ * `journal` events and its session's `render` and `session.transcript` events, judged by its
+ * grants under the policy in force. A connection whose token lapsed sees nothing and loses its
+ * subscriptions at the next event, without waiting for a request (T-TOK-4). Token and policy
+ * files are looked at once per turn of the event loop, not once per event: a read of the
+ * durable journal judges each of its events, up to every one ever stored.
  */
 function visibility(
-  kernel: Pick<KernelServices, "tokenLapsed" | "bus">,
+  kernel: Pick<KernelServices, "tokenLapsed" | "bus" | "refreshGrants">,
   conn: ClientConnection,
   a: Attachment,
 ): (e: BusEvent) => boolean {
-  const journalRead = a.grants.canReadJournal;
-  const approver = a.grants.isApprover;
+  let now: Grants | null | undefined; // null: the token lapsed; undefined: not looked at yet
+  const current = (): Grants | null => {
+    if (now === undefined) {
+      now = kernel.tokenLapsed(conn) ? null : kernel.refreshGrants(a);
+      queueMicrotask(() => now = undefined);
+    }
+    return now;
+  };
   return (e) => {
-    if (kernel.tokenLapsed(conn)) return false;
+    const grants = current();
+    if (grants === null) return false;
+    const journalRead = grants.canReadJournal;
+    const approver = grants.isApprover;
     const owner = (e.payload as { principal?: unknown } | null)?.principal;
     if (e.channel === "journal" && !journalRead) {
       return owner === undefined || owner === a.principal;
@@ -102,6 +114,22 @@ function visibility(
           a.principal === a.session.shell.owner);
     }
     return true;
+  };
+}
+
+/**
+ * The one owner whose stored events of a durable channel this connection may see (K-EVT-8), so
+ * that its reads find them in storage without going through everyone's: without `journal_read`,
+ * its principal's `journal` events and its session's `session.transcript` events.
+ */
+function storedOwner(
+  kernel: Pick<KernelServices, "refreshGrants">,
+  a: Attachment,
+): (channel: string) => string | undefined {
+  return (channel) => {
+    if (kernel.refreshGrants(a).canReadJournal) return undefined;
+    if (channel === "journal") return a.principal;
+    return channel === "session.transcript" ? a.session.name : undefined;
   };
 }
 
@@ -156,6 +184,7 @@ export const SESSION_METHODS: MethodSpec[] = [
     conn.attachment = attachment;
     setTimeout(() => kernel.warm.prepare(attachment), 0);
     conn.visible = visibility(kernel, conn, attachment);
+    conn.storedOnly = storedOwner(kernel, attachment);
     const state = session.shell.view(principal);
     const caps = {
       ...attachment.grants.caps(profile, tokenCaps, attachment.token !== null),
