@@ -531,6 +531,9 @@ export class Pty {
   /** Records the exit once output is rendered, and announces it (keeping the event rate bound). */
   async #finish(): Promise<void> {
     const status = this.#status!;
+    // A grid change pending now would be announced with the exit: the exit's own event carries it.
+    clearTimeout(this.#eventTimer);
+    this.#eventTimer = undefined;
     this.#exit = status.signal !== null
       ? { status: null, signal: status.signal }
       : { status: status.code, signal: null };

@@ -296,6 +296,36 @@ Deno.test("K-PTY-13 events: throttled grid changes while alive, one exit event l
   });
 });
 
+/**
+ * A grid change's timer that came due while the exit was being recorded fired before the exit's
+ * own announcement and, the child being gone by then, announced the exit a first time. The race
+ * shows only now and then, most often when output flows until the exit (a grid timer is always
+ * pending then), so this test ends 40 floods with an exit, 10 at a time: before the fix it
+ * failed 6 runs of 8 here (some PTY announced its exit twice).
+ */
+Deno.test("K-PTY-13 the exit is announced once, also when output flows until the child exits", async () => {
+  await withTempDir(async (dir) => {
+    const floodThenExit = async (bytes: number) => {
+      const pty = await openPty(dir, "sh", [
+        "-c",
+        `head -c ${bytes} /dev/zero | tr '\\0' a; exit 3`,
+      ]);
+      const events: PtyState[] = [];
+      pty.onEvent((e) => events.push(e));
+      await closeAfter(pty, async () => {
+        await waitForScreen(pty, () => events.some((e) => !e.alive));
+        // past the 50 ms event interval: a second announcement would have come by now
+        await new Promise((r) => setTimeout(r, 100));
+      });
+      return events.filter((e) => !e.alive).length;
+    };
+    for (let round = 0; round < 4; round++) {
+      const sizes = Array.from({ length: 10 }, (_, i) => 100_000 + (round * 10 + i) * 10_000);
+      assert.deepEqual(await Promise.all(sizes.map(floodThenExit)), sizes.map(() => 1));
+    }
+  });
+});
+
 Deno.test("K-PTY-8 50 MB of output: rendered with bounded memory while other work is served", async () => {
   await withTempDir(async (dir) => {
     const before = rssMiB();

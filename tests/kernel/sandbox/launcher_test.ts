@@ -410,8 +410,8 @@ for (const by of LAUNCHERS) {
         assert.equal(doomed.pid, stopped, "the run went to the waiting spare");
         Deno.kill(stopped, "SIGKILL");
         assert.equal((await finish(doomed)).status.signal, "SIGKILL");
-        Deno.kill(-probe.pid, "SIGKILL");
-        await finish(probe);
+        // the probe still runs: a resident with nothing running is stopped a second later
+        // (residents.ts, IDLE_GRACE_MS), its launcher with it
         let launched = false;
         for (let i = 0; i < 20 && !launched; i++) {
           const child = await start(s, "echo again; sleep 300");
@@ -420,6 +420,8 @@ for (const by of LAUNCHERS) {
           assert.equal((await finish(child)).out, "again\n");
         }
         assert.ok(launched, "runs are launched by the same launcher again");
+        Deno.kill(-probe.pid, "SIGKILL");
+        await finish(probe);
       });
     },
   );
@@ -469,13 +471,23 @@ for (const by of LAUNCHERS) {
   );
 }
 
-/** The host pid of the resident's launcher (the parent of a run it starts). */
-async function launcherOf(s: Setup): Promise<number> {
-  const probe = await start(s, "sleep 300");
-  const launcher = parentPid(probe.pid);
-  Deno.kill(-probe.pid, "SIGKILL");
-  await finish(probe);
-  return launcher;
+/**
+ * Runs `body` with the host pid of the resident's launcher (the parent of a run it starts) while
+ * a run of it, `keeper`, sleeps: a resident with nothing running is stopped a second later
+ * (residents.ts, IDLE_GRACE_MS), its launcher and spares with it, and a body's steps between
+ * runs (process table reads, pauses) may take longer than that on a loaded host.
+ */
+async function withLauncher(
+  s: Setup,
+  body: (launcher: number, keeper: number) => Promise<void>,
+): Promise<void> {
+  const keeper = await start(s, "sleep 300");
+  try {
+    await body(parentPid(keeper.pid), keeper.pid);
+  } finally {
+    Deno.kill(-keeper.pid, "SIGKILL");
+    await finish(keeper);
+  }
 }
 
 /** Resolves once the kernel knows `resident`'s launcher has a spare waiting (at most 10 s). */
@@ -486,9 +498,9 @@ async function spareHeard(resident: Resident): Promise<void> {
   );
 }
 
-/** The one spare waiting under `launcher` once it is there (and not `not`). */
-async function spareOf(launcher: number, not = 0): Promise<number> {
-  const spares = () => liveChildren(launcher).map((c) => c.pid).filter((pid) => pid !== not);
+/** The one spare waiting under `launcher` once it is there (and none of `not`). */
+async function spareOf(launcher: number, ...not: number[]): Promise<number> {
+  const spares = () => liveChildren(launcher).map((c) => c.pid).filter((pid) => !not.includes(pid));
   assert.ok(await waitUntil(() => spares().length === 1, 10000), "one spare waits");
   return spares()[0];
 }
@@ -518,39 +530,40 @@ for (const by of LAUNCHERS) {
     by.missing,
     async () => {
       await withResident(by, async (s) => {
-        const launcher = await launcherOf(s);
-        const stdin = Deno.openSync(`/proc/${launcher}/fd/0`, { write: true });
-        try {
-          // a request cut short: its length, and the spare killed before the rest comes
-          const cut = await spareOf(launcher);
-          const reader = by.reads === "spare" ? cut : launcher;
-          const before = bytesRead(reader)!;
-          stdin.writeSync(new TextEncoder().encode("00000100"));
-          assert.ok(await waitUntil(() => bytesRead(reader)! > before, 10000), "it was read");
-          Deno.kill(cut, "SIGKILL");
-          // the rest of that request comes next, starting with what looks like a length
-          const next = await spareOf(launcher, cut);
-          const nextReader = by.reads === "spare" ? next : launcher;
-          const quiet = bytesRead(nextReader)!;
-          stdin.writeSync(new TextEncoder().encode("ffffffff" + "x".repeat(248)));
-          assert.ok(
-            await waitUntil(() => bytesRead(nextReader)! > quiet, 10000),
-            "the rest was read",
-          );
-        } finally {
-          stdin.close();
-        }
-        for (const word of ["two", "three"]) {
-          const child = await start(s, `echo ${word}`);
-          const done = await finishWithin(child, 10000);
-          assert.notEqual(done, null, `the run of echo ${word} started within 10 s`);
-          assert.equal(done!.out, `${word}\n`, done!.err);
-          assert.equal(done!.status.success, true);
-        }
-        const last = await start(s, "sleep 300");
-        assert.equal(parentPid(last.pid), launcher, "runs are launched by the same launcher");
-        Deno.kill(-last.pid, "SIGKILL");
-        await finish(last);
+        await withLauncher(s, async (launcher, keeper) => {
+          const stdin = Deno.openSync(`/proc/${launcher}/fd/0`, { write: true });
+          try {
+            // a request cut short: its length, and the spare killed before the rest comes
+            const cut = await spareOf(launcher, keeper);
+            const reader = by.reads === "spare" ? cut : launcher;
+            const before = bytesRead(reader)!;
+            stdin.writeSync(new TextEncoder().encode("00000100"));
+            assert.ok(await waitUntil(() => bytesRead(reader)! > before, 10000), "it was read");
+            Deno.kill(cut, "SIGKILL");
+            // the rest of that request comes next, starting with what looks like a length
+            const next = await spareOf(launcher, keeper, cut);
+            const nextReader = by.reads === "spare" ? next : launcher;
+            const quiet = bytesRead(nextReader)!;
+            stdin.writeSync(new TextEncoder().encode("ffffffff" + "x".repeat(248)));
+            assert.ok(
+              await waitUntil(() => bytesRead(nextReader)! > quiet, 10000),
+              "the rest was read",
+            );
+          } finally {
+            stdin.close();
+          }
+          for (const word of ["two", "three"]) {
+            const child = await start(s, `echo ${word}`);
+            const done = await finishWithin(child, 10000);
+            assert.notEqual(done, null, `the run of echo ${word} started within 10 s`);
+            assert.equal(done!.out, `${word}\n`, done!.err);
+            assert.equal(done!.status.success, true);
+          }
+          const last = await start(s, "sleep 300");
+          assert.equal(parentPid(last.pid), launcher, "runs are launched by the same launcher");
+          Deno.kill(-last.pid, "SIGKILL");
+          await finish(last);
+        });
       });
     },
   );
@@ -562,50 +575,51 @@ for (const by of LAUNCHERS) {
     by.missing,
     async () => {
       await withResident(by, async (s) => {
-        const launcher = await launcherOf(s);
-        const env = new Map(s.state.env);
-        env.set("LONG", "x".repeat(5000));
-        // more than a pipe holds (64 KiB) in all
-        for (let i = 0; i < 20; i++) env.set(`BIG_${i}`, `${i}\n=`.repeat(1000));
-        const big = { ...s.state, env };
-        /** Runs `env -0` in `state` by the waiting spare `spare`: what it saw, or null when it hung. */
-        const run = async (state: ShellState, spare: number) => {
-          await spareHeard(s.resident);
-          const child = s.resident.spawn(state, ["/usr/bin/env", "-0"], s.dir);
+        await withLauncher(s, async (launcher, keeper) => {
+          const env = new Map(s.state.env);
+          env.set("LONG", "x".repeat(5000));
+          // more than a pipe holds (64 KiB) in all
+          for (let i = 0; i < 20; i++) env.set(`BIG_${i}`, `${i}\n=`.repeat(1000));
+          const big = { ...s.state, env };
+          /** Runs `env -0` in `state` by the waiting spare `spare`: what it saw, or null when it hung. */
+          const run = async (state: ShellState, spare: number) => {
+            await spareHeard(s.resident);
+            const child = s.resident.spawn(state, ["/usr/bin/env", "-0"], s.dir);
+            s.resident.hold(child);
+            assert.equal(child.pid, spare, "the waiting spare started it");
+            return await finishWithin(child, 10000);
+          };
+          const first = await run(big, await spareOf(launcher, keeper));
+          assert.equal(first?.status.success, true, first?.err);
+          assert.deepEqual(parseEnv(first!.out), env);
+          // a spare killed while it reads such a request: what the kernel wrote by then is in the
+          // pipe, the rest cannot follow while this test holds the event loop
+          const spare = await spareOf(launcher, keeper);
+          const reader = by.reads === "spare" ? spare : launcher;
+          Deno.kill(reader, "SIGSTOP");
+          await delay(100);
+          const child = s.resident.spawn(big, ["/usr/bin/env", "-0"], s.dir);
           s.resident.hold(child);
-          assert.equal(child.pid, spare, "the waiting spare started it");
-          return await finishWithin(child, 10000);
-        };
-        const first = await run(big, await spareOf(launcher));
-        assert.equal(first?.status.success, true, first?.err);
-        assert.deepEqual(parseEnv(first!.out), env);
-        // a spare killed while it reads such a request: what the kernel wrote by then is in the
-        // pipe, the rest cannot follow while this test holds the event loop
-        const spare = await spareOf(launcher);
-        const reader = by.reads === "spare" ? spare : launcher;
-        Deno.kill(reader, "SIGSTOP");
-        await delay(100);
-        const child = s.resident.spawn(big, ["/usr/bin/env", "-0"], s.dir);
-        s.resident.hold(child);
-        await delay(200);
-        const before = bytesRead(reader)!;
-        Deno.kill(reader, "SIGCONT");
-        const deadline = Date.now() + 10000;
-        while (bytesRead(reader)! < before + 9 && Date.now() < deadline); // busy: no write goes on
-        Deno.kill(spare, "SIGKILL");
-        assert.ok(Date.now() < deadline, "some of it was read");
-        assert.notEqual(await finishWithin(child, 10000), null, "the cut run ended");
-        for (const state of [big, s.state, big]) {
-          const done = await run(state, await spareOf(launcher));
-          assert.notEqual(done, null, "it ended within 10 s");
-          assert.equal(done!.status.success, true, done!.err);
-          assert.deepEqual(parseEnv(done!.out), state.env);
-          assert.deepEqual([...Deno.readDirSync(s.dir)].map((e) => e.name).sort(), [
-            "err",
-            "out",
-            "state",
-          ], "no run file is left");
-        }
+          await delay(200);
+          const before = bytesRead(reader)!;
+          Deno.kill(reader, "SIGCONT");
+          const deadline = Date.now() + 10000;
+          while (bytesRead(reader)! < before + 9 && Date.now() < deadline); // busy: no write goes on
+          Deno.kill(spare, "SIGKILL");
+          assert.ok(Date.now() < deadline, "some of it was read");
+          assert.notEqual(await finishWithin(child, 10000), null, "the cut run ended");
+          for (const state of [big, s.state, big]) {
+            const done = await run(state, await spareOf(launcher, keeper));
+            assert.notEqual(done, null, "it ended within 10 s");
+            assert.equal(done!.status.success, true, done!.err);
+            assert.deepEqual(parseEnv(done!.out), state.env);
+            assert.deepEqual([...Deno.readDirSync(s.dir)].map((e) => e.name).sort(), [
+              "err",
+              "out",
+              "state",
+            ], "no run file is left");
+          }
+        });
       });
     },
   );
