@@ -5,6 +5,7 @@
  * every refusal is published on `net.<session>` and handed to the runs watching it. Hand-written
  * parsing: the protocols' handshakes are a few bounded fields, and Deno has no std here.
  */
+import { lookup } from "node:dns/promises";
 import { nowNs } from "../events/now_ns.ts";
 import type { Audience } from "../events/bus_event.ts";
 import {
@@ -130,10 +131,9 @@ async function relay(a: Deno.Conn, b: Deno.Conn): Promise<void> {
   }
 }
 
-/** Connects to `host:port` (a canonical host), or null when it cannot in time. */
-async function dial(host: string, port: number): Promise<Deno.TcpConn | null> {
-  const hostname = host.startsWith("[") ? host.slice(1, -1) : host;
-  const attempt = Deno.connect({ hostname, port });
+/** Connects to `address:port` (an IP address, IPv6 bare), or null when it cannot in time. */
+async function dial(address: string, port: number): Promise<Deno.TcpConn | null> {
+  const attempt = Deno.connect({ hostname: address, port });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), CONNECT_MS));
   try {
@@ -144,6 +144,26 @@ async function dial(host: string, port: number): Promise<Deno.TcpConn | null> {
     return conn;
   } catch {
     return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The addresses a canonical host stands for, in the resolver's order (IPv6 bare): an IP literal
+ * itself, a name what the host's resolver (`/etc/hosts`, then DNS) gives for it, none when it
+ * gives none in time.
+ */
+async function addressesOf(host: string): Promise<string[]> {
+  if (host.startsWith("[")) return [host.slice(1, -1)];
+  if (/^[\d.]+$/.test(host)) return [host];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<[]>((resolve) => timer = setTimeout(() => resolve([]), CONNECT_MS));
+  try {
+    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), late]);
+    return found.map((entry) => entry.address);
+  } catch {
+    return [];
   } finally {
     clearTimeout(timer);
   }
@@ -314,8 +334,10 @@ export class NetProxy {
   }
 
   /**
-   * A connection to `host:port` when it is granted and a name led to no address it may not
-   * ({@link resolvedAddressDenied}); "refused" (published and collected) when not; null when the
+   * A connection to `host:port` when it is granted, made only to addresses that a name may lead
+   * to ({@link resolvedAddressDenied}, judged before any connection: a refused one never reaches
+   * the host's service, and does not tell an open port from a closed one); "refused" (published
+   * and collected) when not granted or every address it resolves to is denied; null when the
    * destination cannot be reached.
    */
   async #connect(
@@ -329,14 +351,20 @@ export class NetProxy {
       this.#refuse(endpoint, host, port);
       return "refused";
     }
-    const conn = await dial(canon, port);
-    if (conn === null || canon.startsWith("[") || /^[\d.]+$/.test(canon)) return conn;
-    if (resolvedAddressDenied(grants, canon, (conn.remoteAddr as Deno.NetAddr).hostname, port)) {
-      closeQuietly(conn);
+    const literal = canon.startsWith("[") || /^[\d.]+$/.test(canon);
+    const addresses = await addressesOf(canon);
+    const allowed = literal
+      ? addresses
+      : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port));
+    if (addresses.length > 0 && allowed.length === 0) {
       this.#refuse(endpoint, host, port);
       return "refused";
     }
-    return conn;
+    for (const address of allowed) {
+      const conn = await dial(address, port);
+      if (conn !== null) return conn;
+    }
+    return null;
   }
 
   /** Publishes a refusal of `host:port` on `net.<session>` and hands it to the runs watching. */

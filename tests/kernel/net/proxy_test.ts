@@ -297,6 +297,40 @@ hostTest(
 );
 
 hostTest(
+  "P-NET-1 a granted name that resolves to loopback is refused before any connection is made: the host's service hears nothing, and an open port and a closed one get the same 403 (no port scan of the host's loopback through a wildcard grant)",
+  NEEDS_TIER_B,
+  async () => {
+    const service = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const open = service.addr.port;
+    let accepted = 0;
+    const accepting = (async () => {
+      for await (const conn of service) {
+        accepted++;
+        conn.close();
+      }
+    })().catch(() => {});
+    const gone = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const closed = gone.addr.port;
+    gone.close();
+    try {
+      await world(() => ({ "agent:d": agent([`*:${open}`, `*:${closed}`]) }), async (w) => {
+        const r = await outcome(
+          await w.attach("agent:d"),
+          `curl -sS -o /dev/null -w '%{http_code}\\n' http://localhost:${open}/; ` +
+            `curl -sS -o /dev/null -w '%{http_code}\\n' http://localhost:${closed}/`,
+        );
+        assert.equal(text(r.out), "403\n403\n", text(r.err));
+        assert.deepEqual(r.net_refused, [`localhost:${open}`, `localhost:${closed}`]);
+        assert.equal(accepted, 0, "the host's loopback service heard a connection");
+      });
+    } finally {
+      service.close();
+      await accepting;
+    }
+  },
+);
+
+hostTest(
   "a principal with no net_connect grant has no proxy and no route",
   NEEDS_TIER_B,
   async () => {
