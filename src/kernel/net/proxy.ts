@@ -12,6 +12,7 @@ import {
   canonicalHost,
   destinationGranted,
   destinationText,
+  refusedHost,
   resolvedAddressDenied,
   type SandboxNet,
 } from "./destinations.ts";
@@ -372,7 +373,7 @@ export class NetProxy {
     const { session, net } = endpoint;
     this.publish(`net.${session}`, {
       principal: net.principal,
-      host: canonicalHost(host) ?? host,
+      host: refusedHost(host),
       port,
       at: Number(nowNs()),
     }, { session, principal: net.principal });

@@ -331,6 +331,35 @@ hostTest(
 );
 
 hostTest(
+  "P-NET-2 a SOCKS5 name that is no host is named escaped in net_refused and on net.<session>: the bytes a client sent cannot pass for a granted destination or carry terminal controls",
+  NEEDS_TIER_B,
+  async () => {
+    await world((s) => ({ "agent:l": agent([`127.0.0.2:${s.http}`]) }), async (w) => {
+      // ESC [2K erases the line on a terminal, CR goes back to its start: shown raw, the
+      // refusal would read "ok:80"
+      const name = "github.com:443 \\x1b[2K\\rok";
+      const conn = await w.attach("agent:l");
+      const r = await outcome(
+        conn,
+        `python3 -c "
+import socket
+s = socket.create_connection(('127.0.0.1', int('\${HTTP_PROXY##*:}')), 5)
+s.sendall(b'\\x05\\x01\\x00'); s.recv(2)
+name = b'${name}'
+s.sendall(b'\\x05\\x01\\x00\\x03' + bytes([len(name)]) + name + b'\\x00\\x50')
+print('reply', s.recv(10)[1])
+"`,
+      );
+      assert.equal(text(r.out), "reply 2\n", text(r.err));
+      const shown = "github.com%3A443%20%1B%5B2K%0Dok";
+      assert.deepEqual(r.net_refused, [`${shown}:80`]);
+      const events = await conn.request("events.read", { channel: "net.work" }) as Rec;
+      assert.deepEqual((events.events as Rec[]).map((e) => (e.payload as Rec).host), [shown]);
+    });
+  },
+);
+
+hostTest(
   "a principal with no net_connect grant has no proxy and no route",
   NEEDS_TIER_B,
   async () => {
