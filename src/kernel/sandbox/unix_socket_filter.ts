@@ -6,8 +6,11 @@
  * `io_uring_setup` too (IORING_OP_SOCKET creates sockets past it), and a datagram
  * `socketpair(AF_UNIX, SOCK_DGRAM or SOCK_RAW)`: a datagram socket of a pair still sendto(2)s or
  * connect(2)s to any datagram socket's path (journald's `/dev/log`, systemd's notify socket) and
- * binds a socket file of its own. A stream or seqpacket socketpair(2) stays allowed (connected to
- * its twin, it reaches nothing outside), and so do every other socket family and syscall. It is a
+ * binds a socket file of its own. `socket(AF_VSOCK, …)` fails too: no network namespace isolates
+ * vsock (a VM guest's virtio transport is global even on Linux 7.0), so it would be a route to
+ * the hypervisor's services past the proxy (P-NET-1). A stream or seqpacket socketpair(2) stays
+ * allowed (connected to its twin, it reaches nothing outside), and so do every other socket
+ * family and syscall. It is a
  * classic BPF program built here (no libseccomp), installed by a perl wrapper ({@link
  * filteredCommand}) with no_new_privs before it execs the command, which every descendant inherits.
  * A syscall of another ABI than x86_64's or aarch64's (i386 through int 0x80 on x86_64, whose
@@ -25,6 +28,8 @@ const X86_64 = 0xc000003e, AARCH64 = 0xc00000b7;
 const X32_BIT = 0x40000000;
 /** AF_UNIX, as socket(2)'s first argument; pid 1 (bwrap's init), as a target's. */
 const ONE = 1;
+/** AF_VSOCK. */
+const AF_VSOCK = 40;
 /** SOCK_DGRAM, and SOCK_RAW (a datagram socket for AF_UNIX); the type bits of socketpair's arg 1. */
 const SOCK_DGRAM = 2, SOCK_RAW = 3, SOCK_TYPE_MASK = 0xf;
 const EPERM = 1;
@@ -69,7 +74,7 @@ type Step =
 function abiSteps(abi: keyof typeof SYSCALLS_OF, label: string): Step[] {
   const nr = SYSCALLS_OF[abi];
   const checks: [number, string][] = [
-    [nr.socket, "arg0 is 1"],
+    [nr.socket, "socket family"],
     [nr.socketpair, "pair arg0 is 1"],
     [IO_URING_SETUP, "deny"],
     [nr.ptrace, "arg1 is 1"],
@@ -100,6 +105,9 @@ const PROGRAM: Step[] = [
   { label: "aarch64", code: JEQ, k: AARCH64, yes: "aarch64 nr", no: "kill" },
   { label: "aarch64 nr", code: LD, k: NR },
   ...abiSteps("aarch64", "aarch64 0"),
+  { label: "socket family", code: LD, k: ARG0 },
+  { code: JEQ, k: ONE, yes: "deny", no: "vsock" },
+  { label: "vsock", code: JEQ, k: AF_VSOCK, yes: "deny", no: "allow" },
   { label: "arg0 is 1", code: LD, k: ARG0 },
   { code: JEQ, k: ONE, yes: "deny", no: "allow" },
   { label: "arg1 is 1", code: LD, k: ARG1 },

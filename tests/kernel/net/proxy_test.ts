@@ -360,6 +360,34 @@ print('reply', s.recv(10)[1])
 );
 
 hostTest(
+  "P-NET-1 AF_VSOCK, which no network namespace isolates (the guest side of virtio-vsock stays global even where Linux 7.0 namespaces vsock), is no route out past the proxy: a socket of it cannot be made in a sandbox, with or without net_connect grants",
+  NEEDS_TIER_B,
+  async () => {
+    await world(
+      (s) => ({ "agent:v": agent([`127.0.0.2:${s.http}`]), "agent:c": agent([]) }),
+      async (w) => {
+        // made only, never connected: CID 2 is the hypervisor of whatever VM runs the test
+        const src = `python3 -c "
+import socket
+try:
+    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM); print('vsock made')
+except OSError as e:
+    print('vsock', e.strerror)
+"`;
+        for (const principal of ["agent:v", "agent:c"]) {
+          const r = await outcome(await w.attach(principal), src);
+          assert.equal(
+            text(r.out),
+            "vsock Operation not permitted\n",
+            `${principal}: ${text(r.err)}`,
+          );
+        }
+      },
+    );
+  },
+);
+
+hostTest(
   "a principal with no net_connect grant has no proxy and no route",
   NEEDS_TIER_B,
   async () => {
