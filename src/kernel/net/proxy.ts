@@ -212,6 +212,14 @@ function headEnd(bytes: Uint8Array, from: number): number {
  */
 const HOP_HEADERS = /^(proxy-connection|proxy-authorization|connection|keep-alive|host):/i;
 
+/**
+ * Why the proxy refused a destination: no grant matches it (`deniedAddress` null), or a granted
+ * name leads only to addresses it may not, the first of them `deniedAddress`.
+ */
+interface Refusal {
+  deniedAddress: string | null;
+}
+
 /** The kernel's proxy: its sockets, and who watches for refusals. */
 export class NetProxy {
   #endpoints = new Map<string, Endpoint>();
@@ -337,20 +345,20 @@ export class NetProxy {
   /**
    * A connection to `host:port` when it is granted, made only to addresses that a name may lead
    * to ({@link resolvedAddressDenied}, judged before any connection: a refused one never reaches
-   * the host's service, and does not tell an open port from a closed one); "refused" (published
-   * and collected) when not granted or every address it resolves to is denied; null when the
-   * destination cannot be reached.
+   * the host's service, and does not tell an open port from a closed one); a {@link Refusal}
+   * (published and collected) when not granted or every address it resolves to is denied; null
+   * when the destination cannot be reached.
    */
   async #connect(
     endpoint: Endpoint,
     host: string,
     port: number,
-  ): Promise<Deno.Conn | "refused" | null> {
+  ): Promise<Deno.Conn | Refusal | null> {
     const { grants } = endpoint.net;
     const canon = canonicalHost(host);
     if (canon === null || !destinationGranted(grants, canon, port)) {
       this.#refuse(endpoint, host, port);
-      return "refused";
+      return { deniedAddress: null };
     }
     const literal = canon.startsWith("[") || /^[\d.]+$/.test(canon);
     const addresses = await addressesOf(canon);
@@ -359,7 +367,7 @@ export class NetProxy {
       : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port));
     if (addresses.length > 0 && allowed.length === 0) {
       this.#refuse(endpoint, host, port);
-      return "refused";
+      return { deniedAddress: canonicalHost(addresses[0]) ?? addresses[0] };
     }
     for (const address of allowed) {
       const conn = await dial(address, port);
@@ -420,7 +428,7 @@ export class NetProxy {
       return null;
     }
     const upstream = await this.#connect(endpoint, host, port);
-    if (upstream === "refused") {
+    if (upstream !== null && "deniedAddress" in upstream) {
       await reply(2); // connection not allowed by ruleset
       return null;
     }
@@ -472,15 +480,13 @@ export class NetProxy {
     }
     const { host, port } = destination;
     const upstream = await this.#connect(endpoint, host, port);
-    if (upstream === "refused") {
+    if (upstream !== null && "deniedAddress" in upstream) {
       const named = destinationText(host, port);
-      await writeAll(
-        client,
-        response(
-          "403 Forbidden",
-          `shoal: ${named} is not in the net_connect grants of ${endpoint.net.principal}\n`,
-        ),
-      );
+      const { principal } = endpoint.net;
+      const why = upstream.deniedAddress === null
+        ? `is not in the net_connect grants of ${principal}`
+        : `resolves to ${upstream.deniedAddress}, which a name may lead to only when a net_connect grant of ${principal} names that address`;
+      await writeAll(client, response("403 Forbidden", `shoal: ${named} ${why}\n`));
       return null;
     }
     if (upstream === null) {

@@ -321,6 +321,15 @@ hostTest(
         );
         assert.equal(text(r.out), "403\n403\n", text(r.err));
         assert.deepEqual(r.net_refused, [`localhost:${open}`, `localhost:${closed}`]);
+        // the refusal says why: the name is granted, the address it leads to is not
+        const said = await outcome(
+          await w.attach("agent:d"),
+          `curl -sS http://localhost:${open}/`,
+        );
+        assert.equal(
+          text(said.out),
+          `shoal: localhost:${open} resolves to 127.0.0.1, which a name may lead to only when a net_connect grant of agent:d names that address\n`,
+        );
         assert.equal(accepted, 0, "the host's loopback service heard a connection");
       });
     } finally {
