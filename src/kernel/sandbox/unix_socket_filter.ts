@@ -10,9 +10,9 @@
  * vsock (a VM guest's virtio transport is global even on Linux 7.0), so it would be a route to
  * the hypervisor's services past the proxy (P-NET-1). A stream or seqpacket socketpair(2) stays
  * allowed (connected to its twin, it reaches nothing outside), and so do every other socket
- * family and syscall. It is a
- * classic BPF program built here (no libseccomp), installed by a perl wrapper ({@link
- * filteredCommand}) with no_new_privs before it execs the command, which every descendant inherits.
+ * family and syscall. It is a classic BPF program built here (no libseccomp), installed by a perl
+ * wrapper ({@link filteredCommand}) with no_new_privs before it execs the command, which every
+ * descendant inherits.
  * A syscall of another ABI than x86_64's or aarch64's (i386 through int 0x80 on x86_64, whose
  * socketcall(2) hides its family from the filter) kills the process; on x86_64 a syscall of the
  * x32 ABI fails with EPERM. bwrap's init, pid 1 inside, runs without the filter: ptrace(2),
@@ -26,7 +26,7 @@ const NR = 0, ARCH = 4, ARG0 = 16, ARG1 = 24;
 const X86_64 = 0xc000003e, AARCH64 = 0xc00000b7;
 /** The x32 ABI bit of an x86_64 syscall number. */
 const X32_BIT = 0x40000000;
-/** AF_UNIX, as socket(2)'s first argument; pid 1 (bwrap's init), as a target's. */
+/** AF_UNIX, as socket(2)'s and socketpair(2)'s first argument; pid 1 (bwrap's init). */
 const ONE = 1;
 /** AF_VSOCK. */
 const AF_VSOCK = 40;
