@@ -485,7 +485,8 @@ export class NetProxy {
       const { principal } = endpoint.net;
       const why = upstream.deniedAddress === null
         ? `is not in the net_connect grants of ${principal}`
-        : `resolves to ${upstream.deniedAddress}, which a name may lead to only when a net_connect grant of ${principal} names that address`;
+        : `resolves to ${upstream.deniedAddress}, which a name may lead to only when a ` +
+          `net_connect grant of ${principal} names that address`;
       await writeAll(client, response("403 Forbidden", `shoal: ${named} ${why}\n`));
       return null;
     }

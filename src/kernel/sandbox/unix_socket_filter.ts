@@ -30,7 +30,7 @@ const X32_BIT = 0x40000000;
 const ONE = 1;
 /** AF_VSOCK. */
 const AF_VSOCK = 40;
-/** SOCK_DGRAM, and SOCK_RAW (a datagram socket for AF_UNIX); the type bits of socketpair's arg 1. */
+/** SOCK_DGRAM and SOCK_RAW (a datagram one for AF_UNIX); the type bits of socketpair's arg 1. */
 const SOCK_DGRAM = 2, SOCK_RAW = 3, SOCK_TYPE_MASK = 0xf;
 const EPERM = 1;
 /** SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO (| errno), SECCOMP_RET_KILL_PROCESS. */
