@@ -49,6 +49,15 @@ interface Endpoint {
   net: SandboxNet;
   dir: string;
   listener: Deno.Listener;
+  /** The sandboxes (residents, PTYs) holding it: at none, it is closed. */
+  users: number;
+}
+
+/** One sandbox's hold on a proxy socket: the directory bound into it, given back when it ends. */
+export interface EndpointLease {
+  dir: string;
+  /** Gives the hold back (again: nothing). */
+  release(): void;
 }
 
 /** Buffered reads of a connection's first bytes, bounded by {@link HEAD_LIMIT}. */
@@ -237,21 +246,34 @@ export class NetProxy {
   ) {}
 
   /**
-   * The host directory holding the Unix socket of the proxy for `net` in `session` (bound into
-   * the sandbox); its listener starts on the first call.
+   * A hold on the host directory holding the Unix socket of the proxy for `net` in `session`
+   * (bound into a sandbox); its listener starts on the first hold and closes when the last is
+   * given back, so each approved plan's run (its grants plus what was approved) leaves no
+   * socket behind: a session of many such runs would hold a listener and a directory for each.
    */
-  endpoint(session: string, net: SandboxNet): string {
+  endpoint(session: string, net: SandboxNet): EndpointLease {
     if (this.#closed) throw new Error("the kernel is shutting down");
     const key = JSON.stringify([session, net.principal, net.grants]);
-    const known = this.#endpoints.get(key);
-    if (known !== undefined) return known.dir;
-    const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: "net-" });
-    Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT);
-    const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
-    const endpoint = { session, net, dir, listener };
-    this.#endpoints.set(key, endpoint);
-    this.#accept(endpoint);
-    return dir;
+    let endpoint = this.#endpoints.get(key);
+    if (endpoint === undefined) {
+      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: "net-" });
+      Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT);
+      const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
+      endpoint = { session, net, dir, listener, users: 0 };
+      this.#endpoints.set(key, endpoint);
+      this.#accept(endpoint);
+    }
+    const held = endpoint;
+    held.users++;
+    let released = false;
+    return {
+      dir: held.dir,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--held.users === 0 && this.#endpoints.get(key) === held) this.#close(key, held);
+      },
+    };
   }
 
   /**

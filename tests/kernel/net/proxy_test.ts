@@ -14,6 +14,7 @@ import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principa
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { selfSignedCert } from "../../_support/tls.ts";
+import { waitUntil } from "../../_support/wait.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
 
@@ -595,6 +596,31 @@ hostTest(
 );
 
 hostTest(
+  "P-NET-1 the proxy socket of an approved plan's run (its grants plus what was approved) closes when the run's sandbox ends: a session of many approved runs keeps no listener or directory for each",
+  NEEDS_TIER_B,
+  async () => {
+    const asker = { ...agent(["127.0.0.2:*"]), auto_apply: "never" };
+    await world(() => ({ "agent:p": asker }), async (w) => {
+      const sockets = () =>
+        [...Deno.readDirSync(`${w.box.dir}/state/shoal/tmp`)]
+          .filter((e) => e.name.startsWith("net-")).length;
+      const conn = await w.attach("agent:p");
+      const human = await w.k.attach("work");
+      for (const port of [w.s.http, w.s.https, w.s.listening]) {
+        const asked = await rpcError(exec(conn, `curl -sS -o /dev/null http://127.0.0.2:${port}/`));
+        const planRef = (asked.data as Rec).plan_ref as string;
+        await human.request("approval.grant", { plan_ref: planRef });
+        await conn.request("plan.apply", { plan_ref: planRef, position: "value" });
+      }
+      // each run's sandbox goes a second after it ends, its socket with it; the one left is the
+      // agent's own grants', held by the warm shell its next exec would run on
+      await waitUntil(() => sockets() <= 1, 15_000);
+      assert.ok(sockets() <= 1, `the approved runs' proxy sockets are still open: ${sockets()}`);
+    });
+  },
+);
+
+hostTest(
   "a PTY program of a granted principal reaches its destination through the proxy too",
   NEEDS_TIER_B,
   async () => {
@@ -628,8 +654,8 @@ Deno.test("P-NET-1 a principal that opens and holds hundreds of proxy connection
     port: 3128,
     forwards: [],
   });
-  const greedy = `${proxy.endpoint("one", net("agent:greedy"))}/${PROXY_SOCKET}`;
-  const other = `${proxy.endpoint("two", net("agent:other"))}/${PROXY_SOCKET}`;
+  const greedy = `${proxy.endpoint("one", net("agent:greedy")).dir}/${PROXY_SOCKET}`;
+  const other = `${proxy.endpoint("two", net("agent:other")).dir}/${PROXY_SOCKET}`;
   const held: Deno.Conn[] = [];
   try {
     // more than the proxy relays at once: each waits for a request head that never comes
