@@ -1,9 +1,10 @@
 /**
  * The kernel's filtering proxy (P-NET-1, P-NET-2): one Unix socket per (session, principal,
- * grants), made on first need, speaking HTTP (absolute-URI requests and `CONNECT`) and SOCKS5
- * (no authentication, `CONNECT` with a name or an IP). It connects only to granted destinations;
- * every refusal is published on `net.<session>` and handed to the runs watching it. Hand-written
- * parsing: the protocols' handshakes are a few bounded fields, and Deno has no std here.
+ * grants), made on first need and closed when the last sandbox holding it ends, speaking HTTP
+ * (absolute-URI requests and `CONNECT`) and SOCKS5 (no authentication, `CONNECT` with a name or
+ * an IP). It connects only to granted destinations; every refusal is published on
+ * `net.<session>` and handed to the runs watching it. Hand-written parsing: the protocols'
+ * handshakes are a few bounded fields, and Deno has no std here.
  */
 import { lookup } from "node:dns/promises";
 import { nowNs } from "../events/now_ns.ts";
