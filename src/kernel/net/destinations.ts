@@ -63,10 +63,26 @@ export function destinationGranted(grants: readonly string[], host: string, port
   );
 }
 
-/** `host:port` as a refusal names it (an IPv6 literal bracketed). */
+/**
+ * A host as a refusal names it (P-NET-2): canonical, or, when it is no host at all (a SOCKS5 name
+ * is any 255 bytes), its UTF-8 with every byte but letters, digits, `.`, `-` and `_`
+ * percent-escaped, so what a client sent can neither pass for another destination
+ * (`github.com:443 …`) nor carry terminal controls into a refusal a person reads.
+ */
+export function refusedHost(host: string): string {
+  const canon = canonicalHost(host);
+  if (canon !== null) return canon;
+  return [...new TextEncoder().encode(host)].map((byte) => {
+    const char = String.fromCharCode(byte);
+    return /[A-Za-z0-9._-]/.test(char)
+      ? char
+      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }).join("");
+}
+
+/** `host:port` as a refusal names it (an IPv6 literal bracketed, {@link refusedHost}). */
 export function destinationText(host: string, port: number): string {
-  const canon = canonicalHost(host) ?? host;
-  return `${canon}:${port}`;
+  return `${refusedHost(host)}:${port}`;
 }
 
 /**

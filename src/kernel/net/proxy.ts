@@ -1,16 +1,19 @@
 /**
  * The kernel's filtering proxy (P-NET-1, P-NET-2): one Unix socket per (session, principal,
- * grants), made on first need, speaking HTTP (absolute-URI requests and `CONNECT`) and SOCKS5
- * (no authentication, `CONNECT` with a name or an IP). It connects only to granted destinations;
- * every refusal is published on `net.<session>` and handed to the runs watching it. Hand-written
- * parsing: the protocols' handshakes are a few bounded fields, and Deno has no std here.
+ * grants), made on first need and closed when the last sandbox holding it ends, speaking HTTP
+ * (absolute-URI requests and `CONNECT`) and SOCKS5 (no authentication, `CONNECT` with a name or
+ * an IP). It connects only to granted destinations; every refusal is published on
+ * `net.<session>` and handed to the runs watching it. Hand-written parsing: the protocols'
+ * handshakes are a few bounded fields, and Deno has no std here.
  */
+import { lookup } from "node:dns/promises";
 import { nowNs } from "../events/now_ns.ts";
 import type { Audience } from "../events/bus_event.ts";
 import {
   canonicalHost,
   destinationGranted,
   destinationText,
+  refusedHost,
   resolvedAddressDenied,
   type SandboxNet,
 } from "./destinations.ts";
@@ -47,6 +50,15 @@ interface Endpoint {
   net: SandboxNet;
   dir: string;
   listener: Deno.Listener;
+  /** The sandboxes (residents, PTYs) holding it: at none, it is closed. */
+  users: number;
+}
+
+/** One sandbox's hold on a proxy socket: the directory bound into it, given back when it ends. */
+export interface EndpointLease {
+  dir: string;
+  /** Gives the hold back (again: nothing). */
+  release(): void;
 }
 
 /** Buffered reads of a connection's first bytes, bounded by {@link HEAD_LIMIT}. */
@@ -130,10 +142,9 @@ async function relay(a: Deno.Conn, b: Deno.Conn): Promise<void> {
   }
 }
 
-/** Connects to `host:port` (a canonical host), or null when it cannot in time. */
-async function dial(host: string, port: number): Promise<Deno.TcpConn | null> {
-  const hostname = host.startsWith("[") ? host.slice(1, -1) : host;
-  const attempt = Deno.connect({ hostname, port });
+/** Connects to `address:port` (an IP address, IPv6 bare), or null when it cannot in time. */
+async function dial(address: string, port: number): Promise<Deno.TcpConn | null> {
+  const attempt = Deno.connect({ hostname: address, port });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), CONNECT_MS));
   try {
@@ -144,6 +155,26 @@ async function dial(host: string, port: number): Promise<Deno.TcpConn | null> {
     return conn;
   } catch {
     return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The addresses a canonical host stands for, in the resolver's order (IPv6 bare): an IP literal
+ * itself, a name what the host's resolver (`/etc/hosts`, then DNS) gives for it, none when it
+ * gives none in time.
+ */
+async function addressesOf(host: string): Promise<string[]> {
+  if (host.startsWith("[")) return [host.slice(1, -1)];
+  if (/^[\d.]+$/.test(host)) return [host];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<[]>((resolve) => timer = setTimeout(() => resolve([]), CONNECT_MS));
+  try {
+    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), late]);
+    return found.map((entry) => entry.address);
+  } catch {
+    return [];
   } finally {
     clearTimeout(timer);
   }
@@ -191,6 +222,14 @@ function headEnd(bytes: Uint8Array, from: number): number {
  */
 const HOP_HEADERS = /^(proxy-connection|proxy-authorization|connection|keep-alive|host):/i;
 
+/**
+ * Why the proxy refused a destination: no grant matches it (`deniedAddress` null), or a granted
+ * name leads only to addresses it may not, the first of them `deniedAddress`.
+ */
+interface Refusal {
+  deniedAddress: string | null;
+}
+
 /** The kernel's proxy: its sockets, and who watches for refusals. */
 export class NetProxy {
   #endpoints = new Map<string, Endpoint>();
@@ -208,21 +247,34 @@ export class NetProxy {
   ) {}
 
   /**
-   * The host directory holding the Unix socket of the proxy for `net` in `session` (bound into
-   * the sandbox); its listener starts on the first call.
+   * A hold on the host directory holding the Unix socket of the proxy for `net` in `session`
+   * (bound into a sandbox); its listener starts on the first hold and closes when the last is
+   * given back, so each approved plan's run (its grants plus what was approved) leaves no
+   * socket behind: a session of many such runs would hold a listener and a directory for each.
    */
-  endpoint(session: string, net: SandboxNet): string {
+  endpoint(session: string, net: SandboxNet): EndpointLease {
     if (this.#closed) throw new Error("the kernel is shutting down");
     const key = JSON.stringify([session, net.principal, net.grants]);
-    const known = this.#endpoints.get(key);
-    if (known !== undefined) return known.dir;
-    const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: "net-" });
-    Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT);
-    const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
-    const endpoint = { session, net, dir, listener };
-    this.#endpoints.set(key, endpoint);
-    this.#accept(endpoint);
-    return dir;
+    let endpoint = this.#endpoints.get(key);
+    if (endpoint === undefined) {
+      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: "net-" });
+      Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT);
+      const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
+      endpoint = { session, net, dir, listener, users: 0 };
+      this.#endpoints.set(key, endpoint);
+      this.#accept(endpoint);
+    }
+    const held = endpoint;
+    held.users++;
+    let released = false;
+    return {
+      dir: held.dir,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--held.users === 0 && this.#endpoints.get(key) === held) this.#close(key, held);
+      },
+    };
   }
 
   /**
@@ -314,29 +366,37 @@ export class NetProxy {
   }
 
   /**
-   * A connection to `host:port` when it is granted and a name led to no address it may not
-   * ({@link resolvedAddressDenied}); "refused" (published and collected) when not; null when the
-   * destination cannot be reached.
+   * A connection to `host:port` when it is granted, made only to addresses that a name may lead
+   * to ({@link resolvedAddressDenied}, judged before any connection: a refused one never reaches
+   * the host's service, and does not tell an open port from a closed one); a {@link Refusal}
+   * (published and collected) when not granted or every address it resolves to is denied; null
+   * when the destination cannot be reached.
    */
   async #connect(
     endpoint: Endpoint,
     host: string,
     port: number,
-  ): Promise<Deno.Conn | "refused" | null> {
+  ): Promise<Deno.Conn | Refusal | null> {
     const { grants } = endpoint.net;
     const canon = canonicalHost(host);
     if (canon === null || !destinationGranted(grants, canon, port)) {
       this.#refuse(endpoint, host, port);
-      return "refused";
+      return { deniedAddress: null };
     }
-    const conn = await dial(canon, port);
-    if (conn === null || canon.startsWith("[") || /^[\d.]+$/.test(canon)) return conn;
-    if (resolvedAddressDenied(grants, canon, (conn.remoteAddr as Deno.NetAddr).hostname, port)) {
-      closeQuietly(conn);
+    const literal = canon.startsWith("[") || /^[\d.]+$/.test(canon);
+    const addresses = await addressesOf(canon);
+    const allowed = literal
+      ? addresses
+      : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port));
+    if (addresses.length > 0 && allowed.length === 0) {
       this.#refuse(endpoint, host, port);
-      return "refused";
+      return { deniedAddress: canonicalHost(addresses[0]) ?? addresses[0] };
     }
-    return conn;
+    for (const address of allowed) {
+      const conn = await dial(address, port);
+      if (conn !== null) return conn;
+    }
+    return null;
   }
 
   /** Publishes a refusal of `host:port` on `net.<session>` and hands it to the runs watching. */
@@ -344,7 +404,7 @@ export class NetProxy {
     const { session, net } = endpoint;
     this.publish(`net.${session}`, {
       principal: net.principal,
-      host: canonicalHost(host) ?? host,
+      host: refusedHost(host),
       port,
       at: Number(nowNs()),
     }, { session, principal: net.principal });
@@ -391,7 +451,7 @@ export class NetProxy {
       return null;
     }
     const upstream = await this.#connect(endpoint, host, port);
-    if (upstream === "refused") {
+    if (upstream !== null && "deniedAddress" in upstream) {
       await reply(2); // connection not allowed by ruleset
       return null;
     }
@@ -443,15 +503,14 @@ export class NetProxy {
     }
     const { host, port } = destination;
     const upstream = await this.#connect(endpoint, host, port);
-    if (upstream === "refused") {
+    if (upstream !== null && "deniedAddress" in upstream) {
       const named = destinationText(host, port);
-      await writeAll(
-        client,
-        response(
-          "403 Forbidden",
-          `shoal: ${named} is not in the net_connect grants of ${endpoint.net.principal}\n`,
-        ),
-      );
+      const { principal } = endpoint.net;
+      const why = upstream.deniedAddress === null
+        ? `is not in the net_connect grants of ${principal}`
+        : `resolves to ${upstream.deniedAddress}, which a name may lead to only when a ` +
+          `net_connect grant of ${principal} names that address`;
+      await writeAll(client, response("403 Forbidden", `shoal: ${named} ${why}\n`));
       return null;
     }
     if (upstream === null) {

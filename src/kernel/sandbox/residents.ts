@@ -2,6 +2,7 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import type { SandboxNet } from "../net/destinations.ts";
+import type { EndpointLease } from "../net/proxy.ts";
 import { confinementKey, type Sandboxing } from "./command.ts";
 import { compiledLauncher } from "./compiled_launcher.ts";
 import type { SandboxHost } from "./probe.ts";
@@ -31,8 +32,8 @@ const STALE_TRIES = 5;
 
 /** Where the proxy for a sandbox's network is reached (the kernel's `NetProxy`). */
 export interface ProxyEndpoints {
-  /** The host directory holding the Unix socket of the proxy for `net` in `session`. */
-  endpoint(session: string, net: SandboxNet): string;
+  /** A hold on the host directory holding the Unix socket of the proxy for `net` in `session`. */
+  endpoint(session: string, net: SandboxNet): EndpointLease;
 }
 
 interface Entry {
@@ -138,7 +139,8 @@ export class Residents {
       setTimeout(() => {
         if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);
       }, IDLE_GRACE_MS);
-    const proxy = sandboxing.net === null ? null : this.proxy.endpoint(session, sandboxing.net);
+    const lease = sandboxing.net === null ? null : this.proxy.endpoint(session, sandboxing.net);
+    const proxy = lease?.dir ?? null;
     const lifted = sandboxing.view.protection.lifted ?? [];
     this.#launcher ??= host.cc === null || !this.launch
       ? Promise.resolve(null)
@@ -179,6 +181,8 @@ export class Residents {
         () => this.#stopBroken(id, entry, resident),
       );
     }, forget);
+    // its proxy socket is held while it lives (a plan run's own grants end with it)
+    starting.then((resident) => resident.ended, () => {}).then(() => lease?.release());
     this.#entries.set(id, entry);
     return entry;
   }

@@ -3,10 +3,16 @@
  * bind does not stop connect(2) on a pathname socket, so without it a socket of the human's under
  * a readable root (tmux's, ssh-agent's, docker's, an editor's, a session bus) would let the agent
  * act outside its sandbox. The filter makes `socket(AF_UNIX, …)` fail with EPERM, and
- * `io_uring_setup` too (IORING_OP_SOCKET creates sockets past it); socketpair(2) stays allowed
- * (unnamed, it reaches nothing outside), so do every other socket family and syscall. It is a
- * classic BPF program built here (no libseccomp), installed by a perl wrapper ({@link
- * filteredCommand}) with no_new_privs before it execs the command, which every descendant inherits.
+ * `io_uring_setup` too (IORING_OP_SOCKET creates sockets past it), and a datagram
+ * `socketpair(AF_UNIX, SOCK_DGRAM or SOCK_RAW)`: a datagram socket of a pair still sendto(2)s or
+ * connect(2)s to any datagram socket's path (journald's `/dev/log`, systemd's notify socket) and
+ * binds a socket file of its own. `socket(AF_VSOCK, …)` fails too: no network namespace isolates
+ * vsock (a VM guest's virtio transport is global even on Linux 7.0), so it would be a route to
+ * the hypervisor's services past the proxy (P-NET-1). A stream or seqpacket socketpair(2) stays
+ * allowed (connected to its twin, it reaches nothing outside), and so do every other socket
+ * family and syscall. It is a classic BPF program built here (no libseccomp), installed by a perl
+ * wrapper ({@link filteredCommand}) with no_new_privs before it execs the command, which every
+ * descendant inherits.
  * A syscall of another ABI than x86_64's or aarch64's (i386 through int 0x80 on x86_64, whose
  * socketcall(2) hides its family from the filter) kills the process; on x86_64 a syscall of the
  * x32 ABI fails with EPERM. bwrap's init, pid 1 inside, runs without the filter: ptrace(2),
@@ -20,18 +26,23 @@ const NR = 0, ARCH = 4, ARG0 = 16, ARG1 = 24;
 const X86_64 = 0xc000003e, AARCH64 = 0xc00000b7;
 /** The x32 ABI bit of an x86_64 syscall number. */
 const X32_BIT = 0x40000000;
-/** AF_UNIX, as socket(2)'s first argument; pid 1 (bwrap's init), as a target's. */
+/** AF_UNIX, as socket(2)'s and socketpair(2)'s first argument; pid 1 (bwrap's init). */
 const ONE = 1;
+/** AF_VSOCK. */
+const AF_VSOCK = 40;
+/** SOCK_DGRAM and SOCK_RAW (a datagram one for AF_UNIX); the type bits of socketpair's arg 1. */
+const SOCK_DGRAM = 2, SOCK_RAW = 3, SOCK_TYPE_MASK = 0xf;
 const EPERM = 1;
 /** SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO (| errno), SECCOMP_RET_KILL_PROCESS. */
 const ALLOW = 0x7fff0000, ERRNO = 0x00050000, KILL = 0x80000000;
 /**
- * The syscalls it looks at, per ABI: socket(2), io_uring_setup(2), and those that reach into
- * another process, whose target pid 1 is refused (ptrace(2) names it second).
+ * The syscalls it looks at, per ABI: socket(2), socketpair(2), io_uring_setup(2), and those that
+ * reach into another process, whose target pid 1 is refused (ptrace(2) names it second).
  */
 const SYSCALLS_OF = {
   x86_64: {
     socket: 41,
+    socketpair: 53,
     ptrace: 101,
     process_vm_readv: 310,
     process_vm_writev: 311,
@@ -39,6 +50,7 @@ const SYSCALLS_OF = {
   },
   aarch64: {
     socket: 198,
+    socketpair: 199,
     ptrace: 117,
     process_vm_readv: 270,
     process_vm_writev: 271,
@@ -47,8 +59,11 @@ const SYSCALLS_OF = {
 };
 const IO_URING_SETUP = 425;
 
-/** BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_JMP|BPF_JGE|BPF_K, BPF_RET|BPF_K. */
-const LD = 0x20, JEQ = 0x15, JGE = 0x35, RET = 0x06;
+/**
+ * BPF_LD|BPF_W|BPF_ABS, BPF_ALU|BPF_AND|BPF_K, BPF_JMP|BPF_JEQ|BPF_K, BPF_JMP|BPF_JGE|BPF_K,
+ * BPF_RET|BPF_K.
+ */
+const LD = 0x20, AND = 0x54, JEQ = 0x15, JGE = 0x35, RET = 0x06;
 
 /** One instruction: a load or return, or a jump whose targets are labels further down. */
 type Step =
@@ -59,7 +74,8 @@ type Step =
 function abiSteps(abi: keyof typeof SYSCALLS_OF, label: string): Step[] {
   const nr = SYSCALLS_OF[abi];
   const checks: [number, string][] = [
-    [nr.socket, "arg0 is 1"],
+    [nr.socket, "socket family"],
+    [nr.socketpair, "pair arg0 is 1"],
     [IO_URING_SETUP, "deny"],
     [nr.ptrace, "arg1 is 1"],
     [nr.process_vm_readv, "arg0 is 1"],
@@ -89,10 +105,19 @@ const PROGRAM: Step[] = [
   { label: "aarch64", code: JEQ, k: AARCH64, yes: "aarch64 nr", no: "kill" },
   { label: "aarch64 nr", code: LD, k: NR },
   ...abiSteps("aarch64", "aarch64 0"),
+  { label: "socket family", code: LD, k: ARG0 },
+  { code: JEQ, k: ONE, yes: "deny", no: "vsock" },
+  { label: "vsock", code: JEQ, k: AF_VSOCK, yes: "deny", no: "allow" },
   { label: "arg0 is 1", code: LD, k: ARG0 },
   { code: JEQ, k: ONE, yes: "deny", no: "allow" },
   { label: "arg1 is 1", code: LD, k: ARG1 },
   { code: JEQ, k: ONE, yes: "deny", no: "allow" },
+  { label: "pair arg0 is 1", code: LD, k: ARG0 },
+  { code: JEQ, k: ONE, yes: "pair type", no: "allow" },
+  { label: "pair type", code: LD, k: ARG1 },
+  { code: AND, k: SOCK_TYPE_MASK },
+  { code: JEQ, k: SOCK_DGRAM, yes: "deny", no: "pair raw" },
+  { label: "pair raw", code: JEQ, k: SOCK_RAW, yes: "deny", no: "allow" },
   { label: "allow", code: RET, k: ALLOW },
   { label: "deny", code: RET, k: ERRNO | EPERM },
   { label: "kill", code: RET, k: KILL },

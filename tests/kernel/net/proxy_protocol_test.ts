@@ -46,7 +46,7 @@ async function withProxy(
     const proxy = new NetProxy(dir, (channel, payload) => events.push({ channel, payload }));
     const port = server.addr.port;
     const socket = `${
-      proxy.endpoint("s", sandboxNet("agent:a", [`127.0.0.2:${port}`])!)
+      proxy.endpoint("s", sandboxNet("agent:a", [`127.0.0.2:${port}`])!).dir
     }/${PROXY_SOCKET}`;
     // each piece a write of its own, 20 ms after the one before: the proxy reads them apart
     const talk = async (...pieces: Uint8Array[]) => {

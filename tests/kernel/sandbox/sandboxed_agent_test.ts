@@ -1157,6 +1157,72 @@ hostTest(
   },
 );
 
+/**
+ * A datagram Unix socket the host binds at `path` (as journald's `/dev/log` and systemd's notify
+ * socket are): `heard()` closes it and gives every datagram it got.
+ */
+function unixDatagramHost(path: string): { heard: () => Promise<string[]> } {
+  Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+  const child = new Deno.Command("python3", {
+    args: [
+      "-c",
+      `import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777)
+print("ready", flush=True); sys.stdin.read(); s.setblocking(False)
+while True:
+    try: print(s.recv(200).decode(), flush=True)
+    except BlockingIOError: break`,
+      path,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const lines = new Response(child.stdout).text();
+  return {
+    heard: async () => {
+      await child.stdin.close();
+      await child.status;
+      return (await lines).split("\n").filter((l) => l !== "" && l !== "ready");
+    },
+  };
+}
+
+hostTest(
+  "P-SBX-3 a datagram socketpair cannot reach a datagram Unix socket of the host's under a read grant (journald's /dev/log, systemd's notify socket): socketpair(AF_UNIX, SOCK_DGRAM or SOCK_RAW) fails with EPERM, so sendto(2) and connect(2) to its path hear nothing and no socket file can be bound in a write root",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:h": HOME_READER }, async (w) => {
+      const path = `${w.home}/run/systemd/journal/dev-log`;
+      const host = unixDatagramHost(path);
+      const agent = await w.agent("agent:h");
+      // through python: the sandbox is the wall under test, not the static layer
+      await Deno.writeTextFile(
+        `${w.proj}/dgram.py`,
+        `import socket
+for kind, name in ((socket.SOCK_DGRAM, "dgram"), (socket.SOCK_RAW, "raw")):
+    try:
+        a, b = socket.socketpair(socket.AF_UNIX, kind | socket.SOCK_CLOEXEC)
+    except OSError as e:
+        print(name, e.strerror); continue
+    a.sendto(b"<13>sshd[1]: sent by " + name.encode(), ${JSON.stringify(path)})
+    a.connect(${JSON.stringify(path)}); a.send(b"<13>sshd[1]: connected by " + name.encode())
+    b.bind("planted-" + name)
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET); a.send(b"s"); print("seqpacket", b.recv(1).decode())
+a, b = socket.socketpair(); a.send(b"x"); print("stream", b.recv(1).decode())
+`,
+      );
+      const r = await run(agent, "python3 dgram.py");
+      assert.equal(
+        text(r.out),
+        "dgram Operation not permitted\nraw Operation not permitted\nseqpacket s\nstream x\n",
+        text(r.err),
+      );
+      assert.deepEqual(await host.heard(), [], "the host's datagram socket heard the agent");
+      assert.ok(!exists(`${w.proj}/planted-dgram`) && !exists(`${w.proj}/planted-raw`));
+    });
+  },
+);
+
 hostTest(
   "P-SBX-3 bwrap's init (pid 1 inside), the sandbox's one process without the socket filter but the forwarder's relay, is out of the agent's reach: its memory cannot be written, nor can it be ptraced, read or its fds taken",
   NEEDS_TIER_B,

@@ -51,17 +51,31 @@ export const PTY_METHODS: MethodSpec[] = [
     const sandbox = attachment.grants.sandboxFor(state.cwd);
     // its placeholders (P-SBX-6) are not made under a run writing there, as a resident's
     if (sandbox !== null) await kernel.residents.afterWriters(attachment.session.name, sandbox);
-    const entry = await kernel.ptys.open(attachment.session.name, attachment.principal, {
-      cmd: p.cmd,
-      args: p.args,
-      cwd: state.cwd,
-      env: { ...Object.fromEntries(state.env), ...p.env },
-      cols: p.cols,
-      rows: p.rows,
-      sandbox,
-      proxy: sandbox?.net ? kernel.net.endpoint(attachment.session.name, sandbox.net) : null,
-      scratch: kernel.cas.tmpDir,
-    });
+    // the proxy socket is held until the PTY's program (its sandbox) exits
+    const lease = sandbox?.net ? kernel.net.endpoint(attachment.session.name, sandbox.net) : null;
+    let entry;
+    try {
+      entry = await kernel.ptys.open(attachment.session.name, attachment.principal, {
+        cmd: p.cmd,
+        args: p.args,
+        cwd: state.cwd,
+        env: { ...Object.fromEntries(state.env), ...p.env },
+        cols: p.cols,
+        rows: p.rows,
+        sandbox,
+        proxy: lease?.dir ?? null,
+        scratch: kernel.cas.tmpDir,
+      });
+    } catch (e) {
+      lease?.release();
+      throw e;
+    }
+    if (lease !== null) {
+      entry.pty.onEvent((state) => {
+        if (state.exit !== null) lease.release();
+      });
+      if (entry.pty.exit !== null) lease.release();
+    }
     const { pty } = entry;
     return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };
   }),
