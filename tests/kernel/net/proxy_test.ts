@@ -684,8 +684,7 @@ Deno.test("P-NET-1 a principal that opens and holds hundreds of proxy connection
 
 Deno.test({
   name:
-    "P-NET-1 a net_connect grant the human removes from the policy file no longer reaches its destination, for an agent attached before the change too [ignored: defect found by the probe round; needs a SPEC decision: grants are resolved once at session.attach (a facade holds one connection for the client's life), and SPEC says when a policy change applies to a connection already attached nowhere, unlike a token revocation (T-TOK-4, at the next request); a running task keeps its sandbox's proxy, whose grants were fixed when it started]",
-  ignore: true,
+    "P-NET-1 a net_connect grant the human removes from the policy file no longer reaches its destination, for an agent attached before the change too (M-ONB-1: its next exec runs under the edited policy)",
   fn: async () => {
     await world(
       (s) => ({ "agent:r": agent([`127.0.0.2:${s.http}`]) }),
