@@ -1,4 +1,6 @@
 import { invalidParams, type RpcError } from "../protocol/errors.ts";
+import { nestsDeeper } from "../protocol/json_depth.ts";
+import { VALUE_NESTING_LIMIT } from "../protocol/limits.ts";
 
 /** The URI scheme of every shoal resource. */
 export const SCHEME = "shoal://";
@@ -135,13 +137,16 @@ export function listParam(query: Map<string, string>, name: string): string[] | 
   return text === undefined ? undefined : text.split(",").filter((s) => s !== "");
 }
 
-/** A JSON object given percent-encoded (the unadvertised `elide`). */
+/** A JSON object given percent-encoded (the unadvertised `elide`), nested as a value may be. */
 export function jsonObjectParam(
   query: Map<string, string>,
   name: string,
 ): Record<string, unknown> | undefined {
   const text = query.get(name);
   if (text === undefined) return undefined;
+  if (nestsDeeper(new TextEncoder().encode(text), VALUE_NESTING_LIMIT)) {
+    throw badParam(name, `nested more than ${VALUE_NESTING_LIMIT} levels`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
