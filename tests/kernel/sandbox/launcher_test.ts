@@ -498,6 +498,15 @@ async function spareHeard(resident: Resident): Promise<void> {
   );
 }
 
+/** Lets the stopped process `pid` go on, unless it is gone (with its sandbox). */
+function resume(pid: number): void {
+  try {
+    Deno.kill(pid, "SIGCONT");
+  } catch {
+    // gone
+  }
+}
+
 /** The one spare waiting under `launcher` once it is there (and none of `not`). */
 async function spareOf(launcher: number, ...not: number[]): Promise<number> {
   const spares = () => liveChildren(launcher).map((c) => c.pid).filter((pid) => !not.includes(pid));
@@ -620,6 +629,55 @@ for (const by of LAUNCHERS) {
             ], "no run file is left");
           }
         });
+      });
+    },
+  );
+}
+
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a resident whose last run ended is not stopped idle under a spawn waiting for its launcher's next spare (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        const first = await start(s, "readlink /proc/self/ns/mnt; sleep 0.2");
+        const launcher = parentPid(first.pid);
+        assert.ok(launcher !== Deno.pid && by.command.test(commandLine(launcher) ?? ""));
+        const ran = await finish(first);
+        assert.equal(ran.status.success, true, ran.err);
+        // Nothing runs: the resident is stopped IDLE_GRACE_MS from now unless used. A spawn the
+        // kernel does not hold (the probe's) takes the spare, and the launcher, stopped as a
+        // descheduled one is, forks no next spare: a spawn now waits for it, as long as the
+        // grace lasts (SPARE_WAIT_MS), and its wait began later.
+        await spareHeard(s.resident);
+        const taking = s.resident.pool.acquire();
+        const taker = s.resident.spawn(s.state, [BASH, "--norc", "-c", "true"], taking);
+        Deno.kill(launcher, "SIGSTOP");
+        const dir = s.resident.pool.acquire();
+        try {
+          const spare = s.resident.untilSpare();
+          assert.notEqual(spare, null, "the spawn waits for a spare");
+          await spare;
+          resume(launcher);
+          const next = s.resident.spawn(
+            s.state,
+            [BASH, "--norc", "-c", "readlink /proc/self/ns/mnt"],
+            dir,
+          );
+          s.resident.hold(next);
+          const got = await finish(next);
+          assert.equal(got.status.success, true, `the run failed: ${got.err}`);
+          assert.equal(got.out, ran.out, "it ran in the same sandbox");
+          assert.equal(await s.residents.get("s", s.sandboxing), s.resident, "still the resident");
+        } finally {
+          resume(launcher);
+          await finish(taker);
+          s.resident.pool.release(taking);
+          s.resident.pool.release(dir);
+        }
+        let ended = false;
+        s.resident.ended.then(() => ended = true);
+        assert.ok(await waitUntil(() => ended, 10000), "stopped once idle after all");
       });
     },
   );
