@@ -682,3 +682,18 @@ for (const by of LAUNCHERS) {
     },
   );
 }
+
+hostTest(
+  "a resident stopped with its session refuses a spawn: nsenter would enter whatever now has its init's pid",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(AVAILABLE[0], async (s) => {
+      s.residents.drop("s");
+      await s.resident.ended;
+      assert.throws(
+        () => s.resident.spawn(s.state, [BASH, "--norc", "-c", "true"], s.dir),
+        /its sandbox has stopped/,
+      );
+    });
+  },
+);
