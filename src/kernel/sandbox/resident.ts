@@ -292,6 +292,11 @@ export class Resident {
     return this.protection.intact;
   }
 
+  /** Whether it was killed or its bwrap has exited: nothing can enter it any more. */
+  get stopped(): boolean {
+    return this.#killed || this.#exited;
+  }
+
   /** Resolves when bwrap has exited (killed, or its sandbox died): nothing can enter it then. */
   get ended(): Promise<unknown> {
     return this.child.status;
@@ -317,7 +322,7 @@ export class Resident {
    */
   spawn(state: ShellState, argv: readonly string[], dir: string): BashChild {
     // nsenter would enter whatever process now has its init's pid (pids wrap around)
-    if (this.#killed || this.#exited) throw new Error("its sandbox has stopped");
+    if (this.stopped) throw new Error("its sandbox has stopped");
     const cwd = spawnDir(state);
     const launched = this.launcher?.spawn(
       Deno.realPathSync(cwd),

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { BashChild } from "../../../src/kernel/bash/bash_child.ts";
-import type { ShellState } from "../../../src/kernel/bash/shell_state.ts";
+import { bashOwnVariables, type ShellState } from "../../../src/kernel/bash/shell_state.ts";
+import { type ByteSink, runBash } from "../../../src/kernel/shells/run.ts";
 import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
 import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
 import type { Residents } from "../../../src/kernel/sandbox/residents.ts";
@@ -651,8 +652,8 @@ for (const by of LAUNCHERS) {
         // grace lasts (SPARE_WAIT_MS), and its wait began later.
         await spareHeard(s.resident);
         const taking = s.resident.pool.acquire();
+        Deno.kill(launcher, "SIGSTOP"); // before: it would fork the next spare at once
         const taker = s.resident.spawn(s.state, [BASH, "--norc", "-c", "true"], taking);
-        Deno.kill(launcher, "SIGSTOP");
         const dir = s.resident.pool.acquire();
         try {
           const spare = s.resident.untilSpare();
@@ -697,3 +698,61 @@ hostTest(
     });
   },
 );
+
+/** A sink keeping the text written to it. */
+class TextSink implements ByteSink {
+  text = "";
+  write(chunk: Uint8Array): Promise<void> {
+    this.text += new TextDecoder().decode(chunk);
+    return Promise.resolve();
+  }
+}
+
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a run whose resident is stopped while it waits for the launcher's next spare starts in a new one (${by.label})`,
+    by.missing,
+    async () => {
+      const bashVariables = await bashOwnVariables(BASH);
+      await withResident(by, async (s) => {
+        // a run going on: the resident is never idle here (it is stopped with it, killed)
+        const first = await start(s, "sleep 300");
+        const ended = finish(first);
+        const launcher = parentPid(first.pid);
+        assert.ok(launcher !== Deno.pid && by.command.test(commandLine(launcher) ?? ""));
+        // the spare taken by a spawn the kernel does not hold, the next one not forked
+        await spareHeard(s.resident);
+        const taking = s.resident.pool.acquire();
+        Deno.kill(launcher, "SIGSTOP"); // before: it would fork the next spare at once
+        const taker = s.resident.spawn(s.state, [BASH, "--norc", "-c", "true"], taking);
+        try {
+          const stdout = new TextSink();
+          const stderr = new TextSink();
+          const ran = runBash({
+            bash: BASH,
+            bashVariables,
+            src: "echo ok",
+            state: s.state,
+            scratch: s.resident.pool,
+            warm: null,
+            stdout,
+            stderr,
+            sandbox: () => s.residents.get("s", s.sandboxing),
+          });
+          await delay(0); // it waits for the spare now
+          assert.notEqual(s.resident.untilSpare(), null, "no spare waits");
+          s.residents.drop("s"); // as when the host removes a protection of it (P-SBX-6)
+          const exit = await ran;
+          assert.equal(exit.status, 0, stderr.text);
+          assert.equal(stdout.text, "ok\n");
+          const next = await s.residents.get("s", s.sandboxing);
+          assert.notEqual(next, s.resident);
+        } finally {
+          resume(launcher);
+          await finish(taker);
+          await ended;
+        }
+      });
+    },
+  );
+}
