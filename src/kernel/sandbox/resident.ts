@@ -84,6 +84,11 @@ export class Resident {
    * for its source has not).
    */
   #live = new Map<number, boolean>();
+  /**
+   * Spawns waiting for the launcher's next spare ({@link untilSpare}): they keep it from being
+   * idle, as the runs they start will.
+   */
+  #waiting = 0;
   /** Waiters of {@link calm}, called once no run goes on. */
   #calmed: (() => void)[] = [];
   /** Ended runs whose leftovers are being swept ({@link #sweepAfter}). */
@@ -108,7 +113,10 @@ export class Resident {
     private readonly confine: readonly string[],
     /** The {@link confinementKey} of its sandbox. */
     readonly key: string,
-    /** Called once when the last run or warm shell in it has exited. */
+    /**
+     * Called when the last run or warm shell in it has exited, or the last spawn waiting for a
+     * spare stopped waiting, with none of either left.
+     */
     private readonly onIdle: () => void,
     /** The host pid of the sandbox's init (bwrap's child, pid 1 inside). */
     private readonly init: number,
@@ -284,6 +292,11 @@ export class Resident {
     return this.protection.intact;
   }
 
+  /** Whether it was killed or its bwrap has exited: nothing can enter it any more. */
+  get stopped(): boolean {
+    return this.#killed || this.#exited;
+  }
+
   /** Resolves when bwrap has exited (killed, or its sandbox died): nothing can enter it then. */
   get ended(): Promise<unknown> {
     return this.child.status;
@@ -308,6 +321,8 @@ export class Resident {
    * else through {@link command}. The child's pid is its host pid either way (P-SBX-4).
    */
   spawn(state: ShellState, argv: readonly string[], dir: string): BashChild {
+    // nsenter would enter whatever process now has its init's pid (pids wrap around)
+    if (this.stopped) throw new Error("its sandbox has stopped");
     const cwd = spawnDir(state);
     const launched = this.launcher?.spawn(
       Deno.realPathSync(cwd),
@@ -326,11 +341,18 @@ export class Resident {
   /**
    * Null when a spawn now starts through its launcher's waiting spare, or cannot (no launcher, or
    * it is gone); else a promise that resolves once the spare the launcher is forking waits, or
-   * after {@link SPARE_WAIT_MS} (a spawn then enters through nsenter).
+   * after {@link SPARE_WAIT_MS} (a spawn then enters through nsenter). Until then it is not
+   * {@link idle}: the caller spawns at once after, before any timer (its idle stop) can fire.
    */
   untilSpare(): Promise<void> | null {
     const spare = this.launcher?.untilSpare() ?? null;
-    return spare === null ? null : within(spare, SPARE_WAIT_MS).then(() => {});
+    if (spare === null) return null;
+    this.#waiting++;
+    return within(spare, SPARE_WAIT_MS).then(() => {
+      this.#waiting--;
+      // a waiter that spawns nothing after all leaves it idle: its stop is counted from now
+      if (this.idle) this.onIdle();
+    });
   }
 
   /** Whether its runs are started by a launcher inside (else they enter with {@link command}). */
@@ -356,7 +378,7 @@ export class Resident {
       this.#ending.add(run);
       this.#sweepAfter(run, SWEEP_TRIES);
       if (!this.busy) { for (const resolve of this.#calmed.splice(0)) resolve(); }
-      if (this.#live.size === 0) this.onIdle();
+      if (this.idle) this.onIdle();
     });
   }
 
@@ -379,9 +401,9 @@ export class Resident {
     return promise;
   }
 
-  /** Whether nothing it ran (a run or a warm shell) still lives. */
+  /** Whether nothing it ran (a run or a warm shell) still lives, and no spawn waits for a spare. */
   get idle(): boolean {
-    return this.#live.size === 0;
+    return this.#live.size === 0 && this.#waiting === 0;
   }
 
   /**

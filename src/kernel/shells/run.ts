@@ -225,8 +225,13 @@ async function start(run: BashRun): Promise<Started> {
     closeFifo(state);
     await run.warm.discard();
   }
-  const resident = run.sandbox === null ? null : await run.sandbox();
+  let resident = run.sandbox === null ? null : await run.sandbox();
   await resident?.untilSpare();
+  if (resident?.stopped) {
+    // stopped while the spawn waited (the host removed a protection, P-SBX-6): a new one, once
+    resident = await run.sandbox!();
+    await resident.untilSpare();
+  }
   const pool = resident?.pool ?? run.scratch;
   const dir = pool.acquire();
   let state: Fifo | null = null;

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { BashChild } from "../../../src/kernel/bash/bash_child.ts";
-import type { ShellState } from "../../../src/kernel/bash/shell_state.ts";
+import { bashOwnVariables, type ShellState } from "../../../src/kernel/bash/shell_state.ts";
+import { type ByteSink, runBash } from "../../../src/kernel/shells/run.ts";
 import type { Sandboxing } from "../../../src/kernel/sandbox/command.ts";
 import type { Resident } from "../../../src/kernel/sandbox/resident.ts";
 import type { Residents } from "../../../src/kernel/sandbox/residents.ts";
@@ -498,6 +499,15 @@ async function spareHeard(resident: Resident): Promise<void> {
   );
 }
 
+/** Lets the stopped process `pid` go on, unless it is gone (with its sandbox). */
+function resume(pid: number): void {
+  try {
+    Deno.kill(pid, "SIGCONT");
+  } catch {
+    // gone
+  }
+}
+
 /** The one spare waiting under `launcher` once it is there (and none of `not`). */
 async function spareOf(launcher: number, ...not: number[]): Promise<number> {
   const spares = () => liveChildren(launcher).map((c) => c.pid).filter((pid) => !not.includes(pid));
@@ -620,6 +630,128 @@ for (const by of LAUNCHERS) {
             ], "no run file is left");
           }
         });
+      });
+    },
+  );
+}
+
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a resident whose last run ended is not stopped idle under a spawn waiting for its launcher's next spare (${by.label})`,
+    by.missing,
+    async () => {
+      await withResident(by, async (s) => {
+        const first = await start(s, "readlink /proc/self/ns/mnt; sleep 0.2");
+        const launcher = parentPid(first.pid);
+        assert.ok(launcher !== Deno.pid && by.command.test(commandLine(launcher) ?? ""));
+        const ran = await finish(first);
+        assert.equal(ran.status.success, true, ran.err);
+        // Nothing runs: the resident is stopped IDLE_GRACE_MS from now unless used. A spawn the
+        // kernel does not hold (the probe's) takes the spare, and the launcher, stopped as a
+        // descheduled one is, forks no next spare: a spawn now waits for it, as long as the
+        // grace lasts (SPARE_WAIT_MS), and its wait began later.
+        await spareHeard(s.resident);
+        const taking = s.resident.pool.acquire();
+        Deno.kill(launcher, "SIGSTOP"); // before: it would fork the next spare at once
+        const taker = s.resident.spawn(s.state, [BASH, "--norc", "-c", "true"], taking);
+        const dir = s.resident.pool.acquire();
+        try {
+          const spare = s.resident.untilSpare();
+          assert.notEqual(spare, null, "the spawn waits for a spare");
+          await spare;
+          resume(launcher);
+          const next = s.resident.spawn(
+            s.state,
+            [BASH, "--norc", "-c", "readlink /proc/self/ns/mnt"],
+            dir,
+          );
+          s.resident.hold(next);
+          const got = await finish(next);
+          assert.equal(got.status.success, true, `the run failed: ${got.err}`);
+          assert.equal(got.out, ran.out, "it ran in the same sandbox");
+          assert.equal(await s.residents.get("s", s.sandboxing), s.resident, "still the resident");
+        } finally {
+          resume(launcher);
+          await finish(taker);
+          s.resident.pool.release(taking);
+          s.resident.pool.release(dir);
+        }
+        let ended = false;
+        s.resident.ended.then(() => ended = true);
+        assert.ok(await waitUntil(() => ended, 10000), "stopped once idle after all");
+      });
+    },
+  );
+}
+
+hostTest(
+  "a resident stopped with its session refuses a spawn: nsenter would enter whatever now has its init's pid",
+  NEEDS_TIER_B,
+  async () => {
+    await withResident(AVAILABLE[0], async (s) => {
+      s.residents.drop("s");
+      await s.resident.ended;
+      assert.throws(
+        () => s.resident.spawn(s.state, [BASH, "--norc", "-c", "true"], s.dir),
+        /its sandbox has stopped/,
+      );
+    });
+  },
+);
+
+/** A sink keeping the text written to it. */
+class TextSink implements ByteSink {
+  text = "";
+  write(chunk: Uint8Array): Promise<void> {
+    this.text += new TextDecoder().decode(chunk);
+    return Promise.resolve();
+  }
+}
+
+for (const by of LAUNCHERS) {
+  hostTest(
+    `a run whose resident is stopped while it waits for the launcher's next spare starts in a new one (${by.label})`,
+    by.missing,
+    async () => {
+      const bashVariables = await bashOwnVariables(BASH);
+      await withResident(by, async (s) => {
+        // a run going on: the resident is never idle here (it is stopped with it, killed)
+        const first = await start(s, "sleep 300");
+        const ended = finish(first);
+        const launcher = parentPid(first.pid);
+        assert.ok(launcher !== Deno.pid && by.command.test(commandLine(launcher) ?? ""));
+        // the spare taken by a spawn the kernel does not hold, the next one not forked
+        await spareHeard(s.resident);
+        const taking = s.resident.pool.acquire();
+        Deno.kill(launcher, "SIGSTOP"); // before: it would fork the next spare at once
+        const taker = s.resident.spawn(s.state, [BASH, "--norc", "-c", "true"], taking);
+        try {
+          const stdout = new TextSink();
+          const stderr = new TextSink();
+          const ran = runBash({
+            bash: BASH,
+            bashVariables,
+            src: "echo ok",
+            state: s.state,
+            scratch: s.resident.pool,
+            warm: null,
+            stdout,
+            stderr,
+            sandbox: () => s.residents.get("s", s.sandboxing),
+          });
+          await delay(0); // it waits for the spare now
+          assert.notEqual(s.resident.untilSpare(), null, "no spare waits");
+          s.residents.drop("s"); // as when the host removes a protection of it (P-SBX-6)
+          const exit = await ran;
+          assert.equal(exit.status, 0, stderr.text);
+          assert.equal(stdout.text, "ok\n");
+          const next = await s.residents.get("s", s.sandboxing);
+          assert.notEqual(next, s.resident);
+        } finally {
+          resume(launcher);
+          await finish(taker);
+          await ended;
+        }
       });
     },
   );
