@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS entries (
   approved_by TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_by_principal ON entries (principal, id);
+-- One principal's rows with one head, newest first, for journal.query (query_sql.ts): opening a
+-- journal written before it existed adds it.
+CREATE INDEX IF NOT EXISTS entries_by_principal_head ON entries (principal, head, id);
 CREATE INDEX IF NOT EXISTS entries_by_head ON entries (head, id);
 CREATE INDEX IF NOT EXISTS entries_by_ts ON entries (ts_ns);
 CREATE TABLE IF NOT EXISTS entry_effects (
