@@ -1,6 +1,5 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import { JOURNAL_SRC_BYTES, NS_FILTER_SLACK } from "../../protocol/limits.ts";
+import { JOURNAL_SRC_BYTES } from "../../protocol/limits.ts";
 import { reportEffects } from "../policy/effect_report.ts";
 import type { BusEvent } from "../events/bus_event.ts";
 import { type DurableLog, NARROWING_MEMBER } from "../events/durable_log.ts";
@@ -16,6 +15,7 @@ import type {
 } from "./entry.ts";
 import { headOf } from "./head.ts";
 import type { JournalQuery } from "./query_params.ts";
+import { journalQuerySql } from "./query_sql.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (
@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS entries (
   approved_by TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_by_principal ON entries (principal, id);
+-- One principal's rows with one head, newest first, for journal.query (query_sql.ts): opening a
+-- journal written before it existed adds it.
+CREATE INDEX IF NOT EXISTS entries_by_principal_head ON entries (principal, head, id);
 CREATE INDEX IF NOT EXISTS entries_by_head ON entries (head, id);
 CREATE INDEX IF NOT EXISTS entries_by_ts ON entries (ts_ns);
 CREATE TABLE IF NOT EXISTS entry_effects (
@@ -65,24 +68,12 @@ const NARROWING_INDEX: ReadonlyMap<string, string> = new Map([
   ["session.transcript", "transcript_events_by_session"],
 ]);
 
-// Sources and heads are read as bytes: SQLite stores a NUL character inside text, and bash
-// skips it and runs what follows, but text read back ends at it. JOURNAL_SRC_BYTES + 4 bytes
-// hold every character of the first JOURNAL_SRC_BYTES bytes and tell whether there is more,
-// which is all toEntry needs to cut a source (K-JQ-4).
-const ENTRY_COLUMNS = `id, session, principal, ts_ns, dur_ns, cwd,
-  substr(CAST(src AS BLOB), 1, ${JOURNAL_SRC_BYTES + 4}) AS src, effects, status, ok, opaque,
-  outputs, approved_by`;
 const decoder = new TextDecoder();
 
 /** The text of a column read as bytes; SQLite gives an empty text cast to a blob as null. */
 function storedText(bytes: unknown): string {
   return bytes instanceof Uint8Array ? decoder.decode(bytes) : "";
 }
-const SAFE_NS = BigInt(Number.MAX_SAFE_INTEGER);
-const SLACK = BigInt(NS_FILTER_SLACK);
-const I64_MAX = 2n ** 63n - 1n;
-const I64_MIN = -(2n ** 63n);
-
 type Row = Record<string, SQLInputValue>;
 
 /**
@@ -226,46 +217,12 @@ export class Journal implements DurableLog {
     return Number(row.seq);
   }
 
-  /**
-   * `journal.query` (K-JQ-1..4): every filter and the limit in one SQL query, newest first.
-   * Callers without `journal_read` see only their own rows; naming another principal is `-32010`.
-   */
+  /** `journal.query` (K-JQ-1..4): the rows of {@link journalQuerySql}, newest first. */
   query(query: JournalQuery, scope: JournalScope): JournalEntry[] {
-    let principal = query.principal ?? undefined;
-    if (!scope.journalRead) {
-      if (principal !== undefined && principal !== scope.principal) {
-        throw new RpcError(
-          ErrorCode.LEASH_DENIED,
-          "journal_read is not granted: only your own rows can be queried",
-          { reason: "journal_scope" },
-        );
-      }
-      principal = scope.principal;
-    }
-    const where: string[] = [];
-    const args: SQLInputValue[] = [];
-    const filter = (clause: string, value: SQLInputValue) => {
-      where.push(clause);
-      args.push(value);
-    };
-    if (query.since != null) filter("ts_ns >= ?", widen(query.since, -SLACK));
-    if (query.until != null) filter("ts_ns <= ?", widen(query.until, SLACK));
-    if (principal !== undefined) filter("principal = ?", principal);
-    if (query.head != null) filter("head = ?", query.head);
-    if (query.ok != null) filter("ok = ?", query.ok ? 1 : 0);
-    for (const kind of query.effects) {
-      filter(
-        "EXISTS (SELECT 1 FROM entry_effects WHERE entry_id = entries.id AND kind = ?)",
-        kind,
-      );
-    }
-    const statement = this.db.prepare(
-      `SELECT ${ENTRY_COLUMNS} FROM entries
-       ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-       ORDER BY id DESC LIMIT ?`,
-    );
+    const { sql, args } = journalQuerySql(query, scope);
+    const statement = this.db.prepare(sql);
     statement.setReadBigInts(true);
-    return (statement.all(...args, query.limit) as Row[]).map(toEntry);
+    return (statement.all(...args) as Row[]).map(toEntry);
   }
 
   /** Closes the database (the kernel's shutdown path, G-SOCK-8). */
@@ -312,16 +269,6 @@ function addApprovedBy(db: DatabaseSync): void {
   if (!columns.some((c) => c.name === "approved_by")) {
     db.exec("ALTER TABLE entries ADD COLUMN approved_by TEXT");
   }
-}
-
-/**
- * Moves a bound outward by `slack` when it is beyond exact double precision (W-NUM-1), staying
- * within the signed 64-bit range SQLite binds.
- */
-function widen(bound: bigint, slack: bigint): bigint {
-  if (bound <= SAFE_NS && bound >= -SAFE_NS) return bound;
-  const widened = bound + slack;
-  return widened > I64_MAX ? I64_MAX : widened < I64_MIN ? I64_MIN : widened;
 }
 
 /** A stored source cut to its K-JQ-4 wire form: 16384 bytes at a scalar boundary, then `…`. */
