@@ -73,7 +73,7 @@ export const SESSION_IDLE_MS = 10 * 60 * 1000;
 export const MAX_TRANSCRIPT = 1000;
 /** Plans kept per (session, principal) (P-PLAN-3). */
 export const MAX_PLANS = 1000;
-/** UTF-8 bytes of source the plans of one (session, principal) hold in total (E-3). */
+/** UTF-8 bytes of source (and effects' paths) the plans of one (session, principal) hold in total (E-3). */
 export const MAX_PLAN_SOURCE_BYTES = 64 * 1024 * 1024;
 
 /** Event bus sizes (K-EVT-7, K-EVT-9). */
