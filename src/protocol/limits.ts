@@ -20,6 +20,11 @@ export const REPLY_NESTING_LIMIT = NESTING_LIMIT + 16;
 export const VALUE_NESTING_LIMIT = 512;
 /** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
 export const ID_NESTING_LIMIT = 100;
+/**
+ * Bytes of responses and events queued for one kernel connection past which the kernel reads no
+ * more of its requests until they are written: four frames at the frame limit.
+ */
+export const WRITE_BACKLOG_LIMIT = 4 * FRAME_LIMIT;
 /** Largest chunk a framer is fed at once (W-FRAME-3). */
 export const READ_CHUNK = 64 * 1024;
 /** Bound on any text handed to a client (V-RENDER-3). */
