@@ -21,8 +21,9 @@ export const VALUE_NESTING_LIMIT = 512;
 /** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
 export const ID_NESTING_LIMIT = 100;
 /**
- * Bytes of responses and events queued for one kernel connection past which the kernel reads no
- * more of its requests until they are written: four frames at the frame limit.
+ * Bytes of responses and events queued for one kernel connection, or for all of them, past which
+ * the kernel reads no more requests of a connection with frames queued until they are written:
+ * four frames at the frame limit.
  */
 export const WRITE_BACKLOG_LIMIT = 4 * FRAME_LIMIT;
 /** Largest chunk a framer is fed at once (W-FRAME-3). */
