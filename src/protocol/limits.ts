@@ -20,6 +20,12 @@ export const REPLY_NESTING_LIMIT = NESTING_LIMIT + 16;
 export const VALUE_NESTING_LIMIT = 512;
 /** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
 export const ID_NESTING_LIMIT = 100;
+/**
+ * Bytes of responses and events queued for one kernel connection, or for all of them, past which
+ * the kernel reads no more requests of a connection with frames queued until they are written:
+ * four frames at the frame limit.
+ */
+export const WRITE_BACKLOG_LIMIT = 4 * FRAME_LIMIT;
 /** Largest chunk a framer is fed at once (W-FRAME-3). */
 export const READ_CHUNK = 64 * 1024;
 /** Bound on any text handed to a client (V-RENDER-3). */
@@ -73,7 +79,7 @@ export const SESSION_IDLE_MS = 10 * 60 * 1000;
 export const MAX_TRANSCRIPT = 1000;
 /** Plans kept per (session, principal) (P-PLAN-3). */
 export const MAX_PLANS = 1000;
-/** UTF-8 bytes of source the plans of one (session, principal) hold in total (E-3). */
+/** UTF-8 bytes of source (and effects' paths) the plans of one (session, principal) hold in total (E-3). */
 export const MAX_PLAN_SOURCE_BYTES = 64 * 1024 * 1024;
 
 /** Event bus sizes (K-EVT-7, K-EVT-9). */

@@ -55,6 +55,7 @@ export async function serveConnection(kernel: Kernel, conn: Deno.Conn): Promise<
     for await (const msg of readMessages(conn, "verbatim")) {
       if (msg.kind === "invalid") client.fail(msg.id, msg.error);
       else if (msg.kind === "request") {
+        await client.backlog(); // W-FRAME-8: a peer not reading its responses waits for them
         noteActivity();
         dispatch(kernel, client, msg.id, msg.method, msg.params);
       }

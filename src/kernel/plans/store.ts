@@ -46,15 +46,34 @@ function normalizeRef(ref: string): string {
   return ref.startsWith("plan:") ? ref : `plan:${ref}`;
 }
 
+/** UTF-8 bytes of the strings in `value` (a plan's effects or written paths), however nested. */
+function stringBytes(value: unknown): number {
+  if (typeof value === "string") return utf8Length(value);
+  if (typeof value !== "object" || value === null) return 0;
+  let n = 0;
+  for (const v of Object.values(value)) n += stringBytes(v);
+  return n;
+}
+
+/**
+ * UTF-8 bytes a plan holds: its source, and the paths and names of its effects. Effects are
+ * counted too, as they can be far larger than the source: `cd DIR && cat a0 a1 …` names each
+ * file by its absolute path, so 130 KB of source in a 3,000-byte deep cwd held 60 MB of paths,
+ * and the 64 MiB of source allowed gigabytes (found by probe13: the kernel grew ~60 MB per plan).
+ */
+function heldBytes(plan: Plan): number {
+  return utf8Length(plan.src) + stringBytes(plan.effects) + stringBytes(plan.written);
+}
+
 /** The kernel's plans, in memory only (P-PLAN-3), never overwritten. */
 export class PlanStore {
   #plans = new Map<string, Plan>();
-  /** UTF-8 bytes of each stored plan's source, by ref (E-3). */
+  /** UTF-8 bytes each stored plan holds (source and effects), by ref (E-3). */
   #srcBytes = new Map<string, number>();
 
   /**
    * Stores a plan under a fresh random ref, evicting the owner's oldest (same session and
-   * principal) beyond 1000 plans or beyond 64 MiB of source in total (P-PLAN-3, E-3).
+   * principal) beyond 1000 plans or beyond 64 MiB of source and effects in total (P-PLAN-3, E-3).
    */
   store(
     fields: Omit<
@@ -74,7 +93,7 @@ export class PlanStore {
       requestedNs: null,
     };
     this.#plans.set(ref, plan);
-    this.#srcBytes.set(ref, utf8Length(plan.src));
+    this.#srcBytes.set(ref, heldBytes(plan));
     const mine = this.listFor(plan.session, plan.principal);
     let total = mine.reduce((sum, p) => sum + this.#srcBytes.get(p.ref)!, 0);
     let kept = mine.length;
