@@ -26,6 +26,9 @@ export function projectSandboxPolicy(proj: string): PrincipalPolicy {
   };
 }
 
+/** An agent that may run anything, in grant unasked; without `sandbox` (writePolicy: unsandboxed). */
+export const RUNNER = { proc_spawn: ["*"], opaque: "allow", auto_apply: "in-grant" };
+
 /** What a sandboxed test agent may do besides its `fs` grants: run anything, in grant unasked. */
 export const AGENT_RIGHTS = {
   proc_spawn: ["*"],

@@ -1,11 +1,11 @@
 /** Test support: sources whose effect reports are as large as K-EFF-7 lets them be. */
+import { RUNNER } from "./principals.ts";
 
 /** An agent that may run anything and touch /tmp, unsandboxed (no bwrap needed), asking as `auto_apply` says. */
 export function tmpRunner(autoApply: "in-grant" | "never" = "in-grant") {
   return {
     fs: { read: ["/tmp/**"], write: ["/tmp/**"], delete: ["/tmp/**"] },
-    proc_spawn: ["*"],
-    opaque: "allow",
+    ...RUNNER,
     auto_apply: autoApply,
   };
 }

@@ -1,14 +1,10 @@
 import assert from "node:assert/strict";
 import { startKernelWithAgent } from "../../_support/kernel.ts";
-import { LOCAL_HUMAN } from "../../_support/principals.ts";
+import { LOCAL_HUMAN, RUNNER } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 Deno.test("J-2/K-JQ-4 a source with a NUL character is journaled as bash ran it: the human reading an agent's row sees the whole command, not the part before the NUL (bash skips the NUL and runs the rest; SQLite text ended at it)", async () => {
-  const { kernel: k, token } = await startKernelWithAgent("agent:a", {
-    proc_spawn: ["*"],
-    opaque: "allow",
-    auto_apply: "in-grant",
-  });
+  const { kernel: k, token } = await startKernelWithAgent("agent:a", RUNNER);
   try {
     const agent = await k.attach("default", token);
     const hidden = "true\u0000; echo ran past the nul";
