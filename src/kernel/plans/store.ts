@@ -69,7 +69,7 @@ function heldBytes(plan: Plan): number {
 export class PlanStore {
   #plans = new Map<string, Plan>();
   /** UTF-8 bytes each stored plan holds (source and effects), by ref (E-3). */
-  #srcBytes = new Map<string, number>();
+  #heldBytes = new Map<string, number>();
 
   /**
    * Stores a plan under a fresh random ref, evicting the owner's oldest (same session and
@@ -93,15 +93,15 @@ export class PlanStore {
       requestedNs: null,
     };
     this.#plans.set(ref, plan);
-    this.#srcBytes.set(ref, heldBytes(plan));
+    this.#heldBytes.set(ref, heldBytes(plan));
     const mine = this.listFor(plan.session, plan.principal);
-    let total = mine.reduce((sum, p) => sum + this.#srcBytes.get(p.ref)!, 0);
+    let total = mine.reduce((sum, p) => sum + this.#heldBytes.get(p.ref)!, 0);
     let kept = mine.length;
     for (const old of mine) {
       if (old === plan || (kept <= MAX_PLANS && total <= MAX_PLAN_SOURCE_BYTES)) break;
       this.#plans.delete(old.ref);
-      total -= this.#srcBytes.get(old.ref)!;
-      this.#srcBytes.delete(old.ref);
+      total -= this.#heldBytes.get(old.ref)!;
+      this.#heldBytes.delete(old.ref);
       kept--;
     }
     return plan;
