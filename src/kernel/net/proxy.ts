@@ -160,14 +160,18 @@ async function dial(address: string, port: number): Promise<Deno.TcpConn | null>
   }
 }
 
+/** Whether a canonical host is an IP literal (`[v6]` or dotted IPv4), not a name. */
+function isLiteral(host: string): boolean {
+  return host.startsWith("[") || /^[\d.]+$/.test(host);
+}
+
 /**
  * The addresses a canonical host stands for, in the resolver's order (IPv6 bare): an IP literal
  * itself, a name what the host's resolver (`/etc/hosts`, then DNS) gives for it, none when it
  * gives none in time.
  */
 async function addressesOf(host: string): Promise<string[]> {
-  if (host.startsWith("[")) return [host.slice(1, -1)];
-  if (/^[\d.]+$/.test(host)) return [host];
+  if (isLiteral(host)) return [host.startsWith("[") ? host.slice(1, -1) : host];
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<[]>((resolve) => timer = setTimeout(() => resolve([]), CONNECT_MS));
   try {
@@ -383,9 +387,8 @@ export class NetProxy {
       this.#refuse(endpoint, host, port);
       return { deniedAddress: null };
     }
-    const literal = canon.startsWith("[") || /^[\d.]+$/.test(canon);
     const addresses = await addressesOf(canon);
-    const allowed = literal
+    const allowed = isLiteral(canon)
       ? addresses
       : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port));
     if (addresses.length > 0 && allowed.length === 0) {
