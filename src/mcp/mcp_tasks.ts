@@ -39,7 +39,10 @@ interface Entry {
   task: McpTask;
   /** The kernel's `task:N`, null for a task that finished within its call. */
   ref: string | null;
-  /** Settles with the CallToolResult once the task is terminal. */
+  /**
+   * Settles once the task is terminal with the CallToolResult, or rejects with the JSON-RPC error
+   * (a bridge failure, M-OUT-5) that the synchronous call would have answered.
+   */
   done: Promise<ToolResult>;
 }
 
@@ -156,7 +159,7 @@ export class McpTasks {
     await kernelCall(ctx, "task.cancel", { task: ref });
     let stopTimer = () => {};
     await Promise.race([
-      entry.done,
+      entry.done.catch(() => {}),
       new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
     ]);
     stopTimer();
@@ -184,6 +187,7 @@ export class McpTasks {
 
   /** Remembers `task` of kernel task `ref`, settling with `done` (M-TASKS-1). */
   #store(ref: string | null, task: McpTask, done: Promise<ToolResult>): Entry {
+    done.catch(() => {}); // a failure nobody asks tasks/result about is no unhandled rejection
     const entry = { task, ref, done };
     this.#entries.set(task.taskId, entry);
     this.#forgetOldest();
@@ -205,8 +209,10 @@ export class McpTasks {
 
   /**
    * Awaits the kernel task in slices (progress after each one still running, M-PROG-2) and
-   * settles with the result a synchronous `shoal_exec` would have answered (M-PROG-1 step 3);
-   * the status change is announced with `notifications/tasks/status`.
+   * settles with the result a synchronous `shoal_exec` would have answered (M-PROG-1 step 3),
+   * or rejects with the bridge failure it would have answered as a JSON-RPC error (the kernel
+   * gone: `-32603`, M-START-4, M-OUT-5), which `tasks/result` then answers as MCP 2025-11-25
+   * wants; the status change is announced with `notifications/tasks/status`.
    */
   async #watch(
     ctx: ToolContext,
@@ -215,7 +221,8 @@ export class McpTasks {
     started: number,
     task: McpTask,
   ): Promise<ToolResult> {
-    let result: ToolResult;
+    let result: ToolResult | null = null;
+    let failure: unknown = null;
     let status: TaskStatus = "failed";
     let lastProgress = 0;
     try {
@@ -240,14 +247,12 @@ export class McpTasks {
         }
       }
     } catch (e) {
-      const error = e instanceof RpcError
-        ? e.toObject()
-        : { code: ErrorCode.INTERNAL_ERROR, message: String(e) };
-      result = envelopeOf(ctx, { ok: false, error });
+      failure = e;
     }
     task.status = status;
     task.lastUpdatedAt = new Date().toISOString();
     this.notify("notifications/tasks/status", { ...task, _meta: { [KERNEL_TASK]: ref } });
+    if (result === null) throw failure;
     return result;
   }
 }

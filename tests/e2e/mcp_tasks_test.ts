@@ -12,7 +12,7 @@ import {
   McpError,
   TaskStatusNotificationParamsSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { groupMembers } from "../_support/proc.ts";
+import { groupMembers, kernelPid, pidsMentioning, processLive } from "../_support/proc.ts";
 import { createToken } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { rejection } from "../_support/rejection.ts";
@@ -170,5 +170,28 @@ mcpTest(
       }),
     );
     return { XDG_CONFIG_HOME: `${box.dir}/config` };
+  },
+);
+
+mcpTest(
+  "the kernel killed while a task runs: the task is failed and tasks/result answers the JSON-RPC error -32603 kernel disconnected that the synchronous call answers, not a tool result (M-TASKS-1, M-START-4, M-OUT-5)",
+  async (mcp, box) => {
+    const marker = `sleep 30.${Deno.pid}`;
+    const task = await createTask(mcp, marker);
+    assert.ok(await waitUntil(() => pidsMentioning(marker).length > 0, 20000), "the run started");
+    const kernel = kernelPid(box.socket());
+    Deno.kill(kernel, "SIGKILL");
+    assert.ok(await waitUntil(() => !processLive(kernel), 10000));
+    const taskId = String(task.taskId);
+    const e = await rejection(
+      mcp.client.request(
+        { method: "tasks/result", params: { taskId } },
+        GetTaskPayloadResultSchema,
+      ),
+      McpError,
+    );
+    assert.equal(e.code, -32603);
+    assert.match(e.message, /kernel disconnected/);
+    assert.equal((await getTask(mcp, taskId)).status, "failed");
   },
 );
