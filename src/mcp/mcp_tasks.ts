@@ -3,7 +3,9 @@ import { KILL_GRACE_MS } from "../protocol/limits.ts";
 import { toolError, type ToolResult } from "./result.ts";
 import {
   callTool,
+  Cancelled,
   checkArguments,
+  clientCancelled,
   decideInClient,
   envelopeOf,
   kernelCall,
@@ -86,7 +88,8 @@ export class McpTasks {
 
   /**
    * Starts `arguments` of a `shoal_exec` as a task and answers `{task}` at once; validation
-   * and bridge failures throw as for a synchronous call. Plan mode and `background` answer at
+   * and bridge failures throw as for a synchronous call, and a call the client cancelled before
+   * this answer cancels its kernel task (M-PROG-3). Plan mode and `background` answer at
    * once anyway: their task is created already finished with that answer.
    */
   async create(ctx: ToolContext, name: unknown, args: unknown): Promise<Record<string, unknown>> {
@@ -130,6 +133,11 @@ export class McpTasks {
       }
     }
     const ref = String((first.value as Record<string, unknown>).task);
+    if (clientCancelled(ctx.signal)) {
+      // The client gave up before it learnt the task: nobody could ever cancel it (M-PROG-3).
+      await kernelCall(runCtx, "task.cancel", { task: ref }).catch(() => {});
+      throw new Cancelled("cancelled by the client");
+    }
     const task = newTask("working");
     const done = this.#watch(runCtx, ref, checked.elide, started, task);
     return this.#created(this.#store(ref, task, done));

@@ -17,6 +17,8 @@ import { createToken } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { rejection } from "../_support/rejection.ts";
 import { pollUntil, waitUntil } from "../_support/wait.ts";
+import { RawFacade } from "../_support/facade.ts";
+import { sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp, mcpTest } from "./_mcp.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -176,22 +178,76 @@ mcpTest(
 mcpTest(
   "the kernel killed while a task runs: the task is failed and tasks/result answers the JSON-RPC error -32603 kernel disconnected that the synchronous call answers, not a tool result (M-TASKS-1, M-START-4, M-OUT-5)",
   async (mcp, box) => {
-    const marker = `sleep 30.${Deno.pid}`;
-    const task = await createTask(mcp, marker);
-    assert.ok(await waitUntil(() => pidsMentioning(marker).length > 0, 20000), "the run started");
-    const kernel = kernelPid(box.socket());
-    Deno.kill(kernel, "SIGKILL");
-    assert.ok(await waitUntil(() => !processLive(kernel), 10000));
-    const taskId = String(task.taskId);
-    const e = await rejection(
-      mcp.client.request(
-        { method: "tasks/result", params: { taskId } },
-        GetTaskPayloadResultSchema,
-      ),
-      McpError,
-    );
-    assert.equal(e.code, -32603);
-    assert.match(e.message, /kernel disconnected/);
-    assert.equal((await getTask(mcp, taskId)).status, "failed");
+    const marker = `sleep 30.${Deno.pid}0`;
+    try {
+      const task = await createTask(mcp, marker);
+      assert.ok(await waitUntil(() => pidsMentioning(marker).length > 0, 20000), "it started");
+      const kernel = kernelPid(box.socket());
+      Deno.kill(kernel, "SIGKILL");
+      assert.ok(await waitUntil(() => !processLive(kernel), 10000));
+      const taskId = String(task.taskId);
+      const e = await rejection(
+        mcp.client.request(
+          { method: "tasks/result", params: { taskId } },
+          GetTaskPayloadResultSchema,
+        ),
+        McpError,
+      );
+      assert.equal(e.code, -32603);
+      assert.match(e.message, /kernel disconnected/);
+      assert.equal((await getTask(mcp, taskId)).status, "failed");
+    } finally {
+      // The killed kernel's run outlives it (as in kernel_kill_test).
+      for (const pid of pidsMentioning(marker)) Deno.kill(pid, "SIGKILL");
+    }
   },
 );
+
+Deno.test("a task-augmented shoal_exec cancelled before its CreateTaskResult leaves no kernel task running: its run is cancelled as a synchronous call's is, and nothing answers the call (M-PROG-3, M-TASKS-1)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  const marker = `sleep 30.${Deno.pid}1`;
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    // The call and its cancellation in one write: the client gave up before any answer.
+    await facade.write(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "shoal_exec", arguments: { src: marker }, task: {} },
+      }) + "\n" +
+        JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 2, reason: "user stopped" },
+        }) + "\n",
+    );
+    const echo = await facade.request(3, "tools/call", {
+      name: "shoal_exec",
+      arguments: { src: "echo after" },
+    });
+    assert.equal((echo.result as Rec).isError, false);
+    const running = async () => {
+      const jobs = await facade.request(crypto.randomUUID(), "resources/read", {
+        uri: "shoal://jobs",
+      });
+      const list = (jobs.result as { structuredContent: Rec[] }).structuredContent;
+      return list.filter((t) => t.state === "running" || t.state === "cancelling");
+    };
+    // The kernel's kill grace passed long before: the sleep was cancelled, not left to run.
+    await pollUntil(running, (tasks) => tasks.length === 0, 15000);
+    assert.ok(
+      await waitUntil(() => pidsMentioning(marker).length === 0, 10000),
+      `no process of the run survives: ${pidsMentioning(marker)}`,
+    );
+    assert.equal(facade.queued.some((f) => (f as Rec).id === 2), false, "no answer to the call");
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
