@@ -149,8 +149,12 @@ export class McpTasks {
     return { ...entry.task, ...kernelMeta(entry) };
   }
 
-  /** `tasks/list`: every remembered task, oldest first. */
-  list(): { tasks: McpTask[] } {
+  /**
+   * `tasks/list`: every remembered task, oldest first, in one page without `nextCursor`; so any
+   * `cursor` is one never issued → -32602 (MCP 2025-11-25).
+   */
+  list(cursor: unknown): { tasks: McpTask[] } {
+    if (cursor !== undefined) throw invalidParams("invalid cursor: tasks/list has one page");
     return { tasks: [...this.#entries.values()].map((e) => e.task) };
   }
 

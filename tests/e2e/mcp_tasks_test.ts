@@ -142,7 +142,7 @@ mcpTest(
 );
 
 mcpTest(
-  "tasks/list holds this principal's tasks only: another principal's facade on the same session sees none of them (M-TASKS-1)",
+  "tasks/list holds this principal's tasks only: another principal's facade on the same session sees none of them; a cursor it never issued is -32602 (M-TASKS-1)",
   async (mcp, box) => {
     const mine = await createTask(mcp, "echo one");
     const agent = await connectMcp(box, {
@@ -157,6 +157,15 @@ mcpTest(
       assert.deepEqual(other.tasks.map((t) => t.taskId), [theirs.taskId]);
       const foreign = await rejection(getTask(agent, String(mine.taskId)), McpError);
       assert.equal(foreign.code, -32602);
+      // Every task is in the one page, which has no nextCursor: any cursor is one never issued.
+      const paged = await rejection(
+        mcp.client.request(
+          { method: "tasks/list", params: { cursor: "page-2" } },
+          ListTasksResultSchema,
+        ),
+        McpError,
+      );
+      assert.equal(paged.code, -32602, "an invalid cursor is -32602 (MCP 2025-11-25)");
     } finally {
       await agent.close();
     }
