@@ -260,3 +260,36 @@ Deno.test("a task-augmented shoal_exec cancelled before its CreateTaskResult lea
     await box.cleanup();
   }
 });
+
+Deno.test({
+  name:
+    "a task whose command exits non-zero is completed, not failed, so the SDK client's callToolStream delivers its output and status as the synchronous call does (M-TASKS-1) [ignored: defect found by the probe round; needs a SPEC decision: M-TASKS-1 maps the kernel's failed (a non-ok outcome, K-TASK-1) to MCP failed, which MCP 2025-11-25 keeps for tool calls whose result has isError (a non-zero exit is isError false, M-TOOL-5); on failed the SDK 1.32.2 client yields only 'Task … failed' and never fetches tasks/result, so a failing grep or test run loses its output]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    try {
+      const mcp = await connectMcp(box);
+      try {
+        await mcp.client.listTools();
+        const messages: Rec[] = [];
+        for await (
+          const message of mcp.client.experimental.tasks.callToolStream({
+            name: "shoal_exec",
+            arguments: { src: "echo partial; exit 3" },
+          })
+        ) messages.push(message as unknown as Rec);
+        const last = messages.at(-1)!;
+        assert.equal(last.type, "result", JSON.stringify(last));
+        const value = ((last.result as Rec).structuredContent as Rec).value as Rec;
+        assert.equal(value.status, 3);
+        assert.deepEqual(value.out, { $: "str", v: "partial\n" });
+        const created = messages.find((m) => m.type === "taskCreated")!.task as Rec;
+        assert.equal((await getTask(mcp, String(created.taskId))).status, "completed");
+      } finally {
+        await mcp.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
+  },
+});
