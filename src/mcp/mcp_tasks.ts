@@ -3,7 +3,9 @@ import { KILL_GRACE_MS } from "../protocol/limits.ts";
 import { toolError, type ToolResult } from "./result.ts";
 import {
   callTool,
+  Cancelled,
   checkArguments,
+  clientCancelled,
   decideInClient,
   envelopeOf,
   kernelCall,
@@ -39,7 +41,10 @@ interface Entry {
   task: McpTask;
   /** The kernel's `task:N`, null for a task that finished within its call. */
   ref: string | null;
-  /** Settles with the CallToolResult once the task is terminal. */
+  /**
+   * Settles once the task is terminal with the CallToolResult, or rejects with the JSON-RPC error
+   * (a bridge failure, M-OUT-5) that the synchronous call would have answered.
+   */
   done: Promise<ToolResult>;
 }
 
@@ -83,7 +88,8 @@ export class McpTasks {
 
   /**
    * Starts `arguments` of a `shoal_exec` as a task and answers `{task}` at once; validation
-   * and bridge failures throw as for a synchronous call. Plan mode and `background` answer at
+   * and bridge failures throw as for a synchronous call, and a call the client cancelled before
+   * this answer cancels its kernel task (M-PROG-3). Plan mode and `background` answer at
    * once anyway: their task is created already finished with that answer.
    */
   async create(ctx: ToolContext, name: unknown, args: unknown): Promise<Record<string, unknown>> {
@@ -127,6 +133,11 @@ export class McpTasks {
       }
     }
     const ref = String((first.value as Record<string, unknown>).task);
+    if (clientCancelled(ctx.signal)) {
+      // The client gave up before it learnt the task: nobody could ever cancel it (M-PROG-3).
+      await kernelCall(runCtx, "task.cancel", { task: ref }).catch(() => {});
+      throw new Cancelled("cancelled by the client");
+    }
     const task = newTask("working");
     const done = this.#watch(runCtx, ref, checked.elide, started, task);
     return this.#created(this.#store(ref, task, done));
@@ -138,8 +149,12 @@ export class McpTasks {
     return { ...entry.task, ...kernelMeta(entry) };
   }
 
-  /** `tasks/list`: every remembered task, oldest first. */
-  list(): { tasks: McpTask[] } {
+  /**
+   * `tasks/list`: every remembered task, oldest first, in one page without `nextCursor`; so any
+   * `cursor` is one never issued → -32602 (MCP 2025-11-25).
+   */
+  list(cursor: unknown): { tasks: McpTask[] } {
+    if (cursor !== undefined) throw invalidParams("invalid cursor: tasks/list has one page");
     return { tasks: [...this.#entries.values()].map((e) => e.task) };
   }
 
@@ -156,7 +171,7 @@ export class McpTasks {
     await kernelCall(ctx, "task.cancel", { task: ref });
     let stopTimer = () => {};
     await Promise.race([
-      entry.done,
+      entry.done.catch(() => {}),
       new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
     ]);
     stopTimer();
@@ -184,6 +199,7 @@ export class McpTasks {
 
   /** Remembers `task` of kernel task `ref`, settling with `done` (M-TASKS-1). */
   #store(ref: string | null, task: McpTask, done: Promise<ToolResult>): Entry {
+    done.catch(() => {}); // a failure nobody asks tasks/result about is no unhandled rejection
     const entry = { task, ref, done };
     this.#entries.set(task.taskId, entry);
     this.#forgetOldest();
@@ -205,8 +221,10 @@ export class McpTasks {
 
   /**
    * Awaits the kernel task in slices (progress after each one still running, M-PROG-2) and
-   * settles with the result a synchronous `shoal_exec` would have answered (M-PROG-1 step 3);
-   * the status change is announced with `notifications/tasks/status`.
+   * settles with the result a synchronous `shoal_exec` would have answered (M-PROG-1 step 3),
+   * or rejects with the bridge failure it would have answered as a JSON-RPC error (the kernel
+   * gone: `-32603`, M-START-4, M-OUT-5), which `tasks/result` then answers as MCP 2025-11-25
+   * wants; the status change is announced with `notifications/tasks/status`.
    */
   async #watch(
     ctx: ToolContext,
@@ -215,7 +233,8 @@ export class McpTasks {
     started: number,
     task: McpTask,
   ): Promise<ToolResult> {
-    let result: ToolResult;
+    let result: ToolResult | null = null;
+    let failure: unknown = null;
     let status: TaskStatus = "failed";
     let lastProgress = 0;
     try {
@@ -240,14 +259,12 @@ export class McpTasks {
         }
       }
     } catch (e) {
-      const error = e instanceof RpcError
-        ? e.toObject()
-        : { code: ErrorCode.INTERNAL_ERROR, message: String(e) };
-      result = envelopeOf(ctx, { ok: false, error });
+      failure = e;
     }
     task.status = status;
     task.lastUpdatedAt = new Date().toISOString();
     this.notify("notifications/tasks/status", { ...task, _meta: { [KERNEL_TASK]: ref } });
+    if (result === null) throw failure;
     return result;
   }
 }

@@ -116,7 +116,7 @@ export class FacadeServer {
       "tools/list": () => ({ tools: toolsFor(this.#withTasks) }),
       "tools/call": (p, context) => this.#callTool(p, context),
       "tasks/get": (p) => this.#tasks.get(p.taskId),
-      "tasks/list": () => this.#tasks.list(),
+      "tasks/list": (p) => this.#tasks.list(p.cursor),
       "tasks/cancel": (p, context) => this.#tasks.cancel(this.#toolContext(p, context), p.taskId),
       "tasks/result": (p, context) => this.#tasks.result(p.taskId, context.signal),
       "resources/list": () => listResources(kernel),

@@ -78,7 +78,7 @@ export function envelopeOf(ctx: ToolContext, outcome: KernelOutcome): ToolResult
 export class Cancelled extends Error {}
 
 /** Whether the client cancelled the request: the transport closing counts as no cancellation. */
-function clientCancelled(signal: AbortSignal): boolean {
+export function clientCancelled(signal: AbortSignal): boolean {
   return signal.aborted && signal.reason !== TRANSPORT_CLOSED;
 }
 

@@ -12,11 +12,13 @@ import {
   McpError,
   TaskStatusNotificationParamsSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { groupMembers } from "../_support/proc.ts";
+import { groupMembers, kernelPid, pidsMentioning, processLive } from "../_support/proc.ts";
 import { createToken } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { rejection } from "../_support/rejection.ts";
 import { pollUntil, waitUntil } from "../_support/wait.ts";
+import { RawFacade } from "../_support/facade.ts";
+import { sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp, mcpTest } from "./_mcp.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -140,7 +142,7 @@ mcpTest(
 );
 
 mcpTest(
-  "tasks/list holds this principal's tasks only: another principal's facade on the same session sees none of them (M-TASKS-1)",
+  "tasks/list holds this principal's tasks only: another principal's facade on the same session sees none of them; a cursor it never issued is -32602 (M-TASKS-1)",
   async (mcp, box) => {
     const mine = await createTask(mcp, "echo one");
     const agent = await connectMcp(box, {
@@ -155,6 +157,15 @@ mcpTest(
       assert.deepEqual(other.tasks.map((t) => t.taskId), [theirs.taskId]);
       const foreign = await rejection(getTask(agent, String(mine.taskId)), McpError);
       assert.equal(foreign.code, -32602);
+      // Every task is in the one page, which has no nextCursor: any cursor is one never issued.
+      const paged = await rejection(
+        mcp.client.request(
+          { method: "tasks/list", params: { cursor: "page-2" } },
+          ListTasksResultSchema,
+        ),
+        McpError,
+      );
+      assert.equal(paged.code, -32602, "an invalid cursor is -32602 (MCP 2025-11-25)");
     } finally {
       await agent.close();
     }
@@ -172,3 +183,113 @@ mcpTest(
     return { XDG_CONFIG_HOME: `${box.dir}/config` };
   },
 );
+
+mcpTest(
+  "the kernel killed while a task runs: the task is failed and tasks/result answers the JSON-RPC error -32603 kernel disconnected that the synchronous call answers, not a tool result (M-TASKS-1, M-START-4, M-OUT-5)",
+  async (mcp, box) => {
+    const marker = `sleep 30.${Deno.pid}0`;
+    try {
+      const task = await createTask(mcp, marker);
+      assert.ok(await waitUntil(() => pidsMentioning(marker).length > 0, 20000), "it started");
+      const kernel = kernelPid(box.socket());
+      Deno.kill(kernel, "SIGKILL");
+      assert.ok(await waitUntil(() => !processLive(kernel), 10000));
+      const taskId = String(task.taskId);
+      const e = await rejection(
+        mcp.client.request(
+          { method: "tasks/result", params: { taskId } },
+          GetTaskPayloadResultSchema,
+        ),
+        McpError,
+      );
+      assert.equal(e.code, -32603);
+      assert.match(e.message, /kernel disconnected/);
+      assert.equal((await getTask(mcp, taskId)).status, "failed");
+    } finally {
+      // The killed kernel's run outlives it (as in kernel_kill_test).
+      for (const pid of pidsMentioning(marker)) Deno.kill(pid, "SIGKILL");
+    }
+  },
+);
+
+Deno.test("a task-augmented shoal_exec cancelled before its CreateTaskResult leaves no kernel task running: its run is cancelled as a synchronous call's is, and nothing answers the call (M-PROG-3, M-TASKS-1)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  const marker = `sleep 30.${Deno.pid}1`;
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    // The call and its cancellation in one write: the client gave up before any answer.
+    await facade.write(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "shoal_exec", arguments: { src: marker }, task: {} },
+      }) + "\n" +
+        JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 2, reason: "user stopped" },
+        }) + "\n",
+    );
+    const echo = await facade.request(3, "tools/call", {
+      name: "shoal_exec",
+      arguments: { src: "echo after" },
+    });
+    assert.equal((echo.result as Rec).isError, false);
+    const running = async () => {
+      const jobs = await facade.request(crypto.randomUUID(), "resources/read", {
+        uri: "shoal://jobs",
+      });
+      const list = (jobs.result as { structuredContent: Rec[] }).structuredContent;
+      return list.filter((t) => t.state === "running" || t.state === "cancelling");
+    };
+    // The kernel's kill grace passed long before: the sleep was cancelled, not left to run.
+    await pollUntil(running, (tasks) => tasks.length === 0, 15000);
+    assert.ok(
+      await waitUntil(() => pidsMentioning(marker).length === 0, 10000),
+      `no process of the run survives: ${pidsMentioning(marker)}`,
+    );
+    assert.equal(facade.queued.some((f) => (f as Rec).id === 2), false, "no answer to the call");
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
+
+Deno.test({
+  name:
+    "a task whose command exits non-zero is completed, not failed, so the SDK client's callToolStream delivers its output and status as the synchronous call does (M-TASKS-1) [ignored: defect found by the probe round; needs a SPEC decision: M-TASKS-1 maps the kernel's failed (a non-ok outcome, K-TASK-1) to MCP failed, which MCP 2025-11-25 keeps for tool calls whose result has isError (a non-zero exit is isError false, M-TOOL-5); on failed the SDK 1.32.2 client yields only 'Task … failed' and never fetches tasks/result, so a failing grep or test run loses its output]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    try {
+      const mcp = await connectMcp(box);
+      try {
+        await mcp.client.listTools();
+        const messages: Rec[] = [];
+        for await (
+          const message of mcp.client.experimental.tasks.callToolStream({
+            name: "shoal_exec",
+            arguments: { src: "echo partial; exit 3" },
+          })
+        ) messages.push(message as unknown as Rec);
+        const last = messages.at(-1)!;
+        assert.equal(last.type, "result", JSON.stringify(last));
+        const value = ((last.result as Rec).structuredContent as Rec).value as Rec;
+        assert.equal(value.status, 3);
+        assert.deepEqual(value.out, { $: "str", v: "partial\n" });
+        const created = messages.find((m) => m.type === "taskCreated")!.task as Rec;
+        assert.equal((await getTask(mcp, String(created.taskId))).status, "completed");
+      } finally {
+        await mcp.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
+  },
+});
