@@ -139,7 +139,9 @@ export class McpTasks {
       throw new Cancelled("cancelled by the client");
     }
     const task = newTask("working");
-    const done = this.#watch(runCtx, ref, checked.elide, started, task);
+    const pending = { ...(first.value as Record<string, unknown>), timed_out: true };
+    const budget = { ms: checked.timeout_ms as number | undefined, pending };
+    const done = this.#watch(runCtx, ref, checked.elide, started, task, budget);
     return this.#created(this.#store(ref, task, done));
   }
 
@@ -224,7 +226,9 @@ export class McpTasks {
    * settles with the result a synchronous `shoal_exec` would have answered (M-PROG-1 step 3),
    * or rejects with the bridge failure it would have answered as a JSON-RPC error (the kernel
    * gone: `-32603`, M-START-4, M-OUT-5), which `tasks/result` then answers as MCP 2025-11-25
-   * wants; the status change is announced with `notifications/tasks/status`.
+   * wants; the status change is announced with `notifications/tasks/status`. Once the caller's
+   * `timeout_ms` (`budget.ms`) is used up it settles, `completed`, with the `timed_out` answer a
+   * synchronous call gives then (`budget.pending`; K-EXEC-6: the work goes on as the kernel task).
    */
   async #watch(
     ctx: ToolContext,
@@ -232,6 +236,7 @@ export class McpTasks {
     elide: unknown,
     started: number,
     task: McpTask,
+    budget: { ms: number | undefined; pending: Record<string, unknown> },
   ): Promise<ToolResult> {
     let result: ToolResult | null = null;
     let failure: unknown = null;
@@ -239,7 +244,13 @@ export class McpTasks {
     let lastProgress = 0;
     try {
       while (true) {
-        const params: Record<string, unknown> = { task: ref, timeout_ms: SLICE_MS };
+        const left = budget.ms === undefined ? SLICE_MS : budget.ms - (Date.now() - started);
+        if (left <= 0) {
+          status = "completed";
+          result = envelopeOf(ctx, { ok: true, value: budget.pending });
+          break;
+        }
+        const params: Record<string, unknown> = { task: ref, timeout_ms: Math.min(left, SLICE_MS) };
         if (elide !== undefined) params.elide = elide;
         const record = await kernelCall(ctx, "task.await", params);
         if (!record.ok) {

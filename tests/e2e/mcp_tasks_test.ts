@@ -293,3 +293,35 @@ Deno.test({
     }
   },
 });
+
+mcpTest(
+  "a task with timeout_ms completes with the timed_out answer a synchronous call gives once the budget is used up, while its kernel task runs on (M-TASKS-1, K-EXEC-6, M-PROG-1)",
+  async (mcp) => {
+    const created = await mcp.client.request(
+      {
+        method: "tools/call",
+        params: {
+          name: "shoal_exec",
+          arguments: { src: "sleep 30; echo late", timeout_ms: 1500 },
+          task: { ttl: 60000 },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    const kernelTask = String((created._meta as Rec)["shoal/task"]);
+    const result = await mcp.client.request(
+      { method: "tasks/result", params: { taskId: created.task.taskId } },
+      GetTaskPayloadResultSchema,
+    ) as Rec;
+    const sc = result.structuredContent as Rec;
+    assert.equal(sc.timed_out, true, JSON.stringify(sc));
+    assert.equal(sc.task, kernelTask);
+    assert.equal(sc.events, `task.${kernelTask.slice(5)}`);
+    assert.notEqual(result.isError, true);
+    assert.equal((await getTask(mcp, created.task.taskId)).status, "completed");
+    const jobs = (await mcp.read("shoal://jobs")).structuredContent as Rec;
+    assert.match(JSON.stringify(jobs), new RegExp(`"${kernelTask}"[^}]*"running"`));
+    const cancelled = await mcp.ok("shoal_cancel", { task: kernelTask });
+    assert.equal(cancelled.task, kernelTask);
+  },
+);
