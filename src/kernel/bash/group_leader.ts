@@ -116,3 +116,16 @@ export function groupExists(pgid: number): boolean {
     return false;
   }
 }
+
+/** How often {@link groupGoneWithin} looks at the group. */
+const GROUP_POLL_MS = 50;
+
+/** Whether process group `pgid` is gone within `ms` (looked at every {@link GROUP_POLL_MS}). */
+export async function groupGoneWithin(pgid: number, ms: number): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  for (let left = ms; left > 0; left = deadline - performance.now()) {
+    if (!groupExists(pgid)) return true;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
+  }
+  return !groupExists(pgid);
+}

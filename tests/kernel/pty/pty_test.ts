@@ -276,6 +276,29 @@ Deno.test("K-PTY-5 close kills what ignores SIGHUP, including the rest of the gr
   });
 });
 
+Deno.test("K-PTY-5 close kills what is left of the group after the program itself has exited", async () => {
+  await withTempDir(async (dir) => {
+    // the program exits at once; its background sleep ignores the hangup of the session's end
+    const script = 'trap "" HUP; sleep 1000 & echo "bg=$!"';
+    const pty = await openPty(dir, "sh", ["-c", script]);
+    const s = await waitForScreen(pty, (x) => x.screen.some((r) => r.startsWith("bg=")));
+    const bg = Number(s.screen.find((r) => r.startsWith("bg="))!.slice(3));
+    try {
+      assert.ok(await waitUntil(() => !pty.alive, 10000), "the program did not end");
+      assert.equal(processExists(bg), true);
+      await pty.close();
+      const state = psField(bg, "stat")?.[0] ?? "gone";
+      assert.ok(state === "gone" || state === "Z", `background sleep still ${state} after close`);
+    } finally {
+      try {
+        Deno.kill(bg, "SIGKILL");
+      } catch {
+        // closed with the PTY
+      }
+    }
+  });
+});
+
 Deno.test("K-PTY-13 events: throttled grid changes while alive, one exit event last", async () => {
   await withTempDir(async (dir) => {
     const pty = await openPty(dir, "bash", ["--norc", "-i"]);
