@@ -117,15 +117,73 @@ export function groupExists(pgid: number): boolean {
   }
 }
 
-/** How often {@link groupGoneWithin} looks at the group. */
+/** How often {@link groupGoneWithin} and {@link sessionGoneWithin} look. */
 const GROUP_POLL_MS = 50;
 
-/** Whether process group `pgid` is gone within `ms` (looked at every {@link GROUP_POLL_MS}). */
-export async function groupGoneWithin(pgid: number, ms: number): Promise<boolean> {
+/** Whether `gone` holds within `ms` (asked every {@link GROUP_POLL_MS}). */
+async function goneWithin(gone: () => boolean, ms: number): Promise<boolean> {
   const deadline = performance.now() + ms;
   for (let left = ms; left > 0; left = deadline - performance.now()) {
-    if (!groupExists(pgid)) return true;
+    if (gone()) return true;
     await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
   }
-  return !groupExists(pgid);
+  return gone();
+}
+
+/** Whether process group `pgid` is gone within `ms`. */
+export function groupGoneWithin(pgid: number, ms: number): Promise<boolean> {
+  return goneWithin(() => !groupExists(pgid), ms);
+}
+
+/** Whether session `sid`'s own process group and every other of its groups are gone within `ms`. */
+export function sessionGoneWithin(sid: number, ms: number): Promise<boolean> {
+  return goneWithin(() => !groupExists(sid) && otherGroupsOfSession(sid).length === 0, ms);
+}
+
+/**
+ * The process group and session of `pid` (/proc/PID/stat fields 5 and 6), or null once it is
+ * gone, a zombie or dying: a process that is exiting shows group and session 0, and a kill of
+ * group 0 would signal the kernel's own group.
+ */
+export function groupAndSession(pid: number): { group: number; session: number } | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const [state, , group, session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
+    const ids = { group: Number(group), session: Number(session) };
+    return state === "Z" || !(ids.group > 0 && ids.session > 0) ? null : ids;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The process groups of session `sid` other than the one its leader led (Linux /proc; none
+ * elsewhere): the jobs a shell with job control (`set -m`) moved into groups of their own. While
+ * a member lives, `sid` names that session and no other.
+ */
+export function otherGroupsOfSession(sid: number): number[] {
+  const groups = new Set<number>();
+  if (!(sid > 0) || Deno.build.os !== "linux") return [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry.name)) continue;
+    const ids = groupAndSession(Number(entry.name));
+    if (ids !== null && ids.session === sid && ids.group !== sid) groups.add(ids.group);
+  }
+  return [...groups];
+}
+
+/**
+ * Signals process group `pgid` as {@link signalGroup} does, and every other group of the session
+ * it leads ({@link otherGroupsOfSession}); false when the first signal reached nothing.
+ */
+export function signalSession(pgid: number, signal: Deno.Signal): boolean {
+  const sent = signalGroup(pgid, signal);
+  for (const group of otherGroupsOfSession(pgid)) {
+    try {
+      Deno.kill(-group, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sent;
 }

@@ -5,7 +5,7 @@ import {
   MAX_TERMINAL_TASKS_KEPT,
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
-import { groupGoneWithin, signalGroup } from "../bash/group_leader.ts";
+import { sessionGoneWithin, signalSession } from "../bash/group_leader.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -114,9 +114,12 @@ export class Task {
     else if (this.state === "suspended") this.signal("SIGSTOP");
   }
 
-  /** Signals the whole process group; a group that is already gone is ignored. */
+  /**
+   * Signals the whole process group, and the groups job control (`set -m`) gave jobs of its
+   * session: a suspended sandboxed task stops writing (P-SBX-4). A group already gone is ignored.
+   */
   signal(sig: Deno.Signal): boolean {
-    return this.pid !== null && signalGroup(this.pid, sig);
+    return this.pid !== null && signalSession(this.pid, sig);
   }
 
   /** Marks the task terminal and wakes every waiter. */
@@ -142,7 +145,7 @@ export class Task {
   }
 
   async #killAfterGrace(pgid: number): Promise<void> {
-    if (!(await groupGoneWithin(pgid, KILL_GRACE_MS))) this.signal("SIGKILL");
+    if (!(await sessionGoneWithin(pgid, KILL_GRACE_MS))) this.signal("SIGKILL");
   }
 }
 
