@@ -5,12 +5,7 @@
 import { basename } from "node:path";
 import { within } from "../../protocol/within.ts";
 import type { BashChild } from "../bash/bash_child.ts";
-import {
-  groupAndSession,
-  groupExists,
-  newSession,
-  spawnGroupLeader,
-} from "../bash/group_leader.ts";
+import { groupExists, newSession, processIds, spawnGroupLeader } from "../bash/group_leader.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
@@ -424,7 +419,7 @@ export class Resident {
     if (this.#exited) return false; // every process inside died with its PID namespace
     for (const pid of childrenOf(this.init)) {
       if (pid === this.#shell) continue;
-      const ids = groupAndSession(pid);
+      const ids = processIds(pid);
       if (ids === null || this.#live.has(ids.session)) continue;
       if (!this.#ending.has(ids.session)) {
         busy ??= [...this.#live.values()].some((running) => running);

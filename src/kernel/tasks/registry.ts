@@ -115,8 +115,9 @@ export class Task {
   }
 
   /**
-   * Signals the whole process group, and the groups job control (`set -m`) gave jobs of its
-   * session: a suspended sandboxed task stops writing (P-SBX-4). A group already gone is ignored.
+   * Signals the whole process group, the groups job control (`set -m`) gave jobs of its session
+   * and those of descendants that started sessions of their own: a suspended sandboxed task stops
+   * writing (P-SBX-4). A group already gone is ignored.
    */
   signal(sig: Deno.Signal): boolean {
     return this.pid !== null && signalSession(this.pid, sig);

@@ -466,6 +466,37 @@ hostTest(
   },
 );
 
+hostTest(
+  "a suspended sandboxed task stops also a child that started a session of its own (P-SBX-4)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const { task, pid } = await startTask(agent, "setsid sleep 300 & sleep 300; wait", 2);
+      // the task's pid may be bash's or that of the entry bash runs below: two levels down
+      const descendants = () =>
+        liveChildren(pid).flatMap((c) => [c.pid, ...liveChildren(c.pid).map((g) => g.pid)]);
+      let escaped: number[] = [];
+      assert.ok(
+        await waitUntil(
+          () =>
+            (escaped = descendants().filter((p) => psField(p, "sess") !== String(pid))).length ===
+              1,
+          10000,
+        ),
+        "no descendant in a session of its own",
+      );
+      assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
+      assert.ok(
+        await waitUntil(() => ["T", "gone"].includes(procState(escaped[0])), 10000),
+        `the setsid child stops: ${procState(escaped[0])}`,
+      );
+      await agent.request("task.cancel", { task });
+      assert.ok(await waitUntil(() => !processLive(escaped[0]), 10000));
+    });
+  },
+);
+
 Deno.test("the local human and a sandbox:false principal are not confined", async () => {
   await world({ "agent:free": { ...CODER, sandbox: false } }, async (w) => {
     const free = await w.agent("agent:free");
