@@ -9,6 +9,8 @@ interface PsRow {
   pid: number;
   ppid: number;
   pgid: number;
+  /** The session id. */
+  sess: number;
   /** The state letter: Z for a zombie. */
   state: string;
   /** The command line, arguments joined by spaces. */
@@ -18,14 +20,21 @@ interface PsRow {
 /** Every process now. */
 function processTable(): PsRow[] {
   const out = new Deno.Command("ps", {
-    args: ["-A", "-ww", "-o", "pid=,ppid=,pgid=,stat=,command="],
+    args: ["-A", "-ww", "-o", "pid=,ppid=,pgid=,sess=,stat=,command="],
     stderr: "null",
   }).outputSync();
   const rows: PsRow[] = [];
   for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
-    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s*(.*)$/.exec(line);
+    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s*(.*)$/.exec(line);
     if (m) {
-      rows.push({ pid: +m[1], ppid: +m[2], pgid: +m[3], state: m[4][0], command: m[5] });
+      rows.push({
+        pid: +m[1],
+        ppid: +m[2],
+        pgid: +m[3],
+        sess: +m[4],
+        state: m[5][0],
+        command: m[6],
+      });
     }
   }
   return rows;
@@ -63,6 +72,12 @@ export function processGroup(pid: number): number {
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */
 export function groupMembers(pgid: number): number[] {
   return processTable().filter((r) => r.pgid === pgid && r.state !== "Z" && r.state !== "X")
+    .map((r) => r.pid);
+}
+
+/** Pids of live (non-zombie) processes of session `sid`, whatever their process group. */
+export function sessionMembers(sid: number): number[] {
+  return processTable().filter((r) => r.sess === sid && r.state !== "Z" && r.state !== "X")
     .map((r) => r.pid);
 }
 

@@ -116,3 +116,87 @@ export function groupExists(pgid: number): boolean {
     return false;
   }
 }
+
+/** How often {@link groupGoneWithin} and {@link sessionGoneWithin} look. */
+const GROUP_POLL_MS = 50;
+
+/** Whether `gone` holds within `ms` (asked every {@link GROUP_POLL_MS}). */
+async function goneWithin(gone: () => boolean, ms: number): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  for (let left = ms; left > 0; left = deadline - performance.now()) {
+    if (gone()) return true;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
+  }
+  return gone();
+}
+
+/** Whether process group `pgid` is gone within `ms`. */
+export function groupGoneWithin(pgid: number, ms: number): Promise<boolean> {
+  return goneWithin(() => !groupExists(pgid), ms);
+}
+
+/** Whether session `sid`'s own process group and every other group {@link otherGroupsOfSession} finds are gone within `ms`. */
+export function sessionGoneWithin(sid: number, ms: number): Promise<boolean> {
+  return goneWithin(() => !groupExists(sid) && otherGroupsOfSession(sid).length === 0, ms);
+}
+
+/**
+ * The parent, process group and session of `pid` (/proc/PID/stat fields 4, 5 and 6), or null once
+ * it is gone, a zombie or dying: a process that is exiting shows group and session 0, and a kill
+ * of group 0 would signal the kernel's own group.
+ */
+export function processIds(pid: number): { parent: number; group: number; session: number } | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const [state, parent, group, session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
+    const ids = { parent: Number(parent), group: Number(group), session: Number(session) };
+    return state === "Z" || !(ids.group > 0 && ids.session > 0) ? null : ids;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The process groups, other than `sid` itself, of the processes of session `sid` and of their
+ * descendants (Linux /proc; none elsewhere): the jobs a shell with job control (`set -m`) moved
+ * into groups of their own, and a child that started a session of its own (`setsid`) while its
+ * parent lives. While a member lives, `sid` names that session and no other. One that a process
+ * gone since started (a double fork) is not found.
+ */
+export function otherGroupsOfSession(sid: number): number[] {
+  if (!(sid > 0) || Deno.build.os !== "linux") return [];
+  const children = new Map<number, number[]>();
+  const groups = new Map<number, number>();
+  const found: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry.name)) continue;
+    const pid = Number(entry.name);
+    const ids = processIds(pid);
+    if (ids === null) continue;
+    groups.set(pid, ids.group);
+    children.set(ids.parent, [...children.get(ids.parent) ?? [], pid]);
+    if (ids.session === sid) found.push(pid);
+  }
+  const reached = new Set(found);
+  for (const pid of reached) { // a Set iterates over what is added while it runs
+    for (const child of children.get(pid) ?? []) reached.add(child);
+  }
+  return [...new Set([...reached].map((pid) => groups.get(pid)!))].filter((group) => group !== sid);
+}
+
+/**
+ * Signals process group `pgid` as {@link signalGroup} does, and every other group of the session
+ * it leads and of its descendants ({@link otherGroupsOfSession}); false when the first signal
+ * reached nothing.
+ */
+export function signalSession(pgid: number, signal: Deno.Signal): boolean {
+  const sent = signalGroup(pgid, signal);
+  for (const group of otherGroupsOfSession(pgid)) {
+    try {
+      Deno.kill(-group, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sent;
+}

@@ -5,7 +5,7 @@ import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
-import { signalGroup } from "../bash/group_leader.ts";
+import { groupExists, groupGoneWithin, signalGroup } from "../bash/group_leader.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { boundEmulator } from "./emulator_bounds.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
@@ -93,6 +93,15 @@ export interface PtyOpenOptions {
    * ({@link StartGate}); needed with `sandbox`.
    */
   scratch?: string;
+}
+
+/** Signals process group `pgid` and nothing else; a group that is gone is ignored. */
+function killGroupOnly(pgid: number, signal: Deno.Signal): void {
+  try {
+    Deno.kill(-pgid, signal);
+  } catch {
+    // gone meanwhile
+  }
 }
 
 /** How a PTY's child ended: an exit status, or the name of the signal that killed it. */
@@ -414,6 +423,8 @@ export class Pty {
       // Whatever in the group outlived the hangup is killed: closing never detaches.
       this.#signalGroup("SIGKILL");
       await this.#child.status;
+    } else {
+      await this.#endGroupLeft();
     }
     this.#closing = true;
     this.#wait.wake();
@@ -425,6 +436,17 @@ export class Pty {
     this.#wait.close();
     this.#term.dispose();
     return this.#exit!;
+  }
+
+  /**
+   * What is left of the group of a child reaped before the close (a background job that ignored
+   * the hangup at its session's end): SIGHUP, SIGKILL after the grace. The pid names that group
+   * while a member lives; alone it may name another process by now, so only the group is signalled.
+   */
+  async #endGroupLeft(): Promise<void> {
+    if (!groupExists(this.pid)) return;
+    killGroupOnly(this.pid, "SIGHUP");
+    if (!(await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS))) killGroupOnly(this.pid, "SIGKILL");
   }
 
   #signalGroup(signal: Deno.Signal): void {

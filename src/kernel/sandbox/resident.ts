@@ -5,7 +5,7 @@
 import { basename } from "node:path";
 import { within } from "../../protocol/within.ts";
 import type { BashChild } from "../bash/bash_child.ts";
-import { groupExists, newSession, spawnGroupLeader } from "../bash/group_leader.ts";
+import { groupExists, newSession, processIds, spawnGroupLeader } from "../bash/group_leader.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
@@ -47,22 +47,6 @@ const SWEEP_POLL_MS = 50;
  */
 const SPARE_WAIT_MS = 1000;
 const SWEEP_TRIES = 40;
-
-/**
- * The process group and session of `pid` (/proc/PID/stat fields 5 and 6), or null once it is
- * gone, a zombie or dying: a process that is exiting shows group and session 0, and a kill of
- * group 0 would signal the kernel's own group.
- */
-function groupAndSession(pid: number): { group: number; session: number } | null {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const [state, , group, session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
-    const ids = { group: Number(group), session: Number(session) };
-    return state === "Z" || !(ids.group > 0 && ids.session > 0) ? null : ids;
-  } catch {
-    return null;
-  }
-}
 
 /** The namespace of `kind` that `pid` is in (a /proc/PID/ns link text). */
 function namespaceOf(pid: number | "self", kind: string): string {
@@ -435,7 +419,7 @@ export class Resident {
     if (this.#exited) return false; // every process inside died with its PID namespace
     for (const pid of childrenOf(this.init)) {
       if (pid === this.#shell) continue;
-      const ids = groupAndSession(pid);
+      const ids = processIds(pid);
       if (ids === null || this.#live.has(ids.session)) continue;
       if (!this.#ending.has(ids.session)) {
         busy ??= [...this.#live.values()].some((running) => running);

@@ -98,8 +98,9 @@ async function pump(
  * Waits, once bash has exited, for its pipes to reach EOF (K-BASH-3): at most PIPE_LINGER_MS
  * while a descendant in its process group lives (it may hold a pipe open for good). With the
  * group gone, as long as output still arrives or is being stored, so what bash wrote before it
- * exited is never cut off by a slow sink or a busy kernel. Pipes silent for PIPE_LINGER_MS and as
- * many polls are stopped when a process that left the group holds them; when none does (`pipes`
+ * exited is never cut off by a slow sink or a busy kernel, unless a process that left the group
+ * holds them once PIPE_LINGER_MS have passed (it may write for good). Pipes silent for
+ * PIPE_LINGER_MS and as many polls are stopped when such a process holds them; when none does (`pipes`
  * known), their last bytes and EOF are on their way and are awaited: a loaded kernel can deliver
  * a ready pipe read seconds after timers have fired many times (issue 13).
  */
@@ -113,12 +114,22 @@ async function lingerAfterExit(
   const exited = performance.now();
   let seen = activity.at;
   let quietPolls = 0;
+  let holdersLooked = false;
   while (!drained()) {
     const now = performance.now();
     if (activity.at !== seen) [seen, quietPolls] = [activity.at, 0];
     const quiet = now - Math.max(exited, seen) >= PIPE_LINGER_MS &&
       quietPolls >= PIPE_LINGER_MS / LINGER_POLL_MS;
-    if (now - exited >= PIPE_LINGER_MS && groupExists(pgid)) return;
+    if (now - exited >= PIPE_LINGER_MS) {
+      if (groupExists(pgid)) return;
+      // A process that left the group and writes on would keep the pipes busy for good: once
+      // the linger is over, output held elsewhere is its, not bash's. Looked at once: a pipe no
+      // other process holds cannot be taken up again.
+      if (!holdersLooked && pipes !== null) {
+        holdersLooked = true;
+        if (heldElsewhere(pipes)) return;
+      }
+    }
     if (quiet) {
       // No other holder: the last bytes and EOF are on their way, within a bound.
       if (pipes !== null && !heldElsewhere(pipes)) await within(pumps, PIPE_EOF_WAIT_MS);

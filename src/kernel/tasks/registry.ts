@@ -5,7 +5,7 @@ import {
   MAX_TERMINAL_TASKS_KEPT,
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
-import { groupExists, signalGroup } from "../bash/group_leader.ts";
+import { sessionGoneWithin, signalSession } from "../bash/group_leader.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -19,9 +19,6 @@ export type TaskState =
   | "cancelled";
 
 const TERMINAL: ReadonlySet<TaskState> = new Set(["completed", "failed", "cancelled"]);
-
-/** How often a cancelled group is checked for survivors during the grace period. */
-const GROUP_POLL_MS = 50;
 
 /** The task record on the wire (K-TASK-1). */
 export interface TaskRecord {
@@ -117,9 +114,13 @@ export class Task {
     else if (this.state === "suspended") this.signal("SIGSTOP");
   }
 
-  /** Signals the whole process group; a group that is already gone is ignored. */
+  /**
+   * Signals the whole process group, the groups job control (`set -m`) gave jobs of its session
+   * and those of descendants that started sessions of their own: a suspended sandboxed task stops
+   * writing (P-SBX-4). A group already gone is ignored.
+   */
   signal(sig: Deno.Signal): boolean {
-    return this.pid !== null && signalGroup(this.pid, sig);
+    return this.pid !== null && signalSession(this.pid, sig);
   }
 
   /** Marks the task terminal and wakes every waiter. */
@@ -145,12 +146,7 @@ export class Task {
   }
 
   async #killAfterGrace(pgid: number): Promise<void> {
-    const deadline = performance.now() + KILL_GRACE_MS;
-    for (let left = KILL_GRACE_MS; left > 0; left = deadline - performance.now()) {
-      if (!groupExists(pgid)) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
-    }
-    this.signal("SIGKILL");
+    if (!(await sessionGoneWithin(pgid, KILL_GRACE_MS))) this.signal("SIGKILL");
   }
 }
 

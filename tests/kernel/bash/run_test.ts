@@ -5,6 +5,8 @@ import { ScratchPool } from "../../../src/kernel/bash/scratch_pool.ts";
 import { bashOwnVariables } from "../../../src/kernel/bash/shell_state.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { delay } from "../../_support/wait.ts";
+import { pidsMentioning } from "../../_support/proc.ts";
+import { within } from "../../../src/protocol/within.ts";
 
 /** A sink that takes `ms` to store each chunk, as a kernel under heavy load does. */
 class SlowSink implements ByteSink {
@@ -60,5 +62,17 @@ Deno.test("K-BASH-3 a descendant that left bash's process group (setsid) and hol
     assert.deepEqual([first, rest], ["first", [""]]);
   } finally {
     Deno.kill(Number(pid), "SIGKILL");
+  }
+});
+
+Deno.test("K-BASH-3 a descendant that left bash's process group and writes without pause still ends the read after the linger", async () => {
+  const marker = `linger-writer-${crypto.randomUUID()}`;
+  // it writes every 10 ms for good: output keeps arriving long after bash has exited
+  const src = `setsid sh -c 'while :; do echo more; sleep 0.01; done # ${marker}' &`;
+  try {
+    const text = await within(slowRun(src, 0), 15000);
+    assert.notEqual(text, null, "the read did not end while the descendant kept writing");
+  } finally {
+    for (const pid of pidsMentioning(marker)) Deno.kill(pid, "SIGKILL");
   }
 });

@@ -22,6 +22,7 @@ import {
   processGroup,
   processLive,
   psField,
+  sessionMembers,
 } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -436,6 +437,62 @@ hostTest(
       const second = await startTask(agent, "sleep 300 & sleep 300; wait", 3);
       await agent.request("task.cancel", { task: second.task });
       assert.ok(await waitUntil(() => second.members.every((pid) => !processLive(pid)), 10000));
+    });
+  },
+);
+
+hostTest(
+  "a suspended sandboxed task stops also what job control moved to process groups of their own (P-SBX-4)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      // set -m: each job, the foreground one too, leads a process group of its own
+      const { task, pid } = await startTask(agent, "set -m; sleep 300 & sleep 300; wait", 1);
+      let members: number[] = [];
+      assert.ok(await waitUntil(() => (members = sessionMembers(pid)).length >= 3, 10000));
+      assert.ok(members.some((p) => processGroup(p) !== pid), "no job in a group of its own");
+      assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
+      assert.ok(
+        await waitUntil(
+          () => members.every((p) => ["T", "gone"].includes(procState(p))),
+          10000,
+        ),
+        `every process stops: ${members.map(procState)}`,
+      );
+      await agent.request("task.cancel", { task });
+      assert.ok(await waitUntil(() => members.every((p) => !processLive(p)), 10000));
+    });
+  },
+);
+
+hostTest(
+  "a suspended sandboxed task stops also a child that started a session of its own (P-SBX-4)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const { task, pid } = await startTask(agent, "setsid sleep 300 & sleep 300; wait", 2);
+      // the task's pid may be bash's or that of the entry bash runs below: two levels down
+      const descendants = () =>
+        liveChildren(pid).flatMap((c) => [c.pid, ...liveChildren(c.pid).map((g) => g.pid)]);
+      let escaped: number[] = [];
+      assert.ok(
+        await waitUntil(
+          () =>
+            (escaped = descendants().filter((p) => psField(p, "sess") !== String(pid))).length ===
+              1,
+          10000,
+        ),
+        "no descendant in a session of its own",
+      );
+      assert.equal((await agent.request("task.suspend", { task }) as Rec).state, "suspended");
+      assert.ok(
+        await waitUntil(() => ["T", "gone"].includes(procState(escaped[0])), 10000),
+        `the setsid child stops: ${procState(escaped[0])}`,
+      );
+      await agent.request("task.cancel", { task });
+      assert.ok(await waitUntil(() => !processLive(escaped[0]), 10000));
     });
   },
 );
