@@ -358,3 +358,24 @@ sceneTest(
     ]);
   },
 );
+
+sceneTest(
+  "K-EFF-3: a known command bash cannot find runs no command_not_found_handle the session defined",
+  async (s) => {
+    await assertAttacksFail(s, [
+      // The handler's body was judged where it was defined (allowed/a); it runs where bash is.
+      [
+        "command_not_found_handle() { /bin/rm -f a; }",
+        `cd '${s.victim}'`,
+        "PATH=/nonexistent",
+        "cat",
+      ],
+      [
+        "command_not_found_handle() { /bin/rm -f a; }",
+        `cd '${s.victim}'`,
+        "PATH=/nonexistent",
+        "ls",
+      ],
+    ]);
+  },
+);

@@ -346,18 +346,27 @@ export class Analyzer {
     const platform = this.#state.platform ?? Deno.build.os;
     const resolution = resolveProgram(name, env.PATH, this.#state.cwd, platform);
     this.#paths.shadowing(resolution.shadowing);
+    // A program bash cannot find runs the handler, judged where it was defined if at all.
+    const handler = "command_not_found_handle";
+    if (
+      !resolution.found &&
+      (this.#state.sessionCommands.has(handler) || this.#scan.functions.has(handler))
+    ) {
+      this.#effects.opaque(`${name} not found: runs ${handler}`);
+      return same;
+    }
     const base = name.slice(name.lastIndexOf("/") + 1);
-    const handler = knownCommand(base, platform);
-    const reason = handler === undefined
+    const known = knownCommand(base, platform);
+    const reason = known === undefined
       ? `unknown command: ${name}`
       : resolution.system !== true
       ? resolution.system
       : toolConfigured(base, env, changed, this.#state.home);
-    if (handler === undefined || reason !== null) {
+    if (known === undefined || reason !== null) {
       this.#effects.opaque(reason ?? `unknown command: ${name}`);
       return same;
     }
-    handler(args, this.#io(cwds));
+    known(args, this.#io(cwds));
     return same;
   }
 

@@ -172,3 +172,16 @@ Deno.test("K-EFF-3: a line continuation bash reads otherwise than the parser is 
     assert.equal(opaque(src), null, src);
   }
 });
+
+Deno.test("K-EFF-3: a known command not found runs command_not_found_handle: opaque when one is defined", () => {
+  const handler = { sessionCommands: new Set(["command_not_found_handle"]) };
+  const lost = { env: { PATH: "/nonexistent" } };
+  assert.match(opaque("cat /etc/hostname", { ...lost, ...handler }) ?? "", /not found/);
+  assert.match(
+    opaque("command_not_found_handle() { /bin/rm -f a; }; cd /v; cat x", lost) ?? "",
+    /not found/,
+  );
+  // Without a handler the command fails, and a found one runs.
+  assert.equal(opaque("cat /etc/hostname", lost), null);
+  assert.equal(opaque("cat /etc/hostname", { env: { PATH: "/usr/bin:/bin" }, ...handler }), null);
+});
