@@ -341,3 +341,41 @@ sceneTest("issue 34: sed scripts write nowhere unseen, whatever stands before th
     [`sed -n '/x/{tx;:x;s/.*/rm -f ${v}/e\n}' in`],
   ]);
 });
+
+sceneTest(
+  "K-EFF-3: the analysis reads a line continuation where bash does (a here-document's end, a $ before it)",
+  async (s) => {
+    const v = `${s.victim}/a`;
+    await assertAttacksFail(s, [
+      // bash joins `E\` and `OF` into the delimiter: the rm after it runs, outside the body.
+      [`cat <<EOF\nE\\\nOF\nrm -f ${v}\nEOF\n`],
+      [`cat <<-EOF\n\tE\\\nOF\nrm -f ${v}\nEOF\n`],
+      [`cat <<EOF\n\\\nEOF\nrm -f ${v}\nEOF\n`],
+      // bash reads `$` and `(` joined as a command substitution.
+      [`echo "$\\\n(rm -f ${v})"`],
+      [`cat <<EOF\n$\\\n(rm -f ${v})\nEOF\n`],
+      [`echo \${x:-$\\\n(rm -f ${v})}`],
+    ]);
+  },
+);
+
+sceneTest(
+  "K-EFF-3: a known command bash cannot find runs no command_not_found_handle the session defined",
+  async (s) => {
+    await assertAttacksFail(s, [
+      // The handler's body was judged where it was defined (allowed/a); it runs where bash is.
+      [
+        "command_not_found_handle() { /bin/rm -f a; }",
+        `cd '${s.victim}'`,
+        "PATH=/nonexistent",
+        "cat",
+      ],
+      [
+        "command_not_found_handle() { /bin/rm -f a; }",
+        `cd '${s.victim}'`,
+        "PATH=/nonexistent",
+        "ls",
+      ],
+    ]);
+  },
+);

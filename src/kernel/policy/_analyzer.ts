@@ -36,10 +36,13 @@ import { PathRecorder } from "./_path_recorder.ts";
 import { BudgetExceeded, StepBudget } from "./_step_budget.ts";
 import { SourceScan } from "./_source_scan.ts";
 import { WordExpander } from "./_words.ts";
+import { continuationReason } from "./_continuations.ts";
 
 /** One effect derivation over one AST. */
 export class Analyzer {
   readonly #file: File;
+  /** The source `#file` was parsed from. */
+  readonly #src: string;
   readonly #state: EffectState;
   readonly #effects: EffectSet;
   readonly #budget = new StepBudget();
@@ -57,8 +60,9 @@ export class Analyzer {
   /** Whether the source has a compound command or declaration an alias could replace. */
   #keywordRuns = false;
 
-  constructor(file: File, state: EffectState, effects: EffectSet) {
+  constructor(file: File, src: string, state: EffectState, effects: EffectSet) {
     this.#file = file;
+    this.#src = src;
     this.#state = state;
     this.#effects = effects;
     this.#paths = new PathRecorder(state, effects);
@@ -79,6 +83,8 @@ export class Analyzer {
         this.#file,
         Object.hasOwn(this.#state.env, "IFS") || Object.hasOwn(vars, "IFS"),
       );
+      const continuation = continuationReason(this.#src, this.#scan.heredocs);
+      if (continuation !== null) this.#effects.opaque(continuation);
       for (const [name, list] of this.#scan.assignments) {
         if (Object.hasOwn(this.#state.env, name) && list.some((a) => a.persistent)) {
           this.#effects.names("env_write", [name]);
@@ -340,18 +346,27 @@ export class Analyzer {
     const platform = this.#state.platform ?? Deno.build.os;
     const resolution = resolveProgram(name, env.PATH, this.#state.cwd, platform);
     this.#paths.shadowing(resolution.shadowing);
+    // A program bash cannot find runs the handler, judged where it was defined if at all.
+    const handler = "command_not_found_handle";
+    if (
+      !resolution.found &&
+      (this.#state.sessionCommands.has(handler) || this.#scan.functions.has(handler))
+    ) {
+      this.#effects.opaque(`${name} not found: runs ${handler}`);
+      return same;
+    }
     const base = name.slice(name.lastIndexOf("/") + 1);
-    const handler = knownCommand(base, platform);
-    const reason = handler === undefined
+    const known = knownCommand(base, platform);
+    const reason = known === undefined
       ? `unknown command: ${name}`
       : resolution.system !== true
       ? resolution.system
       : toolConfigured(base, env, changed, this.#state.home);
-    if (handler === undefined || reason !== null) {
+    if (known === undefined || reason !== null) {
       this.#effects.opaque(reason ?? `unknown command: ${name}`);
       return same;
     }
-    handler(args, this.#io(cwds));
+    known(args, this.#io(cwds));
     return same;
   }
 

@@ -12,6 +12,8 @@ export interface Resolution {
   system: true | string;
   /** `PATH` directories searched before the hit: a file written there would run instead. */
   shadowing: string[];
+  /** Whether a program of that name exists now (bash runs `command_not_found_handle` otherwise). */
+  found: boolean;
 }
 
 /** Homebrew's directories on Apple silicon, system directories on macOS (issue 15). */
@@ -47,16 +49,17 @@ export function resolveProgram(
 ): Resolution {
   if (name.includes("/")) {
     if (!name.startsWith("/") || name.split("/").some((s) => s === ".." || s === ".")) {
-      return { system: `program path not pinned: ${name}`, shadowing: [] };
+      return { system: `program path not pinned: ${name}`, shadowing: [], found: true };
     }
     return {
       system: inSystemDir(name, platform)
         ? true
         : `program outside the system directories: ${name}`,
       shadowing: [],
+      found: isExecutable(name),
     };
   }
-  if (path === undefined) return { system: true, shadowing: [] };
+  if (path === undefined) return { system: true, shadowing: [], found: true };
   const shadowing: string[] = [];
   for (const entry of path.split(":")) {
     const dir = entry === "" || !entry.startsWith("/") ? `${cwd}/${entry}` : entry;
@@ -67,10 +70,11 @@ export function resolveProgram(
           ? true
           : `${name} resolves outside the system directories`,
         shadowing,
+        found: true,
       };
     }
     shadowing.push(physicalPath(dir) ?? dir);
   }
   // Not found now: it fails, unless the source creates it in a PATH directory (checked by caller).
-  return { system: true, shadowing };
+  return { system: true, shadowing, found: false };
 }

@@ -61,6 +61,8 @@ export class SourceScan {
   readonly #unset = new Set<string>();
   /** A command may assign a variable named by a dynamic word: any variable may have changed. */
   anyAssigned = false;
+  /** The source's here-document redirections (`<<`, `<<-`). */
+  readonly heredocs: Redirect[] = [];
   /** Variables the source declares with the integer attribute (`declare -i`). */
   readonly integerNames = new Set<string>();
   /** Whether `IFS` may differ from the default when words are split. */
@@ -169,6 +171,7 @@ export class SourceScan {
         const redirect = node as Redirect;
         const fdVar = redirect.n?.match(/^\{([A-Za-z_][A-Za-z0-9_]*)\}$/);
         if (fdVar) this.#assign(fdVar[1], offset, true, true);
+        if (redirect.hdoc !== null) this.heredocs.push(redirect);
         break;
       }
       case "FuncDecl": {

@@ -22,7 +22,7 @@ self.onmessage = (message: MessageEvent<AnalysisJob>) => {
   const { id, src, state, wantAst } = message.data;
   try {
     const ast = parseBash(src);
-    const analysis = state === null ? null : deriveEffects(ast, state);
+    const analysis = state === null ? null : deriveEffects(ast, src, state);
     const astJson = wantAst ? boundedAstJson(ast, FRAME_LIMIT) : null;
     self.postMessage({ id, astJson, analysis, heapBytes: Deno.memoryUsage().heapTotal });
   } catch (e) {

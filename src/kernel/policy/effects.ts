@@ -11,10 +11,13 @@ import { EffectSet } from "./_effect_set.ts";
 export * from "./effect_types.ts";
 export { fillBinHashes } from "./bin_hash.ts";
 
-/** Derives the canonical effects of a parsed bash source from session state (K-EFF-3..5). */
-export function deriveEffects(file: File, state: EffectState): EffectAnalysis {
+/**
+ * Derives the canonical effects of bash source `src`, parsed into `file`, from session state
+ * (K-EFF-3..5).
+ */
+export function deriveEffects(file: File, src: string, state: EffectState): EffectAnalysis {
   const set = new EffectSet();
-  new Analyzer(file, state, set).run();
+  new Analyzer(file, src, state, set).run();
   const effects = set.toList();
   return { effects, reversibility: reversibilityOf(effects), written: set.written };
 }

@@ -139,7 +139,7 @@ export async function analyzeOffLoop(
 ): Promise<ParsedSource> {
   if (src.length <= INLINE_PARSE_LIMIT) {
     const ast = plainCommand(src) ?? (await import("../bash/recent_parses.ts")).parseRecent(src);
-    return { ast, analysis: state === null ? null : deriveEffects(ast, state) };
+    return { ast, analysis: state === null ? null : deriveEffects(ast, src, state) };
   }
   const reply = await inWorker({ id: nextId++, src, state, wantAst });
   if (reply.error) throw new RpcError(reply.error.code, reply.error.message, reply.error.data);

@@ -11,7 +11,7 @@ import { localHumanPolicy } from "../../../src/kernel/policy/leash.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 
 function effects(src: string, platform: string): Effect[] {
-  return deriveEffects(parseBash(src), {
+  return deriveEffects(parseBash(src), src, {
     cwd: "/w",
     env: {},
     changedEnv: new Set(),
@@ -64,7 +64,8 @@ Deno.test("issue 15: a grant written through a link matches the physical paths e
     await Deno.mkdir(`${dir}/private/tmp`, { recursive: true });
     await Deno.symlink(`${dir}/private/tmp`, `${dir}/tmp`);
     const policy = { ...localHumanPolicy(), fs_write: [`${dir}/tmp/**`] };
-    const [write] = deriveEffects(parseBash(`echo x > ${dir}/tmp/a`), {
+    const src = `echo x > ${dir}/tmp/a`;
+    const [write] = deriveEffects(parseBash(src), src, {
       cwd: "/",
       env: {},
       changedEnv: new Set(),

@@ -20,7 +20,7 @@ function state(cwd: string, extra: Partial<EffectState> = {}): EffectState {
 }
 
 function derive(src: string, cwd = "/w", extra: Partial<EffectState> = {}): EffectAnalysis {
-  return deriveEffects(parseBash(src), state(cwd, extra));
+  return deriveEffects(parseBash(src), src, state(cwd, extra));
 }
 
 const spawn = (argv0: string): Effect => ({ kind: "proc_spawn", argv0, bin_hash: null });
@@ -457,7 +457,7 @@ Deno.test("K-EFF-5: reversibility", () => {
 
 Deno.test("K-EFF-3: derivation accepts a parsed AST and is bounded on big sources", () => {
   const file = parseBash("rm a");
-  assert.deepEqual(deriveEffects(file, state("/w")).effects[0], {
+  assert.deepEqual(deriveEffects(file, "rm a", state("/w")).effects[0], {
     kind: "fs_delete",
     paths: ["/w/a"],
   });

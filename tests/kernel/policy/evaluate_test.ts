@@ -64,7 +64,7 @@ const reviewer = grants({
 });
 
 function plan(p: PrincipalPolicy | null, src: string, cwd = "/home/me/src/proj"): string {
-  const { effects, reversibility } = deriveEffects(parseBash(src), {
+  const { effects, reversibility } = deriveEffects(parseBash(src), src, {
     cwd,
     env: { HOME },
     changedEnv: new Set(),

@@ -14,7 +14,7 @@ import { withTempDir } from "../../_support/temp_dir.ts";
 import { hostGit } from "../../_support/git.ts";
 
 function effects(src: string, extra: Partial<EffectState> = {}): Effect[] {
-  return deriveEffects(parseBash(src), {
+  return deriveEffects(parseBash(src), src, {
     cwd: "/w",
     env: {},
     changedEnv: new Set(Object.keys(extra.env ?? {})),
@@ -144,4 +144,44 @@ Deno.test("a hooks directory of thousands of entries is not read to its end at e
     for (let i = 0; i < 1500; i++) Deno.writeTextFileSync(`${dir}/.git/hooks/h${i}.sample`, "");
     assert.match(opaque("git commit -m x", at) ?? "", /hooks holds too many entries/);
   });
+});
+
+Deno.test("K-EFF-3: a line continuation bash reads otherwise than the parser is opaque", () => {
+  for (
+    const src of [
+      "cat <<EOF\nE\\\nOF\nrm -f /v\nEOF\n",
+      "cat <<-EOF\n\tE\\\nOF\nrm -f /v\nEOF\n",
+      "cat <<EOF\n\\\nEOF\nrm -f /v\nEOF\n",
+      "f() { cat <<EOF\nE\\\nOF\nrm -f /v\nEOF\n}; f",
+      'echo "$\\\n(rm -f /v)"',
+      "cat <<EOF\n$\\\n(rm -f /v)\nEOF\n",
+      "echo ${x:-$\\\n(rm -f /v)}",
+    ]
+  ) {
+    assert.match(opaque(src) ?? "", /line continuation/, src);
+  }
+  // Bash keeps a quoted delimiter's body as written, and `\\` before a newline is no continuation.
+  for (
+    const src of [
+      "cat <<'EOF'\nE\\\nOF\nrm -f /v\nEOF\n",
+      "cat <<\\EOF\nE\\\nOF\nrm -f /v\nEOF\n",
+      "cat <<EOF\nx\\\\\nEOF\n",
+      "echo a \\\n  b",
+    ]
+  ) {
+    assert.equal(opaque(src), null, src);
+  }
+});
+
+Deno.test("K-EFF-3: a known command not found runs command_not_found_handle: opaque when one is defined", () => {
+  const handler = { sessionCommands: new Set(["command_not_found_handle"]) };
+  const lost = { env: { PATH: "/nonexistent" } };
+  assert.match(opaque("cat /etc/hostname", { ...lost, ...handler }) ?? "", /not found/);
+  assert.match(
+    opaque("command_not_found_handle() { /bin/rm -f a; }; cd /v; cat x", lost) ?? "",
+    /not found/,
+  );
+  // Without a handler the command fails, and a found one runs.
+  assert.equal(opaque("cat /etc/hostname", lost), null);
+  assert.equal(opaque("cat /etc/hostname", { env: { PATH: "/usr/bin:/bin" }, ...handler }), null);
 });

@@ -45,7 +45,7 @@ async function sedTouches(dir: string, form: Form): Promise<string[]> {
 
 function effectsOf(dir: string, form: Form): Effect[] {
   const src = ["sed", ...form.args].map(quote).join(" ");
-  return deriveEffects(parseBash(src), {
+  return deriveEffects(parseBash(src), src, {
     cwd: dir,
     env: {},
     changedEnv: new Set(),

@@ -29,7 +29,7 @@ Deno.test("issue 14: the usability corpus keeps its exact/opaque counts", async 
     await git(proj, "init", "-q");
     const opaque: string[] = [];
     for (const src of lines) {
-      const { effects } = deriveEffects(parseBash(src), {
+      const { effects } = deriveEffects(parseBash(src), src, {
         cwd: proj,
         env: { HOME: home, PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" },
         changedEnv: new Set(),
