@@ -191,12 +191,16 @@ export function otherGroupsOfSession(sid: number): number[] {
  */
 export function signalSession(pgid: number, signal: Deno.Signal): boolean {
   const sent = signalGroup(pgid, signal);
-  for (const group of otherGroupsOfSession(pgid)) {
-    try {
-      Deno.kill(-group, signal);
-    } catch {
-      // gone meanwhile
-    }
-  }
+  for (const group of otherGroupsOfSession(pgid)) signalGroupOnly(group, signal);
   return sent;
+}
+
+/** Signals process group `pgid` and nothing else (not a process of that pid); one gone is ignored. */
+export function signalGroupOnly(pgid: number, signal: Deno.Signal): void {
+  if (!(pgid > 0)) return; // kill(-0) would signal the kernel's own group
+  try {
+    Deno.kill(-pgid, signal);
+  } catch {
+    // gone meanwhile
+  }
 }

@@ -41,8 +41,6 @@ import { continuationReason } from "./_continuations.ts";
 /** One effect derivation over one AST. */
 export class Analyzer {
   readonly #file: File;
-  /** The source `#file` was parsed from. */
-  readonly #src: string;
   readonly #state: EffectState;
   readonly #effects: EffectSet;
   readonly #budget = new StepBudget();
@@ -60,9 +58,8 @@ export class Analyzer {
   /** Whether the source has a compound command or declaration an alias could replace. */
   #keywordRuns = false;
 
-  constructor(file: File, src: string, state: EffectState, effects: EffectSet) {
+  constructor(file: File, state: EffectState, effects: EffectSet) {
     this.#file = file;
-    this.#src = src;
     this.#state = state;
     this.#effects = effects;
     this.#paths = new PathRecorder(state, effects);
@@ -75,15 +72,13 @@ export class Analyzer {
     );
   }
 
-  /** Derives the effects of the whole file into the effect set. */
-  run(): void {
+  /** Derives the effects of the whole file, parsed from `src`, into the effect set. */
+  run(src: string): void {
     try {
       const vars = this.#state.vars ?? {};
-      this.#scan.scan(
-        this.#file,
-        Object.hasOwn(this.#state.env, "IFS") || Object.hasOwn(vars, "IFS"),
-      );
-      const continuation = continuationReason(this.#src, this.#scan.heredocs);
+      const ifs = Object.hasOwn(this.#state.env, "IFS") || Object.hasOwn(vars, "IFS");
+      this.#scan.scan(this.#file, ifs);
+      const continuation = continuationReason(src, this.#scan.heredocs);
       if (continuation !== null) this.#effects.opaque(continuation);
       for (const [name, list] of this.#scan.assignments) {
         if (Object.hasOwn(this.#state.env, name) && list.some((a) => a.persistent)) {

@@ -17,7 +17,7 @@ export { fillBinHashes } from "./bin_hash.ts";
  */
 export function deriveEffects(file: File, src: string, state: EffectState): EffectAnalysis {
   const set = new EffectSet();
-  new Analyzer(file, src, state, set).run();
+  new Analyzer(file, state, set).run(src);
   const effects = set.toList();
   return { effects, reversibility: reversibilityOf(effects), written: set.written };
 }

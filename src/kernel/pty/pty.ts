@@ -1,11 +1,16 @@
 /** One program on a real pseudo-terminal, rendered by a headless terminal emulator (SPEC §3.10, §8). */
 
-import { isAbsolute, join, resolve } from "node:path";
 import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
-import { groupExists, groupGoneWithin, signalGroup } from "../bash/group_leader.ts";
+import {
+  groupExists,
+  groupGoneWithin,
+  signalGroup,
+  signalGroupOnly,
+} from "../bash/group_leader.ts";
+import { programExists } from "./program_lookup.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { boundEmulator } from "./emulator_bounds.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
@@ -13,7 +18,6 @@ import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
 import { protectionInPlace, untilEnded } from "../sandbox/protected_mounts.ts";
 import { guardProtection } from "../sandbox/protection_guard.ts";
-import { type SandboxView, visibleIn } from "../sandbox/view.ts";
 import {
   PTY_EVENT_INTERVAL_MS,
   PTY_KILL_GRACE_MS,
@@ -95,15 +99,6 @@ export interface PtyOpenOptions {
   scratch?: string;
 }
 
-/** Signals process group `pgid` and nothing else; a group that is gone is ignored. */
-function killGroupOnly(pgid: number, signal: Deno.Signal): void {
-  try {
-    Deno.kill(-pgid, signal);
-  } catch {
-    // gone meanwhile
-  }
-}
-
 /** How a PTY's child ended: an exit status, or the name of the signal that killed it. */
 export interface PtyExit {
   status: number | null;
@@ -132,34 +127,6 @@ export interface PtyScreen {
 /** Clamps a requested PTY width or height to 1..{@link PTY_MAX_DIMENSION}. */
 export function clampDimension(n: number): number {
   return Math.min(PTY_MAX_DIMENSION, Math.max(1, Math.trunc(n) || 1));
-}
-
-function isExecutableFile(path: string): boolean {
-  try {
-    const st = Deno.statSync(path);
-    return st.isFile && ((st.mode ?? 0) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Whether `execvp` in the child would find `cmd` (PATH from the child's env, glibc default when
- * unset). In a sandbox only what its `view` shows counts: a host file the run cannot see is as
- * missing as inside, so the answer tells an agent nothing about files outside its grants.
- */
-function programExists(
-  cmd: string,
-  cwd: string,
-  env: Record<string, string>,
-  view: SandboxView | null,
-): boolean {
-  const found = (path: string) =>
-    isExecutableFile(path) && (view === null || visibleIn(view, path));
-  if (cmd === "") return false;
-  if (cmd.includes("/")) return found(resolve(cwd, cmd));
-  const dirs = (env.PATH ?? "/bin:/usr/bin").split(":");
-  return dirs.some((dir) => found(join(isAbsolute(dir) ? dir : resolve(cwd, dir), cmd)));
 }
 
 function delay(ms: number): Promise<void> {
@@ -445,8 +412,8 @@ export class Pty {
    */
   async #endGroupLeft(): Promise<void> {
     if (!groupExists(this.pid)) return;
-    killGroupOnly(this.pid, "SIGHUP");
-    if (!(await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS))) killGroupOnly(this.pid, "SIGKILL");
+    signalGroupOnly(this.pid, "SIGHUP");
+    if (!(await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS))) signalGroupOnly(this.pid, "SIGKILL");
   }
 
   #signalGroup(signal: Deno.Signal): void {
