@@ -3,6 +3,11 @@ import { RAW_CHUNK_LIMIT } from "../../protocol/limits.ts";
 import { isHash } from "../store/cas.ts";
 
 const uint = z.number().int().nonnegative();
+/**
+ * A position in a value: an integer JavaScript holds exactly. A bound past it (`1e300`) stood in
+ * the selection's URI in exponent form (`slice=0..1e+300`), which no `shoal://` reader parses.
+ */
+const position = uint.max(Number.MAX_SAFE_INTEGER);
 
 /** A per-call elision override (K-EXEC-1, V-ELIDE-2): non-negative integers, each optional. */
 export const elideParams = z.object({
@@ -18,10 +23,10 @@ export type ElideOverride = z.output<typeof elideParams>;
 export const valueGetParams = z.object({
   ref: z.string(),
   path: z.string().nullish(),
-  slice: z.tuple([uint, uint]).nullish(),
+  slice: z.tuple([position, position]).nullish(),
   format: z.enum(["json", "render", "raw"]).nullish().transform((v) => v ?? "json"),
   elide: elideParams.nullish(),
-  offset: uint.nullish().transform((v) => v ?? 0),
+  offset: position.nullish().transform((v) => v ?? 0),
 });
 
 /** A parsed `value.get` request. */

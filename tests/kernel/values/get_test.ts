@@ -244,6 +244,8 @@ Deno.test("value.get params: types and ranges are -32602 material", () => {
       { ref: 12 },
       { ref: "out:1", slice: [-1, 2] },
       { ref: "out:1", slice: [0.5, 2] },
+      { ref: "out:1", slice: [0, 1e300] },
+      { ref: "out:1", offset: 2 ** 53 },
       { ref: "out:1", slice: [1] },
       { ref: "out:1", format: "xml" },
       { ref: "out:1", elide: { max_bytes: -1 } },
