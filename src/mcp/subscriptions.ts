@@ -7,6 +7,7 @@ import { parseResourceUri } from "./resource_uri.ts";
 import { updateFrames } from "./update_frame.ts";
 import { after } from "../protocol/timers.ts";
 import { noteActivity } from "../protocol/idle_work.ts";
+import { canonicalNumber } from "../protocol/refs.ts";
 
 /** How long unsubscribe waits for `events.unsubscribe` before closing anyway (M-SUB-4). */
 export const UNSUBSCRIBE_WAIT_MS = 1000;
@@ -30,8 +31,10 @@ export function subscriptionChannel(uri: string): string | null {
   if (head !== "task" && head !== "pty") return null;
   const tail = rest.join("/");
   if (!(tail === "" || (head === "task" && tail === "out"))) return null;
-  const n = id?.startsWith(`${head}:`) ? id.slice(head.length + 1) : id;
-  return n !== undefined && /^[0-9]+$/.test(n) ? `${head}.${n}` : null;
+  const text = id?.startsWith(`${head}:`) ? id.slice(head.length + 1) : id;
+  // Canonical only: `task:007` named channel task.007, which no task's events ever reach.
+  const n = text === undefined ? null : canonicalNumber(text);
+  return n === null ? null : `${head}.${n}`;
 }
 
 interface Entry {

@@ -154,6 +154,9 @@ Deno.test("M-SUB-1: subscribable URIs map to channels, others do not", () => {
       "shoal://pty",
       "file:///x",
       "shoal://events",
+      "shoal://task/007",
+      "shoal://task/task:0",
+      "shoal://pty/pty:01",
     ]
   ) {
     assert.equal(subscriptionChannel(uri), null, uri);
