@@ -86,6 +86,8 @@ export class FacadeServer {
   #server: RequestServer;
   readonly subscriptions: SubscriptionRegistry;
   #version = PREFERRED_VERSION;
+  /** Whether `initialize` came: before it no version, and so no tasks, was negotiated. */
+  #initialized = false;
   /** Whether the client declared form-mode elicitation at `initialize` (M-ELICIT-2). */
   #elicits = false;
   readonly #client: ClientRequests;
@@ -148,12 +150,16 @@ export class FacadeServer {
     return await method(params, context);
   }
 
-  /** Whether MCP tasks were negotiated (M-TASKS-1). */
+  /**
+   * Whether MCP tasks were negotiated (M-TASKS-1). Not before `initialize`: a task created then
+   * went on announcing its status after an `initialize` that negotiated a version without tasks.
+   */
   get #withTasks(): boolean {
-    return this.#version === TASKS_VERSION;
+    return this.#initialized && this.#version === TASKS_VERSION;
   }
 
   #initialize(params: Params) {
+    this.#initialized = true;
     this.#version = negotiateVersion(params.protocolVersion);
     this.#elicits = formElicitation(params.capabilities);
     if (!this.#withTasks) {
