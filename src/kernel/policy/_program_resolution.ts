@@ -5,6 +5,7 @@
  */
 import { physicalPath } from "./_physical_paths.ts";
 import { SYSTEM_DIRS } from "./_shell_tables.ts";
+import { isExecutableFile } from "../bash/executable_file.ts";
 
 /** Where a command name resolves. */
 export interface Resolution {
@@ -28,15 +29,6 @@ function inSystemDir(file: string, platform: string): boolean {
   return systems.some((system) => physicalPath(system) + "/" === dir || system === dir);
 }
 
-function isExecutable(file: string): boolean {
-  try {
-    const info = Deno.statSync(file);
-    return info.isFile && ((info.mode ?? 0) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Resolves argv0 `name` from `cwd` with the session `PATH` (undefined: bash's default, the
  * system directories) on `platform`. A name with `/` must be a normalized absolute path in a system directory.
@@ -56,7 +48,7 @@ export function resolveProgram(
         ? true
         : `program outside the system directories: ${name}`,
       shadowing: [],
-      found: isExecutable(name),
+      found: isExecutableFile(name),
     };
   }
   if (path === undefined) return { system: true, shadowing: [], found: true };
@@ -64,7 +56,7 @@ export function resolveProgram(
   for (const entry of path.split(":")) {
     const dir = entry === "" || !entry.startsWith("/") ? `${cwd}/${entry}` : entry;
     const file = `${dir.replace(/\/+$/, "")}/${name}`;
-    if (isExecutable(file)) {
+    if (isExecutableFile(file)) {
       return {
         system: inSystemDir(file, platform)
           ? true

@@ -1,15 +1,7 @@
 /** Whether a PTY's program can be started: the `execvp` lookup, seen from inside a sandbox. */
 import { isAbsolute, join, resolve } from "node:path";
 import { type SandboxView, visibleIn } from "../sandbox/view.ts";
-
-function isExecutableFile(path: string): boolean {
-  try {
-    const st = Deno.statSync(path);
-    return st.isFile && ((st.mode ?? 0) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
+import { isExecutableFile } from "../bash/executable_file.ts";
 
 /**
  * Whether `execvp` in the child would find `cmd` (PATH from the child's env, glibc default when

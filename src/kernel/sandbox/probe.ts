@@ -3,6 +3,7 @@ import { delimiter } from "node:path";
 import { Resident } from "./resident.ts";
 import { sandboxView } from "./view.ts";
 import { PERL } from "../net/inside.ts";
+import { isExecutableFile } from "../bash/executable_file.ts";
 
 /**
  * What the host offers: tier B with the bubblewrap that builds a sandbox, the util-linux tools
@@ -29,13 +30,7 @@ export const NO_SANDBOX: SandboxHost = { tier: "D", bwrap: null };
 /** The first executable `name` on `path` (a `PATH` value), or null. */
 function findOnPath(name: string, path: string): string | null {
   for (const dir of path.split(delimiter)) {
-    if (!dir.startsWith("/")) continue;
-    try {
-      const info = Deno.statSync(`${dir}/${name}`);
-      if (info.isFile && ((info.mode ?? 0) & 0o111) !== 0) return `${dir}/${name}`;
-    } catch {
-      // not in this directory
-    }
+    if (dir.startsWith("/") && isExecutableFile(`${dir}/${name}`)) return `${dir}/${name}`;
   }
   return null;
 }
