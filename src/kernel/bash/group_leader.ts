@@ -174,7 +174,9 @@ export function otherGroupsOfSession(sid: number): number[] {
     const ids = processIds(pid);
     if (ids === null) continue;
     groups.set(pid, ids.group);
-    children.set(ids.parent, [...children.get(ids.parent) ?? [], pid]);
+    const siblings = children.get(ids.parent);
+    if (siblings === undefined) children.set(ids.parent, [pid]);
+    else siblings.push(pid);
     if (ids.session === sid) found.push(pid);
   }
   const reached = new Set(found);
