@@ -4,6 +4,7 @@ import type { BashChild } from "./bash_child.ts";
 import { cLibrary } from "./c_library.ts";
 import { errno } from "./fd_calls.ts";
 import { posixSpawn, posixSpawnAvailable } from "./posix_spawn.ts";
+import { procStat } from "./proc_stat.ts";
 import { type ShellState, spawnDir } from "./shell_state.ts";
 
 /**
@@ -146,14 +147,11 @@ export function sessionGoneWithin(sid: number, ms: number): Promise<boolean> {
  * of group 0 would signal the kernel's own group.
  */
 export function processIds(pid: number): { parent: number; group: number; session: number } | null {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const [state, parent, group, session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
-    const ids = { parent: Number(parent), group: Number(group), session: Number(session) };
-    return state === "Z" || !(ids.group > 0 && ids.session > 0) ? null : ids;
-  } catch {
-    return null;
-  }
+  const fields = procStat(pid);
+  if (fields === null) return null;
+  const [state, parent, group, session] = fields;
+  const ids = { parent: Number(parent), group: Number(group), session: Number(session) };
+  return state === "Z" || !(ids.group > 0 && ids.session > 0) ? null : ids;
 }
 
 /**

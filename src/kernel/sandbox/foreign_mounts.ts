@@ -3,16 +3,13 @@
  * sharing the project binds a placeholder of this one as an existing protected name, and removing
  * the placeholder on the host would detach that read-only bind and free the name inside (P-SBX-6).
  */
+import { procStat } from "../bash/proc_stat.ts";
 import { mountPoints } from "./protected_mounts.ts";
 
 /** The parent pid of `pid` (/proc/PID/stat field 4), or null once it is gone. */
 function parentOf(pid: number): number | null {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-  } catch {
-    return null;
-  }
+  const fields = procStat(pid);
+  return fields === null ? null : Number(fields[1]);
 }
 
 /** Whether `pid` is a descendant of this process. */

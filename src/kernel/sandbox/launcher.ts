@@ -10,6 +10,7 @@ import { ensureFifo, type Fifo, openFifo, readRestNow } from "../bash/fifo.ts";
 import { fdWaiterAvailable } from "../bash/fd_waiter.ts";
 import { writeFreshFile } from "../bash/fresh_file.ts";
 import { commandStatus } from "../bash/wait_status.ts";
+import { childrenOf } from "./protected_mounts.ts";
 
 const encoder = new TextEncoder();
 
@@ -40,13 +41,7 @@ const KILLED: Deno.CommandStatus = { success: false, code: 137, signal: "SIGKILL
 
 /** The host pid of the child of `parent` whose pid in its own PID namespace is `inside`. */
 function hostPidOf(parent: number, inside: number): number | null {
-  let children: string[];
-  try {
-    children = Deno.readTextFileSync(`/proc/${parent}/task/${parent}/children`).trim().split(" ");
-  } catch {
-    return null;
-  }
-  for (const child of children.reverse()) {
+  for (const child of childrenOf(parent).reverse()) {
     try {
       const status = Deno.readTextFileSync(`/proc/${child}/status`);
       const line = status.slice(

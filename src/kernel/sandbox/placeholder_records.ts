@@ -6,6 +6,7 @@
  * a directory of its own, named for its process, since kernels of several sockets may share one
  * state directory.
  */
+import { procStat } from "../bash/proc_stat.ts";
 import { mountedElsewhere } from "./foreign_mounts.ts";
 
 /**
@@ -115,12 +116,7 @@ function modeOf(info: Deno.FileInfo): number {
  * is gone or there is no /proc: with the pid, it names one process, whatever pid reuse brings.
  */
 function startOf(pid: number): string | null {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
+  return procStat(pid)?.[19] ?? null;
 }
 
 /** Whether the kernel that named its directory of records `name` (`<pid>-<start>`) still runs. */

@@ -6,6 +6,7 @@
  */
 
 import { closeFd } from "../bash/fd_calls.ts";
+import { procStat } from "../bash/proc_stat.ts";
 import { mountsChanged, mountTable, openMountTable } from "./mount_table.ts";
 
 /** How often, and how many times at most, an ending sandbox's init is looked at until it is gone. */
@@ -102,12 +103,8 @@ export function mountPoints(pid: number): Set<string> {
 
 /** Whether process `pid` has exited (a zombie or gone). */
 function exited(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return true;
-  }
+  const fields = procStat(pid);
+  return fields === null || fields[0] === "Z";
 }
 
 /**

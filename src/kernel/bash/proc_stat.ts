@@ -1,0 +1,13 @@
+/**
+ * The fields of /proc/PID/stat from the third (the process state) on, so that field N of proc(5)
+ * is at index N − 3; null once the process is gone or where there is no /proc. The command name
+ * before them may hold spaces and parentheses, so they are read after its last `)`.
+ */
+export function procStat(pid: number): string[] | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
