@@ -11,27 +11,36 @@ import { reportEffects } from "../policy/effect_report.ts";
 import { callerEffects } from "./shown_paths.ts";
 
 /**
- * The plan a caller may apply now, or the K-PLAN-3 error in its order. A caller the policy no
- * longer names (the human removed it after approving) is refused as its exec would be (P-PRIN-1):
- * its run would not go into the sandbox, which only a policy entry asks for (P-SBX-2).
+ * The K-PLAN-3 refusals that depend on the plan's decision and the policy now, in their order. A
+ * caller the policy no longer names (the human removed it after approving) is refused as its exec
+ * would be (P-PRIN-1): its run would not go into the sandbox, which only a policy entry asks for
+ * (P-SBX-2). A plan the policy now denies is blocked however it was approved (K-PLAN-1): an
+ * approval lifts `approval_required`, never a deny, as `approval.grant` refuses one (K-APPR-2).
  */
-export async function checkApplicable(
-  kernel: PlanServices,
-  attachment: Attachment,
-  ref: string,
-): Promise<Plan> {
+function decidedPlan(kernel: PlanServices, attachment: Attachment, ref: string): Plan {
   const plan = kernel.plans.owned(ref, attachment.session.name, attachment.principal);
   refuseUnknownPrincipal(attachment.grants);
-  if (plan.approval === "denied" || plan.approval === "blocked") {
-    throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
-  }
   const verdict = attachment.grants.verdict(plan.effects, plan.reversibility);
+  if (plan.approval === "denied" || plan.approval === "blocked" || verdict === "deny") {
+    const reason = plan.approval === "denied" ? "denied" : "blocked";
+    throw denied(reason, `plan ${plan.ref} is ${reason}`, { plan_ref: plan.ref });
+  }
   if (plan.approval !== "approved" && verdict !== "allow") {
     throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `plan ${plan.ref} is not approved`, {
       verdict,
       plan_ref: plan.ref,
     });
   }
+  return plan;
+}
+
+/** The plan a caller may apply now, or the K-PLAN-3 error in its order. */
+export async function checkApplicable(
+  kernel: PlanServices,
+  attachment: Attachment,
+  ref: string,
+): Promise<Plan> {
+  const plan = decidedPlan(kernel, attachment, ref);
   const now = await currentEffects(attachment, plan.src, false);
   if (JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
     throw denied("stale_plan", "the plan's effects changed since it was made", {

@@ -136,13 +136,13 @@ export const PLAN_METHODS: MethodSpec[] = [
     ({ kernel, attachment }, p) => {
       const named = namedKinds(p.effects);
       const plan = kernel.plans.owned(p.plan_ref, attachment.session.name, attachment.principal);
-      if (plan.approval === "blocked" || plan.approval === "denied") {
-        throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
+      const verdict = attachment.grants.verdict(plan.effects, plan.reversibility);
+      // a plan the policy now denies is blocked however it was approved before (K-PLAN-1)
+      if (plan.approval === "blocked" || plan.approval === "denied" || verdict === "deny") {
+        const reason = plan.approval === "denied" ? "denied" : "blocked";
+        throw denied(reason, `plan ${plan.ref} is ${reason}`, { plan_ref: plan.ref });
       }
-      if (
-        attachment.grants.verdict(plan.effects, plan.reversibility) === "allow" ||
-        plan.approval === "approved"
-      ) {
+      if (verdict === "allow" || plan.approval === "approved") {
         return {
           ...approvedResult(kernel, plan, plan.approvedBy ?? "policy"),
           granted_effects: named,

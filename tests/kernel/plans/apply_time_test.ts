@@ -1,0 +1,48 @@
+/**
+ * What the human approved is what runs: `plan.apply` judges the plan as it is when its run
+ * starts, not as it was when the human decided or when the apply began.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { kernelTest, startKernelWithPolicy } from "../../_support/kernel.ts";
+import { createToken, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+
+/** May do anything on the filesystem, but every run needs the human's approval. */
+const ASKS = {
+  fs: { read: ["/**"], write: ["/**"], delete: ["/**"] },
+  proc_spawn: ["*"],
+  session_write: true,
+  auto_apply: "never",
+  opaque: "ask",
+};
+
+kernelTest(
+  "K-PLAN-3/K-CAP-1 an approved plan whose effects the policy now denies is refused -32010 blocked, not run: the human took the grant back after approving (an approval lifts approval_required, never a deny)",
+  async (k) => {
+    const victim = `${k.box.dir}/victim`;
+    await Deno.writeTextFile(victim, "kept");
+    const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+    const human = await k.attach();
+    const plan = await agent.request("exec", { src: `rm ${victim}`, mode: "plan" }) as Rec;
+    await human.request("approval.grant", { plan_ref: plan.plan_ref });
+
+    await writePolicy(k.box, { "agent:a": { ...ASKS, fs: { read: ["/**"], write: ["/**"] } } });
+    const fresh = await rpcError(agent.request("exec", { src: `rm ${victim}` }));
+    assert.equal(fresh.code, -32010, "the same source run now is denied");
+    const applied = await rpcError(agent.request("plan.apply", { plan_ref: plan.plan_ref }));
+    assert.equal(applied.code, -32010, applied.message);
+    assert.equal((applied.data as Rec).reason, "blocked");
+    const approved = await rpcError(
+      agent.request("exec", { src: `rm ${victim}`, mode: "approved", plan_ref: plan.plan_ref }),
+    );
+    assert.equal(approved.code, -32010, approved.message);
+    const asked = await rpcError(agent.request("cap.request", { plan_ref: plan.plan_ref }));
+    assert.equal(asked.code, -32010, asked.message);
+    assert.equal((asked.data as Rec).reason, "blocked");
+    assert.equal(existsSync(victim), true);
+    assert.deepEqual(await human.request("journal.query", { principal: "agent:a" }), []);
+  },
+  () => startKernelWithPolicy({ "agent:a": ASKS }),
+);
