@@ -34,7 +34,11 @@ function decidedPlan(kernel: PlanServices, attachment: Attachment, ref: string):
   return plan;
 }
 
-/** The plan a caller may apply now, or the K-PLAN-3 error in its order. */
+/**
+ * The plan a caller may apply now, or the K-PLAN-3 error in its order. Its decision is judged
+ * again once its effects are derived (off the event loop for a long source), so a deny answered
+ * meanwhile stops the run; the caller starts the run in the same turn.
+ */
 export async function checkApplicable(
   kernel: PlanServices,
   attachment: Attachment,
@@ -42,6 +46,7 @@ export async function checkApplicable(
 ): Promise<Plan> {
   const plan = decidedPlan(kernel, attachment, ref);
   const now = await currentEffects(attachment, plan.src, false);
+  decidedPlan(kernel, attachment, ref);
   if (JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
     throw denied("stale_plan", "the plan's effects changed since it was made", {
       ...reportEffects(callerEffects(now, attachment.grants)),

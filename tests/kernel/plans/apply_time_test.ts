@@ -8,6 +8,7 @@ import { kernelTest, startKernelWithPolicy } from "../../_support/kernel.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
+import { delay } from "../../_support/wait.ts";
 
 /** May do anything on the filesystem, but every run needs the human's approval. */
 const ASKS = {
@@ -42,6 +43,30 @@ kernelTest(
     assert.equal(asked.code, -32010, asked.message);
     assert.equal((asked.data as Rec).reason, "blocked");
     assert.equal(existsSync(victim), true);
+    assert.deepEqual(await human.request("journal.query", { principal: "agent:a" }), []);
+  },
+  () => startKernelWithPolicy({ "agent:a": ASKS }),
+);
+
+kernelTest(
+  "K-PLAN-3 a deny answered while a plan.apply is still deriving the plan's effects stops that apply: it ran after the human was told denied, and its journal row said no one approved it",
+  async (k) => {
+    const ran = `${k.box.dir}/ran`;
+    const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+    const human = await k.attach();
+    // A long source: its effects are derived off the event loop, long after the deny is answered.
+    const src = `touch ${ran}; exit 0\n${"true\n".repeat(50_000)}`;
+    const plan = await agent.request("exec", { src, mode: "plan" }) as Rec;
+    await human.request("approval.grant", { plan_ref: plan.plan_ref });
+
+    const applying = rpcError(agent.request("plan.apply", { plan_ref: plan.plan_ref }));
+    await delay(20);
+    const denied = await human.request("approval.deny", { plan_ref: plan.plan_ref }) as Rec;
+    assert.equal(denied.grant, "denied");
+    const refused = await applying;
+    assert.equal(refused.code, -32010, refused.message);
+    assert.equal((refused.data as Rec).reason, "denied");
+    assert.equal(existsSync(ran), false);
     assert.deepEqual(await human.request("journal.query", { principal: "agent:a" }), []);
   },
   () => startKernelWithPolicy({ "agent:a": ASKS }),
