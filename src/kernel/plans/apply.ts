@@ -37,7 +37,9 @@ function decidedPlan(kernel: PlanServices, attachment: Attachment, ref: string):
 /**
  * The plan a caller may apply now, or the K-PLAN-3 error in its order. Its decision is judged
  * again once its effects are derived (off the event loop for a long source), so a deny answered
- * meanwhile stops the run; the caller starts the run in the same turn.
+ * meanwhile stops the run; the caller starts the run in the same turn. The session must still be
+ * in the cwd the plan was made and shown in (P-PLAN-2): an opaque command's effects do not name
+ * the cwd, so `bash script.sh` approved in one directory would run another's script.sh.
  */
 export async function checkApplicable(
   kernel: PlanServices,
@@ -47,8 +49,10 @@ export async function checkApplicable(
   const plan = decidedPlan(kernel, attachment, ref);
   const now = await currentEffects(attachment, plan.src, false);
   decidedPlan(kernel, attachment, ref);
-  if (JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
-    throw denied("stale_plan", "the plan's effects changed since it was made", {
+  const cwd = attachment.session.shell.view(attachment.principal).cwd;
+  if (cwd !== plan.cwd || JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
+    const what = cwd !== plan.cwd ? "the session's cwd" : "the plan's effects";
+    throw denied("stale_plan", `${what} changed since the plan was made`, {
       ...reportEffects(callerEffects(now, attachment.grants)),
       plan_ref: plan.ref,
     });

@@ -71,3 +71,46 @@ kernelTest(
   },
   () => startKernelWithPolicy({ "agent:a": ASKS }),
 );
+
+kernelTest(
+  "P-PLAN-2/K-PLAN-3 an approved plan runs only in the cwd it was planned and shown in: after a cd its unchanged effects (bash script.sh is opaque) ran another directory's script.sh, stale_plan now",
+  async (k) => {
+    const safe = `${k.box.dir}/safe`;
+    const own = `${k.box.dir}/own`;
+    for (const [dir, word] of [[safe, "SAFE"], [own, "OWN"]]) {
+      await Deno.mkdir(dir);
+      await Deno.writeTextFile(`${dir}/script.sh`, `echo ${word}\n`);
+    }
+    const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+    const human = await k.attach();
+    await agent.request("exec", { src: `cd ${safe}` });
+    const plan = await agent.request("exec", { src: "bash script.sh", mode: "plan" }) as Rec;
+    const shown = (await human.request("approval.list", {}) as { requests: Rec[] }).requests[0];
+    assert.deepEqual(shown.cwd, { display: safe }, "the human approves it in safe");
+    await human.request("approval.grant", { plan_ref: plan.plan_ref });
+
+    await agent.request("exec", { src: `cd ${own}` });
+    const stale = await rpcError(agent.request("plan.apply", { plan_ref: plan.plan_ref }));
+    assert.equal(stale.code, -32010, stale.message);
+    assert.equal((stale.data as Rec).reason, "stale_plan");
+    const approved = await rpcError(
+      agent.request("exec", { src: "bash script.sh", mode: "approved", plan_ref: plan.plan_ref }),
+    );
+    assert.equal(approved.code, -32010, approved.message);
+
+    await agent.request("exec", { src: `cd ${safe}` });
+    const run = await agent.request("plan.apply", {
+      plan_ref: plan.plan_ref,
+      position: "value",
+    }) as Rec;
+    assert.equal(((run.value as Rec).out as Rec).v, "SAFE\n");
+  },
+  () =>
+    startKernelWithPolicy({
+      "agent:a": {
+        ...ASKS,
+        fs: { read: ["/**"], write: ["~/**"], delete: ["~/**"] },
+        auto_apply: "in-grant",
+      },
+    }),
+);
