@@ -142,11 +142,6 @@ export const OUTCOME_CMD_SCALARS = 256;
 export const APPROVAL_LIST_LIMIT = 200;
 /** Bytes of a plan's `src` shown per `approval.list` item (K-APPR-4). */
 export const APPROVAL_SRC_LIMIT = 65536;
-/**
- * UTF-8 bytes of JSON `approval.list` items take together: 200 sources of 64 KiB escaped as
- * `\u0001` would not fit in one frame (K-APPR-4, W-FRAME).
- */
-export const APPROVAL_LIST_BYTES = 8 * 1024 * 1024;
 /** Scalars of a journal row's `head` (J-2). */
 export const JOURNAL_HEAD_SCALARS = 256;
 /** UTF-8 bytes of `src` shown per `journal.query` row before it is cut with `…` (K-JQ-4). */

@@ -1,9 +1,5 @@
 import { z } from "zod";
-import {
-  APPROVAL_LIST_BYTES,
-  APPROVAL_LIST_LIMIT,
-  APPROVAL_SRC_LIMIT,
-} from "../../../protocol/limits.ts";
+import { APPROVAL_LIST_LIMIT, APPROVAL_SRC_LIMIT } from "../../../protocol/limits.ts";
 import type { KernelServices } from "../kernel_services.ts";
 import type { PlanServices } from "../../plans/plan_services.ts";
 import { nowNs } from "../../events/now_ns.ts";
@@ -17,8 +13,7 @@ import { runOptions, runParams } from "../../exec/run_params.ts";
 import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { denied } from "../../plans/denied.ts";
-import { utf8Length, utf8Prefix } from "../../../protocol/utf8.ts";
-import { compactJson } from "../../../protocol/rpc.ts";
+import { utf8Prefix } from "../../../protocol/utf8.ts";
 import { reportedMember, reportEffects } from "../../policy/effect_report.ts";
 
 const planRef = z.object({ plan_ref: z.string() });
@@ -28,22 +23,6 @@ const effectNames = z.array(z.union([z.string(), z.object({ kind: z.string() })]
 function srcHead(src: string): { src: string; src_truncated: boolean } {
   const head = utf8Prefix(src, APPROVAL_SRC_LIMIT);
   return { src: head, src_truncated: head.length < src.length };
-}
-
-/**
- * The first of `items` whose compact JSON takes at most `budget` UTF-8 bytes together, so the
- * list answers in one frame whatever the plans hold (an agent's 200 plans of control characters
- * made `approval.list` -32603 and hid every request from the human).
- */
-function boundedItems<T>(items: T[], budget: number): T[] {
-  let used = 0;
-  const kept: T[] = [];
-  for (const item of items) {
-    used += utf8Length(compactJson(item));
-    if (used > budget) break;
-    kept.push(item);
-  }
-  return kept;
 }
 
 /** The distinct effect kinds of a plan. */
@@ -241,9 +220,9 @@ export const PLAN_METHODS: MethodSpec[] = [
   }),
   attached("approval.list", z.object({}), ({ kernel, attachment }) => {
     const approver = attachment.grants.isApprover;
-    const awaiting = kernel.plans.awaiting(attachment.principal, approver);
-    const requests = boundedItems(
-      awaiting.slice(0, APPROVAL_LIST_LIMIT).map((plan) => {
+    const requests = kernel.plans.awaiting(attachment.principal, approver)
+      .slice(0, APPROVAL_LIST_LIMIT)
+      .map((plan) => {
         const owner = resolveGrants(kernel.config, plan.principal);
         return {
           plan_ref: plan.ref,
@@ -263,10 +242,7 @@ export const PLAN_METHODS: MethodSpec[] = [
           requested_effects: plan.requestedEffects,
           requested_ns: plan.requestedNs,
         };
-      }),
-      APPROVAL_LIST_BYTES,
-    );
-    const more = awaiting.length - requests.length;
-    return more > 0 ? { requests, requests_more: more } : { requests };
+      });
+    return { requests };
   }),
 ];
