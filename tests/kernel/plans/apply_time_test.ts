@@ -114,3 +114,32 @@ kernelTest(
       },
     }),
 );
+
+Deno.test({
+  name:
+    "K-PLAN-3 an approved opaque plan runs the program the human approved, not one a PATH set after approval leads to [ignored: defect found by the probe round; needs a SPEC decision: a plan binds src, cwd and effects (P-PLAN-2), not the session environment, and an opaque command keeps its first reason (K-EFF-4), so `bash script.sh` approved and then `export PATH=DIR:$PATH` derive the same effects and the apply runs DIR/bash]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({
+      "agent:a": { ...ASKS, env_read: ["*"], env_write: ["*"], auto_apply: "in-grant" },
+    });
+    try {
+      const own = `${k.box.dir}/own`;
+      await Deno.mkdir(own);
+      await Deno.writeTextFile(`${own}/bash`, "#!/bin/sh\necho OWN\n", { mode: 0o755 });
+      await Deno.writeTextFile(`${k.box.dir}/script.sh`, "echo SAFE\n");
+      const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+      const human = await k.attach();
+      const plan = await agent.request("exec", { src: "bash script.sh", mode: "plan" }) as Rec;
+      await human.request("approval.grant", { plan_ref: plan.plan_ref });
+      await agent.request("exec", { src: `export PATH=${own}:$PATH` });
+      const applied = await agent.request("plan.apply", {
+        plan_ref: plan.plan_ref,
+        position: "value",
+      }).then((r) => ((r as Rec).value as Rec).out as Rec, (e) => e);
+      assert.notDeepEqual(applied, { $: "str", v: "OWN\n" }, "the agent's bash ran");
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
