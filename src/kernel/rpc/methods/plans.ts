@@ -126,10 +126,16 @@ export const PLAN_METHODS: MethodSpec[] = [
       kernel.plans.listFor(attachment.session.name, attachment.principal)
         .map((plan) => planSummary(plan, attachment.grants)),
   ),
-  attached("plan.apply", applyParams, async ({ kernel, attachment }, p) => {
-    const plan = await checkApplicable(kernel, attachment, p.plan_ref);
-    return applyPlan(kernel, attachment, plan, runOptions(p));
-  }),
+  // A run like an exec's, so it starts in the order of the session's execs (W-RPC-4).
+  attached(
+    "plan.apply",
+    applyParams,
+    ({ kernel, attachment }, p) =>
+      attachment.session.inTurn(async (started) => {
+        const plan = await checkApplicable(kernel, attachment, p.plan_ref);
+        return await applyPlan(kernel, attachment, plan, { ...runOptions(p), started });
+      }),
+  ),
   attached(
     "cap.request",
     planRef.extend({ effects: effectNames }),
