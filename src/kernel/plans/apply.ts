@@ -1,7 +1,7 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { type RunOptions, runSource } from "../exec/run_source.ts";
-import { spawnDir } from "../bash/shell_state.ts";
+import { sameCwd, spawnDir } from "../bash/shell_state.ts";
 import type { RunServices } from "../exec/run_services.ts";
 import { currentEffects, refuseUnknownPrincipal } from "./analysis.ts";
 import { denied } from "./denied.ts";
@@ -49,9 +49,9 @@ export async function checkApplicable(
   const plan = decidedPlan(kernel, attachment, ref);
   const now = await currentEffects(attachment, plan.src, false);
   decidedPlan(kernel, attachment, ref);
-  const cwd = attachment.session.shell.view(attachment.principal).cwd;
-  if (cwd !== plan.cwd || JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
-    const what = cwd !== plan.cwd ? "the session's cwd" : "the plan's effects";
+  const moved = !sameCwd(attachment.session.shell.view(attachment.principal), plan);
+  if (moved || JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
+    const what = moved ? "the session's cwd" : "the plan's effects";
     throw denied("stale_plan", `${what} changed since the plan was made`, {
       ...reportEffects(callerEffects(now, attachment.grants)),
       plan_ref: plan.ref,

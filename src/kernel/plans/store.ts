@@ -19,7 +19,10 @@ export interface Plan {
   src: string;
   session: string;
   principal: string;
+  /** The cwd at planning time; its lossy display text when {@link cwdBytes} is set. */
   cwd: string;
+  /** The cwd's exact bytes when they are not UTF-8 (as `ShellState.cwdBytes`). */
+  cwdBytes?: Uint8Array;
   effects: Effect[];
   /**
    * The paths of `effects` a symlink led to, each with the form the source wrote

@@ -115,6 +115,31 @@ kernelTest(
     }),
 );
 
+kernelTest(
+  "P-PLAN-2/V-TAG-3 a plan is bound to its cwd's bytes: two directories whose names are not UTF-8 show the same text (U+FFFD) but are not the same cwd, and plan.get and approvals give the cwd's raw bytes",
+  async (k) => {
+    const human = await k.attach();
+    await human.request("exec", {
+      src: `cd ${k.box.dir} && mkdir $'\\xff' $'\\xfe' && echo 'echo SAFE' > $'\\xff'/script.sh ` +
+        `&& echo 'echo OTHER' > $'\\xfe'/script.sh`,
+    });
+    const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+    await agent.request("exec", { src: `cd ${k.box.dir}/$'\\xff'` });
+    const plan = await agent.request("exec", { src: "bash script.sh", mode: "plan" }) as Rec;
+    const raw = btoa(`${k.box.dir}/\xff`);
+    assert.equal(((await agent.request("plan.get", plan) as Rec).cwd as Rec).raw, raw);
+    const shown = (await human.request("approval.list", {}) as { requests: Rec[] }).requests[0];
+    assert.equal((shown.cwd as Rec).raw, raw);
+    await human.request("approval.grant", { plan_ref: plan.plan_ref });
+
+    await agent.request("exec", { src: `cd ${k.box.dir}/$'\\xfe'` });
+    const stale = await rpcError(agent.request("plan.apply", { plan_ref: plan.plan_ref }));
+    assert.equal(stale.code, -32010, stale.message);
+    assert.equal((stale.data as Rec).reason, "stale_plan");
+  },
+  () => startKernelWithPolicy({ "agent:a": { ...ASKS, auto_apply: "in-grant" } }),
+);
+
 Deno.test({
   name:
     "K-PLAN-3 an approved opaque plan runs the program the human approved, not one a PATH set after approval leads to [ignored: defect found by the probe round; needs a SPEC decision: a plan binds src, cwd and effects (P-PLAN-2), not the session environment, and an opaque command keeps its first reason (K-EFF-4), so `bash script.sh` approved and then `export PATH=DIR:$PATH` derive the same effects and the apply runs DIR/bash]",

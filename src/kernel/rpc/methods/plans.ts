@@ -5,6 +5,7 @@ import type { PlanServices } from "../../plans/plan_services.ts";
 import { nowNs } from "../../events/now_ns.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
+import { cwdBytesOf } from "../../bash/shell_state.ts";
 import { planRecord, planSummary, publishApproval } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
 import type { Attachment } from "../../session/attachment.ts";
@@ -235,7 +236,7 @@ export const PLAN_METHODS: MethodSpec[] = [
           session: plan.session,
           principal: plan.principal,
           ...srcHead(plan.src),
-          cwd: pathObject(plan.cwd),
+          cwd: pathObject(cwdBytesOf(plan)),
           ...reportEffects(plan.effects),
           reversibility: plan.reversibility,
           verdict: owner.verdict(plan.effects, plan.reversibility),
