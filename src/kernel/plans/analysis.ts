@@ -2,6 +2,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { analyzeOffLoop, sendableAst } from "../policy/off_loop.ts";
 import { cwdBytesOf, shellCwd, spawnDir } from "../bash/shell_state.ts";
+import { dirIdentity } from "../bash/dir_identity.ts";
 import { pathObject } from "../values/path_object.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
@@ -96,11 +97,15 @@ export function storePlan(
   src: string,
   analysis: Analysis,
 ): Plan {
+  const view = attachment.session.shell.view(attachment.principal);
+  const identity = view.cwdIdentity ??
+    (view.cwdBytes === undefined ? dirIdentity(view.cwd) : null);
   const plan = kernel.plans.store({
     src,
     session: attachment.session.name,
     principal: attachment.principal,
-    ...shellCwd(attachment.session.shell.view(attachment.principal)),
+    ...shellCwd(view),
+    ...(identity === null ? {} : { cwdIdentity: identity }),
     effects: analysis.effects,
     written: analysis.written,
     reversibility: analysis.reversibility,

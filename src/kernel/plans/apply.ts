@@ -1,7 +1,8 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { type RunOptions, runSource } from "../exec/run_source.ts";
-import { sameCwd, spawnDir } from "../bash/shell_state.ts";
+import { sameCwd, type ShellState, spawnDir } from "../bash/shell_state.ts";
+import { dirIdentity } from "../bash/dir_identity.ts";
 import type { RunServices } from "../exec/run_services.ts";
 import { currentEffects, refuseUnknownPrincipal } from "./analysis.ts";
 import { denied } from "./denied.ts";
@@ -35,6 +36,17 @@ function decidedPlan(kernel: PlanServices, attachment: Attachment, ref: string):
 }
 
 /**
+ * Whether a session state's cwd is the plan's: the same path, naming the same directory (a
+ * directory swapped for a symlink to another keeps the path, P-PLAN-2).
+ */
+function inPlanCwd(state: ShellState, plan: Plan): boolean {
+  if (!sameCwd(state, plan)) return false;
+  if (plan.cwdIdentity === undefined) return true;
+  if (state.cwdIdentity !== undefined && state.cwdIdentity !== plan.cwdIdentity) return false;
+  return dirIdentity(state.cwd) === plan.cwdIdentity;
+}
+
+/**
  * The plan a caller may apply now, or the K-PLAN-3 error in its order. Its decision is judged
  * again once its effects are derived (off the event loop for a long source), so a deny answered
  * meanwhile stops the run; the caller starts the run in the same turn. The session must still be
@@ -49,7 +61,7 @@ export async function checkApplicable(
   const plan = decidedPlan(kernel, attachment, ref);
   const now = await currentEffects(attachment, plan.src, false);
   decidedPlan(kernel, attachment, ref);
-  const moved = !sameCwd(attachment.session.shell.view(attachment.principal), plan);
+  const moved = !inPlanCwd(attachment.session.shell.view(attachment.principal), plan);
   if (moved || JSON.stringify(now.effects) !== JSON.stringify(plan.effects)) {
     const what = moved ? "the session's cwd" : "the plan's effects";
     throw denied("stale_plan", `${what} changed since the plan was made`, {
@@ -61,8 +73,9 @@ export async function checkApplicable(
 }
 
 /**
- * Runs a plan's stored source exactly like an exec `run` (K-PLAN-3); sandboxed, the run also
- * sees what an approval granted (P-SBX-3). A run that may not start is refused (-32010).
+ * Runs a plan's stored source exactly like an exec `run` (K-PLAN-3), in exactly the directory
+ * it was made in; sandboxed, the run also sees what an approval granted (P-SBX-3). A run that
+ * may not start is refused (-32010).
  */
 export function applyPlan(
   kernel: RunServices,
@@ -74,5 +87,9 @@ export function applyPlan(
   const state = attachment.session.shell.view(attachment.principal);
   const sandbox = attachment.grants.sandboxFor(spawnDir(state), approved);
   const approvedBy = plan.approval === "approved" ? plan.approvedBy : null;
-  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, { ...opts, approvedBy });
+  return runSource(kernel, attachment, plan.src, plan.effects, sandbox, {
+    ...opts,
+    approvedBy,
+    cwdIdentity: plan.cwdIdentity,
+  });
 }

@@ -23,6 +23,11 @@ export interface Plan {
   cwd: string;
   /** The cwd's exact bytes when they are not UTF-8 (as `ShellState.cwdBytes`). */
   cwdBytes?: Uint8Array;
+  /**
+   * The `device:inode` of the directory the cwd named at planning, when it could be told (a
+   * UTF-8 cwd that existed): a run of the plan enters exactly that one (`ShellState.cwdIdentity`).
+   */
+  cwdIdentity?: string;
   effects: Effect[];
   /**
    * The paths of `effects` a symlink led to, each with the form the source wrote

@@ -140,6 +140,37 @@ kernelTest(
   () => startKernelWithPolicy({ "agent:a": { ...ASKS, auto_apply: "in-grant" } }),
 );
 
+kernelTest(
+  "P-PLAN-2/K-PLAN-3 an approved plan runs only in the directory it was made in, not one its cwd's path leads to after the agent swapped that directory for a symlink (it may move entries of the parent but not write the directory's files)",
+  async (k) => {
+    const home = `${k.box.dir}/home`;
+    for (const [dir, word] of [["safe", "SAFE"], ["own", "OWN"]]) {
+      await Deno.mkdir(`${home}/${dir}`);
+      await Deno.writeTextFile(`${home}/${dir}/script.sh`, `echo ${word}\n`);
+    }
+    const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+    const human = await k.attach();
+    await agent.request("exec", { src: `cd ${home}/safe` });
+    const plan = await agent.request("exec", { src: "bash script.sh", mode: "plan" }) as Rec;
+    await human.request("approval.grant", { plan_ref: plan.plan_ref });
+
+    for (const src of [`cd ${home} && mv safe old`, `ln -s ${home}/own safe`, `cd ${home}/safe`]) {
+      await agent.request("exec", { src });
+    }
+    const stale = await rpcError(agent.request("plan.apply", { plan_ref: plan.plan_ref }));
+    assert.equal(stale.code, -32010, stale.message);
+    assert.equal((stale.data as Rec).reason, "stale_plan");
+  },
+  () =>
+    startKernelWithPolicy({
+      "agent:a": {
+        ...ASKS,
+        fs: { read: ["/**"], write: ["~/*", "~/own/**"], delete: ["~/*"] },
+        auto_apply: "in-grant",
+      },
+    }),
+);
+
 Deno.test({
   name:
     "K-PLAN-3 an approved opaque plan runs the program the human approved, not one a PATH set after approval leads to [ignored: defect found by the probe round; needs a SPEC decision: a plan binds src, cwd and effects (P-PLAN-2), not the session environment, and an opaque command keeps its first reason (K-EFF-4), so `bash script.sh` approved and then `export PATH=DIR:$PATH` derive the same effects and the apply runs DIR/bash]",
