@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
-import { createToken, TMP_AGENT, writePolicy } from "../_support/principals.ts";
+import { createToken, kernelCli, TMP_AGENT, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { RawFacade } from "../_support/facade.ts";
 import { rpcError } from "../_support/rejection.ts";
@@ -364,3 +364,29 @@ hostTest(
       })
     ),
 );
+
+Deno.test({
+  name:
+    "M-ELICIT-1/2 a deny in the client stands when the plan was approved with shoal-kernel approve while the form was open: the human's last word is no, so nothing runs [ignored: defect found by the probe round; needs a SPEC decision: M-ELICIT-1 takes plan.deny via client only for a pending plan, so the facade's deny of a plan the CLI approved meanwhile is refused, the call answers the -32011 it would have without elicitation, and the agent's next shoal_apply runs it]",
+  ignore: true,
+  fn: () =>
+    world(async (w) => {
+      const client = new Client({ name: "shoal-e2e-elicit", version: "0" }, {
+        capabilities: { elicitation: { form: {} } },
+      });
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        const planRef = /Plan: (plan:[0-9a-f]{32})/.exec(String(request.params.message))![1];
+        const approved = await kernelCli(w.box, ["approve", planRef]);
+        assert.equal(approved.code, 0, approved.stderr);
+        return { action: "accept", content: { decision: "deny" } };
+      });
+      const agent = await agentMcp(w, "agent:e", client);
+      try {
+        const error = await refusedRm(w, agent);
+        await agent.call("shoal_apply", { plan_ref: error.data.plan_ref });
+        assert.equal(existsSync(w.victim), true, "the plan the human denied in the client ran");
+      } finally {
+        await agent.close();
+      }
+    }),
+});

@@ -83,8 +83,13 @@ function latin1Bytes(s: string): Uint8Array {
 }
 
 /** The working directory's exact bytes. */
-export function cwdBytesOf(s: ShellState): Uint8Array {
+export function cwdBytesOf(s: ShellCwd): Uint8Array {
   return s.cwdBytes ?? encoder.encode(s.cwd);
+}
+
+/** The working directory of `s` alone: its text, and its bytes when they are not UTF-8. */
+export function shellCwd(s: ShellCwd): ShellCwd {
+  return s.cwdBytes === undefined ? { cwd: s.cwd } : { cwd: s.cwd, cwdBytes: s.cwdBytes };
 }
 
 /** Whether two states have the same working directory, byte for byte. */

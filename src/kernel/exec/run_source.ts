@@ -38,6 +38,11 @@ export interface RunOptions {
   /** Who approved the plan this run applies, recorded in its journal row (M-ELICIT-1). */
   approvedBy?: string | null;
   /**
+   * The directory the cwd must name for the run, as `ShellState.cwdIdentity`: the one a plan it
+   * applies was made in (P-PLAN-2), entered exactly, so a swap after the check leads nowhere else.
+   */
+  cwdIdentity?: string;
+  /**
    * Whether the run's sandbox is its principal's plain one for the session's cwd (no approved plan
    * widened it): the session's next warm shell may be prepared in it without a new view.
    */
@@ -107,6 +112,7 @@ export async function runSource(
   const listed = opts.async || opts.timeoutMs !== null;
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
   const snapshot = cloneState(session.shell.view(attachment.principal));
+  if (opts.cwdIdentity !== undefined) snapshot.cwdIdentity = opts.cwdIdentity;
   const warm = kernel.warm.take(session.name, snapshot, sandbox);
   let output;
   try {

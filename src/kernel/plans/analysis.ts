@@ -1,7 +1,8 @@
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { analyzeOffLoop, sendableAst } from "../policy/off_loop.ts";
-import { spawnDir } from "../bash/shell_state.ts";
+import { cwdBytesOf, shellCwd, spawnDir } from "../bash/shell_state.ts";
+import { dirIdentity } from "../bash/dir_identity.ts";
 import { pathObject } from "../values/path_object.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { ApprovalState, Plan } from "./store.ts";
@@ -96,11 +97,15 @@ export function storePlan(
   src: string,
   analysis: Analysis,
 ): Plan {
+  const view = attachment.session.shell.view(attachment.principal);
+  const identity = view.cwdIdentity ??
+    (view.cwdBytes === undefined ? dirIdentity(view.cwd) : null);
   const plan = kernel.plans.store({
     src,
     session: attachment.session.name,
     principal: attachment.principal,
-    cwd: attachment.session.shell.view(attachment.principal).cwd,
+    ...shellCwd(view),
+    ...(identity === null ? {} : { cwdIdentity: identity }),
     effects: analysis.effects,
     written: analysis.written,
     reversibility: analysis.reversibility,
@@ -165,7 +170,7 @@ export function planSummary(plan: Plan, owner: Grants): Record<string, unknown> 
  */
 export async function planRecord(plan: Plan, owner: Grants): Promise<Record<string, unknown>> {
   const ast = sendableAst((await analyzeOffLoop(plan.src, null, true)).ast);
-  return { ...planSummary(plan, owner), ast, src: plan.src, cwd: pathObject(plan.cwd) };
+  return { ...planSummary(plan, owner), ast, src: plan.src, cwd: pathObject(cwdBytesOf(plan)) };
 }
 
 /**

@@ -19,7 +19,15 @@ export interface Plan {
   src: string;
   session: string;
   principal: string;
+  /** The cwd at planning time; its lossy display text when {@link cwdBytes} is set. */
   cwd: string;
+  /** The cwd's exact bytes when they are not UTF-8 (as `ShellState.cwdBytes`). */
+  cwdBytes?: Uint8Array;
+  /**
+   * The `device:inode` of the directory the cwd named at planning, when it could be told (a
+   * UTF-8 cwd that existed): a run of the plan enters exactly that one (`ShellState.cwdIdentity`).
+   */
+  cwdIdentity?: string;
   effects: Effect[];
   /**
    * The paths of `effects` a symlink led to, each with the form the source wrote

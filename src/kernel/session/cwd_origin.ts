@@ -1,9 +1,5 @@
 import { dirIdentity } from "../bash/dir_identity.ts";
-import { sameCwd, type ShellCwd } from "../bash/shell_state.ts";
-
-function copy(cwd: ShellCwd): ShellCwd {
-  return cwd.cwdBytes === undefined ? { cwd: cwd.cwd } : { cwd: cwd.cwd, cwdBytes: cwd.cwdBytes };
-}
+import { sameCwd, type ShellCwd, shellCwd } from "../bash/shell_state.ts";
 
 /**
  * Who moved a session's shared cwd last, and into which directory (P-SBX-7). A sandboxed
@@ -20,14 +16,14 @@ export class CwdOrigin {
   #movedBy: { principal: string; identity: string | null } | null = null;
 
   constructor(start: ShellCwd, readonly ownerName: string) {
-    this.#owner = copy(start);
+    this.#owner = shellCwd(start);
   }
 
   /** Records a merge of `principal` that left the shared cwd `now` (it was `before`). */
   merged(principal: string, before: ShellCwd, now: ShellCwd): void {
     if (sameCwd(before, now)) return;
     if (principal === this.ownerName) {
-      this.#owner = copy(now);
+      this.#owner = shellCwd(now);
       this.#movedBy = null;
     } else this.#movedBy = { principal, identity: dirIdentity(now.cwd) };
   }
@@ -44,6 +40,6 @@ export class CwdOrigin {
     if (now.cwdBytes === undefined && identity !== null && dirIdentity(now.cwd) === identity) {
       return { cwd: now.cwd, cwdIdentity: identity };
     }
-    return copy(this.#owner);
+    return shellCwd(this.#owner);
   }
 }

@@ -28,6 +28,20 @@ export class Session<V = unknown> {
     return { ready, started };
   }
 
+  /**
+   * Runs `start` in its start turn, taken now: it waits for every earlier exec of the session to
+   * start, and calls `started` once it has spawned bash (the turn also ends if it never does).
+   */
+  async inTurn<T>(start: (started: () => void) => Promise<T>): Promise<T> {
+    const turn = this.startTurn();
+    try {
+      await turn.ready;
+      return await start(turn.started);
+    } finally {
+      turn.started();
+    }
+  }
+
   /** Stores a finished value as the next `out:N`, evicting beyond the newest 1000. */
   record(value: V): number {
     const n = ++this.#lastRef;

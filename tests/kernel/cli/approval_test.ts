@@ -126,3 +126,25 @@ withAgent(
     assert.equal((JSON.parse(listed.stdout).requests as Rec[])[0].src, src);
   },
 );
+
+Deno.test({
+  name:
+    "K-APPR-4 the human can read the whole source of a plan before approving it: the part past 64 KiB runs too [ignored: defect found by the probe round; needs a SPEC decision: approval.list cuts each src to 65536 bytes (src_truncated) and plan.get answers only the plan's owner (K-PLAN-1), so no approver method shows what an agent put after 64 KiB of padding, e.g. the program an opaque `bash -c` runs; plan.get for approvers, or refusing to approve a truncated plan, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({ "agent:a": { ...AGENT, opaque: "ask" } });
+    try {
+      const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+      const src = `# ${"padding ".repeat(9000)}\nbash -c 'echo the part the human never saw'`;
+      const plan = await pendingPlan(agent, src);
+      const listed = await kernelCli(k.box, ["approvals"]);
+      const shown = (JSON.parse(listed.stdout).requests as Rec[])[0];
+      assert.equal(shown.src_truncated, true);
+      const human = await k.attach();
+      const whole = await human.request("plan.get", { plan_ref: plan.plan_ref }) as Rec;
+      assert.equal(whole.src, src);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});

@@ -296,6 +296,19 @@ withKernel(
   },
 );
 
+withKernel(
+  "W-RPC-4/K-PLAN-3 a plan.apply starts in the order its request was read among the session's execs, as an approved-mode exec does: it ran before an exec read earlier whose long source was still being analysed",
+  async (conn) => {
+    const plan = await exec(conn, "echo applied", { mode: "plan" });
+    const first = exec(conn, `echo first\n${"true\n".repeat(50_000)}`);
+    const applied = conn.request("plan.apply", { plan_ref: plan.plan_ref });
+    await Promise.all([first, applied]);
+    const rows = await conn.request("journal.query", {}) as Rec[];
+    const id = (head: string) => rows.find((r) => (r.src as string).startsWith(head))!.id as number;
+    assert.ok(id("echo first") < id("echo applied"), JSON.stringify(rows.map((r) => r.id)));
+  },
+);
+
 kernelTest(
   "W-RPC-4 execs of a session start in the order their requests were read, even when the first one's analysis takes longer (bin hash of a 256 MiB program)",
   async (k) => {

@@ -66,17 +66,14 @@ async function approvedPlan(
 
 /** `exec` (K-EXEC-1..9): run, plan, or the approved re-entry of `plan.apply`. */
 export const EXEC_METHODS: MethodSpec[] = [
-  attached("exec", execParams, async ({ kernel, attachment }, p) => {
-    // Taken before any await: execs of a session start in the order their requests were read,
-    // however long each one's analysis takes (W-RPC-4).
-    const turn = attachment.session.startTurn();
-    try {
-      await turn.ready;
-      return await execute(kernel, attachment, p, turn.started);
-    } finally {
-      turn.started();
-    }
-  }),
+  // Taken before any await: execs of a session start in the order their requests were read,
+  // however long each one's analysis takes (W-RPC-4).
+  attached(
+    "exec",
+    execParams,
+    ({ kernel, attachment }, p) =>
+      attachment.session.inTurn((started) => execute(kernel, attachment, p, started)),
+  ),
 ];
 
 /** One `exec` once its start turn has come; `started` ends the turn when bash is spawned. */

@@ -5,6 +5,7 @@ import type { PlanServices } from "../../plans/plan_services.ts";
 import { nowNs } from "../../events/now_ns.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import { pathObject } from "../../values/path_object.ts";
+import { cwdBytesOf } from "../../bash/shell_state.ts";
 import { planRecord, planSummary, publishApproval } from "../../plans/analysis.ts";
 import type { Plan } from "../../plans/store.ts";
 import type { Attachment } from "../../session/attachment.ts";
@@ -126,23 +127,29 @@ export const PLAN_METHODS: MethodSpec[] = [
       kernel.plans.listFor(attachment.session.name, attachment.principal)
         .map((plan) => planSummary(plan, attachment.grants)),
   ),
-  attached("plan.apply", applyParams, async ({ kernel, attachment }, p) => {
-    const plan = await checkApplicable(kernel, attachment, p.plan_ref);
-    return applyPlan(kernel, attachment, plan, runOptions(p));
-  }),
+  // A run like an exec's, so it starts in the order of the session's execs (W-RPC-4).
+  attached(
+    "plan.apply",
+    applyParams,
+    ({ kernel, attachment }, p) =>
+      attachment.session.inTurn(async (started) => {
+        const plan = await checkApplicable(kernel, attachment, p.plan_ref);
+        return await applyPlan(kernel, attachment, plan, { ...runOptions(p), started });
+      }),
+  ),
   attached(
     "cap.request",
     planRef.extend({ effects: effectNames }),
     ({ kernel, attachment }, p) => {
       const named = namedKinds(p.effects);
       const plan = kernel.plans.owned(p.plan_ref, attachment.session.name, attachment.principal);
-      if (plan.approval === "blocked" || plan.approval === "denied") {
-        throw denied(plan.approval, `plan ${plan.ref} is ${plan.approval}`, { plan_ref: plan.ref });
+      const verdict = attachment.grants.verdict(plan.effects, plan.reversibility);
+      // a plan the policy now denies is blocked however it was approved before (K-PLAN-1)
+      if (plan.approval === "blocked" || plan.approval === "denied" || verdict === "deny") {
+        const reason = plan.approval === "denied" ? "denied" : "blocked";
+        throw denied(reason, `plan ${plan.ref} is ${reason}`, { plan_ref: plan.ref });
       }
-      if (
-        attachment.grants.verdict(plan.effects, plan.reversibility) === "allow" ||
-        plan.approval === "approved"
-      ) {
+      if (verdict === "allow" || plan.approval === "approved") {
         return {
           ...approvedResult(kernel, plan, plan.approvedBy ?? "policy"),
           granted_effects: named,
@@ -229,7 +236,7 @@ export const PLAN_METHODS: MethodSpec[] = [
           session: plan.session,
           principal: plan.principal,
           ...srcHead(plan.src),
-          cwd: pathObject(plan.cwd),
+          cwd: pathObject(cwdBytesOf(plan)),
           ...reportEffects(plan.effects),
           reversibility: plan.reversibility,
           verdict: owner.verdict(plan.effects, plan.reversibility),
