@@ -79,6 +79,13 @@ const WRITE_STALL_MS = 2000;
  * Only POSIX `sh` is needed: no util-linux `setsid`, no other interpreter, on Linux and macOS alike.
  */
 const LAUNCH_SCRIPT = '[ -n "$1" ] || unset PWD; shift; exec "$@" <>"$0" >&0 2>&0';
+/**
+ * The launcher of a sandboxed program: bwrap, on the host, shares the terminal's foreground process
+ * group with the program, so the SIGINT and SIGQUIT of a Ctrl-C or Ctrl-\ would end bwrap and with
+ * it the whole sandbox (a python3 REPL died where the human's raised KeyboardInterrupt, P-SBX-4).
+ * bwrap ignores them; the socket filter's wrapper inside gives the program its defaults back.
+ */
+const SANDBOX_LAUNCH_SCRIPT = `trap '' INT QUIT; ${LAUNCH_SCRIPT}`;
 
 /** How to start a program on a PTY; `env` is the complete environment (TERM is added when missing). */
 export interface PtyOpenOptions {
@@ -243,7 +250,7 @@ export class Pty {
       child = new Deno.Command("/bin/sh", {
         args: [
           "-c",
-          LAUNCH_SCRIPT,
+          sandbox === null ? LAUNCH_SCRIPT : SANDBOX_LAUNCH_SCRIPT,
           pair.slavePath,
           keepPwd ? "keep" : "",
           ...(sandbox === null || gate === null ? [opts.cmd, ...opts.args] : sandboxCommand({

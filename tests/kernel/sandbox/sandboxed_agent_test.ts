@@ -327,6 +327,37 @@ hostTest("a PTY program of a sandboxed agent is confined the same way", NEEDS_TI
 });
 
 hostTest(
+  "P-SBX-4/K-PTY-12 Ctrl-C in a sandboxed agent's python3 REPL interrupts the statement, as in the human's, instead of ending the terminal: the interrupt reached bwrap too, whose death took the sandbox with it (found by probe18)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const opened = await agent.request("pty.open", { cmd: "python3", args: ["-q"] }) as Rec;
+      const id = opened.pty_id;
+      const screenOf = () => agent.request("pty.read", { pty_id: id }) as Promise<Rec>;
+      const rows = (r: Rec) => r.screen as string[];
+      try {
+        await pollUntil(screenOf, (r) => rows(r)[0].startsWith(">>>"));
+        const line = "import time; print('sleeping'); time.sleep(100)";
+        await agent.request("pty.send", { pty_id: id, input: [line, { key: "Enter" }] });
+        // python's handler is in place before it prints: the interrupt cannot come too early
+        await pollUntil(screenOf, (r) => rows(r).includes("sleeping"));
+        await agent.request("pty.send", { pty_id: id, input: { key: "Ctrl-C" } });
+        const after = await pollUntil(
+          screenOf,
+          (r) => rows(r).includes("KeyboardInterrupt") || r.alive === false,
+        );
+        assert.equal(after.alive, true, `the terminal ended: ${JSON.stringify(after.exit)}`);
+        await agent.request("pty.send", { pty_id: id, input: ["print(6*7)", { key: "Enter" }] });
+        await pollUntil(screenOf, (r) => rows(r).includes("42"));
+      } finally {
+        await agent.request("pty.close", { pty_id: id });
+      }
+    });
+  },
+);
+
+hostTest(
   "P-SBX-3 a sandboxed PTY's loader variables (LD_PRELOAD, LD_DEBUG_OUTPUT …) reach its program inside, never the host processes that start the sandbox: a preloaded library of the agent's ran there, on the host, as the human",
   NEEDS_TIER_B,
   async () => {
