@@ -13,6 +13,7 @@ import {
 import { programExists } from "./program_lookup.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { boundEmulator } from "./emulator_bounds.ts";
+import { resizeEmulator } from "./emulator_resize.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
@@ -375,7 +376,7 @@ export class Pty {
     this.#rows = clampDimension(rows);
     // Once the child is reaped nobody is left to tell; the emulator alone changes size.
     if (this.#slave !== null) setWindowSize(this.#slave, this.#cols, this.#rows);
-    this.#term.resize(this.#cols, this.#rows);
+    resizeEmulator(this.#term, this.#cols, this.#rows);
     this.#lastReadText = null;
     this.#scheduleEvent();
   }

@@ -74,6 +74,25 @@ Deno.test("K-PTY-4 resize reaches the child (SIGWINCH, stty size) and the emulat
   });
 });
 
+Deno.test("K-PTY-4/K-PTY-9 narrowing a screen whose lines rewrap into more rows than it has shows its bottom rows, the cursor on its own empty row, and later output where the program writes it (found by probe18: the emulator's view ran one row past its buffer, so the cursor's row showed a line scrolled off and output landed a row off)", async () => {
+  await withTempDir(async (dir) => {
+    const script = `printf 'ab\\ncdefgh\\n'; read x; echo "$x"; exec sleep 1000`;
+    const pty = await openPty(dir, "sh", ["-c", script], { cols: 10, rows: 4 });
+    await closeAfter(pty, async () => {
+      await waitForScreen(pty, hasRow("cdefgh"));
+      pty.resize(2, 4);
+      const narrow = await pty.read();
+      assert.deepEqual(narrow.screen, ["cd", "ef", "gh", ""]);
+      assert.deepEqual(narrow.cursor, { row: 3, col: 0, hidden: false });
+      // the echo of "z", then the program's own line
+      await send(pty, ["z", { key: "Enter" }]);
+      const after = await waitForScreen(pty, (s) => s.screen.filter((r) => r === "z").length === 2);
+      assert.deepEqual(after.screen, ["gh", "z", "z", ""]);
+      assert.deepEqual(after.cursor, { row: 3, col: 0, hidden: false });
+    });
+  });
+});
+
 Deno.test("K-PTY-4 sizes are clamped to 1..1000 at open and resize", async () => {
   await withTempDir(async (dir) => {
     const pty = await openPty(dir, "sleep", ["1000"], { cols: 0, rows: 5000 });
