@@ -231,6 +231,30 @@ Deno.test("K-PTY-9 a wide character appears once", async () => {
   });
 });
 
+Deno.test({
+  name:
+    "K-PTY-9 bytes that are not UTF-8 show as U+FFFD, as a terminal shows them, not as nothing [ignored: found by probe18; needs a SPEC decision: @xterm/headless, which K-PTY-8 names, drops them, so printf 'a\\377b' reads as 'ab': a binary file an agent cats looks like clean text, where xterm and VTE show a replacement character for each]",
+  ignore: true,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const env = { ...testEnv(dir), LANG: "C.UTF-8" };
+      const pty = await Pty.open({
+        cmd: "sh",
+        args: ["-c", "printf 'a\\377b\\300\\200c\\n'; exec sleep 1000"],
+        cwd: dir,
+        env,
+        cols: 80,
+        rows: 24,
+        sandbox: null,
+      });
+      await closeAfter(pty, async () => {
+        const s = await waitForScreen(pty, (x) => x.screen[0] !== "");
+        assert.match(s.screen[0], /^a\uFFFD+b\uFFFD+c$/);
+      });
+    });
+  },
+});
+
 Deno.test("K-PTY-1 TERM=xterm-256color only when the environment has no TERM", async () => {
   await withTempDir(async (dir) => {
     const a = await openPty(dir, "sh", ["-c", 'echo "T=$TERM"']);
