@@ -84,7 +84,7 @@ const LAUNCH_SCRIPT = '[ -n "$1" ] || unset PWD; shift; exec "$@" <>"$0" >&0 2>&
  * The launcher of a sandboxed program: bwrap, on the host, shares the terminal's foreground process
  * group with the program, so the SIGINT and SIGQUIT of a Ctrl-C or Ctrl-\ would end bwrap and with
  * it the whole sandbox (a python3 REPL died where the human's raised KeyboardInterrupt, P-SBX-4).
- * bwrap ignores them; the socket filter's wrapper inside gives the program its defaults back.
+ * bwrap ignores them; the start gate's waiter gives the program their defaults back.
  */
 const SANDBOX_LAUNCH_SCRIPT = `trap '' INT QUIT; ${LAUNCH_SCRIPT}`;
 
@@ -185,6 +185,7 @@ export class Pty {
     cmd: string,
     cols: number,
     rows: number,
+    reportedExit: () => Deno.CommandStatus | null,
   ) {
     this.#fd = pair.master;
     this.#wait = new MasterWait(pair.master);
@@ -209,7 +210,8 @@ export class Pty {
       this.#reply(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff))
     );
     const reaped = child.status.then((status) => {
-      this.#status = status;
+      // a sandbox's waiter tells how the program ended, which bwrap's own status cannot
+      this.#status = reportedExit() ?? status;
       // The child opened the slave (or never will): from now on EIO on the master means drained.
       this.#releaseSlave();
       this.#wait.wake();
@@ -303,7 +305,9 @@ export class Pty {
       closeFd(pair.master);
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    return new Pty(Emulator, pair, child, cmd, cols, rows);
+    const started = gate;
+    const reportedExit = () => started?.reportedExit() ?? null;
+    return new Pty(Emulator, pair, child, cmd, cols, rows, reportedExit);
   }
 
   /** Current width in columns. */

@@ -145,9 +145,7 @@ export function unixSocketFilter(): Uint8Array {
  * Installs the filter given in hex and execs the command after `--`: prctl(PR_SET_NO_NEW_PRIVS)
  * and seccomp(SECCOMP_SET_MODE_FILTER) by the syscall numbers given first. A failure is a line on
  * stderr and exit 126, and the command does not run. No module, not even strict (1.2 ms of the
- * ~5 ms perl takes to start here). The command gets SIGINT and SIGQUIT at their defaults: a PTY's
- * launcher ignores them in bwrap, which the terminal's Ctrl-C would end with its sandbox (pty.ts),
- * and `sh` cannot restore a signal ignored on entry.
+ * ~5 ms perl takes to start here).
  */
 const FILTER_SCRIPT = String.raw`
 my ($prctl, $seccomp, $hex) = splice @ARGV, 0, 3;
@@ -158,7 +156,6 @@ unless (syscall($prctl + 0, 38, 1, 0, 0, 0) == 0 && syscall($seccomp + 0, 1, 0, 
   print STDERR "shoal: cannot install the sandbox's socket filter: $!\n";
   exit 126;
 }
-$SIG{INT} = $SIG{QUIT} = 'DEFAULT';
 exec { $ARGV[0] } @ARGV;
 print STDERR "shoal: cannot run $ARGV[0]: $!\n";
 exit 127;

@@ -358,6 +358,39 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-4/K-PTY-3 a sandboxed agent's PTY reports how its program ended as the human's does: killed by SIGTERM is signal SIGTERM, not status 143, and exit 143 stays status 143 (found by probe18: bwrap folds a signal into 128 + its number)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const human = await w.k.attach("work");
+      const agent = await w.agent("agent:c");
+      const exitOf = async (conn: RpcConnection, script: string) => {
+        const opened = await conn.request("pty.open", { cmd: "sh", args: ["-c", script] }) as Rec;
+        try {
+          const end = await pollUntil(
+            () => conn.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
+            (r) => r.alive === false,
+          );
+          return end.exit;
+        } finally {
+          await conn.request("pty.close", { pty_id: opened.pty_id });
+        }
+      };
+      for (
+        const [script, exit] of [
+          ["kill -TERM $$", { status: null, signal: "SIGTERM" }],
+          ["exit 143", { status: 143, signal: null }],
+          ["exit 3", { status: 3, signal: null }],
+        ] as const
+      ) {
+        assert.deepEqual(await exitOf(human, script), exit, `the human's ${script}`);
+        assert.deepEqual(await exitOf(agent, script), exit, `the agent's ${script}`);
+      }
+    });
+  },
+);
+
+hostTest(
   "P-SBX-3 a sandboxed PTY's loader variables (LD_PRELOAD, LD_DEBUG_OUTPUT …) reach its program inside, never the host processes that start the sandbox: a preloaded library of the agent's ran there, on the host, as the human",
   NEEDS_TIER_B,
   async () => {
