@@ -1408,6 +1408,36 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-3 a pty.open env name holding '=' cannot smuggle a variable past the names held back from the sandbox's start: PERL5OPT=-I<proj> -MEvil loaded the agent's module into the perl that installs the socket filter, before it was in place, and it connected to the human's socket (found by probe18)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:h": HOME_READER }, async (w) => {
+      const path = `${w.home}/.vscode-server/vscode-ipc-1.sock`;
+      const host = unixListener(path);
+      try {
+        const module = [
+          "use Socket;",
+          "socket(my $s, PF_UNIX, SOCK_STREAM, 0);",
+          `print(connect($s, pack_sockaddr_un("${path}")) ? "EVIL connected\\n" : "");`,
+          "1;",
+        ].join(" ");
+        await Deno.writeTextFile(`${w.proj}/Evil.pm`, module);
+        const agent = await w.agent("agent:h");
+        const e = await rpcError(agent.request("pty.open", {
+          cmd: "sh",
+          args: ["-c", 'echo "done $?"; sleep 30'],
+          env: { [`PERL5OPT=-I${w.proj} -MEvil`]: "" },
+        }));
+        assert.equal(e.code, -32602, e.message);
+        assert.equal(host.accepted(), 0, "the host side heard a connection");
+      } finally {
+        host.close();
+      }
+    });
+  },
+);
+
+hostTest(
   "P-SBX-6 in a repository with per-worktree config (git sparse-checkout init turns it on), .git/config.worktree is as read-only as .git/config: a core.fsmonitor the agent put there ran at the human's git status",
   NEEDS_TIER_B,
   async () => {
