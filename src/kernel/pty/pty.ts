@@ -256,12 +256,13 @@ export class Pty {
           sandbox === null ? LAUNCH_SCRIPT : SANDBOX_LAUNCH_SCRIPT,
           pair.slavePath,
           keepPwd ? "keep" : "",
+          // inside, the held-back names are set for the program alone, after the gate and its waiter
           ...(sandbox === null || gate === null ? [opts.cmd, ...opts.args] : sandboxCommand({
             ...sandbox,
             cwd: opts.cwd,
             scratch: gate.dir,
             proxy: opts.proxy ?? null,
-          }, insideArgv(split!.inside, gate.wrap([opts.cmd, ...opts.args], keepPwd)))),
+          }, gate.wrap(insideArgv(split!.inside, [opts.cmd, ...opts.args]), keepPwd))),
         ],
         cwd: opts.cwd,
         clearEnv: true,

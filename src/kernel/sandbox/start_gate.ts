@@ -38,7 +38,7 @@ exec 3<&- "$@"`;
 const WAITER_SCRIPT = String.raw`
 $SIG{INT} = $SIG{QUIT} = 'IGNORE';
 my $pid = fork;
-exit 126 unless defined $pid;
+unless (defined $pid) { print STDERR "shoal: cannot start $ARGV[0]: $!\n"; exit 126; }
 if ($pid == 0) {
   if (open(my $report, '>&=', 4)) { close($report); }
   $SIG{INT} = $SIG{QUIT} = 'DEFAULT';

@@ -376,6 +376,23 @@ hostTest(
           await conn.request("pty.close", { pty_id: opened.pty_id });
         }
       };
+      // the agent's perl settings are its program's, not the waiter's: -d would stop it in perl's debugger
+      const env = { PERL5OPT: "-d" };
+      const opened = await agent.request("pty.open", {
+        cmd: "sh",
+        args: ["-c", "exit 4"],
+        env,
+      }) as Rec;
+      const ended = await pollUntil(
+        () => agent.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
+        (r) => r.alive === false,
+      );
+      assert.deepEqual(
+        ended.exit,
+        { status: 4, signal: null },
+        (ended.screen as string[]).join("\n"),
+      );
+      await agent.request("pty.close", { pty_id: opened.pty_id });
       for (
         const [script, exit] of [
           ["kill -TERM $$", { status: null, signal: "SIGTERM" }],
