@@ -83,10 +83,11 @@ const LAUNCH_SCRIPT = '[ -n "$1" ] || unset PWD; shift; exec "$@" <>"$0" >&0 2>&
 /**
  * The launcher of a sandboxed program: bwrap, on the host, shares the terminal's foreground process
  * group with the program, so the SIGINT and SIGQUIT of a Ctrl-C or Ctrl-\ would end bwrap and with
- * it the whole sandbox (a python3 REPL died where the human's raised KeyboardInterrupt, P-SBX-4).
- * bwrap ignores them; the start gate's waiter gives the program their defaults back.
+ * it the whole sandbox (a python3 REPL died where the human's raised KeyboardInterrupt, P-SBX-4),
+ * and so would the SIGHUP of `close`, at once: the program's own hangup handler had no time to
+ * run (K-PTY-5). bwrap ignores them; the start gate's waiter gives the program their defaults back.
  */
-const SANDBOX_LAUNCH_SCRIPT = `trap '' INT QUIT; ${LAUNCH_SCRIPT}`;
+const SANDBOX_LAUNCH_SCRIPT = `trap '' INT QUIT HUP; ${LAUNCH_SCRIPT}`;
 
 /** How to start a program on a PTY; `env` is the complete environment (TERM is added when missing). */
 export interface PtyOpenOptions {

@@ -32,16 +32,16 @@ exec 3<&- "$@"`;
  * process group, writes the child's raw wait status as a decimal line to fd 4 (`exit`), and exits
  * as bwrap would have. bwrap exits with 128 + the number of a signal that killed its command, so
  * by its status alone a program killed by SIGTERM and one that exited 143 look alike (P-SBX-4).
- * The terminal's SIGINT and SIGQUIT reach the whole group: the waiter ignores them, the program
- * gets their defaults back.
+ * The terminal's SIGINT and SIGQUIT and the SIGHUP of a PTY's close reach the whole group: the
+ * waiter ignores them, the program gets their defaults back.
  */
 const WAITER_SCRIPT = String.raw`
-$SIG{INT} = $SIG{QUIT} = 'IGNORE';
+$SIG{INT} = $SIG{QUIT} = $SIG{HUP} = 'IGNORE';
 my $pid = fork;
 unless (defined $pid) { print STDERR "shoal: cannot start $ARGV[0]: $!\n"; exit 126; }
 if ($pid == 0) {
   if (open(my $report, '>&=', 4)) { close($report); }
-  $SIG{INT} = $SIG{QUIT} = 'DEFAULT';
+  $SIG{INT} = $SIG{QUIT} = $SIG{HUP} = 'DEFAULT';
   exec { $ARGV[0] } @ARGV;
   print STDERR "shoal: cannot run $ARGV[0]: $!\n";
   exit 127;

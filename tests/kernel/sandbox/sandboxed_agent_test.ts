@@ -408,6 +408,30 @@ hostTest(
 );
 
 hostTest(
+  "K-PTY-5/P-SBX-4 closing a sandboxed agent's PTY hangs up its program with the grace the human's gets: its SIGHUP handler runs to its end and the close reports the exit it chose (found by probe18: the hangup ended bwrap at once and the sandbox with it, and the close said signal SIGHUP)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const human = await w.k.attach("work");
+      const agent = await w.agent("agent:c");
+      for (const [who, conn] of [["human", human], ["agent", agent]] as const) {
+        const saved = `${w.proj}/saved-${who}`;
+        const script =
+          `trap 'echo saved > ${saved}; exit 0' HUP; echo ready; while :; do read -r x; done`;
+        const opened = await conn.request("pty.open", { cmd: "bash", args: ["-c", script] }) as Rec;
+        await pollUntil(
+          () => conn.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
+          (r) => (r.screen as string[]).includes("ready"),
+        );
+        const closed = await conn.request("pty.close", { pty_id: opened.pty_id }) as Rec;
+        assert.deepEqual(closed.exit, { status: 0, signal: null }, `the ${who}'s close`);
+        assert.equal(await Deno.readTextFile(saved), "saved\n", `the ${who}'s handler ran`);
+      }
+    });
+  },
+);
+
+hostTest(
   "P-SBX-3 a sandboxed PTY's loader variables (LD_PRELOAD, LD_DEBUG_OUTPUT …) reach its program inside, never the host processes that start the sandbox: a preloaded library of the agent's ran there, on the host, as the human",
   NEEDS_TIER_B,
   async () => {
