@@ -3,13 +3,20 @@
 import { z } from "zod";
 import { PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS } from "../../protocol/limits.ts";
 
+/**
+ * An environment variable's name: not empty, no `=` and no NUL. The environment is a list of
+ * `NAME=VALUE` strings, so a name `PERL5OPT=-MEvil` would set PERL5OPT, past every check made by
+ * name: the names held back from the host programs that start a sandbox (P-SBX-3) among them.
+ */
+const envName = z.string().regex(/^[^=\0]+$/, "an environment variable name has no '=' and no NUL");
+
 /** `pty.open` params (K-PTY-1); `cols`/`rows` are clamped later, so any integer passes. */
 export const ptyOpenParams = z.object({
   cmd: z.string().min(1),
   args: z.array(z.string()).default([]),
   cols: z.number().int().default(PTY_DEFAULT_COLS),
   rows: z.number().int().default(PTY_DEFAULT_ROWS),
-  env: z.record(z.string(), z.string()).default({}),
+  env: z.record(envName, z.string()).default({}),
 });
 
 /** `pty.send` params (K-PTY-2); `input` is checked in full by `encodePtyInput`. */

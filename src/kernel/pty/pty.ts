@@ -13,6 +13,7 @@ import {
 import { programExists } from "./program_lookup.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { boundEmulator } from "./emulator_bounds.ts";
+import { resizeEmulator } from "./emulator_resize.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
@@ -79,6 +80,14 @@ const WRITE_STALL_MS = 2000;
  * Only POSIX `sh` is needed: no util-linux `setsid`, no other interpreter, on Linux and macOS alike.
  */
 const LAUNCH_SCRIPT = '[ -n "$1" ] || unset PWD; shift; exec "$@" <>"$0" >&0 2>&0';
+/**
+ * The launcher of a sandboxed program: bwrap, on the host, shares the terminal's foreground process
+ * group with the program, so the SIGINT and SIGQUIT of a Ctrl-C or Ctrl-\ would end bwrap and with
+ * it the whole sandbox (a python3 REPL died where the human's raised KeyboardInterrupt, P-SBX-4),
+ * and so would the SIGHUP of `close`, at once: the program's own hangup handler had no time to
+ * run (K-PTY-5). bwrap ignores them; the start gate's waiter gives the program their defaults back.
+ */
+const SANDBOX_LAUNCH_SCRIPT = `trap '' INT QUIT HUP; ${LAUNCH_SCRIPT}`;
 
 /** How to start a program on a PTY; `env` is the complete environment (TERM is added when missing). */
 export interface PtyOpenOptions {
@@ -177,6 +186,7 @@ export class Pty {
     cmd: string,
     cols: number,
     rows: number,
+    reportedExit: () => Deno.CommandStatus | null,
   ) {
     this.#fd = pair.master;
     this.#wait = new MasterWait(pair.master);
@@ -201,7 +211,8 @@ export class Pty {
       this.#reply(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff))
     );
     const reaped = child.status.then((status) => {
-      this.#status = status;
+      // a sandbox's waiter tells how the program ended, which bwrap's own status cannot
+      this.#status = reportedExit() ?? status;
       // The child opened the slave (or never will): from now on EIO on the master means drained.
       this.#releaseSlave();
       this.#wait.wake();
@@ -243,15 +254,16 @@ export class Pty {
       child = new Deno.Command("/bin/sh", {
         args: [
           "-c",
-          LAUNCH_SCRIPT,
+          sandbox === null ? LAUNCH_SCRIPT : SANDBOX_LAUNCH_SCRIPT,
           pair.slavePath,
           keepPwd ? "keep" : "",
+          // inside, the held-back names are set for the program alone, after the gate and its waiter
           ...(sandbox === null || gate === null ? [opts.cmd, ...opts.args] : sandboxCommand({
             ...sandbox,
             cwd: opts.cwd,
             scratch: gate.dir,
             proxy: opts.proxy ?? null,
-          }, insideArgv(split!.inside, gate.wrap([opts.cmd, ...opts.args], keepPwd)))),
+          }, gate.wrap(insideArgv(split!.inside, [opts.cmd, ...opts.args]), keepPwd))),
         ],
         cwd: opts.cwd,
         clearEnv: true,
@@ -295,7 +307,9 @@ export class Pty {
       closeFd(pair.master);
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    return new Pty(Emulator, pair, child, cmd, cols, rows);
+    const started = gate;
+    const reportedExit = () => started?.reportedExit() ?? null;
+    return new Pty(Emulator, pair, child, cmd, cols, rows, reportedExit);
   }
 
   /** Current width in columns. */
@@ -368,7 +382,7 @@ export class Pty {
     this.#rows = clampDimension(rows);
     // Once the child is reaped nobody is left to tell; the emulator alone changes size.
     if (this.#slave !== null) setWindowSize(this.#slave, this.#cols, this.#rows);
-    this.#term.resize(this.#cols, this.#rows);
+    resizeEmulator(this.#term, this.#cols, this.#rows);
     this.#lastReadText = null;
     this.#scheduleEvent();
   }

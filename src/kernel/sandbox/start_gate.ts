@@ -2,29 +2,65 @@
  * A gate that holds a sandboxed program before it starts until the kernel has checked that the
  * sandbox's protections are in place (P-SBX-6), as a resident's are before a run enters it: for a
  * sandbox whose command is the program itself (a PTY's), with no pipe to the kernel of its own.
+ * Behind it a waiter runs the program and reports how it ended, which bwrap cannot tell.
  */
 import { type Fifo, makeFifo, openFifo } from "../bash/fifo.ts";
+import { closeFd, openReadNonBlocking, readFd } from "../bash/fd_calls.ts";
+import { commandStatus } from "../bash/wait_status.ts";
+import { PERL } from "../net/inside.ts";
 import { SCRATCH_MOUNT } from "./command.ts";
 import { lines } from "./launcher.ts";
 import { checkProtection, sandboxInit } from "./protected_mounts.ts";
 import type { Protection } from "./protected_paths.ts";
 
 /**
- * The gate, run by `/bin/sh` as the sandbox's command: it opens `go` (the kernel holds a writer),
- * says `ready` (the sandbox's mounts are complete once it runs), waits for `go`, then the program
- * replaces it; anything else (the kernel closed `go`) ends it before the program starts. `$1` is
- * non-empty when the program's environment has `PWD` (sh would export one of its own otherwise).
+ * The gate, run by `/bin/sh` as the sandbox's command: it opens `go` (the kernel holds a writer)
+ * and `exit` (the kernel holds a reader), says `ready` (the sandbox's mounts are complete once it
+ * runs), waits for `go`, then {@link WAITER_SCRIPT} replaces it; anything else (the kernel closed
+ * `go`) ends it before the program starts. `$1` is non-empty when the program's environment has
+ * `PWD` (sh would export one of its own otherwise).
  */
-const GATE_SCRIPT = `exec 3<${SCRATCH_MOUNT}/go || exit 126
+const GATE_SCRIPT = `exec 3<${SCRATCH_MOUNT}/go 4>${SCRATCH_MOUNT}/exit || exit 126
 echo ready >${SCRATCH_MOUNT}/ready || exit 126
 read -r go <&3 && [ "$go" = go ] || exit 126
 [ -n "$1" ] || unset PWD
 shift
 exec 3<&- "$@"`;
 
+/**
+ * The waiter, perl run by the gate: runs the program (argv after `--`) as its child, in its
+ * process group, writes the child's raw wait status as a decimal line to fd 4 (`exit`), and exits
+ * as bwrap would have. bwrap exits with 128 + the number of a signal that killed its command, so
+ * by its status alone a program killed by SIGTERM and one that exited 143 look alike (P-SBX-4).
+ * The terminal's SIGINT and SIGQUIT and the SIGHUP of a PTY's close reach the whole group: the
+ * waiter ignores them, the program gets their defaults back.
+ */
+const WAITER_SCRIPT = String.raw`
+$SIG{INT} = $SIG{QUIT} = $SIG{HUP} = 'IGNORE';
+my $pid = fork;
+unless (defined $pid) { print STDERR "shoal: cannot start $ARGV[0]: $!\n"; exit 126; }
+if ($pid == 0) {
+  if (open(my $report, '>&=', 4)) { close($report); }
+  $SIG{INT} = $SIG{QUIT} = $SIG{HUP} = 'DEFAULT';
+  exec { $ARGV[0] } @ARGV;
+  print STDERR "shoal: cannot run $ARGV[0]: $!\n";
+  exit 127;
+}
+waitpid($pid, 0);
+my $status = $?;
+if (open(my $report, '>&=', 4)) { syswrite($report, "$status\n"); }
+exit($status & 127 ? 128 + ($status & 127) : $status >> 8);
+`;
+
+/** The most bytes a report of the waiter takes: a decimal wait status and a newline. */
+const REPORT_BYTES = 16;
+
 /** A start gate: its directory, to be bound at {@link SCRATCH_MOUNT}, and the kernel's ends. */
 export class StartGate {
   #closed = false;
+  /** The kernel's read end of `exit` (non-blocking), kept past close once the program started. */
+  #exit: number | null;
+  #started = false;
 
   private constructor(
     /** The host directory holding the gate's FIFOs. */
@@ -33,7 +69,10 @@ export class StartGate {
     private readonly go: Deno.FsFile,
     /** The FIFO the gate says `ready` on. */
     private readonly ready: Fifo,
-  ) {}
+    exit: number,
+  ) {
+    this.#exit = exit;
+  }
 
   /** Makes a gate in a fresh directory below `parent` (the kernel's private scratch space). */
   static open(parent: string): StartGate {
@@ -41,11 +80,15 @@ export class StartGate {
     try {
       makeFifo(`${dir}/go`);
       makeFifo(`${dir}/ready`);
+      makeFifo(`${dir}/exit`);
+      const exit = openReadNonBlocking(`${dir}/exit`);
+      if (exit < 0) throw new Error(`open ${dir}/exit failed (errno ${-exit})`);
       const go = Deno.openSync(`${dir}/go`, { read: true, write: true });
       try {
-        return new StartGate(dir, go, openFifo(`${dir}/ready`));
+        return new StartGate(dir, go, openFifo(`${dir}/ready`), exit);
       } catch (e) {
         go.close();
+        closeFd(exit);
         throw e;
       }
     } catch (e) {
@@ -56,7 +99,23 @@ export class StartGate {
 
   /** The argv that runs `argv` behind the gate; `keepPwd`: its environment has `PWD`. */
   wrap(argv: readonly string[], keepPwd: boolean): string[] {
-    return ["/bin/sh", "-c", GATE_SCRIPT, "shoal-gate", keepPwd ? "keep" : "", ...argv];
+    const waiter = [PERL, "-e", WAITER_SCRIPT, "--", ...argv];
+    return ["/bin/sh", "-c", GATE_SCRIPT, "shoal-gate", keepPwd ? "keep" : "", ...waiter];
+  }
+
+  /**
+   * How the program behind the gate ended, as its waiter reported it, or null when it did not (it
+   * never started, or its waiter was killed with it); to be asked once the sandbox has ended.
+   * Releases the report's FIFO: later calls give null.
+   */
+  reportedExit(): Deno.CommandStatus | null {
+    if (this.#exit === null) return null;
+    const buf = new Uint8Array(REPORT_BYTES);
+    const n = readFd(this.#exit, buf);
+    closeFd(this.#exit);
+    this.#exit = null;
+    const line = /^([0-9]{1,5})\n/.exec(new TextDecoder().decode(buf.subarray(0, Math.max(0, n))));
+    return line === null ? null : commandStatus(Number(line[1]));
   }
 
   /**
@@ -75,6 +134,7 @@ export class StartGate {
       const init = sandboxInit(bwrap.pid);
       checkProtection(init, protection);
       this.go.writeSync(new TextEncoder().encode("go\n"));
+      this.#started = true;
       return init;
     } finally {
       this.close();
@@ -82,10 +142,14 @@ export class StartGate {
     }
   }
 
-  /** Closes the kernel's ends (a gate still waiting ends without its program) and the directory. */
+  /**
+   * Closes the kernel's ends (a gate still waiting ends without its program) and the directory;
+   * the end of `exit` stays open once the program started, until {@link reportedExit}.
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (!this.#started) this.reportedExit();
     this.go.close();
     this.ready.keeper.close(); // a read still waiting ends at EOF: no writer is left
     Deno.removeSync(this.dir, { recursive: true });

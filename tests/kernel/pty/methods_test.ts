@@ -480,3 +480,32 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "K-PTY-8/W-RPC-5 a 1000x1000 PTY whose program fills every cell with a letter and 11 combining marks can still be read [ignored: found by probe18; needs a SPEC decision: a read is at most cols x rows cells, but a cell keeps up to 12 code units (3 bytes each in UTF-8), so the reply grows to 34 MB and W-RPC-5 turns it into -32603 response too large for every later read: the program makes its own screen unreadable; bounding it means showing fewer marks per cell on such a grid (which K-PTY-9 does not provide for) or a smaller bound per cell]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernel();
+    const pids: number[] = [];
+    try {
+      const conn = await k.attach();
+      const script = [
+        "import sys, time",
+        "row = ('a' + '\\u20d0' * 11) * 1000",
+        "for r in range(1000): sys.stdout.write('\\x1b[%d;1H' % (r + 1) + row)",
+        "sys.stdout.write('\\x1b[1;1HDONE'); sys.stdout.flush(); time.sleep(60)",
+      ].join("\n");
+      const opened = await open(conn, pids, "python3", ["-c", script], {
+        cols: 1000,
+        rows: 1000,
+        env: { LANG: "C.UTF-8" },
+      });
+      const full = await waitScreen(conn, opened.pty_id, (s) => s.screen[999] !== "", 1500);
+      assert.ok(full.screen[0].startsWith("DONE"));
+    } finally {
+      await k.cleanup();
+      killLeftovers(pids);
+    }
+  },
+});

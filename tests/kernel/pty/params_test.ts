@@ -34,6 +34,9 @@ Deno.test("K-PTY-1 pty.open rejects wrong shapes", () => {
       { cmd: "a", rows: "24" },
       { cmd: "a", env: { A: 1 } },
       { cmd: "a", env: ["A=b"] },
+      { cmd: "a", env: { "A=B": "c" } },
+      { cmd: "a", env: { "": "c" } },
+      { cmd: "a", env: { "A\0B": "c" } },
     ]
   ) {
     assert.equal(ptyOpenParams.safeParse(bad).success, false, JSON.stringify(bad));

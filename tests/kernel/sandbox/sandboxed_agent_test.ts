@@ -327,6 +327,111 @@ hostTest("a PTY program of a sandboxed agent is confined the same way", NEEDS_TI
 });
 
 hostTest(
+  "P-SBX-4/K-PTY-12 Ctrl-C in a sandboxed agent's python3 REPL interrupts the statement, as in the human's, instead of ending the terminal: the interrupt reached bwrap too, whose death took the sandbox with it (found by probe18)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const agent = await w.agent("agent:c");
+      const opened = await agent.request("pty.open", { cmd: "python3", args: ["-q"] }) as Rec;
+      const id = opened.pty_id;
+      const screenOf = () => agent.request("pty.read", { pty_id: id }) as Promise<Rec>;
+      const rows = (r: Rec) => r.screen as string[];
+      try {
+        await pollUntil(screenOf, (r) => rows(r)[0].startsWith(">>>"));
+        const line = "import time; print('sleeping'); time.sleep(100)";
+        await agent.request("pty.send", { pty_id: id, input: [line, { key: "Enter" }] });
+        // python's handler is in place before it prints: the interrupt cannot come too early
+        await pollUntil(screenOf, (r) => rows(r).includes("sleeping"));
+        await agent.request("pty.send", { pty_id: id, input: { key: "Ctrl-C" } });
+        const after = await pollUntil(
+          screenOf,
+          (r) => rows(r).includes("KeyboardInterrupt") || r.alive === false,
+        );
+        assert.equal(after.alive, true, `the terminal ended: ${JSON.stringify(after.exit)}`);
+        await agent.request("pty.send", { pty_id: id, input: ["print(6*7)", { key: "Enter" }] });
+        await pollUntil(screenOf, (r) => rows(r).includes("42"));
+      } finally {
+        await agent.request("pty.close", { pty_id: id });
+      }
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-4/K-PTY-3 a sandboxed agent's PTY reports how its program ended as the human's does: killed by SIGTERM is signal SIGTERM, not status 143, and exit 143 stays status 143 (found by probe18: bwrap folds a signal into 128 + its number)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const human = await w.k.attach("work");
+      const agent = await w.agent("agent:c");
+      const exitOf = async (conn: RpcConnection, script: string) => {
+        const opened = await conn.request("pty.open", { cmd: "sh", args: ["-c", script] }) as Rec;
+        try {
+          const end = await pollUntil(
+            () => conn.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
+            (r) => r.alive === false,
+          );
+          return end.exit;
+        } finally {
+          await conn.request("pty.close", { pty_id: opened.pty_id });
+        }
+      };
+      // the agent's perl settings are its program's, not the waiter's: -d would stop it in perl's debugger
+      const env = { PERL5OPT: "-d" };
+      const opened = await agent.request("pty.open", {
+        cmd: "sh",
+        args: ["-c", "exit 4"],
+        env,
+      }) as Rec;
+      const ended = await pollUntil(
+        () => agent.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
+        (r) => r.alive === false,
+      );
+      assert.deepEqual(
+        ended.exit,
+        { status: 4, signal: null },
+        (ended.screen as string[]).join("\n"),
+      );
+      await agent.request("pty.close", { pty_id: opened.pty_id });
+      for (
+        const [script, exit] of [
+          ["kill -TERM $$", { status: null, signal: "SIGTERM" }],
+          ["exit 143", { status: 143, signal: null }],
+          ["exit 3", { status: 3, signal: null }],
+        ] as const
+      ) {
+        assert.deepEqual(await exitOf(human, script), exit, `the human's ${script}`);
+        assert.deepEqual(await exitOf(agent, script), exit, `the agent's ${script}`);
+      }
+    });
+  },
+);
+
+hostTest(
+  "K-PTY-5/P-SBX-4 closing a sandboxed agent's PTY hangs up its program with the grace the human's gets: its SIGHUP handler runs to its end and the close reports the exit it chose (found by probe18: the hangup ended bwrap at once and the sandbox with it, and the close said signal SIGHUP)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:c": CODER }, async (w) => {
+      const human = await w.k.attach("work");
+      const agent = await w.agent("agent:c");
+      for (const [who, conn] of [["human", human], ["agent", agent]] as const) {
+        const saved = `${w.proj}/saved-${who}`;
+        const script =
+          `trap 'echo saved > ${saved}; exit 0' HUP; echo ready; while :; do read -r x; done`;
+        const opened = await conn.request("pty.open", { cmd: "bash", args: ["-c", script] }) as Rec;
+        await pollUntil(
+          () => conn.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
+          (r) => (r.screen as string[]).includes("ready"),
+        );
+        const closed = await conn.request("pty.close", { pty_id: opened.pty_id }) as Rec;
+        assert.deepEqual(closed.exit, { status: 0, signal: null }, `the ${who}'s close`);
+        assert.equal(await Deno.readTextFile(saved), "saved\n", `the ${who}'s handler ran`);
+      }
+    });
+  },
+);
+
+hostTest(
   "P-SBX-3 a sandboxed PTY's loader variables (LD_PRELOAD, LD_DEBUG_OUTPUT …) reach its program inside, never the host processes that start the sandbox: a preloaded library of the agent's ran there, on the host, as the human",
   NEEDS_TIER_B,
   async () => {
@@ -1336,6 +1441,36 @@ hostTest(
         assert.ok(screen.some((row) => row.startsWith("done 1")), screen.join("\n"));
         assert.equal(host.accepted(), 0, "the host side heard a connection");
         await agent.request("pty.close", { pty_id: opened.pty_id });
+      } finally {
+        host.close();
+      }
+    });
+  },
+);
+
+hostTest(
+  "P-SBX-3 a pty.open env name holding '=' cannot smuggle a variable past the names held back from the sandbox's start: PERL5OPT=-I<proj> -MEvil loaded the agent's module into the perl that installs the socket filter, before it was in place, and it connected to the human's socket (found by probe18)",
+  NEEDS_TIER_B,
+  async () => {
+    await world({ "agent:h": HOME_READER }, async (w) => {
+      const path = `${w.home}/.vscode-server/vscode-ipc-1.sock`;
+      const host = unixListener(path);
+      try {
+        const module = [
+          "use Socket;",
+          "socket(my $s, PF_UNIX, SOCK_STREAM, 0);",
+          `print(connect($s, pack_sockaddr_un("${path}")) ? "EVIL connected\\n" : "");`,
+          "1;",
+        ].join(" ");
+        await Deno.writeTextFile(`${w.proj}/Evil.pm`, module);
+        const agent = await w.agent("agent:h");
+        const e = await rpcError(agent.request("pty.open", {
+          cmd: "sh",
+          args: ["-c", 'echo "done $?"; sleep 30'],
+          env: { [`PERL5OPT=-I${w.proj} -MEvil`]: "" },
+        }));
+        assert.equal(e.code, -32602, e.message);
+        assert.equal(host.accepted(), 0, "the host side heard a connection");
       } finally {
         host.close();
       }
