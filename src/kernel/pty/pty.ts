@@ -14,6 +14,7 @@ import { programExists } from "./program_lookup.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { boundEmulator } from "./emulator_bounds.ts";
 import { resizeEmulator } from "./emulator_resize.ts";
+import { LAUNCH_SCRIPT, SANDBOX_LAUNCH_SCRIPT } from "./launch_script.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
 import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
@@ -71,23 +72,6 @@ const DRAIN_WAITS_AFTER_EXIT = 8;
 const MAX_WRITE_WAIT_MS = 32;
 /** A write that makes no progress for this long (the child is not reading) returns what it sent. */
 const WRITE_STALL_MS = 2000;
-/**
- * The launcher, run by `/bin/sh` in a new session (Deno's `detached` makes the child a session
- * leader): opening the slave without O_NOCTTY makes it the session's controlling terminal, then the
- * program replaces the shell. `$0` is the slave path, `$1` is non-empty when the given environment
- * has `PWD` (`sh` exports one of its own otherwise), the rest is the command line. Nothing passes
- * through the environment, so the program gets exactly the environment it was given (K-PTY-1).
- * Only POSIX `sh` is needed: no util-linux `setsid`, no other interpreter, on Linux and macOS alike.
- */
-const LAUNCH_SCRIPT = '[ -n "$1" ] || unset PWD; shift; exec "$@" <>"$0" >&0 2>&0';
-/**
- * The launcher of a sandboxed program: bwrap, on the host, shares the terminal's foreground process
- * group with the program, so the SIGINT and SIGQUIT of a Ctrl-C or Ctrl-\ would end bwrap and with
- * it the whole sandbox (a python3 REPL died where the human's raised KeyboardInterrupt, P-SBX-4),
- * and so would the SIGHUP of `close`, at once: the program's own hangup handler had no time to
- * run (K-PTY-5). bwrap ignores them; the start gate's waiter gives the program their defaults back.
- */
-const SANDBOX_LAUNCH_SCRIPT = `trap '' INT QUIT HUP; ${LAUNCH_SCRIPT}`;
 
 /** How to start a program on a PTY; `env` is the complete environment (TERM is added when missing). */
 export interface PtyOpenOptions {
@@ -307,9 +291,7 @@ export class Pty {
       closeFd(pair.master);
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    const started = gate;
-    const reportedExit = () => started?.reportedExit() ?? null;
-    return new Pty(Emulator, pair, child, cmd, cols, rows, reportedExit);
+    return new Pty(Emulator, pair, child, cmd, cols, rows, () => gate?.reportedExit() ?? null);
   }
 
   /** Current width in columns. */
