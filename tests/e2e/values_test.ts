@@ -298,3 +298,16 @@ mcpTest(
     return { XDG_CONFIG_HOME: `${box.dir}/config` };
   },
 );
+
+mcpTest(
+  "the uri of a member whose name holds U+FEFF reads that member: the facade's percent-decoding keeps %EF%BB%BF as the character (M-RES-3, V-ELIDE-7)",
+  async (mcp, box) => {
+    const record = { "\ufeffk": "x".repeat(3000), k: "plain", m: "y".repeat(6000) };
+    await Deno.writeTextFile(`${box.dir}/bom.json`, JSON.stringify(record));
+    const sc = await mcp.ok("shoal_exec", { src: `cat ${box.dir}/bom.json` });
+    const member = ((outOf(sc).preview as Rec).v as Rec)["\ufeffk"] as Rec;
+    assert.equal(member.uri, `shoal://out/${outN(sc)}?path=out[%22%EF%BB%BFk%22]`);
+    const read = await mcp.read(member.uri as string);
+    assert.deepEqual(read.structuredContent, { $: "str", v: "x".repeat(3000) });
+  },
+);

@@ -8,7 +8,7 @@ import {
 import { stripAnsi } from "./ansi.ts";
 import { BlobValue } from "./blob_value.ts";
 import { scalarCount, scalarSlice } from "./js_string.ts";
-import { utf8Length } from "../../protocol/utf8.ts";
+import { utf8Decoder, utf8Length } from "../../protocol/utf8.ts";
 import {
   DateTime,
   Duration,
@@ -214,7 +214,7 @@ async function blobText(v: BlobValue, strip: boolean): Promise<RenderText> {
     newlines: (await v.lineCount()) - (dropsNewline ? 1 : 0),
     end: length === 0 ? "empty" : endsWithNewline ? "newline" : "other",
     async *pieces() {
-      const decoder = new TextDecoder();
+      const decoder = utf8Decoder();
       let carry = "";
       for await (const chunk of v.chunks(0, length)) {
         const text = decoder.decode(chunk, { stream: true });

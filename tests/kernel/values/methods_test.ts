@@ -333,3 +333,44 @@ withKernel(
     assert.equal((items["a b/é"] as Rec).uri, `shoal://out/${n}?path=out[%22a%20b%2F%C3%A9%22]`);
   },
 );
+
+withKernel(
+  "a U+FEFF that starts the bytes read is data, not a byte order mark: CAS-backed str previews, slices, raw chunks and renders, blob.get, task.output, the quoted stderr and journal src keep it (V-ELIDE-5, V-SLICE-1, K-VAL-4, V-RENDER-1, K-BLOB-2, K-TASK-7, K-EXEC-4, K-JQ-4)",
+  async (conn) => {
+    const bom = "\ufeff";
+    const r = await exec(conn, `printf '\\xef\\xbb\\xbf'; head -c 100000 /dev/zero | tr '\\0' a`);
+    const out = outOf(r);
+    assert.equal(out.n, 100001);
+    assert.equal(((out.preview as Rec).v as string).slice(0, 3), `${bom}aa`);
+    const slice = await valueGet(conn, { ref: r.ref, path: "out", slice: [0, 3] });
+    assert.deepEqual(slice.value, { $: "str", v: `${bom}aa` });
+    const raw = await valueGet(conn, {
+      ref: r.ref,
+      path: "out",
+      format: "raw",
+      elide: { max_bytes: 5 },
+    });
+    assert.deepEqual([raw.raw, raw.len, raw.next], [`${bom}aa`, 5, 5]);
+    const render = await valueGet(conn, { ref: r.ref, format: "render" });
+    assert.equal((render.render as string).slice(0, 3), `${bom}aa`);
+    assert.equal((r.render as string).slice(0, 3), `${bom}aa`);
+
+    const [row] = await conn.request("journal.query", { limit: 1 }) as Rec[];
+    const stdout = (row.outputs as Rec[]).find((o) => o.kind === "stdout")!;
+    const blob = await conn.request("blob.get", { hash: stdout.hash, length: 5 }) as Rec;
+    assert.deepEqual([blob.value, blob.next], [{ $: "str", v: `${bom}aa` }, 5]);
+
+    const task = await exec(conn, `printf '\\xef\\xbb\\xbfhi'`, { async: true });
+    await conn.request("task.await", { task: task.task });
+    const output = await conn.request("task.output", { task: task.task }) as Rec;
+    assert.deepEqual([output.data, output.next_cursor], [`${bom}hi`, 5]);
+
+    const raised = await rpcError(exec(conn, `printf '\\xef\\xbb\\xbfoops' >&2; false`));
+    assert.equal((raised.data as Rec).stderr, `${bom}oops`);
+
+    const src = `${bom}true`;
+    await exec(conn, src, { position: "value" });
+    const [last] = await conn.request("journal.query", { limit: 1 }) as Rec[];
+    assert.equal(last.src, src);
+  },
+);
