@@ -374,3 +374,23 @@ withKernel(
     assert.equal(last.src, src);
   },
 );
+
+withKernel(
+  "a colour reset after the last newline of a CAS-backed str leaves no line of its own: the render's marker counts exactly the lines left out (V-RENDER-2/3)",
+  async (conn) => {
+    const r = await exec(conn, `seq 1 20000 | sed 's/^/line /'; printf '\\033[0m'`);
+    for (
+      const render of [
+        r.render as string,
+        (await valueGet(conn, { ref: r.ref, format: "render" })).render as string,
+      ]
+    ) {
+      const kept = render.split("\n").length - 1;
+      assert.ok(kept > 0 && kept < 20000);
+      assert.ok(
+        render.endsWith(`\n…(${20000 - kept} more lines, fetch via shoal://out/1)`),
+        render.slice(-60),
+      );
+    }
+  },
+);
