@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { byteLength } from "../../_support/bytes.ts";
-import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
+import { startKernel, startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
 import { kernelPid, memoryKiB, peakKiB } from "../../_support/proc.ts";
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -394,3 +394,24 @@ withKernel(
     }
   },
 );
+
+Deno.test({
+  name:
+    "V-ELIDE-6 the ref of a table with 5,000 columns stays within 65536 encoded bytes [ignored: defect found by the probe round; needs a SPEC decision: V-ELIDE-5 makes `cols` list every column with its tag and V-ELIDE-6 only drops `preview` and `render_head`, so a wide table's ref (5,000 columns: 159 KB; 1,200,000 columns in a 15.6 MB one-row stdout: past the 16 MiB frame, so the exec that stored it answers -32603 'response too large') cannot meet the 65536-byte MUST; cutting `cols` to the columns that fit with a count of the rest, or leaving it out, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernel();
+    try {
+      const conn = await k.attach();
+      const row = Object.fromEntries(
+        Array.from({ length: 5000 }, (_, i) => [`column_name_number_${i}`, i]),
+      );
+      await Deno.writeTextFile(`${k.box.dir}/wide.json`, JSON.stringify([row]));
+      const r = await exec(conn, `cat ${k.box.dir}/wide.json`);
+      assert.equal(outOf(r).$, "ref");
+      assert.ok(byteLength(JSON.stringify(outOf(r))) <= 65536);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
