@@ -1,6 +1,11 @@
 import { RpcError } from "../../protocol/errors.ts";
 import { ErrorCode, quotaExceeded } from "../../protocol/errors.ts";
-import { MAX_SESSIONS, MAX_TRANSCRIPT, SESSION_IDLE_MS } from "../../protocol/limits.ts";
+import {
+  MAX_SESSIONS,
+  MAX_TRANSCRIPT,
+  RECLAIMED_NAMES,
+  SESSION_IDLE_MS,
+} from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
 import type { ShellViews } from "./shell_views.ts";
 
@@ -10,11 +15,19 @@ import type { ShellViews } from "./shell_views.ts";
  */
 export class Session<V = unknown> {
   #transcript = new Map<number, V>();
-  #lastRef = 0;
+  #lastRef: number;
   /** Settles once every exec that took a start turn so far has started. */
   #started: Promise<void> = Promise.resolve();
 
-  constructor(readonly name: string, readonly shell: ShellViews) {}
+  /** `lastRef` is the last `out:N` an earlier session of this name gave (0 for none). */
+  constructor(readonly name: string, readonly shell: ShellViews, lastRef = 0) {
+    this.#lastRef = lastRef;
+  }
+
+  /** The number of the newest `out:N` this session gave, 0 before its first. */
+  get lastRef(): number {
+    return this.#lastRef;
+  }
 
   /**
    * A place in the order in which this session's execs start (W-RPC-4). Taken synchronously when
@@ -60,6 +73,14 @@ export class SessionRegistry<V = unknown> {
   #sessions = new Map<string, Session<V>>();
   #holds = new Map<string, number>();
   #lastUsed = new Map<string, number>();
+  /**
+   * The last `out:N` of each reclaimed session, oldest first: one opened again continues from it,
+   * so no ref is reused within the kernel's lifetime (V-REF-1) and a client holding
+   * `shoal://out/3` from before gets -32004, never another value. Beyond RECLAIMED_NAMES names
+   * the oldest are forgotten; every new session then starts above the highest of them.
+   */
+  #reclaimedRefs = new Map<string, number>();
+  #forgottenRefs = 0;
 
   constructor(
     private readonly initial: () => ShellViews,
@@ -76,7 +97,12 @@ export class SessionRegistry<V = unknown> {
     if (!s) {
       if (this.#sessions.size >= MAX_SESSIONS) this.#reclaim(0, 1);
       if (this.#sessions.size >= MAX_SESSIONS) throw quotaExceeded("sessions", MAX_SESSIONS);
-      s = new Session<V>(name, this.initial());
+      s = new Session<V>(
+        name,
+        this.initial(),
+        this.#reclaimedRefs.get(name) ?? this.#forgottenRefs,
+      );
+      this.#reclaimedRefs.delete(name);
     }
     this.#touch(s);
     return s;
@@ -109,10 +135,19 @@ export class SessionRegistry<V = unknown> {
       if (limit === 0) return;
       if (this.#lastUsed.get(name)! > cutoff) continue;
       if (this.#holds.has(name) || this.busy(name)) continue;
+      this.#remember(name, this.#sessions.get(name)!.lastRef);
       this.#sessions.delete(name);
       this.#lastUsed.delete(name);
       this.removed(name);
       limit--;
     }
+  }
+
+  #remember(name: string, lastRef: number): void {
+    this.#reclaimedRefs.set(name, lastRef);
+    if (this.#reclaimedRefs.size <= RECLAIMED_NAMES) return;
+    const [oldest, ref] = this.#reclaimedRefs.entries().next().value!;
+    this.#reclaimedRefs.delete(oldest);
+    this.#forgottenRefs = Math.max(this.#forgottenRefs, ref);
   }
 }

@@ -91,3 +91,31 @@ kernelTest(
     );
   },
 );
+
+Deno.test("V-REF-1 a session reclaimed after its name was forgotten among 4,096 later ones still numbers above every ref it gave", () => {
+  const sessions = new SessionRegistry(state, () => false);
+  const first = sessions.open("first");
+  for (let i = 0; i < 3; i++) first.record(i);
+  for (let i = 0; i < 64 + 4096 + 1; i++) sessions.open(`s${i}`);
+  assert.equal(sessions.open("first").record(3), 4);
+  assert.equal(sessions.open("never-seen").record(0), 4, "above every forgotten ref");
+});
+
+kernelTest(
+  "V-REF-1 a session reclaimed and opened again continues its out:N numbering: a ref taken before the reclaim is unknown, never another value",
+  async (k) => {
+    const conn = await k.attach("victim");
+    const before = await conn.request("exec", { src: "echo before" }) as Rec;
+    assert.equal(before.ref, "out:1");
+    // Attaching elsewhere releases the victim; 64 more sessions reclaim it (E-3), and opening it
+    // again reclaims the oldest of them.
+    for (let i = 0; i < 64; i++) {
+      await conn.request("session.attach", { session: `s${i}`, client: { tty: false } });
+    }
+    await conn.request("session.attach", { session: "victim", client: { tty: false } });
+    assert.equal((await rpcError(conn.request("value.get", { ref: "out:1" }))).code, -32004);
+    const after = await conn.request("exec", { src: "echo after" }) as Rec;
+    assert.equal(after.ref, "out:2");
+    assert.equal((await rpcError(conn.request("value.get", { ref: "out:1" }))).code, -32004);
+  },
+);
