@@ -437,3 +437,27 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "K-BASH-11 a 16.5 MB stdout of one JSON list of empty objects raises the kernel's resident memory by less than 64 MiB [ignored: defect found by the probe round; needs a SPEC decision: K-BASH-10 makes any JSON stdout up to 16 MiB a structured value and the transcript holds it in memory, about 200 bytes per object or non-empty list (66 times its 3 bytes of JSON), so `[1,{},{},…]` holds 1 GiB per exec and four of them 4 GiB (in one run the kernel's connection closed during a third such exec); K-BASH-11's 64 MiB per exec then needs a bound on the parsed form (text beyond it, as for nesting deeper than VALUE_NESTING_LIMIT) or values kept as their JSON text and parsed per read, which is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernel();
+    try {
+      const conn = await k.attach();
+      await exec(conn, "echo warm");
+      const pid = kernelPid(k.socket);
+      const before = memoryKiB(pid).rss;
+      const r = await exec(
+        conn,
+        `python3 -c 'import sys;sys.stdout.write("[1"+",{}"*5500000+"]")'`,
+      );
+      assert.equal(outOf(r).n, 5500001);
+      const growthMiB = (memoryKiB(pid).rss - before) / 1024;
+      assert.ok(growthMiB < 64, `kernel RSS grew by ${growthMiB.toFixed(0)} MiB`);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
