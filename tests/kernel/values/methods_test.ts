@@ -461,3 +461,34 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    'V-TAG-1 a record\'s members and a table\'s columns travel in source order when some names look like array indices [ignored: defect found by the probe round; needs a SPEC decision: the kernel writes records and table cols as JS objects, whose JSON puts index-like names first (\'{"b":1,"0":2}\' arrives as {"0":…,"b":…}, render and wire disagree), and every JavaScript client\'s JSON.parse would reorder them again; keeping source order needs a serializer of the kernel\'s own and a different wire shape for clients, so allowing index-like names first or changing the shape of records is the SPEC\'s choice]',
+  ignore: true,
+  fn: async () => {
+    const k = await startKernel();
+    try {
+      const conn = await Deno.connect({ transport: "unix", path: k.socket });
+      try {
+        const frames = [
+          { jsonrpc: "2.0", id: 1, method: "session.attach", params: {} },
+          { jsonrpc: "2.0", id: 2, method: "exec", params: { src: `echo '{"b":1,"0":2}'` } },
+        ];
+        await conn.write(encoder.encode(frames.map((f) => JSON.stringify(f) + "\n").join("")));
+        let text = "";
+        const buffer = new Uint8Array(65536);
+        while (!text.includes('"id":2')) {
+          const n = await conn.read(buffer);
+          if (n === null) break;
+          text += new TextDecoder().decode(buffer.subarray(0, n));
+        }
+        assert.ok(text.includes('"v":{"b":{"$":"int","v":1},"0":{"$":"int","v":2}}'), text);
+      } finally {
+        conn.close();
+      }
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
