@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { SessionRegistry } from "../../../src/kernel/session/registry.ts";
 import { ShellViews } from "../../../src/kernel/session/shell_views.ts";
-import { kernelTest } from "../../_support/kernel.ts";
+import { kernelTest, startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { sandbox } from "../../_support/sandbox.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { waitUntil } from "../../_support/wait.ts";
@@ -119,3 +120,25 @@ kernelTest(
     assert.equal((await rpcError(conn.request("value.get", { ref: "out:1" }))).code, -32004);
   },
 );
+
+Deno.test({
+  name:
+    "V-REF-1 a ref taken before a kernel restart is unknown after it, never another value [ignored: defect found by the probe round; needs a SPEC decision: V-REF-1 forbids reusing out:N only within a kernel lifetime and G-STATE-5 drops transcript values at a restart, so every session numbers from 1 again and shoal://out/1 that an agent still holds (its facade reconnects on its own, M-START-4) reads a different result; continuing each session's numbering from its durable session.transcript events, or a kernel-instance part in refs, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    const first = await startKernel([], box);
+    let second: TestKernel | undefined;
+    try {
+      const before = await (await first.attach()).request("exec", { src: "echo before" }) as Rec;
+      assert.equal(before.ref, "out:1");
+      await first.stop();
+      second = await startKernel([], box);
+      const after = await (await second.attach()).request("exec", { src: "echo after" }) as Rec;
+      assert.notEqual(after.ref, before.ref);
+    } finally {
+      await first.stop();
+      await (second ?? { cleanup: () => box.cleanup() }).cleanup();
+    }
+  },
+});
