@@ -10,24 +10,29 @@ import { refNumber } from "../../protocol/refs.ts";
 import type { ShellViews } from "./shell_views.ts";
 
 /**
+ * The number of the last `out:N` of a session name, shared by the sessions of that name one after
+ * another: a reclaimed session's exec still running when its successor starts takes a number
+ * from the same count, so none is given twice (V-REF-1).
+ */
+export interface RefCount {
+  last: number;
+}
+
+/**
  * A named session: its shell state as each principal sees it, and its transcript of `out:N`
  * values (K-ATTACH-3, V-REF-1).
  */
 export class Session<V = unknown> {
   #transcript = new Map<number, V>();
-  #lastRef: number;
   /** Settles once every exec that took a start turn so far has started. */
   #started: Promise<void> = Promise.resolve();
 
-  /** `lastRef` is the last `out:N` an earlier session of this name gave (0 for none). */
-  constructor(readonly name: string, readonly shell: ShellViews, lastRef = 0) {
-    this.#lastRef = lastRef;
-  }
-
-  /** The number of the newest `out:N` this session gave, 0 before its first. */
-  get lastRef(): number {
-    return this.#lastRef;
-  }
+  constructor(
+    readonly name: string,
+    readonly shell: ShellViews,
+    /** The count its refs continue (that of an earlier session of this name, if any). */
+    readonly refs: RefCount = { last: 0 },
+  ) {}
 
   /**
    * A place in the order in which this session's execs start (W-RPC-4). Taken synchronously when
@@ -43,7 +48,7 @@ export class Session<V = unknown> {
 
   /** Stores a finished value as the next `out:N`, evicting beyond the newest 1000. */
   record(value: V): number {
-    const n = ++this.#lastRef;
+    const n = ++this.refs.last;
     this.#transcript.set(n, value);
     if (this.#transcript.size > MAX_TRANSCRIPT) {
       this.#transcript.delete(this.#transcript.keys().next().value!);
@@ -74,12 +79,12 @@ export class SessionRegistry<V = unknown> {
   #holds = new Map<string, number>();
   #lastUsed = new Map<string, number>();
   /**
-   * The last `out:N` of each reclaimed session, oldest first: one opened again continues from it,
+   * The ref count of each reclaimed session, oldest first: one opened again continues it,
    * so no ref is reused within the kernel's lifetime (V-REF-1) and a client holding
    * `shoal://out/3` from before gets -32004, never another value. Beyond RECLAIMED_NAMES names
    * the oldest are forgotten; every new session then starts above the highest of them.
    */
-  #reclaimedRefs = new Map<string, number>();
+  #reclaimedRefs = new Map<string, RefCount>();
   #forgottenRefs = 0;
 
   constructor(
@@ -100,7 +105,7 @@ export class SessionRegistry<V = unknown> {
       s = new Session<V>(
         name,
         this.initial(),
-        this.#reclaimedRefs.get(name) ?? this.#forgottenRefs,
+        this.#reclaimedRefs.get(name) ?? { last: this.#forgottenRefs },
       );
       this.#reclaimedRefs.delete(name);
     }
@@ -135,7 +140,7 @@ export class SessionRegistry<V = unknown> {
       if (limit === 0) return;
       if (this.#lastUsed.get(name)! > cutoff) continue;
       if (this.#holds.has(name) || this.busy(name)) continue;
-      this.#remember(name, this.#sessions.get(name)!.lastRef);
+      this.#remember(name, this.#sessions.get(name)!.refs);
       this.#sessions.delete(name);
       this.#lastUsed.delete(name);
       this.removed(name);
@@ -143,11 +148,11 @@ export class SessionRegistry<V = unknown> {
     }
   }
 
-  #remember(name: string, lastRef: number): void {
-    this.#reclaimedRefs.set(name, lastRef);
+  #remember(name: string, refs: RefCount): void {
+    this.#reclaimedRefs.set(name, refs);
     if (this.#reclaimedRefs.size <= RECLAIMED_NAMES) return;
-    const [oldest, ref] = this.#reclaimedRefs.entries().next().value!;
+    const [oldest, forgotten] = this.#reclaimedRefs.entries().next().value!;
     this.#reclaimedRefs.delete(oldest);
-    this.#forgottenRefs = Math.max(this.#forgottenRefs, ref);
+    this.#forgottenRefs = Math.max(this.#forgottenRefs, forgotten.last);
   }
 }

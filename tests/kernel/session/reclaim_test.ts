@@ -93,6 +93,16 @@ kernelTest(
   },
 );
 
+Deno.test("V-REF-1 an exec of a reclaimed session that finishes after its name was opened again takes a number of its own", () => {
+  const sessions = new SessionRegistry(state, () => false);
+  const old = sessions.open("a");
+  old.record(0);
+  for (let i = 0; i < 64; i++) sessions.open(`s${i}`);
+  const again = sessions.open("a");
+  assert.notEqual(again, old, "reclaimed");
+  assert.deepEqual([old.record(1), again.record(2)], [2, 3]);
+});
+
 Deno.test("V-REF-1 a session reclaimed after its name was forgotten among 4,096 later ones still numbers above every ref it gave", () => {
   const sessions = new SessionRegistry(state, () => false);
   const first = sessions.open("first");
