@@ -1,3 +1,4 @@
+import { utf8Decoder } from "../protocol/utf8.ts";
 import { invalidParams, type RpcError } from "../protocol/errors.ts";
 import { nestsDeeper } from "../protocol/json_depth.ts";
 import { VALUE_NESTING_LIMIT } from "../protocol/limits.ts";
@@ -11,7 +12,7 @@ export interface ResourceUri {
   query: Map<string, string>;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = utf8Decoder(true);
 
 /** Length of the UTF-8 sequence a lead byte starts (0 for a byte that cannot start one). */
 function sequenceLength(lead: number): number {

@@ -17,9 +17,6 @@ const ADDRESS_KEYS = ["ref", "uri", "task", "plan_ref", "code"] as const;
 /** Longest address member kept: kernel refs and URIs are far shorter; anything longer is not one. */
 const ADDRESS_MAX = 1024;
 
-/** A kernel render cut by V-RENDER-3 ends in this marker; its count covers lines already cut. */
-const KERNEL_MARKER = /…\(([0-9]+) more lines, fetch via [^\n]*\)$/;
-
 /** A text to cut: the part that may be kept, and the line count of the whole text it came from. */
 interface Cuttable {
   head: string;
@@ -36,14 +33,20 @@ function lineCount(text: string, trailingNewlineEndsText = true): number {
 
 /**
  * A render as a {@link Cuttable}: a render the kernel already cut counts the lines its marker
- * names, so cutting it again does not understate how much is left to fetch.
+ * names, so cutting it again does not understate how much is left to fetch. Only a marker that
+ * names `uri`, the result's own, is the kernel's: output may end in a line that looks like one
+ * (a saved render of another ref), and its number is no count of this render's lines.
  */
-function renderCuttable(render: string): Cuttable {
-  const m = KERNEL_MARKER.exec(render);
-  if (m === null) return { head: render, lines: lineCount(render), cut: false };
-  const head = render.slice(0, m.index);
+function renderCuttable(render: string, uri: string | null): Cuttable {
+  const tail = ` more lines, fetch via ${uri ?? "ref"})`;
+  const open = render.lastIndexOf("…(", render.length - tail.length);
+  const count = render.slice(open + 2, render.length - tail.length);
+  if (!render.endsWith(tail) || open < 0 || !/^[0-9]+$/.test(count)) {
+    return { head: render, lines: lineCount(render), cut: false };
+  }
+  const head = render.slice(0, open);
   // The kept part is whole lines, each ending in "\n", or a piece of the first line.
-  return { head, lines: lineCount(head, false) - 1 + Number(m[1]), cut: true };
+  return { head, lines: lineCount(head, false) - 1 + Number(count), cut: true };
 }
 
 /**
@@ -86,7 +89,7 @@ export function boundStructured(
   if (full <= STRUCTURED_LIMIT) return sc;
   if (typeof sc.render === "string") {
     const rest = jsonBytes({ ...sc, render: "" }) - 2;
-    const render = fitString(renderCuttable(sc.render), uri, STRUCTURED_LIMIT - rest);
+    const render = fitString(renderCuttable(sc.render, uri), uri, STRUCTURED_LIMIT - rest);
     if (render !== null) return { ...sc, render };
   }
   const truncated: Record<string, unknown> = { truncated: true, bytes: full };

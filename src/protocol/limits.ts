@@ -77,6 +77,8 @@ export const MAX_USER_CHANNELS = 1024;
 export const SESSION_IDLE_MS = 10 * 60 * 1000;
 /** Transcript values kept per session (V-REF-1). */
 export const MAX_TRANSCRIPT = 1000;
+/** Reclaimed session names whose last `out:N` the kernel remembers by name (V-REF-1). */
+export const RECLAIMED_NAMES = 4096;
 /** Plans kept per (session, principal) (P-PLAN-3). */
 export const MAX_PLANS = 1000;
 /** UTF-8 bytes of source (and effects' paths) the plans of one (session, principal) hold in total (E-3). */

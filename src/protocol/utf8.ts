@@ -45,3 +45,11 @@ export function cutUtf8(s: string, limit: number): string {
   const head = utf8Prefix(s, limit);
   return head.length === s.length ? s : utf8Prefix(s, limit - 3) + "…";
 }
+
+/**
+ * A UTF-8 decoder that keeps a leading U+FEFF: in output, sources and paths it is a character
+ * like any other, and a chunk that happens to start with one must not lose it.
+ */
+export function utf8Decoder(fatal = false): TextDecoder {
+  return new TextDecoder("utf-8", { fatal, ignoreBOM: true });
+}

@@ -216,3 +216,23 @@ mcpTest(
     return { XDG_CONFIG_HOME: `${box.dir}/config` };
   },
 );
+
+mcpTest(
+  "M-OUT-7: output whose last line looks like a marker of another ref is text: the render cut again counts exactly the lines left out, not the number that line names",
+  async (mcp, box) => {
+    const lines = Array.from(
+      { length: 1064 },
+      (_, i) => `line ${String(i).padStart(4, "0")} ${"x".repeat(50)}`,
+    );
+    lines.push("…(999999 more lines, fetch via shoal://out/17)");
+    await Deno.writeTextFile(`${box.dir}/saved.txt`, lines.join("\n"));
+    const sc = bounded(await mcp.call("shoal_exec", { src: `cat ${box.dir}/saved.txt` }), "saved");
+    // 64,951 bytes: the kernel's render is whole; beside the value it passes the bound.
+    const render = sc.render as string;
+    assert.ok(byteLength(render) < byteLength(lines.join("\n")), "cut by the facade");
+    const kept = render.split("\n").length - 1;
+    assert.ok(kept > 0 && kept < lines.length, `${kept} lines kept`);
+    const marker = `\n…(${lines.length - kept} more lines, fetch via ${sc.uri})`;
+    assert.ok(render.endsWith(marker), render.slice(-80));
+  },
+);

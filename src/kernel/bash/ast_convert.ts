@@ -1,4 +1,5 @@
 /** Converts mvdan-sh's raw Go syntax tree into shoal AST nodes (K-PARSE-2). */
+import { utf8Decoder } from "../../protocol/utf8.ts";
 import { MAX_AST_DEPTH } from "../../protocol/limits.ts";
 import type {
   ArithmExpr,
@@ -44,7 +45,7 @@ function items(slice: GoNode): GoNode[] {
   return out;
 }
 
-const byteDecoder = new TextDecoder();
+const byteDecoder = utf8Decoder();
 
 /** A Go string (one char per UTF-8 byte) as a JS string. */
 function goString(value: string): string {

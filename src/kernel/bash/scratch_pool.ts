@@ -20,7 +20,9 @@ const KEEP = 8;
  * has its dump emptied first, so a later run can never read an earlier run's state. In a pool
  * for a sandbox, which shows its directories read-only (nothing inside can plant a symlink that
  * the kernel would follow on the host), `state` is a FIFO instead: bash writes its dump into it
- * (a FIFO takes writes on a read-only mount) and the kernel reads it while bash runs.
+ * (a FIFO takes writes on a read-only mount) and the kernel reads it while bash runs. Names
+ * carry the kernel's pid (`run-<pid>-…`): the next kernel removes those of a killed one, which
+ * hold the session state its last runs dumped (store/blanks.ts).
  */
 export class ScratchPool {
   #idle: string[] = [];
@@ -32,7 +34,7 @@ export class ScratchPool {
   acquire(): string {
     const reused = this.#idle.pop();
     if (reused !== undefined) return reused;
-    const dir = join(this.parent, `run-${crypto.randomUUID()}`);
+    const dir = join(this.parent, `run-${Deno.pid}-${crypto.randomUUID()}`);
     Deno.mkdirSync(dir, { mode: 0o700 });
     this.#all.add(dir);
     try {

@@ -1,3 +1,4 @@
+import { utf8Decoder } from "../../protocol/utf8.ts";
 import { Buffer } from "node:buffer";
 import { declarations, unquoted } from "./declare_listing.ts";
 import { quoted } from "./quote.ts";
@@ -72,9 +73,8 @@ function diffMap(before: Map<string, string>, after: Map<string, string>): MapCh
 }
 
 const encoder = new TextEncoder();
-// ignoreBOM keeps a leading U+FEFF of a value: it is data, not a byte order mark.
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+const strictUtf8 = utf8Decoder(true);
+const lossyUtf8 = utf8Decoder();
 const ASCII = /^\p{ASCII}*$/u;
 
 /** The bytes of a byte string (one character per byte). */

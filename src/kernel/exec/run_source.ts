@@ -1,3 +1,4 @@
+import { utf8Decoder } from "../../protocol/utf8.ts";
 import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
 import { STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts";
 import { outUri } from "../../protocol/refs.ts";
@@ -62,7 +63,7 @@ async function raisedError(
   let stderr = "";
   if (errBlobHash) {
     const bytes = await cas.readRange(errBlobHash, 0, STDERR_QUOTE_LIMIT);
-    stderr = new TextDecoder().decode(bytes);
+    stderr = utf8Decoder().decode(bytes);
   }
   const n = ref.slice(4);
   return {

@@ -5,7 +5,7 @@ import type { BusEvent } from "../events/bus_event.ts";
 import { type DurableLog, NARROWING_MEMBER } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
 import { pathObject } from "../values/path_object.ts";
-import { utf8Length, utf8Prefix } from "../../protocol/utf8.ts";
+import { utf8Decoder, utf8Length, utf8Prefix } from "../../protocol/utf8.ts";
 import type {
   JournalEffect,
   JournalEntry,
@@ -68,7 +68,7 @@ const NARROWING_INDEX: ReadonlyMap<string, string> = new Map([
   ["session.transcript", "transcript_events_by_session"],
 ]);
 
-const decoder = new TextDecoder();
+const decoder = utf8Decoder();
 
 /** The text of a column read as bytes; SQLite gives an empty text cast to a blob as null. */
 function storedText(bytes: unknown): string {

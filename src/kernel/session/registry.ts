@@ -1,8 +1,22 @@
 import { RpcError } from "../../protocol/errors.ts";
 import { ErrorCode, quotaExceeded } from "../../protocol/errors.ts";
-import { MAX_SESSIONS, MAX_TRANSCRIPT, SESSION_IDLE_MS } from "../../protocol/limits.ts";
+import {
+  MAX_SESSIONS,
+  MAX_TRANSCRIPT,
+  RECLAIMED_NAMES,
+  SESSION_IDLE_MS,
+} from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
 import type { ShellViews } from "./shell_views.ts";
+
+/**
+ * The number of the last `out:N` of a session name, shared by the sessions of that name one after
+ * another: a reclaimed session's exec still running when its successor starts takes a number
+ * from the same count, so none is given twice (V-REF-1).
+ */
+export interface RefCount {
+  last: number;
+}
 
 /**
  * A named session: its shell state as each principal sees it, and its transcript of `out:N`
@@ -10,11 +24,15 @@ import type { ShellViews } from "./shell_views.ts";
  */
 export class Session<V = unknown> {
   #transcript = new Map<number, V>();
-  #lastRef = 0;
   /** Settles once every exec that took a start turn so far has started. */
   #started: Promise<void> = Promise.resolve();
 
-  constructor(readonly name: string, readonly shell: ShellViews) {}
+  constructor(
+    readonly name: string,
+    readonly shell: ShellViews,
+    /** The count its refs continue (that of an earlier session of this name, if any). */
+    readonly refs: RefCount = { last: 0 },
+  ) {}
 
   /**
    * A place in the order in which this session's execs start (W-RPC-4). Taken synchronously when
@@ -44,7 +62,7 @@ export class Session<V = unknown> {
 
   /** Stores a finished value as the next `out:N`, evicting beyond the newest 1000. */
   record(value: V): number {
-    const n = ++this.#lastRef;
+    const n = ++this.refs.last;
     this.#transcript.set(n, value);
     if (this.#transcript.size > MAX_TRANSCRIPT) {
       this.#transcript.delete(this.#transcript.keys().next().value!);
@@ -74,6 +92,14 @@ export class SessionRegistry<V = unknown> {
   #sessions = new Map<string, Session<V>>();
   #holds = new Map<string, number>();
   #lastUsed = new Map<string, number>();
+  /**
+   * The ref count of each reclaimed session, oldest first: one opened again continues it,
+   * so no ref is reused within the kernel's lifetime (V-REF-1) and a client holding
+   * `shoal://out/3` from before gets -32004, never another value. Beyond RECLAIMED_NAMES names
+   * the oldest are forgotten; every new session then starts above the highest of them.
+   */
+  #reclaimedRefs = new Map<string, RefCount>();
+  #forgottenRefs = 0;
 
   constructor(
     private readonly initial: () => ShellViews,
@@ -90,7 +116,12 @@ export class SessionRegistry<V = unknown> {
     if (!s) {
       if (this.#sessions.size >= MAX_SESSIONS) this.#reclaim(0, 1);
       if (this.#sessions.size >= MAX_SESSIONS) throw quotaExceeded("sessions", MAX_SESSIONS);
-      s = new Session<V>(name, this.initial());
+      s = new Session<V>(
+        name,
+        this.initial(),
+        this.#reclaimedRefs.get(name) ?? { last: this.#forgottenRefs },
+      );
+      this.#reclaimedRefs.delete(name);
     }
     this.#touch(s);
     return s;
@@ -123,10 +154,19 @@ export class SessionRegistry<V = unknown> {
       if (limit === 0) return;
       if (this.#lastUsed.get(name)! > cutoff) continue;
       if (this.#holds.has(name) || this.busy(name)) continue;
+      this.#remember(name, this.#sessions.get(name)!.refs);
       this.#sessions.delete(name);
       this.#lastUsed.delete(name);
       this.removed(name);
       limit--;
     }
+  }
+
+  #remember(name: string, refs: RefCount): void {
+    this.#reclaimedRefs.set(name, refs);
+    if (this.#reclaimedRefs.size <= RECLAIMED_NAMES) return;
+    const [oldest, forgotten] = this.#reclaimedRefs.entries().next().value!;
+    this.#reclaimedRefs.delete(oldest);
+    this.#forgottenRefs = Math.max(this.#forgottenRefs, forgotten.last);
   }
 }

@@ -9,8 +9,11 @@ export const FILES = 4;
  * until the store holds tens of thousands of blobs (65,536 of them).
  */
 export const DIRS = 4;
-/** Names of blanks: `blank-<pid of the kernel that made them>-<random>`. */
-const NAME = /^blank-(\d+)-/;
+/**
+ * Names of blanks, `blank-<pid of the kernel that made them>-<random>`, and of the scratch
+ * directories of bash runs, `run-<pid>-<random>` (bash/scratch_pool.ts).
+ */
+const NAME = /^(?:blank|run)-(\d+)-/;
 
 /**
  * Empty 0600 files and 0700 directories in `tmp/`, made ahead of need off the event loop. Making
@@ -27,7 +30,7 @@ export class Blanks {
 
   private constructor(private readonly tmpDir: string) {}
 
-  /** A pool in `tmpDir`, after removing blanks left there by kernels no longer running. */
+  /** A pool in `tmpDir`, after removing the blanks and scratch directories of dead kernels. */
   static open(tmpDir: string): Blanks {
     sweep(tmpDir);
     const blanks = new Blanks(tmpDir);
@@ -102,7 +105,10 @@ export class Blanks {
   }
 }
 
-/** Removes the blanks in `tmpDir` whose kernel is not running (or whose pid is now this one's). */
+/**
+ * Removes the blanks and scratch directories in `tmpDir` whose kernel is not running (or whose
+ * pid is now this one's).
+ */
 function sweep(tmpDir: string): void {
   for (const entry of Deno.readDirSync(tmpDir)) {
     const pid = Number(NAME.exec(entry.name)?.[1] ?? NaN);

@@ -1,9 +1,10 @@
+import { utf8Decoder } from "../../protocol/utf8.ts";
 import { INLINE_VALUE_LIMIT } from "../../protocol/limits.ts";
 import type { BlobInfo } from "../store/blob_info.ts";
 import type { Cas } from "../store/cas.ts";
 import { scalarSlice } from "./js_string.ts";
 
-const decoder = new TextDecoder();
+const decoder = utf8Decoder();
 
 /**
  * A str or bytes value kept in the CAS (K-BASH-11): the byte window `[start, end)` of a blob,
@@ -62,7 +63,7 @@ export class BlobValue {
 
   /** The first `k` scalars of a str window. */
   async headScalars(k: number): Promise<string> {
-    const text = new TextDecoder().decode(await this.read(0, 4 * k), { stream: true });
+    const text = utf8Decoder().decode(await this.read(0, 4 * k), { stream: true });
     return scalarSlice(text, 0, k);
   }
 

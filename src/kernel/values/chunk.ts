@@ -1,3 +1,4 @@
+import { utf8Decoder } from "../../protocol/utf8.ts";
 import { Buffer } from "node:buffer";
 import { Utf8Scanner } from "../store/utf8_scanner.ts";
 
@@ -6,7 +7,7 @@ export type EncodedChunk =
   | { encoding: "utf8"; data: string; len: number }
   | { encoding: "base64"; data: string; len: number };
 
-const decoder = new TextDecoder();
+const decoder = utf8Decoder();
 
 /**
  * Encodes a requested byte range C (V-CHUNK-1): UTF-8 text when C is valid; text over C minus a

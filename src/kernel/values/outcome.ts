@@ -1,3 +1,4 @@
+import { utf8Decoder } from "../../protocol/utf8.ts";
 import {
   INLINE_VALUE_LIMIT,
   JSON_PARSE_LIMIT,
@@ -10,7 +11,7 @@ import { scalarCount, scalarSlice } from "./js_string.ts";
 import { parseJsonValue } from "./json_value.ts";
 import { Outcome, type Value } from "./value.ts";
 
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const decoder = utf8Decoder();
 
 /** What the exec layer knows when bash and both pipes are done (K-BASH-9). */
 export interface OutcomeInput {

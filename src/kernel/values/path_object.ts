@@ -1,11 +1,12 @@
+import { utf8Decoder } from "../../protocol/utf8.ts";
 /** A path outside values: display text, plus base64 `raw` only when not UTF-8 (V-TAG-3). */
 export interface PathObject {
   display: string;
   raw?: string;
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-const lossyUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+const strictUtf8 = utf8Decoder(true);
+const lossyUtf8 = utf8Decoder();
 
 const encoder = new TextEncoder();
 

@@ -1,6 +1,6 @@
 import { BlobValue } from "./blob_value.ts";
 import { base64 } from "./chunk.ts";
-import { utf8Length } from "../../protocol/utf8.ts";
+import { utf8Decoder, utf8Length } from "../../protocol/utf8.ts";
 import { badPath } from "./path.ts";
 import type { Value } from "./value.ts";
 
@@ -9,7 +9,7 @@ export type RawChunk =
   & ({ raw: string } | { raw_base64: string })
   & { offset: number; len: number; total: number; next: number | null };
 
-const decoder = new TextDecoder();
+const decoder = utf8Decoder();
 
 /**
  * Bytes `[offset, offset + size)` of the UTF-8 encoding of a str, or of a bytes value, read

@@ -8,7 +8,7 @@ import {
 import { stripAnsi } from "./ansi.ts";
 import { BlobValue } from "./blob_value.ts";
 import { scalarCount, scalarSlice } from "./js_string.ts";
-import { utf8Length } from "../../protocol/utf8.ts";
+import { utf8Decoder, utf8Length } from "../../protocol/utf8.ts";
 import {
   DateTime,
   Duration,
@@ -210,11 +210,12 @@ async function blobText(v: BlobValue, strip: boolean): Promise<RenderText> {
   const dropsNewline = tail[tail.length - 1] === 0x0a;
   const length = v.len - (dropsNewline ? 1 : 0);
   const endsWithNewline = dropsNewline && tail.length === 2 && tail[0] === 0x0a;
+  const end = length === 0 ? "empty" : endsWithNewline ? "newline" : "other";
   return {
     newlines: (await v.lineCount()) - (dropsNewline ? 1 : 0),
-    end: length === 0 ? "empty" : endsWithNewline ? "newline" : "other",
+    end: strip && end === "other" ? await strippedEnd(v, length) : end,
     async *pieces() {
-      const decoder = new TextDecoder();
+      const decoder = utf8Decoder();
       let carry = "";
       for await (const chunk of v.chunks(0, length)) {
         const text = decoder.decode(chunk, { stream: true });
@@ -237,6 +238,21 @@ async function blobText(v: BlobValue, strip: boolean): Promise<RenderText> {
       if (carry !== "") yield strip ? stripAnsi(carry) : carry;
     },
   };
+}
+
+/**
+ * How the first `length` bytes of a CAS-backed text end once stripped: a last line made only of
+ * escape sequences (a colour reset after the final newline) leaves the text ending in `\n`, which
+ * starts no line of its own (V-RENDER-3), so the marker's count must not include it. Only the
+ * last STRIP_CARRY bytes are read: a last line longer than that is counted as a line.
+ */
+async function strippedEnd(v: BlobValue, length: number): Promise<"newline" | "other"> {
+  const from = Math.max(0, length - STRIP_CARRY);
+  const window = await v.read(from, length - from);
+  const lastNewline = window.lastIndexOf(0x0a);
+  if (lastNewline < 0) return "other";
+  const lastLine = utf8Decoder().decode(window.subarray(lastNewline + 1));
+  return stripAnsi(lastLine) === "" ? "newline" : "other";
 }
 
 function tableText(t: Table): RenderText {

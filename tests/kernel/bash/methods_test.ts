@@ -102,3 +102,21 @@ kernelTest(
     assert.equal((await rpcError(conn.request("explain", { ast: {} }))).code, -32602);
   },
 );
+
+kernelTest(
+  "K-EFF-1 a word that starts with U+FEFF is analysed as bash runs it: `rm \\uFEFF/etc/x` deletes that relative name in the cwd, not /etc/x, and `\\uFEFFgit` spawns \\uFEFFgit, not git",
+  async (k) => {
+    const conn = await k.attach();
+    const cwd = ((await conn.request("session.cwd", {}) as Rec).cwd as Rec).display;
+    const rm = await conn.request("explain", { src: "rm \ufeff/etc/x" }) as Rec;
+    assert.deepEqual(rm.effects, [
+      { kind: "fs_delete", paths: [`${cwd}/\ufeff/etc/x`] },
+      { kind: "proc_spawn", argv0: "rm", bin_hash: null },
+    ]);
+    const git = await conn.request("explain", { src: "\ufeffgit status" }) as Rec;
+    const spawned = (git.effects as Rec[]).find((e) => e.kind === "proc_spawn");
+    assert.equal(spawned?.argv0, "\ufeffgit");
+    const parsed = await conn.request("parse", { src: "echo \ufeffx" }) as Rec;
+    assert.ok(JSON.stringify(parsed.ast).includes('"lit":"\ufeffx"'));
+  },
+);

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { SessionRegistry } from "../../../src/kernel/session/registry.ts";
 import { ShellViews } from "../../../src/kernel/session/shell_views.ts";
-import { kernelTest } from "../../_support/kernel.ts";
+import { kernelTest, startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { sandbox } from "../../_support/sandbox.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { waitUntil } from "../../_support/wait.ts";
@@ -91,3 +92,63 @@ kernelTest(
     );
   },
 );
+
+Deno.test("V-REF-1 an exec of a reclaimed session that finishes after its name was opened again takes a number of its own", () => {
+  const sessions = new SessionRegistry(state, () => false);
+  const old = sessions.open("a");
+  old.record(0);
+  for (let i = 0; i < 64; i++) sessions.open(`s${i}`);
+  const again = sessions.open("a");
+  assert.notEqual(again, old, "reclaimed");
+  assert.deepEqual([old.record(1), again.record(2)], [2, 3]);
+});
+
+Deno.test("V-REF-1 a session reclaimed after its name was forgotten among 4,096 later ones still numbers above every ref it gave", () => {
+  const sessions = new SessionRegistry(state, () => false);
+  const first = sessions.open("first");
+  for (let i = 0; i < 3; i++) first.record(i);
+  for (let i = 0; i < 64 + 4096 + 1; i++) sessions.open(`s${i}`);
+  assert.equal(sessions.open("first").record(3), 4);
+  assert.equal(sessions.open("never-seen").record(0), 4, "above every forgotten ref");
+});
+
+kernelTest(
+  "V-REF-1 a session reclaimed and opened again continues its out:N numbering: a ref taken before the reclaim is unknown, never another value",
+  async (k) => {
+    const conn = await k.attach("victim");
+    const before = await conn.request("exec", { src: "echo before" }) as Rec;
+    assert.equal(before.ref, "out:1");
+    // Attaching elsewhere releases the victim; 64 more sessions reclaim it (E-3), and opening it
+    // again reclaims the oldest of them.
+    for (let i = 0; i < 64; i++) {
+      await conn.request("session.attach", { session: `s${i}`, client: { tty: false } });
+    }
+    await conn.request("session.attach", { session: "victim", client: { tty: false } });
+    assert.equal((await rpcError(conn.request("value.get", { ref: "out:1" }))).code, -32004);
+    const after = await conn.request("exec", { src: "echo after" }) as Rec;
+    assert.equal(after.ref, "out:2");
+    assert.equal((await rpcError(conn.request("value.get", { ref: "out:1" }))).code, -32004);
+  },
+);
+
+Deno.test({
+  name:
+    "V-REF-1 a ref taken before a kernel restart is unknown after it, never another value [ignored: defect found by the probe round; needs a SPEC decision: V-REF-1 forbids reusing out:N only within a kernel lifetime and G-STATE-5 drops transcript values at a restart, so every session numbers from 1 again and shoal://out/1 that an agent still holds (its facade reconnects on its own, M-START-4) reads a different result; continuing each session's numbering from its durable session.transcript events, or a kernel-instance part in refs, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    const first = await startKernel([], box);
+    let second: TestKernel | undefined;
+    try {
+      const before = await (await first.attach()).request("exec", { src: "echo before" }) as Rec;
+      assert.equal(before.ref, "out:1");
+      await first.stop();
+      second = await startKernel([], box);
+      const after = await (await second.attach()).request("exec", { src: "echo after" }) as Rec;
+      assert.notEqual(after.ref, before.ref);
+    } finally {
+      await first.stop();
+      await (second ?? { cleanup: () => box.cleanup() }).cleanup();
+    }
+  },
+});

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { exec } from "../../_support/exec.ts";
-import { leftInTmp, startKernel } from "../../_support/kernel.ts";
+import { leftInTmp, startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { pidsMentioning, sandbox } from "../../_support/sandbox.ts";
+import { waitUntil } from "../../_support/wait.ts";
 
 /** Every file under `dir`, recursively. */
 function files(dir: string): string[] {
@@ -34,5 +36,33 @@ Deno.test("after 60 execs (ok, failed, stderr, background, cancelled) tmp/ holds
     assert.deepEqual([...Deno.readDirSync(`${state}/tmp`)], []);
   } finally {
     await k.cleanup();
+  }
+});
+
+Deno.test("G-STATE-2: scratch directories of a kernel killed mid-exec, with the session state they dumped, are gone from tmp/ once the next kernel starts", async () => {
+  const box = await sandbox();
+  const state = `${box.dir}/state/shoal`;
+  const first = await startKernel([], box);
+  let second: TestKernel | undefined;
+  try {
+    const conn = await first.attach();
+    await exec(conn, "export SHOAL_PROBE_SECRET=hunter2");
+    const running = exec(conn, "sleep 2.345").catch(() => null);
+    await waitUntil(() => pidsMentioning("sleep 2.345").length > 0, 10000);
+    first.child.kill("SIGKILL");
+    await running;
+    await first.stop();
+    // bash outlives the kernel, finishes and dumps the session state into its scratch directory.
+    const dumped = () =>
+      files(`${state}/tmp`).filter((path) =>
+        Deno.statSync(path).isFile && Deno.readTextFileSync(path).includes("hunter2")
+      );
+    await waitUntil(() => dumped().length > 0, 10000);
+    second = await startKernel([], box);
+    const left = [...Deno.readDirSync(`${state}/tmp`)].filter((e) => e.name.startsWith("run-"));
+    assert.deepEqual(left, []);
+  } finally {
+    await first.stop();
+    await (second ?? { cleanup: () => box.cleanup() }).cleanup();
   }
 });
