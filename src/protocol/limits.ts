@@ -18,6 +18,12 @@ export const REPLY_NESTING_LIMIT = NESTING_LIMIT + 16;
  * then stays far below the depth at which serializing, rendering or eliding it exhausts the stack.
  */
 export const VALUE_NESTING_LIMIT = 512;
+/**
+ * Most arrays and objects (a table's rows not counted) that stdout JSON may hold to become a
+ * structured value (K-BASH-10); more is text. Each costs the kernel ~200 bytes held, so this keeps
+ * one exec's parsed output near 50 MiB, below K-BASH-11's 64 MiB: a 16 MiB `[{},{},…]` held 1 GiB.
+ */
+export const VALUE_CONTAINER_LIMIT = 262_144;
 /** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
 export const ID_NESTING_LIMIT = 100;
 /**

@@ -1,4 +1,5 @@
-import { VALUE_NESTING_LIMIT } from "../../protocol/limits.ts";
+import { VALUE_CONTAINER_LIMIT, VALUE_NESTING_LIMIT } from "../../protocol/limits.ts";
+import { jsonContainers } from "./json_containers.ts";
 import { IntegralFloat, Table, type Value } from "./value.ts";
 
 /** Thrown inside the parser when the text is not exactly one JSON text it can represent. */
@@ -60,10 +61,12 @@ class TableBuilder {
  * around it allowed) is not exactly one JSON text. Numbers are typed by their literal: no `.`,
  * `e`, `E` and within ±(2^53−1) is an int, anything else a float; a number too large for a
  * double is treated as not JSON, and so is nesting deeper than VALUE_NESTING_LIMIT (the parse stops
- * there, having built at most that many containers). Arrays whose items are all objects are built directly as
+ * there, having built at most that many containers) and a text holding more than
+ * VALUE_CONTAINER_LIMIT arrays and objects besides a table's rows (found before the parse). Arrays whose items are all objects are built directly as
  * columnar tables, so a large array of objects never exists as one record per row.
  */
 export function parseJsonValue(text: string): { value: Value } | null {
+  if (jsonContainers(text) > VALUE_CONTAINER_LIMIT) return null;
   try {
     return { value: new JsonParser(text).parse() };
   } catch (e) {
