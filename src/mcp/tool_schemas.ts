@@ -1,4 +1,4 @@
-import { VALUE_CONTAINER_LIMIT, VALUE_NESTING_LIMIT } from "../protocol/limits.ts";
+import { VALUE_NESTING_LIMIT, VALUE_NODE_LIMIT } from "../protocol/limits.ts";
 /** A JSON Schema as used by the tool input schemas (a closed subset, see schema_check.ts). */
 export type JsonSchema = { [keyword: string]: unknown };
 
@@ -72,8 +72,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Run bash source in the shared shoal session (cwd and environment persist between calls). " +
       "Returns the outcome (ok, status, stdout as a structured value when it is JSON nested at " +
-      `most ${VALUE_NESTING_LIMIT} levels with at most ${VALUE_CONTAINER_LIMIT} arrays and ` +
-      "objects besides a table's rows, else as text, stderr) and an out:N ref. " +
+      `most ${VALUE_NESTING_LIMIT} levels with at most ${VALUE_NODE_LIMIT} arrays, objects and ` +
+      "members (a table's rows and cells aside), else as text, stderr) and an out:N ref. " +
       FETCH_MORE + " mode 'plan' only reports effects and stores a plan; background:true " +
       "returns a task at once; timeout_ms bounds the wait (the work continues as a task).",
     inputSchema: closed({

@@ -19,11 +19,18 @@ export const REPLY_NESTING_LIMIT = NESTING_LIMIT + 16;
  */
 export const VALUE_NESTING_LIMIT = 512;
 /**
- * Most arrays and objects (a table's rows not counted) that stdout JSON may hold to become a
- * structured value (K-BASH-10); more is text. Each costs the kernel ~200 bytes held, so this keeps
- * one exec's parsed output near 50 MiB, below K-BASH-11's 64 MiB: a 16 MiB `[{},{},…]` held 1 GiB.
+ * Most nodes that stdout JSON may hold to become a structured value (K-BASH-10); more is text. The
+ * nodes are its arrays, its objects other than a table's rows, their members, and the tables'
+ * columns: each is held at up to ~230 bytes, so this keeps one exec's parsed output near 50 MiB,
+ * below K-BASH-11's 64 MiB (a 16 MiB `[{},{},…]` held 1 GiB, a row of a million keys 232 MiB).
  */
-export const VALUE_CONTAINER_LIMIT = 262_144;
+export const VALUE_NODE_LIMIT = 262_144;
+/**
+ * Most cells (rows × columns) of a table made from stdout JSON (K-BASH-10); an array of objects
+ * past it is a list of records. Rows with keys of their own made every row a column: a 119 KB
+ * `[{"k0":1},{"k1":1},…]` filled 100 million cells, ~1 GiB and 6 s of the kernel's event loop.
+ */
+export const TABLE_CELL_LIMIT = 4_194_304;
 /** Deepest nesting of a kernel request id that is echoed (deeper: -32600, its echo could overflow the stack). */
 export const ID_NESTING_LIMIT = 100;
 /**

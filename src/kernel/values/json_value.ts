@@ -1,4 +1,4 @@
-import { VALUE_CONTAINER_LIMIT, VALUE_NESTING_LIMIT } from "../../protocol/limits.ts";
+import { TABLE_CELL_LIMIT, VALUE_NESTING_LIMIT, VALUE_NODE_LIMIT } from "../../protocol/limits.ts";
 import { jsonContainers } from "./json_containers.ts";
 import { IntegralFloat, Table, type Value } from "./value.ts";
 
@@ -35,15 +35,18 @@ class TableBuilder {
   readonly #index = new Map<string, number>();
   n = 0;
 
-  set(key: string, v: Value): void {
+  /** Sets a cell of the current row; false when a new column would take it past TABLE_CELL_LIMIT. */
+  set(key: string, v: Value): boolean {
     let c = this.#index.get(key);
     if (c === undefined) {
+      if ((this.cols.length + 1) * (this.n + 1) > TABLE_CELL_LIMIT) return false;
       c = this.cols.length;
       this.#index.set(key, c);
       this.cols.push(key);
       this.columns.push(new Array<Value>(this.n).fill(null));
     }
     this.columns[c][this.n] = v;
+    return true;
   }
 
   endRow(): void {
@@ -62,11 +65,13 @@ class TableBuilder {
  * `e`, `E` and within ±(2^53−1) is an int, anything else a float; a number too large for a
  * double is treated as not JSON, and so is nesting deeper than VALUE_NESTING_LIMIT (the parse stops
  * there, having built at most that many containers) and a text holding more than
- * VALUE_CONTAINER_LIMIT arrays and objects besides a table's rows (found before the parse). Arrays whose items are all objects are built directly as
+ * VALUE_NODE_LIMIT nodes (found before the parse when its arrays and objects alone are more, else
+ * as it builds them; an array of objects whose table would pass TABLE_CELL_LIMIT cells is parsed
+ * again as a list of records). Arrays whose items are all objects are built directly as
  * columnar tables, so a large array of objects never exists as one record per row.
  */
 export function parseJsonValue(text: string): { value: Value } | null {
-  if (jsonContainers(text) > VALUE_CONTAINER_LIMIT) return null;
+  if (jsonContainers(text) > VALUE_NODE_LIMIT) return null;
   try {
     return { value: new JsonParser(text).parse() };
   } catch (e) {
@@ -77,6 +82,8 @@ export function parseJsonValue(text: string): { value: Value } | null {
 
 class JsonParser {
   #i = 0;
+  /** Nodes built (VALUE_NODE_LIMIT), a list re-parsed from a table counting its rows too. */
+  #nodes = 0;
   readonly #listStarts = new Set<number>();
 
   constructor(private readonly s: string) {}
@@ -90,6 +97,7 @@ class JsonParser {
       const c = s.charCodeAt(this.#i);
       if ((c === 0x5b || c === 0x7b) && stack.length >= VALUE_NESTING_LIMIT) throw FAIL;
       if (c === 0x5b) {
+        this.#count();
         const start = this.#i++;
         this.#ws();
         if (s.charCodeAt(this.#i) === 0x5d) {
@@ -112,6 +120,7 @@ class JsonParser {
           parent.table ??= new TableBuilder();
           frame = { array: false, record: null, table: parent.table, key: "" };
         } else {
+          this.#count();
           frame = { array: false, record: new Map(), table: null, key: "" };
         }
         this.#i++;
@@ -165,8 +174,17 @@ class JsonParser {
           value = top.table ? top.table.finish() : top.items;
         } else {
           if (value === ROW) throw FAIL;
-          if (top.table) top.table.set(top.key, value);
-          else top.record!.set(top.key, value);
+          const columns = top.table?.cols.length;
+          if (top.table && !top.table.set(top.key, value)) {
+            // Rows whose keys differ make a table of mostly empty cells: start it over as a list.
+            const array = stack[stack.length - 2] as ArrayFrame;
+            this.#listStarts.add(array.start);
+            stack.length -= 2;
+            this.#i = array.start;
+            break emit;
+          }
+          if (!top.table) top.record!.set(top.key, value);
+          if (!top.table || top.table.cols.length !== columns) this.#count();
           this.#ws();
           const d = s.charCodeAt(this.#i++);
           if (d === 0x2c) {
@@ -180,6 +198,10 @@ class JsonParser {
         }
       }
     }
+  }
+
+  #count(): void {
+    if (++this.#nodes > VALUE_NODE_LIMIT) throw FAIL;
   }
 
   #closeObject(frame: ObjectFrame): Emitted {

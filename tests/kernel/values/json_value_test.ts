@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { VALUE_NESTING_LIMIT } from "../../../src/protocol/limits.ts";
+import {
+  TABLE_CELL_LIMIT,
+  VALUE_NESTING_LIMIT,
+  VALUE_NODE_LIMIT,
+} from "../../../src/protocol/limits.ts";
 import { parseJsonValue } from "../../../src/kernel/values/json_value.ts";
 import { IntegralFloat, Table, tagOf, type Value } from "../../../src/kernel/values/value.ts";
 
@@ -203,4 +207,32 @@ Deno.test("agrees with JSON.parse on random documents", () => {
       text,
     );
   }
+});
+
+Deno.test("K-BASH-10/K-BASH-11: JSON of more than VALUE_NODE_LIMIT nodes is not a structured value; at the limit it is (probe17: a 16 MB [{},{},…] held 1 GiB)", () => {
+  const over = "[1" + ",{}".repeat(VALUE_NODE_LIMIT) + "]";
+  // (booleans compared: a failure must not print a value of a quarter million nodes)
+  assert.equal(parseJsonValue(over) === null, true);
+  const at = "[1" + ",{}".repeat(VALUE_NODE_LIMIT - 1) + "]";
+  assert.equal((parseJsonValue(at)!.value as unknown[]).length, VALUE_NODE_LIMIT);
+  // A table's rows and cells are not nodes: far more rows than the limit stay a table.
+  const rows = "[" + Array(VALUE_NODE_LIMIT + 10).fill('{"a":1}').join(",") + "]";
+  assert.ok(parseJsonValue(rows)!.value instanceof Table);
+  // Members and columns are: one object or one row with more keys than the limit is text.
+  const keys = Array.from({ length: VALUE_NODE_LIMIT }, (_, i) => `"k${i}":1`).join(",");
+  assert.equal(parseJsonValue(`{${keys}}`) === null, true, "one object");
+  assert.equal(parseJsonValue(`[{${keys}}]`) === null, true, "one row");
+});
+
+Deno.test('K-BASH-10: an array of objects whose table would pass TABLE_CELL_LIMIT cells is a list of its records (a 119 KB [{"k0":1},{"k1":1},…] filled 100 million cells)', () => {
+  const side = Math.ceil(Math.sqrt(TABLE_CELL_LIMIT)) + 1;
+  const text = "[" + Array.from({ length: side }, (_, i) => `{"k${i}":${i}}`).join(",") + "]";
+  const list = parseJsonValue(text)!.value as Map<string, Value>[];
+  assert.equal(Array.isArray(list), true);
+  assert.equal(list.length, side);
+  assert.deepEqual([...list[side - 1]], [[`k${side - 1}`, side - 1]]);
+  // Just inside the limit it is still a table.
+  const inside = Math.floor(Math.sqrt(TABLE_CELL_LIMIT));
+  const table = "[" + Array.from({ length: inside }, (_, i) => `{"k${i}":1}`).join(",") + "]";
+  assert.equal((parseJsonValue(table)!.value as Table).cols.length, inside);
 });

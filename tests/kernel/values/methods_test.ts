@@ -10,7 +10,7 @@ import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { concatBytes } from "../../../src/protocol/concat_bytes.ts";
-import { VALUE_CONTAINER_LIMIT } from "../../../src/protocol/limits.ts";
+import { VALUE_NODE_LIMIT } from "../../../src/protocol/limits.ts";
 
 const encoder = new TextEncoder();
 const MiB = 1024 * 1024;
@@ -440,7 +440,7 @@ Deno.test({
 });
 
 Deno.test(
-  "K-BASH-11/K-BASH-10 a 16.5 MB stdout of one JSON list of empty objects (more containers than VALUE_CONTAINER_LIMIT) is text, and raises the kernel's resident memory by less than 64 MiB: parsed, the transcript held ~200 bytes per object, 1 GiB per exec (found by probe17)",
+  "K-BASH-11/K-BASH-10 a 16.5 MB stdout of one JSON list of empty objects (more containers than VALUE_NODE_LIMIT) is text, and raises the kernel's resident memory by less than 64 MiB: parsed, the transcript held ~200 bytes per object, 1 GiB per exec (found by probe17)",
   async () => {
     const k = await startKernel();
     try {
@@ -458,9 +458,9 @@ Deno.test(
       // At the limit it is still a structured value.
       const at = await exec(
         conn,
-        `python3 -c 'import sys;sys.stdout.write("[1"+",{}"*${VALUE_CONTAINER_LIMIT - 1}+"]")'`,
+        `python3 -c 'import sys;sys.stdout.write("[1"+",{}"*${VALUE_NODE_LIMIT - 1}+"]")'`,
       );
-      assert.deepEqual([outOf(at).of, outOf(at).n], ["list", VALUE_CONTAINER_LIMIT]);
+      assert.deepEqual([outOf(at).of, outOf(at).n], ["list", VALUE_NODE_LIMIT]);
     } finally {
       await k.cleanup();
     }
