@@ -5,7 +5,7 @@ import { sameCwd, type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { dirIdentity } from "../bash/dir_identity.ts";
 import type { RunServices } from "../exec/run_services.ts";
 import { currentEffects, refuseUnknownPrincipal } from "./analysis.ts";
-import { denied } from "./denied.ts";
+import { denied, refuseDenied } from "./denied.ts";
 import type { PlanServices } from "./plan_services.ts";
 import type { Plan } from "./store.ts";
 import { reportEffects } from "../policy/effect_report.ts";
@@ -15,17 +15,13 @@ import { callerEffects } from "./shown_paths.ts";
  * The K-PLAN-3 refusals that depend on the plan's decision and the policy now, in their order. A
  * caller the policy no longer names (the human removed it after approving) is refused as its exec
  * would be (P-PRIN-1): its run would not go into the sandbox, which only a policy entry asks for
- * (P-SBX-2). A plan the policy now denies is blocked however it was approved (K-PLAN-1): an
- * approval lifts `approval_required`, never a deny, as `approval.grant` refuses one (K-APPR-2).
+ * (P-SBX-2). A plan the policy now denies is blocked however it was approved ({@link refuseDenied}).
  */
 function decidedPlan(kernel: PlanServices, attachment: Attachment, ref: string): Plan {
   const plan = kernel.plans.owned(ref, attachment.session.name, attachment.principal);
   refuseUnknownPrincipal(attachment.grants);
   const verdict = attachment.grants.verdict(plan.effects, plan.reversibility);
-  if (plan.approval === "denied" || plan.approval === "blocked" || verdict === "deny") {
-    const reason = plan.approval === "denied" ? "denied" : "blocked";
-    throw denied(reason, `plan ${plan.ref} is ${reason}`, { plan_ref: plan.ref });
-  }
+  refuseDenied(plan, verdict);
   if (plan.approval !== "approved" && verdict !== "allow") {
     throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `plan ${plan.ref} is not approved`, {
       verdict,

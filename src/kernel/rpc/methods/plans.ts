@@ -13,7 +13,7 @@ import { type EffectKind, normalizeEffectName } from "../../policy/effects.ts";
 import { runOptions, runParams } from "../../exec/run_params.ts";
 import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
-import { denied } from "../../plans/denied.ts";
+import { denied, refuseDenied } from "../../plans/denied.ts";
 import { utf8Prefix } from "../../../protocol/utf8.ts";
 import { reportedMember, reportEffects } from "../../policy/effect_report.ts";
 
@@ -144,11 +144,7 @@ export const PLAN_METHODS: MethodSpec[] = [
       const named = namedKinds(p.effects);
       const plan = kernel.plans.owned(p.plan_ref, attachment.session.name, attachment.principal);
       const verdict = attachment.grants.verdict(plan.effects, plan.reversibility);
-      // a plan the policy now denies is blocked however it was approved before (K-PLAN-1)
-      if (plan.approval === "blocked" || plan.approval === "denied" || verdict === "deny") {
-        const reason = plan.approval === "denied" ? "denied" : "blocked";
-        throw denied(reason, `plan ${plan.ref} is ${reason}`, { plan_ref: plan.ref });
-      }
+      refuseDenied(plan, verdict);
       if (verdict === "allow" || plan.approval === "approved") {
         return {
           ...approvedResult(kernel, plan, plan.approvedBy ?? "policy"),
