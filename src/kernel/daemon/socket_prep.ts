@@ -34,8 +34,17 @@ function parentOf(path: string): string {
   return i <= 0 ? "/" : path.slice(0, i);
 }
 
-/** Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path (G-SOCK-10). */
-export async function prepareSocket(choice: SocketChoice, uid: number): Promise<PreparedSocket> {
+/**
+ * Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path
+ * (G-SOCK-10). `underLock` runs once the lock is held and before anything is bound: a kernel
+ * that fails there (its journal unreadable) exits without a socket a facade could connect to,
+ * so the facade sees its exit status instead of a connection dropped during attach (M-START-1).
+ */
+export async function prepareSocket(
+  choice: SocketChoice,
+  uid: number,
+  underLock: () => void = () => {},
+): Promise<PreparedSocket> {
   const path = choice.path;
   const parent = parentOf(path);
   let existed = true;
@@ -72,6 +81,7 @@ export async function prepareSocket(choice: SocketChoice, uid: number): Promise<
     throw new StartupError(3, `another kernel owns ${path}`);
   }
   try {
+    underLock();
     const existing = await Deno.lstat(path).catch(() => null);
     if (existing) {
       if (!existing.isSocket) {
