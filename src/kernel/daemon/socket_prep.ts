@@ -1,5 +1,5 @@
 import type { SocketChoice } from "../../protocol/socket_path.ts";
-import { checkTrustedPath, UntrustedPathError } from "../../protocol/trusted_path.ts";
+import { checkedPaths, checkTrustedPath, UntrustedPathError } from "../../protocol/trusted_path.ts";
 
 /** A startup failure with the kernel's exit status (K-CLI-1: 1 fatal, 3 another kernel owns the socket). */
 export class StartupError extends Error {
@@ -35,6 +35,24 @@ function parentOf(path: string): string {
 }
 
 /**
+ * Refuses a symlink among the existing directories of `parent` below `root` (G-SOCK-10) before
+ * step 1 of G-SOCK-3 creates or chmods anything: through one, `mkdir` made directories and
+ * `chmod` changed the mode where the link pointed, and only the check after them refused.
+ */
+async function refuseSymlinks(parent: string, root: string): Promise<void> {
+  for (const component of checkedPaths(parent, root)) {
+    const info = await Deno.lstat(component).catch(() => null);
+    if (info === null) return;
+    if (info.isSymlink) {
+      throw new StartupError(
+        1,
+        `untrusted socket path: ${component} is a symlink (owner uid ${info.uid ?? -1})`,
+      );
+    }
+  }
+}
+
+/**
  * Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path
  * (G-SOCK-10). `underLock` runs once the lock is held and before anything is bound: a kernel
  * that fails there (its journal unreadable) exits without a socket a facade could connect to,
@@ -47,6 +65,7 @@ export async function prepareSocket(
 ): Promise<PreparedSocket> {
   const path = choice.path;
   const parent = parentOf(path);
+  await refuseSymlinks(parent, choice.root);
   let existed = true;
   try {
     await Deno.lstat(parent);
