@@ -29,9 +29,11 @@ async function canConnect(path: string): Promise<boolean> {
   }
 }
 
+/** The directory holding `path`; a relative path's is below the working directory. */
 function parentOf(path: string): string {
-  const i = path.lastIndexOf("/");
-  return i <= 0 ? "/" : path.slice(0, i);
+  const absolute = path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+  const i = absolute.lastIndexOf("/");
+  return i <= 0 ? "/" : absolute.slice(0, i);
 }
 
 /**
