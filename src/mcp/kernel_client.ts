@@ -114,7 +114,12 @@ export class KernelClient {
     return kernelUnavailable(reason);
   }
 
-  async #establish(autostart: boolean): Promise<RpcConnection> {
+  /**
+   * Connects and attaches: the main connection (`main`), which may autostart the kernel and
+   * starts the session in the project (M-ONB-1), or one for a subscription, which does neither:
+   * its attach moved the session back to the project from wherever the agent's `cd` had taken it.
+   */
+  async #establish(main: boolean): Promise<RpcConnection> {
     if (this.#closed) throw new Unavailable("the facade is shutting down");
     const { socket, socketProblem, socketRoot } = this.config;
     if (socket === null) throw new Unavailable(socketProblem ?? "no socket path");
@@ -136,7 +141,7 @@ export class KernelClient {
       conn = await connect();
     } catch (e) {
       if (e instanceof UntrustedPathError) throw new Unavailable(e.message);
-      if (!autostart || !this.config.autostart || isPermissionError(e) || isRefusedRelay(e)) {
+      if (!main || !this.config.autostart || isPermissionError(e) || isRefusedRelay(e)) {
         throw new Unavailable(connectProblem(socket, e));
       }
       const spawned = spawnKernel(this.config.kernel, socket, this.config.searchPath);
@@ -150,7 +155,7 @@ export class KernelClient {
         session: this.config.session,
         token: this.config.token,
         // Kernels before M-ONB-1 ignore it (C-6): the session then starts where the kernel did.
-        ...(this.config.project === null ? {} : { cwd: this.config.project }),
+        ...(this.config.project === null || !main ? {} : { cwd: this.config.project }),
         client: CLIENT,
       });
       if (typeof result === "object" && result !== null && !Array.isArray(result)) {

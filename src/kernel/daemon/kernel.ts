@@ -66,7 +66,7 @@ export class Kernel implements KernelServices {
   readonly net: NetProxy;
   #logFile: Deno.FsFile | null = null;
 
-  private constructor(readonly config: KernelConfig, cas: Cas) {
+  private constructor(readonly config: KernelConfig, cas: Cas, journal: Journal) {
     this.sessions = new SessionRegistry<Value>(
       () => new ShellViews(config.initialState(), config.localHuman),
       (session) =>
@@ -78,7 +78,7 @@ export class Kernel implements KernelServices {
         this.net.drop(session);
       },
     );
-    this.journal = Journal.open(config.stateDir);
+    this.journal = journal;
     this.bus = new EventBus(this.journal);
     this.cas = cas;
     this.blanks = Blanks.open(cas.tmpDir);
@@ -117,9 +117,13 @@ export class Kernel implements KernelServices {
     for (const path of left.kept) this.log(`kept ${path}: changed since a killed kernel made it`);
   }
 
-  /** Opens the state directory's stores and returns a kernel ready to serve. */
-  static async start(config: KernelConfig): Promise<Kernel> {
-    return new Kernel(config, await Cas.open(config.stateDir));
+  /**
+   * Opens the state directory's stores (the journal unless the caller opened it already) and
+   * returns a kernel ready to serve.
+   */
+  static async start(config: KernelConfig, journal?: Journal): Promise<Kernel> {
+    const cas = await Cas.open(config.stateDir);
+    return new Kernel(config, cas, journal ?? Journal.open(config.stateDir));
   }
 
   /** Writes a diagnostic line to stderr and kernel.log (G-STATE-2). */

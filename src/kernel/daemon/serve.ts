@@ -4,6 +4,7 @@ import type { ServeArgs } from "../cli/serve_args.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { bashOwnVariables } from "../bash/shell_state.ts";
 import type { Kernel } from "./kernel.ts";
+import type { Journal } from "../journal/journal.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_compaction.ts";
 import { startIdleWork } from "../../protocol/idle_work.ts";
@@ -14,11 +15,49 @@ import { prepareSocket, StartupError } from "./socket_prep.ts";
 import { keepInheritedFromChildren } from "./inherited_fds.ts";
 
 /**
- * Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). The sandbox probe
- * and the question of bash's own variables run while the kernel's modules load (issue 33: their
- * processes then cost the first exec nothing).
+ * Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). A fatal error
+ * is also appended to the state directory's kernel.log when it can be (G-STATE-2): an
+ * autostarted kernel's stderr is null (M-START-1), so its log was the one place left to say why
+ * it exited. A kernel that lost the socket to another (status 3) has nothing to report.
  */
 export async function serve(
+  opts: ServeArgs,
+  stateDir: string,
+  socket: SocketChoice,
+): Promise<number> {
+  try {
+    return await serveUntilStopped(opts, stateDir, socket);
+  } catch (e) {
+    if (!(e instanceof StartupError && e.status === 3)) {
+      logFatal(stateDir, e instanceof Error ? e.message : String(e));
+    }
+    throw e;
+  }
+}
+
+/** Appends `shoal-kernel: <message>` to `<stateDir>/kernel.log` if the directory exists. */
+function logFatal(stateDir: string, message: string): void {
+  try {
+    const log = Deno.openSync(`${stateDir}/kernel.log`, {
+      create: true,
+      append: true,
+      mode: 0o600,
+    });
+    try {
+      log.writeSync(new TextEncoder().encode(`shoal-kernel: ${message}\n`));
+    } finally {
+      log.close();
+    }
+  } catch {
+    // no state directory (yet), or it is unwritable: stderr has said it
+  }
+}
+
+/**
+ * {@link serve} itself. The sandbox probe and the question of bash's own variables run while the
+ * kernel's modules load (issue 33: their processes then cost the first exec nothing).
+ */
+async function serveUntilStopped(
   opts: ServeArgs,
   stateDir: string,
   socket: SocketChoice,
@@ -45,8 +84,16 @@ export async function serve(
   // The leash's modules first, alone: the socket is bound once the policy has loaded, before the
   // other modules load, so a facade polling every 50 ms (M-START-1) has connected by the time the
   // kernel is ready (imported with the others, the bind waited for them all).
-  const [{ defaultPolicy, loadPolicyFile, startupPolicyPath, userPolicyPath }, { PolicyWatch }] =
-    await Promise.all([import("../policy/leash.ts"), import("../policy/policy_watch.ts")]);
+  // The journal's module with them: it is opened under the socket's lock, before the bind.
+  const [
+    { defaultPolicy, loadPolicyFile, startupPolicyPath, userPolicyPath },
+    { PolicyWatch },
+    { Journal },
+  ] = await Promise.all([
+    import("../policy/leash.ts"),
+    import("../policy/policy_watch.ts"),
+    import("../journal/journal.ts"),
+  ]);
   const policyPath = startupPolicyPath(opts.policy ?? null, env);
   let policy;
   try {
@@ -66,7 +113,10 @@ export async function serve(
   );
   await Deno.mkdir(`${stateDir}/tmp`, { recursive: true, mode: 0o700 });
   const state = Deno.realPathSync(stateDir);
-  const prepared = await prepareSocket(socket, uid);
+  let journal: Journal | undefined;
+  const prepared = await prepareSocket(socket, uid, () => {
+    journal = Journal.open(state);
+  });
   const cwd = Deno.cwd();
   const [{ Kernel }, { acceptLoop }] = await Promise.all([
     import("./kernel.ts"),
@@ -96,7 +146,7 @@ export async function serve(
       funcs: new Map(),
       aliases: new Map(),
     }),
-  });
+  }, journal);
   started = kernel;
   const stop = new AbortController();
   Deno.addSignalListener("SIGTERM", () => stop.abort());

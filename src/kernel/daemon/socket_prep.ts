@@ -1,5 +1,5 @@
 import type { SocketChoice } from "../../protocol/socket_path.ts";
-import { checkTrustedPath, UntrustedPathError } from "../../protocol/trusted_path.ts";
+import { checkedPaths, checkTrustedPath, UntrustedPathError } from "../../protocol/trusted_path.ts";
 
 /** A startup failure with the kernel's exit status (K-CLI-1: 1 fatal, 3 another kernel owns the socket). */
 export class StartupError extends Error {
@@ -29,15 +29,45 @@ async function canConnect(path: string): Promise<boolean> {
   }
 }
 
+/** The directory holding `path`; a relative path's is below the working directory. */
 function parentOf(path: string): string {
-  const i = path.lastIndexOf("/");
-  return i <= 0 ? "/" : path.slice(0, i);
+  const absolute = path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+  const i = absolute.lastIndexOf("/");
+  return i <= 0 ? "/" : absolute.slice(0, i);
 }
 
-/** Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path (G-SOCK-10). */
-export async function prepareSocket(choice: SocketChoice, uid: number): Promise<PreparedSocket> {
+/**
+ * Refuses a symlink among the existing directories of `parent` below `root` (G-SOCK-10) before
+ * step 1 of G-SOCK-3 creates or chmods anything: through one, `mkdir` made directories and
+ * `chmod` changed the mode where the link pointed, and only the check after them refused.
+ */
+async function refuseSymlinks(parent: string, root: string): Promise<void> {
+  for (const component of checkedPaths(parent, root)) {
+    const info = await Deno.lstat(component).catch(() => null);
+    if (info === null) return;
+    if (info.isSymlink) {
+      throw new StartupError(
+        1,
+        `untrusted socket path: ${component} is a symlink (owner uid ${info.uid ?? -1})`,
+      );
+    }
+  }
+}
+
+/**
+ * Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path
+ * (G-SOCK-10). `underLock` runs once the lock is held and before anything is bound: a kernel
+ * that fails there (its journal unreadable) exits without a socket a facade could connect to,
+ * so the facade sees its exit status instead of a connection dropped during attach (M-START-1).
+ */
+export async function prepareSocket(
+  choice: SocketChoice,
+  uid: number,
+  underLock: () => void = () => {},
+): Promise<PreparedSocket> {
   const path = choice.path;
   const parent = parentOf(path);
+  await refuseSymlinks(parent, choice.root);
   let existed = true;
   try {
     await Deno.lstat(parent);
@@ -72,6 +102,7 @@ export async function prepareSocket(choice: SocketChoice, uid: number): Promise<
     throw new StartupError(3, `another kernel owns ${path}`);
   }
   try {
+    underLock();
     const existing = await Deno.lstat(path).catch(() => null);
     if (existing) {
       if (!existing.isSocket) {

@@ -123,14 +123,16 @@ export class EventBus {
   ): BusEvent[] {
     assertChannelName(channel);
     const newestFirst: BusEvent[] = [];
-    const ring = this.#rings.get(channel);
+    const durable = DURABLE_CHANNELS.has(channel);
+    const held = this.#rings.get(channel);
+    const ring = held && (!durable || this.#whole(held, channel)) ? held : undefined;
     if (ring) {
       for (const event of ring.newestFirst()) {
         if (event.seq <= since || newestFirst.length >= limit) break;
         if (visible(event)) newestFirst.push(event);
       }
     }
-    if (DURABLE_CHANNELS.has(channel)) {
+    if (durable) {
       let before = ring?.oldestSeq;
       while (newestFirst.length < limit && (before ?? Infinity) > since + 1) {
         const want = limit - newestFirst.length;
@@ -145,6 +147,20 @@ export class EventBus {
       }
     }
     return newestFirst.reverse();
+  }
+
+  /**
+   * Whether a durable channel's ring holds every stored event from its oldest one up: kernels of
+   * other sockets on the same state directory store events of the channel too (J-6), which only
+   * the log has. A ring with gaps is not read, the log answers the whole read.
+   */
+  #whole(ring: EventRing, channel: string): boolean {
+    let expected = this.log.lastSeq(channel);
+    for (const event of ring.newestFirst()) {
+      if (event.seq !== expected) return false;
+      expected--;
+    }
+    return true;
   }
 
   /**

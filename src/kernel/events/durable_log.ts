@@ -31,4 +31,6 @@ export interface DurableLog {
     before?: number,
     only?: string,
   ): BusEvent[];
+  /** The highest stored seq of `channel`, or -1 when it has none. */
+  lastSeq(channel: string): number;
 }

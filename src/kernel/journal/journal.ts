@@ -87,25 +87,19 @@ export class Journal implements DurableLog {
 
   private constructor(private readonly db: DatabaseSync) {}
 
-  /** Opens (creating if needed) `<stateDir>/journal.db`, mode 0600, WAL (J-1). */
+  /**
+   * Opens (creating if needed) `<stateDir>/journal.db`, mode 0600, WAL (J-1). A failure names
+   * the file: "file is not a database" alone left its reader to guess which.
+   */
   static open(stateDir: string): Journal {
     const path = `${stateDir}/journal.db`;
-    // Create the file ourselves so it never exists with wider permissions; SQLite gives the
-    // -wal and -shm files the database file's mode.
-    Deno.openSync(path, { create: true, write: true, mode: 0o600 }).close();
-    Deno.chmodSync(path, 0o600);
-    const db = new DatabaseSync(path);
     try {
-      db.exec("PRAGMA busy_timeout = 5000");
-      db.exec("PRAGMA journal_mode = WAL");
-      db.exec("PRAGMA synchronous = NORMAL");
-      db.exec(SCHEMA);
-      addApprovedBy(db);
+      return new Journal(openDatabase(path));
     } catch (err) {
-      db.close();
-      throw err;
+      throw new Error(
+        `cannot open the journal ${path}: ${err instanceof Error ? err.message : err}`,
+      );
     }
-    return new Journal(db);
   }
 
   /** Inserts the row of a run that is starting; returns its id. */
@@ -261,6 +255,26 @@ export class Journal implements DurableLog {
       throw err;
     }
   }
+}
+
+/** The journal database at `path`, its pragmas set and its schema made (J-1). */
+function openDatabase(path: string): DatabaseSync {
+  // Create the file ourselves so it never exists with wider permissions; SQLite gives the
+  // -wal and -shm files the database file's mode.
+  Deno.openSync(path, { create: true, write: true, mode: 0o600 }).close();
+  Deno.chmodSync(path, 0o600);
+  const db = new DatabaseSync(path);
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec(SCHEMA);
+    addApprovedBy(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
 }
 
 /** Adds the `approved_by` column to a journal written before it existed (M-ELICIT-1). */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { mkdir, open, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
@@ -93,7 +93,7 @@ export class Cas {
    */
   put(bytes: Uint8Array): string {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
-    if (existsSync(this.blobPath(hash))) return hash;
+    if (holds(this.blobPath(hash), bytes.length)) return hash;
     const { path, fd } = this.openStaging();
     try {
       writeFully(fd, bytes);
@@ -111,13 +111,14 @@ export class Cas {
    * Moves a finished spool file whose sha256 is `hash` into place (an existing blob is success).
    * A rename within one file system: synchronous, it never waits on data. When the blob exists the
    * spool is removed instead: renamed over it, ext4 would flush the spool to disk at once
-   * (auto_da_alloc), milliseconds on a busy disk (issue 10).
+   * (auto_da_alloc), milliseconds on a busy disk (issue 10). A file at the blob's name of another
+   * length is not the blob ({@link holds}): the spool replaces it.
    */
   adopt(spoolPath: string, hash: string): void {
     const target = this.blobPath(hash);
     const dir = dirname(target);
     try {
-      if (existsSync(target)) return rmSync(spoolPath, { force: true });
+      if (holds(target, statSync(spoolPath).size)) return rmSync(spoolPath, { force: true });
       this.#ensureDir(dir);
       try {
         renameSync(spoolPath, target);
@@ -212,6 +213,16 @@ export class Cas {
       throw e;
     }
   }
+}
+
+/**
+ * Whether `target` is a file of `length` bytes. A blob's name fixes its length: a file of
+ * another at that name is what a power cut can leave of a blob renamed into place before its
+ * data reached the disk (J-4 renames without syncing), and served as the blob it would answer
+ * fewer bytes than the journal rows naming it record, for good.
+ */
+function holds(target: string, length: number): boolean {
+  return statSync(target, { throwIfNoEntry: false })?.size === length;
 }
 
 /** Reads up to `length` bytes at `offset` from an open file, fewer at its end. */

@@ -1,0 +1,49 @@
+// A blob file shorter than its name says (what a power cut can leave of a blob renamed into
+// place before its data reached the disk): the store must not keep serving it as the whole blob
+// once the same content is stored again (J-3, J-4, K-BLOB-2).
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { startKernel } from "../../_support/kernel.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+
+const encoder = new TextEncoder();
+
+/** Plants, under the state directory of the sandbox at `dir`, a blob file named for `bytes` holding only their first half. */
+async function plantTorn(dir: string, bytes: Uint8Array): Promise<string> {
+  const hex = createHash("sha256").update(bytes).digest("hex");
+  const fan = `${dir}/state/shoal/cas/${hex.slice(0, 2)}/${hex.slice(2, 4)}`;
+  await Deno.mkdir(fan, { recursive: true, mode: 0o700 });
+  await Deno.writeFile(`${fan}/${hex}`, bytes.slice(0, bytes.length >> 1), { mode: 0o600 });
+  return `sha256:${hex}`;
+}
+
+Deno.test("J-4/K-BLOB-2 a torn blob file (shorter than its content) is replaced when that content is stored again: the row's stdout blob then serves every byte it records, small (held) and spooled (2 MiB) output alike", async () => {
+  const box = await sandbox();
+  const small = encoder.encode("torn-small\n");
+  const big = encoder.encode("y\n".repeat(1024 * 1024));
+  const smallHash = await plantTorn(box.dir, small);
+  const bigHash = await plantTorn(box.dir, big);
+  const k = await startKernel([], box);
+  try {
+    const conn = await k.attach();
+    await conn.request("exec", { src: "echo torn-small", position: "value" });
+    await conn.request("exec", { src: "yes | head -n 1048576", position: "value" });
+    const rows = await conn.request("journal.query", {}) as Rec[];
+    const stdout = (row: Rec) => (row.outputs as Rec[]).find((o) => o.kind === "stdout")!;
+    assert.deepEqual(
+      rows.map((row) => [stdout(row).hash, stdout(row).len]),
+      [[bigHash, big.length], [smallHash, small.length]],
+    );
+    for (const [hash, bytes] of [[smallHash, small], [bigHash, big]] as const) {
+      const got = await conn.request("blob.get", {
+        hash,
+        offset: bytes.length - 4,
+        length: 4,
+      }) as Rec;
+      assert.equal(got.len, bytes.length, `${hash} serves ${got.len} of ${bytes.length} bytes`);
+    }
+  } finally {
+    await k.cleanup();
+  }
+});
