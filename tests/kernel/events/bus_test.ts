@@ -171,6 +171,30 @@ Deno.test("K-EVT-3 subscribe with since replays what read would return, then liv
     bus.publish("session.transcript", { n: 1500 });
     assert.ok(await waitUntil(() => sub.events.length === 1025, 10000), "replay and live event");
     assert.deepEqual(seqs(sub.events), range(476, 1501));
+    // the live event itself, not a drop marker standing in for it under the same seq
+    assert.deepEqual(sub.events[1024].payload, { n: 1500 });
+  });
+});
+
+Deno.test("K-EVT-3/K-EVT-9 replayed history does not fill the live queue: 256 live events queue behind a 1024-event replay, the 257th is dropped and counted", async () => {
+  await withBus(async (bus) => {
+    for (let i = 0; i < 1024; i++) bus.publish("user.r", { i });
+    const sub = new Recorder();
+    sub.stall();
+    bus.subscribe(sub, "user.r", -1);
+    for (let i = 1024; i < 1024 + 257; i++) bus.publish("user.r", { i });
+    sub.allow();
+    assert.ok(
+      await waitUntil(() => sub.events.length === 1024 + 257, 10000),
+      "replay, live, marker",
+    );
+    // The 1024 replayed events and 256 live ones were queued; live event 1280 was dropped.
+    assert.deepEqual(seqs(sub.events.slice(0, 1280)), range(0, 1280));
+    assert.deepEqual(
+      sub.events.slice(0, 1280).map((e) => (e.payload as { i: number }).i),
+      range(0, 1280),
+    );
+    assert.deepEqual(sub.events[1280].payload, { dropped: 1, latest_seq: 1280 });
   });
 });
 
