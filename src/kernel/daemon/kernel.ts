@@ -98,8 +98,9 @@ export class Kernel implements KernelServices {
     this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch, this.residents);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);
-    this.ptys = new PtyRegistry((channel, payload, audience) =>
-      this.bus.publish(channel, payload, audience)
+    this.ptys = new PtyRegistry(
+      (channel, payload, audience) => this.bus.publish(channel, payload, audience),
+      (channel) => this.bus.retire(channel),
     );
     try {
       this.#logFile = Deno.openSync(`${config.stateDir}/kernel.log`, {
