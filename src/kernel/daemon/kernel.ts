@@ -76,6 +76,7 @@ export class Kernel implements KernelServices {
         this.warm.drop(session);
         this.residents.drop(session);
         this.net.drop(session);
+        this.tasks.forgetSession(session);
       },
     );
     this.journal = Journal.open(config.stateDir);
