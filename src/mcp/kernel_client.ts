@@ -79,13 +79,15 @@ export class KernelClient {
   }
 
   /**
-   * A new connection attached like the main one, for one subscription (M-SUB-2). The main
-   * connection is established first, so a kernel being autostarted is waited for.
+   * A new connection attached like the main one, for one subscription (M-SUB-2), but without
+   * the project directory: the main attach started the session there (M-ONB-1), and applied
+   * again it took the session back wherever the agent had gone since. The main connection is
+   * established first, so a kernel being autostarted is waited for.
    */
   async openAttached(): Promise<RpcConnection> {
     await this.connection();
     try {
-      return await this.#establish(false);
+      return await this.#establish(false, false);
     } catch (e) {
       throw this.#unavailable(e);
     }
@@ -114,7 +116,7 @@ export class KernelClient {
     return kernelUnavailable(reason);
   }
 
-  async #establish(autostart: boolean): Promise<RpcConnection> {
+  async #establish(autostart: boolean, enterProject = true): Promise<RpcConnection> {
     if (this.#closed) throw new Unavailable("the facade is shutting down");
     const { socket, socketProblem, socketRoot } = this.config;
     if (socket === null) throw new Unavailable(socketProblem ?? "no socket path");
@@ -150,7 +152,7 @@ export class KernelClient {
         session: this.config.session,
         token: this.config.token,
         // Kernels before M-ONB-1 ignore it (C-6): the session then starts where the kernel did.
-        ...(this.config.project === null ? {} : { cwd: this.config.project }),
+        ...(this.config.project === null || !enterProject ? {} : { cwd: this.config.project }),
         client: CLIENT,
       });
       if (typeof result === "object" && result !== null && !Array.isArray(result)) {
