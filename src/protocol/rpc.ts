@@ -110,17 +110,19 @@ const EXACT_NODE_LIMIT = 65536;
 
 /**
  * Whether `value` holds a number that JSON.parse may have changed: an integer past 2^53, one past
- * the double range (Infinity) or -0. False past {@link EXACT_NODE_LIMIT} values (a payload that
- * large is refused for its size anyway).
+ * the double range (Infinity) or -0. False for more than {@link EXACT_NODE_LIMIT} values (a
+ * payload that large is refused for its size anyway), so that the source-keeping parse of
+ * {@link exactParams} never walks more than that.
  */
 function roundsNumbers(value: unknown): boolean {
   const stack = [value];
   let budget = EXACT_NODE_LIMIT;
+  let rounds = false;
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === "number") {
-      if (!Number.isSafeInteger(v) && (Number.isInteger(v) || !Number.isFinite(v))) return true;
-      if (Object.is(v, -0)) return true;
+      if (!Number.isSafeInteger(v) && (Number.isInteger(v) || !Number.isFinite(v))) rounds = true;
+      if (Object.is(v, -0)) rounds = true;
     } else if (typeof v === "object" && v !== null) {
       for (const key in v) {
         if (--budget < 0) return false;
@@ -128,12 +130,13 @@ function roundsNumbers(value: unknown): boolean {
       }
     }
   }
-  return false;
+  return rounds;
 }
 
 /**
  * `params` with its {@link EXACT_MEMBERS} member, when that holds a number JSON.parse changed,
- * copied from `text` with such numbers as RawJSON of their source; else `params` itself.
+ * parsed again from its own source text in `text` with such numbers as RawJSON of their source;
+ * else `params` itself. Only that member's text is parsed again, not the frame's other members.
  */
 function exactParams(
   method: string,
@@ -142,10 +145,13 @@ function exactParams(
 ): Record<string, unknown> {
   const member = EXACT_MEMBERS.get(method);
   if (member === undefined || !roundsNumbers(params[member])) return params;
+  const paramsSource = memberSource(text, "params");
+  const source = paramsSource === undefined ? undefined : memberSource(paramsSource, member);
+  if (source === undefined) return params;
   try {
-    const { value, sources } = parseKeepingSources(text);
-    const holder = (value as { params: object }).params;
-    return { ...params, [member]: verbatim(holder, member, sources) };
+    // Wrapped in an array so that the member has a holder to record its source under.
+    const { value, sources } = parseKeepingSources(`[${source}]`);
+    return { ...params, [member]: verbatim(value as object, "0", sources) };
   } catch {
     return params; // RangeError: the reviver and the copy recurse once per level
   }
