@@ -68,24 +68,92 @@ function verbatim(holder: object, key: string, sources: SourceTexts): RpcId {
 function verbatimId(source: string): RpcId | null {
   const nests = source.startsWith("[") || source.startsWith("{");
   if (nests && nestsDeeper(encoder.encode(source), ID_NESTING_LIMIT)) return null;
-  const sources: SourceTexts = new WeakMap();
   try {
     // Wrapped in an array so that the id itself has a holder to record its source under.
-    const wrapped = JSON.parse(
-      `[${source}]`,
-      function (this: object, key: string, v: unknown, context?: { source?: string }) {
-        const text = context?.source;
-        if (text !== undefined && text !== JSON.stringify(v)) {
-          let byKey = sources.get(this);
-          if (!byKey) sources.set(this, byKey = new Map());
-          byKey.set(key, text);
-        }
-        return v;
-      } as (key: string, value: unknown) => unknown,
-    );
-    return verbatim(wrapped, "0", sources);
+    const { value, sources } = parseKeepingSources(`[${source}]`);
+    return verbatim(value as object, "0", sources);
   } catch {
     return null; // RangeError: the reviver and the copy recurse once per level
+  }
+}
+
+/** `text` parsed, with the source texts of its primitives that would not re-serialize as such. */
+function parseKeepingSources(text: string): { value: unknown; sources: SourceTexts } {
+  const sources: SourceTexts = new WeakMap();
+  const value = JSON.parse(
+    text,
+    function (this: object, key: string, v: unknown, context?: { source?: string }) {
+      const source = context?.source;
+      if (source !== undefined && source !== JSON.stringify(v)) {
+        let byKey = sources.get(this);
+        if (!byKey) sources.set(this, byKey = new Map());
+        byKey.set(key, source);
+      }
+      return v;
+    } as (key: string, value: unknown) => unknown,
+  );
+  return { value, sources };
+}
+
+/**
+ * The params member of each method whose numbers are kept exactly as written: a `user.*` payload
+ * is "exactly the published payload" (§9.2), as the kernel takes it and as a facade forwards its
+ * push, and the kernel writes every integer exactly (W-NUM-1).
+ */
+const EXACT_MEMBERS: ReadonlyMap<string, string> = new Map([
+  ["events.publish", "payload"],
+  ["event", "payload"],
+]);
+
+/** Most values {@link roundsNumbers} looks at: more than any payload of 64 KiB holds. */
+const EXACT_NODE_LIMIT = 65536;
+
+/**
+ * Whether `value` holds a number that JSON.parse may have changed: an integer past 2^53, one past
+ * the double range (Infinity) or -0. False for more than {@link EXACT_NODE_LIMIT} values (a
+ * payload that large is refused for its size anyway), so that the source-keeping parse of
+ * {@link exactParams} never walks more than that.
+ */
+function roundsNumbers(value: unknown): boolean {
+  const stack = [value];
+  let budget = EXACT_NODE_LIMIT;
+  let rounds = false;
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "number") {
+      if (!Number.isSafeInteger(v) && (Number.isInteger(v) || !Number.isFinite(v))) rounds = true;
+      if (Object.is(v, -0)) rounds = true;
+    } else if (typeof v === "object" && v !== null) {
+      for (const key in v) {
+        if (--budget < 0) return false;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return rounds;
+}
+
+/**
+ * `params` with its {@link EXACT_MEMBERS} member, when that holds a number JSON.parse changed,
+ * parsed again from its own source text in `text` with such numbers as RawJSON of their source;
+ * else `params` itself. Only that member's text is parsed again, not the frame's other members.
+ */
+function exactParams(
+  method: string,
+  params: Record<string, unknown>,
+  text: string,
+): Record<string, unknown> {
+  const member = EXACT_MEMBERS.get(method);
+  if (member === undefined || !roundsNumbers(params[member])) return params;
+  const paramsSource = memberSource(text, "params");
+  const source = paramsSource === undefined ? undefined : memberSource(paramsSource, member);
+  if (source === undefined) return params;
+  try {
+    // Wrapped in an array so that the member has a holder to record its source under.
+    const { value, sources } = parseKeepingSources(`[${source}]`);
+    return { ...params, [member]: verbatim(value as object, "0", sources) };
+  } catch {
+    return params; // RangeError: the reviver and the copy recurse once per level
   }
 }
 
@@ -210,7 +278,7 @@ export function decodeFrame(
       if (!hasId) return { kind: "notification", method: msg.method, params: {} };
       return invalid(id, ErrorCode.INVALID_PARAMS, "invalid params: params must be an object");
     }
-    params = msg.params;
+    params = exactParams(msg.method, msg.params, text);
   }
   if (!hasId) return { kind: "notification", method: msg.method, params };
   return { kind: "request", id, method: msg.method, params };

@@ -223,3 +223,55 @@ Deno.test("M-SUB-3: events forwarded undecoded and events the facade re-encodes 
     }
   });
 });
+
+Deno.test("§9.2/W-NUM-1, M-SUB-3: a user.* payload holding integers past 2^53, 1e400 and -0 reaches the MCP client exactly as published (the facade's re-encoding rounded them)", async () => {
+  await withKernel(async (box) => {
+    const payload =
+      '{"id":1152921504606846977,"huge":1e400,"neg":-0,"list":[-18446744073709551615]}';
+    const child = spawnFacade(box);
+    const stdin = child.stdin.getWriter();
+    const stdout = child.stdout.getReader();
+    const lines: string[] = [];
+    let pending = "";
+    const decoder = new TextDecoder();
+    async function readUntil(done: () => boolean): Promise<void> {
+      while (!done()) {
+        const { value, done: ended } = await stdout.read();
+        if (ended) throw new Error("facade stdout closed");
+        pending += decoder.decode(value, { stream: true });
+        const parts = pending.split("\n");
+        pending = parts.pop()!;
+        lines.push(...parts);
+      }
+    }
+    const kernel = await Deno.connect({ transport: "unix", path: box.socket() });
+    try {
+      const subscribe = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "resources/subscribe",
+        params: { uri: URI },
+      };
+      await stdin.write(new TextEncoder().encode(JSON.stringify(subscribe) + "\n"));
+      await readUntil(() => lines.some((l) => l.startsWith('{"jsonrpc":"2.0","id":1,')));
+      // Published as raw text: a JS client's own JSON.stringify could not write these numbers.
+      await kernel.write(new TextEncoder().encode(
+        '{"jsonrpc":"2.0","id":1,"method":"session.attach","params":{}}\n' +
+          `{"jsonrpc":"2.0","id":2,"method":"events.publish","params":{"channel":"${CHANNEL}","payload":${payload}}}\n`,
+      ));
+      await readUntil(() => lines.some((l) => l.includes("notifications/resources/updated")));
+      const update = lines.find((l) => l.includes("notifications/resources/updated"))!;
+      assert.ok(update.endsWith(`"seq":0,"payload":${payload}}}`), update);
+    } finally {
+      kernel.close();
+      await stdin.close().catch(() => {});
+      await stdout.cancel().catch(() => {});
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already exited
+      }
+      await child.status;
+    }
+  });
+});

@@ -76,6 +76,7 @@ export class Kernel implements KernelServices {
         this.warm.drop(session);
         this.residents.drop(session);
         this.net.drop(session);
+        this.tasks.forgetSession(session);
       },
     );
     this.journal = journal;
@@ -98,8 +99,9 @@ export class Kernel implements KernelServices {
     this.warm = new WarmShells(config.bash, config.bashVariables, this.scratch, this.residents);
     this.tokens = new TokenStore(config.stateDir);
     this.tasks = new TaskRegistry(this.bus);
-    this.ptys = new PtyRegistry((channel, payload, audience) =>
-      this.bus.publish(channel, payload, audience)
+    this.ptys = new PtyRegistry(
+      (channel, payload, audience) => this.bus.publish(channel, payload, audience),
+      (channel) => this.bus.retire(channel),
     );
     try {
       this.#logFile = Deno.openSync(`${config.stateDir}/kernel.log`, {

@@ -227,7 +227,8 @@ export class EventBus {
 
   /**
    * Lets go of a dynamic channel's held events once what it announced is gone (a task no longer
-   * retained, K-TASK-2), so its ring does not outlive it; live subscriptions are unaffected.
+   * retained, K-TASK-2; a closed PTY, K-PTY-5), so its ring does not outlive it; live
+   * subscriptions are unaffected.
    */
   retire(channel: string): void {
     this.#rings.delete(channel);

@@ -9,6 +9,8 @@ import { nowNs } from "./now_ns.ts";
  */
 export class SubscriptionQueue {
   #events: BusEvent[] = [];
+  /** How many of the queued events, at its front, are replayed history rather than live. */
+  #replayed = 0;
   #dropped = 0;
   #lastDroppedSeq = -1;
   #draining = false;
@@ -20,17 +22,21 @@ export class SubscriptionQueue {
     private readonly onDeliveryFailure: () => void,
   ) {}
 
-  /** Queues replayed history; it does not count against the live bound (K-EVT-3). */
+  /**
+   * Queues replayed history ahead of any live event (the bus calls it as it subscribes); it does
+   * not count against the live bound (K-EVT-3): a live event queues behind 1024 replayed ones.
+   */
   replay(events: readonly BusEvent[]): void {
     if (this.#closed || events.length === 0) return;
     this.#events.push(...events);
+    this.#replayed += events.length;
     this.#kick();
   }
 
   /** Queues a live event, or drops and counts it when the queue is full. Never blocks. */
   offer(event: BusEvent): void {
     if (this.#closed) return;
-    if (this.#events.length >= SUBSCRIBER_QUEUE) {
+    if (this.#events.length - this.#replayed >= SUBSCRIBER_QUEUE) {
       this.#dropped++;
       this.#lastDroppedSeq = event.seq;
       return;
@@ -44,6 +50,7 @@ export class SubscriptionQueue {
   close(): void {
     this.#closed = true;
     this.#events = [];
+    this.#replayed = 0;
   }
 
   #flushDropped(): void {
@@ -70,6 +77,7 @@ export class SubscriptionQueue {
         if (this.#events.length === 0) this.#flushDropped();
         const event = this.#events.shift();
         if (event === undefined) break;
+        if (this.#replayed > 0) this.#replayed--;
         await this.deliver(event);
       }
     } catch {

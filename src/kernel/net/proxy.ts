@@ -409,7 +409,7 @@ export class NetProxy {
       principal: net.principal,
       host: refusedHost(host),
       port,
-      at: Number(nowNs()),
+      at: nowNs(),
     }, { session, principal: net.principal });
     const text = destinationText(host, port);
     for (const refused of this.#watchers.get(JSON.stringify([session, net.principal])) ?? []) {

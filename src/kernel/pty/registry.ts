@@ -65,10 +65,15 @@ export class PtyRegistry {
   /** Opens in flight per session, counted against the quota. */
   #opening = new Map<string, number>();
   #publish: PtyEventSink;
+  #retire: (channel: string) => void;
 
-  /** Creates an empty registry whose PTYs announce their events through `publish`. */
-  constructor(publish: PtyEventSink) {
+  /**
+   * Creates an empty registry whose PTYs announce their events through `publish`; `retire`
+   * lets go of a closed PTY's held events (the bus's rings), once its exit is announced.
+   */
+  constructor(publish: PtyEventSink, retire: (channel: string) => void = () => {}) {
     this.#publish = publish;
+    this.#retire = retire;
   }
 
   /**
@@ -149,7 +154,10 @@ export class PtyRegistry {
     return { pty_id: id, cols: pty.cols, rows: pty.rows };
   }
 
-  /** Ends the PTY's program, reaps it and forgets the id (K-PTY-5): `{pty_id, closed:true, exit}`. */
+  /**
+   * Ends the PTY's program, reaps it and forgets the id and its events (K-PTY-5):
+   * `{pty_id, closed:true, exit}`.
+   */
   async close(
     scope: PtyScope,
     id: string,
@@ -157,6 +165,9 @@ export class PtyRegistry {
     const entry = this.get(scope, id);
     this.#entries.delete(Number(id.slice(4)));
     const exit = await entry.pty.close();
+    // Closed, the PTY announces nothing more and its id is unknown (K-PTY-7): its ring of up to
+    // 1024 events would otherwise stay for the kernel's life, one per PTY ever opened.
+    this.#retire(entry.channel);
     return { pty_id: id, closed: true, exit };
   }
 

@@ -253,6 +253,22 @@ export class TaskRegistry {
   }
 
   /**
+   * Forgets the tasks of a reclaimed session (E-3: a removed session keeps only its journal rows
+   * and CAS blobs; none of its tasks is running) and lets go of their `task.N` events: kept,
+   * each name ever used held 256 records, whose `result_ref` no longer named a value, and as
+   * many rings, for the kernel's life.
+   */
+  forgetSession(session: string): void {
+    for (const task of this.#terminal.get(session) ?? []) {
+      this.#tasks.delete(task.n);
+      this.bus.retire(`task.${task.n}`);
+    }
+    this.#terminal.delete(session);
+    for (const n of this.#hiddenEvents.get(session) ?? []) this.bus.retire(`task.${n}`);
+    this.#hiddenEvents.delete(session);
+  }
+
+  /**
    * Keeps the events of a task that ended within its caller's budget readable (K-EXEC-6) for as
    * long as a listed task's would be: for the newest 256 such tasks of the session.
    */

@@ -68,7 +68,7 @@ async function withProxy(
   });
 }
 
-Deno.test("HTTP: a granted absolute URI is forwarded in origin form without proxy headers, its Host the URI's; another is 403 and published", async () => {
+Deno.test("HTTP: a granted absolute URI is forwarded in origin form without proxy headers, its Host the URI's; another is 403 and published, its time exact (P-NET-2, W-NUM-1)", async () => {
   await withProxy(async (talk, events, proxy, port) => {
     const stop = proxy.watch("s", "agent:a");
     const ok = decoder.decode(
@@ -95,6 +95,11 @@ Deno.test("HTTP: a granted absolute URI is forwarded in origin form without prox
       }),
       [["net.s", "agent:a", "example.com", port], ["net.s", "agent:a", "10.0.0.1", 443]],
     );
+    // `at` is ns since the epoch, past 2^53: only a bigint is written exactly (W-NUM-1); a
+    // Number of it came out rounded to a multiple of 256 ns.
+    for (const e of events) {
+      assert.equal(typeof (e as { payload: { at: unknown } }).payload.at, "bigint");
+    }
     const bad = decoder.decode(await talk(encoder.encode(`GET https://x/ HTTP/1.1\r\n\r\n`)));
     assert.match(bad, /^HTTP\/1\.1 400/);
   });

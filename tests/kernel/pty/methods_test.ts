@@ -249,6 +249,32 @@ withPtys(
 );
 
 withPtys(
+  "pty.close lets go of the PTY's pty.N events, as a forgotten task's task.N are (K-EVT-7, K-PTY-5, K-TASK-2): a subscriber had the exit, a read after the close finds none, so the rings of closed PTYs do not pile up in a long-lived kernel",
+  async (conn, _k, pids) => {
+    const { pty_id: id } = await open(conn, pids, "bash", ["--norc", "-c", "echo one; sleep 1000"]);
+    const channel = `pty.${(id as string).slice(4)}`;
+    const pushed: Rec[] = [];
+    conn.onNotification = (method, params) => {
+      if (method === "event" && params.channel === channel) pushed.push(params);
+    };
+    await conn.request("events.subscribe", { channel, since: -1 });
+    await waitScreen(conn, id, hasRow("one"));
+    const held = async () => ((await conn.request("events.read", { channel, since: -1 }) as Rec)
+      .events as Rec[]);
+    assert.ok(
+      await waitUntil(async () => (await held()).length > 0, 5000),
+      "a change was announced",
+    );
+    await conn.request("pty.close", { pty_id: id });
+    assert.ok(
+      await waitUntil(() => pushed.some((e) => (e.payload as Rec).alive === false), 5000),
+      "the subscriber got the exit",
+    );
+    assert.deepEqual(await held(), []);
+  },
+);
+
+withPtys(
   "a PTY belongs to the session that opened it: session B gets -32022 and does not list it (K-PTY-7)",
   async (conn, k, pids) => {
     const { pty_id: id } = await open(conn, pids, "sleep", ["1000"]);

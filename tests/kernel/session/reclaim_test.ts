@@ -93,6 +93,32 @@ kernelTest(
   },
 );
 
+kernelTest(
+  "E-3/K-TASK-2/K-EVT-7 a reclaimed session's tasks go with it, and their task.N events: task.get is -32021 and task.list empty when its name is opened again (they stayed, 256 per session name ever used, with a result_ref whose value was gone)",
+  async (k) => {
+    const conn = await k.attach("victim");
+    const { task } = await conn.request("exec", { src: "echo done", async: true }) as Rec;
+    const done = await conn.request("task.await", { task }) as Rec;
+    assert.equal(done.state, "completed");
+    const channel = `task.${String(task).slice(5)}`;
+    const held = async () =>
+      ((await conn.request("events.read", { channel, since: -1 }) as Rec).events as Rec[]).length;
+    assert.equal(await held(), 2);
+    // Attaching elsewhere releases the victim; 64 more sessions reclaim it (E-3).
+    for (let i = 0; i < 64; i++) {
+      await conn.request("session.attach", { session: `s${i}`, client: { tty: false } });
+    }
+    await conn.request("session.attach", { session: "victim", client: { tty: false } });
+    assert.equal(
+      (await rpcError(conn.request("value.get", { ref: done.result_ref }))).code,
+      -32004,
+    );
+    assert.equal((await rpcError(conn.request("task.get", { task }))).code, -32021);
+    assert.deepEqual(await conn.request("task.list", {}), []);
+    assert.equal(await held(), 0);
+  },
+);
+
 Deno.test("V-REF-1 an exec of a reclaimed session that finishes after its name was opened again takes a number of its own", () => {
   const sessions = new SessionRegistry(state, () => false);
   const old = sessions.open("a");
