@@ -261,7 +261,7 @@ export class NetProxy {
     const key = JSON.stringify([session, net.principal, net.grants]);
     let endpoint = this.#endpoints.get(key);
     if (endpoint === undefined) {
-      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: "net-" });
+      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: `net-${Deno.pid}-` });
       Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT);
       const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
       endpoint = { session, net, dir, listener, users: 0 };

@@ -140,7 +140,7 @@ export class Resident {
     launch = true,
     proxy: string | null = null,
   ): Promise<Resident> {
-    const dir = Deno.makeTempDirSync({ dir: parent, prefix: "sandbox-" });
+    const dir = Deno.makeTempDirSync({ dir: parent, prefix: `sandbox-${Deno.pid}-` });
     const open = (argv: string[], launcher: boolean, proxy: string | null) =>
       Resident.#open(tools, argv, launcher, { ...sandboxing, proxy }, dir, onIdle);
     try {
