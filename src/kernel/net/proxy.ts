@@ -262,8 +262,10 @@ export class NetProxy {
     let endpoint = this.#endpoints.get(key);
     if (endpoint === undefined) {
       const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: `net-${Deno.pid}-` });
-      Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT);
+      // 0600 whatever the kernel's umask (G-STATE-4): the sandbox's user is the kernel's
+      Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT, { mode: 0o600 });
       const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
+      Deno.chmodSync(`${dir}/${PROXY_SOCKET}`, 0o600);
       endpoint = { session, net, dir, listener, users: 0 };
       this.#endpoints.set(key, endpoint);
       this.#accept(endpoint);
