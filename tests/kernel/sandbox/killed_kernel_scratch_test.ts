@@ -1,27 +1,42 @@
 /**
- * What a SIGKILLed kernel's sandboxes leave in its state directory's `tmp/` (G-STATE-2): the
- * directories a resident sandbox and the proxy (P-NET-1) are made in, with the agent's sources
- * and a dead proxy socket in them, go when the next kernel starts, as its bash scratch does.
+ * What ended sandboxes leave in the state directory's `tmp/` (G-STATE-2): the directories a
+ * resident sandbox and the proxy (P-NET-1) are made in, with the agent's sources and a dead proxy
+ * socket in them, go with their sandbox, and those of a SIGKILLed kernel when the next kernel
+ * starts, as its bash scratch does.
  */
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
+import { waitUntil } from "../../_support/wait.ts";
 
-/** Every entry below `dir`, recursively, as paths relative to it. */
+/** Every entry below `dir`, recursively, as paths relative to it (none of one gone meanwhile). */
 function tree(dir: string, prefix = ""): string[] {
-  return [...Deno.readDirSync(dir)].flatMap((e) => {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(dir)];
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return [];
+    throw e;
+  }
+  return entries.flatMap((e) => {
     const rel = `${prefix}${e.name}`;
     return e.isDirectory ? [rel, ...tree(`${dir}/${e.name}`, `${rel}/`)] : [rel];
   });
 }
 
-/** Whether the regular file at `path` holds `text`. */
+/** Whether the regular file at `path` holds `text` (false when it is gone meanwhile). */
 function holds(path: string, text: string): boolean {
-  const st = Deno.lstatSync(path);
-  return st.isFile && st.size < 1_000_000 && Deno.readTextFileSync(path).includes(text);
+  try {
+    const st = Deno.lstatSync(path);
+    return st.isFile && st.size < 1_000_000 && Deno.readTextFileSync(path).includes(text);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
 }
 
 hostTest(
@@ -42,10 +57,12 @@ hostTest(
       const human = await first.attach("work");
       await exec(human, `cd ${proj}`);
       const agent = await first.attach("work", secret);
-      await exec(agent, "export SHOAL_PROBE_SECRET=hunter2; echo hi");
-      const made = tree(tmp);
-      assert.ok(made.some((p) => /^sandbox-/.test(p) && holds(`${tmp}/${p}`, "hunter2")));
-      assert.ok(made.some((p) => /^net-[^/]*\/proxy$/.test(p)), "the proxy's socket");
+      // a run going on when the kernel dies: its sandbox and scratch are in use
+      await exec(agent, "export SHOAL_PROBE_SECRET=hunter2; sleep 60", { async: true });
+      const secretIn = () =>
+        tree(tmp).some((p) => /^sandbox-/.test(p) && holds(`${tmp}/${p}`, "hunter2"));
+      assert.ok(await waitUntil(secretIn, 10_000), "the run's source in its scratch");
+      assert.ok(tree(tmp).some((p) => /^net-[^/]*\/proxy$/.test(p)), "the proxy's socket");
       first.child.kill("SIGKILL");
       await first.stop();
       second = await startKernel(["--policy", policy], box);
@@ -56,6 +73,41 @@ hostTest(
     } finally {
       await first.stop();
       await (second ?? { cleanup: () => box.cleanup() }).cleanup();
+    }
+  },
+);
+
+hostTest(
+  "G-STATE-2: a resident sandbox the agent kills from inside (kill -KILL -1 ends its launcher, and with it the sandbox) takes its directory in tmp/ along: one per such exec stayed for the kernel's life, and after its shutdown",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const tmp = `${box.dir}/state/shoal/tmp`;
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    const { secret } = await createToken(box, "agent:a", "agent:a");
+    const policy = await writePolicy(box, { "agent:a": PROJECT_AGENT });
+    const k = await startKernel(["--policy", policy], box);
+    const residents = () => [...Deno.readDirSync(tmp)].filter((e) => e.name.startsWith("sandbox-"));
+    try {
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const agent = await k.attach("work", secret);
+      for (let i = 0; i < 4; i++) {
+        // bash itself survives its kill -1 (Linux spares the caller) unless the sandbox's end
+        // takes it first
+        const r = await exec(agent, "kill -KILL -1", { position: "value" }) as Rec;
+        assert.equal((r.value as Rec).$, "outcome");
+      }
+      // the one the next exec enters, and one a warm shell may be starting
+      assert.ok(
+        await waitUntil(() => residents().length <= 2, 10_000),
+        `${residents().length} left`,
+      );
+      assert.equal(await k.stop(), 0);
+      assert.deepEqual(residents(), []);
+    } finally {
+      await k.cleanup();
     }
   },
 );
