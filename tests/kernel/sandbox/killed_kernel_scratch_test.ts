@@ -11,6 +11,7 @@ import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
+import { exists } from "../../_support/paths.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
 /** Every entry below `dir`, recursively, as paths relative to it (none of one gone meanwhile). */
@@ -108,6 +109,48 @@ hostTest(
       assert.deepEqual(residents(), []);
     } finally {
       await k.cleanup();
+    }
+  },
+);
+
+hostTest(
+  "G-STATE-2: the launcher a SIGKILLed kernel was compiling (its compiler finishes after it) is not left in tmp/ under the dead kernel's pid once the next kernel starts",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const tmp = `${box.dir}/state/shoal/tmp`;
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    // the host's compiler, slowed down so that the kernel dies while it runs
+    const tools = `${box.dir}/tools`;
+    await Deno.mkdir(tools);
+    const started = `${box.dir}/cc-started`;
+    await Deno.writeTextFile(
+      `${tools}/cc`,
+      `#!/bin/sh\n: > '${started}'\nsleep 2\nexec /usr/bin/cc "$@"\n`,
+    );
+    await Deno.chmod(`${tools}/cc`, 0o755);
+    const env = { PATH: `${tools}:${box.env().PATH}` };
+    const { secret } = await createToken(box, "agent:a", "agent:a");
+    const policy = await writePolicy(box, { "agent:a": PROJECT_AGENT });
+    const first = await startKernel(["--policy", policy], box, env);
+    let second: TestKernel | undefined;
+    try {
+      await exec(await first.attach("work"), `cd ${proj}`);
+      const agent = await first.attach("work", secret);
+      // its first sandbox compiles the launcher
+      exec(agent, "true", { position: "value" }).catch(() => {});
+      assert.ok(await waitUntil(() => exists(started), 10_000), "the compiler started");
+      first.child.kill("SIGKILL");
+      await first.stop();
+      const partial = (name: string) => name.startsWith("launcher-") && name.includes(".");
+      const names = () => [...Deno.readDirSync(tmp)].map((e) => e.name);
+      assert.ok(await waitUntil(() => names().some(partial), 10_000), "the compiler finished");
+      second = await startKernel(["--policy", policy], box, env);
+      assert.deepEqual(names().filter((name) => name.endsWith(`.${first.child.pid}`)), []);
+    } finally {
+      await first.stop();
+      await (second ?? { cleanup: () => box.cleanup() }).cleanup();
     }
   },
 );
