@@ -13,7 +13,10 @@ export class ProvisionError extends Error {}
  * Runs `<kernel> onboard agent:CLIENT [--project DIR]` with this process's environment but
  * `PATH` = `printedPath`, the one the configuration gives the kernel it autostarts, so that the
  * sandbox probe finds what that kernel will find; its stderr (the change lines and warnings)
- * goes straight to ours. `searchPath` is named when the kernel cannot be started.
+ * goes straight to ours. A release may run only the `shoal-kernel` that the `PATH` it started
+ * with (`searchPath`) finds (M-PERM-3; Deno resolves a program by the child's `PATH` and follows
+ * no symlink): where `printedPath` finds another first (the release reached through a symlink,
+ * or run by its path from a directory not on `PATH`), that one runs it, under `searchPath`.
  */
 export async function provision(
   kernel: string,
@@ -27,15 +30,20 @@ export async function provision(
     `agent:${client}`,
     ...(project === undefined ? [] : ["--project", project]),
   ];
-  let out;
-  try {
-    out = await new Deno.Command(kernel, {
+  const run = async (path: string) =>
+    await new Deno.Command(kernel, {
       args,
-      env: { PATH: printedPath },
+      env: { PATH: path },
       stdin: "null",
       stdout: "piped",
       stderr: "inherit",
     }).output();
+  let out;
+  try {
+    out = await run(printedPath).catch((e) => {
+      if (!(e instanceof Deno.errors.NotCapable) || searchPath === null) throw e;
+      return run(searchPath);
+    });
   } catch (e) {
     throw new ProvisionError(
       `cannot run ${kernel} (searched PATH=${searchPath ?? "(unset)"}): ${errorText(e)}`,

@@ -1,7 +1,7 @@
 /** Issue 17: the release smoke script, run here on `deno run` stand-ins under the release flags. */
 import assert from "node:assert/strict";
 import { installCheckout, smokeExec } from "../../scripts/release_smoke.ts";
-import { REPO } from "../_support/sandbox.ts";
+import { REPO, sandbox } from "../_support/sandbox.ts";
 
 Deno.test("release smoke: --version of both, then initialize and shoal_exec with autostart under a minimal env", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -33,5 +33,32 @@ Deno.test("M-PERM-4: without the kernel's directory on PATH autostart fails nami
     assert.deepEqual([ran.ok, ran.exec.trim()], [true, "smoke-42"]);
   } finally {
     await Deno.remove(install.dir, { recursive: true });
+  }
+});
+
+Deno.test("M-PERM-3, M-ONB-1: under exactly the release flags --print-config provisions the agent through the shoal-kernel found on the PATH it started with, even when the PATH it prints would find another first (an install reached through a symlink, or run by its path)", async () => {
+  const install = await installCheckout();
+  const box = await sandbox();
+  try {
+    const project = `${box.dir}/home/proj`;
+    await Deno.mkdir(project);
+    const out = await new Deno.Command(`${install.dir}/shoal-mcp`, {
+      args: ["--print-config", "claude-code", "--project", project],
+      env: { ...box.env(), ...install.env, PATH: `${install.dir}:/usr/bin:/bin` },
+      clearEnv: true,
+      cwd: project,
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder();
+    const stderr = text.decode(out.stderr);
+    assert.equal(out.code, 0, stderr);
+    assert.match(text.decode(out.stdout), /^claude mcp add shoal .*--env SHOAL_TOKEN=[\w-]{43} /);
+    assert.match(
+      await Deno.readTextFile(`${box.dir}/home/.config/shoal/leash.jsonc`),
+      /agent:claude-code/,
+    );
+  } finally {
+    await Deno.remove(install.dir, { recursive: true });
+    await box.cleanup();
   }
 });

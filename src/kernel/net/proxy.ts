@@ -52,6 +52,12 @@ interface Endpoint {
   listener: Deno.Listener;
   /** The sandboxes (residents, PTYs) holding it: at none, it is closed. */
   users: number;
+  /**
+   * Closes the connections it is serving, each its client and upstream: once it is closed no
+   * sandbox is left to use them, while an upstream that says nothing would hold one open until
+   * {@link IDLE_MS}, counted against its principal's share (a client's end reads as a half-close).
+   */
+  serving: Set<() => void>;
 }
 
 /** One sandbox's hold on a proxy socket: the directory bound into it, given back when it ends. */
@@ -261,10 +267,12 @@ export class NetProxy {
     const key = JSON.stringify([session, net.principal, net.grants]);
     let endpoint = this.#endpoints.get(key);
     if (endpoint === undefined) {
-      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: "net-" });
-      Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT);
+      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: `net-${Deno.pid}-` });
+      // 0600 whatever the kernel's umask (G-STATE-4): the sandbox's user is the kernel's
+      Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT, { mode: 0o600 });
       const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
-      endpoint = { session, net, dir, listener, users: 0 };
+      Deno.chmodSync(`${dir}/${PROXY_SOCKET}`, 0o600);
+      endpoint = { session, net, dir, listener, users: 0, serving: new Set() };
       this.#endpoints.set(key, endpoint);
       this.#accept(endpoint);
     }
@@ -318,6 +326,8 @@ export class NetProxy {
     } catch {
       // closed already
     }
+    for (const close of endpoint.serving) close();
+    endpoint.serving.clear();
     try {
       Deno.removeSync(endpoint.dir, { recursive: true });
     } catch {
@@ -353,17 +363,26 @@ export class NetProxy {
     const head = new Head(client);
     const timer = setTimeout(() => closeQuietly(client), HANDSHAKE_MS);
     let upstream: Deno.Conn | null = null;
+    let closed = false;
+    const close = () => {
+      closed = true;
+      closeQuietly(client);
+      closeQuietly(upstream);
+    };
+    endpoint.serving.add(close);
     try {
       if (!(await head.fill(1))) return;
       upstream = head.buf[0] === 5
         ? await this.#socks(endpoint, client, head)
         : await this.#http(endpoint, client, head);
       clearTimeout(timer);
-      if (upstream !== null) await relay(client, upstream);
+      // not when its endpoint closed while the upstream was being connected
+      if (upstream !== null && !closed) await relay(client, upstream);
     } catch {
       // the client went away or sent what no protocol allows
     } finally {
       clearTimeout(timer);
+      endpoint.serving.delete(close);
       closeQuietly(client);
       closeQuietly(upstream);
     }

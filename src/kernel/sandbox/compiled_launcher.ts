@@ -16,7 +16,10 @@ const NAME = `launcher-${createHash("sha256").update(LAUNCHER_C).digest("hex").s
 export async function compiledLauncher(dir: string, cc: string): Promise<string | null> {
   const target = `${dir}/${NAME}`;
   try {
-    if (Deno.statSync(target).isFile) return target;
+    if (Deno.statSync(target).isFile) {
+      Deno.chmodSync(target, 0o700); // one an earlier kernel left as its umask had it
+      return target;
+    }
   } catch {
     // not compiled yet
   }
@@ -33,6 +36,8 @@ export async function compiledLauncher(dir: string, cc: string): Promise<string 
     await writer.write(new TextEncoder().encode(LAUNCHER_C));
     await writer.close();
     if (!(await child.status).success) return null;
+    // the compiler makes it as the kernel's umask has it: its owner's alone (G-STATE-4)
+    Deno.chmodSync(partial, 0o700);
     Deno.renameSync(partial, target);
     return target;
   } catch {

@@ -98,6 +98,17 @@ export async function detectSandbox(
   );
   if (bwrap === null || nsenter === null || setpriv === null || prlimit === null) return NO_SANDBOX;
   const parent = Deno.makeTempDirSync({ prefix: "shoal-probe-" }); // bwrap starts before any await
+  // A kernel that exits while this runs (another kernel owns the socket: status 3; a bad policy)
+  // never reaches the `finally` below: its exit removes the directory instead (its bwrap dies
+  // with it, --die-with-parent).
+  const removeParent = () => {
+    try {
+      Deno.removeSync(parent, { recursive: true });
+    } catch {
+      // gone already
+    }
+  };
+  globalThis.addEventListener("unload", removeParent);
   try {
     const view = sandboxView({ read: [], write: [] }, undefined, []);
     const started = Resident.start(
@@ -125,6 +136,7 @@ export async function detectSandbox(
   } catch {
     return NO_SANDBOX;
   } finally {
+    globalThis.removeEventListener("unload", removeParent);
     await Deno.remove(parent, { recursive: true }).catch(() => {});
   }
 }

@@ -119,6 +119,9 @@ export class Resident {
     child.status.finally(() => {
       this.#exited = true;
       protection.close();
+      // its directory goes with it, also when it died on its own (an agent's `kill -KILL -1`
+      // ends its launcher): nothing inside is left to use it, and a new one is started afresh
+      this.#removeDir();
     });
   }
 
@@ -140,7 +143,7 @@ export class Resident {
     launch = true,
     proxy: string | null = null,
   ): Promise<Resident> {
-    const dir = Deno.makeTempDirSync({ dir: parent, prefix: "sandbox-" });
+    const dir = Deno.makeTempDirSync({ dir: parent, prefix: `sandbox-${Deno.pid}-` });
     const open = (argv: string[], launcher: boolean, proxy: string | null) =>
       Resident.#open(tools, argv, launcher, { ...sandboxing, proxy }, dir, onIdle);
     try {
@@ -440,6 +443,11 @@ export class Resident {
     if (this.#killed) return;
     this.#killed = true;
     await stop(this.child, this.launcher);
+    this.#removeDir();
+  }
+
+  /** Removes its directory and its runs' scratch directories in it. */
+  #removeDir(): void {
     this.pool.clear();
     try {
       Deno.removeSync(this.dir, { recursive: true });

@@ -76,7 +76,7 @@ export class StartGate {
 
   /** Makes a gate in a fresh directory below `parent` (the kernel's private scratch space). */
   static open(parent: string): StartGate {
-    const dir = Deno.makeTempDirSync({ dir: parent, prefix: "gate-" });
+    const dir = Deno.makeTempDirSync({ dir: parent, prefix: `gate-${Deno.pid}-` });
     try {
       makeFifo(`${dir}/go`);
       makeFifo(`${dir}/ready`);

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync as exists } from "node:fs";
 import { detectSandbox, NO_SANDBOX } from "../../../src/kernel/sandbox/probe.ts";
 import { exec } from "../../_support/exec.ts";
-import { startKernel } from "../../_support/kernel.ts";
+import { kernelUntilExit, startKernel } from "../../_support/kernel.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -153,3 +153,26 @@ Deno.test("P-SBX-1/2 a kernel that finds no bwrap: an agent's caps say tier D, n
     await k.cleanup();
   }
 });
+
+hostTest(
+  "P-SBX-1 a kernel that exits while its sandbox probe runs (another kernel owns the socket: exit 3; a bad policy: exit 1) leaves no shoal-probe- directory in TMPDIR: autostart races leave one loser per competing facade",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const tmp = `${box.dir}/tmpdir`;
+    await Deno.mkdir(tmp);
+    const k = await startKernel([], box, { TMPDIR: tmp });
+    try {
+      assert.deepEqual([...Deno.readDirSync(tmp)], [], "the winner's probe cleaned up after it");
+      for (let i = 0; i < 3; i++) {
+        const lost = await kernelUntilExit(box, ["--socket", box.socket()], { TMPDIR: tmp });
+        assert.equal(lost.code, 3, lost.stderr);
+      }
+      const missing = ["--socket", `${box.dir}/other.sock`, "--policy", `${box.dir}/missing.jsonc`];
+      assert.equal((await kernelUntilExit(box, missing, { TMPDIR: tmp })).code, 1);
+      assert.deepEqual([...Deno.readDirSync(tmp)].map((e) => e.name), []);
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
