@@ -92,3 +92,25 @@ withAgentPolicy(
     assert.equal(relinked.principal, LOCAL_HUMAN);
   },
 );
+
+kernelTest(
+  "complete on a connection whose token was revoked lists no directory entries, as unattached (T-TOK-4, K-COMP-1)",
+  async (k) => {
+    const proj = `${k.box.dir}/home/proj`;
+    await Deno.mkdir(`${proj}/inner`, { recursive: true });
+    await Deno.writeTextFile(`${proj}/notes.txt`, "x");
+    const a = await createToken(k.box, "agent:a");
+    const agent = await k.attach("default", a.secret);
+    const src = `cat ${proj}/`;
+    const before = await agent.request("complete", { src }) as Rec;
+    assert.deepEqual(before.candidates, [`${proj}/inner/`, `${proj}/notes.txt`]);
+
+    assert.equal((await kernelCli(k.box, ["token", "revoke", a.id])).code, 0);
+    const after = await agent.request("complete", { src }) as Rec;
+    assert.deepEqual(after.candidates, []);
+    // What needs no attachment still answers: command names.
+    const command = await agent.request("complete", { src: "ech" }) as Rec;
+    assert.ok((command.candidates as string[]).includes("echo"));
+  },
+  () => startKernelWithPolicy({ "agent:a": { ...AGENT, fs: { read: ["~/proj/**"] } } }),
+);
