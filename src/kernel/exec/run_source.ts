@@ -272,6 +272,9 @@ async function finishRun(
   // refusals of the proxy while this run goes are its own (P-NET-2)
   const refusals = net === null ? null : kernel.net.watch(session.name, attachment.principal);
   const ended = kernel.warm.running(session.name);
+  // Cancelled means a cancel was requested before bash ended (K-TASK-1): one that arrives while
+  // a job it left holds its pipes (K-BASH-3) stops the job, but bash had exited by itself.
+  let cancelled = false;
   let exit;
   try {
     exit = await runBash({
@@ -296,6 +299,7 @@ async function finishRun(
           opts.plainSandbox ? { cwd: spawnDir(snapshot), sandbox: run.sandbox } : undefined,
         );
       },
+      onExit: () => cancelled = task.state === "cancelling",
     });
   } catch (e) {
     ended();
@@ -311,8 +315,6 @@ async function finishRun(
   const netRefused = refusals?.() ?? [];
   // the proxy's variables were this run's only, never the session's (P-NET-1)
   if (net !== null && exit.final) withoutProxyEnv(snapshot.env, exit.final.env, net.port);
-  // Cancelled means a cancel was requested before the process ended (K-TASK-1).
-  const cancelled = task.state === "cancelling";
   let out, err;
   try {
     [out, err] = await Promise.all([output.stdout.finish(), output.stderr.finish()]);
