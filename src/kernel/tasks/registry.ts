@@ -123,8 +123,13 @@ export class Task {
     return this.pid !== null && signalSession(this.pid, sig);
   }
 
-  /** Marks the task terminal and wakes every waiter. */
+  /**
+   * Marks the task terminal and wakes every waiter. A task that ends while suspended (bash
+   * exited by itself, a job it left holding its pipes, K-BASH-3) has its group continued: once
+   * terminal it cannot be resumed (K-TASK-6), and that job would stay stopped for good.
+   */
   settle(state: TaskState, resultRef: string | null, error: RpcErrorObject | null): void {
+    if (this.state === "suspended") this.signal("SIGCONT");
     this.state = state;
     this.resultRef = resultRef;
     this.error = error;
