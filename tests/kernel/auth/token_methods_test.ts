@@ -114,3 +114,52 @@ kernelTest(
   },
   () => startKernelWithPolicy({ "agent:a": { ...AGENT, fs: { read: ["~/proj/**"] } } }),
 );
+
+kernelTest(
+  "an exec read before token revoke but not yet started (its analysis still going) does not start after the revoke exits: -32030 (T-TOK-4)",
+  async (k) => {
+    const proj = `${k.box.dir}/home/proj`;
+    await Deno.mkdir(proj, { recursive: true });
+    const a = await createToken(k.box, "agent:a");
+    const agent = await k.connect();
+    await agent.request("session.attach", { token: a.secret, cwd: proj });
+    // A long source takes its analysis a while before bash starts; the run prints when it began.
+    let refused = false;
+    for (let lines = 100_000; lines <= 400_000 && !refused; lines *= 2) {
+      const src = "true\n".repeat(lines) + `echo "began $(date +%s%N)"; touch ${proj}/after`;
+      const running = agent.request("exec", { src }).then(
+        (r) => ({
+          began: BigInt(((((r as Rec).value as Rec).out as Rec).v as string).slice(6, -1)),
+        }),
+        (e) => ({ code: (e as { code?: number }).code }),
+      );
+      assert.equal((await kernelCli(k.box, ["token", "revoke", a.id])).code, 0);
+      const revokedNs = BigInt(Date.now()) * 1_000_000n;
+      const outcome = await running;
+      if ("code" in outcome) {
+        assert.equal(outcome.code, -32030);
+        refused = true;
+        break;
+      }
+      // It ran: only allowed when it began before the revoke exited (the attempt proves nothing).
+      const began = (outcome as { began: bigint }).began;
+      assert.ok(began < revokedNs, "the revoked agent's exec started after the revoke exited");
+      await Deno.remove(`${proj}/after`);
+      const b = await createToken(k.box, "agent:a");
+      await agent.request("session.attach", { token: b.secret });
+      a.id = b.id;
+    }
+    assert.ok(refused, "no attempt's analysis outlasted the revoke");
+    assert.equal(await Deno.stat(`${proj}/after`).then(() => true, () => false), false);
+  },
+  () =>
+    startKernelWithPolicy({
+      "agent:a": {
+        ...AGENT,
+        fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
+        session_write: true,
+        time: true,
+        opaque: "allow",
+      },
+    }),
+);
