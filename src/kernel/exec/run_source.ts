@@ -108,6 +108,11 @@ export async function runSource(
   sandbox: Sandboxing | null,
   opts: RunOptions,
 ): Promise<unknown> {
+  // Read before the revoke, perhaps long before it gets here (its turn, its analysis): a run
+  // starts only while its token is valid (T-TOK-4).
+  if (kernel.attachmentLapsed(attachment)) {
+    throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+  }
   const session = attachment.session;
   const started = performance.now();
   const listed = opts.async || opts.timeoutMs !== null;
