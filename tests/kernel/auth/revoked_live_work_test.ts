@@ -83,3 +83,24 @@ undecided(
     assert.equal(applied.code, -32012);
   },
 );
+
+undecided(
+  "SPEC decision needed (T-TOK-4 / K-TASK-4): a task.await sent before token revoke still answers after it with the output the task wrote after the revoke, where the connection's pushes stop; this test expects -32030",
+  { proc_spawn: ["*"], auto_apply: "in-grant" },
+  async (k) => {
+    const a = await createToken(k.box, "agent:a");
+    const agent = await k.attach("default", a.secret);
+    const { task } = await agent.request("exec", {
+      src: "sleep 2; echo written-after-revoke",
+      async: true,
+    }) as Rec;
+    const waiting = agent.request("task.await", { task }).then(
+      (r) => ({ result: r as Rec }),
+      (e) => ({ code: (e as { code?: number }).code }),
+    );
+    assert.equal((await kernelCli(k.box, ["token", "revoke", a.id])).code, 0);
+    const answer = await waiting;
+    assert.ok(!("result" in answer), "the revoked connection got the task's result");
+    assert.equal(answer.code, -32030);
+  },
+);
