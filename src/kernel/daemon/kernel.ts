@@ -73,6 +73,7 @@ export class Kernel implements KernelServices {
         this.tasks.busy(session) || this.ptys.list({ session, principal: null }).length > 0,
       undefined,
       (session) => {
+        this.tasks.drop(session);
         this.warm.drop(session);
         this.residents.drop(session);
         this.net.drop(session);
@@ -149,17 +150,20 @@ export class Kernel implements KernelServices {
    * unknown, or the store is unreadable (fail closed). When so, its subscriptions end.
    */
   tokenLapsed(conn: ClientConnection): boolean {
-    const token = conn.attachment?.token;
-    if (!token) return false;
-    let valid: boolean;
+    if (!conn.attachment || !this.attachmentLapsed(conn.attachment)) return false;
+    this.bus.removeSubscriber(conn.subscriber);
+    return true;
+  }
+
+  /** Whether an attachment's token no longer validates, or the store is unreadable (fail closed). */
+  attachmentLapsed(attachment: Attachment): boolean {
+    if (!attachment.token) return false;
     try {
-      valid = this.tokens.validate(token) !== null;
+      return this.tokens.validate(attachment.token) === null;
     } catch (e) {
       this.log(`token store unreadable: ${e instanceof Error ? e.message : e}`);
-      valid = false;
+      return true;
     }
-    if (!valid) this.bus.removeSubscriber(conn.subscriber);
-    return !valid;
   }
 
   /**

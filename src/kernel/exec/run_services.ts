@@ -6,6 +6,7 @@ import type { Residents } from "../sandbox/residents.ts";
 import type { Cas } from "../store/cas.ts";
 import type { TaskRegistry } from "../tasks/registry.ts";
 import type { WarmShells } from "./warm_shells.ts";
+import type { Attachment } from "../session/attachment.ts";
 
 /** The kernel services one run uses; `daemon/kernel.ts`'s `Kernel` provides them. */
 export interface RunServices {
@@ -26,4 +27,6 @@ export interface RunServices {
   readonly net: NetProxy;
   /** Writes a diagnostic line to the kernel's log. */
   log(line: string): void;
+  /** Whether the attachment's token no longer validates: revoked, expired or unknown (T-TOK-4). */
+  attachmentLapsed(attachment: Attachment): boolean;
 }

@@ -108,6 +108,11 @@ export async function runSource(
   sandbox: Sandboxing | null,
   opts: RunOptions,
 ): Promise<unknown> {
+  // Read before the revoke, perhaps long before it gets here (its turn, its analysis): a run
+  // starts only while its token is valid (T-TOK-4).
+  if (kernel.attachmentLapsed(attachment)) {
+    throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+  }
   const session = attachment.session;
   const started = performance.now();
   const listed = opts.async || opts.timeoutMs !== null;
@@ -272,6 +277,9 @@ async function finishRun(
   // refusals of the proxy while this run goes are its own (P-NET-2)
   const refusals = net === null ? null : kernel.net.watch(session.name, attachment.principal);
   const ended = kernel.warm.running(session.name);
+  // Cancelled means a cancel was requested before bash ended (K-TASK-1): one that arrives while
+  // a job it left holds its pipes (K-BASH-3) stops the job, but bash had exited by itself.
+  let cancelled = false;
   let exit;
   try {
     exit = await runBash({
@@ -296,6 +304,7 @@ async function finishRun(
           opts.plainSandbox ? { cwd: spawnDir(snapshot), sandbox: run.sandbox } : undefined,
         );
       },
+      onExit: () => cancelled = task.state === "cancelling",
     });
   } catch (e) {
     ended();
@@ -311,8 +320,6 @@ async function finishRun(
   const netRefused = refusals?.() ?? [];
   // the proxy's variables were this run's only, never the session's (P-NET-1)
   if (net !== null && exit.final) withoutProxyEnv(snapshot.env, exit.final.env, net.port);
-  // Cancelled means a cancel was requested before the process ended (K-TASK-1).
-  const cancelled = task.state === "cancelling";
   let out, err;
   try {
     [out, err] = await Promise.all([output.stdout.finish(), output.stderr.finish()]);

@@ -60,6 +60,8 @@ export interface BashRun {
   stderr: ByteSink;
   /** Called once the process exists, with its pid (= process group id). */
   onSpawn?: (pid: number) => void;
+  /** Called once bash has exited, before its pipes are drained (K-BASH-3). */
+  onExit?: () => void;
   /**
    * The resident sandbox a cold start enters (P-SBX-2), asked for only then; null to run
    * unconfined.
@@ -282,6 +284,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   });
   const status = await child.status;
   const durNs = process.hrtime.bigint() - started;
+  run.onExit?.();
   if (state !== null) {
     state.keeper.close(); // bash is gone: its dump ends at the FIFO's EOF
     readRestNow(state);

@@ -123,8 +123,13 @@ export class Task {
     return this.pid !== null && signalSession(this.pid, sig);
   }
 
-  /** Marks the task terminal and wakes every waiter. */
+  /**
+   * Marks the task terminal and wakes every waiter. A task that ends while suspended (bash
+   * exited by itself, a job it left holding its pipes, K-BASH-3) has its group continued: once
+   * terminal it cannot be resumed (K-TASK-6), and that job would stay stopped for good.
+   */
   settle(state: TaskState, resultRef: string | null, error: RpcErrorObject | null): void {
+    if (this.state === "suspended") this.signal("SIGCONT");
     this.state = state;
     this.resultRef = resultRef;
     this.error = error;
@@ -359,6 +364,21 @@ export class TaskRegistry {
       this.publish(task);
     }
     return task.record();
+  }
+
+  /**
+   * Forgets the tasks of a reclaimed session (E-3), every one terminal (a live task keeps its
+   * session), and their events: they went with its transcript, so the next session of that name
+   * neither lists them nor answers a result nobody can read any more (K-TASK-8: -32021).
+   */
+  drop(session: string): void {
+    for (const task of this.#terminal.get(session) ?? []) {
+      this.#tasks.delete(task.n);
+      this.bus.retire(`task.${task.n}`);
+    }
+    this.#terminal.delete(session);
+    for (const n of this.#hiddenEvents.get(session) ?? []) this.bus.retire(`task.${n}`);
+    this.#hiddenEvents.delete(session);
   }
 
   /** Cancels every live task and waits for them to end and their groups to be gone (G-SOCK-8). */

@@ -13,18 +13,18 @@ export const BASH_METHODS: MethodSpec[] = [
     ast_lang: "bash",
     ast: sendableAst((await analyzeOffLoop(p.src, null, true)).ast),
   })),
-  unattached(
-    "complete",
-    CompleteParams,
-    ({ kernel, attachment }, p) =>
-      complete(
-        p.src,
-        p.cursor ?? undefined,
-        attachment?.session.shell.view(attachment.principal).cwd ?? null,
-        Deno.env.get("PATH") ?? "",
-        (dir) => attachment !== null && kernel.refreshGrants(attachment).mayRead(dir),
-      ),
-  ),
+  // A connection whose token lapsed completes as an unattached one (T-TOK-4): no entries of
+  // the session's cwd, nor of any directory its principal's grants would let it read.
+  unattached("complete", CompleteParams, ({ kernel, conn, attachment }, p) => {
+    const caller = attachment !== null && !kernel.tokenLapsed(conn) ? attachment : null;
+    return complete(
+      p.src,
+      p.cursor ?? undefined,
+      caller?.session.shell.view(caller.principal).cwd ?? null,
+      Deno.env.get("PATH") ?? "",
+      (dir) => caller !== null && kernel.refreshGrants(caller).mayRead(dir),
+    );
+  }),
   attached("explain", ExplainParams, async ({ attachment }, p) => {
     const a = await analyze(attachment, p.src, true);
     return {

@@ -51,6 +51,11 @@ export const PTY_METHODS: MethodSpec[] = [
     const sandbox = attachment.grants.sandboxFor(state.cwd);
     // its placeholders (P-SBX-6) are not made under a run writing there, as a resident's
     if (sandbox !== null) await kernel.residents.afterWriters(attachment.session.name, sandbox);
+    // Read before a revoke, perhaps long before (its analysis, the writers it waited for): a
+    // program starts only while its token is valid (T-TOK-4).
+    if (kernel.attachmentLapsed(attachment)) {
+      throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+    }
     // the proxy socket is held until the PTY's program (its sandbox) exits
     const lease = sandbox?.net ? kernel.net.endpoint(attachment.session.name, sandbox.net) : null;
     let entry;

@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { withKernel } from "../../_support/kernel.ts";
+import { exec } from "../../_support/exec.ts";
+import { groupMembers, processLive, psField } from "../../_support/proc.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { rpcError } from "../../_support/rejection.ts";
+import { waitUntil } from "../../_support/wait.ts";
+
+withKernel(
+  "K-TASK-1/K-BASH-4 a cancel that arrives after bash exited by itself, while a background job still holds its stdout (K-BASH-3), leaves the task completed and its state changes applied",
+  async (conn) => {
+    const groups: number[] = [];
+    try {
+      // The window is the pipe linger after bash's exit (at most 500 ms): tried until a cancel
+      // lands in it, which the reply says (cancel_requested) once bash is known to be gone.
+      let hit: { task: string; n: number } | null = null;
+      for (let n = 1; n <= 10 && hit === null; n++) {
+        const { task } = await exec(conn, `export LATE=${n}; sleep 30 &`, { async: true });
+        const pid = (await conn.request("task.get", { task }) as Rec).pid as number;
+        groups.push(pid);
+        assert.ok(await waitUntil(() => !processLive(pid), 10000), "bash did not exit");
+        const cancel = await conn.request("task.cancel", { task }) as Rec;
+        if (cancel.cancel_requested === true) hit = { task: task as string, n };
+        await conn.request("task.await", { task, timeout_ms: 20000 });
+      }
+      assert.ok(hit !== null, "no cancel reached a task between bash's exit and its end");
+      const done = await conn.request("task.await", { task: hit.task, timeout_ms: 20000 }) as Rec;
+      assert.equal(done.state, "completed");
+      assert.equal(done.error, null);
+      assert.equal(((done.result as Rec).value as Rec).ok, true);
+      // bash ended normally, so its export persists (K-BASH-4) although its job was cancelled
+      const late = await exec(conn, "echo $LATE");
+      assert.deepEqual((late.value as Rec).out, { $: "int", v: hit.n });
+    } finally {
+      for (const pgid of groups) {
+        try {
+          Deno.kill(-pgid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    }
+  },
+);
+
+withKernel(
+  "K-TASK-6 a task that ends while suspended (bash exited by itself, its background job held stdout) leaves no process stopped: resume is refused once it is terminal, so its job is continued",
+  async (conn) => {
+    const groups: number[] = [];
+    try {
+      let hit: { task: string; pid: number } | null = null;
+      for (let n = 1; n <= 10 && hit === null; n++) {
+        const { task } = await exec(conn, "sleep 30 &", { async: true });
+        const pid = (await conn.request("task.get", { task }) as Rec).pid as number;
+        groups.push(pid);
+        assert.ok(await waitUntil(() => !processLive(pid), 10000), "bash did not exit");
+        const paused = await conn.request("task.suspend", { task }).catch(() => null) as Rec | null;
+        if (paused?.state === "suspended") hit = { task: task as string, pid };
+        await conn.request("task.await", { task, timeout_ms: 20000 });
+      }
+      assert.ok(hit !== null, "no suspend reached a task between bash's exit and its end");
+      const done = await conn.request("task.get", { task: hit.task }) as Rec;
+      assert.equal(done.state, "completed");
+      const resume = await rpcError(conn.request("task.resume", { task: hit.task }));
+      assert.equal(resume.code, -32020);
+      const job = groupMembers(hit.pid);
+      assert.equal(job.length, 1, "the background sleep is still in the task's group");
+      assert.ok(
+        await waitUntil(() => psField(job[0], "stat")?.[0] !== "T", 5000),
+        "the task's background job stays stopped with no task left to resume it",
+      );
+    } finally {
+      for (const pgid of groups) {
+        try {
+          Deno.kill(-pgid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    }
+  },
+);
