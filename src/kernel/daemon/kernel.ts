@@ -73,7 +73,6 @@ export class Kernel implements KernelServices {
         this.tasks.busy(session) || this.ptys.list({ session, principal: null }).length > 0,
       undefined,
       (session) => {
-        this.tasks.drop(session);
         this.warm.drop(session);
         this.residents.drop(session);
         this.net.drop(session);

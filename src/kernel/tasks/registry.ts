@@ -366,21 +366,6 @@ export class TaskRegistry {
     return task.record();
   }
 
-  /**
-   * Forgets the tasks of a reclaimed session (E-3), every one terminal (a live task keeps its
-   * session), and their events: they went with its transcript, so the next session of that name
-   * neither lists them nor answers a result nobody can read any more (K-TASK-8: -32021).
-   */
-  drop(session: string): void {
-    for (const task of this.#terminal.get(session) ?? []) {
-      this.#tasks.delete(task.n);
-      this.bus.retire(`task.${task.n}`);
-    }
-    this.#terminal.delete(session);
-    for (const n of this.#hiddenEvents.get(session) ?? []) this.bus.retire(`task.${n}`);
-    this.#hiddenEvents.delete(session);
-  }
-
   /** Cancels every live task and waits for them to end and their groups to be gone (G-SOCK-8). */
   async cancelAll(): Promise<void> {
     const live = [...this.#tasks.values(), ...this.#unlisted].filter((t) => !t.terminal);
