@@ -54,6 +54,10 @@ function subscriptionFailed(reason: string): RpcError {
  */
 export class SubscriptionRegistry {
   #entries = new Map<string, Entry>();
+  /** Dedicated connections opening or open, those of unsubscribed entries still closing among them. */
+  #connections = 0;
+  /** Subscriptions waiting for one of those to close. */
+  #waiting: (() => void)[] = [];
 
   constructor(
     readonly kernel: KernelClient,
@@ -112,13 +116,20 @@ export class SubscriptionRegistry {
   }
 
   async #establish(uri: string, entry: Entry): Promise<void> {
+    await this.#takeConnection();
+    if (this.#entries.get(uri) !== entry) {
+      this.#releaseConnection(); // unsubscribed while waiting
+      return;
+    }
     let conn: RpcConnection;
     try {
       conn = await this.kernel.openAttached();
     } catch (e) {
+      this.#releaseConnection();
       this.#drop(uri, entry);
       throw subscriptionFailed(errorText(e));
     }
+    conn.closed.then(() => this.#releaseConnection());
     if (this.#entries.get(uri) !== entry) {
       conn.close(); // unsubscribed while connecting
       return;
@@ -155,6 +166,24 @@ export class SubscriptionRegistry {
       this.#entries.delete(uri);
       this.log(`shoal-mcp: subscription to ${uri} ended: its kernel connection closed`);
     });
+  }
+
+  /**
+   * Takes one of {@link MAX_SUBSCRIPTIONS} dedicated connections, waiting while that many are open:
+   * an unsubscribed entry's connection counts until it has closed, so subscribe/unsubscribe pairs
+   * sent faster than connections attach and close cannot open them (each a relay process under
+   * the release's flags, M-PERM-3) without bound.
+   */
+  async #takeConnection(): Promise<void> {
+    while (this.#connections >= MAX_SUBSCRIPTIONS) {
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    }
+    this.#connections++;
+  }
+
+  #releaseConnection(): void {
+    this.#connections--;
+    this.#waiting.shift()?.();
   }
 
   #drop(uri: string, entry: Entry): void {
