@@ -55,6 +55,11 @@ export function invalidParams(message: string, data?: unknown): RpcError {
   return new RpcError(ErrorCode.INVALID_PARAMS, message, data);
 }
 
+/** The `-32030` error of a token that is unknown, expired or revoked (K-ATTACH-2, T-TOK-4). */
+export function tokenRejected(): RpcError {
+  return new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+}
+
 /** A `-32040` error naming the quota that was hit (E-2). */
 export function quotaExceeded(quota: string, limit: number): RpcError {
   return new RpcError(ErrorCode.QUOTA_EXCEEDED, `quota exceeded: ${quota}`, {

@@ -20,7 +20,7 @@ import { NetProxy } from "../net/proxy.ts";
 import { Residents } from "../sandbox/residents.ts";
 import { keepPlaceholderRecords } from "../sandbox/placeholder_records.ts";
 import { releasesMade } from "../sandbox/placeholders.ts";
-import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { tokenRejected } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { currentGrants, type Grants } from "../policy/grants.ts";
 
@@ -171,7 +171,7 @@ export class Kernel implements KernelServices {
    */
   revalidate(conn: ClientConnection): void {
     if (this.tokenLapsed(conn)) {
-      throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+      throw tokenRejected();
     }
     if (conn.attachment) this.refreshGrants(conn.attachment);
   }

@@ -1,5 +1,5 @@
 import { utf8Decoder } from "../../protocol/utf8.ts";
-import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
+import { ErrorCode, RpcError, type RpcErrorObject, tokenRejected } from "../../protocol/errors.ts";
 import { STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts";
 import { outUri } from "../../protocol/refs.ts";
 import type { Attachment } from "../session/attachment.ts";
@@ -111,7 +111,7 @@ export async function runSource(
   // Read before the revoke, perhaps long before it gets here (its turn, its analysis): a run
   // starts only while its token is valid (T-TOK-4).
   if (kernel.attachmentLapsed(attachment)) {
-    throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+    throw tokenRejected();
   }
   const session = attachment.session;
   const started = performance.now();

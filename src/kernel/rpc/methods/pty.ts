@@ -1,4 +1,4 @@
-import { ErrorCode, RpcError } from "../../../protocol/errors.ts";
+import { ErrorCode, RpcError, tokenRejected } from "../../../protocol/errors.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import {
   ptyCloseParams,
@@ -54,7 +54,7 @@ export const PTY_METHODS: MethodSpec[] = [
     // Read before a revoke, perhaps long before (its analysis, the writers it waited for): a
     // program starts only while its token is valid (T-TOK-4).
     if (kernel.attachmentLapsed(attachment)) {
-      throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+      throw tokenRejected();
     }
     // the proxy socket is held until the PTY's program (its sandbox) exits
     const lease = sandbox?.net ? kernel.net.endpoint(attachment.session.name, sandbox.net) : null;

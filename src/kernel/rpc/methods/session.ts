@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { ErrorCode, invalidParams, RpcError } from "../../../protocol/errors.ts";
+import { ErrorCode, invalidParams, RpcError, tokenRejected } from "../../../protocol/errors.ts";
 import { ELIDE_DEFAULTS, ELIDE_HARD_CAP } from "../../../protocol/limits.ts";
 import { SESSION_NAME } from "../../../protocol/socket_path.ts";
 import { VERSION } from "../../../protocol/version.ts";
@@ -163,7 +163,7 @@ export const SESSION_METHODS: MethodSpec[] = [
     if (p.token) {
       const identity = kernel.tokens.validate(p.token);
       if (!identity) {
-        throw new RpcError(ErrorCode.AUTH_FAILED, "token is unknown, expired or revoked");
+        throw tokenRejected();
       }
       ({ principal, profile } = identity);
       tokenCaps = identity.caps;
