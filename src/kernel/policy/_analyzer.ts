@@ -379,6 +379,7 @@ export class Analyzer {
       link: (dest, sources) => paths.link(dest, sources, cwds),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
       gitConfig: (dir, scope) => paths.gitConfig(dir, scope, cwds),
+      gitRemotes: (dir) => paths.gitRemotes(dir, cwds),
     };
   }
 

@@ -157,3 +157,12 @@ export function gitConfigPaths(repo: Repository | null, home: string | undefined
   if (repo !== null) paths.push(repo.gitDir, repo.commonDir);
   return paths;
 }
+
+/** The remotes a repository's configuration names (`[remote "origin"]`). */
+export function gitRemoteNames(repo: Repository | null): string[] {
+  if (repo === null) return [];
+  const text = readText(`${repo.commonDir}/config`) ?? "";
+  return [...text.matchAll(/^\s*\[\s*remote\s+"((?:[^"\\]|\\.)*)"\s*\]/gim)].map((m) =>
+    m[1].replace(/\\(.)/g, "$1")
+  );
+}

@@ -11,7 +11,12 @@ import { normalizePath } from "../bash/lexical_path.ts";
 import { type ArgValue, type GitConfigScope, STATIC } from "./commands/command_io.ts";
 import { isInertSource, isSpecialDevice } from "./_shell_tables.ts";
 import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";
-import { findRepository, gitConfigPaths, gitRunsConfiguredCode } from "./_git_repository.ts";
+import {
+  findRepository,
+  gitConfigPaths,
+  gitRemoteNames,
+  gitRunsConfiguredCode,
+} from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
 
 /**
@@ -167,7 +172,8 @@ export class PathRecorder {
   /**
    * The configuration file of `scope` that git in `dir` (or the cwd) writes: the repository's
    * `config` (or `config.worktree`), both user files, or the system one. Opaque when there is no
-   * repository yet (a `git init` earlier in the source makes one) or no HOME.
+   * repository yet (a `git init` earlier in the source makes one) or no HOME. "existing": the
+   * `config` of a repository whose `.git` is in the directory itself, nothing where none is.
    */
   gitConfig(dir: ArgValue | null, scope: GitConfigScope, cwds: Cwds): void {
     if (scope === "system") {
@@ -187,7 +193,18 @@ export class PathRecorder {
     const dirs = dir === null ? cwds : this.candidates(dir, cwds);
     if (dirs === null) return;
     for (const candidate of dirs) {
-      const repo = findRepository(physicalPath(candidate) ?? candidate);
+      const physical = physicalPath(candidate) ?? candidate;
+      if (scope === "existing") {
+        if (!present(`${physical}/.git`)) continue;
+        const repo = findRepository(physical);
+        if (repo === null) this.#effects.opaque(`${physical}/.git is not understood`);
+        else {
+          const file = `${repo.commonDir}/config`;
+          this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
+        }
+        continue;
+      }
+      const repo = findRepository(physical);
       if (repo === null) {
         this.#effects.opaque("git config outside a repository");
         continue;
@@ -197,5 +214,23 @@ export class PathRecorder {
         : `${repo.gitDir}/config.worktree`;
       this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
     }
+  }
+
+  /** The remotes named by the configuration of the repository git in `dir` (or the cwd) uses. */
+  gitRemotes(dir: ArgValue | null, cwds: Cwds): string[] {
+    const dirs = dir === null ? cwds : this.candidates(dir, cwds);
+    return (dirs ?? []).flatMap((candidate) =>
+      gitRemoteNames(findRepository(physicalPath(candidate) ?? candidate))
+    );
+  }
+}
+
+/** Whether something is at `path` (a dangling symlink counts). */
+function present(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }

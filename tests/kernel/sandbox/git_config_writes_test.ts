@@ -48,7 +48,7 @@ async function attempt(agent: RpcConnection, src: string): Promise<string> {
   try {
     const value = (await exec(agent, src, { position: "value" })).value as Rec;
     const err = String((value.err as Rec | undefined)?.v ?? value.err ?? "");
-    return `ran: exit ${value.exit ?? value.code} ok ${value.ok} ${err.trim().slice(0, 300)}`;
+    return `ran: status ${value.status} ${err.trim().slice(0, 300)}`;
   } catch (e) {
     if (!(e instanceof RpcError)) throw e;
     return `${e.code} ${JSON.stringify((e.data as Rec).needs_approval ?? e.message)}`;
@@ -56,7 +56,7 @@ async function attempt(agent: RpcConnection, src: string): Promise<string> {
 }
 
 hostTest(
-  "P-SBX-6/M-ONB-3: git commands that rewrite .git/config (branch -m/-c/-d/-u, tracking checkouts, a second git init) ask approval naming it instead of failing half done in the sandbox",
+  "P-SBX-6/M-ONB-3: git commands that rewrite .git/config (branch -m/-c/-u, tracking checkouts, a second git init) ask approval naming it instead of failing half done in the sandbox",
   NEEDS_TIER_B,
   () =>
     withProjectAgent(async (_k, agent, proj) => {
@@ -68,9 +68,6 @@ hostTest(
         "git branch -M x renamed",
         "git branch --move x renamed",
         "git branch -c x copied",
-        "git branch -d x",
-        "git branch -D x",
-        "git branch --delete x",
         "git branch -u origin/master",
         "git branch --set-upstream-to=origin/master x",
         "git branch --unset-upstream",
@@ -83,8 +80,9 @@ hostTest(
       ];
       for (const src of cases) results[src] = await attempt(agent, src);
       assert.deepEqual(results, Object.fromEntries(cases.map((src) => [src, asked])));
-      const branches = await attempt(agent, "git branch --format='%(refname:short)'");
-      assert.match(branches, /^ran: exit 0 ok true/, "nothing ran half way");
+      const heads = () =>
+        [...Deno.readDirSync(`${proj}/.git/refs/heads`)].map((e) => e.name).sort();
+      assert.deepEqual(heads(), ["master", "x"], "nothing ran half way");
       // Branch work that leaves the configuration alone is not held up.
       for (
         const src of [
@@ -96,10 +94,11 @@ hostTest(
           "git switch -q master",
         ]
       ) {
-        assert.match(await attempt(agent, src), /^ran: exit 0 ok true\s*$/, src);
+        assert.match(await attempt(agent, src), /^ran: status 0 $/, src);
       }
-      const listed = (await exec(agent, "git branch", { position: "value" })).value as Rec;
-      assert.ok(String((listed.out as Rec).v).includes("local"), JSON.stringify(listed));
+      // Deleting a branch tries to drop its section too, but the branch goes either way.
+      assert.match(await attempt(agent, "git branch -d other"), /^ran: status 0 /);
+      assert.deepEqual(heads(), ["local", "master", "x", "y"]);
     }),
 );
 
@@ -122,8 +121,8 @@ hostTest(
       await human.request("approval.grant", { plan_ref: planRef });
       const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
       assert.equal(((applied as Rec).value as Rec).ok, true, JSON.stringify(applied));
-      const refs = [...Deno.readDirSync(`${proj}/.git/refs/heads`)].map((e) => e.name).sort();
-      assert.deepEqual(refs, ["master", "renamed"]);
+      const heads = [...Deno.readDirSync(`${proj}/.git/refs/heads`)].map((e) => e.name).sort();
+      assert.deepEqual(heads, ["master", "renamed"]);
       assert.match(await attempt(agent, "git branch -m renamed again"), /^-32011 /);
     }),
 );
