@@ -380,6 +380,7 @@ export class Analyzer {
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
       gitConfig: (dir, scope) => paths.gitConfig(dir, scope, cwds),
       gitRemotes: (dir) => paths.gitRemotes(dir, cwds),
+      gitWorkTree: (dir) => paths.gitWorkTree(dir, cwds),
     };
   }
 

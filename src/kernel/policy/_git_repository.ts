@@ -40,6 +40,8 @@ export interface Repository {
   gitDir: string;
   /** The common directory (shared by worktrees): config and hooks live there. */
   commonDir: string;
+  /** The work tree: the directory holding `.git`. */
+  workTree: string;
 }
 
 /** The most entries of a hooks directory the analysis reads (git ships 14 samples). */
@@ -76,7 +78,8 @@ export function findRepository(dir: string): Repository | null {
     } catch {
       // not here: look further up
     }
-    if (info?.isDirectory) return { gitDir: dotGit, commonDir: dotGit };
+    const workTree = current;
+    if (info?.isDirectory) return { gitDir: dotGit, commonDir: dotGit, workTree };
     if (info?.isFile) {
       const pointer = /^gitdir: (.*)$/m.exec(readText(dotGit) ?? "")?.[1]?.trim();
       if (pointer === undefined) return null;
@@ -87,7 +90,7 @@ export function findRepository(dir: string): Repository | null {
         : common.startsWith("/")
         ? common
         : `${gitDir}/${common}`;
-      return { gitDir, commonDir };
+      return { gitDir, commonDir, workTree };
     }
     if (current === "/") return null;
   }

@@ -18,6 +18,7 @@ import {
   gitRunsConfiguredCode,
 } from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
+import { trackedProtected } from "./_git_index.ts";
 
 /**
  * `GIT_*` variables that move the repository, its configuration, index or objects, name programs
@@ -222,6 +223,25 @@ export class PathRecorder {
     return (dirs ?? []).flatMap((candidate) =>
       gitRemoteNames(findRepository(physicalPath(candidate) ?? candidate))
     );
+  }
+
+  /**
+   * git in `dir` (or the cwd) rewrites its work tree from history (checkout, reset, merge…): it
+   * writes every protected path the index tracks (P-SBX-6); opaque when the index is not read.
+   */
+  gitWorkTree(dir: ArgValue | null, cwds: Cwds): void {
+    const dirs = dir === null ? cwds : this.candidates(dir, cwds);
+    for (const candidate of dirs ?? []) {
+      const repo = findRepository(physicalPath(candidate) ?? candidate);
+      if (repo === null) continue;
+      const tracked = trackedProtected(`${repo.gitDir}/index`);
+      if (tracked === null) {
+        this.#effects.opaque(`${repo.gitDir}/index is not understood`);
+        continue;
+      }
+      const paths = tracked.map((rel) => `${repo.workTree}/${rel}`);
+      this.#effects.paths("fs_write", paths.map((path) => physicalPath(path) ?? path));
+    }
   }
 }
 

@@ -126,3 +126,66 @@ hostTest(
       assert.match(await attempt(agent, "git branch -m renamed again"), /^-32011 /);
     }),
 );
+
+/** A project whose history tracks `.vscode/settings.json`, different on branch `b2`. */
+async function trackedSettings(proj: string): Promise<void> {
+  await Deno.mkdir(`${proj}/.vscode`);
+  await Deno.writeTextFile(`${proj}/.vscode/settings.json`, "{}\n");
+  await Deno.writeTextFile(`${proj}/main.txt`, "one\n");
+  await hostGit(proj, "add", "-A");
+  await hostGit(proj, "commit", "-qm", "one");
+  await hostGit(proj, "checkout", "-q", "-b", "b2");
+  await Deno.writeTextFile(`${proj}/.vscode/settings.json`, '{"b2": true}\n');
+  await Deno.writeTextFile(`${proj}/main.txt`, "two\n");
+  await hostGit(proj, "commit", "-qam", "two");
+  await hostGit(proj, "checkout", "-q", "master");
+}
+
+hostTest(
+  "P-SBX-6/M-ONB-3: in a repository that tracks .vscode/, a branch switch, hard reset or merge by the project agent asks approval naming it instead of leaving the work tree half switched and stuck",
+  NEEDS_TIER_B,
+  () =>
+    withProjectAgent(async (k, agent, proj) => {
+      await trackedSettings(proj);
+      const asked = `-32011 ${JSON.stringify([`fs.write "${proj}/.vscode" is a protected name`])}`;
+      const results: Record<string, string> = {};
+      const cases = [
+        "git checkout -q b2",
+        "git switch -q b2",
+        "git merge -q b2",
+        "git reset -q --hard b2",
+        "git checkout -q -b c3 b2",
+      ];
+      for (const src of cases) results[src] = await attempt(agent, src);
+      assert.deepEqual(results, Object.fromEntries(cases.map((src) => [src, asked])));
+      const settings = () => Deno.readTextFileSync(`${proj}/.vscode/settings.json`);
+      assert.equal(settings(), "{}\n", "nothing ran half way");
+      // What leaves the work tree as it is runs.
+      for (
+        const src of [
+          "git status --short",
+          "git checkout -q -b c4",
+          "git reset -q",
+          "git stash list",
+        ]
+      ) {
+        assert.match(await attempt(agent, src), /^ran: status 0 $/, src);
+      }
+      // Approved, the switch completes: the tree is b2's and clean.
+      let planRef = "";
+      try {
+        await exec(agent, "git checkout -q b2");
+      } catch (e) {
+        if (!(e instanceof RpcError)) throw e;
+        planRef = (e.data as Rec).plan_ref as string;
+      }
+      const human = await k.attach();
+      await human.request("approval.grant", { plan_ref: planRef });
+      const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
+      assert.equal(((applied as Rec).value as Rec).ok, true, JSON.stringify(applied));
+      assert.equal(settings(), '{"b2": true}\n');
+      assert.match(await attempt(agent, "git status --short"), /^ran: status 0 $/);
+      const status = (await exec(agent, "git status --porcelain", { position: "value" })).value;
+      assert.equal(JSON.stringify((status as Rec).out), JSON.stringify({ $: "str", v: "" }));
+    }),
+);

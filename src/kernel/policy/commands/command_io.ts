@@ -32,6 +32,8 @@ export interface CommandIO {
   gitConfig(dir: ArgValue | null, scope: GitConfigScope): void;
   /** The remotes the configuration of the repository git in `dir` (null: the cwd) uses names. */
   gitRemotes(dir: ArgValue | null): string[];
+  /** git in `dir` (null: the cwd) rewrites the work tree: the protected paths it tracks. */
+  gitWorkTree(dir: ArgValue | null): void;
 }
 
 /**

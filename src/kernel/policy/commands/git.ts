@@ -184,6 +184,36 @@ function rewritesConfig(sub: string, rest: readonly ArgValue[], remotes: () => s
   return false;
 }
 
+/** Subcommands that write tracked files of the work tree from the repository's history. */
+const TREE_WRITES = new Set(["merge", "rebase", "pull", "cherry-pick", "revert", "am"]);
+
+/**
+ * Whether `git SUB REST` may write tracked files from history (switching branches, a hard reset,
+ * a merge…), so every tracked protected name (P-SBX-6) with them: a new branch from HEAD, a
+ * mixed or soft reset, `restore --staged`, listing or pushing a stash leave the work tree as is.
+ */
+function rewritesTree(sub: string, rest: readonly ArgValue[]): boolean {
+  if (TREE_WRITES.has(sub)) return true;
+  if (sub === "checkout" || sub === "switch") {
+    const create = sub === "checkout" ? "bB" : "cC";
+    const { options, operands, values } = scan(rest, create, [
+      "create",
+      "force-create",
+      "conflict",
+    ]);
+    const creating = values.size > 0 || longOption(options, ["create", "force-create"]);
+    return !creating || operands.length > 0 || options.includes("orphan");
+  }
+  const { options, operands } = scan(rest, "", []);
+  if (sub === "reset") return ["hard", "merge", "keep"].some((o) => options.includes(o));
+  if (sub === "restore") {
+    return !(options.includes("S") || options.includes("staged")) ||
+      options.includes("W") || options.includes("worktree");
+  }
+  if (sub === "stash") return ["pop", "apply", "branch"].includes(operands[0] ?? "");
+  return false;
+}
+
 /** The directory `git init` makes or re-initializes its repository in (null: the cwd). */
 function initTarget(rest: readonly ArgValue[], dir: ArgValue | null): ArgValue | null {
   const target = scan(rest, "b", [
@@ -247,6 +277,7 @@ export function git(args: ArgValue[], io: CommandIO): void {
   // reported besides the subcommand's own effects, which git would leave half done without it
   if (sub === "init") io.gitConfig(initTarget(rest, dir), "existing");
   else if (rewritesConfig(sub, rest, () => io.gitRemotes(dir))) io.gitConfig(dir, "local");
+  if (rewritesTree(sub, rest)) io.gitWorkTree(dir);
   const kind: FsKind | null = GIT_READ.has(sub)
     ? "fs_read"
     : GIT_WRITE.has(sub)
