@@ -366,8 +366,7 @@ export class Analyzer {
   }
 
   #io(cwds: Cwds): CommandIO {
-    const effects = this.#effects;
-    const paths = this.#paths;
+    const [effects, paths] = [this.#effects, this.#paths];
     return {
       path: (kind, arg) => paths.path(kind, arg, cwds),
       output: (arg) => paths.path("fs_write", arg, cwds, "output"),
