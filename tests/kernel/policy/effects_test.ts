@@ -755,6 +755,9 @@ Deno.test("P-SBX-6/K-EFF-3a: git subcommands that rewrite .git/config as a side 
       "git switch --create a 'up stream/main'",
       "git switch -c a --track=inherit main",
       "git push -u x main",
+      "git submodule update --init",
+      "git submodule --quiet add ../lib lib",
+      "git submodule sync",
       "git init",
       "git init -q .",
       "git -C . init -b main",
@@ -777,10 +780,15 @@ Deno.test("P-SBX-6/K-EFF-3a: git subcommands that rewrite .git/config as a side 
       "git switch -c a main",
       "git switch main",
       "git push x main",
+      "git submodule",
+      "git submodule update",
+      "git submodule status",
       "git init sub",
     ];
     assert.deepEqual(rewriting.filter((src) => !writesConfig(src)), []);
     assert.deepEqual(leaving.filter(writesConfig), []);
+    const added = derive("git submodule add ../lib lib", dir).effects;
+    assert.ok(added.some((e) => e.kind === "fs_write" && e.paths.includes(`${dir}/.gitmodules`)));
   });
 });
 

@@ -142,11 +142,15 @@ const BRANCH_CONFIG_LONG = [
   "edit-description",
 ];
 
+/** `git submodule` subcommands that write the repository's config. */
+const SUBMODULE_WRITES = ["add", "init", "deinit", "sync", "set-url", "set-branch"];
+
 /**
  * Whether `git SUB REST` rewrites the repository's `.git/config` besides its other work (P-SBX-6
  * keeps that file read-only in the sandbox, so git would stop half way): renaming or copying a
  * branch, setting an upstream, a branch made from a remote-tracking one (git tracks
- * it then), `push -u`. `remotes` lists the repository's remotes, read only when needed.
+ * it then), `push -u`, registering submodules. `remotes` lists the repository's remotes, read
+ * only when needed.
  */
 function rewritesConfig(sub: string, rest: readonly ArgValue[], remotes: () => string[]): boolean {
   const remote = (ref: string | undefined) =>
@@ -176,6 +180,12 @@ function rewritesConfig(sub: string, rest: readonly ArgValue[], remotes: () => s
     if (options.includes("t") || longOption(options, ["track"])) return true;
     const creating = values.size > 0 || longOption(options, ["create", "force-create"]);
     return creating && !options.includes("no-track") && remote(operands[0]);
+  }
+  if (sub === "submodule") {
+    // each registers or drops the submodule's url in the config (`add` also writes .gitmodules)
+    const { options, operands } = scan(rest, "b", ["branch", "name", "reference", "depth"]);
+    return SUBMODULE_WRITES.includes(operands[0] ?? "") ||
+      (operands[0] === "update" && options.includes("init"));
   }
   if (sub === "push") {
     const { options } = scan(rest, "o", ["push-option", "receive-pack", "repo", "exec"]);
@@ -278,6 +288,13 @@ export function git(args: ArgValue[], io: CommandIO): void {
   if (sub === "init") io.gitConfig(initTarget(rest, dir), "existing");
   else if (rewritesConfig(sub, rest, () => io.gitRemotes(dir))) io.gitConfig(dir, "local");
   if (rewritesTree(sub, rest)) io.gitWorkTree(dir);
+  if (
+    sub === "submodule" &&
+    ["add", "set-url", "set-branch"].includes(scan(rest, "b", []).operands[0])
+  ) {
+    // run from the top of the work tree, as it is almost always
+    io.path("fs_write", STATIC(dir === null ? ".gitmodules" : `${dir.text}/.gitmodules`));
+  }
   const kind: FsKind | null = GIT_READ.has(sub)
     ? "fs_read"
     : GIT_WRITE.has(sub)
