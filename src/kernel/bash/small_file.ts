@@ -11,6 +11,12 @@ import { closeFd, openReadNonBlocking, readFd } from "./fd_calls.ts";
  * at most `limit` + 1 bytes, so a device such as /dev/zero cannot fill its memory.
  */
 export function readSmallFile(path: string, limit: number): string | null {
+  const bytes = readSmallBytes(path, limit);
+  return bytes === null ? null : new TextDecoder().decode(bytes);
+}
+
+/** The bytes of the regular file at `path`, read as {@link readSmallFile} reads it, or null. */
+export function readSmallBytes(path: string, limit: number): Uint8Array | null {
   let size: number;
   try {
     const info = Deno.statSync(path);
@@ -36,7 +42,7 @@ export function readSmallFile(path: string, limit: number): string | null {
       if (n === 0) break;
       got += n;
     }
-    return got > limit ? null : new TextDecoder().decode(buf.subarray(0, got));
+    return got > limit ? null : buf.subarray(0, got);
   } finally {
     closeFd(fd);
   }

@@ -366,8 +366,7 @@ export class Analyzer {
   }
 
   #io(cwds: Cwds): CommandIO {
-    const effects = this.#effects;
-    const paths = this.#paths;
+    const [effects, paths] = [this.#effects, this.#paths];
     return {
       path: (kind, arg) => paths.path(kind, arg, cwds),
       output: (arg) => paths.path("fs_write", arg, cwds, "output"),
@@ -379,6 +378,8 @@ export class Analyzer {
       link: (dest, sources) => paths.link(dest, sources, cwds),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
       gitConfig: (dir, scope) => paths.gitConfig(dir, scope, cwds),
+      gitRemotes: (dir) => paths.gitRemotes(dir, cwds),
+      gitWorkTree: (dir) => paths.gitWorkTree(dir, cwds),
     };
   }
 

@@ -40,6 +40,8 @@ export interface Repository {
   gitDir: string;
   /** The common directory (shared by worktrees): config and hooks live there. */
   commonDir: string;
+  /** The work tree: the directory holding `.git`. */
+  workTree: string;
 }
 
 /** The most entries of a hooks directory the analysis reads (git ships 14 samples). */
@@ -76,7 +78,8 @@ export function findRepository(dir: string): Repository | null {
     } catch {
       // not here: look further up
     }
-    if (info?.isDirectory) return { gitDir: dotGit, commonDir: dotGit };
+    const workTree = current;
+    if (info?.isDirectory) return { gitDir: dotGit, commonDir: dotGit, workTree };
     if (info?.isFile) {
       const pointer = /^gitdir: (.*)$/m.exec(readText(dotGit) ?? "")?.[1]?.trim();
       if (pointer === undefined) return null;
@@ -87,7 +90,7 @@ export function findRepository(dir: string): Repository | null {
         : common.startsWith("/")
         ? common
         : `${gitDir}/${common}`;
-      return { gitDir, commonDir };
+      return { gitDir, commonDir, workTree };
     }
     if (current === "/") return null;
   }
@@ -156,4 +159,13 @@ export function gitConfigPaths(repo: Repository | null, home: string | undefined
   const paths = home === undefined ? [] : [`${home}/.gitconfig`, `${home}/.config/git`];
   if (repo !== null) paths.push(repo.gitDir, repo.commonDir);
   return paths;
+}
+
+/** The remotes a repository's configuration names (`[remote "origin"]`). */
+export function gitRemoteNames(repo: Repository | null): string[] {
+  if (repo === null) return [];
+  const text = readText(`${repo.commonDir}/config`) ?? "";
+  return [...text.matchAll(/^\s*\[\s*remote\s+"((?:[^"\\]|\\.)*)"\s*\]/gim)].map((m) =>
+    m[1].replace(/\\(.)/g, "$1")
+  );
 }

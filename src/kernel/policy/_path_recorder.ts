@@ -11,8 +11,14 @@ import { normalizePath } from "../bash/lexical_path.ts";
 import { type ArgValue, type GitConfigScope, STATIC } from "./commands/command_io.ts";
 import { isInertSource, isSpecialDevice } from "./_shell_tables.ts";
 import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";
-import { findRepository, gitConfigPaths, gitRunsConfiguredCode } from "./_git_repository.ts";
+import {
+  findRepository,
+  gitConfigPaths,
+  gitRemoteNames,
+  gitRunsConfiguredCode,
+} from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
+import { trackedProtected } from "./_git_index.ts";
 
 /**
  * `GIT_*` variables that move the repository, its configuration, index or objects, name programs
@@ -167,7 +173,8 @@ export class PathRecorder {
   /**
    * The configuration file of `scope` that git in `dir` (or the cwd) writes: the repository's
    * `config` (or `config.worktree`), both user files, or the system one. Opaque when there is no
-   * repository yet (a `git init` earlier in the source makes one) or no HOME.
+   * repository yet (a `git init` earlier in the source makes one) or no HOME. "existing": the
+   * `config` of a repository whose `.git` is in the directory itself, nothing where none is.
    */
   gitConfig(dir: ArgValue | null, scope: GitConfigScope, cwds: Cwds): void {
     if (scope === "system") {
@@ -187,7 +194,18 @@ export class PathRecorder {
     const dirs = dir === null ? cwds : this.candidates(dir, cwds);
     if (dirs === null) return;
     for (const candidate of dirs) {
-      const repo = findRepository(physicalPath(candidate) ?? candidate);
+      const physical = physicalPath(candidate) ?? candidate;
+      if (scope === "existing") {
+        if (!present(`${physical}/.git`)) continue;
+        const repo = findRepository(physical);
+        if (repo === null) this.#effects.opaque(`${physical}/.git is not understood`);
+        else {
+          const file = `${repo.commonDir}/config`;
+          this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
+        }
+        continue;
+      }
+      const repo = findRepository(physical);
       if (repo === null) {
         this.#effects.opaque("git config outside a repository");
         continue;
@@ -197,5 +215,42 @@ export class PathRecorder {
         : `${repo.gitDir}/config.worktree`;
       this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
     }
+  }
+
+  /** The remotes named by the configuration of the repository git in `dir` (or the cwd) uses. */
+  gitRemotes(dir: ArgValue | null, cwds: Cwds): string[] {
+    const dirs = dir === null ? cwds : this.candidates(dir, cwds);
+    return (dirs ?? []).flatMap((candidate) =>
+      gitRemoteNames(findRepository(physicalPath(candidate) ?? candidate))
+    );
+  }
+
+  /**
+   * git in `dir` (or the cwd) rewrites its work tree from history (checkout, reset, merge…): it
+   * writes every protected path the index tracks (P-SBX-6); opaque when the index is not read.
+   */
+  gitWorkTree(dir: ArgValue | null, cwds: Cwds): void {
+    const dirs = dir === null ? cwds : this.candidates(dir, cwds);
+    for (const candidate of dirs ?? []) {
+      const repo = findRepository(physicalPath(candidate) ?? candidate);
+      if (repo === null) continue;
+      const tracked = trackedProtected(`${repo.gitDir}/index`);
+      if (tracked === null) {
+        this.#effects.opaque(`${repo.gitDir}/index is not understood`);
+        continue;
+      }
+      const paths = tracked.map((rel) => `${repo.workTree}/${rel}`);
+      this.#effects.paths("fs_write", paths.map((path) => physicalPath(path) ?? path));
+    }
+  }
+}
+
+/** Whether something is at `path` (a dangling symlink counts). */
+function present(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -729,6 +729,69 @@ Deno.test("K-EFF-3a: git config and git remote writes name the configuration fil
   });
 });
 
+Deno.test("P-SBX-6/K-EFF-3a: git subcommands that rewrite .git/config as a side effect name it, the others do not", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/.git`);
+    await Deno.writeTextFile(`${dir}/.git/config`, '[remote "up stream"]\n\turl = /x\n');
+    const config = `${dir}/.git/config`;
+    const writesConfig = (src: string) =>
+      derive(src, dir).effects.some((e) => e.kind === "fs_write" && e.paths.includes(config));
+    const rewriting = [
+      "git branch -m a b",
+      "git branch -fM a b",
+      "git branch --mov a b",
+      "git branch -c a b",
+      "git branch -uorigin/main",
+      "git branch --set-upstream-to=origin/main",
+      "git branch --unset-upstream",
+      "git branch -t a main",
+      "git branch a 'up stream/main'",
+      "git branch a remotes/x/main",
+      "git checkout -b a 'up stream/main'",
+      "git checkout -qb a refs/remotes/x/main",
+      "git checkout --track x/main",
+      "git checkout -t x/main",
+      "git switch -c a 'up stream/main'",
+      "git switch --create a 'up stream/main'",
+      "git switch -c a --track=inherit main",
+      "git push -u x main",
+      "git submodule update --init",
+      "git submodule --quiet add ../lib lib",
+      "git submodule sync",
+      "git init",
+      "git init -q .",
+      "git -C . init -b main",
+    ];
+    const leaving = [
+      "git branch",
+      "git branch -a -vv",
+      "git branch -r --list",
+      "git branch -dr x/main",
+      "git branch -d a",
+      "git branch -D a",
+      "git branch --contains main",
+      "git branch a",
+      "git branch a main",
+      "git branch a feature/base",
+      "git checkout -b a",
+      "git checkout -b up/stream main",
+      "git checkout -b a 'up stream/main' --no-track",
+      "git checkout --theirs -- f",
+      "git switch -c a main",
+      "git switch main",
+      "git push x main",
+      "git submodule",
+      "git submodule update",
+      "git submodule status",
+      "git init sub",
+    ];
+    assert.deepEqual(rewriting.filter((src) => !writesConfig(src)), []);
+    assert.deepEqual(leaving.filter(writesConfig), []);
+    const added = derive("git submodule add ../lib lib", dir).effects;
+    assert.ok(added.some((e) => e.kind === "fs_write" && e.paths.includes(`${dir}/.gitmodules`)));
+  });
+});
+
 Deno.test("K-EFF-3a: git read subcommands that read outside the tree or take dynamic options are opaque", () => {
   for (
     const src of [

@@ -30,10 +30,17 @@ export interface CommandIO {
   repository(dir: ArgValue | null, hooks: boolean): void;
   /** git run in `dir` (null: the cwd) writes the configuration file of `scope`. */
   gitConfig(dir: ArgValue | null, scope: GitConfigScope): void;
+  /** The remotes the configuration of the repository git in `dir` (null: the cwd) uses names. */
+  gitRemotes(dir: ArgValue | null): string[];
+  /** git in `dir` (null: the cwd) rewrites the work tree: the protected paths it tracks. */
+  gitWorkTree(dir: ArgValue | null): void;
 }
 
-/** Which of git's configuration files a command writes (`git config --global`, …). */
-export type GitConfigScope = "local" | "worktree" | "global" | "system";
+/**
+ * Which of git's configuration files a command writes (`git config --global`, …); "existing":
+ * the one of a repository whose `.git` is right in the directory, if any (a second `git init`).
+ */
+export type GitConfigScope = "local" | "worktree" | "global" | "system" | "existing";
 
 /** Effects of one known command, given its arguments after argv0. */
 export type CommandHandler = (args: ArgValue[], io: CommandIO) => void;

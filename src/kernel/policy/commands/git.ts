@@ -84,6 +84,159 @@ function remoteWrite(rest: readonly ArgValue[]): "local" | null {
   return REMOTE_WRITES.has(rest[0]?.text ?? "") && !fetches ? "local" : null;
 }
 
+/** Options, operands and option values of a subcommand's words, up to `--`. */
+interface Scanned {
+  /** Short option letters and long option names (without dashes or value). */
+  options: string[];
+  operands: string[];
+  /** The values of short options that take one, by letter. */
+  values: Map<string, string>;
+}
+
+/**
+ * Scans `rest`: `valueShort` letters take a value (the rest of their cluster or the next word),
+ * as do the long options of `valueLong` given without `=`. A dynamic word counts by its prefix.
+ */
+function scan(rest: readonly ArgValue[], valueShort: string, valueLong: string[]): Scanned {
+  const scanned: Scanned = { options: [], operands: [], values: new Map() };
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i].text ?? rest[i].prefix;
+    if (word === "--") break;
+    if (word.startsWith("--")) {
+      const name = word.slice(2).replace(/=.*$/s, "");
+      scanned.options.push(name);
+      if (!word.includes("=") && valueLong.includes(name)) i++;
+    } else if (word.startsWith("-") && word.length > 1) {
+      for (let j = 1; j < word.length; j++) {
+        scanned.options.push(word[j]);
+        if (!valueShort.includes(word[j])) continue;
+        const value = j + 1 < word.length ? word.slice(j + 1) : rest[++i]?.text ?? "";
+        scanned.values.set(word[j], value);
+        break;
+      }
+    } else scanned.operands.push(word);
+  }
+  return scanned;
+}
+
+/** Whether a long option as given names one of `names`, in full or as git's abbreviation. */
+function longOption(options: readonly string[], names: readonly string[]): boolean {
+  return options.some((given) =>
+    names.some((name) => name === given || (given.length >= 3 && name.startsWith(given)))
+  );
+}
+
+/**
+ * `git branch` options that rewrite `branch.<name>` sections of the repository's config and
+ * fail, or miss their point, without it. Deleting (`-d`) tries too, but the branch is deleted
+ * either way (git warns that a stale section may stay): that is left to run.
+ */
+const BRANCH_CONFIG_SHORT = "mMcCut";
+const BRANCH_CONFIG_LONG = [
+  "move",
+  "copy",
+  "set-upstream-to",
+  "set-upstream",
+  "unset-upstream",
+  "track",
+  "edit-description",
+];
+
+/** `git submodule` subcommands that write the repository's config. */
+const SUBMODULE_WRITES = ["add", "init", "deinit", "sync", "set-url", "set-branch"];
+
+/**
+ * Whether `git SUB REST` rewrites the repository's `.git/config` besides its other work (P-SBX-6
+ * keeps that file read-only in the sandbox, so git would stop half way): renaming or copying a
+ * branch, setting an upstream, a branch made from a remote-tracking one (git tracks
+ * it then), `push -u`, registering submodules. `remotes` lists the repository's remotes, read
+ * only when needed.
+ */
+function rewritesConfig(sub: string, rest: readonly ArgValue[], remotes: () => string[]): boolean {
+  const remote = (ref: string | undefined) =>
+    ref !== undefined &&
+    (/^(refs\/)?remotes\//.test(ref) || remotes().some((name) => ref.startsWith(`${name}/`)));
+  if (sub === "branch") {
+    const { options, operands } = scan(rest, "u", [
+      "sort",
+      "format",
+      "contains",
+      "no-contains",
+      "merged",
+      "no-merged",
+      "points-at",
+    ]);
+    return options.some((o) => o.length === 1 && BRANCH_CONFIG_SHORT.includes(o)) ||
+      longOption(options, BRANCH_CONFIG_LONG) || remote(operands[1]);
+  }
+  if (sub === "checkout" || sub === "switch") {
+    const create = sub === "checkout" ? "bB" : "cC";
+    const { options, operands, values } = scan(rest, create, [
+      "create",
+      "force-create",
+      "orphan",
+      "conflict",
+    ]);
+    if (options.includes("t") || longOption(options, ["track"])) return true;
+    const creating = values.size > 0 || longOption(options, ["create", "force-create"]);
+    return creating && !options.includes("no-track") && remote(operands[0]);
+  }
+  if (sub === "submodule") {
+    // each registers or drops the submodule's url in the config (`add` also writes .gitmodules)
+    const { options, operands } = scan(rest, "b", ["branch", "name", "reference", "depth"]);
+    return SUBMODULE_WRITES.includes(operands[0] ?? "") ||
+      (operands[0] === "update" && options.includes("init"));
+  }
+  if (sub === "push") {
+    const { options } = scan(rest, "o", ["push-option", "receive-pack", "repo", "exec"]);
+    return options.includes("u") || longOption(options, ["set-upstream"]);
+  }
+  return false;
+}
+
+/** Subcommands that write tracked files of the work tree from the repository's history. */
+const TREE_WRITES = new Set(["merge", "rebase", "pull", "cherry-pick", "revert", "am"]);
+
+/**
+ * Whether `git SUB REST` may write tracked files from history (switching branches, a hard reset,
+ * a merge…), so every tracked protected name (P-SBX-6) with them: a new branch from HEAD, a
+ * mixed or soft reset, `restore --staged`, listing or pushing a stash leave the work tree as is.
+ */
+function rewritesTree(sub: string, rest: readonly ArgValue[]): boolean {
+  if (TREE_WRITES.has(sub)) return true;
+  if (sub === "checkout" || sub === "switch") {
+    const create = sub === "checkout" ? "bB" : "cC";
+    const { options, operands, values } = scan(rest, create, [
+      "create",
+      "force-create",
+      "conflict",
+    ]);
+    const creating = values.size > 0 || longOption(options, ["create", "force-create"]);
+    return !creating || operands.length > 0 || options.includes("orphan");
+  }
+  const { options, operands } = scan(rest, "", []);
+  if (sub === "reset") return ["hard", "merge", "keep"].some((o) => options.includes(o));
+  if (sub === "restore") {
+    return !(options.includes("S") || options.includes("staged")) ||
+      options.includes("W") || options.includes("worktree");
+  }
+  if (sub === "stash") return ["pop", "apply", "branch"].includes(operands[0] ?? "");
+  return false;
+}
+
+/** The directory `git init` makes or re-initializes its repository in (null: the cwd). */
+function initTarget(rest: readonly ArgValue[], dir: ArgValue | null): ArgValue | null {
+  const target = scan(rest, "b", [
+    "template",
+    "separate-git-dir",
+    "object-format",
+    "ref-format",
+    "initial-branch",
+  ]).operands[0];
+  if (target === undefined) return dir;
+  return dir === null || target.startsWith("/") ? STATIC(target) : STATIC(`${dir.text}/${target}`);
+}
+
 /** git: known read subcommands read the work tree, known write subcommands write it. */
 export function git(args: ArgValue[], io: CommandIO): void {
   let i = 0;
@@ -130,6 +283,17 @@ export function git(args: ArgValue[], io: CommandIO): void {
     io.repository(dir, false);
     io.gitConfig(dir, scope);
     return;
+  }
+  // reported besides the subcommand's own effects, which git would leave half done without it
+  if (sub === "init") io.gitConfig(initTarget(rest, dir), "existing");
+  else if (rewritesConfig(sub, rest, () => io.gitRemotes(dir))) io.gitConfig(dir, "local");
+  if (rewritesTree(sub, rest)) io.gitWorkTree(dir);
+  if (
+    sub === "submodule" &&
+    ["add", "set-url", "set-branch"].includes(scan(rest, "b", []).operands[0])
+  ) {
+    // run from the top of the work tree, as it is almost always
+    io.path("fs_write", STATIC(dir === null ? ".gitmodules" : `${dir.text}/.gitmodules`));
   }
   const kind: FsKind | null = GIT_READ.has(sub)
     ? "fs_read"

@@ -1,0 +1,84 @@
+/**
+ * The protected names (P-SBX-6) a git index tracks: git's checkout, reset, merge… rewrite them
+ * from the repository's history, and the sandbox keeps them read-only, so such a command must ask
+ * first instead of leaving the work tree half switched.
+ */
+import { readSmallBytes } from "../bash/small_file.ts";
+import { PROTECTED_DIRS, PROTECTED_FILES } from "../sandbox/protected_names.ts";
+
+/** The largest index read (a checkout of about a million files). */
+const INDEX_LIMIT = 128 * 1024 * 1024;
+
+/** The most protected paths reported for one index. */
+const REPORTED = 100;
+
+/**
+ * The protected path a tracked path falls on, relative to the work tree: the path itself for a
+ * protected file, the directory for a file below a protected directory; null for neither.
+ */
+function protectedPart(path: string): string | null {
+  const segments = path.split("/");
+  for (let i = 0; i < segments.length; i++) {
+    const last = i === segments.length - 1;
+    if (last && PROTECTED_FILES.includes(segments[i])) return path;
+    if (!last && PROTECTED_DIRS.includes(segments[i])) return segments.slice(0, i + 1).join("/");
+  }
+  return null;
+}
+
+/**
+ * The protected paths (relative to the work tree) the index at `file` tracks; [] when there is
+ * no index (a repository without commits), null when it cannot be read or is not understood.
+ */
+export function trackedProtected(file: string): string[] | null {
+  let present = true;
+  try {
+    Deno.lstatSync(file);
+  } catch {
+    present = false;
+  }
+  if (!present) return [];
+  const bytes = readSmallBytes(file, INDEX_LIMIT);
+  if (bytes === null || bytes.length < 12) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (new TextDecoder().decode(bytes.subarray(0, 4)) !== "DIRC") return null;
+  const version = view.getUint32(4);
+  if (version < 2 || version > 4) return null;
+  const count = view.getUint32(8);
+  const decoder = new TextDecoder();
+  const found = new Set<string>();
+  let offset = 12;
+  let previous: Uint8Array = new Uint8Array(0);
+  for (let n = 0; n < count; n++) {
+    if (offset + 62 > bytes.length) return null;
+    const extended = version >= 3 && (view.getUint16(offset + 60) & 0x4000) !== 0;
+    let at = offset + 62 + (extended ? 2 : 0);
+    let name: Uint8Array;
+    if (version === 4) {
+      // the name is the previous one less N bytes, then this suffix (git's offset varint)
+      let c = bytes[at++];
+      let strip = c & 127;
+      while (c & 128) {
+        c = bytes[at++];
+        strip = ((strip + 1) << 7) | (c & 127);
+      }
+      const end = bytes.indexOf(0, at);
+      if (end < 0 || strip > previous.length) return null;
+      name = new Uint8Array([
+        ...previous.subarray(0, previous.length - strip),
+        ...bytes.subarray(at, end),
+      ]);
+      offset = end + 1;
+    } else {
+      const end = bytes.indexOf(0, at);
+      if (end < 0) return null;
+      name = bytes.subarray(at, end);
+      offset += ((at - offset) + name.length + 8) & ~7;
+    }
+    previous = name;
+    const part = protectedPart(decoder.decode(name));
+    if (part !== null) found.add(part);
+    if (found.size === REPORTED) break;
+  }
+  return [...found].sort();
+}

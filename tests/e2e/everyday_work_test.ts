@@ -1,0 +1,245 @@
+/**
+ * M-ONB-1..3, P-SBX-*, P-NET-*: a developer's everyday work, run by an agent provisioned exactly
+ * as a user does it (`shoal-mcp --print-config claude-code --project DIR` under a bare
+ * environment with a fresh HOME holding only a .gitconfig), through the real facade and sandbox.
+ * What works is checked to work; what the SPEC leaves open is written down as ignored tests.
+ */
+import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
+import type { Rec } from "../_support/rec.ts";
+import { parsePrinted, type Printed, shoalMcp } from "../_support/printed_config.ts";
+import { type Sandbox, sandbox } from "../_support/sandbox.ts";
+
+const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
+
+/** A user's project, the configuration printed for it, and MCP clients on that configuration. */
+interface Desk {
+  box: Sandbox;
+  home: string;
+  project: string;
+  printed: Printed;
+  /** An SDK client on exactly the printed server (with `env` over it), started in `/`. */
+  start(env?: Record<string, string>): Promise<Client>;
+}
+
+/** Provisions the agent as a user does, runs `body`, then closes every client and cleans up. */
+async function atDesk(body: (desk: Desk) => Promise<void>): Promise<void> {
+  const box = await sandbox();
+  const clients: Client[] = [];
+  try {
+    const home = `${box.dir}/home`;
+    await Deno.writeTextFile(
+      `${home}/.gitconfig`,
+      "[user]\n\tname = Dev\n\temail = dev@example.com\n",
+    );
+    const project = `${box.dir}/proj`;
+    await Deno.mkdir(project);
+    const user = { PATH: "/usr/bin:/bin", HOME: home, XDG_RUNTIME_DIR: `${box.dir}/run`, DENO_DIR };
+    const out = await shoalMcp(["--print-config", "claude-code", "--project", project], user);
+    assert.equal(out.code, 0, out.stderr);
+    const printed = parsePrinted("claude-code", out.stdout);
+    const start = async (env: Record<string, string> = {}) => {
+      const client = new Client({ name: "dev", version: "0" });
+      await client.connect(
+        new StdioClientTransport({
+          command: printed.command,
+          args: printed.args,
+          env: { ...printed.env, DENO_DIR, ...env },
+          cwd: "/",
+          stderr: "pipe",
+        }),
+      );
+      clients.push(client);
+      return client;
+    };
+    await body({ box, home, project, printed, start });
+  } finally {
+    for (const client of clients) await client.close();
+    await box.cleanup();
+  }
+}
+
+interface Ran {
+  /** The exec ran and exited 0. */
+  ok: boolean;
+  /** The JSON-RPC error code of a refusal, else null. */
+  code: number | null;
+  text: string;
+  value: Rec | undefined;
+}
+
+async function run(client: Client, src: string, extra: Rec = {}): Promise<Ran> {
+  const r = await client.callTool(
+    { name: "shoal_exec", arguments: { src, ...extra } },
+    undefined,
+    { timeout: 300_000 },
+  ) as { isError: boolean; structuredContent: Rec; content: { text?: string }[] };
+  const value = r.structuredContent.value as Rec | undefined;
+  return {
+    ok: !r.isError && value?.ok === true,
+    code: r.isError ? Number(r.structuredContent.code) : null,
+    text: r.content.map((c) => c.text ?? "").join("\n"),
+    value,
+  };
+}
+
+/** Runs each line in order and returns those that did not run and exit 0, with what they said. */
+async function failing(client: Client, lines: string[]): Promise<string[]> {
+  const failed: string[] = [];
+  for (const src of lines) {
+    const ran = await run(client, src);
+    if (!ran.ok) failed.push(`${src} → ${ran.text.slice(0, 400)}`);
+  }
+  return failed;
+}
+
+/**
+ * A test of a behaviour the SPEC has yet to decide (its name says which rule): ignored until it
+ * is; it fails today, and passes once the behaviour its assertions ask for is the decided one.
+ */
+function undecided(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, ignore: true, fn });
+}
+
+hostTest(
+  "M-ONB-3: the printed agent does a developer's everyday work in its project: git (branch, stash, tag, worktree), a venv's python, npm scripts, cc and make, here-docs, mktemp across calls, find/xargs/sed -i, tar/gzip",
+  NEEDS_TIER_B,
+  () =>
+    atDesk(async ({ project, start }) => {
+      const agent = await start();
+      const failed = await failing(agent, [
+        "git init -q && printf 'print(\"hi\")\\n' > main.py && git add . && git commit -qm first",
+        "git checkout -q -b topic && echo '# note' >> main.py && git commit -qam second",
+        "git log --oneline | wc -l && git diff HEAD~1 --stat",
+        "echo '# wip' >> main.py && git stash -q && git stash list | grep -q WIP && git stash pop -q && git checkout -q -- main.py",
+        "git tag v1 && git worktree add -q side && git worktree list | grep -q side",
+        "git switch -q - && git branch -D topic",
+        "python3 -m venv .venv && .venv/bin/python main.py",
+        `cat > package.json <<'EOF'\n{"name":"x","version":"1.0.0","scripts":{"test":"node -e \\"console.log(42)\\""}}\nEOF`,
+        "npm test --silent | grep -qx 42",
+        "printf 'int main(void){return 0;}\\n' > a.c && printf 'a: a.c\\n\\tcc -o a a.c\\n' > Makefile && make -s && ./a",
+        't=$(mktemp) && echo kept > "$t" && echo "$t" > tmpname',
+        'grep -qx kept "$(cat tmpname)"',
+        "find . -name '*.py' -not -path './.venv/*' -not -path './side/*' | xargs sed -i 's/hi/bye/'",
+        "grep -q bye main.py && awk 'END {print NR}' main.py",
+        "tar czf src.tgz main.py a.c && tar tzf src.tgz | wc -l && gzip -kf a.c && ls a.c.gz",
+        "sleep 0.2 & wait && echo waited",
+      ]);
+      assert.deepEqual(failed, []);
+      const task = await run(agent, "sleep 0.2; echo done", { background: true });
+      assert.equal(task.code, null, task.text);
+      assert.ok(await Deno.stat(`${project}/side/main.py`), "the worktree is in the project");
+    }),
+);
+
+undecided(
+  "[needs SPEC decision M-ONB-2 vs P-SBX-3: should the project profile read the system roots its sandbox shows read-only?] the agent's cat/ls/find/readlink of /usr/include, /usr/share/doc, /etc/os-release, /proc/cpuinfo are denied (fs.read) while python3 in the same sandbox reads them",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const viaPython = await run(
+        agent,
+        `python3 -c "print(open('/usr/include/stdio.h').read(9))"`,
+      );
+      assert.ok(viaPython.ok, "the sandbox shows /usr to an interpreter");
+      const failed = await failing(agent, [
+        "head -3 /usr/include/stdio.h",
+        "find /usr/include -maxdepth 1 -name stdio.h",
+        "ls /usr/share/doc | head -1",
+        "cat /etc/os-release",
+        "grep -c processor /proc/cpuinfo",
+        "readlink -f /usr/bin/python3",
+      ]);
+      assert.deepEqual(failed, []);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-3/P-EVAL-1: how does the static layer judge paths in a sandboxed principal's private /tmp?] mktemp and cc -o /tmp/x work there, but echo > /tmp/x, ls /tmp and cat /tmp/x are denied as if they touched the host's /tmp",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const t = await run(
+        agent,
+        "t=$(mktemp) && echo x > \"$t\" && cc -x c -o /tmp/a - <<< 'int main(void){return 0;}' && /tmp/a",
+      );
+      assert.ok(t.ok, t.text);
+      const failed = await failing(agent, [
+        "echo scratch > /tmp/scratch.txt",
+        "cat /tmp/scratch.txt",
+        "ls /tmp",
+        "touch f.c && cp f.c /tmp/ && rm -f /tmp/scratch.txt",
+      ]);
+      assert.deepEqual(failed, []);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision M-ONB-3/P-NET-1/P-NET-2: should a sandboxed principal with no net_connect grant get the refusing proxy too?] git ls-remote/clone of an https URL, npm install and pip download fail with 'Could not resolve host' naming no destination nor grant, and the outcome has no net_refused",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const missing: string[] = [];
+      for (
+        const src of [
+          "git ls-remote https://example.com/r.git",
+          "python3 -c \"import urllib.request as u; u.urlopen('https://example.com/', timeout=5)\"",
+        ]
+      ) {
+        const ran = await run(agent, src);
+        const refused = JSON.stringify(ran.value?.net_refused ?? []);
+        if (!refused.includes("example.com:443") && !ran.text.includes("example.com:443")) {
+          missing.push(`${src} → ${ran.text.slice(0, 300)}`);
+        }
+      }
+      assert.deepEqual(missing, []);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-3/K-BASH-5: what becomes of a sandboxed cd out of the sandbox?] cd .., cd /tmp, cd ~ report ok and print the new directory, but the next exec runs back in the project without a word",
+  () =>
+    atDesk(async ({ box, project, start }) => {
+      const agent = await start();
+      const silent: string[] = [];
+      for (
+        const [src, dir] of [["cd ..", box.dir], ["cd /tmp", "/tmp"], ["cd ~", `${box.dir}/home`]]
+      ) {
+        const moved = await run(agent, `${src} && pwd`);
+        const after = await run(agent, "pwd");
+        // either the cd is refused/fails, or the session really is there afterwards
+        if (moved.ok && after.text.trim() === project) silent.push(`${src}: printed ${dir}`);
+      }
+      assert.deepEqual(silent, []);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-3/P-SBX-7: how does an agent get back once the session's cwd left its sandbox?] the human's cd / in the project's shared session leaves every agent exec, even cd PROJECT, refused with cwd_outside_sandbox, naming no way out",
+  () =>
+    atDesk(async ({ project, start }) => {
+      const agent = await start();
+      assert.ok((await run(agent, "pwd")).ok);
+      const human = await start({ SHOAL_TOKEN: "" });
+      assert.ok((await run(human, "cd /")).ok);
+      const back = await run(agent, `cd ${project} && pwd`);
+      assert.ok(back.ok, back.text);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-3/M-ONB-2: where may a sandboxed agent's tools keep caches and logs?] HOME is shown read-only and empty, so ~/.cache, ~/.npm/_logs and pip's cache cannot be written (PermissionError, npm 'Log files were not written')",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const failed = await failing(agent, [
+        `python3 -c "import os; os.makedirs(os.path.expanduser('~/.cache/tool'), exist_ok=True)"`,
+        `node -e "require('fs').mkdirSync(require('os').homedir() + '/.npm/_logs', {recursive: true})"`,
+      ]);
+      assert.deepEqual(failed, []);
+    }),
+);
