@@ -4,6 +4,7 @@
  * first instead of leaving the work tree half switched.
  */
 import { readSmallBytes } from "../bash/small_file.ts";
+import { utf8Decoder } from "../../protocol/utf8.ts";
 import { PROTECTED_DIRS, PROTECTED_FILES } from "../sandbox/protected_names.ts";
 
 /** The largest index read (a checkout of about a million files). */
@@ -41,11 +42,11 @@ export function trackedProtected(file: string): string[] | null {
   const bytes = readSmallBytes(file, INDEX_LIMIT);
   if (bytes === null || bytes.length < 12) return null;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (new TextDecoder().decode(bytes.subarray(0, 4)) !== "DIRC") return null;
+  const decoder = utf8Decoder();
+  if (decoder.decode(bytes.subarray(0, 4)) !== "DIRC") return null;
   const version = view.getUint32(4);
   if (version < 2 || version > 4) return null;
   const count = view.getUint32(8);
-  const decoder = new TextDecoder();
   const found = new Set<string>();
   let offset = 12;
   let previous: Uint8Array = new Uint8Array(0);
@@ -64,10 +65,10 @@ export function trackedProtected(file: string): string[] | null {
       }
       const end = bytes.indexOf(0, at);
       if (end < 0 || strip > previous.length) return null;
-      name = new Uint8Array([
-        ...previous.subarray(0, previous.length - strip),
-        ...bytes.subarray(at, end),
-      ]);
+      const kept = previous.length - strip;
+      name = new Uint8Array(kept + end - at);
+      name.set(previous.subarray(0, kept));
+      name.set(bytes.subarray(at, end), kept);
       offset = end + 1;
     } else {
       const end = bytes.indexOf(0, at);
