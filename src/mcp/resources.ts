@@ -3,6 +3,7 @@ import { boundText } from "../protocol/bound_text.ts";
 import { canonicalNumber, refToUri } from "../protocol/refs.ts";
 import { BridgeError, type KernelClient } from "./kernel_client.ts";
 import { prettyJson } from "./pretty_json.ts";
+import { utf8Length } from "../protocol/utf8.ts";
 import {
   boolParam,
   enumParam,
@@ -91,6 +92,40 @@ async function optional(kernel: KernelClient, method: string): Promise<unknown> 
   }
 }
 
+/**
+ * Most JSON bytes of one listed resource's description: a PTY's command line is its whole argv
+ * (K-PTY-6, megabytes), and 216 entries (M-RES-1) with descriptions this long keep
+ * `resources/list` within 64 KiB however their commands are escaped.
+ */
+export const DESCRIPTION_JSON_BYTES = 120;
+
+/** Bytes `c` (one scalar) takes inside a JSON string as `JSON.stringify` writes it. */
+function jsonCharBytes(c: string): number {
+  const code = c.codePointAt(0)!;
+  if (
+    c === '"' || c === "\\" || c === "\b" || c === "\f" || c === "\n" || c === "\r" || c === "\t"
+  ) {
+    return 2;
+  }
+  if (code < 0x20 || (code >= 0xd800 && code <= 0xdfff)) return 6; // \u00XX, a lone surrogate
+  return utf8Length(c);
+}
+
+/** `text` cut at a scalar boundary, ending in `…`, so its JSON string takes at most `limit` bytes. */
+export function cutDescription(text: string, limit = DESCRIPTION_JSON_BYTES): string {
+  const room = limit - 2; // the quotes
+  let used = 0;
+  let end = 0;
+  let fitsBefore = 0; // where a cut leaving room for the ellipsis (3 bytes) ends
+  for (const c of text) {
+    used += jsonCharBytes(c);
+    if (used > room) return text.slice(0, fitsBefore) + "…";
+    end += c.length;
+    if (used <= room - 3) fitsBefore = end;
+  }
+  return text;
+}
+
 function dynamicEntries(
   items: unknown,
   key: string,
@@ -101,7 +136,7 @@ function dynamicEntries(
   for (const item of items.slice(-100)) {
     if (!isObject(item) || typeof item[key] !== "string") continue;
     const uri = refToUri(item[key] as string);
-    if (uri !== null) entries.push(root(uri, item[key] as string, describe(item)));
+    if (uri !== null) entries.push(root(uri, item[key] as string, cutDescription(describe(item))));
   }
   return entries;
 }
