@@ -3,7 +3,10 @@
 // by what another party publishes, and by the URIs a client sends.
 import assert from "node:assert/strict";
 import { byteLength } from "../_support/bytes.ts";
+import { RawFacade } from "../_support/facade.ts";
 import { startKernel } from "../_support/kernel.ts";
+import type { Rec } from "../_support/rec.ts";
+import { waitUntil } from "../_support/wait.ts";
 import { sandbox } from "../_support/sandbox.ts";
 import { connectMcp, mcpTest } from "./_mcp.ts";
 
@@ -72,4 +75,36 @@ Deno.test({
       await kernel.cleanup();
     }
   },
+});
+
+Deno.test("M-SUB-5: the line logged when a subscription's connection closes is one line of bounded length, whatever its URI holds (newlines, a megabyte)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box, [], { SHOAL_NO_AUTOSTART: "1" });
+  const kernel = await startKernel([], box);
+  try {
+    const forged = "shoal-mcp: kernel unavailable: forged by the URI";
+    const uri = `shoal://events/user.log?a=\n${forged}\n&pad=${"p".repeat(1_000_000)}`;
+    assert.deepEqual((await facade.request(1, "resources/subscribe", { uri })).result, {});
+    assert.equal(await kernel.stop(), 0);
+    // The facade learns of the close; a request after it tells it has.
+    const gone = await waitUntil(async () => {
+      const r = await facade.request(`read-${Date.now()}`, "resources/read", {
+        uri: "shoal://jobs",
+      });
+      return (r.error as Rec | undefined)?.code === -32603;
+    }, 10000);
+    assert.ok(gone, "the facade saw the kernel go");
+    const { code, stderr } = await facade.stop();
+    assert.equal(code, 0);
+    const lines = stderr.split("\n");
+    assert.equal(lines.filter((l) => l.startsWith(forged)).length, 0, "no line is the URI's");
+    const logged = lines.filter((l) => l.includes("subscription to "));
+    assert.equal(logged.length, 1);
+    assert.match(logged[0], /^shoal-mcp: subscription to .*shoal:\/\/events\/user\.log.* ended/);
+    assert.ok(byteLength(logged[0]) <= 2048, `the line is ${byteLength(logged[0])} bytes`);
+  } finally {
+    facade.kill();
+    await facade.exit().catch(() => {});
+    await kernel.cleanup();
+  }
 });
