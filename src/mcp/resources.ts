@@ -3,6 +3,7 @@ import { boundText } from "../protocol/bound_text.ts";
 import { canonicalNumber, refToUri } from "../protocol/refs.ts";
 import { BridgeError, type KernelClient } from "./kernel_client.ts";
 import { prettyJson } from "./pretty_json.ts";
+import { ADDRESS_MAX } from "./structured_bound.ts";
 import { utf8Length } from "../protocol/utf8.ts";
 import {
   boolParam,
@@ -172,11 +173,13 @@ export interface ReadResult {
 type ContentOf = "value" | "cwd" | "self";
 
 function readEnvelope(uri: string, r: unknown, contentOf: ContentOf): ReadResult {
+  // A marker naming a URI longer than any kernel's would not fit the text's bound (V-RENDER-3).
+  const where = uri.length <= ADDRESS_MAX ? uri : null;
   if (isObject(r)) {
     const text = typeof r.render === "string" ? r.render : r.raw;
     if (typeof text === "string") {
       return {
-        contents: [{ uri, mimeType: "text/plain", text: boundText(text, uri) }],
+        contents: [{ uri, mimeType: "text/plain", text: boundText(text, where) }],
         structuredContent: r,
       };
     }
@@ -191,7 +194,7 @@ function readEnvelope(uri: string, r: unknown, contentOf: ContentOf): ReadResult
   if (contentOf === "value" && isObject(r) && "value" in r) content = r.value;
   if (contentOf === "cwd" && isObject(r) && "cwd" in r) content = r.cwd;
   return {
-    contents: [{ uri, mimeType: JSON_MIME, text: boundText(prettyJson(content), uri) }],
+    contents: [{ uri, mimeType: JSON_MIME, text: boundText(prettyJson(content), where) }],
     structuredContent: content,
   };
 }

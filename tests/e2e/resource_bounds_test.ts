@@ -108,3 +108,39 @@ Deno.test("M-SUB-5: the line logged when a subscription's connection closes is o
     await kernel.cleanup();
   }
 });
+
+mcpTest(
+  "M-OUT-2/7: a kernel error echoing a 70 KB id (shoal_pty_read, shoal_cancel) answers text and structuredContent within 64 KiB, with no link to a URI that long",
+  async (mcp) => {
+    const cases: [string, Rec][] = [
+      ["shoal_pty_read", { pty_id: `pty:${"9".repeat(70000)}` }],
+      ["shoal_cancel", { task: `task:${"9".repeat(70000)}` }],
+    ];
+    for (const [tool, args] of cases) {
+      // The SDK's 60 s default would cut short the failure this test shows (minutes of work).
+      const r = await mcp.call(tool, args, { timeout: 600000 });
+      assert.equal(r.isError, true, tool);
+      const text = r.content[0].text as string;
+      assert.ok(byteLength(text) <= REPLY_LIMIT, `${tool}: text is ${byteLength(text)} bytes`);
+      assert.ok(text.startsWith('{\n  "code": -320'), `${tool}: the text is the error's JSON`);
+      assert.ok(byteLength(r.structuredContent) <= REPLY_LIMIT, `${tool}: structuredContent`);
+      assert.equal(r.structuredContent.code, tool === "shoal_cancel" ? -32021 : -32022);
+      for (const item of r.content.slice(1)) {
+        assert.ok(byteLength(item) <= 2048, `${tool}: a link of ${byteLength(item)} bytes`);
+      }
+    }
+  },
+);
+
+mcpTest(
+  "M-RES-5/V-RENDER-3: a read whose URI carries 70 KB of unused query keeps its text within 64 KiB, the marker naming ref",
+  async (mcp) => {
+    for (let i = 0; i < 5; i++) await mcp.ok("shoal_exec", { src: `# ${"j".repeat(30000)}` });
+    const uri = `shoal://journal?limit=5&pad=${"p".repeat(70000)}`;
+    const read = await mcp.read(uri);
+    const text = read.contents[0].text as string;
+    assert.equal(read.contents[0].uri, uri);
+    assert.ok(byteLength(text) <= REPLY_LIMIT, `text is ${byteLength(text)} bytes`);
+    assert.match(text, /…\([0-9]+ more lines, fetch via ref\)$/);
+  },
+);
