@@ -12,6 +12,7 @@ import {
   jsonObjectParam,
   listParam,
   parseResourceUri,
+  quotedInput,
   sliceParam,
   stringParam,
 } from "./resource_uri.ts";
@@ -232,7 +233,7 @@ function shortRef(kind: string, segment: string): string {
 }
 
 function unknownResource(uri: string): RpcError {
-  return invalidParams(`unknown resource: ${uri}`);
+  return invalidParams(`unknown resource: ${quotedInput(uri)}`);
 }
 
 /** `resources/read`: maps the URI to a kernel call and wraps the result (M-RES-3..6). */
@@ -246,7 +247,7 @@ export async function readResource(kernel: KernelClient, uri: string): Promise<R
     case "out": {
       arity(1);
       if (canonicalNumber(rest[0]) === null) {
-        throw invalidParams(`invalid transcript number in ${uri}`);
+        throw invalidParams(`invalid transcript number in ${quotedInput(uri)}`);
       }
       const r = await call(kernel, "value.get", {
         ref: `out:${rest[0]}`,

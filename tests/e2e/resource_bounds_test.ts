@@ -144,3 +144,37 @@ mcpTest(
     assert.match(text, /…\([0-9]+ more lines, fetch via ref\)$/);
   },
 );
+
+Deno.test("M-RES-3/4, M-TOOL-2: a -32602 for a megabyte URI, query value or argument name quotes at most a few hundred bytes of it, and still names what is wrong", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box, [], { SHOAL_NO_AUTOSTART: "1" });
+  try {
+    const big = "q".repeat(1_000_000);
+    const read = (uri: string) => ["resources/read", { uri }] as const;
+    const call = (name: string, args: Rec) => ["tools/call", { name, arguments: args }] as const;
+    const cases: [readonly [string, Rec], RegExp][] = [
+      [read(`http://${big}`), /^not a shoal:\/\/ uri: http:\/\/q+…$/],
+      [read(`shoal://nope/${big}`), /^unknown resource: shoal:\/\/nope\/q+…$/],
+      [read(`shoal://out/x${big}`), /^invalid transcript number in shoal:\/\/out\/xq+…$/],
+      [read(`shoal://journal?limit=${big}`), /^invalid query parameter limit: .*"q+…"$/],
+      [read(`shoal://out/1?slice=${big}`), /^invalid query parameter slice: .*"q+…"$/],
+      [call("shoal_exec", { src: "true", elide: { [big]: 1 } }), /elide: unknown property "q+…"$/],
+      [
+        call("shoal_pty_open", { cmd: "sh", env: { [big]: 5 } }),
+        /^[^:]+: env\.q+…: expected string$/,
+      ],
+    ];
+    let id = 0;
+    for (const [[method, params], message] of cases) {
+      const reply = await facade.request(++id, method, params);
+      const error = reply.error as Rec;
+      assert.equal(error.code, -32602, method);
+      const size = byteLength(reply);
+      assert.ok(size <= 2048, `${String(error.message).slice(0, 60)}: the reply is ${size} bytes`);
+      assert.match(String(error.message), message);
+    }
+  } finally {
+    await facade.stop();
+    await box.cleanup();
+  }
+});
