@@ -1,4 +1,4 @@
-import { utf8Decoder } from "../protocol/utf8.ts";
+import { cutUtf8, utf8Decoder } from "../protocol/utf8.ts";
 import { invalidParams, type RpcError } from "../protocol/errors.ts";
 import { nestsDeeper } from "../protocol/json_depth.ts";
 import { VALUE_NESTING_LIMIT } from "../protocol/limits.ts";
@@ -58,9 +58,20 @@ export function percentDecode(text: string): string {
   });
 }
 
+/** Most UTF-8 bytes of a client's URI, query value or argument name an error message quotes. */
+export const QUOTED_INPUT_BYTES = 256;
+
+/**
+ * What a client sent, as an error message quotes it: cut to {@link QUOTED_INPUT_BYTES} with `…`,
+ * so a megabyte URI or name does not come back as a megabyte message (the client has it).
+ */
+export function quotedInput(text: string): string {
+  return cutUtf8(text, QUOTED_INPUT_BYTES);
+}
+
 /** Parses a resource URI by the M-RES-3 rules; anything not starting with `shoal://` → `-32602`. */
 export function parseResourceUri(uri: string): ResourceUri {
-  if (!uri.startsWith(SCHEME)) throw invalidParams(`not a shoal:// uri: ${uri}`);
+  if (!uri.startsWith(SCHEME)) throw invalidParams(`not a shoal:// uri: ${quotedInput(uri)}`);
   let rest = uri.slice(SCHEME.length);
   const hash = rest.indexOf("#");
   if (hash !== -1) rest = rest.slice(0, hash);
@@ -91,7 +102,9 @@ export function intParam(
 ): number | bigint | undefined {
   const text = query.get(name);
   if (text === undefined) return undefined;
-  if (!/^-?[0-9]+$/.test(text)) throw badParam(name, `expected an integer, got "${text}"`);
+  if (!/^-?[0-9]+$/.test(text)) {
+    throw badParam(name, `expected an integer, got "${quotedInput(text)}"`);
+  }
   const big = BigInt(text);
   if (min !== null && big < BigInt(min)) throw badParam(name, `must be >= ${min}`);
   const n = Number(big);
@@ -108,7 +121,9 @@ export function sliceParam(query: Map<string, string>): [number, number] | undef
   const text = query.get("slice");
   if (text === undefined) return undefined;
   const m = /^([0-9]+)\.\.([0-9]+)$/.exec(text);
-  if (!m) throw badParam("slice", `expected a..b with non-negative integers, got "${text}"`);
+  if (!m) {
+    throw badParam("slice", `expected a..b with non-negative integers, got "${quotedInput(text)}"`);
+  }
   const [a, b] = [Number(m[1]), Number(m[2])];
   if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b)) throw badParam("slice", "too large");
   return [a, b];

@@ -3,6 +3,8 @@ import { boundText } from "../protocol/bound_text.ts";
 import { canonicalNumber, refToUri } from "../protocol/refs.ts";
 import { BridgeError, type KernelClient } from "./kernel_client.ts";
 import { prettyJson } from "./pretty_json.ts";
+import { ADDRESS_MAX } from "./structured_bound.ts";
+import { utf8Length } from "../protocol/utf8.ts";
 import {
   boolParam,
   enumParam,
@@ -10,6 +12,7 @@ import {
   jsonObjectParam,
   listParam,
   parseResourceUri,
+  quotedInput,
   sliceParam,
   stringParam,
 } from "./resource_uri.ts";
@@ -91,6 +94,40 @@ async function optional(kernel: KernelClient, method: string): Promise<unknown> 
   }
 }
 
+/**
+ * Most JSON bytes of one listed resource's description: a PTY's command line is its whole argv
+ * (K-PTY-6, megabytes), and 216 entries (M-RES-1) with descriptions this long keep
+ * `resources/list` within 64 KiB however their commands are escaped.
+ */
+export const DESCRIPTION_JSON_BYTES = 120;
+
+/** Bytes `c` (one scalar) takes inside a JSON string as `JSON.stringify` writes it. */
+function jsonCharBytes(c: string): number {
+  const code = c.codePointAt(0)!;
+  if (
+    c === '"' || c === "\\" || c === "\b" || c === "\f" || c === "\n" || c === "\r" || c === "\t"
+  ) {
+    return 2;
+  }
+  if (code < 0x20 || (code >= 0xd800 && code <= 0xdfff)) return 6; // \u00XX, a lone surrogate
+  return utf8Length(c);
+}
+
+/** `text` cut at a scalar boundary, ending in `…`, so its JSON string takes at most `limit` bytes. */
+export function cutDescription(text: string, limit = DESCRIPTION_JSON_BYTES): string {
+  const room = limit - 2; // the quotes
+  let used = 0;
+  let end = 0;
+  let fitsBefore = 0; // where a cut leaving room for the ellipsis (3 bytes) ends
+  for (const c of text) {
+    used += jsonCharBytes(c);
+    if (used > room) return text.slice(0, fitsBefore) + "…";
+    end += c.length;
+    if (used <= room - 3) fitsBefore = end;
+  }
+  return text;
+}
+
 function dynamicEntries(
   items: unknown,
   key: string,
@@ -101,7 +138,7 @@ function dynamicEntries(
   for (const item of items.slice(-100)) {
     if (!isObject(item) || typeof item[key] !== "string") continue;
     const uri = refToUri(item[key] as string);
-    if (uri !== null) entries.push(root(uri, item[key] as string, describe(item)));
+    if (uri !== null) entries.push(root(uri, item[key] as string, cutDescription(describe(item))));
   }
   return entries;
 }
@@ -137,11 +174,13 @@ export interface ReadResult {
 type ContentOf = "value" | "cwd" | "self";
 
 function readEnvelope(uri: string, r: unknown, contentOf: ContentOf): ReadResult {
+  // A marker naming a URI longer than any kernel's would not fit the text's bound (V-RENDER-3).
+  const where = uri.length <= ADDRESS_MAX ? uri : null;
   if (isObject(r)) {
     const text = typeof r.render === "string" ? r.render : r.raw;
     if (typeof text === "string") {
       return {
-        contents: [{ uri, mimeType: "text/plain", text: boundText(text, uri) }],
+        contents: [{ uri, mimeType: "text/plain", text: boundText(text, where) }],
         structuredContent: r,
       };
     }
@@ -156,7 +195,7 @@ function readEnvelope(uri: string, r: unknown, contentOf: ContentOf): ReadResult
   if (contentOf === "value" && isObject(r) && "value" in r) content = r.value;
   if (contentOf === "cwd" && isObject(r) && "cwd" in r) content = r.cwd;
   return {
-    contents: [{ uri, mimeType: JSON_MIME, text: boundText(prettyJson(content), uri) }],
+    contents: [{ uri, mimeType: JSON_MIME, text: boundText(prettyJson(content), where) }],
     structuredContent: content,
   };
 }
@@ -194,7 +233,7 @@ function shortRef(kind: string, segment: string): string {
 }
 
 function unknownResource(uri: string): RpcError {
-  return invalidParams(`unknown resource: ${uri}`);
+  return invalidParams(`unknown resource: ${quotedInput(uri)}`);
 }
 
 /** `resources/read`: maps the URI to a kernel call and wraps the result (M-RES-3..6). */
@@ -208,7 +247,7 @@ export async function readResource(kernel: KernelClient, uri: string): Promise<R
     case "out": {
       arity(1);
       if (canonicalNumber(rest[0]) === null) {
-        throw invalidParams(`invalid transcript number in ${uri}`);
+        throw invalidParams(`invalid transcript number in ${quotedInput(uri)}`);
       }
       const r = await call(kernel, "value.get", {
         ref: `out:${rest[0]}`,

@@ -2,7 +2,7 @@ import type { RpcErrorObject } from "../protocol/errors.ts";
 import { boundText } from "../protocol/bound_text.ts";
 import { refToUri } from "../protocol/refs.ts";
 import { prettyJson } from "./pretty_json.ts";
-import { boundStructured } from "./structured_bound.ts";
+import { ADDRESS_MAX, boundStructured } from "./structured_bound.ts";
 
 /** The first protocol version whose clients get `resource_link` content items (M-PROTO-1). */
 export const RESOURCE_LINK_VERSION = "2025-06-18";
@@ -40,7 +40,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 const SHORT_REF_KEYS = ["ref", "task", "plan_ref", "pty_id"] as const;
 
-/** The link of a result or error data: its URI and display name, by the M-OUT-3 order. */
+/**
+ * The link of a result or error data: its URI and display name, by the M-OUT-3 order; none for
+ * a URI longer than {@link ADDRESS_MAX}.
+ */
 export function deriveLink(r: unknown): { uri: string; name: string } | null {
   if (!isObject(r)) return null;
   let shortRef: string | undefined;
@@ -64,8 +67,10 @@ export function deriveLink(r: unknown): { uri: string; name: string } | null {
       }
     }
   }
-  if (uri === null) return null;
-  return { uri, name: shortRef ?? uri };
+  // A marker naming a longer URI would not fit V-RENDER-3's bound, nor one in M-OUT-7's: such a
+  // "ref" is what the caller sent, echoed back in an error, and nothing to fetch.
+  if (uri === null || uri.length > ADDRESS_MAX) return null;
+  return { uri, name: shortRef !== undefined && shortRef.length <= ADDRESS_MAX ? shortRef : uri };
 }
 
 function envelope(

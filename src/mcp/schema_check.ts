@@ -1,3 +1,4 @@
+import { quotedInput } from "./resource_uri.ts";
 import type { JsonSchema } from "./tool_schemas.ts";
 
 /** JSON Schema keywords {@link schemaViolation} understands; the tool schemas use only these. */
@@ -98,7 +99,7 @@ function objectViolation(
   value: Record<string, unknown>,
   path: string,
 ): string | null {
-  const member = (k: string) => (path === "" ? k : `${path}.${k}`);
+  const member = (k: string) => (path === "" ? quotedInput(k) : `${path}.${quotedInput(k)}`);
   const count = Object.keys(value).length;
   if (typeof schema.minProperties === "number" && count < schema.minProperties) {
     return at(path, `must have at least ${schema.minProperties} member(s)`);
@@ -115,7 +116,7 @@ function objectViolation(
       const violation = schemaViolation(properties[k], v, member(k));
       if (violation !== null) return violation;
     } else if (schema.additionalProperties === false) {
-      return at(path, `unknown property "${k}"`);
+      return at(path, `unknown property "${quotedInput(k)}"`);
     } else if (isObject(schema.additionalProperties)) {
       const violation = schemaViolation(schema.additionalProperties, v, member(k));
       if (violation !== null) return violation;

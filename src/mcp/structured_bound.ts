@@ -14,8 +14,11 @@ const MAX_BYTES_PER_UNIT = 3;
 
 /** The members a truncated structuredContent keeps, so the rest stays reachable (M-OUT-7). */
 const ADDRESS_KEYS = ["ref", "uri", "task", "plan_ref", "code"] as const;
-/** Longest address member kept: kernel refs and URIs are far shorter; anything longer is not one. */
-const ADDRESS_MAX = 1024;
+/**
+ * Longest address kept or linked to: kernel refs and URIs are far shorter, so anything longer
+ * (an id the caller sent, echoed back in an error) is not one (M-OUT-3, M-OUT-7).
+ */
+export const ADDRESS_MAX = 1024;
 
 /** A text to cut: the part that may be kept, and the line count of the whole text it came from. */
 interface Cuttable {
@@ -54,6 +57,9 @@ function renderCuttable(render: string, uri: string | null): Cuttable {
  * null when not even the marker fits. The limit shrinks by the escaping overhead until it fits.
  */
 function fitString(text: Cuttable, uri: string | null, budget: number): string | null {
+  // Each pass below shortens the cut by a byte or more: when not even the marker fits, say so
+  // at once rather than after `budget` passes.
+  if (jsonBytes(`…(${text.lines} more lines, fetch via ${uri ?? "ref"})`) > budget) return null;
   const textBytes = encoder.encode(text.head).length;
   for (let limit = budget; limit > 0;) {
     const cut = !text.cut && textBytes <= limit

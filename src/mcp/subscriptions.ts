@@ -8,6 +8,8 @@ import { updateFrames } from "./update_frame.ts";
 import { after } from "../protocol/timers.ts";
 import { noteActivity } from "../protocol/idle_work.ts";
 import { canonicalNumber } from "../protocol/refs.ts";
+import { terminalJson } from "../protocol/unshowable.ts";
+import { cutUtf8 } from "../protocol/utf8.ts";
 
 /** How long unsubscribe waits for `events.unsubscribe` before closing anyway (M-SUB-4). */
 export const UNSUBSCRIBE_WAIT_MS = 1000;
@@ -35,6 +37,18 @@ export function subscriptionChannel(uri: string): string | null {
   // Canonical only: `task:007` named channel task.007, which no task's events ever reach.
   const n = text === undefined ? null : canonicalNumber(text);
   return n === null ? null : `${head}.${n}`;
+}
+
+/** Most UTF-8 bytes of a client's URI quoted in a log line. */
+const LOGGED_URI_BYTES = 1024;
+
+/**
+ * A client's URI as the facade's stderr shows it (M-SUB-5: one line): cut, with every line
+ * break, control and invisible character written as a `\uXXXX` escape, so no URI adds lines of
+ * its own (a forged `shoal-mcp: …` line) or a megabyte to the log.
+ */
+function loggedUri(uri: string): string {
+  return terminalJson(cutUtf8(uri, LOGGED_URI_BYTES));
 }
 
 interface Entry {
@@ -164,7 +178,7 @@ export class SubscriptionRegistry {
     conn.closed.then(() => {
       if (this.#entries.get(uri) !== entry) return;
       this.#entries.delete(uri);
-      this.log(`shoal-mcp: subscription to ${uri} ended: its kernel connection closed`);
+      this.log(`shoal-mcp: subscription to ${loggedUri(uri)} ended: its kernel connection closed`);
     });
   }
 
