@@ -243,11 +243,15 @@ trap __shoal_exit EXIT
 /**
  * The driver's end: restores the state (an empty restore script, a session with nothing to
  * restore, is not sourced: sourcing a file costs bash about as much as ten builtins), turns alias
- * expansion on, then sources the user's file, in one line, which bash parses before running it:
- * the restored aliases cannot change it.
+ * expansion on, then sources the user's file, in one line, which bash parses
+ * before running it: the restored aliases cannot change it. The restore is read with `extglob`
+ * on (then off again, as a fresh bash has it): `declare -f` writes a function defined under
+ * `shopt -s extglob` with its `@(…)` patterns, a syntax error otherwise, which lost the function
+ * and printed the error on every later exec's stderr. Options still never persist (K-BASH-5).
  */
-const DRIVER_RUN = String
-  .raw`builtin [ -s "$__shoal_dir/restore" ] && builtin source "$__shoal_dir/restore"; \
+const DRIVER_RUN = String.raw`builtin [ -s "$__shoal_dir/restore" ] && \
+if builtin shopt -q extglob; then builtin source "$__shoal_dir/restore"; \
+else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin shopt -u extglob; fi; \
 builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"
 `;
 
