@@ -214,6 +214,10 @@ export function restoreScript(s: ShellState): string {
  * `IFS`) stands in for the user's, which bash resets at start. The trap only calls a function defined here, and every command in it is a `builtin`: aliases
  * and functions of the user's (`exit`, `[`, `set`…) never run in their place. The dump is that
  * function's own body, one call deep: a `FUNCNEST` of 1 (shared by another principal) cannot stop it.
+ * A run that ends by itself calls that function too ({@link DRIVER_RUN}): the source may have
+ * set an EXIT trap of its own in place of the driver's. Once dumped, the function does nothing:
+ * the trap that calls it then, the driver's, no longer dumps, and a trap of the run's own runs
+ * after the dump (its `cd` or `export` never reaches the session, as traps never persist).
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
@@ -234,6 +238,7 @@ __shoal_exit() {
       builtin alias -p
       builtin printf '\0Z\0'
     } 1<>"$__shoal_dir/state"
+    __shoal_exit() { builtin :; }
   fi
   builtin exit "$1"
 }
@@ -243,7 +248,7 @@ trap __shoal_exit EXIT
 /**
  * The driver's end: restores the state (an empty restore script, a session with nothing to
  * restore, is not sourced: sourcing a file costs bash about as much as ten builtins), turns alias
- * expansion on, then sources the user's file, in one line, which bash parses
+ * expansion on, then sources the user's file and dumps the state, in one line, which bash parses
  * before running it: the restored aliases cannot change it. The restore is read with `extglob`
  * on (then off again, as a fresh bash has it): `declare -f` writes a function defined under
  * `shopt -s extglob` with its `@(…)` patterns, a syntax error otherwise, which lost the function
@@ -252,7 +257,7 @@ trap __shoal_exit EXIT
 const DRIVER_RUN = String.raw`builtin [ -s "$__shoal_dir/restore" ] && \
 if builtin shopt -q extglob; then builtin source "$__shoal_dir/restore"; \
 else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin shopt -u extglob; fi; \
-builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"
+builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"; __shoal_exit
 `;
 
 /** The `bash -c` driver of a cold run: restores state, then sources the user's file. */
