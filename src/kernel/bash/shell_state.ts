@@ -43,6 +43,61 @@ export interface ShellChange {
   aliases: MapChange;
 }
 
+/**
+ * Linux's bound on one `NAME=VALUE` string a program is started with (MAX_ARG_STRLEN, 32 pages,
+ * with its NUL).
+ */
+const MAX_ENV_STRING_BYTES = 131072;
+/**
+ * The most environment bytes bash is started with: argv and the environment together must fit in
+ * a quarter of the stack limit (2 MiB under the usual 8 MiB), and the driver's argv is small.
+ */
+const MAX_SPAWN_ENV_BYTES = 1 << 20;
+
+/** Bytes an entry takes in a started program's environment: `NAME=VALUE` and its NUL. */
+function envEntryBytes(name: string, value: string): number {
+  return Buffer.byteLength(name) + Buffer.byteLength(value) + 2;
+}
+
+/**
+ * The state a bash for `s` is spawned with: exported values too large to start a program with
+ * (one over {@link MAX_ENV_STRING_BYTES}, or the largest while all exceed
+ * {@link MAX_SPAWN_ENV_BYTES}) move from its environment to its shell variables as
+ * `declare -x NAME='…'`, which the restore script exports in the running bash (K-BASH-5). Bash
+ * then starts, and holds them exported as a bash that ran `export` holds them: its builtins run,
+ * the programs it starts fail with E2BIG, and `unset` recovers. Spawned with them, bash itself
+ * could not start, and every later exec of the session failed. `s` itself when nothing moves.
+ */
+export function launchable(s: ShellState): ShellState {
+  const sizes: [string, number][] = [];
+  let total = 0;
+  for (const [name, value] of s.env) {
+    const size = envEntryBytes(name, value);
+    sizes.push([name, size]);
+    total += size;
+  }
+  const moved = new Set<string>();
+  const move = (name: string, size: number) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return; // no `declare` can export it
+    moved.add(name);
+    total -= size;
+  };
+  for (const [name, size] of sizes) if (size > MAX_ENV_STRING_BYTES) move(name, size);
+  if (total > MAX_SPAWN_ENV_BYTES) {
+    for (const [name, size] of sizes.sort((a, b) => b[1] - a[1])) {
+      if (total <= MAX_SPAWN_ENV_BYTES) break;
+      if (!moved.has(name)) move(name, size);
+    }
+  }
+  if (moved.size === 0) return s;
+  const out = cloneState(s);
+  for (const name of moved) {
+    out.vars.set(name, `declare -x ${name}=${quoted(s.env.get(name)!)}`);
+    out.env.delete(name);
+  }
+  return out;
+}
+
 /** Bash-managed names that never persist (K-BASH-5). */
 const NEVER_PERSIST =
   /^(PWD|OLDPWD|BASH.*|FUNCNAME|LINENO|PIPESTATUS|RANDOM|SECONDS|SHLVL|EPOCH.*|SRANDOM|OPTIND|OPTARG|_|PPID|UID|EUID|GROUPS|HISTCMD|DIRSTACK|COMP_.*|SHELLOPTS|SHOAL_TOKEN)$/;

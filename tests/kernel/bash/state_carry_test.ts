@@ -70,3 +70,29 @@ Deno.test({
     }
   },
 });
+
+withKernel(
+  "K-BASH-5 an export too large for a program's environment (over 128 KiB, or together over the budget) persists and leaves the session usable as bash does: builtins run, programs fail with E2BIG, unset recovers",
+  async (conn) => {
+    // builtins only: once BIG is exported, no program starts
+    await run(
+      conn,
+      "printf -v s '%*s' 200000 ''; export BIG=${s// /x}; printf -v s '%*s' 120000 ''\n" +
+        "for ((i = 1; i <= 18; i++)); do export M$i=${s// /y}; done; v=set; unset s",
+    );
+    // each exec below starts a bash of its own with that environment (a shell prepared before
+    // the export may serve the first)
+    for (let i = 0; i < 3; i++) {
+      const next = await run(conn, 'echo "${#BIG} ${#M18} $v"; /bin/true || echo refused');
+      assert.equal(next.out, "200000 120000 set\nrefused\n");
+      assert.match(next.err, /Argument list too long/);
+    }
+    const names = (await conn.request("session.env", {}) as Rec).names as string[];
+    assert.equal(names.includes("BIG") && names.includes("M18"), true);
+    await run(conn, "unset BIG; for ((i = 1; i <= 18; i++)); do unset M$i; done");
+    for (let i = 0; i < 3; i++) {
+      const after = await run(conn, 'echo "${#BIG} ${#M1}"; /bin/echo started');
+      assert.equal(after.out, "0 0\nstarted\n");
+    }
+  },
+);
