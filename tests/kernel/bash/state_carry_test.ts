@@ -96,3 +96,25 @@ withKernel(
     }
   },
 );
+
+Deno.test({
+  name:
+    "K-BASH-1/K-BASH-5 (SPEC decision pending: where does an exec start when the session cwd was removed?) a session whose cwd is removed still runs execs, and cd leaves it",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernel();
+    const dir = await Deno.makeTempDir({ prefix: "shoal-gone-cwd-" });
+    try {
+      const conn = await k.attach();
+      await run(conn, `mkdir '${dir}/sub' && cd '${dir}/sub'`);
+      // bash removes the directory it stands in: the session cwd now names nothing, and each
+      // later exec failed with -32603 "cannot start bash … not found", `cd /` included
+      await run(conn, `rmdir '${dir}/sub'`);
+      await run(conn, "cd /");
+      assert.equal((await run(conn, "pwd")).out, "/\n");
+    } finally {
+      await k.cleanup();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
