@@ -269,6 +269,10 @@ export function restoreScript(s: ShellState): string {
  * `IFS`) stands in for the user's, which bash resets at start. The trap only calls a function defined here, and every command in it is a `builtin`: aliases
  * and functions of the user's (`exit`, `[`, `set`…) never run in their place. The dump is that
  * function's own body, one call deep: a `FUNCNEST` of 1 (shared by another principal) cannot stop it.
+ * The cwd recorded is `PWD` while it names the directory bash is in; one renamed (or replaced)
+ * under bash leaves `PWD` naming another or none, and the directory's own path is taken
+ * (`cd -P .`): the session went back to its previous cwd instead, and the next `touch` landed
+ * there.
  * A run that ends by itself calls that function too ({@link DRIVER_RUN}): the source may have
  * set an EXIT trap of its own in place of the driver's. Once dumped, the function does nothing:
  * the trap that calls it then, the driver's, no longer dumps, and a trap of the run's own runs
@@ -285,6 +289,7 @@ __shoal_exit() {
     builtin local IFS=$' \t\n'
     {
       builtin unset -v __shoal_dir __shoal_pid
+      builtin [ . -ef "$PWD" ] || builtin cd -P . 2>/dev/null
       builtin printf 'C\0%s\0D\0' "$PWD"
       builtin declare -p
       builtin printf '\0F\0'

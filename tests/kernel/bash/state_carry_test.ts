@@ -135,3 +135,17 @@ Deno.test({
     }
   },
 });
+
+withKernel(
+  "K-BASH-5 a working directory renamed while bash stands in it persists under its new name: the run's cwd still exists, and the next exec runs there, not back where the session was",
+  async (conn) => {
+    const dir = await Deno.makeTempDir({ prefix: "shoal-renamed-cwd-" });
+    try {
+      await run(conn, `mkdir '${dir}/old' && cd '${dir}/old' && mv '${dir}/old' '${dir}/new'`);
+      assert.equal((await run(conn, "pwd; touch here")).out, `${dir}/new\n`);
+      assert.equal((await Deno.stat(`${dir}/new/here`)).isFile, true);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
