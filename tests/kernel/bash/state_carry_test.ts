@@ -149,3 +149,22 @@ withKernel(
     }
   },
 );
+
+withKernel(
+  "K-BASH-4 a run that leaves xtrace or verbose on traces only its own commands: the driver's state dump never shows in its stderr (a run ending by exit or errexit shows the trap's one call)",
+  async (conn) => {
+    const cases: [string, string][] = [
+      ["set -x; X=1", ""],
+      ["set -v; X=2", ""],
+      ["set -x; X=3; exit 0", "+ __shoal_exit"],
+      ["set -ex; X=4; false", "+ __shoal_exit"],
+    ];
+    for (const [src, call] of cases) {
+      const lines = (await run(conn, src)).err.trimEnd().split("\n");
+      const driver = lines.filter((l) => /__shoal|builtin/.test(l));
+      assert.deepEqual(driver, call === "" ? [] : [call], src);
+      assert.equal(lines.length <= 3, true, `${src}: ${lines.length} lines`);
+    }
+    assert.equal((await run(conn, 'echo "x$X"')).out, "x4\n");
+  },
+);
