@@ -277,9 +277,10 @@ export function restoreScript(s: ShellState): string {
  * set an EXIT trap of its own in place of the driver's. Once dumped, the function does nothing:
  * the trap that calls it then, the driver's, no longer dumps, and a trap of the run's own runs
  * after the dump (its `cd` or `export` never reaches the session, as traps never persist).
- * The function first keeps the status and turns `xtrace` and `verbose` off, its own trace going
- * to /dev/null (the driver's line does so before it calls the function, which then shows in no
- * trace): a run that left `set -x` on had the whole dump traced into its stderr. The trap's call
+ * The function first keeps the status, turns `xtrace`, `verbose` and `functrace` off and removes
+ * a DEBUG trap, its own trace and trap output going to /dev/null (the driver's line does so
+ * before it calls the function, which then shows in no trace): a run that left `set -x` on had
+ * the whole dump traced into its stderr, and a DEBUG trap fired for the driver's commands. The trap's call
  * itself is traced (`+ __shoal_exit`, one line, when such a run ends by `exit` or `set -e`): a
  * trap text doing more would be parsed with the user's aliases (`{` too) in force.
  */
@@ -287,7 +288,7 @@ const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_exit() {
-  { __shoal_st=${"$"}{__shoal_st-$?}; builtin set +xv; } 2>/dev/null
+  { __shoal_st=${"$"}{__shoal_st-$?}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null
   builtin set -- "$__shoal_st"
   if builtin [ "$BASHPID" = "$__shoal_pid" ]; then
     builtin unset -f __shoal_exit
@@ -324,7 +325,7 @@ const DRIVER_RUN = String.raw`builtin [ -s "$__shoal_dir/restore" ] && \
 if builtin shopt -q extglob; then builtin source "$__shoal_dir/restore"; \
 else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin shopt -u extglob; fi; \
 builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"; \
-{ __shoal_st=$?; builtin set +xv; } 2>/dev/null; __shoal_exit
+{ __shoal_st=$?; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null; __shoal_exit
 `;
 
 /** The `bash -c` driver of a cold run: restores state, then sources the user's file. */

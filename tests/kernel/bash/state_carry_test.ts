@@ -168,3 +168,15 @@ withKernel(
     assert.equal((await run(conn, 'echo "x$X"')).out, "x4\n");
   },
 );
+
+withKernel(
+  "K-BASH-4 a run's DEBUG trap fires for its own commands only, never for the driver's state dump",
+  async (conn) => {
+    const cases: [string, string][] = [
+      ["trap 'echo dbg >&2' DEBUG; X=1", "dbg\n"],
+      ["set -T; trap 'echo dbg >&2' DEBUG; X=2", "dbg\n"],
+    ];
+    for (const [src, err] of cases) assert.equal((await run(conn, src)).err, err, src);
+    assert.equal((await run(conn, 'echo "x$X"')).out, "x2\n");
+  },
+);
