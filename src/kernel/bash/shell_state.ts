@@ -380,9 +380,14 @@ export function envDelta(
   return (exports && `builtin export${exports}\n`) + (unsets && `builtin unset -v${unsets}\n`);
 }
 
-/** Splits `declare -f` output into functions by their `name () ` header lines. */
+/**
+ * Splits `declare -f` output into functions by their header lines: `name () ` and then `{ `,
+ * which bash writes for every function whatever its body. A body's heredoc or string may hold a
+ * line `bar () ` alone: taken as a header, it cut the function in two, and a real `bar` defined
+ * later was replaced by the cut-off part.
+ */
 function splitFunctions(text: string, into: Map<string, string>): void {
-  const headers = [...text.matchAll(/^(\S+) \(\) $/gm)];
+  const headers = [...text.matchAll(/^(\S+) \(\) \n(?=\{ $)/gm)];
   headers.forEach((m, i) => {
     const end = i + 1 < headers.length ? headers[i + 1].index : text.length;
     if (!m[1].startsWith("__shoal_")) into.set(m[1], text.slice(m.index, end).trimEnd());

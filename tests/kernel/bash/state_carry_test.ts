@@ -180,3 +180,15 @@ withKernel(
     assert.equal((await run(conn, 'echo "x$X"')).out, "x2\n");
   },
 );
+
+withKernel(
+  "K-BASH-5 a function whose heredoc holds a line like another function's header (`bar () `) persists whole, and a real function of that name persists beside it",
+  async (conn) => {
+    await run(conn, "f() { cat <<'E'\nbar () \nE\n}");
+    await run(conn, "bar() { echo real-bar; }");
+    const next = await run(conn, "f; bar; unset -f bar");
+    assert.equal(next.out, "bar () \nreal-bar\n");
+    assert.equal(next.err, "");
+    assert.equal((await run(conn, "f; type -t bar || echo none")).out, "bar () \nnone\n");
+  },
+);
