@@ -394,11 +394,19 @@ function splitFunctions(text: string, into: Map<string, string>): void {
   });
 }
 
-/** Splits `alias -p` output into definitions: `alias name='…'`, `alias -- -x='…'` for `-x`. */
+/** One `alias -p` definition: its name and its value, single-quoted as bash writes it (`'\''`). */
+const ALIAS_DEFINITION = /alias (?:-- )?([^=\n]+)=(?:'[^']*'|\\')+(?=\n|$)/y;
+
+/**
+ * Splits `alias -p` output into definitions: `alias name='…'`, `alias -- -x='…'` for `-x`. A
+ * definition ends where its quoted value does: a value may hold a line that starts `alias `,
+ * which was taken as a definition of its own, cutting the value.
+ */
 function splitAliases(text: string, into: Map<string, string>): void {
-  for (const def of text.split(/^(?=alias )/m)) {
-    const m = /^alias (?:-- )?([^=]+)=/.exec(def);
-    if (m) into.set(m[1], def.trimEnd());
+  ALIAS_DEFINITION.lastIndex = 0;
+  for (let m = ALIAS_DEFINITION.exec(text); m !== null; m = ALIAS_DEFINITION.exec(text)) {
+    into.set(m[1], m[0]);
+    if (text[ALIAS_DEFINITION.lastIndex] === "\n") ALIAS_DEFINITION.lastIndex++;
   }
 }
 

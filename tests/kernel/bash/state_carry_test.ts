@@ -192,3 +192,13 @@ withKernel(
     assert.equal((await run(conn, "f; type -t bar || echo none")).out, "bar () \nnone\n");
   },
 );
+
+withKernel(
+  "K-BASH-5 an alias whose value holds a line starting `alias ` persists whole, and defines no other alias",
+  async (conn) => {
+    const define = 'alias s=$\'echo "1\\nalias b=y"\'; alias q="echo \\"it\'s\\""';
+    const listed = (await run(conn, `${define}; alias -p`)).out;
+    assert.equal((await run(conn, "alias -p")).out, listed);
+    assert.equal((await run(conn, "q; alias b 2>/dev/null || echo no-b")).out, "it's\nno-b\n");
+  },
+);
