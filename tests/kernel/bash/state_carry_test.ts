@@ -202,3 +202,19 @@ withKernel(
     assert.equal((await run(conn, "q; alias b 2>/dev/null || echo no-b")).out, "it's\nno-b\n");
   },
 );
+
+Deno.test({
+  name:
+    "K-BASH-5 (SPEC decision pending: does an exported but unset variable persist? state_dump_test leaves `declare -x uxe` out) `export FOO` then `FOO=1` exports FOO as in one bash",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernel();
+    try {
+      const conn = await k.attach();
+      await run(conn, "export FOO; declare -i N");
+      assert.equal((await run(conn, "FOO=1; N=2+3; env | grep ^FOO=; echo $N")).out, "FOO=1\n5\n");
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
