@@ -69,9 +69,28 @@ function envEntryBytes(name: string, value: string): number {
  * could not start, and every later exec of the session failed. `s` itself when nothing moves.
  */
 export function launchable(s: ShellState): ShellState {
+  const moved = unlaunchable(s.env);
+  if (moved.size === 0) return s;
+  const out = cloneState(s);
+  for (const name of moved) {
+    out.vars.set(name, `declare -x ${name}=${quoted(s.env.get(name)!)}`);
+    out.env.delete(name);
+  }
+  return out;
+}
+
+/** The environment {@link launchable} spawns bash with, without building its restore. */
+export function launchEnv(env: ReadonlyMap<string, string>): ReadonlyMap<string, string> {
+  const moved = unlaunchable(env);
+  if (moved.size === 0) return env;
+  return new Map([...env].filter(([name]) => !moved.has(name)));
+}
+
+/** The names of the exported values {@link launchable} moves out of a spawn's environment. */
+function unlaunchable(env: ReadonlyMap<string, string>): Set<string> {
   const sizes: [string, number][] = [];
   let total = 0;
-  for (const [name, value] of s.env) {
+  for (const [name, value] of env) {
     const size = envEntryBytes(name, value);
     sizes.push([name, size]);
     total += size;
@@ -89,13 +108,7 @@ export function launchable(s: ShellState): ShellState {
       if (!moved.has(name)) move(name, size);
     }
   }
-  if (moved.size === 0) return s;
-  const out = cloneState(s);
-  for (const name of moved) {
-    out.vars.set(name, `declare -x ${name}=${quoted(s.env.get(name)!)}`);
-    out.env.delete(name);
-  }
-  return out;
+  return moved;
 }
 
 /** Bash-managed names that never persist (K-BASH-5). */

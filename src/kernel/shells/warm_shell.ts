@@ -9,6 +9,7 @@ import type { ScratchPool } from "../bash/scratch_pool.ts";
 import {
   envDelta,
   launchable,
+  launchEnv,
   restoreScript,
   type ShellState,
   WARM_DRIVER,
@@ -81,7 +82,7 @@ export class WarmShell {
     scratch: ScratchPool,
   ): WarmShell | null {
     if (state.cwdBytes !== undefined || state.cwdIdentity !== undefined) return null;
-    state = launchable(state);
+    state = { ...state, env: new Map(launchEnv(state.env)) }; // its restore comes at hand-over
     const pool = resident?.pool ?? scratch;
     let dir: string;
     try {
@@ -142,7 +143,7 @@ export class WarmShell {
     if (this.#exited || this.#claimed) return false;
     if (state.cwdBytes !== undefined || state.cwdIdentity !== undefined) return false;
     if (state.cwd !== this.cwd) return false;
-    if (envDelta(this.env, launchable(state).env, this.bashVariables) === null) return false;
+    if (envDelta(this.env, launchEnv(state.env), this.bashVariables) === null) return false;
     // Not bash's /proc/PID/cwd: a launcher's spare enters the directory only once it reads its
     // request, and a shell looked at before would seem to be elsewhere.
     const now = dirIdentity(state.cwd);
