@@ -43,6 +43,74 @@ export interface ShellChange {
   aliases: MapChange;
 }
 
+/**
+ * Linux's bound on one `NAME=VALUE` string a program is started with (MAX_ARG_STRLEN, 32 pages,
+ * with its NUL).
+ */
+const MAX_ENV_STRING_BYTES = 131072;
+/**
+ * The most environment bytes bash is started with: argv and the environment together must fit in
+ * a quarter of the stack limit (2 MiB under the usual 8 MiB), and the driver's argv is small.
+ */
+const MAX_SPAWN_ENV_BYTES = 1 << 20;
+
+/** Bytes an entry takes in a started program's environment: `NAME=VALUE` and its NUL. */
+function envEntryBytes(name: string, value: string): number {
+  return Buffer.byteLength(name) + Buffer.byteLength(value) + 2;
+}
+
+/**
+ * The state a bash for `s` is spawned with: exported values too large to start a program with
+ * (one over {@link MAX_ENV_STRING_BYTES}, or the largest while all exceed
+ * {@link MAX_SPAWN_ENV_BYTES}) move from its environment to its shell variables as
+ * `declare -x NAME='…'`, which the restore script exports in the running bash (K-BASH-5). Bash
+ * then starts, and holds them exported as a bash that ran `export` holds them: its builtins run,
+ * the programs it starts fail with E2BIG, and `unset` recovers. Spawned with them, bash itself
+ * could not start, and every later exec of the session failed. `s` itself when nothing moves.
+ */
+export function launchable(s: ShellState): ShellState {
+  const moved = unlaunchable(s.env);
+  if (moved.size === 0) return s;
+  const out = cloneState(s);
+  for (const name of moved) {
+    out.vars.set(name, `declare -x ${name}=${quoted(s.env.get(name)!)}`);
+    out.env.delete(name);
+  }
+  return out;
+}
+
+/** The environment {@link launchable} spawns bash with, without building its restore. */
+export function launchEnv(env: ReadonlyMap<string, string>): ReadonlyMap<string, string> {
+  const moved = unlaunchable(env);
+  if (moved.size === 0) return env;
+  return new Map([...env].filter(([name]) => !moved.has(name)));
+}
+
+/** The names of the exported values {@link launchable} moves out of a spawn's environment. */
+function unlaunchable(env: ReadonlyMap<string, string>): Set<string> {
+  const sizes: [string, number][] = [];
+  let total = 0;
+  for (const [name, value] of env) {
+    const size = envEntryBytes(name, value);
+    sizes.push([name, size]);
+    total += size;
+  }
+  const moved = new Set<string>();
+  const move = (name: string, size: number) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return; // no `declare` can export it
+    moved.add(name);
+    total -= size;
+  };
+  for (const [name, size] of sizes) if (size > MAX_ENV_STRING_BYTES) move(name, size);
+  if (total > MAX_SPAWN_ENV_BYTES) {
+    for (const [name, size] of sizes.sort((a, b) => b[1] - a[1])) {
+      if (total <= MAX_SPAWN_ENV_BYTES) break;
+      if (!moved.has(name)) move(name, size);
+    }
+  }
+  return moved;
+}
+
 /** Bash-managed names that never persist (K-BASH-5). */
 const NEVER_PERSIST =
   /^(PWD|OLDPWD|BASH.*|FUNCNAME|LINENO|PIPESTATUS|RANDOM|SECONDS|SHLVL|EPOCH.*|SRANDOM|OPTIND|OPTARG|_|PPID|UID|EUID|GROUPS|HISTCMD|DIRSTACK|COMP_.*|SHELLOPTS|SHOAL_TOKEN)$/;
@@ -214,18 +282,34 @@ export function restoreScript(s: ShellState): string {
  * `IFS`) stands in for the user's, which bash resets at start. The trap only calls a function defined here, and every command in it is a `builtin`: aliases
  * and functions of the user's (`exit`, `[`, `set`…) never run in their place. The dump is that
  * function's own body, one call deep: a `FUNCNEST` of 1 (shared by another principal) cannot stop it.
+ * The cwd recorded is `PWD` while it names the directory bash is in; one renamed (or replaced)
+ * under bash leaves `PWD` naming another or none, and the directory's own path is taken
+ * (`cd -P .`): the session went back to its previous cwd instead, and the next `touch` landed
+ * there.
+ * A run that ends by itself calls that function too ({@link DRIVER_RUN}): the source may have
+ * set an EXIT trap of its own in place of the driver's. Once dumped, the function does nothing:
+ * the trap that calls it then, the driver's, no longer dumps, and a trap of the run's own runs
+ * after the dump (its `cd` or `export` never reaches the session, as traps never persist).
+ * The function first keeps the status, turns `xtrace`, `verbose` and `functrace` off and removes
+ * a DEBUG trap, its own trace and trap output going to /dev/null (the driver's line does so
+ * before it calls the function, which then shows in no trace): a run that left `set -x` on had
+ * the whole dump traced into its stderr, and a DEBUG trap fired for the driver's commands. The trap's call
+ * itself is traced (`+ __shoal_exit`, one line, when such a run ends by `exit` or `set -e`): a
+ * trap text doing more would be parsed with the user's aliases (`{` too) in force.
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_exit() {
-  builtin set -- "$?"
+  { __shoal_st=${"$"}{__shoal_st-$?}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null
+  builtin set -- "$__shoal_st"
   if builtin [ "$BASHPID" = "$__shoal_pid" ]; then
     builtin unset -f __shoal_exit
     builtin set +eu
     builtin local IFS=$' \t\n'
     {
-      builtin unset -v __shoal_dir __shoal_pid
+      builtin unset -v __shoal_dir __shoal_pid __shoal_st
+      builtin [ . -ef "$PWD" ] || builtin cd -P . 2>/dev/null
       builtin printf 'C\0%s\0D\0' "$PWD"
       builtin declare -p
       builtin printf '\0F\0'
@@ -234,6 +318,7 @@ __shoal_exit() {
       builtin alias -p
       builtin printf '\0Z\0'
     } 1<>"$__shoal_dir/state"
+    __shoal_exit() { builtin :; }
   fi
   builtin exit "$1"
 }
@@ -243,12 +328,17 @@ trap __shoal_exit EXIT
 /**
  * The driver's end: restores the state (an empty restore script, a session with nothing to
  * restore, is not sourced: sourcing a file costs bash about as much as ten builtins), turns alias
- * expansion on, then sources the user's file, in one line, which bash parses before running it:
- * the restored aliases cannot change it.
+ * expansion on, then sources the user's file and dumps the state, in one line, which bash parses
+ * before running it: the restored aliases cannot change it. The restore is read with `extglob`
+ * on (then off again, as a fresh bash has it): `declare -f` writes a function defined under
+ * `shopt -s extglob` with its `@(…)` patterns, a syntax error otherwise, which lost the function
+ * and printed the error on every later exec's stderr. Options still never persist (K-BASH-5).
  */
-const DRIVER_RUN = String
-  .raw`builtin [ -s "$__shoal_dir/restore" ] && builtin source "$__shoal_dir/restore"; \
-builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"
+const DRIVER_RUN = String.raw`builtin [ -s "$__shoal_dir/restore" ] && \
+if builtin shopt -q extglob; then builtin source "$__shoal_dir/restore"; \
+else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin shopt -u extglob; fi; \
+builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"; \
+{ __shoal_st=$?; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null; __shoal_exit
 `;
 
 /** The `bash -c` driver of a cold run: restores state, then sources the user's file. */
@@ -303,20 +393,33 @@ export function envDelta(
   return (exports && `builtin export${exports}\n`) + (unsets && `builtin unset -v${unsets}\n`);
 }
 
-/** Splits `declare -f` output into functions by their `name () ` header lines. */
+/**
+ * Splits `declare -f` output into functions by their header lines: `name () ` and then `{ `,
+ * which bash writes for every function whatever its body. A body's heredoc or string may hold a
+ * line `bar () ` alone: taken as a header, it cut the function in two, and a real `bar` defined
+ * later was replaced by the cut-off part.
+ */
 function splitFunctions(text: string, into: Map<string, string>): void {
-  const headers = [...text.matchAll(/^(\S+) \(\) $/gm)];
+  const headers = [...text.matchAll(/^(\S+) \(\) \n(?=\{ $)/gm)];
   headers.forEach((m, i) => {
     const end = i + 1 < headers.length ? headers[i + 1].index : text.length;
     if (!m[1].startsWith("__shoal_")) into.set(m[1], text.slice(m.index, end).trimEnd());
   });
 }
 
-/** Splits `alias -p` output into definitions: `alias name='…'`, `alias -- -x='…'` for `-x`. */
+/** One `alias -p` definition: its name and its value, single-quoted as bash writes it (`'\''`). */
+const ALIAS_DEFINITION = /alias (?:-- )?([^=\n]+)=(?:'[^']*'|\\')+(?=\n|$)/y;
+
+/**
+ * Splits `alias -p` output into definitions: `alias name='…'`, `alias -- -x='…'` for `-x`. A
+ * definition ends where its quoted value does: a value may hold a line that starts `alias `,
+ * which was taken as a definition of its own, cutting the value.
+ */
 function splitAliases(text: string, into: Map<string, string>): void {
-  for (const def of text.split(/^(?=alias )/m)) {
-    const m = /^alias (?:-- )?([^=]+)=/.exec(def);
-    if (m) into.set(m[1], def.trimEnd());
+  ALIAS_DEFINITION.lastIndex = 0;
+  for (let m = ALIAS_DEFINITION.exec(text); m !== null; m = ALIAS_DEFINITION.exec(text)) {
+    into.set(m[1], m[0]);
+    if (text[ALIAS_DEFINITION.lastIndex] === "\n") ALIAS_DEFINITION.lastIndex++;
   }
 }
 

@@ -9,7 +9,13 @@ import { writeFreshFile } from "../bash/fresh_file.ts";
 import { groupExists } from "../bash/group_leader.ts";
 import { heldElsewhere, outputPipes } from "../bash/pipe_holders.ts";
 import type { ScratchPool } from "../bash/scratch_pool.ts";
-import { DRIVER, parseDump, restoreScript, type ShellState } from "../bash/shell_state.ts";
+import {
+  DRIVER,
+  launchable,
+  parseDump,
+  restoreScript,
+  type ShellState,
+} from "../bash/shell_state.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
 
@@ -194,9 +200,10 @@ async function readAll(
  * directory, which lies in the resident's bound directory.
  */
 function spawnCold(run: BashRun, resident: Resident | null, dir: string): BashChild {
+  const state = launchable(run.state);
   writeFreshFile(`${dir}/src`, encoder.encode(run.src));
-  writeFreshFile(`${dir}/restore`, encoder.encode(restoreScript(run.state)));
-  return spawnDriver(run.bash, run.state, resident, dir, DRIVER);
+  writeFreshFile(`${dir}/restore`, encoder.encode(restoreScript(state)));
+  return spawnDriver(run.bash, state, resident, dir, DRIVER);
 }
 
 /** A run's bash process, scratch directory and its pool, as {@link start} gives them. */

@@ -6,7 +6,14 @@ import { ensureFifo } from "../bash/fifo.ts";
 import { outputPipes } from "../bash/pipe_holders.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { ScratchPool } from "../bash/scratch_pool.ts";
-import { envDelta, restoreScript, type ShellState, WARM_DRIVER } from "../bash/shell_state.ts";
+import {
+  envDelta,
+  launchable,
+  launchEnv,
+  restoreScript,
+  type ShellState,
+  WARM_DRIVER,
+} from "../bash/shell_state.ts";
 import { confinementKey, type Sandboxing } from "../sandbox/command.ts";
 import type { Resident } from "../sandbox/resident.ts";
 
@@ -75,6 +82,7 @@ export class WarmShell {
     scratch: ScratchPool,
   ): WarmShell | null {
     if (state.cwdBytes !== undefined || state.cwdIdentity !== undefined) return null;
+    state = { ...state, env: new Map(launchEnv(state.env)) }; // its restore comes at hand-over
     const pool = resident?.pool ?? scratch;
     let dir: string;
     try {
@@ -135,7 +143,7 @@ export class WarmShell {
     if (this.#exited || this.#claimed) return false;
     if (state.cwdBytes !== undefined || state.cwdIdentity !== undefined) return false;
     if (state.cwd !== this.cwd) return false;
-    if (envDelta(this.env, state.env, this.bashVariables) === null) return false;
+    if (envDelta(this.env, launchEnv(state.env), this.bashVariables) === null) return false;
     // Not bash's /proc/PID/cwd: a launcher's spare enters the directory only once it reads its
     // request, and a shell looked at before would seem to be elsewhere.
     const now = dirIdentity(state.cwd);
@@ -150,7 +158,9 @@ export class WarmShell {
     this.#claimed = true;
     if (this.#exited) return false;
     try {
-      const restore = envDelta(this.env, state.env, this.bashVariables)! + restoreScript(state);
+      const launched = launchable(state);
+      const restore = envDelta(this.env, launched.env, this.bashVariables)! +
+        restoreScript(launched);
       writeAll(this.inputs.restore, encoder.encode(restore));
       writeAll(this.inputs.src, encoder.encode(src));
       this.#closeInputs();
