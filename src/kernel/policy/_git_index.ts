@@ -5,6 +5,7 @@
  */
 import { readSmallBytes } from "../bash/small_file.ts";
 import { utf8Decoder } from "../../protocol/utf8.ts";
+import { present } from "./_git_repository.ts";
 import { PROTECTED_DIRS, PROTECTED_FILES } from "../sandbox/protected_names.ts";
 
 /** The largest index read (a checkout of about a million files). */
@@ -32,13 +33,7 @@ function protectedPart(path: string): string | null {
  * no index (a repository without commits), null when it cannot be read or is not understood.
  */
 export function trackedProtected(file: string): string[] | null {
-  let present = true;
-  try {
-    Deno.lstatSync(file);
-  } catch {
-    present = false;
-  }
-  if (!present) return [];
+  if (!present(file)) return [];
   const bytes = readSmallBytes(file, INDEX_LIMIT);
   if (bytes === null || bytes.length < 12) return null;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

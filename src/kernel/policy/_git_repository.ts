@@ -59,7 +59,7 @@ function readText(path: string): string | null {
 }
 
 /** Whether something is at `path` (a dangling symlink counts). */
-function present(path: string): boolean {
+export function present(path: string): boolean {
   try {
     Deno.lstatSync(path);
     return true;

@@ -16,6 +16,7 @@ import {
   gitConfigPaths,
   gitRemoteNames,
   gitRunsConfiguredCode,
+  present,
 } from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
 import { trackedProtected } from "./_git_index.ts";
@@ -242,15 +243,5 @@ export class PathRecorder {
       const paths = tracked.map((rel) => `${repo.workTree}/${rel}`);
       this.#effects.paths("fs_write", paths.map((path) => physicalPath(path) ?? path));
     }
-  }
-}
-
-/** Whether something is at `path` (a dangling symlink counts). */
-function present(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
