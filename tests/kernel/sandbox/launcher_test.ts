@@ -125,6 +125,11 @@ async function start(s: Setup, script: string, state = s.state): Promise<BashChi
   return child;
 }
 
+/** Whether process group `pgid` has a `sleep` running: its run got past what came before it. */
+function sleeps(pgid: number): boolean {
+  return groupMembers(pgid).some((pid) => commandLine(pid)?.startsWith("sleep") === true);
+}
+
 /** What `child` wrote and how it ended. */
 async function finish(child: BashChild) {
   const [out, err, status] = await Promise.all([
@@ -417,6 +422,9 @@ for (const by of LAUNCHERS) {
         for (let i = 0; i < 20 && !launched; i++) {
           const child = await start(s, "echo again; sleep 300");
           launched = parentPid(child.pid) === parent;
+          // The spare has the run once it made its session and bash its echo: until then there
+          // is no group to kill (ESRCH under load), and a kill before the echo loses its output.
+          assert.ok(await waitUntil(() => sleeps(child.pid), 10000), "the run sleeps");
           Deno.kill(-child.pid, "SIGKILL");
           assert.equal((await finish(child)).out, "again\n");
         }
