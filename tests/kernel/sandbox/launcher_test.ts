@@ -579,6 +579,7 @@ for (const by of LAUNCHERS) {
           }
           const last = await start(s, "sleep 300");
           assert.equal(parentPid(last.pid), launcher, "runs are launched by the same launcher");
+          assert.ok(await waitUntil(() => sleeps(last.pid), 10000), "the run sleeps");
           Deno.kill(-last.pid, "SIGKILL");
           await finish(last);
         });
