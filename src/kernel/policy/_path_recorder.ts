@@ -9,7 +9,7 @@ import type { Cwds } from "./_cwds.ts";
 import { globMayClimb } from "./_paths.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 import { type ArgValue, type GitConfigScope, STATIC } from "./commands/command_io.ts";
-import { isInertSource, isSpecialDevice } from "./_shell_tables.ts";
+import { isInertSource, isSpecialDevice, namedDescriptor } from "./_shell_tables.ts";
 import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";
 import {
   findRepository,
@@ -40,6 +40,12 @@ export class PathRecorder {
   readonly #state: EffectState;
   readonly #effects: EffectSet;
   readonly #checks = new PathChecks();
+  /** Files the source's redirections put on each descriptor ("*": one bash picks), and how. */
+  readonly #onDescriptor = new Map<string, { kind: FsKind; path: string }[]>();
+  /** Descriptors copied onto others: `2>&1` is ["2", "1"]. */
+  readonly #copies: [string, string][] = [];
+  /** Descriptors the source opens anew by name (`>/dev/stderr` opens "2" as fs_write). */
+  readonly #reopened: { fd: string; kind: FsKind }[] = [];
 
   constructor(state: EffectState, effects: EffectSet) {
     this.#state = state;
@@ -53,7 +59,54 @@ export class PathRecorder {
 
   /** Why the run is opaque after all (links, PATH, git configuration), or null. */
   finish(): string | null {
+    for (const { fd, kind } of this.#reopened) {
+      const files = [...this.#filesOn(fd, new Set())].filter((file) => file.kind !== kind);
+      for (const { path } of files) {
+        this.#checks.record(kind, path);
+        if (kind === "fs_write" && hasHardLinks(path)) {
+          this.#effects.opaque(`write to a file with several hard links: ${path}`);
+        }
+      }
+      this.#effects.paths(kind, files.map((file) => file.path));
+    }
     return this.#checks.finish();
+  }
+
+  /**
+   * A redirection of descriptors `fds` ("*": one bash picks, `{var}>f`) to `arg`, opened as
+   * `kind`. Its file may be opened anew by a descriptor's name: K-EFF-3 [FIX].
+   */
+  redirect(kind: "fs_read" | "fs_write", arg: ArgValue, cwds: Cwds, fds: readonly string[]): void {
+    const paths = this.path(kind, arg, cwds, "redirect");
+    for (const fd of fds) {
+      const files = this.#onDescriptor.get(fd) ?? [];
+      for (const path of paths) files.push({ kind, path });
+      this.#onDescriptor.set(fd, files);
+    }
+  }
+
+  /** A redirection that makes descriptor `fd` a copy of `from` (`2>&1`, `3<&0-`). */
+  copy(fd: string, from: string): void {
+    this.#copies.push([fd, from]);
+  }
+
+  /**
+   * Every file a redirection of the source may have put on `fd`, directly or through copies,
+   * whatever their order (a function may run after a later `exec 3<f`); those on a descriptor
+   * bash picked may be on any.
+   */
+  #filesOn(fd: string, seen: Set<string>): Set<{ kind: FsKind; path: string }> {
+    const files = new Set([
+      ...this.#onDescriptor.get(fd) ?? [],
+      ...this.#onDescriptor.get("*") ?? [],
+    ]);
+    seen.add(fd);
+    for (const [to, from] of this.#copies) {
+      if ((to === fd || to === "*") && !seen.has(from)) {
+        for (const file of this.#filesOn(from, seen)) files.add(file);
+      }
+    }
+    return files;
   }
 
   /** The cwds themselves as a path effect. */
@@ -82,12 +135,12 @@ export class PathRecorder {
    * inert device is nothing. A redirection's special device (K-EFF-3) touches no file, nor does an
    * output to `/dev/null`: a command opens its output operand itself and writes into a directory
    * that `/dev/fd/N` or `/dev/stdout` may name (`cp f /dev/fd/3`), but `/dev/null` is always the
-   * device.
+   * device. Returns the paths recorded.
    */
-  path(kind: FsKind, arg: ArgValue, cwds: Cwds, use: PathUse = "operand", link = false): void {
-    if (arg.text === "") return;
+  path(kind: FsKind, arg: ArgValue, cwds: Cwds, use: PathUse = "operand", link = false): string[] {
+    if (arg.text === "") return [];
     const candidates = this.candidates(arg, cwds);
-    if (candidates === null) return;
+    if (candidates === null) return [];
     const paths: string[] = [];
     for (const candidate of candidates) {
       const lexical = normalizePath(candidate);
@@ -97,7 +150,11 @@ export class PathRecorder {
         else this.#effects.connect(socket.host, socket.port);
         continue;
       }
-      if (use === "redirect" && isSpecialDevice(lexical)) continue;
+      if (use === "redirect" && isSpecialDevice(lexical)) {
+        const fd = namedDescriptor(lexical);
+        if (fd !== null) this.#reopened.push({ fd, kind });
+        continue;
+      }
       if (use === "output" && lexical === "/dev/null") continue;
       if (kind === "fs_read" && isInertSource(lexical)) continue;
       if (/^\/(dev|proc)\//.test(lexical)) {
@@ -125,6 +182,7 @@ export class PathRecorder {
       paths.push(physical);
     }
     this.#effects.paths(kind, paths);
+    return paths;
   }
 
   /** A written destination that may become a link: the entries it creates are recorded. */

@@ -156,10 +156,22 @@ export function leadingKeyword(cmd: Command): string | null {
 /** A bash variable name. */
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Redirection targets that touch no file (K-EFF-3). */
+/**
+ * Redirection targets that touch no file of their own (K-EFF-3): a path below `/dev/fd/N` is an
+ * entry of the directory that descriptor may hold, so it is a path like any other.
+ */
 export function isSpecialDevice(path: string): boolean {
-  return ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"].includes(path) ||
-    path.startsWith("/dev/fd/");
+  return path === "/dev/null" || path === "/dev/tty" || namedDescriptor(path) !== null;
+}
+
+/**
+ * The descriptor `path` names (`/dev/stderr` → "2", `/dev/fd/3` → "3"), or null: opening such a
+ * name opens the descriptor's file anew (Linux), in the mode asked.
+ */
+export function namedDescriptor(path: string): string | null {
+  const std = ["/dev/stdin", "/dev/stdout", "/dev/stderr"].indexOf(path);
+  if (std >= 0) return String(std);
+  return /^\/dev\/fd\/(\d+)$/.exec(path)?.[1].replace(/^0+(?=\d)/, "") ?? null;
 }
 
 /**
