@@ -35,6 +35,15 @@ const GIT_REDIRECT =
  */
 export type PathUse = "operand" | "output" | "redirect";
 
+/** Whether `path` is a regular file now (following links). */
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
 /** Path effects of one derivation. */
 export class PathRecorder {
   readonly #state: EffectState;
@@ -44,8 +53,11 @@ export class PathRecorder {
   readonly #onDescriptor = new Map<string, { kind: FsKind; path: string }[]>();
   /** Descriptors copied onto others: `2>&1` is ["2", "1"]. */
   readonly #copies: [string, string][] = [];
-  /** Descriptors the source opens anew by name (`>/dev/stderr` opens "2" as fs_write). */
-  readonly #reopened: { fd: string; kind: FsKind }[] = [];
+  /**
+   * Descriptors the source opens anew by name (`>/dev/stderr` opens "2" as fs_write); `output`:
+   * as a command's output operand (`tee /dev/stderr`), which cp writes into when a directory.
+   */
+  readonly #reopened: { fd: string; kind: FsKind; output: boolean }[] = [];
 
   constructor(state: EffectState, effects: EffectSet) {
     this.#state = state;
@@ -59,9 +71,12 @@ export class PathRecorder {
 
   /** Why the run is opaque after all (links, PATH, git configuration), or null. */
   finish(): string | null {
-    for (const { fd, kind } of this.#reopened) {
+    for (const { fd, kind, output } of this.#reopened) {
       const files = [...this.#filesOn(fd, new Set())].filter((file) => file.kind !== kind);
       for (const { path } of files) {
+        if (output && !isFile(path)) {
+          this.#effects.opaque(`an output through a descriptor that may hold a directory: ${path}`);
+        }
         this.#checks.record(kind, path);
         if (kind === "fs_write" && hasHardLinks(path)) {
           this.#effects.opaque(`write to a file with several hard links: ${path}`);
@@ -132,10 +147,9 @@ export class PathRecorder {
   /**
    * Records a path effect for a word, resolved physically (symlinks of its existing prefix)
    * against every possible cwd; `link` marks a path the command may turn into a link. Reading an
-   * inert device is nothing. A redirection's special device (K-EFF-3) touches no file, nor does an
-   * output to `/dev/null`: a command opens its output operand itself and writes into a directory
-   * that `/dev/fd/N` or `/dev/stdout` may name (`cp f /dev/fd/3`), but `/dev/null` is always the
-   * device. Returns the paths recorded.
+   * inert device is nothing. A special device (K-EFF-3) as a redirection's target or a command's
+   * output touches no file of its own; one naming a descriptor reopens that descriptor's file
+   * ({@link finish}). Returns the paths recorded.
    */
   path(kind: FsKind, arg: ArgValue, cwds: Cwds, use: PathUse = "operand", link = false): string[] {
     if (arg.text === "") return [];
@@ -150,12 +164,11 @@ export class PathRecorder {
         else this.#effects.connect(socket.host, socket.port);
         continue;
       }
-      if (use === "redirect" && isSpecialDevice(lexical)) {
+      if (use !== "operand" && isSpecialDevice(lexical)) {
         const fd = namedDescriptor(lexical);
-        if (fd !== null) this.#reopened.push({ fd, kind });
+        if (fd !== null) this.#reopened.push({ fd, kind, output: use === "output" });
         continue;
       }
-      if (use === "output" && lexical === "/dev/null") continue;
       if (kind === "fs_read" && isInertSource(lexical)) continue;
       if (/^\/(dev|proc)\//.test(lexical)) {
         paths.push(lexical);

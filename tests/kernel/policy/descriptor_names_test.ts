@@ -7,17 +7,21 @@
  * `~/**` read grant).
  */
 import assert from "node:assert/strict";
-import { deriveEffects } from "../../../src/kernel/policy/effects.ts";
+import { deriveEffects, type Effect } from "../../../src/kernel/policy/effects.ts";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import type { FsKind } from "../../../src/kernel/policy/effect_types.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernelWithAgent } from "../../_support/kernel.ts";
 import { rpcError } from "../../_support/rejection.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
 
-function paths(src: string, kind: FsKind): string[] {
-  const state = { cwd: "/w", env: {}, changedEnv: new Set<string>(), home: "/home/me" };
-  return deriveEffects(parseBash(src), src, { ...state, sessionCommands: new Set() }).effects
-    .flatMap((e) => e.kind === kind ? e.paths : []);
+function effects(src: string, cwd = "/w"): Effect[] {
+  const state = { cwd, env: {}, changedEnv: new Set<string>(), home: "/home/me" };
+  return deriveEffects(parseBash(src), src, { ...state, sessionCommands: new Set() }).effects;
+}
+
+function paths(src: string, kind: FsKind, cwd = "/w"): string[] {
+  return effects(src, cwd).flatMap((e) => e.kind === kind ? e.paths : []);
 }
 
 Deno.test("K-EFF-3 [FIX]: writing a descriptor's name writes each file the source's redirections opened to read", () => {
@@ -47,6 +51,36 @@ Deno.test("K-EFF-3: a descriptor's name alone, or beside files opened the other 
   assert.deepEqual(paths("sort <in >out 2>/dev/stderr", "fs_write"), ["/w/out"]);
   assert.deepEqual(paths("while read -r l; do echo $l >/dev/stderr; done <list", "fs_write"), []);
   assert.deepEqual(paths("exec 3<in; echo x >/dev/fd/4 2>&3-", "fs_write"), []);
+});
+
+Deno.test("K-EFF-3: a command's output to a descriptor's name or /dev/tty touches no file of its own", () => {
+  for (
+    const src of [
+      "echo x | tee /dev/stderr",
+      "tee -a /dev/stdout /dev/tty < /dev/null",
+      "cp f /dev/stdout",
+      "dd if=f of=/dev/fd/1",
+    ]
+  ) {
+    assert.deepEqual(
+      effects(src).filter((e) => e.kind === "fs_write" || e.kind === "opaque"),
+      [],
+      src,
+    );
+  }
+});
+
+Deno.test("K-EFF-3 [FIX]: a command's output to a descriptor's name writes the file put there to read; into a directory there, it is opaque", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/victim`, "");
+    await Deno.mkdir(`${dir}/d`);
+    assert.deepEqual(paths("exec 3<victim; echo x | tee -a /dev/fd/3", "fs_write", dir), [
+      `${dir}/victim`,
+    ]);
+    for (const src of ["exec 3<d; cp f /dev/fd/3", "cp f /dev/stdout 1<gone"]) {
+      assert.ok(effects(src, dir).some((e) => e.kind === "opaque"), src);
+    }
+  });
 });
 
 Deno.test("K-EFF-3 [FIX]: a path below a descriptor's name is a path (a directory's descriptor names its entries)", () => {
