@@ -257,6 +257,9 @@ export class Journal implements DurableLog {
   }
 }
 
+/** The most memory SQLite's page cache of the journal holds, in KiB. */
+const JOURNAL_CACHE_KIB = 256;
+
 /** The journal database at `path`, its pragmas set and its schema made (J-1). */
 function openDatabase(path: string): DatabaseSync {
   // Create the file ourselves so it never exists with wider permissions; SQLite gives the
@@ -268,6 +271,10 @@ function openDatabase(path: string): DatabaseSync {
     db.exec("PRAGMA busy_timeout = 5000");
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
+    // SQLite's page cache may grow to 2 MiB by default, held for the kernel's life; a journal's
+    // reads are recent rows and index pages, and the OS caches the file anyway. 256 KiB kept the
+    // kernel's anonymous memory 2 MiB lower after 4,000 execs (issue 33).
+    db.exec(`PRAGMA cache_size = -${JOURNAL_CACHE_KIB}`);
     db.exec(SCHEMA);
     addApprovedBy(db);
   } catch (err) {
