@@ -243,3 +243,17 @@ undecided(
       assert.deepEqual(failed, []);
     }),
 );
+
+undecided(
+  "[needs SPEC decision P-EVAL-1/P-NET-1: how is a sandboxed agent's connect to a server it started inside its own network namespace judged?] `python3 -m http.server 8765 &` then `curl http://127.0.0.1:8765/` is denied (lacks net_connect 127.0.0.1:8765), though only the namespace's loopback is reachable; the grant that message asks for would forward 8765 to the host's loopback instead, where the agent's server is not",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const served = await run(
+        agent,
+        "python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 & sleep 1; " +
+          "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8765/; kill %1",
+      );
+      assert.ok(served.ok && served.text.includes("200"), served.text);
+    }),
+);
