@@ -148,8 +148,9 @@ export class PathRecorder {
    * Records a path effect for a word, resolved physically (symlinks of its existing prefix)
    * against every possible cwd; `link` marks a path the command may turn into a link. Reading an
    * inert device is nothing. A special device (K-EFF-3) as a redirection's target or a command's
-   * output touches no file of its own; one naming a descriptor reopens that descriptor's file
-   * ({@link finish}). Returns the paths recorded.
+   * output touches no file of its own, nor does a descriptor's name read as an operand (`jq .
+   * /dev/stdin`); a descriptor's name reopens the descriptor's file ({@link finish}). Returns the
+   * paths recorded.
    */
   path(kind: FsKind, arg: ArgValue, cwds: Cwds, use: PathUse = "operand", link = false): string[] {
     if (arg.text === "") return [];
@@ -164,11 +165,12 @@ export class PathRecorder {
         else this.#effects.connect(socket.host, socket.port);
         continue;
       }
-      if (use !== "operand" && isSpecialDevice(lexical)) {
-        const fd = namedDescriptor(lexical);
-        if (fd !== null) this.#reopened.push({ fd, kind, output: use === "output" });
+      const fd = namedDescriptor(lexical);
+      if (fd !== null && (use !== "operand" || kind === "fs_read")) {
+        this.#reopened.push({ fd, kind, output: use === "output" });
         continue;
       }
+      if (use !== "operand" && isSpecialDevice(lexical)) continue;
       if (kind === "fs_read" && isInertSource(lexical)) continue;
       if (/^\/(dev|proc)\//.test(lexical)) {
         paths.push(lexical);

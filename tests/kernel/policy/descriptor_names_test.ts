@@ -43,6 +43,20 @@ Deno.test("K-EFF-3 [FIX]: writing a descriptor's name writes each file the sourc
 Deno.test("K-EFF-3 [FIX]: reading a descriptor's name reads each file the source's redirections opened to write", () => {
   assert.deepEqual(paths("exec 3>>secret; cat </dev/fd/3", "fs_read"), ["/w/secret"]);
   assert.deepEqual(paths("cat </dev/stdin 0>>secret", "fs_read"), ["/w/secret"]);
+  assert.deepEqual(paths("exec 3>>secret; cat /dev/fd/3", "fs_read"), ["/w/secret"]);
+});
+
+Deno.test("K-EFF-3: an operand reading a descriptor's name reads no file of its own (`jq . /dev/stdin`)", () => {
+  for (
+    const src of [
+      "echo x | cat /dev/stdin",
+      "echo x | diff /dev/stdin /dev/fd/0",
+      "wc -l /dev/fd/1",
+    ]
+  ) {
+    assert.deepEqual(paths(src, "fs_read"), [], src);
+  }
+  assert.deepEqual(paths("echo x | diff /dev/stdin b", "fs_read"), ["/w/b"]);
 });
 
 Deno.test("K-EFF-3: a descriptor's name alone, or beside files opened the other way, adds nothing", () => {
