@@ -223,7 +223,9 @@ export function enforceVerdict(
   }
   if (analysis.verdict === "approval_required") {
     const plan = storePlan(kernel, attachment, src, analysis);
-    throw new RpcError(ErrorCode.APPROVAL_REQUIRED, "this source needs approval", {
+    // what the caller tells a human, whose client may show no approval form (M-ONB-3, K-CLI-3)
+    const how = `the local human runs \`shoal-kernel approve ${plan.ref}\` (or \`deny\`)`;
+    throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `this source needs approval: ${how}`, {
       verdict: "approval_required",
       ...reportEffects(analysis.effects),
       ...reportedMember(

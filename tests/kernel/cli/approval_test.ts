@@ -72,6 +72,20 @@ withAgent(
 );
 
 withAgent(
+  "-32011's message names the command with which the local human approves the plan, and it does (M-ONB-3, K-CLI-3)",
+  { "agent:a": AGENT },
+  async (k, agent) => {
+    const err = await rpcError(agent.request("exec", { src: "touch named" }));
+    const plan = (err.data as Rec).plan_ref as string;
+    const named = /`shoal-kernel (approve plan:[0-9a-f]+)`/.exec(err.message);
+    assert.ok(named !== null, err.message);
+    const approved = await kernelCli(k.box, named[1].split(" "));
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal((await agent.request("plan.get", { plan_ref: plan }) as Rec).approval, "approved");
+  },
+);
+
+withAgent(
   "CLI errors: kernel errors print the message and code and exit 1, unreachable socket exits 1, bad usage exits 2 (K-CLI-3)",
   { "agent:a": AGENT, [LOCAL_HUMAN]: { approver: false } },
   async (k, agent) => {
