@@ -1,0 +1,55 @@
+// `complete` for a sandboxed principal (K-COMP-1, P-SBX-3): a listing is a read, so it offers only
+// what the principal's runs could list inside their sandbox, never what the sandbox masks.
+import assert from "node:assert/strict";
+import { startKernel } from "../../_support/kernel.ts";
+import { AGENT_RIGHTS, createToken, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+
+hostTest(
+  "K-COMP-1/P-SBX-3/K-BLOB-3 a sandboxed agent whose grant covers the kernel's state completes none of its entries (no CAS hashes of the human's outputs to blob.get), as its runs see none",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const k = await startKernel(
+      [
+        "--policy",
+        await writePolicy(box, { "agent:s": { fs: { read: [`${box.dir}/**`] }, ...AGENT_RIGHTS } }),
+      ],
+      box,
+    ).catch(async (e) => {
+      await box.cleanup();
+      throw e;
+    });
+    try {
+      const state = `${box.dir}/state/shoal`;
+      await Deno.mkdir(`${box.dir}/home/proj`);
+      await Deno.writeTextFile(`${box.dir}/home/proj/notes.txt`, "");
+      const human = await k.attach();
+      await human.request("exec", { src: "echo the human output" });
+      await human.request("exec", { src: `cd ${box.dir}/home` });
+      const agent = await k.attach("default", (await createToken(box, "agent:s")).secret);
+      const candidates = async (
+        src: string,
+      ) => ((await agent.request("complete", { src }) as Rec).candidates as string[]);
+      // What a run of the agent lists there: the state is masked by an empty tmpfs.
+      const listed = await agent.request("exec", {
+        src: `ls -A ${state} | wc -l; test -e ${state}/cas || echo no-cas`,
+        position: "value",
+      }) as Rec;
+      assert.equal((listed.render as string).trim(), "0\nno-cas");
+      assert.deepEqual(await candidates(`cat ${state}/`), []);
+      assert.deepEqual(await candidates(`cat ${state}/cas/`), []);
+      assert.deepEqual(await candidates(`cat ${state}/t`), []);
+      assert.deepEqual(await candidates(`cat ${box.dir}/run/shoal/`), []);
+      // What the sandbox shows is still offered, relative to the cwd and absolute.
+      assert.deepEqual(await candidates("cat proj/"), ["proj/notes.txt"]);
+      assert.deepEqual(await candidates(`cat ${box.dir}/home/proj/n`), [
+        `${box.dir}/home/proj/notes.txt`,
+      ]);
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
