@@ -128,14 +128,14 @@ const decoder = new TextDecoder();
  * Completes the word that ends at `cursor` (UTF-8 byte offset, default the end, clamped, moved
  * back to a scalar boundary). Command position offers reserved words, builtins and executables
  * on `path`; elsewhere entries of `cwd` (none when null), directories suffixed `/`, of a
- * directory whose real path `mayRead` allows (none else: a listing is a read of it).
+ * directory whose real path `mayList` allows (none else: a listing is a read of it).
  */
 export async function complete(
   src: string,
   cursor: number | undefined,
   cwd: string | null,
   path: string,
-  mayRead: (dir: string) => boolean,
+  mayList: (dir: string) => boolean,
 ): Promise<Completion> {
   const bytes = encoder.encode(src);
   let end = Math.min(Math.max(cursor ?? bytes.length, 0), bytes.length);
@@ -148,7 +148,7 @@ export async function complete(
     ? await commandCandidates(partial, path)
     : cwd === null
     ? []
-    : await pathCandidates(partial, cwd, mayRead);
+    : await pathCandidates(partial, cwd, mayList);
   const unique = [...new Set(candidates)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return { candidates: unique.slice(0, MAX_COMPLETIONS), start };
 }
@@ -183,7 +183,7 @@ async function commandCandidates(partial: string, path: string): Promise<string[
 async function pathCandidates(
   partial: string,
   cwd: string,
-  mayRead: (dir: string) => boolean,
+  mayList: (dir: string) => boolean,
 ): Promise<string[]> {
   const slash = partial.lastIndexOf("/");
   const dirPart = partial.slice(0, slash + 1);
@@ -191,7 +191,7 @@ async function pathCandidates(
   const dir = dirPart.startsWith("/") ? dirPart : `${cwd}/${dirPart}`;
   const out: string[] = [];
   try {
-    if (!mayRead(await Deno.realPath(dir))) return out;
+    if (!mayList(await Deno.realPath(dir))) return out;
   } catch {
     return out; // missing or unreadable directory
   }

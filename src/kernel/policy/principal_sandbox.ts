@@ -76,6 +76,18 @@ export function isSandboxed(
 }
 
 /**
+ * Whether a run of a sandboxed principal would see the existing host `path` (P-SBX-3): shown by
+ * its grants and not masked. What the kernel lists for it (`complete`) must not show more.
+ */
+export function sandboxShows(
+  setting: SandboxSetting,
+  policy: PrincipalPolicy,
+  path: string,
+): boolean {
+  return visibleIn(sandboxView(policyGrants(policy), setting.home, setting.masked), path);
+}
+
+/**
  * The sandbox one run of `principal` goes into, or null when it runs unconfined; `approved` are
  * the effects of the approved plan it runs, if any. Refuses with -32010 a hermetic principal that
  * would run unconfined (`hermetic_unavailable`) and a run whose `cwd` the sandbox does not show
