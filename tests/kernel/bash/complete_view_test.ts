@@ -53,3 +53,42 @@ hostTest(
     }
   },
 );
+
+hostTest(
+  "K-COMP-1/P-SBX-3 a sandboxed agent that may read / completes no host /tmp, /proc or /dev entries: its runs have a private /tmp, their own /proc and a minimal /dev",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const k = await startKernel(
+      [
+        "--policy",
+        await writePolicy(box, { "agent:s": { fs: { read: ["/**"] }, ...AGENT_RIGHTS } }),
+      ],
+      box,
+    ).catch(async (e) => {
+      await box.cleanup();
+      throw e;
+    });
+    try {
+      const human = await k.attach();
+      await human.request("exec", { src: "cd /usr" });
+      const agent = await k.attach("default", (await createToken(box, "agent:s")).secret);
+      const candidates = async (
+        src: string,
+      ) => ((await agent.request("complete", { src }) as Rec).candidates as string[]);
+      // The host's: the kernel's own process and this test's sandbox directory.
+      assert.ok(
+        ((await human.request("complete", { src: "cat /proc/" }) as Rec).candidates as string[])
+          .length > 0,
+      );
+      for (const dir of ["/tmp/", "/proc/", `/proc/${k.child.pid}/`, "/dev/", `${box.dir}/`]) {
+        assert.deepEqual(await candidates(`cat ${dir}`), [], dir);
+      }
+      // What the sandbox shows of the host is offered.
+      assert.ok((await candidates("cat /usr/b")).includes("/usr/bin/"));
+      assert.ok((await candidates("cat b")).includes("bin/"));
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
