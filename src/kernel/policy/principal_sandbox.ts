@@ -4,7 +4,13 @@ import type { Effect } from "./effects.ts";
 import type { PrincipalPolicy } from "./leash.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 import type { SandboxHost } from "../sandbox/probe.ts";
-import { type SandboxGrants, sandboxView, visibleIn } from "../sandbox/view.ts";
+import {
+  isUnder,
+  OWN_MOUNTS,
+  type SandboxGrants,
+  sandboxView,
+  visibleIn,
+} from "../sandbox/view.ts";
 import { sandboxNet } from "../net/destinations.ts";
 import { withGitIdentity } from "../sandbox/git_identity.ts";
 import { tmpfsBounds } from "../sandbox/tmpfs_bounds.ts";
@@ -77,14 +83,16 @@ export function isSandboxed(
 
 /**
  * Whether a run of a sandboxed principal would see the existing host `path` (P-SBX-3): shown by
- * its grants and not masked. What the kernel lists for it (`complete`) must not show more.
+ * its grants and not masked, nor under the `/proc` and `/dev` the sandbox makes its own. What the
+ * kernel lists for it (`complete`) must not show more.
  */
 export function sandboxShows(
   setting: SandboxSetting,
   policy: PrincipalPolicy,
   path: string,
 ): boolean {
-  return visibleIn(sandboxView(policyGrants(policy), setting.home, setting.masked), path);
+  return !OWN_MOUNTS.some((own) => isUnder(path, own)) &&
+    visibleIn(sandboxView(policyGrants(policy), setting.home, setting.masked), path);
 }
 
 /**
