@@ -119,8 +119,23 @@ const COMMAND_STARTERS = new Set([
   "env",
 ]);
 
-/** Bytes that end a word. */
-const BREAKS = new Set([..." \t\n;&|()<>"].map((c) => c.charCodeAt(0)));
+/** Bytes that end a word: 1 at their index. */
+const BREAKS = new Uint8Array(256);
+for (const c of " \t\n;&|()<>") BREAKS[c.charCodeAt(0)] = 1;
+
+/** Classes of the tokens before a word: a word's character, a blank, an operator, a backquote. */
+const enum Cls {
+  Word,
+  Blank,
+  Operator,
+  Backquote,
+}
+/** The class of each ASCII character: blanks are `\s` but newline, which is an operator. */
+const ASCII_CLASS = new Uint8Array(128);
+for (const c of "\t\v\f\r ") ASCII_CLASS[c.charCodeAt(0)] = Cls.Blank;
+for (const c of ";&|()\n") ASCII_CLASS[c.charCodeAt(0)] = Cls.Operator;
+ASCII_CLASS["`".charCodeAt(0)] = Cls.Backquote;
+const SPACE = /\s/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -141,7 +156,7 @@ export async function complete(
   let end = Math.min(Math.max(cursor ?? bytes.length, 0), bytes.length);
   while (end > 0 && end < bytes.length && (bytes[end] & 0xc0) === 0x80) end--;
   let start = end;
-  while (start > 0 && !BREAKS.has(bytes[start - 1])) start--;
+  while (start > 0 && BREAKS[bytes[start - 1]] === 0) start--;
   const partial = decoder.decode(bytes.subarray(start, end));
   const before = decoder.decode(bytes.subarray(0, start));
   const candidates = inCommandPosition(before) && !partial.includes("/")
@@ -153,14 +168,57 @@ export async function complete(
   return { candidates: unique.slice(0, MAX_COMPLETIONS), start };
 }
 
-/** Whether the word after `before` is a command name (assignments may precede it). */
+/** The class of the UTF-16 code unit of `text` at `i`. */
+function classAt(text: string, i: number): Cls {
+  const c = text.charCodeAt(i);
+  if (c < 128) return ASCII_CLASS[c];
+  return SPACE.test(text[i]) ? Cls.Blank : Cls.Word;
+}
+
+/** Whether the word of `text` from `start` to `end` is an assignment, `NAME=…`. */
+function isAssignment(text: string, start: number, end: number): boolean {
+  let i = start;
+  const c = text.charCodeAt(i);
+  if (!(c === 95 || (c | 32) >= 97 && (c | 32) <= 122)) return false;
+  for (i++; i < end; i++) {
+    const d = text.charCodeAt(i);
+    if (d === 61) return true;
+    if (!(d === 95 || (d | 32) >= 97 && (d | 32) <= 122 || d >= 48 && d <= 57)) return false;
+  }
+  return false;
+}
+
+/**
+ * Whether the operator run that ends `before` at `end` puts a command next: any but one starting
+ * with `)`. A `$` that starts a token makes `$(` a token of its own, and the run then starts after it.
+ */
+function operatorStartsCommand(before: string, end: number): boolean {
+  let start = end - 1;
+  while (start > 0 && classAt(before, start - 1) === Cls.Operator) start--;
+  const dollarOpen = before[start] === "(" && start > 0 && before[start - 1] === "$" &&
+    (start === 1 || classAt(before, start - 2) !== Cls.Word);
+  if (dollarOpen && ++start === end) return true;
+  return before[start] !== ")";
+}
+
+/**
+ * Whether the word after `before` is a command name (assignments may precede it): after an
+ * operator but `)`, `$(`, a backquote or a command-starting word. Reads `before` backwards only as
+ * far as that token, so a long source is not split into tokens (E-4).
+ */
 function inCommandPosition(before: string): boolean {
-  const tokens = before.match(/[;&|()\n]+|\$\(|`|[^\s;&|()`]+/g) ?? [];
-  let i = tokens.length - 1;
-  while (i >= 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(tokens[i])) i--;
-  if (i < 0) return true;
-  const last = tokens[i];
-  return /^[;&|(\n]/.test(last) || last === "$(" || last === "`" || COMMAND_STARTERS.has(last);
+  let end = before.length;
+  while (true) {
+    while (end > 0 && classAt(before, end - 1) === Cls.Blank) end--;
+    if (end === 0) return true;
+    const last = classAt(before, end - 1);
+    if (last === Cls.Backquote) return true;
+    if (last === Cls.Operator) return operatorStartsCommand(before, end);
+    let start = end - 1;
+    while (start > 0 && classAt(before, start - 1) === Cls.Word) start--;
+    if (!isAssignment(before, start, end)) return COMMAND_STARTERS.has(before.slice(start, end));
+    end = start;
+  }
 }
 
 async function commandCandidates(partial: string, path: string): Promise<string[]> {
