@@ -91,8 +91,13 @@ export function sandboxShows(
   policy: PrincipalPolicy,
   path: string,
 ): boolean {
-  return !OWN_MOUNTS.some((own) => isUnder(path, own)) &&
-    visibleIn(sandboxView(policyGrants(policy), setting.home, setting.masked), path);
+  if (OWN_MOUNTS.some((own) => isUnder(path, own))) return false;
+  // Every root read-only: the same paths are shown, and no protected names are looked for.
+  const { read, write } = policyGrants(policy);
+  return visibleIn(
+    sandboxView({ read: [...read, ...write], write: [] }, setting.home, setting.masked),
+    path,
+  );
 }
 
 /**
