@@ -92,3 +92,45 @@ hostTest(
     }
   },
 );
+
+hostTest(
+  "K-COMP-1/P-SBX-3 a sandboxed agent that swaps a symlink in its project between a directory it may list and the kernel's state, while completing through it, never gets the state's entries: what is listed is the directory that was checked",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    const k = await startKernel(
+      [
+        "--policy",
+        await writePolicy(box, {
+          "agent:s": { fs: { read: [`${box.dir}/**`], write: [`${proj}/**`] }, ...AGENT_RIGHTS },
+        }),
+      ],
+      box,
+    ).catch(async (e) => {
+      await box.cleanup();
+      throw e;
+    });
+    try {
+      const state = `${box.dir}/state/shoal`;
+      await Deno.mkdir(`${proj}/sub`, { recursive: true });
+      await Deno.writeTextFile(`${proj}/sub/notes.txt`, "");
+      const human = await k.attach();
+      await human.request("exec", { src: `cd ${proj}` });
+      const agent = await k.attach("default", (await createToken(box, "agent:s")).secret);
+      const flipper = await agent.request("exec", {
+        src: `while :; do ln -sfn sub l; ln -sfn ${state} l; done`,
+        async: true,
+      }) as Rec;
+      const seen = new Set<string>();
+      for (let i = 0; i < 4000; i++) {
+        const r = await agent.request("complete", { src: "cat l/" }) as Rec;
+        for (const c of r.candidates as string[]) seen.add(c);
+      }
+      await agent.request("task.cancel", { task: flipper.task });
+      assert.ok([...seen].every((c) => c === "l/notes.txt"), [...seen].join(" "));
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
