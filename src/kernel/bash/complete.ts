@@ -1,5 +1,6 @@
 /** Completion candidates for bash source at a byte cursor (K-COMP-1). */
 import { MAX_COMPLETIONS } from "../../protocol/limits.ts";
+import { closeFd, openReadNonBlocking } from "./fd_calls.ts";
 
 /** Result of `complete`: candidates replace the bytes from `start` to the cursor. */
 export interface Completion {
@@ -246,24 +247,59 @@ async function pathCandidates(
   const slash = partial.lastIndexOf("/");
   const dirPart = partial.slice(0, slash + 1);
   const prefix = partial.slice(slash + 1);
-  const dir = dirPart.startsWith("/") ? dirPart : `${cwd}/${dirPart}`;
+  const held = await holdDir(dirPart.startsWith("/") ? dirPart : `${cwd}/${dirPart}`);
   const out: string[] = [];
+  if (held === null) return out; // missing or unreadable directory
   try {
-    if (!mayList(await Deno.realPath(dir))) return out;
-  } catch {
-    return out; // missing or unreadable directory
-  }
-  for (const name of await entries(dir)) {
-    if (!name.startsWith(prefix) || (name.startsWith(".") && !prefix.startsWith("."))) continue;
-    let isDir = false;
-    try {
-      isDir = (await Deno.stat(`${dir}/${name}`)).isDirectory;
-    } catch {
-      // dangling link: offered as a plain name
+    if (!mayList(held.real)) return out;
+    for (const name of await entries(held.path)) {
+      if (!name.startsWith(prefix) || (name.startsWith(".") && !prefix.startsWith("."))) continue;
+      let isDir = false;
+      try {
+        isDir = (await Deno.stat(`${held.path}/${name}`)).isDirectory;
+      } catch {
+        // dangling link: offered as a plain name
+      }
+      out.push(`${dirPart}${name}${isDir ? "/" : ""}`);
     }
-    out.push(`${dirPart}${name}${isDir ? "/" : ""}`);
+    return out;
+  } finally {
+    held.close();
   }
-  return out;
+}
+
+/** A directory held for listing: its real path, and a path that reaches exactly it. */
+interface HeldDir {
+  real: string;
+  path: string;
+  close(): void;
+}
+
+/**
+ * The directory `dir` (a path ending in `/`) held open (Linux): its real path as the OS resolved it
+ * in the open, and `/proc/self/fd/N`, which reaches that very directory however the names on its
+ * way change after the check: an agent swapping a symlink in its project between a directory it
+ * may list and the kernel's state gets the listing of what was checked. Elsewhere both are the
+ * real path. Null when it is missing or not a directory.
+ */
+async function holdDir(dir: string): Promise<HeldDir | null> {
+  if (Deno.build.os !== "linux") {
+    try {
+      const real = await Deno.realPath(dir);
+      return { real, path: real, close() {} };
+    } catch {
+      return null;
+    }
+  }
+  const fd = openReadNonBlocking(dir);
+  if (fd < 0) return null;
+  const path = `/proc/self/fd/${fd}`;
+  try {
+    return { real: Deno.readLinkSync(path), path, close: () => closeFd(fd) };
+  } catch {
+    closeFd(fd);
+    return null;
+  }
 }
 
 /** Names in a directory; none when it cannot be read. */
