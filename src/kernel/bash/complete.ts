@@ -1,5 +1,6 @@
 /** Completion candidates for bash source at a byte cursor (K-COMP-1). */
 import { MAX_COMPLETIONS } from "../../protocol/limits.ts";
+import { closeFd, openReadNonBlocking } from "./fd_calls.ts";
 
 /** Result of `complete`: candidates replace the bytes from `start` to the cursor. */
 export interface Completion {
@@ -119,8 +120,23 @@ const COMMAND_STARTERS = new Set([
   "env",
 ]);
 
-/** Bytes that end a word. */
-const BREAKS = new Set([..." \t\n;&|()<>"].map((c) => c.charCodeAt(0)));
+/** Bytes that end a word: 1 at their index. */
+const BREAKS = new Uint8Array(256);
+for (const c of " \t\n;&|()<>") BREAKS[c.charCodeAt(0)] = 1;
+
+/** Classes of the tokens before a word: a word's character, a blank, an operator, a backquote. */
+const enum Cls {
+  Word,
+  Blank,
+  Operator,
+  Backquote,
+}
+/** The class of each ASCII character: blanks are `\s` but newline, which is an operator. */
+const ASCII_CLASS = new Uint8Array(128);
+for (const c of "\t\v\f\r ") ASCII_CLASS[c.charCodeAt(0)] = Cls.Blank;
+for (const c of ";&|()\n") ASCII_CLASS[c.charCodeAt(0)] = Cls.Operator;
+ASCII_CLASS["`".charCodeAt(0)] = Cls.Backquote;
+const SPACE = /\s/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -128,39 +144,82 @@ const decoder = new TextDecoder();
  * Completes the word that ends at `cursor` (UTF-8 byte offset, default the end, clamped, moved
  * back to a scalar boundary). Command position offers reserved words, builtins and executables
  * on `path`; elsewhere entries of `cwd` (none when null), directories suffixed `/`, of a
- * directory whose real path `mayRead` allows (none else: a listing is a read of it).
+ * directory whose real path `mayList` allows (none else: a listing is a read of it).
  */
 export async function complete(
   src: string,
   cursor: number | undefined,
   cwd: string | null,
   path: string,
-  mayRead: (dir: string) => boolean,
+  mayList: (dir: string) => boolean,
 ): Promise<Completion> {
   const bytes = encoder.encode(src);
   let end = Math.min(Math.max(cursor ?? bytes.length, 0), bytes.length);
   while (end > 0 && end < bytes.length && (bytes[end] & 0xc0) === 0x80) end--;
   let start = end;
-  while (start > 0 && !BREAKS.has(bytes[start - 1])) start--;
+  while (start > 0 && BREAKS[bytes[start - 1]] === 0) start--;
   const partial = decoder.decode(bytes.subarray(start, end));
   const before = decoder.decode(bytes.subarray(0, start));
   const candidates = inCommandPosition(before) && !partial.includes("/")
     ? await commandCandidates(partial, path)
     : cwd === null
     ? []
-    : await pathCandidates(partial, cwd, mayRead);
+    : await pathCandidates(partial, cwd, mayList);
   const unique = [...new Set(candidates)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return { candidates: unique.slice(0, MAX_COMPLETIONS), start };
 }
 
-/** Whether the word after `before` is a command name (assignments may precede it). */
+/** The class of the UTF-16 code unit of `text` at `i`. */
+function classAt(text: string, i: number): Cls {
+  const c = text.charCodeAt(i);
+  if (c < 128) return ASCII_CLASS[c];
+  return SPACE.test(text[i]) ? Cls.Blank : Cls.Word;
+}
+
+/** Whether the word of `text` from `start` to `end` is an assignment, `NAME=…`. */
+function isAssignment(text: string, start: number, end: number): boolean {
+  let i = start;
+  const c = text.charCodeAt(i);
+  if (!(c === 95 || (c | 32) >= 97 && (c | 32) <= 122)) return false;
+  for (i++; i < end; i++) {
+    const d = text.charCodeAt(i);
+    if (d === 61) return true;
+    if (!(d === 95 || (d | 32) >= 97 && (d | 32) <= 122 || d >= 48 && d <= 57)) return false;
+  }
+  return false;
+}
+
+/**
+ * Whether the operator run that ends `before` at `end` puts a command next: any but one starting
+ * with `)`. A `$` that starts a token makes `$(` a token of its own, and the run then starts after it.
+ */
+function operatorStartsCommand(before: string, end: number): boolean {
+  let start = end - 1;
+  while (start > 0 && classAt(before, start - 1) === Cls.Operator) start--;
+  const dollarOpen = before[start] === "(" && start > 0 && before[start - 1] === "$" &&
+    (start === 1 || classAt(before, start - 2) !== Cls.Word);
+  if (dollarOpen && ++start === end) return true;
+  return before[start] !== ")";
+}
+
+/**
+ * Whether the word after `before` is a command name (assignments may precede it): after an
+ * operator but `)`, `$(`, a backquote or a command-starting word. Reads `before` backwards only as
+ * far as that token, so a long source is not split into tokens (E-4).
+ */
 function inCommandPosition(before: string): boolean {
-  const tokens = before.match(/[;&|()\n]+|\$\(|`|[^\s;&|()`]+/g) ?? [];
-  let i = tokens.length - 1;
-  while (i >= 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(tokens[i])) i--;
-  if (i < 0) return true;
-  const last = tokens[i];
-  return /^[;&|(\n]/.test(last) || last === "$(" || last === "`" || COMMAND_STARTERS.has(last);
+  let end = before.length;
+  while (true) {
+    while (end > 0 && classAt(before, end - 1) === Cls.Blank) end--;
+    if (end === 0) return true;
+    const last = classAt(before, end - 1);
+    if (last === Cls.Backquote) return true;
+    if (last === Cls.Operator) return operatorStartsCommand(before, end);
+    let start = end - 1;
+    while (start > 0 && classAt(before, start - 1) === Cls.Word) start--;
+    if (!isAssignment(before, start, end)) return COMMAND_STARTERS.has(before.slice(start, end));
+    end = start;
+  }
 }
 
 async function commandCandidates(partial: string, path: string): Promise<string[]> {
@@ -183,29 +242,64 @@ async function commandCandidates(partial: string, path: string): Promise<string[
 async function pathCandidates(
   partial: string,
   cwd: string,
-  mayRead: (dir: string) => boolean,
+  mayList: (dir: string) => boolean,
 ): Promise<string[]> {
   const slash = partial.lastIndexOf("/");
   const dirPart = partial.slice(0, slash + 1);
   const prefix = partial.slice(slash + 1);
-  const dir = dirPart.startsWith("/") ? dirPart : `${cwd}/${dirPart}`;
+  const held = await holdDir(dirPart.startsWith("/") ? dirPart : `${cwd}/${dirPart}`);
   const out: string[] = [];
+  if (held === null) return out; // missing or unreadable directory
   try {
-    if (!mayRead(await Deno.realPath(dir))) return out;
-  } catch {
-    return out; // missing or unreadable directory
-  }
-  for (const name of await entries(dir)) {
-    if (!name.startsWith(prefix) || (name.startsWith(".") && !prefix.startsWith("."))) continue;
-    let isDir = false;
-    try {
-      isDir = (await Deno.stat(`${dir}/${name}`)).isDirectory;
-    } catch {
-      // dangling link: offered as a plain name
+    if (!mayList(held.real)) return out;
+    for (const name of await entries(held.path)) {
+      if (!name.startsWith(prefix) || (name.startsWith(".") && !prefix.startsWith("."))) continue;
+      let isDir = false;
+      try {
+        isDir = (await Deno.stat(`${held.path}/${name}`)).isDirectory;
+      } catch {
+        // dangling link: offered as a plain name
+      }
+      out.push(`${dirPart}${name}${isDir ? "/" : ""}`);
     }
-    out.push(`${dirPart}${name}${isDir ? "/" : ""}`);
+    return out;
+  } finally {
+    held.close();
   }
-  return out;
+}
+
+/** A directory held for listing: its real path, and a path that reaches exactly it. */
+interface HeldDir {
+  real: string;
+  path: string;
+  close(): void;
+}
+
+/**
+ * The directory `dir` (a path ending in `/`) held open (Linux): its real path as the OS resolved it
+ * in the open, and `/proc/self/fd/N`, which reaches that very directory however the names on its
+ * way change after the check: an agent swapping a symlink in its project between a directory it
+ * may list and the kernel's state gets the listing of what was checked. Elsewhere both are the
+ * real path. Null when it is missing or not a directory.
+ */
+async function holdDir(dir: string): Promise<HeldDir | null> {
+  if (Deno.build.os !== "linux") {
+    try {
+      const real = await Deno.realPath(dir);
+      return { real, path: real, close() {} };
+    } catch {
+      return null;
+    }
+  }
+  const fd = openReadNonBlocking(dir);
+  if (fd < 0) return null;
+  const path = `/proc/self/fd/${fd}`;
+  try {
+    return { real: Deno.readLinkSync(path), path, close: () => closeFd(fd) };
+  } catch {
+    closeFd(fd);
+    return null;
+  }
 }
 
 /** Names in a directory; none when it cannot be read. */

@@ -12,7 +12,7 @@ import {
 } from "./evaluate.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { isSandboxed, runSandbox, type SandboxSetting } from "./principal_sandbox.ts";
+import { isSandboxed, runSandbox, type SandboxSetting, sandboxShows } from "./principal_sandbox.ts";
 
 export type { Verdict } from "./evaluate.ts";
 
@@ -49,6 +49,15 @@ export class Grants {
   mayRead(path: string): boolean {
     return this.entry !== null &&
       effectVerdict(this.entry, { kind: "fs_read", paths: [path] }, this.home) === "allow";
+  }
+
+  /**
+   * Whether the principal may list the directory `dir` (a physical path): it may read it, and
+   * when its runs are sandboxed their sandbox shows it, so nothing masked (the kernel's state,
+   * with the CAS names of everyone's outputs) is listed (K-COMP-1, P-SBX-3).
+   */
+  mayList(dir: string): boolean {
+    return this.mayRead(dir) && (!this.sandboxed || sandboxShows(this.sandbox, this.entry!, dir));
   }
 
   /** Whether the `proc_spawn` grants name binary hashes (K-EFF-3). */

@@ -4,7 +4,13 @@ import type { Effect } from "./effects.ts";
 import type { PrincipalPolicy } from "./leash.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
 import type { SandboxHost } from "../sandbox/probe.ts";
-import { type SandboxGrants, sandboxView, visibleIn } from "../sandbox/view.ts";
+import {
+  isUnder,
+  OWN_MOUNTS,
+  type SandboxGrants,
+  sandboxView,
+  visibleIn,
+} from "../sandbox/view.ts";
 import { sandboxNet } from "../net/destinations.ts";
 import { withGitIdentity } from "../sandbox/git_identity.ts";
 import { tmpfsBounds } from "../sandbox/tmpfs_bounds.ts";
@@ -73,6 +79,25 @@ export function isSandboxed(
   localHuman: boolean,
 ): boolean {
   return setting.host.tier === "B" && !localHuman && policy !== null && policy.sandbox;
+}
+
+/**
+ * Whether a run of a sandboxed principal would see the existing host `path` (P-SBX-3): shown by
+ * its grants and not masked, nor under the `/proc` and `/dev` the sandbox makes its own. What the
+ * kernel lists for it (`complete`) must not show more.
+ */
+export function sandboxShows(
+  setting: SandboxSetting,
+  policy: PrincipalPolicy,
+  path: string,
+): boolean {
+  if (OWN_MOUNTS.some((own) => isUnder(path, own))) return false;
+  // Every root read-only: the same paths are shown, and no protected names are looked for.
+  const { read, write } = policyGrants(policy);
+  return visibleIn(
+    sandboxView({ read: [...read, ...write], write: [] }, setting.home, setting.masked),
+    path,
+  );
 }
 
 /**

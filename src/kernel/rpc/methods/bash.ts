@@ -22,7 +22,7 @@ export const BASH_METHODS: MethodSpec[] = [
       p.cursor ?? undefined,
       caller?.session.shell.view(caller.principal).cwd ?? null,
       Deno.env.get("PATH") ?? "",
-      (dir) => caller !== null && kernel.refreshGrants(caller).mayRead(dir),
+      (dir) => caller !== null && kernel.refreshGrants(caller).mayList(dir),
     );
   }),
   attached("explain", ExplainParams, async ({ attachment }, p) => {
