@@ -208,18 +208,21 @@ export function loadStartupPolicy(
  * such as /dev/zero would never end.
  */
 export function loadPolicyFile(path: string): Policy {
-  let text: string;
+  return parsePolicyText(readPolicyText(path), path);
+}
+
+/** The text of the policy file at `path`, a regular file ({@link loadPolicyFile}); throws naming it. */
+export function readPolicyText(path: string): string {
   let fd: number | null = null;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
-    text = readFileSync(fd, "utf8");
+    return readFileSync(fd, "utf8");
   } catch (error) {
     throw new Error(`policy ${path}: cannot read: ${(error as Error).message}`);
   } finally {
     if (fd !== null) closeSync(fd);
   }
-  return parsePolicyText(text, path);
 }
 
 /** Validates the text of the policy file at `path`; any problem throws an Error naming the file and field. */
