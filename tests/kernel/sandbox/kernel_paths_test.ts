@@ -65,3 +65,38 @@ hostTest(
     }
   },
 );
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-SBX-3 / G-STATE-3): a policy file with a second hard link inside an agent's write grant (the human linked it into the project) is rewritten by the agent's sandboxed run through that name, which no mask covers, and its next exec runs unconfined; this test expects the kernel to refuse a policy file of more than one link (exit 1 at start, the last good policy on a re-read)",
+  ignore: true || NEEDS_TIER_B !== null,
+  fn: async () => {
+    const box = await sandbox();
+    const home = `${box.dir}/home`;
+    const proj = `${home}/proj`;
+    await Deno.mkdir(`${proj}/.shoal`, { recursive: true });
+    await Deno.writeTextFile(`${home}/secret`, "s3cret\n");
+    const file = await writePolicy(`${home}/.config/shoal/leash.jsonc`, {
+      "agent:p": PROJECT_AGENT,
+    });
+    await Deno.link(file, `${proj}/.shoal/leash.jsonc`);
+    const { secret } = await createToken(box, "agent:p", "p");
+    const k = await startKernel([], box).catch(() => null);
+    if (k === null) return await box.cleanup(); // refused at start: what this test expects
+    try {
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const agent = await k.attach("work", secret);
+      await exec(
+        agent,
+        `perl -e 'open(my $f, "+<", ".shoal/leash.jsonc") or die; truncate($f, 0); print $f $ARGV[0]' '${
+          freedPolicy("agent:p")
+        }'`,
+      ).catch(() => {});
+      const read = await exec(agent, `cat ${home}/secret`, { position: "value" })
+        .then((r) => JSON.stringify(r), (e) => String(e));
+      assert.doesNotMatch(read, /s3cret/);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
