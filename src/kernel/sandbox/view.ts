@@ -167,23 +167,22 @@ export function sandboxView(
     return [{ path: real, dir: Deno.statSync(real).isDirectory }];
   });
   const writable = mounts.filter((m) => m.writable).map((m) => m.path);
+  const named = protection(writable, grants.writableProtected ?? []);
+  const sealed = sealedParents(mounts, masks)
+    .filter((dir) => !named.paths.some((p) => p.path === dir))
+    .map((path) => ({ path, dir: true, absent: false }));
   const guarded = withoutApproved(
-    protection(writable, grants.writableProtected ?? []),
+    { ...named, paths: [...named.paths, ...sealed] },
     grants.approvedWrites ?? [],
   );
   const pins = [...new Set([...guarded.pins, ...maskPins(mounts, masks)])];
-  const sealed = sealedParents(mounts, masks)
-    .filter((dir) => !guarded.paths.some((p) => p.path === dir))
-    .map((path) => ({ path, dir: true, absent: false }));
-  const paths = [...guarded.paths, ...sealed];
   return {
     mounts,
     links: links.filter(([path]) => !shown(path)),
     masks,
     protection: {
       ...guarded,
-      paths,
-      pins: outsideProtectedDirs(pins, paths).sort(),
+      pins: outsideProtectedDirs(pins, guarded.paths).sort(),
       masks: masks.map((m) => m.path),
     },
   };
@@ -195,7 +194,8 @@ export function sandboxView(
  * and `--print-config` may) replaces the mask's mount point, which Linux then detaches from every
  * sandbox, and a run could write the new file before its sandbox is stopped for it
  * ({@link Protection.masks}). A file directly in a writable mount's root keeps the mount
- * writable (the agent's grant): only that stop holds there.
+ * writable (the agent's grant), as does the run of a plan approved to write in that directory
+ * (lifted as a protected path is): only that stop holds there.
  */
 function sealedParents(
   mounts: readonly ViewMount[],
