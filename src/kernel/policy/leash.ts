@@ -2,7 +2,7 @@
  * The Leash policy (§7.3): the model, the JSONC loader with every accepted spelling (P-POL-2),
  * defaults (P-POL-3), the built-in local-human entry (P-EVAL-3) and file discovery (G-STATE-3).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { type EffectKind, normalizeEffectName } from "./effect_types.ts";
 import { isProtectedName } from "../sandbox/protected_names.ts";
@@ -201,15 +201,28 @@ export function loadStartupPolicy(
   return path === null ? defaultPolicy() : loadPolicyFile(path);
 }
 
-/** Reads and validates a policy file; any problem throws an Error naming the file and field. */
+/**
+ * Reads and validates a policy file; any problem throws an Error naming the file and field. Only
+ * a regular file is read: it is opened without blocking and checked first, since a FIFO in its
+ * place would block the read (the kernel's whole event loop) until a writer came, and a device
+ * such as /dev/zero would never end.
+ */
 export function loadPolicyFile(path: string): Policy {
-  let text: string;
+  return parsePolicyText(readPolicyText(path), path);
+}
+
+/** The text of the policy file at `path`, a regular file ({@link loadPolicyFile}); throws naming it. */
+export function readPolicyText(path: string): string {
+  let fd: number | null = null;
   try {
-    text = readFileSync(path, "utf8");
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
+    return readFileSync(fd, "utf8");
   } catch (error) {
     throw new Error(`policy ${path}: cannot read: ${(error as Error).message}`);
+  } finally {
+    if (fd !== null) closeSync(fd);
   }
-  return parsePolicyText(text, path);
 }
 
 /** Validates the text of the policy file at `path`; any problem throws an Error naming the file and field. */

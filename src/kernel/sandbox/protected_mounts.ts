@@ -33,15 +33,24 @@ export function sandboxInit(bwrap: number): number {
   return init;
 }
 
+/** What {@link checkProtection} finds in place: pins, protected paths and masks. */
+type Checked = {
+  pins: readonly string[];
+  paths: readonly { path: string }[];
+  masks?: readonly string[];
+};
+
 /**
- * Throws unless every pin and protected path of `protection` is a mount point of the sandbox
- * whose init is `init` (call it once the sandbox's command runs: its mounts are complete then).
+ * Throws unless every pin, protected path and mask of `protection` is a mount point of the
+ * sandbox whose init is `init` (call it once the sandbox's command runs: its mounts are complete
+ * then).
  */
-export function checkProtection(
-  init: number,
-  protection: { pins: readonly string[]; paths: readonly { path: string }[] },
-): void {
-  const paths = [...protection.pins, ...protection.paths.map((p) => p.path)];
+export function checkProtection(init: number, protection: Checked): void {
+  const paths = [
+    ...protection.pins,
+    ...protection.paths.map((p) => p.path),
+    ...protection.masks ?? [],
+  ];
   if (paths.length === 0) return;
   const points = mountPoints(init);
   const missing = paths.find((path) => !points.has(path));
@@ -52,10 +61,7 @@ export function checkProtection(
  * Whether every pin and protected path of `protection` is still a mount point of the sandbox whose
  * init is `init`: one the host removed or renamed since is not (Linux detached it).
  */
-export function protectionInPlace(
-  init: number,
-  protection: { pins: readonly string[]; paths: readonly { path: string }[] },
-): boolean {
+export function protectionInPlace(init: number, protection: Checked): boolean {
   try {
     checkProtection(init, protection);
     return true;
@@ -76,7 +82,7 @@ export class ProtectionWatch {
 
   constructor(
     private readonly init: number,
-    private readonly protection: { pins: readonly string[]; paths: readonly { path: string }[] },
+    private readonly protection: Checked,
   ) {
     this.#fd = openMountTable(init);
   }

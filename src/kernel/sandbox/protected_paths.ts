@@ -144,6 +144,11 @@ export interface Protection {
    * same file writable through the others, so a run is refused while any exists.
    */
   linked: readonly string[];
+  /**
+   * The view's masked paths (the kernel's policy file, state and socket directories), checked as
+   * the pins are: a host rename over one (an atomic save of the policy) detaches its mask.
+   */
+  masks?: readonly string[];
 }
 
 /** The entry at `path` without following a final symlink, or null when there is none. */

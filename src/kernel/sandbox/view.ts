@@ -167,8 +167,12 @@ export function sandboxView(
     return [{ path: real, dir: Deno.statSync(real).isDirectory }];
   });
   const writable = mounts.filter((m) => m.writable).map((m) => m.path);
+  const named = protection(writable, grants.writableProtected ?? []);
+  const sealed = sealedParents(mounts, masks)
+    .filter((dir) => !named.paths.some((p) => p.path === dir))
+    .map((path) => ({ path, dir: true, absent: false }));
   const guarded = withoutApproved(
-    protection(writable, grants.writableProtected ?? []),
+    { ...named, paths: [...named.paths, ...sealed] },
     grants.approvedWrites ?? [],
   );
   const pins = [...new Set([...guarded.pins, ...maskPins(mounts, masks)])];
@@ -176,8 +180,45 @@ export function sandboxView(
     mounts,
     links: links.filter(([path]) => !shown(path)),
     masks,
-    protection: { ...guarded, pins: outsideProtectedDirs(pins, guarded.paths).sort() },
+    protection: {
+      ...guarded,
+      pins: outsideProtectedDirs(pins, guarded.paths).sort(),
+      masks: masks.map((m) => m.path),
+    },
   };
+}
+
+/**
+ * The directory of each masked file (the policy file) that lies below a writable mount, to be
+ * bound read-only: the human saving the file atomically (a new file renamed over it, as editors
+ * and `--print-config` may) replaces the mask's mount point, which Linux then detaches from every
+ * sandbox, and a run could write the new file before its sandbox is stopped for it
+ * ({@link Protection.masks}). A file directly in a writable mount's root keeps the mount
+ * writable (the agent's grant), as does the run of a plan approved to write in that directory
+ * (lifted as a protected path is): only that stop holds there.
+ */
+function sealedParents(
+  mounts: readonly ViewMount[],
+  masks: readonly { path: string; dir: boolean }[],
+): string[] {
+  const dirs = new Set<string>();
+  for (const { path, dir } of masks) {
+    if (dir) continue;
+    const parent = path.slice(0, path.lastIndexOf("/"));
+    const mount = deepestShowing(mounts, path);
+    if (mount === null || !mount.writable || parent.length <= mount.path.length) continue;
+    dirs.add(parent);
+  }
+  return [...dirs];
+}
+
+/** The deepest mount of `mounts` that shows `path`, or null. */
+function deepestShowing(mounts: readonly ViewMount[], path: string): ViewMount | null {
+  return mounts.filter((m) => shows(m.path, path))
+    .reduce<ViewMount | null>(
+      (a, m) => (a === null || m.path.length > a.path.length ? m : a),
+      null,
+    );
 }
 
 /**
@@ -200,11 +241,7 @@ function outsideProtectedDirs(pins: readonly string[], paths: readonly Protected
 function maskPins(mounts: readonly ViewMount[], masks: readonly { path: string }[]): string[] {
   const pins: string[] = [];
   for (const { path } of masks) {
-    const mount = mounts.filter((m) => shows(m.path, path))
-      .reduce<ViewMount | null>(
-        (a, m) => (a === null || m.path.length > a.path.length ? m : a),
-        null,
-      );
+    const mount = deepestShowing(mounts, path);
     if (mount === null || !mount.writable) continue;
     for (let up = path.slice(0, path.lastIndexOf("/")); up.length > mount.path.length;) {
       pins.push(up);

@@ -58,3 +58,18 @@ kernelTest(
   },
   () => startKernelWithPolicy({ "agent:a": TRUSTED }),
 );
+
+kernelTest(
+  "M-ONB-1: a narrowing that keeps the policy file's size and sets its mtime back (cp -p of a prepared policy, rsync -t, touch -r) reaches the agent's next exec: the kernel's (inode, size, mtime) stamp missed it and the removed grant kept working",
+  async (k) => {
+    const file = `${k.box.dir}/leash.jsonc`;
+    const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+    assert.equal(typeof (await agent.request("exec", { src: "id" }) as Rec).render, "string");
+    const before = await Deno.stat(file);
+    await writePolicy(file, { "agent:a": { ...AGENT, proc_spawn: ["ls"] } });
+    await Deno.utime(file, before.atime!, before.mtime!);
+    assert.equal((await Deno.stat(file)).size, before.size);
+    assert.equal((await rpcError(agent.request("exec", { src: "id" }))).code, -32010);
+  },
+  () => startKernelWithPolicy({ "agent:a": { ...AGENT, proc_spawn: ["id"] } }),
+);
