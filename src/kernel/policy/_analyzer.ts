@@ -274,25 +274,7 @@ export class Analyzer {
       return;
     }
     const target = this.#words.word(redirect.word, cwds);
-    if (op === "<<<") return;
-    // the descriptor redirected: its number, "*" for one bash picks (`{var}>f`)
-    const fd = redirect.n === null
-      ? (op.startsWith("<") ? "0" : "1")
-      : /^\d+$/.test(redirect.n)
-      ? String(Number(redirect.n))
-      : "*";
-    if (op === ">&" || op === "<&") {
-      const copied = target.text === null ? null : /^(\d+)-?$/.exec(target.text);
-      if (copied !== null) this.#paths.copy(fd, String(Number(copied[1])));
-      if (target.text !== null && /^(\d+-?|-)$/.test(target.text)) return;
-      // `>&file` is `&>file` (a `<&` of a file name is a bash error)
-      const fds = redirect.n === null && op === ">&" ? ["1", "2"] : [fd];
-      this.#paths.redirect(op === ">&" ? "fs_write" : "fs_read", target, cwds, fds);
-      return;
-    }
-    const fds = op === "&>" || op === "&>>" ? ["1", "2"] : [fd];
-    if (op === "<" || op === "<>") this.#paths.redirect("fs_read", target, cwds, fds);
-    if (op !== "<") this.#paths.redirect("fs_write", target, cwds, fds);
+    if (op !== "<<<") this.#paths.redirect(op, redirect.n, target, cwds);
   }
 
   // ---- simple commands --------------------------------------------------------------------

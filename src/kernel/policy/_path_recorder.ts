@@ -88,21 +88,46 @@ export class PathRecorder {
   }
 
   /**
-   * A redirection of descriptors `fds` ("*": one bash picks, `{var}>f`) to `arg`, opened as
-   * `kind`. Its file may be opened anew by a descriptor's name: K-EFF-3 [FIX].
+   * A redirection `op` of descriptor `n` (its number as written; null: the operator's default) to
+   * `target` (K-EFF-3): its file is read and/or written, and may be opened anew by a
+   * descriptor's name (K-EFF-3 [FIX]); a copy (`2>&1`, `3<&0-`) makes one descriptor another's.
    */
-  redirect(kind: "fs_read" | "fs_write", arg: ArgValue, cwds: Cwds, fds: readonly string[]): void {
-    const paths = this.path(kind, arg, cwds, "redirect");
+  redirect(op: string, n: string | null, target: ArgValue, cwds: Cwds): void {
+    // the descriptor redirected: its number, "*" for one bash picks (`{var}>f`)
+    const fd = n === null
+      ? (op.startsWith("<") ? "0" : "1")
+      : /^\d+$/.test(n)
+      ? String(Number(n))
+      : "*";
+    if (op === ">&" || op === "<&") {
+      const copied = target.text === null ? null : /^(\d+-?|-)$/.exec(target.text);
+      if (copied !== null) {
+        if (copied[1] !== "-") this.#copies.push([fd, String(parseInt(copied[1]))]);
+        return;
+      }
+      // `>&file` is `&>file` (a `<&` of a file name is a bash error)
+      const fds = n === null && op === ">&" ? ["1", "2"] : [fd];
+      this.#opened(op === ">&" ? "fs_write" : "fs_read", target, cwds, fds);
+      return;
+    }
+    const fds = op === "&>" || op === "&>>" ? ["1", "2"] : [fd];
+    if (op === "<" || op === "<>") this.#opened("fs_read", target, cwds, fds);
+    if (op !== "<") this.#opened("fs_write", target, cwds, fds);
+  }
+
+  /** A redirection's file opened as `kind` on descriptors `fds` ("*": one bash picks). */
+  #opened(
+    kind: "fs_read" | "fs_write",
+    target: ArgValue,
+    cwds: Cwds,
+    fds: readonly string[],
+  ): void {
+    const paths = this.path(kind, target, cwds, "redirect");
     for (const fd of fds) {
       const files = this.#onDescriptor.get(fd) ?? [];
       for (const path of paths) files.push({ kind, path });
       this.#onDescriptor.set(fd, files);
     }
-  }
-
-  /** A redirection that makes descriptor `fd` a copy of `from` (`2>&1`, `3<&0-`). */
-  copy(fd: string, from: string): void {
-    this.#copies.push([fd, from]);
   }
 
   /**
