@@ -12,6 +12,7 @@ import {
   McpError,
   TaskStatusNotificationParamsSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { FRAME_LIMIT } from "../../src/protocol/limits.ts";
 import { groupMembers, kernelPid, pidsMentioning, processLive } from "../_support/proc.ts";
 import { createToken } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
@@ -345,3 +346,29 @@ mcpTest(
     assert.equal(cancelled.task, kernelTask);
   },
 );
+
+Deno.test("tasks/get, tasks/result and tasks/cancel of an unknown taskId as long as the frame allows answer -32602 in a frame within the 16 MiB limit: the message names the id by a bounded preview, not whole (M-TASKS-1, W-FRAME-2, M-IN-1)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
+      const head = `{"jsonrpc":"2.0","id":2,"method":"${method}","params":{"taskId":"`;
+      const tail = `"}}`;
+      const frame = head + "x".repeat(FRAME_LIMIT - head.length - tail.length) + tail;
+      await facade.write(frame + "\n");
+      const reply = await facade.response(2, 60000);
+      assert.equal((reply.error as Rec | undefined)?.code, -32602, method);
+      const size = new TextEncoder().encode(JSON.stringify(reply)).length;
+      assert.ok(size <= FRAME_LIMIT, `${method}: a ${size}-byte frame exceeds the limit`);
+      assert.ok(String((reply.error as Rec).message).length <= 200, method);
+    }
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
