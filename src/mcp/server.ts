@@ -183,6 +183,11 @@ export class FacadeServer {
       if (typeof params.task !== "object" || params.task === null || Array.isArray(params.task)) {
         throw invalidParams("invalid params: task must be an object");
       }
+      // The SDK 1.32.2 TaskMetadataSchema: `ttl` is an optional number (a wrong type is -32602).
+      const ttl = (params.task as Params).ttl;
+      if (ttl !== undefined && typeof ttl !== "number") {
+        throw invalidParams("invalid params: task.ttl must be a number");
+      }
       return this.#tasks.create(ctx, params.name, params.arguments);
     }
     return callTool(ctx, params.name, params.arguments);

@@ -372,3 +372,39 @@ Deno.test("tasks/get, tasks/result and tasks/cancel of an unknown taskId as long
     await box.cleanup();
   }
 });
+
+Deno.test("a task-augmented shoal_exec whose task.ttl is not a number is -32602 and starts nothing, as the SDK 1.32.2 TaskMetadataSchema and the E-1 table (params of the wrong type) want; a numeric ttl, even 0 or negative, is accepted (M-TASKS-1, M-IN-1)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    let id = 10;
+    for (const ttl of ["60000", null, true, [1], { ms: 1 }]) {
+      const reply = await facade.request(id++, "tools/call", {
+        name: "shoal_exec",
+        arguments: { src: "echo started" },
+        task: { ttl },
+      });
+      assert.equal((reply.error as Rec | undefined)?.code, -32602, JSON.stringify(reply));
+    }
+    for (const ttl of [0, -5, 1.5, 1e300]) {
+      const reply = await facade.request(id++, "tools/call", {
+        name: "shoal_exec",
+        arguments: { src: "true" },
+        task: { ttl },
+      });
+      const task = (reply.result as Rec | undefined)?.task as Rec | undefined;
+      assert.equal(typeof task?.taskId, "string", JSON.stringify(reply));
+    }
+    const jobs = await facade.request(id++, "resources/read", { uri: "shoal://jobs" });
+    const list = (jobs.result as { structuredContent: Rec[] }).structuredContent;
+    assert.equal(list.length, 4, "only the numeric-ttl calls started a task");
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
