@@ -19,7 +19,7 @@ import { createToken, kernelCli, TMP_AGENT, writePolicy } from "../_support/prin
 import type { Rec } from "../_support/rec.ts";
 import { RawFacade } from "../_support/facade.ts";
 import { rpcError } from "../_support/rejection.ts";
-import { type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp } from "./_mcp.ts";
 
 /** A sandboxed agent whose irreversible work needs approval, which its client may give. */
@@ -363,6 +363,31 @@ hostTest(
         assert.ok(lines.includes("Effects:"), lines.join("\n"));
       })
     ),
+);
+
+hostTest(
+  "a command needing approval in a session whose cwd its sandbox does not show is refused with -32010 cwd_outside_sandbox before any plan is stored, so the human is not asked in the client to approve a run that could never start (P-SBX-3, M-ELICIT-2)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      // The human takes the shared session where agent:e's sandbox shows nothing (not below /tmp).
+      await w.human.ok("shoal_exec", { src: `cd '${REPO}'` });
+      await withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
+        const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
+        const error = r.structuredContent as { code: number; data: Rec };
+        assert.equal(error.code, -32010, JSON.stringify(error));
+        assert.equal(error.data.reason, "cwd_outside_sandbox");
+        assert.equal(asked.length, 0, "no form for a run that cannot start");
+        assert.equal(existsSync(w.victim), true, "nothing ran");
+        const conn = await RpcConnection.connect(w.box.socket());
+        try {
+          await conn.request("session.attach", { token: w.tokens["agent:e"] });
+          assert.deepEqual(await conn.request("plan.list", {}), [], "no plan is stored");
+        } finally {
+          conn.close();
+        }
+      });
+    }),
 );
 
 Deno.test({
