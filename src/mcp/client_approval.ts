@@ -161,10 +161,16 @@ export function decisionOf(result: unknown): "approve" | "deny" | null {
   return decision === "approve" || decision === "deny" ? decision : null;
 }
 
+/** The entry for `planRef` in a kernel list (`plan.list`, `approval.list`'s `requests`), if any. */
+function entryOf(list: unknown, planRef: string): Rec | undefined {
+  return Array.isArray(list) ? list.find((p) => isObject(p) && p.plan_ref === planRef) : undefined;
+}
+
 /**
  * The plan the form shows: its `plan.get` record, or, when `plan.get` cannot answer (a source
- * whose syntax tree no frame carries answers -32603, E-4), its `plan.list` entry with `src`, the
- * source the call itself sent; null when neither is there.
+ * whose syntax tree no frame carries answers -32603, E-4), its `plan.list` entry with `src`: the
+ * source the call itself sent, else (a `shoal_apply`) the first 65536 bytes `approval.list` holds
+ * of the caller's pending plan (K-APPR-4); null when neither is there.
  */
 async function planOf(
   kernel: KernelClient,
@@ -174,13 +180,13 @@ async function planOf(
   try {
     const plan = await kernel.request("plan.get", { plan_ref: planRef });
     return isObject(plan) ? plan : null;
-  } catch (error) {
-    if (src === undefined) throw error;
-    const plans = await kernel.request("plan.list", {});
-    const entry = Array.isArray(plans)
-      ? plans.find((p) => isObject(p) && p.plan_ref === planRef)
-      : undefined;
-    return isObject(entry) ? { ...entry, src } : null;
+  } catch {
+    const entry = entryOf(await kernel.request("plan.list", {}), planRef);
+    if (entry === undefined) return null;
+    if (src !== undefined) return { ...entry, src };
+    const listed = await kernel.request("approval.list", {});
+    const request = entryOf(isObject(listed) ? listed.requests : undefined, planRef);
+    return typeof request?.src === "string" ? { ...entry, src: request.src } : null;
   }
 }
 

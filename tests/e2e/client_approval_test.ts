@@ -366,6 +366,26 @@ hostTest(
 );
 
 hostTest(
+  "shoal_apply of a stored plan whose syntax tree no frame can carry is asked about in the client too: the form takes the source from approval.list when plan.get answers response too large (M-ELICIT-2, E-4, K-APPR-4)",
+  NEEDS_TIER_B,
+  () =>
+    world((w) =>
+      withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
+        // 60,000 `:` lines: 120 kB of source, about 18 MB of AST JSON
+        const src = `rm '${w.victim}' && echo removed\n${":\n".repeat(60_000)}`;
+        const plan = await agent.ok("shoal_exec", { src, mode: "plan" });
+        assert.equal(plan.approval, "pending");
+        const sc = await agent.ok("shoal_apply", { plan_ref: plan.plan_ref });
+        assert.deepEqual((sc.value as Rec).out, { $: "str", v: "removed\n" });
+        assert.equal(asked.length, 1, "the human was asked in the client");
+        const lines = String(asked[0].message).split("\n");
+        assert.ok(lines.includes(`│ rm '${w.victim}' && echo removed`), lines.join("\n"));
+        assert.ok(lines.includes(`Plan: ${plan.plan_ref}`), lines.join("\n"));
+      })
+    ),
+);
+
+hostTest(
   "a command needing approval in a session whose cwd its sandbox does not show is refused with -32010 cwd_outside_sandbox before any plan is stored, so the human is not asked in the client to approve a run that could never start (P-SBX-3, M-ELICIT-2)",
   NEEDS_TIER_B,
   () =>
