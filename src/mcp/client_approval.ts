@@ -83,8 +83,9 @@ const BLANK = "[ \\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u2800\\u3000]";
  * escaped, a run of blank lines, and a long run of spaces in a line, shown as saying how many,
  * and a command cut to {@link PROMPT_SRC_BYTES} ending in a line saying how much is not shown:
  * nothing in it can pass for the form's own text, push its end out of sight or hide behind the cut.
+ * `truncated`: `src` is only the start of the command (K-APPR-4), so how much is left is unknown.
  */
-function commandLines(src: string): string[] {
+function commandLines(src: string, truncated: boolean): string[] {
   const out: string[] = [];
   let blank = 0;
   const flush = () => {
@@ -108,7 +109,8 @@ function commandLines(src: string): string[] {
   flush();
   if (cut !== src) {
     const left = encoder.encode(src).length - encoder.encode(cut.slice(0, -1)).length;
-    out.push(`(the command goes on: ${left} more bytes are not shown here)`);
+    const more = truncated ? `more than ${left}` : `${left} more`;
+    out.push(`(the command goes on: ${more} bytes are not shown here)`);
   }
   return out;
 }
@@ -134,7 +136,7 @@ export function approvalRequest(plan: Rec): Rec {
     `Plan: ${shown(String(plan.plan_ref))}`,
     "",
     "Command:",
-    ...commandLines(String(plan.src ?? "")),
+    ...commandLines(String(plan.src ?? ""), plan.src_truncated === true),
   ].join("\n");
   return {
     mode: "form",
@@ -186,7 +188,8 @@ async function planOf(
     if (src !== undefined) return { ...entry, src };
     const listed = await kernel.request("approval.list", {});
     const request = entryOf(isObject(listed) ? listed.requests : undefined, planRef);
-    return typeof request?.src === "string" ? { ...entry, src: request.src } : null;
+    if (typeof request?.src !== "string") return null;
+    return { ...entry, src: request.src, src_truncated: request.src_truncated === true };
   }
 }
 
