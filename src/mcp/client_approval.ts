@@ -83,8 +83,9 @@ const BLANK = "[ \\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u2800\\u3000]";
  * escaped, a run of blank lines, and a long run of spaces in a line, shown as saying how many,
  * and a command cut to {@link PROMPT_SRC_BYTES} ending in a line saying how much is not shown:
  * nothing in it can pass for the form's own text, push its end out of sight or hide behind the cut.
+ * `truncated`: `src` is only the start of the command (K-APPR-4), so how much is left is unknown.
  */
-function commandLines(src: string): string[] {
+function commandLines(src: string, truncated: boolean): string[] {
   const out: string[] = [];
   let blank = 0;
   const flush = () => {
@@ -108,7 +109,8 @@ function commandLines(src: string): string[] {
   flush();
   if (cut !== src) {
     const left = encoder.encode(src).length - encoder.encode(cut.slice(0, -1)).length;
-    out.push(`(the command goes on: ${left} more bytes are not shown here)`);
+    const more = truncated ? `more than ${left}` : `${left} more`;
+    out.push(`(the command goes on: ${more} bytes are not shown here)`);
   }
   return out;
 }
@@ -134,7 +136,7 @@ export function approvalRequest(plan: Rec): Rec {
     `Plan: ${shown(String(plan.plan_ref))}`,
     "",
     "Command:",
-    ...commandLines(String(plan.src ?? "")),
+    ...commandLines(String(plan.src ?? ""), plan.src_truncated === true),
   ].join("\n");
   return {
     mode: "form",
@@ -161,10 +163,16 @@ export function decisionOf(result: unknown): "approve" | "deny" | null {
   return decision === "approve" || decision === "deny" ? decision : null;
 }
 
+/** The entry for `planRef` in a kernel list (`plan.list`, `approval.list`'s `requests`), if any. */
+function entryOf(list: unknown, planRef: string): Rec | undefined {
+  return Array.isArray(list) ? list.find((p) => isObject(p) && p.plan_ref === planRef) : undefined;
+}
+
 /**
  * The plan the form shows: its `plan.get` record, or, when `plan.get` cannot answer (a source
- * whose syntax tree no frame carries answers -32603, E-4), its `plan.list` entry with `src`, the
- * source the call itself sent; null when neither is there.
+ * whose syntax tree no frame carries answers -32603, E-4), its `plan.list` entry with `src`: the
+ * source the call itself sent, else (a `shoal_apply`) the first 65536 bytes `approval.list` holds
+ * of the caller's pending plan (K-APPR-4); null when neither is there.
  */
 async function planOf(
   kernel: KernelClient,
@@ -174,13 +182,14 @@ async function planOf(
   try {
     const plan = await kernel.request("plan.get", { plan_ref: planRef });
     return isObject(plan) ? plan : null;
-  } catch (error) {
-    if (src === undefined) throw error;
-    const plans = await kernel.request("plan.list", {});
-    const entry = Array.isArray(plans)
-      ? plans.find((p) => isObject(p) && p.plan_ref === planRef)
-      : undefined;
-    return isObject(entry) ? { ...entry, src } : null;
+  } catch {
+    const entry = entryOf(await kernel.request("plan.list", {}), planRef);
+    if (entry === undefined) return null;
+    if (src !== undefined) return { ...entry, src };
+    const listed = await kernel.request("approval.list", {});
+    const request = entryOf(isObject(listed) ? listed.requests : undefined, planRef);
+    if (typeof request?.src !== "string") return null;
+    return { ...entry, src: request.src, src_truncated: request.src_truncated === true };
   }
 }
 

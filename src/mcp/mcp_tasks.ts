@@ -14,6 +14,7 @@ import {
   type ToolContext,
 } from "./tools.ts";
 import { after } from "../protocol/timers.ts";
+import { cutBytes } from "./client_approval.ts";
 
 /** The `_meta` key naming the task a result belongs to (MCP 2025-11-25). */
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -21,6 +22,11 @@ export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 export const KERNEL_TASK = "shoal/task";
 /** How often clients are asked to poll a task (M-TASKS-1). */
 export const POLL_INTERVAL_MS = 1000;
+/**
+ * An error naming an unknown taskId repeats at most this many bytes of it: a taskId as long as
+ * the frame allows, repeated whole, made the answer a frame over the 16 MiB limit (W-FRAME-2).
+ */
+export const SHOWN_TASK_ID_BYTES = 100;
 /** At most this many MCP tasks are remembered; the oldest finished ones are forgotten first. */
 export const MAX_MCP_TASKS = 256;
 
@@ -195,7 +201,10 @@ export class McpTasks {
 
   #lookup(taskId: unknown): Entry {
     const entry = typeof taskId === "string" ? this.#entries.get(taskId) : undefined;
-    if (entry === undefined) throw invalidParams(`unknown task: ${String(taskId)}`);
+    if (entry === undefined) {
+      const shown = typeof taskId === "string" ? taskId : String(JSON.stringify(taskId));
+      throw invalidParams(`unknown task: ${cutBytes(shown, SHOWN_TASK_ID_BYTES)}`);
+    }
     return entry;
   }
 

@@ -1,6 +1,6 @@
 import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { VERSION } from "../protocol/version.ts";
-import { askInClient } from "./client_approval.ts";
+import { askInClient, cutBytes } from "./client_approval.ts";
 import { ClientRequests } from "./client_requests.ts";
 import type { KernelClient } from "./kernel_client.ts";
 import { McpTasks } from "./mcp_tasks.ts";
@@ -11,6 +11,9 @@ import type { StdioTransport } from "./stdio_transport.ts";
 import { SubscriptionRegistry } from "./subscriptions.ts";
 import { toolsFor } from "./tool_schemas.ts";
 import { callTool, type ToolContext } from "./tools.ts";
+
+/** An unknown method is named in the `-32601` message by at most this many bytes. */
+export const SHOWN_METHOD_BYTES = 100;
 
 /** The facade's name and version in `initialize` (M-PROTO-1). */
 export const SERVER_INFO = { name: "shoal-mcp", version: VERSION };
@@ -143,7 +146,10 @@ export class FacadeServer {
     // The tasks/* methods exist only when tasks were negotiated (M-TASKS-1).
     const method = name.startsWith("tasks/") && !this.#withTasks ? undefined : this.#methods[name];
     if (method === undefined) {
-      throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${name}`, {
+      // data.method names it whole (M-PROTO-2); the message only by a preview: naming a long
+      // method twice made the answer to a 9 MiB one an 18 MiB frame, over the limit (W-FRAME-2).
+      const shown = cutBytes(name, SHOWN_METHOD_BYTES);
+      throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${shown}`, {
         method: name,
       });
     }
@@ -182,6 +188,11 @@ export class FacadeServer {
     if (this.#withTasks && params.task !== undefined) {
       if (typeof params.task !== "object" || params.task === null || Array.isArray(params.task)) {
         throw invalidParams("invalid params: task must be an object");
+      }
+      // The SDK 1.32.2 TaskMetadataSchema: `ttl` is an optional number (a wrong type is -32602).
+      const ttl = (params.task as Params).ttl;
+      if (ttl !== undefined && typeof ttl !== "number") {
+        throw invalidParams("invalid params: task.ttl must be a number");
       }
       return this.#tasks.create(ctx, params.name, params.arguments);
     }

@@ -12,6 +12,7 @@ import {
   McpError,
   TaskStatusNotificationParamsSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { FRAME_LIMIT } from "../../src/protocol/limits.ts";
 import { groupMembers, kernelPid, pidsMentioning, processLive } from "../_support/proc.ts";
 import { createToken } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
@@ -345,3 +346,93 @@ mcpTest(
     assert.equal(cancelled.task, kernelTask);
   },
 );
+
+Deno.test("tasks/get, tasks/result and tasks/cancel of an unknown taskId as long as the frame allows answer -32602 in a frame within the 16 MiB limit: the message names the id by a bounded preview, not whole (M-TASKS-1, W-FRAME-2, M-IN-1)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
+      const head = `{"jsonrpc":"2.0","id":2,"method":"${method}","params":{"taskId":"`;
+      const tail = `"}}`;
+      const frame = head + "x".repeat(FRAME_LIMIT - head.length - tail.length) + tail;
+      await facade.write(frame + "\n");
+      const reply = await facade.response(2, 60000);
+      assert.equal((reply.error as Rec | undefined)?.code, -32602, method);
+      const size = new TextEncoder().encode(JSON.stringify(reply)).length;
+      assert.ok(size <= FRAME_LIMIT, `${method}: a ${size}-byte frame exceeds the limit`);
+      assert.ok(String((reply.error as Rec).message).length <= 200, method);
+    }
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
+
+Deno.test("a task-augmented shoal_exec whose task.ttl is not a number is -32602 and starts nothing, as the SDK 1.32.2 TaskMetadataSchema and the E-1 table (params of the wrong type) want; a numeric ttl, even 0 or negative, is accepted (M-TASKS-1, M-IN-1)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    let id = 10;
+    for (const ttl of ["60000", null, true, [1], { ms: 1 }]) {
+      const reply = await facade.request(id++, "tools/call", {
+        name: "shoal_exec",
+        arguments: { src: "echo started" },
+        task: { ttl },
+      });
+      assert.equal((reply.error as Rec | undefined)?.code, -32602, JSON.stringify(reply));
+    }
+    for (const ttl of [0, -5, 1.5, 1e300]) {
+      const reply = await facade.request(id++, "tools/call", {
+        name: "shoal_exec",
+        arguments: { src: "true" },
+        task: { ttl },
+      });
+      const task = (reply.result as Rec | undefined)?.task as Rec | undefined;
+      assert.equal(typeof task?.taskId, "string", JSON.stringify(reply));
+    }
+    const jobs = await facade.request(id++, "resources/read", { uri: "shoal://jobs" });
+    const list = (jobs.result as { structuredContent: Rec[] }).structuredContent;
+    assert.equal(list.length, 4, "only the numeric-ttl calls started a task");
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
+
+Deno.test({
+  name:
+    "tasks/list and tasks/get of a second facade of the same principal and session (a client restarted) show the first facade's MCP tasks (M-TASKS-1) [ignored: needs a SPEC decision: M-TASKS-1 says tasks/list holds 'this principal's tasks of the session', but each facade mints its own UUIDs and remembers only the tasks it created, so after a client restart its running task:N is neither listed nor known to tasks/get (-32602) and can only be reached through shoal://jobs and shoal_cancel; decide whether MCP tasks belong to the facade (client connection) or to the principal in the session]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    try {
+      const first = await connectMcp(box);
+      const second = await connectMcp(box);
+      try {
+        const task = await createTask(first, "sleep 20");
+        const list = await second.client.request({ method: "tasks/list" }, ListTasksResultSchema);
+        assert.deepEqual(list.tasks.map((t) => t.taskId), [task.taskId]);
+        assert.equal((await getTask(second, String(task.taskId))).status, "working");
+        await second.client.request(
+          { method: "tasks/cancel", params: { taskId: String(task.taskId) } },
+          CancelTaskResultSchema,
+        );
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
+  },
+});

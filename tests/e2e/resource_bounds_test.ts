@@ -206,7 +206,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "ignored, needs a SPEC decision on M-TOOL-2, M-SUB-1 and M-PROTO-2, which spell their messages with the client's input whole (unknown tool: <name>, resource is not subscribable: <uri>, -32601 with data.method): a 1 MB tool name, URI or method comes back as a 1 MB error (2 MB for the method, named twice); the other -32602s quote 256 bytes",
+    "ignored, needs a SPEC decision on M-TOOL-2, M-SUB-1 and M-PROTO-2, which spell their messages with the client's input whole (unknown tool: <name>, resource is not subscribable: <uri>, -32601 with data.method): a 1 MB tool name, URI or method comes back as a 1 MB error (the method only in data.method since its message names a preview), and one as long as the 16 MiB frame allows as a frame over that limit (W-FRAME-2); the other -32602s quote 256 bytes",
   ignore: true,
   fn: async () => {
     const box = await sandbox();

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { NESTING_LIMIT } from "../../src/protocol/limits.ts";
+import { FRAME_LIMIT, NESTING_LIMIT } from "../../src/protocol/limits.ts";
 import { SERVER_DESCRIPTION } from "../../src/mcp/server.ts";
 import { rssBytes, spawnPiped } from "../_support/proc.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
@@ -220,6 +220,18 @@ Deno.test("M-PROTO-1, M-TASKS-1, M-META-1: initialize negotiates the version; 20
         assert.ok(typeof description === "string" && /^[^\n]{10,200}$/.test(description));
       }
     }
+  });
+});
+
+Deno.test("M-PROTO-2, W-FRAME-2: an unknown method of 9 MiB is answered -32601 with data.method in a frame within the 16 MiB limit: the message does not name the method a second time", async () => {
+  await withRaw(async (facade) => {
+    const method = "m".repeat(9 * 1024 * 1024);
+    const r = await facade.request(1, method, {});
+    const error = r.error as { code: number; message: string; data: { method: string } };
+    assert.equal(error.code, -32601);
+    assert.equal(error.data.method === method, true, "data.method names the method");
+    const size = new TextEncoder().encode(JSON.stringify(r)).length;
+    assert.ok(size <= FRAME_LIMIT, `a ${size}-byte frame exceeds the limit`);
   });
 });
 

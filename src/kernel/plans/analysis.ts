@@ -221,7 +221,12 @@ export function enforceVerdict(
       ...missing,
     });
   }
+  const dir = spawnDir(attachment.session.shell.view(attachment.principal));
   if (analysis.verdict === "approval_required") {
+    // A sandboxed run that could not start even once approved (a cwd that the sandbox, opened
+    // by the approved effects, does not show) stores no plan: nobody is asked to approve it
+    // (P-SBX-3). An unconfined hermetic principal still gets its plan first (K-EXEC-2 order).
+    if (attachment.grants.sandboxed) attachment.grants.sandboxFor(dir, analysis.effects);
     const plan = storePlan(kernel, attachment, src, analysis);
     // what the caller tells a human, whose client may show no approval form (M-ONB-3, K-CLI-3)
     const how = `the local human runs \`shoal-kernel approve ${plan.ref}\` (or \`deny\`)`;
@@ -235,7 +240,5 @@ export function enforceVerdict(
       plan_ref: plan.ref,
     });
   }
-  return attachment.grants.sandboxFor(
-    spawnDir(attachment.session.shell.view(attachment.principal)),
-  );
+  return attachment.grants.sandboxFor(dir);
 }
