@@ -38,7 +38,7 @@ export function canonicalHost(host: string): string | null {
   if (bare === "" || /[\s/?#@\\%]/.test(bare)) return null;
   try {
     const parsed = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
-    return parsed === "" || parsed.length > NAME_LIMIT ? null : parsed;
+    return parsed === "" || parsed.replace(/\.$/, "").length > NAME_LIMIT ? null : parsed;
   } catch {
     return null;
   }

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   canonicalHost,
   destinationGranted,
+  refusedHost,
   resolvedAddressDenied,
   sandboxNet,
 } from "../../../src/kernel/net/destinations.ts";
@@ -28,6 +29,18 @@ Deno.test("an IP literal matches only a grant naming that IP, however it is spel
   assert.equal(destinationGranted(["*.0.0.1:80"], "127.0.0.1", 80), false);
   assert.equal(canonicalHost("a b"), null);
   assert.equal(destinationGranted(["*:*"], "user@host", 80), false);
+});
+
+Deno.test("a host is at most a DNS name's 253 characters (a trailing dot aside); a refusal names a non-host in at most 253", () => {
+  const name = `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}`;
+  assert.equal(name.length, 253);
+  assert.equal(canonicalHost(name), name);
+  assert.equal(canonicalHost(`${name}.`), `${name}.`);
+  assert.equal(canonicalHost(`x${name}`), null);
+  assert.equal(refusedHost(`x${name}`).length <= 253, true);
+  assert.equal(refusedHost(`x${name}`).startsWith("xaaa"), true);
+  assert.equal(refusedHost(`x${name}`).endsWith("ddd"), true);
+  assert.equal(refusedHost("\x1b]0;x\x07"), "%1B%5D0%3Bx%07");
 });
 
 Deno.test("a granted name may not lead to the host's own or link-local addresses unless granted so", () => {
