@@ -174,11 +174,22 @@ export function sandboxNet(principal: string, grants: readonly string[]): Sandbo
   return { principal, grants: [...grants], port, forwards };
 }
 
+/**
+ * A grant's host glob in the form hosts are matched in: an internationalized name (`bücher.example`,
+ * `*.bücher.example`) as the URL parser, and so every client and the static analysis, sends it
+ * (`xn--bcher-kva.example`); any other glob lower-cased as written.
+ */
+function globForm(hostGlob: string): string {
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(hostGlob)) return hostGlob.toLowerCase();
+  return canonicalHost(hostGlob) ?? hostGlob.toLowerCase();
+}
+
 /** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
 export function netGrantMatches(grant: string, host: string, port: number): boolean {
   const colon = grant.lastIndexOf(":");
   if (colon < 0) return false;
-  const hostGlob = grant.slice(0, colon).toLowerCase();
+  const hostGlob = globForm(grant.slice(0, colon));
   const portText = grant.slice(colon + 1);
   if (portText !== "*" && portText !== String(port)) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));

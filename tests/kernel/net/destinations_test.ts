@@ -18,6 +18,18 @@ Deno.test("names match grants as P-EVAL-1 matches them: host globs and ports, ca
   assert.equal(destinationGranted(grants, "github.com.evil.com", 443), false);
 });
 
+Deno.test("a grant naming an internationalized host matches that host, which clients and the URL parser send as punycode (P-EVAL-1's hostglob, written as the human reads it)", () => {
+  assert.equal(destinationGranted(["bücher.example:443"], "bücher.example", 443), true);
+  assert.equal(destinationGranted(["bücher.example:443"], "xn--bcher-kva.example", 443), true);
+  assert.equal(destinationGranted(["*.bücher.example:*"], "www.xn--bcher-kva.example", 80), true);
+  assert.equal(destinationGranted(["BÜCHER.example:443"], "xn--bcher-kva.example", 443), true);
+  assert.equal(destinationGranted(["bücher.example:443"], "buecher.example", 443), false);
+  assert.equal(
+    destinationGranted(["bücher.example:443"], "xn--bcher-kva.example.evil", 443),
+    false,
+  );
+});
+
 Deno.test("an IP literal matches only a grant naming that IP, however it is spelled", () => {
   assert.equal(destinationGranted(["*:443"], "10.0.0.1", 443), false);
   assert.equal(destinationGranted(["*:*"], "169.254.169.254", 80), false);
