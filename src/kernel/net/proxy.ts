@@ -19,6 +19,7 @@ import {
 } from "./destinations.ts";
 import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
+import { listenIn } from "./listen_in.ts";
 
 /** The longest HTTP request head, or SOCKS5 handshake, the proxy reads. */
 const HEAD_LIMIT = 16 * 1024;
@@ -41,26 +42,6 @@ const RELAY_CHUNK = 128 * 1024;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-/** The longest Unix socket path, in bytes (macOS's `sun_path` holds 104, Linux's 108). */
-const SOCKET_PATH_LIMIT = 103;
-
-/**
- * A new private directory for one proxy socket: in `parent` (the kernel's, swept of a dead
- * kernel's), or, when the socket's path there would be too long for a Unix socket (a state
- * directory deep below a long HOME), in the system's temporary directory, else `/tmp`.
- */
-function socketDir(parent: string): string {
-  const bases = [parent, Deno.env.get("TMPDIR"), "/tmp"].filter((b) => b !== undefined);
-  for (const [i, base] of bases.entries()) {
-    const prefix = i === 0 ? `net-${Deno.pid}-` : `shoal-net-${Deno.pid}-`;
-    const dir = Deno.makeTempDirSync({ dir: base, prefix });
-    const path = encoder.encode(`${dir}/${PROXY_SOCKET}`);
-    if (path.length <= SOCKET_PATH_LIMIT || i === bases.length - 1) return dir;
-    Deno.removeSync(dir);
-  }
-  throw new Error("unreachable: the last base is always taken");
-}
 
 /** Publishes an event for its audience (the kernel's bus). */
 export type Publish = (channel: string, payload: unknown, audience: Audience) => void;
@@ -294,12 +275,12 @@ export class NetProxy {
     const key = JSON.stringify([session, net.principal, net.grants]);
     let endpoint = this.#endpoints.get(key);
     if (endpoint === undefined) {
-      const dir = socketDir(this.parent);
+      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: `net-${Deno.pid}-` });
       let listener: Deno.Listener;
       try {
         // 0600 whatever the kernel's umask (G-STATE-4): the sandbox's user is the kernel's
         Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT, { mode: 0o600 });
-        listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
+        listener = listenIn(dir, PROXY_SOCKET);
         Deno.chmodSync(`${dir}/${PROXY_SOCKET}`, 0o600);
       } catch (e) {
         Deno.removeSync(dir, { recursive: true });

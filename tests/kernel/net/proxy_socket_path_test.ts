@@ -10,6 +10,15 @@ import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principa
 import type { Rec } from "../../_support/rec.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 
+/** Every entry below `dir`. */
+async function* walk(dir: string): AsyncGenerator<{ name: string; path: string }> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    yield { name: entry.name, path };
+    if (entry.isDirectory) yield* walk(path);
+  }
+}
+
 hostTest(
   "P-NET-1 with a state directory 100 characters deep, an agent granted a destination reaches it through the proxy, and the kernel lives on (its proxy socket's path was past SUN_LEN: the kernel died of an uncaught TypeError at the agent's first exec)",
   NEEDS_TIER_B,
@@ -41,6 +50,12 @@ hostTest(
       });
       const value = fetched.value as Rec;
       assert.equal((value.out as Rec).v, "hello\n", JSON.stringify(value.err));
+      // the socket is in the state directory, which sandboxes mask (P-SBX-3), not elsewhere
+      const sockets = [];
+      for await (const entry of walk(state)) {
+        if (entry.name === "proxy" && Deno.lstatSync(entry.path).isSocket) sockets.push(entry.path);
+      }
+      assert.equal(sockets.length, 1, "the proxy socket is below the state directory");
       const human = await exec(await k.attach("work"), "echo alive", { position: "value" });
       assert.equal(((human.value as Rec).out as Rec).v, "alive\n");
     } finally {
