@@ -31,11 +31,14 @@ const NAME_LIMIT = 253;
 /**
  * A destination host in one form (lower case; an IP literal dotted or bracketed, the WHATWG URL
  * host parser's: `2130706433` and `0x7f.1` are `127.0.0.1`), or null when it is no host (longer
- * than a DNS name can be among them: a refusal names it, and must stay bounded).
+ * than a DNS name can be among them: a refusal names it, and must stay bounded; or holding `*`,
+ * unless it is a grant's `glob`).
  */
-export function canonicalHost(host: string): string | null {
+export function canonicalHost(host: string, glob = false): string | null {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   if (bare === "" || /[\s/?#@\\%]/.test(bare)) return null;
+  // a grant's wildcard is no character of a host: a refusal naming one would read as a grant
+  if (!glob && bare.includes("*")) return null;
   try {
     const parsed = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
     return parsed === "" || parsed.replace(/\.$/, "").length > NAME_LIMIT ? null : parsed;
@@ -182,7 +185,7 @@ export function sandboxNet(principal: string, grants: readonly string[]): Sandbo
 function globForm(hostGlob: string): string {
   // deno-lint-ignore no-control-regex
   if (/^[\x00-\x7f]*$/.test(hostGlob)) return hostGlob.toLowerCase();
-  return canonicalHost(hostGlob) ?? hostGlob.toLowerCase();
+  return canonicalHost(hostGlob, true) ?? hostGlob.toLowerCase();
 }
 
 /** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */

@@ -120,15 +120,46 @@ Deno.test("P-NET-2 SOCKS5 names of 255 bytes none a letter: 100 refusals of them
   }
 });
 
-Deno.test("P-NET-2 an HTTP CONNECT to a host:port whose host is no host (a control byte, a zone id, 16 KB) is refused with 403 and published, bounded and escaped, as SOCKS5's are", async () => {
-  const targets = ["\x1b[31mred:443", "[fe80::1%25eth0]:443", `${"x".repeat(16000)}.example:443`];
+Deno.test("P-NET-2 an HTTP CONNECT to a host:port whose host is no host (a control byte, a zone id, 16 KB, a wildcard) is refused with 403 and published, bounded and escaped, as SOCKS5's are", async () => {
+  const targets = [
+    "\x1b[31mred:443",
+    "[fe80::1%25eth0]:443",
+    `${"x".repeat(16000)}.example:443`,
+    "*.com:443",
+  ];
   const { answers, events, refused } = await proxied(
     targets.map((t) => encoder.encode(`CONNECT ${t} HTTP/1.1\r\n\r\n`)),
   );
   for (const answer of answers) assert.match(decoder.decode(answer), /^HTTP\/1\.1 403 /);
-  assert.equal(events.length, 3);
-  assert.equal(refused.length, 3);
+  assert.equal(events.length, 4);
+  assert.equal(refused.length, 4);
   assert.equal(refused[0], "%1B%5B31mred:443");
   assert.equal(refused[1], "%5Bfe80%3A%3A1%2525eth0%5D:443");
   assert.ok(refused[2].length <= 253 + 4, `${refused[2].length} characters`);
+  // a wildcard is escaped: the refusal does not read as a grant of every .com host
+  assert.equal(refused[3], "%2A.com:443");
 });
+
+hostTest(
+  'P-NET-2 P-EVAL-1 a URL whose host is a glob (http://*.com/) is never named as a destination to grant: neither the policy\'s refusal nor net_refused tells the human to add net_connect "*.com:80", which would grant every .com host',
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    let k: TestKernel | undefined;
+    try {
+      const policy = { "agent:n": { ...PROJECT_AGENT, net_connect: ["127.0.0.2:1"] } };
+      const token = (await createToken(box, "agent:n", "agent:n")).secret;
+      k = await startKernel(["--policy", await writePolicy(box, policy)], box);
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const conn = await k.attach("work", token);
+      const said = await exec(conn, "curl -sS --max-time 5 'http://*.com/'", { position: "value" })
+        .then((r) => JSON.stringify(r), (e) => JSON.stringify([e.message, e.data]));
+      assert.ok(!said.includes("*.com:80"), said);
+    } finally {
+      if (k) await k.cleanup();
+      else await box.cleanup();
+    }
+  },
+);
