@@ -141,7 +141,7 @@ Deno.test("P-NET-2 an HTTP CONNECT to a host:port whose host is no host (a contr
 });
 
 hostTest(
-  'P-NET-2 P-EVAL-1 a URL whose host is a glob (http://*.com/) is never named as a destination to grant: neither the policy\'s refusal nor net_refused tells the human to add net_connect "*.com:80", which would grant every .com host',
+  'P-NET-2 P-EVAL-1 a URL or /dev/tcp path whose host is a glob (http://*.com/, /dev/tcp/*.com/80) is never named as a destination to grant: neither the policy\'s refusal nor net_refused tells the human to add net_connect "*.com:80", which would grant every .com host',
   NEEDS_TIER_B,
   async () => {
     const box = await sandbox();
@@ -154,9 +154,11 @@ hostTest(
       k = await startKernel(["--policy", await writePolicy(box, policy)], box);
       await exec(await k.attach("work"), `cd ${proj}`);
       const conn = await k.attach("work", token);
-      const said = await exec(conn, "curl -sS --max-time 5 'http://*.com/'", { position: "value" })
-        .then((r) => JSON.stringify(r), (e) => JSON.stringify([e.message, e.data]));
-      assert.ok(!said.includes("*.com:80"), said);
+      for (const src of ["curl -sS --max-time 5 'http://*.com/'", "echo x > '/dev/tcp/*.com/80'"]) {
+        const said = await exec(conn, src, { position: "value" })
+          .then((r) => JSON.stringify(r), (e) => JSON.stringify([e.message, e.data]));
+        assert.ok(!said.includes("*.com:80"), said);
+      }
     } finally {
       if (k) await k.cleanup();
       else await box.cleanup();
