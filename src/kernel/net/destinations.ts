@@ -25,16 +25,23 @@ export interface LoopbackForward {
 /** The first port tried for the proxy's listener inside the namespace. */
 const PROXY_PORT = 3128;
 
+/** The longest DNS name (RFC 1035: 255 octets on the wire), and so the longest host. */
+const NAME_LIMIT = 253;
+
 /**
  * A destination host in one form (lower case; an IP literal dotted or bracketed, the WHATWG URL
- * host parser's: `2130706433` and `0x7f.1` are `127.0.0.1`), or null when it is no host.
+ * host parser's: `2130706433` and `0x7f.1` are `127.0.0.1`), or null when it is no host (longer
+ * than a DNS name can be among them: a refusal names it, and must stay bounded; or holding `*`,
+ * unless it is a grant's `glob`).
  */
-export function canonicalHost(host: string): string | null {
+export function canonicalHost(host: string, glob = false): string | null {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   if (bare === "" || /[\s/?#@\\%]/.test(bare)) return null;
+  // a grant's wildcard is no character of a host: a refusal naming one would read as a grant
+  if (!glob && bare.includes("*")) return null;
   try {
     const parsed = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
-    return parsed === "" ? null : parsed;
+    return parsed === "" || parsed.replace(/\.$/, "").length > NAME_LIMIT ? null : parsed;
   } catch {
     return null;
   }
@@ -63,21 +70,38 @@ export function destinationGranted(grants: readonly string[], host: string, port
   );
 }
 
+/** What stands for the middle of a refused non-host cut to {@link NAME_LIMIT}: an escaped `…`. */
+const CUT = "%E2%80%A6";
+
 /**
  * A host as a refusal names it (P-NET-2): canonical, or, when it is no host at all (a SOCKS5 name
- * is any 255 bytes), its UTF-8 with every byte but letters, digits, `.`, `-` and `_`
- * percent-escaped, so what a client sent can neither pass for another destination
- * (`github.com:443 …`) nor carry terminal controls into a refusal a person reads.
+ * is any 255 bytes, an HTTP one any 16 KiB), its UTF-8 with every byte but letters, digits, `.`,
+ * `-` and `_` percent-escaped, so what a client sent can neither pass for another destination
+ * (`github.com:443 …`) nor carry terminal controls into a refusal a person reads; at most
+ * {@link NAME_LIMIT} characters either way (a longer escape keeps its start and its end around an
+ * escaped `…`), so that 100 of them in an outcome stay far below V-ELIDE-2's 64 KiB.
  */
 export function refusedHost(host: string): string {
   const canon = canonicalHost(host);
   if (canon !== null) return canon;
-  return [...new TextEncoder().encode(host)].map((byte) => {
+  const pieces = [...new TextEncoder().encode(host)].map((byte) => {
     const char = String.fromCharCode(byte);
     return /[A-Za-z0-9._-]/.test(char)
       ? char
       : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-  }).join("");
+  });
+  const text = pieces.join("");
+  if (text.length <= NAME_LIMIT) return text;
+  const half = Math.floor((NAME_LIMIT - CUT.length) / 2);
+  const ends = (from: string[]) => {
+    const kept: string[] = [];
+    for (let length = 0; length + from[kept.length].length <= half;) {
+      length += from[kept.length].length;
+      kept.push(from[kept.length]);
+    }
+    return kept;
+  };
+  return ends(pieces).join("") + CUT + ends(pieces.toReversed()).toReversed().join("");
 }
 
 /** `host:port` as a refusal names it (an IPv6 literal bracketed, {@link refusedHost}). */
@@ -153,11 +177,22 @@ export function sandboxNet(principal: string, grants: readonly string[]): Sandbo
   return { principal, grants: [...grants], port, forwards };
 }
 
+/**
+ * A grant's host glob in the form hosts are matched in: an internationalized name (`bücher.example`,
+ * `*.bücher.example`) as the URL parser, and so every client and the static analysis, sends it
+ * (`xn--bcher-kva.example`); any other glob lower-cased as written.
+ */
+function globForm(hostGlob: string): string {
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(hostGlob)) return hostGlob.toLowerCase();
+  return canonicalHost(hostGlob, true) ?? hostGlob.toLowerCase();
+}
+
 /** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
 export function netGrantMatches(grant: string, host: string, port: number): boolean {
   const colon = grant.lastIndexOf(":");
   if (colon < 0) return false;
-  const hostGlob = grant.slice(0, colon).toLowerCase();
+  const hostGlob = globForm(grant.slice(0, colon));
   const portText = grant.slice(colon + 1);
   if (portText !== "*" && portText !== String(port)) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));

@@ -19,6 +19,7 @@ import {
 } from "./destinations.ts";
 import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
+import { listenIn } from "./listen_in.ts";
 
 /** The longest HTTP request head, or SOCKS5 handshake, the proxy reads. */
 const HEAD_LIMIT = 16 * 1024;
@@ -190,17 +191,24 @@ async function addressesOf(host: string): Promise<string[]> {
   }
 }
 
-/** The `host`, `port` of an authority `host:port` or `[v6]:port`, or null. */
+/**
+ * The `host`, `port` of an authority `host:port` or `[v6]:port` (`host` canonical), or null when
+ * it names no port; `host` null when what stands before its port is no host (a control byte, a
+ * zone id, past a DNS name's length): a destination still, which the proxy refuses visibly
+ * (P-NET-2) as it does a SOCKS5 name that is no host.
+ */
 function authority(
   text: string,
   defaultPort: number | null,
-): { host: string; port: number } | null {
-  const m = /^(\[[^\]]*\]|[^:\[\]]*)(?::(\d{1,5}))?$/.exec(text);
-  if (m === null) return null;
+): { host: string | null; name: string; port: number } | null {
+  const m = /^(\[[^\]]*\]|[^:\[\]]*)(?::(\d{1,5}))?$/.exec(text) ??
+    /^(.+):(\d{1,5})$/s.exec(text);
+  if (m === null || m[1] === "") return null;
   const port = m[2] === undefined ? defaultPort : Number(m[2]);
   if (port === null || port < 1 || port > 65535) return null;
-  const host = canonicalHost(m[1]);
-  return host === null ? null : { host, port };
+  // the loose form (`::1:443`, `a[b:443`) is never a host: an IPv6 literal is bracketed
+  const strict = !m[1].includes(":") || m[1].startsWith("[");
+  return { host: strict ? canonicalHost(m[1]) : null, name: m[1], port };
 }
 
 /** An HTTP response with a plain-text body that closes the connection. */
@@ -268,10 +276,16 @@ export class NetProxy {
     let endpoint = this.#endpoints.get(key);
     if (endpoint === undefined) {
       const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: `net-${Deno.pid}-` });
-      // 0600 whatever the kernel's umask (G-STATE-4): the sandbox's user is the kernel's
-      Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT, { mode: 0o600 });
-      const listener = Deno.listen({ transport: "unix", path: `${dir}/${PROXY_SOCKET}` });
-      Deno.chmodSync(`${dir}/${PROXY_SOCKET}`, 0o600);
+      let listener: Deno.Listener;
+      try {
+        // 0600 whatever the kernel's umask (G-STATE-4): the sandbox's user is the kernel's
+        Deno.writeTextFileSync(`${dir}/${CONNECT_FILE}`, CONNECT_SCRIPT, { mode: 0o600 });
+        listener = listenIn(dir, PROXY_SOCKET);
+        Deno.chmodSync(`${dir}/${PROXY_SOCKET}`, 0o600);
+      } catch (e) {
+        Deno.removeSync(dir, { recursive: true });
+        throw e;
+      }
       endpoint = { session, net, dir, listener, users: 0, serving: new Set() };
       this.#endpoints.set(key, endpoint);
       this.#accept(endpoint);
@@ -403,8 +417,7 @@ export class NetProxy {
     const { grants } = endpoint.net;
     const canon = canonicalHost(host);
     if (canon === null || !destinationGranted(grants, canon, port)) {
-      this.#refuse(endpoint, host, port);
-      return { deniedAddress: null };
+      return this.#refuse(endpoint, host, port);
     }
     const addresses = await addressesOf(canon);
     const allowed = isLiteral(canon)
@@ -421,8 +434,11 @@ export class NetProxy {
     return null;
   }
 
-  /** Publishes a refusal of `host:port` on `net.<session>` and hands it to the runs watching. */
-  #refuse(endpoint: Endpoint, host: string, port: number): void {
+  /**
+   * Publishes a refusal of `host:port` on `net.<session>` and hands it to the runs watching; what
+   * a destination no grant matches is refused with.
+   */
+  #refuse(endpoint: Endpoint, host: string, port: number): Refusal {
     const { session, net } = endpoint;
     this.publish(`net.${session}`, {
       principal: net.principal,
@@ -434,6 +450,7 @@ export class NetProxy {
     for (const refused of this.#watchers.get(JSON.stringify([session, net.principal])) ?? []) {
       if (refused.size < REFUSED_LIMIT) refused.add(text);
     }
+    return { deniedAddress: null };
   }
 
   /** SOCKS5 (RFC 1928) without authentication: the upstream once connected, else null. */
@@ -507,7 +524,7 @@ export class NetProxy {
       return null;
     };
     if (version === undefined || !/^HTTP\/1\.[01]$/.test(version)) return await bad("not HTTP/1.x");
-    let destination: { host: string; port: number } | null;
+    let destination: { host: string | null; name: string; port: number } | null;
     let forwarded: string | null = null;
     if (method === "CONNECT") {
       destination = authority(target, null);
@@ -523,10 +540,12 @@ export class NetProxy {
       forwarded = [`${method} ${path} ${version}`, host, ...kept, "Connection: close", "", ""]
         .join("\r\n");
     }
-    const { host, port } = destination;
-    const upstream = await this.#connect(endpoint, host, port);
+    const { host, name, port } = destination;
+    const upstream = host === null
+      ? this.#refuse(endpoint, name, port)
+      : await this.#connect(endpoint, host, port);
     if (upstream !== null && "deniedAddress" in upstream) {
-      const named = destinationText(host, port);
+      const named = destinationText(host ?? name, port);
       const { principal } = endpoint.net;
       const why = upstream.deniedAddress === null
         ? `is not in the net_connect grants of ${principal}`

@@ -187,6 +187,8 @@ export class PathRecorder {
       const socket = use === "redirect" ? devSocket(lexical) : null;
       if (socket !== null) {
         if (socket.port === null) this.#effects.opaque(`socket port not numeric: ${lexical}`);
+        // a host holding `*` is none: named as a destination it would read as a grant's glob
+        else if (socket.host.includes("*")) this.#effects.opaque(`socket host a glob: ${lexical}`);
         else this.#effects.connect(socket.host, socket.port);
         continue;
       }

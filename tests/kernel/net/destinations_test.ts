@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   canonicalHost,
   destinationGranted,
+  refusedHost,
   resolvedAddressDenied,
   sandboxNet,
 } from "../../../src/kernel/net/destinations.ts";
@@ -17,6 +18,18 @@ Deno.test("names match grants as P-EVAL-1 matches them: host globs and ports, ca
   assert.equal(destinationGranted(grants, "github.com.evil.com", 443), false);
 });
 
+Deno.test("a grant naming an internationalized host matches that host, which clients and the URL parser send as punycode (P-EVAL-1's hostglob, written as the human reads it)", () => {
+  assert.equal(destinationGranted(["bücher.example:443"], "bücher.example", 443), true);
+  assert.equal(destinationGranted(["bücher.example:443"], "xn--bcher-kva.example", 443), true);
+  assert.equal(destinationGranted(["*.bücher.example:*"], "www.xn--bcher-kva.example", 80), true);
+  assert.equal(destinationGranted(["BÜCHER.example:443"], "xn--bcher-kva.example", 443), true);
+  assert.equal(destinationGranted(["bücher.example:443"], "buecher.example", 443), false);
+  assert.equal(
+    destinationGranted(["bücher.example:443"], "xn--bcher-kva.example.evil", 443),
+    false,
+  );
+});
+
 Deno.test("an IP literal matches only a grant naming that IP, however it is spelled", () => {
   assert.equal(destinationGranted(["*:443"], "10.0.0.1", 443), false);
   assert.equal(destinationGranted(["*:*"], "169.254.169.254", 80), false);
@@ -28,6 +41,18 @@ Deno.test("an IP literal matches only a grant naming that IP, however it is spel
   assert.equal(destinationGranted(["*.0.0.1:80"], "127.0.0.1", 80), false);
   assert.equal(canonicalHost("a b"), null);
   assert.equal(destinationGranted(["*:*"], "user@host", 80), false);
+});
+
+Deno.test("a host is at most a DNS name's 253 characters (a trailing dot aside); a refusal names a non-host in at most 253", () => {
+  const name = `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}`;
+  assert.equal(name.length, 253);
+  assert.equal(canonicalHost(name), name);
+  assert.equal(canonicalHost(`${name}.`), `${name}.`);
+  assert.equal(canonicalHost(`x${name}`), null);
+  assert.equal(refusedHost(`x${name}`).length <= 253, true);
+  assert.equal(refusedHost(`x${name}`).startsWith("xaaa"), true);
+  assert.equal(refusedHost(`x${name}`).endsWith("ddd"), true);
+  assert.equal(refusedHost("\x1b]0;x\x07"), "%1B%5D0%3Bx%07");
 });
 
 Deno.test("a granted name may not lead to the host's own or link-local addresses unless granted so", () => {
@@ -76,5 +101,17 @@ Deno.test({
     for (const { address } of own) {
       assert.equal(resolvedAddressDenied(["*:3000"], "devbox.example", address, 3000), true);
     }
+  },
+});
+
+Deno.test({
+  name:
+    "a grant written as an IPv4 range (10.0.*.*:443, 192.168.1.*:80) reaches the addresses of that range and no name [ignored: defect found by the probe round; needs a SPEC decision: P-EVAL-1's `*` matches any characters and P-NET-1 matches an IP literal only against a grant naming that IP, so such a grant reaches no address of its range and every name that starts alike: an agent granted 10.0.*.*:443 reaches 10.0.x.attacker.example, wherever its owner's DNS points it]",
+  ignore: true,
+  fn: () => {
+    assert.equal(destinationGranted(["10.0.*.*:443"], "10.0.3.4", 443), true);
+    assert.equal(destinationGranted(["192.168.1.*:80"], "192.168.1.20", 80), true);
+    assert.equal(destinationGranted(["10.0.*.*:443"], "10.0.x.attacker.example", 443), false);
+    assert.equal(destinationGranted(["192.168.1.*:80"], "192.168.1.evil.example", 80), false);
   },
 });

@@ -21,7 +21,9 @@ export function connectUrl(io: CommandIO, arg: ArgValue, defaultScheme = "http")
   }
   const port = DEFAULT_PORTS[url.protocol];
   if (
-    port === undefined || url.hostname === "" || /[[{]/.test(url.hostname.replace(/^\[.*\]$/, ""))
+    // `[`/`{` are curl's globs; `*` no host holds, and named as one it would read as a grant's
+    port === undefined || url.hostname === "" ||
+    /[[{*]/.test(url.hostname.replace(/^\[.*\]$/, ""))
   ) {
     io.opaque(`unsupported URL: ${arg.text}`);
     return;
