@@ -33,11 +33,15 @@ exec 3<&- "$@"`;
  * as bwrap would have. bwrap exits with 128 + the number of a signal that killed its command, so
  * by its status alone a program killed by SIGTERM and one that exited 143 look alike (P-SBX-4).
  * The terminal's SIGINT and SIGQUIT and the SIGHUP of a PTY's close reach the whole group: the
- * waiter ignores them, the program gets their defaults back.
+ * waiter ignores them, the program gets their defaults back. A program that left the group (a
+ * shell with job control, `bash -i`, makes its own) is not reached by the close's SIGHUP, which
+ * the human's program, the terminal's session leader, always gets: the waiter passes it on then.
  */
 const WAITER_SCRIPT = String.raw`
-$SIG{INT} = $SIG{QUIT} = $SIG{HUP} = 'IGNORE';
-my $pid = fork;
+$SIG{INT} = $SIG{QUIT} = 'IGNORE';
+my $pid;
+$SIG{HUP} = sub { kill('HUP', $pid) if $pid && getpgrp($pid) != getpgrp(0) };
+$pid = fork;
 unless (defined $pid) { print STDERR "shoal: cannot start $ARGV[0]: $!\n"; exit 126; }
 if ($pid == 0) {
   if (open(my $report, '>&=', 4)) { close($report); }
