@@ -142,7 +142,8 @@ export class StartGate {
       return init;
     } finally {
       this.close();
-      said.return(undefined).catch(() => {});
+      // the reader lets go of the stream, which keeps its FIFO open until cancelled
+      said.return(undefined).then(() => this.ready.reader.cancel()).catch(() => {});
     }
   }
 
@@ -156,6 +157,8 @@ export class StartGate {
     if (!this.#started) this.reportedExit();
     this.go.close();
     this.ready.keeper.close(); // a read still waiting ends at EOF: no writer is left
+    // never read (the sandbox did not start): nothing else closes its read end
+    if (!this.ready.reader.locked) this.ready.reader.cancel().catch(() => {});
     Deno.removeSync(this.dir, { recursive: true });
   }
 }
