@@ -27,7 +27,7 @@ function gateFds(pid: number): string[] {
 }
 
 hostTest(
-  "K-PTY-5/P-SBX-6 a closed sandboxed PTY leaves no descriptor of its start gate open in the kernel (its ready FIFO stayed open, deleted, one per PTY ever opened)",
+  "K-PTY-5/P-SBX-6 a closed sandboxed PTY, or one whose program could not start, leaves no descriptor of its start gate open in the kernel (its ready FIFO stayed open, deleted, one per PTY ever opened)",
   NEEDS_TIER_B,
   async () => {
     const box = await sandbox();
@@ -50,6 +50,8 @@ hostTest(
         );
         await agent.request("pty.close", { pty_id: opened.pty_id });
       }
+      // a program that cannot start (a NUL in its arguments) leaves its gate unread
+      await assert.rejects(agent.request("pty.open", { cmd: "sh", args: ["-c", "a\0b"] }));
       const held = await pollUntil(() => Promise.resolve(gateFds(pid)), (h) => h.length === 0, 3000)
         .catch(() => gateFds(pid));
       assert.deepEqual(held, [], "descriptors of closed PTYs' gates");
