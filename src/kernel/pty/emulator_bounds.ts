@@ -5,6 +5,10 @@
  * concatenation at a time: gigabytes of heap and minutes of a busy kernel), keeps each hyperlink's
  * URI (OSC 8, up to 10 MB each) while its text is on the screen, and keeps each window title
  * (OSC 0/1/2) and a stack of ten more. A `pty.read` shows none of them: the screen is text.
+ * It also does the work of a count once per unit, whatever the grid: `ESC [ 2147483647 S` (scroll
+ * up) spliced rows two billion times (hours of a kernel answering nobody), the same count of REP
+ * (`ESC [ n b`) allocated 8 GiB and one of CBT (`ESC [ n Z`) took minutes; counts past what the
+ * grid can show are cut to one that leaves the same grid.
  */
 import type xterm from "@xterm/headless";
 
@@ -46,10 +50,69 @@ function boundCellText(proto: BufferLine): void {
 /** OSC identifiers whose payload the emulator would keep: titles (0, 1, 2) and hyperlinks (8). */
 const KEPT_OSC = [0, 1, 2, 8];
 
+/** A CSI sequence's parameters as the emulator hands them to a handler. */
+interface Params {
+  params: Int32Array;
+}
+
+/** A handler of a CSI sequence (returns whether it handled it). */
+type CsiHandler = (params: Params) => boolean;
+
+/**
+ * The emulator's CSI handlers that loop over their count, one row or one tab stop a turn, and
+ * the most turns that change anything: scrolling, inserting or deleting more rows than there are
+ * blanks every row all the same; moving past more tab stops than there are columns stays at the
+ * edge.
+ */
+const COUNTED = {
+  scrollUp: "rows",
+  scrollDown: "rows",
+  insertLines: "rows",
+  deleteLines: "rows",
+  cursorForwardTab: "cols",
+  cursorBackwardTab: "cols",
+} as const;
+
 /** The emulator internals this module relies on besides {@link BufferLine}. */
 interface EmulatorCore {
   buffer: { lines: { get(index: number): object } };
-  _inputHandler: { _parser: { clearOscHandler(ident: number): void } };
+  _inputHandler:
+    & { _parser: { clearOscHandler(ident: number): void } }
+    & Record<keyof typeof COUNTED | "repeatPrecedingCharacter", CsiHandler>;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/**
+ * The count of a REP of `count` characters that leaves the same grid: once the repeats have
+ * filled every row they only scroll rows of the same text, in a cycle of one row's worth of them
+ * (`cols` narrow characters, `cols / 2` wide ones, so any common multiple of the two counts).
+ */
+export function repeatCount(count: number, cols: number, rows: number): number {
+  const filled = cols * (rows + 2);
+  if (count <= filled) return count;
+  const wide = Math.max(1, Math.floor(cols / 2));
+  const cycle = (cols * wide) / gcd(cols, wide);
+  return filled + ((count - filled) % cycle);
+}
+
+/** Cuts the counts of `handler`'s looping sequences to what leaves the same grid. */
+function boundCounts(handler: EmulatorCore["_inputHandler"], term: Terminal): void {
+  // the parser hands each handler its own reset parameters: cutting them in place is safe
+  for (const [name, most] of Object.entries(COUNTED) as [keyof typeof COUNTED, "rows" | "cols"][]) {
+    const run = handler[name].bind(handler);
+    handler[name] = (p) => {
+      if (p.params[0] > term[most]) p.params[0] = term[most];
+      return run(p);
+    };
+  }
+  const repeat = handler.repeatPrecedingCharacter.bind(handler);
+  handler.repeatPrecedingCharacter = (p) => {
+    p.params[0] = repeatCount(p.params[0], term.cols, term.rows);
+    return repeat(p);
+  };
 }
 
 /** Makes `term` hold no more than its grid needs (see the module comment). */
@@ -58,4 +121,5 @@ export function boundEmulator(term: Terminal): void {
   boundCellText(Object.getPrototypeOf(core.buffer.lines.get(0)) as BufferLine);
   // Removed, not overridden: every handler of an identifier collects the whole payload.
   for (const ident of KEPT_OSC) core._inputHandler._parser.clearOscHandler(ident);
+  boundCounts(core._inputHandler, term);
 }
