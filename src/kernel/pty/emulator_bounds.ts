@@ -4,7 +4,8 @@
  * it without limit (`a` and 100 M combining accents made one cell of 200 MB, built one string
  * concatenation at a time: gigabytes of heap and minutes of a busy kernel), keeps each hyperlink's
  * URI (OSC 8, up to 10 MB each) while its text is on the screen, and keeps each window title
- * (OSC 0/1/2) and a stack of ten more. A `pty.read` shows none of them: the screen is text.
+ * (OSC 0/1/2) and a stack of ten more, and up to 10 M characters of an unended DECRQSS. A
+ * `pty.read` shows none of them: the screen is text.
  * It also does the work of a count once per unit, whatever the grid: `ESC [ 2147483647 S` (scroll
  * up) spliced rows two billion times (hours of a kernel answering nobody), the same count of REP
  * (`ESC [ n b`) allocated 8 GiB and one of CBT (`ESC [ n Z`) took minutes; counts past what the
@@ -73,12 +74,62 @@ const COUNTED = {
   cursorBackwardTab: "cols",
 } as const;
 
+/** A DCS sequence's handler (@xterm/headless 6.0.0's DcsParser calls these). */
+interface DcsHandler {
+  hook(params: Params): void;
+  put(data: Uint32Array, start: number, end: number): void;
+  unhook(success: boolean): boolean;
+}
+
+/** DECRQSS, `ESC P $ q <setting> ESC \`: the one DCS the emulator answers. */
+const STATUS_REQUEST = { intermediates: "$", final: "q" };
+/** Most characters of a DECRQSS setting kept: its settings (`m`, `r`, ` q`, …) are a few. */
+const STATUS_REQUEST_LIMIT = 32;
+
 /** The emulator internals this module relies on besides {@link BufferLine}. */
 interface EmulatorCore {
   buffer: { lines: { get(index: number): object } };
   _inputHandler:
-    & { _parser: { clearOscHandler(ident: number): void } }
+    & {
+      _parser: {
+        clearOscHandler(ident: number): void;
+        clearDcsHandler(id: typeof STATUS_REQUEST): void;
+        registerDcsHandler(id: typeof STATUS_REQUEST, handler: DcsHandler): void;
+      };
+      requestStatusString(setting: string, params: Params): boolean;
+    }
     & Record<keyof typeof COUNTED | "repeatPrecedingCharacter", CsiHandler>;
+}
+
+/**
+ * Answers DECRQSS as the emulator does, keeping at most {@link STATUS_REQUEST_LIMIT} characters
+ * of its setting: the emulator's own handler kept up to 10 M of an unended one (8 PTYs that
+ * each left one open held 1.2 GB of the kernel).
+ */
+function boundStatusRequest(handler: EmulatorCore["_inputHandler"]): void {
+  let setting = "";
+  let over = false;
+  handler._parser.clearDcsHandler(STATUS_REQUEST);
+  handler._parser.registerDcsHandler(STATUS_REQUEST, {
+    hook() {
+      setting = "";
+      over = false;
+    },
+    put(data, start, end) {
+      if (over || setting.length + end - start > STATUS_REQUEST_LIMIT) {
+        over = true;
+        setting = "";
+        return;
+      }
+      setting += String.fromCodePoint(...data.subarray(start, end));
+    },
+    unhook(success) {
+      // an overlong setting is none the emulator knows: it gets the answer of an unknown one
+      const asked = over ? "" : setting;
+      setting = "";
+      return success ? handler.requestStatusString(asked, { params: new Int32Array(0) }) : true;
+    },
+  });
 }
 
 function gcd(a: number, b: number): number {
@@ -122,4 +173,5 @@ export function boundEmulator(term: Terminal): void {
   // Removed, not overridden: every handler of an identifier collects the whole payload.
   for (const ident of KEPT_OSC) core._inputHandler._parser.clearOscHandler(ident);
   boundCounts(core._inputHandler, term);
+  boundStatusRequest(core._inputHandler);
 }
