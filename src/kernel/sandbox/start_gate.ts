@@ -40,7 +40,7 @@ exec 3<&- "$@"`;
 const WAITER_SCRIPT = String.raw`
 $SIG{INT} = $SIG{QUIT} = 'IGNORE';
 my $pid;
-$SIG{HUP} = sub { kill('HUP', $pid) if $pid && getpgrp($pid) != getpgrp(0) };
+$SIG{HUP} = sub { my $g = $pid ? getpgrp($pid) : -1; kill('HUP', $pid) if $g > 0 && $g != getpgrp(0) };
 $pid = fork;
 unless (defined $pid) { print STDERR "shoal: cannot start $ARGV[0]: $!\n"; exit 126; }
 if ($pid == 0) {
