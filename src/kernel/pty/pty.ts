@@ -72,6 +72,8 @@ const DRAIN_WAITS_AFTER_EXIT = 8;
 const MAX_WRITE_WAIT_MS = 32;
 /** A write that makes no progress for this long (the child is not reading) returns what it sent. */
 const WRITE_STALL_MS = 2000;
+/** Most bytes of the emulator's replies (cursor reports, device attributes) queued to be written. */
+const REPLY_BACKLOG = 4096;
 
 /** How to start a program on a PTY; `env` is the complete environment (TERM is added when missing). */
 export interface PtyOpenOptions {
@@ -157,6 +159,7 @@ export class Pty {
   /** Reused buffer for reads of the master (one reader at a time: everything runs on one thread). */
   #buf = new Uint8Array(READ_CHUNK);
   #writes: Promise<unknown> = Promise.resolve();
+  #replyBacklog = 0;
   #lastReadText: string | null = null;
   #lastEventText: string | null = null;
   #eventTimer: ReturnType<typeof setTimeout> | undefined;
@@ -421,9 +424,15 @@ export class Pty {
     if (this.#closed !== null) throw new RpcError(ErrorCode.UNKNOWN_PTY, "pty is closed");
   }
 
-  /** Sends an emulator reply; a child that is gone simply does not get it. */
+  /**
+   * Sends an emulator reply in its turn, what the input takes at once, or none past the backlog:
+   * a program that asks without reading (`yes $'\e[6n'`) queued 2 GB of answers in 16 s.
+   */
   #reply(bytes: Uint8Array): void {
-    this.#queueWrite(bytes).catch(() => {});
+    if (this.#replyBacklog + bytes.length > REPLY_BACKLOG) return;
+    this.#replyBacklog += bytes.length;
+    const run = this.#writes.then(() => this.#writeAll(bytes, false));
+    this.#writes = run.catch(() => {}).finally(() => this.#replyBacklog -= bytes.length);
   }
 
   #queueWrite(bytes: Uint8Array): Promise<number> {
@@ -432,7 +441,7 @@ export class Pty {
     return run;
   }
 
-  async #writeAll(bytes: Uint8Array): Promise<number> {
+  async #writeAll(bytes: Uint8Array, patient = true): Promise<number> {
     let sent = 0;
     let wait = 1;
     let progressAt = Date.now();
@@ -444,7 +453,7 @@ export class Pty {
         wait = 1;
         progressAt = Date.now();
       } else if (n === -EAGAIN) {
-        if (Date.now() - progressAt >= WRITE_STALL_MS) break;
+        if (!patient || Date.now() - progressAt >= WRITE_STALL_MS) break;
         await delay(wait);
         wait = Math.min(wait * 2, MAX_WRITE_WAIT_MS);
       } else if (n !== -EINTR) {

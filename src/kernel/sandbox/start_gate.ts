@@ -33,11 +33,15 @@ exec 3<&- "$@"`;
  * as bwrap would have. bwrap exits with 128 + the number of a signal that killed its command, so
  * by its status alone a program killed by SIGTERM and one that exited 143 look alike (P-SBX-4).
  * The terminal's SIGINT and SIGQUIT and the SIGHUP of a PTY's close reach the whole group: the
- * waiter ignores them, the program gets their defaults back.
+ * waiter ignores them, the program gets their defaults back. A program that left the group (a
+ * shell with job control, `bash -i`, makes its own) is not reached by the close's SIGHUP, which
+ * the human's program, the terminal's session leader, always gets: the waiter passes it on then.
  */
 const WAITER_SCRIPT = String.raw`
-$SIG{INT} = $SIG{QUIT} = $SIG{HUP} = 'IGNORE';
-my $pid = fork;
+$SIG{INT} = $SIG{QUIT} = 'IGNORE';
+my $pid;
+$SIG{HUP} = sub { my $g = $pid ? getpgrp($pid) : -1; kill('HUP', $pid) if $g > 0 && $g != getpgrp(0) };
+$pid = fork;
 unless (defined $pid) { print STDERR "shoal: cannot start $ARGV[0]: $!\n"; exit 126; }
 if ($pid == 0) {
   if (open(my $report, '>&=', 4)) { close($report); }
@@ -138,7 +142,8 @@ export class StartGate {
       return init;
     } finally {
       this.close();
-      said.return(undefined).catch(() => {});
+      // the reader lets go of the stream, which keeps its FIFO open until cancelled
+      said.return(undefined).then(() => this.ready.reader.cancel()).catch(() => {});
     }
   }
 
@@ -152,6 +157,8 @@ export class StartGate {
     if (!this.#started) this.reportedExit();
     this.go.close();
     this.ready.keeper.close(); // a read still waiting ends at EOF: no writer is left
+    // never read (the sandbox did not start): nothing else closes its read end
+    if (!this.ready.reader.locked) this.ready.reader.cancel().catch(() => {});
     Deno.removeSync(this.dir, { recursive: true });
   }
 }

@@ -40,3 +40,55 @@ Deno.test("K-PTY-8 hyperlinks and window titles of megabytes each are not kept: 
   assert.equal(screen[0], "L".repeat(40), "the links' text is shown");
   assert.ok(grewMiB < 100, `the test process grew by ${grewMiB.toFixed(0)} MiB`);
 });
+
+Deno.test("K-PTY-8 a DECRQSS or colour OSC (4, 10, 104) left unended holds no megabytes of its payload: 8 PTYs that each left one of 9.9 M characters open held 1.2 GB of the kernel", async () => {
+  await withTempDir(async (dir) => {
+    const before = rssMiB();
+    const opens = ["\\033P$q", "\\033]4;", "\\033]10;", "\\033]104;"];
+    const written = (i: number) => `${dir}/written${i}`;
+    const ptys = [];
+    try {
+      for (const [i, open] of opens.entries()) {
+        const flood = `head -c 9900000 /dev/zero | tr '\\0' a`;
+        const script = `printf '${open}'; ${flood}; : > ${written(i)}; sleep 30`;
+        ptys.push(await openPty(dir, "sh", ["-c", script]));
+      }
+      for (const [i, pty] of ptys.entries()) {
+        // what the program wrote before the file is in the emulator once the screen answers
+        await waitForScreen(pty, () => {
+          try {
+            return Deno.statSync(written(i)).isFile;
+          } catch {
+            return false;
+          }
+        }, 1500);
+        await pty.read();
+      }
+      const grew = rssMiB() - before;
+      assert.ok(grew < 100, `the test process grew by ${grew.toFixed(0)} MiB`);
+    } finally {
+      for (const pty of ptys) await pty.close();
+    }
+  });
+});
+
+Deno.test("K-PTY-8 DECRQSS is answered as the emulator's own handler answers it: a known setting, an overlong one as unknown (P0$r), then the scroll region", async () => {
+  await withTempDir(async (dir) => {
+    const long = "m".repeat(40);
+    const script =
+      `stty raw -echo; printf '\\033P$qm\\033\\\\\\033P$q${long}\\033\\\\\\033P$qr\\033\\\\'; ` +
+      `dd bs=1 count=28 2>/dev/null | od -An -c; sleep 30`;
+    const pty = await openPty(dir, "sh", ["-c", script], { rows: 10 });
+    try {
+      const end = await waitForScreen(pty, (s) => s.screen.some((row) => row.includes("r")));
+      const text = end.screen.join(" ").replace(/\s+/g, " ");
+      assert.match(
+        text,
+        /033 P 1 \$ r 0 m 033 \\ 033 P 0 \$ r 033 \\ 033 P 1 \$ r 1 ; 1 0 r 033 \\/,
+        text,
+      );
+    } finally {
+      await pty.close();
+    }
+  });
+});
