@@ -19,7 +19,7 @@ import { createToken, kernelCli, TMP_AGENT, writePolicy } from "../_support/prin
 import type { Rec } from "../_support/rec.ts";
 import { RawFacade } from "../_support/facade.ts";
 import { rpcError } from "../_support/rejection.ts";
-import { REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp } from "./_mcp.ts";
 
 /** A sandboxed agent whose irreversible work needs approval, which its client may give. */
@@ -395,8 +395,9 @@ hostTest(
   NEEDS_TIER_B,
   () =>
     world(async (w) => {
-      // The human takes the shared session where agent:e's sandbox shows nothing (not below /tmp).
-      await w.human.ok("shoal_exec", { src: `cd '${REPO}'` });
+      // The human takes the shared session where agent:e's sandbox shows nothing: not below /tmp,
+      // nor a system root (the checkout may be below /tmp, as a CI clone is).
+      await w.human.ok("shoal_exec", { src: "cd /var" });
       await withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
         const r = await agent.call("shoal_exec", { src: `rm '${w.victim}'` });
         const error = r.structuredContent as { code: number; data: Rec };
@@ -421,7 +422,7 @@ Deno.test({
   ignore: true,
   fn: () =>
     world(async (w) => {
-      await w.human.ok("shoal_exec", { src: `cd '${REPO}'` });
+      await w.human.ok("shoal_exec", { src: "cd /var" });
       await withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
         const plan = await agent.call("shoal_exec", { src: `rm '${w.victim}'`, mode: "plan" });
         if (plan.isError) {
