@@ -35,6 +35,9 @@ const GIT_REDIRECT =
  */
 export type PathUse = "operand" | "output" | "redirect";
 
+/** How many steps following a source's descriptor copies may take before it is opaque (E-4). */
+const DESCRIPTOR_STEPS = 100_000;
+
 /** Whether `path` is a regular file now (following links). */
 function isFile(path: string): boolean {
   try {
@@ -71,20 +74,67 @@ export class PathRecorder {
 
   /** Why the run is opaque after all (links, PATH, git configuration), or null. */
   finish(): string | null {
-    for (const { fd, kind, output } of this.#reopened) {
-      const files = [...this.#filesOn(fd, new Set())].filter((file) => file.kind !== kind);
-      for (const { path } of files) {
-        if (output && !isFile(path)) {
-          this.#effects.opaque(`an output through a descriptor that may hold a directory: ${path}`);
-        }
-        this.#checks.record(kind, path);
-        if (kind === "fs_write" && hasHardLinks(path)) {
-          this.#effects.opaque(`write to a file with several hard links: ${path}`);
-        }
+    const reopened = this.#reopenedFiles();
+    if (reopened === null) this.#effects.opaque("too many descriptors to follow");
+    for (const { kind, path, output } of reopened ?? []) {
+      if (output && !isFile(path)) {
+        this.#effects.opaque(`an output through a descriptor that may hold a directory: ${path}`);
       }
-      this.#effects.paths(kind, files.map((file) => file.path));
+      this.#checks.record(kind, path);
+      if (kind === "fs_write" && hasHardLinks(path)) {
+        this.#effects.opaque(`write to a file with several hard links: ${path}`);
+      }
+      this.#effects.paths(kind, [path]);
     }
     return this.#checks.finish();
+  }
+
+  /**
+   * The files a descriptor's name may reopen with another access than the redirection that put
+   * them there was judged for (K-EFF-3 [FIX]: `: 2<f >/dev/stderr` truncates f, `exec 3>>f; cat
+   * </dev/fd/3` reads it), each once: those on that descriptor, directly or through copies,
+   * whatever their order (a function may run after a later `exec 3<f`), and those on a descriptor
+   * bash picked, which may be any. `output`: reopened as a command's output operand. Null when
+   * following the copies would take more than {@link DESCRIPTOR_STEPS}.
+   */
+  #reopenedFiles(): { kind: FsKind; path: string; output: boolean }[] | null {
+    const sources = new Map<string, string[]>();
+    for (const [to, from] of this.#copies) {
+      const list = sources.get(to) ?? [];
+      list.push(from);
+      sources.set(to, list);
+    }
+    const charged = new Map<string, { kind: FsKind; path: string; output: boolean }>();
+    const asked = new Set<string>();
+    let steps = 0;
+    for (const { fd, kind, output } of this.#reopened) {
+      const question = JSON.stringify([fd, kind, output]);
+      if (asked.has(question)) continue;
+      asked.add(question);
+      const seen = new Set([fd, "*"]);
+      const stack = [fd, "*"];
+      while (stack.length > 0) {
+        const at = stack.pop()!;
+        const files = this.#onDescriptor.get(at) ?? [];
+        const from = sources.get(at) ?? [];
+        steps += 1 + files.length + from.length;
+        if (steps > DESCRIPTOR_STEPS) return null;
+        for (const file of files) {
+          if (file.kind === kind) continue;
+          const key = JSON.stringify([kind, file.path]);
+          const known = charged.get(key);
+          if (known === undefined) charged.set(key, { kind, path: file.path, output });
+          else known.output ||= output;
+        }
+        for (const next of from) {
+          if (!seen.has(next)) {
+            seen.add(next);
+            stack.push(next);
+          }
+        }
+      }
+    }
+    return [...charged.values()];
   }
 
   /**
@@ -128,25 +178,6 @@ export class PathRecorder {
       for (const path of paths) files.push({ kind, path });
       this.#onDescriptor.set(fd, files);
     }
-  }
-
-  /**
-   * Every file a redirection of the source may have put on `fd`, directly or through copies,
-   * whatever their order (a function may run after a later `exec 3<f`); those on a descriptor
-   * bash picked may be on any.
-   */
-  #filesOn(fd: string, seen: Set<string>): Set<{ kind: FsKind; path: string }> {
-    const files = new Set([
-      ...this.#onDescriptor.get(fd) ?? [],
-      ...this.#onDescriptor.get("*") ?? [],
-    ]);
-    seen.add(fd);
-    for (const [to, from] of this.#copies) {
-      if ((to === fd || to === "*") && !seen.has(from)) {
-        for (const file of this.#filesOn(from, seen)) files.add(file);
-      }
-    }
-    return files;
   }
 
   /** The cwds themselves as a path effect. */

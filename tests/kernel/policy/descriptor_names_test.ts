@@ -97,6 +97,16 @@ Deno.test("K-EFF-3 [FIX]: a command's output to a descriptor's name writes the f
   });
 });
 
+Deno.test("E-4: following descriptor copies is bounded: thousands of copies reopened by thousands of names make the source opaque, not minutes of analysis", () => {
+  const n = 3000;
+  const copies = Array.from({ length: n }, (_, i) => `${i + 3}>&${i + 4}`).join(" ");
+  const reopens = Array.from({ length: n }, (_, i) => `echo x >/dev/fd/${i + 3}`).join("; ");
+  const found = effects(`: ${copies} ${n + 3}<f; ${reopens}`);
+  assert.ok(found.some((e) => e.kind === "opaque"), JSON.stringify(found).slice(0, 300));
+  // a short chain is followed whole
+  assert.deepEqual(paths(": 3>&4 4>&5 5<f; echo x >/dev/fd/3", "fs_write"), ["/w/f"]);
+});
+
 Deno.test("K-EFF-3 [FIX]: a path below a descriptor's name is a path (a directory's descriptor names its entries)", () => {
   assert.deepEqual(paths("exec 3</etc; echo x >/dev/fd/3/passwd", "fs_write"), [
     "/dev/fd/3/passwd",
@@ -107,7 +117,8 @@ Deno.test("K-EFF-3 [FIX]: an unsandboxed agent that may read a file but not writ
   const { kernel: k, token } = await startKernelWithAgent("agent:fd", {
     fs: { read: ["~/**"], write: ["~/proj/**"] },
     proc_spawn: ["*"],
-    opaque: "deny",
+    // `exec` with redirections alone is opaque: allowed, the static layer judges the rest
+    opaque: "allow",
     auto_apply: "in-grant",
     sandbox: false,
   });
