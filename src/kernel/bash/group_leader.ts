@@ -5,6 +5,7 @@ import { cLibrary } from "./c_library.ts";
 import { errno } from "./fd_calls.ts";
 import { posixSpawn, posixSpawnAvailable } from "./posix_spawn.ts";
 import { procStat } from "./proc_stat.ts";
+import { isFile } from "./regular_file.ts";
 import { type ShellState, spawnDir } from "./shell_state.ts";
 
 /**
@@ -15,13 +16,7 @@ import { type ShellState, spawnDir } from "./shell_state.ts";
  * longer.
  */
 const SETSID = Deno.build.os === "linux"
-  ? ["/usr/bin/setsid", "/bin/setsid"].find((path) => {
-    try {
-      return Deno.statSync(path).isFile;
-    } catch {
-      return false;
-    }
-  }) ?? null
+  ? ["/usr/bin/setsid", "/bin/setsid"].find(isFile) ?? null
   : null;
 
 /**

@@ -8,6 +8,7 @@ import type { EffectState, FsKind } from "./effect_types.ts";
 import type { Cwds } from "./_cwds.ts";
 import { globMayClimb } from "./_paths.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
+import { isFile } from "../bash/regular_file.ts";
 import { type ArgValue, type GitConfigScope, STATIC } from "./commands/command_io.ts";
 import { isInertSource, isSpecialDevice, namedDescriptor } from "./_shell_tables.ts";
 import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";
@@ -37,15 +38,6 @@ export type PathUse = "operand" | "output" | "redirect";
 
 /** How many steps following a source's descriptor copies may take before it is opaque (E-4). */
 const DESCRIPTOR_STEPS = 100_000;
-
-/** Whether `path` is a regular file now (following links). */
-function isFile(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-}
 
 /** Path effects of one derivation. */
 export class PathRecorder {

@@ -6,6 +6,7 @@ import { basename } from "node:path";
 import { within } from "../../protocol/within.ts";
 import type { BashChild } from "../bash/bash_child.ts";
 import { groupExists, newSession, processIds, spawnGroupLeader } from "../bash/group_leader.ts";
+import { isFile } from "../bash/regular_file.ts";
 import { ScratchPool } from "../bash/scratch_pool.ts";
 import { type ShellState, spawnDir } from "../bash/shell_state.ts";
 import { confinementKey, sandboxCommand, type Sandboxing, SCRATCH_MOUNT } from "./command.ts";
@@ -469,13 +470,4 @@ async function stop(child: Deno.ChildProcess, launcher: Launcher | null): Promis
     ? [child.stdin.close(), child.stdout.cancel()]
     : [launcher.close()];
   await Promise.allSettled([child.status, ...pipes]);
-}
-
-/** Whether `path` is a file. */
-function isFile(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
 }
