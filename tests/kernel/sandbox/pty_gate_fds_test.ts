@@ -3,13 +3,12 @@
  * PTY an agent opens and closes over a long-lived kernel's life would otherwise hold one for good.
  */
 import assert from "node:assert/strict";
-import { startKernel } from "../../_support/kernel.ts";
+import { startKernelWithAgent } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import { PROJECT_AGENT } from "../../_support/principals.ts";
 import { kernelPid } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { exec } from "../../_support/exec.ts";
-import { sandbox } from "../../_support/sandbox.ts";
 import { pollUntil } from "../../_support/wait.ts";
 
 /** The kernel's descriptors open on something in a start gate's directory (`gate-<pid>-…`). */
@@ -30,15 +29,10 @@ hostTest(
   "K-PTY-5/P-SBX-6 a closed sandboxed PTY, or one whose program could not start, leaves no descriptor of its start gate open in the kernel (its ready FIFO stayed open, deleted, one per PTY ever opened)",
   NEEDS_TIER_B,
   async () => {
-    const box = await sandbox();
-    const proj = `${box.dir}/home/proj`;
-    await Deno.mkdir(proj);
-    const token = (await createToken(box, "agent:c", "agent:c")).secret;
-    const k = await startKernel(
-      ["--policy", await writePolicy(box, { "agent:c": PROJECT_AGENT })],
-      box,
-    );
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
     try {
+      const proj = `${k.box.dir}/home/proj`;
+      await Deno.mkdir(proj);
       await exec(await k.attach("work"), `cd ${proj}`);
       const agent = await k.attach("work", token);
       const pid = kernelPid(k.socket);

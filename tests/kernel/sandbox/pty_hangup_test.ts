@@ -6,26 +6,20 @@
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
-import { startKernel } from "../../_support/kernel.ts";
+import { startKernelWithAgent } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import { PROJECT_AGENT } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
-import { sandbox } from "../../_support/sandbox.ts";
 import { pollUntil } from "../../_support/wait.ts";
 
 /** Runs `body` with the local human and a sandboxed project agent attached to session `work`. */
 async function humanAndAgent(
   body: (proj: string, conns: [string, RpcConnection][]) => Promise<void>,
 ): Promise<void> {
-  const box = await sandbox();
-  const proj = `${box.dir}/home/proj`;
-  await Deno.mkdir(proj);
-  const token = (await createToken(box, "agent:c", "agent:c")).secret;
-  const k = await startKernel(
-    ["--policy", await writePolicy(box, { "agent:c": PROJECT_AGENT })],
-    box,
-  );
+  const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
   try {
+    const proj = `${k.box.dir}/home/proj`;
+    await Deno.mkdir(proj);
     const human = await k.attach("work");
     await exec(human, `cd ${proj}`);
     await body(proj, [["human", human], ["agent", await k.attach("work", token)]]);
