@@ -7,11 +7,11 @@
  *   script again as the driver does (not when empty) and times it, the wake-up is the rest (it
  *   includes the kernel's hand-over writes and opening the source file);
  * - the source (`echo hi`);
- * - source end..exit seen, split by an xtrace (`set -x`, a `PS4` stamp before each command) the
- *   source leaves on for the driver's EXIT trap: trap entry up to the dump's first write (opening
- *   the state file), each listing builtin (`declare -p`, `declare -f`, `alias -p`, each line of
- *   them one write into the state file) and the whole dump, then bash's `exit` until `runBash`
- *   sees the exit (freeing, reaping, Deno's child status). The traced lines cost a write each.
+ * - source end..exit seen: the driver's EXIT trap (its state dump) and bash's `exit` until
+ *   `runBash` sees the exit (freeing, reaping, Deno's child status). The dump turns xtrace off
+ *   (K-BASH-4), so it is timed as the source runs the dump's listings once more, each stamped
+ *   (`declare -p`, `declare -f`, `alias -p` into a file of the scratch directory, as the dump
+ *   writes its state file); the rest of that stage is the exit and its reaping.
  * A bare bash's exit..seen (its last stamp to the child status) gives that last stage's floor, as
  * the kernel reaps it (on Linux a waitpid on a worker thread) and as Deno does.
  * The session state holds the process environment plus `--vars` variables and as many functions
@@ -50,23 +50,20 @@ const VARS = Number(values.vars);
 const BASH = "/bin/bash";
 /**
  * The warm run's source: `echo hi` between two stamps, then the restore script sourced again
- * between two more, all four printed on one stderr line; then the xtrace for the EXIT trap.
+ * between two more, then the dump's listings run once more, a stamp after each: all seven
+ * printed on one stderr line.
  */
 const STAMPED = [
   "__b0=$EPOCHREALTIME",
   "echo hi",
   "__b1=$EPOCHREALTIME",
   'builtin [ -s "$__shoal_dir/restore" ] && builtin source "$__shoal_dir/restore"',
-  'builtin printf "%s %s %s %s\\n" "$__b0" "$__b1" "$__b1" "$EPOCHREALTIME" >&2',
-  "PS4='+$EPOCHREALTIME '",
-  "set -x",
+  "__b2=$EPOCHREALTIME",
+  "{ builtin declare -p; __b3=$EPOCHREALTIME; builtin declare -f; __b4=$EPOCHREALTIME;",
+  '  builtin alias -p; } 1<>"$__shoal_dir/dump_copy"',
+  'builtin printf "%s %s %s %s %s %s %s\\n" "$__b0" "$__b1" "$__b1" "$__b2" "$__b3" "$__b4" \\',
+  '  "$EPOCHREALTIME" >&2',
 ].join("\n");
-/** The traced commands of the EXIT trap that start a stage, and the stage's label. */
-const TRACED: [RegExp, string][] = [
-  [/^builtin declare -p$/, "    dump: declare -p"],
-  [/^builtin declare -f$/, "    dump: declare -f"],
-  [/^builtin alias -p$/, "    dump: alias -p"],
-];
 
 /** A driver line printing `label` and the time to stderr. */
 const stamp = (label: string) => `builtin printf '${label} %s\\n' "$EPOCHREALTIME" >&2\n`;
@@ -143,24 +140,6 @@ async function bareExit(how: How): Promise<void> {
   const seen = epochUs();
   await child.stdout.cancel();
   add(`bare ${HOW[how]}: last stamp..exit seen`, (seen - stampUs(await stderr)) / 1000);
-}
-
-/** Adds the EXIT trap's stages from its xtrace lines (`+…+<stamp> <command>`) up to `seen`. */
-function addTrapStages(trace: string[], sourceEnd: number, seen: number): void {
-  const lines = trace.flatMap((line) => {
-    const m = /^\++(\d+\.\d+) (.*)$/.exec(line);
-    return m === null ? [] : [{ at: stampUs(m[1]), command: m[2] }];
-  });
-  const index = (test: RegExp) => lines.findIndex((l) => test.test(l.command));
-  const [first, exit] = [index(/^builtin printf 'C/), index(/^builtin exit/)];
-  if (first < 0 || exit < first) throw new Error(`no dump traced: ${trace.join("\n")}`);
-  add("  source end..dump's first write", (lines[first].at - sourceEnd) / 1000);
-  for (const [test, label] of TRACED) {
-    const i = index(test);
-    if (i >= 0) add(label, (lines[i + 1].at - lines[i].at) / 1000);
-  }
-  add("    dump: whole", (lines[exit].at - lines[first].at) / 1000);
-  add("  exit..exit seen", (seen - lines[exit].at) / 1000);
 }
 
 /** The times (µs since the epoch) a process printed with {@link stamp}, by label. */
@@ -240,15 +219,20 @@ async function run(warm: boolean): Promise<void> {
   if (exit.final === null) throw new Error(`no state captured: ${stderr.text}`);
   if (!warm) return add("cold: spawn..exit (dur_ns)", Number(exit.durNs) / 1e6);
   add("warm: hand-over..exit (dur_ns)", Number(exit.durNs) / 1e6);
-  const [line, ...trace] = stderr.text.split("\n");
-  const [start, end, restoreStart, restoreEnd] = line.split(" ").map(stampUs);
+  const [start, end, restoreStart, restoreEnd, declared, functions, dumped] = stderr.text
+    .split(" ").map(stampUs);
   const restore = (restoreEnd - restoreStart) / 1000;
+  const dump = (dumped - restoreEnd) / 1000;
   add("  hand-over..source start", (start - handOver) / 1000);
   add("    restore (sourced again)", restore);
   add("    FIFO wake-up (the rest)", (start - handOver) / 1000 - restore);
   add("  source (echo hi)", (end - start) / 1000);
-  add("  source end..exit seen", (seen - restoreEnd) / 1000);
-  addTrapStages(trace, restoreEnd, seen);
+  add("  source end..exit seen", (seen - dumped) / 1000);
+  add("    dump (its listings again): declare -p", (declared - restoreEnd) / 1000);
+  add("    dump (its listings again): declare -f", (functions - declared) / 1000);
+  add("    dump (its listings again): alias -p", (dumped - functions) / 1000);
+  add("    dump (its listings again): whole", dump);
+  add("    exit..exit seen (the rest)", (seen - dumped) / 1000 - dump);
 }
 
 /** One sample of every row, the ways of spawning interleaved. */
