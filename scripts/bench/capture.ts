@@ -9,7 +9,12 @@ import { Cas } from "../../src/kernel/store/cas.ts";
 import { READ_CHUNK } from "../../src/protocol/limits.ts";
 
 const MiB = 1024 * 1024;
-const size = Number(Deno.args[0] ?? 256) * MiB;
+const mib = Number(Deno.args[0] ?? 256);
+if (Deno.args.length > 1 || !Number.isInteger(mib) || mib <= 0) {
+  console.error("usage: capture.ts [MiB]");
+  Deno.exit(2);
+}
+const size = mib * MiB;
 
 function status(field: string): number {
   const text = Deno.readTextFileSync("/proc/self/status");

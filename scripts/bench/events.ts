@@ -24,6 +24,7 @@
 // (its bin/shoal-mcp, e.g. a `git worktree add --detach /tmp/old main`) on the same kernel, taking
 // its turns with the others, so old and new facades are compared in one run.
 // Run: deno run -A scripts/bench/events.ts [--compare=<checkout>]
+import { parseArgs } from "node:util";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"
@@ -403,7 +404,8 @@ async (
   };
 };
 
-const compare = Deno.args.find((a) => a.startsWith("--compare="))?.slice("--compare=".length);
+const compare = parseArgs({ args: Deno.args, options: { compare: { type: "string" } } }).values
+  .compare;
 const box = await sandbox();
 const mcps: Mcp[] = [];
 const children: Deno.ChildProcess[] = [];

@@ -149,7 +149,8 @@ const args = parseArgs({
 });
 const roots = args.positionals.map((r) => Deno.realPathSync(r));
 if (roots.length < 2) {
-  throw new Error("usage: exec_trees.ts [--rounds R] [--calls N] [--human-only] ROOT ROOT …");
+  console.error("usage: exec_trees.ts [--rounds R] [--calls N] [--human-only] ROOT ROOT …");
+  Deno.exit(2);
 }
 const [rounds, calls] = [Number(args.values.rounds), Number(args.values.calls)];
 const humanOnly = args.values["human-only"];

@@ -15,15 +15,18 @@
 // Then this checkout opens the other's journal, as a kernel upgraded in place does (adding any
 // index that journal lacks), and that open is timed.
 // Run: deno run -A scripts/bench/journal_query.ts [--compare=<checkout>] [--rows=N]
+import { parseArgs } from "node:util";
 import type { JournalScope } from "../../src/kernel/journal/entry.ts";
 import { Journal } from "../../src/kernel/journal/journal.ts";
 import { journalQueryParams } from "../../src/kernel/journal/query_params.ts";
 import { percentile } from "./percentile.ts";
 
-const arg = (name: string) =>
-  Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const compare = arg("compare");
-const ROWS = Number(arg("rows") ?? 1_000_000);
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { compare: { type: "string" }, rows: { type: "string", default: "1000000" } },
+});
+const compare = values.compare;
+const ROWS = Number(values.rows);
 const OWN_ROWS = 10;
 const RUNS = 5_000;
 const TURN = 100;

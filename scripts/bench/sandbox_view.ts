@@ -5,6 +5,7 @@
  * the directories' listings are known, as at every exec but the first. Prints the mean time per
  * view and the system calls one view makes (through strace, when installed).
  */
+import { parseArgs } from "node:util";
 import { benchAgent } from "./bench_agent.ts";
 import { runSandbox } from "../../src/kernel/policy/principal_sandbox.ts";
 import { confinementKey } from "../../src/kernel/sandbox/command.ts";
@@ -26,10 +27,11 @@ const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 const view = () => confinementKey(runSandbox(setting, policy, false, "agent:bench", proj));
 
 try {
-  if (Deno.args[0] === "--views") {
+  const { views } = parseArgs({ args: Deno.args, options: { views: { type: "string" } } }).values;
+  if (views !== undefined) {
     // the child strace follows: `n` views of settled directories
     await settle();
-    for (let i = 0; i < Number(Deno.args[1]); i++) view();
+    for (let i = 0; i < Number(views); i++) view();
   } else await timeViews();
 } finally {
   await Deno.remove(dir, { recursive: true });
