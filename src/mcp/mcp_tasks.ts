@@ -168,7 +168,9 @@ export class McpTasks {
 
   /**
    * `tasks/cancel`: asks the kernel to cancel and answers the task once it ended (or after the
-   * kill grace); unknown or already terminal → -32602.
+   * kill grace); unknown or already terminal → -32602. A task that ends otherwise than cancelled
+   * (bash had exited by itself, or it was terminal in the kernel already) is -32602 too: MCP
+   * 2025-11-25 answers a cancel with the task cancelled, and a terminal status never changes.
    */
   async cancel(ctx: ToolContext, taskId: unknown): Promise<Record<string, unknown>> {
     const entry = this.#lookup(taskId);
@@ -183,6 +185,9 @@ export class McpTasks {
       new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
     ]);
     stopTimer();
+    if (entry.task.status !== "working" && entry.task.status !== "cancelled") {
+      throw invalidParams(`task ${entry.task.taskId} ${entry.task.status} before the cancel`);
+    }
     return { ...entry.task, ...kernelMeta(entry) };
   }
 

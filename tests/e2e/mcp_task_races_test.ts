@@ -1,0 +1,73 @@
+// M-TASKS-1 races through the real stack (SDK 1.32.2 client → shoal-mcp → autostarted kernel →
+// bash): a tasks/cancel that meets the task's own end, checked against MCP 2025-11-25's task
+// state machine (a terminal status never changes; the answer to tasks/cancel is the task
+// cancelled, or -32602 when it was terminal already).
+import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  GetTaskPayloadResultSchema,
+  GetTaskResultSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { pidsMentioning, processLive } from "../_support/proc.ts";
+import type { Rec } from "../_support/rec.ts";
+import { waitUntil } from "../_support/wait.ts";
+import { type Mcp, mcpTest } from "./_mcp.ts";
+
+/** Starts `src` as an MCP task; its taskId and kernel `task:N`. */
+async function createTask(mcp: Mcp, src: string): Promise<{ taskId: string; kernel: string }> {
+  const created = await mcp.client.request(
+    { method: "tools/call", params: { name: "shoal_exec", arguments: { src }, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return { taskId: created.task.taskId, kernel: String((created._meta as Rec)["shoal/task"]) };
+}
+
+/** The answer to tasks/cancel: the status it reports, or the JSON-RPC error code. */
+async function cancelOutcome(mcp: Mcp, taskId: string): Promise<string | number> {
+  try {
+    const task = await mcp.client.request(
+      { method: "tasks/cancel", params: { taskId } },
+      CancelTaskResultSchema,
+    );
+    return task.status;
+  } catch (e) {
+    if (e instanceof McpError) return e.code;
+    throw e;
+  }
+}
+
+mcpTest(
+  "tasks/cancel of a task whose bash already exited by itself (its output still draining, K-BASH-3) never answers a successful cancel with the status completed: the task ends completed, so the cancel is -32602 as for a terminal task (M-TASKS-1, MCP 2025-11-25: a cancel answer is the task cancelled, a terminal status never changes)",
+  async (mcp) => {
+    const marker = `sleep 30.${Deno.pid}3`;
+    try {
+      for (let round = 0; round < 4; round++) {
+        // bash exits at once; its job holds stdout, so the kernel ends the task up to 500 ms later
+        const { taskId, kernel } = await createTask(mcp, `${marker} &`);
+        const record = (await mcp.client.readResource({
+          uri: `shoal://task/${kernel.slice(5)}`,
+        })).structuredContent as Rec;
+        const pid = record.pid as number;
+        assert.ok(await waitUntil(() => !processLive(pid), 10000), "bash did not exit");
+        const cancel = await cancelOutcome(mcp, taskId);
+        const result = await mcp.client.request(
+          { method: "tasks/result", params: { taskId } },
+          GetTaskPayloadResultSchema,
+        );
+        const value = (result.structuredContent as Rec).value as Rec;
+        assert.equal(value.status, 0, "bash ended by itself");
+        const final = await mcp.client.request(
+          { method: "tasks/get", params: { taskId } },
+          GetTaskResultSchema,
+        );
+        assert.equal(final.status, "completed");
+        assert.equal(cancel, -32602, `round ${round}: tasks/cancel answered ${cancel}`);
+      }
+    } finally {
+      for (const pid of pidsMentioning(marker)) Deno.kill(pid, "SIGKILL");
+    }
+  },
+);
