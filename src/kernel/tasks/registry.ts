@@ -6,6 +6,7 @@ import {
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
 import { sessionGoneWithin, signalSession } from "../bash/group_leader.ts";
+import { processExited } from "../bash/proc_stat.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -55,6 +56,8 @@ export class Task {
   #begin!: () => void;
   /** The SIGTERM → grace → SIGKILL sequence, once a cancel reached a live process group. */
   #stopping: Promise<void> | null = null;
+  /** Whether bash had already exited by itself when the cancel came (its exit not yet seen). */
+  #exitedFirst = false;
 
   constructor(
     readonly n: number,
@@ -80,6 +83,17 @@ export class Task {
   /** Whether clients may see the task: once it has its pid, or ended without one (K-TASK-1). */
   get visible(): boolean {
     return this.pid !== null || this.terminal;
+  }
+
+  /**
+   * Whether the run counts as cancelled (K-TASK-1), asked when its bash's exit is seen: a cancel
+   * was requested while bash still ran. One that came after bash had exited by itself, before
+   * the kernel saw the exit (bash a zombie its parent had not reaped, or reaped by its sandbox's
+   * launcher and not yet reported), does not: bash ended normally, its state changes count
+   * (K-BASH-4).
+   */
+  get cancelledBeforeExit(): boolean {
+    return this.state === "cancelling" && !this.#exitedFirst;
   }
 
   /** Resolves once a cancel's group is gone or was SIGKILLed (at once when no cancel reached it). */
@@ -145,6 +159,7 @@ export class Task {
    */
   terminate(): void {
     if (this.pid === null || this.#stopping) return;
+    this.#exitedFirst = processExited(this.pid);
     if (this.state === "suspended") this.signal("SIGCONT");
     this.signal("SIGTERM");
     this.#stopping = this.#killAfterGrace(this.pid);
