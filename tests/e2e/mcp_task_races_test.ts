@@ -13,7 +13,9 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { pidsMentioning, processLive } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
-import { waitUntil } from "../_support/wait.ts";
+import { pollUntil, waitUntil } from "../_support/wait.ts";
+import { RawFacade } from "../_support/facade.ts";
+import { sandbox } from "../_support/sandbox.ts";
 import { type Mcp, mcpTest } from "./_mcp.ts";
 
 /** Starts `src` as an MCP task; its taskId and kernel `task:N`. */
@@ -71,3 +73,45 @@ mcpTest(
     }
   },
 );
+
+Deno.test("a task created under 2025-11-25 announces no notifications/tasks/status once a second initialize negotiated 2025-06-18, which has no tasks: the facade then behaves exactly as without them (M-PROTO-1, M-TASKS-1)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  try {
+    const init = (id: number, protocolVersion: string) =>
+      facade.request(id, "initialize", {
+        protocolVersion,
+        capabilities: {},
+        clientInfo: { name: "raw", version: "0" },
+      });
+    await init(1, "2025-11-25");
+    const created = await facade.request(2, "tools/call", {
+      name: "shoal_exec",
+      arguments: { src: "sleep 1; echo done" },
+      task: {},
+    });
+    const kernelTask = String((((created.result as Rec)._meta) as Rec)["shoal/task"]);
+    assert.match(kernelTask, /^task:[0-9]+$/);
+    await init(3, "2025-06-18");
+    // the kernel task ends; a plain call after it shows the facade has gone on serving
+    const jobs = async () => {
+      const read = await facade.request(crypto.randomUUID(), "resources/read", {
+        uri: `shoal://task/${kernelTask.slice(5)}`,
+      });
+      return ((read.result as Rec).structuredContent as Rec).state;
+    };
+    await pollUntil(jobs, (state) => state === "completed", 20000);
+    const echo = await facade.request(4, "tools/call", {
+      name: "shoal_exec",
+      arguments: { src: "echo after" },
+    });
+    assert.equal((echo.result as Rec).isError, false);
+    const statuses = facade.queued.filter((f) =>
+      (f as Rec).method === "notifications/tasks/status"
+    );
+    assert.deepEqual(statuses, []);
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
