@@ -194,7 +194,7 @@ export class McpTasks {
     ]);
     stopTimer();
     if (entry.task.status !== "working" && entry.task.status !== "cancelled") {
-      throw invalidParams(`task ${entry.task.taskId} ${entry.task.status} before the cancel`);
+      throw invalidParams(`task ${entry.task.taskId} ended ${entry.task.status}, not cancelled`);
     }
     return { ...entry.task, ...kernelMeta(entry) };
   }
