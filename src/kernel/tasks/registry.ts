@@ -53,6 +53,8 @@ export class Task {
   /** Resolves once bash exists (its pid is known) or the task ended without it. */
   readonly begun: Promise<void>;
   #resolve!: () => void;
+  /** The timed waits on this task still waiting (K-TASK-4), woken once it is terminal. */
+  #waiters = new Set<() => void>();
   #begin!: () => void;
   /** The SIGTERM → grace → SIGKILL sequence, once a cancel reached a live process group. */
   #stopping: Promise<void> | null = null;
@@ -150,6 +152,28 @@ export class Task {
     this.finishedNs = nowNs();
     this.#begin();
     this.#resolve();
+    for (const wake of this.#waiters) wake();
+    this.#waiters.clear();
+  }
+
+  /**
+   * Waits until the task is terminal or `ms` elapse; true when it timed out. A wait that times
+   * out leaves nothing behind: a reaction on {@link finished} would stay until the task ends, and
+   * a client polling in slices (the facade's 1 s, M-PROG-1) made ~1.3 KiB of them per slice.
+   */
+  waitFor(ms: number): Promise<boolean> {
+    if (this.terminal) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(wake);
+        resolve(true);
+      }, ms);
+      this.#waiters.add(wake);
+    });
   }
 
   /**
@@ -339,17 +363,9 @@ export class TaskRegistry {
   /** Waits until the task is terminal or `timeoutMs` elapses; true when it timed out. */
   async wait(task: Task, timeoutMs: number | undefined): Promise<boolean> {
     if (task.terminal) return false;
-    if (timeoutMs === undefined) {
-      await task.finished;
-      return false;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = await Promise.race([
-      task.finished.then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    return timedOut;
+    if (timeoutMs !== undefined) return await task.waitFor(timeoutMs);
+    await task.finished;
+    return false;
   }
 
   /** `task.cancel` (K-TASK-5). */
