@@ -94,8 +94,10 @@ hostTest(
       await exec(conn, "cd /tmp");
       const { task } = await exec(conn, "sleep 0.3; export LATE=1", { async: true });
       const pid = (await conn.request("task.get", { task }) as Rec).pid as number;
-      // bash's parent is the sandbox's launcher, which reaps it and reports its exit
+      // bash's parent is the sandbox's launcher, which reaps it and reports its exit; never the
+      // kernel itself, which must go on serving
       const launcher = parentPid(pid);
+      assert.notEqual(launcher, k.child.pid, "bash was not started by a launcher");
       Deno.kill(launcher, "SIGSTOP");
       stopped.push(launcher);
       assert.ok(await waitUntil(() => psField(pid, "stat")?.[0] === "Z", 10000), "no exit");
