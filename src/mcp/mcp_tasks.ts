@@ -90,7 +90,15 @@ const NEVER = new AbortController().signal;
 export class McpTasks {
   #entries = new Map<string, Entry>();
 
-  constructor(readonly notify: (method: string, params: Record<string, unknown>) => void) {}
+  /**
+   * `notify` sends a notification; `negotiated` says whether tasks are still negotiated: after a
+   * second `initialize` that chose a version without them, a task's status and progress are no
+   * longer announced (M-PROTO-1: the facade then behaves exactly as without tasks).
+   */
+  constructor(
+    readonly notify: (method: string, params: Record<string, unknown>) => void,
+    readonly negotiated: () => boolean = () => true,
+  ) {}
 
   /**
    * Starts `arguments` of a `shoal_exec` as a task and answers `{task}` at once; validation
@@ -168,7 +176,9 @@ export class McpTasks {
 
   /**
    * `tasks/cancel`: asks the kernel to cancel and answers the task once it ended (or after the
-   * kill grace); unknown or already terminal → -32602.
+   * kill grace); unknown or already terminal → -32602. A task that ends otherwise than cancelled
+   * (bash had exited by itself, or it was terminal in the kernel already) is -32602 too: MCP
+   * 2025-11-25 answers a cancel with the task cancelled, and a terminal status never changes.
    */
   async cancel(ctx: ToolContext, taskId: unknown): Promise<Record<string, unknown>> {
     const entry = this.#lookup(taskId);
@@ -183,6 +193,9 @@ export class McpTasks {
       new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
     ]);
     stopTimer();
+    if (entry.task.status !== "working" && entry.task.status !== "cancelled") {
+      throw invalidParams(`task ${entry.task.taskId} ended ${entry.task.status}, not cancelled`);
+    }
     return { ...entry.task, ...kernelMeta(entry) };
   }
 
@@ -272,7 +285,7 @@ export class McpTasks {
           result = await terminalResult(ctx, value, elide, Date.now() - started);
           break;
         }
-        if (ctx.progress !== null) {
+        if (ctx.progress !== null && this.negotiated()) {
           const elapsed = Math.max(Date.now() - started, lastProgress + 1);
           lastProgress = elapsed;
           await ctx.progress(elapsed, `${ref} running, ${(elapsed / 1000).toFixed(1)}s elapsed`);
@@ -283,7 +296,9 @@ export class McpTasks {
     }
     task.status = status;
     task.lastUpdatedAt = new Date().toISOString();
-    this.notify("notifications/tasks/status", { ...task, _meta: { [KERNEL_TASK]: ref } });
+    if (this.negotiated()) {
+      this.notify("notifications/tasks/status", { ...task, _meta: { [KERNEL_TASK]: ref } });
+    }
     if (result === null) throw failure;
     return result;
   }

@@ -115,7 +115,7 @@ export class FacadeServer {
     this.#client = new ClientRequests(transport);
     this.#tasks = new McpTasks((method, params) => {
       transport.send({ jsonrpc: "2.0", method, params }).catch(() => {});
-    });
+    }, () => this.#withTasks);
     this.#methods = {
       "initialize": (p) => this.#initialize(p),
       "tools/list": () => ({ tools: toolsFor(this.#withTasks) }),

@@ -11,3 +11,13 @@ export function procStat(pid: number): string[] | null {
     return null;
   }
 }
+
+/**
+ * Whether process `pid` has exited: /proc shows it a zombie or dead, or no longer at all (its
+ * parent reaped it). False while it runs, and where there is no /proc to tell (not Linux).
+ */
+export function processExited(pid: number): boolean {
+  if (Deno.build.os !== "linux") return false;
+  const fields = procStat(pid);
+  return fields === null || fields[0] === "Z" || fields[0] === "X";
+}

@@ -278,7 +278,8 @@ async function finishRun(
   const refusals = net === null ? null : kernel.net.watch(session.name, attachment.principal);
   const ended = kernel.warm.running(session.name);
   // Cancelled means a cancel was requested before bash ended (K-TASK-1): one that arrives while
-  // a job it left holds its pipes (K-BASH-3) stops the job, but bash had exited by itself.
+  // a job it left holds its pipes (K-BASH-3), or before its exit was seen, stops the job, but
+  // bash had exited by itself (Task.cancelledBeforeExit).
   let cancelled = false;
   let exit;
   try {
@@ -304,7 +305,7 @@ async function finishRun(
           opts.plainSandbox ? { cwd: spawnDir(snapshot), sandbox: run.sandbox } : undefined,
         );
       },
-      onExit: () => cancelled = task.state === "cancelling",
+      onExit: () => cancelled = task.cancelledBeforeExit,
     });
   } catch (e) {
     ended();

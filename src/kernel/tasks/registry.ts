@@ -6,6 +6,7 @@ import {
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
 import { sessionGoneWithin, signalSession } from "../bash/group_leader.ts";
+import { processExited } from "../bash/proc_stat.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -52,9 +53,13 @@ export class Task {
   /** Resolves once bash exists (its pid is known) or the task ended without it. */
   readonly begun: Promise<void>;
   #resolve!: () => void;
+  /** The timed waits on this task still waiting (K-TASK-4), woken once it is terminal. */
+  #waiters = new Set<() => void>();
   #begin!: () => void;
   /** The SIGTERM → grace → SIGKILL sequence, once a cancel reached a live process group. */
   #stopping: Promise<void> | null = null;
+  /** Whether bash had already exited by itself when the cancel came (its exit not yet seen). */
+  #exitedFirst = false;
 
   constructor(
     readonly n: number,
@@ -80,6 +85,17 @@ export class Task {
   /** Whether clients may see the task: once it has its pid, or ended without one (K-TASK-1). */
   get visible(): boolean {
     return this.pid !== null || this.terminal;
+  }
+
+  /**
+   * Whether the run counts as cancelled (K-TASK-1), asked when its bash's exit is seen: a cancel
+   * was requested while bash still ran. One that came after bash had exited by itself, before
+   * the kernel saw the exit (bash a zombie its parent had not reaped, or reaped by its sandbox's
+   * launcher and not yet reported), does not: bash ended normally, its state changes count
+   * (K-BASH-4).
+   */
+  get cancelledBeforeExit(): boolean {
+    return this.state === "cancelling" && !this.#exitedFirst;
   }
 
   /** Resolves once a cancel's group is gone or was SIGKILLed (at once when no cancel reached it). */
@@ -136,6 +152,28 @@ export class Task {
     this.finishedNs = nowNs();
     this.#begin();
     this.#resolve();
+    for (const wake of this.#waiters) wake();
+    this.#waiters.clear();
+  }
+
+  /**
+   * Waits until the task is terminal or `ms` elapse; true when it timed out. A wait that times
+   * out leaves nothing behind: a reaction on {@link finished} would stay until the task ends, and
+   * a client polling in slices (the facade's 1 s, M-PROG-1) made ~1.3 KiB of them per slice.
+   */
+  waitFor(ms: number): Promise<boolean> {
+    if (this.terminal) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(wake);
+        resolve(true);
+      }, ms);
+      this.#waiters.add(wake);
+    });
   }
 
   /**
@@ -145,6 +183,7 @@ export class Task {
    */
   terminate(): void {
     if (this.pid === null || this.#stopping) return;
+    this.#exitedFirst = processExited(this.pid);
     if (this.state === "suspended") this.signal("SIGCONT");
     this.signal("SIGTERM");
     this.#stopping = this.#killAfterGrace(this.pid);
@@ -324,17 +363,9 @@ export class TaskRegistry {
   /** Waits until the task is terminal or `timeoutMs` elapses; true when it timed out. */
   async wait(task: Task, timeoutMs: number | undefined): Promise<boolean> {
     if (task.terminal) return false;
-    if (timeoutMs === undefined) {
-      await task.finished;
-      return false;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = await Promise.race([
-      task.finished.then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    return timedOut;
+    if (timeoutMs !== undefined) return await task.waitFor(timeoutMs);
+    await task.finished;
+    return false;
   }
 
   /** `task.cancel` (K-TASK-5). */

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { withKernel } from "../../_support/kernel.ts";
+import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
 import { exec } from "../../_support/exec.ts";
-import { groupMembers, processLive, psField } from "../../_support/proc.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { TMP_AGENT } from "../../_support/principals.ts";
+import { groupMembers, parentPid, processLive, psField } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { waitUntil } from "../../_support/wait.ts";
@@ -77,6 +79,42 @@ withKernel(
           // gone
         }
       }
+    }
+  },
+);
+
+hostTest(
+  "K-TASK-1/K-BASH-4 a cancel that arrives after bash exited by itself but before the kernel learnt of it (bash a zombie: its sandbox's launcher, stopped, has not reaped it yet) leaves the task completed and its export applied, not cancelled with its state changes dropped",
+  NEEDS_TIER_B,
+  async () => {
+    const { kernel: k, token } = await startKernelWithAgent("agent:r", TMP_AGENT);
+    const stopped: number[] = [];
+    try {
+      const conn = await k.attach("default", token);
+      await exec(conn, "cd /tmp");
+      const { task } = await exec(conn, "sleep 0.3; export LATE=1", { async: true });
+      const pid = (await conn.request("task.get", { task }) as Rec).pid as number;
+      // bash's parent is the sandbox's launcher, which reaps it and reports its exit; never the
+      // kernel itself, which must go on serving
+      const launcher = parentPid(pid);
+      assert.notEqual(launcher, k.child.pid, "bash was not started by a launcher");
+      Deno.kill(launcher, "SIGSTOP");
+      stopped.push(launcher);
+      assert.ok(await waitUntil(() => psField(pid, "stat")?.[0] === "Z", 10000), "no exit");
+      // bash has ended; the kernel does not know it yet
+      assert.equal((await conn.request("task.get", { task }) as Rec).state, "running");
+      await conn.request("task.cancel", { task });
+      Deno.kill(launcher, "SIGCONT");
+      stopped.pop();
+      const done = await conn.request("task.await", { task, timeout_ms: 20000 }) as Rec;
+      const value = (done.result as Rec).value as Rec;
+      assert.deepEqual([value.status, value.signal], [0, null], "bash exited by itself");
+      assert.equal(done.state, "completed");
+      const late = await exec(conn, "echo ${LATE:-lost}");
+      assert.deepEqual((late.value as Rec).out, { $: "int", v: 1 });
+    } finally {
+      for (const pid of stopped) Deno.kill(pid, "SIGCONT");
+      await k.cleanup();
     }
   },
 );

@@ -15,7 +15,8 @@ const awaitParams = taskId.extend({
 
 const outputParams = taskId.extend({
   stream: z.enum(["stdout", "stderr"]).default("stdout"),
-  cursor: z.number().int().min(0).default(0),
+  // An integer JavaScript holds exactly: 1e21 was echoed as 1e+21, an exponent (W-NUM-1).
+  cursor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
   max_bytes: z.number().int().min(1).max(TASK_OUTPUT_MAX_BYTES).default(TASK_OUTPUT_DEFAULT_BYTES),
 });
 
