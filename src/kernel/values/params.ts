@@ -35,7 +35,7 @@ export type ValueGetParams = z.output<typeof valueGetParams>;
 /** Params of `blob.get` (K-BLOB-1); `offset` defaults to 0, `length` to 65536. */
 export const blobGetParams = z.object({
   hash: z.string().refine(isHash, "hash must be sha256:<64 lowercase hex> or 64 hex digits"),
-  offset: uint.nullish().transform((v) => v ?? 0),
+  offset: position.nullish().transform((v) => v ?? 0),
   length: z.number().int().min(1).max(RAW_CHUNK_LIMIT).nullish()
     .transform((v) => v ?? RAW_CHUNK_LIMIT),
 });

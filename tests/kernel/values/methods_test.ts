@@ -269,6 +269,11 @@ withKernel(
     assert.equal(unknown.code, -32004);
     const past = await rpcError(conn.request("blob.get", { hash: stdout.hash, offset: 100001 }));
     assert.equal(past.code, -32005);
+    // An offset JavaScript does not hold exactly was -32005 echoing it as 1e+21 (W-NUM-1).
+    for (const offset of [1e21, 2 ** 53]) {
+      const huge = await rpcError(conn.request("blob.get", { hash: stdout.hash, offset }));
+      assert.equal(huge.code, -32602, String(offset));
+    }
     assert.equal((await rpcError(conn.request("blob.get", { hash: "sha1:ab" }))).code, -32602);
   },
 );
