@@ -3,7 +3,7 @@
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { releaseFlags } from "../../src/mcp/permissions.ts";
 import { spawnPiped } from "./proc.ts";
-import { REPO, type Sandbox } from "./sandbox.ts";
+import { REPO, type Sandbox, sandbox } from "./sandbox.ts";
 
 /** The client command, `bin/shoal-mcp`, with `args`. */
 export function launcherArgs(args: string[] = []): { command: string; args: string[] } {
@@ -196,4 +196,24 @@ async function isSettled(p: Promise<void>): Promise<boolean> {
   await Promise.resolve();
   await Promise.resolve();
   return settled;
+}
+
+/**
+ * Runs `body` with a raw facade of a fresh sandbox, initialized under 2025-11-25, then stops the
+ * facade and removes the sandbox.
+ */
+export async function withRawFacade(body: (facade: RawFacade) => Promise<void>): Promise<void> {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    await body(facade);
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
 }

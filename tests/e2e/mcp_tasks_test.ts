@@ -18,7 +18,7 @@ import { createToken } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { rejection } from "../_support/rejection.ts";
 import { pollUntil, waitUntil } from "../_support/wait.ts";
-import { RawFacade } from "../_support/facade.ts";
+import { RawFacade, withRawFacade } from "../_support/facade.ts";
 import { sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp, mcpTest } from "./_mcp.ts";
 
@@ -214,15 +214,8 @@ mcpTest(
 );
 
 Deno.test("a task-augmented shoal_exec cancelled before its CreateTaskResult leaves no kernel task running: its run is cancelled as a synchronous call's is, and nothing answers the call (M-PROG-3, M-TASKS-1)", async () => {
-  const box = await sandbox();
-  const facade = new RawFacade(box);
   const marker = `sleep 30.${Deno.pid}1`;
-  try {
-    await facade.request(1, "initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    });
+  await withRawFacade(async (facade) => {
     // The call and its cancellation in one write: the client gave up before any answer.
     await facade.write(
       JSON.stringify({
@@ -256,10 +249,7 @@ Deno.test("a task-augmented shoal_exec cancelled before its CreateTaskResult lea
       `no process of the run survives: ${pidsMentioning(marker)}`,
     );
     assert.equal(facade.queued.some((f) => (f as Rec).id === 2), false, "no answer to the call");
-  } finally {
-    await facade.stop().catch(() => facade.kill());
-    await box.cleanup();
-  }
+  });
 });
 
 Deno.test("before initialize no tasks were negotiated: a tools/call carrying task runs as a synchronous call and tasks/* is -32601 (M-PROTO-1, M-TASKS-1)", async () => {
@@ -348,14 +338,7 @@ mcpTest(
 );
 
 Deno.test("tasks/get, tasks/result and tasks/cancel of an unknown taskId as long as the frame allows answer -32602 in a frame within the 16 MiB limit: the message names the id by a bounded preview, not whole (M-TASKS-1, W-FRAME-2, M-IN-1)", async () => {
-  const box = await sandbox();
-  const facade = new RawFacade(box);
-  try {
-    await facade.request(1, "initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    });
+  await withRawFacade(async (facade) => {
     for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
       const head = `{"jsonrpc":"2.0","id":2,"method":"${method}","params":{"taskId":"`;
       const tail = `"}}`;
@@ -367,21 +350,11 @@ Deno.test("tasks/get, tasks/result and tasks/cancel of an unknown taskId as long
       assert.ok(size <= FRAME_LIMIT, `${method}: a ${size}-byte frame exceeds the limit`);
       assert.ok(String((reply.error as Rec).message).length <= 200, method);
     }
-  } finally {
-    await facade.stop().catch(() => facade.kill());
-    await box.cleanup();
-  }
+  });
 });
 
 Deno.test("a task-augmented shoal_exec whose task.ttl is not a number is -32602 and starts nothing, as the SDK 1.32.2 TaskMetadataSchema and the E-1 table (params of the wrong type) want; a numeric ttl, even 0 or negative, is accepted (M-TASKS-1, M-IN-1)", async () => {
-  const box = await sandbox();
-  const facade = new RawFacade(box);
-  try {
-    await facade.request(1, "initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    });
+  await withRawFacade(async (facade) => {
     let id = 10;
     for (const ttl of ["60000", null, true, [1], { ms: 1 }]) {
       const reply = await facade.request(id++, "tools/call", {
@@ -403,10 +376,7 @@ Deno.test("a task-augmented shoal_exec whose task.ttl is not a number is -32602 
     const jobs = await facade.request(id++, "resources/read", { uri: "shoal://jobs" });
     const list = (jobs.result as { structuredContent: Rec[] }).structuredContent;
     assert.equal(list.length, 4, "only the numeric-ttl calls started a task");
-  } finally {
-    await facade.stop().catch(() => facade.kill());
-    await box.cleanup();
-  }
+  });
 });
 
 Deno.test({
