@@ -225,10 +225,21 @@ export function readPolicyText(path: string): string {
   }
 }
 
+/** The byte order mark an editor may put first: JSON parsers may ignore it (RFC 8259 §8.1). */
+export const BOM = "\uFEFF";
+
+/** `text` without a leading byte order mark ({@link BOM}): offsets then count from the JSONC itself. */
+export function withoutBom(text: string): string {
+  return text.startsWith(BOM) ? text.slice(1) : text;
+}
+
 /** Validates the text of the policy file at `path`; any problem throws an Error naming the file and field. */
 export function parsePolicyText(text: string, path: string): Policy {
   const errors: ParseError[] = [];
-  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const root = parseTree(withoutBom(text), errors, {
+    allowTrailingComma: true,
+    disallowComments: false,
+  });
   if (errors.length > 0 || root === undefined) {
     const first = errors[0];
     const where = first ? ` at offset ${first.offset}` : "";

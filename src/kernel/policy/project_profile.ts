@@ -11,7 +11,7 @@ import {
   type Node,
   parseTree,
 } from "jsonc-parser";
-import { parsePolicyText } from "./leash.ts";
+import { BOM, parsePolicyText, withoutBom } from "./leash.ts";
 
 /** The policy entry of the `project` profile on `dir` (an absolute path). */
 export function projectEntry(dir: string): Record<string, unknown> {
@@ -62,6 +62,11 @@ export function grantProject(
       }\n`,
       change: `created ${path}: ${principal} may work in ${dir} (project profile)`,
     };
+  }
+  if (text.startsWith(BOM)) {
+    // edited without the mark (jsonc-parser's offsets would count it as a stray symbol), kept
+    const grant = grantProject(withoutBom(text), path, principal, dir);
+    return { ...grant, text: `${BOM}${grant.text}` };
   }
   const entry = parsePolicyText(text, path).principals.get(principal);
   if (entry === undefined) {
