@@ -95,7 +95,7 @@ export class Analyzer {
         this.#effects.names("env_write", ["*"]);
         this.#configReason ??= "assigns a variable named by data";
       }
-      this.#list(this.#file.stmts, [normalizePath(this.#state.cwd)]);
+      this.#list(this.#file.stmts, this.#state.cwdLossy ? null : [normalizePath(this.#state.cwd)]);
       // Such an assignment changes what every later command is or reads (issue 14).
       const aliases = [...this.#scan.assignments.keys()].find((name) => name === "BASH_ALIASES");
       if (this.#commandRuns && this.#configReason !== null) {
