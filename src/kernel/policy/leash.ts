@@ -217,11 +217,25 @@ export function readPolicyText(path: string): string {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
-    return readFileSync(fd, "utf8");
+    return utf8Text(readFileSync(fd));
   } catch (error) {
     throw new Error(`policy ${path}: cannot read: ${(error as Error).message}`);
   } finally {
     if (fd !== null) closeSync(fd);
+  }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * `bytes` as text; bytes that are not UTF-8 throw, as JSON text must be UTF-8 (RFC 8259 §8.1):
+ * decoded lossily, a grant of a name with the byte ff would read U+FFFD and grant another path.
+ */
+function utf8Text(bytes: Uint8Array): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw new Error("not UTF-8 text (JSON must be)");
   }
 }
 
