@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { kernelUntilExit, startKernel, type TestKernel } from "../../_support/kernel.ts";
-import { createToken, RUNNER } from "../../_support/principals.ts";
+import { createToken, kernelCli, RUNNER } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
@@ -87,5 +87,23 @@ Deno.test("M-ONB-1: a policy file rewritten with bytes that are not UTF-8 keeps 
     assert.ok(!k.stderr.some((l) => /reloaded/.test(l)), k.stderr.join("\n"));
   } finally {
     await k.cleanup();
+  }
+});
+
+Deno.test("M-ONB-1: onboard refuses a policy file that is not UTF-8 and leaves it as it was (it rewrote the byte ff as U+FFFD, granting another directory)", async () => {
+  const box = await sandbox();
+  try {
+    const proj = `${box.dir}/proj`;
+    await Deno.mkdir(proj);
+    const file = `${box.dir}/home/.config/shoal/leash.jsonc`;
+    await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true, mode: 0o700 });
+    const before = rawPolicy(proj, `${proj}/**`);
+    await Deno.writeFile(file, before, { mode: 0o600 });
+    const r = await kernelCli(box, ["onboard", "agent:cursor", "--project", proj]);
+    assert.notEqual(r.code, 0, r.stderr);
+    assert.match(r.stderr, /not UTF-8/);
+    assert.deepEqual(await Deno.readFile(file), before);
+  } finally {
+    await box.cleanup();
   }
 });
