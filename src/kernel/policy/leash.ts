@@ -2,7 +2,7 @@
  * The Leash policy (§7.3): the model, the JSONC loader with every accepted spelling (P-POL-2),
  * defaults (P-POL-3), the built-in local-human entry (P-EVAL-3) and file discovery (G-STATE-3).
  */
-import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { type EffectKind, normalizeEffectName } from "./effect_types.ts";
 import { isProtectedName } from "../sandbox/protected_names.ts";
@@ -216,12 +216,41 @@ export function readPolicyText(path: string): string {
   let fd: number | null = null;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
-    return utf8Text(readFileSync(fd));
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw new Error("not a regular file");
+    return utf8Text(readBounded(fd, info.size));
   } catch (error) {
     throw new Error(`policy ${path}: cannot read: ${(error as Error).message}`);
   } finally {
     if (fd !== null) closeSync(fd);
+  }
+}
+
+/**
+ * The most bytes a policy file may hold: thousands of principals. Read whole, one of 200,000
+ * principals (9.6 MB) held the kernel's event loop ~17 s, and a 600 MB file took ~1.9 GB.
+ */
+export const MAX_POLICY_BYTES = 1024 * 1024;
+
+/**
+ * The bytes of the regular file open at `fd`, `size` bytes by its stat, read to its end; more than
+ * {@link MAX_POLICY_BYTES} throws, so a file that is huge or grows while read is never read whole.
+ */
+function readBounded(fd: number, size: number): Uint8Array {
+  const tooLarge = () => new Error(`larger than ${MAX_POLICY_BYTES} bytes`);
+  if (size > MAX_POLICY_BYTES) throw tooLarge();
+  let buf = new Uint8Array(size + 1);
+  let got = 0;
+  while (true) {
+    if (got === buf.length) {
+      if (got > MAX_POLICY_BYTES) throw tooLarge();
+      const grown = new Uint8Array(Math.min(MAX_POLICY_BYTES + 1, 2 * buf.length));
+      grown.set(buf);
+      buf = grown;
+    }
+    const n = readSync(fd, buf, got, buf.length - got, null);
+    if (n === 0) return buf.subarray(0, got);
+    got += n;
   }
 }
 
@@ -234,8 +263,9 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 function utf8Text(bytes: Uint8Array): string {
   try {
     return strictUtf8.decode(bytes);
-  } catch {
-    throw new Error("not UTF-8 text (JSON must be)");
+  } catch (e) {
+    if (e instanceof TypeError) throw new Error("not UTF-8 text (JSON must be)");
+    throw e;
   }
 }
 
