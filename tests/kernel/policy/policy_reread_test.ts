@@ -111,3 +111,46 @@ Deno.test("M-ONB-1: a burst of edits alternating wide and narrow: every exec aft
     await a.k.cleanup();
   }
 });
+
+/**
+ * A source whose analysis takes a while, writing nothing: `lines` commands (50,000 take ~2 s here,
+ * past the analysis budget; 5,000 ~0.3 s, within it).
+ */
+function slowSource(lines = 50000): string {
+  return Array.from({ length: lines }, (_, i) => `echo ${i} > /dev/null`).join("\n");
+}
+
+Deno.test("M-ONB-1: an agent's exec waiting for its turn behind a long analysis runs under the policy in force when its turn comes: narrowed meanwhile, it is refused (it ran under the grants of its dispatch)", async () => {
+  const a = await startAgent(true);
+  try {
+    const human = await a.k.attach();
+    const first = human.request("exec", { src: slowSource() });
+    first.catch(() => {});
+    await new Promise((r) => setTimeout(r, 20));
+    const queued = a.agent.request("exec", { src: `echo x > ${a.proj}/queued` });
+    queued.catch(() => {});
+    await writePolicy(a.file, { "agent:a": entry(a.proj, false) });
+    const e = await rpcError(queued);
+    assert.equal(e.code, -32010, e.message);
+    await first;
+    assert.equal(await writes(a, "after"), false);
+  } finally {
+    await a.k.cleanup();
+  }
+});
+
+Deno.test("M-ONB-1: a policy narrowed while an agent's own long source is analysed judges that source: it is refused (it was judged by the grants of its turn's start)", async () => {
+  const a = await startAgent(true);
+  try {
+    // within the analysis budget: judged by its effects, not as opaque work
+    const src = `${slowSource(5000)}\necho x > ${a.proj}/late`;
+    const run = a.agent.request("exec", { src });
+    run.catch(() => {});
+    await new Promise((r) => setTimeout(r, 10));
+    await writePolicy(a.file, { "agent:a": entry(a.proj, false) });
+    const e = await rpcError(run);
+    assert.equal(e.code, -32010, e.message);
+  } finally {
+    await a.k.cleanup();
+  }
+});
