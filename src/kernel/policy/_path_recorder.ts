@@ -172,10 +172,22 @@ export class PathRecorder {
     }
   }
 
+  /**
+   * `path` resolved physically, as a list of one; none, and opaque, when its links cannot be
+   * followed (a loop, or a target that is not UTF-8): judged as written, the link's own path
+   * would stand for wherever it leads.
+   */
+  #physical(path: string): string[] {
+    const physical = physicalPath(path);
+    if (physical !== null) return [physical];
+    this.#effects.opaque(`symbolic links not followed: ${path}`);
+    return [];
+  }
+
   /** The cwds themselves as a path effect. */
   cwd(kind: FsKind, cwds: Cwds): void {
     if (cwds === null) this.#effects.opaque("unknown working directory");
-    else this.#effects.paths(kind, cwds.map((cwd) => physicalPath(cwd) ?? cwd));
+    else this.#effects.paths(kind, cwds.flatMap((cwd) => this.#physical(cwd)));
   }
 
   /** A word's path from every possible cwd, unnormalized; null (and opaque) when unknown. */
@@ -325,7 +337,7 @@ export class PathRecorder {
         if (repo === null) this.#effects.opaque(`${physical}/.git is not understood`);
         else {
           const file = `${repo.commonDir}/config`;
-          this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
+          this.#effects.paths("fs_write", this.#physical(file));
         }
         continue;
       }
@@ -337,7 +349,7 @@ export class PathRecorder {
       const file = scope === "local"
         ? `${repo.commonDir}/config`
         : `${repo.gitDir}/config.worktree`;
-      this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
+      this.#effects.paths("fs_write", this.#physical(file));
     }
   }
 
@@ -364,7 +376,7 @@ export class PathRecorder {
         continue;
       }
       const paths = tracked.map((rel) => `${repo.workTree}/${rel}`);
-      this.#effects.paths("fs_write", paths.map((path) => physicalPath(path) ?? path));
+      this.#effects.paths("fs_write", paths.flatMap((path) => this.#physical(path)));
     }
   }
 }

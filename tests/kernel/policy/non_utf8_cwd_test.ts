@@ -116,3 +116,18 @@ Deno.test({
     }
   },
 });
+
+Deno.test("K-EFF-3, P-EVAL-1: `ls` in a cwd reached through a link to a directory outside the agent's grants whose name is not UTF-8 is refused (the link could not be followed, so the read was judged as the link's own path in the grants and listed that directory)", async () => {
+  const { k, proj, human, agent } = await setUp((p) => ({ read: [`${p}/**`] }));
+  try {
+    const outside = `${k.box.dir}/outside/${BAD}`;
+    await exec(
+      human,
+      `mkdir -p ${outside} && touch ${outside}/secret && ln -s ${outside} ${proj}/link && cd ${proj}/link`,
+    );
+    const e = await rpcError(agent.request("exec", { src: "ls" }));
+    assert.equal(e.code, -32010, e.message);
+  } finally {
+    await k.cleanup();
+  }
+});
