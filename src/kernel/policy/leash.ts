@@ -337,16 +337,17 @@ function parseEntry(node: Node, context: string): PolicyEntry {
     values.set(field, value);
   };
   for (const [key, value] of members(node, context)) {
-    const nested = NESTED[key];
+    // own members only: `constructor` or `toString` would find Object.prototype's
+    const nested = Object.hasOwn(NESTED, key) ? NESTED[key] : undefined;
     if (nested !== undefined) {
       for (const [inner, innerValue] of members(value, `${context}: field "${key}"`)) {
-        const field = nested[inner];
+        const field = Object.hasOwn(nested, inner) ? nested[inner] : undefined;
         if (field === undefined) fail(context, `unknown field "${key}.${inner}"`);
         set(field, `${key}.${inner}`, innerValue);
       }
       continue;
     }
-    const field = FLAT_SPELLINGS[key];
+    const field = Object.hasOwn(FLAT_SPELLINGS, key) ? FLAT_SPELLINGS[key] : undefined;
     if (field === undefined) fail(context, `unknown field "${key}"`);
     set(field, key, value);
   }

@@ -197,6 +197,20 @@ Deno.test("P-POL-2: fatal load errors name the problem", async () => {
   assert.throws(() => loadPolicyFile("/nonexistent/leash.jsonc"), /cannot read/);
 });
 
+Deno.test("P-POL-2: names of Object.prototype's members are unknown fields too (constructor, toString and __proto__ were taken silently, as nested objects or spellings)", async () => {
+  for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+    await loadFails(`{"principal": {"a": {"${name}": {}}}}`, new RegExp(`unknown field "${name}"`));
+    await loadFails(
+      `{"principal": {"a": {"${name}": true}}}`,
+      new RegExp(`unknown field "${name}"`),
+    );
+    await loadFails(
+      `{"principal": {"a": {"fs": {"${name}": []}}}}`,
+      new RegExp(`unknown field "fs.${name}"`),
+    );
+  }
+});
+
 Deno.test("P-EVAL-3: the local human gets the built-in entry unless listed", async () => {
   assert.deepEqual(policyFor(defaultPolicy(), HUMAN, HUMAN), localHumanPolicy());
   assert.equal(policyFor(defaultPolicy(), "agent:x", HUMAN), null);
