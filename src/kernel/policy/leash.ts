@@ -362,6 +362,10 @@ function parseEntry(node: Node, context: string): PolicyEntry {
       }
       if (item.type !== "string") fail(context, `${label(field)} must be an array of strings`);
       const text = item.value as string;
+      if (!text.isWellFormed()) {
+        // a lone surrogate (a JSON escape) names no path: encoded it reads U+FFFD, another name
+        fail(context, `${label(field)}: ${JSON.stringify(text)} is not valid Unicode`);
+      }
       if (field === "net_connect" && !NET_GRANT.test(text)) {
         fail(context, `${label(field)}: "${text}" is not hostglob:port`);
       }

@@ -211,6 +211,14 @@ Deno.test("P-POL-2: names of Object.prototype's members are unknown fields too (
   }
 });
 
+Deno.test("P-POL-2: a grant holding a lone surrogate (a JSON escape such as \\udcff) is refused: no path is written so (encoded as UTF-8 it reads U+FFFD, another name)", async () => {
+  await loadFails(
+    `{"principal": {"a": {"fs.write": ["/tmp/x/\\udcff/**"]}}}`,
+    /"fs.write": .* is not valid Unicode/,
+  );
+  await loadFails(`{"principal": {"a": {"env_read": ["A\\ud800"]}}}`, /is not valid Unicode/);
+});
+
 Deno.test("P-EVAL-3: the local human gets the built-in entry unless listed", async () => {
   assert.deepEqual(policyFor(defaultPolicy(), HUMAN, HUMAN), localHumanPolicy());
   assert.equal(policyFor(defaultPolicy(), "agent:x", HUMAN), null);
