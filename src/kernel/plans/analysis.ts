@@ -49,7 +49,11 @@ export async function currentEffects(
   if (!attachment.grants.wantsBinHashes) return { ast, effects, reversibility, written };
   return {
     ast,
-    effects: await fillBinHashes(effects, state.env.get("PATH") ?? "", state.cwd),
+    effects: await fillBinHashes(
+      effects,
+      state.env.get("PATH") ?? "",
+      state.cwdBytes === undefined ? state.cwd : null,
+    ),
     reversibility,
     written,
   };

@@ -332,7 +332,8 @@ export class Analyzer {
       return same;
     }
     const platform = this.#state.platform ?? Deno.build.os;
-    const resolution = resolveProgram(name, env.PATH, this.#state.cwd, platform);
+    const cwd = this.#state.cwdLossy ? null : this.#state.cwd;
+    const resolution = resolveProgram(name, env.PATH, cwd, platform);
     this.#paths.shadowing(resolution.shadowing);
     // A program bash cannot find runs the handler, judged where it was defined if at all.
     const handler = "command_not_found_handle";

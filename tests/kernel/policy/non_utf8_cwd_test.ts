@@ -131,3 +131,49 @@ Deno.test("K-EFF-3, P-EVAL-1: `ls` in a cwd reached through a link to a director
     await k.cleanup();
   }
 });
+
+Deno.test("K-EFF-3, P-EVAL-1: a program run by a relative path in a cwd named by the byte ff is not hashed as the one in the directory named U+FFFD (its bin_hash matched the granted sha256 of that other file, and the program in the cwd ran)", async () => {
+  const box = await sandbox();
+  const proj = `${box.dir}/proj`;
+  const allowed = "#!/bin/sh\necho allowed\n";
+  await Deno.mkdir(`${proj}/${REPLACEMENT}`, { recursive: true });
+  await Deno.writeTextFile(`${proj}/${REPLACEMENT}/tool`, allowed, { mode: 0o755 });
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(allowed));
+  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const entry = {
+    proc_spawn: [`sha256:${hex}`],
+    opaque: "allow",
+    auto_apply: "in-grant",
+    sandbox: false,
+    fs: { read: [`${proj}/**`] },
+  };
+  const k = await startKernel(["--policy", await writePolicy(box, { "agent:a": entry })], box);
+  try {
+    const human = await k.attach();
+    await exec(
+      human,
+      `mkdir ${proj}/${BAD} && printf '#!/bin/sh\\necho other\\n' > ${proj}/${BAD}/tool && ` +
+        `chmod +x ${proj}/${BAD}/tool && cd ${proj}/${BAD}`,
+    );
+    const agent = await k.attach("default", (await createToken(box, "agent:a")).secret);
+    const e = await rpcError(agent.request("exec", { src: "./tool" }));
+    assert.equal(e.code, -32010, e.message);
+  } finally {
+    await k.cleanup();
+  }
+});
+
+Deno.test("K-EFF-3 (issue 14): with `.` on the session PATH, a command name in a cwd named by the byte ff is not looked up in the directory named U+FFFD (found in neither, it was judged the system's uname, and the uname of the cwd ran)", async () => {
+  const { k, proj, human, agent } = await setUp((p) => ({ read: [`${p}/**`] }));
+  try {
+    await exec(
+      human,
+      `printf '#!/bin/sh\\ntouch ${proj}/ran\\n' > uname && chmod +x uname && export PATH=".:$PATH"`,
+    );
+    const e = await rpcError(agent.request("exec", { src: "uname" }));
+    assert.equal(e.code, -32010, e.message);
+    assert.equal(await Deno.stat(`${proj}/ran`).then(() => true, () => false), false);
+  } finally {
+    await k.cleanup();
+  }
+});
