@@ -154,3 +154,25 @@ Deno.test("M-ONB-1: a policy narrowed while an agent's own long source is analys
     await a.k.cleanup();
   }
 });
+
+Deno.test({
+  name:
+    "P-EVAL-1/P-SBX-3 (SPEC must decide whether the static layer guards the kernel's own files): an unsandboxed agent whose fs.write covers the policy file rewrites it and widens its own grants; only sandboxed runs have the file masked",
+  ignore: true,
+  fn: async () => {
+    const a = await startAgent(false);
+    try {
+      const box = a.k.box.dir;
+      await writePolicy(a.file, {
+        "agent:a": { ...RUNNER, sandbox: false, fs: { read: [`${box}/**`], write: [a.file] } },
+      });
+      const wide = JSON.stringify({
+        principal: { "agent:a": { ...RUNNER, sandbox: false, fs: { write: ["/**"] } } },
+      });
+      const e = await rpcError(a.agent.request("exec", { src: `echo '${wide}' > ${a.file}` }));
+      assert.equal(e.code, -32010);
+    } finally {
+      await a.k.cleanup();
+    }
+  },
+});
