@@ -176,3 +176,19 @@ Deno.test({
     }
   },
 });
+
+Deno.test("M-ONB-1, K-PTY-1: a policy narrowed while an agent's pty.open is analysed judges that program: it is refused (it was judged by the grants of its dispatch, and the program started)", async () => {
+  const a = await startAgent(true);
+  try {
+    await Deno.writeTextFile(`${a.proj}/src`, "x");
+    const sources = Array.from({ length: 20000 }, () => `${a.proj}/src`);
+    const open = a.agent.request("pty.open", { cmd: "cp", args: [...sources, `${a.proj}/dst`] });
+    open.catch(() => {});
+    await new Promise((r) => setTimeout(r, 10));
+    await writePolicy(a.file, { "agent:a": entry(a.proj, false) });
+    const e = await rpcError(open);
+    assert.equal(e.code, -32010, e.message);
+  } finally {
+    await a.k.cleanup();
+  }
+});
