@@ -280,10 +280,17 @@ export function withoutBom(text: string): string {
 /** Validates the text of the policy file at `path`; any problem throws an Error naming the file and field. */
 export function parsePolicyText(text: string, path: string): Policy {
   const errors: ParseError[] = [];
-  const root = parseTree(withoutBom(text), errors, {
-    allowTrailingComma: true,
-    disallowComments: false,
-  });
+  let root: Node | undefined;
+  try {
+    root = parseTree(withoutBom(text), errors, {
+      allowTrailingComma: true,
+      disallowComments: false,
+    });
+  } catch (e) {
+    // the parser recurses once per level: a deep enough file runs out of stack
+    if (!(e instanceof RangeError)) throw e;
+    throw new Error(`policy ${path}: malformed JSONC: nested too deeply`);
+  }
   if (errors.length > 0 || root === undefined) {
     const first = errors[0];
     const where = first ? ` at offset ${first.offset}` : "";

@@ -219,6 +219,14 @@ Deno.test("P-POL-2: a grant holding a lone surrogate (a JSON escape such as \\ud
   await loadFails(`{"principal": {"a": {"env_read": ["A\\ud800"]}}}`, /is not valid Unicode/);
 });
 
+Deno.test("G-STATE-3: a policy nested too deeply for the parser is a load error naming the file (it was a bare RangeError: Maximum call stack size exceeded)", async () => {
+  const deep = `${"[".repeat(100000)}${"]".repeat(100000)}`;
+  await loadFails(
+    `{"principal": {"a": {"fs.read": ${deep}}}}`,
+    /leash\.jsonc: .*nested too deeply/,
+  );
+});
+
 Deno.test("P-EVAL-3: the local human gets the built-in entry unless listed", async () => {
   assert.deepEqual(policyFor(defaultPolicy(), HUMAN, HUMAN), localHumanPolicy());
   assert.equal(policyFor(defaultPolicy(), "agent:x", HUMAN), null);
