@@ -184,9 +184,17 @@ export class PathRecorder {
     return [];
   }
 
+  /** Why the directory a relative path is resolved in is not known. */
+  #unknownCwd(): string {
+    // a later cd may also have lost it, but the session's own cwd already says enough
+    return this.#state.cwdLossy
+      ? "the working directory's name is not UTF-8"
+      : "unknown working directory";
+  }
+
   /** The cwds themselves as a path effect. */
   cwd(kind: FsKind, cwds: Cwds): void {
-    if (cwds === null) this.#effects.opaque("unknown working directory");
+    if (cwds === null) this.#effects.opaque(this.#unknownCwd());
     else this.#effects.paths(kind, cwds.flatMap((cwd) => this.#physical(cwd)));
   }
 
@@ -198,7 +206,7 @@ export class PathRecorder {
     }
     if (arg.text.startsWith("/")) return [arg.text];
     if (cwds === null) {
-      this.#effects.opaque("unknown working directory");
+      this.#effects.opaque(this.#unknownCwd());
       return null;
     }
     return cwds.map((cwd) => `${cwd}/${arg.text}`);

@@ -61,6 +61,8 @@ Deno.test("K-EFF-3, P-EVAL-1: an agent whose fs.write names only the directory U
   try {
     const e = await rpcError(agent.request("exec", { src: "echo x > out" }));
     assert.equal(e.code, -32010, e.message);
+    const effects = (e.data as { effects: Rec[] }).effects;
+    assert.ok(effects.some((f) => /name is not UTF-8/.test(String(f.reason))), e.message);
     assert.equal(existsBad(proj, "out"), false, "the agent wrote outside its grants");
     assert.equal(existsBad(proj, "file1"), true);
   } finally {
@@ -101,7 +103,7 @@ Deno.test("K-COMP-1, P-EVAL-1: an agent may list a cwd named by the byte ff when
 
 Deno.test({
   name:
-    "K-EFF-1/K-EFF-3 (SPEC must decide how effect paths write bytes that are not UTF-8): an agent granted fs.write on proj/** writing a relative path in proj/<ff> is refused as opaque (unknown working directory) though the write is inside its grants",
+    "K-EFF-1/K-EFF-3 (SPEC must decide how effect paths write bytes that are not UTF-8): an agent granted fs.write on proj/** writing a relative path in proj/<ff> is refused as opaque (the working directory's name is not UTF-8) though the write is inside its grants",
   ignore: true,
   fn: async () => {
     const { k, proj, agent } = await setUp((p) => ({
