@@ -1,6 +1,7 @@
 /** Completion candidates for bash source at a byte cursor (K-COMP-1). */
 import { MAX_COMPLETIONS } from "../../protocol/limits.ts";
-import { closeFd, openReadNonBlocking } from "./fd_calls.ts";
+import { closeFd, openReadNonBlocking, readLinkBytes } from "./fd_calls.ts";
+import type { ShellCwd } from "./shell_state.ts";
 
 /** Result of `complete`: candidates replace the bytes from `start` to the cursor. */
 export interface Completion {
@@ -139,17 +140,19 @@ ASCII_CLASS["`".charCodeAt(0)] = Cls.Backquote;
 const SPACE = /\s/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const strictDecoder = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Completes the word that ends at `cursor` (UTF-8 byte offset, default the end, clamped, moved
  * back to a scalar boundary). Command position offers reserved words, builtins and executables
- * on `path`; elsewhere entries of `cwd` (none when null), directories suffixed `/`, of a
- * directory whose real path `mayList` allows (none else: a listing is a read of it).
+ * on `path`; elsewhere entries of `cwd` (none when null; by its exact bytes when they are not
+ * UTF-8), directories suffixed `/`, of a directory whose real path `mayList` allows (none else: a
+ * listing is a read of it).
  */
 export async function complete(
   src: string,
   cursor: number | undefined,
-  cwd: string | null,
+  cwd: ShellCwd | string | null,
   path: string,
   mayList: (dir: string) => boolean,
 ): Promise<Completion> {
@@ -164,7 +167,7 @@ export async function complete(
     ? await commandCandidates(partial, path)
     : cwd === null
     ? []
-    : await pathCandidates(partial, cwd, mayList);
+    : await pathCandidates(partial, typeof cwd === "string" ? { cwd } : cwd, mayList);
   const unique = [...new Set(candidates)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return { candidates: unique.slice(0, MAX_COMPLETIONS), start };
 }
@@ -241,19 +244,27 @@ async function commandCandidates(partial: string, path: string): Promise<string[
 
 async function pathCandidates(
   partial: string,
-  cwd: string,
+  cwd: ShellCwd,
   mayList: (dir: string) => boolean,
 ): Promise<string[]> {
   const slash = partial.lastIndexOf("/");
   const dirPart = partial.slice(0, slash + 1);
   const prefix = partial.slice(slash + 1);
-  const held = await holdDir(dirPart.startsWith("/") ? dirPart : `${cwd}/${dirPart}`);
+  const held = await holdDir(
+    dirPart.startsWith("/")
+      ? dirPart
+      : cwd.cwdBytes === undefined
+      ? `${cwd.cwd}/${dirPart}`
+      : new Uint8Array([...cwd.cwdBytes, ...encoder.encode(`/${dirPart}`)]),
+  );
   const out: string[] = [];
   if (held === null) return out; // missing or unreadable directory
   try {
     if (!mayList(held.real)) return out;
     for (const name of await entries(held.path)) {
       if (!name.startsWith(prefix) || (name.startsWith(".") && !prefix.startsWith("."))) continue;
+      // Deno gives a name that is not UTF-8 with U+FFFD, naming another entry or none: never offered
+      if (/[^ -~]/.test(name) && !exists(`${held.path}/${name}`)) continue;
       let isDir = false;
       try {
         isDir = (await Deno.stat(`${held.path}/${name}`)).isDirectory;
@@ -265,6 +276,37 @@ async function pathCandidates(
     return out;
   } finally {
     held.close();
+  }
+}
+
+/** What a sequence that is not UTF-8 reads as in a name the OS gave as text. */
+const LOSSY = "\ufffd";
+/**
+ * What stands for {@link LOSSY} in a real path judged by the grants: a lone surrogate, which no
+ * grant's literal text matches, only its wildcards. A directory whose name is not UTF-8 reads as
+ * one really named U+FFFD; judged as written, a grant of the latter would let it be listed.
+ */
+const UNMATCHABLE = "\udcff";
+
+/**
+ * The text of a real path as the grants judge it: a path that is not UTF-8 has each
+ * {@link LOSSY} replaced by {@link UNMATCHABLE} (any of them may stand for bytes no grant names).
+ */
+function judgedText(bytes: Uint8Array): string {
+  try {
+    return strictDecoder.decode(bytes);
+  } catch {
+    return decoder.decode(bytes).replaceAll(LOSSY, UNMATCHABLE);
+  }
+}
+
+/** Whether `path` names an entry (a dangling link too). */
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -280,10 +322,12 @@ interface HeldDir {
  * in the open, and `/proc/self/fd/N`, which reaches that very directory however the names on its
  * way change after the check: an agent swapping a symlink in its project between a directory it
  * may list and the kernel's state gets the listing of what was checked. Elsewhere both are the
- * real path. Null when it is missing or not a directory.
+ * real path. Null when it is missing or not a directory. Given as bytes (a name that is not UTF-8),
+ * it is held on Linux only.
  */
-async function holdDir(dir: string): Promise<HeldDir | null> {
+async function holdDir(dir: string | Uint8Array): Promise<HeldDir | null> {
   if (Deno.build.os !== "linux") {
+    if (typeof dir !== "string") return null; // a Deno path cannot name it
     try {
       const real = await Deno.realPath(dir);
       return { real, path: real, close() {} };
@@ -295,7 +339,9 @@ async function holdDir(dir: string): Promise<HeldDir | null> {
   if (fd < 0) return null;
   const path = `/proc/self/fd/${fd}`;
   try {
-    return { real: Deno.readLinkSync(path), path, close: () => closeFd(fd) };
+    const real = readLinkBytes(path);
+    if (real === null) throw new Error("no target");
+    return { real: judgedText(real), path, close: () => closeFd(fd) };
   } catch {
     closeFd(fd);
     return null;

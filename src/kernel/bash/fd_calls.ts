@@ -26,6 +26,7 @@ const symbols = {
   write: { parameters: ["i32", "buffer", "usize"], result: "i64" },
   close: { parameters: ["i32"], result: "i32" },
   open: { parameters: ["buffer", "i32"], result: "i32" },
+  readlink: { parameters: ["buffer", "buffer", "usize"], result: "i64" },
   ioctl: { parameters: ["i32", "u64"], result: "i32" },
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   poll: { parameters: ["buffer", C.nfds, "i32"], result: "i32", nonblocking: true },
@@ -111,9 +112,10 @@ export function cString(s: string): Uint8Array {
   return new TextEncoder().encode(`${s}\0`);
 }
 
-/** open(2) of `path` with `flags`: the fd, or `-errno` on failure. */
-export function openFd(path: string, flags: number): number {
-  const fd = libc().open(cString(path), flags);
+/** open(2) of `path` (text, or exact bytes) with `flags`: the fd, or `-errno` on failure. */
+export function openFd(path: string | Uint8Array, flags: number): number {
+  const name = typeof path === "string" ? cString(path) : new Uint8Array([...path, 0]);
+  const fd = libc().open(name, flags);
   return fd < 0 ? -errno() : fd;
 }
 
@@ -121,8 +123,18 @@ export function openFd(path: string, flags: number): number {
  * Opens `path` read-only, non-blocking and close-on-exec (a FIFO opens at once, writer or not):
  * the fd, or `-errno` on failure.
  */
-export function openReadNonBlocking(path: string): number {
+export function openReadNonBlocking(path: string | Uint8Array): number {
   return openFd(path, C.O_NONBLOCK | C.O_CLOEXEC);
+}
+
+/**
+ * readlink(2) of `path`: the link's target as bytes (Deno's readLink throws on a target that is not
+ * UTF-8, such as `/proc/self/fd/N` of a directory so named), or null on failure.
+ */
+export function readLinkBytes(path: string): Uint8Array | null {
+  const buf = new Uint8Array(4097);
+  const n = Number(libc().readlink(cString(path), buf, BigInt(buf.length)));
+  return n < 0 || n >= buf.length ? null : buf.slice(0, n);
 }
 
 /** ioctl(2) of `fd` with a `request` that takes no argument: its result, or `-errno` on failure. */

@@ -11,7 +11,7 @@ import { stateDir } from "../../protocol/state_dir.ts";
 import { agentToken } from "../auth/agent_secrets.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
-import { userPolicyPath } from "../policy/leash.ts";
+import { readPolicyText, userPolicyPath } from "../policy/leash.ts";
 import { grantProject } from "../policy/project_profile.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 
@@ -170,7 +170,8 @@ function writePolicy(path: string, principal: string, project: string): string |
   let target = path;
   try {
     target = realpathSync(path);
-    text = Deno.readTextFileSync(target);
+    // as the kernel reads it: a file it would refuse (not UTF-8, not regular) is refused here too
+    text = readPolicyText(target);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound) && (e as { code?: string }).code !== "ENOENT") {
       throw e;

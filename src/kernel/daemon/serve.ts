@@ -109,7 +109,8 @@ async function serveUntilStopped(
   const watch = new PolicyWatch(
     watchedPolicy,
     policy,
-    (line) => started?.log(line) ?? console.error(`shoal-kernel: ${line}`),
+    // not `started?.log(line) ?? …`: log returns nothing, so every line was printed twice
+    (line) => started === null ? console.error(`shoal-kernel: ${line}`) : started.log(line),
   );
   await Deno.mkdir(`${stateDir}/tmp`, { recursive: true, mode: 0o700 });
   const state = Deno.realPathSync(stateDir);

@@ -38,6 +38,7 @@ export async function currentEffects(
   const state = shell.view(attachment.principal);
   const { ast, analysis } = await analyzeOffLoop(src, {
     cwd: state.cwd,
+    ...(state.cwdBytes === undefined ? {} : { cwdLossy: true }),
     env: Object.fromEntries(state.env),
     changedEnv: new Set(shell.changedEnv(attachment.principal)),
     vars: Object.fromEntries(state.vars),
@@ -48,7 +49,11 @@ export async function currentEffects(
   if (!attachment.grants.wantsBinHashes) return { ast, effects, reversibility, written };
   return {
     ast,
-    effects: await fillBinHashes(effects, state.env.get("PATH") ?? "", state.cwd),
+    effects: await fillBinHashes(
+      effects,
+      state.env.get("PATH") ?? "",
+      state.cwdBytes === undefined ? state.cwd : null,
+    ),
     reversibility,
     written,
   };

@@ -95,7 +95,7 @@ export class Analyzer {
         this.#effects.names("env_write", ["*"]);
         this.#configReason ??= "assigns a variable named by data";
       }
-      this.#list(this.#file.stmts, [normalizePath(this.#state.cwd)]);
+      this.#list(this.#file.stmts, this.#state.cwdLossy ? null : [normalizePath(this.#state.cwd)]);
       // Such an assignment changes what every later command is or reads (issue 14).
       const aliases = [...this.#scan.assignments.keys()].find((name) => name === "BASH_ALIASES");
       if (this.#commandRuns && this.#configReason !== null) {
@@ -332,7 +332,8 @@ export class Analyzer {
       return same;
     }
     const platform = this.#state.platform ?? Deno.build.os;
-    const resolution = resolveProgram(name, env.PATH, this.#state.cwd, platform);
+    const cwd = this.#state.cwdLossy ? null : this.#state.cwd;
+    const resolution = resolveProgram(name, env.PATH, cwd, platform);
     this.#paths.shadowing(resolution.shadowing);
     // A program bash cannot find runs the handler, judged where it was defined if at all.
     const handler = "command_not_found_handle";

@@ -172,10 +172,30 @@ export class PathRecorder {
     }
   }
 
+  /**
+   * `path` resolved physically, as a list of one; none, and opaque, when its links cannot be
+   * followed (a loop, or a target that is not UTF-8): judged as written, the link's own path
+   * would stand for wherever it leads.
+   */
+  #physical(path: string): string[] {
+    const physical = physicalPath(path);
+    if (physical !== null) return [physical];
+    this.#effects.opaque(`symbolic links not followed: ${path}`);
+    return [];
+  }
+
+  /** Why the directory a relative path is resolved in is not known. */
+  #unknownCwd(): string {
+    // a later cd may also have lost it, but the session's own cwd already says enough
+    return this.#state.cwdLossy
+      ? "the working directory's name is not UTF-8"
+      : "unknown working directory";
+  }
+
   /** The cwds themselves as a path effect. */
   cwd(kind: FsKind, cwds: Cwds): void {
-    if (cwds === null) this.#effects.opaque("unknown working directory");
-    else this.#effects.paths(kind, cwds.map((cwd) => physicalPath(cwd) ?? cwd));
+    if (cwds === null) this.#effects.opaque(this.#unknownCwd());
+    else this.#effects.paths(kind, cwds.flatMap((cwd) => this.#physical(cwd)));
   }
 
   /** A word's path from every possible cwd, unnormalized; null (and opaque) when unknown. */
@@ -186,7 +206,7 @@ export class PathRecorder {
     }
     if (arg.text.startsWith("/")) return [arg.text];
     if (cwds === null) {
-      this.#effects.opaque("unknown working directory");
+      this.#effects.opaque(this.#unknownCwd());
       return null;
     }
     return cwds.map((cwd) => `${cwd}/${arg.text}`);
@@ -325,7 +345,7 @@ export class PathRecorder {
         if (repo === null) this.#effects.opaque(`${physical}/.git is not understood`);
         else {
           const file = `${repo.commonDir}/config`;
-          this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
+          this.#effects.paths("fs_write", this.#physical(file));
         }
         continue;
       }
@@ -337,7 +357,7 @@ export class PathRecorder {
       const file = scope === "local"
         ? `${repo.commonDir}/config`
         : `${repo.gitDir}/config.worktree`;
-      this.#effects.paths("fs_write", [physicalPath(file) ?? file]);
+      this.#effects.paths("fs_write", this.#physical(file));
     }
   }
 
@@ -364,7 +384,7 @@ export class PathRecorder {
         continue;
       }
       const paths = tracked.map((rel) => `${repo.workTree}/${rel}`);
-      this.#effects.paths("fs_write", paths.map((path) => physicalPath(path) ?? path));
+      this.#effects.paths("fs_write", paths.flatMap((path) => this.#physical(path)));
     }
   }
 }

@@ -32,11 +32,13 @@ function inSystemDir(file: string, platform: string): boolean {
 /**
  * Resolves argv0 `name` from `cwd` with the session `PATH` (undefined: bash's default, the
  * system directories) on `platform`. A name with `/` must be a normalized absolute path in a system directory.
+ * A null `cwd` (its name is not UTF-8, so its text names another directory) resolves no relative
+ * `PATH` entry: a name reaching one is not the system's.
  */
 export function resolveProgram(
   name: string,
   path: string | undefined,
-  cwd: string,
+  cwd: string | null,
   platform: string,
 ): Resolution {
   if (name.includes("/")) {
@@ -54,6 +56,13 @@ export function resolveProgram(
   if (path === undefined) return { system: true, shadowing: [], found: true };
   const shadowing: string[] = [];
   for (const entry of path.split(":")) {
+    if ((entry === "" || !entry.startsWith("/")) && cwd === null) {
+      return {
+        system: `${name} may resolve in a directory that is not UTF-8`,
+        shadowing,
+        found: true,
+      };
+    }
     const dir = entry === "" || !entry.startsWith("/") ? `${cwd}/${entry}` : entry;
     const file = `${dir.replace(/\/+$/, "")}/${name}`;
     if (isExecutableFile(file)) {

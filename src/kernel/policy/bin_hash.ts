@@ -5,12 +5,13 @@ import type { Effect } from "./effect_types.ts";
 /**
  * Copies `effects` with `bin_hash` of each `proc_spawn` set to the sha256 of the executable it
  * resolves to (`PATH` search for bare names, `cwd` for relative paths); unresolvable → null.
- * The caller decides when to ask (K-EFF-3, last bullet).
+ * A null `cwd` (one whose name is not UTF-8: its text names another directory) resolves no
+ * relative path. The caller decides when to ask (K-EFF-3, last bullet).
  */
 export async function fillBinHashes(
   effects: readonly Effect[],
   path: string,
-  cwd: string,
+  cwd: string | null,
 ): Promise<Effect[]> {
   const out: Effect[] = [];
   for (const effect of effects) {
@@ -24,12 +25,18 @@ export async function fillBinHashes(
   return out;
 }
 
-async function resolveExecutable(argv0: string, path: string, cwd: string): Promise<string | null> {
+async function resolveExecutable(
+  argv0: string,
+  path: string,
+  cwd: string | null,
+): Promise<string | null> {
   const candidates = argv0.includes("/")
-    ? [argv0.startsWith("/") ? argv0 : `${cwd}/${argv0}`]
-    : path.split(":").map((dir) => `${dir === "" ? "." : dir}/${argv0}`)
-      .map((file) => file.startsWith("/") ? file : `${cwd}/${file}`);
-  for (const file of candidates) {
+    ? [argv0]
+    : path.split(":").map((dir) => `${dir === "" ? "." : dir}/${argv0}`);
+  for (const candidate of candidates) {
+    // bash may find it there first: with no cwd to resolve it, the program is unknown
+    if (!candidate.startsWith("/") && cwd === null) return null;
+    const file = candidate.startsWith("/") ? candidate : `${cwd}/${candidate}`;
     try {
       const info = await Deno.stat(file);
       if (info.isFile && ((info.mode ?? 0) & 0o111) !== 0) return file;

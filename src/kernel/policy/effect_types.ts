@@ -45,6 +45,11 @@ export type Reversibility = "reversible" | "irreversible" | "unknown";
 export interface EffectState {
   /** Session working directory (absolute). */
   cwd: string;
+  /**
+   * Whether `cwd` is only the lossy text of a name that is not UTF-8: a path resolved against it
+   * would be another directory's (one really named U+FFFD), so relative paths are opaque.
+   */
+  cwdLossy?: boolean;
   /** Session exported environment. */
   env: Readonly<Record<string, string>>;
   /**

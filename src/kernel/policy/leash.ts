@@ -2,7 +2,7 @@
  * The Leash policy (§7.3): the model, the JSONC loader with every accepted spelling (P-POL-2),
  * defaults (P-POL-3), the built-in local-human entry (P-EVAL-3) and file discovery (G-STATE-3).
  */
-import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { type EffectKind, normalizeEffectName } from "./effect_types.ts";
 import { isProtectedName } from "../sandbox/protected_names.ts";
@@ -216,8 +216,9 @@ export function readPolicyText(path: string): string {
   let fd: number | null = null;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
-    return readFileSync(fd, "utf8");
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw new Error("not a regular file");
+    return utf8Text(readBounded(fd, info.size));
   } catch (error) {
     throw new Error(`policy ${path}: cannot read: ${(error as Error).message}`);
   } finally {
@@ -225,10 +226,71 @@ export function readPolicyText(path: string): string {
   }
 }
 
+/**
+ * The most bytes a policy file may hold: thousands of principals. Read whole, one of 200,000
+ * principals (9.6 MB) held the kernel's event loop ~17 s, and a 600 MB file took ~1.9 GB.
+ */
+export const MAX_POLICY_BYTES = 1024 * 1024;
+
+/**
+ * The bytes of the regular file open at `fd`, `size` bytes by its stat, read to its end; more than
+ * {@link MAX_POLICY_BYTES} throws, so a file that is huge or grows while read is never read whole.
+ */
+function readBounded(fd: number, size: number): Uint8Array {
+  const tooLarge = () => new Error(`larger than ${MAX_POLICY_BYTES} bytes`);
+  if (size > MAX_POLICY_BYTES) throw tooLarge();
+  let buf = new Uint8Array(size + 1);
+  let got = 0;
+  while (true) {
+    if (got === buf.length) {
+      if (got > MAX_POLICY_BYTES) throw tooLarge();
+      const grown = new Uint8Array(Math.min(MAX_POLICY_BYTES + 1, 2 * buf.length));
+      grown.set(buf);
+      buf = grown;
+    }
+    const n = readSync(fd, buf, got, buf.length - got, null);
+    if (n === 0) return buf.subarray(0, got);
+    got += n;
+  }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * `bytes` as text; bytes that are not UTF-8 throw, as JSON text must be UTF-8 (RFC 8259 §8.1):
+ * decoded lossily, a grant of a name with the byte ff would read U+FFFD and grant another path.
+ */
+function utf8Text(bytes: Uint8Array): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch (e) {
+    if (e instanceof TypeError) throw new Error("not UTF-8 text (JSON must be)");
+    throw e;
+  }
+}
+
+/** The byte order mark an editor may put first: JSON parsers may ignore it (RFC 8259 §8.1). */
+export const BOM = "\uFEFF";
+
+/** `text` without a leading byte order mark ({@link BOM}): offsets then count from the JSONC itself. */
+export function withoutBom(text: string): string {
+  return text.startsWith(BOM) ? text.slice(1) : text;
+}
+
 /** Validates the text of the policy file at `path`; any problem throws an Error naming the file and field. */
 export function parsePolicyText(text: string, path: string): Policy {
   const errors: ParseError[] = [];
-  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  let root: Node | undefined;
+  try {
+    root = parseTree(withoutBom(text), errors, {
+      allowTrailingComma: true,
+      disallowComments: false,
+    });
+  } catch (e) {
+    // the parser recurses once per level: a deep enough file runs out of stack
+    if (!(e instanceof RangeError)) throw e;
+    throw new Error(`policy ${path}: malformed JSONC: nested too deeply`);
+  }
   if (errors.length > 0 || root === undefined) {
     const first = errors[0];
     const where = first ? ` at offset ${first.offset}` : "";
@@ -282,16 +344,17 @@ function parseEntry(node: Node, context: string): PolicyEntry {
     values.set(field, value);
   };
   for (const [key, value] of members(node, context)) {
-    const nested = NESTED[key];
+    // own members only: `constructor` or `toString` would find Object.prototype's
+    const nested = Object.hasOwn(NESTED, key) ? NESTED[key] : undefined;
     if (nested !== undefined) {
       for (const [inner, innerValue] of members(value, `${context}: field "${key}"`)) {
-        const field = nested[inner];
+        const field = Object.hasOwn(nested, inner) ? nested[inner] : undefined;
         if (field === undefined) fail(context, `unknown field "${key}.${inner}"`);
         set(field, `${key}.${inner}`, innerValue);
       }
       continue;
     }
-    const field = FLAT_SPELLINGS[key];
+    const field = Object.hasOwn(FLAT_SPELLINGS, key) ? FLAT_SPELLINGS[key] : undefined;
     if (field === undefined) fail(context, `unknown field "${key}"`);
     set(field, key, value);
   }
@@ -306,6 +369,10 @@ function parseEntry(node: Node, context: string): PolicyEntry {
       }
       if (item.type !== "string") fail(context, `${label(field)} must be an array of strings`);
       const text = item.value as string;
+      if (!text.isWellFormed()) {
+        // a lone surrogate (a JSON escape) names no path: encoded it reads U+FFFD, another name
+        fail(context, `${label(field)}: ${JSON.stringify(text)} is not valid Unicode`);
+      }
       if (field === "net_connect" && !NET_GRANT.test(text)) {
         fail(context, `${label(field)}: "${text}" is not hostglob:port`);
       }

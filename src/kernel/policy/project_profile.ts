@@ -11,7 +11,7 @@ import {
   type Node,
   parseTree,
 } from "jsonc-parser";
-import { parsePolicyText } from "./leash.ts";
+import { BOM, parsePolicyText, withoutBom } from "./leash.ts";
 
 /** The policy entry of the `project` profile on `dir` (an absolute path). */
 export function projectEntry(dir: string): Record<string, unknown> {
@@ -63,6 +63,11 @@ export function grantProject(
       change: `created ${path}: ${principal} may work in ${dir} (project profile)`,
     };
   }
+  if (text.startsWith(BOM)) {
+    // edited without the mark (jsonc-parser's offsets would count it as a stray symbol), kept
+    const grant = grantProject(withoutBom(text), path, principal, dir);
+    return { ...grant, text: `${BOM}${grant.text}` };
+  }
   const entry = parsePolicyText(text, path).principals.get(principal);
   if (entry === undefined) {
     return {
@@ -109,42 +114,101 @@ function modified(text: string, path: (string | number)[], value: unknown, inser
  * included, stays where it was.
  */
 function addPrincipal(text: string, principal: string, entry: unknown): string {
+  return addMember(text, ["principal"], principal, entry);
+}
+
+/** The line end `text` uses: CRLF when it has one, else LF. */
+function lineEnd(text: string): string {
+  return text.includes("\r\n") ? "\r\n" : "\n";
+}
+
+/**
+ * `text` with `"key": value` added as the last member of the object at `path`: on the object's own
+ * line when it is written on one line, else on lines of their own at the indentation of the member
+ * before it; every other byte, comments included, stays where it was. Layouts this does not
+ * handle go to jsonc-parser's edit, which re-indents the lines around it.
+ */
+function addMember(text: string, path: string[], key: string, value: unknown): string {
   const root = tree(text);
-  const members = root === undefined ? undefined : findNodeAtLocation(root, ["principal"]);
-  const last = members?.type === "object" ? members.children?.at(-1) : undefined;
-  const lineStart = last === undefined ? -1 : text.lastIndexOf("\n", last.offset) + 1;
-  const indent = last === undefined ? "" : text.slice(lineStart, last.offset);
-  const end = last === undefined ? -1 : last.offset + last.length;
+  const object = root === undefined ? undefined : findNodeAtLocation(root, path);
+  if (object?.type !== "object") return modified(text, [...path, key], value);
+  const nl = lineEnd(text);
+  const last = object.children?.at(-1);
+  const inner = text.slice(object.offset + 1, object.offset + object.length - 1);
+  if (last === undefined) {
+    if (/\S/.test(inner)) return modified(text, [...path, key], value); // a comment inside
+    const member = `${JSON.stringify(key)}: ${oneLine(value)}`;
+    return `${text.slice(0, object.offset + 1)}${member}${
+      text.slice(object.offset + object.length - 1)
+    }`;
+  }
+  const end = last.offset + last.length;
+  if (!text.slice(object.offset, object.offset + object.length).includes("\n")) {
+    const member = `${JSON.stringify(key)}: ${oneLine(value)}`;
+    return `${text.slice(0, end)}, ${member}${text.slice(end)}`;
+  }
+  const lineStart = text.lastIndexOf("\n", last.offset) + 1;
+  const indent = text.slice(lineStart, last.offset);
   const eol = text.indexOf("\n", end);
-  if (last === undefined || lineStart === 0 || /\S/.test(indent) || eol === -1) {
-    return modified(text, ["principal", principal], entry);
+  if (lineStart === 0 || /\S/.test(indent) || eol === -1) {
+    return modified(text, [...path, key], value);
   }
-  const body = oneLineLists(JSON.stringify(entry, null, 2)).replaceAll("\n", `\n${indent}`);
-  const member = `${indent}${JSON.stringify(principal)}: ${body}`;
+  const body = Array.isArray(value)
+    ? oneLine(value)
+    : oneLineLists(JSON.stringify(value, null, 2)).replaceAll("\n", `${nl}${indent}`);
+  const member = `${indent}${JSON.stringify(key)}: ${body}`;
   if (/^[ \t]*,/.test(text.slice(end))) {
-    return `${text.slice(0, eol + 1)}${member},\n${text.slice(eol + 1)}`;
+    return `${text.slice(0, eol + 1)}${member},${nl}${text.slice(eol + 1)}`;
   }
-  return `${text.slice(0, end)},${text.slice(end, eol + 1)}${member}\n${text.slice(eol + 1)}`;
+  return `${text.slice(0, end)},${text.slice(end, eol + 1)}${member}${nl}${text.slice(eol + 1)}`;
+}
+
+/** `value` as JSON on one line, spaced as people write it: `{"write": ["/p/**"]}`. */
+function oneLine(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(oneLine).join(", ")}]`;
+  if (value !== null && typeof value === "object") {
+    const members = Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${oneLine(v)}`);
+    return `{${members.join(", ")}}`;
+  }
+  return JSON.stringify(value);
 }
 
 /**
  * `text` with `glob` appended to the principal's `fs.<field>` list, in the spelling the entry
  * uses (flat `"fs.read"` or nested `fs.read`): after its last item on the same line, or on a
- * line of its own when the list has one item per line.
+ * line of its own when the list has one item per line; an empty list becomes `["glob"]` and a
+ * missing one is added as a member ({@link addMember}).
  */
 function appendGlob(text: string, principal: string, field: string, glob: string): string {
   const root = tree(text)!;
-  const flat = findNodeAtLocation(root, ["principal", principal, `fs.${field}`]);
-  const path = flat === undefined
-    ? ["principal", principal, "fs", field]
-    : ["principal", principal, `fs.${field}`];
-  const list = flat ?? findNodeAtLocation(root, path);
-  const last = list?.type === "array" ? list.children?.at(-1) : undefined;
-  if (list === undefined || last === undefined) return modified(text, [...path, -1], glob, true);
+  const entryPath = ["principal", principal];
+  const entry = findNodeAtLocation(root, entryPath);
+  const flatUsed = FS_FIELDS.some((f) => findNodeAtLocation(root, [...entryPath, `fs.${f}`]));
+  const flat = findNodeAtLocation(root, [...entryPath, `fs.${field}`]);
+  const nested = findNodeAtLocation(root, [...entryPath, "fs", field]);
+  const list = flat ?? nested;
+  if (list === undefined) {
+    if (flatUsed || entry === undefined) return addMember(text, entryPath, `fs.${field}`, [glob]);
+    const fs = findNodeAtLocation(root, [...entryPath, "fs"]);
+    return fs === undefined
+      ? addMember(text, entryPath, "fs", { [field]: [glob] })
+      : addMember(text, [...entryPath, "fs"], field, [glob]);
+  }
+  const last = list.type === "array" ? list.children?.at(-1) : undefined;
+  if (last === undefined) {
+    const inside = text.slice(list.offset + 1, list.offset + list.length - 1);
+    if (list.type !== "array" || /\S/.test(inside)) {
+      const path = flat === undefined ? [...entryPath, "fs", field] : [...entryPath, `fs.${field}`];
+      return modified(text, [...path, -1], glob, true);
+    }
+    return `${text.slice(0, list.offset)}[${JSON.stringify(glob)}]${
+      text.slice(list.offset + list.length)
+    }`;
+  }
   const end = last.offset + last.length;
   const lineStart = text.lastIndexOf("\n", last.offset) + 1;
   const ownLine = lineStart > list.offset && !/\S/.test(text.slice(lineStart, last.offset));
-  const separator = ownLine ? `,\n${text.slice(lineStart, last.offset)}` : ", ";
+  const separator = ownLine ? `,${lineEnd(text)}${text.slice(lineStart, last.offset)}` : ", ";
   return `${text.slice(0, end)}${separator}${JSON.stringify(glob)}${text.slice(end)}`;
 }
 

@@ -197,6 +197,36 @@ Deno.test("P-POL-2: fatal load errors name the problem", async () => {
   assert.throws(() => loadPolicyFile("/nonexistent/leash.jsonc"), /cannot read/);
 });
 
+Deno.test("P-POL-2: names of Object.prototype's members are unknown fields too (constructor, toString and __proto__ were taken silently, as nested objects or spellings)", async () => {
+  for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+    await loadFails(`{"principal": {"a": {"${name}": {}}}}`, new RegExp(`unknown field "${name}"`));
+    await loadFails(
+      `{"principal": {"a": {"${name}": true}}}`,
+      new RegExp(`unknown field "${name}"`),
+    );
+    await loadFails(
+      `{"principal": {"a": {"fs": {"${name}": []}}}}`,
+      new RegExp(`unknown field "fs.${name}"`),
+    );
+  }
+});
+
+Deno.test("P-POL-2: a grant holding a lone surrogate (a JSON escape such as \\udcff) is refused: no path is written so (encoded as UTF-8 it reads U+FFFD, another name)", async () => {
+  await loadFails(
+    `{"principal": {"a": {"fs.write": ["/tmp/x/\\udcff/**"]}}}`,
+    /"fs.write": .* is not valid Unicode/,
+  );
+  await loadFails(`{"principal": {"a": {"env_read": ["A\\ud800"]}}}`, /is not valid Unicode/);
+});
+
+Deno.test("G-STATE-3: a policy nested too deeply for the parser is a load error naming the file (it was a bare RangeError: Maximum call stack size exceeded)", async () => {
+  const deep = `${"[".repeat(100000)}${"]".repeat(100000)}`;
+  await loadFails(
+    `{"principal": {"a": {"fs.read": ${deep}}}}`,
+    /leash\.jsonc: .*nested too deeply/,
+  );
+});
+
 Deno.test("P-EVAL-3: the local human gets the built-in entry unless listed", async () => {
   assert.deepEqual(policyFor(defaultPolicy(), HUMAN, HUMAN), localHumanPolicy());
   assert.equal(policyFor(defaultPolicy(), "agent:x", HUMAN), null);

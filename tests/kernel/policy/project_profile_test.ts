@@ -86,3 +86,37 @@ Deno.test("M-ONB-1: a malformed or invalid policy is a clear error naming the fi
     /policy \/home\/me\/.*bogus/,
   );
 });
+
+Deno.test("M-ONB-1: globs added to an entry that lacks or has empty fs lists leave every other line as it was (the entry's one-line lists, and whole one-line entries, were reformatted one item per line)", () => {
+  const cases = [
+    // a one-line entry: only its own line changes
+    `{\n  "principal": {\n    // keep\n    "agent:a": {"fs": {"read": ["/a/**"], "write": [], "delete": []}, "spawn": ["ls", "cat"]}\n  }\n}\n`,
+    // a nested fs object on several lines, write and delete missing
+    `{\n  "principal": {\n    "agent:a": {\n      "fs": {\n        "read": ["/a/**", "/b/**"]\n      },\n      "spawn": ["ls", "cat"]\n    }\n  }\n}\n`,
+    // flat spellings, write and delete missing
+    `{\n  "principal": {\n    "agent:a": {\n      "fs.read": ["/a/**"],\n      "spawn": ["ls", "cat"]\n    }\n  }\n}\n`,
+    // no fs at all
+    `{\n  "principal": {\n    "agent:a": {\n      "spawn": ["ls", "cat"]\n    }\n  }\n}\n`,
+    // the same with CRLF line ends
+    `{\r\n  "principal": {\r\n    "agent:a": {\r\n      "spawn": ["ls", "cat"],\r\n    }\r\n  }\r\n}\r\n`,
+  ];
+  for (const before of cases) {
+    const { text } = grantProject(before, PATH, "agent:a", "/p");
+    const entry = parsePolicyText(text, PATH).principals.get("agent:a")!;
+    for (const list of [entry.fs_read, entry.fs_write, entry.fs_delete]) {
+      assert.ok(list.includes("/p/**"), text);
+    }
+    assert.deepEqual(entry.proc_spawn, ["ls", "cat"]);
+    assert.ok(
+      text.includes(`"spawn": ["ls", "cat"]`),
+      `a list of the entry was reformatted:\n${text}`,
+    );
+    assert.ok(!/\[\s*\n/.test(text), `a list was spread over lines:\n${text}`);
+    if (before.includes("\r\n")) {
+      assert.ok(!/[^\r]\n/.test(text), `line ends mixed:\n${JSON.stringify(text)}`);
+    }
+    // every line but the entry's own and those of the read list, which gains the glob
+    const kept = before.split(/\r?\n/).filter((l) => !/agent:a|"(fs\.)?read"/.test(l));
+    for (const line of kept) assert.ok(text.includes(line), `line lost: ${line}\n${text}`);
+  }
+});

@@ -20,7 +20,7 @@ export const BASH_METHODS: MethodSpec[] = [
     return complete(
       p.src,
       p.cursor ?? undefined,
-      caller?.session.shell.view(caller.principal).cwd ?? null,
+      caller === null ? null : caller.session.shell.view(caller.principal),
       Deno.env.get("PATH") ?? "",
       (dir) => caller !== null && kernel.refreshGrants(caller).mayList(dir),
     );

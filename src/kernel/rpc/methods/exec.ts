@@ -4,6 +4,7 @@ import type { Attachment } from "../../session/attachment.ts";
 import { runSource } from "../../exec/run_source.ts";
 import type { RunServices } from "../../exec/run_services.ts";
 import type { PlanServices } from "../../plans/plan_services.ts";
+import type { KernelServices } from "../kernel_services.ts";
 import { attached, type MethodSpec } from "../method.ts";
 import {
   analyze,
@@ -72,13 +73,18 @@ export const EXEC_METHODS: MethodSpec[] = [
     "exec",
     execParams,
     ({ kernel, attachment }, p) =>
-      attachment.session.inTurn((started) => execute(kernel, attachment, p, started)),
+      attachment.session.inTurn((started) => {
+        // the policy in force when its turn comes, not at dispatch: earlier execs of the session
+        // may have kept it waiting while the file was narrowed (M-ONB-1)
+        kernel.refreshGrants(attachment);
+        return execute(kernel, attachment, p, started);
+      }),
   ),
 ];
 
 /** One `exec` once its start turn has come; `started` ends the turn when bash is spawned. */
 async function execute(
-  kernel: RunServices & PlanServices,
+  kernel: RunServices & PlanServices & Pick<KernelServices, "refreshGrants">,
   attachment: Attachment,
   p: z.output<typeof execParams>,
   started: () => void,
@@ -90,6 +96,11 @@ async function execute(
   }
   if (p.mode !== "plan") refuseUnknownPrincipal(attachment.grants);
   const analysis = await analyze(attachment, p.src, false);
+  const judgedBy = attachment.grants;
+  if (kernel.refreshGrants(attachment) !== judgedBy) {
+    // the policy changed while the source was analysed (off the event loop): judged again by it
+    analysis.verdict = attachment.grants.verdict(analysis.effects, analysis.reversibility);
+  }
   if (p.mode === "plan") {
     const plan = storePlan(kernel, attachment, p.src, analysis);
     return {

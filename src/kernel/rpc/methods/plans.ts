@@ -133,6 +133,7 @@ export const PLAN_METHODS: MethodSpec[] = [
     applyParams,
     ({ kernel, attachment }, p) =>
       attachment.session.inTurn(async (started) => {
+        kernel.refreshGrants(attachment); // the policy in force when its turn comes (M-ONB-1)
         const plan = await checkApplicable(kernel, attachment, p.plan_ref);
         return await applyPlan(kernel, attachment, plan, { ...runOptions(p), started });
       }),

@@ -30,6 +30,11 @@ export const PTY_METHODS: MethodSpec[] = [
     const { kernel, attachment } = ctx;
     // The whole program line is judged like an exec of it, not only its argv0 (issue 14).
     const analysis = await analyze(attachment, programLine(p.cmd, p.args, p.env), false);
+    const judgedBy = attachment.grants;
+    if (kernel.refreshGrants(attachment) !== judgedBy) {
+      // the policy changed while the line was analysed (off the event loop): judged by it (M-ONB-1)
+      analysis.verdict = attachment.grants.verdict(analysis.effects, analysis.reversibility);
+    }
     const { verdict, effects, reversibility } = analysis;
     if (verdict === "deny") {
       throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies spawning ${p.cmd}`, {
