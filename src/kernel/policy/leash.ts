@@ -121,6 +121,11 @@ const NESTED: Record<string, Record<string, string>> = {
 
 const NET_GRANT = /^.+:(\d+|\*)$/;
 
+/** Whether `text` is a port (0..65535, digits) or `"*"`, as net grants name them. */
+function isPort(text: string): boolean {
+  return text === "*" || (/^\d{1,5}$/.test(text) && Number(text) <= 65535);
+}
+
 /** An empty policy: only the built-in local-human entry applies (P-EVAL-3). */
 export function defaultPolicy(): Policy {
   return { principals: new Map() };
@@ -364,7 +369,10 @@ function parseEntry(node: Node, context: string): PolicyEntry {
     if (value === undefined) return [];
     if (value.type !== "array") fail(context, `${label(field)} must be an array of strings`);
     return (value.children ?? []).map((item) => {
-      if (field === "net_listen" && item.type === "number" && Number.isInteger(item.value)) {
+      if (field === "net_listen" && item.type === "number") {
+        if (!isPort(String(item.value))) {
+          fail(context, `${label(field)}: ${item.value} is not a port`);
+        }
         return String(item.value);
       }
       if (item.type !== "string") fail(context, `${label(field)} must be an array of strings`);
@@ -373,13 +381,16 @@ function parseEntry(node: Node, context: string): PolicyEntry {
         // a lone surrogate (a JSON escape) names no path: encoded it reads U+FFFD, another name
         fail(context, `${label(field)}: ${JSON.stringify(text)} is not valid Unicode`);
       }
-      if (field === "net_connect" && !NET_GRANT.test(text)) {
+      if (
+        field === "net_connect" &&
+        !(NET_GRANT.test(text) && isPort(text.slice(text.lastIndexOf(":") + 1)))
+      ) {
         fail(context, `${label(field)}: "${text}" is not hostglob:port`);
       }
       if (field === "writable_protected" && !isProtectedName(text)) {
         fail(context, `${label(field)}: "${text}" is not a protected name`);
       }
-      if (field === "net_listen" && !/^(\d+|\*)$/.test(text)) {
+      if (field === "net_listen" && !isPort(text)) {
         fail(context, `${label(field)}: "${text}" is not a port or "*"`);
       }
       return text;

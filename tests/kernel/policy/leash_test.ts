@@ -197,6 +197,22 @@ Deno.test("P-POL-2: fatal load errors name the problem", async () => {
   assert.throws(() => loadPolicyFile("/nonexistent/leash.jsonc"), /cannot read/);
 });
 
+Deno.test("P-POL-2: a port outside 0..65535 in net_listen or net_connect is a fatal load error naming it (-1, 70000 and 99999999 loaded silently, grants no port can match)", async () => {
+  for (const port of ["-1", "70000", "1.5"]) {
+    await loadFails(
+      `{"principal": {"a": {"net_listen": [${port}]}}}`,
+      /"net_listen": .* is not a port/,
+    );
+  }
+  await loadFails(`{"principal": {"a": {"net_listen": ["99999999"]}}}`, /is not a port/);
+  await loadFails(`{"principal": {"a": {"net_connect": ["h:65536"]}}}`, /not hostglob:port/);
+  const text = `{"principal": {"a": {"net_listen": [0, 65535, "*"], "net_connect": ["h:65535"]}}}`;
+  await withPolicy(text, (path) => {
+    const a = policyFor(loadPolicyFile(path), "a", HUMAN)!;
+    assert.deepEqual([a.net_listen, a.net_connect], [["0", "65535", "*"], ["h:65535"]]);
+  });
+});
+
 Deno.test("P-POL-2: names of Object.prototype's members are unknown fields too (constructor, toString and __proto__ were taken silently, as nested objects or spellings)", async () => {
   for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
     await loadFails(`{"principal": {"a": {"${name}": {}}}}`, new RegExp(`unknown field "${name}"`));
