@@ -23,6 +23,7 @@ import { releasesMade } from "../sandbox/placeholders.ts";
 import { tokenRejected } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { currentGrants, type Grants } from "../policy/grants.ts";
+import { remadeDir } from "../store/remade_dir.ts";
 
 /** Fixed facts a kernel runs with. */
 export interface KernelConfig {
@@ -126,6 +127,19 @@ export class Kernel implements KernelServices {
   static async start(config: KernelConfig, journal?: Journal): Promise<Kernel> {
     const cas = await Cas.open(config.stateDir);
     return new Kernel(config, cas, journal ?? Journal.open(config.stateDir));
+  }
+
+  /**
+   * Makes `tmp/` of the state directory again when it was removed under the running kernel (it
+   * looks disposable), and starts afresh what lived in it: warm shells, idle scratch directories,
+   * resident sandboxes and their launcher. Otherwise every later run failed until a restart.
+   */
+  checkTmp(): void {
+    if (!remadeDir(this.cas.tmpDir)) return;
+    this.log(`${this.cas.tmpDir} was removed: made again, warm shells and sandboxes start afresh`);
+    this.warm.dropAll();
+    this.scratch.forgetIdle();
+    this.residents.restartAll();
   }
 
   /** Writes a diagnostic line to stderr and kernel.log (G-STATE-2). */

@@ -119,6 +119,7 @@ export async function runSource(
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
   const snapshot = cloneState(session.shell.view(attachment.principal));
   if (opts.cwdIdentity !== undefined) snapshot.cwdIdentity = opts.cwdIdentity;
+  kernel.checkTmp();
   const warm = kernel.warm.take(session.name, snapshot, sandbox);
   let output;
   try {

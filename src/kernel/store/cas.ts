@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
 import type { Blanks } from "./blanks.ts";
 import { writeFully } from "./fd_io.ts";
+import { remakingParent } from "./remade_dir.ts";
 
 const PREFIXED = /^sha256:[0-9a-f]{64}$/;
 const BARE = /^[0-9a-fA-F]{64}$/;
@@ -84,7 +85,7 @@ export class Cas {
       }
     }
     const path = this.tmpPath();
-    return { path, fd: openSync(path, "wx+", 0o600) };
+    return { path, fd: remakingParent(this.tmpDir, () => openSync(path, "wx+", 0o600)) };
   }
 
   /**
