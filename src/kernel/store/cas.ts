@@ -10,6 +10,8 @@ import { remakingParent } from "./remade_dir.ts";
 const PREFIXED = /^sha256:[0-9a-f]{64}$/;
 const BARE = /^[0-9a-fA-F]{64}$/;
 const STREAM_CHUNK = 1024 * 1024;
+/** How many blobs the store remembers as sound (`Cas#sound`): ~0.5 MB. */
+const SOUND_KEPT = 4096;
 
 /** Whether a string names a blob: `sha256:<64 lowercase hex>` or bare 64 hex (K-BLOB-1). */
 export function isHash(hash: string): boolean {
@@ -38,6 +40,13 @@ export class Cas {
 
   /** Fan-out directories known to exist, so a store skips their `mkdir`. */
   readonly #dirs = new Set<string>();
+  /**
+   * Blobs (64 hex) whose file this kernel wrote or hashed, newest last. A file an earlier kernel
+   * left may be torn (J-4 renames without syncing: a power cut can leave a blob's name on fewer
+   * bytes, or on as many zeros): it is hashed before it is served, and replaced, not kept, when
+   * its content is stored again. One let go is hashed again when next read.
+   */
+  readonly #sound = new Set<string>();
   /** Empty files and directories made ahead of need, when the kernel keeps them (issue 10). */
   #blanks: Blanks | null = null;
 
@@ -94,7 +103,7 @@ export class Cas {
    */
   put(bytes: Uint8Array): string {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
-    if (holds(this.blobPath(hash), bytes.length)) return hash;
+    if (this.#sound.has(hash.slice(7)) && holds(this.blobPath(hash), bytes.length)) return hash;
     const { path, fd } = this.openStaging();
     try {
       writeFully(fd, bytes);
@@ -113,13 +122,17 @@ export class Cas {
    * A rename within one file system: synchronous, it never waits on data. When the blob exists the
    * spool is removed instead: renamed over it, ext4 would flush the spool to disk at once
    * (auto_da_alloc), milliseconds on a busy disk (issue 10). A file at the blob's name of another
-   * length is not the blob ({@link holds}): the spool replaces it.
+   * length is not the blob ({@link holds}), nor is one of an earlier kernel not hashed since
+   * ({@link #sound}): the spool replaces it.
    */
   adopt(spoolPath: string, hash: string): void {
     const target = this.blobPath(hash);
     const dir = dirname(target);
+    const hex = parseHash(hash);
     try {
-      if (holds(target, statSync(spoolPath).size)) return rmSync(spoolPath, { force: true });
+      if (this.#sound.has(hex) && holds(target, statSync(spoolPath).size)) {
+        return rmSync(spoolPath, { force: true });
+      }
       this.#ensureDir(dir);
       try {
         renameSync(spoolPath, target);
@@ -133,6 +146,44 @@ export class Cas {
       rmSync(spoolPath, { force: true });
       if (!existsSync(target)) throw e;
     }
+    this.#remember(hex);
+  }
+
+  /** Records a blob's file as sound, letting the oldest go beyond {@link SOUND_KEPT}. */
+  #remember(hex: string): void {
+    this.#sound.delete(hex);
+    this.#sound.add(hex);
+    if (this.#sound.size > SOUND_KEPT) this.#sound.delete(this.#sound.values().next().value!);
+  }
+
+  /**
+   * Hashes the file of a blob not known sound; one whose bytes are not the blob's (torn) is
+   * removed, so the store holds no such blob (K-BLOB-3) until its content is stored again.
+   */
+  async #check(hex: string): Promise<void> {
+    if (this.#sound.has(hex)) return;
+    const path = this.blobPath(hex);
+    let file;
+    try {
+      file = await open(path, "r");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw e;
+    }
+    const digest = createHash("sha256");
+    try {
+      const buf = new Uint8Array(STREAM_CHUNK);
+      for (let pos = 0;;) {
+        const { bytesRead } = await file.read(buf, 0, buf.length, pos);
+        if (bytesRead === 0) break;
+        digest.update(buf.subarray(0, bytesRead));
+        pos += bytesRead;
+      }
+    } finally {
+      await file.close();
+    }
+    if (digest.digest("hex") === hex) return this.#remember(hex);
+    rmSync(path, { force: true });
   }
 
   /** Makes a fan-out directory unless it is known to exist, from a blank one when ready. */
@@ -161,6 +212,7 @@ export class Cas {
 
   /** The byte length of a blob, or null when the store does not hold it. */
   async size(hash: string): Promise<number | null> {
+    await this.#check(parseHash(hash));
     try {
       return (await stat(this.blobPath(hash))).size;
     } catch (e) {
@@ -205,6 +257,7 @@ export class Cas {
   }
 
   async #openBlob(hash: string) {
+    await this.#check(parseHash(hash));
     try {
       return await open(this.blobPath(hash), "r");
     } catch (e) {
