@@ -130,3 +130,28 @@ hostTest(
       }
     }),
 );
+
+hostTest(
+  "J-2/K-JQ-1 a run that fills the state directory itself, so that neither its output nor its failed row can be written, has its row closed as failed once the disk takes writes again, not left running for good",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withStateOnTmpfs("4m", async (kernel, _state, box) => {
+      const conn = await kernel.attach();
+      await exec(conn, "echo before");
+      const ballast = `${box.dir}/state/ballast`;
+      const src = `echo x; dd if=/dev/zero of=${ballast} bs=4k 2>/dev/null; true`;
+      const e = await rpcError(bounded(exec(conn, src), "the exec that fills the disk"));
+      assert.equal(e.code, -32603);
+      Deno.removeSync(ballast);
+      await exec(conn, "echo after");
+      const rows = await conn.request("journal.query", {}) as Rec[];
+      assert.deepEqual(rows.map((r) => [r.src, r.ok]), [
+        ["echo after", true],
+        [src, false],
+        ["echo before", true],
+      ]);
+      assert.notEqual(rows[1].dur_ns, null, "the failed run's row is finished");
+      const failed = await conn.request("journal.query", { ok: false }) as Rec[];
+      assert.deepEqual(failed.map((r) => r.src), [src]);
+    }),
+);
