@@ -1,3 +1,4 @@
+import { statfsSync } from "node:fs";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { JOURNAL_SRC_BYTES } from "../../protocol/limits.ts";
 import { reportEffects } from "../policy/effect_report.ts";
@@ -106,7 +107,8 @@ export class Journal implements DurableLog {
       return new Journal(openDatabase(path));
     } catch (err) {
       throw new Error(
-        `cannot open the journal ${path}: ${err instanceof Error ? err.message : err}`,
+        `cannot open the journal ${path}: ${err instanceof Error ? err.message : err}` +
+          fullNote(stateDir),
       );
     }
   }
@@ -286,6 +288,21 @@ export class Journal implements DurableLog {
       if (this.db.isTransaction) this.db.exec("ROLLBACK");
       throw err;
     }
+  }
+}
+
+/**
+ * What to add to a journal that cannot be opened when the state directory's file system is
+ * (nearly) full: SQLite says only "disk I/O error" when it cannot make the WAL's shared memory.
+ */
+function fullNote(stateDir: string): string {
+  try {
+    const fs = statfsSync(stateDir);
+    const free = fs.bavail * fs.bsize;
+    if (free >= 1024 * 1024) return "";
+    return ` (its file system is full: ${Math.floor(free / 1024)} KiB free; free some space)`;
+  } catch {
+    return "";
   }
 }
 

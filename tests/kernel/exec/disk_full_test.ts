@@ -4,7 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import { freeFloor } from "../../../src/kernel/store/free_space.ts";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, needsLinux } from "../../_support/host.ts";
-import { leftInTmp, startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { kernelUntilExit, leftInTmp, startKernel, type TestKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -153,5 +153,30 @@ hostTest(
       assert.notEqual(rows[1].dur_ns, null, "the failed run's row is finished");
       const failed = await conn.request("journal.query", { ok: false }) as Rec[];
       assert.deepEqual(failed.map((r) => r.src), [src]);
+    }),
+);
+
+hostTest(
+  "G-STATE-2/J-1 a kernel started on a state directory whose file system is full exits 1 saying the file system is full, not only SQLite's 'disk I/O error'; it starts once space is freed",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withStateOnTmpfs("4m", async (kernel, state, box) => {
+      await exec(await kernel.attach(), "echo before");
+      assert.equal(await kernel.stop(), 0);
+      const ballast = `${box.dir}/state/ballast`;
+      new Deno.Command("dd", { args: ["if=/dev/zero", `of=${ballast}`, "bs=4k"], stderr: "null" })
+        .outputSync();
+      const r = await kernelUntilExit(box, ["--socket", box.socket()]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.ok(r.stderr.includes(`${state}/journal.db`), r.stderr);
+      assert.match(r.stderr, /file system is full/, r.stderr);
+      Deno.removeSync(ballast);
+      const again = await startKernel([], box);
+      try {
+        const rows = await (await again.attach()).request("journal.query", {}) as Rec[];
+        assert.deepEqual(rows.map((row) => row.src), ["echo before"]);
+      } finally {
+        await again.stop();
+      }
     }),
 );
