@@ -180,3 +180,21 @@ hostTest(
       }
     }),
 );
+
+hostTest(
+  "K-TASK-7/G-STATE-2 task.output of a background run whose output filled the state directory answers an error naming the state directory, not a bare 'internal error: No space left on device'",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withStateOnTmpfs("8m", async (kernel, state) => {
+      const conn = await kernel.attach();
+      const { task } = await exec(conn, "head -c 20000000 /dev/zero", { async: true });
+      const done = await conn.request("task.await", { task, timeout_ms: 30000 }) as Rec;
+      assert.equal(done.state, "failed");
+      const e = await rpcError(conn.request("task.output", { task }));
+      assert.equal(e.code, -32603);
+      assert.ok(e.message.includes(state), `the error names ${state}: ${e.message}`);
+      // the empty stderr reads as empty
+      const err = await conn.request("task.output", { task, stream: "stderr" }) as Rec;
+      assert.equal(err.data, "");
+    }),
+);
