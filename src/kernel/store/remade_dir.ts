@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 
 /**
  * Runs `make`, which creates an entry in `dir`; when `dir` is gone (ENOENT), makes it again
@@ -19,9 +19,15 @@ function isNotFound(e: unknown): boolean {
   return e instanceof Deno.errors.NotFound || (e as NodeJS.ErrnoException)?.code === "ENOENT";
 }
 
-/** Makes `dir` (0700, G-STATE-4) when it is missing; whether it was. */
-export function remadeDir(dir: string): boolean {
-  if (existsSync(dir)) return false;
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return true;
+/**
+ * The identity (device and inode) of directory `dir`, made first (0700, G-STATE-4) when it is
+ * missing: one that differs from an earlier look is a directory made again since.
+ */
+export function dirIdentity(dir: string): string {
+  let stat = statSync(dir, { throwIfNoEntry: false });
+  if (stat === undefined) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    stat = statSync(dir);
+  }
+  return `${stat.dev}:${stat.ino}`;
 }
