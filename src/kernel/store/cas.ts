@@ -47,6 +47,8 @@ export class Cas {
    * its content is stored again. One let go is hashed again when next read.
    */
   readonly #sound = new Set<string>();
+  /** Hashings of blob files under way ({@link #check}), by blob. */
+  readonly #checking = new Map<string, Promise<void>>();
   /** Empty files and directories made ahead of need, when the kernel keeps them (issue 10). */
   #blanks: Blanks | null = null;
 
@@ -157,11 +159,21 @@ export class Cas {
   }
 
   /**
-   * Hashes the file of a blob not known sound; one whose bytes are not the blob's (torn) is
-   * removed, so the store holds no such blob (K-BLOB-3) until its content is stored again.
+   * Hashes the file of a blob not known sound, once for every caller meanwhile; one whose bytes
+   * are not the blob's (torn) is removed, so the store holds no such blob (K-BLOB-3) until its
+   * content is stored again.
    */
-  async #check(hex: string): Promise<void> {
-    if (this.#sound.has(hex)) return;
+  #check(hex: string): Promise<void> {
+    if (this.#sound.has(hex)) return Promise.resolve();
+    let checking = this.#checking.get(hex);
+    if (checking === undefined) {
+      checking = this.#hashFile(hex).finally(() => this.#checking.delete(hex));
+      this.#checking.set(hex, checking);
+    }
+    return checking;
+  }
+
+  async #hashFile(hex: string): Promise<void> {
     const path = this.blobPath(hex);
     let file;
     try {
@@ -171,7 +183,9 @@ export class Cas {
       throw e;
     }
     const digest = createHash("sha256");
+    let hashed;
     try {
+      hashed = await file.stat();
       const buf = new Uint8Array(STREAM_CHUNK);
       for (let pos = 0;;) {
         const { bytesRead } = await file.read(buf, 0, buf.length, pos);
@@ -183,6 +197,9 @@ export class Cas {
       await file.close();
     }
     if (digest.digest("hex") === hex) return this.#remember(hex);
+    // Not a sound copy stored meanwhile (renamed over the torn one while it was read).
+    const now = statSync(path, { throwIfNoEntry: false });
+    if (this.#sound.has(hex) || now?.ino !== hashed.ino || now.dev !== hashed.dev) return;
     rmSync(path, { force: true });
   }
 
