@@ -146,6 +146,7 @@ export class Kernel implements KernelServices {
     this.warm.dropAll();
     this.scratch.forgetIdle();
     this.residents.restartAll();
+    this.net.restartAll();
   }
 
   /** Writes a diagnostic line to stderr and kernel.log (G-STATE-2). */

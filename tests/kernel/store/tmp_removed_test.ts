@@ -97,3 +97,39 @@ hostTest(
     }
   },
 );
+
+hostTest(
+  "G-STATE-2/P-NET-2 tmp/ removed while a sandboxed agent with a network grant has its sandbox: its next exec reaches the granted destination again (the proxy's socket lived in tmp/)",
+  NEEDS_TIER_B,
+  async () => {
+    const service = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (service.addr as Deno.NetAddr).port;
+    const serving = (async () => {
+      for await (const conn of service) {
+        await conn.write(new TextEncoder().encode("pong\n")).catch(() => {});
+        conn.close();
+      }
+    })().catch(() => {});
+    const agent = { ...TMP_AGENT, net_connect: [`127.0.0.1:${port}`] };
+    const { kernel: k, token } = await startKernelWithAgent("agent:n", agent);
+    try {
+      const conn = await k.attach("s", token);
+      await exec(conn, "cd /tmp");
+      const py = `python3 -c "import socket; print(socket.create_connection(` +
+        `('127.0.0.1', ${port}), 3).recv(10).decode(), end='')" 2>&1`;
+      const fetch = async () => {
+        const r = await exec(conn, `eval "$(echo ${btoa(py)} | base64 -d)"`, {
+          position: "value",
+        });
+        return ((r.value as Rec).out as Rec).v;
+      };
+      assert.equal(await fetch(), "pong\n");
+      removeTree(`${k.box.dir}/state/shoal/tmp`);
+      assert.equal(await fetch(), "pong\n");
+    } finally {
+      service.close();
+      await serving;
+      await k.cleanup();
+    }
+  },
+);
