@@ -293,12 +293,16 @@ export class Journal implements DurableLog {
 
 /**
  * What to add to a journal that cannot be opened when the state directory's file system is
- * (nearly) full: SQLite says only "disk I/O error" when it cannot make the WAL's shared memory.
+ * (nearly) full, of bytes or of files: SQLite says only "disk I/O error" when it cannot make the
+ * WAL's shared memory, "unable to open database file" when it cannot make the WAL.
  */
 function fullNote(stateDir: string): string {
   try {
     const fs = statfsSync(stateDir);
     const free = fs.bavail * fs.bsize;
+    if (fs.files > 0 && fs.ffree === 0) {
+      return " (its file system is full: no free inodes; remove some files)";
+    }
     if (free >= 1024 * 1024) return "";
     return ` (its file system is full: ${Math.floor(free / 1024)} KiB free; free some space)`;
   } catch {

@@ -198,3 +198,29 @@ hostTest(
       assert.equal(err.data, "");
     }),
 );
+
+hostTest(
+  "G-STATE-2/J-1 a kernel started on a state directory whose file system has no free inodes exits 1 saying the file system is full, not only SQLite's 'unable to open database file'",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withStateOnTmpfs("64m,nr_inodes=200", async (kernel, state, box) => {
+      await exec(await kernel.attach(), "echo before");
+      assert.equal(await kernel.stop(), 0);
+      const files: string[] = [];
+      try {
+        for (let i = 0;; i++) {
+          Deno.writeFileSync(`${box.dir}/state/f${i}`, new Uint8Array());
+          files.push(`${box.dir}/state/f${i}`);
+        }
+      } catch {
+        // no inode left
+      }
+      const r = await kernelUntilExit(box, ["--socket", box.socket()]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.ok(r.stderr.includes(`${state}/journal.db`), r.stderr);
+      assert.match(r.stderr, /file system is full: no free inodes/, r.stderr);
+      for (const file of files) Deno.removeSync(file);
+      const again = await startKernel([], box);
+      await again.stop();
+    }),
+);
