@@ -139,7 +139,12 @@ export class Kernel implements KernelServices {
    * `tmp/` made again meanwhile (a staging file found it gone) is another directory too.
    */
   checkTmp(): void {
-    const identity = dirIdentity(this.cas.tmpDir);
+    let identity;
+    try {
+      identity = dirIdentity(this.cas.tmpDir);
+    } catch {
+      return; // cannot be made (a full disk): the run's own write names the state directory
+    }
     if (identity === this.#tmpIdentity) return;
     this.#tmpIdentity = identity;
     this.log(`${this.cas.tmpDir} was removed: made again, warm shells and sandboxes start afresh`);
