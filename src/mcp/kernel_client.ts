@@ -1,5 +1,9 @@
 import { ErrorCode, RpcError } from "../protocol/errors.ts";
-import { ConnectionClosedError, RpcConnection } from "../protocol/rpc_client.ts";
+import {
+  ConnectionClosedError,
+  OversizeRequestError,
+  RpcConnection,
+} from "../protocol/rpc_client.ts";
 import { spawnKernel, waitForKernel } from "./autostart.ts";
 import { checkTrustedPath, UntrustedPathError } from "../protocol/trusted_path.ts";
 import { effectiveUid, errorText, type FacadeConfig } from "./config.ts";
@@ -10,9 +14,13 @@ import { isUnreachable, unreachableReason } from "../protocol/relay.ts";
 /** What the facade sends as `client` in `session.attach` (M-START-2). */
 const CLIENT = { kind: "mcp", tty: false };
 
-/** Rethrows `e`, a closed connection as {@link kernelDisconnected} (M-START-4). */
+/**
+ * Rethrows `e`, a closed connection as {@link kernelDisconnected} (M-START-4), a request too
+ * large for the kernel's frame limit as `-32602` (M-IN-1: its MCP frame may be within it).
+ */
 function disconnected(e: unknown): never {
   if (e instanceof ConnectionClosedError) throw kernelDisconnected();
+  if (e instanceof OversizeRequestError) throw new BridgeError(ErrorCode.INVALID_PARAMS, e.message);
   throw e;
 }
 

@@ -3,13 +3,24 @@ import { type ByteWriter, FrameWriter } from "./frame_writer.ts";
 import { type EventValues, eventValues } from "./event_frame.ts";
 import { type ByteReader, LineFramer } from "./framing.ts";
 import { decodeFrame, encodeFrame } from "./rpc.ts";
-import { READ_CHUNK, REPLY_NESTING_LIMIT } from "./limits.ts";
+import { FRAME_LIMIT, READ_CHUNK, REPLY_NESTING_LIMIT } from "./limits.ts";
 
 /** Raised for requests that cannot complete because the connection closed. */
 export class ConnectionClosedError extends Error {
   constructor(message = "connection closed") {
     super(message);
     this.name = "ConnectionClosedError";
+  }
+}
+
+/**
+ * Raised for a request whose frame would pass the 16 MiB limit (W-FRAME-2): the peer would answer
+ * it with id null (W-FRAME-4), so nothing would ever settle it.
+ */
+export class OversizeRequestError extends Error {
+  constructor(method: string, bytes: number) {
+    super(`the ${method} request is ${bytes} bytes, over the 16 MiB frame limit`);
+    this.name = "OversizeRequestError";
   }
 }
 
@@ -84,10 +95,14 @@ export class RpcConnection {
   request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     if (this.#closed) return Promise.reject(new ConnectionClosedError());
     const id = this.#nextId++;
+    const frame = encodeFrame({ jsonrpc: "2.0", id, method, params });
+    if (frame.length - 1 > FRAME_LIMIT) {
+      return Promise.reject(new OversizeRequestError(method, frame.length - 1));
+    }
     const reply = new Promise<unknown>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
     });
-    this.#write(encodeFrame({ jsonrpc: "2.0", id, method, params })).catch(() => this.close());
+    this.#write(frame).catch(() => this.close());
     return reply;
   }
 

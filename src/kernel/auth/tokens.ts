@@ -1,6 +1,6 @@
 import { Buffer } from "node:buffer";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import type {} from "../../protocol/raw_json.ts";
 import { nowNs } from "../events/now_ns.ts";
 import { checkName, checkTtl } from "./token_input.ts";
@@ -136,11 +136,16 @@ export class TokenStore {
     if (!this.#current()?.tokens.some((t) => t.id === id)) {
       throw new Error(`unknown token id: ${id}`);
     }
-    this.#modify((store) => {
-      const token = store.tokens.find((t) => t.id === id);
-      if (!token) throw new Error(`unknown token id: ${id}`);
-      token.revoked_ns ??= nowNs();
-    });
+    try {
+      this.#modify((store) => {
+        const token = store.tokens.find((t) => t.id === id);
+        if (!token) throw new Error(`unknown token id: ${id}`);
+        token.revoked_ns ??= nowNs();
+      });
+    } catch (err) {
+      if (!(err instanceof StoreWriteError)) throw err;
+      throw new StoreWriteError(`${err.message}; token ${id} is still active`);
+    }
   }
 
   /**
@@ -216,22 +221,30 @@ export class TokenStore {
     }
   }
 
+  /**
+   * Writes `store` to a temporary file and renames it over tokens.json (T-TOK-3); a failure (a
+   * full disk) leaves the store as it was, no temporary file, and names the store.
+   */
   #write(store: StoreFile): void {
     const temp = `${this.#dir}/.tokens.json.${randomBytes(8).toString("hex")}.tmp`;
-    const file = Deno.openSync(temp, { createNew: true, write: true, mode: 0o600 });
     try {
-      const bytes = encoder.encode(JSON.stringify(store, exactIntegers, 2) + "\n");
-      for (let done = 0; done < bytes.length;) {
-        done += file.writeSync(bytes.subarray(done));
+      const file = Deno.openSync(temp, { createNew: true, write: true, mode: 0o600 });
+      try {
+        const bytes = encoder.encode(JSON.stringify(store, exactIntegers, 2) + "\n");
+        for (let done = 0; done < bytes.length;) {
+          done += file.writeSync(bytes.subarray(done));
+        }
+        file.syncSync();
+      } finally {
+        file.close();
       }
-      file.syncSync();
+      Deno.renameSync(temp, this.path);
     } catch (err) {
-      file.close();
-      Deno.removeSync(temp);
-      throw err;
+      rmSync(temp, { force: true });
+      throw new StoreWriteError(
+        `cannot write the token store ${this.path}: ${err instanceof Error ? err.message : err}`,
+      );
     }
-    file.close();
-    Deno.renameSync(temp, this.path);
     const dir = Deno.openSync(this.#dir);
     try {
       dir.syncSync();
@@ -241,6 +254,9 @@ export class TokenStore {
     this.#signature = undefined;
   }
 }
+
+/** A change of the token store that could not be written (it is left as it was). */
+class StoreWriteError extends Error {}
 
 function hmacHex(key: Uint8Array, secret: string): string {
   return createHmac("sha256", key).update(secret).digest("hex");

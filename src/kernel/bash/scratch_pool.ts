@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { remakingParent } from "../store/remade_dir.ts";
 import { makeFifo } from "./fifo.ts";
 
 const EMPTY = new Uint8Array();
@@ -35,7 +36,7 @@ export class ScratchPool {
     const reused = this.#idle.pop();
     if (reused !== undefined) return reused;
     const dir = join(this.parent, `run-${Deno.pid}-${crypto.randomUUID()}`);
-    Deno.mkdirSync(dir, { mode: 0o700 });
+    remakingParent(this.parent, () => Deno.mkdirSync(dir, { mode: 0o700 }));
     this.#all.add(dir);
     try {
       if (this.stateFifo) makeFifo(join(dir, "state"));
@@ -61,6 +62,12 @@ export class ScratchPool {
   /** Removes a directory instead of keeping it: a process may still hold one of its FIFOs. */
   discard(dir: string): void {
     this.#drop(dir);
+  }
+
+  /** Forgets the idle directories: they were removed with the state directory's `tmp/`. */
+  forgetIdle(): void {
+    for (const dir of this.#idle) this.#all.delete(dir);
+    this.#idle = [];
   }
 
   /** Removes every directory (kernel shutdown; no run may be using one). */

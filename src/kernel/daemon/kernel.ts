@@ -23,6 +23,7 @@ import { releasesMade } from "../sandbox/placeholders.ts";
 import { tokenRejected } from "../../protocol/errors.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { currentGrants, type Grants } from "../policy/grants.ts";
+import { dirIdentity } from "../store/remade_dir.ts";
 
 /** Fixed facts a kernel runs with. */
 export interface KernelConfig {
@@ -65,6 +66,8 @@ export class Kernel implements KernelServices {
   /** The filtering proxy of sandboxes with a network, started on first need (P-NET-1). */
   readonly net: NetProxy;
   #logFile: Deno.FsFile | null = null;
+  /** The identity of the state directory's `tmp/` as last seen ({@link checkTmp}). */
+  #tmpIdentity: string;
 
   private constructor(readonly config: KernelConfig, cas: Cas, journal: Journal) {
     this.sessions = new SessionRegistry<Value>(
@@ -82,6 +85,7 @@ export class Kernel implements KernelServices {
     this.journal = journal;
     this.bus = new EventBus(this.journal);
     this.cas = cas;
+    this.#tmpIdentity = dirIdentity(cas.tmpDir);
     this.blanks = Blanks.open(cas.tmpDir);
     cas.useBlanks(this.blanks);
     this.scratch = new ScratchPool(cas.tmpDir);
@@ -126,6 +130,28 @@ export class Kernel implements KernelServices {
   static async start(config: KernelConfig, journal?: Journal): Promise<Kernel> {
     const cas = await Cas.open(config.stateDir);
     return new Kernel(config, cas, journal ?? Journal.open(config.stateDir));
+  }
+
+  /**
+   * Makes `tmp/` of the state directory again when it was removed under the running kernel (it
+   * looks disposable), and starts afresh what lived in it: warm shells, idle scratch directories,
+   * resident sandboxes and their launcher. Otherwise every later run failed until a restart. A
+   * `tmp/` made again meanwhile (a staging file found it gone) is another directory too.
+   */
+  checkTmp(): void {
+    let identity;
+    try {
+      identity = dirIdentity(this.cas.tmpDir);
+    } catch {
+      return; // cannot be made (a full disk): the run's own write names the state directory
+    }
+    if (identity === this.#tmpIdentity) return;
+    this.#tmpIdentity = identity;
+    this.log(`${this.cas.tmpDir} was removed: made again, warm shells and sandboxes start afresh`);
+    this.warm.dropAll();
+    this.scratch.forgetIdle();
+    this.residents.restartAll();
+    this.net.restartAll();
   }
 
   /** Writes a diagnostic line to stderr and kernel.log (G-STATE-2). */

@@ -27,6 +27,8 @@ export interface RunServices {
   readonly net: NetProxy;
   /** Writes a diagnostic line to the kernel's log. */
   log(line: string): void;
+  /** Makes the state directory's `tmp/` again when it was removed, and what lived in it afresh. */
+  checkTmp(): void;
   /** Whether the attachment's token no longer validates: revoked, expired or unknown (T-TOK-4). */
   attachmentLapsed(attachment: Attachment): boolean;
 }

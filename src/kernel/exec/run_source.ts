@@ -119,6 +119,7 @@ export async function runSource(
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
   const snapshot = cloneState(session.shell.view(attachment.principal));
   if (opts.cwdIdentity !== undefined) snapshot.cwdIdentity = opts.cwdIdentity;
+  kernel.checkTmp();
   const warm = kernel.warm.take(session.name, snapshot, sandbox);
   let output;
   try {
@@ -156,6 +157,8 @@ export async function runSource(
     await Promise.all([output.stdout.abort(), output.stderr.abort(), warm?.discard()]);
     throw stateDirFailure(kernel.cas.stateDir, "the journal row", e);
   }
+  // The journal takes writes again: rows of runs that ended while it did not are closed now.
+  for (const event of kernel.journal.closeLeft()) kernel.bus.publishStored(event);
   const cmd = commandText(src);
   const task = listed
     ? kernel.tasks.create(session.name, attachment.principal, cmd, output)
@@ -203,7 +206,8 @@ async function failRun(
       kernel.journal.finish(entryId, { dur_ns: 0n, status: null, ok: false, outputs: [] }),
     );
   } catch (e) {
-    kernel.log(`journal entry ${entryId} stays unfinished: ${e}`);
+    kernel.journal.leaveUnfinished(entryId);
+    kernel.log(`journal entry ${entryId} stays unfinished until the journal takes writes: ${e}`);
   }
   kernel.tasks.finish(task, "failed", null, error.toObject());
   return error;

@@ -165,6 +165,11 @@ export class WarmShells {
     this.#discard(slot.shell);
   }
 
+  /** Kills every warm shell (their scratch directories were removed); later ones are prepared. */
+  dropAll(): void {
+    for (const name of [...this.#slots.keys()]) this.drop(name);
+  }
+
   /** Kills every warm shell and waits until they are gone; no new ones are prepared. */
   async closeAll(): Promise<void> {
     this.#closed = true;

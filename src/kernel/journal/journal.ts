@@ -1,3 +1,4 @@
+import { statfsSync } from "node:fs";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { JOURNAL_SRC_BYTES } from "../../protocol/limits.ts";
 import { reportEffects } from "../policy/effect_report.ts";
@@ -76,6 +77,13 @@ function storedText(bytes: unknown): string {
 }
 type Row = Record<string, SQLInputValue>;
 
+/** A row `finish` was asked to close that does not exist or was closed already. */
+class UnknownEntry extends Error {
+  constructor(id: number) {
+    super(`journal entry ${id} is unknown or already finished`);
+  }
+}
+
 /**
  * The durable journal (§6): one SQLite row per `run` exec, plus the stored events of the durable
  * channels `journal` and `session.transcript` (K-EVT-7). Every write is one transaction, so a
@@ -84,6 +92,8 @@ type Row = Record<string, SQLInputValue>;
 export class Journal implements DurableLog {
   /** Prepared statements of the fixed SQL texts, by text: preparing costs more than running. */
   readonly #statements = new Map<string, StatementSync>();
+  /** Rows of ended runs whose closing write failed ({@link leaveUnfinished}). */
+  readonly #left = new Set<number>();
 
   private constructor(private readonly db: DatabaseSync) {}
 
@@ -97,7 +107,8 @@ export class Journal implements DurableLog {
       return new Journal(openDatabase(path));
     } catch (err) {
       throw new Error(
-        `cannot open the journal ${path}: ${err instanceof Error ? err.message : err}`,
+        `cannot open the journal ${path}: ${err instanceof Error ? err.message : err}` +
+          fullNote(stateDir),
       );
     }
   }
@@ -148,9 +159,7 @@ export class Journal implements DurableLog {
         JSON.stringify(result.outputs),
         id,
       ) as { session: string; principal: string; head: Uint8Array | null } | undefined;
-      if (row === undefined) {
-        throw new Error(`journal entry ${id} is unknown or already finished`);
-      }
+      if (row === undefined) throw new UnknownEntry(id);
       return this.appendEvent("journal", {
         entry_id: id,
         session: row.session,
@@ -159,6 +168,31 @@ export class Journal implements DurableLog {
         ok: result.ok,
       });
     });
+  }
+
+  /**
+   * Keeps row `id`, whose run ended but whose closing write failed (a full disk), to be closed as
+   * a failed run by {@link closeLeft}: left as it is, it would read as running for good.
+   */
+  leaveUnfinished(id: number): void {
+    this.#left.add(id);
+  }
+
+  /**
+   * Closes the rows {@link leaveUnfinished} kept as failed runs (`ok` false, `status` null), each
+   * with its `journal` event, returned for the bus; those that still cannot be written stay kept.
+   */
+  closeLeft(): BusEvent[] {
+    const events: BusEvent[] = [];
+    for (const id of this.#left) {
+      try {
+        events.push(this.finish(id, { dur_ns: 0n, status: null, ok: false, outputs: [] }));
+      } catch (e) {
+        if (!(e instanceof UnknownEntry)) break;
+      }
+      this.#left.delete(id);
+    }
+    return events;
   }
 
   /** Appends an event to a durable channel with the next seq (K-EVT-7). */
@@ -254,6 +288,25 @@ export class Journal implements DurableLog {
       if (this.db.isTransaction) this.db.exec("ROLLBACK");
       throw err;
     }
+  }
+}
+
+/**
+ * What to add to a journal that cannot be opened when the state directory's file system is
+ * (nearly) full, of bytes or of files: SQLite says only "disk I/O error" when it cannot make the
+ * WAL's shared memory, "unable to open database file" when it cannot make the WAL.
+ */
+function fullNote(stateDir: string): string {
+  try {
+    const fs = statfsSync(stateDir);
+    const free = fs.bavail * fs.bsize;
+    if (fs.files > 0 && fs.ffree === 0) {
+      return " (its file system is full: no free inodes; remove some files)";
+    }
+    if (free >= 1024 * 1024) return "";
+    return ` (its file system is full: ${Math.floor(free / 1024)} KiB free; free some space)`;
+  } catch {
+    return "";
   }
 }
 

@@ -327,6 +327,14 @@ export class NetProxy {
     }
   }
 
+  /**
+   * Closes every socket, whose directories went with the state directory's `tmp/`: the next
+   * sandbox gets new ones instead of binding a directory that is gone.
+   */
+  restartAll(): void {
+    for (const [key, endpoint] of this.#endpoints) this.#close(key, endpoint);
+  }
+
   /** Closes every socket; no new one is made. */
   closeAll(): void {
     this.#closed = true;

@@ -118,6 +118,15 @@ export class Residents {
     for (const [id, entry] of this.#entries) if (entry.session === session) this.#stop(id);
   }
 
+  /**
+   * Kills every resident (the next run starts another) and forgets the compiled launcher: their
+   * directories and the launcher were in the state directory's `tmp/`, which was removed.
+   */
+  restartAll(): void {
+    this.#launcher = null;
+    for (const id of [...this.#entries.keys()]) this.#stop(id);
+  }
+
   /** Kills every resident and waits until they are gone; no new ones start. */
   async closeAll(): Promise<void> {
     this.#closed = true;

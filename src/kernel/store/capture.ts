@@ -6,6 +6,7 @@ import type { BlobInfo, Captured } from "./blob_info.ts";
 import type { Cas } from "./cas.ts";
 import { readAtSync, writeFully } from "./fd_io.ts";
 import { FREE_CHECK_BYTES, spaceShortage } from "./free_space.ts";
+import { stateDirFailure } from "./state_dir_failure.ts";
 import { Utf8Scanner } from "./utf8_scanner.ts";
 
 /**
@@ -103,7 +104,13 @@ export class CaptureSink {
   /** Bytes `[offset, offset + length)` captured so far (clamped), while running or after finish. */
   async readRange(offset: number, length: number): Promise<Uint8Array> {
     if (this.#finishing) {
-      const { blob } = await this.#finishing;
+      let blob;
+      try {
+        ({ blob } = await this.#finishing);
+      } catch (e) {
+        // Named as the run's own failure was: a bare "No space left on device" named nothing.
+        throw stateDirFailure(this.cas.stateDir, "the output", this.#failure ?? e);
+      }
       return await this.cas.readRange(blob.hash, offset, length);
     }
     const n = Math.max(0, Math.min(length, this.#written - offset));

@@ -5,10 +5,13 @@ import { dirname, join } from "node:path";
 import { ErrorCode, invalidParams, RpcError } from "../../protocol/errors.ts";
 import type { Blanks } from "./blanks.ts";
 import { writeFully } from "./fd_io.ts";
+import { remakingParent } from "./remade_dir.ts";
 
 const PREFIXED = /^sha256:[0-9a-f]{64}$/;
 const BARE = /^[0-9a-fA-F]{64}$/;
 const STREAM_CHUNK = 1024 * 1024;
+/** How many blobs the store remembers as sound (`Cas#sound`): ~0.5 MB. */
+const SOUND_KEPT = 4096;
 
 /** Whether a string names a blob: `sha256:<64 lowercase hex>` or bare 64 hex (K-BLOB-1). */
 export function isHash(hash: string): boolean {
@@ -37,6 +40,15 @@ export class Cas {
 
   /** Fan-out directories known to exist, so a store skips their `mkdir`. */
   readonly #dirs = new Set<string>();
+  /**
+   * Blobs (64 hex) whose file this kernel wrote or hashed, newest last. A file an earlier kernel
+   * left may be torn (J-4 renames without syncing: a power cut can leave a blob's name on fewer
+   * bytes, or on as many zeros): it is hashed before it is served, and replaced, not kept, when
+   * its content is stored again. One let go is hashed again when next read.
+   */
+  readonly #sound = new Set<string>();
+  /** Hashings of blob files under way ({@link #check}), by blob. */
+  readonly #checking = new Map<string, Promise<void>>();
   /** Empty files and directories made ahead of need, when the kernel keeps them (issue 10). */
   #blanks: Blanks | null = null;
 
@@ -84,7 +96,7 @@ export class Cas {
       }
     }
     const path = this.tmpPath();
-    return { path, fd: openSync(path, "wx+", 0o600) };
+    return { path, fd: remakingParent(this.tmpDir, () => openSync(path, "wx+", 0o600)) };
   }
 
   /**
@@ -93,7 +105,7 @@ export class Cas {
    */
   put(bytes: Uint8Array): string {
     const hash = "sha256:" + createHash("sha256").update(bytes).digest("hex");
-    if (holds(this.blobPath(hash), bytes.length)) return hash;
+    if (this.#sound.has(hash.slice(7)) && holds(this.blobPath(hash), bytes.length)) return hash;
     const { path, fd } = this.openStaging();
     try {
       writeFully(fd, bytes);
@@ -112,13 +124,17 @@ export class Cas {
    * A rename within one file system: synchronous, it never waits on data. When the blob exists the
    * spool is removed instead: renamed over it, ext4 would flush the spool to disk at once
    * (auto_da_alloc), milliseconds on a busy disk (issue 10). A file at the blob's name of another
-   * length is not the blob ({@link holds}): the spool replaces it.
+   * length is not the blob ({@link holds}), nor is one of an earlier kernel not hashed since
+   * ({@link #sound}): the spool replaces it.
    */
   adopt(spoolPath: string, hash: string): void {
     const target = this.blobPath(hash);
     const dir = dirname(target);
+    const hex = parseHash(hash);
     try {
-      if (holds(target, statSync(spoolPath).size)) return rmSync(spoolPath, { force: true });
+      if (this.#sound.has(hex) && holds(target, statSync(spoolPath).size)) {
+        return rmSync(spoolPath, { force: true });
+      }
       this.#ensureDir(dir);
       try {
         renameSync(spoolPath, target);
@@ -132,6 +148,59 @@ export class Cas {
       rmSync(spoolPath, { force: true });
       if (!existsSync(target)) throw e;
     }
+    this.#remember(hex);
+  }
+
+  /** Records a blob's file as sound, letting the oldest go beyond {@link SOUND_KEPT}. */
+  #remember(hex: string): void {
+    this.#sound.delete(hex);
+    this.#sound.add(hex);
+    if (this.#sound.size > SOUND_KEPT) this.#sound.delete(this.#sound.values().next().value!);
+  }
+
+  /**
+   * Hashes the file of a blob not known sound, once for every caller meanwhile; one whose bytes
+   * are not the blob's (torn) is removed, so the store holds no such blob (K-BLOB-3) until its
+   * content is stored again.
+   */
+  #check(hex: string): Promise<void> {
+    if (this.#sound.has(hex)) return Promise.resolve();
+    let checking = this.#checking.get(hex);
+    if (checking === undefined) {
+      checking = this.#hashFile(hex).finally(() => this.#checking.delete(hex));
+      this.#checking.set(hex, checking);
+    }
+    return checking;
+  }
+
+  async #hashFile(hex: string): Promise<void> {
+    const path = this.blobPath(hex);
+    let file;
+    try {
+      file = await open(path, "r");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw e;
+    }
+    const digest = createHash("sha256");
+    let hashed;
+    try {
+      hashed = await file.stat();
+      const buf = new Uint8Array(STREAM_CHUNK);
+      for (let pos = 0;;) {
+        const { bytesRead } = await file.read(buf, 0, buf.length, pos);
+        if (bytesRead === 0) break;
+        digest.update(buf.subarray(0, bytesRead));
+        pos += bytesRead;
+      }
+    } finally {
+      await file.close();
+    }
+    if (digest.digest("hex") === hex) return this.#remember(hex);
+    // Not a sound copy stored meanwhile (renamed over the torn one while it was read).
+    const now = statSync(path, { throwIfNoEntry: false });
+    if (this.#sound.has(hex) || now?.ino !== hashed.ino || now.dev !== hashed.dev) return;
+    rmSync(path, { force: true });
   }
 
   /** Makes a fan-out directory unless it is known to exist, from a blank one when ready. */
@@ -160,6 +229,7 @@ export class Cas {
 
   /** The byte length of a blob, or null when the store does not hold it. */
   async size(hash: string): Promise<number | null> {
+    await this.#check(parseHash(hash));
     try {
       return (await stat(this.blobPath(hash))).size;
     } catch (e) {
@@ -204,6 +274,7 @@ export class Cas {
   }
 
   async #openBlob(hash: string) {
+    await this.#check(parseHash(hash));
     try {
       return await open(this.blobPath(hash), "r");
     } catch (e) {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { TokenStore } from "../../../src/kernel/auth/tokens.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { mountTmpfs, unmount } from "../../_support/tmpfs.ts";
 import { delay } from "../../_support/wait.ts";
 
 const ENTRY = new URL("./_token_cli.ts", import.meta.url).pathname;
@@ -157,4 +158,46 @@ Deno.test("K-CLI-1 bad token usage exits 2 with usage on stderr", async () => {
     }
     assert.deepEqual([...Deno.readDirSync(dir)], []);
   });
+});
+
+Deno.test({
+  name:
+    "K-CLI-2/T-TOK-3 token revoke and create on a full file system exit 1 naming the token store and saying the token is still active; the store is left as it was, with no temporary file" +
+    (Deno.build.os !== "linux" || Deno.uid() !== 0
+      ? " [ignored: needs Linux and root to mount a tmpfs]"
+      : ""),
+  ignore: Deno.build.os !== "linux" || Deno.uid() !== 0,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const mounted = mountTmpfs(dir, "1m");
+      assert.equal(mounted, null, `${mounted}`);
+      try {
+        const state = `${dir}/state`;
+        const env = { XDG_STATE_HOME: "/nonexistent" };
+        const created = await token(["create", "agent:a", "a", "--state-dir", state], env);
+        assert.equal(created.code, 0, created.stderr);
+        const id = created.stderr.match(/created ([0-9a-f]{16})/)![1];
+        const before = await Deno.readTextFile(`${state}/tokens.json`);
+        new Deno.Command("dd", {
+          args: ["if=/dev/zero", `of=${dir}/ballast`, "bs=4k"],
+          stderr: "null",
+        })
+          .outputSync();
+        const revoked = await token(["revoke", id, "--state-dir", state], env);
+        assert.equal(revoked.code, 1, revoked.stderr);
+        assert.ok(revoked.stderr.includes(`${state}/tokens.json`), revoked.stderr);
+        assert.match(revoked.stderr, new RegExp(`token ${id} is still active`));
+        const again = await token(["create", "agent:b", "b", "--state-dir", state], env);
+        assert.equal(again.code, 1, again.stderr);
+        assert.ok(again.stderr.includes(`${state}/tokens.json`), again.stderr);
+        assert.equal(await Deno.readTextFile(`${state}/tokens.json`), before);
+        assert.deepEqual(
+          [...Deno.readDirSync(state)].map((e) => e.name).sort(),
+          ["tokens.json", "tokens.json.lock"],
+        );
+      } finally {
+        unmount(dir);
+      }
+    });
+  },
 });

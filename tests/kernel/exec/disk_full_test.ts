@@ -4,7 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import { freeFloor } from "../../../src/kernel/store/free_space.ts";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, needsLinux } from "../../_support/host.ts";
-import { leftInTmp, startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { kernelUntilExit, leftInTmp, startKernel, type TestKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -128,5 +128,99 @@ hostTest(
       } finally {
         clearInterval(watch);
       }
+    }),
+);
+
+hostTest(
+  "J-2/K-JQ-1 a run that fills the state directory itself, so that neither its output nor its failed row can be written, has its row closed as failed once the disk takes writes again, not left running for good",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withStateOnTmpfs("4m", async (kernel, _state, box) => {
+      const conn = await kernel.attach();
+      await exec(conn, "echo before");
+      const ballast = `${box.dir}/state/ballast`;
+      const src = `echo x; dd if=/dev/zero of=${ballast} bs=4k 2>/dev/null; true`;
+      const e = await rpcError(bounded(exec(conn, src), "the exec that fills the disk"));
+      assert.equal(e.code, -32603);
+      Deno.removeSync(ballast);
+      await exec(conn, "echo after");
+      const rows = await conn.request("journal.query", {}) as Rec[];
+      assert.deepEqual(rows.map((r) => [r.src, r.ok]), [
+        ["echo after", true],
+        [src, false],
+        ["echo before", true],
+      ]);
+      assert.notEqual(rows[1].dur_ns, null, "the failed run's row is finished");
+      const failed = await conn.request("journal.query", { ok: false }) as Rec[];
+      assert.deepEqual(failed.map((r) => r.src), [src]);
+    }),
+);
+
+hostTest(
+  "G-STATE-2/J-1 a kernel started on a state directory whose file system is full exits 1 saying the file system is full, not only SQLite's 'disk I/O error'; it starts once space is freed",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withStateOnTmpfs("4m", async (kernel, state, box) => {
+      await exec(await kernel.attach(), "echo before");
+      assert.equal(await kernel.stop(), 0);
+      const ballast = `${box.dir}/state/ballast`;
+      new Deno.Command("dd", { args: ["if=/dev/zero", `of=${ballast}`, "bs=4k"], stderr: "null" })
+        .outputSync();
+      const r = await kernelUntilExit(box, ["--socket", box.socket()]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.ok(r.stderr.includes(`${state}/journal.db`), r.stderr);
+      assert.match(r.stderr, /file system is full/, r.stderr);
+      Deno.removeSync(ballast);
+      const again = await startKernel([], box);
+      try {
+        const rows = await (await again.attach()).request("journal.query", {}) as Rec[];
+        assert.deepEqual(rows.map((row) => row.src), ["echo before"]);
+      } finally {
+        await again.stop();
+      }
+    }),
+);
+
+hostTest(
+  "K-TASK-7/G-STATE-2 task.output of a background run whose output filled the state directory answers an error naming the state directory, not a bare 'internal error: No space left on device'",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withStateOnTmpfs("8m", async (kernel, state) => {
+      const conn = await kernel.attach();
+      const { task } = await exec(conn, "head -c 20000000 /dev/zero", { async: true });
+      const done = await conn.request("task.await", { task, timeout_ms: 30000 }) as Rec;
+      assert.equal(done.state, "failed");
+      const e = await rpcError(conn.request("task.output", { task }));
+      assert.equal(e.code, -32603);
+      assert.ok(e.message.includes(state), `the error names ${state}: ${e.message}`);
+      // the empty stderr reads as empty
+      const err = await conn.request("task.output", { task, stream: "stderr" }) as Rec;
+      assert.equal(err.data, "");
+    }),
+);
+
+hostTest(
+  "G-STATE-2/J-1 a kernel started on a state directory whose file system has no free inodes exits 1 saying the file system is full, not only SQLite's 'unable to open database file'",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withStateOnTmpfs("64m,nr_inodes=200", async (kernel, state, box) => {
+      await exec(await kernel.attach(), "echo before");
+      assert.equal(await kernel.stop(), 0);
+      const files: string[] = [];
+      try {
+        for (let i = 0;; i++) {
+          Deno.writeFileSync(`${box.dir}/state/f${i}`, new Uint8Array());
+          files.push(`${box.dir}/state/f${i}`);
+        }
+      } catch {
+        // no inode left
+      }
+      const r = await kernelUntilExit(box, ["--socket", box.socket()]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.ok(r.stderr.includes(`${state}/journal.db`), r.stderr);
+      assert.match(r.stderr, /file system is full: no free inodes/, r.stderr);
+      for (const file of files) Deno.removeSync(file);
+      const again = await startKernel([], box);
+      await again.stop();
     }),
 );

@@ -52,6 +52,7 @@ export const PTY_METHODS: MethodSpec[] = [
         ),
       });
     }
+    kernel.checkTmp();
     const state = attachment.session.shell.view(attachment.principal);
     const sandbox = attachment.grants.sandboxFor(state.cwd);
     // its placeholders (P-SBX-6) are not made under a run writing there, as a resident's
