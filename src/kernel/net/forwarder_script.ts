@@ -8,7 +8,8 @@
  * (to the proxy alone), and it makes itself undumpable (PR_SET_DUMPABLE 0) so that no process of
  * the agent's may ptrace it or read its memory. It forks a child that listens on every loopback
  * port and relays each accepted connection to the Unix socket (a forwarded port first asks the
- * proxy, by SOCKS5, for its destination); once the child listens, the command is executed with the
+ * proxy, by SOCKS5, for its destination; one below 1024 is bound once the kernel has lowered the
+ * namespace's floor, `sandbox/port_floor.ts`, tried for at most 5 s); once the child listens, the command is executed with the
  * environment entries added, in the forwarder's own pid. The child relays every
  * connection in one select loop (a fork per connection cost milliseconds before the first byte),
  * reading a side only while the other side's pending bytes are written (one chunk per direction);
@@ -119,10 +120,17 @@ if ($pid == 0) {
   open(STDERR, '>', '/dev/null');
   $SIG{PIPE} = 'IGNORE';
   my @servers;
-  for my $l (@listen) {
-    my $s = IO::Socket::IP->new(LocalHost => $l->[0], LocalPort => $l->[1], Listen => 128, ReuseAddr => 1)
-      or next;
-    push @servers, [$s, $l->[2], $l->[1]];
+  # a port below the namespace's floor is bound once the kernel has lowered it (sandbox/port_floor.ts)
+  my @waiting = @listen;
+  for (my $tries = 0; @waiting && $tries < 1000; $tries++) {
+    select(undef, undef, undef, 0.005) if $tries;
+    my @left;
+    for my $l (@waiting) {
+      my $s = IO::Socket::IP->new(LocalHost => $l->[0], LocalPort => $l->[1], Listen => 128, ReuseAddr => 1);
+      if ($s) { push @servers, [$s, $l->[2], $l->[1]] }
+      elsif ($l->[1] < 1024 && $!{EACCES}) { push @left, $l }
+    }
+    @waiting = @left;
   }
   syswrite($ready_w, "r");
   close $ready_w;

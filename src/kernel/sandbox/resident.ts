@@ -24,6 +24,7 @@ import {
   sandboxInit,
   untilEnded,
 } from "./protected_mounts.ts";
+import { lowerFloorOf } from "./port_floor.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
 
 /** The util-linux tools that enter a resident sandbox, and the launcher that starts its runs. */
@@ -208,6 +209,8 @@ export class Resident {
       release();
       throw e;
     }
+    // a forwarded port below 1024 waits, inside, for its namespace's floor (P-NET-1)
+    lowerFloorOf(child.pid, sandboxing.net, sandboxing.proxy, tools.nsenter);
     let init: number | null = null;
     // its placeholders go once nothing of the sandbox is left to bind them
     releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
