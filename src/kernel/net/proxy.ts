@@ -30,6 +30,8 @@ const CONNECTION_LIMIT = 512;
  * hundreds (and reopens each one the handshake timeout closes) keeps the proxy to itself.
  */
 const PRINCIPAL_LIMIT = 128;
+/** How long the proxy waits after a failed accept (no descriptor free) before trying again. */
+const ACCEPT_RETRY_MS = 100;
 /** Longest wait for a client's request head. */
 const HANDSHAKE_MS = 30_000;
 /** Longest wait for a destination to accept. */
@@ -350,25 +352,33 @@ export class NetProxy {
   }
 
   async #accept(endpoint: Endpoint): Promise<void> {
-    try {
-      const { principal } = endpoint.net;
-      for await (const conn of endpoint.listener) {
-        const held = this.#byPrincipal.get(principal) ?? 0;
-        if (this.#connections >= CONNECTION_LIMIT || held >= PRINCIPAL_LIMIT) {
-          closeQuietly(conn);
-          continue;
-        }
-        this.#connections++;
-        this.#byPrincipal.set(principal, held + 1);
-        this.#serve(endpoint, conn).finally(() => {
-          this.#connections--;
-          const left = this.#byPrincipal.get(principal)! - 1;
-          if (left === 0) this.#byPrincipal.delete(principal);
-          else this.#byPrincipal.set(principal, left);
-        });
+    const { principal } = endpoint.net;
+    const open = () => [...this.#endpoints.values()].includes(endpoint);
+    while (true) {
+      let conn: Deno.Conn;
+      try {
+        conn = await endpoint.listener.accept();
+      } catch (e) {
+        if (e instanceof Deno.errors.BadResource || e instanceof Deno.errors.Interrupted) return;
+        // Out of file descriptors and the like: accepting again once some are back, instead of
+        // leaving the socket listening with nobody accepting (every later connect would hang).
+        await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
+        if (!open()) return;
+        continue;
       }
-    } catch {
-      // the listener was closed
+      const held = this.#byPrincipal.get(principal) ?? 0;
+      if (this.#connections >= CONNECTION_LIMIT || held >= PRINCIPAL_LIMIT) {
+        closeQuietly(conn);
+        continue;
+      }
+      this.#connections++;
+      this.#byPrincipal.set(principal, held + 1);
+      this.#serve(endpoint, conn).finally(() => {
+        this.#connections--;
+        const left = this.#byPrincipal.get(principal)! - 1;
+        if (left === 0) this.#byPrincipal.delete(principal);
+        else this.#byPrincipal.set(principal, left);
+      });
     }
   }
 
