@@ -2,7 +2,8 @@
  * The forwarder a proxied sandbox starts before its command (perl core only: Socket,
  * IO::Socket::IP). Arguments: the proxy's Unix socket path inside, then `P:<port>` (the proxy's
  * loopback listener), `L:<addr>|<port>|<host>` (a loopback port forwarded to `host:port` outside),
- * `E:<NAME>=<value>` (the proxy environment), `D:<number>` (prctl(2)'s syscall number), `--` and
+ * `E:<NAME>=<value>` (the proxy environment), `D:<number>` (prctl(2)'s syscall number), `N:<name>`
+ * (the child's process name, `RELAY_NAME`), `--` and
  * the command. The command is the sandbox's socket filter (`unix_socket_filter.ts`), which the
  * child, forked before it, does not carry: it is the one process inside that opens Unix sockets
  * (to the proxy alone), and it makes itself undumpable (PR_SET_DUMPABLE 0) so that no process of
@@ -21,13 +22,14 @@ use IO::Socket::IP;
 use Socket qw(PF_UNIX SOCK_STREAM IPPROTO_TCP TCP_NODELAY SHUT_WR pack_sockaddr_un);
 use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
 my $unix = shift @ARGV;
-my (@listen, @env, $prctl);
+my (@listen, @env, $prctl, $relay_name);
 while (@ARGV && $ARGV[0] ne '--') {
   my $arg = shift @ARGV;
   if ($arg =~ /^P:(\d+)$/) { push @listen, ['127.0.0.1', $1, undef] }
   elsif ($arg =~ /^L:([^|]+)\|(\d+)\|(.+)$/) { push @listen, [$1, $2, $3] }
   elsif ($arg =~ /^E:([^=]+)=(.*)$/s) { push @env, [$1, $2] }
   elsif ($arg =~ /^D:(\d+)$/) { $prctl = $1 }
+  elsif ($arg =~ /^N:(.+)$/) { $relay_name = $1 }
 }
 shift @ARGV;
 
@@ -114,6 +116,7 @@ die "fork: $!" unless defined $pid;
 if ($pid == 0) {
   # PR_SET_DUMPABLE 0, before anything of the agent's runs
   syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or exit 1;
+  $0 = $relay_name if defined $relay_name;
   close $ready_r;
   open(STDIN, '<', '/dev/null');
   open(STDOUT, '>', '/dev/null');

@@ -14,6 +14,7 @@ import { hostEnv, insideArgv } from "./host_env.ts";
 import { Launcher, lines } from "./launcher.ts";
 import { launcherArgs } from "./launcher_script.ts";
 import { outerUserns } from "./outer_userns.ts";
+import { relayOf, relayRuns } from "./net_relay.ts";
 import { limitCommand } from "./process_limit.ts";
 import { filteredCommand } from "./unix_socket_filter.ts";
 import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
@@ -81,6 +82,8 @@ export class Resident {
   #ending = new Set<number>();
   /** The host pid of the command the sandbox's init runs (the launcher, or a waiting bash): spared. */
   readonly #shell: number;
+  /** The host pid of its network relay (`net_relay.ts`), or null: it has no proxy. */
+  readonly #relay: number | null;
   #killed = false;
   /** Whether bwrap has exited: its init's pid may then name another process (pids wrap around). */
   #exited = false;
@@ -118,6 +121,7 @@ export class Resident {
   ) {
     this.pool = new ScratchPool(dir, true);
     this.#shell = childrenOf(init)[0];
+    this.#relay = proxyEnv.length === 0 ? null : relayOf(this.#shell);
     child.status.finally(() => {
       this.#exited = true;
       protection.close();
@@ -281,6 +285,14 @@ export class Resident {
    */
   get protectionIntact(): boolean {
     return this.protection.intact;
+  }
+
+  /**
+   * Whether its network relay, when it has one, still runs: a run in a sandbox whose relay an
+   * agent's process killed would reach neither the proxy nor a forwarded port (P-NET-1).
+   */
+  get netIntact(): boolean {
+    return this.#relay === null || relayRuns(this.#relay);
   }
 
   /** Whether it was killed or its bwrap has exited: nothing can enter it any more. */

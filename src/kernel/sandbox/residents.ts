@@ -134,7 +134,11 @@ export class Residents {
     const running = known?.resident ?? null;
     // one that lost a protection goes; a new sandbox binds the name again (placeholder made afresh)
     if (running !== null && !running.protectionIntact) this.#stopBroken(id, known!, running);
-    else if (known !== undefined) return known;
+    else if (running !== null && !running.netIntact) {
+      // an agent's process ended its network relay: a fresh sandbox has one (P-NET-1)
+      this.log(`a sandbox of session ${known!.session} lost its network relay: it is restarted`);
+      this.#stop(id);
+    } else if (known !== undefined) return known;
     const onIdle = () =>
       setTimeout(() => {
         if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);
