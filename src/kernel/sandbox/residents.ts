@@ -52,6 +52,8 @@ interface Entry {
 export class Residents {
   #entries = new Map<string, Entry>();
   #stopping = new Set<Promise<void>>();
+  /** Residents replaced while runs went on in them ({@link #retire}), with their session. */
+  #retiring = new Map<Resident, string>();
   #closed = false;
   /** The compiled launcher (`compiled_launcher.ts`), compiled when the first resident starts. */
   #launcher: Promise<string | null> | null = null;
@@ -116,13 +118,37 @@ export class Residents {
   /** Kills the session's residents and everything running in them. */
   drop(session: string): void {
     for (const [id, entry] of this.#entries) if (entry.session === session) this.#stop(id);
+    for (const [resident, of] of this.#retiring) if (of === session) this.#kill(resident);
   }
 
   /** Kills every resident and waits until they are gone; no new ones start. */
   async closeAll(): Promise<void> {
     this.#closed = true;
     for (const id of [...this.#entries.keys()]) this.#stop(id);
+    for (const resident of [...this.#retiring.keys()]) this.#kill(resident);
     await Promise.all(this.#stopping);
+  }
+
+  /**
+   * Replaces `resident` (of `entry`, under `id`), whose network relay an agent's process ended
+   * (P-NET-1): the next run gets a fresh sandbox, while the runs going on in this one (a
+   * background task) are left to end, without a network; it is stopped once none is left.
+   */
+  #retire(id: string, entry: Entry, resident: Resident): void {
+    this.log(
+      `a sandbox of session ${entry.session} lost its network relay: the next run starts in a ` +
+        "fresh one (P-NET-1)",
+    );
+    this.#entries.delete(id);
+    this.#retiring.set(resident, entry.session);
+    resident.calm().then(() => this.#kill(resident));
+  }
+
+  /** Kills a retiring resident (once), counted among those stopping. */
+  #kill(resident: Resident): void {
+    if (!this.#retiring.delete(resident)) return;
+    const done = resident.kill().finally(() => this.#stopping.delete(done));
+    this.#stopping.add(done);
   }
 
   #entry(session: string, sandboxing: Sandboxing): Entry {
@@ -134,11 +160,8 @@ export class Residents {
     const running = known?.resident ?? null;
     // one that lost a protection goes; a new sandbox binds the name again (placeholder made afresh)
     if (running !== null && !running.protectionIntact) this.#stopBroken(id, known!, running);
-    else if (running !== null && !running.netIntact) {
-      // an agent's process ended its network relay: a fresh sandbox has one (P-NET-1)
-      this.log(`a sandbox of session ${known!.session} lost its network relay: it is restarted`);
-      this.#stop(id);
-    } else if (known !== undefined) return known;
+    else if (running !== null && !running.netIntact) this.#retire(id, known!, running);
+    else if (known !== undefined) return known;
     const onIdle = () =>
       setTimeout(() => {
         if (this.#entries.get(id) === entry && entry.resident?.idle) this.#stop(id);

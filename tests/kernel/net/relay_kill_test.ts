@@ -66,6 +66,11 @@ hostTest(
     }),
 );
 
+/** Bash source killing the sandbox's relay by its name, saying `killed`. */
+const KILL_RELAY = "for s in /proc/[0-9]*/stat; do read -r l < $s; " +
+  'case $l in *"(shoal-net-relay)"*) p=${s#/proc/}; kill -KILL ${p%/stat}; echo killed;; ' +
+  "esac; done";
+
 hostTest(
   "P-NET-1 an agent that kills its sandbox's network relay gets a fresh sandbox on its next " +
     "exec, whose forwarded port answers",
@@ -73,10 +78,28 @@ hostTest(
   () =>
     withForwardingAgent(async (agent, connect) => {
       assert.equal(await out(agent, connect), "pong\n");
-      const kill = "for s in /proc/[0-9]*/stat; do read -r l < $s; " +
-        'case $l in *"(shoal-net-relay)"*) p=${s#/proc/}; kill -KILL ${p%/stat}; echo killed;; ' +
-        "esac; done";
-      assert.equal(await out(agent, kill), "killed\n");
+      assert.equal(await out(agent, KILL_RELAY), "killed\n");
       assert.equal(await out(agent, connect), "pong\n");
+    }),
+);
+
+hostTest(
+  "P-NET-1 a background task going on in a sandbox whose network relay was killed runs to its " +
+    "end, while the next exec gets a fresh sandbox whose forwarded port answers",
+  NEEDS_TIER_B,
+  () =>
+    withForwardingAgent(async (agent, connect) => {
+      const { task } = await exec(
+        agent,
+        "while [ ! -e stop ]; do sleep 0.05; done; echo task-done",
+        { async: true },
+      );
+      assert.equal(await out(agent, KILL_RELAY), "killed\n");
+      assert.equal(await out(agent, connect), "pong\n");
+      await out(agent, "touch stop");
+      const done = await agent.request("task.await", { task, timeout_ms: 20000 }) as Rec;
+      assert.equal(done.state, "completed");
+      const value = (done.result as Rec).value as Rec;
+      assert.deepEqual(value.out, { $: "str", v: "task-done\n" });
     }),
 );
