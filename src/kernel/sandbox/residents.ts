@@ -52,8 +52,8 @@ interface Entry {
 export class Residents {
   #entries = new Map<string, Entry>();
   #stopping = new Set<Promise<void>>();
-  /** Residents replaced while runs went on in them ({@link #retire}), with their session. */
-  #retiring = new Map<Resident, string>();
+  /** Residents replaced while runs went on in them ({@link #retire}), with their entries. */
+  #retiring = new Map<Resident, Entry>();
   #closed = false;
   /** The compiled launcher (`compiled_launcher.ts`), compiled when the first resident starts. */
   #launcher: Promise<string | null> | null = null;
@@ -102,6 +102,10 @@ export class Residents {
       const { paths } = entry.sandboxing.view.protection;
       if (paths.some((p) => p.absent && lifted.includes(p.path))) this.#stop(id);
     }
+    for (const [resident, entry] of this.#retiring) {
+      const { paths } = entry.sandboxing.view.protection;
+      if (paths.some((p) => p.absent && lifted.includes(p.path))) this.#kill(resident);
+    }
     return Promise.all(this.#stopping);
   }
 
@@ -118,7 +122,7 @@ export class Residents {
   /** Kills the session's residents and everything running in them. */
   drop(session: string): void {
     for (const [id, entry] of this.#entries) if (entry.session === session) this.#stop(id);
-    for (const [resident, of] of this.#retiring) if (of === session) this.#kill(resident);
+    for (const [resident, of] of this.#retiring) if (of.session === session) this.#kill(resident);
   }
 
   /** Kills every resident and waits until they are gone; no new ones start. */
@@ -140,7 +144,7 @@ export class Residents {
         "fresh one (P-NET-1)",
     );
     this.#entries.delete(id);
-    this.#retiring.set(resident, entry.session);
+    this.#retiring.set(resident, entry);
     resident.calm().then(() => this.#kill(resident));
   }
 
@@ -236,7 +240,13 @@ export class Residents {
     const paths = directoryPlaceholdersToMake(sandboxing.view.protection);
     const hit = new Set<string>();
     const residents: Resident[] = [];
-    for (const { resident, sandboxing: other } of this.#entries.values()) {
+    // a retiring one's runs go on too (#retire)
+    for (
+      const { resident, sandboxing: other } of [
+        ...this.#entries.values(),
+        ...this.#retiring.values(),
+      ]
+    ) {
       if (paths.length === 0 || resident === null || !resident.busy) continue;
       const writes = paths.filter((path) => writableIn(other.view, path));
       if (writes.length > 0) residents.push(resident);
