@@ -19,6 +19,9 @@ export const PRIVILEGED_PORTS = 1024;
 /** Longest wait for the sandbox's network namespace to appear under the spawned process. */
 const APPEAR_MS = 5000;
 const POLL_MS = 5;
+/** Tries of the write, {@link RETRY_MS} apart: well within the forwarder's 5 s wait. */
+const RETRIES = 10;
+const RETRY_MS = 200;
 
 /** The lowest port `net` forwards below {@link PRIVILEGED_PORTS}, or null when none is. */
 export function lowestPrivilegedPort(net: SandboxNet | null): number | null {
@@ -65,8 +68,10 @@ export async function lowerPortFloor(root: number, port: number, nsenter: string
     try {
       return await setFloor(pid, port, nsenter);
     } catch (e) {
-      // bwrap was still entering its inner user namespace: the next look finds it done
-      if (tries >= 3) throw e;
+      // bwrap was still entering its inner user namespace, or the kernel had no descriptor
+      // free for nsenter a moment ago: tried again within the forwarder's wait
+      if (tries >= RETRIES) throw e;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
   }
 }
