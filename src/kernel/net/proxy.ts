@@ -20,6 +20,7 @@ import {
 import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
 import { listenIn } from "./listen_in.ts";
+import { madeIn } from "./made_in.ts";
 
 /** The longest HTTP request head, or SOCKS5 handshake, the proxy reads. */
 const HEAD_LIMIT = 16 * 1024;
@@ -277,7 +278,7 @@ export class NetProxy {
     const key = JSON.stringify([session, net.principal, net.grants]);
     let endpoint = this.#endpoints.get(key);
     if (endpoint === undefined) {
-      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: `net-${Deno.pid}-` });
+      const dir = madeIn(this.parent, `net-${Deno.pid}-`, "the proxy's socket directory");
       let listener: Deno.Listener;
       try {
         // 0600 whatever the kernel's umask (G-STATE-4): the sandbox's user is the kernel's

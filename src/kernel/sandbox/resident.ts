@@ -26,6 +26,7 @@ import {
   untilEnded,
 } from "./protected_mounts.ts";
 import { lowerFloorOf } from "./port_floor.ts";
+import { madeIn } from "../net/made_in.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
 
 /** The util-linux tools that enter a resident sandbox, and the launcher that starts its runs. */
@@ -149,7 +150,7 @@ export class Resident {
     launch = true,
     proxy: string | null = null,
   ): Promise<Resident> {
-    const dir = Deno.makeTempDirSync({ dir: parent, prefix: `sandbox-${Deno.pid}-` });
+    const dir = madeIn(parent, `sandbox-${Deno.pid}-`, "the sandbox's directory");
     const open = (argv: string[], launcher: boolean, proxy: string | null) =>
       Resident.#open(tools, argv, launcher, { ...sandboxing, proxy }, dir, onIdle);
     try {

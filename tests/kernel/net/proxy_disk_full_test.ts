@@ -65,3 +65,51 @@ hostTest(
     }
   },
 );
+
+hostTest(
+  "P-NET-1 an agent with a net_connect grant whose sandbox cannot be made (no inode left in the " +
+    "state directory) gets an error naming the state directory, and runs once inodes are back " +
+    "(G-STATE-2)",
+  NEEDS_TIER_B ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    const state = `${box.dir}/state`;
+    // room for everything but inodes: the journal's pages still fit, a new directory does not
+    const mounted = mountTmpfs(state, "64m,nr_inodes=400");
+    if (mounted !== null) {
+      console.log(`skipped: ${mounted}`);
+      await box.cleanup();
+      return;
+    }
+    let kernel;
+    const ballast: string[] = [];
+    try {
+      const policy = { "agent:n": { ...PROJECT_AGENT, net_connect: ["example.com:443"] } };
+      const token = (await createToken(box, "agent:n", "agent:n")).secret;
+      kernel = await startKernel(["--policy", await writePolicy(box, policy)], box);
+      const human = await kernel.attach("work");
+      await exec(human, `cd ${proj}`);
+      try {
+        for (let n = 0;; n++) {
+          Deno.writeFileSync(`${state}/inode-${n}`, new Uint8Array(0));
+          ballast.push(`${state}/inode-${n}`);
+        }
+      } catch {
+        // no inode left
+      }
+      const agent = await kernel.attach("work", token);
+      const e = await rpcError(exec(agent, "echo in"));
+      assert.equal(e.code, -32603);
+      assert.ok(e.message.includes(state), e.message);
+      for (const path of ballast) Deno.removeSync(path);
+      const r = await exec(agent, "echo in");
+      assert.deepEqual((r.value as Rec).out, { $: "str", v: "in\n" });
+    } finally {
+      if (kernel) await kernel.stop();
+      unmount(state);
+      await box.cleanup();
+    }
+  },
+);
