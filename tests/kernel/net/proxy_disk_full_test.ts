@@ -68,8 +68,8 @@ hostTest(
 
 hostTest(
   "P-NET-1 an agent with a net_connect grant whose sandbox cannot be made (no inode left in the " +
-    "state directory) gets an error naming the state directory, and runs once inodes are back " +
-    "(G-STATE-2)",
+    "state directory) gets an error naming the state directory, as does a PTY of an agent with " +
+    "no network, and runs once inodes are back (G-STATE-2)",
   NEEDS_TIER_B ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
   async () => {
     const box = await sandbox();
@@ -86,8 +86,12 @@ hostTest(
     let kernel;
     const ballast: string[] = [];
     try {
-      const policy = { "agent:n": { ...PROJECT_AGENT, net_connect: ["example.com:443"] } };
+      const policy = {
+        "agent:n": { ...PROJECT_AGENT, net_connect: ["example.com:443"] },
+        "agent:p": PROJECT_AGENT,
+      };
       const token = (await createToken(box, "agent:n", "agent:n")).secret;
+      const plain = (await createToken(box, "agent:p", "agent:p")).secret;
       kernel = await startKernel(["--policy", await writePolicy(box, policy)], box);
       const human = await kernel.attach("work");
       await exec(human, `cd ${proj}`);
@@ -103,6 +107,11 @@ hostTest(
       const e = await rpcError(exec(agent, "echo in"));
       assert.equal(e.code, -32603);
       assert.ok(e.message.includes(state), e.message);
+      // a PTY program's sandbox, of a principal with no network (its start gate's directory)
+      const pty = await rpcError(
+        (await kernel.attach("work", plain)).request("pty.open", { cmd: "true", args: [] }),
+      );
+      assert.ok(pty.message.includes(state), pty.message);
       for (const path of ballast) Deno.removeSync(path);
       const r = await exec(agent, "echo in");
       assert.deepEqual((r.value as Rec).out, { $: "str", v: "in\n" });
