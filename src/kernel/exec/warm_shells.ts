@@ -78,6 +78,16 @@ export class WarmShells {
    * A sandboxed shell is spawned in the session's resident sandbox, once that has started.
    */
   prepare(attachment: Attachment, computed?: ComputedSandbox): void {
+    try {
+      this.#prepare(attachment, computed);
+    } catch {
+      // Called from timers and callbacks, where a throw ends the kernel: a warm shell is only a
+      // head start, and one that cannot be had now (the proxy's socket on a full disk, no fds)
+      // leaves the next run to start cold and meet that failure with its own error.
+    }
+  }
+
+  #prepare(attachment: Attachment, computed?: ComputedSandbox): void {
     if (this.#closed) return;
     const session = attachment.session;
     // a view computed now would be computed again once the spare waits (0.3 ms, issue 34)

@@ -168,12 +168,20 @@ function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
   return [...forwards.values()];
 }
 
-/** The network of a sandboxed run of `principal` with `grants`; null when it has none (cut off). */
-export function sandboxNet(principal: string, grants: readonly string[]): SandboxNet | null {
+/**
+ * The network of a sandboxed run of `principal` with `grants`; null when it has none (cut off).
+ * The proxy's loopback port is the first from {@link PROXY_PORT} that no forward takes and no
+ * `net_listen` grant (`listen`, port numbers or `*`) names: those ports stay the principal's.
+ */
+export function sandboxNet(
+  principal: string,
+  grants: readonly string[],
+  listen: readonly string[] = [],
+): SandboxNet | null {
   if (grants.length === 0) return null;
   const forwards = loopbackForwards(grants);
   let port = PROXY_PORT;
-  while (forwards.some((f) => f.port === port)) port++;
+  while (forwards.some((f) => f.port === port) || listen.includes(String(port))) port++;
   return { principal, grants: [...grants], port, forwards };
 }
 

@@ -1,7 +1,7 @@
 /** How a proxied sandbox's command line starts its forwarder first (P-NET-1). */
 import type { SandboxNet } from "./destinations.ts";
 import { FORWARDER_SCRIPT } from "./forwarder_script.ts";
-import { NET_MOUNT, PERL, PROXY_SOCKET } from "./inside.ts";
+import { NET_MOUNT, PERL, PROXY_SOCKET, RELAY_NAME } from "./inside.ts";
 import { proxyEnv } from "./proxy_env.ts";
 
 /**
@@ -22,6 +22,7 @@ export function forwardedCommand(
     ...net.forwards.map((f) => `L:${f.listen}|${f.port}|${f.host}`),
     ...proxyEnv(net.port).map(([name, value]) => `E:${name}=${value}`),
     `D:${prctl}`,
+    `N:${RELAY_NAME}`,
     "--",
     ...argv,
   ];

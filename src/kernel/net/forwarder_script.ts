@@ -2,13 +2,15 @@
  * The forwarder a proxied sandbox starts before its command (perl core only: Socket,
  * IO::Socket::IP). Arguments: the proxy's Unix socket path inside, then `P:<port>` (the proxy's
  * loopback listener), `L:<addr>|<port>|<host>` (a loopback port forwarded to `host:port` outside),
- * `E:<NAME>=<value>` (the proxy environment), `D:<number>` (prctl(2)'s syscall number), `--` and
+ * `E:<NAME>=<value>` (the proxy environment), `D:<number>` (prctl(2)'s syscall number), `N:<name>`
+ * (the child's process name, `RELAY_NAME`), `--` and
  * the command. The command is the sandbox's socket filter (`unix_socket_filter.ts`), which the
  * child, forked before it, does not carry: it is the one process inside that opens Unix sockets
  * (to the proxy alone), and it makes itself undumpable (PR_SET_DUMPABLE 0) so that no process of
  * the agent's may ptrace it or read its memory. It forks a child that listens on every loopback
  * port and relays each accepted connection to the Unix socket (a forwarded port first asks the
- * proxy, by SOCKS5, for its destination); once the child listens, the command is executed with the
+ * proxy, by SOCKS5, for its destination; one below 1024 is bound once the kernel has lowered the
+ * namespace's floor, `sandbox/port_floor.ts`, tried for at most 5 s); once the child listens, the command is executed with the
  * environment entries added, in the forwarder's own pid. The child relays every
  * connection in one select loop (a fork per connection cost milliseconds before the first byte),
  * reading a side only while the other side's pending bytes are written (one chunk per direction);
@@ -20,13 +22,14 @@ use IO::Socket::IP;
 use Socket qw(PF_UNIX SOCK_STREAM IPPROTO_TCP TCP_NODELAY SHUT_WR pack_sockaddr_un);
 use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
 my $unix = shift @ARGV;
-my (@listen, @env, $prctl);
+my (@listen, @env, $prctl, $relay_name);
 while (@ARGV && $ARGV[0] ne '--') {
   my $arg = shift @ARGV;
   if ($arg =~ /^P:(\d+)$/) { push @listen, ['127.0.0.1', $1, undef] }
   elsif ($arg =~ /^L:([^|]+)\|(\d+)\|(.+)$/) { push @listen, [$1, $2, $3] }
   elsif ($arg =~ /^E:([^=]+)=(.*)$/s) { push @env, [$1, $2] }
   elsif ($arg =~ /^D:(\d+)$/) { $prctl = $1 }
+  elsif ($arg =~ /^N:(.+)$/) { $relay_name = $1 }
 }
 shift @ARGV;
 
@@ -113,16 +116,24 @@ die "fork: $!" unless defined $pid;
 if ($pid == 0) {
   # PR_SET_DUMPABLE 0, before anything of the agent's runs
   syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or exit 1;
+  $0 = $relay_name if defined $relay_name;
   close $ready_r;
   open(STDIN, '<', '/dev/null');
   open(STDOUT, '>', '/dev/null');
   open(STDERR, '>', '/dev/null');
   $SIG{PIPE} = 'IGNORE';
   my @servers;
-  for my $l (@listen) {
-    my $s = IO::Socket::IP->new(LocalHost => $l->[0], LocalPort => $l->[1], Listen => 128, ReuseAddr => 1)
-      or next;
-    push @servers, [$s, $l->[2], $l->[1]];
+  # a port below the namespace's floor is bound once the kernel has lowered it (sandbox/port_floor.ts)
+  my @waiting = @listen;
+  for (my $tries = 0; @waiting && $tries < 1000; $tries++) {
+    select(undef, undef, undef, 0.005) if $tries;
+    my @left;
+    for my $l (@waiting) {
+      my $s = IO::Socket::IP->new(LocalHost => $l->[0], LocalPort => $l->[1], Listen => 128, ReuseAddr => 1);
+      if ($s) { push @servers, [$s, $l->[2], $l->[1]] }
+      elsif ($l->[1] < 1024 && $!{EACCES}) { push @left, $l }
+    }
+    @waiting = @left;
   }
   syswrite($ready_w, "r");
   close $ready_w;

@@ -20,6 +20,7 @@ import {
 import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
 import { listenIn } from "./listen_in.ts";
+import { madeIn } from "./made_in.ts";
 
 /** The longest HTTP request head, or SOCKS5 handshake, the proxy reads. */
 const HEAD_LIMIT = 16 * 1024;
@@ -30,6 +31,8 @@ const CONNECTION_LIMIT = 512;
  * hundreds (and reopens each one the handshake timeout closes) keeps the proxy to itself.
  */
 const PRINCIPAL_LIMIT = 128;
+/** How long the proxy waits after a failed accept (no descriptor free) before trying again. */
+const ACCEPT_RETRY_MS = 100;
 /** Longest wait for a client's request head. */
 const HANDSHAKE_MS = 30_000;
 /** Longest wait for a destination to accept. */
@@ -275,7 +278,7 @@ export class NetProxy {
     const key = JSON.stringify([session, net.principal, net.grants]);
     let endpoint = this.#endpoints.get(key);
     if (endpoint === undefined) {
-      const dir = Deno.makeTempDirSync({ dir: this.parent, prefix: `net-${Deno.pid}-` });
+      const dir = madeIn(this.parent, `net-${Deno.pid}-`, "the proxy's socket directory");
       let listener: Deno.Listener;
       try {
         // 0600 whatever the kernel's umask (G-STATE-4): the sandbox's user is the kernel's
@@ -358,25 +361,33 @@ export class NetProxy {
   }
 
   async #accept(endpoint: Endpoint): Promise<void> {
-    try {
-      const { principal } = endpoint.net;
-      for await (const conn of endpoint.listener) {
-        const held = this.#byPrincipal.get(principal) ?? 0;
-        if (this.#connections >= CONNECTION_LIMIT || held >= PRINCIPAL_LIMIT) {
-          closeQuietly(conn);
-          continue;
-        }
-        this.#connections++;
-        this.#byPrincipal.set(principal, held + 1);
-        this.#serve(endpoint, conn).finally(() => {
-          this.#connections--;
-          const left = this.#byPrincipal.get(principal)! - 1;
-          if (left === 0) this.#byPrincipal.delete(principal);
-          else this.#byPrincipal.set(principal, left);
-        });
+    const { principal } = endpoint.net;
+    const open = () => [...this.#endpoints.values()].includes(endpoint);
+    while (true) {
+      let conn: Deno.Conn;
+      try {
+        conn = await endpoint.listener.accept();
+      } catch (e) {
+        if (e instanceof Deno.errors.BadResource || e instanceof Deno.errors.Interrupted) return;
+        // Out of file descriptors and the like: accepting again once some are back, instead of
+        // leaving the socket listening with nobody accepting (every later connect would hang).
+        await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
+        if (!open()) return;
+        continue;
       }
-    } catch {
-      // the listener was closed
+      const held = this.#byPrincipal.get(principal) ?? 0;
+      if (this.#connections >= CONNECTION_LIMIT || held >= PRINCIPAL_LIMIT) {
+        closeQuietly(conn);
+        continue;
+      }
+      this.#connections++;
+      this.#byPrincipal.set(principal, held + 1);
+      this.#serve(endpoint, conn).finally(() => {
+        this.#connections--;
+        const left = this.#byPrincipal.get(principal)! - 1;
+        if (left === 0) this.#byPrincipal.delete(principal);
+        else this.#byPrincipal.set(principal, left);
+      });
     }
   }
 

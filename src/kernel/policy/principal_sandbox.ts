@@ -146,7 +146,7 @@ export function runSandbox(
       { reason: "protected_hardlink", paths: linked.slice(0, 100) },
     );
   }
-  const net = sandboxNet(principal, netGrants(policy!, approved));
+  const net = sandboxNet(principal, netGrants(policy!, approved), policy!.net_listen);
   const afresh = () => runSandbox(setting, policy, localHuman, principal, cwd, approved);
   const { bwrap, prlimit, sizedTmpfs } = setting.host as SandboxHost & { tier: "B" };
   const tmpfs = sizedTmpfs ? TMPFS_BOUNDS : null;

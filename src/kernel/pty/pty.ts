@@ -16,6 +16,7 @@ import { boundEmulator } from "./emulator_bounds.ts";
 import { resizeEmulator } from "./emulator_resize.ts";
 import { LAUNCH_SCRIPT, SANDBOX_LAUNCH_SCRIPT } from "./launch_script.ts";
 import { sandboxCommand, type Sandboxing } from "../sandbox/command.ts";
+import { lowerFloorOf } from "../sandbox/port_floor.ts";
 import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
 import { protectionInPlace, untilEnded } from "../sandbox/protected_mounts.ts";
@@ -87,6 +88,8 @@ export interface PtyOpenOptions {
   sandbox: Sandboxing | null;
   /** The directory of the proxy's socket for `sandbox.net` (P-NET-1); none: loopback only. */
   proxy?: string | null;
+  /** nsenter, by which a forwarded port below 1024 is opened (`port_floor.ts`). */
+  nsenter?: string;
   /**
    * The kernel's private scratch directory, where a sandboxed program's start gate is made
    * ({@link StartGate}); needed with `sandbox`.
@@ -269,6 +272,9 @@ export class Pty {
         closeFd(pair.master);
       }
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
+    }
+    if (sandbox !== null && opts.nsenter) {
+      lowerFloorOf(child.pid, sandbox.net, opts.proxy, opts.nsenter);
     }
     let init: number | null = null;
     // its placeholders go once nothing of the sandbox is left to bind them

@@ -14,6 +14,7 @@ import { hostEnv, insideArgv } from "./host_env.ts";
 import { Launcher, lines } from "./launcher.ts";
 import { launcherArgs } from "./launcher_script.ts";
 import { outerUserns } from "./outer_userns.ts";
+import { relayOf, relayRuns } from "./net_relay.ts";
 import { limitCommand } from "./process_limit.ts";
 import { filteredCommand } from "./unix_socket_filter.ts";
 import { holdPlaceholders, releaseAfter } from "./placeholders.ts";
@@ -24,6 +25,8 @@ import {
   sandboxInit,
   untilEnded,
 } from "./protected_mounts.ts";
+import { lowerFloorOf } from "./port_floor.ts";
+import { madeIn } from "../net/made_in.ts";
 import { proxyEnv } from "../net/proxy_env.ts";
 
 /** The util-linux tools that enter a resident sandbox, and the launcher that starts its runs. */
@@ -80,6 +83,8 @@ export class Resident {
   #ending = new Set<number>();
   /** The host pid of the command the sandbox's init runs (the launcher, or a waiting bash): spared. */
   readonly #shell: number;
+  /** The host pid of its network relay (`net_relay.ts`), or null: it has no proxy. */
+  readonly #relay: number | null;
   #killed = false;
   /** Whether bwrap has exited: its init's pid may then name another process (pids wrap around). */
   #exited = false;
@@ -117,6 +122,7 @@ export class Resident {
   ) {
     this.pool = new ScratchPool(dir, true);
     this.#shell = childrenOf(init)[0];
+    this.#relay = proxyEnv.length === 0 ? null : relayOf(this.#shell);
     child.status.finally(() => {
       this.#exited = true;
       protection.close();
@@ -144,7 +150,7 @@ export class Resident {
     launch = true,
     proxy: string | null = null,
   ): Promise<Resident> {
-    const dir = Deno.makeTempDirSync({ dir: parent, prefix: `sandbox-${Deno.pid}-` });
+    const dir = madeIn(parent, `sandbox-${Deno.pid}-`, "the sandbox's directory");
     const open = (argv: string[], launcher: boolean, proxy: string | null) =>
       Resident.#open(tools, argv, launcher, { ...sandboxing, proxy }, dir, onIdle);
     try {
@@ -208,6 +214,8 @@ export class Resident {
       release();
       throw e;
     }
+    // a forwarded port below 1024 waits, inside, for its namespace's floor (P-NET-1)
+    lowerFloorOf(child.pid, sandboxing.net, sandboxing.proxy, tools.nsenter);
     let init: number | null = null;
     // its placeholders go once nothing of the sandbox is left to bind them
     releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
@@ -278,6 +286,14 @@ export class Resident {
    */
   get protectionIntact(): boolean {
     return this.protection.intact;
+  }
+
+  /**
+   * Whether its network relay, when it has one, still runs: a run in a sandbox whose relay an
+   * agent's process killed would reach neither the proxy nor a forwarded port (P-NET-1).
+   */
+  get netIntact(): boolean {
+    return this.#relay === null || relayRuns(this.#relay);
   }
 
   /** Whether it was killed or its bwrap has exited: nothing can enter it any more. */

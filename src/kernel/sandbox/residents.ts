@@ -52,6 +52,8 @@ interface Entry {
 export class Residents {
   #entries = new Map<string, Entry>();
   #stopping = new Set<Promise<void>>();
+  /** Residents replaced while runs went on in them ({@link #retire}), with their entries. */
+  #retiring = new Map<Resident, Entry>();
   #closed = false;
   /** The compiled launcher (`compiled_launcher.ts`), compiled when the first resident starts. */
   #launcher: Promise<string | null> | null = null;
@@ -100,6 +102,10 @@ export class Residents {
       const { paths } = entry.sandboxing.view.protection;
       if (paths.some((p) => p.absent && lifted.includes(p.path))) this.#stop(id);
     }
+    for (const [resident, entry] of this.#retiring) {
+      const { paths } = entry.sandboxing.view.protection;
+      if (paths.some((p) => p.absent && lifted.includes(p.path))) this.#kill(resident);
+    }
     return Promise.all(this.#stopping);
   }
 
@@ -116,6 +122,7 @@ export class Residents {
   /** Kills the session's residents and everything running in them. */
   drop(session: string): void {
     for (const [id, entry] of this.#entries) if (entry.session === session) this.#stop(id);
+    for (const [resident, of] of this.#retiring) if (of.session === session) this.#kill(resident);
   }
 
   /**
@@ -131,7 +138,30 @@ export class Residents {
   async closeAll(): Promise<void> {
     this.#closed = true;
     for (const id of [...this.#entries.keys()]) this.#stop(id);
+    for (const resident of [...this.#retiring.keys()]) this.#kill(resident);
     await Promise.all(this.#stopping);
+  }
+
+  /**
+   * Replaces `resident` (of `entry`, under `id`), whose network relay an agent's process ended
+   * (P-NET-1): the next run gets a fresh sandbox, while the runs going on in this one (a
+   * background task) are left to end, without a network; it is stopped once none is left.
+   */
+  #retire(id: string, entry: Entry, resident: Resident): void {
+    this.log(
+      `a sandbox of session ${entry.session} lost its network relay: the next run starts in a ` +
+        "fresh one (P-NET-1)",
+    );
+    this.#entries.delete(id);
+    this.#retiring.set(resident, entry);
+    resident.calm().then(() => this.#kill(resident));
+  }
+
+  /** Kills a retiring resident (once), counted among those stopping. */
+  #kill(resident: Resident): void {
+    if (!this.#retiring.delete(resident)) return;
+    const done = resident.kill().finally(() => this.#stopping.delete(done));
+    this.#stopping.add(done);
   }
 
   #entry(session: string, sandboxing: Sandboxing): Entry {
@@ -143,6 +173,7 @@ export class Residents {
     const running = known?.resident ?? null;
     // one that lost a protection goes; a new sandbox binds the name again (placeholder made afresh)
     if (running !== null && !running.protectionIntact) this.#stopBroken(id, known!, running);
+    else if (running !== null && !running.netIntact) this.#retire(id, known!, running);
     else if (known !== undefined) return known;
     const onIdle = () =>
       setTimeout(() => {
@@ -218,7 +249,13 @@ export class Residents {
     const paths = directoryPlaceholdersToMake(sandboxing.view.protection);
     const hit = new Set<string>();
     const residents: Resident[] = [];
-    for (const { resident, sandboxing: other } of this.#entries.values()) {
+    // a retiring one's runs go on too (#retire)
+    for (
+      const { resident, sandboxing: other } of [
+        ...this.#entries.values(),
+        ...this.#retiring.values(),
+      ]
+    ) {
       if (paths.length === 0 || resident === null || !resident.busy) continue;
       const writes = paths.filter((path) => writableIn(other.view, path));
       if (writes.length > 0) residents.push(resident);

@@ -4,6 +4,7 @@
  * sandbox whose command is the program itself (a PTY's), with no pipe to the kernel of its own.
  * Behind it a waiter runs the program and reports how it ended, which bwrap cannot tell.
  */
+import { madeIn } from "../net/made_in.ts";
 import { type Fifo, makeFifo, openFifo } from "../bash/fifo.ts";
 import { closeFd, openReadNonBlocking, readFd } from "../bash/fd_calls.ts";
 import { commandStatus } from "../bash/wait_status.ts";
@@ -80,7 +81,7 @@ export class StartGate {
 
   /** Makes a gate in a fresh directory below `parent` (the kernel's private scratch space). */
   static open(parent: string): StartGate {
-    const dir = Deno.makeTempDirSync({ dir: parent, prefix: `gate-${Deno.pid}-` });
+    const dir = madeIn(parent, `gate-${Deno.pid}-`, "the sandbox's start gate");
     try {
       makeFifo(`${dir}/go`);
       makeFifo(`${dir}/ready`);

@@ -131,11 +131,12 @@ export class WarmShell {
    * unclaimed, confined exactly as that run would be, its working directory is still the
    * directory that `state.cwd` names (not removed, not replaced), the environment differs
    * from its own only in names a running bash can take over, and its sandbox still has every
-   * protection it started with (one the host removed meanwhile is free inside: P-SBX-6).
+   * protection it started with (one the host removed meanwhile is free inside: P-SBX-6) and its
+   * network relay (P-NET-1).
    */
   fits(state: ShellState, sandbox: Sandboxing | null): boolean {
     return this.fitsState(state) && confinementKey(sandbox) === this.confinement &&
-      (this.resident === null || this.resident.protectionIntact);
+      (this.resident === null || this.resident.protectionIntact && this.resident.netIntact);
   }
 
   /** Whether it {@link fits} a run starting from `state`, whatever that run's sandbox. */

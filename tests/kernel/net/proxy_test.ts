@@ -465,8 +465,7 @@ except OSError as e:
     print('unix', e.strerror)
 for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
     try:
-        line = open('/proc/%s/cmdline' % pid, 'rb').read()
-        if not (line.startswith(b'/usr/bin/perl') and b'IO::Socket::IP' in line): continue
+        if open('/proc/%s/comm' % pid).read() != 'shoal-net-relay\\n': continue
         open('/proc/%s/mem' % pid, 'rb'); print('relay readable')
     except OSError as e:
         print('relay', e.strerror)

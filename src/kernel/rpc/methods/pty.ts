@@ -75,6 +75,9 @@ export const PTY_METHODS: MethodSpec[] = [
         rows: p.rows,
         sandbox,
         proxy: lease?.dir ?? null,
+        nsenter: kernel.config.sandbox.host.tier === "B"
+          ? kernel.config.sandbox.host.nsenter
+          : undefined,
         scratch: kernel.cas.tmpDir,
       });
     } catch (e) {

@@ -1,0 +1,56 @@
+/**
+ * P-NET-1: "`net_listen` grants keep binding inside the namespace". The proxy's loopback listener
+ * inside a sandbox took port 3128 whatever the principal's `net_listen` grants named, so an agent
+ * granted `net_listen: ["3128"]` (and any `net_connect`) could not listen there: EADDRINUSE.
+ */
+import assert from "node:assert/strict";
+import { exec } from "../../_support/exec.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+
+hostTest(
+  "P-NET-1 a principal granted net_listen 3128 and 3129 with a net_connect grant listens on " +
+    "both inside its sandbox: the proxy's loopback listener takes another port, which its " +
+    "proxy variables name",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    let k: TestKernel | undefined;
+    try {
+      const policy = {
+        "agent:n": {
+          ...PROJECT_AGENT,
+          net_connect: ["example.com:443"],
+          net_listen: ["3128", "3129"],
+        },
+      };
+      const token = (await createToken(box, "agent:n", "agent:n")).secret;
+      k = await startKernel(["--policy", await writePolicy(box, policy)], box);
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const py = `import socket
+for port in (3128, 3129):
+    s = socket.socket()
+    try:
+        s.bind(('127.0.0.1', port)); s.listen(1); print(port, 'bound')
+    except OSError as e:
+        print(port, e.strerror)`;
+      const r = await exec(
+        await k.attach("work", token),
+        `python3 -c "$(echo ${btoa(py)} | base64 -d)"; echo "$HTTP_PROXY"`,
+        { position: "stmt" },
+      );
+      const lines = (((r.value as Rec).out as Rec).v as string).split("\n");
+      assert.deepEqual(lines.slice(0, 2), ["3128 bound", "3129 bound"]);
+      assert.match(lines[2], /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.ok(!["3128", "3129"].includes(lines[2].split(":")[2]), lines[2]);
+    } finally {
+      if (k) await k.cleanup();
+      else await box.cleanup();
+    }
+  },
+);
