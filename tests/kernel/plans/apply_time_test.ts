@@ -199,3 +199,39 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "P-PLAN-2/K-PLAN-3 an approved plan runs the code the human approved, not a session function, shell variable or script the agent rewrote after the approval [ignored: defect found by the probe round; needs a SPEC decision: a plan binds src, cwd and effects (P-PLAN-2), and `deploy` (a session function: opaque 'session function'), `eval echo $T` (a shell variable: opaque 'eval') and `./deploy.sh` (bin_hash null unless the policy names hashes, K-EFF-3) derive the same effects after `deploy() { echo EVIL; }`, `T=EVIL` or an edit of deploy.sh, so the apply ran EVIL each time; binding the session's functions, variables and the spawned files' hashes to the plan (stale_plan when they change), or showing them to the approver, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({
+      "agent:a": { ...ASKS, env_read: ["*"], env_write: ["*"], auto_apply: "in-grant" },
+    });
+    try {
+      const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+      const human = await k.attach();
+      await Deno.writeTextFile(`${k.box.dir}/deploy.sh`, "#!/bin/sh\necho safe\n", { mode: 0o755 });
+      await agent.request("exec", { src: `cd ${k.box.dir}; deploy() { echo safe; }; T=safe` });
+      const cases = [
+        ["deploy", "deploy() { echo EVIL; }"],
+        ["eval echo $T", "T=EVIL"],
+        ["./deploy.sh", "echo 'echo EVIL' > deploy.sh"],
+      ];
+      for (const [src, rewrite] of cases) {
+        const plan = await agent.request("exec", { src, mode: "plan" }) as Rec;
+        assert.equal(plan.verdict, "approval_required", src);
+        await human.request("approval.grant", { plan_ref: plan.plan_ref });
+        await agent.request("exec", { src: rewrite });
+        const out = await agent.request("plan.apply", {
+          plan_ref: plan.plan_ref,
+          position: "value",
+        })
+          .then((r) => JSON.stringify(((r as Rec).value as Rec).out), (e) => String(e));
+        assert.equal(out.includes("EVIL"), false, `${src} after ${rewrite}: ${out}`);
+      }
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
