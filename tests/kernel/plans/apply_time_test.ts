@@ -235,3 +235,30 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "P-PLAN-4/K-CAP-1 a plan the agent approved itself under self_approve is not run after the human took self_approve away [ignored: defect found by the probe round; needs a SPEC decision: a self-approval is recorded as any approval (approved_by the agent) and K-PLAN-3 keeps an approval valid for repeated applies, so plans an agent self-approved while it could (any number, stored in advance) stay runnable once the policy says it may not; re-checking self-approvals against the policy in force, as a deny already is, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({ "agent:a": { ...ASKS, self_approve: ["*"] } });
+    try {
+      const victim = `${k.box.dir}/victim`;
+      await Deno.writeTextFile(victim, "kept");
+      const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+      const plan = await agent.request("exec", { src: `rm ${victim}`, mode: "plan" }) as Rec;
+      const asked = await agent.request("cap.request", { plan_ref: plan.plan_ref }) as Rec;
+      assert.equal(asked.grant, "approved");
+      assert.equal(asked.approved_by, "agent:a");
+
+      await writePolicy(k.box, { "agent:a": ASKS });
+      const fresh = await rpcError(agent.request("exec", { src: `rm ${victim}` }));
+      assert.equal(fresh.code, -32011, "the same source run now needs the human");
+      const applied = await rpcError(agent.request("plan.apply", { plan_ref: plan.plan_ref }));
+      assert.equal(applied.code, -32011, applied.message);
+      assert.equal(existsSync(victim), true);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
