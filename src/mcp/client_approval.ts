@@ -134,6 +134,9 @@ export function approvalRequest(plan: Rec): Rec {
     "",
     `Reversibility: ${shown(String(plan.reversibility ?? "unknown"))}`,
     `Plan: ${shown(String(plan.plan_ref))}`,
+    // K-PLAN-3: an approval stays valid for repeated applies; the human approves that, not one run
+    "Approving lets the agent run this plan again later without asking; " +
+    `\`shoal-kernel deny ${shown(String(plan.plan_ref))}\` takes it back.`,
     "",
     "Command:",
     ...commandLines(String(plan.src ?? ""), plan.src_truncated === true),

@@ -162,6 +162,30 @@ hostTest(
 );
 
 hostTest(
+  "approve in the client says what the approval allows: the agent's later shoal_apply of the same plan runs again without a form, so the form tells the human so and how to take it back (M-ELICIT-2, K-PLAN-3)",
+  NEEDS_TIER_B,
+  () =>
+    world((w) =>
+      withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
+        const sc = await agent.ok("shoal_exec", { src: `rm '${w.victim}'` });
+        assert.equal((sc.value as Rec).ok, true);
+        const message = String(asked[0].message);
+        const planRef = /Plan: (plan:[0-9a-f]{32})/.exec(message)![1];
+        await Deno.writeTextFile(w.victim, "again");
+        const again = await agent.ok("shoal_apply", { plan_ref: planRef });
+        assert.equal((again.value as Rec).ok, true);
+        assert.equal(existsSync(w.victim), false, "the plan ran a second time");
+        assert.equal(asked.length, 1, "without a second form");
+        assert.ok(
+          message.includes("again later without asking") &&
+            message.includes(`shoal-kernel deny ${planRef}`),
+          message,
+        );
+      })
+    ),
+);
+
+hostTest(
   "deny in the client: the call is today's -32011 error with data.decision 'denied', nothing ran and the plan is denied (M-ELICIT-2)",
   NEEDS_TIER_B,
   () =>

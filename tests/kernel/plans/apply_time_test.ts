@@ -199,3 +199,66 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "P-PLAN-2/K-PLAN-3 an approved plan runs the code the human approved, not a session function, shell variable or script the agent rewrote after the approval [ignored: defect found by the probe round; needs a SPEC decision: a plan binds src, cwd and effects (P-PLAN-2), and `deploy` (a session function: opaque 'session function'), `eval echo $T` (a shell variable: opaque 'eval') and `./deploy.sh` (bin_hash null unless the policy names hashes, K-EFF-3) derive the same effects after `deploy() { echo EVIL; }`, `T=EVIL` or an edit of deploy.sh, so the apply ran EVIL each time; binding the session's functions, variables and the spawned files' hashes to the plan (stale_plan when they change), or showing them to the approver, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({
+      "agent:a": { ...ASKS, env_read: ["*"], env_write: ["*"], auto_apply: "in-grant" },
+    });
+    try {
+      const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+      const human = await k.attach();
+      await Deno.writeTextFile(`${k.box.dir}/deploy.sh`, "#!/bin/sh\necho safe\n", { mode: 0o755 });
+      await agent.request("exec", { src: `cd ${k.box.dir}; deploy() { echo safe; }; T=safe` });
+      const cases = [
+        ["deploy", "deploy() { echo EVIL; }"],
+        ["eval echo $T", "T=EVIL"],
+        ["./deploy.sh", "echo 'echo EVIL' > deploy.sh"],
+      ];
+      for (const [src, rewrite] of cases) {
+        const plan = await agent.request("exec", { src, mode: "plan" }) as Rec;
+        assert.equal(plan.verdict, "approval_required", src);
+        await human.request("approval.grant", { plan_ref: plan.plan_ref });
+        await agent.request("exec", { src: rewrite });
+        const out = await agent.request("plan.apply", {
+          plan_ref: plan.plan_ref,
+          position: "value",
+        })
+          .then((r) => JSON.stringify(((r as Rec).value as Rec).out), (e) => String(e));
+        assert.equal(out.includes("EVIL"), false, `${src} after ${rewrite}: ${out}`);
+      }
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "P-PLAN-4/K-CAP-1 a plan the agent approved itself under self_approve is not run after the human took self_approve away [ignored: defect found by the probe round; needs a SPEC decision: a self-approval is recorded as any approval (approved_by the agent) and K-PLAN-3 keeps an approval valid for repeated applies, so plans an agent self-approved while it could (any number, stored in advance) stay runnable once the policy says it may not; re-checking self-approvals against the policy in force, as a deny already is, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({ "agent:a": { ...ASKS, self_approve: ["*"] } });
+    try {
+      const victim = `${k.box.dir}/victim`;
+      await Deno.writeTextFile(victim, "kept");
+      const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+      const plan = await agent.request("exec", { src: `rm ${victim}`, mode: "plan" }) as Rec;
+      const asked = await agent.request("cap.request", { plan_ref: plan.plan_ref }) as Rec;
+      assert.equal(asked.grant, "approved");
+      assert.equal(asked.approved_by, "agent:a");
+
+      await writePolicy(k.box, { "agent:a": ASKS });
+      const fresh = await rpcError(agent.request("exec", { src: `rm ${victim}` }));
+      assert.equal(fresh.code, -32011, "the same source run now needs the human");
+      const applied = await rpcError(agent.request("plan.apply", { plan_ref: plan.plan_ref }));
+      assert.equal(applied.code, -32011, applied.message);
+      assert.equal(existsSync(victim), true);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});

@@ -171,3 +171,36 @@ hostTest(
       assert.equal(noVia.code, -32602);
     }),
 );
+
+hostTest(
+  "plan.approve via client of a plan the policy now denies is -32010 blocked, as approval.grant is (M-ELICIT-1 keeps K-APPR-2's rules): it answered approved and announced granted for a plan no apply would run",
+  NEEDS_TIER_B,
+  () =>
+    withAgents(async (k, agents) => {
+      const victim = `${k.box.dir}/victim`;
+      await Deno.writeTextFile(victim, "kept");
+      const ref = await pendingPlan(agents["agent:c"], `rm '${victim}'`);
+      // The human takes the delete grant back while the form is open in the client.
+      await writePolicy(k.box, {
+        ...POLICY,
+        "agent:c": { ...CLIENT_APPROVER, fs: { ...CLIENT_APPROVER.fs, delete: [] } },
+      });
+      const human = await k.attach();
+      const events = collectEvents(human);
+      await human.request("events.subscribe", { channel: "approval" });
+      const refused = await rpcError(
+        agents["agent:c"].request("plan.approve", { plan_ref: ref, via: "client" }),
+      );
+      assert.equal(refused.code, -32010, refused.message);
+      assert.equal((refused.data as Rec).reason, "blocked");
+      const plan = await agents["agent:c"].request("plan.get", { plan_ref: ref }) as Rec;
+      assert.notEqual(plan.approval, "approved");
+      assert.equal(plan.approved_by, null);
+      // a later event on the channel (another agent's pending plan): every earlier one has arrived
+      const mark = await pendingPlan(agents["agent:other"], `rm '${k.box.dir}/none'`);
+      await waitForEvent(events, (e) => (e.payload as Rec)?.plan_ref === mark);
+      const granted = payloads(events, "approval").filter((e) => e.plan_ref === ref);
+      assert.deepEqual(granted.map((e) => e.event), []);
+      assert.equal(existsSync(victim), true);
+    }),
+);

@@ -209,6 +209,10 @@ export const PLAN_METHODS: MethodSpec[] = [
   ),
   attached("plan.approve", viaClient, ({ kernel, attachment }, p) => {
     const plan = clientDecidable(kernel, attachment, p.plan_ref);
+    // K-APPR-2's rule stays (M-ELICIT-1): a plan the policy now denies is never approved
+    if (ownerVerdict(kernel, plan) === "deny") {
+      throw denied("blocked", `plan ${plan.ref} is denied by policy`, { plan_ref: plan.ref });
+    }
     const by = `${attachment.principal} via client`;
     approve(kernel, plan, by);
     return approvedResult(kernel, plan, by);
