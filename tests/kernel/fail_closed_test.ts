@@ -379,3 +379,21 @@ sceneTest(
     ]);
   },
 );
+
+sceneTest(
+  "K-EFF-3: expansions that evaluate data as code (${x@P}, a variable name with a subscript) are not followed",
+  async (s) => {
+    const v = `${s.victim}/a`;
+    await assertAttacksFail(s, [
+      // Prompt expansion runs the command substitutions in the value.
+      [`x='$(rm -f ${v})'; echo \${x@P}`],
+      [`x='$(rm -f ${v})'`, `echo "\${x@P}"`],
+      // A builtin given a variable name by data evaluates its subscript.
+      [`k='a[$(rm -f ${v})]'; test -v "$k"`],
+      [`k='a[$(rm -f ${v})]'; [ -v "$k" ]`],
+      [`k='a[$(rm -f ${v})]'; read "$k" <<< 1`],
+      [`k='a[$(rm -f ${v})]'; printf -v "$k" 1`],
+      [`k='a[$(rm -f ${v})]'; sleep 0 & wait -p "$k" $!`],
+    ]);
+  },
+);

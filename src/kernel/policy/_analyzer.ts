@@ -92,6 +92,8 @@ export class Analyzer {
         }
       }
       if (this.#scan.anyAssigned) {
+        // bash evaluates a subscript in such a name: `read "$k"` with k='a[$(cmd)]' runs cmd.
+        this.#effects.opaque("assigns a variable named by data");
         this.#effects.names("env_write", ["*"]);
         this.#configReason ??= "assigns a variable named by data";
       }

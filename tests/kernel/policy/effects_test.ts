@@ -545,15 +545,18 @@ Deno.test("K-EFF-3: a variable assigned through `command`, quoting, coproc or wa
   }
 });
 
-Deno.test("K-EFF-3: a dynamic variable name may assign anything: no substitution, env_write *", () => {
+Deno.test("K-EFF-3: a dynamic variable name may assign anything: no substitution, env_write *, opaque", () => {
   const env = { HOME: "/home/me" };
+  // bash evaluates a subscript in the name it is given (`k='a[$(cmd)]'; read "$k"` runs cmd).
   for (const src of ['read "$v"; rm $HOME/x', 'printf "$fmt" x; rm $HOME/x']) {
     assert.deepEqual(derive(src, "/w", { env }).effects, [
       spawn("rm"),
       { kind: "env_write", names: ["*"] },
-      { kind: "opaque", reason: "dynamic argument" },
+      { kind: "opaque", reason: "assigns a variable named by data" },
     ], src);
   }
+  // A lone quoted format names nothing: printf needs a format after `-v NAME`.
+  assert.deepEqual(derive('printf "$fmt"', "/w", { env }).effects, []);
   // A dynamic prompt or format is a value, not a name.
   assert.deepEqual(derive('read -p "$prompt" x; printf "%s\\n" "$x"', "/w", { env }).effects, []);
 });
@@ -875,4 +878,13 @@ Deno.test("K-EFF-6 an inherited variable is trusted, a changed one configures th
       `wget configured by ${dir}/.curlrc`,
     );
   });
+});
+
+Deno.test("K-EFF-3: ${x@P} and test -v of a name from data are opaque; their harmless neighbours stay exact", () => {
+  for (const src of ["echo ${x@P}", 'k=1; test -v "$k"', 'k=1; [ -v "$k" ]', "o=1; [ $o ]"]) {
+    assert.deepEqual(kinds(src).at(-1), "opaque", src);
+  }
+  for (
+    const src of ['echo "${x@Q}" ${x@E}', "[ $? -eq 0 ]", 'x=1; [ "$x" = y ]', 'x=1; [ -n "$x" ]']
+  ) assert.deepEqual(kinds(src), [], src);
 });
