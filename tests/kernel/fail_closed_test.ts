@@ -397,3 +397,11 @@ sceneTest(
     ]);
   },
 );
+
+sceneTest("K-EFF-3: cd -- DIR enters DIR", async (s) => {
+  await assertAttacksFail(s, [
+    [`cd -- '${s.victim}' && rm -f a`],
+    [`cd -L -- '${s.victim}'; rm -f a`],
+    [`pushd -- '${s.victim}' && rm -f a`],
+  ]);
+});

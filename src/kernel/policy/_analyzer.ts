@@ -458,7 +458,9 @@ export class Analyzer {
   }
 
   #cd(name: string, args: ArgValue[], cwds: Cwds): Flow {
-    const operands = args.filter((arg) => arg.text === null || !/^-[LPe@]+$/.test(arg.text));
+    // Options end at `--` or the first other word (`cd -- /etc` enters /etc).
+    const end = args.findIndex((arg) => arg.text === null || !/^-[LPe@]+$/.test(arg.text));
+    const operands = end < 0 ? [] : args.slice(args[end].text === "--" ? end + 1 : end);
     if (name === "popd" || (name === "pushd" && operands.length === 0)) {
       return { ok: null, fail: cwds };
     }
