@@ -405,3 +405,41 @@ sceneTest("K-EFF-3: cd -- DIR enters DIR", async (s) => {
     [`pushd -- '${s.victim}' && rm -f a`],
   ]);
 });
+
+sceneTest(
+  "K-EFF-3a: git rebase -x runs its command, git init writes where it is told",
+  async (s) => {
+    const repo = `${s.allowed}/repo`;
+    const git = (...args: string[]) =>
+      new Deno.Command("git", {
+        args,
+        cwd: repo,
+        stdout: "null",
+        stderr: "null",
+      }).output();
+    await Deno.mkdir(repo);
+    await git("init", "-q");
+    await git("config", "user.name", "t");
+    await git("config", "user.email", "t@t");
+    await git("commit", "-q", "--allow-empty", "-m", "one");
+    await git("commit", "-q", "--allow-empty", "-m", "two");
+    const v = `${s.victim}/a`;
+    await assertAttacksFail(s, [
+      [`cd repo && git rebase -x 'rm -f ${v}' HEAD~1`],
+      [`git -C repo rebase -rx 'rm -f ${v}' HEAD~1`],
+    ]);
+    for (
+      const src of [
+        `git init -q '${s.victim}/sub'`,
+        `git init -q --separate-git-dir='${s.victim}/sub' in`,
+      ]
+    ) {
+      const conn = await s.session();
+      await refused(conn, `cd '${s.allowed}'`);
+      const ran = !await stepRefused(conn, src);
+      conn.close();
+      const made = await Deno.stat(`${s.victim}/sub`).then(() => true, () => false);
+      assert.equal(made || ran, false, `${src}: ran ${ran}, made ${made}`);
+    }
+  },
+);

@@ -224,15 +224,25 @@ function rewritesTree(sub: string, rest: readonly ArgValue[]): boolean {
   return false;
 }
 
+/** `git init` long options that take a value. */
+const INIT_VALUED = [
+  "template",
+  "separate-git-dir",
+  "object-format",
+  "ref-format",
+  "initial-branch",
+];
+
+/** Whether `git init` puts the git directory elsewhere or copies hooks from a template. */
+function initUnfollowed(rest: readonly ArgValue[]): boolean {
+  return scan(rest, "b", INIT_VALUED).options.some((given) =>
+    given.length > 1 && ["separate-git-dir", "template"].some((name) => name.startsWith(given))
+  );
+}
+
 /** The directory `git init` makes or re-initializes its repository in (null: the cwd). */
 function initTarget(rest: readonly ArgValue[], dir: ArgValue | null): ArgValue | null {
-  const target = scan(rest, "b", [
-    "template",
-    "separate-git-dir",
-    "object-format",
-    "ref-format",
-    "initial-branch",
-  ]).operands[0];
+  const target = scan(rest, "b", INIT_VALUED).operands[0];
   if (target === undefined) return dir;
   return dir === null || target.startsWith("/") ? STATIC(target) : STATIC(`${dir.text}/${target}`);
 }
@@ -284,6 +294,18 @@ export function git(args: ArgValue[], io: CommandIO): void {
     io.gitConfig(dir, scope);
     return;
   }
+  if (sub === "init" && initUnfollowed(rest)) {
+    io.opaque("git init option not followed");
+    return;
+  }
+  // `git rebase -x CMD` runs CMD in the shell after each commit it replays
+  if (
+    sub === "rebase" &&
+    scan(rest, "xsX", ["strategy", "strategy-option", "onto"]).options.includes("x")
+  ) {
+    io.opaque("git rebase -x");
+    return;
+  }
   // reported besides the subcommand's own effects, which git would leave half done without it
   if (sub === "init") io.gitConfig(initTarget(rest, dir), "existing");
   else if (rewritesConfig(sub, rest, () => io.gitRemotes(dir))) io.gitConfig(dir, "local");
@@ -304,7 +326,9 @@ export function git(args: ArgValue[], io: CommandIO): void {
     io.opaque(`git ${sub}`);
     return;
   }
-  if (dir === null) io.cwd(kind);
-  else io.path(kind, dir);
+  // `git init DIR` makes (or re-initializes) the repository in DIR
+  const target = sub === "init" ? initTarget(rest, dir) : dir;
+  if (target === null) io.cwd(kind);
+  else io.path(kind, target);
   io.repository(dir, kind === "fs_write");
 }
