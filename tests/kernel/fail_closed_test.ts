@@ -46,10 +46,13 @@ function sceneTest(name: string, body: (s: Scene) => Promise<void>): void {
     const file = await writePolicy(box, {
       "agent:a": agentPolicy(allowed, true),
       "agent:b": agentPolicy(allowed, false),
+      // may connect anywhere, but still write only below allowed/
+      "agent:net": { ...agentPolicy(allowed, true), net_connect: ["*:*"] },
     });
     const tokens = {
       "agent:a": (await createToken(box, "agent:a")).secret,
       "agent:b": (await createToken(box, "agent:b")).secret,
+      "agent:net": (await createToken(box, "agent:net")).secret,
     };
     const k = await startKernel(["--policy", file], box);
     let sessions = 0;
@@ -443,3 +446,22 @@ sceneTest(
     }
   },
 );
+
+sceneTest("K-EFF-3a: curl writes no file its options or URL globs name unseen", async (s) => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("pwned\n"),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  try {
+    await assertAttacksFail(s, [
+      // `#1` in an output name is what the first URL glob matched.
+      [`curl -s '${url}/{x,../victim/a}' -o '#1'`],
+      [`curl -s '${url}/[1-1]{x,../victim/a}' -o '#2'`],
+      // --libcurl writes the C source of the transfer to its file.
+      [`curl -s --libcurl '${s.victim}/a' ${url}/ -o /dev/null`],
+    ], "agent:net");
+  } finally {
+    await server.shutdown();
+  }
+});

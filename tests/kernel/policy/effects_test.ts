@@ -888,3 +888,27 @@ Deno.test("K-EFF-3: ${x@P} and test -v of a name from data are opaque; their har
     const src of ['echo "${x@Q}" ${x@E}', "[ $? -eq 0 ]", 'x=1; [ "$x" = y ]', 'x=1; [ -n "$x" ]']
   ) assert.deepEqual(kinds(src), [], src);
 });
+
+Deno.test("K-EFF-3a: curl's other file and host options are followed", () => {
+  const effects = (src: string) => derive(src, "/w", { env: { HOME: "/home/me" } }).effects;
+  assert.deepEqual(
+    effects("curl --libcurl /etc/x -E c.pem --proxy-key k https://a.com").slice(0, 2),
+    [
+      { kind: "fs_read", paths: ["/w/c.pem", "/w/k"] },
+      { kind: "fs_write", paths: ["/etc/x"] },
+    ],
+  );
+  assert.deepEqual(
+    effects("curl --doh-url https://dns.example/q --proxy1.0 p.example:3 https://a.com")
+      .filter((e) => e.kind === "net_connect"),
+    [
+      { kind: "net_connect", host: "a.com", port: 443 },
+      { kind: "net_connect", host: "dns.example", port: 443 },
+      { kind: "net_connect", host: "p.example", port: 3 },
+    ],
+  );
+  assert.deepEqual(effects("curl 'https://a.com/{x,y}' -o 'd/#1'").at(-1), {
+    kind: "opaque",
+    reason: "curl output named by a URL glob",
+  });
+});

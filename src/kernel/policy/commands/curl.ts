@@ -91,6 +91,18 @@ const CURL_VALUE_LONG = [
   "create-file-mode",
   "parallel-max",
   "rate",
+  "libcurl",
+  "doh-url",
+  "proxy1.0",
+  "proxy-cacert",
+  "proxy-capath",
+  "proxy-cert",
+  "proxy-key",
+  "crlfile",
+  "proxy-crlfile",
+  "pubkey",
+  "random-file",
+  "egd-file",
 ];
 
 /** curl: URLs and proxies it connects to, files it uploads, reads and writes. */
@@ -115,12 +127,14 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     io.opaque("curl option not followed");
     return;
   }
-  for (const url of [...parsed.operands, ...optionValues(parsed, "--url")]) connectUrl(io, url);
+  const urls = [...parsed.operands, ...optionValues(parsed, "--url", "--doh-url")];
+  for (const url of urls) connectUrl(io, url);
   for (
     const proxy of optionValues(
       parsed,
       "-x",
       "--proxy",
+      "--proxy1.0",
       "--preproxy",
       "--socks4",
       "--socks4a",
@@ -147,7 +161,13 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     "--etag-save",
     "--hsts",
     "--alt-svc",
+    "--libcurl",
   );
+  // `#N` in an output name is replaced by what the URL's Nth glob (`{a,b}`, `[1-3]`) matched.
+  if (outputs.some((output) => /#\d/.test(output.text ?? output.prefix))) {
+    io.opaque("curl output named by a URL glob");
+    return;
+  }
   eachOutput(io, outputs);
   eachPath(io, "fs_write", optionValues(parsed, "--output-dir"));
   if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name")) {
@@ -160,11 +180,21 @@ export function curl(args: ArgValue[], io: CommandIO): void {
       parsed,
       "-T",
       "--upload-file",
+      "-E",
       "--cert",
       "--key",
       "--cacert",
       "--netrc-file",
       "--etag-compare",
+      "--proxy-cacert",
+      "--proxy-capath",
+      "--proxy-cert",
+      "--proxy-key",
+      "--crlfile",
+      "--proxy-crlfile",
+      "--pubkey",
+      "--random-file",
+      "--egd-file",
     ),
   );
   const dataOptions = [
