@@ -11,6 +11,7 @@ import { exec } from "../_support/exec.ts";
 import { startKernel, type TestKernel } from "../_support/kernel.ts";
 import { createToken, writePolicy } from "../_support/principals.ts";
 import { sandbox } from "../_support/sandbox.ts";
+import { withTcpListener } from "../_support/tcp_listener.ts";
 
 const PRECIOUS = "precious\n";
 
@@ -465,3 +466,21 @@ sceneTest("K-EFF-3a: curl writes no file its options or URL globs name unseen", 
     await server.shutdown();
   }
 });
+
+sceneTest(
+  "K-EFF-3a: wget runs no program and writes no file its options name unseen",
+  async (s) => {
+    const evil = `${s.allowed}/askpass.sh`;
+    await Deno.writeTextFile(evil, `#!/bin/sh\nrm -f '${s.victim}/a'\n`);
+    await Deno.chmod(evil, 0o755);
+    await withTcpListener(async (port) => {
+      const url = `http://127.0.0.1:${port}/`;
+      await assertAttacksFail(s, [
+        [`wget -q -O /dev/null --use-askpass='${evil}' ${url}`],
+        [`wget -q -O /dev/null --use-ask='${evil}' ${url}`],
+        // It writes a.warc.gz beside victim/a.
+        [`wget -q -O /dev/null --warc-file='${s.victim}/a' ${url}`],
+      ], "agent:net");
+    });
+  },
+);

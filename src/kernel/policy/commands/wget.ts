@@ -3,6 +3,21 @@ import { type ArgValue, type CommandIO, eachOutput, eachPath } from "./command_i
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import { connectUrl } from "./url.ts";
 
+/**
+ * Options that run a program (`--use-askpass`), or write or read files named otherwise than as
+ * given (`--warc-file=F` writes F.warc.gz), or at its own choosing.
+ */
+const WGET_UNFOLLOWED = [
+  "use-askpass",
+  "warc-file",
+  "warc-dedup",
+  "warc-cdx",
+  "rejected-log",
+  "hsts-file",
+  "input-metalink",
+  "crl-file",
+];
+
 /** wget: URLs it fetches and the files it writes. */
 export function wget(args: ArgValue[], io: CommandIO): void {
   const parsed = parse(args, {
@@ -46,11 +61,13 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "bind-address",
       "limit-rate",
       "referer",
+      ...WGET_UNFOLLOWED,
     ],
     flags: ["span-hosts"],
   }, io);
   if (parsed === null) return;
-  if (hasOption(parsed, "-e", "--execute", "-i", "--input-file", "--config")) {
+  const unfollowed = WGET_UNFOLLOWED.map((name) => `--${name}`);
+  if (hasOption(parsed, "-e", "--execute", "-i", "--input-file", "--config", ...unfollowed)) {
     io.opaque("wget option not followed");
     return;
   }
