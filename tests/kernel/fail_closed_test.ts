@@ -484,3 +484,13 @@ sceneTest(
     });
   },
 );
+
+sceneTest("K-EFF-3: a glob reaches through a link inside each directory it matches", async (s) => {
+  await Deno.mkdir(`${s.allowed}/d`);
+  await Deno.symlink(s.victim, `${s.allowed}/d/x`);
+  await assertAttacksFail(s, [
+    ["rm -f */x/a"],
+    ["echo x > */x/a"],
+    ["sed -i s/p/x/ ?/x/a"],
+  ]);
+});
