@@ -494,3 +494,24 @@ sceneTest("K-EFF-3: a glob reaches through a link inside each directory it match
     ["sed -i s/p/x/ ?/x/a"],
   ]);
 });
+
+sceneTest(
+  "K-EFF-3a: cp into a directory writes through the links its entries are or hold",
+  async (s) => {
+    await Deno.mkdir(`${s.allowed}/src`);
+    await Deno.mkdir(`${s.allowed}/dst`);
+    await Deno.writeTextFile(`${s.allowed}/src/a`, "evil\n");
+    await Deno.symlink(`${s.victim}/a`, `${s.allowed}/dst/a`);
+    await assertAttacksFail(s, [
+      ["cp src/a dst/"],
+      ["cp src/a dst"],
+      ["cp -t dst src/a"],
+      ["cp -r src/. dst/"],
+      ["cp -a src/a dst/"],
+    ]);
+    // A copy into a directory without links stays exact and runs.
+    const conn = await s.session();
+    assert.equal(await refused(conn, `cd '${s.allowed}' && mkdir -p new && cp src/a new/`), false);
+    assert.equal(await Deno.readTextFile(`${s.allowed}/new/a`), "evil\n");
+  },
+);

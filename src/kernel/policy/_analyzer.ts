@@ -371,7 +371,7 @@ export class Analyzer {
       flag: (kind) => effects.flag(kind),
       connect: (host, port) => effects.connect(host, port),
       opaque: (reason) => effects.opaque(reason),
-      link: (dest, sources) => paths.link(dest, sources, cwds),
+      link: (dest, sources, copy) => paths.link(dest, sources, cwds, copy),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
       gitConfig: (dir, scope) => paths.gitConfig(dir, scope, cwds),
       gitRemotes: (dir) => paths.gitRemotes(dir, cwds),

@@ -94,6 +94,28 @@ export function globMayMatchLink(path: string, lastFollowed: boolean): boolean {
 }
 
 /**
+ * Whether the existing directory `path` holds a symbolic link anywhere below it (or cannot be
+ * searched to its end within the entry bound); false for anything but a directory.
+ */
+export function linkInTree(path: string): boolean {
+  const pending = [path];
+  let count = 0;
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    try {
+      if (!Deno.lstatSync(dir).isDirectory) continue;
+      for (const entry of Deno.readDirSync(dir)) {
+        if (entry.isSymlink || ++count > MAX_GLOB_ENTRIES) return true;
+        if (entry.isDirectory) pending.push(`${dir}/${entry.name}`);
+      }
+    } catch {
+      // gone, or not a directory: nothing below it
+    }
+  }
+  return false;
+}
+
+/**
  * Whether the literal `segments` below `base` pass through a symbolic link (up to the first that
  * does not exist or is a glob), and how many names were looked at.
  */

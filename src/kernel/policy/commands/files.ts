@@ -32,11 +32,15 @@ export function transfer(
       io.opaque("backup files");
       return;
     }
-    // mv moves links as they are; cp copies them as links when recursive or told to.
-    const linking = sourceKind === "fs_delete" || hasOption(parsed, ...COPIES_LINKS);
+    // mv moves links as they are; cp copies them as links when recursive or told to, and
+    // writes its data through the links the destination already holds.
+    const moves = sourceKind === "fs_delete";
+    const links = moves || hasOption(parsed, ...COPIES_LINKS);
     const output = reshapes !== null && !hasOption(parsed, ...reshapes);
     const write = (dest: ArgValue, sources: readonly ArgValue[]) =>
-      linking ? io.link(dest, sources) : output ? io.output(dest) : io.path("fs_write", dest);
+      moves
+        ? io.link(dest, sources)
+        : io.link(dest, sources, { links, use: output ? "output" : "operand" });
     if (hasOption(parsed, "-d", "--directory")) {
       eachPath(io, "fs_write", parsed.operands);
       return;
