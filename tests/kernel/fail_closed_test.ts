@@ -461,6 +461,8 @@ sceneTest("K-EFF-3a: curl writes no file its options or URL globs name unseen", 
       [`curl -s '${url}/[1-1]{x,../victim/a}' -o '#2'`],
       // --libcurl writes the C source of the transfer to its file.
       [`curl -s --libcurl '${s.victim}/a' ${url}/ -o /dev/null`],
+      // -O saves as the URL's last segment, opened through a link of that name.
+      [`ln -s '${s.victim}/a' a`, `curl -s -O ${url}/a`],
     ], "agent:net");
   } finally {
     await server.shutdown();

@@ -172,6 +172,15 @@ export function curl(args: ArgValue[], io: CommandIO): void {
   eachPath(io, "fs_write", optionValues(parsed, "--output-dir"));
   if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name")) {
     if (!hasOption(parsed, "--output-dir")) io.cwd("fs_write");
+    // each file is named after its URL (or the server's choice, any name) and opened through a
+    // link of that name
+    const dir = optionValues(parsed, "--output-dir").at(-1)?.text ?? ".";
+    const server = hasOption(parsed, "-J", "--remote-header-name");
+    if (server) io.output(STATIC(`${dir}/*`));
+    for (const name of server ? [] : urls.map(remoteName)) {
+      if (name === null) io.opaque("curl remote file name not known");
+      else if (name !== "") io.link(STATIC(dir), [STATIC(name)], { links: false, use: "output" });
+    }
   }
   eachPath(
     io,
@@ -224,6 +233,14 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     const file = curlDataFile(option.name, value.text);
     if (file !== null) io.path("fs_read", STATIC(file));
   }
+}
+
+/** The name `curl -O` saves a URL under: its path's last segment; null when not static. */
+function remoteName(url: ArgValue): string | null {
+  if (url.text === null) return null;
+  const path = url.text.replace(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/, "").replace(/[?#].*$/s, "");
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  return /[[\]{}]/.test(name) || name === "." || name === ".." ? null : name;
 }
 
 /** The file a curl data/form/cookie value reads, if any. */
