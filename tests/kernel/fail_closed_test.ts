@@ -11,7 +11,6 @@ import { exec } from "../_support/exec.ts";
 import { startKernel, type TestKernel } from "../_support/kernel.ts";
 import { createToken, writePolicy } from "../_support/principals.ts";
 import { sandbox } from "../_support/sandbox.ts";
-import { withTcpListener } from "../_support/tcp_listener.ts";
 
 const PRECIOUS = "precious\n";
 
@@ -475,15 +474,23 @@ sceneTest(
     const evil = `${s.allowed}/askpass.sh`;
     await Deno.writeTextFile(evil, `#!/bin/sh\nrm -f '${s.victim}/a'\n`);
     await Deno.chmod(evil, 0o755);
-    await withTcpListener(async (port) => {
-      const url = `http://127.0.0.1:${port}/`;
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response("pwned\n"),
+    );
+    const host = `127.0.0.1:${server.addr.port}`;
+    try {
       await assertAttacksFail(s, [
-        [`wget -q -O /dev/null --use-askpass='${evil}' ${url}`],
-        [`wget -q -O /dev/null --use-ask='${evil}' ${url}`],
+        [`wget -q -O /dev/null --use-askpass='${evil}' http://${host}/`],
+        [`wget -q -O /dev/null --use-ask='${evil}' http://${host}/`],
         // It writes a.warc.gz beside victim/a.
-        [`wget -q -O /dev/null --warc-file='${s.victim}/a' ${url}`],
+        [`wget -q -O /dev/null --warc-file='${s.victim}/a' http://${host}/`],
+        // -x saves as HOST:PORT/a, through a link of that name.
+        [`ln -s '${s.victim}' '${host}'`, `wget -q -x http://${host}/a`],
       ], "agent:net");
-    });
+    } finally {
+      await server.shutdown();
+    }
   },
 );
 

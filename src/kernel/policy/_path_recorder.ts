@@ -309,7 +309,7 @@ export class PathRecorder {
         if (!through && (isDir || copy.links)) continue;
         for (const written of this.path("fs_write", entry, cwds, copy.use)) {
           if (linkInTree(written)) {
-            this.#effects.opaque(`copies into a tree holding symbolic links: ${written}`);
+            this.#effects.opaque(`writes into a tree holding symbolic links: ${written}`);
           }
         }
       }

@@ -1,5 +1,5 @@
 /** wget: the hosts it connects to and the files it writes. */
-import { type ArgValue, type CommandIO, eachOutput, eachPath } from "./command_io.ts";
+import { type ArgValue, type CommandIO, eachOutput, eachPath, STATIC } from "./command_io.ts";
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import { connectUrl } from "./url.ts";
 
@@ -63,7 +63,7 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "referer",
       ...WGET_UNFOLLOWED,
     ],
-    flags: ["span-hosts"],
+    flags: ["span-hosts", "force-directories", "recursive", "mirror", "page-requisites"],
   }, io);
   if (parsed === null) return;
   const unfollowed = WGET_UNFOLLOWED.map((name) => `--${name}`);
@@ -81,6 +81,11 @@ export function wget(args: ArgValue[], io: CommandIO): void {
   if (document.length > 0) eachOutput(io, document);
   else if (prefix.length > 0) eachPath(io, "fs_write", prefix);
   else io.cwd("fs_write");
+  // A tree of host and path directories is written through whatever links it already holds.
+  const tree = ["-x", "--force-directories", "-r", "--recursive", "-m", "--mirror", "-p"];
+  if (document.length === 0 && hasOption(parsed, ...tree, "--page-requisites")) {
+    io.link(prefix.at(-1) ?? STATIC("."), [STATIC(".")], { links: false, use: "output" });
+  }
   eachOutput(
     io,
     optionValues(parsed, "-o", "--output-file", "-a", "--append-output", "--save-cookies"),
