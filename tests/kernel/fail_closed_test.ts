@@ -48,11 +48,17 @@ function sceneTest(name: string, body: (s: Scene) => Promise<void>): void {
       "agent:b": agentPolicy(allowed, false),
       // may connect anywhere, but still write only below allowed/
       "agent:net": { ...agentPolicy(allowed, true), net_connect: ["*:*"] },
+      // may read only below allowed/
+      "agent:r": {
+        ...agentPolicy(allowed, true),
+        fs: { read: [`${allowed}/**`], write: [`${allowed}/**`], delete: [`${allowed}/**`] },
+      },
     });
     const tokens = {
       "agent:a": (await createToken(box, "agent:a")).secret,
       "agent:b": (await createToken(box, "agent:b")).secret,
       "agent:net": (await createToken(box, "agent:net")).secret,
+      "agent:r": (await createToken(box, "agent:r")).secret,
     };
     const k = await startKernel(["--policy", file], box);
     let sessions = 0;
@@ -522,5 +528,30 @@ sceneTest(
     const conn = await s.session();
     assert.equal(await refused(conn, `cd '${s.allowed}' && mkdir -p new && cp src/a new/`), false);
     assert.equal(await Deno.readTextFile(`${s.allowed}/new/a`), "evil\n");
+  },
+);
+
+sceneTest(
+  "K-EFF-3a: a recursive read that follows links reads nothing outside its grant",
+  async (s) => {
+    await resetVictim(s);
+    await Deno.mkdir(`${s.allowed}/sub`);
+    await Deno.mkdir(`${s.allowed}/empty`);
+    await Deno.symlink(s.victim, `${s.allowed}/sub/lnk`);
+    for (
+      const src of [
+        "grep -R precious sub",
+        "grep -R precious",
+        "diff -rN sub empty",
+        "cp -rL sub copy && cat copy/lnk/a",
+      ]
+    ) {
+      const conn = await s.session("agent:r");
+      await refused(conn, `cd '${s.allowed}'`);
+      const result = await exec(conn, src).then((r) => JSON.stringify(r), (e) => e);
+      conn.close();
+      assert.ok(result instanceof RpcError, `${src} ran: ${result}`);
+      assert.equal(result.code, -32010, src);
+    }
   },
 );

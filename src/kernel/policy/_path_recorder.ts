@@ -316,6 +316,17 @@ export class PathRecorder {
     }
   }
 
+  /** A recursive read following the links below `root` (null: the cwds): opaque when one is. */
+  followedTree(root: ArgValue | null, cwds: Cwds): void {
+    const roots = root === null ? cwds ?? [] : this.candidates(root, cwds) ?? [];
+    for (const candidate of roots) {
+      const physical = physicalPath(candidate);
+      if (physical !== null && linkInTree(physical)) {
+        this.#effects.opaque(`reads through symbolic links below ${physical}`);
+      }
+    }
+  }
+
   /**
    * git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14), when a
    * `GIT_*` variable changed since the session's start configures it (K-EFF-6), or when one, even

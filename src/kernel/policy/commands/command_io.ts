@@ -32,6 +32,11 @@ export interface CommandIO {
     sources: readonly ArgValue[],
     copy?: { links: boolean; use: "operand" | "output" },
   ): void;
+  /**
+   * The command reads the whole tree below `root` (null: the cwd) following the symbolic links
+   * in it, to targets the analysis does not see: opaque when it holds one.
+   */
+  followedTree(root: ArgValue | null): void;
   /** git runs in `dir` (null: the cwd); `hooks` when the subcommand runs hooks. */
   repository(dir: ArgValue | null, hooks: boolean): void;
   /** git run in `dir` (null: the cwd) writes the configuration file of `scope`. */

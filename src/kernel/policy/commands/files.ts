@@ -53,6 +53,11 @@ export function transfer(
     }
     const operands = parsed.operands;
     if (operands.length === 0) return;
+    // cp -rL copies what the links below its sources lead to
+    const recursive = hasOption(parsed, "-r", "-R", "--recursive", "-a", "--archive");
+    if (recursive && hasOption(parsed, "-L", "--dereference")) {
+      for (const source of operands.slice(0, -1)) io.followedTree(source);
+    }
     if (operands.length === 1) {
       io.path(sourceKind, operands[0]);
       return;
