@@ -555,3 +555,28 @@ sceneTest(
     }
   },
 );
+
+sceneTest("K-EFF-3a: git reads the message, template and pathspec files it is given", async (s) => {
+  await resetVictim(s);
+  const repo = `${s.allowed}/repo`;
+  await Deno.mkdir(repo);
+  for (
+    const args of [["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@t"]]
+  ) {
+    await new Deno.Command("git", { args, cwd: repo, stdout: "null", stderr: "null" }).output();
+  }
+  for (
+    const src of [
+      `git commit -q --allow-empty -F '${s.victim}/a' && git log -1 --format=%B`,
+      `git commit -q --allow-empty --file='${s.victim}/a' && git log -1 --format=%B`,
+      `git tag -F '${s.victim}/a' t && git tag -n9`,
+    ]
+  ) {
+    const conn = await s.session("agent:r");
+    await refused(conn, `cd '${repo}'`);
+    const result = await exec(conn, src).then((r) => JSON.stringify(r), (e) => e);
+    conn.close();
+    assert.ok(result instanceof RpcError, `${src} ran: ${result}`);
+    assert.equal(result.code, -32010, src);
+  }
+});

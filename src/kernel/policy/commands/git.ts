@@ -224,6 +224,28 @@ function rewritesTree(sub: string, rest: readonly ArgValue[]): boolean {
   return false;
 }
 
+/** Per subcommand, the short options whose value is a file git reads (a message, a template). */
+const FILE_SHORT: Record<string, string> = { commit: "Ft", tag: "F", merge: "F" };
+
+/** Options naming a file git reads: the message and template ones and `--pathspec-from-file`. */
+const FILE_LONG = ["file", "template", "pathspec-from-file"];
+
+/** The files `git SUB REST` reads besides the repository: messages, templates, pathspec lists. */
+function readFiles(sub: string, rest: readonly ArgValue[]): string[] {
+  const short = FILE_SHORT[sub] ?? "";
+  // other short options with a value, which may be clustered before these
+  const { values } = scan(rest, `${short}mcCSuXs`, []);
+  const files = [...short].flatMap((letter) => values.get(letter) ?? []);
+  for (let i = 0; i < rest.length && rest[i].text !== "--"; i++) {
+    const match = /^--([^=]+)(=(.*))?$/s.exec(rest[i].text ?? "");
+    const name = match === null ? null : FILE_LONG.find((long) => long.startsWith(match[1]));
+    if (match === null || name === undefined || name === null || match[1].length < 3) continue;
+    if (name === "template" && sub !== "commit") continue;
+    files.push(match[3] ?? rest[++i]?.text ?? "-");
+  }
+  return files;
+}
+
 /** `git init` long options that take a value. */
 const INIT_VALUED = [
   "template",
@@ -325,6 +347,11 @@ export function git(args: ArgValue[], io: CommandIO): void {
   if (kind === null) {
     io.opaque(`git ${sub}`);
     return;
+  }
+  // git reads them after entering `-C DIR`
+  for (const file of readFiles(sub, rest)) {
+    if (file === "-") continue;
+    io.path("fs_read", STATIC(dir === null || file.startsWith("/") ? file : `${dir.text}/${file}`));
   }
   // `git init DIR` makes (or re-initializes) the repository in DIR
   const target = sub === "init" ? initTarget(rest, dir) : dir;
