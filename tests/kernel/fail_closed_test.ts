@@ -36,8 +36,8 @@ function agentPolicy(allowed: string, sessionWrite: boolean) {
   };
 }
 
-function sceneTest(name: string, body: (s: Scene) => Promise<void>): void {
-  Deno.test(name, async () => {
+function sceneTest(name: string, body: (s: Scene) => Promise<void>, ignore = false): void {
+  Deno.test({ name, ignore }, async () => {
     const box = await sandbox();
     const allowed = `${box.dir}/allowed`;
     const victim = `${box.dir}/victim`;
@@ -580,3 +580,28 @@ sceneTest("K-EFF-3a: git reads the message, template and pathspec files it is gi
     assert.equal(result.code, -32010, src);
   }
 });
+
+// SPEC decision needed (K-PTY-1, P-EVAL-4): pty.open is judged by its program line (`less FILE`
+// reads FILE), but an interactive program runs whatever its user types (less's `!cmd`, `v`, `s
+// FILE`; git's pager; vi; man). Whether such programs are opaque in a PTY, or run with
+// LESSSECURE=1 and the like, is for the SPEC to say: today an agent allowed to write only in
+// allowed/ deletes victim/a this way (this test fails).
+sceneTest(
+  "K-PTY-1/P-EVAL-4 (SPEC decision): less opened in a PTY runs the shell command typed at its !",
+  async (s) => {
+    await resetVictim(s);
+    const conn = await s.session();
+    await refused(conn, `cd '${s.allowed}'`);
+    const opened = await conn.request("pty.open", { cmd: "less", args: ["/etc/hostname"] })
+      .then((r) => r as { pty_id: string }, () => null);
+    if (opened !== null) {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await conn.request("pty.send", { pty_id: opened.pty_id, input: `!rm -f '${s.victim}/a'\n` });
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await conn.request("pty.close", { pty_id: opened.pty_id });
+    }
+    conn.close();
+    await assertVictimUnchanged(s, "less, then !rm");
+  },
+  true,
+);
