@@ -605,3 +605,17 @@ sceneTest(
   },
   true,
 );
+
+sceneTest(
+  "K-EFF-3a: jq -nf FILE reads its program from FILE, whose text an error prints",
+  async (s) => {
+    await resetVictim(s);
+    for (const src of [`jq -nf '${s.victim}/a'`, `jq -rnf '${s.victim}/a'`]) {
+      const conn = await s.session("agent:r");
+      await refused(conn, `cd '${s.allowed}'`);
+      // it runs (and fails, printing the file's first line) unless refused
+      assert.equal(await stepRefused(conn, src), true, src);
+      conn.close();
+    }
+  },
+);
