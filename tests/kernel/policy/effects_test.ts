@@ -912,3 +912,19 @@ Deno.test("K-EFF-3a: curl's other file and host options are followed", () => {
     reason: "curl output named by a URL glob",
   });
 });
+
+// SPEC decision needed (K-EFF-3a table): `hostname` and `date` are listed as reading only, but run
+// as root (a kernel started by root, an unsandboxed agent) `hostname NAME`, `hostname -F FILE`
+// and `date -s TIME` change the machine's name and clock; whether those forms are opaque (or a
+// new effect) is for the SPEC. Not run through bash: it would change this machine.
+Deno.test({
+  name: "K-EFF-3a (SPEC decision): hostname NAME and date -s TIME change the machine as root",
+  ignore: true,
+  fn: () => {
+    for (
+      const src of ["hostname evil", "hostname -F /etc/x", "date -s 2020-01-01", "date --set=x"]
+    ) {
+      assert.equal(kinds(src).at(-1), "opaque", src);
+    }
+  },
+});
