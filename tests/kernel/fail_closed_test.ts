@@ -619,3 +619,19 @@ sceneTest(
     }
   },
 );
+
+sceneTest("K-EFF-3a: chown -R -L changes no file a link below leads to", async (s) => {
+  await resetVictim(s);
+  await Deno.mkdir(`${s.allowed}/dst`);
+  await Deno.symlink(s.victim, `${s.allowed}/dst/lnk`);
+  const owner = async () => (await Deno.stat(`${s.victim}/a`)).gid;
+  const before = await owner();
+  // a group the test's user is in, other than the file's, where there is one
+  const group = Deno.gid() === before ? 65534 : Deno.gid()!;
+  const conn = await s.session();
+  await refused(conn, `cd '${s.allowed}'`);
+  const ran = !await stepRefused(conn, `chgrp -RL ${group} dst`);
+  conn.close();
+  const changed = (await owner()) !== before;
+  assert.equal(ran || changed, false, `ran ${ran}, victim's group changed ${changed}`);
+});

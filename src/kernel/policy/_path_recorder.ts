@@ -322,7 +322,7 @@ export class PathRecorder {
     for (const candidate of roots) {
       const physical = physicalPath(candidate);
       if (physical !== null && linkInTree(physical)) {
-        this.#effects.opaque(`reads through symbolic links below ${physical}`);
+        this.#effects.opaque(`follows symbolic links below ${physical}`);
       }
     }
   }

@@ -33,8 +33,8 @@ export interface CommandIO {
     copy?: { links: boolean; use: "operand" | "output" },
   ): void;
   /**
-   * The command reads the whole tree below `root` (null: the cwd) following the symbolic links
-   * in it, to targets the analysis does not see: opaque when it holds one.
+   * The command reads or changes the whole tree below `root` (null: the cwd) following the
+   * symbolic links in it, to targets the analysis does not see: opaque when it holds one.
    */
   followedTree(root: ArgValue | null): void;
   /** git runs in `dir` (null: the cwd); `hooks` when the subcommand runs hooks. */

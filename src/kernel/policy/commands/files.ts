@@ -154,7 +154,12 @@ export function changeAttributes(isChmod: boolean): CommandHandler {
     if (parsed === null) return;
     const reference = optionValues(parsed, "--reference");
     eachPath(io, "fs_read", reference);
-    eachPath(io, "fs_write", parsed.operands.slice(reference.length > 0 || modeGiven ? 0 : 1));
+    const targets = parsed.operands.slice(reference.length > 0 || modeGiven ? 0 : 1);
+    eachPath(io, "fs_write", targets);
+    // chown/chgrp -R -L change what every link below leads to
+    if (hasOption(parsed, "-R", "--recursive") && hasOption(parsed, "-L")) {
+      for (const target of targets) io.followedTree(target);
+    }
   };
 }
 
