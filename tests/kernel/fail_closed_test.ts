@@ -36,8 +36,8 @@ function agentPolicy(allowed: string, sessionWrite: boolean) {
   };
 }
 
-function sceneTest(name: string, body: (s: Scene) => Promise<void>): void {
-  Deno.test(name, async () => {
+function sceneTest(name: string, body: (s: Scene) => Promise<void>, ignore = false): void {
+  Deno.test({ name, ignore }, async () => {
     const box = await sandbox();
     const allowed = `${box.dir}/allowed`;
     const victim = `${box.dir}/victim`;
@@ -46,10 +46,19 @@ function sceneTest(name: string, body: (s: Scene) => Promise<void>): void {
     const file = await writePolicy(box, {
       "agent:a": agentPolicy(allowed, true),
       "agent:b": agentPolicy(allowed, false),
+      // may connect anywhere, but still write only below allowed/
+      "agent:net": { ...agentPolicy(allowed, true), net_connect: ["*:*"] },
+      // may read only below allowed/
+      "agent:r": {
+        ...agentPolicy(allowed, true),
+        fs: { read: [`${allowed}/**`], write: [`${allowed}/**`], delete: [`${allowed}/**`] },
+      },
     });
     const tokens = {
       "agent:a": (await createToken(box, "agent:a")).secret,
       "agent:b": (await createToken(box, "agent:b")).secret,
+      "agent:net": (await createToken(box, "agent:net")).secret,
+      "agent:r": (await createToken(box, "agent:r")).secret,
     };
     const k = await startKernel(["--policy", file], box);
     let sessions = 0;
@@ -379,3 +388,250 @@ sceneTest(
     ]);
   },
 );
+
+sceneTest(
+  "K-EFF-3: expansions that evaluate data as code (${x@P}, a variable name with a subscript) are not followed",
+  async (s) => {
+    const v = `${s.victim}/a`;
+    await assertAttacksFail(s, [
+      // Prompt expansion runs the command substitutions in the value.
+      [`x='$(rm -f ${v})'; echo \${x@P}`],
+      [`x='$(rm -f ${v})'`, `echo "\${x@P}"`],
+      // A builtin given a variable name by data evaluates its subscript.
+      [`k='a[$(rm -f ${v})]'; test -v "$k"`],
+      [`k='a[$(rm -f ${v})]'; [ -v "$k" ]`],
+      [`k='a[$(rm -f ${v})]'; read "$k" <<< 1`],
+      [`k='a[$(rm -f ${v})]'; printf -v "$k" 1`],
+      [`k='a[$(rm -f ${v})]'; sleep 0 & wait -p "$k" $!`],
+    ]);
+  },
+);
+
+sceneTest("K-EFF-3: cd -- DIR enters DIR", async (s) => {
+  await assertAttacksFail(s, [
+    [`cd -- '${s.victim}' && rm -f a`],
+    [`cd -L -- '${s.victim}'; rm -f a`],
+    [`pushd -- '${s.victim}' && rm -f a`],
+  ]);
+});
+
+sceneTest(
+  "K-EFF-3a: git rebase -x runs its command, git init writes where it is told",
+  async (s) => {
+    const repo = `${s.allowed}/repo`;
+    const git = (...args: string[]) =>
+      new Deno.Command("git", {
+        args,
+        cwd: repo,
+        stdout: "null",
+        stderr: "null",
+      }).output();
+    await Deno.mkdir(repo);
+    await git("init", "-q");
+    await git("config", "user.name", "t");
+    await git("config", "user.email", "t@t");
+    await git("commit", "-q", "--allow-empty", "-m", "one");
+    await git("commit", "-q", "--allow-empty", "-m", "two");
+    const v = `${s.victim}/a`;
+    await assertAttacksFail(s, [
+      [`cd repo && git rebase -x 'rm -f ${v}' HEAD~1`],
+      [`git -C repo rebase -rx 'rm -f ${v}' HEAD~1`],
+    ]);
+    for (
+      const src of [
+        `git init -q '${s.victim}/sub'`,
+        `git init -q --separate-git-dir='${s.victim}/sub' in`,
+      ]
+    ) {
+      const conn = await s.session();
+      await refused(conn, `cd '${s.allowed}'`);
+      const ran = !await stepRefused(conn, src);
+      conn.close();
+      const made = await Deno.stat(`${s.victim}/sub`).then(() => true, () => false);
+      assert.equal(made || ran, false, `${src}: ran ${ran}, made ${made}`);
+    }
+  },
+);
+
+sceneTest("K-EFF-3a: curl writes no file its options or URL globs name unseen", async (s) => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("pwned\n"),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  try {
+    await assertAttacksFail(s, [
+      // `#1` in an output name is what the first URL glob matched.
+      [`curl -s '${url}/{x,../victim/a}' -o '#1'`],
+      [`curl -s '${url}/[1-1]{x,../victim/a}' -o '#2'`],
+      // --libcurl writes the C source of the transfer to its file.
+      [`curl -s --libcurl '${s.victim}/a' ${url}/ -o /dev/null`],
+      // -O saves as the URL's last segment, opened through a link of that name.
+      [`ln -s '${s.victim}/a' a`, `curl -s -O ${url}/a`],
+    ], "agent:net");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+sceneTest(
+  "K-EFF-3a: wget runs no program and writes no file its options name unseen",
+  async (s) => {
+    const evil = `${s.allowed}/askpass.sh`;
+    await Deno.writeTextFile(evil, `#!/bin/sh\nrm -f '${s.victim}/a'\n`);
+    await Deno.chmod(evil, 0o755);
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response("pwned\n"),
+    );
+    const host = `127.0.0.1:${server.addr.port}`;
+    try {
+      await assertAttacksFail(s, [
+        [`wget -q -O /dev/null --use-askpass='${evil}' http://${host}/`],
+        [`wget -q -O /dev/null --use-ask='${evil}' http://${host}/`],
+        // It writes a.warc.gz beside victim/a.
+        [`wget -q -O /dev/null --warc-file='${s.victim}/a' http://${host}/`],
+        // -x saves as HOST:PORT/a, through a link of that name.
+        [`ln -s '${s.victim}' '${host}'`, `wget -q -x http://${host}/a`],
+      ], "agent:net");
+    } finally {
+      await server.shutdown();
+    }
+  },
+);
+
+sceneTest("K-EFF-3: a glob reaches through a link inside each directory it matches", async (s) => {
+  await Deno.mkdir(`${s.allowed}/d`);
+  await Deno.symlink(s.victim, `${s.allowed}/d/x`);
+  await assertAttacksFail(s, [
+    ["rm -f */x/a"],
+    ["echo x > */x/a"],
+    ["sed -i s/p/x/ ?/x/a"],
+  ]);
+});
+
+sceneTest(
+  "K-EFF-3a: cp into a directory writes through the links its entries are or hold",
+  async (s) => {
+    await Deno.mkdir(`${s.allowed}/src`);
+    await Deno.mkdir(`${s.allowed}/dst`);
+    await Deno.writeTextFile(`${s.allowed}/src/a`, "evil\n");
+    await Deno.symlink(`${s.victim}/a`, `${s.allowed}/dst/a`);
+    await assertAttacksFail(s, [
+      ["cp src/a dst/"],
+      ["cp src/a dst"],
+      ["cp -t dst src/a"],
+      ["cp -r src/. dst/"],
+      ["cp -a src/a dst/"],
+    ]);
+    // A copy into a directory without links stays exact and runs.
+    const conn = await s.session();
+    assert.equal(await refused(conn, `cd '${s.allowed}' && mkdir -p new && cp src/a new/`), false);
+    assert.equal(await Deno.readTextFile(`${s.allowed}/new/a`), "evil\n");
+  },
+);
+
+sceneTest(
+  "K-EFF-3a: a recursive read that follows links reads nothing outside its grant",
+  async (s) => {
+    await resetVictim(s);
+    await Deno.mkdir(`${s.allowed}/sub`);
+    await Deno.mkdir(`${s.allowed}/empty`);
+    await Deno.symlink(s.victim, `${s.allowed}/sub/lnk`);
+    for (
+      const src of [
+        "grep -R precious sub",
+        "grep -R precious",
+        "diff -rN sub empty",
+        "cp -rL sub copy && cat copy/lnk/a",
+      ]
+    ) {
+      const conn = await s.session("agent:r");
+      await refused(conn, `cd '${s.allowed}'`);
+      const result = await exec(conn, src).then((r) => JSON.stringify(r), (e) => e);
+      conn.close();
+      assert.ok(result instanceof RpcError, `${src} ran: ${result}`);
+      assert.equal(result.code, -32010, src);
+    }
+  },
+);
+
+sceneTest("K-EFF-3a: git reads the message, template and pathspec files it is given", async (s) => {
+  await resetVictim(s);
+  const repo = `${s.allowed}/repo`;
+  await Deno.mkdir(repo);
+  for (
+    const args of [["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@t"]]
+  ) {
+    await new Deno.Command("git", { args, cwd: repo, stdout: "null", stderr: "null" }).output();
+  }
+  for (
+    const src of [
+      `git commit -q --allow-empty -F '${s.victim}/a' && git log -1 --format=%B`,
+      `git commit -q --allow-empty --file='${s.victim}/a' && git log -1 --format=%B`,
+      `git tag -F '${s.victim}/a' t && git tag -n9`,
+    ]
+  ) {
+    const conn = await s.session("agent:r");
+    await refused(conn, `cd '${repo}'`);
+    const result = await exec(conn, src).then((r) => JSON.stringify(r), (e) => e);
+    conn.close();
+    assert.ok(result instanceof RpcError, `${src} ran: ${result}`);
+    assert.equal(result.code, -32010, src);
+  }
+});
+
+// SPEC decision needed (K-PTY-1, P-EVAL-4): pty.open is judged by its program line (`less FILE`
+// reads FILE), but an interactive program runs whatever its user types (less's `!cmd`, `v`, `s
+// FILE`; git's pager; vi; man). Whether such programs are opaque in a PTY, or run with
+// LESSSECURE=1 and the like, is for the SPEC to say: today an agent allowed to write only in
+// allowed/ deletes victim/a this way (this test fails).
+sceneTest(
+  "K-PTY-1/P-EVAL-4 (SPEC decision): less opened in a PTY runs the shell command typed at its !",
+  async (s) => {
+    await resetVictim(s);
+    const conn = await s.session();
+    await refused(conn, `cd '${s.allowed}'`);
+    const opened = await conn.request("pty.open", { cmd: "less", args: ["/etc/hostname"] })
+      .then((r) => r as { pty_id: string }, () => null);
+    if (opened !== null) {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await conn.request("pty.send", { pty_id: opened.pty_id, input: `!rm -f '${s.victim}/a'\n` });
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await conn.request("pty.close", { pty_id: opened.pty_id });
+    }
+    conn.close();
+    await assertVictimUnchanged(s, "less, then !rm");
+  },
+  true,
+);
+
+sceneTest(
+  "K-EFF-3a: jq -nf FILE reads its program from FILE, whose text an error prints",
+  async (s) => {
+    await resetVictim(s);
+    for (const src of [`jq -nf '${s.victim}/a'`, `jq -rnf '${s.victim}/a'`]) {
+      const conn = await s.session("agent:r");
+      await refused(conn, `cd '${s.allowed}'`);
+      // it runs (and fails, printing the file's first line) unless refused
+      assert.equal(await stepRefused(conn, src), true, src);
+      conn.close();
+    }
+  },
+);
+
+sceneTest("K-EFF-3a: chown -R -L changes no file a link below leads to", async (s) => {
+  await resetVictim(s);
+  await Deno.mkdir(`${s.allowed}/dst`);
+  await Deno.symlink(s.victim, `${s.allowed}/dst/lnk`);
+  const owner = async () => (await Deno.stat(`${s.victim}/a`)).gid;
+  const before = await owner();
+  // a group the test's user is in, other than the file's, where there is one
+  const group = Deno.gid() === before ? 65534 : Deno.gid()!;
+  const conn = await s.session();
+  await refused(conn, `cd '${s.allowed}'`);
+  const ran = !await stepRefused(conn, `chgrp -RL ${group} dst`);
+  conn.close();
+  const changed = (await owner()) !== before;
+  assert.equal(ran || changed, false, `ran ${ran}, victim's group changed ${changed}`);
+});

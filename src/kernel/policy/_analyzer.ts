@@ -92,6 +92,8 @@ export class Analyzer {
         }
       }
       if (this.#scan.anyAssigned) {
+        // bash evaluates a subscript in such a name: `read "$k"` with k='a[$(cmd)]' runs cmd.
+        this.#effects.opaque("assigns a variable named by data");
         this.#effects.names("env_write", ["*"]);
         this.#configReason ??= "assigns a variable named by data";
       }
@@ -369,7 +371,8 @@ export class Analyzer {
       flag: (kind) => effects.flag(kind),
       connect: (host, port) => effects.connect(host, port),
       opaque: (reason) => effects.opaque(reason),
-      link: (dest, sources) => paths.link(dest, sources, cwds),
+      link: (dest, sources, copy) => paths.link(dest, sources, cwds, copy),
+      followedTree: (root) => paths.followedTree(root, cwds),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
       gitConfig: (dir, scope) => paths.gitConfig(dir, scope, cwds),
       gitRemotes: (dir) => paths.gitRemotes(dir, cwds),
@@ -456,7 +459,9 @@ export class Analyzer {
   }
 
   #cd(name: string, args: ArgValue[], cwds: Cwds): Flow {
-    const operands = args.filter((arg) => arg.text === null || !/^-[LPe@]+$/.test(arg.text));
+    // Options end at `--` or the first other word (`cd -- /etc` enters /etc).
+    const end = args.findIndex((arg) => arg.text === null || !/^-[LPe@]+$/.test(arg.text));
+    const operands = end < 0 ? [] : args.slice(args[end].text === "--" ? end + 1 : end);
     if (name === "popd" || (name === "pushd" && operands.length === 0)) {
       return { ok: null, fail: cwds };
     }

@@ -103,7 +103,9 @@ function assignedBy(
   for (; i < words.length; i++) {
     const text = staticWord(words[i]);
     if (text === null) {
-      if (mayBeOption(words[i])) unknown = true;
+      // It may be `-v` (one word of its own, or split from several) naming the next word.
+      const alone = i === words.length - 1 && isDoubleQuoted(words[i]);
+      if (mayBeOption(words[i]) && !alone) unknown = true;
       break;
     }
     if (text === "--") {
@@ -147,6 +149,11 @@ function assignedBy(
 function variableName(text: string): string | null {
   const name = text.replace(/\[.*$/s, "");
   return IDENTIFIER.test(name) ? name : null;
+}
+
+/** Whether the word is one double-quoted string, which expands to exactly one word. */
+function isDoubleQuoted(word: Word): boolean {
+  return word.parts.length === 1 && word.parts[0].type === "DblQuoted";
 }
 
 /** Whether a dynamic word could expand to something starting with `-`. */

@@ -141,6 +141,9 @@ const NAMING_BUILTINS = new Set([
  */
 export function subscriptReason(name: string, args: readonly ArgValue[]): string | null {
   if (!NAMING_BUILTINS.has(name)) return null;
+  if ((name === "test" || name === "[") && testNamesByData(args)) {
+    return "subscript evaluated from data";
+  }
   for (const arg of args) {
     const text = arg.text ?? arg.prefix;
     const subscripted = /^[A-Za-z_][A-Za-z0-9_]*\[/.exec(text);
@@ -149,4 +152,17 @@ export function subscriptReason(name: string, args: readonly ArgValue[]): string
     if (arg.text === null || !PLAIN_NAME.test(nameOnly)) return "subscript evaluated from data";
   }
   return null;
+}
+
+/**
+ * Whether `test`'s `-v` may get a variable name from data: `-v` before a dynamic word, or a
+ * dynamic word that may be `-v` (or split into it and a name) before another dynamic word.
+ */
+function testNamesByData(args: readonly ArgValue[]): boolean {
+  return args.some((arg, i) => {
+    const next = args[i + 1];
+    if (arg.text !== null) return arg.text === "-v" && next !== undefined && next.text === null;
+    if (!"-v".startsWith(arg.prefix.slice(0, 2))) return false;
+    return !arg.single || (next !== undefined && next.text === null);
+  });
 }

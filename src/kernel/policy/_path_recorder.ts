@@ -11,7 +11,13 @@ import { normalizePath } from "../bash/lexical_path.ts";
 import { isFile } from "../bash/regular_file.ts";
 import { type ArgValue, type GitConfigScope, STATIC } from "./commands/command_io.ts";
 import { isInertSource, isSpecialDevice, namedDescriptor } from "./_shell_tables.ts";
-import { devSocket, globMayMatchLink, hasHardLinks, physicalPath } from "./_physical_paths.ts";
+import {
+  devSocket,
+  globMayMatchLink,
+  hasHardLinks,
+  linkInTree,
+  physicalPath,
+} from "./_physical_paths.ts";
 import {
   findRepository,
   gitConfigPaths,
@@ -271,7 +277,12 @@ export class PathRecorder {
   }
 
   /** A written destination that may become a link: the entries it creates are recorded. */
-  link(dest: ArgValue, sources: readonly ArgValue[], cwds: Cwds): void {
+  link(
+    dest: ArgValue,
+    sources: readonly ArgValue[],
+    cwds: Cwds,
+    copy?: { links: boolean; use: PathUse },
+  ): void {
     const candidates = dest.text === "" ? [] : this.candidates(dest, cwds);
     for (const candidate of candidates ?? []) {
       const physical = physicalPath(candidate, false);
@@ -285,8 +296,34 @@ export class PathRecorder {
       const entries = isDir && names.length > 0 && names.every((name) => name)
         ? names.map((name) => STATIC(`${candidate}/${name}`))
         : [STATIC(candidate)];
-      this.#effects.paths("fs_write", physical === null ? [] : [physical]);
-      for (const entry of entries) this.path("fs_write", entry, cwds, "operand", true);
+      if (copy === undefined) this.#effects.paths("fs_write", physical === null ? [] : [physical]);
+      else if (isDir) this.path("fs_write", STATIC(candidate), cwds, copy.use);
+      for (const entry of entries) {
+        if (copy === undefined || copy.links) this.path("fs_write", entry, cwds, "operand", true);
+        if (copy === undefined) continue;
+        // cp opens an existing entry through the link it is or holds, a directory's files too;
+        // a new one is the directory's, or the link or file named
+        const followed = physicalPath(entry.text!);
+        const through = followed !== physicalPath(entry.text!, false) ||
+          (followed !== null && linkInTree(followed));
+        if (!through && (isDir || copy.links)) continue;
+        for (const written of this.path("fs_write", entry, cwds, copy.use)) {
+          if (linkInTree(written)) {
+            this.#effects.opaque(`writes into a tree holding symbolic links: ${written}`);
+          }
+        }
+      }
+    }
+  }
+
+  /** A recursive read following the links below `root` (null: the cwds): opaque when one is. */
+  followedTree(root: ArgValue | null, cwds: Cwds): void {
+    const roots = root === null ? cwds ?? [] : this.candidates(root, cwds) ?? [];
+    for (const candidate of roots) {
+      const physical = physicalPath(candidate);
+      if (physical !== null && linkInTree(physical)) {
+        this.#effects.opaque(`follows symbolic links below ${physical}`);
+      }
     }
   }
 

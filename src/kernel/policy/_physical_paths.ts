@@ -72,10 +72,17 @@ export function globMayMatchLink(path: string, lastFollowed: boolean): boolean {
   for (let i = 0; i < last; i++) {
     if (!isGlob(segments[i])) continue;
     const dir = `/${segments.slice(0, i).join("/")}`;
+    const below = segments.slice(i + 1, last);
     try {
       let count = 0;
       for (const entry of Deno.readDirSync(dir)) {
         if (entry.isSymlink || ++count > MAX_GLOB_ENTRIES) return true;
+        // `*/x/a` reaches through a link x inside any directory the glob matches
+        if (entry.isDirectory && below.length > 0) {
+          const walked = linkBelow(`${dir === "/" ? "" : dir}/${entry.name}`, below);
+          count += walked.lstats;
+          if (walked.link || count > MAX_GLOB_ENTRIES) return true;
+        }
       }
     } catch {
       // no such directory: the glob matches nothing
@@ -84,6 +91,48 @@ export function globMayMatchLink(path: string, lastFollowed: boolean): boolean {
     return segments.slice(i + 1, last).some(isGlob);
   }
   return false;
+}
+
+/**
+ * Whether the existing directory `path` holds a symbolic link anywhere below it (or cannot be
+ * searched to its end within the entry bound); false for anything but a directory.
+ */
+export function linkInTree(path: string): boolean {
+  const pending = [path];
+  let count = 0;
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    try {
+      if (!Deno.lstatSync(dir).isDirectory) continue;
+      for (const entry of Deno.readDirSync(dir)) {
+        if (entry.isSymlink || ++count > MAX_GLOB_ENTRIES) return true;
+        if (entry.isDirectory) pending.push(`${dir}/${entry.name}`);
+      }
+    } catch {
+      // gone, or not a directory: nothing below it
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether the literal `segments` below `base` pass through a symbolic link (up to the first that
+ * does not exist or is a glob), and how many names were looked at.
+ */
+function linkBelow(base: string, segments: readonly string[]): { link: boolean; lstats: number } {
+  let path = base;
+  let lstats = 0;
+  for (const segment of segments) {
+    if (isGlob(segment) || segment === "..") break;
+    path += `/${segment}`;
+    lstats++;
+    try {
+      if (Deno.lstatSync(path).isSymlink) return { link: true, lstats };
+    } catch {
+      break;
+    }
+  }
+  return { link: false, lstats };
 }
 
 function isGlob(segment: string): boolean {

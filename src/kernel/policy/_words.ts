@@ -126,6 +126,13 @@ export class WordExpander {
     for (const word of [exp.repl?.orig, exp.repl?.with, exp.exp?.word]) {
       if (word) this.word(word, cwds);
     }
+    // `${x@P}` expands the value as a prompt, running the command substitutions it holds.
+    const operator = exp.exp?.op === "@" ? exp.exp.word?.lit ?? "" : null;
+    if (operator !== null && !/^[QEAKakULu]$/.test(operator)) {
+      this.#effects.opaque(
+        operator === "P" ? "prompt expansion" : `expansion operator @${operator}`,
+      );
+    }
     if (exp.excl && exp.index === null && exp.names === null) {
       // `${!ref}` expands the variable ref names, and evaluates a subscript in that name.
       this.#effects.opaque("indirect expansion");
@@ -144,7 +151,8 @@ export class WordExpander {
         return;
       }
     }
-    dynamic(acc, quoted);
+    // `$?`, `$#` and `$$` are never empty and hold only digits: one field unless IFS changed.
+    dynamic(acc, quoted || (simple && /^[?#$]$/.test(name) && !this.#scan.ifsChanged));
   }
 
   /** Records the effects of an arithmetic expression. */

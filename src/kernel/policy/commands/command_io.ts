@@ -23,9 +23,20 @@ export interface CommandIO {
   opaque(reason: string): void;
   /**
    * A destination the command writes that may become a link (`ln`, `mv`, `cp -r`); into an
-   * existing directory, the entries named after `sources` are.
+   * existing directory, the entries named after `sources` are. `copy` (cp, install): data is
+   * copied into those entries through the links they already are or hold (`links` false: none
+   * is made), written as `copy.use` says.
    */
-  link(dest: ArgValue, sources: readonly ArgValue[]): void;
+  link(
+    dest: ArgValue,
+    sources: readonly ArgValue[],
+    copy?: { links: boolean; use: "operand" | "output" },
+  ): void;
+  /**
+   * The command reads or changes the whole tree below `root` (null: the cwd) following the
+   * symbolic links in it, to targets the analysis does not see: opaque when it holds one.
+   */
+  followedTree(root: ArgValue | null): void;
   /** git runs in `dir` (null: the cwd); `hooks` when the subcommand runs hooks. */
   repository(dir: ArgValue | null, hooks: boolean): void;
   /** git run in `dir` (null: the cwd) writes the configuration file of `scope`. */

@@ -91,6 +91,18 @@ const CURL_VALUE_LONG = [
   "create-file-mode",
   "parallel-max",
   "rate",
+  "libcurl",
+  "doh-url",
+  "proxy1.0",
+  "proxy-cacert",
+  "proxy-capath",
+  "proxy-cert",
+  "proxy-key",
+  "crlfile",
+  "proxy-crlfile",
+  "pubkey",
+  "random-file",
+  "egd-file",
 ];
 
 /** curl: URLs and proxies it connects to, files it uploads, reads and writes. */
@@ -115,12 +127,14 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     io.opaque("curl option not followed");
     return;
   }
-  for (const url of [...parsed.operands, ...optionValues(parsed, "--url")]) connectUrl(io, url);
+  const urls = [...parsed.operands, ...optionValues(parsed, "--url", "--doh-url")];
+  for (const url of urls) connectUrl(io, url);
   for (
     const proxy of optionValues(
       parsed,
       "-x",
       "--proxy",
+      "--proxy1.0",
       "--preproxy",
       "--socks4",
       "--socks4a",
@@ -147,11 +161,26 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     "--etag-save",
     "--hsts",
     "--alt-svc",
+    "--libcurl",
   );
+  // `#N` in an output name is replaced by what the URL's Nth glob (`{a,b}`, `[1-3]`) matched.
+  if (outputs.some((output) => /#\d/.test(output.text ?? output.prefix))) {
+    io.opaque("curl output named by a URL glob");
+    return;
+  }
   eachOutput(io, outputs);
   eachPath(io, "fs_write", optionValues(parsed, "--output-dir"));
   if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name")) {
     if (!hasOption(parsed, "--output-dir")) io.cwd("fs_write");
+    // each file is named after its URL (or the server's choice, any name) and opened through a
+    // link of that name
+    const dir = optionValues(parsed, "--output-dir").at(-1)?.text ?? ".";
+    const server = hasOption(parsed, "-J", "--remote-header-name");
+    if (server) io.output(STATIC(`${dir}/*`));
+    for (const name of server ? [] : urls.map(remoteName)) {
+      if (name === null) io.opaque("curl remote file name not known");
+      else if (name !== "") io.link(STATIC(dir), [STATIC(name)], { links: false, use: "output" });
+    }
   }
   eachPath(
     io,
@@ -160,11 +189,21 @@ export function curl(args: ArgValue[], io: CommandIO): void {
       parsed,
       "-T",
       "--upload-file",
+      "-E",
       "--cert",
       "--key",
       "--cacert",
       "--netrc-file",
       "--etag-compare",
+      "--proxy-cacert",
+      "--proxy-capath",
+      "--proxy-cert",
+      "--proxy-key",
+      "--crlfile",
+      "--proxy-crlfile",
+      "--pubkey",
+      "--random-file",
+      "--egd-file",
     ),
   );
   const dataOptions = [
@@ -194,6 +233,14 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     const file = curlDataFile(option.name, value.text);
     if (file !== null) io.path("fs_read", STATIC(file));
   }
+}
+
+/** The name `curl -O` saves a URL under: its path's last segment; null when not static. */
+function remoteName(url: ArgValue): string | null {
+  if (url.text === null) return null;
+  const path = url.text.replace(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/, "").replace(/[?#].*$/s, "");
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  return /[[\]{}]/.test(name) || name === "." || name === ".." ? null : name;
 }
 
 /** The file a curl data/form/cookie value reads, if any. */

@@ -32,11 +32,15 @@ export function transfer(
       io.opaque("backup files");
       return;
     }
-    // mv moves links as they are; cp copies them as links when recursive or told to.
-    const linking = sourceKind === "fs_delete" || hasOption(parsed, ...COPIES_LINKS);
+    // mv moves links as they are; cp copies them as links when recursive or told to, and
+    // writes its data through the links the destination already holds.
+    const moves = sourceKind === "fs_delete";
+    const links = moves || hasOption(parsed, ...COPIES_LINKS);
     const output = reshapes !== null && !hasOption(parsed, ...reshapes);
     const write = (dest: ArgValue, sources: readonly ArgValue[]) =>
-      linking ? io.link(dest, sources) : output ? io.output(dest) : io.path("fs_write", dest);
+      moves
+        ? io.link(dest, sources)
+        : io.link(dest, sources, { links, use: output ? "output" : "operand" });
     if (hasOption(parsed, "-d", "--directory")) {
       eachPath(io, "fs_write", parsed.operands);
       return;
@@ -49,6 +53,11 @@ export function transfer(
     }
     const operands = parsed.operands;
     if (operands.length === 0) return;
+    // cp -rL copies what the links below its sources lead to
+    const recursive = hasOption(parsed, "-r", "-R", "--recursive", "-a", "--archive");
+    if (recursive && hasOption(parsed, "-L", "--dereference")) {
+      for (const source of operands.slice(0, -1)) io.followedTree(source);
+    }
     if (operands.length === 1) {
       io.path(sourceKind, operands[0]);
       return;
@@ -145,7 +154,12 @@ export function changeAttributes(isChmod: boolean): CommandHandler {
     if (parsed === null) return;
     const reference = optionValues(parsed, "--reference");
     eachPath(io, "fs_read", reference);
-    eachPath(io, "fs_write", parsed.operands.slice(reference.length > 0 || modeGiven ? 0 : 1));
+    const targets = parsed.operands.slice(reference.length > 0 || modeGiven ? 0 : 1);
+    eachPath(io, "fs_write", targets);
+    // chown/chgrp -R -L change what every link below leads to
+    if (hasOption(parsed, "-R", "--recursive") && hasOption(parsed, "-L")) {
+      for (const target of targets) io.followedTree(target);
+    }
   };
 }
 

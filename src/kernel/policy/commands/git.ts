@@ -224,15 +224,47 @@ function rewritesTree(sub: string, rest: readonly ArgValue[]): boolean {
   return false;
 }
 
+/** Per subcommand, the short options whose value is a file git reads (a message, a template). */
+const FILE_SHORT: Record<string, string> = { commit: "Ft", tag: "F", merge: "F" };
+
+/** Options naming a file git reads: the message and template ones and `--pathspec-from-file`. */
+const FILE_LONG = ["file", "template", "pathspec-from-file"];
+
+/** The files `git SUB REST` reads besides the repository: messages, templates, pathspec lists. */
+function readFiles(sub: string, rest: readonly ArgValue[]): string[] {
+  const short = FILE_SHORT[sub] ?? "";
+  // other short options with a value, which may be clustered before these
+  const { values } = scan(rest, `${short}mcCSuXs`, []);
+  const files = [...short].flatMap((letter) => values.get(letter) ?? []);
+  for (let i = 0; i < rest.length && rest[i].text !== "--"; i++) {
+    const match = /^--([^=]+)(=(.*))?$/s.exec(rest[i].text ?? "");
+    const name = match === null ? null : FILE_LONG.find((long) => long.startsWith(match[1]));
+    if (match === null || name === undefined || name === null || match[1].length < 3) continue;
+    if (name === "template" && sub !== "commit") continue;
+    files.push(match[3] ?? rest[++i]?.text ?? "-");
+  }
+  return files;
+}
+
+/** `git init` long options that take a value. */
+const INIT_VALUED = [
+  "template",
+  "separate-git-dir",
+  "object-format",
+  "ref-format",
+  "initial-branch",
+];
+
+/** Whether `git init` puts the git directory elsewhere or copies hooks from a template. */
+function initUnfollowed(rest: readonly ArgValue[]): boolean {
+  return scan(rest, "b", INIT_VALUED).options.some((given) =>
+    given.length > 1 && ["separate-git-dir", "template"].some((name) => name.startsWith(given))
+  );
+}
+
 /** The directory `git init` makes or re-initializes its repository in (null: the cwd). */
 function initTarget(rest: readonly ArgValue[], dir: ArgValue | null): ArgValue | null {
-  const target = scan(rest, "b", [
-    "template",
-    "separate-git-dir",
-    "object-format",
-    "ref-format",
-    "initial-branch",
-  ]).operands[0];
+  const target = scan(rest, "b", INIT_VALUED).operands[0];
   if (target === undefined) return dir;
   return dir === null || target.startsWith("/") ? STATIC(target) : STATIC(`${dir.text}/${target}`);
 }
@@ -284,6 +316,18 @@ export function git(args: ArgValue[], io: CommandIO): void {
     io.gitConfig(dir, scope);
     return;
   }
+  if (sub === "init" && initUnfollowed(rest)) {
+    io.opaque("git init option not followed");
+    return;
+  }
+  // `git rebase -x CMD` runs CMD in the shell after each commit it replays
+  if (
+    sub === "rebase" &&
+    scan(rest, "xsX", ["strategy", "strategy-option", "onto"]).options.includes("x")
+  ) {
+    io.opaque("git rebase -x");
+    return;
+  }
   // reported besides the subcommand's own effects, which git would leave half done without it
   if (sub === "init") io.gitConfig(initTarget(rest, dir), "existing");
   else if (rewritesConfig(sub, rest, () => io.gitRemotes(dir))) io.gitConfig(dir, "local");
@@ -304,7 +348,14 @@ export function git(args: ArgValue[], io: CommandIO): void {
     io.opaque(`git ${sub}`);
     return;
   }
-  if (dir === null) io.cwd(kind);
-  else io.path(kind, dir);
+  // git reads them after entering `-C DIR`
+  for (const file of readFiles(sub, rest)) {
+    if (file === "-") continue;
+    io.path("fs_read", STATIC(dir === null || file.startsWith("/") ? file : `${dir.text}/${file}`));
+  }
+  // `git init DIR` makes (or re-initializes) the repository in DIR
+  const target = sub === "init" ? initTarget(rest, dir) : dir;
+  if (target === null) io.cwd(kind);
+  else io.path(kind, target);
   io.repository(dir, kind === "fs_write");
 }

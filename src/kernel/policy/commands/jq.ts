@@ -24,7 +24,10 @@ export function jq(args: ArgValue[], io: CommandIO): void {
       if (args[i + 2]) io.path("fs_read", args[i + 2]);
       i += 2;
       continue;
-    } else if (["-f", "--from-file", "-L", "--library-path"].includes(text)) {
+    } else if (
+      ["--from-file", "--library-path"].includes(text) || /^-[^-]*[fL]/.test(text)
+    ) {
+      // `-f` or `-L` alone or among other letters (`-nf prog.jq`)
       io.opaque("jq program from files");
       return;
     } else if (text === "--indent") {

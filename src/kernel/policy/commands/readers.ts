@@ -22,6 +22,8 @@ export interface ReaderSpec extends OptionSpec {
   names?: readonly string[];
   /** Options naming a file that lists more files to read, which analysis cannot see. */
   lists?: readonly string[];
+  /** Options that make it read its operands' trees through the links in them. */
+  followsTrees?: readonly string[];
   /** Operand positions (0-based) that are written (outputs) instead of read. */
   writtenOperands?: readonly number[];
 }
@@ -63,6 +65,10 @@ export function reader(spec: ReaderSpec): CommandHandler {
       if (spec.writtenOperands?.includes(index)) io.output(operand);
       else io.path("fs_read", operand);
     });
+    const follows = spec.followsTrees ?? [];
+    if (hasOption(parsed, ...follows) && !hasOption(parsed, "--no-dereference")) {
+      for (const operand of parsed.operands) io.followedTree(operand);
+    }
   };
 }
 
@@ -131,7 +137,6 @@ export const READERS: Record<string, ReaderSpec> = {
   diff: {
     short: "CUIFLDSXx",
     // `--context[=N]` and `--unified[=N]` take a value only after `=`.
-    flags: ["context", "unified"],
     long: [
       "ignore-matching-lines",
       "show-function-line",
@@ -156,6 +161,9 @@ export const READERS: Record<string, ReaderSpec> = {
       "palette",
     ],
     reads: ["-X", "--exclude-from", "--from-file", "--to-file"],
+    // diff -r follows the links it meets unless --no-dereference
+    flags: ["context", "unified", "recursive", "no-dereference"],
+    followsTrees: ["-r", "--recursive"],
   },
   cmp: { short: "in", long: ["ignore-initial", "bytes"] },
   stat: { short: "c", long: ["format", "printf"] },

@@ -34,6 +34,14 @@ export function grep(args: ArgValue[], io: CommandIO): void {
     optionValues(parsed, "-d", "--directories").some((v) => v.text === "recurse");
   if (files.length === 0 && recursive) io.cwd("fs_read");
   eachPath(io, "fs_read", files);
+  // -R follows every link below the files it searches
+  if (hasOption(parsed, "-R", "--dereference-recursive")) followedTrees(io, files);
+}
+
+/** Each of `roots` (or the cwd when none) is read through the links below it. */
+function followedTrees(io: CommandIO, roots: readonly ArgValue[]): void {
+  if (roots.length === 0) io.followedTree(null);
+  for (const root of roots) io.followedTree(root);
 }
 
 /** rg: the files it searches (the cwd without operands); `--pre` runs programs. */
@@ -75,6 +83,7 @@ export function ripgrep(args: ArgValue[], io: CommandIO): void {
       "hostname-bin",
       "hyperlink-format",
     ],
+    flags: ["follow"],
   }, io);
   if (parsed === null) return;
   if (hasOption(parsed, "--pre", "--hostname-bin")) {
@@ -86,4 +95,5 @@ export function ripgrep(args: ArgValue[], io: CommandIO): void {
   const files = patternGiven ? parsed.operands : parsed.operands.slice(1);
   if (files.length === 0) io.cwd("fs_read");
   eachPath(io, "fs_read", files);
+  if (hasOption(parsed, "-L", "--follow")) followedTrees(io, files);
 }

@@ -1,7 +1,22 @@
 /** wget: the hosts it connects to and the files it writes. */
-import { type ArgValue, type CommandIO, eachOutput, eachPath } from "./command_io.ts";
+import { type ArgValue, type CommandIO, eachOutput, eachPath, STATIC } from "./command_io.ts";
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import { connectUrl } from "./url.ts";
+
+/**
+ * Options that run a program (`--use-askpass`), or write or read files named otherwise than as
+ * given (`--warc-file=F` writes F.warc.gz), or at its own choosing.
+ */
+const WGET_UNFOLLOWED = [
+  "use-askpass",
+  "warc-file",
+  "warc-dedup",
+  "warc-cdx",
+  "rejected-log",
+  "hsts-file",
+  "input-metalink",
+  "crl-file",
+];
 
 /** wget: URLs it fetches and the files it writes. */
 export function wget(args: ArgValue[], io: CommandIO): void {
@@ -46,11 +61,13 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "bind-address",
       "limit-rate",
       "referer",
+      ...WGET_UNFOLLOWED,
     ],
-    flags: ["span-hosts"],
+    flags: ["span-hosts", "force-directories", "recursive", "mirror", "page-requisites"],
   }, io);
   if (parsed === null) return;
-  if (hasOption(parsed, "-e", "--execute", "-i", "--input-file", "--config")) {
+  const unfollowed = WGET_UNFOLLOWED.map((name) => `--${name}`);
+  if (hasOption(parsed, "-e", "--execute", "-i", "--input-file", "--config", ...unfollowed)) {
     io.opaque("wget option not followed");
     return;
   }
@@ -64,6 +81,11 @@ export function wget(args: ArgValue[], io: CommandIO): void {
   if (document.length > 0) eachOutput(io, document);
   else if (prefix.length > 0) eachPath(io, "fs_write", prefix);
   else io.cwd("fs_write");
+  // A tree of host and path directories is written through whatever links it already holds.
+  const tree = ["-x", "--force-directories", "-r", "--recursive", "-m", "--mirror", "-p"];
+  if (document.length === 0 && hasOption(parsed, ...tree, "--page-requisites")) {
+    io.link(prefix.at(-1) ?? STATIC("."), [STATIC(".")], { links: false, use: "output" });
+  }
   eachOutput(
     io,
     optionValues(parsed, "-o", "--output-file", "-a", "--append-output", "--save-cookies"),
