@@ -48,7 +48,9 @@ export async function outcomeOf(
 
 /**
  * A str value over a sparse CAS file of `size` bytes that starts with `head` (NUL bytes after it),
- * stored under a made-up hash: big enough that reading it whole would show.
+ * big enough that reading it whole would show: spooled and adopted under a made-up hash, as a
+ * capture adopts its spool (a file put in the store's place directly is one an earlier kernel
+ * left, hashed before it is served).
  */
 export async function sparseStr(
   cas: Cas,
@@ -57,9 +59,9 @@ export async function sparseStr(
   lines: number,
 ): Promise<BlobValue> {
   const hash = "sha256:" + "5".repeat(64);
-  const path = cas.blobPath(hash);
-  await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-  await Deno.writeFile(path, encoder.encode(head));
-  await Deno.truncate(path, size);
+  const spool = cas.tmpPath();
+  await Deno.writeFile(spool, encoder.encode(head));
+  await Deno.truncate(spool, size);
+  cas.adopt(spool, hash);
   return new BlobValue(cas, "str", hash, 0, size, size, lines);
 }
