@@ -42,6 +42,15 @@ export class EnvReader {
     }
     return value === "" ? undefined : value;
   }
+
+  /** Whether the variable is set to the empty string (which {@link get} treats as unset). */
+  setButEmpty(name: string): boolean {
+    try {
+      return Deno.env.get(name) === "";
+    } catch {
+      return false;
+    }
+  }
 }
 
 /** Everything the facade needs to reach its kernel. */
@@ -75,6 +84,13 @@ export function resolveConfig(flags: CommandLine, env: EnvReader): FacadeConfig 
     throw new UsageError(`invalid session name: ${JSON.stringify(named)}`);
   }
   const token = flags.token ?? env.get("SHOAL_TOKEN") ?? null;
+  if (token === null && env.setButEmpty("SHOAL_TOKEN")) {
+    // M-CLI-1 counts it as unset; said, since a configuration that meant a token acts as the human
+    env.warn(
+      "shoal-mcp: SHOAL_TOKEN is set but empty, so no token is sent: this facade acts as the " +
+        "local human, unconfined (no sandbox, no approvals)",
+    );
+  }
   const project = flags.project ?? env.get("SHOAL_PROJECT");
   if (project !== undefined && !project.startsWith("/")) {
     const from = flags.project === undefined ? "SHOAL_PROJECT" : "--project";

@@ -77,6 +77,25 @@ Deno.test("M-ONB-1: SHOAL_PROJECT names the directory when no --project is given
   });
 });
 
+Deno.test('M-CLI-1: SHOAL_TOKEN set but empty counts as unset, and the facade says on stderr that it then acts as the local human, unconfined (a client configuration expanding an unset variable to "" lost the agent\'s token without a word)', () => {
+  const warned = (vars: Record<string, string>, flags = {}) => {
+    const lines: string[] = [];
+    withEnv(vars, () => {
+      assert.equal(resolveConfig(flags, new EnvReader((l) => lines.push(l))).token ?? null, null);
+    });
+    return lines;
+  };
+  const lines = warned({ SHOAL_TOKEN: "", SHOAL_PROJECT: "/home/me/p" });
+  assert.equal(lines.length, 1, JSON.stringify(lines));
+  assert.match(lines[0], /SHOAL_TOKEN is set but empty.*local human.*unconfined/);
+  assert.deepEqual(warned({}), [], "unset: the human's own configuration, nothing to say");
+  withEnv({ SHOAL_TOKEN: "" }, () => {
+    const lines: string[] = [];
+    const config = resolveConfig({ token: "t" }, new EnvReader((l) => lines.push(l)));
+    assert.deepEqual([config.token, lines], ["t", []], "a --token wins, nothing to say");
+  });
+});
+
 Deno.test("M-ONB-1: a project without a named session attaches to the project's own session, found on the default session's socket; a named session wins", () => {
   withEnv({ XDG_RUNTIME_DIR: "/run/user/7", SHOAL_SESSION: "" }, () => {
     const env = new EnvReader(() => {});
@@ -178,6 +197,7 @@ const FACADE_VARS = [
   "SHOAL_TOKEN",
   "SHOAL_NO_AUTOSTART",
   "SHOAL_KERNEL",
+  "SHOAL_PROJECT",
 ];
 
 /** Runs `fn` with the facade's variables set to `vars` (others unset), restoring them after. */
