@@ -299,8 +299,13 @@ hostTest(
   async () => {
     await withResident(NSENTER, async (s) => {
       assert.equal(s.resident.launches, false);
-      const child = await start(s, "echo $$; readlink /proc/$$/fd/0");
+      // the run waits for `go` until its command line is read: a run already ended has none
+      const child = await start(
+        s,
+        "echo $$; readlink /proc/$$/fd/0; until [ -e go ]; do sleep 0.01; done",
+      );
       assert.match(commandLine(child.pid) ?? "", /nsenter/);
+      await Deno.writeTextFile(`${s.proj}/go`, "");
       const { out, status } = await finish(child);
       assert.equal(status.success, true);
       assert.match(out, /^\d+\n\/dev\/null\n$/);
@@ -471,7 +476,14 @@ for (const by of LAUNCHERS) {
           assert.equal(await Promise.race([read, bound]), "read");
           clearTimeout(timer);
         } finally {
-          for (const child of children) Deno.kill(-child.pid, "SIGKILL");
+          // a group already gone must not hide the failure that ended the body early
+          for (const child of children) {
+            try {
+              Deno.kill(-child.pid, "SIGKILL");
+            } catch {
+              // gone already (ESRCH)
+            }
+          }
           await Promise.all(ends);
           for (const dir of dirs) s.resident.pool.release(dir);
         }
