@@ -662,9 +662,13 @@ for (const by of LAUNCHERS) {
     by.missing,
     async () => {
       await withResident(by, async (s) => {
-        const first = await start(s, "readlink /proc/self/ns/mnt; sleep 0.2");
+        const first = await start(
+          s,
+          "readlink /proc/self/ns/mnt; until [ -e go ]; do sleep 0.01; done",
+        );
         const launcher = parentPid(first.pid);
         assert.ok(launcher !== Deno.pid && by.command.test(commandLine(launcher) ?? ""));
+        await Deno.writeTextFile(`${s.proj}/go`, ""); // read its parent before it ends
         const ran = await finish(first);
         assert.equal(ran.status.success, true, ran.err);
         // Nothing runs: the resident is stopped IDLE_GRACE_MS from now unless used. A spawn the
