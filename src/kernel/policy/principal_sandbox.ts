@@ -12,6 +12,7 @@ import {
   visibleIn,
 } from "../sandbox/view.ts";
 import { sandboxNet } from "../net/destinations.ts";
+import { namespaceFloor } from "../sandbox/port_floor.ts";
 import { withGitIdentity } from "../sandbox/git_identity.ts";
 import { tmpfsBounds } from "../sandbox/tmpfs_bounds.ts";
 
@@ -147,8 +148,9 @@ export function runSandbox(
     );
   }
   const net = sandboxNet(principal, netGrants(policy!, approved), policy!.net_listen);
+  const portFloor = namespaceFloor(net, policy!.net_listen);
   const afresh = () => runSandbox(setting, policy, localHuman, principal, cwd, approved);
   const { bwrap, prlimit, sizedTmpfs } = setting.host as SandboxHost & { tier: "B" };
   const tmpfs = sizedTmpfs ? TMPFS_BOUNDS : null;
-  return { principal, bwrap, prlimit, view, net, tmpfs, afresh };
+  return { principal, bwrap, prlimit, view, net, portFloor, tmpfs, afresh };
 }

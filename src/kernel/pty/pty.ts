@@ -273,14 +273,15 @@ export class Pty {
       }
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    if (sandbox !== null && opts.nsenter) {
-      lowerFloorOf(child.pid, sandbox.net, opts.proxy, opts.nsenter);
-    }
+    const floor = sandbox !== null && opts.nsenter
+      ? lowerFloorOf(child.pid, sandbox.portFloor, opts.nsenter)
+      : null;
     let init: number | null = null;
     // its placeholders go once nothing of the sandbox is left to bind them
     releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
     try {
       // its protections are checked in place before the program runs, as a resident's (P-SBX-6)
+      await floor; // before the program runs: the gate holds it
       if (gate !== null) init = await gate.pass(child, sandbox!.view.protection);
       if (init !== null) {
         const inside = init;

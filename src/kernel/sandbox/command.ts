@@ -51,6 +51,11 @@ export interface Sandboxing {
   prlimit: string;
   view: SandboxView;
   net: SandboxNet | null;
+  /**
+   * The lowest port its runs may bind, when below 1024: its lowest forwarded or `net_listen` port
+   * (`port_floor.ts`); null when the namespace keeps 1024.
+   */
+  portFloor: number | null;
   /** The sizes of its `/tmp` and `/dev/shm`, or null where bwrap cannot size a tmpfs (before 0.8). */
   tmpfs: TmpfsBounds | null;
   /**
@@ -189,8 +194,9 @@ export function confinementKey(sandboxing: Sandboxing | null): string {
   if (sandboxing === null) return "";
   let key = keys.get(sandboxing);
   if (key === undefined) {
-    const { principal, bwrap, view, net } = sandboxing;
-    key = JSON.stringify([principal, bwrap, view, net, view.mounts.map((m) => identity(m.path))]);
+    const { principal, bwrap, view, net, portFloor } = sandboxing;
+    const mounts = view.mounts.map((m) => identity(m.path));
+    key = JSON.stringify([principal, bwrap, view, net, portFloor, mounts]);
     keys.set(sandboxing, key);
   }
   return key;

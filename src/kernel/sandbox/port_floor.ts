@@ -1,13 +1,13 @@
 /**
- * A forwarded loopback port below 1024 (P-NET-1: a grant of `127.0.0.1:79` works like any other).
- * The forwarder binds it inside the sandbox's network namespace, where it has no capability and
- * the namespace's `net.ipv4.ip_unprivileged_port_start` is 1024, as on the host; bwrap's
- * `--cap-add` cannot help a kernel that is not root (the namespace belongs to bwrap's outer user
- * namespace, the forwarder runs in the inner one, `outer_userns.ts`). So the kernel lowers that
- * namespace's floor to the lowest forwarded port from outside, as the owner of its user
- * namespace, while the forwarder waits for it (`forwarder_script.ts`). Only that namespace
- * changes: the host's floor stays where it is.
- */
+ * A forwarded loopback port or a `net_listen` port below 1024 (P-NET-1: a grant of `127.0.0.1:79`
+ * or of `net_listen` 80 works like any other). The forwarder, or the agent's own server, binds it
+ * inside the sandbox's network namespace, where it has no capability and the namespace's
+ * `net.ipv4.ip_unprivileged_port_start` is 1024, as on the host; bwrap's `--cap-add` cannot help
+ * a kernel that is not root (the namespace belongs to bwrap's outer user namespace, the runs are
+ * in the inner one, `outer_userns.ts`). So the kernel lowers that namespace's floor to the lowest
+ * such port from outside, as the owner of its user namespace, before the sandbox's first run (the
+ * forwarder waits for it too, `forwarder_script.ts`). Only that namespace changes: the host's
+ * floor stays where it is. */
 import { childrenOf } from "./protected_mounts.ts";
 import { outerUserns } from "./outer_userns.ts";
 import type { SandboxNet } from "../net/destinations.ts";
@@ -23,9 +23,17 @@ const POLL_MS = 5;
 const RETRIES = 10;
 const RETRY_MS = 200;
 
-/** The lowest port `net` forwards below {@link PRIVILEGED_PORTS}, or null when none is. */
-export function lowestPrivilegedPort(net: SandboxNet | null): number | null {
-  const low = (net?.forwards ?? []).map((f) => f.port).filter((p) => p < PRIVILEGED_PORTS);
+/**
+ * The floor a sandbox's network namespace needs: its lowest port below {@link PRIVILEGED_PORTS}
+ * that `net` forwards or a `net_listen` grant in `listen` names (`*`: any, so 0), or null when
+ * none is that low.
+ */
+export function namespaceFloor(net: SandboxNet | null, listen: readonly string[]): number | null {
+  const ports = [
+    ...(net?.forwards ?? []).map((f) => f.port),
+    ...listen.map((grant) => grant === "*" ? 0 : Number(grant)),
+  ];
+  const low = ports.filter((p) => Number.isInteger(p) && p < PRIVILEGED_PORTS);
   return low.length === 0 ? null : Math.min(...low);
 }
 
@@ -114,16 +122,14 @@ async function setFloor(pid: number, port: number, nsenter: string): Promise<voi
 }
 
 /**
- * Starts lowering the floor for a sandbox just spawned under `root` with `net`, when it has a
- * proxy (`proxy`, its socket's directory) and forwards a port below 1024; a failure leaves that
- * port unforwarded, as the forwarder finds.
+ * Lowers the floor of the sandbox just spawned under `root` to `floor` (its `portFloor`), if any;
+ * resolves once done or failed: a failure leaves those ports refused inside (EACCES), and a
+ * forwarder waiting for one leaves it unforwarded.
  */
-export function lowerFloorOf(
+export async function lowerFloorOf(
   root: number,
-  net: SandboxNet | null,
-  proxy: string | null | undefined,
+  floor: number | null,
   nsenter: string,
-): void {
-  const low = proxy ? lowestPrivilegedPort(net) : null;
-  if (low !== null) lowerPortFloor(root, low, nsenter).catch(() => {});
+): Promise<void> {
+  if (floor !== null) await lowerPortFloor(root, floor, nsenter).catch(() => {});
 }

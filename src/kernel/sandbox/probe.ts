@@ -114,7 +114,7 @@ export async function detectSandbox(
     const started = Resident.start(
       { nsenter, setpriv, launcher: null },
       bash,
-      { principal: "", bwrap, prlimit, view, net: null, tmpfs: null }, // no principal's runs
+      { principal: "", bwrap, prlimit, view, net: null, portFloor: null, tmpfs: null }, // no principal's runs
       parent,
       () => {},
     );

@@ -214,8 +214,8 @@ export class Resident {
       release();
       throw e;
     }
-    // a forwarded port below 1024 waits, inside, for its namespace's floor (P-NET-1)
-    lowerFloorOf(child.pid, sandboxing.net, sandboxing.proxy, tools.nsenter);
+    // a forwarded or net_listen port below 1024 needs the namespace's floor lowered (P-NET-1)
+    const floor = lowerFloorOf(child.pid, sandboxing.portFloor, tools.nsenter);
     let init: number | null = null;
     // its placeholders go once nothing of the sandbox is left to bind them
     releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);
@@ -228,6 +228,7 @@ export class Resident {
       init = sandboxInit(child.pid);
       watch = new ProtectionWatch(init, protection);
       checkProtection(init, protection);
+      await floor; // before its first run
       if (launcher) {
         if (!first.value.startsWith("spare ")) throw new Error("the launcher did not start");
         driver = new Launcher(childrenOf(init)[0], child.stdin, first.value, reports);

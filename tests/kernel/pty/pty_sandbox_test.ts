@@ -31,7 +31,7 @@ function sandboxing(proj: string): Sandboxing {
   const view = sandboxView({ read: [`${proj}/**`], write: [`${proj}/**`] }, undefined, []);
   if (HOST_SANDBOX.tier !== "B") throw new Error("no sandbox");
   const { bwrap, prlimit } = HOST_SANDBOX;
-  return { principal: "agent:a", bwrap, prlimit, view, net: null, tmpfs: null };
+  return { principal: "agent:a", bwrap, prlimit, view, net: null, portFloor: null, tmpfs: null };
 }
 
 hostTest(

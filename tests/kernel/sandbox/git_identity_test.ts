@@ -124,6 +124,7 @@ hostTest(
           cwd: `${dir}/work`,
           scratch: null,
           net: null,
+          portFloor: null,
           proxy: null,
           tmpfs: null,
         },

@@ -73,6 +73,7 @@ async function confined(
     cwd,
     scratch: null,
     net: null,
+    portFloor: null,
     proxy: null,
     tmpfs: null,
   };
@@ -192,6 +193,7 @@ hostTest("a signal to bwrap's process group stops every process inside", NEEDS_T
       cwd: l.proj,
       scratch: null,
       net: null,
+      portFloor: null,
       proxy: null,
       tmpfs: null,
     };

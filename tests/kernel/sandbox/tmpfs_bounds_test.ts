@@ -55,6 +55,7 @@ hostTest(
           cwd: dir,
           scratch: null,
           net: null,
+          portFloor: null,
           proxy: null,
           tmpfs: { tmp: 8 * MIB, shm: 4 * MIB },
         },
