@@ -145,7 +145,10 @@ export function resolvedAddressDenied(
     ));
 }
 
-/** The loopback grants with an explicit port (P-NET-1's exception), once each. */
+/**
+ * The loopback grants with an explicit port (P-NET-1's exception), once each per address inside:
+ * `localhost` on both, since a client may reach it as either (one resolving it to ::1 first).
+ */
 function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
   const forwards = new Map<string, LoopbackForward>();
   for (const grant of grants) {
@@ -154,15 +157,18 @@ function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
       continue;
     }
     const host = canonicalHost(grantHost(grant));
-    const listen = host === "[::1]"
-      ? "::1"
-      : host === "127.0.0.1" || host === "localhost"
-      ? "127.0.0.1"
-      : null;
-    if (listen === null) continue;
-    const key = `${listen} ${port}`;
-    if (!forwards.has(key)) {
-      forwards.set(key, { listen, port, host: host === "[::1]" ? "::1" : host! });
+    const listens: LoopbackForward["listen"][] = host === "[::1]"
+      ? ["::1"]
+      : host === "127.0.0.1"
+      ? ["127.0.0.1"]
+      : host === "localhost"
+      ? ["127.0.0.1", "::1"]
+      : [];
+    for (const listen of listens) {
+      const key = `${listen} ${port}`;
+      if (!forwards.has(key)) {
+        forwards.set(key, { listen, port, host: host === "[::1]" ? "::1" : host! });
+      }
     }
   }
   return [...forwards.values()];

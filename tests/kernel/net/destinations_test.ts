@@ -71,7 +71,7 @@ Deno.test("a granted name may not lead to the host's own or link-local addresses
   );
 });
 
-Deno.test("loopback grants with an explicit port are forwarded; the proxy's port avoids them", () => {
+Deno.test("loopback grants with an explicit port are forwarded, localhost on both addresses; the proxy's port avoids them", () => {
   assert.equal(sandboxNet("agent:a", []), null);
   const net = sandboxNet("agent:a", [
     "127.0.0.1:3128",
@@ -84,6 +84,7 @@ Deno.test("loopback grants with an explicit port are forwarded; the proxy's port
   assert.deepEqual(net.forwards, [
     { listen: "127.0.0.1", port: 3128, host: "127.0.0.1" },
     { listen: "127.0.0.1", port: 8080, host: "localhost" },
+    { listen: "::1", port: 8080, host: "localhost" },
     { listen: "::1", port: 5432, host: "::1" },
   ]);
   assert.equal(net.port, 3129);

@@ -23,14 +23,20 @@ function lowPortMissing(): string | null {
 }
 
 /**
- * Runs `body` with a kernel where agent:n, granted `127.0.0.1:79` alone, works in `~/proj` of
- * session `work`, and a host service on 127.0.0.1:79 answers `pong` to every connection.
+ * Runs `body` with a kernel where agent:n, granted `<host>:<port>` alone, works in `~/proj` of
+ * session `work`, and a host service on 127.0.0.1:`port` (by default {@link LOW_PORT}; 0: any
+ * free one) answers `pong` to every connection; `body` gets the port served.
  */
-async function withLowPortAgent(body: (agent: RpcConnection) => Promise<void>): Promise<void> {
+async function withForwardedAgent(
+  host: string,
+  body: (agent: RpcConnection, port: number) => Promise<void>,
+  port = LOW_PORT,
+): Promise<void> {
   const box = await sandbox();
   const proj = `${box.dir}/home/proj`;
   await Deno.mkdir(proj);
-  const service = Deno.listen({ hostname: "127.0.0.1", port: LOW_PORT });
+  const service = Deno.listen({ hostname: "127.0.0.1", port });
+  const served = service.addr.port;
   const serving = (async () => {
     for await (const conn of service) {
       await conn.write(new TextEncoder().encode("pong\n")).catch(() => {});
@@ -39,17 +45,22 @@ async function withLowPortAgent(body: (agent: RpcConnection) => Promise<void>): 
   })().catch(() => {});
   let k: TestKernel | undefined;
   try {
-    const policy = { "agent:n": { ...PROJECT_AGENT, net_connect: [`127.0.0.1:${LOW_PORT}`] } };
+    const policy = { "agent:n": { ...PROJECT_AGENT, net_connect: [`${host}:${served}`] } };
     const token = (await createToken(box, "agent:n", "agent:n")).secret;
     k = await startKernel(["--policy", await writePolicy(box, policy)], box);
     await exec(await k.attach("work"), `cd ${proj}`);
-    await body(await k.attach("work", token));
+    await body(await k.attach("work", token), served);
   } finally {
     service.close();
     await serving;
     if (k) await k.cleanup();
     else await box.cleanup();
   }
+}
+
+/** Runs `body` with agent:n granted `127.0.0.1:79` alone (see {@link withForwardedAgent}). */
+function withLowPortAgent(body: (agent: RpcConnection) => Promise<void>): Promise<void> {
+  return withForwardedAgent("127.0.0.1", body);
 }
 
 /** A python3 one-liner printing the first bytes 127.0.0.1:79 sends, as bash source. */
@@ -83,4 +94,21 @@ hostTest(
       await agent.request("pty.close", { pty_id: opened.pty_id });
       assert.deepEqual(screen.filter((row) => /^(pong|done)/.test(row)), ["pong", "done"]);
     }),
+);
+
+hostTest(
+  "P-NET-1 a grant of localhost:P is forwarded on both loopback addresses of the namespace: a " +
+    "client that reaches localhost as ::1 (as one resolving it to ::1 first does) gets the host " +
+    "service as one reaching 127.0.0.1 does, not a refused connection",
+  NEEDS_TIER_B,
+  () =>
+    withForwardedAgent("localhost", async (agent, port) => {
+      const read = (address: string) =>
+        `python3 -c "import socket; print(socket.create_connection(('${address}', ${port}), 3)` +
+        `.recv(10).decode(), end='')" 2>&1 | tail -1`;
+      const r = await exec(agent, `${read("::1")}; ${read("127.0.0.1")}`, {
+        position: "value",
+      });
+      assert.equal(((r.value as Rec).out as Rec).v, "pong\npong\n");
+    }, 0),
 );
