@@ -1,25 +1,25 @@
 /**
- * The forwarder a proxied sandbox starts before its command (perl core only: Socket,
- * IO::Socket::IP). Arguments: the proxy's Unix socket path inside, then `P:<port>` (the proxy's
- * loopback listener), `L:<addr>|<port>|<host>` (a loopback port forwarded to `host:port` outside),
- * `E:<NAME>=<value>` (the proxy environment), `D:<number>` (prctl(2)'s syscall number), `N:<name>`
- * (the child's process name, `RELAY_NAME`), `--` and
- * the command. The command is the sandbox's socket filter (`unix_socket_filter.ts`), which the
- * child, forked before it, does not carry: it is the one process inside that opens Unix sockets
- * (to the proxy alone), and it makes itself undumpable (PR_SET_DUMPABLE 0) so that no process of
- * the agent's may ptrace it or read its memory. It forks a child that listens on every loopback
- * port and relays each accepted connection to the Unix socket (a forwarded port first asks the
- * proxy, by SOCKS5, for its destination; one below 1024 is bound once the kernel has lowered the
- * namespace's floor, `sandbox/port_floor.ts`, tried for at most 5 s); once the child listens, the command is executed with the
- * environment entries added, in the forwarder's own pid. The child relays every
- * connection in one select loop (a fork per connection cost milliseconds before the first byte),
- * reading a side only while the other side's pending bytes are written (one chunk per direction);
- * it exits when the sandbox does.
+ * The forwarder a proxied sandbox starts before its command (perl core only: Socket and Fcntl;
+ * loading IO::Socket::IP alone took ~9 ms of each proxied sandbox's start). Arguments: the
+ * proxy's Unix socket path inside, then `P:<port>` (the proxy's loopback listener),
+ * `L:<addr>|<port>|<host>` (a loopback port forwarded to `host:port` outside), `E:<NAME>=<value>`
+ * (the proxy environment), `D:<number>` (prctl(2)'s syscall number), `N:<name>` (the child's
+ * process name, `RELAY_NAME`), `--` and the command. The command is the sandbox's socket filter
+ * (`unix_socket_filter.ts`), which the child, forked before it, does not carry: it is the one
+ * process inside that opens Unix sockets (to the proxy alone), and it makes itself undumpable
+ * (PR_SET_DUMPABLE 0) so that no process of the agent's may ptrace it or read its memory. It
+ * forks a child that listens on every loopback port and relays each accepted connection to the
+ * Unix socket (a forwarded port first asks the proxy, by SOCKS5, for its destination; one below
+ * 1024 is bound once the kernel has lowered the namespace's floor, `sandbox/port_floor.ts`, tried
+ * for at most 5 s); once the child listens, the command is executed with the environment entries
+ * added, in the forwarder's own pid. The child relays every connection in one select loop (a fork
+ * per connection cost milliseconds before the first byte), reading a side only while the other
+ * side's pending bytes are written (one chunk per direction); it exits when the sandbox does.
  */
 export const FORWARDER_SCRIPT = String.raw`
 use strict;
-use IO::Socket::IP;
-use Socket qw(PF_UNIX SOCK_STREAM IPPROTO_TCP TCP_NODELAY SHUT_WR pack_sockaddr_un);
+use Socket qw(PF_UNIX PF_INET PF_INET6 AF_INET AF_INET6 SOCK_STREAM SOL_SOCKET SO_REUSEADDR
+  IPPROTO_TCP TCP_NODELAY SHUT_WR inet_pton pack_sockaddr_un pack_sockaddr_in pack_sockaddr_in6);
 use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
 my $unix = shift @ARGV;
 my (@listen, @env, $prctl, $relay_name);
@@ -100,6 +100,20 @@ sub receive {
   send_out($s->{peer});
 }
 
+# A socket listening on loopback address $addr (dotted or IPv6), port $port; undef with $! set.
+sub listen_on {
+  my ($addr, $port) = @_;
+  my $v6 = $addr =~ /:/;
+  socket(my $s, $v6 ? PF_INET6 : PF_INET, SOCK_STREAM, 0) or return;
+  my $ip = inet_pton($v6 ? AF_INET6 : AF_INET, $addr);
+  my $at = $v6 ? pack_sockaddr_in6($port, $ip) : pack_sockaddr_in($port, $ip);
+  return $s if setsockopt($s, SOL_SOCKET, SO_REUSEADDR, 1) && bind($s, $at) && listen($s, 128);
+  my $errno = $! + 0;
+  close $s;
+  $! = $errno;
+  return;
+}
+
 # Writes what is pending for a side.
 sub send_out {
   my $s = shift;
@@ -129,7 +143,7 @@ if ($pid == 0) {
     select(undef, undef, undef, 0.005) if $tries;
     my @left;
     for my $l (@waiting) {
-      my $s = IO::Socket::IP->new(LocalHost => $l->[0], LocalPort => $l->[1], Listen => 128, ReuseAddr => 1);
+      my $s = listen_on($l->[0], $l->[1]);
       if ($s) { push @servers, [$s, $l->[2], $l->[1]] }
       elsif ($l->[1] < 1024 && $!{EACCES}) { push @left, $l }
     }
@@ -150,7 +164,7 @@ if ($pid == 0) {
     next if $n <= 0;
     for my $l (@servers) {
       next unless vec($rin, fileno($l->[0]), 1);
-      my $client = $l->[0]->accept or next;
+      accept(my $client, $l->[0]) or next;
       if (keys(%sides) >= 2 * $PAIRS) { close $client; next }
       open_pair($client, $l->[1], $l->[2]);
     }
