@@ -29,6 +29,11 @@
 // `events.publish` request, on the clock all processes share, performance.timeOrigin +
 // performance.now() (checked against CLOCK_MONOTONIC: processes agree within 0.3 µs; each
 // process's offset is taken once, so the sums keep performance.now()'s resolution, under 1 µs).
+// --gap MS waits MS ms more before each next event: back to back (0, the default, as before), a
+// subscriber process may still be finishing its previous notification (its report, the SDK's
+// work after the handler) when the next arrives; with a gap every process waits idle first, as
+// for sporadic events, which makes every way's wake-up slower (the kernel socket's p50 about
+// doubled in one run at 1 ms) and the MCP ratios smaller.
 // Two arrivals are timed: when the line was read from the pipe or socket (before any parsing:
 // "line read"), and when the subscriber's handler got it.
 // CPU per notification is read from /proc for the kernel, each facade or forwarder, and each
@@ -37,7 +42,7 @@
 // --compare=<checkout>: one more way, "facade stdout (compare)", the facades of another checkout
 // (its bin/shoal-mcp, e.g. a `git worktree add --detach /tmp/old main`) on the same kernel, taking
 // its turns with the others, so old and new facades are compared in one run.
-// Run: deno run -A scripts/bench/events.ts [--subscribers N] [--events E] [--shared]
+// Run: deno run -A scripts/bench/events.ts [--subscribers N] [--events E] [--gap MS] [--shared]
 //        [--compare=<checkout>]
 import { parseArgs } from "node:util";
 import type { RpcConnection } from "../../src/protocol/rpc_client.ts";
@@ -48,7 +53,8 @@ import { delay, waitUntil } from "../../tests/_support/wait.ts";
 import { IDLE_TICK_MS } from "../../src/protocol/idle_work.ts";
 import { percentile } from "./percentile.ts";
 
-const USAGE = "usage: events.ts [--subscribers N] [--events E] [--shared] [--compare=<checkout>]";
+const USAGE =
+  "usage: events.ts [--subscribers N] [--events E] [--gap MS] [--shared] [--compare=<checkout>]";
 
 function options() {
   try {
@@ -57,15 +63,18 @@ function options() {
       options: {
         subscribers: { type: "string", default: "10" },
         events: { type: "string", default: "1000" },
+        gap: { type: "string", default: "0" },
         shared: { type: "boolean", default: false },
         compare: { type: "string" },
       },
     });
     const subscribers = Number(values.subscribers);
     const events = Number(values.events);
+    const gap = Number(values.gap);
     const counts = [subscribers, events].every((n) => Number.isInteger(n) && n > 0);
-    if (positionals.length === 0 && counts && events <= 100000 && subscribers <= 64) {
-      return { subscribers, events, shared: values.shared, compare: values.compare };
+    const gapOk = Number.isInteger(gap) && gap >= 0 && gap <= 1000;
+    if (positionals.length === 0 && counts && gapOk && events <= 100000 && subscribers <= 64) {
+      return { subscribers, events, gap, shared: values.shared, compare: values.compare };
     }
   } catch {
     // reported below
@@ -74,7 +83,7 @@ function options() {
   Deno.exit(2);
 }
 
-const { subscribers: SUBSCRIBERS, events: EVENTS, shared, compare } = options();
+const { subscribers: SUBSCRIBERS, events: EVENTS, gap: GAP, shared, compare } = options();
 const CHANNEL = "user.bench";
 /** Events a way publishes in one turn: the ways take turns, so the machine's load falls alike on each. */
 const BLOCK = 100;
@@ -268,8 +277,10 @@ async function prepare(
       for (let i = from; i < from + n; i++) {
         sentAt[i] = performance.now();
         await publisher.request("events.publish", { channel, payload: { i } });
-        // The next event is published once this one has reached every subscriber.
+        // The next event is published once this one has reached every subscriber, and the
+        // subscriber processes have had --gap ms to finish their report and wait again.
         await reached(expected - total * (from + n - 1 - i));
+        if (GAP > 0) await delay(GAP);
       }
       await waitUntil(() => count() >= expected, 60000);
       elapsed += performance.now() - started;
