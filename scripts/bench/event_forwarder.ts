@@ -1,6 +1,6 @@
 // The least a facade can do with an event: a process that attaches to the kernel at argv[0],
 // subscribes to argv[1], and copies every read of its socket to stdout unparsed. Started by
-// scripts/bench/events.ts to show what the process hop alone costs on this machine.
+// scripts/bench/event_subscriber.ts (for events.ts) to show what the process hop alone costs on this machine.
 // Run: deno run -A scripts/bench/event_forwarder.ts <socket> <channel>
 const [path, channel] = Deno.args;
 const conn = await Deno.connect({ transport: "unix", path });
