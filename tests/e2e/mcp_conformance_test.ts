@@ -1,0 +1,51 @@
+// The facade as raw MCP clients drive it over stdio (M-PROTO-*, M-PROG-3): messages that real
+// clients send a little off the schema, and what each of them must still get.
+import assert from "node:assert/strict";
+import { type RawFacade, withRawFacade } from "../_support/facade.ts";
+import type { Rec } from "../_support/rec.ts";
+import { delay } from "../_support/wait.ts";
+
+/** Reads `shoal://jobs` until the job whose cmd is `cmd` is in `state`; the job, or null after 10 s. */
+async function jobInState(facade: RawFacade, cmd: string, state: string): Promise<Rec | null> {
+  const deadline = Date.now() + 10000;
+  while (Date.now() < deadline) {
+    const read = await facade.request(`jobs-${crypto.randomUUID()}`, "resources/read", {
+      uri: "shoal://jobs",
+    });
+    const jobs = (read.result as Rec).structuredContent as Rec[];
+    const job = jobs.find((j) => j.cmd === cmd);
+    if (job?.state === state) return job;
+    await delay(100);
+  }
+  return null;
+}
+
+for (
+  const [what, extra] of [
+    ["a null reason", { reason: null }],
+    ["a numeric reason", { reason: 5 }],
+    ["a malformed _meta", { _meta: { progressToken: 1.5 } }],
+  ] as const
+) {
+  Deno.test(`M-PROG-3: a notifications/cancelled with ${what} for a running shoal_exec cancels its task, as it drops its response`, async () => {
+    await withRawFacade(async (facade) => {
+      const src = `sleep 33 # ${what}`;
+      await facade.send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "shoal_exec", arguments: { src } },
+      });
+      assert.ok(await jobInState(facade, src, "running"), "the run started");
+      await facade.send({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, ...extra },
+      });
+      // Before: the response was dropped (the transport forgot the id) while the run went on
+      // (the server ignored the cancellation for its reason): the client waited on nothing.
+      assert.ok(await jobInState(facade, src, "cancelled"), "the task was cancelled");
+      assert.equal(facade.queued.some((f) => (f as Rec).id === 1), false, "no response for id 1");
+    });
+  });
+}
