@@ -49,3 +49,16 @@ for (
     });
   });
 }
+
+Deno.test("MCP pagination: tools/list, resources/list and resources/templates/list answer one page without nextCursor, so a cursor they never issued is -32602, as tasks/list's is (M-TOOL-1, M-RES-1/2)", async () => {
+  await withRawFacade(async (facade) => {
+    for (const method of ["tools/list", "resources/list", "resources/templates/list"]) {
+      const page = await facade.request(`${method}-1`, method, {});
+      assert.ok(page.result, `${method} answers`);
+      assert.equal((page.result as Rec).nextCursor, undefined, `${method} has one page`);
+      // Before: the whole list again, as if "page-2" were a cursor it had issued.
+      const paged = await facade.request(`${method}-2`, method, { cursor: "page-2" });
+      assert.equal((paged.error as Rec | undefined)?.code, -32602, `${method} with a cursor`);
+    }
+  });
+});
