@@ -229,7 +229,14 @@ export class FacadeServer {
       askApproval: this.#elicits
         ? (planRef) =>
           this.#attachmentApproves()
-            ? askInClient(this.kernel, this.#client, planRef, context.signal, execSrc(params))
+            ? askInClient(
+              this.kernel,
+              this.#client,
+              planRef,
+              context.signal,
+              execSrc(params),
+              this.#version,
+            )
             : Promise.resolve(null)
         : null,
     };
