@@ -152,8 +152,11 @@ export class FacadeServer {
   }
 
   async #dispatch(name: string, params: Params, context: RequestContext): Promise<unknown> {
-    // The tasks/* methods exist only when tasks were negotiated (M-TASKS-1).
-    const method = name.startsWith("tasks/") && !this.#withTasks ? undefined : this.#methods[name];
+    // The tasks/* methods exist only when tasks were negotiated (M-TASKS-1). Own members only:
+    // `constructor` or `toString` would find what every object inherits, and answer with it.
+    const known = Object.hasOwn(this.#methods, name) &&
+      !(name.startsWith("tasks/") && !this.#withTasks);
+    const method = known ? this.#methods[name] : undefined;
     if (method === undefined) {
       // data.method names it whole (M-PROTO-2); the message only by a preview: naming a long
       // method twice made the answer to a 9 MiB one an 18 MiB frame, over the limit (W-FRAME-2).

@@ -62,3 +62,18 @@ Deno.test("MCP pagination: tools/list, resources/list and resources/templates/li
     }
   });
 });
+
+Deno.test("M-PROTO-2: a method named like a property every object has (constructor, toString, hasOwnProperty, valueOf, __proto__) is -32601 with data.method, as any other unknown method", async () => {
+  await withRawFacade(async (facade) => {
+    for (
+      const method of ["constructor", "toString", "hasOwnProperty", "valueOf", "__proto__"]
+    ) {
+      // Before: constructor answered {}, toString the string "[object Undefined]" (a result that
+      // is no object) and hasOwnProperty -32603: the dispatcher looked methods up in a plain object.
+      const answer = await facade.request(method, method, {});
+      assert.equal(answer.result, undefined, `${method}: no result`);
+      assert.deepEqual((answer.error as Rec).data, { method }, method);
+      assert.equal((answer.error as Rec).code, -32601, method);
+    }
+  });
+});
