@@ -115,14 +115,17 @@ function commandLines(src: string, truncated: boolean): string[] {
   return out;
 }
 
+/** The first protocol version whose `elicitation/create` has `mode` (dated versions compare as strings). */
+export const MODE_VERSION = "2025-11-25";
+
 /**
  * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): why it needs
  * approval (the kernel's `needs_approval`, so no path that does hides among the harmless ones), its
  * effects one per line, its reversibility and ref, then the command, quoted, and a form with one required
  * `decision`. What the kernel derived comes first, so no command, however long or shaped, can
- * stand in for it.
+ * stand in for it. Shaped as protocol `version` defines the request: `mode` only from 2025-11-25.
  */
-export function approvalRequest(plan: Rec): Rec {
+export function approvalRequest(plan: Rec, version: string = MODE_VERSION): Rec {
   const reasons = listLines(plan.needs_approval, plan.needs_approval_more, String);
   const effects = listLines(plan.effects, plan.effects_more, effectLine);
   const message = [
@@ -142,7 +145,8 @@ export function approvalRequest(plan: Rec): Rec {
     ...commandLines(String(plan.src ?? ""), plan.src_truncated === true),
   ].join("\n");
   return {
-    mode: "form",
+    // `mode` exists since 2025-11-25; older clients get their version's form (M-PROTO-1).
+    ...(version >= MODE_VERSION && { mode: "form" }),
     message,
     requestedSchema: {
       type: "object",
@@ -199,7 +203,7 @@ async function planOf(
 /**
  * Asks the human in the client about the plan of a `-32011` and records the answer with the
  * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2); `src` is the source the call
- * sent, when it sent one. Any failure on the way — the plan gone, no answer, a refusal by the
+ * sent, when it sent one; `version` the negotiated protocol version. Any failure on the way — the plan gone, no answer, a refusal by the
  * kernel — is no decision: the call answers as without elicitation and the plan stays pending
  * for the CLI.
  */
@@ -208,12 +212,17 @@ export async function askInClient(
   client: ClientRequests,
   planRef: string,
   signal: AbortSignal,
-  src?: string,
+  src: string | undefined,
+  version: string,
 ): Promise<ClientDecision> {
   try {
     const plan = await planOf(kernel, planRef, src);
     if (plan === null) return null;
-    const reply = await client.request("elicitation/create", approvalRequest(plan), signal);
+    const reply = await client.request(
+      "elicitation/create",
+      approvalRequest(plan, version),
+      signal,
+    );
     if (!reply.ok || signal.aborted) return null;
     const decision = decisionOf(reply.result);
     if (decision === null) return null;

@@ -60,9 +60,8 @@ export class RequestServer {
     if ("id" in message) {
       this.#request(message.id, message.method, message.params ?? {});
     } else if (message.method === "notifications/cancelled") {
-      const reason = message.params?.reason;
-      if (reason !== undefined && typeof reason !== "string") return;
-      this.#inFlight.get(message.params?.requestId as Id)?.abort(reason);
+      // The transport has dropped the response already: the request is cancelled (M-PROG-3).
+      this.#inFlight.get(message.params?.requestId as Id)?.abort("cancelled by the client");
     }
   }
 

@@ -72,6 +72,15 @@ function execSrc(params: Params): string | undefined {
   return params.name === "shoal_exec" && typeof args?.src === "string" ? args.src : undefined;
 }
 
+/**
+ * A list answered in one page without `nextCursor` (M-TOOL-1, M-RES-1/2): any `cursor` is one
+ * never issued, which MCP answers with -32602, as `tasks/list` does (M-TASKS-1).
+ */
+function onePage<T>(params: Params, list: () => T): T {
+  if (params.cursor !== undefined) throw invalidParams("invalid cursor: this list has one page");
+  return list();
+}
+
 function uriParam(params: Params): string {
   if (typeof params.uri !== "string") throw invalidParams("invalid params: uri must be a string");
   return params.uri;
@@ -118,14 +127,14 @@ export class FacadeServer {
     }, () => this.#withTasks);
     this.#methods = {
       "initialize": (p) => this.#initialize(p),
-      "tools/list": () => ({ tools: toolsFor(this.#withTasks) }),
+      "tools/list": (p) => onePage(p, () => ({ tools: toolsFor(this.#withTasks) })),
       "tools/call": (p, context) => this.#callTool(p, context),
       "tasks/get": (p) => this.#tasks.get(p.taskId),
       "tasks/list": (p) => this.#tasks.list(p.cursor),
       "tasks/cancel": (p, context) => this.#tasks.cancel(this.#toolContext(p, context), p.taskId),
       "tasks/result": (p, context) => this.#tasks.result(p.taskId, context.signal),
-      "resources/list": () => listResources(kernel),
-      "resources/templates/list": () => ({ resourceTemplates: TEMPLATES }),
+      "resources/list": (p) => onePage(p, () => listResources(kernel)),
+      "resources/templates/list": (p) => onePage(p, () => ({ resourceTemplates: TEMPLATES })),
       "resources/read": (p) => readResource(kernel, uriParam(p)),
       "resources/subscribe": (p) => this.subscriptions.subscribe(uriParam(p)),
       "resources/unsubscribe": (p) => this.subscriptions.unsubscribe(uriParam(p)),
@@ -143,8 +152,11 @@ export class FacadeServer {
   }
 
   async #dispatch(name: string, params: Params, context: RequestContext): Promise<unknown> {
-    // The tasks/* methods exist only when tasks were negotiated (M-TASKS-1).
-    const method = name.startsWith("tasks/") && !this.#withTasks ? undefined : this.#methods[name];
+    // The tasks/* methods exist only when tasks were negotiated (M-TASKS-1). Own members only:
+    // `constructor` or `toString` would find what every object inherits, and answer with it.
+    const known = Object.hasOwn(this.#methods, name) &&
+      !(name.startsWith("tasks/") && !this.#withTasks);
+    const method = known ? this.#methods[name] : undefined;
     if (method === undefined) {
       // data.method names it whole (M-PROTO-2); the message only by a preview: naming a long
       // method twice made the answer to a 9 MiB one an 18 MiB frame, over the limit (W-FRAME-2).
@@ -220,7 +232,14 @@ export class FacadeServer {
       askApproval: this.#elicits
         ? (planRef) =>
           this.#attachmentApproves()
-            ? askInClient(this.kernel, this.#client, planRef, context.signal, execSrc(params))
+            ? askInClient(
+              this.kernel,
+              this.#client,
+              planRef,
+              context.signal,
+              execSrc(params),
+              this.#version,
+            )
             : Promise.resolve(null)
         : null,
     };

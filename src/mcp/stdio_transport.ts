@@ -207,10 +207,10 @@ export class StdioTransport implements Transport {
     if (typeof requestId !== "string" && !Number.isSafeInteger(requestId)) return;
     const internal = this.#internalIds.get(idKey(requestId as ClientId));
     if (internal === undefined) return; // unknown or already answered
+    // Forgetting the id drops the response, so the request is cancelled whatever else the
+    // notification holds (a null reason, a malformed _meta): M-PROG-3 keys it by id alone.
     this.#forget(internal);
-    if (validMeta(params)) {
-      this.#deliver({ jsonrpc: "2.0", method, params: { ...params, requestId: internal } });
-    }
+    this.#deliver({ jsonrpc: "2.0", method, params: { requestId: internal } });
   }
 
   #deliver(message: JSONRPCMessage): void {

@@ -488,3 +488,44 @@ Deno.test({
       }
     }),
 });
+
+hostTest(
+  "the form's `mode` member goes only to clients that negotiated 2025-11-25, where it was introduced: a 2025-06-18 client declaring elicitation gets exactly the form of its version, {message, requestedSchema} (M-PROTO-1, M-ELICIT-2)",
+  NEEDS_TIER_B,
+  () =>
+    world(async (w) => {
+      for (
+        const [version, members] of [
+          ["2025-06-18", ["message", "requestedSchema"]],
+          ["2025-11-25", ["message", "mode", "requestedSchema"]],
+        ] as const
+      ) {
+        const facade = new RawFacade(w.box, [], {
+          XDG_CONFIG_HOME: `${w.box.dir}/config`,
+          SHOAL_TOKEN: w.tokens["agent:e"],
+        });
+        try {
+          await facade.request(1, "initialize", {
+            protocolVersion: version,
+            capabilities: { elicitation: {} },
+            clientInfo: { name: "raw", version: "0" },
+          });
+          await facade.send({
+            jsonrpc: "2.0",
+            id: 2,
+            method: "tools/call",
+            params: { name: "shoal_exec", arguments: { src: `rm '${w.victim}'` } },
+          });
+          const ask = await facade.next((f) => f.method === "elicitation/create");
+          // Before: mode "form" went to every client, a member its version does not define.
+          assert.deepEqual(Object.keys(ask.params as Rec).sort(), members, version);
+          await facade.send({ jsonrpc: "2.0", id: ask.id, result: { action: "decline" } });
+          const answer = await facade.response(2);
+          assert.equal(((answer.result as Rec).structuredContent as Rec).code, -32011);
+        } finally {
+          await facade.stop();
+        }
+      }
+      assert.equal(existsSync(w.victim), true, "nothing ran");
+    }),
+);
