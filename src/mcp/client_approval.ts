@@ -203,9 +203,9 @@ async function planOf(
 /**
  * Asks the human in the client about the plan of a `-32011` and records the answer with the
  * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2); `src` is the source the call
- * sent, when it sent one; `version` the negotiated protocol version. Any failure on the way — the plan gone, no answer, a refusal by the
- * kernel — is no decision: the call answers as without elicitation and the plan stays pending
- * for the CLI.
+ * sent, when it sent one; `version` the negotiated protocol version. Any failure on the way — the
+ * plan gone, no answer, a refusal by the kernel — is no decision: the call answers as without
+ * elicitation and the plan stays pending for the CLI.
  */
 export async function askInClient(
   kernel: KernelClient,
