@@ -263,3 +263,36 @@ hostTest(
       assert.equal(exists(`${box.dir}/home/.local/state/shoal`), false);
     }),
 );
+
+hostTest(
+  "M-ONB-1/G-STATE-1: relative XDG_CONFIG_HOME and XDG_STATE_HOME at print time are printed absolute, so the kernel the client autostarts from / finds the policy and token --print-config wrote",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, fresh) => {
+      // Unique names: a kernel that took them relative to / would make them there.
+      const name = box.dir.split("/").pop()!;
+      const [config, state] = [`${name}-config`, `${name}-state`];
+      try {
+        const user = { ...fresh, XDG_CONFIG_HOME: config, XDG_STATE_HOME: state };
+        const out = await shoalMcp(
+          ["--print-config", "cursor", "--project", project],
+          user,
+          box.dir,
+        );
+        assert.equal(out.code, 0, out.stderr);
+        const printed = parsePrinted("cursor", out.stdout);
+        assert.equal(printed.env.XDG_CONFIG_HOME, `${box.dir}/${config}`);
+        assert.equal(printed.env.XDG_STATE_HOME, `${box.dir}/${state}`);
+        await withPrinted(printed, async (agent) => {
+          const ran = await exec(agent, "pwd");
+          assert.ok(ran.ok, ran.text);
+          assert.equal(ran.text.trim(), project);
+        });
+        assert.ok(exists(`${box.dir}/${state}/shoal/journal.db`), "the state printed");
+      } finally {
+        for (const made of [config, state]) {
+          await Deno.remove(`/${made}`, { recursive: true }).catch(() => {});
+        }
+      }
+    }),
+);

@@ -5,7 +5,7 @@
  * turn into a client configuration; each change is one line on stderr.
  */
 import { realpathSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { stateDir } from "../../protocol/state_dir.ts";
 import { agentToken } from "../auth/agent_secrets.ts";
@@ -37,9 +37,10 @@ const PLACE_VARIABLES = ["HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTI
 /** Runs `onboard`; `args` are the words after it. Returns 0 done, 1 failure, 2 usage error. */
 export async function runOnboardCommand(
   args: string[],
-  env: Record<string, string>,
+  given: Record<string, string>,
 ): Promise<number> {
   try {
+    const env = absolutePlaces(given);
     const parsed = parseCommandArgs(args, { project: { type: "string" } }, true);
     if (parsed.positionals.length !== 1) throw new UsageError("onboard takes <principal>");
     const [principal] = parsed.positionals;
@@ -94,6 +95,18 @@ export async function runOnboardCommand(
     console.error(`shoal-kernel: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
+}
+
+/**
+ * `env` with each relative {@link PLACE_VARIABLES} value made absolute against the working
+ * directory, where onboard uses it: printed as given, it would name other places for a facade and
+ * kernel that a client starts elsewhere (Claude Desktop starts it in `/`), whose token then fails.
+ */
+function absolutePlaces(env: Record<string, string>): Record<string, string> {
+  const relative = PLACE_VARIABLES.filter((name) => env[name] && !env[name].startsWith("/"));
+  if (relative.length === 0) return env;
+  const cwd = Deno.cwd();
+  return { ...env, ...Object.fromEntries(relative.map((name) => [name, resolve(cwd, env[name])])) };
 }
 
 /**

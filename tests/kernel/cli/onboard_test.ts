@@ -126,6 +126,27 @@ Deno.test("M-ONB-1: a malformed policy, HOME, /, ~/.ssh, ~/.config or ~/.local/b
   });
 });
 
+Deno.test("M-ONB-1: relative XDG_CONFIG_HOME and XDG_STATE_HOME are printed as the absolute places onboard used, so a client starting the facade elsewhere finds them", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(`${box.dir}/proj`);
+    // kernelCli runs in box.dir: the relative values name box.dir/cfg and box.dir/st
+    const r = await kernelCli(box, ["onboard", "agent:cursor", "--project", "proj"], {
+      XDG_CONFIG_HOME: "cfg",
+      XDG_STATE_HOME: "st/",
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Rec;
+    const env = out.env as Rec;
+    assert.equal(env.XDG_CONFIG_HOME, `${box.dir}/cfg`);
+    assert.equal(env.XDG_STATE_HOME, `${box.dir}/st`);
+    assert.equal(out.policy, `${box.dir}/cfg/shoal/leash.jsonc`);
+    assert.ok(Deno.statSync(`${box.dir}/cfg/shoal/leash.jsonc`).isFile);
+    assert.ok(Deno.statSync(`${box.dir}/st/shoal/agent_secrets.json`).isFile);
+    assert.match(r.stderr, new RegExp(`^policy: created ${box.dir}/cfg/shoal/leash\\.jsonc`, "m"));
+    assert.match(r.stderr, new RegExp(`secret kept in ${box.dir}/st/shoal/agent_secrets`));
+  });
+});
+
 Deno.test("M-ONB-1: a directory below ~/.config (one program's settings) may be granted", async () => {
   await withBox(async (box) => {
     const nvim = `${box.dir}/home/.config/nvim`;
