@@ -18,6 +18,11 @@ Deno.test("M-CLI-2: unknown flags, missing values, operands and unknown clients 
       ["--print-config"],
       ["--as-human"],
       ["--print-config", "cursor", "--as-human", "--project", "/p"],
+      // not in the printed configuration: dropped silently, the agent got another kernel/session
+      ["--print-config", "cursor", "--socket", "/s"],
+      ["--print-config", "cursor", "--session", "work"],
+      ["--print-config", "cursor", "--token", "t"],
+      ["--session=work", "--print-config=vscode", "--as-human"],
     ]
   ) {
     assert.throws(() => parseCommandLine(args), UsageError, args.join(" "));
