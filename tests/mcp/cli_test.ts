@@ -232,6 +232,27 @@ Deno.test("issue 11: the client command works with no Deno on PATH (scripts/deno
   });
 });
 
+Deno.test("issue 11: when npm cannot install the pinned Deno, scripts/deno.sh shows npm's error and what to do", async () => {
+  await withBox(async (box) => {
+    // a checkout without .tools/ on a machine without Deno, whose npm cannot reach its registry
+    await Deno.mkdir(`${box.dir}/clone/scripts`, { recursive: true });
+    await Deno.copyFile(`${REPO}/scripts/deno.sh`, `${box.dir}/clone/scripts/deno.sh`);
+    const npm = (Deno.env.get("PATH") ?? "").split(":").find((dir) => exists(`${dir}/npm`));
+    if (npm === undefined) return; // no npm here: nothing installs
+    const out = await run("/bin/sh", [`${box.dir}/clone/scripts/deno.sh`, "--version"], {
+      PATH: `${npm}:/usr/bin:/bin`,
+      HOME: `${box.dir}/home`,
+      npm_config_registry: "http://127.0.0.1:9/",
+      npm_config_fetch_retries: "0",
+      npm_config_cache: `${box.dir}/npm-cache`,
+    });
+    assert.notEqual(out.code, 0);
+    assert.equal(out.stdout, "");
+    assert.match(out.stderr, /ECONNREFUSED/, "npm's own reason");
+    assert.match(out.stderr, /shoal: npm could not install deno \S+/, out.stderr);
+  });
+});
+
 Deno.test("M-START-3: a kernel that exits at its start is reported with the command that shows why (its stderr is null)", async () => {
   await withBox(async (box) => {
     const failing = `${box.dir}/failing-kernel`;
