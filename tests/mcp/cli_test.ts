@@ -191,6 +191,30 @@ Deno.test("M-CLI-6: --print-config --as-human prints, per client, absolute exist
   });
 });
 
+Deno.test("M-CLI-6/M-ONB-1: a checkout whose path holds a space and a non-ASCII letter prints its own existing paths, not URL-escaped ones, and provisions the agent", async () => {
+  await withBox(async (box) => {
+    // this checkout's files, at a path such as ~/My Projects/shoal or /home/José/shoal
+    const copy = `${box.dir}/My Projects/José/shoal`;
+    await Deno.mkdir(copy, { recursive: true });
+    const files = ["bin", "scripts", "src", "main.ts", "deno.json", "deno.lock"];
+    const cp = await new Deno.Command("cp", { args: ["-R", ...files, copy], cwd: REPO }).output();
+    assert.ok(cp.success);
+    await Deno.symlink(`${REPO}/.tools`, `${copy}/.tools`); // the pinned Deno, no install
+    await Deno.mkdir(`${box.dir}/proj`);
+    for (const extra of [["--as-human"], ["--project", `${box.dir}/proj`]]) {
+      const printed = await run(
+        `${copy}/bin/shoal-mcp`,
+        ["--print-config", "cursor", ...extra],
+        box.env(),
+      );
+      assert.equal(printed.code, 0, printed.stderr);
+      const server = JSON.parse(printed.stdout).mcpServers.shoal;
+      assert.equal(server.command, `${copy}/bin/shoal-mcp`, extra[0]);
+      assert.equal(server.env.PATH.split(":")[0], `${copy}/bin`);
+    }
+  });
+});
+
 Deno.test("M-CLI-6: the printed configuration works under a client's minimal environment: autostart and exec", async () => {
   await withBox(async (box) => {
     const printed = await run(
