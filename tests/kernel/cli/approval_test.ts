@@ -162,3 +162,22 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "K-CLI-3 approve shows the human what it approved (the plan's source, cwd and principal) [ignored: needs a SPEC decision: K-CLI-3 prints approval.grant's result alone, {grant, plan_ref, approved_by, enforced}, so a human who runs the `shoal-kernel approve plan:…` that -32011 names (and that an agent relays in its own words) learns nothing of what ran unless they ran `approvals` first and matched the ref; showing the plan (on stderr, or asking on a tty) is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({ "agent:a": AGENT });
+    try {
+      const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+      const plan = await pendingPlan(agent, "touch not-what-the-agent-said");
+      const approved = await kernelCli(k.box, ["approve", plan.plan_ref as string]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(approved.stdout + approved.stderr, /touch not-what-the-agent-said/);
+      assert.match(approved.stdout + approved.stderr, /agent:a/);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
