@@ -217,7 +217,9 @@ hostTest(
           "PATH",
           "SHOAL_PROJECT",
           "SHOAL_TOKEN",
+          "XDG_CONFIG_HOME",
           "XDG_RUNTIME_DIR",
+          "XDG_STATE_HOME",
         ]);
         assert.deepEqual(printed.args, []);
         await withPrinted(printed, async (agent) => {
@@ -294,5 +296,28 @@ hostTest(
           await Deno.remove(`/${made}`, { recursive: true }).catch(() => {});
         }
       }
+    }),
+);
+
+hostTest(
+  "M-ONB-1/G-STATE-1/G-STATE-3: a client whose own environment names other XDG_CONFIG_HOME and XDG_STATE_HOME (a Flatpak editor's, passed on to its servers) still starts a kernel on the policy and token --print-config wrote: the printed env names both places",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, user) => {
+      const out = await shoalMcp(["--print-config", "vscode", "--project", project], user);
+      assert.equal(out.code, 0, out.stderr);
+      const printed = parsePrinted("vscode", out.stdout);
+      assert.equal(printed.env.XDG_CONFIG_HOME, `${box.dir}/home/.config`);
+      assert.equal(printed.env.XDG_STATE_HOME, `${box.dir}/home/.local/state`);
+      // the client's environment first, the configuration's env over it, as clients merge them
+      const client = {
+        XDG_CONFIG_HOME: `${box.dir}/home/.var/app/editor/config`,
+        XDG_STATE_HOME: `${box.dir}/home/.var/app/editor/.local/state`,
+      };
+      await withPrinted({ ...printed, env: { ...client, ...printed.env } }, async (agent) => {
+        const ran = await exec(agent, "pwd");
+        assert.ok(ran.ok, ran.text);
+        assert.equal(ran.text.trim(), project);
+      });
     }),
 );

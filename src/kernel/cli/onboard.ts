@@ -74,8 +74,16 @@ export async function runOnboardCommand(
           "bubblewrap) and restart shoal-kernel.",
       );
     }
+    // The config and state directories always, also when found through HOME: a client passes
+    // its servers its own environment, and one whose XDG_* differ (a Flatpak editor's) would
+    // otherwise start a kernel on another policy and token store than these.
+    const found: Record<string, string> = {
+      ...env,
+      XDG_CONFIG_HOME: dirname(dirname(policy)),
+      XDG_STATE_HOME: dirname(state),
+    };
     const places = Object.fromEntries(
-      PLACE_VARIABLES.filter((name) => env[name]).map((name) => [name, env[name]]),
+      PLACE_VARIABLES.filter((name) => found[name]).map((name) => [name, found[name]]),
     );
     const result: OnboardResult = {
       principal,
