@@ -77,9 +77,25 @@ withAgent(
   async (k, agent) => {
     const err = await rpcError(agent.request("exec", { src: "touch named" }));
     const plan = (err.data as Rec).plan_ref as string;
-    const named = /`shoal-kernel (approve plan:[0-9a-f]+)`/.exec(err.message);
+    const named = /`shoal-kernel (approve plan:[0-9a-f]+ [^`]+)`/.exec(err.message);
     assert.ok(named !== null, err.message);
     const approved = await kernelCli(k.box, named[1].split(" "));
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal((await agent.request("plan.get", { plan_ref: plan }) as Rec).approval, "approved");
+  },
+);
+
+withAgent(
+  "-32011's command reaches this kernel also from a terminal whose environment finds another socket (another XDG_RUNTIME_DIR or TMPDIR: an ssh session beside the desktop's client) (M-ONB-3, K-CLI-3)",
+  { "agent:a": AGENT },
+  async (k, agent) => {
+    const err = await rpcError(agent.request("exec", { src: "touch reached" }));
+    const plan = (err.data as Rec).plan_ref as string;
+    const named = /`shoal-kernel (approve [^`]+)`/.exec(err.message);
+    assert.ok(named !== null, err.message);
+    await Deno.mkdir(`${k.box.dir}/ssh-tmp`);
+    const terminal = { XDG_RUNTIME_DIR: "", TMPDIR: `${k.box.dir}/ssh-tmp` };
+    const approved = await kernelCli(k.box, named[1].split(" "), terminal);
     assert.equal(approved.code, 0, approved.stderr);
     assert.equal((await agent.request("plan.get", { plan_ref: plan }) as Rec).approval, "approved");
   },
