@@ -14,7 +14,8 @@ shoal-kernel, a daemon on a private Unix socket that it starts on first use.
 
 Options:
   --socket PATH          kernel socket to use (default: see "Paths" below)
-  --session NAME         kernel session to attach to (default: default)
+  --session NAME         kernel session to attach to (default: with --project or SHOAL_PROJECT,
+                         the project's own session, <dir name>-<8 hex digits>; else default)
   --token TOKEN          bearer token of an agent principal (visible in process listings;
                          prefer SHOAL_TOKEN)
   --project DIR          start the session in DIR (absolute) on every attach

@@ -141,6 +141,8 @@ Deno.test("M-CLI-4/5: --version prints one line, --help names every option, vari
           "/tmp/shoal-<uid>/shoal/<session>.sock",
           "~/.local/state/shoal",
           "kernel.log",
+          // the session's default with a project (M-ONB-1), not `default`
+          "the project's own session, <dir name>-<8 hex digits>; else default",
         ]
       ) {
         assert.ok(help.stdout.includes(word), word);
