@@ -4,7 +4,7 @@
  * user's policy file, reuses or creates its token, and prints one line of JSON for the facade to
  * turn into a client configuration; each change is one line on stderr.
  */
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { stateDir } from "../../protocol/state_dir.ts";
@@ -120,19 +120,33 @@ function absolutePlaces(env: Record<string, string>): Record<string, string> {
 /**
  * Directories of HOME whose files programs you run later load as code or use as credentials: a
  * login key or an ssh `ProxyCommand`, git's and systemd's user configuration, autostart entries,
- * commands on `PATH` (`~/.local/bin`), cloud, Kubernetes and Docker credential helpers, macOS login
- * agents.
+ * commands on `PATH` (`~/.local/bin`, and `~/bin`, which Debian's and Ubuntu's stock `~/.profile`
+ * puts there too), rustup's `~/.cargo` (its `env` is sourced by `~/.profile` and `~/.bashrc`, its
+ * `bin` on `PATH`), cloud, Kubernetes and Docker credential helpers, macOS login agents.
  */
 const RUN_AS_YOU = [
   ".ssh",
   ".gnupg",
   ".config",
   ".local/bin",
+  "bin",
+  ".cargo",
   ".local/share/systemd",
   ".aws",
   ".kube",
   ".docker",
   "Library/LaunchAgents",
+];
+
+/** The system's command directories (a root user's, or Homebrew's, which its user owns). */
+const SYSTEM_COMMANDS = [
+  "/usr/local/bin",
+  "/usr/local/sbin",
+  "/usr/bin",
+  "/usr/sbin",
+  "/bin",
+  "/sbin",
+  "/opt/homebrew/bin",
 ];
 
 /**
@@ -159,6 +173,7 @@ function projectDir(dir: string, env: Record<string, string>): string {
   const sensitive = [
     ...(realHome === null ? [] : RUN_AS_YOU.map((name) => `${realHome}/${name}`)),
     ...(env.XDG_CONFIG_HOME ? [env.XDG_CONFIG_HOME] : []),
+    ...SYSTEM_COMMANDS.filter(existsSync),
   ].map(safeRealpath);
   const held = sensitive.find(holds);
   if (held !== undefined) {

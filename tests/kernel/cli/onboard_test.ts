@@ -169,6 +169,23 @@ Deno.test({
   },
 });
 
+Deno.test("M-ONB-1: ~/bin and ~/.cargo (put on PATH and sourced by the shell's startup files, as ~/.local/bin is) and the system's command directories are refused as projects", async () => {
+  await withBox(async (box) => {
+    // Debian's and Ubuntu's stock ~/.profile put ~/bin on PATH beside ~/.local/bin; rustup
+    // makes ~/.profile and ~/.bashrc source ~/.cargo/env and puts ~/.cargo/bin on PATH
+    for (const name of ["bin", ".cargo/bin"]) {
+      await Deno.mkdir(`${box.dir}/home/${name}`, { recursive: true });
+    }
+    const dirs = [`${box.dir}/home/bin`, `${box.dir}/home/.cargo`, "/usr/local", "/usr/local/bin"];
+    for (const dir of dirs) {
+      const refused = await onboard(box, "agent:cursor", "--project", dir);
+      assert.equal(refused.code, 1, `${dir}: ${refused.stderr}`);
+      assert.match(refused.stderr, /refusing to grant .* load as code or credentials/);
+    }
+    assert.throws(() => Deno.statSync(policyOf(box)), Deno.errors.NotFound, "nothing granted");
+  });
+});
+
 Deno.test("M-ONB-1: a directory below ~/.config (one program's settings) may be granted", async () => {
   await withBox(async (box) => {
     const nvim = `${box.dir}/home/.config/nvim`;
