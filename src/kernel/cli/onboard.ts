@@ -121,8 +121,9 @@ function absolutePlaces(env: Record<string, string>): Record<string, string> {
  * Directories of HOME whose files programs you run later load as code or use as credentials: a
  * login key or an ssh `ProxyCommand`, git's and systemd's user configuration, autostart entries,
  * commands on `PATH` (`~/.local/bin`, and `~/bin`, which Debian's and Ubuntu's stock `~/.profile`
- * puts there too), rustup's `~/.cargo` (its `env` is sourced by `~/.profile` and `~/.bashrc`, its
- * `bin` on `PATH`), cloud, Kubernetes and Docker credential helpers, macOS login agents.
+ * puts there too), what installers make the shell's startup files source or put on `PATH`
+ * (rustup's `~/.cargo`, nvm, Oh My Zsh, SDKMAN, bun, Deno, pyenv, rbenv), cloud, Kubernetes and
+ * Docker credential helpers, macOS login agents.
  */
 const RUN_AS_YOU = [
   ".ssh",
@@ -131,6 +132,13 @@ const RUN_AS_YOU = [
   ".local/bin",
   "bin",
   ".cargo",
+  ".nvm",
+  ".oh-my-zsh",
+  ".sdkman",
+  ".bun",
+  ".deno",
+  ".pyenv",
+  ".rbenv",
   ".local/share/systemd",
   ".aws",
   ".kube",

@@ -173,10 +173,16 @@ Deno.test("M-ONB-1: ~/bin and ~/.cargo (put on PATH and sourced by the shell's s
   await withBox(async (box) => {
     // Debian's and Ubuntu's stock ~/.profile put ~/bin on PATH beside ~/.local/bin; rustup
     // makes ~/.profile and ~/.bashrc source ~/.cargo/env and puts ~/.cargo/bin on PATH
-    for (const name of ["bin", ".cargo/bin"]) {
+    // (and so do nvm's, Oh My Zsh's, SDKMAN's, bun's and Deno's installers with theirs)
+    const installed = [".nvm", ".oh-my-zsh", ".sdkman", ".bun", ".deno", ".pyenv", ".rbenv"];
+    for (const name of ["bin", ".cargo/bin", ...installed]) {
       await Deno.mkdir(`${box.dir}/home/${name}`, { recursive: true });
     }
-    const dirs = [`${box.dir}/home/bin`, `${box.dir}/home/.cargo`, "/usr/local", "/usr/local/bin"];
+    const dirs = [
+      ...["bin", ".cargo", ...installed].map((name) => `${box.dir}/home/${name}`),
+      "/usr/local",
+      "/usr/local/bin",
+    ];
     for (const dir of dirs) {
       const refused = await onboard(box, "agent:cursor", "--project", dir);
       assert.equal(refused.code, 1, `${dir}: ${refused.stderr}`);
