@@ -321,3 +321,26 @@ hostTest(
       });
     }),
 );
+
+hostTest(
+  "M-ONB-1/M-ONB-3: with TMPDIR set at print time (pam_tmpdir's /tmp/user/<uid>, a ~/tmp) and no XDG_RUNTIME_DIR, the printed env pins the socket TMPDIR found (SHOAL_SOCKET) instead of passing TMPDIR, which names a directory the agent's sandbox does not show: its mktemp works",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, fresh) => {
+      const { XDG_RUNTIME_DIR: _, ...rest } = fresh;
+      await Deno.mkdir(`${box.dir}/home/tmp`);
+      const user = { ...rest, TMPDIR: `${box.dir}/home/tmp` };
+      const out = await shoalMcp(["--print-config", "cursor", "--project", project], user);
+      assert.equal(out.code, 0, out.stderr);
+      const printed = parsePrinted("cursor", out.stdout);
+      assert.equal(printed.env.TMPDIR, undefined);
+      const socket = `${box.dir}/home/tmp/shoal-${Deno.uid()}/shoal/default.sock`;
+      assert.equal(printed.env.SHOAL_SOCKET, socket, "where the terminal's approvals look");
+      await withPrinted(printed, async (agent) => {
+        const ran = await exec(agent, "f=$(mktemp) && echo made > $f && cat $f && pwd");
+        assert.ok(ran.ok, ran.text);
+        assert.equal(ran.text.trim(), `made\n${project}`);
+      });
+      assert.ok(exists(socket), "the kernel serves there");
+    }),
+);

@@ -8,6 +8,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { stateDir } from "../../protocol/state_dir.ts";
+import { socketPath } from "../../protocol/socket_path.ts";
 import { agentToken } from "../auth/agent_secrets.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
@@ -74,17 +75,7 @@ export async function runOnboardCommand(
           "bubblewrap) and restart shoal-kernel.",
       );
     }
-    // The config and state directories always, also when found through HOME: a client passes
-    // its servers its own environment, and one whose XDG_* differ (a Flatpak editor's) would
-    // otherwise start a kernel on another policy and token store than these.
-    const found: Record<string, string> = {
-      ...env,
-      XDG_CONFIG_HOME: dirname(dirname(policy)),
-      XDG_STATE_HOME: dirname(state),
-    };
-    const places = Object.fromEntries(
-      PLACE_VARIABLES.filter((name) => found[name]).map((name) => [name, found[name]]),
-    );
+    const places = printedPlaces(env, policy, state);
     const result: OnboardResult = {
       principal,
       token: token.secret,
@@ -103,6 +94,32 @@ export async function runOnboardCommand(
     console.error(`shoal-kernel: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
+}
+
+/**
+ * What the configuration passes on of where things are. The config and state directories
+ * always, also when found through HOME: a client passes its servers its own environment, and one
+ * whose XDG_* differ (a Flatpak editor's) would start a kernel on another policy and token store.
+ * Not TMPDIR, which the agent's commands would inherit and its sandbox does not show (its
+ * mktemp failed): when TMPDIR chose the socket (G-SOCK-1 rule 3), that socket as SHOAL_SOCKET,
+ * where the terminal's `shoal-kernel approvals` finds it too.
+ */
+function printedPlaces(
+  env: Record<string, string>,
+  policy: string,
+  state: string,
+): Record<string, string> {
+  const places: Record<string, string> = {
+    ...(env.HOME ? { HOME: env.HOME } : {}),
+    XDG_CONFIG_HOME: dirname(dirname(policy)),
+    XDG_STATE_HOME: dirname(state),
+    ...(env.XDG_RUNTIME_DIR ? { XDG_RUNTIME_DIR: env.XDG_RUNTIME_DIR } : {}),
+  };
+  const uid = Deno.uid() ?? 0;
+  const chosen = socketPath("default", undefined, env, uid).path;
+  const withoutTmp = socketPath("default", undefined, { ...env, TMPDIR: undefined }, uid).path;
+  if (chosen !== withoutTmp) places.SHOAL_SOCKET = chosen;
+  return places;
 }
 
 /**
