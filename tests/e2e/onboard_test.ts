@@ -329,7 +329,9 @@ hostTest(
     withNewUser(async (box, project, fresh) => {
       const { XDG_RUNTIME_DIR: _, ...rest } = fresh;
       await Deno.mkdir(`${box.dir}/home/tmp`);
-      const user = { ...rest, TMPDIR: `${box.dir}/home/tmp` };
+      // reached through a symlink, which a named socket's path may not hold (G-SOCK-10)
+      await Deno.symlink(`${box.dir}/home/tmp`, `${box.dir}/tmp-link`);
+      const user = { ...rest, TMPDIR: `${box.dir}/tmp-link` };
       const out = await shoalMcp(["--print-config", "cursor", "--project", project], user);
       assert.equal(out.code, 0, out.stderr);
       const printed = parsePrinted("cursor", out.stdout);

@@ -116,7 +116,10 @@ function printedPlaces(
     ...(env.XDG_RUNTIME_DIR ? { XDG_RUNTIME_DIR: env.XDG_RUNTIME_DIR } : {}),
   };
   const uid = Deno.uid() ?? 0;
-  const chosen = socketPath("default", undefined, env, uid).path;
+  // A named socket's every directory is checked (G-SOCK-10), a found one's only below TMPDIR:
+  // named, it goes through TMPDIR's real path, so a TMPDIR reached by a symlink still serves.
+  const tmp = env.TMPDIR ? safeRealpath(env.TMPDIR) : undefined;
+  const chosen = socketPath("default", undefined, { ...env, TMPDIR: tmp }, uid).path;
   const withoutTmp = socketPath("default", undefined, { ...env, TMPDIR: undefined }, uid).path;
   if (chosen !== withoutTmp) places.SHOAL_SOCKET = chosen;
   return places;
