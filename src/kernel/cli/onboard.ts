@@ -15,6 +15,8 @@ import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { readPolicyText, userPolicyPath } from "../policy/leash.ts";
 import { grantProject } from "../policy/project_profile.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
+import { isExecutableFile } from "../bash/executable_file.ts";
+import { PERL } from "../net/inside.ts";
 
 const USAGE = "usage: shoal-kernel onboard <principal> [--project DIR]";
 
@@ -67,14 +69,7 @@ export async function runOnboardCommand(
         ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
         : `token: reusing ${token.id} of ${principal}`,
     );
-    if (host.tier !== "B") {
-      console.error(
-        "warning: no working bubblewrap here, so the OS wall is missing: the agent gets only the " +
-          "policy check (tier D), and an interpreter or script it runs can reach past its grants. " +
-          "Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install " +
-          "bubblewrap) and restart shoal-kernel.",
-      );
-    }
+    if (host.tier !== "B") console.error(noSandboxWarning(env.PATH ?? ""));
     const places = printedPlaces(env, policy, state);
     const result: OnboardResult = {
       principal,
@@ -94,6 +89,35 @@ export async function runOnboardCommand(
     console.error(`shoal-kernel: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
+}
+
+/**
+ * The tier D warning (M-ONB-3), with what to do: install bubblewrap when it is not on `path`, or
+ * the tools beside it the sandbox needs; when all are there, bubblewrap could not make a sandbox
+ * (Ubuntu 23.10 and later restrict unprivileged user namespaces through AppArmor; a container may
+ * forbid them), which installing it again does not change.
+ */
+function noSandboxWarning(path: string): string {
+  const head = "warning: no working bubblewrap here, so the OS wall is missing: the agent gets " +
+    "only the policy check (tier D), and an interpreter or script it runs can reach past its " +
+    "grants. ";
+  const found = (name: string) =>
+    name.startsWith("/")
+      ? isExecutableFile(name)
+      : path.split(":").some((dir) => dir.startsWith("/") && isExecutableFile(`${dir}/${name}`));
+  if (!found("bwrap")) {
+    return `${head}Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf ` +
+      "install bubblewrap) and restart shoal-kernel.";
+  }
+  const missing = ["nsenter", "setpriv", "prlimit", PERL].filter((name) => !found(name));
+  if (missing.length > 0) {
+    return `${head}bubblewrap is installed, but the sandbox also needs ${missing.join(", ")} ` +
+      "(util-linux, perl): install them and restart shoal-kernel.";
+  }
+  return `${head}bubblewrap is installed but could not make a sandbox here: user namespaces are ` +
+    "likely restricted (Ubuntu 23.10 and later: AppArmor, see sysctl " +
+    "kernel.apparmor_restrict_unprivileged_userns; a container may forbid them). Run " +
+    "'bwrap --ro-bind / / true' to see bubblewrap's own error, then restart shoal-kernel.";
 }
 
 /**

@@ -244,7 +244,7 @@ hostTest(
   },
 );
 
-Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall is missing and how to install it", async () => {
+Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall is missing and what to do: install it when absent, see why when installed but failing", async () => {
   await withBox(async (box) => {
     const project = `${box.dir}/proj`;
     const fake = `${box.dir}/fakebin`;
@@ -256,8 +256,17 @@ Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall 
     });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /^warning: no working bubblewrap here, so the OS wall is missing/m);
-    assert.match(r.stderr, /apt-get install bubblewrap/);
+    // installed but failing (Ubuntu's AppArmor restriction): installing it again changes nothing
+    assert.doesNotMatch(r.stderr, /apt-get install bubblewrap/);
+    assert.match(r.stderr, /bubblewrap is installed but could not make a sandbox here/);
+    assert.match(r.stderr, /kernel\.apparmor_restrict_unprivileged_userns/);
     assert.equal(JSON.parse(r.stdout).tier, "D");
+    // not installed at all (only what the kernel CLI itself needs on PATH)
+    const none = await kernelCli(box, ["onboard", "agent:cursor", "--project", project], {
+      PATH: `${box.dir}/emptybin`,
+    });
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stderr, /apt-get install bubblewrap/);
     const real = await kernelCli(box, ["onboard", "agent:cursor", "--project", project]);
     if (JSON.parse(real.stdout).tier === "B") assert.doesNotMatch(real.stderr, /warning/);
   });
