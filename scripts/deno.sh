@@ -30,5 +30,9 @@ if command -v deno >/dev/null 2>&1 && deno --version 2>/dev/null | head -n 1 | g
   exec deno "$@"
 fi
 echo "shoal: installing deno $version from npm into $root/.tools" >&2
-npm install --silent --no-audit --no-fund --prefix "$root/.tools" "deno@$version" >&2
+# npm's errors shown (--silent hid them: a failed install said nothing but the line above).
+if ! npm install --loglevel=error --no-update-notifier --no-audit --no-fund --prefix "$root/.tools" "deno@$version" >&2; then
+  echo "shoal: npm could not install deno $version (its error is above): let npm reach its registry, or put Deno $version on PATH" >&2
+  exit 1
+fi
 exec "$local_deno" "$@"

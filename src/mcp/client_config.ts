@@ -52,7 +52,8 @@ export function thisInstall(): Install {
     const exe = Deno.execPath();
     return { command: exe, path: [...new Set([dirname(exe), ...SYSTEM_PATH])].join(":") };
   }
-  const bin = new URL("../../bin", import.meta.url).pathname;
+  // The URL's path escapes a space or a non-ASCII letter (My%20Projects): decoded, it names the file.
+  const bin = decodeURIComponent(new URL("../../bin", import.meta.url).pathname);
   const dirs = [bin, dirname(Deno.execPath()), ...SYSTEM_PATH];
   return { command: `${bin}/shoal-mcp`, path: [...new Set(dirs)].join(":") };
 }

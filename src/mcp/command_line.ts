@@ -33,6 +33,16 @@ export function parseCommandLine(args: readonly string[]): Command {
     if (!isClient(client)) {
       throw new UsageError(`unknown client ${client}; one of ${CLIENTS.join(", ")}`);
     }
+    // The printed configuration carries none of these: taken silently, the agent would get
+    // another kernel or session than the one asked for.
+    const stray = (["socket", "session", "token"] as const).find((key) =>
+      parsed.values[key] !== undefined
+    );
+    if (stray !== undefined) {
+      throw new UsageError(
+        `--${stray} does not go with --print-config (only --project or --as-human)`,
+      );
+    }
     const project = stringOption(parsed, "project") || undefined;
     const asHuman = parsed.values["as-human"] === true;
     if (asHuman && project !== undefined) {

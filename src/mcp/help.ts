@@ -1,20 +1,23 @@
 /** The text of `shoal-mcp --help` (M-CLI-5) and its usage line (M-CLI-2). */
 import { RELEASE_KERNEL } from "./permissions.ts";
 import { CLIENTS } from "./client_config.ts";
+import { socketHelp } from "../protocol/socket_path.ts";
 
 /** The usage line printed for bad command lines (M-CLI-2). */
 export const USAGE =
   "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] [--project DIR] | --help | --version | --print-config CLIENT [--project DIR | --as-human]";
 
-/** The full help: every option, environment variable, default path and the kernel log. */
-export const HELP = `${USAGE}
+/** The full help for `os`: every option, environment variable, default path and the kernel log. */
+export function helpText(os: string): string {
+  return `${USAGE}
 
 shoal-mcp serves MCP on stdin/stdout for one agent client and forwards every tool call to
 shoal-kernel, a daemon on a private Unix socket that it starts on first use.
 
 Options:
   --socket PATH          kernel socket to use (default: see "Paths" below)
-  --session NAME         kernel session to attach to (default: default)
+  --session NAME         kernel session to attach to (default: with --project or SHOAL_PROJECT,
+                         the project's own session, <dir name>-<8 hex digits>; else default)
   --token TOKEN          bearer token of an agent principal (visible in process listings;
                          prefer SHOAL_TOKEN)
   --project DIR          start the session in DIR (absolute) on every attach
@@ -39,14 +42,19 @@ Environment (empty counts as unset):
   SHOAL_NO_AUTOSTART  any value: never start a kernel, only connect to a running one
   PATH                where ${RELEASE_KERNEL} is looked up; a client's minimal PATH may lack its
                       directory, so the printed configurations set it
-  XDG_RUNTIME_DIR, TMPDIR, HOME  used to find the default socket (below)
+  XDG_RUNTIME_DIR, TMPDIR, HOME  used to find the default socket (below)${
+    os === "darwin" ? " on Linux" : ""
+  }
 
 Paths:
-  socket   $XDG_RUNTIME_DIR/shoal/<session>.sock, else $TMPDIR/shoal-<uid>/shoal/<session>.sock,
-           else /tmp/shoal-<uid>/shoal/<session>.sock
+  socket   ${socketHelp(os)}
   state    $XDG_STATE_HOME/shoal, else ~/.local/state/shoal (journal.db, cas/, tokens.json)
   policy   $XDG_CONFIG_HOME/shoal/leash.jsonc, else ~/.config/shoal/leash.jsonc (re-read
            by a running kernel when it changes)
   logs     shoal-mcp writes diagnostics to stderr (your client's MCP log); the kernel writes
            its own to <state>/kernel.log
 `;
+}
+
+/** The help for this OS. */
+export const HELP = helpText(Deno.build.os);

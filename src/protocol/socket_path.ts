@@ -81,3 +81,15 @@ function chooseSocketPath(
   }
   return { path: `/tmp/shoal-${uid}/${file}`, explicit: false, root: "/tmp" };
 }
+
+/**
+ * The default socket as the help texts write it, by the rule of `os` ({@link socketPath}): on macOS one place
+ * whatever the environment says.
+ */
+export function socketHelp(os: string): string {
+  return os === "darwin"
+    ? "/private/tmp/shoal-<uid>/<session>.sock (on macOS, whatever XDG_RUNTIME_DIR and\n" +
+      "           TMPDIR say)"
+    : "$XDG_RUNTIME_DIR/shoal/<session>.sock, else $TMPDIR/shoal-<uid>/shoal/<session>.sock,\n" +
+      "           else /tmp/shoal-<uid>/shoal/<session>.sock";
+}

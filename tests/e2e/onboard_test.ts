@@ -217,7 +217,9 @@ hostTest(
           "PATH",
           "SHOAL_PROJECT",
           "SHOAL_TOKEN",
+          "XDG_CONFIG_HOME",
           "XDG_RUNTIME_DIR",
+          "XDG_STATE_HOME",
         ]);
         assert.deepEqual(printed.args, []);
         await withPrinted(printed, async (agent) => {
@@ -261,5 +263,86 @@ hostTest(
         "the kernel's state is the one printed",
       );
       assert.equal(exists(`${box.dir}/home/.local/state/shoal`), false);
+    }),
+);
+
+hostTest(
+  "M-ONB-1/G-STATE-1: relative XDG_CONFIG_HOME and XDG_STATE_HOME at print time are printed absolute, so the kernel the client autostarts from / finds the policy and token --print-config wrote",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, fresh) => {
+      // Unique names: a kernel that took them relative to / would make them there.
+      const name = box.dir.split("/").pop()!;
+      const [config, state] = [`${name}-config`, `${name}-state`];
+      try {
+        const user = { ...fresh, XDG_CONFIG_HOME: config, XDG_STATE_HOME: state };
+        const out = await shoalMcp(
+          ["--print-config", "cursor", "--project", project],
+          user,
+          box.dir,
+        );
+        assert.equal(out.code, 0, out.stderr);
+        const printed = parsePrinted("cursor", out.stdout);
+        assert.equal(printed.env.XDG_CONFIG_HOME, `${box.dir}/${config}`);
+        assert.equal(printed.env.XDG_STATE_HOME, `${box.dir}/${state}`);
+        await withPrinted(printed, async (agent) => {
+          const ran = await exec(agent, "pwd");
+          assert.ok(ran.ok, ran.text);
+          assert.equal(ran.text.trim(), project);
+        });
+        assert.ok(exists(`${box.dir}/${state}/shoal/journal.db`), "the state printed");
+      } finally {
+        for (const made of [config, state]) {
+          await Deno.remove(`/${made}`, { recursive: true }).catch(() => {});
+        }
+      }
+    }),
+);
+
+hostTest(
+  "M-ONB-1/G-STATE-1/G-STATE-3: a client whose own environment names other XDG_CONFIG_HOME and XDG_STATE_HOME (a Flatpak editor's, passed on to its servers) still starts a kernel on the policy and token --print-config wrote: the printed env names both places",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, user) => {
+      const out = await shoalMcp(["--print-config", "vscode", "--project", project], user);
+      assert.equal(out.code, 0, out.stderr);
+      const printed = parsePrinted("vscode", out.stdout);
+      assert.equal(printed.env.XDG_CONFIG_HOME, `${box.dir}/home/.config`);
+      assert.equal(printed.env.XDG_STATE_HOME, `${box.dir}/home/.local/state`);
+      // the client's environment first, the configuration's env over it, as clients merge them
+      const client = {
+        XDG_CONFIG_HOME: `${box.dir}/home/.var/app/editor/config`,
+        XDG_STATE_HOME: `${box.dir}/home/.var/app/editor/.local/state`,
+      };
+      await withPrinted({ ...printed, env: { ...client, ...printed.env } }, async (agent) => {
+        const ran = await exec(agent, "pwd");
+        assert.ok(ran.ok, ran.text);
+        assert.equal(ran.text.trim(), project);
+      });
+    }),
+);
+
+hostTest(
+  "M-ONB-1/M-ONB-3: with TMPDIR set at print time (pam_tmpdir's /tmp/user/<uid>, a ~/tmp) and no XDG_RUNTIME_DIR, the printed env pins the socket TMPDIR found (SHOAL_SOCKET) instead of passing TMPDIR, which names a directory the agent's sandbox does not show: its mktemp works",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, fresh) => {
+      const { XDG_RUNTIME_DIR: _, ...rest } = fresh;
+      await Deno.mkdir(`${box.dir}/home/tmp`);
+      // reached through a symlink, which a named socket's path may not hold (G-SOCK-10)
+      await Deno.symlink(`${box.dir}/home/tmp`, `${box.dir}/tmp-link`);
+      const user = { ...rest, TMPDIR: `${box.dir}/tmp-link` };
+      const out = await shoalMcp(["--print-config", "cursor", "--project", project], user);
+      assert.equal(out.code, 0, out.stderr);
+      const printed = parsePrinted("cursor", out.stdout);
+      assert.equal(printed.env.TMPDIR, undefined);
+      const socket = `${box.dir}/home/tmp/shoal-${Deno.uid()}/shoal/default.sock`;
+      assert.equal(printed.env.SHOAL_SOCKET, socket, "where the terminal's approvals look");
+      await withPrinted(printed, async (agent) => {
+        const ran = await exec(agent, "f=$(mktemp) && echo made > $f && cat $f && pwd");
+        assert.ok(ran.ok, ran.text);
+        assert.equal(ran.text.trim(), `made\n${project}`);
+      });
+      assert.ok(exists(socket), "the kernel serves there");
     }),
 );

@@ -141,6 +141,8 @@ Deno.test("M-CLI-4/5: --version prints one line, --help names every option, vari
           "/tmp/shoal-<uid>/shoal/<session>.sock",
           "~/.local/state/shoal",
           "kernel.log",
+          // the session's default with a project (M-ONB-1), not `default`
+          "the project's own session, <dir name>-<8 hex digits>; else default",
         ]
       ) {
         assert.ok(help.stdout.includes(word), word);
@@ -191,6 +193,30 @@ Deno.test("M-CLI-6: --print-config --as-human prints, per client, absolute exist
   });
 });
 
+Deno.test("M-CLI-6/M-ONB-1: a checkout whose path holds a space and a non-ASCII letter prints its own existing paths, not URL-escaped ones, and provisions the agent", async () => {
+  await withBox(async (box) => {
+    // this checkout's files, at a path such as ~/My Projects/shoal or /home/José/shoal
+    const copy = `${box.dir}/My Projects/José/shoal`;
+    await Deno.mkdir(copy, { recursive: true });
+    const files = ["bin", "scripts", "src", "main.ts", "deno.json", "deno.lock"];
+    const cp = await new Deno.Command("cp", { args: ["-R", ...files, copy], cwd: REPO }).output();
+    assert.ok(cp.success);
+    await Deno.symlink(`${REPO}/.tools`, `${copy}/.tools`); // the pinned Deno, no install
+    await Deno.mkdir(`${box.dir}/proj`);
+    for (const extra of [["--as-human"], ["--project", `${box.dir}/proj`]]) {
+      const printed = await run(
+        `${copy}/bin/shoal-mcp`,
+        ["--print-config", "cursor", ...extra],
+        box.env(),
+      );
+      assert.equal(printed.code, 0, printed.stderr);
+      const server = JSON.parse(printed.stdout).mcpServers.shoal;
+      assert.equal(server.command, `${copy}/bin/shoal-mcp`, extra[0]);
+      assert.equal(server.env.PATH.split(":")[0], `${copy}/bin`);
+    }
+  });
+});
+
 Deno.test("M-CLI-6: the printed configuration works under a client's minimal environment: autostart and exec", async () => {
   await withBox(async (box) => {
     const printed = await run(
@@ -229,6 +255,27 @@ Deno.test("issue 11: the client command works with no Deno on PATH (scripts/deno
     const version = await run(`${REPO}/bin/shoal-mcp`, ["--version"], env);
     assert.equal(version.code, 0, version.stderr);
     assert.equal(version.stdout, `shoal-mcp ${VERSION}\n`);
+  });
+});
+
+Deno.test("issue 11: when npm cannot install the pinned Deno, scripts/deno.sh shows npm's error and what to do", async () => {
+  await withBox(async (box) => {
+    // a checkout without .tools/ on a machine without Deno, whose npm cannot reach its registry
+    await Deno.mkdir(`${box.dir}/clone/scripts`, { recursive: true });
+    await Deno.copyFile(`${REPO}/scripts/deno.sh`, `${box.dir}/clone/scripts/deno.sh`);
+    const npm = (Deno.env.get("PATH") ?? "").split(":").find((dir) => exists(`${dir}/npm`));
+    if (npm === undefined) return; // no npm here: nothing installs
+    const out = await run("/bin/sh", [`${box.dir}/clone/scripts/deno.sh`, "--version"], {
+      PATH: `${npm}:/usr/bin:/bin`,
+      HOME: `${box.dir}/home`,
+      npm_config_registry: "http://127.0.0.1:9/",
+      npm_config_fetch_retries: "0",
+      npm_config_cache: `${box.dir}/npm-cache`,
+    });
+    assert.notEqual(out.code, 0);
+    assert.equal(out.stdout, "");
+    assert.match(out.stderr, /ECONNREFUSED/, "npm's own reason");
+    assert.match(out.stderr, /shoal: npm could not install deno \S+/, out.stderr);
   });
 });
 

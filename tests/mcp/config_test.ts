@@ -6,6 +6,9 @@ import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
 import { subscriptionChannel } from "../../src/mcp/subscriptions.ts";
 import { projectSession } from "../../src/protocol/project_session.ts";
 import { negotiateVersion } from "../../src/mcp/server.ts";
+import { helpText } from "../../src/mcp/help.ts";
+import { helpText as kernelHelpText } from "../../src/kernel/cli/help.ts";
+import { socketPath } from "../../src/protocol/socket_path.ts";
 
 Deno.test("M-CLI-2: unknown flags, missing values, operands and unknown clients are usage errors", () => {
   for (
@@ -18,6 +21,11 @@ Deno.test("M-CLI-2: unknown flags, missing values, operands and unknown clients 
       ["--print-config"],
       ["--as-human"],
       ["--print-config", "cursor", "--as-human", "--project", "/p"],
+      // not in the printed configuration: dropped silently, the agent got another kernel/session
+      ["--print-config", "cursor", "--socket", "/s"],
+      ["--print-config", "cursor", "--session", "work"],
+      ["--print-config", "cursor", "--token", "t"],
+      ["--session=work", "--print-config=vscode", "--as-human"],
     ]
   ) {
     assert.throws(() => parseCommandLine(args), UsageError, args.join(" "));
@@ -275,4 +283,20 @@ Deno.test("G-SOCK-10: a discovered socket adds read access to the directories be
     String(flags),
   );
   assert.ok(flags.includes("--allow-write=/run/user/7/shoal/w.sock"));
+});
+
+Deno.test("M-CLI-5/G-SOCK-1: each help names the default socket where this OS's rule puts it: on macOS /private/tmp/shoal-<uid>/<session>.sock, whatever XDG_RUNTIME_DIR and TMPDIR say", () => {
+  for (const help of [helpText, kernelHelpText]) {
+    const mac = help("darwin");
+    assert.ok(mac.includes("/private/tmp/shoal-<uid>/<session>.sock"), mac);
+    assert.equal(mac.includes("$XDG_RUNTIME_DIR/shoal/<session>.sock"), false, mac);
+    const linux = help("linux");
+    assert.ok(linux.includes("$XDG_RUNTIME_DIR/shoal/<session>.sock"), linux);
+    assert.equal(linux.includes("/private/tmp"), false, linux);
+  }
+  // the rule itself, which the texts follow
+  assert.equal(
+    socketPath("s", undefined, { TMPDIR: "/t" }, 501, "darwin").path,
+    "/private/tmp/shoal-501/s.sock",
+  );
 });

@@ -1,4 +1,5 @@
 /** The text of `shoal-kernel --help` and its usage lines (K-CLI-1..3). */
+import { socketHelp } from "../../protocol/socket_path.ts";
 
 /** The usage lines printed for bad command lines. */
 export const USAGE =
@@ -10,8 +11,9 @@ export const USAGE =
        shoal-kernel connect [--socket PATH] [--session NAME]
        shoal-kernel --help | --version`;
 
-/** The full help: every subcommand, option, environment variable, default path and the log. */
-export const HELP = `${USAGE}
+/** The full help for `os`: every subcommand, option, environment variable, default path and the log. */
+export function helpText(os: string): string {
+  return `${USAGE}
 
 shoal-kernel runs bash sessions for agents behind a private Unix socket. shoal-mcp starts it
 on first use; run it yourself to see its log in the terminal.
@@ -35,16 +37,20 @@ Every option also takes the form --option=value. Exit status: 0 done, 1 error, 2
 3 another kernel owns the socket, 4 (connect) no kernel listens on the socket.
 
 Environment (empty counts as unset):
-  XDG_RUNTIME_DIR, TMPDIR  where the default socket lives
+  XDG_RUNTIME_DIR, TMPDIR  where the default socket lives${os === "darwin" ? " on Linux" : ""}
   XDG_STATE_HOME, HOME     where the state directory lives
   XDG_CONFIG_HOME          where the default policy file lives
   SHOAL_TOKEN              removed at start, so no session inherits it
 
 Paths:
-  socket   $XDG_RUNTIME_DIR/shoal/<session>.sock, else $TMPDIR/shoal-<uid>/shoal/<session>.sock,
-           else /tmp/shoal-<uid>/shoal/<session>.sock (a stale socket is replaced at start)
+  socket   ${socketHelp(os)}
+           (a stale socket is replaced at start)
   state    $XDG_STATE_HOME/shoal, else ~/.local/state/shoal
   policy   $XDG_CONFIG_HOME/shoal/leash.jsonc, else ~/.config/shoal/leash.jsonc; re-read
            when it changes (a malformed edit keeps the policy loaded before)
   log      stderr and <state>/kernel.log
 `;
+}
+
+/** The help for this OS. */
+export const HELP = helpText(Deno.build.os);

@@ -4,16 +4,19 @@
  * user's policy file, reuses or creates its token, and prints one line of JSON for the facade to
  * turn into a client configuration; each change is one line on stderr.
  */
-import { realpathSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, realpathSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { stateDir } from "../../protocol/state_dir.ts";
+import { socketPath } from "../../protocol/socket_path.ts";
 import { agentToken } from "../auth/agent_secrets.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { readPolicyText, userPolicyPath } from "../policy/leash.ts";
 import { grantProject } from "../policy/project_profile.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
+import { isExecutableFile } from "../bash/executable_file.ts";
+import { PERL } from "../net/inside.ts";
 
 const USAGE = "usage: shoal-kernel onboard <principal> [--project DIR]";
 
@@ -37,9 +40,10 @@ const PLACE_VARIABLES = ["HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTI
 /** Runs `onboard`; `args` are the words after it. Returns 0 done, 1 failure, 2 usage error. */
 export async function runOnboardCommand(
   args: string[],
-  env: Record<string, string>,
+  given: Record<string, string>,
 ): Promise<number> {
   try {
+    const env = absolutePlaces(given);
     const parsed = parseCommandArgs(args, { project: { type: "string" } }, true);
     if (parsed.positionals.length !== 1) throw new UsageError("onboard takes <principal>");
     const [principal] = parsed.positionals;
@@ -65,17 +69,8 @@ export async function runOnboardCommand(
         ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
         : `token: reusing ${token.id} of ${principal}`,
     );
-    if (host.tier !== "B") {
-      console.error(
-        "warning: no working bubblewrap here, so the OS wall is missing: the agent gets only the " +
-          "policy check (tier D), and an interpreter or script it runs can reach past its grants. " +
-          "Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install " +
-          "bubblewrap) and restart shoal-kernel.",
-      );
-    }
-    const places = Object.fromEntries(
-      PLACE_VARIABLES.filter((name) => env[name]).map((name) => [name, env[name]]),
-    );
+    if (host.tier !== "B") console.error(noSandboxWarning(env.PATH ?? ""));
+    const places = printedPlaces(env, policy, state);
     const result: OnboardResult = {
       principal,
       token: token.secret,
@@ -97,21 +92,113 @@ export async function runOnboardCommand(
 }
 
 /**
+ * The tier D warning (M-ONB-3), with what to do: install bubblewrap when it is not on `path`, or
+ * the tools beside it the sandbox needs; when all are there, bubblewrap could not make a sandbox
+ * (Ubuntu 23.10 and later restrict unprivileged user namespaces through AppArmor; a container may
+ * forbid them), which installing it again does not change.
+ */
+function noSandboxWarning(path: string): string {
+  const head = "warning: no working bubblewrap here, so the OS wall is missing: the agent gets " +
+    "only the policy check (tier D), and an interpreter or script it runs can reach past its " +
+    "grants. ";
+  const found = (name: string) =>
+    name.startsWith("/")
+      ? isExecutableFile(name)
+      : path.split(":").some((dir) => dir.startsWith("/") && isExecutableFile(`${dir}/${name}`));
+  if (!found("bwrap")) {
+    return `${head}Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf ` +
+      "install bubblewrap) and restart shoal-kernel.";
+  }
+  const missing = ["nsenter", "setpriv", "prlimit", PERL].filter((name) => !found(name));
+  if (missing.length > 0) {
+    return `${head}bubblewrap is installed, but the sandbox also needs ${missing.join(", ")} ` +
+      "(util-linux, perl): install them and restart shoal-kernel.";
+  }
+  return `${head}bubblewrap is installed but could not make a sandbox here: user namespaces are ` +
+    "likely restricted (Ubuntu 23.10 and later: AppArmor, see sysctl " +
+    "kernel.apparmor_restrict_unprivileged_userns; a container may forbid them). Run " +
+    "'bwrap --ro-bind / / true' to see bubblewrap's own error, then restart shoal-kernel.";
+}
+
+/**
+ * What the configuration passes on of where things are. The config and state directories
+ * always, also when found through HOME: a client passes its servers its own environment, and one
+ * whose XDG_* differ (a Flatpak editor's) would start a kernel on another policy and token store.
+ * Not TMPDIR, which the agent's commands would inherit and its sandbox does not show (its
+ * mktemp failed): when TMPDIR chose the socket (G-SOCK-1 rule 3), that socket as SHOAL_SOCKET,
+ * where the terminal's `shoal-kernel approvals` finds it too.
+ */
+function printedPlaces(
+  env: Record<string, string>,
+  policy: string,
+  state: string,
+): Record<string, string> {
+  const places: Record<string, string> = {
+    ...(env.HOME ? { HOME: env.HOME } : {}),
+    XDG_CONFIG_HOME: dirname(dirname(policy)),
+    XDG_STATE_HOME: dirname(state),
+    ...(env.XDG_RUNTIME_DIR ? { XDG_RUNTIME_DIR: env.XDG_RUNTIME_DIR } : {}),
+  };
+  const uid = Deno.uid() ?? 0;
+  // A named socket's every directory is checked (G-SOCK-10), a found one's only below TMPDIR:
+  // named, it goes through TMPDIR's real path, so a TMPDIR reached by a symlink still serves.
+  const tmp = env.TMPDIR ? safeRealpath(env.TMPDIR) : undefined;
+  const chosen = socketPath("default", undefined, { ...env, TMPDIR: tmp }, uid).path;
+  const withoutTmp = socketPath("default", undefined, { ...env, TMPDIR: undefined }, uid).path;
+  if (chosen !== withoutTmp) places.SHOAL_SOCKET = chosen;
+  return places;
+}
+
+/**
+ * `env` with each relative {@link PLACE_VARIABLES} value made absolute against the working
+ * directory, where onboard uses it: printed as given, it would name other places for a facade and
+ * kernel that a client starts elsewhere (Claude Desktop starts it in `/`), whose token then fails.
+ */
+function absolutePlaces(env: Record<string, string>): Record<string, string> {
+  const relative = PLACE_VARIABLES.filter((name) => env[name] && !env[name].startsWith("/"));
+  if (relative.length === 0) return env;
+  const cwd = Deno.cwd();
+  return { ...env, ...Object.fromEntries(relative.map((name) => [name, resolve(cwd, env[name])])) };
+}
+
+/**
  * Directories of HOME whose files programs you run later load as code or use as credentials: a
  * login key or an ssh `ProxyCommand`, git's and systemd's user configuration, autostart entries,
- * commands on `PATH` (`~/.local/bin`), cloud, Kubernetes and Docker credential helpers, macOS login
- * agents.
+ * commands on `PATH` (`~/.local/bin`, and `~/bin`, which Debian's and Ubuntu's stock `~/.profile`
+ * puts there too), what installers make the shell's startup files source or put on `PATH`
+ * (rustup's `~/.cargo`, nvm, Oh My Zsh, SDKMAN, bun, Deno, pyenv, rbenv), cloud, Kubernetes and
+ * Docker credential helpers, macOS login agents.
  */
 const RUN_AS_YOU = [
   ".ssh",
   ".gnupg",
   ".config",
   ".local/bin",
+  "bin",
+  ".cargo",
+  ".nvm",
+  ".oh-my-zsh",
+  ".sdkman",
+  ".bun",
+  ".deno",
+  ".pyenv",
+  ".rbenv",
   ".local/share/systemd",
   ".aws",
   ".kube",
   ".docker",
   "Library/LaunchAgents",
+];
+
+/** The system's command directories (a root user's, or Homebrew's, which its user owns). */
+const SYSTEM_COMMANDS = [
+  "/usr/local/bin",
+  "/usr/local/sbin",
+  "/usr/bin",
+  "/usr/sbin",
+  "/bin",
+  "/sbin",
+  "/opt/homebrew/bin",
 ];
 
 /**
@@ -138,6 +225,7 @@ function projectDir(dir: string, env: Record<string, string>): string {
   const sensitive = [
     ...(realHome === null ? [] : RUN_AS_YOU.map((name) => `${realHome}/${name}`)),
     ...(env.XDG_CONFIG_HOME ? [env.XDG_CONFIG_HOME] : []),
+    ...SYSTEM_COMMANDS.filter(existsSync),
   ].map(safeRealpath);
   const held = sensitive.find(holds);
   if (held !== undefined) {

@@ -11,6 +11,7 @@ import { reportedMember, reportEffects } from "../policy/effect_report.ts";
 import { callerEffects, hiddenTargets, shownEffects, shownLine } from "./shown_paths.ts";
 import type { Grants, Verdict } from "../policy/grants.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
+import { quoted } from "../bash/quote.ts";
 
 /** Parsed source with its effects judged for one caller (K-EXEC-2 steps 1–3). */
 export interface Analysis {
@@ -195,6 +196,11 @@ export function refuseUnknownPrincipal(grants: Grants): void {
 /** How many missing grants a denial's message names; `data.missing` holds them all (bounded). */
 const MESSAGE_GRANTS = 3;
 
+/** `word` as one shell word: as is when plain, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : quoted(word);
+}
+
 /**
  * Refuses a run the caller may not start now (K-EXEC-2 step 3): deny → -32010, approval →
  * stored plan and -32011, a hermetic principal without a sandbox or a cwd the sandbox does not
@@ -234,7 +240,9 @@ export function enforceVerdict(
     if (attachment.grants.sandboxed) attachment.grants.sandboxFor(dir, analysis.effects);
     const plan = storePlan(kernel, attachment, src, analysis);
     // what the caller tells a human, whose client may show no approval form (M-ONB-3, K-CLI-3)
-    const how = `the local human runs \`shoal-kernel approve ${plan.ref}\` (or \`deny\`)`;
+    // with this socket: a terminal whose XDG_RUNTIME_DIR or TMPDIR differs finds another
+    const socket = `--socket ${shellWord(kernel.config.socketPath)}`;
+    const how = `the local human runs \`shoal-kernel approve ${plan.ref} ${socket}\` (or \`deny\`)`;
     throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `this source needs approval: ${how}`, {
       verdict: "approval_required",
       ...reportEffects(analysis.effects),

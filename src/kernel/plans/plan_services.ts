@@ -5,4 +5,6 @@ import type { PlanStore } from "./store.ts";
 export interface PlanServices {
   readonly plans: PlanStore;
   readonly bus: EventBus;
+  /** The socket served, which the approval command that -32011 names connects to. */
+  readonly config: { readonly socketPath: string };
 }

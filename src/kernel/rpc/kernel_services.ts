@@ -13,7 +13,7 @@ import type { ClientConnection } from "./client_connection.ts";
  * `daemon/kernel.ts`'s `Kernel` implements them.
  */
 export interface KernelServices extends RunServices, PlanServices {
-  readonly config: RunServices["config"] & GrantSource;
+  readonly config: RunServices["config"] & PlanServices["config"] & GrantSource;
   readonly sessions: SessionRegistry<Value>;
   readonly tokens: TokenStore;
   readonly ptys: PtyRegistry;

@@ -77,9 +77,25 @@ withAgent(
   async (k, agent) => {
     const err = await rpcError(agent.request("exec", { src: "touch named" }));
     const plan = (err.data as Rec).plan_ref as string;
-    const named = /`shoal-kernel (approve plan:[0-9a-f]+)`/.exec(err.message);
+    const named = /`shoal-kernel (approve plan:[0-9a-f]+ [^`]+)`/.exec(err.message);
     assert.ok(named !== null, err.message);
     const approved = await kernelCli(k.box, named[1].split(" "));
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal((await agent.request("plan.get", { plan_ref: plan }) as Rec).approval, "approved");
+  },
+);
+
+withAgent(
+  "-32011's command reaches this kernel also from a terminal whose environment finds another socket (another XDG_RUNTIME_DIR or TMPDIR: an ssh session beside the desktop's client) (M-ONB-3, K-CLI-3)",
+  { "agent:a": AGENT },
+  async (k, agent) => {
+    const err = await rpcError(agent.request("exec", { src: "touch reached" }));
+    const plan = (err.data as Rec).plan_ref as string;
+    const named = /`shoal-kernel (approve [^`]+)`/.exec(err.message);
+    assert.ok(named !== null, err.message);
+    await Deno.mkdir(`${k.box.dir}/ssh-tmp`);
+    const terminal = { XDG_RUNTIME_DIR: "", TMPDIR: `${k.box.dir}/ssh-tmp` };
+    const approved = await kernelCli(k.box, named[1].split(" "), terminal);
     assert.equal(approved.code, 0, approved.stderr);
     assert.equal((await agent.request("plan.get", { plan_ref: plan }) as Rec).approval, "approved");
   },
@@ -157,6 +173,25 @@ Deno.test({
       const human = await k.attach();
       const whole = await human.request("plan.get", { plan_ref: plan.plan_ref }) as Rec;
       assert.equal(whole.src, src);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "K-CLI-3 approve shows the human what it approved (the plan's source, cwd and principal) [ignored: needs a SPEC decision: K-CLI-3 prints approval.grant's result alone, {grant, plan_ref, approved_by, enforced}, so a human who runs the `shoal-kernel approve plan:…` that -32011 names (and that an agent relays in its own words) learns nothing of what ran unless they ran `approvals` first and matched the ref; showing the plan (on stderr, or asking on a tty) is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernelWithPolicy({ "agent:a": AGENT });
+    try {
+      const agent = await k.attach("default", (await createToken(k.box, "agent:a")).secret);
+      const plan = await pendingPlan(agent, "touch not-what-the-agent-said");
+      const approved = await kernelCli(k.box, ["approve", plan.plan_ref as string]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(approved.stdout + approved.stderr, /touch not-what-the-agent-said/);
+      assert.match(approved.stdout + approved.stderr, /agent:a/);
     } finally {
       await k.cleanup();
     }

@@ -8,7 +8,7 @@ import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { kernelCli } from "../../_support/principals.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import type { Rec } from "../../_support/rec.ts";
-import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
+import { KERNEL_BIN, type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 
 async function withBox(fn: (box: Sandbox) => Promise<void>): Promise<void> {
@@ -126,6 +126,72 @@ Deno.test("M-ONB-1: a malformed policy, HOME, /, ~/.ssh, ~/.config or ~/.local/b
   });
 });
 
+Deno.test("M-ONB-1: relative XDG_CONFIG_HOME and XDG_STATE_HOME are printed as the absolute places onboard used, so a client starting the facade elsewhere finds them", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(`${box.dir}/proj`);
+    // kernelCli runs in box.dir: the relative values name box.dir/cfg and box.dir/st
+    const r = await kernelCli(box, ["onboard", "agent:cursor", "--project", "proj"], {
+      XDG_CONFIG_HOME: "cfg",
+      XDG_STATE_HOME: "st/",
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Rec;
+    const env = out.env as Rec;
+    assert.equal(env.XDG_CONFIG_HOME, `${box.dir}/cfg`);
+    assert.equal(env.XDG_STATE_HOME, `${box.dir}/st`);
+    assert.equal(out.policy, `${box.dir}/cfg/shoal/leash.jsonc`);
+    assert.ok(Deno.statSync(`${box.dir}/cfg/shoal/leash.jsonc`).isFile);
+    assert.ok(Deno.statSync(`${box.dir}/st/shoal/agent_secrets.json`).isFile);
+    assert.match(r.stderr, new RegExp(`^policy: created ${box.dir}/cfg/shoal/leash\\.jsonc`, "m"));
+    assert.match(r.stderr, new RegExp(`secret kept in ${box.dir}/st/shoal/agent_secrets`));
+  });
+});
+
+Deno.test({
+  name:
+    "G-STATE-1/G-STATE-3: a relative XDG_STATE_HOME is ignored as the XDG Base Directory spec asks, so the kernel CLI finds the same state from any directory [ignored: needs a SPEC decision: G-STATE-1 takes $XDG_STATE_HOME when non-empty (G-STATE-3 $XDG_CONFIG_HOME, G-SOCK-1 $XDG_RUNTIME_DIR likewise), so a relative value names a different directory from each working directory: a token created in one directory is not listed from another, and a kernel started from / makes /<value>/shoal; the XDG spec says a relative value is invalid and ignored]",
+  ignore: true,
+  fn: async () => {
+    await withBox(async (box) => {
+      await Deno.mkdir(`${box.dir}/elsewhere`);
+      const created = await kernelCli(box, ["token", "create", "agent:a", "p"], {
+        XDG_STATE_HOME: "st",
+      });
+      assert.equal(created.code, 0, created.stderr);
+      const listed = await new Deno.Command(KERNEL_BIN, {
+        args: ["token", "list"],
+        env: box.env({ XDG_STATE_HOME: "st" }),
+        clearEnv: true,
+        cwd: `${box.dir}/elsewhere`,
+      }).output();
+      assert.match(new TextDecoder().decode(listed.stdout), /agent:a/);
+    });
+  },
+});
+
+Deno.test("M-ONB-1: ~/bin and ~/.cargo (put on PATH and sourced by the shell's startup files, as ~/.local/bin is) and the system's command directories are refused as projects", async () => {
+  await withBox(async (box) => {
+    // Debian's and Ubuntu's stock ~/.profile put ~/bin on PATH beside ~/.local/bin; rustup
+    // makes ~/.profile and ~/.bashrc source ~/.cargo/env and puts ~/.cargo/bin on PATH
+    // (and so do nvm's, Oh My Zsh's, SDKMAN's, bun's and Deno's installers with theirs)
+    const installed = [".nvm", ".oh-my-zsh", ".sdkman", ".bun", ".deno", ".pyenv", ".rbenv"];
+    for (const name of ["bin", ".cargo/bin", ...installed]) {
+      await Deno.mkdir(`${box.dir}/home/${name}`, { recursive: true });
+    }
+    const dirs = [
+      ...["bin", ".cargo", ...installed].map((name) => `${box.dir}/home/${name}`),
+      "/usr/local",
+      "/usr/local/bin",
+    ];
+    for (const dir of dirs) {
+      const refused = await onboard(box, "agent:cursor", "--project", dir);
+      assert.equal(refused.code, 1, `${dir}: ${refused.stderr}`);
+      assert.match(refused.stderr, /refusing to grant .* load as code or credentials/);
+    }
+    assert.throws(() => Deno.statSync(policyOf(box)), Deno.errors.NotFound, "nothing granted");
+  });
+});
+
 Deno.test("M-ONB-1: a directory below ~/.config (one program's settings) may be granted", async () => {
   await withBox(async (box) => {
     const nvim = `${box.dir}/home/.config/nvim`;
@@ -178,7 +244,7 @@ hostTest(
   },
 );
 
-Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall is missing and how to install it", async () => {
+Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall is missing and what to do: install it when absent, see why when installed but failing", async () => {
   await withBox(async (box) => {
     const project = `${box.dir}/proj`;
     const fake = `${box.dir}/fakebin`;
@@ -190,8 +256,17 @@ Deno.test("M-ONB-3: without a working bubblewrap onboard warns that the OS wall 
     });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /^warning: no working bubblewrap here, so the OS wall is missing/m);
-    assert.match(r.stderr, /apt-get install bubblewrap/);
+    // installed but failing (Ubuntu's AppArmor restriction): installing it again changes nothing
+    assert.doesNotMatch(r.stderr, /apt-get install bubblewrap/);
+    assert.match(r.stderr, /bubblewrap is installed but could not make a sandbox here/);
+    assert.match(r.stderr, /kernel\.apparmor_restrict_unprivileged_userns/);
     assert.equal(JSON.parse(r.stdout).tier, "D");
+    // not installed at all (only what the kernel CLI itself needs on PATH)
+    const none = await kernelCli(box, ["onboard", "agent:cursor", "--project", project], {
+      PATH: `${box.dir}/emptybin`,
+    });
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stderr, /apt-get install bubblewrap/);
     const real = await kernelCli(box, ["onboard", "agent:cursor", "--project", project]);
     if (JSON.parse(real.stdout).tier === "B") assert.doesNotMatch(real.stderr, /warning/);
   });
