@@ -27,6 +27,14 @@ function disconnected(e: unknown): never {
 /** A reason the kernel cannot be used right now (M-START-3). */
 class Unavailable extends Error {}
 
+/** How an attach the kernel refused with -32030 is reported (M-START-3). */
+const AUTH_FAILED = "authentication failed (-32030)";
+
+/** What the log adds to {@link AUTH_FAILED}: why a pasted configuration stops working, and the way back. */
+const AUTH_FAILED_HINT = "the kernel does not know this configuration's token (revoked, expired, " +
+  "or kept in another state directory): print the configuration again (shoal-mcp --print-config " +
+  "CLIENT --project DIR) and put it in the client in place of this one";
+
 /** A failure of the bridge to the kernel rather than an error the kernel returned (M-OUT-5). */
 export class BridgeError extends RpcError {}
 
@@ -117,7 +125,8 @@ export class KernelClient {
     const reason = errorText(e);
     if (reason !== this.#lastLogged) {
       this.#lastLogged = reason;
-      this.log(`shoal-mcp: kernel unavailable: ${reason}`);
+      const hint = reason === AUTH_FAILED ? `: ${AUTH_FAILED_HINT}` : "";
+      this.log(`shoal-mcp: kernel unavailable: ${reason}${hint}`);
     }
     return kernelUnavailable(reason);
   }
@@ -173,7 +182,7 @@ export class KernelClient {
     } catch (e) {
       conn.close();
       if (e instanceof RpcError && e.code === ErrorCode.AUTH_FAILED) {
-        throw new Unavailable("authentication failed (-32030)");
+        throw new Unavailable(AUTH_FAILED);
       }
       if (e instanceof RpcError) throw new Unavailable(`attach failed: ${e.message} (${e.code})`);
       throw new Unavailable("the kernel closed the connection during attach");

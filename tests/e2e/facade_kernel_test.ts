@@ -372,13 +372,19 @@ Deno.test("M-START-3/4: a kernel that appears later is found; a dropped kernel f
   }, { kernel: false, env: { SHOAL_NO_AUTOSTART: "1" } });
 });
 
-Deno.test("M-START-3: an unknown token is reported as authentication failed (-32030)", async () => {
+Deno.test("M-START-3: an unknown token is reported as authentication failed (-32030), and the log says what to do about it", async () => {
   await withRaw(async (facade) => {
     const r = await facade.request(1, "tools/call", { name: "shoal_pty_list" });
     assert.deepEqual(r.error, {
       code: -32603,
       message: "kernel unavailable: authentication failed (-32030)",
     });
+    facade.kill();
+    const { stderr } = await facade.exit();
+    // the client's log: why a pasted configuration stopped working, and how to get a working one
+    assert.match(stderr, /kernel unavailable: authentication failed \(-32030\)/);
+    assert.match(stderr, /token .*(revoked|not known)/);
+    assert.match(stderr, /--print-config/);
   }, { args: ["--token", "not-a-real-token"] });
 });
 
