@@ -11,12 +11,22 @@ import { StartupError } from "./daemon/socket_prep.ts";
 // The daemon and the token and approval commands are imported when run: the relay, started
 // once per facade connection, then loads only what connecting needs.
 
+/** Whether `args` ask for the help, before or after a command (`token create --help`), ahead of any `--`. */
+function asksHelp(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === "-h" || a === "--help");
+}
+
 /** Runs the kernel command line (K-CLI-1..3) and returns the exit status. */
 async function main(argv: string[]): Promise<number> {
   const args = argv[0] === "--" ? argv.slice(1) : argv;
   const [command, ...rest] = args;
   try {
     if (command === RELAY_COMMAND) return await runRelay(rest);
+    if (asksHelp(args)) {
+      console.log(HELP.trimEnd());
+      return 0;
+    }
     if (command === "token") {
       const { runTokenCommand } = await import("./cli/token.ts");
       return await runTokenCommand(rest, Deno.env.toObject());
@@ -28,10 +38,6 @@ async function main(argv: string[]): Promise<number> {
     if (command === "approve" || command === "deny" || command === "approvals") {
       const { runApprovalCommand } = await import("./cli/approval.ts");
       return await runApprovalCommand(command, rest);
-    }
-    if (command === "-h" || command === "--help") {
-      console.log(HELP.trimEnd());
-      return 0;
     }
     if (command === "--version") {
       console.log(`shoal-kernel ${VERSION}`);

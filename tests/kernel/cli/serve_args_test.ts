@@ -68,6 +68,24 @@ Deno.test("M-CLI-4/K-CLI-1: shoal-kernel --version is one line, --help explains 
     ) {
       assert.ok(help.stdout.includes(word), word);
     }
+    // after a command too, as `git commit --help` is (it was "Unknown option '--help'", exit 2)
+    for (
+      const args of [
+        ["serve", "--help"],
+        ["token", "--help"],
+        ["token", "create", "-h"],
+        ["onboard", "claude-code", "--help"],
+        ["approve", "--help"],
+        ["approvals", "-h"],
+      ]
+    ) {
+      const asked = await kernelCli(box, args);
+      assert.deepEqual(
+        [asked.code, asked.stdout, asked.stderr],
+        [0, help.stdout, ""],
+        args.join(" "),
+      );
+    }
     const bad = await kernelCli(box, ["--socket=/x.sock", "--bogus"]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^shoal-kernel: Unknown option '--bogus'\nusage: shoal-kernel/);
