@@ -273,9 +273,7 @@ export class Pty {
       }
       throw spawnFailed(opts.cmd, e instanceof Error ? e.message : String(e));
     }
-    const floor = sandbox !== null && opts.nsenter
-      ? lowerFloorOf(child.pid, sandbox.portFloor, opts.nsenter)
-      : null;
+    const floor = lowerFloorOf(child.pid, sandbox?.portFloor ?? null, opts.nsenter);
     let init: number | null = null;
     // its placeholders go once nothing of the sandbox is left to bind them
     releaseAfter(child.status.then(() => init === null ? undefined : untilEnded(init)), release);

@@ -122,14 +122,15 @@ async function setFloor(pid: number, port: number, nsenter: string): Promise<voi
 }
 
 /**
- * Lowers the floor of the sandbox just spawned under `root` to `floor` (its `portFloor`), if any;
+ * Lowers the floor of the sandbox just spawned under `root` to `floor` (its `portFloor`), if any
+ * and `nsenter` is known (a sandboxed run);
  * resolves once done or failed: a failure leaves those ports refused inside (EACCES), and a
  * forwarder waiting for one leaves it unforwarded.
  */
 export async function lowerFloorOf(
   root: number,
   floor: number | null,
-  nsenter: string,
+  nsenter: string | undefined,
 ): Promise<void> {
-  if (floor !== null) await lowerPortFloor(root, floor, nsenter).catch(() => {});
+  if (floor !== null && nsenter) await lowerPortFloor(root, floor, nsenter).catch(() => {});
 }
