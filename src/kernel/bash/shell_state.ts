@@ -270,6 +270,28 @@ export function restoreScript(s: ShellState): string {
   return parts.map((part) => part + "\n").join("");
 }
 
+/** The builtins the driver's end and its dump call. */
+const DUMP_BUILTINS = "set trap unset local cd printf declare alias exit [ :";
+
+/**
+ * Makes the builtins the dump calls reachable again, whatever the run did to them (K-BASH-4): a
+ * function named `builtin` (a logging wrapper, say) took every `builtin …` of the driver's, so its
+ * output went to the run's stderr, `builtin set -- "$st"` set the wrapper's own parameters and
+ * the run ended with status 2 (`exit: : numeric argument required`); one that only returned
+ * skipped the dump, and the run's state was lost. `enable -n printf` (or `declare`, `[`, `exit`,
+ * `builtin`…) lost the state as well, with the driver's errors in stderr. Only keywords and
+ * assignments reach past functions: setting `POSIXLY_CORRECT` turns posix mode on, where `unset`,
+ * a special builtin, is found before a function of that name; so a function named `builtin` lives
+ * for its run only (none can be read without calling `builtin` or `command`, either maybe the
+ * user's). The run's own `POSIXLY_CORRECT` and posix mode are left as they were; a builtin
+ * disabled is enabled again (`enable` itself when `builtin` is disabled). What stays out of reach
+ * (`enable -n enable builtin`, a read-only function) loses the state as an `exec` of another
+ * program does.
+ */
+const REACH_BUILTINS = "if [[ -o posix ]]; then unset -f builtin; " +
+  "elif [[ ! -v POSIXLY_CORRECT ]]; then POSIXLY_CORRECT=y; unset -f builtin; unset POSIXLY_CORRECT; fi; " +
+  `builtin enable ${DUMP_BUILTINS} || enable builtin ${DUMP_BUILTINS} || [[ -n 1 ]]`;
+
 /**
  * The driver's start: sets up the EXIT trap that dumps cwd, variables (one `declare -p` listing),
  * functions and aliases as NUL-separated records (K-BASH-7). The dump uses builtins writing
@@ -296,12 +318,13 @@ export function restoreScript(s: ShellState): string {
  * the whole dump traced into its stderr, and a DEBUG trap fired for the driver's commands. The trap's call
  * itself is traced (`+ __shoal_exit`, one line, when such a run ends by `exit` or `set -e`): a
  * trap text doing more would be parsed with the user's aliases (`{` too) in force.
+ * Before anything else, both reach the builtins again ({@link REACH_BUILTINS}).
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_exit() {
-  { __shoal_st=${"$"}{__shoal_st-$?}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null
+  { __shoal_st=${"$"}{__shoal_st-$?}; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null
   builtin set -- "$__shoal_st"
   if builtin [ "$BASHPID" = "$__shoal_pid" ]; then
     builtin unset -f __shoal_exit
@@ -338,7 +361,7 @@ const DRIVER_RUN = String.raw`builtin [ -s "$__shoal_dir/restore" ] && \
 if builtin shopt -q extglob; then builtin source "$__shoal_dir/restore"; \
 else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin shopt -u extglob; fi; \
 builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"; \
-{ __shoal_st=$?; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null; __shoal_exit
+{ __shoal_st=$?; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null; __shoal_exit
 `;
 
 /** The `bash -c` driver of a cold run: restores state, then sources the user's file. */

@@ -218,3 +218,54 @@ Deno.test({
     }
   },
 });
+
+/** Runs `src` in value position: its status, stdout text and stderr text. */
+async function runStatus(conn: RpcConnection, src: string) {
+  const value = (await exec(conn, src, { position: "value" })).value as Rec;
+  return {
+    status: value.status,
+    out: String((value.out as Rec).v),
+    err: String((value.err as Rec).v),
+  };
+}
+
+withKernel(
+  "K-BASH-4/9 a run that defines a function named builtin (a logging wrapper) ends with its own status and persists its state, and later execs are not run through the wrapper",
+  async (conn) => {
+    const first = await runStatus(
+      conn,
+      'builtin() { echo "B:$1" >&2; command builtin "$@"; }; cd /tmp; K=1',
+    );
+    // bash -c gives status 0 and prints nothing: the source calls no builtin
+    assert.deepEqual(first, { status: 0, out: "", err: "" });
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(await runStatus(conn, 'pwd; echo "K=$K"'), {
+        status: 0,
+        out: "/tmp\nK=1\n",
+        err: "",
+      });
+    }
+    // one that stands for nothing: the run's status is its own, its state persists
+    assert.equal((await runStatus(conn, "builtin() { return 7; }; cd /usr; K=2")).status, 0);
+    assert.equal((await runStatus(conn, 'pwd; echo "K=$K"')).out, "/usr\nK=2\n");
+  },
+);
+
+withKernel(
+  "K-BASH-4/9 a run that disables builtins the driver's dump uses (enable -n) ends with its own status, prints nothing more and persists its state",
+  async (conn) => {
+    const cases: [string, number, string][] = [
+      ["enable -n printf declare; cd /tmp; K=1", 0, "/tmp\nK=1\n"],
+      ["enable -n builtin; cd /usr; K=2", 0, "/usr\nK=2\n"],
+      ["enable -n [ set local; cd /etc; K=3", 0, "/etc\nK=3\n"],
+      // bash -c: exit is not found (127) and the run goes on
+      ["enable -n exit unset alias trap; cd /var; K=4; exit 3", 127, "/var\nK=4\n"],
+    ];
+    for (const [src, status, state] of cases) {
+      const r = await runStatus(conn, src);
+      assert.equal(r.status, status, src);
+      assert.equal(r.err.split("\n").filter((l) => /builtin|environment/.test(l)).length, 0, r.err);
+      assert.equal((await runStatus(conn, 'pwd; echo "K=$K"')).out, state, src);
+    }
+  },
+);
