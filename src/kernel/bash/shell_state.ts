@@ -316,15 +316,23 @@ const REACH_BUILTINS = "if [[ -o posix ]]; then unset -f builtin; " +
  * a DEBUG trap, its own trace and trap output going to /dev/null (the driver's line does so
  * before it calls the function, which then shows in no trace): a run that left `set -x` on had
  * the whole dump traced into its stderr, and a DEBUG trap fired for the driver's commands. The trap's call
- * itself is traced (`+ __shoal_exit`, one line, when such a run ends by `exit` or `set -e`): a
- * trap text doing more would be parsed with the user's aliases (`{` too) in force.
+ * itself is traced (`+ FUNCNEST=` and `+ __shoal_exit`, when such a run ends by `exit` or
+ * `set -e`): a trap text doing more would be parsed with the user's aliases (`{` too) in force.
  * Before anything else, both reach the builtins again ({@link REACH_BUILTINS}).
+ * The trap calls the function with `FUNCNEST` empty for that call (an assignment and a quoted
+ * word, which no alias changes), and the function then unsets that temporary value, so the dump
+ * lists the run's own: a run's `FUNCNEST=1` made the trap's call, one deeper than the driver's,
+ * fail with 'maximum function nesting level exceeded' in the stderr of every exec of the session,
+ * and a run ending by `exit` (or errexit) in a function as deep as its FUNCNEST allows lost its
+ * state.
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
 __shoal_pid=$BASHPID
 __shoal_exit() {
-  { __shoal_st=${"$"}{__shoal_st-$?}; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null
+  { __shoal_st=${"$"}{__shoal_st-t$?}; ${REACH_BUILTINS}
+    if [[ $__shoal_st == t* ]]; then __shoal_st=${"$"}{__shoal_st#t}; builtin unset -v FUNCNEST; fi
+    builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null
   builtin set -- "$__shoal_st"
   if builtin [ "$BASHPID" = "$__shoal_pid" ]; then
     builtin unset -f __shoal_exit
@@ -345,7 +353,7 @@ __shoal_exit() {
   fi
   builtin exit "$1"
 }
-trap __shoal_exit EXIT
+trap 'FUNCNEST= \__shoal_exit' EXIT
 `;
 
 /**

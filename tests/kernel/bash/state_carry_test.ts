@@ -151,19 +151,20 @@ withKernel(
 );
 
 withKernel(
-  "K-BASH-4 a run that leaves xtrace or verbose on traces only its own commands: the driver's state dump never shows in its stderr (a run ending by exit or errexit shows the trap's one call)",
+  "K-BASH-4 a run that leaves xtrace or verbose on traces only its own commands: the driver's state dump never shows in its stderr (a run ending by exit or errexit shows the trap's one call, FUNCNEST lifted for it)",
   async (conn) => {
-    const cases: [string, string][] = [
-      ["set -x; X=1", ""],
-      ["set -v; X=2", ""],
-      ["set -x; X=3; exit 0", "+ __shoal_exit"],
-      ["set -ex; X=4; false", "+ __shoal_exit"],
+    const call = ["+ FUNCNEST=", "+ __shoal_exit"];
+    const cases: [string, string[]][] = [
+      ["set -x; X=1", []],
+      ["set -v; X=2", []],
+      ["set -x; X=3; exit 0", call],
+      ["set -ex; X=4; false", call],
     ];
-    for (const [src, call] of cases) {
+    for (const [src, expected] of cases) {
       const lines = (await run(conn, src)).err.trimEnd().split("\n");
-      const driver = lines.filter((l) => /__shoal|builtin/.test(l));
-      assert.deepEqual(driver, call === "" ? [] : [call], src);
-      assert.equal(lines.length <= 3, true, `${src}: ${lines.length} lines`);
+      const driver = lines.filter((l) => /__shoal|builtin|FUNCNEST/.test(l));
+      assert.deepEqual(driver, expected, src);
+      assert.equal(lines.length <= 4, true, `${src}: ${lines.length} lines`);
     }
     assert.equal((await run(conn, 'echo "x$X"')).out, "x4\n");
   },
@@ -267,5 +268,33 @@ withKernel(
       assert.equal(r.err.split("\n").filter((l) => /builtin|environment/.test(l)).length, 0, r.err);
       assert.equal((await runStatus(conn, 'pwd; echo "K=$K"')).out, state, src);
     }
+  },
+);
+
+withKernel(
+  "K-BASH-4 a session's own FUNCNEST never shows in its execs: at 1 each printed '__shoal_exit: maximum function nesting level exceeded', and a run ending by exit or errexit inside a function as deep as FUNCNEST allows lost its state",
+  async (conn) => {
+    // bash -c prints nothing for any of these
+    assert.deepEqual(await runStatus(conn, "FUNCNEST=1; cd /tmp; X=1"), {
+      status: 0,
+      out: "",
+      err: "",
+    });
+    assert.deepEqual(await runStatus(conn, 'echo "$X $FUNCNEST"; pwd'), {
+      status: 0,
+      out: "1 1\n/tmp\n",
+      err: "",
+    });
+    assert.deepEqual(await runStatus(conn, "f() { cd /usr; Y=1; exit 3; }; f"), {
+      status: 3,
+      out: "",
+      err: "",
+    });
+    assert.equal((await runStatus(conn, 'echo "$Y"; pwd')).out, "1\n/usr\n");
+    assert.equal((await runStatus(conn, "f() { cd /etc; Y=2; false; }; set -e; f")).status, 1);
+    assert.equal((await runStatus(conn, 'echo "$Y $FUNCNEST"; pwd')).out, "2 1\n/etc\n");
+    // the limit still holds for the run's own calls, as in bash
+    const own = await runStatus(conn, "g() { :; }; f() { g; }; f; echo after");
+    assert.match(own.err, /g: maximum function nesting level exceeded \(1\)/);
   },
 );
