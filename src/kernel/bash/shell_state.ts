@@ -270,6 +270,20 @@ export function restoreScript(s: ShellState): string {
   return parts.map((part) => part + "\n").join("");
 }
 
+/**
+ * Where a driver's text names its state file, which {@link driverFor} fills in: the dump wrote to
+ * `"$__shoal_dir/state"`, a variable of the run's, so a run that unset every variable it listed
+ * (`for v in $(compgen -v); do unset $v; done`) lost its state and had the dump written to
+ * `/state`, at the root of the file system when run as root; one that set the variable had it
+ * written there.
+ */
+const STATE_FILE = "@SHOAL_STATE_FILE@";
+
+/** `driver` (one of this module's, or a bench's variant) for a bash whose scratch directory is `dir`. */
+export function driverFor(driver: string, dir: string): string {
+  return driver.replace(STATE_FILE, quoted(`${dir}/state`));
+}
+
 /** The builtins the driver's end and its dump call. */
 const DUMP_BUILTINS = "set trap unset local cd printf declare alias exit [ :";
 
@@ -324,22 +338,25 @@ const REACH_BUILTINS = "if [[ -o posix ]]; then unset -f builtin; " +
  * lists the run's own: a run's `FUNCNEST=1` made the trap's call, one deeper than the driver's,
  * fail with 'maximum function nesting level exceeded' in the stderr of every exec of the session,
  * and a run ending by `exit` (or errexit) in a function as deep as its FUNCNEST allows lost its
- * state.
+ * state. The driver's line passes the run's status as the function's argument, the trap none
+ * (the status is then `$?`), and the main shell is told from a subshell by `$$`: a run that set
+ * `__shoal_st` (or `__shoal_pid`, as the driver named them) ended with that status (or dumped
+ * nothing). A run that unset `BASHPID` (with every other variable) is taken to end in the main
+ * shell: it dumped nothing. The state file is named in the text itself ({@link STATE_FILE}).
  */
 const DRIVER_SETUP = String.raw`__shoal_dir=$1
 set --
-__shoal_pid=$BASHPID
 __shoal_exit() {
-  { __shoal_st=${"$"}{__shoal_st-t$?}; ${REACH_BUILTINS}
-    if [[ $__shoal_st == t* ]]; then __shoal_st=${"$"}{__shoal_st#t}; builtin unset -v FUNCNEST; fi
+  { __shoal_st=$?; ${REACH_BUILTINS}
+    if [[ $# -gt 0 ]]; then __shoal_st=$1; else builtin unset -v FUNCNEST; fi
     builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null
   builtin set -- "$__shoal_st"
-  if builtin [ "$BASHPID" = "$__shoal_pid" ]; then
+  if [[ ${"$"}{BASHPID-$$} == "$$" ]]; then
     builtin unset -f __shoal_exit
     builtin set +eu
     builtin local IFS=$' \t\n'
     {
-      builtin unset -v __shoal_dir __shoal_pid __shoal_st
+      builtin unset -v __shoal_dir __shoal_st 2>/dev/null
       builtin [ . -ef "$PWD" ] || builtin cd -P . 2>/dev/null
       builtin printf 'C\0%s\0D\0' "$PWD"
       builtin declare -p
@@ -348,7 +365,7 @@ __shoal_exit() {
       builtin printf '\0A\0'
       builtin alias -p
       builtin printf '\0Z\0'
-    } 1<>"$__shoal_dir/state"
+    } 1<>${STATE_FILE}
     __shoal_exit() { builtin :; }
   fi
   builtin exit "$1"
@@ -369,7 +386,7 @@ const DRIVER_RUN = String.raw`builtin [ -s "$__shoal_dir/restore" ] && \
 if builtin shopt -q extglob; then builtin source "$__shoal_dir/restore"; \
 else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin shopt -u extglob; fi; \
 builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"; \
-{ __shoal_st=$?; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null; __shoal_exit
+{ __shoal_st=$?; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null; __shoal_exit "$__shoal_st"
 `;
 
 /** The `bash -c` driver of a cold run: restores state, then sources the user's file. */

@@ -298,3 +298,27 @@ withKernel(
     assert.match(own.err, /g: maximum function nesting level exceeded \(1\)/);
   },
 );
+
+withKernel(
+  "K-BASH-4 the driver's own variables are out of a run's reach: a run that unsets every variable compgen lists, or sets __shoal_pid or __shoal_st, ends with its own status and keeps its state, and no dump is written where __shoal_dir points",
+  async (conn) => {
+    const dir = await Deno.makeTempDir({ prefix: "shoal-driver-vars-" });
+    try {
+      await runStatus(conn, "for v in $(compgen -v); do unset $v 2>/dev/null; done; cd /usr; K=1");
+      assert.equal((await runStatus(conn, 'pwd; echo "$K"')).out, "/usr\n1\n");
+      await runStatus(conn, `__shoal_dir='${dir}'; cd /etc; K=2`);
+      assert.equal((await runStatus(conn, 'pwd; echo "$K"')).out, "/etc\n2\n");
+      assert.deepEqual([...Deno.readDirSync(dir)], []);
+      await runStatus(conn, "__shoal_pid=1; cd /usr; K=3");
+      assert.equal((await runStatus(conn, 'pwd; echo "$K"')).out, "/usr\n3\n");
+      for (const end of ["true", "exit 0"]) {
+        const r = await runStatus(conn, `__shoal_st=5; cd /; K=4; ${end}`);
+        assert.equal(r.status, 0, end);
+        assert.equal((await runStatus(conn, 'pwd; echo "$K"')).out, "/\n4\n");
+        await runStatus(conn, "cd /usr");
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
