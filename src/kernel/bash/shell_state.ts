@@ -376,8 +376,13 @@ trap 'FUNCNEST= \__shoal_exit' EXIT
 /**
  * The driver's end: restores the state (an empty restore script, a session with nothing to
  * restore, is not sourced: sourcing a file costs bash about as much as ten builtins), turns alias
- * expansion on, then sources the user's file and dumps the state, in one line, which bash parses
- * before running it: the restored aliases cannot change it. The restore is read with `extglob`
+ * expansion on, then evaluates the user's source and dumps the state, in one line, which bash
+ * parses before running it: the restored aliases cannot change it. The source is read into a
+ * variable (`mapfile`, buffered, split at NUL bytes, then joined: bash drops them, as its `source`
+ * does) and `eval`ed, the variable unset as its first command: sourced from its scratch file, `BASH_SOURCE` named that file, so the usual
+ * `cd "$(dirname "${BASH_SOURCE[0]}")"` moved the session into the kernel's scratch directory
+ * (later execs wrote there), its errors began with the file's path, and a RETURN trap the run set
+ * fired as the file ended. As in `bash -c`, a `return` outside a function is now an error. The restore is read with `extglob`
  * on (then off again, as a fresh bash has it): `declare -f` writes a function defined under
  * `shopt -s extglob` with its `@(…)` patterns, a syntax error otherwise, which lost the function
  * and printed the error on every later exec's stderr. Options still never persist (K-BASH-5).
@@ -385,12 +390,30 @@ trap 'FUNCNEST= \__shoal_exit' EXIT
 const DRIVER_RUN = String.raw`builtin [ -s "$__shoal_dir/restore" ] && \
 if builtin shopt -q extglob; then builtin source "$__shoal_dir/restore"; \
 else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin shopt -u extglob; fi; \
-builtin shopt -s expand_aliases; builtin source "$__shoal_dir/src"; \
+builtin shopt -s expand_aliases; builtin mapfile -d '' __shoal_lines <"$__shoal_dir/src"; \
+builtin printf -v __shoal_src %s "${"$"}{__shoal_lines[@]}"; builtin unset -v __shoal_lines; \
+builtin eval "\builtin unset -v __shoal_src; $__shoal_src"; \
 { __shoal_st=$?; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null; __shoal_exit "$__shoal_st"
 `;
 
-/** The `bash -c` driver of a cold run: restores state, then sources the user's file. */
-export const DRIVER = DRIVER_SETUP + DRIVER_RUN;
+/**
+ * A driver's text as one line: each line ends its command (`; `), but for one ending in `\`, a
+ * keyword or an operator that wants more (`{`, `then`, `else`, `do`, `&&`, `||`, `|`). The user's
+ * source is evaluated from that line, the first of bash's `-c` text, so its `LINENO` and the
+ * line numbers of its errors count from 1, as in `bash -c`.
+ */
+function oneLine(text: string): string {
+  return text.trimEnd().split("\n").map((line) => line.trim()).reduce((out, line) => {
+    if (out === "") return line;
+    if (out.endsWith("\\")) return out.slice(0, -1) + line;
+    return /(^|[\s;])(\{|then|else|do|&&|\|\||\|)$/.test(out)
+      ? `${out} ${line}`
+      : `${out}; ${line}`;
+  }, "");
+}
+
+/** The `bash -c` driver of a cold run: restores state, then evaluates the user's source. */
+export const DRIVER = oneLine(DRIVER_SETUP + DRIVER_RUN);
 
 /**
  * The driver of a warm shell: it waits, before any restore, until the kernel writes `run` into the
@@ -399,11 +422,13 @@ export const DRIVER = DRIVER_SETUP + DRIVER_RUN;
  * ({@link envDelta}). Anything else read (EOF: the kernel is gone) exits at once, running nothing
  * and dumping nothing.
  */
-export const WARM_DRIVER = DRIVER_SETUP + String.raw`builtin read -r __shoal_go <"$__shoal_dir/go"
+export const WARM_DRIVER = oneLine(
+  DRIVER_SETUP + String.raw`builtin read -r __shoal_go <"$__shoal_dir/go"
 [ "$__shoal_go" = run ] || { trap - EXIT; builtin exit 0; }
 builtin unset __shoal_go
 SECONDS=0
-` + DRIVER_RUN;
+` + DRIVER_RUN,
+);
 
 /**
  * Names a running bash may be given by `export`/`unset` with the same result as receiving them in

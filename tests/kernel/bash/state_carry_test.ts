@@ -322,3 +322,20 @@ withKernel(
     }
   },
 );
+
+withKernel(
+  "K-BASH-1/K-BASH-4 the source runs as bash -c runs its text: BASH_SOURCE is empty, so the script-directory idiom stays in the session's cwd (it moved the session into the kernel's scratch directory), LINENO counts from 1, no error names a scratch path, and a RETURN trap set by the run does not fire when it ends",
+  async (conn) => {
+    // bash -c: /usr, /usr, 1 (then 3 in f), []; the RETURN trap prints nothing
+    const src = 'cd /usr; cd "$(dirname "${BASH_SOURCE[0]}")"\n' +
+      'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"; pwd; echo "$here $LINENO"\n' +
+      'f() { echo "$LINENO"; }; f; echo "[${BASH_SOURCE[*]}]"\n' +
+      "trap 'echo returned' RETURN; nosuchcommand_x";
+    const r = await runStatus(conn, src);
+    assert.equal(r.out, "/usr\n/usr 2\n3\n[]\n");
+    assert.equal(r.status, 127);
+    assert.match(r.err, /nosuchcommand_x: command not found/);
+    assert.equal(r.err.includes("/src"), false, r.err);
+    assert.equal((await runStatus(conn, "pwd")).out, "/usr\n");
+  },
+);
