@@ -349,7 +349,7 @@ set --
 __shoal_exit() {
   { __shoal_st=$?; ${REACH_BUILTINS}
     if [[ $# -gt 0 ]]; then __shoal_st=$1; else builtin unset -v FUNCNEST; fi
-    builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null
+    builtin set +xvT; builtin trap - DEBUG; } >/dev/null 2>&1
   builtin set -- "$__shoal_st"
   if [[ ${"$"}{BASHPID-$$} == "$$" ]]; then
     builtin unset -f __shoal_exit
@@ -393,7 +393,7 @@ else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin sh
 builtin shopt -s expand_aliases; builtin mapfile -d '' __shoal_lines <"$__shoal_dir/src"; \
 builtin printf -v __shoal_src %s "${"$"}{__shoal_lines[@]}"; builtin unset -v __shoal_lines; \
 builtin eval "\builtin unset -v __shoal_src; $__shoal_src"; \
-{ __shoal_st=$?; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } 2>/dev/null; __shoal_exit "$__shoal_st"
+{ __shoal_st=$?; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } >/dev/null 2>&1; __shoal_exit "$__shoal_st"
 `;
 
 /**

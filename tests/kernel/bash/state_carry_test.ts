@@ -179,6 +179,12 @@ withKernel(
     ];
     for (const [src, err] of cases) assert.equal((await run(conn, src)).err, err, src);
     assert.equal((await run(conn, 'echo "x$X"')).out, "x2\n");
+    // one printing on stdout: bash -c prints dbg once; the driver's own first commands printed
+    // it three more times (nine once it reached its builtins again), into the run's stdout
+    assert.deepEqual(await run(conn, "trap 'echo dbg' DEBUG; X=3"), { out: "dbg\n", err: "" });
+    // ended by exit, the EXIT trap's one call shows, as under xtrace
+    const exited = await run(conn, "trap 'echo dbg' DEBUG; exit 0");
+    assert.deepEqual(exited, { out: "dbg\ndbg\n", err: "" });
   },
 );
 
