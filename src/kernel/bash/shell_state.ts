@@ -379,7 +379,10 @@ trap 'FUNCNEST= \__shoal_exit' EXIT
  * expansion on, then evaluates the user's source and dumps the state, in one line, which bash
  * parses before running it: the restored aliases cannot change it. The source is read into a
  * variable (`mapfile`, buffered, split at NUL bytes, then joined: bash drops them, as its `source`
- * does) and `eval`ed, the variable unset as its first command: sourced from its scratch file, `BASH_SOURCE` named that file, so the usual
+ * does) and `eval`ed; that variable is `BASH_EXECUTION_STRING`, which holds the text of `bash -c`
+ * (the driver's until then), so nothing of the driver's shows in an error bash finds in it and
+ * the run sees its own text there, as in `bash -c`. Sourced from its scratch file, the source had
+ * `BASH_SOURCE` name that file, so the usual
  * `cd "$(dirname "${BASH_SOURCE[0]}")"` moved the session into the kernel's scratch directory
  * (later execs wrote there), its errors began with the file's path, and a RETURN trap the run set
  * fired as the file ended. As in `bash -c`, a `return` outside a function is now an error. The restore is read with `extglob`
@@ -391,8 +394,8 @@ const DRIVER_RUN = String.raw`builtin [ -s "$__shoal_dir/restore" ] && \
 if builtin shopt -q extglob; then builtin source "$__shoal_dir/restore"; \
 else builtin shopt -s extglob; builtin source "$__shoal_dir/restore"; builtin shopt -u extglob; fi; \
 builtin shopt -s expand_aliases; builtin mapfile -d '' __shoal_lines <"$__shoal_dir/src"; \
-builtin printf -v __shoal_src %s "${"$"}{__shoal_lines[@]}"; builtin unset -v __shoal_lines; \
-builtin eval "\builtin unset -v __shoal_src; $__shoal_src"; \
+builtin printf -v BASH_EXECUTION_STRING %s "${"$"}{__shoal_lines[@]}"; builtin unset -v __shoal_lines; \
+builtin eval "$BASH_EXECUTION_STRING"; \
 { __shoal_st=$?; ${REACH_BUILTINS}; builtin set +xvT; builtin trap - DEBUG; } >/dev/null 2>&1; __shoal_exit "$__shoal_st"
 `;
 

@@ -345,3 +345,18 @@ withKernel(
     assert.equal((await runStatus(conn, "pwd")).out, "/usr\n");
   },
 );
+
+withKernel(
+  "K-BASH-1 a run sees its own source in BASH_EXECUTION_STRING, as bash -c shows its text, and an error bash finds in it quotes that text alone",
+  async (conn) => {
+    const src = 'echo "$BASH_EXECUTION_STRING"';
+    assert.deepEqual(await runStatus(conn, src), { status: 0, out: `${src}\n`, err: "" });
+    // mvdan-sh takes @(…) always; bash without extglob on when it reads the line does not
+    const bad = await runStatus(conn, "shopt -s extglob; echo @(a|b)");
+    assert.equal(bad.status, 2);
+    assert.match(bad.err, /`shopt -s extglob; echo @\(a\|b\)'/);
+    assert.equal(/__shoal|builtin/.test(bad.err), false, bad.err);
+    const listed = (await runStatus(conn, "declare -p BASH_EXECUTION_STRING")).out;
+    assert.equal(listed, 'declare -- BASH_EXECUTION_STRING="declare -p BASH_EXECUTION_STRING"\n');
+  },
+);
