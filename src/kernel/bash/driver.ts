@@ -57,7 +57,10 @@ const REACH_BUILTINS = "if [[ -o posix ]]; then unset -f builtin; " +
  * (`cd -P .`): the session went back to its previous cwd instead, and the next `touch` landed
  * there.
  * A run that ends by itself calls that function too ({@link DRIVER_RUN}): the source may have
- * set an EXIT trap of its own in place of the driver's. Once dumped, the function does nothing:
+ * set an EXIT trap of its own in place of the driver's, or one that adds to the text `trap -p`
+ * shows it (`trap "$old; cleanup" EXIT`): called from a trap, the function returns rather than
+ * exits (bash keeps the status the shell exits with), so the rest of that text runs; it exited,
+ * and a run ending by `exit` never ran its cleanup. Once dumped, the function does nothing:
  * the trap that calls it then, the driver's, no longer dumps, and a trap of the run's own runs
  * after the dump (its `cd` or `export` never reaches the session, as traps never persist).
  * The function first keeps the status, turns `xtrace`, `verbose` and `functrace` off and removes
@@ -84,7 +87,7 @@ __shoal_exit() {
   { __shoal_st=$?; ${REACH_BUILTINS}
     if [[ $# -gt 0 ]]; then __shoal_st=$1; else builtin unset -v FUNCNEST; fi
     builtin set +xvT; builtin trap - DEBUG; } >/dev/null 2>&1
-  builtin set -- "$__shoal_st"
+  builtin set -- "$__shoal_st" "$#"
   if [[ ${"$"}{BASHPID-$$} == "$$" ]]; then
     builtin unset -f __shoal_exit
     builtin set +eu
@@ -102,7 +105,7 @@ __shoal_exit() {
     } 1<>${STATE_FILE}
     __shoal_exit() { builtin :; }
   fi
-  builtin exit "$1"
+  [[ $2 == 0 ]] || builtin exit "$1"
 }
 trap 'FUNCNEST= \__shoal_exit' EXIT
 `;

@@ -360,3 +360,21 @@ withKernel(
     assert.equal(listed, 'declare -- BASH_EXECUTION_STRING="declare -p BASH_EXECUTION_STRING"\n');
   },
 );
+
+withKernel(
+  "K-BASH-4 a run that adds to the EXIT trap it finds (trap -p EXIT, the usual chaining idiom) still runs its own part, after the dump, and ends with its own status",
+  async (conn) => {
+    // bash -c finds no trap and runs cleanup; the driver's trap was found and exited first
+    const chain = "old=$(trap -p EXIT); old=${old#*\\'}; old=${old%\\'*}\n" +
+      'trap "${old:+$old; }echo cleanup" EXIT\n';
+    for (const end of ["cd /usr; K=1", "cd /usr; K=1; exit 4", "set -e; cd /usr; K=1; false"]) {
+      const r = await runStatus(conn, chain + end);
+      assert.deepEqual(r, {
+        status: end === "cd /usr; K=1" ? 0 : end.endsWith("false") ? 1 : 4,
+        out: "cleanup\n",
+        err: "",
+      }, end);
+      assert.equal((await runStatus(conn, 'pwd; echo "$K"; cd /; K=')).out, "/usr\n1\n", end);
+    }
+  },
+);
