@@ -251,3 +251,22 @@ Deno.test("parses in any order, with syntax errors and too-deep sources between,
     assert.equal(JSON.stringify(parseBash(src)), first[sources.length - 1 - i]);
   }
 });
+
+Deno.test({
+  name:
+    'K-PARSE-1/K-EXEC-2 (SPEC decision pending: what does an exec of a source bash runs but mvdan-sh rejects get, -32001 or a run judged opaque?) a function named declare, local or export, an associative subscript with a blank, a here-document delimiter written "\\$X" parse',
+  ignore: true,
+  fn: () => {
+    // bash runs each of these (probe40); mvdan-sh 0.10 answers a syntax error, so K-EXEC-2 refuses
+    // them with -32001 before bash sees them
+    for (
+      const src of [
+        "declare() { return 7; }; declare -F",
+        "local() { :; }",
+        "export() { :; }",
+        'declare -A m; m[b c]=1; echo "${m[b c]}"',
+        'cat <<-"\\$X"\n\tbody\n\t$X\n',
+      ]
+    ) parseBash(src);
+  },
+});

@@ -151,19 +151,20 @@ withKernel(
 );
 
 withKernel(
-  "K-BASH-4 a run that leaves xtrace or verbose on traces only its own commands: the driver's state dump never shows in its stderr (a run ending by exit or errexit shows the trap's one call)",
+  "K-BASH-4 a run that leaves xtrace or verbose on traces only its own commands: the driver's state dump never shows in its stderr (a run ending by exit or errexit shows the trap's one call, FUNCNEST lifted for it)",
   async (conn) => {
-    const cases: [string, string][] = [
-      ["set -x; X=1", ""],
-      ["set -v; X=2", ""],
-      ["set -x; X=3; exit 0", "+ __shoal_exit"],
-      ["set -ex; X=4; false", "+ __shoal_exit"],
+    const call = ["+ FUNCNEST=", "+ __shoal_exit"];
+    const cases: [string, string[]][] = [
+      ["set -x; X=1", []],
+      ["set -v; X=2", []],
+      ["set -x; X=3; exit 0", call],
+      ["set -ex; X=4; false", call],
     ];
-    for (const [src, call] of cases) {
+    for (const [src, expected] of cases) {
       const lines = (await run(conn, src)).err.trimEnd().split("\n");
-      const driver = lines.filter((l) => /__shoal|builtin/.test(l));
-      assert.deepEqual(driver, call === "" ? [] : [call], src);
-      assert.equal(lines.length <= 3, true, `${src}: ${lines.length} lines`);
+      const driver = lines.filter((l) => /__shoal|builtin|FUNCNEST/.test(l));
+      assert.deepEqual(driver, expected, src);
+      assert.equal(lines.length <= 4, true, `${src}: ${lines.length} lines`);
     }
     assert.equal((await run(conn, 'echo "x$X"')).out, "x4\n");
   },
@@ -178,6 +179,12 @@ withKernel(
     ];
     for (const [src, err] of cases) assert.equal((await run(conn, src)).err, err, src);
     assert.equal((await run(conn, 'echo "x$X"')).out, "x2\n");
+    // one printing on stdout: bash -c prints dbg once; the driver's own first commands printed
+    // it three more times (nine once it reached its builtins again), into the run's stdout
+    assert.deepEqual(await run(conn, "trap 'echo dbg' DEBUG; X=3"), { out: "dbg\n", err: "" });
+    // ended by exit, the EXIT trap's one call shows, as under xtrace
+    const exited = await run(conn, "trap 'echo dbg' DEBUG; exit 0");
+    assert.deepEqual(exited, { out: "dbg\ndbg\n", err: "" });
   },
 );
 
@@ -218,3 +225,156 @@ Deno.test({
     }
   },
 });
+
+/** Runs `src` in value position: its status, stdout text and stderr text. */
+async function runStatus(conn: RpcConnection, src: string) {
+  const value = (await exec(conn, src, { position: "value" })).value as Rec;
+  return {
+    status: value.status,
+    out: String((value.out as Rec).v),
+    err: String((value.err as Rec).v),
+  };
+}
+
+withKernel(
+  "K-BASH-4/9 a run that defines a function named builtin (a logging wrapper) ends with its own status and persists its state, and later execs are not run through the wrapper",
+  async (conn) => {
+    const first = await runStatus(
+      conn,
+      'builtin() { echo "B:$1" >&2; command builtin "$@"; }; cd /tmp; K=1',
+    );
+    // bash -c gives status 0 and prints nothing: the source calls no builtin
+    assert.deepEqual(first, { status: 0, out: "", err: "" });
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(await runStatus(conn, 'pwd; echo "K=$K"'), {
+        status: 0,
+        out: "/tmp\nK=1\n",
+        err: "",
+      });
+    }
+    // one that stands for nothing: the run's status is its own, its state persists
+    assert.equal((await runStatus(conn, "builtin() { return 7; }; cd /usr; K=2")).status, 0);
+    assert.equal((await runStatus(conn, 'pwd; echo "K=$K"')).out, "/usr\nK=2\n");
+  },
+);
+
+withKernel(
+  "K-BASH-4/9 a run that disables builtins the driver's dump uses (enable -n) ends with its own status, prints nothing more and persists its state",
+  async (conn) => {
+    const cases: [string, number, string][] = [
+      ["enable -n printf declare; cd /tmp; K=1", 0, "/tmp\nK=1\n"],
+      ["enable -n builtin; cd /usr; K=2", 0, "/usr\nK=2\n"],
+      ["enable -n [ set local; cd /etc; K=3", 0, "/etc\nK=3\n"],
+      // bash -c: exit is not found (127) and the run goes on
+      ["enable -n exit unset alias trap; cd /var; K=4; exit 3", 127, "/var\nK=4\n"],
+    ];
+    for (const [src, status, state] of cases) {
+      const r = await runStatus(conn, src);
+      assert.equal(r.status, status, src);
+      assert.equal(r.err.split("\n").filter((l) => /builtin|environment/.test(l)).length, 0, r.err);
+      assert.equal((await runStatus(conn, 'pwd; echo "K=$K"')).out, state, src);
+    }
+  },
+);
+
+withKernel(
+  "K-BASH-4 a session's own FUNCNEST never shows in its execs: at 1 each printed '__shoal_exit: maximum function nesting level exceeded', and a run ending by exit or errexit inside a function as deep as FUNCNEST allows lost its state",
+  async (conn) => {
+    // bash -c prints nothing for any of these
+    assert.deepEqual(await runStatus(conn, "FUNCNEST=1; cd /tmp; X=1"), {
+      status: 0,
+      out: "",
+      err: "",
+    });
+    assert.deepEqual(await runStatus(conn, 'echo "$X $FUNCNEST"; pwd'), {
+      status: 0,
+      out: "1 1\n/tmp\n",
+      err: "",
+    });
+    assert.deepEqual(await runStatus(conn, "f() { cd /usr; Y=1; exit 3; }; f"), {
+      status: 3,
+      out: "",
+      err: "",
+    });
+    assert.equal((await runStatus(conn, 'echo "$Y"; pwd')).out, "1\n/usr\n");
+    assert.equal((await runStatus(conn, "f() { cd /etc; Y=2; false; }; set -e; f")).status, 1);
+    assert.equal((await runStatus(conn, 'echo "$Y $FUNCNEST"; pwd')).out, "2 1\n/etc\n");
+    // the limit still holds for the run's own calls, as in bash
+    const own = await runStatus(conn, "g() { :; }; f() { g; }; f; echo after");
+    assert.match(own.err, /g: maximum function nesting level exceeded \(1\)/);
+  },
+);
+
+withKernel(
+  "K-BASH-4 the driver's own variables are out of a run's reach: a run that unsets every variable compgen lists, or sets __shoal_pid or __shoal_st, ends with its own status and keeps its state, and no dump is written where __shoal_dir points",
+  async (conn) => {
+    const dir = await Deno.makeTempDir({ prefix: "shoal-driver-vars-" });
+    try {
+      await runStatus(conn, "for v in $(compgen -v); do unset $v 2>/dev/null; done; cd /usr; K=1");
+      assert.equal((await runStatus(conn, 'pwd; echo "$K"')).out, "/usr\n1\n");
+      await runStatus(conn, `__shoal_dir='${dir}'; cd /etc; K=2`);
+      assert.equal((await runStatus(conn, 'pwd; echo "$K"')).out, "/etc\n2\n");
+      assert.deepEqual([...Deno.readDirSync(dir)], []);
+      await runStatus(conn, "__shoal_pid=1; cd /usr; K=3");
+      assert.equal((await runStatus(conn, 'pwd; echo "$K"')).out, "/usr\n3\n");
+      for (const end of ["true", "exit 0"]) {
+        const r = await runStatus(conn, `__shoal_st=5; cd /; K=4; ${end}`);
+        assert.equal(r.status, 0, end);
+        assert.equal((await runStatus(conn, 'pwd; echo "$K"')).out, "/\n4\n");
+        await runStatus(conn, "cd /usr");
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+withKernel(
+  "K-BASH-1/K-BASH-4 the source runs as bash -c runs its text: BASH_SOURCE is empty, so the script-directory idiom stays in the session's cwd (it moved the session into the kernel's scratch directory), LINENO counts from 1, no error names a scratch path, and a RETURN trap set by the run does not fire when it ends",
+  async (conn) => {
+    // bash -c: /usr, /usr, 1 (then 3 in f), []; the RETURN trap prints nothing
+    const src = 'cd /usr; cd "$(dirname "${BASH_SOURCE[0]}")"\n' +
+      'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"; pwd; echo "$here $LINENO"\n' +
+      'f() { echo "$LINENO"; }; f; echo "[${BASH_SOURCE[*]}]"\n' +
+      "trap 'echo returned' RETURN; nosuchcommand_x";
+    const r = await runStatus(conn, src);
+    assert.equal(r.out, "/usr\n/usr 2\n3\n[]\n");
+    assert.equal(r.status, 127);
+    assert.match(r.err, /nosuchcommand_x: command not found/);
+    assert.equal(r.err.includes("/src"), false, r.err);
+    assert.equal((await runStatus(conn, "pwd")).out, "/usr\n");
+  },
+);
+
+withKernel(
+  "K-BASH-1 a run sees its own source in BASH_EXECUTION_STRING, as bash -c shows its text, and an error bash finds in it quotes that text alone",
+  async (conn) => {
+    const src = 'echo "$BASH_EXECUTION_STRING"';
+    assert.deepEqual(await runStatus(conn, src), { status: 0, out: `${src}\n`, err: "" });
+    // mvdan-sh takes @(…) always; bash without extglob on when it reads the line does not
+    const bad = await runStatus(conn, "shopt -s extglob; echo @(a|b)");
+    assert.equal(bad.status, 2);
+    assert.match(bad.err, /`shopt -s extglob; echo @\(a\|b\)'/);
+    assert.equal(/__shoal|builtin/.test(bad.err), false, bad.err);
+    const listed = (await runStatus(conn, "declare -p BASH_EXECUTION_STRING")).out;
+    assert.equal(listed, 'declare -- BASH_EXECUTION_STRING="declare -p BASH_EXECUTION_STRING"\n');
+  },
+);
+
+withKernel(
+  "K-BASH-4 a run that adds to the EXIT trap it finds (trap -p EXIT, the usual chaining idiom) still runs its own part, after the dump, and ends with its own status",
+  async (conn) => {
+    // bash -c finds no trap and runs cleanup; the driver's trap was found and exited first
+    const chain = "old=$(trap -p EXIT); old=${old#*\\'}; old=${old%\\'*}\n" +
+      'trap "${old:+$old; }echo cleanup" EXIT\n';
+    for (const end of ["cd /usr; K=1", "cd /usr; K=1; exit 4", "set -e; cd /usr; K=1; false"]) {
+      const r = await runStatus(conn, chain + end);
+      assert.deepEqual(r, {
+        status: end === "cd /usr; K=1" ? 0 : end.endsWith("false") ? 1 : 4,
+        out: "cleanup\n",
+        err: "",
+      }, end);
+      assert.equal((await runStatus(conn, 'pwd; echo "$K"; cd /; K=')).out, "/usr\n1\n", end);
+    }
+  },
+);
