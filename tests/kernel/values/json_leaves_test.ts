@@ -4,7 +4,7 @@ import { exec } from "../../_support/exec.ts";
 import { memoryKiB } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 
-/** Stdout of `python3 -c` printing `expr`, and how the kernel grew keeping its value (KiB). */
+/** The `out` of `cat` of what `python3 -c` prints of `expr`, and how the kernel grew keeping it (MiB). */
 async function grownBy(expr: string): Promise<{ out: Rec; grownMiB: number }> {
   const k = await startKernel();
   try {
