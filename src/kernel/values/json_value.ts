@@ -90,6 +90,18 @@ export function parseJsonValue(text: string): { value: Value } | null {
   }
 }
 
+/** V8 makes a string cut from a longer one of this length or more a view of it, not a copy. */
+const SLICE_MIN = 13;
+
+/**
+ * `part` of the parsed text as a string of its own: V8 keeps a slice (or a concatenation of
+ * slices) as a view that holds the whole text alive, so a value of one 26-character string kept
+ * 15 MB of stdout in the transcript (K-BASH-11). Slicing a concatenation copies it first.
+ */
+function detached(part: string): string {
+  return part.length < SLICE_MIN ? part : (" " + part).slice(1);
+}
+
 class JsonParser {
   #i = 0;
   /**
@@ -263,7 +275,7 @@ class JsonParser {
       const c = s.charCodeAt(i);
       if (c === 0x22) {
         this.#i = i + 1;
-        return s.slice(start, i);
+        return detached(s.slice(start, i));
       }
       if (c === 0x5c) break;
       if (!(c >= 0x20)) throw FAIL;
@@ -274,7 +286,7 @@ class JsonParser {
       const c = s.charCodeAt(i);
       if (c === 0x22) {
         this.#i = i + 1;
-        return out;
+        return detached(out);
       }
       if (c === 0x5c) {
         const e = s.charCodeAt(i + 1);

@@ -32,3 +32,27 @@ Deno.test("K-BASH-11/K-BASH-10 a 16 MB JSON list of 8 million zeros raises the k
   assert.deepEqual([out.$, out.of], ["ref", "str"]);
   assert.ok(grownMiB < 64, `kernel RSS grew by ${grownMiB.toFixed(0)} MiB`);
 });
+
+Deno.test("K-BASH-11/V-REF-1 a JSON value keeps only what it holds, not the stdout it was parsed from: 10 `cat` of a 15 MB file whose value is one 26-character string (the rest blanks) raise the kernel's resident memory by less than 32 MiB (each string was a slice of the whole text, which it kept alive: +137 MiB)", async () => {
+  const k = await startKernel();
+  try {
+    const conn = await k.attach();
+    const key = "abcdefghijklmnopqrstuvwxyz";
+    await exec(
+      conn,
+      `python3 -c 'print("[\\"${key}\\", {\\"${key}\\": \\"a\\\\tb${key}\\"}" + " " * 15000000 + "]")' > pad.json`,
+    );
+    const first = await exec(conn, "cat pad.json");
+    const out = (first.value as Rec).out as Rec;
+    assert.deepEqual(out, {
+      $: "list",
+      v: [{ $: "str", v: key }, { $: "record", v: { [key]: { $: "str", v: `a\tb${key}` } } }],
+    });
+    const before = memoryKiB(k.child.pid).rss;
+    for (let i = 0; i < 10; i++) await exec(conn, "cat pad.json");
+    const grownMiB = (memoryKiB(k.child.pid).rss - before) / 1024;
+    assert.ok(grownMiB < 32, `kernel RSS grew by ${grownMiB.toFixed(0)} MiB`);
+  } finally {
+    await k.cleanup();
+  }
+});
