@@ -6,6 +6,7 @@ import {
   VALUE_NESTING_LIMIT,
   VALUE_NODE_LIMIT,
 } from "../../protocol/limits.ts";
+import { detached } from "../../protocol/detached.ts";
 import { jsonShape } from "./json_shape.ts";
 import { IntegralFloat, Table, type Value } from "./value.ts";
 
@@ -88,18 +89,6 @@ export function parseJsonValue(text: string): { value: Value } | null {
     if (e === FAIL) return null;
     throw e;
   }
-}
-
-/** V8 makes a string cut from a longer one of this length or more a view of it, not a copy. */
-const SLICE_MIN = 13;
-
-/**
- * `part` of the parsed text as a string of its own: V8 keeps a slice (or a concatenation of
- * slices) as a view that holds the whole text alive, so a value of one 26-character string kept
- * 15 MB of stdout in the transcript (K-BASH-11). Slicing a concatenation copies it first.
- */
-function detached(part: string): string {
-  return part.length < SLICE_MIN ? part : (" " + part).slice(1);
 }
 
 class JsonParser {
@@ -267,6 +256,7 @@ class JsonParser {
     return value;
   }
 
+  /** A string of the text, detached from it: a value of one 26-character string kept 15 MB of stdout (K-BASH-11). */
   #string(): string {
     const s = this.s;
     let i = this.#i + 1;
