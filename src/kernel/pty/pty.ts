@@ -4,7 +4,7 @@ import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
-import { CallerFault } from "../rpc/caller_fault.ts";
+import { CallerFault } from "../../protocol/caller_fault.ts";
 import {
   groupExists,
   groupGoneWithin,

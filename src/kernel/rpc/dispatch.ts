@@ -1,6 +1,6 @@
 import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
 import type { RpcId } from "../../protocol/rpc.ts";
-import { CallerFault } from "./caller_fault.ts";
+import { CallerFault } from "../../protocol/caller_fault.ts";
 import type { ClientConnection } from "./client_connection.ts";
 import type { KernelServices } from "./kernel_services.ts";
 import type { AttachedContext, CallContext, MethodSpec } from "./method.ts";

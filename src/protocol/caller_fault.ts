@@ -1,4 +1,4 @@
-import { ErrorCode, RpcError } from "../../protocol/errors.ts";
+import { ErrorCode, RpcError } from "./errors.ts";
 
 /**
  * A `-32603` the SPEC answers for a condition of the caller's own making, not a failure of the
