@@ -25,6 +25,15 @@ export const VALUE_NESTING_LIMIT = 512;
  * below K-BASH-11's 64 MiB (a 16 MiB `[{},{},…]` held 1 GiB, a row of a million keys 232 MiB).
  */
 export const VALUE_NODE_LIMIT = 262_144;
+/** Bytes a node is taken to hold: VALUE_NODE_LIMIT of them are the budget of one value. */
+export const NODE_BYTES = 230;
+/**
+ * Bytes a scalar item, cell or member value is taken to hold in that budget (its slot, a float's
+ * box); a string {@link STRING_BYTES} and its characters. Scalars uncounted, a 15 MB list of 3
+ * million short strings held 103 MiB, one of 8 million zeros 72 MiB (found by probe41).
+ */
+export const SCALAR_BYTES = 12;
+export const STRING_BYTES = 32;
 /**
  * Most cells (rows × columns) of a table made from stdout JSON (K-BASH-10); an array of objects
  * past it is a list of records. Rows with keys of their own made every row a column: a 119 KB

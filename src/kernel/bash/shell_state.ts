@@ -1,3 +1,4 @@
+import { detached } from "../../protocol/detached.ts";
 import { utf8Decoder } from "../../protocol/utf8.ts";
 import { Buffer } from "node:buffer";
 import { declarations, unquoted } from "./declare_listing.ts";
@@ -318,7 +319,8 @@ function splitFunctions(text: string, into: Map<string, string>): void {
   const headers = [...text.matchAll(/^(\S+) \(\) \n(?=\{ $)/gm)];
   headers.forEach((m, i) => {
     const end = i + 1 < headers.length ? headers[i + 1].index : text.length;
-    if (!m[1].startsWith("__shoal_")) into.set(m[1], text.slice(m.index, end).trimEnd());
+    if (m[1].startsWith("__shoal_")) return;
+    into.set(detached(m[1]), detached(text.slice(m.index, end).trimEnd()));
   });
 }
 
@@ -333,7 +335,7 @@ const ALIAS_DEFINITION = /alias (?:-- )?([^=\n]+)=(?:'[^']*'|\\')+(?=\n|$)/y;
 function splitAliases(text: string, into: Map<string, string>): void {
   ALIAS_DEFINITION.lastIndex = 0;
   for (let m = ALIAS_DEFINITION.exec(text); m !== null; m = ALIAS_DEFINITION.exec(text)) {
-    into.set(m[1], m[0]);
+    into.set(detached(m[1]), detached(m[0]));
     if (text[ALIAS_DEFINITION.lastIndex] === "\n") ALIAS_DEFINITION.lastIndex++;
   }
 }
@@ -389,17 +391,19 @@ function takeVariables(
     if (d.value === null) continue;
     if (d.flags.includes("x") && !/[aAn]/.test(d.flags)) {
       const value = unquoted(d.value);
-      if (ASCII.test(value)) state.env.set(d.name, value);
+      if (ASCII.test(value)) state.env.set(detached(d.name), detached(value));
       else {
         const bytes = latin1Bytes(value);
         try {
-          state.env.set(d.name, strictUtf8.decode(bytes));
+          state.env.set(detached(d.name), strictUtf8.decode(bytes));
         } catch {
-          state.vars.set(d.name, `declare -x ${d.name}=${ansiCQuoted(bytes)}`);
+          const text = `declare -x ${d.name}=${ansiCQuoted(bytes)}`;
+          state.vars.set(detached(d.name), detached(text));
         }
       }
     } else if (!bashVariables.has(d.name)) {
-      state.vars.set(d.name, ASCII.test(d.text) ? d.text : lossyUtf8.decode(latin1Bytes(d.text)));
+      const text = ASCII.test(d.text) ? detached(d.text) : lossyUtf8.decode(latin1Bytes(d.text));
+      state.vars.set(detached(d.name), text);
     }
   }
 }

@@ -19,6 +19,7 @@ import type { Effect } from "../policy/effects.ts";
 import { withoutProxyEnv } from "../net/proxy_env.ts";
 import { CaptureSink } from "../store/capture.ts";
 import { stateDirFailure } from "../store/state_dir_failure.ts";
+import { detached } from "../../protocol/detached.ts";
 import type { Cas } from "../store/cas.ts";
 import type { Task } from "../tasks/registry.ts";
 import { commandText, outcomeValue } from "../values/outcome.ts";
@@ -384,7 +385,7 @@ async function finishRun(
   kernel.bus.publish("render", {
     ref,
     session: session.name,
-    render: renders.event,
+    render: detached(renders.event),
   });
   const error = outcome.ok || opts.position === "value" ? null : await raisedError(
     kernel.cas,

@@ -4,6 +4,7 @@ import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
+import { CallerFault } from "../../protocol/caller_fault.ts";
 import {
   groupExists,
   groupGoneWithin,
@@ -594,6 +595,4 @@ export class Pty {
   }
 }
 
-function childGone(): RpcError {
-  return new RpcError(ErrorCode.INTERNAL_ERROR, "pty write failed: the child is gone");
-}
+const childGone = () => new CallerFault("pty write failed: the child is gone");

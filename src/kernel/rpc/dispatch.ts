@@ -1,5 +1,6 @@
 import { ErrorCode, RpcError, type RpcErrorObject } from "../../protocol/errors.ts";
 import type { RpcId } from "../../protocol/rpc.ts";
+import { CallerFault } from "../../protocol/caller_fault.ts";
 import type { ClientConnection } from "./client_connection.ts";
 import type { KernelServices } from "./kernel_services.ts";
 import type { AttachedContext, CallContext, MethodSpec } from "./method.ts";
@@ -54,7 +55,8 @@ export function dispatch(
     (result) => client.respond(id, result),
     (e) => {
       const error = toErrorObject(e);
-      if (error.code === ErrorCode.INTERNAL_ERROR) kernel.log(`${name}: ${error.message}`);
+      const fault = error.code === ErrorCode.INTERNAL_ERROR && !(e instanceof CallerFault);
+      if (fault) kernel.log(`${name}: ${error.message}`);
       return client.fail(id, error);
     },
   );

@@ -1,5 +1,13 @@
-import { TABLE_CELL_LIMIT, VALUE_NESTING_LIMIT, VALUE_NODE_LIMIT } from "../../protocol/limits.ts";
-import { jsonContainers } from "./json_containers.ts";
+import {
+  NODE_BYTES,
+  SCALAR_BYTES,
+  STRING_BYTES,
+  TABLE_CELL_LIMIT,
+  VALUE_NESTING_LIMIT,
+  VALUE_NODE_LIMIT,
+} from "../../protocol/limits.ts";
+import { detached } from "../../protocol/detached.ts";
+import { jsonShape } from "./json_shape.ts";
 import { IntegralFloat, Table, type Value } from "./value.ts";
 
 /** Thrown inside the parser when the text is not exactly one JSON text it can represent. */
@@ -65,13 +73,16 @@ class TableBuilder {
  * `e`, `E` and within ±(2^53−1) is an int, anything else a float; a number too large for a
  * double is treated as not JSON, and so is nesting deeper than VALUE_NESTING_LIMIT (the parse stops
  * there, having built at most that many containers) and a text holding more than
- * VALUE_NODE_LIMIT nodes (found before the parse when its arrays and objects alone are more, else
- * as it builds them; an array of objects whose table would pass TABLE_CELL_LIMIT cells is parsed
+ * VALUE_NODE_LIMIT nodes, its scalars weighed in (found before the parse when its arrays and objects
+ * alone are more, else as it builds them; an array of objects whose table would pass TABLE_CELL_LIMIT cells is parsed
  * again as a list of records). Arrays whose items are all objects are built directly as
  * columnar tables, so a large array of objects never exists as one record per row.
  */
 export function parseJsonValue(text: string): { value: Value } | null {
-  if (jsonContainers(text) > VALUE_NODE_LIMIT) return null;
+  const shape = jsonShape(text);
+  if (shape.containers * NODE_BYTES + shape.scalarBytes > VALUE_NODE_LIMIT * NODE_BYTES) {
+    return null;
+  }
   try {
     return { value: new JsonParser(text).parse() };
   } catch (e) {
@@ -82,8 +93,11 @@ export function parseJsonValue(text: string): { value: Value } | null {
 
 class JsonParser {
   #i = 0;
-  /** Nodes built (VALUE_NODE_LIMIT), a list re-parsed from a table counting its rows too. */
-  #nodes = 0;
+  /**
+   * Bytes taken to be held by what was built: {@link NODE_BYTES} per node, and its scalars
+   * (VALUE_NODE_LIMIT); a list re-parsed from a table counting its rows too.
+   */
+  #bytes = 0;
   readonly #listStarts = new Set<number>();
 
   constructor(private readonly s: string) {}
@@ -135,14 +149,13 @@ class JsonParser {
         }
       } else if (c === 0x22) {
         value = this.#string();
-      } else if (c === 0x74) {
-        value = this.#literal("true", true);
-      } else if (c === 0x66) {
-        value = this.#literal("false", false);
-      } else if (c === 0x6e) {
-        value = this.#literal("null", null);
+        this.#hold(STRING_BYTES + value.length);
       } else {
-        value = this.#number();
+        if (c === 0x74) value = this.#literal("true", true);
+        else if (c === 0x66) value = this.#literal("false", false);
+        else if (c === 0x6e) value = this.#literal("null", null);
+        else value = this.#number();
+        this.#hold(SCALAR_BYTES);
       }
       // Hand the finished value to the enclosing containers, closing those that end here.
       emit: for (;;) {
@@ -201,7 +214,12 @@ class JsonParser {
   }
 
   #count(): void {
-    if (++this.#nodes > VALUE_NODE_LIMIT) throw FAIL;
+    this.#hold(NODE_BYTES);
+  }
+
+  #hold(bytes: number): void {
+    this.#bytes += bytes;
+    if (this.#bytes > VALUE_NODE_LIMIT * NODE_BYTES) throw FAIL;
   }
 
   #closeObject(frame: ObjectFrame): Emitted {
@@ -238,6 +256,7 @@ class JsonParser {
     return value;
   }
 
+  /** A string of the text, detached from it: a value of one 26-character string kept 15 MB of stdout (K-BASH-11). */
   #string(): string {
     const s = this.s;
     let i = this.#i + 1;
@@ -246,7 +265,7 @@ class JsonParser {
       const c = s.charCodeAt(i);
       if (c === 0x22) {
         this.#i = i + 1;
-        return s.slice(start, i);
+        return detached(s.slice(start, i));
       }
       if (c === 0x5c) break;
       if (!(c >= 0x20)) throw FAIL;
@@ -257,7 +276,7 @@ class JsonParser {
       const c = s.charCodeAt(i);
       if (c === 0x22) {
         this.#i = i + 1;
-        return out;
+        return detached(out);
       }
       if (c === 0x5c) {
         const e = s.charCodeAt(i + 1);

@@ -1,3 +1,4 @@
+import { detached } from "../../protocol/detached.ts";
 import { utf8Decoder } from "../../protocol/utf8.ts";
 import {
   INLINE_VALUE_LIMIT,
@@ -57,10 +58,12 @@ export function outcomeValue(cas: Cas, input: OutcomeInput): Outcome {
 /**
  * The `cmd` shown for a source (K-BASH-9): cut to 256 scalars with a trailing `…` when longer.
  * Task records use it too, so that listing tasks stays small whatever their sources (W-RPC-5).
+ * A cut one is a string of its own: a view of the source kept all of it alive in each retained
+ * task and outcome (a background task of a 2 MB source held 2 MB).
  */
 export function commandText(src: string): string {
   return scalarCount(src) > OUTCOME_CMD_SCALARS
-    ? scalarSlice(src, 0, OUTCOME_CMD_SCALARS) + "…"
+    ? detached(scalarSlice(src, 0, OUTCOME_CMD_SCALARS) + "…")
     : src;
 }
 

@@ -266,10 +266,13 @@ function tableText(t: Table): RenderText {
   const widths = header.map((name, c) =>
     cells[c].reduce((w, text) => Math.max(w, scalarCount(text)), scalarCount(name))
   );
+  // Rows past WIDTH_ROWS (the last one is built for the line count) may be wider: not padded.
   const row = (texts: string[]) =>
     cutLine(
       texts.map((text, c) =>
-        c === texts.length - 1 ? text : text + " ".repeat(widths[c] - scalarCount(text))
+        c === texts.length - 1
+          ? text
+          : text + " ".repeat(Math.max(0, widths[c] - scalarCount(text)))
       ).join("  "),
     );
   const cell = (c: number, r: number) => r < shown ? cells[c][r] : cutLine(inline(t.columns[c][r]));
