@@ -18,49 +18,23 @@ hostTest(
     "proxy variables name",
   NEEDS_TIER_B,
   async () => {
-    const box = await sandbox();
-    const proj = `${box.dir}/home/proj`;
-    await Deno.mkdir(proj);
-    let k: TestKernel | undefined;
-    try {
-      const policy = {
-        "agent:n": {
-          ...PROJECT_AGENT,
-          net_connect: ["example.com:443"],
-          net_listen: ["3128", "3129"],
-        },
-      };
-      const token = (await createToken(box, "agent:n", "agent:n")).secret;
-      k = await startKernel(["--policy", await writePolicy(box, policy)], box);
-      await exec(await k.attach("work"), `cd ${proj}`);
-      const py = `import socket
-for port in (3128, 3129):
-    s = socket.socket()
-    try:
-        s.bind(('127.0.0.1', port)); s.listen(1); print(port, 'bound')
-    except OSError as e:
-        print(port, e.strerror)`;
-      const r = await exec(
-        await k.attach("work", token),
-        `python3 -c "$(echo ${btoa(py)} | base64 -d)"; echo "$HTTP_PROXY"`,
-        { position: "stmt" },
-      );
-      const lines = (((r.value as Rec).out as Rec).v as string).split("\n");
-      assert.deepEqual(lines.slice(0, 2), ["3128 bound", "3129 bound"]);
-      assert.match(lines[2], /^http:\/\/127\.0\.0\.1:\d+$/);
-      assert.ok(!["3128", "3129"].includes(lines[2].split(":")[2]), lines[2]);
-    } finally {
-      if (k) await k.cleanup();
-      else await box.cleanup();
-    }
+    const grants = { net_connect: ["example.com:443"], net_listen: ["3128", "3129"] };
+    const lines = await bindAs(grants, [3128, 3129], { after: 'echo "$HTTP_PROXY"' });
+    assert.deepEqual(lines.slice(0, 2), ["3128 bound", "3129 bound"]);
+    assert.match(lines[2], /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok(!["3128", "3129"].includes(lines[2].split(":")[2]), lines[2]);
   },
 );
 
 /**
  * What `python3` prints binding each of `ports` on 127.0.0.1 in a fresh sandbox of an agent with
- * `grants`: in an exec, or in a PTY program.
+ * `grants`: in an exec (then what `after` prints, run in it), or in a PTY program.
  */
-async function bindAs(grants: Rec, ports: number[], pty = false): Promise<string[]> {
+async function bindAs(
+  grants: Rec,
+  ports: number[],
+  { pty = false, after = "" }: { pty?: boolean; after?: string } = {},
+): Promise<string[]> {
   const box = await sandbox();
   const proj = `${box.dir}/home/proj`;
   await Deno.mkdir(proj);
@@ -80,7 +54,7 @@ for port in (${ports.join(", ")},):
     const run = `python3 -c "$(echo ${btoa(py)} | base64 -d)"`;
     const agent = await k.attach("work", token);
     if (!pty) {
-      const r = await exec(agent, run, { position: "stmt" });
+      const r = await exec(agent, after === "" ? run : `${run}; ${after}`, { position: "stmt" });
       return (((r.value as Rec).out as Rec).v as string).trimEnd().split("\n");
     }
     const args = ["-c", `${run}; echo done; sleep 30`];
@@ -102,7 +76,7 @@ hostTest(
   async () => {
     const both = ["80 bound", "8080 bound"];
     assert.deepEqual(await bindAs({ net_listen: ["80", "8080"] }, [80, 8080]), both);
-    assert.deepEqual(await bindAs({ net_listen: ["80", "8080"] }, [80, 8080], true), both);
+    assert.deepEqual(await bindAs({ net_listen: ["80", "8080"] }, [80, 8080], { pty: true }), both);
     assert.deepEqual(
       await bindAs({ net_listen: ["443"], net_connect: ["example.com:443"] }, [443, 80]),
       ["443 bound", "80 Permission denied"],
