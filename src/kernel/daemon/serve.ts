@@ -12,6 +12,7 @@ import { mallocTrim } from "./idle_trim.ts";
 import { resolvedPath } from "./resolved_path.ts";
 import { gitIdentityFile } from "../sandbox/git_identity.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
+import { keepSocket } from "./socket_keeper.ts";
 import { keepInheritedFromChildren } from "./inherited_fds.ts";
 
 /**
@@ -159,7 +160,16 @@ async function serveUntilStopped(
     trim?.();
   });
   kernel.log(`ready ${socket.path}`);
-  await acceptLoop(kernel, prepared.listener, stop.signal);
+  const loops = [acceptLoop(kernel, prepared.listener, stop.signal)];
+  const keeper = keepSocket(
+    prepared,
+    socket.path,
+    (listener) => loops.push(acceptLoop(kernel, listener, stop.signal)),
+    (line) => kernel.log(line),
+  );
+  await loops[0];
+  await keeper.stop();
+  await Promise.all(loops);
   stopIdleWork();
   await kernel.shutdown();
   prepared.release();

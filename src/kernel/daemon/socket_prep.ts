@@ -16,6 +16,13 @@ export class StartupError extends Error {
  */
 export interface PreparedSocket {
   listener: Deno.Listener;
+  /**
+   * Takes the socket path back when it or its lock file is no longer this kernel's (removed by
+   * hand or by a cleaner of temporary files): the lock made and held again, the path bound again.
+   * Returns the new listener, or null when the socket is still the one bound. Throws
+   * {@link StartupError} when the path is refused now or another kernel owns it.
+   */
+  reclaim(): Promise<Deno.Listener | null>;
   /** Unlinks the socket if it is still the one bound, and releases the lock (G-SOCK-8). */
   release(): void;
 }
@@ -54,17 +61,8 @@ async function refuseSymlinks(parent: string, root: string): Promise<void> {
   }
 }
 
-/**
- * Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path
- * (G-SOCK-10). `underLock` runs once the lock is held and before anything is bound: a kernel
- * that fails there (its journal unreadable) exits without a socket a facade could connect to,
- * so the facade sees its exit status instead of a connection dropped during attach (M-START-1).
- */
-export async function prepareSocket(
-  choice: SocketChoice,
-  uid: number,
-  underLock: () => void = () => {},
-): Promise<PreparedSocket> {
+/** Steps 1 and 2 of G-SOCK-3 and the trusted path (G-SOCK-10) for the socket `choice` names. */
+async function prepareParent(choice: SocketChoice, uid: number): Promise<void> {
   const path = choice.path;
   const parent = parentOf(path);
   await refuseSymlinks(parent, choice.root);
@@ -90,7 +88,10 @@ export async function prepareSocket(
     if (e instanceof UntrustedPathError) throw new StartupError(1, e.message);
     throw e;
   }
+}
 
+/** Step 3 of G-SOCK-3: `<path>.lock`, opened (0600 when created) and locked, or exit status 3. */
+async function takeLock(path: string): Promise<Deno.FsFile> {
   const lock = await Deno.open(`${path}.lock`, {
     create: true,
     read: true,
@@ -101,38 +102,80 @@ export async function prepareSocket(
     lock.close();
     throw new StartupError(3, `another kernel owns ${path}`);
   }
+  return lock;
+}
+
+/** Step 4 of G-SOCK-3 and the bind of G-SOCK-7, under the lock: the listener and the inode bound. */
+async function bindPath(
+  path: string,
+  uid: number,
+): Promise<{ listener: Deno.Listener; ino: number | null }> {
+  const existing = await Deno.lstat(path).catch(() => null);
+  if (existing) {
+    if (!existing.isSocket) {
+      throw new StartupError(1, `refusing to replace non-socket path ${path}`);
+    }
+    if (await canConnect(path)) throw new StartupError(3, `another kernel owns ${path}`);
+    if (existing.uid !== uid) {
+      throw new StartupError(1, `refusing to replace socket ${path} owned by uid ${existing.uid}`);
+    }
+    await Deno.remove(path);
+  }
+  const listener = Deno.listen({ transport: "unix", path });
+  await Deno.chmod(path, 0o600);
+  return { listener, ino: (await Deno.lstat(path)).ino };
+}
+
+/**
+ * Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path
+ * (G-SOCK-10). `underLock` runs once the lock is held and before anything is bound: a kernel
+ * that fails there (its journal unreadable) exits without a socket a facade could connect to,
+ * so the facade sees its exit status instead of a connection dropped during attach (M-START-1).
+ */
+export async function prepareSocket(
+  choice: SocketChoice,
+  uid: number,
+  underLock: () => void = () => {},
+): Promise<PreparedSocket> {
+  const path = choice.path;
+  await prepareParent(choice, uid);
+  let lock = await takeLock(path);
+  let bound;
   try {
     underLock();
-    const existing = await Deno.lstat(path).catch(() => null);
-    if (existing) {
-      if (!existing.isSocket) {
-        throw new StartupError(1, `refusing to replace non-socket path ${path}`);
-      }
-      if (await canConnect(path)) throw new StartupError(3, `another kernel owns ${path}`);
-      if (existing.uid !== uid) {
-        throw new StartupError(
-          1,
-          `refusing to replace socket ${path} owned by uid ${existing.uid}`,
-        );
-      }
-      await Deno.remove(path);
-    }
-    const listener = Deno.listen({ transport: "unix", path });
-    await Deno.chmod(path, 0o600);
-    const bound = await Deno.lstat(path);
-    return {
-      listener,
-      release() {
-        try {
-          if (Deno.lstatSync(path).ino === bound.ino) Deno.removeSync(path);
-        } catch {
-          // already gone
-        }
-        lock.close();
-      },
-    };
+    bound = await bindPath(path, uid);
   } catch (e) {
     lock.close();
     throw e;
   }
+  let boundIno = bound.ino;
+  return {
+    listener: bound.listener,
+    async reclaim() {
+      const held = (await lock.stat()).ino;
+      const lockNow = await Deno.lstat(`${path}.lock`).catch(() => null);
+      const socketNow = await Deno.lstat(path).catch(() => null);
+      const lockKept = lockNow !== null && lockNow.ino === held;
+      const socketKept = socketNow !== null && socketNow.ino === boundIno;
+      if (lockKept && socketKept) return null;
+      await prepareParent(choice, uid);
+      if (!lockKept) {
+        const fresh = await takeLock(path);
+        lock.close();
+        lock = fresh;
+      }
+      if (socketKept) return null;
+      const again = await bindPath(path, uid);
+      boundIno = again.ino;
+      return again.listener;
+    },
+    release() {
+      try {
+        if (Deno.lstatSync(path).ino === boundIno) Deno.removeSync(path);
+      } catch {
+        // already gone
+      }
+      lock.close();
+    },
+  };
 }

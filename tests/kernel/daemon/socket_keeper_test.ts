@@ -1,0 +1,83 @@
+// A serving kernel whose socket path is removed under it (by hand, by a cleaner of temporary
+// files) takes it back (G-SOCK-3/4, socket_keeper.ts).
+import assert from "node:assert/strict";
+import { kernelUntilExit, launchKernel } from "../../_support/kernel.ts";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { exec } from "../../_support/exec.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { waitUntil } from "../../_support/wait.ts";
+
+/** Whether a connection to `path` succeeds. */
+async function connects(path: string): Promise<boolean> {
+  try {
+    (await Deno.connect({ transport: "unix", path })).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The stdout of `src` run on `conn`, as its value's JSON. */
+async function stdoutOf(conn: RpcConnection, src: string): Promise<string> {
+  const result = await exec(conn, src, { position: "value" });
+  return JSON.stringify((result.value as Rec).out);
+}
+
+/** A kernel serving `<box>/run/k.sock`, whose session holds `x=41`, and a connection kept open. */
+async function kernelWithState() {
+  const box = await sandbox();
+  const socket = `${box.dir}/run/k.sock`;
+  const k = await launchKernel(box, ["--socket", socket], socket);
+  const kept = await k.attach();
+  await exec(kept, "x=41");
+  return { box, socket, k, kept };
+}
+
+for (
+  const [what, remove] of [
+    ["socket file", (socket: string) => Deno.remove(socket)],
+    [
+      "socket, lock file and directory",
+      async (socket: string) => {
+        await Deno.remove(socket);
+        await Deno.remove(`${socket}.lock`);
+        await Deno.remove(socket.slice(0, socket.lastIndexOf("/")));
+      },
+    ],
+  ] as const
+) {
+  Deno.test(`G-SOCK-3/4: with its ${what} removed while it serves, a kernel serves the path again and a next kernel exits 3; it held the lock and served nothing, so no client reached any kernel`, async () => {
+    const { socket, k, kept } = await kernelWithState();
+    try {
+      await remove(socket);
+      assert.ok(await waitUntil(() => connects(socket), 10000), "the path is served again");
+      assert.ok((await Deno.lstat(`${socket}.lock`)).isFile);
+      const again = await k.attach();
+      assert.match(await stdoutOf(again, "echo x$x"), /x41/, "the same kernel, its session kept");
+      assert.match(await stdoutOf(kept, "echo kept"), /kept/, "an open connection still works");
+      const next = await kernelUntilExit(k.box, ["--socket", socket]);
+      assert.equal(next.code, 3, next.stderr);
+      assert.ok(k.stderr.some((l) => l.includes(`socket ${socket} was removed: serving it again`)));
+    } finally {
+      await k.cleanup();
+    }
+  });
+}
+
+Deno.test("G-SOCK-3 step 4: a kernel whose socket path was replaced by a file leaves the file, says so, and keeps serving its open connections", async () => {
+  const { box, socket, k, kept } = await kernelWithState();
+  try {
+    const file = `${box.dir}/run/other`;
+    await Deno.writeTextFile(file, "not a socket");
+    await Deno.rename(file, socket);
+    assert.ok(
+      await waitUntil(() => k.stderr.some((l) => l.includes(`lost socket ${socket}`)), 10000),
+      k.stderr.join("\n"),
+    );
+    assert.equal(await Deno.readTextFile(socket), "not a socket");
+    assert.match(await stdoutOf(kept, "echo x$x"), /x41/);
+  } finally {
+    await k.cleanup();
+  }
+});
