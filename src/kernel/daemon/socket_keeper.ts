@@ -6,12 +6,72 @@
  * lock file removed too, the next kernel won a new lock and a second kernel served the same state
  * directory beside the first, whose sessions and tasks nobody could reach. The socket's directory
  * is watched, and at each change the path and its lock are taken back (`PreparedSocket.reclaim`).
+ * On Linux the watch is an inotify instance of its own, read when the kernel's fd waiter finds it
+ * readable: `Deno.watchFs` lost every event of a directory removed with its entries (`rm -rf`) in
+ * most runs here, its filter asking after each event whether the path still exists.
  */
 import type { PreparedSocket } from "./socket_prep.ts";
+import { C_FACTS, openCLibrary } from "../bash/c_library.ts";
+import { cString, readFd } from "../bash/fd_calls.ts";
+import { dropFd, fdWaiterAvailable, waitFd } from "../bash/fd_waiter.ts";
+import { ENTRY_EVENTS, INOTIFY_SYMBOLS, ONLY_THIS_DIR } from "../bash/inotify.ts";
 
 /** A started keeper: `stop` ends the watch and waits for a reclaim under way. */
 export interface SocketKeeper {
   stop(): Promise<void>;
+}
+
+/** A watch of one directory's entries, calling back after changes until closed. */
+interface DirWatch {
+  close(): void;
+}
+
+/**
+ * Calls `changed` after each change of the entries of `dir` or of `dir` itself, through an
+ * inotify instance of its own; null where there is none (not Linux, no FFI, no fd waiter).
+ * Throws when the watch cannot be placed.
+ */
+function inotifyWatch(dir: string, changed: () => void): DirWatch | null {
+  if (Deno.build.os !== "linux" || !fdWaiterAvailable()) return null;
+  const lib = openCLibrary(INOTIFY_SYMBOLS);
+  if (lib === null) return null;
+  const fd = lib.symbols.inotify_init1(C_FACTS.linux.O_NONBLOCK | C_FACTS.linux.O_CLOEXEC);
+  if (fd < 0) {
+    lib.close();
+    return null;
+  }
+  if (lib.symbols.inotify_add_watch(fd, cString(dir), ENTRY_EVENTS | ONLY_THIS_DIR) < 0) {
+    dropFd(fd);
+    lib.close();
+    throw new Error("inotify_add_watch failed");
+  }
+  let open = true;
+  const events = new Uint8Array(4096);
+  (async () => {
+    while (open) {
+      await waitFd(fd);
+      if (!open) return;
+      while (readFd(fd, events) > 0); // drained: one check covers them all
+      changed();
+    }
+  })();
+  return {
+    close() {
+      if (!open) return; // the fd's number may belong to another by now
+      open = false;
+      dropFd(fd);
+      lib.close();
+    },
+  };
+}
+
+/** {@link inotifyWatch} through `Deno.watchFs`, elsewhere. */
+function fsWatch(dir: string, changed: () => void): DirWatch {
+  const watcher = Deno.watchFs(dir, { recursive: false });
+  (async () => {
+    for await (const _ of watcher) changed();
+  })().catch(() => {});
+  return { close: () => watcher.close() };
 }
 
 /** The directory holding `path`, which is absolute or relative to the working directory. */
@@ -33,7 +93,7 @@ export function keepSocket(
   log: (line: string) => void,
 ): SocketKeeper {
   const dir = directoryOf(path);
-  let watcher: Deno.FsWatcher | null = null;
+  let watcher: DirWatch | null = null;
   let watched: number | null = null;
   let stopped = false;
   let running: Promise<void> | null = null;
@@ -44,11 +104,7 @@ export function keepSocket(
     watcher = null;
     try {
       watched = Deno.statSync(dir).ino;
-      const current = Deno.watchFs(dir, { recursive: false });
-      watcher = current;
-      (async () => {
-        for await (const _ of current) check();
-      })().catch(() => {});
+      watcher = inotifyWatch(dir, check) ?? fsWatch(dir, check);
     } catch (e) {
       log(`cannot watch ${dir} for the socket's removal: ${(e as Error).message}`);
     }
@@ -69,6 +125,7 @@ export function keepSocket(
       log(`lost socket ${path} (${why}): serving only the connections open`);
       stopped = true;
       watcher?.close();
+      watcher = null;
     }
   };
 

@@ -13,22 +13,16 @@
  */
 import { C_FACTS, openCLibrary } from "../bash/c_library.ts";
 import { closeFd, cString, readFd } from "../bash/fd_calls.ts";
+import {
+  ENTRY_EVENTS,
+  IGNORED,
+  INOTIFY_SYMBOLS,
+  ONLY_THIS_DIR,
+  OVERFLOW,
+} from "../bash/inotify.ts";
 import { type Mount, mountOf, mountsChanged, mountTable, openMountTable } from "./mount_table.ts";
 
-const symbols = {
-  inotify_init1: { parameters: ["i32"], result: "i32" },
-  inotify_add_watch: { parameters: ["i32", "buffer", "u32"], result: "i32" },
-  inotify_rm_watch: { parameters: ["i32", "i32"], result: "i32" },
-} as const satisfies Deno.ForeignLibraryInterface;
-
-/** IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_DELETE_SELF, IN_MOVE_SELF. */
-const ENTRY_EVENTS = 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800;
-/** IN_ONLYDIR | IN_DONT_FOLLOW: a path that is no directory now (a symlink) takes no watch. */
-const ONLY_THIS_DIR = 0x01000000 | 0x02000000;
-/** IN_Q_OVERFLOW: events were lost. */
-const OVERFLOW = 0x4000;
-/** IN_IGNORED: the watch is gone (its directory removed, or the watch taken off). */
-const IGNORED = 0x8000;
+const symbols = INOTIFY_SYMBOLS;
 
 /** The types of file system whose directories are watched: local disks' and memory's. */
 const WATCHED_TYPES = new Set([

@@ -24,10 +24,10 @@ async function stdoutOf(conn: RpcConnection, src: string): Promise<string> {
   return JSON.stringify((result.value as Rec).out);
 }
 
-/** A kernel serving `<box>/run/k.sock`, whose session holds `x=41`, and a connection kept open. */
+/** A kernel serving `<box>/run/shoal/k.sock`, whose session holds `x=41`, and a connection kept open. */
 async function kernelWithState() {
   const box = await sandbox();
-  const socket = `${box.dir}/run/k.sock`;
+  const socket = `${box.dir}/run/shoal/k.sock`;
   const k = await launchKernel(box, ["--socket", socket], socket);
   const kept = await k.attach();
   await exec(kept, "x=41");
@@ -36,18 +36,26 @@ async function kernelWithState() {
 
 for (
   const [what, remove] of [
-    ["socket file", (socket: string) => Deno.remove(socket)],
+    ["its socket file is removed", (socket: string) => Deno.remove(socket)],
     [
-      "socket, lock file and directory",
+      "its socket, lock file and directory are removed",
       async (socket: string) => {
         await Deno.remove(socket);
         await Deno.remove(`${socket}.lock`);
         await Deno.remove(socket.slice(0, socket.lastIndexOf("/")));
       },
     ],
+    [
+      "`rm -rf` of its socket directory's parent",
+      async (socket: string) => {
+        const run = socket.slice(0, socket.lastIndexOf("/shoal/"));
+        const rm = await new Deno.Command("rm", { args: ["-rf", run] }).output();
+        assert.equal(rm.code, 0);
+      },
+    ],
   ] as const
 ) {
-  Deno.test(`G-SOCK-3/4: with its ${what} removed while it serves, a kernel serves the path again and a next kernel exits 3; it held the lock and served nothing, so no client reached any kernel`, async () => {
+  Deno.test(`G-SOCK-3/4: a kernel serves its socket path again after ${what} while it serves, and a next kernel exits 3; it held the lock and served nothing, so no client reached any kernel`, async () => {
     const { socket, k, kept } = await kernelWithState();
     try {
       await remove(socket);
@@ -68,7 +76,7 @@ for (
 Deno.test("G-SOCK-3 step 4: a kernel whose socket path was replaced by a file leaves the file, says so, and keeps serving its open connections", async () => {
   const { box, socket, k, kept } = await kernelWithState();
   try {
-    const file = `${box.dir}/run/other`;
+    const file = `${box.dir}/run/shoal/other`;
     await Deno.writeTextFile(file, "not a socket");
     await Deno.rename(file, socket);
     assert.ok(
