@@ -17,6 +17,7 @@ import { nowNs } from "../events/now_ns.ts";
 import type { JournalOutput } from "../journal/entry.ts";
 import type { Effect } from "../policy/effects.ts";
 import { withoutProxyEnv } from "../net/proxy_env.ts";
+import { sandboxTmpdir } from "../sandbox/sandbox_tmpdir.ts";
 import { CaptureSink } from "../store/capture.ts";
 import { stateDirFailure } from "../store/state_dir_failure.ts";
 import { detached } from "../../protocol/detached.ts";
@@ -120,6 +121,7 @@ export async function runSource(
   // The snapshot is taken before any await so execs start in request order (W-RPC-4, K-BASH-2).
   const snapshot = cloneState(session.shell.view(attachment.principal));
   if (opts.cwdIdentity !== undefined) snapshot.cwdIdentity = opts.cwdIdentity;
+  if (sandbox !== null) sandboxTmpdir(snapshot.env, sandbox.view);
   kernel.checkTmp();
   const warm = kernel.warm.take(session.name, snapshot, sandbox);
   let output;

@@ -72,7 +72,7 @@ export function isUnder(path: string, dir: string): boolean {
 }
 
 /** Whether a host bind at `mount` shows `path`: not when the private /tmp lies between them. */
-function shows(mount: string, path: string): boolean {
+export function shows(mount: string, path: string): boolean {
   return isUnder(path, mount) && (!isUnder(path, PRIVATE_TMP) || isUnder(mount, PRIVATE_TMP));
 }
 

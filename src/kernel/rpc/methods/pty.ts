@@ -14,6 +14,7 @@ import { reportedMember, reportEffects } from "../../policy/effect_report.ts";
 import { callerEffects } from "../../plans/shown_paths.ts";
 import type { PtyScope } from "../../pty/registry.ts";
 import type { Attachment } from "../../session/attachment.ts";
+import { sandboxTmpdir } from "../../sandbox/sandbox_tmpdir.ts";
 
 /**
  * The PTYs an attachment reaches: all of its session's for the session's local human, only its
@@ -55,6 +56,8 @@ export const PTY_METHODS: MethodSpec[] = [
     kernel.checkTmp();
     const state = attachment.session.shell.view(attachment.principal);
     const sandbox = attachment.grants.sandboxFor(state.cwd);
+    const env = new Map(state.env);
+    if (sandbox !== null) sandboxTmpdir(env, sandbox.view);
     // its placeholders (P-SBX-6) are not made under a run writing there, as a resident's
     if (sandbox !== null) await kernel.residents.afterWriters(attachment.session.name, sandbox);
     // Read before a revoke, perhaps long before (its analysis, the writers it waited for): a
@@ -70,7 +73,7 @@ export const PTY_METHODS: MethodSpec[] = [
         cmd: p.cmd,
         args: p.args,
         cwd: state.cwd,
-        env: { ...Object.fromEntries(state.env), ...p.env },
+        env: { ...Object.fromEntries(env), ...p.env },
         cols: p.cols,
         rows: p.rows,
         sandbox,
