@@ -6,7 +6,12 @@ import { existsSync } from "node:fs";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
 import { createToken, kernelCli, TMP_AGENT, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
@@ -145,4 +150,39 @@ Deno.test({
       assert.equal(existsSync(victim), false, "the approved command ran");
     });
   },
+});
+
+Deno.test({
+  name:
+    "M-TASKS-1/M-ELICIT-2 a task-augmented shoal_exec that needs approval answers {task} at once and the human's later approval runs it, so a slow human does not outlast the client's timeout on tools/call [ignored: defect found by the probe round; needs a SPEC decision: M-TASKS-1 answers a task-augmented call 'at once with {task}' but M-ELICIT-2 asks 'during that call', and the facade holds the tools/call open until the human answers; a client past its request timeout cancels it, so the form is withdrawn, no task exists and nothing runs; decide whether such a call answers at once (MCP 2025-11-25 has status input_required for a task waiting on an elicitation)]",
+  ignore: true,
+  fn: () =>
+    withAgent(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      return { action: "accept", content: { decision: "approve" } };
+    }, async (agent, victim) => {
+      const created = await agent.client.request(
+        {
+          method: "tools/call",
+          params: {
+            name: "shoal_exec",
+            arguments: { src: `rm '${victim}' && echo removed` },
+            task: {},
+          },
+        },
+        CreateTaskResultSchema,
+        { timeout: 2000 },
+      );
+      const result = await agent.client.request(
+        {
+          method: "tasks/result",
+          params: { taskId: created.task.taskId },
+        },
+        CallToolResultSchema,
+        { timeout: 10_000 },
+      );
+      const value = (result.structuredContent as Rec).value as Rec;
+      assert.deepEqual(value.out, { $: "str", v: "removed\n" });
+      assert.equal(existsSync(victim), false, "the approved command ran");
+    }),
 });
