@@ -205,7 +205,8 @@ async function planOf(
  * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2); `src` is the source the call
  * sent, when it sent one; `version` the negotiated protocol version. Any failure on the way — the
  * plan gone, no answer, a refusal by the kernel — is no decision: the call answers as without
- * elicitation and the plan stays pending for the CLI.
+ * elicitation and the plan stays pending for the CLI. A refusal of a plan that is already what
+ * the human chose in the form (they said the same with the CLI meanwhile) is that decision.
  */
 export async function askInClient(
   kernel: KernelClient,
@@ -226,12 +227,25 @@ export async function askInClient(
     if (!reply.ok || signal.aborted) return null;
     const decision = decisionOf(reply.result);
     if (decision === null) return null;
-    await kernel.request(decision === "approve" ? "plan.approve" : "plan.deny", {
-      plan_ref: planRef,
-      via: "client",
-    });
-    return decision === "approve" ? "approved" : "denied";
+    const decided = decision === "approve" ? "approved" : "denied";
+    try {
+      await kernel.request(decision === "approve" ? "plan.approve" : "plan.deny", {
+        plan_ref: planRef,
+        via: "client",
+      });
+    } catch (e) {
+      // Refused as no longer pending: the human may have said the same with `shoal-kernel
+      // approve`/`deny` while the form was open (K-APPR-2/3), and the plan already is what the
+      // form asks; any other state is no decision.
+      if (await approvalOf(kernel, planRef) !== decided) throw e;
+    }
+    return decided;
   } catch {
     return null;
   }
+}
+
+/** The `approval` of the caller's plan `planRef` now (its `plan.list` entry), if it is listed. */
+async function approvalOf(kernel: KernelClient, planRef: string): Promise<unknown> {
+  return entryOf(await kernel.request("plan.list", {}), planRef)?.approval;
 }
