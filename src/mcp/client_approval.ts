@@ -1,5 +1,7 @@
 import type { KernelClient } from "./kernel_client.ts";
-import type { ClientRequests } from "./client_requests.ts";
+import { type ClientReply, type ClientRequests, Withdrawal } from "./client_requests.ts";
+import { sleep } from "../protocol/timers.ts";
+import { SLICE_MS } from "../protocol/limits.ts";
 import { UNSHOWABLE } from "../protocol/unshowable.ts";
 
 /** The command shown in the approval form is cut to this many UTF-8 bytes (M-ELICIT-2). */
@@ -207,6 +209,11 @@ async function planOf(
  * plan gone, no answer, a refusal by the kernel — is no decision: the call answers as without
  * elicitation and the plan stays pending for the CLI. A refusal of a plan that is already what
  * the human chose in the form (they said the same with the CLI meanwhile) is that decision.
+ * While the form is open, every {@link SLICE_MS} `heartbeat` is called (the call's progress: a
+ * client that resets its timeout on progress, as Claude Code's idle watchdog does, cancelled the
+ * call, and with it the form, while the human read it) and the plan is looked at: one the human
+ * approved or denied with `shoal-kernel` meanwhile withdraws the form and is the decision (the
+ * call waited for a form nobody would answer any more, until the client gave up).
  */
 export async function askInClient(
   kernel: KernelClient,
@@ -215,17 +222,34 @@ export async function askInClient(
   signal: AbortSignal,
   src: string | undefined,
   version: string,
+  heartbeat: ((message: string) => Promise<void>) | null,
 ): Promise<ClientDecision> {
   try {
     const plan = await planOf(kernel, planRef, src);
     if (plan === null) return null;
-    const reply = await client.request(
+    const elsewhere = new AbortController();
+    const asking = client.request(
       "elicitation/create",
       approvalRequest(plan, version),
-      signal,
+      AbortSignal.any([signal, elsewhere.signal]),
     );
-    if (!reply.ok || signal.aborted) return null;
-    const decision = decisionOf(reply.result);
+    const started = Date.now();
+    let reply: ClientReply | null = null;
+    asking.then((r) => reply = r);
+    while (reply === null && !signal.aborted) {
+      await Promise.race([asking, sleep(SLICE_MS)]);
+      if (reply !== null || signal.aborted) break;
+      const now = await approvalOf(kernel, planRef);
+      if (now === "approved" || now === "denied") {
+        elsewhere.abort(new Withdrawal(`the plan was ${now} with shoal-kernel`));
+        return now;
+      }
+      const waited = ((Date.now() - started) / 1000).toFixed(1);
+      await heartbeat?.(`${planRef} awaits the human's decision, ${waited}s elapsed`);
+    }
+    const answer = await asking;
+    if (!answer.ok || signal.aborted) return null;
+    const decision = decisionOf(answer.result);
     if (decision === null) return null;
     const decided = decision === "approve" ? "approved" : "denied";
     try {

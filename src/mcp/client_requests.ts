@@ -13,6 +13,11 @@ export type ClientReply =
   | { ok: true; result: unknown }
   | { ok: false; error: RpcErrorObject | null };
 
+/** The reason, as the client is told it, a request's signal aborted with to withdraw it. */
+export class Withdrawal {
+  constructor(readonly reason: string) {}
+}
+
 /**
  * The facade's own requests to the MCP client (M-ELICIT-2 sends `elicitation/create`): each gets
  * an id of its own (`shoal-N`), waits in a bounded pending map for the client's response at most
@@ -56,7 +61,12 @@ export class ClientRequests {
           params: { requestId: id, reason },
         });
       };
-      const onAbort = () => withdraw("the tool call was cancelled");
+      const onAbort = () =>
+        withdraw(
+          signal.reason instanceof Withdrawal
+            ? signal.reason.reason
+            : "the tool call was cancelled",
+        );
       const stopTimer = after(this.timeoutMs, () => withdraw("no answer in time"));
       const settle = (reply: ClientReply) => {
         if (!this.#pending.delete(id)) return;

@@ -9,11 +9,11 @@ import {
   decideInClient,
   envelopeOf,
   kernelCall,
-  SLICE_MS,
   terminalResult,
   type ToolContext,
 } from "./tools.ts";
 import { after } from "../protocol/timers.ts";
+import { SLICE_MS } from "../protocol/limits.ts";
 import { cutBytes } from "./client_approval.ts";
 
 /** The `_meta` key naming the task a result belongs to (MCP 2025-11-25). */

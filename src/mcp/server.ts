@@ -220,9 +220,18 @@ export class FacadeServer {
   #toolContext(params: Params, context: RequestContext): ToolContext {
     const meta = params._meta as Params | undefined;
     const token = meta?.progressToken;
+    const started = Date.now();
+    let sent = 0;
+    // strictly increasing over the whole call (M-PROG-2): the human's wait, then the run's slices
     const progress = typeof token === "string" || typeof token === "number"
-      ? (progress: number, message: string) =>
-        context.notify("notifications/progress", { progressToken: token, progress, message })
+      ? (value: number, message: string) => {
+        sent = Math.max(value, sent + 1);
+        return context.notify("notifications/progress", {
+          progressToken: token,
+          progress: sent,
+          message,
+        });
+      }
       : null;
     return {
       kernel: this.kernel,
@@ -239,6 +248,7 @@ export class FacadeServer {
               context.signal,
               execSrc(params),
               this.#version,
+              progress && ((message) => progress(Date.now() - started, message)),
             )
             : Promise.resolve(null)
         : null,

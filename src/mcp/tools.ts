@@ -6,9 +6,7 @@ import { TRANSPORT_CLOSED } from "./request_server.ts";
 import { toolError, type ToolResult, toolSuccess } from "./result.ts";
 import { schemaViolation } from "./schema_check.ts";
 import { type ToolDefinition, TOOLS } from "./tool_schemas.ts";
-
-/** Length of one wait slice of task-backed execution (M-PROG-1). */
-export const SLICE_MS = 1000;
+import { SLICE_MS } from "../protocol/limits.ts";
 
 /** What a tool call needs besides its arguments. */
 export interface ToolContext {

@@ -186,3 +186,5 @@ export const WORKER_HEAP_LIMIT = 64 * 1024 * 1024;
  * error. The parser needs up to about 1 KiB of heap for each.
  */
 export const MAX_PARSE_UNITS = 1_200_000;
+/** Length of one wait slice of the facade's task-backed execution and its progress (M-PROG-1). */
+export const SLICE_MS = 1000;

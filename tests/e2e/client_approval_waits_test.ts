@@ -111,11 +111,10 @@ hostTest(
   },
 );
 
-Deno.test({
-  name:
-    "M-PROG-2/M-ELICIT-2 a call held open for the human's answer keeps its client's progress-reset timeout alive: a human answering after the client's request timeout (the SDK default is 60 s) still gets the approved run [ignored: defect found by the probe round; needs a SPEC decision: M-PROG-2 sends progress only after a run's slice, so while the form waits the facade sends nothing on the call's progressToken and a client that resets its timeout on progress (SDK resetTimeoutOnProgress, Claude Code's idle watchdog) cancels the call, which withdraws the form; decide whether the facade sends progress every slice while the human decides, and with what message]",
-  ignore: true,
-  fn: () =>
+hostTest(
+  "M-PROG-2/M-ELICIT-2 a call held open for the human's answer keeps its client's progress-reset timeout alive: a human answering after the client's request timeout (the SDK default is 60 s) still gets the approved run (before: nothing was sent on the call's progressToken while the form waited, so a client that resets its timeout on progress, as Claude Code's idle watchdog does, cancelled the call and with it the form)",
+  NEEDS_TIER_B,
+  () =>
     withAgent(async () => {
       await new Promise((resolve) => setTimeout(resolve, 4000));
       return { action: "accept", content: { decision: "approve" } };
@@ -128,13 +127,12 @@ Deno.test({
       assert.deepEqual((sc.value as Rec).out, { $: "str", v: "removed\n" });
       assert.equal(existsSync(victim), false, "the approved command ran");
     }),
-});
+);
 
-Deno.test({
-  name:
-    "M-ELICIT-2 a plan the human approves with shoal-kernel approve while the form stays open runs without waiting for the form: the facade withdraws the form and answers the run [ignored: defect found by the probe round; needs a SPEC decision: M-ELICIT-2 waits only for the form's answer, so a human who answers at the terminal instead leaves the call waiting until the client's timeout (or the facade's 10 minutes) and then gets no answer or a -32011 for a plan already approved; decide whether the facade watches the plan while the form is open]",
-  ignore: true,
-  fn: async () => {
+hostTest(
+  "M-ELICIT-2 a plan the human approves with shoal-kernel approve while the form stays open runs without waiting for the form: the facade withdraws the form and answers the run (before: the call waited for the form's answer alone, until the client's timeout or the facade's 10 minutes, then answered nothing or -32011 for a plan already approved)",
+  NEEDS_TIER_B,
+  async () => {
     let box: Sandbox | undefined;
     await withAgent(async (planRef, signal) => {
       await cli(box!, "approve", planRef);
@@ -150,7 +148,7 @@ Deno.test({
       assert.equal(existsSync(victim), false, "the approved command ran");
     });
   },
-});
+);
 
 Deno.test({
   name:
