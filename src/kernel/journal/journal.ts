@@ -310,6 +310,14 @@ function fullNote(stateDir: string): string {
   }
 }
 
+/**
+ * The journal's schema version, kept in SQLite's `user_version` (J-1). 0 is a journal written
+ * before shoal numbered its schema (its missing column and indexes are added on open); a journal
+ * of a higher version was written by a newer shoal, whose rows this kernel would misread or fail
+ * to write, so it refuses it (and changes nothing in it).
+ */
+export const JOURNAL_SCHEMA_VERSION = 1;
+
 /** The most memory SQLite's page cache of the journal holds, in KiB. */
 const JOURNAL_CACHE_KIB = 256;
 
@@ -322,6 +330,7 @@ function openDatabase(path: string): DatabaseSync {
   const db = new DatabaseSync(path);
   try {
     db.exec("PRAGMA busy_timeout = 5000");
+    refuseNewer(db);
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     // SQLite's page cache may grow to 2 MiB by default, held for the kernel's life; a journal's
@@ -330,11 +339,28 @@ function openDatabase(path: string): DatabaseSync {
     db.exec(`PRAGMA cache_size = -${JOURNAL_CACHE_KIB}`);
     db.exec(SCHEMA);
     addApprovedBy(db);
+    db.exec(`PRAGMA user_version = ${JOURNAL_SCHEMA_VERSION}`);
   } catch (err) {
     db.close();
     throw err;
   }
   return db;
+}
+
+/**
+ * Throws, before anything is written, when the journal's schema version is above
+ * {@link JOURNAL_SCHEMA_VERSION}: left to run, a kernel served such a journal and failed every exec
+ * with 'cannot write the journal row … NOT NULL constraint failed', blaming the state directory.
+ */
+function refuseNewer(db: DatabaseSync): void {
+  const { user_version } = db.prepare("PRAGMA user_version").get() as { user_version: number };
+  if (user_version > JOURNAL_SCHEMA_VERSION) {
+    throw new Error(
+      `it was written by a newer shoal (journal schema version ${user_version}; this kernel ` +
+        `reads version ${JOURNAL_SCHEMA_VERSION} and older) and is left as it is: run that ` +
+        `newer shoal-kernel, or move journal.db aside to start an empty journal`,
+    );
+  }
 }
 
 /** Adds the `approved_by` column to a journal written before it existed (M-ELICIT-1). */
