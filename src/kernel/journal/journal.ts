@@ -106,9 +106,9 @@ export class Journal implements DurableLog {
     try {
       return new Journal(openDatabase(path));
     } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
       throw new Error(
-        `cannot open the journal ${path}: ${err instanceof Error ? err.message : err}` +
-          fullNote(stateDir),
+        `cannot open the journal ${path}: ${message}` + damageNote(message) + fullNote(stateDir),
       );
     }
   }
@@ -289,6 +289,17 @@ export class Journal implements DurableLog {
       throw err;
     }
   }
+}
+
+/**
+ * What to add to SQLite's word for a journal that is damaged (cut short, overwritten): what the
+ * user can do, and that nothing else of the state directory is in it.
+ */
+function damageNote(message: string): string {
+  if (!/database disk image is malformed|file is not a database/.test(message)) return "";
+  return "; the file is damaged: move journal.db (with journal.db-wal and journal.db-shm) aside " +
+    "and start again for an empty journal (sqlite3's .recover may save its rows); tokens.json " +
+    "and the stored outputs in cas/ are not in it";
 }
 
 /**

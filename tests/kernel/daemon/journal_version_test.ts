@@ -6,6 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import { kernelUntilExit, launchKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
+import { createToken } from "../../_support/principals.ts";
 
 /** The `entries` table as the first shoal versions made it (no `approved_by`, no user_version). */
 const FIRST_SCHEMA = `
@@ -25,6 +26,15 @@ INSERT INTO entries (session, principal, ts_ns, dur_ns, cwd, src, head, effects,
 INSERT INTO events VALUES ('journal', 0, 1767225600123456789,
   '{"entry_id":1,"session":"work","principal":"uid:${Deno.uid()}","head":"echo","ok":true}');
 `;
+
+/** How many files lie below `dir`. */
+function casFiles(dir: string): number {
+  let n = 0;
+  for (const entry of Deno.readDirSync(dir)) {
+    n += entry.isDirectory ? casFiles(`${dir}/${entry.name}`) : 1;
+  }
+  return n;
+}
 
 /** A sandbox whose default state directory holds a journal.db made by `sql`. */
 async function boxWithJournal(sql: string) {
@@ -81,6 +91,38 @@ Deno.test("J-5 a journal.db of the first shoal versions (no schema version, no a
     } finally {
       db.close();
     }
+  } finally {
+    await box.cleanup();
+  }
+});
+
+Deno.test("J-1/G-STATE-2 a journal.db cut short stops the kernel with exit 1, saying it is damaged and what to do, and leaves it, the tokens and the stored outputs as they were", async () => {
+  const box = await sandbox();
+  try {
+    await createToken(box, "agent:a", "agent:a");
+    const kernel = await launchKernel(box, ["--socket", box.socket()], box.socket());
+    try {
+      const human = await kernel.attach("work");
+      for (let i = 0; i < 20; i++) await human.request("exec", { src: `seq ${i} 2000` });
+    } finally {
+      await kernel.stop();
+    }
+    const state = `${box.dir}/state/shoal`;
+    const journal = `${state}/journal.db`;
+    const whole = await Deno.readFile(journal);
+    await Deno.writeFile(journal, whole.subarray(0, Math.floor(whole.length / 2) + 100));
+    const before = await Deno.readFile(journal);
+    const tokens = await Deno.readTextFile(`${state}/tokens.json`);
+    const cas = casFiles(`${state}/cas`);
+    assert.ok(cas > 0);
+    const r = await kernelUntilExit(box, ["--socket", box.socket()]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(r.stderr.includes(journal), r.stderr);
+    assert.match(r.stderr, /the file is damaged: move journal\.db .* aside/);
+    const after = await Deno.readFile(journal);
+    assert.ok(after.length === before.length && after.every((b, i) => b === before[i]));
+    assert.equal(await Deno.readTextFile(`${state}/tokens.json`), tokens);
+    assert.equal(casFiles(`${state}/cas`), cas);
   } finally {
     await box.cleanup();
   }
