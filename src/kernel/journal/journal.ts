@@ -341,7 +341,7 @@ function openDatabase(path: string): DatabaseSync {
   const db = new DatabaseSync(path);
   try {
     db.exec("PRAGMA busy_timeout = 5000");
-    refuseNewer(db);
+    const version = schemaVersion(db);
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     // SQLite's page cache may grow to 2 MiB by default, held for the kernel's life; a journal's
@@ -350,7 +350,10 @@ function openDatabase(path: string): DatabaseSync {
     db.exec(`PRAGMA cache_size = -${JOURNAL_CACHE_KIB}`);
     db.exec(SCHEMA);
     addApprovedBy(db);
-    db.exec(`PRAGMA user_version = ${JOURNAL_SCHEMA_VERSION}`);
+    // Only once: setting it is a write, which would wait on another process's write lock.
+    if (version < JOURNAL_SCHEMA_VERSION) {
+      db.exec(`PRAGMA user_version = ${JOURNAL_SCHEMA_VERSION}`);
+    }
   } catch (err) {
     db.close();
     throw err;
@@ -359,11 +362,11 @@ function openDatabase(path: string): DatabaseSync {
 }
 
 /**
- * Throws, before anything is written, when the journal's schema version is above
+ * The journal's schema version; throws, before anything is written, when it is above
  * {@link JOURNAL_SCHEMA_VERSION}: left to run, a kernel served such a journal and failed every exec
  * with 'cannot write the journal row … NOT NULL constraint failed', blaming the state directory.
  */
-function refuseNewer(db: DatabaseSync): void {
+function schemaVersion(db: DatabaseSync): number {
   const { user_version } = db.prepare("PRAGMA user_version").get() as { user_version: number };
   if (user_version > JOURNAL_SCHEMA_VERSION) {
     throw new Error(
@@ -372,6 +375,7 @@ function refuseNewer(db: DatabaseSync): void {
         `newer shoal-kernel, or move journal.db aside to start an empty journal`,
     );
   }
+  return user_version;
 }
 
 /** Adds the `approved_by` column to a journal written before it existed (M-ELICIT-1). */

@@ -127,3 +127,35 @@ Deno.test("J-1/G-STATE-2 a journal.db cut short stops the kernel with exit 1, sa
     await box.cleanup();
   }
 });
+
+// Holds a write transaction on the database named by argv[1] until killed (a sqlite3 shell, a
+// backup tool).
+const HOLDER = `
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(120)
+`;
+
+Deno.test("J-1 a kernel starts on a journal of its own schema version that another process holds in a write transaction: opening it writes nothing", async () => {
+  const box = await sandbox();
+  try {
+    const first = await launchKernel(box, ["--socket", box.socket()], box.socket());
+    await first.stop();
+    const holder = new Deno.Command("python3", {
+      args: ["-c", HOLDER, `${box.dir}/state/shoal/journal.db`],
+      stdout: "piped",
+    }).spawn();
+    try {
+      await holder.stdout.getReader().read();
+      const next = await launchKernel(box, ["--socket", box.socket()], box.socket());
+      await next.stop();
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.status;
+    }
+  } finally {
+    await box.cleanup();
+  }
+});
