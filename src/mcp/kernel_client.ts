@@ -175,12 +175,15 @@ export class KernelClient {
         ...(this.config.project === null || !main ? {} : { cwd: this.config.project }),
         client: CLIENT,
       });
+      const elsewhere = main ? ignoredProject(result, this.config.project, socket) : null;
+      if (elsewhere !== null) throw new Unavailable(elsewhere);
       if (typeof result === "object" && result !== null && !Array.isArray(result)) {
         this.#attachment = result as Record<string, unknown>;
       }
       return conn;
     } catch (e) {
       conn.close();
+      if (e instanceof Unavailable) throw e;
       if (e instanceof RpcError && e.code === ErrorCode.AUTH_FAILED) {
         throw new Unavailable(AUTH_FAILED);
       }
@@ -188,6 +191,31 @@ export class KernelClient {
       throw new Unavailable("the kernel closed the connection during attach");
     }
   }
+}
+
+/**
+ * Why an attach whose session is not in `project` cannot be used, or null when it is there (or
+ * no project was asked for). A kernel of this version moves the session there or refuses the
+ * attach; one that answers from elsewhere predates M-ONB-1 (a kernel autostarted before shoal was
+ * upgraded, still serving), and running the agent's commands in its own cwd, under a policy it
+ * read before the upgrade, only gave 'policy denies this source' with nothing naming the cause.
+ */
+function ignoredProject(result: unknown, project: string | null, socket: string): string | null {
+  if (project === null) return null;
+  const display = (result as { cwd?: { display?: unknown } } | null)?.cwd?.display;
+  if (typeof display !== "string") return null;
+  const bare = (path: string) => path.replace(/(?<=.)\/+$/, "");
+  const wanted = new Set([bare(project)]);
+  try {
+    wanted.add(Deno.realPathSync(project));
+  } catch {
+    // the kernel's own check would have refused a project that cannot be resolved
+  }
+  if (wanted.has(bare(display))) return null;
+  return `the kernel on ${socket} left the session in ${display}, not in the project ` +
+    `${project}: it is older than this facade and ignores SHOAL_PROJECT (a kernel started ` +
+    "before shoal was upgraded, still running); stop that kernel, and the next call starts " +
+    "the current one";
 }
 
 function isPermissionError(e: unknown): boolean {

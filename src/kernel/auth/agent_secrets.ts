@@ -28,9 +28,24 @@ function readSecrets(path: string): SecretsFile {
     if (e instanceof Deno.errors.NotFound) return { version: 1, secrets: {} };
     throw e;
   }
-  const parsed = JSON.parse(text) as Partial<SecretsFile>;
+  // What to do, said with every refusal: nothing here is lost by starting a new file, as the
+  // tokens it names stay in tokens.json until revoked.
+  const aside = "move it aside and onboard again for a new token (`shoal-kernel token list` " +
+    "shows the old ones, to revoke)";
+  let parsed: Partial<SecretsFile>;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`malformed agent secrets file ${path}: ${(e as Error).message}; ${aside}`);
+  }
+  if (typeof parsed?.version === "number" && parsed.version > 1) {
+    throw new Error(
+      `${path} was written by a newer shoal (version ${parsed.version}; this one reads ` +
+        `version 1): onboard with that newer shoal, or ${aside}`,
+    );
+  }
   if (parsed?.version !== 1 || typeof parsed.secrets !== "object" || parsed.secrets === null) {
-    throw new Error(`${path}: not an agent secrets file`);
+    throw new Error(`${path}: not an agent secrets file; ${aside}`);
   }
   return parsed as SecretsFile;
 }

@@ -39,12 +39,48 @@ interface TokenRecord {
   expires_ns: bigint | null;
   revoked_ns: bigint | null;
   digest: string;
+  /** The record's members this version does not know (a newer shoal's), written back as read. */
+  unknown?: Record<string, unknown>;
 }
 
 interface StoreFile {
   version: 1;
   key: string;
   tokens: TokenRecord[];
+  /** The store's members this version does not know, written back as read. */
+  unknown?: Record<string, unknown>;
+}
+
+/** The members of the store (T-TOK-1) and of a token record this version reads. */
+const STORE_MEMBERS = new Set(["version", "key", "tokens"]);
+const TOKEN_MEMBERS = new Set([
+  "id",
+  "principal",
+  "profile",
+  "caps",
+  "created_ns",
+  "expires_ns",
+  "revoked_ns",
+  "digest",
+]);
+
+/** The members of `object` not in `known`, or undefined when there are none. */
+function unknownMembers(
+  object: Record<string, unknown>,
+  known: ReadonlySet<string>,
+): Record<string, unknown> | undefined {
+  const entries = Object.entries(object).filter(([name]) => !known.has(name));
+  return entries.length === 0 ? undefined : Object.fromEntries(entries);
+}
+
+/**
+ * The store as written: its members and each record's, then the members a newer shoal added,
+ * so a `token create` or `revoke` of this version keeps them.
+ */
+function storeText(store: StoreFile): string {
+  const tokens = store.tokens.map(({ unknown, ...token }) => ({ ...token, ...unknown }));
+  const written = { version: store.version, key: store.key, tokens, ...store.unknown };
+  return JSON.stringify(written, exactIntegers, 2) + "\n";
 }
 
 const encoder = new TextEncoder();
@@ -230,7 +266,7 @@ export class TokenStore {
     try {
       const file = Deno.openSync(temp, { createNew: true, write: true, mode: 0o600 });
       try {
-        const bytes = encoder.encode(JSON.stringify(store, exactIntegers, 2) + "\n");
+        const bytes = encoder.encode(storeText(store));
         for (let done = 0; done < bytes.length;) {
           done += file.writeSync(bytes.subarray(done));
         }
@@ -287,6 +323,12 @@ function parseStore(text: string, path: string): StoreFile {
   }
   const store = raw as Record<string, unknown>;
   if (typeof store !== "object" || store === null) throw bad("not an object");
+  if (typeof store.version === "bigint" && store.version > 1n) {
+    throw bad(
+      `version ${store.version}: written by a newer shoal (this kernel reads version 1); run ` +
+        "that newer shoal-kernel, whose tokens this one cannot check",
+    );
+  }
   if (store.version !== 1n) throw bad("version must be 1");
   if (typeof store.key !== "string" || Buffer.from(store.key, "base64").length !== 32) {
     throw bad("key must be base64 of 32 bytes");
@@ -323,7 +365,8 @@ function parseStore(text: string, path: string): StoreFile {
       expires_ns: ns("expires_ns", true),
       revoked_ns: ns("revoked_ns", true),
       digest: text("digest"),
+      unknown: unknownMembers(entry, TOKEN_MEMBERS),
     };
   });
-  return { version: 1, key: store.key, tokens };
+  return { version: 1, key: store.key, tokens, unknown: unknownMembers(store, STORE_MEMBERS) };
 }

@@ -106,9 +106,9 @@ export class Journal implements DurableLog {
     try {
       return new Journal(openDatabase(path));
     } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
       throw new Error(
-        `cannot open the journal ${path}: ${err instanceof Error ? err.message : err}` +
-          fullNote(stateDir),
+        `cannot open the journal ${path}: ${message}` + damageNote(message) + fullNote(stateDir),
       );
     }
   }
@@ -292,6 +292,17 @@ export class Journal implements DurableLog {
 }
 
 /**
+ * What to add to SQLite's word for a journal that is damaged (cut short, overwritten): what the
+ * user can do, and that nothing else of the state directory is in it.
+ */
+function damageNote(message: string): string {
+  if (!/database disk image is malformed|file is not a database/.test(message)) return "";
+  return "; the file is damaged: move journal.db (with journal.db-wal and journal.db-shm) aside " +
+    "and start again for an empty journal (sqlite3's .recover may save its rows); tokens.json " +
+    "and the stored outputs in cas/ are not in it";
+}
+
+/**
  * What to add to a journal that cannot be opened when the state directory's file system is
  * (nearly) full, of bytes or of files: SQLite says only "disk I/O error" when it cannot make the
  * WAL's shared memory, "unable to open database file" when it cannot make the WAL.
@@ -310,6 +321,14 @@ function fullNote(stateDir: string): string {
   }
 }
 
+/**
+ * The journal's schema version, kept in SQLite's `user_version` (J-1). 0 is a journal written
+ * before shoal numbered its schema (its missing column and indexes are added on open); a journal
+ * of a higher version was written by a newer shoal, whose rows this kernel would misread or fail
+ * to write, so it refuses it (and changes nothing in it).
+ */
+export const JOURNAL_SCHEMA_VERSION = 1;
+
 /** The most memory SQLite's page cache of the journal holds, in KiB. */
 const JOURNAL_CACHE_KIB = 256;
 
@@ -322,6 +341,7 @@ function openDatabase(path: string): DatabaseSync {
   const db = new DatabaseSync(path);
   try {
     db.exec("PRAGMA busy_timeout = 5000");
+    const version = schemaVersion(db);
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     // SQLite's page cache may grow to 2 MiB by default, held for the kernel's life; a journal's
@@ -330,11 +350,32 @@ function openDatabase(path: string): DatabaseSync {
     db.exec(`PRAGMA cache_size = -${JOURNAL_CACHE_KIB}`);
     db.exec(SCHEMA);
     addApprovedBy(db);
+    // Only once: setting it is a write, which would wait on another process's write lock.
+    if (version < JOURNAL_SCHEMA_VERSION) {
+      db.exec(`PRAGMA user_version = ${JOURNAL_SCHEMA_VERSION}`);
+    }
   } catch (err) {
     db.close();
     throw err;
   }
   return db;
+}
+
+/**
+ * The journal's schema version; throws, before anything is written, when it is above
+ * {@link JOURNAL_SCHEMA_VERSION}: left to run, a kernel served such a journal and failed every exec
+ * with 'cannot write the journal row … NOT NULL constraint failed', blaming the state directory.
+ */
+function schemaVersion(db: DatabaseSync): number {
+  const { user_version } = db.prepare("PRAGMA user_version").get() as { user_version: number };
+  if (user_version > JOURNAL_SCHEMA_VERSION) {
+    throw new Error(
+      `it was written by a newer shoal (journal schema version ${user_version}; this kernel ` +
+        `reads version ${JOURNAL_SCHEMA_VERSION} and older) and is left as it is: run that ` +
+        `newer shoal-kernel, or move journal.db aside to start an empty journal`,
+    );
+  }
+  return user_version;
 }
 
 /** Adds the `approved_by` column to a journal written before it existed (M-ELICIT-1). */

@@ -209,3 +209,57 @@ Deno.test("T-TOK-1 a malformed store is an error, never an open door", async () 
     assert.throws(() => new TokenStore(dir), /malformed token store/);
   });
 });
+
+Deno.test("T-TOK-1/3 members a newer shoal added to the store and to its records are kept by a create and a revoke of this version", async () => {
+  await withTempDir((dir) => {
+    const store = new TokenStore(dir);
+    const { id, secret } = store.create("agent:a", "p", []);
+    const path = `${dir}/tokens.json`;
+    const newer = readStore(dir);
+    newer.labels = { team: "ops" };
+    newer.tokens[0].note = "laptop agent";
+    newer.tokens[0].scopes = [{ dir: "/src" }];
+    rewrite(path, JSON.stringify(newer));
+    store.create("agent:b", "p", []);
+    store.revoke(id);
+    const kept = readStore(dir);
+    assert.deepEqual(kept.labels, { team: "ops" });
+    assert.equal(kept.tokens[0].note, "laptop agent");
+    assert.deepEqual(kept.tokens[0].scopes, [{ dir: "/src" }]);
+    assert.equal(kept.tokens[1].note, undefined);
+    assert.equal(store.validate(secret), null);
+  });
+});
+
+Deno.test("T-TOK-1 a store of a newer version is refused naming it as a newer shoal's, and left as it was", async () => {
+  await withTempDir((dir) => {
+    new TokenStore(dir).create("agent:a", "p", []);
+    const path = `${dir}/tokens.json`;
+    const newer = JSON.stringify({ ...readStore(dir), version: 2 });
+    rewrite(path, newer);
+    assert.throws(() => new TokenStore(dir), /version 2: written by a newer shoal/);
+    assert.throws(() => new TokenStore(dir).create("agent:b", "p", []), /newer shoal/);
+    assert.equal(Deno.readTextFileSync(path), newer);
+  });
+});
+
+Deno.test({
+  name:
+    "T-TOK-1/K-CLI-2 a store the first shoal versions wrote with a token named 'agent:my bot' (names with spaces were accepted before 7a1a3b1) keeps its other tokens valid and that one revocable [ignored: needs a SPEC decision: today the whole store is malformed for this version, so the kernel exits 1 at start and 'token list', 'token revoke' and 'token create' all fail, leaving a hand edit of tokens.json as the only way back; T-TOK-1 does not say whether a stored record whose name this version refuses spoils the store or only itself (refused at attach, listed with its name escaped, revocable)]",
+  ignore: true,
+  fn: async () => {
+    await withTempDir((dir) => {
+      const store = new TokenStore(dir);
+      const good = store.create("agent:rev", "reviewer", []);
+      const old = store.create("agent:my", "profile", []);
+      const path = `${dir}/tokens.json`;
+      rewrite(path, Deno.readTextFileSync(path).replace('"agent:my"', '"agent:my bot"'));
+      const reopened = new TokenStore(dir);
+      assert.equal(reopened.validate(good.secret)?.principal, "agent:rev");
+      assert.equal(reopened.list().length, 2);
+      reopened.revoke(old.id);
+      assert.equal(reopened.validate(old.secret), null);
+      assert.equal(readStore(dir).tokens[1].principal, "agent:my bot");
+    });
+  },
+});

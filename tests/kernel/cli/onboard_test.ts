@@ -293,3 +293,26 @@ Deno.test("M-ONB-1: cwd on attach moves the session only for a principal with se
     await kernel.cleanup();
   }
 });
+
+Deno.test("M-ONB-1/G-STATE-2: a truncated agent_secrets.json, or one of a newer shoal, is a clear error naming the file and what to do, and is left as it was", async () => {
+  await withBox(async (box) => {
+    const project = `${box.dir}/proj`;
+    await Deno.mkdir(project);
+    assert.equal((await onboard(box, "agent:cursor", "--project", project)).code, 0);
+    const secrets = `${box.dir}/state/shoal/agent_secrets.json`;
+    const cut = (await Deno.readTextFile(secrets)).slice(0, 30);
+    for (
+      const [text, said] of [
+        [cut, /malformed agent secrets file .*agent_secrets\.json: .*JSON/],
+        ['{"version":2,"secrets":{}}', /agent_secrets\.json was written by a newer shoal/],
+      ] as const
+    ) {
+      await Deno.writeTextFile(secrets, text);
+      const r = await onboard(box, "agent:cursor", "--project", project);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, said);
+      assert.match(r.stderr, /move it aside and onboard again/);
+      assert.equal(await Deno.readTextFile(secrets), text);
+    }
+  });
+});
