@@ -6,8 +6,8 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { CallerFault } from "../../protocol/caller_fault.ts";
 import {
-  groupExists,
   groupGoneWithin,
+  leaderlessGroup,
   signalGroup,
   signalGroupOnly,
 } from "../bash/group_leader.ts";
@@ -412,13 +412,14 @@ export class Pty {
 
   /**
    * What is left of the group of a child reaped before the close (a background job that ignored
-   * the hangup at its session's end): SIGHUP, SIGKILL after the grace. The pid names that group
-   * while a member lives; alone it may name another process by now, so only the group is signalled.
+   * the hangup at its session's end): SIGHUP, SIGKILL after the grace. Once no member lives, pids
+   * wrap and the pid may lead another group (a kernel exec's): that one is left alone (K-PTY-5).
    */
   async #endGroupLeft(): Promise<void> {
-    if (!groupExists(this.pid)) return;
+    if (!leaderlessGroup(this.pid)) return;
     signalGroupOnly(this.pid, "SIGHUP");
-    if (!(await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS))) signalGroupOnly(this.pid, "SIGKILL");
+    const gone = await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS);
+    if (!gone && leaderlessGroup(this.pid)) signalGroupOnly(this.pid, "SIGKILL");
   }
 
   #signalGroup(signal: Deno.Signal): void {
