@@ -64,6 +64,8 @@ export class PtyRegistry {
   #entries = new Map<number, PtyEntry>();
   /** Opens in flight per session, counted against the quota. */
   #opening = new Map<string, number>();
+  /** Set by {@link closeAll}: a PTY whose open ends after it is closed at once. */
+  #shut = false;
   #publish: PtyEventSink;
   #retire: (channel: string) => void;
 
@@ -93,6 +95,13 @@ export class PtyRegistry {
       const left = this.#opening.get(session)! - 1;
       if (left === 0) this.#opening.delete(session);
       else this.#opening.set(session, left);
+    }
+    if (this.#shut) {
+      // begun before the shutdown, it would run on unseen, and the kernel wait for it forever
+      await pty.close();
+      throw new RpcError(ErrorCode.PTY_SPAWN_FAILED, "the kernel is shutting down", {
+        cmd: opts.cmd,
+      });
     }
     const n = this.#nextId++;
     const entry = { id: `pty:${n}`, channel: `pty.${n}`, session, principal, pty };
@@ -171,8 +180,9 @@ export class PtyRegistry {
     return { pty_id: id, closed: true, exit };
   }
 
-  /** Closes every PTY of every session (kernel shutdown). */
+  /** Closes every PTY of every session, and each one opened after (kernel shutdown). */
   async closeAll(): Promise<void> {
+    this.#shut = true;
     const entries = [...this.#entries.values()];
     this.#entries.clear();
     await Promise.all(entries.map((e) => e.pty.close()));
