@@ -113,6 +113,23 @@ export function groupExists(pgid: number): boolean {
   }
 }
 
+/**
+ * Whether process group `pgid` has members but no process has pid `pgid`: the group of a leader
+ * that was reaped. A pid is not given out again while a group of its number has members, so once
+ * a process has it again (pids wrap), a group under that number is the new process's own.
+ */
+export function leaderlessGroup(pgid: number): boolean {
+  if (!groupExists(pgid)) return false;
+  const call = kill();
+  if (call !== null) return !(call(pgid, 0) === 0 || errno() === EPERM);
+  try {
+    process.kill(pgid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** How often {@link groupGoneWithin} and {@link sessionGoneWithin} look. */
 const GROUP_POLL_MS = 50;
 

@@ -136,14 +136,14 @@ export async function runSource(
     throw e;
   }
   // Quota check, journal row and task registration run without an await in between, so
-  // concurrent execs cannot all pass the check before one of them is counted (K-TASK-2).
-  if (listed) {
-    try {
-      kernel.tasks.ensureCapacity(session.name);
-    } catch (e) {
-      await Promise.all([output.stdout.abort(), output.stderr.abort(), warm?.discard()]);
-      throw e;
-    }
+  // concurrent execs cannot all pass the check before one of them is counted (K-TASK-2), and
+  // none is registered after the shutdown's cancelling began (G-SOCK-8).
+  try {
+    kernel.tasks.ensureOpen();
+    if (listed) kernel.tasks.ensureCapacity(session.name);
+  } catch (e) {
+    await Promise.all([output.stdout.abort(), output.stderr.abort(), warm?.discard()]);
+    throw e;
   }
   let entryId;
   try {

@@ -6,8 +6,8 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { CallerFault } from "../../protocol/caller_fault.ts";
 import {
-  groupExists,
   groupGoneWithin,
+  leaderlessGroup,
   signalGroup,
   signalGroupOnly,
 } from "../bash/group_leader.ts";
@@ -68,8 +68,12 @@ export const STEP_MS = 1;
 const ERROR_PAUSE_MS = 100;
 /** Wait in ms for more output after the child's exit while a grandchild still holds the slave. */
 const EXIT_WAIT_MS = 16;
-/** Empty waits after the child's exit before its output counts as drained (a grandchild may hold the slave). */
+/**
+ * Empty waits, and bytes, after the child's exit before its output counts as drained: the OS holds
+ * less of it (64 KiB on Linux), and a job it left on the terminal may write without end (K-PTY-11).
+ */
 const DRAIN_WAITS_AFTER_EXIT = 8;
+const DRAIN_BYTES_AFTER_EXIT = 1024 * 1024;
 /** Longest wait in ms between write attempts while the child is not reading its input. */
 const MAX_WRITE_WAIT_MS = 32;
 /** A write that makes no progress for this long (the child is not reading) returns what it sent. */
@@ -390,10 +394,11 @@ export class Pty {
   async #shutdown(): Promise<PtyExit> {
     // A child reaped earlier is not signalled: its pid may since belong to another process group.
     if (this.#status === null) {
-      this.#signalGroup("SIGHUP");
+      // ESRCH on the group: it is empty, or the launcher has not yet made the child its leader.
+      signalGroup(this.pid, "SIGHUP");
       await within(this.#child.status, PTY_KILL_GRACE_MS);
       // Whatever in the group outlived the hangup is killed: closing never detaches.
-      this.#signalGroup("SIGKILL");
+      signalGroup(this.pid, "SIGKILL");
       await this.#child.status;
     } else {
       await this.#endGroupLeft();
@@ -412,18 +417,14 @@ export class Pty {
 
   /**
    * What is left of the group of a child reaped before the close (a background job that ignored
-   * the hangup at its session's end): SIGHUP, SIGKILL after the grace. The pid names that group
-   * while a member lives; alone it may name another process by now, so only the group is signalled.
+   * the hangup at its session's end): SIGHUP, SIGKILL after the grace. Once no member lives, pids
+   * wrap and the pid may lead another group (a kernel exec's): that one is left alone (K-PTY-5).
    */
   async #endGroupLeft(): Promise<void> {
-    if (!groupExists(this.pid)) return;
+    if (!leaderlessGroup(this.pid)) return;
     signalGroupOnly(this.pid, "SIGHUP");
-    if (!(await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS))) signalGroupOnly(this.pid, "SIGKILL");
-  }
-
-  #signalGroup(signal: Deno.Signal): void {
-    // ESRCH on the group: it is empty, or the launcher has not yet made the child its leader.
-    signalGroup(this.pid, signal);
+    const gone = await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS);
+    if (!gone && leaderlessGroup(this.pid)) signalGroupOnly(this.pid, "SIGKILL");
   }
 
   #assertOpen(): void {
@@ -476,11 +477,11 @@ export class Pty {
    * until the reap or close wakes it.
    */
   async #readLoop(): Promise<void> {
-    let emptyAfterExit = 0;
+    let [emptyAfterExit, bytesAfterExit] = [0, 0];
     while (!this.#closing) {
       const { bytes, errno } = this.#pump();
       if (bytes > 0) {
-        emptyAfterExit = 0;
+        if (this.#status !== null && (bytesAfterExit += bytes) >= DRAIN_BYTES_AFTER_EXIT) break;
         // setImmediate, since a 0 ms timer waits a millisecond or more.
         await new Promise((r) => setImmediate(r));
         continue;

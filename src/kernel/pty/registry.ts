@@ -54,6 +54,10 @@ function inScope(entry: PtyEntry, scope: PtyScope): boolean {
     (scope.principal === null || entry.principal === scope.principal);
 }
 
+function shuttingDown(cmd: string): RpcError {
+  return new RpcError(ErrorCode.PTY_SPAWN_FAILED, "the kernel is shutting down", { cmd });
+}
+
 function unknownPty(id: string): RpcError {
   return new RpcError(ErrorCode.UNKNOWN_PTY, `unknown pty: ${id}`, { pty_id: id });
 }
@@ -64,6 +68,10 @@ export class PtyRegistry {
   #entries = new Map<number, PtyEntry>();
   /** Opens in flight per session, counted against the quota. */
   #opening = new Map<string, number>();
+  /** Set by {@link closeAll}: no PTY opens after it, and one whose open ends after it is closed. */
+  #shut = false;
+  /** The starts of PTYs under way, which {@link closeAll} waits for. */
+  #starting = new Set<Promise<Pty>>();
   #publish: PtyEventSink;
   #retire: (channel: string) => void;
 
@@ -81,18 +89,27 @@ export class PtyRegistry {
    * `-32023` when it cannot start.
    */
   async open(session: string, principal: string, opts: PtyOpenOptions): Promise<PtyEntry> {
+    if (this.#shut) throw shuttingDown(opts.cmd);
     const opening = this.#opening.get(session) ?? 0;
     if (this.#sessionEntries(session).length + opening >= MAX_PTYS_PER_SESSION) {
       throw quotaExceeded("ptys", MAX_PTYS_PER_SESSION);
     }
     this.#opening.set(session, opening + 1);
+    const starting = Pty.open(opts);
+    this.#starting.add(starting);
     let pty: Pty;
     try {
-      pty = await Pty.open(opts);
+      pty = await starting;
     } finally {
+      this.#starting.delete(starting);
       const left = this.#opening.get(session)! - 1;
       if (left === 0) this.#opening.delete(session);
       else this.#opening.set(session, left);
+    }
+    if (this.#shut) {
+      // begun before the shutdown, it would run on unseen, and the kernel wait for it forever
+      await pty.close();
+      throw shuttingDown(opts.cmd);
     }
     const n = this.#nextId++;
     const entry = { id: `pty:${n}`, channel: `pty.${n}`, session, principal, pty };
@@ -171,11 +188,14 @@ export class PtyRegistry {
     return { pty_id: id, closed: true, exit };
   }
 
-  /** Closes every PTY of every session (kernel shutdown). */
+  /** Closes every PTY of every session, and each one opened after (kernel shutdown). */
   async closeAll(): Promise<void> {
+    this.#shut = true;
     const entries = [...this.#entries.values()];
     this.#entries.clear();
-    await Promise.all(entries.map((e) => e.pty.close()));
+    // the programs of opens under way are started by now or never: each is closed once it is
+    const late = [...this.#starting].map((p) => p.then((pty) => pty.close(), () => {}));
+    await Promise.all([...entries.map((e) => e.pty.close()), ...late]);
   }
 
   /** Ascending by id: entries are inserted as their ids are assigned, and Maps keep insertion order. */

@@ -206,6 +206,8 @@ export class TaskRegistry {
   #hiddenEvents = new Map<string, Set<number>>();
   /** Synchronous execs: not listed, but stopped at shutdown like every other process group. */
   #unlisted = new Set<Task>();
+  /** Set by {@link cancelAll}: no run starts after it. */
+  #shut = false;
 
   constructor(private readonly bus: EventBus) {}
 
@@ -215,6 +217,14 @@ export class TaskRegistry {
       if (t.session === session && !t.terminal) return true;
     }
     return false;
+  }
+
+  /**
+   * Fails once {@link cancelAll} has begun: a run registered after it would be stopped by
+   * nothing, and outlive the kernel (G-SOCK-8).
+   */
+  ensureOpen(): void {
+    if (this.#shut) throw new Error("the kernel is shutting down");
   }
 
   /** Fails with -32040 when the session already has 64 non-terminal tasks. */
@@ -399,6 +409,7 @@ export class TaskRegistry {
 
   /** Cancels every live task and waits for them to end and their groups to be gone (G-SOCK-8). */
   async cancelAll(): Promise<void> {
+    this.#shut = true;
     const live = [...this.#tasks.values(), ...this.#unlisted].filter((t) => !t.terminal);
     for (const t of live) this.cancel(t);
     await Promise.all(live.map((t) => t.finished.then(() => t.stopped)));

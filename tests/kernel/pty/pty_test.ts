@@ -342,6 +342,20 @@ Deno.test("K-PTY-5 close kills what is left of the group after the program itsel
   });
 });
 
+Deno.test("K-PTY-11 the program's exit is recorded although a job it left keeps writing to the terminal", async () => {
+  await withTempDir(async (dir) => {
+    // each job ignores the hangup of the session's end and writes without end: a flood, a trickle
+    for (const job of ["yes flood", "while :; do echo t; sleep 0.005; done"]) {
+      const pty = await openPty(dir, "sh", ["-c", `trap "" HUP; ${job} & sleep 0.2; exit 3`]);
+      await closeAfter(pty, async () => {
+        assert.ok(await waitUntil(() => !processExists(pty.pid), 10000), "the program did not end");
+        const s = await waitForScreen(pty, (x) => !x.alive);
+        assert.deepEqual(s.exit, { status: 3, signal: null });
+      });
+    }
+  });
+});
+
 Deno.test({
   name:
     "K-PTY-5 close leaves nothing of the terminal's session running, also a job that job control moved to a group of its own [ignored: found by probe15; needs a SPEC decision: K-PTY-5 signals the PTY's process group and says nothing keeps running, but an interactive shell runs each job in its own group of the PTY's session, so a `nohup cmd &` or `disown`ed job (which the shell does not hang up) outlives pty.close and kernel shutdown; reaching it means signalling every process of the PTY's session, which a job the user nohup'd may be meant to escape]",
