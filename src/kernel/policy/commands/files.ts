@@ -8,7 +8,7 @@ import {
   eachPath,
   STATIC,
 } from "./command_io.ts";
-import { hasOption, optionValues, parse } from "./_getopt.ts";
+import { hasOption, optionValues, parse, type Parsed } from "./_getopt.ts";
 import type { ReaderSpec } from "./readers.ts";
 
 /**
@@ -28,7 +28,7 @@ export function transfer(
       io.opaque("runs another program");
       return;
     }
-    if (hasOption(parsed, "-b", "--backup")) {
+    if (backs(parsed)) {
       io.opaque("backup files");
       return;
     }
@@ -67,6 +67,20 @@ export function transfer(
   };
 }
 
+/**
+ * Options of cp, mv, ln and install with a value, beside theirs: `--backup[=CONTROL]` is a flag
+ * here so that its abbreviations (`--back`) resolve.
+ */
+export const BACKS = { short: "St", long: ["suffix", "target-directory"], flags: ["backup"] };
+
+/**
+ * Whether GNU cp, mv, ln or install keeps a backup of each file it replaces (a file no operand
+ * names): `-b`, `--backup[=CONTROL]`, or a suffix, which implies `--backup`.
+ */
+function backs(parsed: Parsed): boolean {
+  return hasOption(parsed, "-b", "--backup", "-S", "--suffix");
+}
+
 /** cp options under which a source link is copied as a link. */
 const COPIES_LINKS = [
   "-a",
@@ -85,9 +99,9 @@ const COPIES_LINKS = [
 
 /** ln: writes the link it creates. */
 export function link(args: ArgValue[], io: CommandIO): void {
-  const parsed = parse(args, { short: "St", long: ["suffix", "target-directory"] }, io);
+  const parsed = parse(args, BACKS, io);
   if (parsed === null) return;
-  if (hasOption(parsed, "-b", "--backup")) {
+  if (backs(parsed)) {
     io.opaque("backup files");
     return;
   }
