@@ -98,3 +98,51 @@ Deno.test("K-EFF-3a: cp/mv/ln/install -S SUFFIX and --back… make backups the d
   }
   assert.deepEqual(failures, {});
 });
+
+/** Runs `src` like {@link run}, with the git identity a commit needs; its output, both streams. */
+async function output(src: string, cwd: string, home: string): Promise<string> {
+  const identity = { GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a" };
+  const { stdout, stderr } = await new Deno.Command("bash", {
+    args: ["--noprofile", "--norc", "-c", src],
+    cwd,
+    env: { HOME: home, PATH, ...identity, GIT_COMMITTER_EMAIL: "a@b" },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  return new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
+}
+
+Deno.test("K-EFF-3a: git read subcommands name the files outside the work tree they read", async () => {
+  await withTempDir(async (root) => {
+    const [repo, home, secret] = [`${root}/repo`, `${root}/home`, `${root}/secret`];
+    Deno.mkdirSync(home);
+    Deno.writeTextFileSync(secret, "s3cr3t\n");
+    const init = "git init -q repo && cd repo && echo one > f && git add f && git commit -qm one";
+    await output(init, root, home);
+    Deno.writeTextFileSync(`${repo}/f`, "two\n");
+    const missed: Record<string, string> = {};
+    for (
+      const [src, leaks] of [
+        // `git diff A B` with A or B outside the work tree is `git diff --no-index A B`
+        ["git diff ../secret f", true],
+        ["git diff --stat ../secret f", false],
+        ["git blame -S ../secret f", true],
+        ["git blame --ignore-revs-file ../secret f", true],
+        ["git blame --ignore-revs-file=../secret f", true],
+        ["git diff -O../secret", false],
+        ["git log -p --orderfile=../secret", false],
+        ["git ls-files -o -X ../secret", false],
+        ["git ls-files -o --exclude-from=../secret", false],
+      ] as const
+    ) {
+      const effects = derive(src, repo, home);
+      const reads = effects.flatMap((e) => e.kind === "fs_read" ? e.paths : []);
+      if (!reads.includes(secret) && !effects.some((e) => e.kind === "opaque")) {
+        missed[src] = JSON.stringify(reads);
+      }
+      // the run shows what it read where it can
+      if (leaks) assert.match(await output(src, repo, home), /s3cr3t/, src);
+    }
+    assert.deepEqual(missed, {});
+  });
+});
