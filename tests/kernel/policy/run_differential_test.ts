@@ -146,3 +146,25 @@ Deno.test("K-EFF-3a: git read subcommands name the files outside the work tree t
     assert.deepEqual(missed, {});
   });
 });
+
+Deno.test("K-EFF-3a/K-EFF-5: date -s/--set or a MMDDhhmm operand sets the system clock: opaque, not a reversible clock read", async () => {
+  // `date -s 2020-01-01` and `date 010100002020` call clock_settime (seen with strace, the call
+  // failed by injection): derived as `time` alone, they were a reversible read of the clock.
+  await withTempDir((root) => {
+    for (
+      const src of [
+        "date -s 2020-01-01",
+        "date --set=2020-01-01",
+        "date --se 2020-01-01",
+        "date 010100002020",
+      ]
+    ) {
+      const kinds = derive(src, root, root).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+    assert.deepEqual(derive("date -d tomorrow +%s", root, root).map((e) => e.kind), [
+      "proc_spawn",
+      "time",
+    ]);
+  });
+});
