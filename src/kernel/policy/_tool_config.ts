@@ -15,11 +15,20 @@ interface ToolConfig {
   files: readonly string[];
 }
 
-const PROXIES = ["http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "ftp_proxy"];
+/** Proxies, and the file curl and wget append TLS session secrets to. */
+const TRANSFER_ENV = [
+  "SSLKEYLOGFILE",
+  "http_proxy",
+  "https_proxy",
+  "HTTPS_PROXY",
+  "ALL_PROXY",
+  "all_proxy",
+  "ftp_proxy",
+];
 
 const TOOL_CONFIG: Record<string, ToolConfig> = {
   curl: {
-    env: ["CURL_HOME", "XDG_CONFIG_HOME", ...PROXIES],
+    env: ["CURL_HOME", "XDG_CONFIG_HOME", ...TRANSFER_ENV],
     files: [
       "~/.curlrc",
       "~/.config/.curlrc",
@@ -28,7 +37,10 @@ const TOOL_CONFIG: Record<string, ToolConfig> = {
       "$XDG_CONFIG_HOME/.curlrc",
     ],
   },
-  wget: { env: ["WGETRC", ...PROXIES], files: ["~/.wgetrc", "$WGETRC"] },
+  wget: {
+    env: ["WGETRC", "SYSTEM_WGETRC", ...TRANSFER_ENV],
+    files: ["~/.wgetrc", "$WGETRC", "$SYSTEM_WGETRC"],
+  },
   less: {
     env: ["LESSOPEN", "LESSCLOSE", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSEDIT"],
     files: ["~/.lesskey", "~/.config/lesskey", "~/.lesskey.in", "$LESSKEY", "$LESSKEYIN"],

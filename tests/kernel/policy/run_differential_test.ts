@@ -168,3 +168,35 @@ Deno.test("K-EFF-3a/K-EFF-5: date -s/--set or a MMDDhhmm operand sets the system
     ]);
   });
 });
+
+Deno.test("K-EFF-6: SSLKEYLOGFILE (curl, wget) and SYSTEM_WGETRC move what they write: opaque when not the human's", async () => {
+  // curl 7.88 and wget against a local TLS server each appended the session's secrets to the file
+  // SSLKEYLOGFILE named; the derivation said only net_connect.
+  await withTempDir((root) => {
+    const at = (src: string, env: Record<string, string> = {}, changed: string[] = []) => {
+      const state = {
+        cwd: root,
+        env: { HOME: root, PATH, ...env },
+        changedEnv: new Set(changed),
+        home: root,
+        sessionCommands: new Set<string>(),
+      };
+      return deriveEffects(parseBash(src), src, state).effects.map((e) => e.kind);
+    };
+    const keys = { SSLKEYLOGFILE: `${root}/keys` };
+    for (const command of ["curl -s https://example.com/", "wget -O - https://example.com/"]) {
+      for (const src of [`SSLKEYLOGFILE=keys ${command}`, `export SSLKEYLOGFILE=k; ${command}`]) {
+        assert.ok(at(src).includes("opaque"), src);
+      }
+      // set by an earlier exec in the session
+      assert.ok(at(command, keys, ["SSLKEYLOGFILE"]).includes("opaque"), command);
+      // inherited from the kernel's start: the local human's own (K-EFF-6)
+      assert.ok(!at(command, keys).includes("opaque"), command);
+    }
+    // wget reads SYSTEM_WGETRC's file for the global wgetrc: `output_document = /tmp/p` in it sent
+    // `wget http://127.0.0.1:P/i` to /tmp/p, derived as fs_write [cwd]
+    const system = { SYSTEM_WGETRC: `${root}/rc` };
+    assert.ok(at("wget http://example.com/", system, ["SYSTEM_WGETRC"]).includes("opaque"));
+    assert.ok(!at("wget http://example.com/", system).includes("opaque"));
+  });
+});
