@@ -31,7 +31,6 @@ import {
 } from "./_shell_tables.ts";
 import { jobsReason, setReason, shoptReason, subscriptReason } from "./_builtin_options.ts";
 import { resolveProgram } from "./_program_resolution.ts";
-import { toolConfigured } from "./_tool_config.ts";
 import { PathRecorder } from "./_path_recorder.ts";
 import { BudgetExceeded, StepBudget } from "./_step_budget.ts";
 import { SourceScan } from "./_source_scan.ts";
@@ -352,7 +351,7 @@ export class Analyzer {
       ? `unknown command: ${name}`
       : resolution.system !== true
       ? resolution.system
-      : toolConfigured(base, env, changed, this.#state.home);
+      : this.#paths.toolConfigured(base);
     if (known === undefined || reason !== null) {
       this.#effects.opaque(reason ?? `unknown command: ${name}`);
       return same;

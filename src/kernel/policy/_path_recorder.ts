@@ -26,6 +26,7 @@ import {
   present,
 } from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
+import { toolConfigFiles, toolConfigured } from "./_tool_config.ts";
 import { trackedProtected } from "./_git_index.ts";
 
 /**
@@ -68,6 +69,17 @@ export class PathRecorder {
   /** `PATH` directories searched before a program that ran: writing there is opaque. */
   shadowing(dirs: readonly string[]): void {
     this.#checks.shadowing(dirs);
+  }
+
+  /**
+   * Why known command `command` is configured beyond what analysis sees, or null (K-EFF-6); its
+   * configuration files are checked against what the whole source writes.
+   */
+  toolConfigured(command: string): string | null {
+    const { env, changedEnv, home } = this.#state;
+    const files = toolConfigFiles(command, env, home);
+    this.#checks.toolPaths(command, [...files, ...files.flatMap((f) => physicalPath(f) ?? [])]);
+    return toolConfigured(command, env, changedEnv, home);
   }
 
   /** Why the run is opaque after all (links, PATH, git configuration), or null. */

@@ -29,7 +29,9 @@ function snapshot(root: string, into = new Map<string, string>()): Map<string, s
   for (const entry of Deno.readDirSync(root)) {
     const path = `${root}/${entry.name}`;
     const info = Deno.lstatSync(path);
-    into.set(path, `${info.size}:${info.mtime?.getTime()}:${info.ino}:${info.isSymlink}`);
+    // a directory's own times change with its entries, which are compared themselves
+    const stamp = info.isDirectory ? "" : `${info.size}:${info.mtime?.getTime()}`;
+    into.set(path, `${stamp}:${info.ino}:${info.isSymlink}`);
     if (info.isDirectory) snapshot(path, into);
   }
   return into;
@@ -198,5 +200,51 @@ Deno.test("K-EFF-6: SSLKEYLOGFILE (curl, wget) and SYSTEM_WGETRC move what they 
     const system = { SYSTEM_WGETRC: `${root}/rc` };
     assert.ok(at("wget http://example.com/", system, ["SYSTEM_WGETRC"]).includes("opaque"));
     assert.ok(!at("wget http://example.com/", system).includes("opaque"));
+  });
+});
+
+Deno.test("K-EFF-3a: jq loads ~/.jq into every program: with one there, jq is opaque", async () => {
+  await withTempDir(async (root) => {
+    const home = `${root}/home`;
+    Deno.mkdirSync(home);
+    Deno.writeTextFileSync(`${root}/f`, "[1]\n");
+    const src = "jq -c length f";
+    assert.ok(!derive(src, root, home).some((e) => e.kind === "opaque"), "no ~/.jq: exact");
+    // jq 1.6 read it and ran `length` as redefined there: the whole environment came out, while
+    // the derivation said fs_read [f]
+    Deno.writeTextFileSync(`${home}/.jq`, "def length: $ENV;\n");
+    const kinds = derive(src, root, home).map((e) => e.kind);
+    assert.ok(kinds.includes("opaque"), `${kinds}`);
+    const jq = new Deno.Command("bash", { args: ["-c", "command -v jq"], stdout: "null" });
+    if ((await jq.output()).success) assert.match(await output(src, root, home), /"HOME":/);
+  });
+});
+
+Deno.test("issue 14: a .curlrc or ~/.jq the same source writes configures the command it runs", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("body\n"),
+  );
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}/i`;
+    for (
+      const src of [
+        `echo 'output = "../elsewhere"' > ~/.curlrc; curl -s ${url}`,
+        `curl -s ${url}; printf '%s\\n' '-o ../elsewhere' >> ~/.curlrc; curl -s ${url}`,
+      ]
+    ) {
+      await withTempDir(async (root) => {
+        // curl wrote ../elsewhere, which the derivation (fs_write ~/.curlrc, net_connect) missed
+        const missed = await unreported(src.replaceAll("../", `${root}/`), root, () => {});
+        assert.deepEqual(missed, [], src);
+      });
+    }
+  } finally {
+    await server.shutdown();
+  }
+  await withTempDir((root) => {
+    const kinds = derive("echo 'def length: $ENV;' > ~/.jq; jq length f", root, root)
+      .map((e) => e.kind);
+    assert.ok(kinds.includes("opaque"), `${kinds}`);
   });
 });
