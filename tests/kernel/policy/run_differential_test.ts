@@ -248,3 +248,39 @@ Deno.test("issue 14: a .curlrc or ~/.jq the same source writes configures the co
     assert.ok(kinds.includes("opaque"), `${kinds}`);
   });
 });
+
+Deno.test("K-EFF-3a: ls -RL, du -L, tree -l, find -L/-follow list the trees the links below lead to", async () => {
+  await withTempDir(async (root) => {
+    const [work, outside] = [`${root}/work`, `${root}/outside`];
+    Deno.mkdirSync(work);
+    Deno.mkdirSync(outside);
+    Deno.writeTextFileSync(`${outside}/private-name`, "x\n");
+    Deno.symlinkSync(outside, `${work}/link`);
+    const missed: Record<string, string> = {};
+    for (
+      const src of [
+        "ls -RL",
+        "ls -R --dereference .",
+        "du -aL",
+        "du --dereference -a .",
+        "tree -l",
+        "find -L .",
+        "find -L . -name '*'",
+        "find . -follow",
+      ]
+    ) {
+      const effects = derive(src, work, root);
+      const reads = effects.flatMap((e) => e.kind === "fs_read" ? e.paths : []);
+      if (!reads.includes(outside) && !effects.some((e) => e.kind === "opaque")) {
+        missed[src] = JSON.stringify(reads);
+      }
+    }
+    // what the run shows of the tree outside (tree may be missing on the machine)
+    assert.match(await output("ls -RL; du -aL; find -L .", work, root), /private-name/);
+    assert.deepEqual(missed, {});
+    // without following, the links are listed as links: exact
+    for (const src of ["ls -R", "du -a", "find . -name '*'", "tree"]) {
+      assert.ok(!derive(src, work, root).some((e) => e.kind === "opaque"), src);
+    }
+  });
+});

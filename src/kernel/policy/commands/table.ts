@@ -42,6 +42,7 @@ const TABLE: Record<string, CommandHandler> = {
   sed,
   ls: lister({
     short: "ITw",
+    followsTrees: ["-L", "--dereference"],
     long: [
       "ignore",
       "hide",
@@ -58,6 +59,7 @@ const TABLE: Record<string, CommandHandler> = {
   }),
   du: lister({
     short: "BdtX",
+    followsTrees: ["-L", "--dereference"],
     // `--time[=WORD]` is not `--time-style` abbreviated.
     flags: ["time"],
     long: [
@@ -74,6 +76,7 @@ const TABLE: Record<string, CommandHandler> = {
   }),
   tree: lister({
     short: "LPIoHT",
+    followsTrees: ["-l"],
     long: ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile"],
     outputs: ["-o"],
   }),
