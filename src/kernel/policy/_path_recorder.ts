@@ -340,6 +340,26 @@ export class PathRecorder {
   }
 
   /**
+   * What git in `dir` (or the cwd) reads or writes: the work tree of the repository it finds
+   * there, whole (from a subdirectory, `git rm ../f` deletes outside it and a commit writes
+   * `.git`), and git directories outside it (a linked worktree's commit writes the main
+   * repository's objects); the directory itself where there is no repository.
+   */
+  gitTree(kind: FsKind, dir: ArgValue | null, cwds: Cwds): void {
+    if (dir === null) this.cwd(kind, cwds);
+    else this.path(kind, dir, cwds);
+    const dirs = dir === null ? cwds : this.candidates(dir, cwds);
+    for (const candidate of dirs ?? []) {
+      const repo = findRepository(physicalPath(candidate) ?? candidate);
+      if (repo === null) continue;
+      const tree = repo.workTree;
+      const dirs = [repo.gitDir, repo.commonDir].map(normalizePath)
+        .filter((path) => !path.startsWith(`${tree === "/" ? "" : tree}/`));
+      this.#effects.paths(kind, [tree, ...dirs].flatMap((path) => this.#physical(path)));
+    }
+  }
+
+  /**
    * git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14), when a
    * `GIT_*` variable changed since the session's start configures it (K-EFF-6), or when one, even
    * inherited, moves what it reads and writes where this analysis does not look.

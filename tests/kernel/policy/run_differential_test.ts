@@ -52,17 +52,22 @@ async function run(src: string, cwd: string, home: string): Promise<void> {
 }
 
 /** Paths below `root` the run of `src` touched that no derived write or delete names. */
-async function unreported(src: string, root: string, seed: (root: string) => void) {
+async function unreported(
+  src: string,
+  root: string,
+  seed: (root: string) => void,
+  cwd = root,
+): Promise<string[]> {
   const home = `${root}/home`;
   Deno.mkdirSync(home);
   seed(root);
-  const effects = derive(src, root, home);
+  const effects = derive(src, cwd, home);
   if (effects.some((e) => e.kind === "opaque")) return [];
   const named = effects.flatMap((e) =>
     e.kind === "fs_write" || e.kind === "fs_delete" ? e.paths : []
   );
   const before = snapshot(root);
-  await run(src, root, home);
+  await run(src, cwd, home);
   const after = snapshot(root);
   const touched = [...new Set([...before.keys(), ...after.keys()])]
     .filter((path) => before.get(path) !== after.get(path));
@@ -283,4 +288,44 @@ Deno.test("K-EFF-3a: ls -RL, du -L, tree -l, find -L/-follow list the trees the 
       assert.ok(!derive(src, work, root).some((e) => e.kind === "opaque"), src);
     }
   });
+});
+
+/** A repository in `root/repo` with a committed `top` and `sub/s`, and a user identity. */
+function repository(root: string): void {
+  Deno.writeTextFileSync(`${root}/home/.gitconfig`, "[user]\n\tname = a\n\temail = a@b\n");
+  const src = "git init -q repo && cd repo && mkdir sub && echo 1 > top && echo 2 > sub/s && " +
+    "git add . && git commit -qm one && echo 3 > sub/s && git worktree add -q ../linked";
+  const env = { HOME: `${root}/home`, PATH };
+  const args = ["--noprofile", "--norc", "-c", src];
+  const done = new Deno.Command("bash", { args, cwd: root, env, clearEnv: true }).outputSync();
+  assert.ok(done.success, new TextDecoder().decode(done.stderr));
+}
+
+Deno.test("K-EFF-3a: git run in a subdirectory of the work tree writes the whole repository", async () => {
+  // from repo/sub, `git rm ../top` deleted repo/top and `git commit` wrote repo/.git, while the
+  // derivation said fs_write [repo/sub] (the cwd), which a grant for repo/sub/** lets through
+  const failures: Record<string, string[]> = {};
+  for (
+    const src of [
+      "git rm -q ../top",
+      "git add s && git commit -qm two",
+      "git checkout -- ../top s",
+      "git stash -q",
+      "git tag v1",
+      "git mv ../top ../moved",
+      "git reset -q --hard",
+    ]
+  ) {
+    await withTempDir(async (root) => {
+      const missed = await unreported(src, root, repository, `${root}/repo/sub`);
+      if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
+    });
+  }
+  // a linked worktree's commit writes the main repository's objects and refs
+  await withTempDir(async (root) => {
+    const src = "echo 4 > s && git add s && git commit -qm three";
+    const missed = await unreported(src, root, repository, `${root}/linked/sub`);
+    if (missed.length > 0) failures.linked = missed.map((path) => path.slice(root.length + 1));
+  });
+  assert.deepEqual(failures, {});
 });

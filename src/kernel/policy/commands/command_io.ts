@@ -37,6 +37,11 @@ export interface CommandIO {
    * symbolic links in it, to targets the analysis does not see: opaque when it holds one.
    */
   followedTree(root: ArgValue | null): void;
+  /**
+   * git in `dir` (null: the cwd) reads or writes the repository it finds there: its whole work
+   * tree and git directories, or the directory itself outside a repository.
+   */
+  gitTree(kind: FsKind, dir: ArgValue | null): void;
   /** git runs in `dir` (null: the cwd); `hooks` when the subcommand runs hooks. */
   repository(dir: ArgValue | null, hooks: boolean): void;
   /** git run in `dir` (null: the cwd) writes the configuration file of `scope`. */

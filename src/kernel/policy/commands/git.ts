@@ -391,8 +391,9 @@ export function git(args: ArgValue[], io: CommandIO): void {
     io.path("fs_read", STATIC(dir === null || file.startsWith("/") ? file : `${dir.text}/${file}`));
   }
   // `git init DIR` makes (or re-initializes) the repository in DIR
-  const target = sub === "init" ? initTarget(rest, dir) : dir;
-  if (target === null) io.cwd(kind);
+  const target = sub === "init" ? initTarget(rest, dir) : null;
+  if (sub !== "init") io.gitTree(kind, dir);
+  else if (target === null) io.cwd(kind);
   else io.path(kind, target);
   io.repository(dir, kind === "fs_write");
 }
