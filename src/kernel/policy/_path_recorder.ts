@@ -328,6 +328,22 @@ export class PathRecorder {
     }
   }
 
+  /**
+   * The parents of `arg` that `mkdir -p` makes: each prefix of the word as written (`x/../y`
+   * makes x) that is not there now, so a parent that exists is never named.
+   */
+  parents(arg: ArgValue, cwds: Cwds): void {
+    const segments = (arg.text ?? "").split("/");
+    for (let n = segments.length - 1; n > 0; n--) {
+      const prefix = segments.slice(0, n).join("/");
+      if (prefix === "" || segments[n - 1] === "" || segments[n - 1] === ".") continue;
+      for (const candidate of this.candidates(STATIC(prefix), cwds) ?? []) {
+        const path = normalizePath(candidate);
+        if (!present(physicalPath(path) ?? path)) this.path("fs_write", STATIC(path), cwds);
+      }
+    }
+  }
+
   /** A recursive read following the links below `root` (null: the cwds): opaque when one is. */
   followedTree(root: ArgValue | null, cwds: Cwds): void {
     const roots = root === null ? cwds ?? [] : this.candidates(root, cwds) ?? [];

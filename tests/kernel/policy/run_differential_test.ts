@@ -329,3 +329,36 @@ Deno.test("K-EFF-3a: git run in a subdirectory of the work tree writes the whole
   });
   assert.deepEqual(failures, {});
 });
+
+Deno.test("K-EFF-3a: mkdir -p, install -d and install -D name the missing parents they make", async () => {
+  // `mkdir -p x/y/z` made x and x/y too, derived as fs_write [x/y/z]; a grant for x/y/z (or a
+  // path below a directory that does not exist yet) let the run make directories outside it
+  const failures: Record<string, string[]> = {};
+  for (
+    const src of [
+      "mkdir -p x/y/z",
+      "mkdir --parents x/y a/b",
+      "mkdir -pm 700 x/y",
+      "mkdir -p x/../y/z",
+      "mkdir -p a/y",
+      "install -d x/y",
+      "install -D a x/y/z",
+      "install -Dm644 a x/y",
+      "install -Dt x/y a",
+      "install -D -t x/y a",
+    ]
+  ) {
+    await withTempDir(async (root) => {
+      const missed = await unreported(src, root, (root) => Deno.mkdirSync(`${root}/a`));
+      if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
+    });
+  }
+  assert.deepEqual(failures, {});
+  // an existing parent is not named: ordinary work below a granted directory stays in it
+  await withTempDir((root) => {
+    Deno.mkdirSync(`${root}/a`);
+    const writes = derive("mkdir -p a/b", root, root)
+      .flatMap((e) => e.kind === "fs_write" ? e.paths : []);
+    assert.deepEqual(writes, [`${root}/a/b`]);
+  });
+});

@@ -32,6 +32,8 @@ export interface CommandIO {
     sources: readonly ArgValue[],
     copy?: { links: boolean; use: "operand" | "output" },
   ): void;
+  /** `mkdir -p` on the way to `arg`: the directories it makes, those of its parents not there. */
+  parents(arg: ArgValue): void;
   /**
    * The command reads or changes the whole tree below `root` (null: the cwd) following the
    * symbolic links in it, to targets the analysis does not see: opaque when it holds one.

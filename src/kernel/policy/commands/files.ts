@@ -43,9 +43,18 @@ export function transfer(
         : io.link(dest, sources, { links, use: output ? "output" : "operand" });
     if (hasOption(parsed, "-d", "--directory")) {
       eachPath(io, "fs_write", parsed.operands);
+      for (const operand of parsed.operands) io.parents(operand);
       return;
     }
     const targets = optionValues(parsed, "-t", "--target-directory");
+    // install -D makes the destination's missing parents (with -t, the directory itself too)
+    const makes = hasOption(parsed, "-D");
+    for (const target of makes ? targets : []) {
+      io.parents(target.text === null ? target : STATIC(`${target.text}/.`));
+    }
+    if (makes && targets.length === 0 && parsed.operands.length > 1) {
+      io.parents(parsed.operands.at(-1)!);
+    }
     if (targets.length > 0) {
       for (const target of targets) write(target, parsed.operands);
       eachPath(io, sourceKind, parsed.operands);
@@ -133,6 +142,15 @@ export function simple(kind: FsKind, spec: ReaderSpec = {}): CommandHandler {
     eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
     eachPath(io, kind, parsed.operands);
   };
+}
+
+/** mkdir: makes its operands (and their missing parents with `-p`). */
+export function mkdir(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, { short: "m", long: ["mode"], flags: ["parents"] }, io);
+  if (parsed === null) return;
+  eachPath(io, "fs_write", parsed.operands);
+  if (!hasOption(parsed, "-p", "--parents")) return;
+  for (const operand of parsed.operands) io.parents(operand);
 }
 
 /** rmdir: deletes its operands (and their parents with `-p`). */

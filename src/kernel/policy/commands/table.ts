@@ -9,7 +9,7 @@ import { grep, ripgrep } from "./search.ts";
 import { jq } from "./jq.ts";
 import { bsdSed, sed } from "./sed.ts";
 import { find } from "./find.ts";
-import { BACKS, changeAttributes, dd, link, rmdir, simple, tee, transfer } from "./files.ts";
+import { BACKS, changeAttributes, dd, link, mkdir, rmdir, simple, tee, transfer } from "./files.ts";
 import { curl } from "./curl.ts";
 import { wget } from "./wget.ts";
 import { git } from "./git.ts";
@@ -96,7 +96,7 @@ const TABLE: Record<string, CommandHandler> = {
   rm: simple("fs_delete"),
   rmdir,
   unlink: simple("fs_delete"),
-  mkdir: simple("fs_write", { short: "m", long: ["mode"] }),
+  mkdir,
   touch: simple("fs_write", {
     short: "drt",
     long: ["date", "reference"],
