@@ -260,14 +260,15 @@ export class PathRecorder {
       }
       if (use !== "operand" && isSpecialDevice(lexical)) continue;
       if (kind === "fs_read" && isInertSource(lexical)) continue;
-      if (/^\/(dev|proc)\//.test(lexical)) {
+      // `..` after /dev/fd/3 climbs from the directory on 3: resolved below, which gives up
+      if (/^\/(dev|proc)\//.test(lexical) && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
         paths.push(lexical);
         continue;
       }
       const follow = kind !== "fs_delete" && !link;
       const physical = physicalPath(candidate, follow);
       if (physical === null) {
-        this.#effects.opaque(`symbolic link loop: ${lexical}`);
+        this.#effects.opaque(`symbolic link loop or process link: ${lexical}`);
         continue;
       }
       if (globMayMatchLink(physical, follow)) {

@@ -362,3 +362,29 @@ Deno.test("K-EFF-3a: mkdir -p, install -d and install -D name the missing parent
     assert.deepEqual(writes, [`${root}/a/b`]);
   });
 });
+
+Deno.test("K-EFF-3: a link into /proc/self, or `..` after /dev/fd/N, is not resolved in the kernel's own process", async () => {
+  // `pc -> /proc/self/cwd`: `echo x > pc/f` wrote the run's cwd/f, derived as the kernel's own
+  // cwd/f (a path a grant may hold); `{ echo x > /dev/fd/3/../x; } 3<d` wrote x beside d,
+  // derived as /dev/fd/x
+  const failures: Record<string, string[]> = {};
+  for (
+    const src of [
+      "echo x > pc/f",
+      "cat a > pc/g",
+      "{ echo x > /dev/fd/3/../x; } 3<d",
+      "echo x > /proc/self/cwd/../y",
+    ]
+  ) {
+    await withTempDir(async (root) => {
+      const seed = (root: string) => {
+        Deno.mkdirSync(`${root}/sub/d`, { recursive: true });
+        Deno.writeTextFileSync(`${root}/sub/a`, "a\n");
+        Deno.symlinkSync("/proc/self/cwd", `${root}/sub/pc`);
+      };
+      const missed = await unreported(src, root, seed, `${root}/sub`);
+      if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
+    });
+  }
+  assert.deepEqual(failures, {});
+});
