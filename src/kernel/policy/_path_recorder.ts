@@ -378,14 +378,17 @@ export class PathRecorder {
 
   /**
    * git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14), when a
-   * `GIT_*` variable changed since the session's start configures it (K-EFF-6), or when one, even
-   * inherited, moves what it reads and writes where this analysis does not look.
+   * `GIT_*` variable or the editor changed since the session's start configures it (K-EFF-6), or
+   * when one, even inherited, moves what it reads and writes where this analysis does not look.
    */
   repository(dir: ArgValue | null, hooks: boolean, cwds: Cwds): void {
     const env = this.#state.env;
+    const changed = this.#state.changedEnv;
     const variable = Object.keys(env).find((key) =>
-      key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key) &&
-      (this.#state.changedEnv.has(key) || GIT_REDIRECT.test(key))
+      (key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key) &&
+        (changed.has(key) || GIT_REDIRECT.test(key))) ||
+      // the editor `git commit` runs even without a terminal, and the pager
+      (/^(EDITOR|VISUAL|PAGER)$/.test(key) && changed.has(key))
     );
     if (variable !== undefined) {
       this.#effects.opaque(`git configured by ${variable}`);

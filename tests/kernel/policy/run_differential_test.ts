@@ -388,3 +388,26 @@ Deno.test("K-EFF-3: a link into /proc/self, or `..` after /dev/fd/N, is not reso
   }
   assert.deepEqual(failures, {});
 });
+
+Deno.test("K-EFF-6: an EDITOR or VISUAL an earlier exec set is the program git commit runs", async () => {
+  // `git commit` without -m ran $EDITOR (and $VISUAL) with stdin not a terminal; an earlier exec's
+  // `export EDITOR=./x` (env_write, reversible) left the next `git commit` derived exact
+  await withTempDir((root) => {
+    Deno.mkdirSync(`${root}/home`);
+    repository(root);
+    const kinds = (src: string, changed: string[]) =>
+      deriveEffects(parseBash(src), src, {
+        cwd: `${root}/repo`,
+        env: { HOME: `${root}/home`, PATH, EDITOR: `${root}/x`, VISUAL: `${root}/x` },
+        changedEnv: new Set(changed),
+        home: `${root}/home`,
+        sessionCommands: new Set<string>(),
+      }).effects.map((e) => e.kind);
+    for (const src of ["git commit -q", "git tag -a v1", "git merge main"]) {
+      assert.ok(kinds(src, ["EDITOR"]).includes("opaque"), src);
+      assert.ok(kinds(src, ["VISUAL"]).includes("opaque"), src);
+      // inherited from the kernel's start: the local human's editor
+      assert.ok(!kinds(src, []).includes("opaque"), src);
+    }
+  });
+});
