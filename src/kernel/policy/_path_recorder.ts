@@ -77,6 +77,10 @@ export class PathRecorder {
    */
   toolConfigured(command: string): string | null {
     const { env, changedEnv, home } = this.#state;
+    // GNU getopt then takes every word after the first operand as one (`mv a -t b c`)
+    if (changedEnv.has("POSIXLY_CORRECT") && Object.hasOwn(env, "POSIXLY_CORRECT")) {
+      return `${command} configured by POSIXLY_CORRECT`;
+    }
     const files = toolConfigFiles(command, env, home);
     this.#checks.toolPaths(command, [...files, ...files.flatMap((f) => physicalPath(f) ?? [])]);
     return toolConfigured(command, env, changedEnv, home);
