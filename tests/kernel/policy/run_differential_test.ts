@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { deriveEffects, type Effect } from "../../../src/kernel/policy/effects.ts";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { effectVerdict } from "../../../src/kernel/policy/evaluate.ts";
+import type { PrincipalPolicy } from "../../../src/kernel/policy/leash.ts";
 
 const PATH = "/usr/bin:/bin";
 
@@ -444,5 +446,52 @@ Deno.test({
       const kinds = kindsIn("mv a -t b c", root, { POSIXLY_CORRECT: "1" }, []);
       assert.ok(kinds.includes("opaque"), `${kinds}`);
     });
+  },
+});
+
+Deno.test({
+  name:
+    'P-EVAL-1 needs deciding: a grant\'s ? or […] matches a derived glob\'s * as literal text, so fs.delete ["/w/?"] allows rm /w/* (every entry), and fs.delete ["/w/*/x"] allows rm **/x under shopt -s globstar (any depth)',
+  ignore: true,
+  fn: () => {
+    const only = (fs_delete: string[]): PrincipalPolicy => ({
+      fs_read: [],
+      fs_write: [],
+      fs_delete,
+      net_connect: [],
+      net_listen: [],
+      proc_spawn: ["*"],
+      env_read: [],
+      env_write: [],
+      secret_use: [],
+      session_write: true,
+      journal_read: false,
+      time: false,
+      auto_apply: "in-grant",
+      opaque: "deny",
+      hermetic: false,
+      sandbox: true,
+      approve_in_client: false,
+      writable_protected: [],
+      approver: false,
+      self_approve: [],
+    });
+    for (
+      const [grant, src] of [
+        ["/w/?", "rm /w/*"],
+        ["/w/[!a]", "rm /w/*"],
+        ["/w/*/x", "shopt -s globstar; rm /w/**/x"],
+      ]
+    ) {
+      const effects = deriveEffects(parseBash(src), src, {
+        cwd: "/w",
+        env: { PATH },
+        changedEnv: new Set<string>(),
+        home: undefined,
+        sessionCommands: new Set<string>(),
+      }).effects;
+      const verdicts = effects.map((e) => effectVerdict(only([grant]), e, undefined));
+      assert.ok(verdicts.includes("deny"), `${grant} / ${src}: ${verdicts}`);
+    }
   },
 });
