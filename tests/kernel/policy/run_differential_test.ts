@@ -495,3 +495,17 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "K-EFF-3a needs deciding: wget writes ~/.wget-hsts (O_RDWR|O_CREAT, seen with strace) when an https server sends HSTS, beyond the table's fs_write [cwd]; naming it denies plain wget to agents without a HOME grant",
+  ignore: true,
+  fn: async () => {
+    await withTempDir((root) => {
+      const src = "wget -q https://example.com/";
+      const writes = derive(src, root, `${root}/home`)
+        .flatMap((e) => e.kind === "fs_write" ? e.paths : []);
+      assert.ok(writes.includes(`${root}/home/.wget-hsts`), JSON.stringify(writes));
+    });
+  },
+});
