@@ -10,7 +10,7 @@ import { readSmallFile } from "../bash/small_file.ts";
 /**
  * Config keys (last part, lowercase) whose value is a program git runs on local work, or that
  * move it elsewhere. Programs git runs only for remotes (credential helpers, ssh, proxies) do not
- * count: every subcommand that talks to a remote is opaque anyway.
+ * count: every subcommand that talks to a remote is opaque anyway, except in a partial clone.
  */
 const CODE_KEYS = new Set([
   "fsmonitor",
@@ -29,6 +29,10 @@ const CODE_KEYS = new Set([
   "difffilter",
   "alternaterefscommand",
   "cmd",
+  // a partial clone's promisor remote: reading a blob it lacks fetches it (`git log -p` runs
+  // `git fetch origin`, connects and writes a pack)
+  "promisor",
+  "partialclone",
 ]);
 
 /** Sections whose every key configures a program, or that pull in other files. */

@@ -509,3 +509,22 @@ Deno.test({
     });
   },
 });
+
+Deno.test("K-EFF-3a: in a partial clone, git log -p fetches the blobs it lacks from the promisor remote", async () => {
+  // `git log -p -1` ran `git fetch origin --filter=blob:none` (strace) and wrote a pack into
+  // .git/objects, while the derivation said fs_read [repo]: with an https remote, a connection too
+  await withTempDir(async (root) => {
+    const seed = (root: string) => {
+      repository(root);
+      const src =
+        "git clone -q --bare repo bare && git -C bare config uploadpack.allowFilter true" +
+        " && git clone -q --filter=blob:none --no-checkout file://$PWD/bare partial";
+      const env = { HOME: `${root}/home`, PATH };
+      const args = ["--noprofile", "--norc", "-c", src];
+      const done = new Deno.Command("bash", { args, cwd: root, env, clearEnv: true }).outputSync();
+      assert.ok(done.success, new TextDecoder().decode(done.stderr));
+    };
+    const missed = await unreported("git log -p -1 > /dev/null", root, seed, `${root}/partial`);
+    assert.deepEqual(missed.map((path) => path.slice(root.length + 1)), []);
+  });
+});
