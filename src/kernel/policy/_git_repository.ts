@@ -101,7 +101,7 @@ export function findRepository(dir: string): Repository | null {
 }
 
 /** Why a git config text configures code, or null. Lines it does not understand count. */
-function configReason(text: string, file: string): string | null {
+function configReason(text: string, file: string, submodule = false): string | null {
   let section = "";
   for (const raw of text.split("\n")) {
     const line = raw.replace(/^\s+/, "");
@@ -116,6 +116,8 @@ function configReason(text: string, file: string): string | null {
     }
     const key = /^([A-Za-z][A-Za-z0-9-]*)\s*(=|$)/.exec(line)?.[1]?.toLowerCase();
     if (key === undefined) continue;
+    // a submodule's git directory names its work tree: core.worktree is every one's
+    if (submodule && section === "core" && key === "worktree") continue;
     if (CODE_KEYS.has(key)) return `${file} sets ${section}.${key}`;
   }
   return null;
@@ -136,11 +138,15 @@ export function gitRunsConfiguredCode(
   const files = [`${home}/.gitconfig`, `${xdg}/git/config`, "/etc/gitconfig"];
   if (repo !== null) {
     files.push(`${repo.commonDir}/config`, `${repo.gitDir}/config.worktree`);
+    const modules = submoduleConfigs(`${repo.commonDir}/modules`);
+    if (modules === null) return `${repo.commonDir}/modules holds too many entries`;
+    files.push(...modules);
   }
   for (const file of files) {
     const text = readText(file);
     if (text === null && present(file)) return `${file} cannot be read as a config file`;
-    const reason = text === null ? null : configReason(text, file);
+    const submodule = repo !== null && file.startsWith(`${repo.commonDir}/modules/`);
+    const reason = text === null ? null : configReason(text, file, submodule);
     if (reason !== null) return reason;
   }
   if (hooks && repo !== null) {
@@ -156,6 +162,32 @@ export function gitRunsConfiguredCode(
     }
   }
   return null;
+}
+
+/**
+ * The config files of the submodules below a `modules` directory, nested ones too: `git status`
+ * and others recurse into submodules and run what their configs name. Null past the bound.
+ */
+function submoduleConfigs(modules: string): string[] | null {
+  const configs: string[] = [];
+  const pending = [modules];
+  let seen = 0;
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    try {
+      for (const entry of Deno.readDirSync(dir)) {
+        if (++seen > HOOKS_READ_LIMIT) return null;
+        const path = `${dir}/${entry.name}`;
+        if (entry.name === "config" || entry.name === "config.worktree") configs.push(path);
+        else if (entry.isDirectory && !/^(objects|refs|logs|hooks|info)$/.test(entry.name)) {
+          pending.push(path);
+        }
+      }
+    } catch {
+      // no submodules
+    }
+  }
+  return configs;
 }
 
 /** Files whose change makes git run other code: a write to them in the same source is opaque. */

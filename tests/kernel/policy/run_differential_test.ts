@@ -528,3 +528,29 @@ Deno.test("K-EFF-3a: in a partial clone, git log -p fetches the blobs it lacks f
     assert.deepEqual(missed.map((path) => path.slice(root.length + 1)), []);
   });
 });
+
+Deno.test("issue 14: git status in a superproject runs what its submodules' configs name", async () => {
+  // with core.fsmonitor set in .git/modules/mod/config, `git status` in the superproject ran it
+  // (it recurses into the submodule), derived as fs_read [repo]
+  await withTempDir(async (root) => {
+    const seed = (root: string) => {
+      repository(root);
+      const src = "git init -q inner && (cd inner && echo i > i && git add i && git commit -qm i)" +
+        " && cd repo && git -c protocol.file.allow=always submodule add -q ../inner mod" +
+        ` && git commit -qm mod && git -C .git/modules/mod config core.fsmonitor ${root}/ran`;
+      const env = { HOME: `${root}/home`, PATH };
+      const args = ["--noprofile", "--norc", "-c", src];
+      const done = new Deno.Command("bash", { args, cwd: root, env, clearEnv: true }).outputSync();
+      assert.ok(done.success, new TextDecoder().decode(done.stderr));
+      Deno.writeTextFileSync(`${root}/ran`, '#!/bin/sh\necho ran > "$(dirname "$0")/marker"\n');
+      Deno.chmodSync(`${root}/ran`, 0o755);
+    };
+    const missed = await unreported("git status > /dev/null", root, seed, `${root}/repo`);
+    assert.ok(!missed.some((path) => path.endsWith("/marker")), JSON.stringify(missed));
+    // a submodule's own config (core.worktree and all) runs nothing: git stays exact
+    const config = `${root}/repo/.git/modules/mod/config`;
+    Deno.writeTextFileSync(config, Deno.readTextFileSync(config).replace(/.*fsmonitor.*\n/, ""));
+    const kinds = derive("git status", `${root}/repo`, `${root}/home`).map((e) => e.kind);
+    assert.deepEqual(kinds, ["fs_read", "proc_spawn"]);
+  });
+});
