@@ -125,13 +125,15 @@ function configReason(text: string, file: string, submodule = false): string | n
 
 /**
  * Why git in `repo` may run configured code, or null: the repository, user (`home`, XDG) and
- * system config files, and with `hooks` the hooks directory.
+ * system config files, its submodules' (those below its `modules` and the `submodules` config
+ * files given), and with `hooks` the hooks directory.
  */
 export function gitRunsConfiguredCode(
   repo: Repository | null,
   home: string | undefined,
   env: Readonly<Record<string, string>>,
   hooks: boolean,
+  submodules: readonly string[] = [],
 ): string | null {
   if (home === undefined) return "git reads configuration from an unknown HOME";
   const xdg = env.XDG_CONFIG_HOME ?? `${home}/.config`;
@@ -140,12 +142,13 @@ export function gitRunsConfiguredCode(
     files.push(`${repo.commonDir}/config`, `${repo.gitDir}/config.worktree`);
     const modules = submoduleConfigs(`${repo.commonDir}/modules`);
     if (modules === null) return `${repo.commonDir}/modules holds too many entries`;
-    files.push(...modules);
+    files.push(...modules, ...submodules);
   }
   for (const file of files) {
     const text = readText(file);
     if (text === null && present(file)) return `${file} cannot be read as a config file`;
-    const submodule = repo !== null && file.startsWith(`${repo.commonDir}/modules/`);
+    const submodule = repo !== null &&
+      (file.startsWith(`${repo.commonDir}/modules/`) || submodules.includes(file));
     const reason = text === null ? null : configReason(text, file, submodule);
     if (reason !== null) return reason;
   }

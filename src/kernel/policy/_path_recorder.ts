@@ -24,10 +24,11 @@ import {
   gitRemoteNames,
   gitRunsConfiguredCode,
   present,
+  type Repository,
 } from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
 import { toolConfigFiles, toolConfigured } from "./_tool_config.ts";
-import { trackedProtected } from "./_git_index.ts";
+import { trackedGitlinks, trackedProtected } from "./_git_index.ts";
 
 /**
  * `GIT_*` variables that move the repository, its configuration, index or objects, name programs
@@ -42,6 +43,21 @@ const GIT_REDIRECT =
  * or as a redirection's target.
  */
 export type PathUse = "operand" | "output" | "redirect";
+
+/**
+ * The config files of the submodules `repo`'s index tracks (a nested repository added as a
+ * gitlink has its `.git` right in the work tree): git status recurses into each and runs what
+ * they name. Null when the index is not understood.
+ */
+function submoduleConfigFiles(repo: Repository): string[] | null {
+  const links = trackedGitlinks(`${repo.gitDir}/index`);
+  if (links === null) return null;
+  return links.flatMap((link) => {
+    const dir = `${repo.workTree === "/" ? "" : repo.workTree}/${link}`;
+    const sub = present(`${dir}/.git`) ? findRepository(dir) : null;
+    return sub === null ? [] : [`${sub.commonDir}/config`, `${sub.gitDir}/config.worktree`];
+  });
+}
 
 /** How many steps following a source's descriptor copies may take before it is opaque (E-4). */
 const DESCRIPTOR_STEPS = 100_000;
@@ -401,7 +417,9 @@ export class PathRecorder {
     const dirs = dir === null ? cwds : this.candidates(dir, cwds);
     for (const candidate of dirs ?? []) {
       const repo = findRepository(physicalPath(candidate) ?? candidate);
-      const reason = gitRunsConfiguredCode(repo, this.#state.home, env, hooks);
+      const submodules = repo === null ? [] : submoduleConfigFiles(repo);
+      if (submodules === null) this.#effects.opaque(`${repo!.gitDir}/index is not understood`);
+      const reason = gitRunsConfiguredCode(repo, this.#state.home, env, hooks, submodules ?? []);
       if (reason !== null) this.#effects.opaque(reason);
       this.#checks.gitPaths(gitConfigPaths(repo, this.#state.home));
     }

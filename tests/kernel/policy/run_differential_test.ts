@@ -554,3 +554,28 @@ Deno.test("issue 14: git status in a superproject runs what its submodules' conf
     assert.deepEqual(kinds, ["fs_read", "proc_spawn"]);
   });
 });
+
+Deno.test("issue 14: git status runs what a nested repository added as a gitlink configures", async () => {
+  // `git init emb && git add emb` (no .gitmodules): with core.fsmonitor in emb/.git/config,
+  // `git status` in the outer repository ran it, derived as fs_read [repo]
+  await withTempDir(async (root) => {
+    const seed = (root: string) => {
+      repository(root);
+      const src = "cd repo && git init -q emb && (cd emb && echo e > e && git add e && " +
+        "git commit -qm e) && git add emb 2>/dev/null && git commit -qm emb && " +
+        `git -C emb config core.fsmonitor ${root}/ran`;
+      const env = { HOME: `${root}/home`, PATH };
+      const args = ["--noprofile", "--norc", "-c", src];
+      const done = new Deno.Command("bash", { args, cwd: root, env, clearEnv: true }).outputSync();
+      assert.ok(done.success, new TextDecoder().decode(done.stderr));
+      Deno.writeTextFileSync(`${root}/ran`, '#!/bin/sh\necho ran > "$(dirname "$0")/marker"\n');
+      Deno.chmodSync(`${root}/ran`, 0o755);
+    };
+    const missed = await unreported("git status > /dev/null", root, seed, `${root}/repo`);
+    assert.ok(!missed.some((path) => path.endsWith("/marker")), JSON.stringify(missed));
+    const config = `${root}/repo/emb/.git/config`;
+    Deno.writeTextFileSync(config, Deno.readTextFileSync(config).replace(/.*fsmonitor.*\n/, ""));
+    const kinds = derive("git status", `${root}/repo`, `${root}/home`).map((e) => e.kind);
+    assert.deepEqual(kinds, ["fs_read", "proc_spawn"]);
+  });
+});
