@@ -375,7 +375,7 @@ export class Analyzer {
       parents: (arg) => paths.parents(arg, cwds),
       gitTree: (kind, dir) => paths.gitTree(kind, dir, cwds),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
-      gitConfig: (dir, scope) => paths.gitConfig(dir, scope, cwds),
+      gitConfig: (dir, scope, keys) => paths.gitConfig(dir, scope, cwds, keys),
       gitRemotes: (dir) => paths.gitRemotes(dir, cwds),
       gitWorkTree: (dir) => paths.gitWorkTree(dir, cwds),
     };

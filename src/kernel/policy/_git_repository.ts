@@ -38,6 +38,12 @@ const CODE_KEYS = new Set([
 /** Sections whose every key configures a program, or that pull in other files. */
 const CODE_SECTIONS = new Set(["include", "includeif", "pager"]);
 
+/** Whether setting config key (or section) `name` names a program git runs, or pulls in files. */
+export function gitKeyRunsCode(name: string): boolean {
+  const parts = name.toLowerCase().split(".");
+  return CODE_SECTIONS.has(parts[0]) || CODE_KEYS.has(parts.at(-1)!);
+}
+
 /** A repository git would use from a directory. */
 export interface Repository {
   /** The git directory (`.git` or what a `.git` file points at). */

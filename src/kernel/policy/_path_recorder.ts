@@ -21,6 +21,7 @@ import {
 import {
   findRepository,
   gitConfigPaths,
+  gitKeyRunsCode,
   gitRemoteNames,
   gitRunsConfiguredCode,
   present,
@@ -421,7 +422,7 @@ export class PathRecorder {
       if (submodules === null) this.#effects.opaque(`${repo!.gitDir}/index is not understood`);
       const reason = gitRunsConfiguredCode(repo, this.#state.home, env, hooks, submodules ?? []);
       if (reason !== null) this.#effects.opaque(reason);
-      this.#checks.gitPaths(gitConfigPaths(repo, this.#state.home));
+      this.#checks.gitPaths([...gitConfigPaths(repo, this.#state.home), ...submodules ?? []]);
     }
   }
 
@@ -431,7 +432,15 @@ export class PathRecorder {
    * repository yet (a `git init` earlier in the source makes one) or no HOME. "existing": the
    * `config` of a repository whose `.git` is in the directory itself, nothing where none is.
    */
-  gitConfig(dir: ArgValue | null, scope: GitConfigScope, cwds: Cwds): void {
+  gitConfig(
+    dir: ArgValue | null,
+    scope: GitConfigScope,
+    cwds: Cwds,
+    keys: readonly string[] = [],
+  ): void {
+    // git runs it on later work, this source's or the next one's
+    const code = keys.find(gitKeyRunsCode);
+    if (code !== undefined) this.#effects.opaque(`git config sets ${code}`);
     if (scope === "system") {
       this.#effects.paths("fs_write", ["/etc/gitconfig"]);
       return;

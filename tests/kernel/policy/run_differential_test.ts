@@ -577,5 +577,31 @@ Deno.test("issue 14: git status runs what a nested repository added as a gitlink
     Deno.writeTextFileSync(config, Deno.readTextFileSync(config).replace(/.*fsmonitor.*\n/, ""));
     const kinds = derive("git status", `${root}/repo`, `${root}/home`).map((e) => e.kind);
     assert.deepEqual(kinds, ["fs_read", "proc_spawn"]);
+    // nor may the same source set it before git runs
+    const src = `git -C emb config core.fsmonitor ${root}/ran; git status`;
+    const written = derive(src, `${root}/repo`, `${root}/home`).map((e) => e.kind);
+    assert.ok(written.includes("opaque"), `${written}`);
+  });
+});
+
+Deno.test("issue 14: git config setting a key that names a program is opaque", async () => {
+  // `git config core.fsmonitor ./x` then `git status` (in this source or a later one) ran ./x:
+  // derived as fs_write [.git/config] and fs_read [repo]
+  await withTempDir((root) => {
+    Deno.mkdirSync(`${root}/home`);
+    repository(root);
+    const kinds = (src: string) => derive(src, `${root}/repo`, `${root}/home`).map((e) => e.kind);
+    for (
+      const src of [
+        "git config core.fsmonitor ./x; git status",
+        "git config core.fsmonitor ./x",
+        "git config set core.hooksPath h",
+        "git config --add include.path ../x",
+        "git config --global diff.tool.textconv cat",
+      ]
+    ) assert.ok(kinds(src).includes("opaque"), src);
+    for (const src of ["git config user.name a", "git config --unset core.fsmonitor"]) {
+      assert.ok(!kinds(src).includes("opaque"), src);
+    }
   });
 });

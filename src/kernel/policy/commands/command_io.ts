@@ -46,8 +46,11 @@ export interface CommandIO {
   gitTree(kind: FsKind, dir: ArgValue | null): void;
   /** git runs in `dir` (null: the cwd); `hooks` when the subcommand runs hooks. */
   repository(dir: ArgValue | null, hooks: boolean): void;
-  /** git run in `dir` (null: the cwd) writes the configuration file of `scope`. */
-  gitConfig(dir: ArgValue | null, scope: GitConfigScope): void;
+  /**
+   * git run in `dir` (null: the cwd) writes the configuration file of `scope`, setting `keys`
+   * (or sections) when known: one naming a program is opaque.
+   */
+  gitConfig(dir: ArgValue | null, scope: GitConfigScope, keys?: readonly string[]): void;
   /** The remotes the configuration of the repository git in `dir` (null: the cwd) uses names. */
   gitRemotes(dir: ArgValue | null): string[];
   /** git in `dir` (null: the cwd) rewrites the work tree: the protected paths it tracks. */

@@ -75,6 +75,18 @@ function configWrite(rest: readonly ArgValue[]): GitConfigScope | "read" | null 
   return writes || others.length > 0 ? scope : "read";
 }
 
+/** The keys or sections `git config ARGS` sets, renames or removes (its operands less values). */
+function configKeys(rest: readonly ArgValue[]): string[] {
+  const operands = rest.map((arg) => arg.text!).filter((text) => !text.startsWith("-"));
+  const verb = ["set", "unset", "rename-section", "remove-section"].includes(operands[0] ?? "");
+  const words = verb ? operands.slice(1) : operands;
+  const has = (verb: string) =>
+    operands[0] === verb || rest.some((arg) => arg.text === `--${verb}`);
+  // removing a key or section adds no program
+  if (has("unset") || has("unset-all") || has("remove-section")) return [];
+  return has("rename-section") ? words.slice(0, 2) : words.slice(0, 1);
+}
+
 /** `git remote` subcommands that change the configuration and reach no other repository. */
 const REMOTE_WRITES = new Set(["add", "rename", "remove", "rm", "set-url", "set-branches"]);
 
@@ -346,7 +358,7 @@ export function git(args: ArgValue[], io: CommandIO): void {
       return;
     }
     io.repository(dir, false);
-    io.gitConfig(dir, scope);
+    io.gitConfig(dir, scope, sub === "config" ? configKeys(rest) : []);
     return;
   }
   if (sub === "init" && initUnfollowed(rest)) {
