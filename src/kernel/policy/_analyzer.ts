@@ -31,7 +31,6 @@ import {
 } from "./_shell_tables.ts";
 import { jobsReason, setReason, shoptReason, subscriptReason } from "./_builtin_options.ts";
 import { resolveProgram } from "./_program_resolution.ts";
-import { toolConfigured } from "./_tool_config.ts";
 import { PathRecorder } from "./_path_recorder.ts";
 import { BudgetExceeded, StepBudget } from "./_step_budget.ts";
 import { SourceScan } from "./_source_scan.ts";
@@ -352,7 +351,7 @@ export class Analyzer {
       ? `unknown command: ${name}`
       : resolution.system !== true
       ? resolution.system
-      : toolConfigured(base, env, changed, this.#state.home);
+      : this.#paths.toolConfigured(base);
     if (known === undefined || reason !== null) {
       this.#effects.opaque(reason ?? `unknown command: ${name}`);
       return same;
@@ -373,8 +372,10 @@ export class Analyzer {
       opaque: (reason) => effects.opaque(reason),
       link: (dest, sources, copy) => paths.link(dest, sources, cwds, copy),
       followedTree: (root) => paths.followedTree(root, cwds),
+      parents: (arg) => paths.parents(arg, cwds),
+      gitTree: (kind, dir) => paths.gitTree(kind, dir, cwds),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),
-      gitConfig: (dir, scope) => paths.gitConfig(dir, scope, cwds),
+      gitConfig: (dir, scope, keys) => paths.gitConfig(dir, scope, cwds, keys),
       gitRemotes: (dir) => paths.gitRemotes(dir, cwds),
       gitWorkTree: (dir) => paths.gitWorkTree(dir, cwds),
     };

@@ -33,20 +33,47 @@ function protectedPart(path: string): string | null {
  * no index (a repository without commits), null when it cannot be read or is not understood.
  */
 export function trackedProtected(file: string): string[] | null {
-  if (!present(file)) return [];
+  const found = new Set<string>();
+  const read = readIndex(file, (name) => {
+    const part = protectedPart(name);
+    if (part !== null) found.add(part);
+    return found.size < REPORTED;
+  });
+  return read ? [...found].sort() : null;
+}
+
+/**
+ * The submodules (gitlinks, mode 160000) the index at `file` tracks, relative to the work tree:
+ * git status and diff recurse into them. [] without an index, null when it is not understood.
+ */
+export function trackedGitlinks(file: string): string[] | null {
+  const found: string[] = [];
+  const read = readIndex(file, (name, mode) => {
+    if ((mode & 0o170000) === 0o160000) found.push(name);
+    return found.length < REPORTED;
+  });
+  return read ? found : null;
+}
+
+/**
+ * Calls `visit` with each entry's name and mode of the index at `file` until it returns false;
+ * whether the index was read (none at all is read, and empty).
+ */
+function readIndex(file: string, visit: (name: string, mode: number) => boolean): boolean {
+  if (!present(file)) return true;
   const bytes = readSmallBytes(file, INDEX_LIMIT);
-  if (bytes === null || bytes.length < 12) return null;
+  if (bytes === null || bytes.length < 12) return false;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const decoder = utf8Decoder();
-  if (decoder.decode(bytes.subarray(0, 4)) !== "DIRC") return null;
+  if (decoder.decode(bytes.subarray(0, 4)) !== "DIRC") return false;
   const version = view.getUint32(4);
-  if (version < 2 || version > 4) return null;
+  if (version < 2 || version > 4) return false;
   const count = view.getUint32(8);
-  const found = new Set<string>();
   let offset = 12;
   let previous: Uint8Array = new Uint8Array(0);
   for (let n = 0; n < count; n++) {
-    if (offset + 62 > bytes.length) return null;
+    if (offset + 62 > bytes.length) return false;
+    const mode = view.getUint32(offset + 24);
     const extended = version >= 3 && (view.getUint16(offset + 60) & 0x4000) !== 0;
     let at = offset + 62 + (extended ? 2 : 0);
     let name: Uint8Array;
@@ -59,7 +86,7 @@ export function trackedProtected(file: string): string[] | null {
         strip = ((strip + 1) << 7) | (c & 127);
       }
       const end = bytes.indexOf(0, at);
-      if (end < 0 || strip > previous.length) return null;
+      if (end < 0 || strip > previous.length) return false;
       const kept = previous.length - strip;
       name = new Uint8Array(kept + end - at);
       name.set(previous.subarray(0, kept));
@@ -67,14 +94,12 @@ export function trackedProtected(file: string): string[] | null {
       offset = end + 1;
     } else {
       const end = bytes.indexOf(0, at);
-      if (end < 0) return null;
+      if (end < 0) return false;
       name = bytes.subarray(at, end);
       offset += ((at - offset) + name.length + 8) & ~7;
     }
     previous = name;
-    const part = protectedPart(decoder.decode(name));
-    if (part !== null) found.add(part);
-    if (found.size === REPORTED) break;
+    if (!visit(decoder.decode(name), mode)) break;
   }
-  return [...found].sort();
+  return true;
 }

@@ -10,7 +10,7 @@ import { readSmallFile } from "../bash/small_file.ts";
 /**
  * Config keys (last part, lowercase) whose value is a program git runs on local work, or that
  * move it elsewhere. Programs git runs only for remotes (credential helpers, ssh, proxies) do not
- * count: every subcommand that talks to a remote is opaque anyway.
+ * count: every subcommand that talks to a remote is opaque anyway, except in a partial clone.
  */
 const CODE_KEYS = new Set([
   "fsmonitor",
@@ -29,10 +29,20 @@ const CODE_KEYS = new Set([
   "difffilter",
   "alternaterefscommand",
   "cmd",
+  // a partial clone's promisor remote: reading a blob it lacks fetches it (`git log -p` runs
+  // `git fetch origin`, connects and writes a pack)
+  "promisor",
+  "partialclone",
 ]);
 
 /** Sections whose every key configures a program, or that pull in other files. */
 const CODE_SECTIONS = new Set(["include", "includeif", "pager"]);
+
+/** Whether setting config key (or section) `name` names a program git runs, or pulls in files. */
+export function gitKeyRunsCode(name: string): boolean {
+  const parts = name.toLowerCase().split(".");
+  return CODE_SECTIONS.has(parts[0]) || CODE_KEYS.has(parts.at(-1)!);
+}
 
 /** A repository git would use from a directory. */
 export interface Repository {
@@ -97,7 +107,7 @@ export function findRepository(dir: string): Repository | null {
 }
 
 /** Why a git config text configures code, or null. Lines it does not understand count. */
-function configReason(text: string, file: string): string | null {
+function configReason(text: string, file: string, submodule = false): string | null {
   let section = "";
   for (const raw of text.split("\n")) {
     const line = raw.replace(/^\s+/, "");
@@ -112,6 +122,8 @@ function configReason(text: string, file: string): string | null {
     }
     const key = /^([A-Za-z][A-Za-z0-9-]*)\s*(=|$)/.exec(line)?.[1]?.toLowerCase();
     if (key === undefined) continue;
+    // a submodule's git directory names its work tree: core.worktree is every one's
+    if (submodule && section === "core" && key === "worktree") continue;
     if (CODE_KEYS.has(key)) return `${file} sets ${section}.${key}`;
   }
   return null;
@@ -119,24 +131,31 @@ function configReason(text: string, file: string): string | null {
 
 /**
  * Why git in `repo` may run configured code, or null: the repository, user (`home`, XDG) and
- * system config files, and with `hooks` the hooks directory.
+ * system config files, its submodules' (those below its `modules` and the `submodules` config
+ * files given), and with `hooks` the hooks directory.
  */
 export function gitRunsConfiguredCode(
   repo: Repository | null,
   home: string | undefined,
   env: Readonly<Record<string, string>>,
   hooks: boolean,
+  submodules: readonly string[] = [],
 ): string | null {
   if (home === undefined) return "git reads configuration from an unknown HOME";
   const xdg = env.XDG_CONFIG_HOME ?? `${home}/.config`;
   const files = [`${home}/.gitconfig`, `${xdg}/git/config`, "/etc/gitconfig"];
   if (repo !== null) {
     files.push(`${repo.commonDir}/config`, `${repo.gitDir}/config.worktree`);
+    const modules = submoduleConfigs(`${repo.commonDir}/modules`);
+    if (modules === null) return `${repo.commonDir}/modules holds too many entries`;
+    files.push(...modules, ...submodules);
   }
   for (const file of files) {
     const text = readText(file);
     if (text === null && present(file)) return `${file} cannot be read as a config file`;
-    const reason = text === null ? null : configReason(text, file);
+    const submodule = repo !== null &&
+      (file.startsWith(`${repo.commonDir}/modules/`) || submodules.includes(file));
+    const reason = text === null ? null : configReason(text, file, submodule);
     if (reason !== null) return reason;
   }
   if (hooks && repo !== null) {
@@ -152,6 +171,32 @@ export function gitRunsConfiguredCode(
     }
   }
   return null;
+}
+
+/**
+ * The config files of the submodules below a `modules` directory, nested ones too: `git status`
+ * and others recurse into submodules and run what their configs name. Null past the bound.
+ */
+function submoduleConfigs(modules: string): string[] | null {
+  const configs: string[] = [];
+  const pending = [modules];
+  let seen = 0;
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    try {
+      for (const entry of Deno.readDirSync(dir)) {
+        if (++seen > HOOKS_READ_LIMIT) return null;
+        const path = `${dir}/${entry.name}`;
+        if (entry.name === "config" || entry.name === "config.worktree") configs.push(path);
+        else if (entry.isDirectory && !/^(objects|refs|logs|hooks|info)$/.test(entry.name)) {
+          pending.push(path);
+        }
+      }
+    } catch {
+      // no submodules
+    }
+  }
+  return configs;
 }
 
 /** Files whose change makes git run other code: a write to them in the same source is opaque. */

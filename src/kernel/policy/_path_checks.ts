@@ -1,7 +1,8 @@
 /**
  * Checks over every path a source touches, made once all of it is walked (issue 14): a path that
  * goes through a link the same run creates, a program written into a `PATH` directory searched
- * before the one analysed, and git configuration written before git runs.
+ * before the one analysed, and git's or another known command's configuration written before it
+ * runs.
  */
 import type { FsKind } from "./effect_types.ts";
 
@@ -19,6 +20,8 @@ export class PathChecks {
   readonly #links = new Set<string>();
   readonly #shadowing = new Set<string>();
   readonly #gitPaths = new Set<string>();
+  /** Configuration files of known commands that ran, with the command. */
+  readonly #toolPaths = new Map<string, string>();
 
   /** A path a command reads, writes or deletes. */
   record(kind: FsKind, path: string): void {
@@ -38,6 +41,11 @@ export class PathChecks {
   /** Files and directories whose change makes git run other code. */
   gitPaths(paths: readonly string[]): void {
     for (const path of paths) this.#gitPaths.add(path);
+  }
+
+  /** Configuration files `command` reads (`~/.curlrc`): written, they change what it does. */
+  toolPaths(command: string, paths: readonly string[]): void {
+    for (const path of paths) this.#toolPaths.set(path, command);
   }
 
   /** Why the run is opaque after all, or null. */
@@ -60,6 +68,9 @@ export class PathChecks {
       }
       for (const git of this.#gitPaths) {
         if (mayTouch(path, git)) return `writes git configuration: ${path}`;
+      }
+      for (const [config, command] of this.#toolPaths) {
+        if (mayTouch(path, config)) return `writes ${command} configuration: ${path}`;
       }
     }
     return null;

@@ -21,12 +21,15 @@ import {
 import {
   findRepository,
   gitConfigPaths,
+  gitKeyRunsCode,
   gitRemoteNames,
   gitRunsConfiguredCode,
   present,
+  type Repository,
 } from "./_git_repository.ts";
 import { PathChecks } from "./_path_checks.ts";
-import { trackedProtected } from "./_git_index.ts";
+import { toolConfigFiles, toolConfigured } from "./_tool_config.ts";
+import { trackedGitlinks, trackedProtected } from "./_git_index.ts";
 
 /**
  * `GIT_*` variables that move the repository, its configuration, index or objects, name programs
@@ -41,6 +44,21 @@ const GIT_REDIRECT =
  * or as a redirection's target.
  */
 export type PathUse = "operand" | "output" | "redirect";
+
+/**
+ * The config files of the submodules `repo`'s index tracks (a nested repository added as a
+ * gitlink has its `.git` right in the work tree): git status recurses into each and runs what
+ * they name. Null when the index is not understood.
+ */
+function submoduleConfigFiles(repo: Repository): string[] | null {
+  const links = trackedGitlinks(`${repo.gitDir}/index`);
+  if (links === null) return null;
+  return links.flatMap((link) => {
+    const dir = `${repo.workTree === "/" ? "" : repo.workTree}/${link}`;
+    const sub = present(`${dir}/.git`) ? findRepository(dir) : null;
+    return sub === null ? [] : [`${sub.commonDir}/config`, `${sub.gitDir}/config.worktree`];
+  });
+}
 
 /** How many steps following a source's descriptor copies may take before it is opaque (E-4). */
 const DESCRIPTOR_STEPS = 100_000;
@@ -68,6 +86,21 @@ export class PathRecorder {
   /** `PATH` directories searched before a program that ran: writing there is opaque. */
   shadowing(dirs: readonly string[]): void {
     this.#checks.shadowing(dirs);
+  }
+
+  /**
+   * Why known command `command` is configured beyond what analysis sees, or null (K-EFF-6); its
+   * configuration files are checked against what the whole source writes.
+   */
+  toolConfigured(command: string): string | null {
+    const { env, changedEnv, home } = this.#state;
+    // GNU getopt then takes every word after the first operand as one (`mv a -t b c`)
+    if (changedEnv.has("POSIXLY_CORRECT") && Object.hasOwn(env, "POSIXLY_CORRECT")) {
+      return `${command} configured by POSIXLY_CORRECT`;
+    }
+    const files = toolConfigFiles(command, env, home);
+    this.#checks.toolPaths(command, [...files, ...files.flatMap((f) => physicalPath(f) ?? [])]);
+    return toolConfigured(command, env, changedEnv, home);
   }
 
   /** Why the run is opaque after all (links, PATH, git configuration), or null. */
@@ -248,14 +281,15 @@ export class PathRecorder {
       }
       if (use !== "operand" && isSpecialDevice(lexical)) continue;
       if (kind === "fs_read" && isInertSource(lexical)) continue;
-      if (/^\/(dev|proc)\//.test(lexical)) {
+      // `..` after /dev/fd/3 climbs from the directory on 3: resolved below, which gives up
+      if (/^\/(dev|proc)\//.test(lexical) && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
         paths.push(lexical);
         continue;
       }
       const follow = kind !== "fs_delete" && !link;
       const physical = physicalPath(candidate, follow);
       if (physical === null) {
-        this.#effects.opaque(`symbolic link loop: ${lexical}`);
+        this.#effects.opaque(`symbolic link loop or process link: ${lexical}`);
         continue;
       }
       if (globMayMatchLink(physical, follow)) {
@@ -316,6 +350,22 @@ export class PathRecorder {
     }
   }
 
+  /**
+   * The parents of `arg` that `mkdir -p` makes: each prefix of the word as written (`x/../y`
+   * makes x) that is not there now, so a parent that exists is never named.
+   */
+  parents(arg: ArgValue, cwds: Cwds): void {
+    const segments = (arg.text ?? "").split("/");
+    for (let n = segments.length - 1; n > 0; n--) {
+      const prefix = segments.slice(0, n).join("/");
+      if (prefix === "" || segments[n - 1] === "" || segments[n - 1] === ".") continue;
+      for (const candidate of this.candidates(STATIC(prefix), cwds) ?? []) {
+        const path = normalizePath(candidate);
+        if (!present(physicalPath(path) ?? path)) this.path("fs_write", STATIC(path), cwds);
+      }
+    }
+  }
+
   /** A recursive read following the links below `root` (null: the cwds): opaque when one is. */
   followedTree(root: ArgValue | null, cwds: Cwds): void {
     const roots = root === null ? cwds ?? [] : this.candidates(root, cwds) ?? [];
@@ -328,15 +378,38 @@ export class PathRecorder {
   }
 
   /**
+   * What git in `dir` (or the cwd) reads or writes: the work tree of the repository it finds
+   * there, whole (from a subdirectory, `git rm ../f` deletes outside it and a commit writes
+   * `.git`), and git directories outside it (a linked worktree's commit writes the main
+   * repository's objects); the directory itself where there is no repository.
+   */
+  gitTree(kind: FsKind, dir: ArgValue | null, cwds: Cwds): void {
+    if (dir === null) this.cwd(kind, cwds);
+    else this.path(kind, dir, cwds);
+    const dirs = dir === null ? cwds : this.candidates(dir, cwds);
+    for (const candidate of dirs ?? []) {
+      const repo = findRepository(physicalPath(candidate) ?? candidate);
+      if (repo === null) continue;
+      const tree = repo.workTree;
+      const dirs = [repo.gitDir, repo.commonDir].map(normalizePath)
+        .filter((path) => !path.startsWith(`${tree === "/" ? "" : tree}/`));
+      this.#effects.paths(kind, [tree, ...dirs].flatMap((path) => this.#physical(path)));
+    }
+  }
+
+  /**
    * git in `dir` (or the cwd): opaque when configuration or hooks may run code (issue 14), when a
-   * `GIT_*` variable changed since the session's start configures it (K-EFF-6), or when one, even
-   * inherited, moves what it reads and writes where this analysis does not look.
+   * `GIT_*` variable or the editor changed since the session's start configures it (K-EFF-6), or
+   * when one, even inherited, moves what it reads and writes where this analysis does not look.
    */
   repository(dir: ArgValue | null, hooks: boolean, cwds: Cwds): void {
     const env = this.#state.env;
+    const changed = this.#state.changedEnv;
     const variable = Object.keys(env).find((key) =>
-      key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key) &&
-      (this.#state.changedEnv.has(key) || GIT_REDIRECT.test(key))
+      (key.startsWith("GIT_") && !/^GIT_(AUTHOR|COMMITTER)_/.test(key) &&
+        (changed.has(key) || GIT_REDIRECT.test(key))) ||
+      // the editor `git commit` runs even without a terminal, and the pager
+      (/^(EDITOR|VISUAL|PAGER)$/.test(key) && changed.has(key))
     );
     if (variable !== undefined) {
       this.#effects.opaque(`git configured by ${variable}`);
@@ -345,9 +418,11 @@ export class PathRecorder {
     const dirs = dir === null ? cwds : this.candidates(dir, cwds);
     for (const candidate of dirs ?? []) {
       const repo = findRepository(physicalPath(candidate) ?? candidate);
-      const reason = gitRunsConfiguredCode(repo, this.#state.home, env, hooks);
+      const submodules = repo === null ? [] : submoduleConfigFiles(repo);
+      if (submodules === null) this.#effects.opaque(`${repo!.gitDir}/index is not understood`);
+      const reason = gitRunsConfiguredCode(repo, this.#state.home, env, hooks, submodules ?? []);
       if (reason !== null) this.#effects.opaque(reason);
-      this.#checks.gitPaths(gitConfigPaths(repo, this.#state.home));
+      this.#checks.gitPaths([...gitConfigPaths(repo, this.#state.home), ...submodules ?? []]);
     }
   }
 
@@ -357,7 +432,15 @@ export class PathRecorder {
    * repository yet (a `git init` earlier in the source makes one) or no HOME. "existing": the
    * `config` of a repository whose `.git` is in the directory itself, nothing where none is.
    */
-  gitConfig(dir: ArgValue | null, scope: GitConfigScope, cwds: Cwds): void {
+  gitConfig(
+    dir: ArgValue | null,
+    scope: GitConfigScope,
+    cwds: Cwds,
+    keys: readonly string[] = [],
+  ): void {
+    // git runs it on later work, this source's or the next one's
+    const code = keys.find(gitKeyRunsCode);
+    if (code !== undefined) this.#effects.opaque(`git config sets ${code}`);
     if (scope === "system") {
       this.#effects.paths("fs_write", ["/etc/gitconfig"]);
       return;

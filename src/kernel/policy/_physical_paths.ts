@@ -14,7 +14,9 @@ const MAX_GLOB_ENTRIES = 10_000;
 /**
  * The physical form of the absolute path `path` (`.`/`..` not yet removed): each existing prefix
  * resolved through links, `..` applied to the resolved prefix. `followLast` false keeps a final
- * link itself (what `rm` and `mv` act on). Null when links loop.
+ * link itself (what `rm` and `mv` act on). Null when links loop, or lead through a link of /proc
+ * (`/dev/stdout`, `/dev/fd/3`, a link to `/proc/self/cwd`), which names another file in each
+ * process.
  */
 export function physicalPath(path: string, followLast = true): string | null {
   const pending = path.split("/").filter((segment) => segment !== "" && segment !== ".");
@@ -38,7 +40,8 @@ export function physicalPath(path: string, followLast = true): string | null {
       continue;
     }
     if (!info.isSymlink) continue;
-    if (++links > MAX_LINKS) return null;
+    // /proc/self, /proc/PID/cwd, fd/N…: what they lead to is the analyzing process's, not the run's
+    if (resolved[0] === "proc" || ++links > MAX_LINKS) return null;
     let target: string;
     try {
       target = Deno.readLinkSync(`/${resolved.join("/")}`);

@@ -116,6 +116,8 @@ export const CONFIG_VARIABLE = new RegExp(
     "GREP_OPTIONS",
     "TMPDIR",
     "POSIXLY_CORRECT",
+    // curl and wget append the TLS session secrets to the file it names
+    "SSLKEYLOGFILE",
   ].join("|") + ")$",
 );
 

@@ -1,8 +1,9 @@
 /**
  * Where known commands read configuration that can change what they do (issue 14): a curl whose
  * `.curlrc` names an output file or URL, a less whose `LESSOPEN` runs a preprocessor, an rg whose
- * config adds `--pre`. When such configuration is present, the command is opaque; a variable the
- * session inherited unchanged from the kernel's start is the local human's and does not count.
+ * config adds `--pre`, a jq whose `~/.jq` redefines its builtins. When such configuration is
+ * present, the command is opaque; a variable the session inherited unchanged from the kernel's
+ * start is the local human's and does not count.
  */
 
 /**
@@ -15,11 +16,20 @@ interface ToolConfig {
   files: readonly string[];
 }
 
-const PROXIES = ["http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "ftp_proxy"];
+/** Proxies, and the file curl and wget append TLS session secrets to. */
+const TRANSFER_ENV = [
+  "SSLKEYLOGFILE",
+  "http_proxy",
+  "https_proxy",
+  "HTTPS_PROXY",
+  "ALL_PROXY",
+  "all_proxy",
+  "ftp_proxy",
+];
 
 const TOOL_CONFIG: Record<string, ToolConfig> = {
   curl: {
-    env: ["CURL_HOME", "XDG_CONFIG_HOME", ...PROXIES],
+    env: ["CURL_HOME", "XDG_CONFIG_HOME", ...TRANSFER_ENV],
     files: [
       "~/.curlrc",
       "~/.config/.curlrc",
@@ -28,13 +38,19 @@ const TOOL_CONFIG: Record<string, ToolConfig> = {
       "$XDG_CONFIG_HOME/.curlrc",
     ],
   },
-  wget: { env: ["WGETRC", ...PROXIES], files: ["~/.wgetrc", "$WGETRC"] },
+  wget: {
+    env: ["WGETRC", "SYSTEM_WGETRC", ...TRANSFER_ENV],
+    files: ["~/.wgetrc", "$WGETRC", "$SYSTEM_WGETRC"],
+  },
   less: {
     env: ["LESSOPEN", "LESSCLOSE", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSEDIT"],
     files: ["~/.lesskey", "~/.config/lesskey", "~/.lesskey.in", "$LESSKEY", "$LESSKEYIN"],
   },
   rg: { env: ["RIPGREP_CONFIG_PATH"], files: ["$RIPGREP_CONFIG_PATH"] },
   grep: { env: ["GREP_OPTIONS"], files: [] },
+  // a `~/.jq` file is sourced into every program (redefining `length` as `$ENV`, say); jq 1.7
+  // takes a directory there as a module library
+  jq: { env: [], files: ["~/.jq"] },
 };
 
 /**
@@ -51,15 +67,10 @@ export function toolConfigured(
   if (config === undefined) return null;
   const name = config.env.find((name) => Object.hasOwn(env, name) && changed.has(name));
   if (name !== undefined) return `${command} configured by ${name}`;
-  for (const file of config.files) {
-    const variable = /^\$([A-Z_]+)/.exec(file)?.[1];
-    if (variable !== undefined && !Object.hasOwn(env, variable)) continue;
-    if (variable === undefined && home === undefined) {
-      return `${command} reads configuration from an unknown HOME`;
-    }
-    const path = variable === undefined
-      ? `${home}/${file.slice(2)}`
-      : env[variable] + file.slice(variable.length + 1);
+  if (home === undefined && config.files.some((file) => file.startsWith("~/"))) {
+    return `${command} reads configuration from an unknown HOME`;
+  }
+  for (const path of toolConfigFiles(command, env, home)) {
     try {
       Deno.lstatSync(path);
       return `${command} configured by ${path}`;
@@ -68,4 +79,21 @@ export function toolConfigured(
     }
   }
   return null;
+}
+
+/**
+ * The configuration files `command` reads (absolute, as the session's HOME and variables name
+ * them): one written by the same source configures it too.
+ */
+export function toolConfigFiles(
+  command: string,
+  env: Readonly<Record<string, string>>,
+  home: string | undefined,
+): string[] {
+  const config = Object.hasOwn(TOOL_CONFIG, command) ? TOOL_CONFIG[command] : undefined;
+  return (config?.files ?? []).flatMap((file) => {
+    const variable = /^\$([A-Z_]+)/.exec(file)?.[1];
+    if (variable === undefined) return home === undefined ? [] : [`${home}/${file.slice(2)}`];
+    return Object.hasOwn(env, variable) ? [env[variable] + file.slice(variable.length + 1)] : [];
+  });
 }

@@ -272,9 +272,10 @@ Deno.test("K-EFF-3a: readers, listers and writers", () => {
     { kind: "fs_write", paths: ["/w/dir"] },
     { kind: "fs_delete", paths: ["/w/a", "/w/b"] },
   ]);
+  // /w/x is not there: mkdir -p makes it too
   assert.deepEqual(derive("mkdir -p x/y; touch z; tee t").effects[0], {
     kind: "fs_write",
-    paths: ["/w/t", "/w/x/y", "/w/z"],
+    paths: ["/w/t", "/w/x", "/w/x/y", "/w/z"],
   });
   assert.deepEqual(derive("ln -s target link").effects[0], {
     kind: "fs_write",

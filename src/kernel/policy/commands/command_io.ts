@@ -32,15 +32,25 @@ export interface CommandIO {
     sources: readonly ArgValue[],
     copy?: { links: boolean; use: "operand" | "output" },
   ): void;
+  /** `mkdir -p` on the way to `arg`: the directories it makes, those of its parents not there. */
+  parents(arg: ArgValue): void;
   /**
    * The command reads or changes the whole tree below `root` (null: the cwd) following the
    * symbolic links in it, to targets the analysis does not see: opaque when it holds one.
    */
   followedTree(root: ArgValue | null): void;
+  /**
+   * git in `dir` (null: the cwd) reads or writes the repository it finds there: its whole work
+   * tree and git directories, or the directory itself outside a repository.
+   */
+  gitTree(kind: FsKind, dir: ArgValue | null): void;
   /** git runs in `dir` (null: the cwd); `hooks` when the subcommand runs hooks. */
   repository(dir: ArgValue | null, hooks: boolean): void;
-  /** git run in `dir` (null: the cwd) writes the configuration file of `scope`. */
-  gitConfig(dir: ArgValue | null, scope: GitConfigScope): void;
+  /**
+   * git run in `dir` (null: the cwd) writes the configuration file of `scope`, setting `keys`
+   * (or sections) when known: one naming a program is opaque.
+   */
+  gitConfig(dir: ArgValue | null, scope: GitConfigScope, keys?: readonly string[]): void;
   /** The remotes the configuration of the repository git in `dir` (null: the cwd) uses names. */
   gitRemotes(dir: ArgValue | null): string[];
   /** git in `dir` (null: the cwd) rewrites the work tree: the protected paths it tracks. */

@@ -8,7 +8,7 @@ import {
   eachPath,
   STATIC,
 } from "./command_io.ts";
-import { hasOption, optionValues, parse } from "./_getopt.ts";
+import { hasOption, optionValues, parse, type Parsed } from "./_getopt.ts";
 import type { ReaderSpec } from "./readers.ts";
 
 /**
@@ -28,7 +28,7 @@ export function transfer(
       io.opaque("runs another program");
       return;
     }
-    if (hasOption(parsed, "-b", "--backup")) {
+    if (backs(parsed)) {
       io.opaque("backup files");
       return;
     }
@@ -43,9 +43,18 @@ export function transfer(
         : io.link(dest, sources, { links, use: output ? "output" : "operand" });
     if (hasOption(parsed, "-d", "--directory")) {
       eachPath(io, "fs_write", parsed.operands);
+      for (const operand of parsed.operands) io.parents(operand);
       return;
     }
     const targets = optionValues(parsed, "-t", "--target-directory");
+    // install -D makes the destination's missing parents (with -t, the directory itself too)
+    const makes = hasOption(parsed, "-D");
+    for (const target of makes ? targets : []) {
+      io.parents(target.text === null ? target : STATIC(`${target.text}/.`));
+    }
+    if (makes && targets.length === 0 && parsed.operands.length > 1) {
+      io.parents(parsed.operands.at(-1)!);
+    }
     if (targets.length > 0) {
       for (const target of targets) write(target, parsed.operands);
       eachPath(io, sourceKind, parsed.operands);
@@ -67,6 +76,20 @@ export function transfer(
   };
 }
 
+/**
+ * Options of cp, mv, ln and install with a value, beside theirs: `--backup[=CONTROL]` is a flag
+ * here so that its abbreviations (`--back`) resolve.
+ */
+export const BACKS = { short: "St", long: ["suffix", "target-directory"], flags: ["backup"] };
+
+/**
+ * Whether GNU cp, mv, ln or install keeps a backup of each file it replaces (a file no operand
+ * names): `-b`, `--backup[=CONTROL]`, or a suffix, which implies `--backup`.
+ */
+function backs(parsed: Parsed): boolean {
+  return hasOption(parsed, "-b", "--backup", "-S", "--suffix");
+}
+
 /** cp options under which a source link is copied as a link. */
 const COPIES_LINKS = [
   "-a",
@@ -85,9 +108,9 @@ const COPIES_LINKS = [
 
 /** ln: writes the link it creates. */
 export function link(args: ArgValue[], io: CommandIO): void {
-  const parsed = parse(args, { short: "St", long: ["suffix", "target-directory"] }, io);
+  const parsed = parse(args, BACKS, io);
   if (parsed === null) return;
-  if (hasOption(parsed, "-b", "--backup")) {
+  if (backs(parsed)) {
     io.opaque("backup files");
     return;
   }
@@ -119,6 +142,15 @@ export function simple(kind: FsKind, spec: ReaderSpec = {}): CommandHandler {
     eachPath(io, "fs_read", optionValues(parsed, ...(spec.reads ?? [])));
     eachPath(io, kind, parsed.operands);
   };
+}
+
+/** mkdir: makes its operands (and their missing parents with `-p`). */
+export function mkdir(args: ArgValue[], io: CommandIO): void {
+  const parsed = parse(args, { short: "m", long: ["mode"], flags: ["parents"] }, io);
+  if (parsed === null) return;
+  eachPath(io, "fs_write", parsed.operands);
+  if (!hasOption(parsed, "-p", "--parents")) return;
+  for (const operand of parsed.operands) io.parents(operand);
 }
 
 /** rmdir: deletes its operands (and their parents with `-p`). */

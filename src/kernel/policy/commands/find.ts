@@ -59,7 +59,10 @@ const FIND_UNARY = new Set([
 /** find: reads its starting points; actions that delete, write or run programs are opaque. */
 export function find(args: ArgValue[], io: CommandIO): void {
   let i = 0;
+  // the last of -H, -L, -P wins; -L (or -follow) descends through the links below the roots
+  let follows = false;
   while (i < args.length && args[i].text !== null && /^-([HLP]|O\d*|D)$/.test(args[i].text!)) {
+    if (/^-[HLP]$/.test(args[i].text!)) follows = args[i].text === "-L";
     i += args[i].text === "-D" ? 2 : 1;
   }
   const roots: ArgValue[] = [];
@@ -82,6 +85,7 @@ export function find(args: ArgValue[], io: CommandIO): void {
       io.opaque("dynamic find expression");
       return;
     }
+    if (text === "-follow") follows = true;
     if (FIND_ACTIONS.has(text)) {
       io.opaque(`find ${text}`);
       return;
@@ -97,6 +101,8 @@ export function find(args: ArgValue[], io: CommandIO): void {
   }
   if (roots.length === 0) io.cwd("fs_read");
   eachPath(io, "fs_read", roots);
+  if (follows && roots.length === 0) io.followedTree(null);
+  if (follows) { for (const root of roots) io.followedTree(root); }
 }
 
 // ---- copying, moving, deleting, creating ------------------------------------------------------

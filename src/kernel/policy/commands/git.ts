@@ -75,6 +75,18 @@ function configWrite(rest: readonly ArgValue[]): GitConfigScope | "read" | null 
   return writes || others.length > 0 ? scope : "read";
 }
 
+/** The keys or sections `git config ARGS` sets, renames or removes (its operands less values). */
+function configKeys(rest: readonly ArgValue[]): string[] {
+  const operands = rest.map((arg) => arg.text!).filter((text) => !text.startsWith("-"));
+  const verb = ["set", "unset", "rename-section", "remove-section"].includes(operands[0] ?? "");
+  const words = verb ? operands.slice(1) : operands;
+  const has = (verb: string) =>
+    operands[0] === verb || rest.some((arg) => arg.text === `--${verb}`);
+  // removing a key or section adds no program
+  if (has("unset") || has("unset-all") || has("remove-section")) return [];
+  return has("rename-section") ? words.slice(0, 2) : words.slice(0, 1);
+}
+
 /** `git remote` subcommands that change the configuration and reach no other repository. */
 const REMOTE_WRITES = new Set(["add", "rename", "remove", "rm", "set-url", "set-branches"]);
 
@@ -224,13 +236,39 @@ function rewritesTree(sub: string, rest: readonly ArgValue[]): boolean {
   return false;
 }
 
-/** Per subcommand, the short options whose value is a file git reads (a message, a template). */
-const FILE_SHORT: Record<string, string> = { commit: "Ft", tag: "F", merge: "F" };
+/**
+ * Per subcommand, the short options whose value is a file git reads: a message, a template, the
+ * revisions `blame -S` takes, an order file (`-O`), an exclude file (`ls-files -X`).
+ */
+const FILE_SHORT: Record<string, string> = {
+  commit: "Ft",
+  tag: "F",
+  merge: "F",
+  blame: "S",
+  diff: "O",
+  log: "O",
+  show: "O",
+  "ls-files": "X",
+};
 
-/** Options naming a file git reads: the message and template ones and `--pathspec-from-file`. */
-const FILE_LONG = ["file", "template", "pathspec-from-file"];
+/**
+ * Options naming a file git reads: the message and template ones, `--pathspec-from-file`, and those
+ * of the read subcommands (their files may be anywhere, and blame prints what it cannot parse).
+ */
+const FILE_LONG = [
+  "file",
+  "template",
+  "pathspec-from-file",
+  "ignore-revs-file",
+  "orderfile",
+  "exclude-from",
+];
 
-/** The files `git SUB REST` reads besides the repository: messages, templates, pathspec lists. */
+/**
+ * The files `git SUB REST` reads besides the repository: messages, templates, pathspec lists…,
+ * and the two paths of a `git diff A B` that compares files outside the work tree as
+ * `--no-index` does (git decides by where they are; both are named). "" where a word is dynamic.
+ */
 function readFiles(sub: string, rest: readonly ArgValue[]): string[] {
   const short = FILE_SHORT[sub] ?? "";
   // other short options with a value, which may be clustered before these
@@ -241,7 +279,14 @@ function readFiles(sub: string, rest: readonly ArgValue[]): string[] {
     const name = match === null ? null : FILE_LONG.find((long) => long.startsWith(match[1]));
     if (match === null || name === undefined || name === null || match[1].length < 3) continue;
     if (name === "template" && sub !== "commit") continue;
-    files.push(match[3] ?? rest[++i]?.text ?? "-");
+    files.push(match[3] ?? (i + 1 < rest.length ? rest[++i].text ?? "" : "-"));
+  }
+  if (sub === "diff") {
+    // git's own test: the words left after the leading options, when exactly two
+    const first = rest.findIndex((arg) => arg.text === "--" || !(arg.text ?? "").startsWith("-"));
+    if (first >= 0 && rest[first].text !== "--" && rest.length === first + 2) {
+      files.push(...rest.slice(first).map((arg) => arg.text ?? ""));
+    }
   }
   return files;
 }
@@ -313,7 +358,7 @@ export function git(args: ArgValue[], io: CommandIO): void {
       return;
     }
     io.repository(dir, false);
-    io.gitConfig(dir, scope);
+    io.gitConfig(dir, scope, sub === "config" ? configKeys(rest) : []);
     return;
   }
   if (sub === "init" && initUnfollowed(rest)) {
@@ -351,11 +396,16 @@ export function git(args: ArgValue[], io: CommandIO): void {
   // git reads them after entering `-C DIR`
   for (const file of readFiles(sub, rest)) {
     if (file === "-") continue;
+    if (file === "") {
+      io.opaque("dynamic path");
+      return;
+    }
     io.path("fs_read", STATIC(dir === null || file.startsWith("/") ? file : `${dir.text}/${file}`));
   }
   // `git init DIR` makes (or re-initializes) the repository in DIR
-  const target = sub === "init" ? initTarget(rest, dir) : dir;
-  if (target === null) io.cwd(kind);
+  const target = sub === "init" ? initTarget(rest, dir) : null;
+  if (sub !== "init") io.gitTree(kind, dir);
+  else if (target === null) io.cwd(kind);
   else io.path(kind, target);
   io.repository(dir, kind === "fs_write");
 }

@@ -197,12 +197,18 @@ export const READERS: Record<string, ReaderSpec> = {
 
 // ---- search tools -------------------------------------------------------------------------
 
-/** A handler like `reader` that reads the working directory when given no operand. */
+/**
+ * A handler like `reader` that reads the working directory when given no operand, and with a
+ * `followsTrees` option (`ls -L`, `du -L`, `tree -l`) the trees the links below lead to.
+ */
 export function lister(spec: ReaderSpec): CommandHandler {
   return (args, io) => {
     const parsed = optionFiles(args, spec, io);
     if (parsed === null) return;
     if (parsed.operands.length === 0) io.cwd("fs_read");
     eachPath(io, "fs_read", parsed.operands);
+    if (!hasOption(parsed, ...spec.followsTrees ?? [])) return;
+    if (parsed.operands.length === 0) io.followedTree(null);
+    for (const operand of parsed.operands) io.followedTree(operand);
   };
 }

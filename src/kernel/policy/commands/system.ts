@@ -1,8 +1,11 @@
 /** date, env, printenv, and commands with no effect of their own. */
 import { type ArgValue, type CommandHandler, type CommandIO, eachPath } from "./command_io.ts";
-import { optionValues, parse } from "./_getopt.ts";
+import { hasOption, optionValues, parse } from "./_getopt.ts";
 
-/** date: reads the clock and `-f`/`-r` files. */
+/**
+ * date: reads the clock and `-f`/`-r` files. `-s`/`--set` or an operand other than a `+FORMAT`
+ * (`date 010100002020`) sets the clock, which no effect kind says.
+ */
 export function date(args: ArgValue[], io: CommandIO): void {
   io.flag("time");
   const parsed = parse(args, {
@@ -11,6 +14,11 @@ export function date(args: ArgValue[], io: CommandIO): void {
     long: ["date", "file", "reference", "set"],
   }, io);
   if (parsed === null) return;
+  const sets = parsed.operands.some((arg) => !(arg.text ?? arg.prefix).startsWith("+"));
+  if (sets || hasOption(parsed, "-s", "--set")) {
+    io.opaque("date sets the system clock");
+    return;
+  }
   eachPath(io, "fs_read", optionValues(parsed, "-f", "--file", "-r", "--reference"));
 }
 

@@ -9,7 +9,7 @@ import { grep, ripgrep } from "./search.ts";
 import { jq } from "./jq.ts";
 import { bsdSed, sed } from "./sed.ts";
 import { find } from "./find.ts";
-import { changeAttributes, dd, link, rmdir, simple, tee, transfer } from "./files.ts";
+import { BACKS, changeAttributes, dd, link, mkdir, rmdir, simple, tee, transfer } from "./files.ts";
 import { curl } from "./curl.ts";
 import { wget } from "./wget.ts";
 import { git } from "./git.ts";
@@ -42,6 +42,7 @@ const TABLE: Record<string, CommandHandler> = {
   sed,
   ls: lister({
     short: "ITw",
+    followsTrees: ["-L", "--dereference"],
     long: [
       "ignore",
       "hide",
@@ -58,6 +59,7 @@ const TABLE: Record<string, CommandHandler> = {
   }),
   du: lister({
     short: "BdtX",
+    followsTrees: ["-L", "--dereference"],
     // `--time[=WORD]` is not `--time-style` abbreviated.
     flags: ["time"],
     long: [
@@ -74,6 +76,7 @@ const TABLE: Record<string, CommandHandler> = {
   }),
   tree: lister({
     short: "LPIoHT",
+    followsTrees: ["-l"],
     long: ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile"],
     outputs: ["-o"],
   }),
@@ -81,19 +84,19 @@ const TABLE: Record<string, CommandHandler> = {
   cp: transfer("fs_read", {
     short: "St",
     long: ["suffix", "target-directory", "sparse", "no-preserve"],
-    flags: ["preserve", "attributes-only", "remove-destination", "context"],
+    flags: ["preserve", "attributes-only", "remove-destination", "context", "backup"],
   }, ["-p", "--preserve", "--attributes-only", "--remove-destination", "-Z", "--context"]),
   install: transfer("fs_read", {
     short: "mogSt",
     long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
-    flags: ["directory", "strip"],
+    flags: ["directory", "strip", "backup"],
     runs: ["--strip-program"],
   }),
-  mv: transfer("fs_delete", { short: "St", long: ["suffix", "target-directory"] }),
+  mv: transfer("fs_delete", BACKS),
   rm: simple("fs_delete"),
   rmdir,
   unlink: simple("fs_delete"),
-  mkdir: simple("fs_write", { short: "m", long: ["mode"] }),
+  mkdir,
   touch: simple("fs_write", {
     short: "drt",
     long: ["date", "reference"],
