@@ -117,6 +117,9 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
     // its own tmpfs, so that /dev itself can be read-only (tmpfs_bounds.ts)
     { path: "/dev/shm", args: [...sized(confinement.tmpfs?.shm), "--tmpfs", "/dev/shm"] },
     { path: "/proc", args: ["--proc", "/proc"] },
+    // the host kernel's settings: writable by uid 0 without any capability (a kernel run as root
+    // runs its sandboxes so), and kernel.core_pattern names a program the host runs as root
+    { path: "/proc/sys", args: ["--ro-bind", "/proc/sys", "/proc/sys"] },
     { path: "/tmp", args: [...sized(confinement.tmpfs?.tmp), "--tmpfs", "/tmp"] },
     ...view.mounts.map((m) => ({
       path: m.path,
