@@ -6,10 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
-import { startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
+import { launchKernel, startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { PROJECT_AGENT } from "../../_support/principals.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
+import { KERNEL_BIN, sandbox } from "../../_support/sandbox.ts";
 
 /** The stdout of `python` run by the agent in its project, whatever its status. */
 async function agentPython(k: TestKernel, token: string, python: string): Promise<string> {
@@ -47,6 +48,72 @@ hostTest(
       const lines = out.trim().split("\n");
       for (const line of lines.slice(0, 3)) assert.match(line, / (EROFS|EACCES|EPERM)$/, out);
       assert.equal(lines[3], "ostype Linux", out);
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+/**
+ * Run as the kernel's parent: joins a new session keyring of its own (so no other process on the
+ * host sees the key), keeps `argv[1]` in it as a `user` key named `shoal-test`, writes the id of
+ * its user keyring to `argv[2]`, then execs the kernel (`argv[3:]`), which inherits that keyring.
+ */
+const KEEP_A_KEY = String.raw`
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+nr = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+assert libc.syscall(nr[1], 1, None) > 0  # KEYCTL_JOIN_SESSION_KEYRING, anonymous
+assert libc.syscall(nr[0], b"user", b"shoal-test", sys.argv[1].encode(), len(sys.argv[1]), -3) > 0
+open(sys.argv[2], "w").write(str(libc.syscall(nr[1], 0, -4, 0)))  # KEYCTL_GET_KEYRING_ID of @u
+os.execv(sys.argv[3], sys.argv[3:])
+`;
+
+/** Prints the payload of the `shoal-test` key of the session keyring, then the user keyring's id. */
+const READ_THE_KEY = String.raw`
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+keyctl = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+key = libc.syscall(keyctl, 10, -3, b"user", b"shoal-test", 0)  # KEYCTL_SEARCH
+if key < 0:
+    print("search", errno.errorcode[ctypes.get_errno()])
+else:
+    buf = ctypes.create_string_buffer(256)
+    n = libc.syscall(keyctl, 11, key, buf, 256)  # KEYCTL_READ
+    print("read", buf.raw[:n].decode() if n >= 0 else errno.errorcode[ctypes.get_errno()])
+user = libc.syscall(keyctl, 0, -4, 0)
+print("user", user if user >= 0 else errno.errorcode[ctypes.get_errno()])
+`;
+
+hostTest(
+  "P-SBX-3 a sandboxed run reaches neither the kernel's session keyring nor its uid's user keyring: a secret the human keeps there (systemd's cached disk passphrases, Kerberos tickets) was read by the agent with keyctl(2)",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const secret = `s3cret-${crypto.randomUUID()}`;
+    const userKeyring = `${box.dir}/user-keyring`;
+    const { secret: token } = await createToken(box, "agent:c", "c");
+    const policy = await writePolicy(box, { "agent:c": PROJECT_AGENT });
+    const socket = box.socket();
+    const k = await launchKernel(
+      box,
+      ["--socket", socket, "--policy", policy],
+      socket,
+      {},
+      ["python3", "-c", KEEP_A_KEY, secret, userKeyring, KERNEL_BIN],
+    );
+    try {
+      const out = await agentPython(k, token, READ_THE_KEY);
+      assert.ok(!out.includes(secret), `the agent read the human's key: ${out}`);
+      const user = /^user (.*)$/m.exec(out)?.[1];
+      assert.ok(user !== undefined, out);
+      assert.notEqual(
+        user,
+        await Deno.readTextFile(userKeyring),
+        `the host's user keyring: ${out}`,
+      );
     } finally {
       await k.cleanup();
     }
