@@ -85,10 +85,14 @@ else:
     print("read", buf.raw[:n].decode() if n >= 0 else errno.errorcode[ctypes.get_errno()])
 user = libc.syscall(keyctl, 0, -4, 0)
 print("user", user if user >= 0 else errno.errorcode[ctypes.get_errno()])
+try:
+    print("listed", [line.split()[-2] for line in open("/proc/keys")])
+except OSError as e:
+    print("listed", errno.errorcode[e.errno])
 `;
 
 hostTest(
-  "P-SBX-3 a sandboxed run reaches neither the kernel's session keyring nor its uid's user keyring: a secret the human keeps there (systemd's cached disk passphrases, Kerberos tickets) was read by the agent with keyctl(2)",
+  "P-SBX-3 a sandboxed run reaches neither the kernel's session keyring nor its uid's user keyring: a secret the human keeps there (systemd's cached disk passphrases, Kerberos tickets) was read by the agent with keyctl(2), and its name listed in /proc/keys",
   NEEDS_TIER_B,
   async () => {
     const box = await sandbox();
@@ -107,6 +111,7 @@ hostTest(
     try {
       const out = await agentPython(k, token, READ_THE_KEY);
       assert.ok(!out.includes(secret), `the agent read the human's key: ${out}`);
+      assert.ok(!out.includes("shoal-test"), `the agent saw the human's key listed: ${out}`);
       const user = /^user (.*)$/m.exec(out)?.[1];
       assert.ok(user !== undefined, out);
       assert.notEqual(
