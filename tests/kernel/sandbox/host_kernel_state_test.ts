@@ -6,7 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
-import { launchKernel, startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
+import {
+  launchKernel,
+  startKernel,
+  startKernelWithAgent,
+  type TestKernel,
+} from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -124,3 +129,65 @@ hostTest(
     }
   },
 );
+
+Deno.test({
+  name:
+    "P-SBX-3 needs deciding (which uid a root kernel's sandbox runs as, or no tier B for a root kernel): a kernel run as root runs its sandboxes as uid 0, so a run reads the root-only files of the system roots it is shown (/etc/shadow, /etc/ssh host keys, /etc/ssl/private), which a kernel run by a user cannot",
+  ignore: true,
+  fn: async () => {
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
+    try {
+      const out = await agentPython(
+        k,
+        token,
+        `import errno
+try:
+    open("/etc/shadow").read(); print("read")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+`,
+      );
+      assert.match(out, /^(EACCES|ENOENT)$/m, out);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "P-SBX-3 needs deciding (whether a read root's FIFOs are the agent's to write, as its sockets are not): a read-only bind does not stop open(2) of a FIFO for writing, so a run writes into a named pipe of the human's below a read root (a tool's command FIFO), the Unix-socket rule's twin",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    const shared = `${box.dir}/home/shared`;
+    await Deno.mkdir(shared, { recursive: true });
+    const fifo = `${shared}/commands`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.ok(made.success);
+    const { secret: token } = await createToken(box, "agent:c", "c");
+    const policy = await writePolicy(box, {
+      "agent:c": {
+        ...PROJECT_AGENT,
+        fs: { ...PROJECT_AGENT.fs, read: ["~/proj/**", "~/shared/**"] },
+      },
+    });
+    const k = await startKernel(["--policy", policy], box);
+    try {
+      const out = await agentPython(
+        k,
+        token,
+        `import errno, os
+try:
+    fd = os.open(${JSON.stringify(fifo)}, os.O_WRONLY | os.O_NONBLOCK); print("opened")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+`,
+      );
+      // ENXIO (no reader) means the open for writing was let through
+      assert.match(out, /^(EROFS|EACCES|EPERM)$/m, out);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
