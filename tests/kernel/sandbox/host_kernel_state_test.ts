@@ -191,3 +191,29 @@ except OSError as e:
     }
   },
 });
+
+Deno.test({
+  name:
+    "P-SBX-3/P-SBX-6 needs deciding (whether the sandbox keeps set-user-ID and set-group-ID bits off what it writes): a run makes a set-user-ID executable of the kernel's uid in its write root (root's under a root kernel), which any local user who reaches the project then runs as that uid on the host, where the bind's nosuid does not apply",
+  ignore: true,
+  fn: async () => {
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
+    try {
+      await agentPython(
+        k,
+        token,
+        `import os, shutil
+shutil.copy("/bin/sh", "shell")
+try:
+    os.chmod("shell", 0o4755)
+except OSError:
+    pass
+`,
+      );
+      const mode = (await Deno.stat(`${k.box.dir}/home/proj/shell`)).mode!;
+      assert.equal(mode & 0o6000, 0, `mode ${mode.toString(8)}`);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
