@@ -12,7 +12,7 @@ import {
   startKernelWithAgent,
   type TestKernel,
 } from "../../_support/kernel.ts";
-import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, sandbox } from "../../_support/sandbox.ts";
@@ -124,6 +124,38 @@ hostTest(
         await Deno.readTextFile(userKeyring),
         `the host's user keyring: ${out}`,
       );
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+/** Changes the mode of what /proc/1/exe (bwrap's init) leads to to the mode it has, then its times. */
+const TOUCH_INIT_EXE = String.raw`
+import errno, os, stat
+st = os.stat("/proc/1/exe")
+for name, change in [("chmod", lambda: os.chmod("/proc/1/exe", stat.S_IMODE(st.st_mode))),
+                     ("utime", lambda: os.utime("/proc/1/exe", (st.st_atime, st.st_mtime)))]:
+    try:
+        change(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+`;
+
+hostTest(
+  "P-SBX-3 a sandboxed run cannot change the host's bwrap through /proc/1/exe: bwrap's init is its own uid's, so the link leads to the file on the host's writable mount, and a run of a kernel run as root (which owns /usr/bin/bwrap) could chmod it (not executable: the next kernel finds tier D and runs the agent unconfined) or set its times",
+  NEEDS_TIER_B,
+  async () => {
+    const bwrap = HOST_SANDBOX.tier === "B" ? HOST_SANDBOX.bwrap : "";
+    const before = (await Deno.stat(bwrap)).ctime?.getTime();
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
+    try {
+      const out = await agentPython(k, token, TOUCH_INIT_EXE);
+      assert.equal((await Deno.stat(bwrap)).ctime?.getTime(), before, `${bwrap} changed: ${out}`);
+      // the sandbox still starts
+      const agent = await k.attach("work", token);
+      const r = await exec(agent, "echo still", { position: "value" });
+      assert.equal(((r.value as Rec).out as Rec).v, "still\n");
     } finally {
       await k.cleanup();
     }
