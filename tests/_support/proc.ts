@@ -353,3 +353,11 @@ export function spawnPiped(
     stderr,
   }).spawn();
 }
+
+/**
+ * Whether a command line is bwrap's: the host's, by its path, or the copy a kernel that owns
+ * bwrap runs from a memfd of its own (`own_bwrap.ts`), by that memfd's path under /proc.
+ */
+export function isBwrapCommand(command: string): boolean {
+  return /^(\S*\/bwrap|\/proc\/\d+\/fd\/\d+)( |$)/.test(command);
+}

@@ -21,6 +21,7 @@ import { Residents } from "../sandbox/residents.ts";
 import { keepPlaceholderRecords } from "../sandbox/placeholder_records.ts";
 import { releasesMade } from "../sandbox/placeholders.ts";
 import { tokenRejected } from "../../protocol/errors.ts";
+import { KILL_GRACE_MS } from "../../protocol/limits.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { currentGrants, type Grants } from "../policy/grants.ts";
 import { dirIdentity } from "../store/remade_dir.ts";
@@ -217,8 +218,20 @@ export class Kernel implements KernelServices {
    */
   async shutdown(): Promise<void> {
     for (const conn of this.connections) conn.close();
-    await Promise.all([this.tasks.cancelAll(), this.warm.closeAll(), this.ptys.closeAll()]);
+    const stopped = Promise.all([
+      this.tasks.cancelAll(),
+      this.warm.closeAll(),
+      this.ptys.closeAll(),
+    ]);
+    // A sandboxed run's end is reported by its resident's launcher, which an agent's process
+    // can stop (SIGSTOP, ptrace): past the kill grace its resident is killed, ending its runs
+    // with it (P-SBX-4), instead of the shutdown waiting for that report for good.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise((resolve) => timer = setTimeout(resolve, 2 * KILL_GRACE_MS));
+    await Promise.race([stopped, grace]);
+    clearTimeout(timer);
     await this.residents.closeAll();
+    await stopped;
     await releasesMade(); // the placeholders of the sandboxes just ended go before the kernel
     this.net.closeAll();
     this.scratch.clear();

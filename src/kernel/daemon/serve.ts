@@ -6,6 +6,7 @@ import { bashOwnVariables } from "../bash/shell_state.ts";
 import type { Kernel } from "./kernel.ts";
 import type { Journal } from "../journal/journal.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
+import { ownBwrap } from "../sandbox/own_bwrap.ts";
 import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_compaction.ts";
 import { startIdleWork } from "../../protocol/idle_work.ts";
 import { mallocTrim } from "./idle_trim.ts";
@@ -136,7 +137,8 @@ async function serveUntilStopped(
       return watch.current();
     },
     sandbox: {
-      host,
+      // its own copy where the agent's uid owns bwrap: /proc/1/exe inside leads to the file run
+      host: ownBwrap(host),
       home: env.HOME || undefined,
       masked: [state, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
       gitIdentity: gitIdentityFile(state),

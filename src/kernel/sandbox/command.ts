@@ -37,6 +37,19 @@ const CONFINEMENT_FLAGS = [
 const INIT_MEMORY = ["/proc/1/mem", "/proc/1/task/1/mem"];
 
 /**
+ * The kernel key store's listing: the keys of the session keyring a run inherits and of its uid's
+ * user keyring (the human's), named, though keyctl(2) cannot read them (`unix_socket_filter.ts`).
+ * Those this Linux has (none without CONFIG_KEYS): bwrap cannot make a file in /proc.
+ */
+const KEY_LISTS = ["/proc/keys", "/proc/key-users"].filter((path) => {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+});
+
+/**
  * The sandbox a principal's runs go into: the bubblewrap and prlimit found at start, the view, and
  * the network it reaches through the kernel's proxy (null: loopback only).
  */
@@ -117,6 +130,9 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
     // its own tmpfs, so that /dev itself can be read-only (tmpfs_bounds.ts)
     { path: "/dev/shm", args: [...sized(confinement.tmpfs?.shm), "--tmpfs", "/dev/shm"] },
     { path: "/proc", args: ["--proc", "/proc"] },
+    // the host kernel's settings: writable by uid 0 without any capability (a kernel run as root
+    // runs its sandboxes so), and kernel.core_pattern names a program the host runs as root
+    { path: "/proc/sys", args: ["--ro-bind", "/proc/sys", "/proc/sys"] },
     { path: "/tmp", args: [...sized(confinement.tmpfs?.tmp), "--tmpfs", "/tmp"] },
     ...view.mounts.map((m) => ({
       path: m.path,
@@ -140,6 +156,7 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   }
   // bwrap's init (pid 1 inside) carries no socket filter: its memory is out of reach (P-SBX-3)
   for (const mem of INIT_MEMORY) args.push("--ro-bind", "/dev/null", mem);
+  for (const list of KEY_LISTS) args.push("--ro-bind", "/dev/null", list);
   if (confinement.scratch !== null) {
     // read-only: a symlink planted there would be followed by the kernel on the host
     args.push("--ro-bind", confinement.scratch, SCRATCH_MOUNT);

@@ -8,7 +8,11 @@
  * connect(2)s to any datagram socket's path (journald's `/dev/log`, systemd's notify socket) and
  * binds a socket file of its own. `socket(AF_VSOCK, …)` fails too: no network namespace isolates
  * vsock (a VM guest's virtio transport is global even on Linux 7.0), so it would be a route to
- * the hypervisor's services past the proxy (P-NET-1). A stream or seqpacket socketpair(2) stays
+ * the hypervisor's services past the proxy (P-NET-1). The kernel's key store is refused too
+ * (keyctl(2), add_key(2), request_key(2)): keyrings belong to a uid and a login session, not to a
+ * namespace, so a run would read and plant keys in the session keyring it inherits from the
+ * kernel and in its uid's user keyring (the human's, when the kernel runs as root: cached disk
+ * passphrases, Kerberos tickets). A stream or seqpacket socketpair(2) stays
  * allowed (connected to its twin, it reaches nothing outside), and so do every other socket
  * family and syscall. It is a classic BPF program built here (no libseccomp), installed by a perl
  * wrapper ({@link filteredCommand}) with no_new_privs before it execs the command, which every
@@ -36,8 +40,9 @@ const EPERM = 1;
 /** SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO (| errno), SECCOMP_RET_KILL_PROCESS. */
 const ALLOW = 0x7fff0000, ERRNO = 0x00050000, KILL = 0x80000000;
 /**
- * The syscalls it looks at, per ABI: socket(2), socketpair(2), io_uring_setup(2), and those that
- * reach into another process, whose target pid 1 is refused (ptrace(2) names it second).
+ * The syscalls it looks at, per ABI: socket(2), socketpair(2), io_uring_setup(2), those that
+ * reach into another process, whose target pid 1 is refused (ptrace(2) names it second), and the
+ * key store's, refused whole.
  */
 const SYSCALLS_OF = {
   x86_64: {
@@ -47,6 +52,9 @@ const SYSCALLS_OF = {
     process_vm_readv: 310,
     process_vm_writev: 311,
     pidfd_open: 434,
+    add_key: 248,
+    request_key: 249,
+    keyctl: 250,
   },
   aarch64: {
     socket: 198,
@@ -55,6 +63,9 @@ const SYSCALLS_OF = {
     process_vm_readv: 270,
     process_vm_writev: 271,
     pidfd_open: 434,
+    add_key: 217,
+    request_key: 218,
+    keyctl: 219,
   },
 };
 const IO_URING_SETUP = 425;
@@ -81,6 +92,9 @@ function abiSteps(abi: keyof typeof SYSCALLS_OF, label: string): Step[] {
     [nr.process_vm_readv, "arg0 is 1"],
     [nr.process_vm_writev, "arg0 is 1"],
     [nr.pidfd_open, "arg0 is 1"],
+    [nr.add_key, "deny"],
+    [nr.request_key, "deny"],
+    [nr.keyctl, "deny"],
   ];
   return checks.map(([k, yes], i) => ({
     label: i === 0 ? label : `${abi} ${i}`,

@@ -7,7 +7,7 @@ import { exec } from "../../_support/exec.ts";
 import { startKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
-import { liveChildren } from "../../_support/proc.ts";
+import { isBwrapCommand, liveChildren } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import { waitUntil } from "../../_support/wait.ts";
@@ -65,7 +65,7 @@ hostTest(
       const proxySockets = () =>
         [...Deno.readDirSync(tmp)].filter((e) => e.name.startsWith("net-")).length;
       for (const child of liveChildren(k.child.pid)) {
-        if (child.command.split(" ")[0].endsWith("/bwrap")) Deno.kill(child.pid, "SIGKILL");
+        if (isBwrapCommand(child.command)) Deno.kill(child.pid, "SIGKILL");
       }
       assert.ok(await waitUntil(() => proxySockets() === 0, 10_000), "its proxy socket went");
       assert.ok(

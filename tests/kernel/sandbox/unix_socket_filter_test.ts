@@ -118,6 +118,31 @@ for pid in (1, os.getppid()):
 );
 
 hostTest(
+  "P-SBX-3 under the socket filter keyctl, add_key and request_key fail with EPERM (keyrings are a uid's and a login session's, not a namespace's); other syscalls work",
+  LINUX,
+  async () => {
+    const py = `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+add_key, request_key, keyctl = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}[os.uname().machine]
+def call(name, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(*args)
+    print(name, "ok" if r >= 0 else os.strerror(ctypes.get_errno()))
+call("keyctl", keyctl, 0, -3, 0)
+call("add_key", add_key, b"user", b"shoal-test", b"x", 1, -2)  # the process keyring: gone with it
+call("request_key", request_key, b"user", b"shoal-test", None, 0)
+call("getpid", 39 if os.uname().machine == "x86_64" else 172)`;
+    const r = await filtered(["python3", "-c", py]);
+    assert.equal(
+      r.out,
+      "keyctl Operation not permitted\nadd_key Operation not permitted\n" +
+        "request_key Operation not permitted\ngetpid ok\n",
+      r.err,
+    );
+  },
+);
+
+hostTest(
   "P-SBX-3 a user who is not root installs the socket filter too",
   await otherUserMissing(null),
   async () => {
