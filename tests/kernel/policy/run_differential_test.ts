@@ -76,6 +76,26 @@ async function unreported(
   return touched.filter((path) => !named.some((p) => path === p || path.startsWith(`${p}/`)));
 }
 
+/**
+ * {@link unreported} for each of `sources`, each run in a fresh tree seeded by `seed` from the
+ * directory `cwd` gives for its root: the paths each source left unnamed, relative to the root,
+ * for those that left any.
+ */
+async function unreportedEach(
+  sources: readonly string[],
+  seed: (root: string) => void,
+  cwd: (root: string) => string = (root) => root,
+): Promise<Record<string, string[]>> {
+  const failures: Record<string, string[]> = {};
+  for (const src of sources) {
+    await withTempDir(async (root) => {
+      const missed = await unreported(src, root, seed, cwd(root));
+      if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
+    });
+  }
+  return failures;
+}
+
 /** Files a, b and c holding a line each. */
 function abc(root: string): void {
   for (const name of ["a", "b", "c"]) Deno.writeTextFileSync(`${root}/${name}`, `${name}\n`);
@@ -84,9 +104,8 @@ function abc(root: string): void {
 Deno.test("K-EFF-3a: cp/mv/ln/install -S SUFFIX and --back… make backups the derivation names", async () => {
   // GNU coreutils: `-S`/`--suffix` implies `--backup`, and `--back` abbreviates `--backup`: the
   // run leaves b.bak (or b~) next to b, which no derived path named before.
-  const failures: Record<string, string[]> = {};
-  for (
-    const src of [
+  const failures = await unreportedEach(
+    [
       "cp -S .bak a b",
       "cp --suffix=.bak a b",
       "cp --su .bak a b",
@@ -98,13 +117,9 @@ Deno.test("K-EFF-3a: cp/mv/ln/install -S SUFFIX and --back… make backups the d
       "ln -f --back a b",
       "install -S .I a b",
       "install --back a b",
-    ]
-  ) {
-    await withTempDir(async (root) => {
-      const missed = await unreported(src, root, abc);
-      if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
-    });
-  }
+    ],
+    abc,
+  );
   assert.deepEqual(failures, {});
 });
 
@@ -306,9 +321,8 @@ function repository(root: string): void {
 Deno.test("K-EFF-3a: git run in a subdirectory of the work tree writes the whole repository", async () => {
   // from repo/sub, `git rm ../top` deleted repo/top and `git commit` wrote repo/.git, while the
   // derivation said fs_write [repo/sub] (the cwd), which a grant for repo/sub/** lets through
-  const failures: Record<string, string[]> = {};
-  for (
-    const src of [
+  const failures = await unreportedEach(
+    [
       "git rm -q ../top",
       "git add s && git commit -qm two",
       "git checkout -- ../top s",
@@ -316,13 +330,10 @@ Deno.test("K-EFF-3a: git run in a subdirectory of the work tree writes the whole
       "git tag v1",
       "git mv ../top ../moved",
       "git reset -q --hard",
-    ]
-  ) {
-    await withTempDir(async (root) => {
-      const missed = await unreported(src, root, repository, `${root}/repo/sub`);
-      if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
-    });
-  }
+    ],
+    repository,
+    (root) => `${root}/repo/sub`,
+  );
   // a linked worktree's commit writes the main repository's objects and refs
   await withTempDir(async (root) => {
     const src = "echo 4 > s && git add s && git commit -qm three";
@@ -335,9 +346,8 @@ Deno.test("K-EFF-3a: git run in a subdirectory of the work tree writes the whole
 Deno.test("K-EFF-3a: mkdir -p, install -d and install -D name the missing parents they make", async () => {
   // `mkdir -p x/y/z` made x and x/y too, derived as fs_write [x/y/z]; a grant for x/y/z (or a
   // path below a directory that does not exist yet) let the run make directories outside it
-  const failures: Record<string, string[]> = {};
-  for (
-    const src of [
+  const failures = await unreportedEach(
+    [
       "mkdir -p x/y/z",
       "mkdir --parents x/y a/b",
       "mkdir -pm 700 x/y",
@@ -348,13 +358,9 @@ Deno.test("K-EFF-3a: mkdir -p, install -d and install -D name the missing parent
       "install -Dm644 a x/y",
       "install -Dt x/y a",
       "install -D -t x/y a",
-    ]
-  ) {
-    await withTempDir(async (root) => {
-      const missed = await unreported(src, root, (root) => Deno.mkdirSync(`${root}/a`));
-      if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
-    });
-  }
+    ],
+    (root) => Deno.mkdirSync(`${root}/a`),
+  );
   assert.deepEqual(failures, {});
   // an existing parent is not named: ordinary work below a granted directory stays in it
   await withTempDir((root) => {
@@ -369,25 +375,20 @@ Deno.test("K-EFF-3: a link into /proc/self, or `..` after /dev/fd/N, is not reso
   // `pc -> /proc/self/cwd`: `echo x > pc/f` wrote the run's cwd/f, derived as the kernel's own
   // cwd/f (a path a grant may hold); `{ echo x > /dev/fd/3/../x; } 3<d` wrote x beside d,
   // derived as /dev/fd/x
-  const failures: Record<string, string[]> = {};
-  for (
-    const src of [
+  const failures = await unreportedEach(
+    [
       "echo x > pc/f",
       "cat a > pc/g",
       "{ echo x > /dev/fd/3/../x; } 3<d",
       "echo x > /proc/self/cwd/../y",
-    ]
-  ) {
-    await withTempDir(async (root) => {
-      const seed = (root: string) => {
-        Deno.mkdirSync(`${root}/sub/d`, { recursive: true });
-        Deno.writeTextFileSync(`${root}/sub/a`, "a\n");
-        Deno.symlinkSync("/proc/self/cwd", `${root}/sub/pc`);
-      };
-      const missed = await unreported(src, root, seed, `${root}/sub`);
-      if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
-    });
-  }
+    ],
+    (root) => {
+      Deno.mkdirSync(`${root}/sub/d`, { recursive: true });
+      Deno.writeTextFileSync(`${root}/sub/a`, "a\n");
+      Deno.symlinkSync("/proc/self/cwd", `${root}/sub/pc`);
+    },
+    (root) => `${root}/sub`,
+  );
   assert.deepEqual(failures, {});
 });
 
