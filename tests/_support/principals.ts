@@ -52,6 +52,14 @@ export const TMP_AGENT = {
   ...AGENT_RIGHTS,
 };
 
+/** A sandboxed agent whose irreversible work under /tmp needs approval, which its client may give. */
+export const ASKS_IN_CLIENT = {
+  ...TMP_AGENT,
+  fs: { ...TMP_AGENT.fs, delete: ["/tmp/**"] },
+  auto_apply: "reversible",
+  approve_in_client: true,
+};
+
 /**
  * Writes `principals` as a JSONC Leash file (with a comment and trailing commas) at `target`, or
  * at `leash.jsonc` in a sandbox; creates missing parent directories and returns the path. An

@@ -15,20 +15,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
-import { createToken, kernelCli, TMP_AGENT, writePolicy } from "../_support/principals.ts";
+import { ASKS_IN_CLIENT, createToken, kernelCli, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { RawFacade } from "../_support/facade.ts";
 import { rpcError } from "../_support/rejection.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp } from "./_mcp.ts";
-
-/** A sandboxed agent whose irreversible work needs approval, which its client may give. */
-const ASKS_IN_CLIENT = {
-  ...TMP_AGENT,
-  fs: { ...TMP_AGENT.fs, delete: ["/tmp/**"] },
-  auto_apply: "reversible",
-  approve_in_client: true,
-};
 
 /** An SDK client declaring form elicitation, answering every form with `answer`; `asked` records the requests. */
 function elicitingClient(answer: ElicitResult, asked: Rec[]): Client {

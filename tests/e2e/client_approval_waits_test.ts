@@ -13,18 +13,10 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
-import { createToken, kernelCli, TMP_AGENT, writePolicy } from "../_support/principals.ts";
+import { ASKS_IN_CLIENT, createToken, kernelCli, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp } from "./_mcp.ts";
-
-/** A sandboxed agent whose irreversible work needs approval, which its client may give. */
-const ASKS_IN_CLIENT = {
-  ...TMP_AGENT,
-  fs: { ...TMP_AGENT.fs, delete: ["/tmp/**"] },
-  auto_apply: "reversible",
-  approve_in_client: true,
-};
 
 /** What the human does when the form opens, given the plan it names; then the form's answer. */
 type Human = (planRef: string, signal: AbortSignal) => Promise<ElicitResult>;
