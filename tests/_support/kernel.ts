@@ -3,7 +3,8 @@ import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { createToken, writePolicy } from "./principals.ts";
 import type { Rec } from "./rec.ts";
 import { KERNEL_BIN, type Sandbox, sandbox } from "./sandbox.ts";
-import { waitUntil } from "./wait.ts";
+import { delay, waitUntil } from "./wait.ts";
+import { memoryKiB } from "./proc.ts";
 
 /** A running kernel with its sandbox. */
 export interface TestKernel {
@@ -210,4 +211,21 @@ export async function startKernelWithAgent(principal: string, policy: Rec): Prom
  */
 export function leftInTmp(state: string): Deno.DirEntry[] {
   return [...Deno.readDirSync(`${state}/tmp`)].filter((e) => !/^(run|blank)-/.test(e.name));
+}
+
+/**
+ * How many MiB `k`'s RSS grew over `work`, read once the kernel settled before (a first run's
+ * garbage collected) and after (its idle collection and trim, `daemon/idle_trim.ts`).
+ */
+export async function kernelGrowthMiB(
+  k: TestKernel,
+  conn: RpcConnection,
+  work: () => Promise<void>,
+): Promise<number> {
+  await conn.request("exec", { src: "echo warm" });
+  await delay(3000);
+  const before = memoryKiB(k.child.pid).rss;
+  await work();
+  await delay(8000);
+  return (memoryKiB(k.child.pid).rss - before) / 1024;
 }

@@ -112,6 +112,33 @@ async function planApproval(agent: Mcp, planRef: string): Promise<unknown> {
   return (plan.structuredContent as Rec).approval;
 }
 
+/** A raw facade of `agent:e` (who asks in the client) in `w`. */
+function agentFacade(w: World): RawFacade {
+  return new RawFacade(w.box, [], {
+    XDG_CONFIG_HOME: `${w.box.dir}/config`,
+    SHOAL_TOKEN: w.tokens["agent:e"],
+  });
+}
+
+/**
+ * Initializes `facade` at protocol `version` with elicitation declared, sends `tools/call` (id 2)
+ * of `rm victim`, and returns the `elicitation/create` request it asks the client.
+ */
+async function askedToRemove(facade: RawFacade, victim: string, version: string): Promise<Rec> {
+  await facade.request(1, "initialize", {
+    protocolVersion: version,
+    capabilities: { elicitation: {} },
+    clientInfo: { name: "raw", version: "0" },
+  });
+  await facade.send({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "shoal_exec", arguments: { src: `rm '${victim}'` } },
+  });
+  return await facade.next((f) => f.method === "elicitation/create");
+}
+
 hostTest(
   "approve in the client: the call returns the command's output, the form names command, effects, reversibility and plan, and the journal row says 'agent:e via client' (M-ELICIT-2)",
   NEEDS_TIER_B,
@@ -288,23 +315,9 @@ hostTest(
   NEEDS_TIER_B,
   () =>
     world(async (w) => {
-      const facade = new RawFacade(w.box, [], {
-        XDG_CONFIG_HOME: `${w.box.dir}/config`,
-        SHOAL_TOKEN: w.tokens["agent:e"],
-      });
+      const facade = agentFacade(w);
       try {
-        await facade.request(1, "initialize", {
-          protocolVersion: "2025-11-25",
-          capabilities: { elicitation: {} },
-          clientInfo: { name: "raw", version: "0" },
-        });
-        await facade.send({
-          jsonrpc: "2.0",
-          id: 2,
-          method: "tools/call",
-          params: { name: "shoal_exec", arguments: { src: `rm '${w.victim}'` } },
-        });
-        const ask = await facade.next((f) => f.method === "elicitation/create");
+        const ask = await askedToRemove(facade, w.victim, "2025-11-25");
         ElicitRequestSchema.parse(ask);
         const planRef = /Plan: (plan:[0-9a-f]{32})/.exec(String((ask.params as Rec).message))![1];
         await facade.send({
@@ -492,23 +505,9 @@ hostTest(
           ["2025-11-25", ["message", "mode", "requestedSchema"]],
         ] as const
       ) {
-        const facade = new RawFacade(w.box, [], {
-          XDG_CONFIG_HOME: `${w.box.dir}/config`,
-          SHOAL_TOKEN: w.tokens["agent:e"],
-        });
+        const facade = agentFacade(w);
         try {
-          await facade.request(1, "initialize", {
-            protocolVersion: version,
-            capabilities: { elicitation: {} },
-            clientInfo: { name: "raw", version: "0" },
-          });
-          await facade.send({
-            jsonrpc: "2.0",
-            id: 2,
-            method: "tools/call",
-            params: { name: "shoal_exec", arguments: { src: `rm '${w.victim}'` } },
-          });
-          const ask = await facade.next((f) => f.method === "elicitation/create");
+          const ask = await askedToRemove(facade, w.victim, version);
           // Before: mode "form" went to every client, a member its version does not define.
           assert.deepEqual(Object.keys(ask.params as Rec).sort(), members, version);
           await facade.send({ jsonrpc: "2.0", id: ask.id, result: { action: "decline" } });
