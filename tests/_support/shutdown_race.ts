@@ -32,7 +32,10 @@ export async function shutdownDuring(
         `${what} outlived the kernel (${delayMs} ms)`,
       );
     } finally {
-      for (const p of [pid, ...pidsMentioning(marker)]) {
+      // the kernel's pid only while it lives: once it has exited, its pid may be another's (pids
+      // wrap: pid_max is 32768 here), and a SIGKILL to it could end another test's process
+      const left = processLive(pid) ? [pid] : [];
+      for (const p of [...left, ...pidsMentioning(marker)]) {
         try {
           Deno.kill(p, "SIGKILL");
         } catch {
