@@ -3,7 +3,7 @@
  * defaults (P-POL-3), the built-in local-human entry (P-EVAL-3) and file discovery (G-STATE-3).
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
-import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import { JsoncError, type JsoncNode as Node, parseJsonc } from "./jsonc.ts";
 import { type EffectKind, normalizeEffectName } from "./effect_types.ts";
 import { isProtectedName } from "../sandbox/protected_names.ts";
 
@@ -284,24 +284,14 @@ export function withoutBom(text: string): string {
 
 /** Validates the text of the policy file at `path`; any problem throws an Error naming the file and field. */
 export function parsePolicyText(text: string, path: string): Policy {
-  const errors: ParseError[] = [];
   let root: Node | undefined;
   try {
-    root = parseTree(withoutBom(text), errors, {
-      allowTrailingComma: true,
-      disallowComments: false,
-    });
+    root = parseJsonc(withoutBom(text));
   } catch (e) {
-    // the parser recurses once per level: a deep enough file runs out of stack
-    if (!(e instanceof RangeError)) throw e;
-    throw new Error(`policy ${path}: malformed JSONC: nested too deeply`);
+    if (!(e instanceof JsoncError)) throw e;
+    throw new Error(`policy ${path}: malformed JSONC at offset ${e.offset}: ${e.problem}`);
   }
-  if (errors.length > 0 || root === undefined) {
-    const first = errors[0];
-    const where = first ? ` at offset ${first.offset}` : "";
-    const what = first ? printParseErrorCode(first.error) : "empty file";
-    throw new Error(`policy ${path}: malformed JSONC${where}: ${what}`);
-  }
+  if (root === undefined) throw new Error(`policy ${path}: malformed JSONC: empty file`);
   return parsePolicyTree(root, `policy ${path}`);
 }
 

@@ -3,14 +3,8 @@
  * file is written whole, an existing one is edited in place so its comments and formatting stay
  * (M-ONB-1).
  */
-import {
-  applyEdits,
-  findNodeAtLocation,
-  type FormattingOptions,
-  modify,
-  type Node,
-  parseTree,
-} from "jsonc-parser";
+import { applyEdits, findNodeAtLocation, type FormattingOptions, modify } from "jsonc-parser";
+import { parseJsonc } from "./jsonc.ts";
 import { BOM, parsePolicyText, withoutBom } from "./leash.ts";
 
 /** The policy entry of the `project` profile on `dir` (an absolute path). */
@@ -64,7 +58,7 @@ export function grantProject(
     };
   }
   if (text.startsWith(BOM)) {
-    // edited without the mark (jsonc-parser's offsets would count it as a stray symbol), kept
+    // edited without the mark (jsonc-parser's edits would count it as a stray symbol), kept
     const grant = grantProject(withoutBom(text), path, principal, dir);
     return { ...grant, text: `${BOM}${grant.text}` };
   }
@@ -93,10 +87,6 @@ function oneLineLists(json: string): string {
     /\[\n\s+("(?:[^"\\\n]|\\.)*"(?:,\n\s+"(?:[^"\\\n]|\\.)*")*)\n\s+\]/g,
     (_, items: string) => `[${items.replace(/,\n\s+/g, ", ")}]`,
   );
-}
-
-function tree(text: string): Node | undefined {
-  return parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
 }
 
 /** jsonc-parser's own edit, which re-indents the lines around it: for layouts the others do not handle. */
@@ -129,7 +119,7 @@ function lineEnd(text: string): string {
  * handle go to jsonc-parser's edit, which re-indents the lines around it.
  */
 function addMember(text: string, path: string[], key: string, value: unknown): string {
-  const root = tree(text);
+  const root = parseJsonc(text);
   const object = root === undefined ? undefined : findNodeAtLocation(root, path);
   if (object?.type !== "object") return modified(text, [...path, key], value);
   const nl = lineEnd(text);
@@ -180,7 +170,7 @@ function oneLine(value: unknown): string {
  * missing one is added as a member ({@link addMember}).
  */
 function appendGlob(text: string, principal: string, field: string, glob: string): string {
-  const root = tree(text)!;
+  const root = parseJsonc(text)!;
   const entryPath = ["principal", principal];
   const entry = findNodeAtLocation(root, entryPath);
   const flatUsed = FS_FIELDS.some((f) => findNodeAtLocation(root, [...entryPath, `fs.${f}`]));
