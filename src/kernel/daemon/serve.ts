@@ -11,7 +11,7 @@ import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_co
 import { startIdleWork } from "../../protocol/idle_work.ts";
 import { mallocTrim } from "./idle_trim.ts";
 import { resolvedPath } from "./resolved_path.ts";
-import { gitIdentityFile } from "../sandbox/git_identity.ts";
+import { gitIdentityFile, listGitIdentity } from "../sandbox/git_identity.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 import { keepSocket } from "./socket_keeper.ts";
 import { keepInheritedFromChildren } from "./inherited_fds.ts";
@@ -74,14 +74,15 @@ async function serveUntilStopped(
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
-  // The sandbox probe (~130 ms of bwrap and perl) and bash's own variables start as soon as bash
-  // is known, before the rest of the kernel's modules load: the first attach waits for both. The
+  // The sandbox probe (~130 ms of bwrap and perl), bash's own variables and the human's git
+  // identity start as soon as bash is known, before the rest of the kernel's modules load: the
+  // first attach waits for them. The
   // probe's steps wait while modules evaluate: with the imports started first, it began only once
   // they had all loaded (issue 33: start to ready 12 ms shorter with the cores to itself, 84 ms
   // with both busy; paired medians of 20 starts).
   const probe = detectSandbox(env.PATH ?? "", bash);
   const ownVariables = bashOwnVariables(bash);
-  const answers = Promise.all([probe, ownVariables]);
+  const answers = Promise.all([probe, ownVariables, listGitIdentity(env)]);
   answers.catch(() => {}); // awaited below; a start that fails first leaves it unread
   // The leash's modules first, alone: the socket is bound once the policy has loaded, before the
   // other modules load, so a facade polling every 50 ms (M-START-1) has connected by the time the
@@ -125,7 +126,7 @@ async function serveUntilStopped(
     import("./kernel.ts"),
     import("./accept_loop.ts"),
   ]);
-  const [host, bashVariables] = await answers;
+  const [host, bashVariables, gitListing] = await answers;
   const kernel = await Kernel.start({
     stateDir: state,
     socketPath: socket.path,
@@ -141,7 +142,7 @@ async function serveUntilStopped(
       host: ownBwrap(host),
       home: env.HOME || undefined,
       masked: [state, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
-      gitIdentity: gitIdentityFile(state),
+      gitIdentity: gitIdentityFile(state, gitListing),
     },
     initialState: () => ({
       cwd,

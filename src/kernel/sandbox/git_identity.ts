@@ -12,6 +12,9 @@ import { isUnder, OWN_MOUNTS, type SandboxView } from "./view.ts";
 /** What git lists of the human's global configuration: these settings and no other. */
 const COPIED = "^(user\\.(name|email)|init\\.defaultbranch)$";
 
+/** How long the kernel's start waits for `git config` (it takes ~10 ms). */
+const GIT_WAIT_MS = 2000;
+
 /** A value as a git config file quotes it. */
 function quoted(value: string): string {
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\t/g, "\\t")}"`;
@@ -42,32 +45,97 @@ export function identityConfig(listing: string): string | null {
   return `${lines.join("\n")}\n`;
 }
 
+/** `git config` listing the identity settings of the global level, outside any repository. */
+function listing(signal?: AbortSignal): Deno.Command {
+  return new Deno.Command("git", {
+    args: ["config", "-z", "--global", "--includes", "--get-regexp", COPIED],
+    cwd: "/",
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+    signal,
+  });
+}
+
+/** The listing's text, or null when git failed (exit 1: none of the settings is set). */
+function listed(output: Deno.CommandOutput): string | null {
+  return output.success ? new TextDecoder().decode(output.stdout) : null;
+}
+
+/** The files git reads as the global level (git-config(1), FILES): where the identity changes. */
+function globalFiles(env: Record<string, string>): string[] {
+  if (env.GIT_CONFIG_GLOBAL) return [env.GIT_CONFIG_GLOBAL];
+  const xdg = env.XDG_CONFIG_HOME || (env.HOME ? `${env.HOME}/.config` : "");
+  return [...(env.HOME ? [`${env.HOME}/.gitconfig`] : []), ...(xdg ? [`${xdg}/git/config`] : [])];
+}
+
+/** What tells a change of `files`: each one's identity, size and times, or its absence. */
+function stamp(files: readonly string[]): string {
+  return files.map((file) => {
+    try {
+      const s = Deno.statSync(file);
+      return `${s.dev}:${s.ino}:${s.size}:${s.mtime?.getTime()}:${s.ctime?.getTime()}`;
+    } catch {
+      return "-";
+    }
+  }).join("|");
+}
+
+/** The human's git identity settings as listed once, and the global files they came from. */
+export interface GitListing {
+  files: readonly string[];
+  /** The files' {@link stamp} before the listing was made. */
+  seen: string;
+  /** `git config -z` output, or null (no git, none set). */
+  text: string | null;
+}
+
 /**
- * A function giving the host path of the identity file, written in `stateDir` from the human's
- * global git configuration when first asked (one `git config`, run with the kernel's environment
- * outside any repository), or null when git is missing or sets none of it.
+ * The listing of the identity settings, made while the kernel starts (`env` is the kernel's): run
+ * when first needed, its ~10 ms were part of the first sandboxed exec (issue 33).
  */
-export function gitIdentityFile(stateDir: string): () => string | null {
+export async function listGitIdentity(env: Record<string, string>): Promise<GitListing> {
+  const files = globalFiles(env);
+  const seen = stamp(files);
+  try {
+    // an `include.path` naming a FIFO would hold the kernel's start for good
+    return { files, seen, text: listed(await listing(AbortSignal.timeout(GIT_WAIT_MS)).output()) };
+  } catch {
+    return { files, seen, text: null }; // no git, or it took too long: nothing to show
+  }
+}
+
+/**
+ * A function giving the host path of the identity file in `stateDir`, written from `first` when
+ * first asked, or null when git is missing or sets none of it. Once the human changes a global git
+ * file (a name set after the kernel started, an email changed), the next sandboxed run lists the
+ * settings again and gets the new identity.
+ */
+export function gitIdentityFile(stateDir: string, first: GitListing): () => string | null {
+  let { seen, text } = first;
   let file: string | null | undefined;
   return () => {
+    const now = stamp(first.files);
+    if (now !== seen) {
+      seen = now;
+      file = undefined;
+      try {
+        text = listed(listing().outputSync());
+      } catch {
+        text = null;
+      }
+    }
     if (file !== undefined) return file;
     file = null;
+    const config = text === null ? null : identityConfig(text);
+    if (config === null) return file;
     try {
-      const listed = new Deno.Command("git", {
-        args: ["config", "-z", "--global", "--includes", "--get-regexp", COPIED],
-        cwd: "/",
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-      }).outputSync();
-      const text = identityConfig(new TextDecoder().decode(listed.stdout));
-      if (text === null) return file;
       const path = `${stateDir}/git-identity`;
-      Deno.writeTextFileSync(path, text, { mode: 0o600 });
+      Deno.writeTextFileSync(path, config, { mode: 0o600 });
       Deno.chmodSync(path, 0o600);
       file = path;
     } catch {
-      // no git: nothing to show
+      // an unwritable state directory: nothing to show
     }
     return file;
   };

@@ -10,8 +10,9 @@ import { sandboxView } from "../../../src/kernel/sandbox/view.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { exec } from "../../_support/exec.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { startKernelWithAgent } from "../../_support/kernel.ts";
-import { PROJECT_AGENT } from "../../_support/principals.ts";
+import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import { sandbox } from "../../_support/sandbox.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 /** The human's ~/.gitconfig: an identity, and settings that must not reach an agent. */
@@ -94,6 +95,82 @@ hostTest(
       const beside = await run(`python3 -c "open('${home}/x', 'w')"`);
       assert.equal(beside.ok, false, "a write beside the identity file succeeded");
       assert.match(await Deno.readTextFile(`${home}/.gitconfig`), /Ada/);
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+hostTest(
+  "a sandboxed agent's next commit carries the identity the human set or changed since the kernel's first sandboxed run (it kept the first for the kernel's life)",
+  NEEDS_TIER_B,
+  async () => {
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
+    try {
+      const home = `${k.box.dir}/home`;
+      const proj = `${home}/proj`;
+      await Deno.mkdir(proj);
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const agent = await k.attach("work", token);
+      const author = async () => {
+        const r = (await exec(agent, "git log -1 --format='%an <%ae>'", { position: "value" }))
+          .value as Rec;
+        return ((r.out as Rec).v as string) ?? "";
+      };
+      await exec(agent, "git init -q r && cd r && git config user.name Repo", {
+        position: "value",
+      });
+      // no global identity yet: the repository's name and git's guess of an email
+      await exec(agent, "git commit -q --allow-empty -m 1 || true");
+      await Deno.writeTextFile(`${home}/.gitconfig`, "[user]\n\temail = first@example.com\n");
+      await exec(agent, "git commit -q --allow-empty -m 2");
+      assert.equal(await author(), "Repo <first@example.com>\n");
+      await Deno.writeTextFile(`${home}/.gitconfig`, "[user]\n\temail = second@example.com\n");
+      await exec(agent, "git commit -q --allow-empty -m 3");
+      assert.equal(await author(), "Repo <second@example.com>\n");
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+hostTest(
+  "a ~/.gitconfig including a FIFO holds neither the kernel's start nor a sandboxed agent's run (the first sandboxed exec waited on it for good)",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const home = `${box.dir}/home`;
+    let k;
+    let secret: string;
+    try {
+      await Deno.mkdir(`${home}/proj`, { recursive: true });
+      const fifo = await new Deno.Command("mkfifo", { args: [`${home}/fifo`] }).output();
+      assert.equal(fifo.code, 0);
+      await Deno.writeTextFile(`${home}/.gitconfig`, `[include]\n\tpath = ${home}/fifo\n`);
+      ({ secret } = await createToken(box, "agent:c", "agent:c"));
+      const file = await writePolicy(box, { "agent:c": PROJECT_AGENT });
+      k = await startKernel(["--policy", file], box);
+    } catch (e) {
+      await box.cleanup();
+      throw e;
+    }
+    try {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const held = new Promise<"held">((done) => {
+        timer = setTimeout(() => done("held"), 30_000);
+      });
+      // where the kernel first looks at the agent's sandbox is not this test's business
+      const ran = k.attach("work")
+        .then((human) => exec(human, `cd ${home}/proj`))
+        .then(() => k.attach("work", secret))
+        .then((agent) => exec(agent, "echo ran", { position: "value" }))
+        .then((r) => r.value as Rec);
+      const first = await Promise.race([ran, held]);
+      clearTimeout(timer);
+      // a kernel held for good takes no SIGTERM either
+      if (first === "held") k.child.kill("SIGKILL");
+      assert.notEqual(first, "held", "the agent's attach and exec did not answer within 30 s");
+      assert.equal(((first as Rec).out as Rec).v, "ran\n");
     } finally {
       await k.cleanup();
     }
