@@ -9,6 +9,8 @@ import { sleep } from "../protocol/timers.ts";
 export const AUTOSTART_POLL_MS = 50;
 /** How long the facade waits for a spawned kernel to accept connections (M-START-1). */
 export const AUTOSTART_WAIT_MS = 5000;
+/** How long a connection the spawned kernel dropped during attach waits for that kernel's exit. */
+const DROPPED_EXIT_WAIT_MS = 1000;
 /** Kernel exit status meaning another kernel owns the socket (K-CLI-1): keep waiting for it. */
 const ANOTHER_KERNEL = 3;
 
@@ -66,10 +68,7 @@ export async function waitForKernel(
       last = errorText(e);
     }
     if (exit.status !== null && exit.status !== ANOTHER_KERNEL) {
-      return {
-        problem: `the autostarted kernel exited with status ${exit.status} ` +
-          `(to see why, run in a terminal: ${spawned.command})`,
-      };
+      return { problem: exitProblem(exit.status, spawned.command) };
     }
     if (Date.now() >= deadline) {
       return {
@@ -78,4 +77,22 @@ export async function waitForKernel(
     }
     await sleep(AUTOSTART_POLL_MS);
   }
+}
+
+/** What the facade reports of a spawned kernel that exited with `status` (its stderr is null). */
+function exitProblem(status: number, command: string): string {
+  return `the autostarted kernel exited with status ${status} (to see why, run in a terminal: ${command})`;
+}
+
+/**
+ * Why the spawned kernel that dropped the facade's connection during attach exited: it binds its
+ * socket before it looks at its policy, journal and bash (G-SOCK-3), so a start that fails there
+ * drops the connection and exits at once. Null when it did not exit within
+ * {@link DROPPED_EXIT_WAIT_MS}, or exited because another kernel owns the socket.
+ */
+export async function droppedAttach(
+  spawned: { exited: Promise<number>; command: string },
+): Promise<string | null> {
+  const status = await Promise.race([spawned.exited, sleep(DROPPED_EXIT_WAIT_MS).then(() => null)]);
+  return status === null || status === ANOTHER_KERNEL ? null : exitProblem(status, spawned.command);
 }

@@ -4,7 +4,7 @@ import {
   OversizeRequestError,
   RpcConnection,
 } from "../protocol/rpc_client.ts";
-import { spawnKernel, waitForKernel } from "./autostart.ts";
+import { droppedAttach, type SpawnedKernel, spawnKernel, waitForKernel } from "./autostart.ts";
 import { checkTrustedPath, UntrustedPathError } from "../protocol/trusted_path.ts";
 import { effectiveUid, errorText, type FacadeConfig } from "./config.ts";
 import { holdsSocketGrant } from "./permissions.ts";
@@ -154,6 +154,7 @@ export class KernelClient {
       return await open();
     };
     let conn: RpcConnection;
+    let spawned: SpawnedKernel | null = null;
     try {
       conn = await connect();
     } catch (e) {
@@ -161,7 +162,7 @@ export class KernelClient {
       if (!main || !this.config.autostart || isPermissionError(e) || isRefusedRelay(e)) {
         throw new Unavailable(connectProblem(socket, e));
       }
-      const spawned = spawnKernel(this.config.kernel, socket, this.config.searchPath);
+      spawned = spawnKernel(this.config.kernel, socket, this.config.searchPath);
       if ("problem" in spawned) throw new Unavailable(spawned.problem);
       const waited = await waitForKernel(connect, spawned);
       if ("problem" in waited) throw new Unavailable(waited.problem);
@@ -188,7 +189,8 @@ export class KernelClient {
         throw new Unavailable(AUTH_FAILED);
       }
       if (e instanceof RpcError) throw new Unavailable(`attach failed: ${e.message} (${e.code})`);
-      throw new Unavailable("the kernel closed the connection during attach");
+      const exited = spawned === null || "problem" in spawned ? null : await droppedAttach(spawned);
+      throw new Unavailable(exited ?? "the kernel closed the connection during attach");
     }
   }
 }

@@ -128,21 +128,14 @@ async function bindPath(
 
 /**
  * Prepares and binds the socket exactly as G-SOCK-3..7 order it, refusing an untrusted path
- * (G-SOCK-10). `underLock` runs once the lock is held and before anything is bound: a kernel
- * that fails there (its journal unreadable) exits without a socket a facade could connect to,
- * so the facade sees its exit status instead of a connection dropped during attach (M-START-1).
+ * (G-SOCK-10).
  */
-export async function prepareSocket(
-  choice: SocketChoice,
-  uid: number,
-  underLock: () => void = () => {},
-): Promise<PreparedSocket> {
+export async function prepareSocket(choice: SocketChoice, uid: number): Promise<PreparedSocket> {
   const path = choice.path;
   await prepareParent(choice, uid);
   let lock = await takeLock(path);
   let bound;
   try {
-    underLock();
     bound = await bindPath(path, uid);
   } catch (e) {
     lock.close();

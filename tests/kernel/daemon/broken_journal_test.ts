@@ -1,5 +1,5 @@
 // A state directory whose journal cannot be opened (G-STATE-2, J-1, M-START-1/3): the kernel
-// says so where its user can read it and never serves a socket it is about to drop.
+// says so where its user can read it and leaves no socket behind it.
 import assert from "node:assert/strict";
 import { kernelUntilExit } from "../../_support/kernel.ts";
 import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
@@ -15,7 +15,7 @@ async function brokenJournalBox(): Promise<Sandbox> {
   return box;
 }
 
-Deno.test("G-STATE-2/J-1 a journal.db that is no database stops the kernel with exit 1 before it binds the socket, naming the file on stderr and in kernel.log", async () => {
+Deno.test("G-STATE-2/J-1 a journal.db that is no database stops the kernel with exit 1 and no socket left bound, naming the file on stderr and in kernel.log", async () => {
   const box = await brokenJournalBox();
   try {
     const r = await kernelUntilExit(box, ["--socket", box.socket()]);

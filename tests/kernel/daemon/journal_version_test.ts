@@ -48,7 +48,7 @@ async function boxWithJournal(sql: string) {
   return { box, journal: `${state}/journal.db` };
 }
 
-Deno.test("J-1/G-STATE-2 a journal.db of a newer shoal (user_version 9, a NOT NULL column this kernel does not fill) stops the kernel with exit 1 before it binds, saying so, and leaves the journal as it was", async () => {
+Deno.test("J-1/G-STATE-2 a journal.db of a newer shoal (user_version 9, a NOT NULL column this kernel does not fill) stops the kernel with exit 1 and no socket left bound, saying so, and leaves the journal as it was", async () => {
   const { box, journal } = await boxWithJournal(
     FIRST_SCHEMA +
       "ALTER TABLE entries ADD COLUMN approved_by TEXT;" +
