@@ -13,6 +13,17 @@ import type { PrincipalPolicy } from "../../../src/kernel/policy/leash.ts";
 
 const PATH = "/usr/bin:/bin";
 
+/**
+ * Runs `body` with a fresh tree outside /tmp, removed afterwards. While a sandboxed exec of a
+ * kernel whose agent may write `/tmp/**` runs (TMP_AGENT, in test files run alongside this one),
+ * that kernel holds a `commondir` and a `config.worktree` placeholder in every git directory up to
+ * 5 levels below /tmp (P-SBX-6): one made in a `.git` after the removal had emptied it failed the
+ * removal (ENOTEMPTY), and one made during a run is a change no derivation names.
+ */
+function withTree(body: (root: string) => void | Promise<void>): Promise<void> {
+  return withTempDir(body, "/var/tmp");
+}
+
 /** The effects derived for `src` in `cwd`, HOME `home`, an unchanged session environment. */
 function derive(src: string, cwd: string, home: string): Effect[] {
   const env = { HOME: home, PATH };
@@ -88,7 +99,7 @@ async function unreportedEach(
 ): Promise<Record<string, string[]>> {
   const failures: Record<string, string[]> = {};
   for (const src of sources) {
-    await withTempDir(async (root) => {
+    await withTree(async (root) => {
       const missed = await unreported(src, root, seed, cwd(root));
       if (missed.length > 0) failures[src] = missed.map((path) => path.slice(root.length + 1));
     });
@@ -137,7 +148,7 @@ async function output(src: string, cwd: string, home: string): Promise<string> {
 }
 
 Deno.test("K-EFF-3a: git read subcommands name the files outside the work tree they read", async () => {
-  await withTempDir(async (root) => {
+  await withTree(async (root) => {
     const [repo, home, secret] = [`${root}/repo`, `${root}/home`, `${root}/secret`];
     Deno.mkdirSync(home);
     Deno.writeTextFileSync(secret, "s3cr3t\n");
@@ -174,7 +185,7 @@ Deno.test("K-EFF-3a: git read subcommands name the files outside the work tree t
 Deno.test("K-EFF-3a/K-EFF-5: date -s/--set or a MMDDhhmm operand sets the system clock: opaque, not a reversible clock read", async () => {
   // `date -s 2020-01-01` and `date 010100002020` call clock_settime (seen with strace, the call
   // failed by injection): derived as `time` alone, they were a reversible read of the clock.
-  await withTempDir((root) => {
+  await withTree((root) => {
     for (
       const src of [
         "date -s 2020-01-01",
@@ -196,7 +207,7 @@ Deno.test("K-EFF-3a/K-EFF-5: date -s/--set or a MMDDhhmm operand sets the system
 Deno.test("K-EFF-6: SSLKEYLOGFILE (curl, wget) and SYSTEM_WGETRC move what they write: opaque when not the human's", async () => {
   // curl 7.88 and wget against a local TLS server each appended the session's secrets to the file
   // SSLKEYLOGFILE named; the derivation said only net_connect.
-  await withTempDir((root) => {
+  await withTree((root) => {
     const at = (src: string, env: Record<string, string> = {}, changed: string[] = []) => {
       const state = {
         cwd: root,
@@ -226,7 +237,7 @@ Deno.test("K-EFF-6: SSLKEYLOGFILE (curl, wget) and SYSTEM_WGETRC move what they 
 });
 
 Deno.test("K-EFF-3a: jq loads ~/.jq into every program: with one there, jq is opaque", async () => {
-  await withTempDir(async (root) => {
+  await withTree(async (root) => {
     const home = `${root}/home`;
     Deno.mkdirSync(home);
     Deno.writeTextFileSync(`${root}/f`, "[1]\n");
@@ -255,7 +266,7 @@ Deno.test("issue 14: a .curlrc or ~/.jq the same source writes configures the co
         `curl -s ${url}; printf '%s\\n' '-o ../elsewhere' >> ~/.curlrc; curl -s ${url}`,
       ]
     ) {
-      await withTempDir(async (root) => {
+      await withTree(async (root) => {
         // curl wrote ../elsewhere, which the derivation (fs_write ~/.curlrc, net_connect) missed
         const missed = await unreported(src.replaceAll("../", `${root}/`), root, () => {});
         assert.deepEqual(missed, [], src);
@@ -264,7 +275,7 @@ Deno.test("issue 14: a .curlrc or ~/.jq the same source writes configures the co
   } finally {
     await server.shutdown();
   }
-  await withTempDir((root) => {
+  await withTree((root) => {
     const kinds = derive("echo 'def length: $ENV;' > ~/.jq; jq length f", root, root)
       .map((e) => e.kind);
     assert.ok(kinds.includes("opaque"), `${kinds}`);
@@ -272,7 +283,7 @@ Deno.test("issue 14: a .curlrc or ~/.jq the same source writes configures the co
 });
 
 Deno.test("K-EFF-3a: ls -RL, du -L, tree -l, find -L/-follow list the trees the links below lead to", async () => {
-  await withTempDir(async (root) => {
+  await withTree(async (root) => {
     const [work, outside] = [`${root}/work`, `${root}/outside`];
     Deno.mkdirSync(work);
     Deno.mkdirSync(outside);
@@ -335,7 +346,7 @@ Deno.test("K-EFF-3a: git run in a subdirectory of the work tree writes the whole
     (root) => `${root}/repo/sub`,
   );
   // a linked worktree's commit writes the main repository's objects and refs
-  await withTempDir(async (root) => {
+  await withTree(async (root) => {
     const src = "echo 4 > s && git add s && git commit -qm three";
     const missed = await unreported(src, root, repository, `${root}/linked/sub`);
     if (missed.length > 0) failures.linked = missed.map((path) => path.slice(root.length + 1));
@@ -363,7 +374,7 @@ Deno.test("K-EFF-3a: mkdir -p, install -d and install -D name the missing parent
   );
   assert.deepEqual(failures, {});
   // an existing parent is not named: ordinary work below a granted directory stays in it
-  await withTempDir((root) => {
+  await withTree((root) => {
     Deno.mkdirSync(`${root}/a`);
     const writes = derive("mkdir -p a/b", root, root)
       .flatMap((e) => e.kind === "fs_write" ? e.paths : []);
@@ -395,7 +406,7 @@ Deno.test("K-EFF-3: a link into /proc/self, or `..` after /dev/fd/N, is not reso
 Deno.test("K-EFF-6: an EDITOR or VISUAL an earlier exec set is the program git commit runs", async () => {
   // `git commit` without -m ran $EDITOR (and $VISUAL) with stdin not a terminal; an earlier exec's
   // `export EDITOR=./x` (env_write, reversible) left the next `git commit` derived exact
-  await withTempDir((root) => {
+  await withTree((root) => {
     Deno.mkdirSync(`${root}/home`);
     repository(root);
     const kinds = (src: string, changed: string[]) =>
@@ -429,7 +440,7 @@ function kindsIn(src: string, root: string, env: Record<string, string>, changed
 Deno.test("K-EFF-6: a POSIXLY_CORRECT an earlier exec exported stops option parsing at the first operand", async () => {
   // with it exported, `mv a -t b c` moved a and b into the directory c ('-t' is an operand), while
   // the derivation (GNU order) said fs_write [b], fs_delete [a, c]
-  await withTempDir((root) => {
+  await withTree((root) => {
     for (const src of ["mv a -t b c", "cp a -t b c", "rm a -r"]) {
       assert.ok(
         kindsIn(src, root, { POSIXLY_CORRECT: "1" }, ["POSIXLY_CORRECT"]).includes("opaque"),
@@ -443,7 +454,7 @@ Deno.test({
     "K-EFF-6 needs deciding: a POSIXLY_CORRECT inherited from the kernel's start changes what mv a -t b c moves, yet K-EFF-6 keeps inherited values exact (parse POSIX-style, or opaque?)",
   ignore: true,
   fn: async () => {
-    await withTempDir((root) => {
+    await withTree((root) => {
       const kinds = kindsIn("mv a -t b c", root, { POSIXLY_CORRECT: "1" }, []);
       assert.ok(kinds.includes("opaque"), `${kinds}`);
     });
@@ -502,7 +513,7 @@ Deno.test({
     "K-EFF-3a needs deciding: wget writes ~/.wget-hsts (O_RDWR|O_CREAT, seen with strace) when an https server sends HSTS, beyond the table's fs_write [cwd]; naming it denies plain wget to agents without a HOME grant",
   ignore: true,
   fn: async () => {
-    await withTempDir((root) => {
+    await withTree((root) => {
       const src = "wget -q https://example.com/";
       const writes = derive(src, root, `${root}/home`)
         .flatMap((e) => e.kind === "fs_write" ? e.paths : []);
@@ -514,7 +525,7 @@ Deno.test({
 Deno.test("K-EFF-3a: in a partial clone, git log -p fetches the blobs it lacks from the promisor remote", async () => {
   // `git log -p -1` ran `git fetch origin --filter=blob:none` (strace) and wrote a pack into
   // .git/objects, while the derivation said fs_read [repo]: with an https remote, a connection too
-  await withTempDir(async (root) => {
+  await withTree(async (root) => {
     const seed = (root: string) => {
       repository(root);
       const src =
@@ -533,7 +544,7 @@ Deno.test("K-EFF-3a: in a partial clone, git log -p fetches the blobs it lacks f
 Deno.test("issue 14: git status in a superproject runs what its submodules' configs name", async () => {
   // with core.fsmonitor set in .git/modules/mod/config, `git status` in the superproject ran it
   // (it recurses into the submodule), derived as fs_read [repo]
-  await withTempDir(async (root) => {
+  await withTree(async (root) => {
     const seed = (root: string) => {
       repository(root);
       const src = "git init -q inner && (cd inner && echo i > i && git add i && git commit -qm i)" +
@@ -559,7 +570,7 @@ Deno.test("issue 14: git status in a superproject runs what its submodules' conf
 Deno.test("issue 14: git status runs what a nested repository added as a gitlink configures", async () => {
   // `git init emb && git add emb` (no .gitmodules): with core.fsmonitor in emb/.git/config,
   // `git status` in the outer repository ran it, derived as fs_read [repo]
-  await withTempDir(async (root) => {
+  await withTree(async (root) => {
     const seed = (root: string) => {
       repository(root);
       const src = "cd repo && git init -q emb && (cd emb && echo e > e && git add e && " +
@@ -588,7 +599,7 @@ Deno.test("issue 14: git status runs what a nested repository added as a gitlink
 Deno.test("issue 14: git config setting a key that names a program is opaque", async () => {
   // `git config core.fsmonitor ./x` then `git status` (in this source or a later one) ran ./x:
   // derived as fs_write [.git/config] and fs_read [repo]
-  await withTempDir((root) => {
+  await withTree((root) => {
     Deno.mkdirSync(`${root}/home`);
     repository(root);
     const kinds = (src: string) => derive(src, `${root}/repo`, `${root}/home`).map((e) => e.kind);
