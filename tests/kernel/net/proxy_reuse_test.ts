@@ -1,0 +1,109 @@
+/**
+ * The proxy's plain-HTTP forwarding against a client that keeps its proxy connection for its next
+ * request (P-NET-1, P-NET-2): curl, given several `http://` URLs, sends each on the connection the
+ * last one used unless the proxy's answer said it closes. The proxy forwards one request to one
+ * destination per connection, so what came after went to the first destination, whatever its URL
+ * named: an ungranted one was neither refused nor listed, and its answer was the first host's.
+ */
+import assert from "node:assert/strict";
+import { exec } from "../../_support/exec.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * An HTTP/1.1 server on 127.0.0.2 that answers `name` to every request on a connection and keeps
+ * it open, `Connection: close` or not (as some servers do); `heard` gets each request line.
+ */
+function keepAliveServer(name: string, heard: string[]) {
+  const listener = Deno.listen({ hostname: "127.0.0.2", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  const serving = (async () => {
+    for await (const conn of listener) {
+      conns.add(conn);
+      (async () => {
+        let pending = "";
+        const buf = new Uint8Array(4096);
+        for (let n = await conn.read(buf); n !== null; n = await conn.read(buf)) {
+          pending += decoder.decode(buf.subarray(0, n));
+          for (let end = pending.indexOf("\r\n\r\n"); end >= 0; end = pending.indexOf("\r\n\r\n")) {
+            heard.push(pending.slice(0, pending.indexOf("\r\n")));
+            pending = pending.slice(end + 4);
+            const body = `${name}\n`;
+            await conn.write(
+              encoder.encode(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
+            );
+          }
+        }
+      })().catch(() => {}).finally(() => {
+        conns.delete(conn);
+        try {
+          conn.close();
+        } catch {
+          // closed already
+        }
+      });
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    async close() {
+      listener.close();
+      for (const conn of conns) conn.close();
+      await serving;
+    },
+  };
+}
+
+hostTest(
+  "P-NET-1 P-NET-2 curl's second and third http:// URLs, sent on the proxy connection of its first, reach their own destinations: a granted one answers, an ungranted one is refused with 403 and listed in net_refused (they all went to the first host, which answered for them, and nothing was refused)",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    const heardA: string[] = [];
+    const heardB: string[] = [];
+    const a = keepAliveServer("A", heardA);
+    const b = keepAliveServer("B", heardB);
+    // a port of 127.0.0.3 that no grant names: nothing need listen there
+    const ungranted = `127.0.0.3:${a.port}`;
+    let k: TestKernel | undefined;
+    try {
+      const policy = {
+        "agent:n": {
+          ...PROJECT_AGENT,
+          net_connect: [`127.0.0.2:${a.port}`, `127.0.0.2:${b.port}`],
+        },
+      };
+      const token = (await createToken(box, "agent:n", "agent:n")).secret;
+      k = await startKernel(["--policy", await writePolicy(box, policy)], box);
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const agent = await k.attach("work", token);
+      const curl = `curl -sS -m 20 -w '%{http_code}\\n' ` +
+        `http://127.0.0.2:${a.port}/a http://127.0.0.2:${b.port}/b http://${ungranted}/c`;
+      const r = await exec(agent, `eval "$(echo ${btoa(curl)} | base64 -d)"`, {
+        position: "value",
+      });
+      const value = r.value as Rec;
+      // each answer's body, then its status
+      const lines = (((value.out as Rec).v as string) ?? "").split("\n");
+      assert.deepEqual(lines.slice(0, 4), ["A", "200", "B", "200"], JSON.stringify(value));
+      assert.match(lines[4], /is not in the net_connect grants of agent:n$/);
+      assert.equal(lines[5], "403");
+      assert.deepEqual(value.net_refused, [ungranted]);
+      assert.deepEqual(heardA, ["GET /a HTTP/1.1"]);
+      assert.deepEqual(heardB, ["GET /b HTTP/1.1"]);
+    } finally {
+      await a.close();
+      await b.close();
+      if (k) await k.cleanup();
+      else await box.cleanup();
+    }
+  },
+);
