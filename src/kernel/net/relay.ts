@@ -81,7 +81,7 @@ const ANSWER_HOP_HEADERS = /^(connection|keep-alive|proxy-connection):/i;
 /**
  * Passes the head of a destination's answer to a request the proxy forwarded from `from` to `to`,
  * saying `Connection: close` (its own Connection, Keep-Alive and Proxy-Connection dropped),
- * interim 1xx answers as they came: the proxy sends one request to one destination per
+ * interim 1xx answers as they came (and a 101's switch, with all that follows it): the proxy sends one request to one destination per
  * connection, so a client that kept the connection for its next request (curl does, for each
  * `http://` URL after the first) would send it to this destination, whatever its URL named, and
  * take this destination's answer for it; told that the connection closes, it opens another, where
@@ -98,8 +98,9 @@ async function passAnswerHead(from: Deno.Conn, to: Deno.Conn): Promise<void> {
       break;
     }
     const lines = decoder.decode(head.buf.subarray(0, end)).split("\r\n");
-    if (!/^HTTP\/1\.[01] \d{3}/.test(lines[0])) break;
-    if (/^HTTP\/1\.[01] 1(?!01)\d\d/.test(lines[0])) {
+    // a 101 switches the connection to another protocol: what follows is not HTTP's to change
+    if (!/^HTTP\/1\.[01] \d{3}/.test(lines[0]) || /^HTTP\/1\.[01] 101/.test(lines[0])) break;
+    if (/^HTTP\/1\.[01] 1\d\d/.test(lines[0])) {
       await writeAll(to, head.take(end + 4));
       scanned = 0;
       continue;

@@ -6,12 +6,16 @@
  * named: an ungranted one was neither refused nor listed, and its answer was the first host's.
  */
 import assert from "node:assert/strict";
+import { sandboxNet } from "../../../src/kernel/net/destinations.ts";
+import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
+import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -107,3 +111,55 @@ hostTest(
     }
   },
 );
+
+/**
+ * What a client of the proxy gets for a request forwarded to a server on 127.0.0.2 that answers
+ * every connection with `answer` and then waits for the client to close.
+ */
+async function answerThroughProxy(answer: string): Promise<string> {
+  let got = "";
+  await withTempDir(async (dir) => {
+    const server = Deno.listen({ hostname: "127.0.0.2", port: 0 });
+    const serving = (async () => {
+      for await (const conn of server) {
+        await conn.read(new Uint8Array(4096));
+        await conn.write(encoder.encode(answer));
+        await conn.read(new Uint8Array(4096)).catch(() => null);
+        conn.close();
+      }
+    })().catch(() => {});
+    const port = (server.addr as Deno.NetAddr).port;
+    const proxy = new NetProxy(dir, () => {});
+    try {
+      const at = proxy.endpoint("s", sandboxNet("agent:a", [`127.0.0.2:${port}`])!).dir;
+      const conn = await Deno.connect({ transport: "unix", path: `${at}/${PROXY_SOCKET}` });
+      await conn.write(encoder.encode(`GET http://127.0.0.2:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`));
+      const buf = new Uint8Array(4096);
+      while (!got.endsWith("body")) {
+        const n = await conn.read(buf);
+        if (n === null) break;
+        got += decoder.decode(buf.subarray(0, n));
+      }
+      conn.close();
+    } finally {
+      proxy.closeAll();
+      server.close();
+      await serving;
+    }
+  });
+  return got;
+}
+
+Deno.test("P-NET-1 a forwarded answer's head says Connection: close instead of its own Connection, Keep-Alive and Proxy-Connection; an interim 100 and a 101's switch pass as they came", async () => {
+  const interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  assert.equal(
+    await answerThroughProxy(
+      `${interim}HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n` +
+        `Proxy-Connection: keep-alive\r\nContent-Length: 4\r\n\r\nbody`,
+    ),
+    `${interim}HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody`,
+  );
+  const switched = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n" +
+    "Upgrade: websocket\r\n\r\nbody";
+  assert.equal(await answerThroughProxy(switched), switched);
+});
