@@ -21,7 +21,16 @@ import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
 import { listenIn } from "./listen_in.ts";
 import { madeIn } from "./made_in.ts";
-import { closeQuietly, Head, HEAD_LIMIT, headEnd, relay, writeAll } from "./relay.ts";
+import {
+  bytesOf,
+  byteText,
+  closeQuietly,
+  Head,
+  HEAD_LIMIT,
+  headEnd,
+  relay,
+  writeAll,
+} from "./relay.ts";
 
 /** Most connections the proxy relays at once, over all its sockets. */
 const CONNECTION_LIMIT = 512;
@@ -445,8 +454,9 @@ export class NetProxy {
       end = headEnd(head.buf, scanned - 3);
       scanned = head.buf.length;
     }
-    const [requestLine, ...headers] = decoder.decode(head.take(end + 4).subarray(0, end))
-      .split("\r\n");
+    // one character per byte: what is forwarded keeps the bytes sent; a host is read as UTF-8
+    const [requestLine, ...headers] = byteText(head.take(end + 4).subarray(0, end)).split("\r\n");
+    const utf8 = (text: string) => decoder.decode(bytesOf(text));
     const [method, target, version] = requestLine.split(" ");
     const bad = async (why: string) => {
       await writeAll(client, response("400 Bad Request", `shoal proxy: ${why}\n`));
@@ -456,12 +466,12 @@ export class NetProxy {
     let destination: { host: string | null; name: string; port: number } | null;
     let forwarded: string | null = null;
     if (method === "CONNECT") {
-      destination = authority(target, null);
+      destination = authority(utf8(target), null);
       if (destination === null) return await bad("CONNECT needs host:port");
     } else {
       const m = /^http:\/\/([^/?#]*)(.*)$/i.exec(target);
       if (m === null) return await bad("only http:// URLs and CONNECT are proxied");
-      destination = authority(m[1].slice(m[1].lastIndexOf("@") + 1), 80);
+      destination = authority(utf8(m[1].slice(m[1].lastIndexOf("@") + 1)), 80);
       if (destination === null) return await bad("no host in the URL");
       const kept = headers.filter((line) => !HOP_HEADERS.test(line));
       const path = m[2].startsWith("/") ? m[2] : `/${m[2]}`;
@@ -493,7 +503,7 @@ export class NetProxy {
     if (forwarded === null) {
       await writeAll(client, encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
     } else {
-      await writeAll(upstream, encoder.encode(forwarded));
+      await writeAll(upstream, bytesOf(forwarded));
       via.forwarded = true;
     }
     if (head.buf.length > 0) await writeAll(upstream, head.take(head.buf.length));

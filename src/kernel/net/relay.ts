@@ -9,9 +9,6 @@ export const HEAD_LIMIT = 16 * 1024;
 const IDLE_MS = 10 * 60_000;
 const RELAY_CHUNK = 128 * 1024;
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
 /** Buffered reads of a connection's first bytes, bounded by {@link HEAD_LIMIT}. */
 export class Head {
   /** Where bytes are read to: grown by doubling, so a head sent a byte at a time is copied O(n). */
@@ -75,6 +72,24 @@ export function headEnd(bytes: Uint8Array, from: number): number {
   return -1;
 }
 
+/**
+ * `bytes` as text of one character per byte (U+0000 to U+00FF), which {@link bytesOf} turns back
+ * into the same bytes: an HTTP head's field values and target may hold any byte past ASCII
+ * (RFC 9110 obs-text), which a UTF-8 decoding would replace by U+FFFD.
+ */
+export function byteText(bytes: Uint8Array): string {
+  let text = "";
+  for (let at = 0; at < bytes.length; at += 8192) {
+    text += String.fromCharCode(...bytes.subarray(at, at + 8192));
+  }
+  return text;
+}
+
+/** The bytes of a text of one character per byte ({@link byteText}). */
+export function bytesOf(text: string): Uint8Array {
+  return Uint8Array.from(text, (char) => char.charCodeAt(0));
+}
+
 /** Headers of a forwarded answer that {@link passAnswerHead} replaces by `Connection: close`. */
 const ANSWER_HOP_HEADERS = /^(connection|keep-alive|proxy-connection):/i;
 
@@ -97,7 +112,7 @@ async function passAnswerHead(from: Deno.Conn, to: Deno.Conn): Promise<void> {
       if (await head.fill(scanned + 1)) continue;
       break;
     }
-    const lines = decoder.decode(head.buf.subarray(0, end)).split("\r\n");
+    const lines = byteText(head.buf.subarray(0, end)).split("\r\n");
     // a 101 switches the connection to another protocol: what follows is not HTTP's to change
     if (!/^HTTP\/1\.[01] \d{3}/.test(lines[0]) || /^HTTP\/1\.[01] 101/.test(lines[0])) break;
     if (/^HTTP\/1\.[01] 1\d\d/.test(lines[0])) {
@@ -107,7 +122,7 @@ async function passAnswerHead(from: Deno.Conn, to: Deno.Conn): Promise<void> {
     }
     head.take(end + 4);
     const kept = lines.filter((line, i) => i === 0 || !ANSWER_HOP_HEADERS.test(line));
-    await writeAll(to, encoder.encode([...kept, "Connection: close", "", ""].join("\r\n")));
+    await writeAll(to, bytesOf([...kept, "Connection: close", "", ""].join("\r\n")));
     break;
   }
   if (head.buf.length > 0) await writeAll(to, head.take(head.buf.length));
