@@ -106,6 +106,9 @@ const ANSWER_HOP_HEADERS = /^(connection|keep-alive|proxy-connection):/i;
 async function passAnswerHead(from: Deno.Conn, to: Deno.Conn): Promise<void> {
   const head = new Head(from);
   for (let scanned = 0;;) {
+    // what does not start as an HTTP answer (a greeting that waits for the client) passes as it
+    // comes, never held for a head that does not end
+    if (!"HTTP/".startsWith(byteText(head.buf.subarray(0, 5)))) break;
     const end = headEnd(head.buf, scanned - 3);
     if (end < 0) {
       scanned = head.buf.length;
