@@ -96,12 +96,12 @@ const ANSWER_HOP_HEADERS = /^(connection|keep-alive|proxy-connection):/i;
 /**
  * Passes the head of a destination's answer to a request the proxy forwarded from `from` to `to`,
  * saying `Connection: close` (its own Connection, Keep-Alive and Proxy-Connection dropped),
- * interim 1xx answers as they came (and a 101's switch, with all that follows it): the proxy sends one request to one destination per
- * connection, so a client that kept the connection for its next request (curl does, for each
- * `http://` URL after the first) would send it to this destination, whatever its URL named, and
- * take this destination's answer for it; told that the connection closes, it opens another, where
- * the proxy judges that request on its own. What is no HTTP/1.x head within
- * {@link HEAD_LIMIT} passes as it came.
+ * interim 1xx answers as they came (and a 101's switch, with all that follows it): the proxy
+ * sends one request to one destination per connection, so a client that kept the connection for
+ * its next request (curl does, for each `http://` URL after the first) would send it to this
+ * destination, whatever its URL named, and take this destination's answer for it; told that the
+ * connection closes, it opens another, where the proxy judges that request on its own. What is
+ * no HTTP/1.x head within {@link HEAD_LIMIT} passes as it came.
  */
 async function passAnswerHead(from: Deno.Conn, to: Deno.Conn): Promise<void> {
   const head = new Head(from);
