@@ -5,7 +5,7 @@
 
 /** The longest HTTP request head, SOCKS5 handshake or forwarded answer's head the proxy reads. */
 export const HEAD_LIMIT = 16 * 1024;
-/** A relayed connection with no byte either way for this long is closed. */
+/** A relayed connection one end has ended, with no byte either way for this long, is closed. */
 const IDLE_MS = 10 * 60_000;
 const RELAY_CHUNK = 128 * 1024;
 
@@ -138,7 +138,7 @@ async function passAnswerHead(from: Deno.Conn, to: Deno.Conn): Promise<void> {
 async function pump(
   from: Deno.Conn,
   to: Deno.Conn,
-  activity: { at: number },
+  activity: Activity,
   answer = false,
 ): Promise<void> {
   const buf = new Uint8Array(RELAY_CHUNK);
@@ -153,25 +153,39 @@ async function pump(
     await (to as Deno.TcpConn).closeWrite();
   } catch {
     // either side went away: the relay ends
+  } finally {
+    // the limit counts from here: what the pair said before the end is no idling after it
+    activity.at = performance.now();
+    activity.ended = true;
   }
 }
 
+/** When a relayed pair last carried a byte, and whether one of its directions has ended. */
+interface Activity {
+  at: number;
+  ended: boolean;
+}
+
 /**
- * Relays a client and its upstream both ways until both ends close or the pair idles too long;
- * `forwarded` when the upstream answers a request the proxy forwarded (not a tunnel).
+ * Relays a client and its upstream both ways until both ends close, or one has and the pair then
+ * idles for `idleMs` (a destination that never ends what a finished client left half-open would
+ * hold its share of the principal's connections for ever); `forwarded` when the upstream answers
+ * a request the proxy forwarded (not a tunnel). A pair both ends hold is never closed for saying
+ * nothing: an idle psql or ssh session through the proxy keeps its connection (P-NET-1).
  */
 export async function relay(
   client: Deno.Conn,
   upstream: Deno.Conn,
   forwarded: boolean,
+  idleMs = IDLE_MS,
 ): Promise<void> {
-  const activity = { at: performance.now() };
+  const activity: Activity = { at: performance.now(), ended: false };
   const idle = setInterval(() => {
-    if (performance.now() - activity.at > IDLE_MS) {
+    if (activity.ended && performance.now() - activity.at > idleMs) {
       closeQuietly(client);
       closeQuietly(upstream);
     }
-  }, Math.min(IDLE_MS, 60_000));
+  }, Math.min(idleMs, 60_000));
   try {
     await Promise.all([
       pump(client, upstream, activity),
