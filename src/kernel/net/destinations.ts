@@ -202,13 +202,23 @@ function globForm(hostGlob: string): string {
   return canonicalHost(hostGlob, true) ?? hostGlob.toLowerCase();
 }
 
+/**
+ * An IPv6 literal (`::1`, `[::1]`, `[0:0::1]`) in its one canonical form (`[::1]`), any other
+ * text as it is: the analysis names a URL's IPv6 host bracketed and a `/dev/tcp/::1/P` path's bare,
+ * and a grant may be written either way.
+ */
+function ipv6Form(text: string): string {
+  if (!text.includes(":") || text.includes("*")) return text;
+  return canonicalHost(text)?.startsWith("[") ? canonicalHost(text)! : text;
+}
+
 /** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
 export function netGrantMatches(grant: string, host: string, port: number): boolean {
   const colon = grant.lastIndexOf(":");
   if (colon < 0) return false;
-  const hostGlob = globForm(grant.slice(0, colon));
+  const hostGlob = ipv6Form(globForm(grant.slice(0, colon)));
   const portText = grant.slice(colon + 1);
   if (portText !== "*" && portText !== String(port)) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`, "s").test(host.toLowerCase());
+  return new RegExp(`^${parts.join(".*")}$`, "s").test(ipv6Form(host.toLowerCase()));
 }

@@ -21,9 +21,17 @@ import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
 import { listenIn } from "./listen_in.ts";
 import { madeIn } from "./made_in.ts";
+import {
+  bytesOf,
+  byteText,
+  closeQuietly,
+  Head,
+  HEAD_LIMIT,
+  headEnd,
+  relay,
+  writeAll,
+} from "./relay.ts";
 
-/** The longest HTTP request head, or SOCKS5 handshake, the proxy reads. */
-const HEAD_LIMIT = 16 * 1024;
 /** Most connections the proxy relays at once, over all its sockets. */
 const CONNECTION_LIMIT = 512;
 /**
@@ -37,11 +45,8 @@ const ACCEPT_RETRY_MS = 100;
 const HANDSHAKE_MS = 30_000;
 /** Longest wait for a destination to accept. */
 const CONNECT_MS = 15_000;
-/** A relayed connection with no byte either way for this long is closed. */
-const IDLE_MS = 10 * 60_000;
 /** Most distinct refusals one run's outcome lists (P-NET-2). */
 const REFUSED_LIMIT = 100;
-const RELAY_CHUNK = 128 * 1024;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -59,7 +64,7 @@ interface Endpoint {
   /**
    * Closes the connections it is serving, each its client and upstream: once it is closed no
    * sandbox is left to use them, while an upstream that says nothing would hold one open until
-   * {@link IDLE_MS}, counted against its principal's share (a client's end reads as a half-close).
+   * the idle limit, counted against its principal's share (a client's end reads as a half-close).
    */
   serving: Set<() => void>;
 }
@@ -69,87 +74,6 @@ export interface EndpointLease {
   dir: string;
   /** Gives the hold back (again: nothing). */
   release(): void;
-}
-
-/** Buffered reads of a connection's first bytes, bounded by {@link HEAD_LIMIT}. */
-class Head {
-  /** Where bytes are read to: grown by doubling, so a head sent a byte at a time is copied O(n). */
-  #store = new Uint8Array(0);
-  #length = 0;
-  constructor(private readonly conn: Deno.Conn) {}
-
-  /** The buffered bytes (a view, valid until the next fill or take). */
-  get buf(): Uint8Array {
-    return this.#store.subarray(0, this.#length);
-  }
-
-  /** Reads until at least `n` bytes are buffered; false at EOF or past the limit. */
-  async fill(n: number): Promise<boolean> {
-    if (n > HEAD_LIMIT) return false;
-    while (this.#length < n) {
-      if (this.#length === this.#store.length) {
-        const grown = new Uint8Array(Math.min(HEAD_LIMIT, Math.max(4096, 2 * this.#length)));
-        grown.set(this.buf);
-        this.#store = grown;
-      }
-      const got = await this.conn.read(this.#store.subarray(this.#length));
-      if (got === null) return false;
-      this.#length += got;
-    }
-    return true;
-  }
-
-  /** Takes the first `n` buffered bytes. */
-  take(n: number): Uint8Array {
-    const taken = this.#store.slice(0, n);
-    this.#store.copyWithin(0, n, this.#length);
-    this.#length -= n;
-    return taken;
-  }
-}
-
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
-}
-
-function closeQuietly(conn: Deno.Conn | null): void {
-  try {
-    conn?.close();
-  } catch {
-    // closed already
-  }
-}
-
-/** Copies `from` into `to` until EOF, then half-closes `to`; `activity` notes each chunk. */
-async function pump(from: Deno.Conn, to: Deno.Conn, activity: { at: number }): Promise<void> {
-  const buf = new Uint8Array(RELAY_CHUNK);
-  try {
-    while (true) {
-      const n = await from.read(buf);
-      if (n === null) break;
-      activity.at = performance.now();
-      await writeAll(to, buf.subarray(0, n));
-    }
-    await (to as Deno.TcpConn).closeWrite();
-  } catch {
-    // either side went away: the relay ends
-  }
-}
-
-/** Relays two connections both ways until both ends close or the pair idles too long. */
-async function relay(a: Deno.Conn, b: Deno.Conn): Promise<void> {
-  const activity = { at: performance.now() };
-  const idle = setInterval(() => {
-    if (performance.now() - activity.at > IDLE_MS) {
-      closeQuietly(a);
-      closeQuietly(b);
-    }
-  }, Math.min(IDLE_MS, 60_000));
-  try {
-    await Promise.all([pump(a, b, activity), pump(b, a, activity)]);
-  } finally {
-    clearInterval(idle);
-  }
 }
 
 /** Connects to `address:port` (an IP address, IPv6 bare), or null when it cannot in time. */
@@ -220,20 +144,6 @@ function response(status: string, body: string): Uint8Array {
   return encoder.encode(
     `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n${body}`,
   );
-}
-
-/**
- * Where the blank line ending an HTTP head starts in `bytes`, or -1, looking from `from` on: the
- * caller passes where its last look ended (less 3), so a head sent a byte at a time is scanned
- * once, not once per byte.
- */
-function headEnd(bytes: Uint8Array, from: number): number {
-  for (let i = Math.max(0, from); i + 3 < bytes.length; i++) {
-    if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) {
-      return i;
-    }
-  }
-  return -1;
 }
 
 /**
@@ -397,6 +307,7 @@ export class NetProxy {
     const timer = setTimeout(() => closeQuietly(client), HANDSHAKE_MS);
     let upstream: Deno.Conn | null = null;
     let closed = false;
+    const via = { forwarded: false };
     const close = () => {
       closed = true;
       closeQuietly(client);
@@ -407,10 +318,10 @@ export class NetProxy {
       if (!(await head.fill(1))) return;
       upstream = head.buf[0] === 5
         ? await this.#socks(endpoint, client, head)
-        : await this.#http(endpoint, client, head);
+        : await this.#http(endpoint, client, head, via);
       clearTimeout(timer);
       // not when its endpoint closed while the upstream was being connected
-      if (upstream !== null && !closed) await relay(client, upstream);
+      if (upstream !== null && !closed) await relay(client, upstream, via.forwarded);
     } catch {
       // the client went away or sent what no protocol allows
     } finally {
@@ -522,8 +433,16 @@ export class NetProxy {
     return upstream;
   }
 
-  /** HTTP proxying: `CONNECT host:port` tunnels, `http://` absolute URIs are forwarded. */
-  async #http(endpoint: Endpoint, client: Deno.Conn, head: Head): Promise<Deno.Conn | null> {
+  /**
+   * HTTP proxying: `CONNECT host:port` tunnels, `http://` absolute URIs are forwarded (`via`
+   * says so, for {@link relay}).
+   */
+  async #http(
+    endpoint: Endpoint,
+    client: Deno.Conn,
+    head: Head,
+    via: { forwarded: boolean },
+  ): Promise<Deno.Conn | null> {
     let end = -1;
     for (let n = 1, scanned = 0; end < 0; n = head.buf.length + 1) {
       if (!(await head.fill(n))) {
@@ -535,8 +454,9 @@ export class NetProxy {
       end = headEnd(head.buf, scanned - 3);
       scanned = head.buf.length;
     }
-    const [requestLine, ...headers] = decoder.decode(head.take(end + 4).subarray(0, end))
-      .split("\r\n");
+    // one character per byte: what is forwarded keeps the bytes sent; a host is read as UTF-8
+    const [requestLine, ...headers] = byteText(head.take(end + 4).subarray(0, end)).split("\r\n");
+    const utf8 = (text: string) => decoder.decode(bytesOf(text));
     const [method, target, version] = requestLine.split(" ");
     const bad = async (why: string) => {
       await writeAll(client, response("400 Bad Request", `shoal proxy: ${why}\n`));
@@ -546,12 +466,12 @@ export class NetProxy {
     let destination: { host: string | null; name: string; port: number } | null;
     let forwarded: string | null = null;
     if (method === "CONNECT") {
-      destination = authority(target, null);
+      destination = authority(utf8(target), null);
       if (destination === null) return await bad("CONNECT needs host:port");
     } else {
       const m = /^http:\/\/([^/?#]*)(.*)$/i.exec(target);
       if (m === null) return await bad("only http:// URLs and CONNECT are proxied");
-      destination = authority(m[1].slice(m[1].lastIndexOf("@") + 1), 80);
+      destination = authority(utf8(m[1].slice(m[1].lastIndexOf("@") + 1)), 80);
       if (destination === null) return await bad("no host in the URL");
       const kept = headers.filter((line) => !HOP_HEADERS.test(line));
       const path = m[2].startsWith("/") ? m[2] : `/${m[2]}`;
@@ -583,7 +503,8 @@ export class NetProxy {
     if (forwarded === null) {
       await writeAll(client, encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
     } else {
-      await writeAll(upstream, encoder.encode(forwarded));
+      await writeAll(upstream, bytesOf(forwarded));
+      via.forwarded = true;
     }
     if (head.buf.length > 0) await writeAll(upstream, head.take(head.buf.length));
     return upstream;

@@ -64,7 +64,9 @@ function netGrants(policy: PrincipalPolicy, effects: readonly Effect[]): string[
   const grants = [...policy.net_connect];
   for (const effect of effects) {
     if (effect.kind !== "net_connect") continue;
-    const host = effect.host.includes(":") ? `[${effect.host}]` : effect.host;
+    // an IPv6 literal as a grant names it: bracketed once (a URL's host comes bracketed already)
+    const unbracketed = effect.host.includes(":") && !effect.host.startsWith("[");
+    const host = unbracketed ? `[${effect.host}]` : effect.host;
     grants.push(`${host}:${effect.port}`);
   }
   return grants;

@@ -1,0 +1,115 @@
+/**
+ * What an agent's tools meet on the network where the SPEC needs a decision (P-NET-1, P-NET-2):
+ * each test expects what the probe round took a user to need and is ignored until decided.
+ */
+import assert from "node:assert/strict";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { exec } from "../../_support/exec.ts";
+import { NEEDS_TIER_B } from "../../_support/host.ts";
+import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { sandbox } from "../../_support/sandbox.ts";
+
+/** Runs `body` with agent:n, granted `grants(port)`, where `port` is a server on 127.0.0.1. */
+async function withAgent(
+  grants: (port: number) => string[],
+  body: (agent: RpcConnection, port: number) => Promise<void>,
+): Promise<void> {
+  const box = await sandbox();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("dev server\n"),
+  );
+  let k: TestKernel | undefined;
+  try {
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    const policy = {
+      "agent:n": { ...PROJECT_AGENT, net_connect: grants(server.addr.port) },
+    };
+    const { secret } = await createToken(box, "agent:n", "n");
+    k = await startKernel(["--policy", await writePolicy(box, policy)], box);
+    await exec(await k.attach("work"), `cd ${proj}`);
+    await body(await k.attach("work", secret), server.addr.port);
+  } finally {
+    await server.shutdown();
+    if (k) await k.cleanup();
+    else await box.cleanup();
+  }
+}
+
+/** The outcome of `src`, hidden from the static analysis (the sandbox's network is tested). */
+async function outcome(agent: RpcConnection, src: string, extra: Rec = {}): Promise<Rec> {
+  const hidden = `eval "$(echo ${btoa(src)} | base64 -d)"`;
+  return await exec(agent, hidden, { position: "value", ...extra });
+}
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-NET-1): under a grant of localhost:P, curl http://127.0.0.1:P/ gets 403 from the proxy while a raw connect to 127.0.0.1:P reaches the same server through the forward the grant makes (a dev server that prints http://127.0.0.1:8000 is reached by python's socket, not by curl, wget or npm); this test expects the proxied request to be let through as the forward lets it",
+  ignore: true || NEEDS_TIER_B !== null,
+  fn: async () => {
+    await withAgent((port) => [`localhost:${port}`], async (agent, port) => {
+      const raw = await outcome(
+        agent,
+        `exec 3<>/dev/tcp/127.0.0.1/${port}; printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3; cat <&3`,
+      );
+      assert.match(JSON.stringify(raw), /dev server/, "the forward reaches the server");
+      const proxied = await outcome(agent, `curl -sS http://127.0.0.1:${port}/`);
+      const value = proxied.value as Rec;
+      assert.equal((value.out as Rec).v, "dev server\n", JSON.stringify(value));
+      assert.equal(value.net_refused, undefined);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-NET-2 'the exec during which it happened'): a background task's refusal is listed in the net_refused of a concurrent exec of the same agent that made no connection at all (`sleep; echo`), as if that exec had tried the destination; this test expects it in the task's outcome only",
+  ignore: true || NEEDS_TIER_B !== null,
+  fn: async () => {
+    await withAgent((port) => [`127.0.0.1:${port}`], async (agent) => {
+      // 127.0.0.3:9 is no grant's: the task's curl is refused while the other exec sleeps
+      const { task } = await outcome(
+        agent,
+        `sleep 0.5; curl -sS -o /dev/null http://127.0.0.3:9/`,
+        { async: true },
+      );
+      const quiet = await outcome(agent, `sleep 2; echo quiet`);
+      const done = await agent.request("task.await", { task, timeout_ms: 20000 }) as Rec;
+      const taskValue = (done.result as Rec).value as Rec;
+      assert.deepEqual(taskValue.net_refused, ["127.0.0.3:9"]);
+      assert.equal((quiet.value as Rec).net_refused, undefined, JSON.stringify(quiet.value));
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-NET-1 / P-SBX-3): an agent granted its npm registry cannot use npm in its project under the project profile: HOME is not writable there (absent, or the read-only skeleton of a granted root below it), so npm fails making its cache (~/.npm: 'sudo chown -R …') before asking the registry; this test expects `npm view` of a granted registry to answer, as curl's fetch of it does",
+  ignore: true || NEEDS_TIER_B !== null,
+  fn: async () => {
+    const registry = Deno.serve(
+      { hostname: "127.0.0.2", port: 0, onListen: () => {} },
+      () =>
+        Response.json({
+          name: "tiny-pkg",
+          "dist-tags": { latest: "1.0.0" },
+          versions: { "1.0.0": { name: "tiny-pkg", version: "1.0.0" } },
+        }),
+    );
+    const url = `http://127.0.0.2:${registry.addr.port}/`;
+    try {
+      await withAgent(() => [`127.0.0.2:${registry.addr.port}`], async (agent) => {
+        const fetched = await outcome(agent, `curl -sS ${url}tiny-pkg`);
+        assert.match(JSON.stringify(fetched.value), /dist-tags/, "the registry is reached");
+        const viewed = await outcome(agent, `npm view --registry ${url} tiny-pkg version 2>&1`);
+        const out = ((viewed.value as Rec).out as Rec).v as string;
+        assert.equal(out.trim(), "1.0.0", out);
+      });
+    } finally {
+      await registry.shutdown();
+    }
+  },
+});
