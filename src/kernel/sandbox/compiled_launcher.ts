@@ -10,10 +10,17 @@ const NAME = `launcher-${createHash("sha256").update(LAUNCHER_C).digest("hex").s
 
 /**
  * The path of the launcher compiled from {@link LAUNCHER_C} in `dir` (the kernel's own): compiled
- * by `cc` when it is not there yet, and kept for later kernels. Null when the compiler fails:
- * runs are then started by perl's launcher.
+ * by `cc` when it is not there yet, and kept for later kernels. Null when the compiler fails, or
+ * is stopped by `stop` (the kernel's shutdown): runs are then started by perl's launcher. The
+ * compiler runs in a process group of its own, killed whole when stopped or past
+ * {@link COMPILE_TIMEOUT_MS}: its passes (cc1, as, ld) would otherwise write into `dir` after
+ * the kernel that asked had exited.
  */
-export async function compiledLauncher(dir: string, cc: string): Promise<string | null> {
+export async function compiledLauncher(
+  dir: string,
+  cc: string,
+  stop: AbortSignal,
+): Promise<string | null> {
   const target = `${dir}/${NAME}`;
   try {
     if (Deno.statSync(target).isFile) {
@@ -23,19 +30,37 @@ export async function compiledLauncher(dir: string, cc: string): Promise<string 
   } catch {
     // not compiled yet
   }
+  if (stop.aborted) return null;
   const partial = `${target}.${Deno.pid}`;
+  let child: Deno.ChildProcess;
   try {
-    const child = new Deno.Command(cc, {
+    child = new Deno.Command(cc, {
       args: ["-O2", "-x", "c", "-o", partial, "-"],
       stdin: "piped",
       stdout: "null",
       stderr: "null",
-      signal: AbortSignal.timeout(COMPILE_TIMEOUT_MS),
+      detached: true,
     }).spawn();
+  } catch {
+    return null;
+  }
+  const kill = () => {
+    try {
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch {
+      // its group has ended
+    }
+  };
+  const timer = setTimeout(kill, COMPILE_TIMEOUT_MS);
+  stop.addEventListener("abort", kill);
+  try {
     const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(LAUNCHER_C));
-    await writer.close();
-    if (!(await child.status).success) return null;
+    await writer.write(new TextEncoder().encode(LAUNCHER_C)).catch(() => {});
+    await writer.close().catch(() => {});
+    // the driver waits for its passes: when it has ended, so has its group (not killed then: a
+    // group gone may name another by now)
+    const status = await child.status;
+    if (!status.success || stop.aborted) return null;
     // the compiler makes it as the kernel's umask has it: its owner's alone (G-STATE-4)
     Deno.chmodSync(partial, 0o700);
     Deno.renameSync(partial, target);
@@ -43,6 +68,8 @@ export async function compiledLauncher(dir: string, cc: string): Promise<string 
   } catch {
     return null;
   } finally {
+    clearTimeout(timer);
+    stop.removeEventListener("abort", kill);
     await Deno.remove(partial).catch(() => {}); // gone when renamed
   }
 }

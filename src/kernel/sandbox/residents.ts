@@ -57,6 +57,8 @@ export class Residents {
   #closed = false;
   /** The compiled launcher (`compiled_launcher.ts`), compiled when the first resident starts. */
   #launcher: Promise<string | null> | null = null;
+  /** Stops a compile of the launcher at shutdown. */
+  #compiling = new AbortController();
 
   constructor(
     private readonly host: SandboxHost,
@@ -137,9 +139,12 @@ export class Residents {
   /** Kills every resident and waits until they are gone; no new ones start. */
   async closeAll(): Promise<void> {
     this.#closed = true;
+    this.#compiling.abort();
     for (const id of [...this.#entries.keys()]) this.#stop(id);
     for (const resident of [...this.#retiring.keys()]) this.#kill(resident);
     await Promise.all(this.#stopping);
+    // a compile whose resident's start failed is awaited by nothing else
+    await this.#launcher;
   }
 
   /**
@@ -184,12 +189,14 @@ export class Residents {
     const lifted = sandboxing.view.protection.lifted ?? [];
     this.#launcher ??= host.cc === null || !this.launch
       ? Promise.resolve(null)
-      : compiledLauncher(this.parent, host.cc);
+      : compiledLauncher(this.parent, host.cc, this.#compiling.signal);
     const launcher = this.#launcher;
     const start = (): Promise<Resident> =>
       this.#writers(sandboxing).residents.length === 0
-        ? launcher.then((compiled) =>
-          Resident.start(
+        ? launcher.then((compiled) => {
+          // a compile the shutdown stopped: no sandbox is started for it
+          if (this.#closed) throw new Error("the kernel is shutting down");
+          return Resident.start(
             { ...host, launcher: compiled },
             this.bash,
             sandboxing,
@@ -197,8 +204,8 @@ export class Residents {
             onIdle,
             this.launch,
             proxy,
-          )
-        )
+          );
+        })
         : this.afterWriters(session, sandboxing).then(start);
     let starting: Promise<Resident>;
     if (lifted.length === 0) starting = start();

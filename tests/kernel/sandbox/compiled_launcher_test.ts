@@ -14,6 +14,9 @@ const NEEDS_CC = HOST_SANDBOX.tier === "B" && HOST_SANDBOX.cc === null
   ? "needs a C compiler (cc)"
   : NEEDS_TIER_B;
 
+/** A stop that never comes. */
+const NEVER = new AbortController().signal;
+
 /** A fake compiler in `dir`: a shell script with `body`, given the output path as $out. */
 async function fakeCompiler(dir: string, body: string): Promise<string> {
   const cc = `${dir}/cc`;
@@ -31,13 +34,13 @@ hostTest(
   () =>
     withTempDir(async (dir) => {
       const cc = (HOST_SANDBOX as { cc: string }).cc;
-      const first = await compiledLauncher(dir, cc);
+      const first = await compiledLauncher(dir, cc, NEVER);
       assert.ok(first !== null && first.startsWith(`${dir}/launcher-`));
       const info = await Deno.stat(first);
       assert.ok(((info.mode ?? 0) & 0o111) !== 0, "executable");
       // a compiler that would fail is never asked again: the kept one serves
       const broken = await fakeCompiler(dir, "exit 1");
-      assert.equal(await compiledLauncher(dir, broken), first);
+      assert.equal(await compiledLauncher(dir, broken, NEVER), first);
       assert.equal((await Deno.stat(first)).ino, info.ino);
       assert.deepEqual(
         [...Deno.readDirSync(dir)].map((e) => e.name).sort(),
@@ -52,7 +55,7 @@ hostTest(
   () =>
     withTempDir(async (dir) => {
       const cc = await fakeCompiler(dir, 'echo partial > "$out"; exit 1');
-      assert.equal(await compiledLauncher(dir, cc), null);
+      assert.equal(await compiledLauncher(dir, cc, NEVER), null);
       assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["cc"]);
     }),
 );
@@ -106,5 +109,35 @@ hostTest(
       assert.equal(sandboxes.length, 2, names.join(" "));
       const ino = Deno.statSync(`${root}/${compiled[0]}`).ino;
       for (const dir of sandboxes) assert.equal(Deno.statSync(`${root}/${dir}/launcher`).ino, ino);
+    }),
+);
+
+hostTest(
+  "a kernel's shutdown stops a compile of the launcher, its compiler's processes and all, and starts no sandbox for it (it waited up to 60 s for the compiler, then started one to kill it; a compile whose sandbox failed to start went on after the kernel and wrote into its directory)",
+  NEEDS_TIER_B,
+  () =>
+    withTempDir(async (bin) => {
+      // a compiler whose pass outlives its driver, as cc1 or ld would: it writes the output late
+      const cc = await fakeCompiler(
+        bin,
+        `echo $$ > ${bin}/cc.pid; (sleep 2; echo late > "$out") & wait`,
+      );
+      const host = { ...(HOST_SANDBOX as typeof HOST_SANDBOX & { tier: "B" }), cc };
+      let root = "";
+      await withResidents(async (context) => {
+        root = context.root;
+        const starting = context.residents.get("s", context.sandboxing());
+        starting.catch(() => {});
+        while (!(await Deno.stat(`${bin}/cc.pid`).then(() => true, () => false))) {
+          await new Promise((done) => setTimeout(done, 20));
+        }
+        await context.residents.closeAll();
+        await assert.rejects(starting, /shutting down/);
+        const pid = Number(await Deno.readTextFile(`${bin}/cc.pid`));
+        assert.equal(await Deno.stat(`/proc/${pid}`).then(() => true, () => false), false);
+        await new Promise((done) => setTimeout(done, 2500));
+        const left = [...Deno.readDirSync(root)].map((e) => e.name);
+        assert.deepEqual(left.filter((name) => name.startsWith("launcher-")), [], left.join(" "));
+      }, host);
     }),
 );
