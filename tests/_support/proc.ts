@@ -81,10 +81,14 @@ export function sessionMembers(sid: number): number[] {
     .map((r) => r.pid);
 }
 
-/** Pids of processes (other than this one) whose command line contains `marker`. */
-export function pidsMentioning(marker: string): number[] {
-  return processTable().filter((r) => r.pid !== Deno.pid && r.command.includes(marker))
-    .map((r) => r.pid);
+/**
+ * Pids of processes (other than this one) whose command line contains `marker`; with `bwrap`
+ * false, none that runs bwrap or execs into it ({@link runsBwrap}).
+ */
+export function pidsMentioning(marker: string, { bwrap = true } = {}): number[] {
+  return processTable().filter((r) =>
+    r.pid !== Deno.pid && r.command.includes(marker) && (bwrap || !runsBwrap(r.command))
+  ).map((r) => r.pid);
 }
 
 /** The live (non-zombie) children of `pid` with their command lines (arguments joined by spaces). */
@@ -360,4 +364,12 @@ export function spawnPiped(
  */
 export function isBwrapCommand(command: string): boolean {
   return /^(\S*\/bwrap|\/proc\/\d+\/fd\/\d+)( |$)/.test(command);
+}
+
+/**
+ * Whether a command line is bwrap's ({@link isBwrapCommand}) or that of a wrapper about to exec
+ * it, which names it as a word: `setsid` before a resident's bwrap, the `sh` launcher of a PTY's.
+ */
+export function runsBwrap(command: string): boolean {
+  return /(^| )(\S*\/bwrap|\/proc\/\d+\/fd\/\d+)( |$)/.test(command);
 }

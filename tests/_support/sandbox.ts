@@ -70,9 +70,15 @@ export async function sandbox(): Promise<Sandbox> {
   };
 }
 
-/** SIGTERMs every process mentioning `marker` (e.g. an autostarted kernel), SIGKILL after 3 s. */
+/**
+ * SIGTERMs every process mentioning `marker` (e.g. an autostarted kernel), SIGKILL after 3 s; no
+ * bwrap, nor what execs one. A bwrap's command line names every path its view binds or protects:
+ * an agent that sees /tmp protects each `.git` and `.gitconfig` below it, other tests' directories
+ * among them, so one that names `marker` may be another kernel's sandbox, with a run going on in
+ * it. This test's own sandboxes end with its kernel (it stops them; bwrap's `--die-with-parent`).
+ */
 export async function stopProcessesMentioning(marker: string): Promise<void> {
-  const pids = pidsMentioning(marker);
+  const pids = pidsMentioning(marker, { bwrap: false });
   for (const pid of pids) {
     try {
       Deno.kill(pid, "SIGTERM");
