@@ -1,8 +1,9 @@
 /**
  * Policy files' syntax (P-POL-1): JSON with comments and trailing commas, read into a syntax tree
  * with offsets, stopping at the first error. Ours rather than jsonc-parser's `parseTree` because
- * the policy loads on the kernel's start path, and jsonc-parser is CommonJS: Deno's first
- * CommonJS module cost ~14 ms of every kernel start (issue 33). jsonc-parser stays for editing
+ * the policy loads on the kernel's start path, and jsonc-parser is CommonJS: the leash's modules
+ * took 15 ms to load there instead of 8, and the kernel was ready ~6 ms later (issue 33; any
+ * CommonJS package alone costs a fresh process 13-17 ms). jsonc-parser stays for editing
  * (`project_profile.ts`, in the `onboard` command only); the nodes here have the shape of its
  * `Node`, so its edits take them.
  */
