@@ -148,6 +148,24 @@ export function groupGoneWithin(pgid: number, ms: number): Promise<boolean> {
   return goneWithin(() => !groupExists(pgid), ms);
 }
 
+/**
+ * Whether no member of process group `pgid` is alive within `ms`: killed members gone or zombies
+ * (Linux /proc; elsewhere, the group gone). A SIGKILLed process still runs until it is scheduled.
+ */
+export function groupDeadWithin(pgid: number, ms: number): Promise<boolean> {
+  return goneWithin(() => !liveMember(pgid), ms);
+}
+
+/** Whether a process of group `pgid` lives (not a zombie, not exiting). */
+function liveMember(pgid: number): boolean {
+  if (!groupExists(pgid)) return false;
+  if (Deno.build.os !== "linux") return true;
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (/^[0-9]+$/.test(entry.name) && processIds(Number(entry.name))?.group === pgid) return true;
+  }
+  return false;
+}
+
 /** Whether session `sid`'s own process group and every other group {@link otherGroupsOfSession} finds are gone within `ms`. */
 export function sessionGoneWithin(sid: number, ms: number): Promise<boolean> {
   return goneWithin(() => !groupExists(sid) && otherGroupsOfSession(sid).length === 0, ms);

@@ -6,6 +6,7 @@ import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { CallerFault } from "../../protocol/caller_fault.ts";
 import {
+  groupDeadWithin,
   groupGoneWithin,
   leaderlessGroup,
   signalGroup,
@@ -400,6 +401,8 @@ export class Pty {
       // Whatever in the group outlived the hangup is killed: closing never detaches.
       signalGroup(this.pid, "SIGKILL");
       await this.#child.status;
+      // its jobs too: a killed process runs until scheduled, and the close answered before
+      await groupDeadWithin(this.pid, PTY_KILL_GRACE_MS);
     } else {
       await this.#endGroupLeft();
     }
@@ -424,7 +427,9 @@ export class Pty {
     if (!leaderlessGroup(this.pid)) return;
     signalGroupOnly(this.pid, "SIGHUP");
     const gone = await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS);
-    if (!gone && leaderlessGroup(this.pid)) signalGroupOnly(this.pid, "SIGKILL");
+    if (gone || !leaderlessGroup(this.pid)) return;
+    signalGroupOnly(this.pid, "SIGKILL");
+    await groupDeadWithin(this.pid, PTY_KILL_GRACE_MS);
   }
 
   #assertOpen(): void {
