@@ -7,7 +7,16 @@
  * (`project_profile.ts`, in the `onboard` command only); the nodes here have the shape of its
  * `Node`, so its edits take them.
  */
-import { OPEN_BRACE, OPEN_BRACKET, QUOTE } from "../../protocol/json_depth.ts";
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "../../protocol/json_depth.ts";
 
 /** A node of the syntax tree, shaped as jsonc-parser's `Node` (offsets in UTF-16 code units). */
 export interface JsoncNode {
@@ -42,11 +51,6 @@ const ESCAPE = /["\\/bfnrt]|u[0-9a-fA-F]{4}/y;
 
 const SLASH = 0x2f;
 const STAR = 0x2a;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
 
 /** The tree of the JSONC `text`, or undefined when it holds no value (only blanks and comments). */
 export function parseJsonc(text: string): JsoncNode | undefined {

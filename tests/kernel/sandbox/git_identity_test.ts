@@ -14,6 +14,7 @@ import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import type { Rec } from "../../_support/rec.ts";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 
 /** The human's ~/.gitconfig: an identity, and settings that must not reach an agent. */
 const HUMAN_GITCONFIG = `[user]
@@ -44,18 +45,32 @@ Deno.test("identityConfig keeps the last value of each key, quotes values, drops
   assert.equal(identityConfig(""), null);
 });
 
+/**
+ * Runs `body` with a kernel whose agent works in `<home>/proj` (the session there), the agent's
+ * connection, and `before` run first, once the directories exist.
+ */
+async function withProjectAgent(
+  body: (agent: RpcConnection, home: string, proj: string) => Promise<void>,
+  before: (home: string) => Promise<void> = async () => {},
+): Promise<void> {
+  const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
+  try {
+    const home = `${k.box.dir}/home`;
+    const proj = `${home}/proj`;
+    await Deno.mkdir(proj);
+    await before(home);
+    await exec(await k.attach("work"), `cd ${proj}`);
+    await body(await k.attach("work", token), home, proj);
+  } finally {
+    await k.cleanup();
+  }
+}
+
 hostTest(
   "a sandboxed agent's git commit carries the human's name and email; the rest of ~/.gitconfig stays hidden, and a repository's own identity wins",
   NEEDS_TIER_B,
-  async () => {
-    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
-    try {
-      const home = `${k.box.dir}/home`;
-      const proj = `${home}/proj`;
-      await Deno.mkdir(proj);
-      await Deno.writeTextFile(`${home}/.gitconfig`, HUMAN_GITCONFIG);
-      await exec(await k.attach("work"), `cd ${proj}`);
-      const agent = await k.attach("work", token);
+  () =>
+    withProjectAgent(async (agent, home, proj) => {
       const run = async (src: string) => {
         const r = (await exec(agent, src, { position: "value" })).value as Rec;
         return {
@@ -95,23 +110,14 @@ hostTest(
       const beside = await run(`python3 -c "open('${home}/x', 'w')"`);
       assert.equal(beside.ok, false, "a write beside the identity file succeeded");
       assert.match(await Deno.readTextFile(`${home}/.gitconfig`), /Ada/);
-    } finally {
-      await k.cleanup();
-    }
-  },
+    }, (home) => Deno.writeTextFile(`${home}/.gitconfig`, HUMAN_GITCONFIG)),
 );
 
 hostTest(
   "a sandboxed agent's next commit carries the identity the human set or changed since the kernel's first sandboxed run (it kept the first for the kernel's life)",
   NEEDS_TIER_B,
-  async () => {
-    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
-    try {
-      const home = `${k.box.dir}/home`;
-      const proj = `${home}/proj`;
-      await Deno.mkdir(proj);
-      await exec(await k.attach("work"), `cd ${proj}`);
-      const agent = await k.attach("work", token);
+  () =>
+    withProjectAgent(async (agent, home) => {
       const author = async () => {
         const r = (await exec(agent, "git log -1 --format='%an <%ae>'", { position: "value" }))
           .value as Rec;
@@ -128,10 +134,7 @@ hostTest(
       await Deno.writeTextFile(`${home}/.gitconfig`, "[user]\n\temail = second@example.com\n");
       await exec(agent, "git commit -q --allow-empty -m 3");
       assert.equal(await author(), "Repo <second@example.com>\n");
-    } finally {
-      await k.cleanup();
-    }
-  },
+    }),
 );
 
 hostTest(
