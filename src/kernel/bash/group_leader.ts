@@ -234,3 +234,16 @@ export function signalGroupOnly(pgid: number, signal: Deno.Signal): void {
     // gone meanwhile
   }
 }
+
+/**
+ * Ends what is left of process group `pgid` once its leader was reaped: SIGHUP, SIGKILL after
+ * `graceMs`, and waits (`graceMs` more at most) until nothing of it lives. Once no member lives,
+ * pids wrap and `pgid` may lead another group (a kernel exec's): that one is left alone (K-PTY-5).
+ */
+export async function endLeaderlessGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!leaderlessGroup(pgid)) return;
+  signalGroupOnly(pgid, "SIGHUP");
+  if (await groupGoneWithin(pgid, graceMs) || !leaderlessGroup(pgid)) return;
+  signalGroupOnly(pgid, "SIGKILL");
+  await groupDeadWithin(pgid, graceMs);
+}

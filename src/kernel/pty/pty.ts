@@ -5,13 +5,7 @@ import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { within } from "../../protocol/within.ts";
 import { CallerFault } from "../../protocol/caller_fault.ts";
-import {
-  groupDeadWithin,
-  groupGoneWithin,
-  leaderlessGroup,
-  signalGroup,
-  signalGroupOnly,
-} from "../bash/group_leader.ts";
+import { endLeaderlessGroup, groupDeadWithin, signalGroup } from "../bash/group_leader.ts";
 import { programExists } from "./program_lookup.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { boundEmulator } from "./emulator_bounds.ts";
@@ -404,7 +398,8 @@ export class Pty {
       // its jobs too: a killed process runs until scheduled, and the close answered before
       await groupDeadWithin(this.pid, PTY_KILL_GRACE_MS);
     } else {
-      await this.#endGroupLeft();
+      // what is left of the group (a job that ignored the hangup at its session's end)
+      await endLeaderlessGroup(this.pid, PTY_KILL_GRACE_MS);
     }
     this.#closing = true;
     this.#wait.wake();
@@ -416,20 +411,6 @@ export class Pty {
     this.#wait.close();
     this.#term.dispose();
     return this.#exit!;
-  }
-
-  /**
-   * What is left of the group of a child reaped before the close (a background job that ignored
-   * the hangup at its session's end): SIGHUP, SIGKILL after the grace. Once no member lives, pids
-   * wrap and the pid may lead another group (a kernel exec's): that one is left alone (K-PTY-5).
-   */
-  async #endGroupLeft(): Promise<void> {
-    if (!leaderlessGroup(this.pid)) return;
-    signalGroupOnly(this.pid, "SIGHUP");
-    const gone = await groupGoneWithin(this.pid, PTY_KILL_GRACE_MS);
-    if (gone || !leaderlessGroup(this.pid)) return;
-    signalGroupOnly(this.pid, "SIGKILL");
-    await groupDeadWithin(this.pid, PTY_KILL_GRACE_MS);
   }
 
   #assertOpen(): void {
