@@ -150,7 +150,7 @@ export class KernelClient {
       : () => connectThroughRelay(this.config.kernel, socket, this.config.searchPath, discovery);
     // G-SOCK-10: the path is checked before every connect, autostart polls included.
     const connect = async () => {
-      await checkTrustedPath(socket, socketRoot, euid.uid);
+      checkTrustedPath(socket, socketRoot, euid.uid);
       return await open();
     };
     let conn: RpcConnection;

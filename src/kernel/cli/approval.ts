@@ -41,7 +41,7 @@ export async function runApprovalCommand(command: string, args: string[]): Promi
   const { path, root } = socketPath(opts.session, opts.socket, env, uid);
   let conn: RpcConnection;
   try {
-    await checkTrustedPath(path, root, uid);
+    checkTrustedPath(path, root, uid);
     conn = await RpcConnection.connect(path);
   } catch (e) {
     console.error(`shoal-kernel: cannot reach ${path}: ${e instanceof Error ? e.message : e}`);

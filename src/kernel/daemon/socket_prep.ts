@@ -83,7 +83,7 @@ async function prepareParent(choice: SocketChoice, uid: number): Promise<void> {
     await Deno.chmod(parent, 0o700);
   }
   try {
-    await checkTrustedPath(path, choice.root, uid);
+    checkTrustedPath(path, choice.root, uid);
   } catch (e) {
     if (e instanceof UntrustedPathError) throw new StartupError(1, e.message);
     throw e;
