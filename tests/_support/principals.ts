@@ -6,6 +6,33 @@ import { defaultPolicy, policyFor, type PrincipalPolicy } from "../../src/kernel
 import type { Rec } from "./rec.ts";
 import { DARWIN_RULE, KERNEL_BIN, type Sandbox } from "./sandbox.ts";
 
+/** A principal's policy entry granting nothing but `overrides` (sandboxed, nothing self-approved). */
+export function principalPolicy(overrides: Partial<PrincipalPolicy> = {}): PrincipalPolicy {
+  return {
+    fs_read: [],
+    fs_write: [],
+    fs_delete: [],
+    net_connect: [],
+    net_listen: [],
+    proc_spawn: [],
+    env_read: [],
+    env_write: [],
+    secret_use: [],
+    session_write: false,
+    journal_read: false,
+    time: false,
+    auto_apply: "never",
+    opaque: "deny",
+    hermetic: false,
+    sandbox: true,
+    approve_in_client: false,
+    writable_protected: [],
+    approver: false,
+    self_approve: [],
+    ...overrides,
+  };
+}
+
 /** The local human principal of this test process (G-TRUST-2). */
 export const LOCAL_HUMAN = `uid:${Deno.uid()}`;
 

@@ -22,36 +22,11 @@ import {
   policyFor,
   type PrincipalPolicy,
 } from "../../../src/kernel/policy/leash.ts";
+import { principalPolicy } from "../../_support/principals.ts";
 
 const HOME = "/home/me";
 
-function grants(overrides: Partial<PrincipalPolicy> = {}): PrincipalPolicy {
-  return {
-    fs_read: [],
-    fs_write: [],
-    fs_delete: [],
-    net_connect: [],
-    net_listen: [],
-    proc_spawn: [],
-    env_read: [],
-    env_write: [],
-    secret_use: [],
-    session_write: false,
-    journal_read: false,
-    time: false,
-    auto_apply: "never",
-    opaque: "deny",
-    hermetic: false,
-    sandbox: true,
-    approve_in_client: false,
-    writable_protected: [],
-    approver: false,
-    self_approve: [],
-    ...overrides,
-  };
-}
-
-const reviewer = grants({
+const reviewer = principalPolicy({
   fs_read: ["~/src/proj/**", "/usr/**"],
   fs_write: ["~/src/proj/**"],
   net_connect: ["github.com:443", "*.githubusercontent.com:443"],
@@ -121,7 +96,11 @@ Deno.test("P-EVAL-1: per-effect verdicts", () => {
   assert.equal(v({ kind: "session_write" }), "allow");
   assert.equal(v({ kind: "journal_read" }), "deny");
   assert.equal(v({ kind: "opaque", reason: "x" }), "approval_required");
-  const hashed = grants({ proc_spawn: ["sha256:abc"], net_listen: ["8080"], net_connect: ["*:*"] });
+  const hashed = principalPolicy({
+    proc_spawn: ["sha256:abc"],
+    net_listen: ["8080"],
+    net_connect: ["*:*"],
+  });
   assert.equal(
     effectVerdict(hashed, { kind: "proc_spawn", argv0: "x", bin_hash: "sha256:abc" }, HOME),
     "allow",
@@ -161,7 +140,7 @@ Deno.test("P-EVAL-1: opaque deny / ask / allow", () => {
     "approval_required",
   );
   assert.equal(plan({ ...reviewer, opaque: "allow", proc_spawn: ["*"] }, "bash -c x"), "allow");
-  assert.equal(opaqueVerdict(grants({ opaque: "ask" })), "approval_required");
+  assert.equal(opaqueVerdict(principalPolicy({ opaque: "ask" })), "approval_required");
   assert.equal(opaqueVerdict(null), "deny");
 });
 
@@ -180,7 +159,7 @@ Deno.test("P-EVAL-3: the built-in local human may do anything in-grant", () => {
 });
 
 Deno.test("K-APPR-1, K-CAP-1: approvers and self-approval", () => {
-  const entry = (approver: boolean | null): PolicyEntry => ({ ...grants(), approver });
+  const entry = (approver: boolean | null): PolicyEntry => ({ ...principalPolicy(), approver });
   const policy: Policy = {
     principals: new Map([
       ["agent:boss", entry(true)],
@@ -193,24 +172,27 @@ Deno.test("K-APPR-1, K-CAP-1: approvers and self-approval", () => {
   assert.equal(isApprover(policy, "uid:1000", "uid:1000"), true);
   assert.equal(isApprover(policy, "agent:ghost", "uid:1000"), false);
   assert.equal(isApprover(defaultPolicy(), "uid:1000", "uid:1000"), true);
-  const writer = grants({ self_approve: ["fs_write", "proc_spawn"] });
+  const writer = principalPolicy({ self_approve: ["fs_write", "proc_spawn"] });
   assert.equal(canSelfApprove(writer, ["fs_write"]), true);
   assert.equal(canSelfApprove(writer, ["fs_write", "fs_delete"]), false);
   assert.equal(canSelfApprove(writer, []), true);
-  assert.equal(canSelfApprove(grants({ self_approve: ["*"] }), ["opaque", "fs_delete"]), true);
+  assert.equal(
+    canSelfApprove(principalPolicy({ self_approve: ["*"] }), ["opaque", "fs_delete"]),
+    true,
+  );
 });
 
 Deno.test("K-SESS-1, K-EFF-3: env read grants and bin_hash demand", () => {
   assert.equal(envReadGranted(reviewer, ["HOME"]), true);
   assert.equal(envReadGranted(reviewer, ["HOME", "TOKEN"]), false);
-  assert.equal(envReadGranted(grants({ env_read: ["*"] }), ["ANY"]), true);
+  assert.equal(envReadGranted(principalPolicy({ env_read: ["*"] }), ["ANY"]), true);
   assert.equal(wantsBinHash(reviewer), false);
-  assert.equal(wantsBinHash(grants({ proc_spawn: ["ls", "sha256:ab"] })), true);
+  assert.equal(wantsBinHash(principalPolicy({ proc_spawn: ["ls", "sha256:ab"] })), true);
   assert.equal(wantsBinHash(null), false);
 });
 
 Deno.test("M-ONB-3: a denial names the grant each denied effect lacks, and nothing for granted ones", () => {
-  const p = grants({ fs_write: ["/p/**"], proc_spawn: ["*"] });
+  const p = principalPolicy({ fs_write: ["/p/**"], proc_spawn: ["*"] });
   const effects: Effect[] = [
     { kind: "proc_spawn", argv0: "curl", bin_hash: null },
     { kind: "net_connect", host: "example.com", port: 443 },
@@ -228,7 +210,7 @@ Deno.test("M-ONB-3: a denial names the grant each denied effect lacks, and nothi
 });
 
 Deno.test("M-ELICIT-2: approval names each protected path and opaque effect that needs it, else the auto_apply rule, and nothing when none is needed", () => {
-  const p = grants({
+  const p = principalPolicy({
     fs_write: ["/p/**"],
     proc_spawn: ["*"],
     opaque: "ask",

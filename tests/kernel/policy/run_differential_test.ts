@@ -9,7 +9,7 @@ import { deriveEffects, type Effect } from "../../../src/kernel/policy/effects.t
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { effectVerdict } from "../../../src/kernel/policy/evaluate.ts";
-import type { PrincipalPolicy } from "../../../src/kernel/policy/leash.ts";
+import { principalPolicy } from "../../_support/principals.ts";
 
 const PATH = "/usr/bin:/bin";
 
@@ -466,28 +466,13 @@ Deno.test({
     'P-EVAL-1 needs deciding: a grant\'s ? or […] matches a derived glob\'s * as literal text, so fs.delete ["/w/?"] allows rm /w/* (every entry), and fs.delete ["/w/*/x"] allows rm **/x under shopt -s globstar (any depth)',
   ignore: true,
   fn: () => {
-    const only = (fs_delete: string[]): PrincipalPolicy => ({
-      fs_read: [],
-      fs_write: [],
-      fs_delete,
-      net_connect: [],
-      net_listen: [],
-      proc_spawn: ["*"],
-      env_read: [],
-      env_write: [],
-      secret_use: [],
-      session_write: true,
-      journal_read: false,
-      time: false,
-      auto_apply: "in-grant",
-      opaque: "deny",
-      hermetic: false,
-      sandbox: true,
-      approve_in_client: false,
-      writable_protected: [],
-      approver: false,
-      self_approve: [],
-    });
+    const only = (fs_delete: string[]) =>
+      principalPolicy({
+        fs_delete,
+        proc_spawn: ["*"],
+        session_write: true,
+        auto_apply: "in-grant",
+      });
     for (
       const [grant, src] of [
         ["/w/?", "rm /w/*"],
