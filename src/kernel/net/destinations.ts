@@ -209,7 +209,8 @@ function globForm(hostGlob: string): string {
  */
 function ipv6Form(text: string): string {
   if (!text.includes(":") || text.includes("*")) return text;
-  return canonicalHost(text)?.startsWith("[") ? canonicalHost(text)! : text;
+  const canonical = canonicalHost(text);
+  return canonical?.startsWith("[") ? canonical : text;
 }
 
 /** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
