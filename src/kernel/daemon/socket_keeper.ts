@@ -10,11 +10,15 @@
  * readable: `Deno.watchFs` lost every event of a directory removed with its entries (`rm -rf`) in
  * most runs here, its filter asking after each event whether the path still exists.
  */
-import type { PreparedSocket } from "./socket_prep.ts";
+import { type PreparedSocket, StartupError } from "./socket_prep.ts";
 import { C_FACTS, openCLibrary } from "../bash/c_library.ts";
 import { cString, readFd } from "../bash/fd_calls.ts";
 import { dropFd, fdWaiterAvailable, waitFd } from "../bash/fd_waiter.ts";
 import { ENTRY_EVENTS, INOTIFY_SYMBOLS, ONLY_THIS_DIR } from "../bash/inotify.ts";
+
+/** How often, and how far apart, a reclaim that failed for a moment is tried again (5 s in all). */
+const RETRIES = 50;
+const RETRY_MS = 100;
 
 /** A started keeper: `stop` ends the watch and waits for a reclaim under way. */
 export interface SocketKeeper {
@@ -84,7 +88,8 @@ function directoryOf(path: string): string {
  * Watches the directory of `path` and reclaims the socket after every change there: `serve`
  * gets each listener bound again, `log` says what happened. A kernel that cannot take the path
  * back (another kernel owns it now, or the path is refused) says so once and serves the
- * connections it has.
+ * connections it has; any other failure (a cleaner's `rm -rf` removing the directory between the
+ * reclaim's steps) is tried again for a few seconds before it counts as that.
  */
 export function keepSocket(
   prepared: PreparedSocket,
@@ -98,6 +103,7 @@ export function keepSocket(
   let stopped = false;
   let running: Promise<void> | null = null;
   let again = false;
+  let failures = 0;
 
   const watch = () => {
     watcher?.close();
@@ -120,8 +126,15 @@ export function keepSocket(
       }
       const now = (await Deno.stat(dir).catch(() => null))?.ino ?? null;
       if (now !== watched) watch();
+      failures = 0;
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
+      if (!(e instanceof StartupError) && ++failures < RETRIES) {
+        if (failures === 1) log(`cannot take back socket ${path} (${why}): trying again`);
+        await new Promise((done) => setTimeout(done, RETRY_MS));
+        again = true;
+        return;
+      }
       log(`lost socket ${path} (${why}): serving only the connections open`);
       stopped = true;
       watcher?.close();

@@ -61,7 +61,9 @@ for (
       const locked = () => Deno.lstat(`${socket}.lock`).then((i) => i.isFile, () => false);
       assert.ok(
         await waitUntil(async () => await connects(socket) && await locked(), 10000),
-        "the path is served again, its lock file made again",
+        `the path is served again, its lock file made again; the kernel said:\n${
+          k.stderr.join("\n")
+        }`,
       );
       const again = await k.attach();
       assert.match(await stdoutOf(again, "echo x$x"), /x41/, "the same kernel, its session kept");
@@ -90,4 +92,43 @@ Deno.test("G-SOCK-3 step 4: a kernel whose socket path was replaced by a file le
   } finally {
     await k.cleanup();
   }
+});
+
+/** Swaps two paths in one step (renameat2 RENAME_EXCHANGE), so no watcher sees either missing. */
+function exchange(a: string, b: string): void {
+  const libc = Deno.dlopen("libc.so.6", {
+    renameat2: { parameters: ["i32", "buffer", "i32", "buffer", "u32"], result: "i32" },
+  });
+  try {
+    const c = (s: string) => new TextEncoder().encode(`${s}\0`);
+    const AT_FDCWD = -100, RENAME_EXCHANGE = 2;
+    assert.equal(libc.symbols.renameat2(AT_FDCWD, c(a), AT_FDCWD, c(b), RENAME_EXCHANGE), 0);
+  } finally {
+    libc.close();
+  }
+}
+
+Deno.test({
+  name:
+    "G-SOCK-3/4: a kernel that cannot take its socket path back for a moment (its lock path a directory) tries again and serves it once the path is usable; it gave up at the first failure, as a cleaner's `rm -rf` racing its reclaim made it",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const { socket, k } = await kernelWithState();
+    try {
+      const dir = socket.slice(0, socket.lastIndexOf("/"));
+      await Deno.mkdir(`${dir}.new/k.sock.lock`, { recursive: true });
+      exchange(dir, `${dir}.new`);
+      assert.ok(
+        await waitUntil(() => k.stderr.some((l) => l.includes("trying again")), 10000),
+        k.stderr.join("\n"),
+      );
+      await Deno.remove(`${socket}.lock`);
+      assert.ok(await waitUntil(() => connects(socket), 10000), k.stderr.join("\n"));
+      const again = await k.attach();
+      assert.match(await stdoutOf(again, "echo x$x"), /x41/, "the same kernel, its session kept");
+      assert.ok(!k.stderr.some((l) => l.includes("lost socket")), k.stderr.join("\n"));
+    } finally {
+      await k.cleanup();
+    }
+  },
 });
