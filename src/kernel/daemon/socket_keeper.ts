@@ -125,7 +125,13 @@ export function keepSocket(
         log(`socket ${path} was removed: serving it again`);
       }
       const now = (await Deno.stat(dir).catch(() => null))?.ino ?? null;
-      if (now !== watched) watch();
+      if (now !== watched) {
+        // The old watch's unread events go with it, and what changed before the new watch was
+        // placed is unseen: look once more (a `rm -rf` that removed the lock file and its
+        // directory after this reclaim saw the lock kept left a socket served without a lock).
+        watch();
+        again = true;
+      }
       failures = 0;
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
