@@ -161,6 +161,16 @@ interface Refusal {
   deniedAddress: string | null;
 }
 
+/**
+ * What one client's connection has become: its upstream as soon as it is connected (so that it
+ * is closed with the client, also when the client is gone before the proxy's answer reaches it),
+ * and whether its request was forwarded (for {@link relay}).
+ */
+interface Flow {
+  upstream: Deno.Conn | null;
+  forwarded: boolean;
+}
+
 /** The kernel's proxy: its sockets, and who watches for refusals. */
 export class NetProxy {
   #endpoints = new Map<string, Endpoint>();
@@ -305,30 +315,29 @@ export class NetProxy {
   async #serve(endpoint: Endpoint, client: Deno.Conn): Promise<void> {
     const head = new Head(client);
     const timer = setTimeout(() => closeQuietly(client), HANDSHAKE_MS);
-    let upstream: Deno.Conn | null = null;
+    const flow: Flow = { upstream: null, forwarded: false };
     let closed = false;
-    const via = { forwarded: false };
     const close = () => {
       closed = true;
       closeQuietly(client);
-      closeQuietly(upstream);
+      closeQuietly(flow.upstream);
     };
     endpoint.serving.add(close);
     try {
       if (!(await head.fill(1))) return;
-      upstream = head.buf[0] === 5
-        ? await this.#socks(endpoint, client, head)
-        : await this.#http(endpoint, client, head, via);
+      const upstream = head.buf[0] === 5
+        ? await this.#socks(endpoint, client, head, flow)
+        : await this.#http(endpoint, client, head, flow);
       clearTimeout(timer);
       // not when its endpoint closed while the upstream was being connected
-      if (upstream !== null && !closed) await relay(client, upstream, via.forwarded);
+      if (upstream !== null && !closed) await relay(client, upstream, flow.forwarded);
     } catch {
       // the client went away or sent what no protocol allows
     } finally {
       clearTimeout(timer);
       endpoint.serving.delete(close);
       closeQuietly(client);
-      closeQuietly(upstream);
+      closeQuietly(flow.upstream);
     }
   }
 
@@ -337,12 +346,13 @@ export class NetProxy {
    * to ({@link resolvedAddressDenied}, judged before any connection: a refused one never reaches
    * the host's service, and does not tell an open port from a closed one); a {@link Refusal}
    * (published and collected) when not granted or every address it resolves to is denied; null
-   * when the destination cannot be reached.
+   * when the destination cannot be reached. A connection made is `flow`'s upstream.
    */
   async #connect(
     endpoint: Endpoint,
     host: string,
     port: number,
+    flow: Flow,
   ): Promise<Deno.Conn | Refusal | null> {
     const { grants } = endpoint.net;
     const canon = canonicalHost(host);
@@ -359,7 +369,7 @@ export class NetProxy {
     }
     for (const address of allowed) {
       const conn = await dial(address, port);
-      if (conn !== null) return conn;
+      if (conn !== null) return flow.upstream = conn;
     }
     return null;
   }
@@ -384,7 +394,12 @@ export class NetProxy {
   }
 
   /** SOCKS5 (RFC 1928) without authentication: the upstream once connected, else null. */
-  async #socks(endpoint: Endpoint, client: Deno.Conn, head: Head): Promise<Deno.Conn | null> {
+  async #socks(
+    endpoint: Endpoint,
+    client: Deno.Conn,
+    head: Head,
+    flow: Flow,
+  ): Promise<Deno.Conn | null> {
     if (!(await head.fill(2)) || !(await head.fill(2 + head.buf[1]))) return null;
     const methods = head.take(2 + head.buf[1]).subarray(2);
     if (!methods.includes(0)) {
@@ -419,7 +434,7 @@ export class NetProxy {
       await reply(7); // command not supported
       return null;
     }
-    const upstream = await this.#connect(endpoint, host, port);
+    const upstream = await this.#connect(endpoint, host, port, flow);
     if (upstream !== null && "deniedAddress" in upstream) {
       await reply(2); // connection not allowed by ruleset
       return null;
@@ -434,14 +449,14 @@ export class NetProxy {
   }
 
   /**
-   * HTTP proxying: `CONNECT host:port` tunnels, `http://` absolute URIs are forwarded (`via`
+   * HTTP proxying: `CONNECT host:port` tunnels, `http://` absolute URIs are forwarded (`flow`
    * says so, for {@link relay}).
    */
   async #http(
     endpoint: Endpoint,
     client: Deno.Conn,
     head: Head,
-    via: { forwarded: boolean },
+    flow: Flow,
   ): Promise<Deno.Conn | null> {
     let end = -1;
     for (let n = 1, scanned = 0; end < 0; n = head.buf.length + 1) {
@@ -482,7 +497,7 @@ export class NetProxy {
     const { host, name, port } = destination;
     const upstream = host === null
       ? this.#refuse(endpoint, name, port)
-      : await this.#connect(endpoint, host, port);
+      : await this.#connect(endpoint, host, port, flow);
     if (upstream !== null && "deniedAddress" in upstream) {
       const named = destinationText(host ?? name, port);
       const { principal } = endpoint.net;
@@ -504,7 +519,7 @@ export class NetProxy {
       await writeAll(client, encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
     } else {
       await writeAll(upstream, bytesOf(forwarded));
-      via.forwarded = true;
+      flow.forwarded = true;
     }
     if (head.buf.length > 0) await writeAll(upstream, head.take(head.buf.length));
     return upstream;
