@@ -39,6 +39,13 @@ const CONNECTION_LIMIT = 512;
  * hundreds (and reopens each one the handshake timeout closes) keeps the proxy to itself.
  */
 const PRINCIPAL_LIMIT = 128;
+/**
+ * Most connections past a limit the proxy answers at once, each with a refusal naming that limit
+ * (HTTP 503, SOCKS5 reply 1) once its request is read: beyond them, it closes them unanswered.
+ */
+const TURN_AWAY_LIMIT = 16;
+/** Longest wait for the request head of a connection past a limit. */
+const TURN_AWAY_MS = 5_000;
 /** How long the proxy waits after a failed accept (no descriptor free) before trying again. */
 const ACCEPT_RETRY_MS = 100;
 /** Longest wait for a client's request head. */
@@ -169,6 +176,13 @@ interface Refusal {
 interface Flow {
   upstream: Deno.Conn | null;
   forwarded: boolean;
+  /** Why the connection is past a limit and its request is refused unconnected, else null. */
+  busy: string | null;
+}
+
+/** A request refused because its connection is past a limit: why. */
+interface Busy {
+  busy: string;
 }
 
 /** The kernel's proxy: its sockets, and who watches for refusals. */
@@ -177,6 +191,8 @@ export class NetProxy {
   /** The refusals each watching run collects, by (session, principal). */
   #watchers = new Map<string, Set<Set<string>>>();
   #connections = 0;
+  /** Connections past a limit being answered so. */
+  #turningAway = 0;
   /** Connections being served, by principal. */
   #byPrincipal = new Map<string, number>();
   #closed = false;
@@ -297,7 +313,7 @@ export class NetProxy {
       }
       const held = this.#byPrincipal.get(principal) ?? 0;
       if (this.#connections >= CONNECTION_LIMIT || held >= PRINCIPAL_LIMIT) {
-        closeQuietly(conn);
+        this.#turnAway(endpoint, conn, held >= PRINCIPAL_LIMIT);
         continue;
       }
       this.#connections++;
@@ -311,11 +327,34 @@ export class NetProxy {
     }
   }
 
-  /** Serves one client: its protocol told by its first byte (5: SOCKS5, else HTTP). */
-  async #serve(endpoint: Endpoint, client: Deno.Conn): Promise<void> {
+  /**
+   * Answers a connection past its principal's share (`own`) or the proxy's limit with a refusal
+   * saying so, a bounded number at once (P-NET-2: a client cut off unanswered cannot tell it from
+   * a broken proxy or destination); closes it unanswered beyond that.
+   */
+  #turnAway(endpoint: Endpoint, conn: Deno.Conn, own: boolean): void {
+    if (this.#turningAway >= TURN_AWAY_LIMIT) {
+      closeQuietly(conn);
+      return;
+    }
+    this.#turningAway++;
+    const busy = own
+      ? `${endpoint.net.principal} holds ${PRINCIPAL_LIMIT} proxy connections at once, its limit`
+      : `the proxy relays ${CONNECTION_LIMIT} connections at once, its limit`;
+    this.#serve(endpoint, conn, busy).finally(() => this.#turningAway--);
+  }
+
+  /**
+   * Serves one client: its protocol told by its first byte (5: SOCKS5, else HTTP); its request
+   * refused as `busy` says when that is not null.
+   */
+  async #serve(endpoint: Endpoint, client: Deno.Conn, busy: string | null = null): Promise<void> {
     const head = new Head(client);
-    const timer = setTimeout(() => closeQuietly(client), HANDSHAKE_MS);
-    const flow: Flow = { upstream: null, forwarded: false };
+    const timer = setTimeout(
+      () => closeQuietly(client),
+      busy === null ? HANDSHAKE_MS : TURN_AWAY_MS,
+    );
+    const flow: Flow = { upstream: null, forwarded: false, busy };
     let closed = false;
     const close = () => {
       closed = true;
@@ -353,7 +392,8 @@ export class NetProxy {
     host: string,
     port: number,
     flow: Flow,
-  ): Promise<Deno.Conn | Refusal | null> {
+  ): Promise<Deno.Conn | Refusal | Busy | null> {
+    if (flow.busy !== null) return { busy: flow.busy };
     const { grants } = endpoint.net;
     const canon = canonicalHost(host);
     if (canon === null || !destinationGranted(grants, canon, port)) {
@@ -435,6 +475,10 @@ export class NetProxy {
       return null;
     }
     const upstream = await this.#connect(endpoint, host, port, flow);
+    if (upstream !== null && "busy" in upstream) {
+      await reply(1); // general SOCKS server failure
+      return null;
+    }
     if (upstream !== null && "deniedAddress" in upstream) {
       await reply(2); // connection not allowed by ruleset
       return null;
@@ -498,6 +542,11 @@ export class NetProxy {
     const upstream = host === null
       ? this.#refuse(endpoint, name, port)
       : await this.#connect(endpoint, host, port, flow);
+    if (upstream !== null && "busy" in upstream) {
+      const why = `shoal: ${upstream.busy}; close some and try again\n`;
+      await writeAll(client, response("503 Service Unavailable", why));
+      return null;
+    }
     if (upstream !== null && "deniedAddress" in upstream) {
       const named = destinationText(host ?? name, port);
       const { principal } = endpoint.net;
