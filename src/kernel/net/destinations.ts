@@ -66,7 +66,7 @@ export function destinationGranted(grants: readonly string[], host: string, port
   if (canon === null || !(port >= 1 && port <= 65535)) return false;
   if (!isIpLiteral(canon)) return grants.some((grant) => netGrantMatches(grant, canon, port));
   return grants.some((grant) =>
-    canonicalHost(grantHost(grant)) === canon && netGrantMatches(grant, grantHost(grant), port)
+    canonicalHost(grantHost(grant)) === canon && netGrantMatches(grant, canon, port)
   );
 }
 
@@ -203,9 +203,8 @@ function globForm(hostGlob: string): string {
 }
 
 /**
- * An IPv6 literal (`::1`, `[::1]`, `[0:0::1]`) in its one canonical form (`[::1]`), any other
- * text as it is: the analysis names a URL's IPv6 host bracketed and a `/dev/tcp/::1/P` path's bare,
- * and a grant may be written either way.
+ * A grant's IPv6 literal (`::1`, `[::1]`, `[0:0::1]`) in the one form destinations are named in
+ * (`[::1]`), any other text as it is: a grant may be written either way.
  */
 function ipv6Form(text: string): string {
   if (!text.includes(":") || text.includes("*")) return text;
@@ -213,7 +212,10 @@ function ipv6Form(text: string): string {
   return canonical?.startsWith("[") ? canonical : text;
 }
 
-/** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
+/**
+ * Whether a `hostglob:port` grant matches a connection (P-EVAL-1) to `host`, named as the
+ * analysis and the proxy name a destination ({@link canonicalHost}).
+ */
 export function netGrantMatches(grant: string, host: string, port: number): boolean {
   const colon = grant.lastIndexOf(":");
   if (colon < 0) return false;
@@ -221,5 +223,5 @@ export function netGrantMatches(grant: string, host: string, port: number): bool
   const portText = grant.slice(colon + 1);
   if (portText !== "*" && portText !== String(port)) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`, "s").test(ipv6Form(host.toLowerCase()));
+  return new RegExp(`^${parts.join(".*")}$`, "s").test(host.toLowerCase());
 }

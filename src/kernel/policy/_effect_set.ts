@@ -1,5 +1,6 @@
 /** Accumulates effects and emits the canonical list (K-EFF-4). */
 import type { Effect, FlagKind, FsKind, NamesKind } from "./effect_types.ts";
+import { canonicalHost } from "../net/destinations.ts";
 
 /** A growing set of effects; `toList` gives them in K-EFF-4 canonical form. */
 export class EffectSet {
@@ -51,9 +52,14 @@ export class EffectSet {
     this.#spawn.add(argv0);
   }
 
-  /** Records an outgoing connection. */
+  /**
+   * Records an outgoing connection, its host in the one form every destination is named in
+   * (the URL parser's: lower case, an IPv4 number dotted, an IPv6 literal bracketed), whether it
+   * came from a URL or a `/dev/tcp/HOST/PORT` path; one that is no host as it was written.
+   */
   connect(host: string, port: number): void {
-    this.#connect.set(`${host}\0${port}`, { host, port });
+    const named = canonicalHost(host) ?? host;
+    this.#connect.set(`${named}\0${port}`, { host: named, port });
   }
 
   /** Records a listening port. */
