@@ -6,7 +6,6 @@
  * `net.<session>` and handed to the runs watching it. Hand-written parsing: the protocols'
  * handshakes are a few bounded fields, and Deno has no std here.
  */
-import { lookup } from "node:dns/promises";
 import { nowNs } from "../events/now_ns.ts";
 import type { Audience } from "../events/bus_event.ts";
 import {
@@ -20,6 +19,7 @@ import {
 import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
 import { listenIn } from "./listen_in.ts";
+import { isLiteral, Lookups } from "./lookups.ts";
 import { madeIn } from "./made_in.ts";
 import {
   bytesOf,
@@ -101,30 +101,6 @@ async function dial(address: string, port: number): Promise<Deno.TcpConn | null>
   }
 }
 
-/** Whether a canonical host is an IP literal (`[v6]` or dotted IPv4), not a name. */
-function isLiteral(host: string): boolean {
-  return host.startsWith("[") || /^[\d.]+$/.test(host);
-}
-
-/**
- * The addresses a canonical host stands for, in the resolver's order (IPv6 bare): an IP literal
- * itself, a name what the host's resolver (`/etc/hosts`, then DNS) gives for it, none when it
- * gives none in time.
- */
-async function addressesOf(host: string): Promise<string[]> {
-  if (isLiteral(host)) return [host.startsWith("[") ? host.slice(1, -1) : host];
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<[]>((resolve) => timer = setTimeout(() => resolve([]), CONNECT_MS));
-  try {
-    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), late]);
-    return found.map((entry) => entry.address);
-  } catch {
-    return [];
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * The `host`, `port` of an authority `host:port` or `[v6]:port` (`host` canonical), or null when
  * it names no port; `host` null when what stands before its port is no host (a control byte, a
@@ -191,6 +167,7 @@ export class NetProxy {
   /** The refusals each watching run collects, by (session, principal). */
   #watchers = new Map<string, Set<Set<string>>>();
   #connections = 0;
+  #lookups = new Lookups();
   /** Connections past a limit being answered so. */
   #turningAway = 0;
   /** Connections being served, by principal. */
@@ -399,7 +376,7 @@ export class NetProxy {
     if (canon === null || !destinationGranted(grants, canon, port)) {
       return this.#refuse(endpoint, host, port);
     }
-    const addresses = await addressesOf(canon);
+    const addresses = await this.#lookups.addresses(endpoint.net.principal, canon, CONNECT_MS);
     const allowed = isLiteral(canon)
       ? addresses
       : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port));
