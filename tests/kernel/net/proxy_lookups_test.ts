@@ -8,10 +8,11 @@
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { launchKernel, type TestKernel } from "../../_support/kernel.ts";
+import { kernelWithEtc, NEEDS_ROOT } from "../../_support/etc_namespace.ts";
+import type { TestKernel } from "../../_support/kernel.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
-import { KERNEL_BIN, sandbox } from "../../_support/sandbox.ts";
+import { sandbox } from "../../_support/sandbox.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
 /** A DNS server that reads every query and answers none (python3, as root: port 53). */
@@ -41,8 +42,7 @@ print("opened", flush=True)
 for t in threads: t.join()
 `;
 
-const MISSING = NEEDS_TIER_B ??
-  (Deno.uid() === 0 ? null : "needs root (a DNS server on port 53, a mount namespace)");
+const MISSING = NEEDS_TIER_B ?? NEEDS_ROOT;
 
 hostTest(
   "P-NET-1 an agent's 40 connections to 40 granted names whose DNS never answers leave the proxy's lookups to others: another session's agent still reaches its granted localhost server through the proxy",
@@ -50,10 +50,6 @@ hostTest(
   async () => {
     const box = await sandbox();
     const dnsAddress = "127.0.0.77";
-    await Deno.writeTextFile(
-      `${box.dir}/resolv.conf`,
-      `nameserver ${dnsAddress}\noptions timeout:30 attempts:1\n`,
-    );
     const dns = new Deno.Command("python3", {
       args: ["-c", SILENT_DNS, dnsAddress],
       stdout: "piped",
@@ -76,21 +72,10 @@ hostTest(
       };
       const slow = (await createToken(box, "agent:slow", "agent:slow")).secret;
       const other = (await createToken(box, "agent:other", "agent:other")).secret;
-      const socket = box.socket();
       // the kernel's own view of /etc/resolv.conf: the silent server
-      const launcher = [
-        "unshare",
-        "-m",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        'mount --bind "$0" /etc/resolv.conf && exec "$@"',
-        `${box.dir}/resolv.conf`,
-        KERNEL_BIN,
-      ];
-      const args = ["--socket", socket, "--policy", await writePolicy(box, policy)];
-      k = await launchKernel(box, args, socket, {}, launcher);
+      k = await kernelWithEtc(box, {
+        "resolv.conf": `nameserver ${dnsAddress}\noptions timeout:30 attempts:1\n`,
+      }, ["--policy", await writePolicy(box, policy)]);
       const human = await k.attach("one");
       await exec(human, `cd ${proj}`);
       await exec(await k.attach("two"), `cd ${proj}`);
