@@ -18,6 +18,7 @@ import {
 } from "./destinations.ts";
 import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
+import { CONNECT_MS, CONNECT_TOTAL_MS, connectFirst, type Unreachable } from "./dial.ts";
 import { listenIn } from "./listen_in.ts";
 import { isLiteral, Lookups } from "./lookups.ts";
 import { madeIn } from "./made_in.ts";
@@ -50,8 +51,6 @@ const TURN_AWAY_MS = 5_000;
 const ACCEPT_RETRY_MS = 100;
 /** Longest wait for a client's request head. */
 const HANDSHAKE_MS = 30_000;
-/** Longest wait for a destination to accept. */
-const CONNECT_MS = 15_000;
 /** Most distinct refusals one run's outcome lists (P-NET-2). */
 const REFUSED_LIMIT = 100;
 
@@ -81,24 +80,6 @@ export interface EndpointLease {
   dir: string;
   /** Gives the hold back (again: nothing). */
   release(): void;
-}
-
-/** Connects to `address:port` (an IP address, IPv6 bare), or null when it cannot in time. */
-async function dial(address: string, port: number): Promise<Deno.TcpConn | null> {
-  const attempt = Deno.connect({ hostname: address, port });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), CONNECT_MS));
-  try {
-    const conn = await Promise.race([attempt, late]);
-    if (conn === null) attempt.then((c) => c.close(), () => {});
-    // relayed bytes go out as they come: Nagle's wait would add a delayed ACK's 40 ms per turn
-    conn?.setNoDelay(true);
-    return conn;
-  } catch {
-    return null;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -152,6 +133,8 @@ interface Refusal {
 interface Flow {
   upstream: Deno.Conn | null;
   forwarded: boolean;
+  /** Closes the client unless its request has come in time (cleared once it has). */
+  handshake?: ReturnType<typeof setTimeout>;
   /** Why the connection is past a limit and its request is refused unconnected, else null. */
   busy: string | null;
 }
@@ -327,11 +310,11 @@ export class NetProxy {
    */
   async #serve(endpoint: Endpoint, client: Deno.Conn, busy: string | null = null): Promise<void> {
     const head = new Head(client);
-    const timer = setTimeout(
+    const flow: Flow = { upstream: null, forwarded: false, busy };
+    const timer = flow.handshake = setTimeout(
       () => closeQuietly(client),
       busy === null ? HANDSHAKE_MS : TURN_AWAY_MS,
     );
-    const flow: Flow = { upstream: null, forwarded: false, busy };
     let closed = false;
     const close = () => {
       closed = true;
@@ -361,16 +344,19 @@ export class NetProxy {
    * A connection to `host:port` when it is granted, made only to addresses that a name may lead
    * to ({@link resolvedAddressDenied}, judged before any connection: a refused one never reaches
    * the host's service, and does not tell an open port from a closed one); a {@link Refusal}
-   * (published and collected) when not granted or every address it resolves to is denied; null
-   * when the destination cannot be reached. A connection made is `flow`'s upstream.
+   * (published and collected) when not granted or every address it resolves to is denied; an
+   * {@link Unreachable} when the destination cannot be reached. A connection made is `flow`'s
+   * upstream. The request has come: the handshake limit no longer applies, connecting has its own.
    */
   async #connect(
     endpoint: Endpoint,
     host: string,
     port: number,
     flow: Flow,
-  ): Promise<Deno.Conn | Refusal | Busy | null> {
+  ): Promise<Deno.Conn | Refusal | Busy | Unreachable> {
     if (flow.busy !== null) return { busy: flow.busy };
+    clearTimeout(flow.handshake);
+    const deadline = performance.now() + CONNECT_TOTAL_MS;
     const { grants } = endpoint.net;
     const canon = canonicalHost(host);
     if (canon === null || !destinationGranted(grants, canon, port)) {
@@ -384,11 +370,13 @@ export class NetProxy {
       this.#refuse(endpoint, host, port);
       return { deniedAddress: canonicalHost(addresses[0]) ?? addresses[0] };
     }
-    for (const address of allowed) {
-      const conn = await dial(address, port);
-      if (conn !== null) return flow.upstream = conn;
+    if (addresses.length === 0) {
+      const why = `found no address for ${canon} (its lookup failed or took over ` +
+        `${CONNECT_MS / 1000} s)`;
+      return { unreachable: why, refused: false };
     }
-    return null;
+    const conn = await connectFirst(allowed, port, deadline);
+    return "unreachable" in conn ? conn : flow.upstream = conn;
   }
 
   /**
@@ -460,8 +448,8 @@ export class NetProxy {
       await reply(2); // connection not allowed by ruleset
       return null;
     }
-    if (upstream === null) {
-      await reply(5); // connection refused
+    if ("unreachable" in upstream) {
+      await reply(upstream.refused ? 5 : 4); // connection refused, host unreachable
       return null;
     }
     await reply(0);
@@ -534,11 +522,11 @@ export class NetProxy {
       await writeAll(client, response("403 Forbidden", `shoal: ${named} ${why}\n`));
       return null;
     }
-    if (upstream === null) {
-      await writeAll(
-        client,
-        response("502 Bad Gateway", `shoal: cannot connect to ${host}:${port}\n`),
-      );
+    if ("unreachable" in upstream) {
+      const why = `shoal: cannot connect to ${
+        destinationText(host!, port)
+      }: ${upstream.unreachable}\n`;
+      await writeAll(client, response("502 Bad Gateway", why));
       return null;
     }
     if (forwarded === null) {
