@@ -111,8 +111,9 @@ export function destinationText(host: string, port: number): string {
 
 /**
  * Whether an address a granted name resolved to is one the name may not lead to: loopback,
- * unspecified, link-local (cloud metadata), multicast or broadcast — unless that address itself
- * is granted, or the name is `localhost` and a grant names `localhost` (sandbox-runtime's
+ * unspecified, link-local (cloud metadata), multicast, broadcast, or one of `own` (the host's own
+ * interface addresses, canonical: a server on its 0.0.0.0 is the host's too) — unless that
+ * address itself is granted, or the name is `localhost` and a grant names `localhost` (sandbox-runtime's
  * resolved-address guard: whoever controls a granted name's DNS must not reach the host's own
  * services through it).
  */
@@ -121,6 +122,7 @@ export function resolvedAddressDenied(
   name: string,
   address: string,
   port: number,
+  own: ReadonlySet<string> = new Set(),
 ): boolean {
   const canon = canonicalHost(address);
   if (canon === null) return true;
@@ -136,7 +138,7 @@ export function resolvedAddressDenied(
     special = canon === "[::1]" || canon === "[::]" || /^\[fe[89ab]/.test(canon) ||
       /^\[ff/.test(canon) || /^\[fd00:ec2:/.test(canon) || canon.startsWith("[::ffff:");
   }
-  if (!special) return false;
+  if (!special && !own.has(canon)) return false;
   const loopback = canon === "[::1]" || v4?.startsWith("127.") === true;
   return !(loopback && canonicalHost(name) === "localhost" &&
     grants.some((grant) =>

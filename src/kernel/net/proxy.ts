@@ -102,6 +102,16 @@ function authority(
   return { host: strict ? canonicalHost(m[1]) : null, name: m[1], port };
 }
 
+/** The host's own interface addresses, canonical (as {@link resolvedAddressDenied} takes them). */
+function ownAddresses(): Set<string> {
+  const own = new Set<string>();
+  for (const { address } of Deno.networkInterfaces()) {
+    const canon = canonicalHost(address);
+    if (canon !== null) own.add(canon);
+  }
+  return own;
+}
+
 /** An HTTP response with a plain-text body that closes the connection. */
 function response(status: string, body: string): Uint8Array {
   const bytes = encoder.encode(body);
@@ -363,9 +373,10 @@ export class NetProxy {
       return this.#refuse(endpoint, host, port);
     }
     const addresses = await this.#lookups.addresses(endpoint.net.principal, canon, CONNECT_MS);
+    const own = isLiteral(canon) ? new Set<string>() : ownAddresses();
     const allowed = isLiteral(canon)
       ? addresses
-      : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port));
+      : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port, own));
     if (addresses.length > 0 && allowed.length === 0) {
       this.#refuse(endpoint, host, port);
       return { deniedAddress: canonicalHost(addresses[0]) ?? addresses[0] };
