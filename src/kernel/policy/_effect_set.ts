@@ -55,10 +55,13 @@ export class EffectSet {
   /**
    * Records an outgoing connection, its host in the one form every destination is named in
    * (the URL parser's: lower case, an IPv4 number dotted, an IPv6 literal bracketed), whether it
-   * came from a URL or a `/dev/tcp/HOST/PORT` path; one that is no host as it was written.
+   * came from a URL or a `/dev/tcp/HOST/PORT` path; one that is no host, or past ASCII, as it was
+   * written (bash's resolver maps no Unicode: `/dev/tcp/ｅｘａｍｐｌｅ.com/80` is not example.com,
+   * which the URL parser would make of it; a URL's host comes mapped already).
    */
   connect(host: string, port: number): void {
-    const named = canonicalHost(host) ?? host;
+    // deno-lint-ignore no-control-regex
+    const named = /^[\x00-\x7f]*$/.test(host) ? canonicalHost(host) ?? host : host;
     this.#connect.set(`${named}\0${port}`, { host: named, port });
   }
 

@@ -37,4 +37,7 @@ Deno.test("K-EFF-1 P-EVAL-1 a /dev/tcp path's host is named as the URL parser na
   assert.deepEqual(connects("echo x > /dev/tcp/2130706433/80"), ["127.0.0.1 80"]);
   assert.deepEqual(connects("echo x > /dev/tcp/0x7f.1/80"), ["127.0.0.1 80"]);
   assert.deepEqual(connects("echo x > /dev/tcp/example.com/443"), ["example.com 443"]);
+  // bash's resolver maps no Unicode: the name it asks for is not example.com
+  assert.deepEqual(connects("echo x > /dev/tcp/ｅｘａｍｐｌｅ.com/80"), ["ｅｘａｍｐｌｅ.com 80"]);
+  assert.deepEqual(connects("curl http://ｅｘａｍｐｌｅ.com/"), ["example.com 80"]);
 });
