@@ -66,7 +66,7 @@ export function destinationGranted(grants: readonly string[], host: string, port
   if (canon === null || !(port >= 1 && port <= 65535)) return false;
   if (!isIpLiteral(canon)) return grants.some((grant) => netGrantMatches(grant, canon, port));
   return grants.some((grant) =>
-    canonicalHost(grantHost(grant)) === canon && netGrantMatches(grant, grantHost(grant), port)
+    canonicalHost(grantHost(grant)) === canon && netGrantMatches(grant, canon, port)
   );
 }
 
@@ -111,8 +111,9 @@ export function destinationText(host: string, port: number): string {
 
 /**
  * Whether an address a granted name resolved to is one the name may not lead to: loopback,
- * unspecified, link-local (cloud metadata), multicast or broadcast — unless that address itself
- * is granted, or the name is `localhost` and a grant names `localhost` (sandbox-runtime's
+ * unspecified, link-local (cloud metadata), multicast, broadcast, or one of `own` (the host's own
+ * interface addresses, canonical: a server on its 0.0.0.0 is the host's too) — unless that
+ * address itself is granted, or the name is `localhost` and a grant names `localhost` (sandbox-runtime's
  * resolved-address guard: whoever controls a granted name's DNS must not reach the host's own
  * services through it).
  */
@@ -121,6 +122,7 @@ export function resolvedAddressDenied(
   name: string,
   address: string,
   port: number,
+  own: ReadonlySet<string> = new Set(),
 ): boolean {
   const canon = canonicalHost(address);
   if (canon === null) return true;
@@ -136,7 +138,7 @@ export function resolvedAddressDenied(
     special = canon === "[::1]" || canon === "[::]" || /^\[fe[89ab]/.test(canon) ||
       /^\[ff/.test(canon) || /^\[fd00:ec2:/.test(canon) || canon.startsWith("[::ffff:");
   }
-  if (!special) return false;
+  if (!special && !own.has(canon)) return false;
   const loopback = canon === "[::1]" || v4?.startsWith("127.") === true;
   return !(loopback && canonicalHost(name) === "localhost" &&
     grants.some((grant) =>
@@ -203,9 +205,8 @@ function globForm(hostGlob: string): string {
 }
 
 /**
- * An IPv6 literal (`::1`, `[::1]`, `[0:0::1]`) in its one canonical form (`[::1]`), any other
- * text as it is: the analysis names a URL's IPv6 host bracketed and a `/dev/tcp/::1/P` path's bare,
- * and a grant may be written either way.
+ * A grant's IPv6 literal (`::1`, `[::1]`, `[0:0::1]`) in the one form destinations are named in
+ * (`[::1]`), any other text as it is: a grant may be written either way.
  */
 function ipv6Form(text: string): string {
   if (!text.includes(":") || text.includes("*")) return text;
@@ -213,7 +214,10 @@ function ipv6Form(text: string): string {
   return canonical?.startsWith("[") ? canonical : text;
 }
 
-/** Whether a `hostglob:port` grant matches a connection (P-EVAL-1). */
+/**
+ * Whether a `hostglob:port` grant matches a connection (P-EVAL-1) to `host`, named as the
+ * analysis and the proxy name a destination ({@link canonicalHost}).
+ */
 export function netGrantMatches(grant: string, host: string, port: number): boolean {
   const colon = grant.lastIndexOf(":");
   if (colon < 0) return false;
@@ -221,5 +225,5 @@ export function netGrantMatches(grant: string, host: string, port: number): bool
   const portText = grant.slice(colon + 1);
   if (portText !== "*" && portText !== String(port)) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`, "s").test(ipv6Form(host.toLowerCase()));
+  return new RegExp(`^${parts.join(".*")}$`, "s").test(host.toLowerCase());
 }

@@ -6,7 +6,6 @@
  * `net.<session>` and handed to the runs watching it. Hand-written parsing: the protocols'
  * handshakes are a few bounded fields, and Deno has no std here.
  */
-import { lookup } from "node:dns/promises";
 import { nowNs } from "../events/now_ns.ts";
 import type { Audience } from "../events/bus_event.ts";
 import {
@@ -19,7 +18,9 @@ import {
 } from "./destinations.ts";
 import { CONNECT_SCRIPT } from "./connect_script.ts";
 import { CONNECT_FILE, PROXY_SOCKET } from "./inside.ts";
+import { CONNECT_MS, CONNECT_TOTAL_MS, connectFirst, type Unreachable } from "./dial.ts";
 import { listenIn } from "./listen_in.ts";
+import { isLiteral, Lookups } from "./lookups.ts";
 import { madeIn } from "./made_in.ts";
 import {
   bytesOf,
@@ -39,12 +40,17 @@ const CONNECTION_LIMIT = 512;
  * hundreds (and reopens each one the handshake timeout closes) keeps the proxy to itself.
  */
 const PRINCIPAL_LIMIT = 128;
+/**
+ * Most connections past a limit the proxy answers at once, each with a refusal naming that limit
+ * (HTTP 503, SOCKS5 reply 1) once its request is read: beyond them, it closes them unanswered.
+ */
+const TURN_AWAY_LIMIT = 16;
+/** Longest wait for the request head of a connection past a limit. */
+const TURN_AWAY_MS = 5_000;
 /** How long the proxy waits after a failed accept (no descriptor free) before trying again. */
 const ACCEPT_RETRY_MS = 100;
 /** Longest wait for a client's request head. */
 const HANDSHAKE_MS = 30_000;
-/** Longest wait for a destination to accept. */
-const CONNECT_MS = 15_000;
 /** Most distinct refusals one run's outcome lists (P-NET-2). */
 const REFUSED_LIMIT = 100;
 
@@ -76,48 +82,6 @@ export interface EndpointLease {
   release(): void;
 }
 
-/** Connects to `address:port` (an IP address, IPv6 bare), or null when it cannot in time. */
-async function dial(address: string, port: number): Promise<Deno.TcpConn | null> {
-  const attempt = Deno.connect({ hostname: address, port });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), CONNECT_MS));
-  try {
-    const conn = await Promise.race([attempt, late]);
-    if (conn === null) attempt.then((c) => c.close(), () => {});
-    // relayed bytes go out as they come: Nagle's wait would add a delayed ACK's 40 ms per turn
-    conn?.setNoDelay(true);
-    return conn;
-  } catch {
-    return null;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Whether a canonical host is an IP literal (`[v6]` or dotted IPv4), not a name. */
-function isLiteral(host: string): boolean {
-  return host.startsWith("[") || /^[\d.]+$/.test(host);
-}
-
-/**
- * The addresses a canonical host stands for, in the resolver's order (IPv6 bare): an IP literal
- * itself, a name what the host's resolver (`/etc/hosts`, then DNS) gives for it, none when it
- * gives none in time.
- */
-async function addressesOf(host: string): Promise<string[]> {
-  if (isLiteral(host)) return [host.startsWith("[") ? host.slice(1, -1) : host];
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<[]>((resolve) => timer = setTimeout(() => resolve([]), CONNECT_MS));
-  try {
-    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), late]);
-    return found.map((entry) => entry.address);
-  } catch {
-    return [];
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * The `host`, `port` of an authority `host:port` or `[v6]:port` (`host` canonical), or null when
  * it names no port; `host` null when what stands before its port is no host (a control byte, a
@@ -136,6 +100,16 @@ function authority(
   // the loose form (`::1:443`, `a[b:443`) is never a host: an IPv6 literal is bracketed
   const strict = !m[1].includes(":") || m[1].startsWith("[");
   return { host: strict ? canonicalHost(m[1]) : null, name: m[1], port };
+}
+
+/** The host's own interface addresses, canonical (as {@link resolvedAddressDenied} takes them). */
+function ownAddresses(): Set<string> {
+  const own = new Set<string>();
+  for (const { address } of Deno.networkInterfaces()) {
+    const canon = canonicalHost(address);
+    if (canon !== null) own.add(canon);
+  }
+  return own;
 }
 
 /** An HTTP response with a plain-text body that closes the connection. */
@@ -161,12 +135,34 @@ interface Refusal {
   deniedAddress: string | null;
 }
 
+/**
+ * What one client's connection has become: its upstream as soon as it is connected (so that it
+ * is closed with the client, also when the client is gone before the proxy's answer reaches it),
+ * and whether its request was forwarded (for {@link relay}).
+ */
+interface Flow {
+  upstream: Deno.Conn | null;
+  forwarded: boolean;
+  /** Closes the client unless its request has come in time (cleared once it has). */
+  handshake?: ReturnType<typeof setTimeout>;
+  /** Why the connection is past a limit and its request is refused unconnected, else null. */
+  busy: string | null;
+}
+
+/** A request refused because its connection is past a limit: why. */
+interface Busy {
+  busy: string;
+}
+
 /** The kernel's proxy: its sockets, and who watches for refusals. */
 export class NetProxy {
   #endpoints = new Map<string, Endpoint>();
   /** The refusals each watching run collects, by (session, principal). */
   #watchers = new Map<string, Set<Set<string>>>();
   #connections = 0;
+  #lookups = new Lookups();
+  /** Connections past a limit being answered so. */
+  #turningAway = 0;
   /** Connections being served, by principal. */
   #byPrincipal = new Map<string, number>();
   #closed = false;
@@ -287,7 +283,7 @@ export class NetProxy {
       }
       const held = this.#byPrincipal.get(principal) ?? 0;
       if (this.#connections >= CONNECTION_LIMIT || held >= PRINCIPAL_LIMIT) {
-        closeQuietly(conn);
+        this.#turnAway(endpoint, conn, held >= PRINCIPAL_LIMIT);
         continue;
       }
       this.#connections++;
@@ -301,34 +297,56 @@ export class NetProxy {
     }
   }
 
-  /** Serves one client: its protocol told by its first byte (5: SOCKS5, else HTTP). */
-  async #serve(endpoint: Endpoint, client: Deno.Conn): Promise<void> {
+  /**
+   * Answers a connection past its principal's share (`own`) or the proxy's limit with a refusal
+   * saying so, a bounded number at once (P-NET-2: a client cut off unanswered cannot tell it from
+   * a broken proxy or destination); closes it unanswered beyond that.
+   */
+  #turnAway(endpoint: Endpoint, conn: Deno.Conn, own: boolean): void {
+    if (this.#turningAway >= TURN_AWAY_LIMIT) {
+      closeQuietly(conn);
+      return;
+    }
+    this.#turningAway++;
+    const busy = own
+      ? `${endpoint.net.principal} holds ${PRINCIPAL_LIMIT} proxy connections at once, its limit`
+      : `the proxy relays ${CONNECTION_LIMIT} connections at once, its limit`;
+    this.#serve(endpoint, conn, busy).finally(() => this.#turningAway--);
+  }
+
+  /**
+   * Serves one client: its protocol told by its first byte (5: SOCKS5, else HTTP); its request
+   * refused as `busy` says when that is not null.
+   */
+  async #serve(endpoint: Endpoint, client: Deno.Conn, busy: string | null = null): Promise<void> {
     const head = new Head(client);
-    const timer = setTimeout(() => closeQuietly(client), HANDSHAKE_MS);
-    let upstream: Deno.Conn | null = null;
+    const flow: Flow = { upstream: null, forwarded: false, busy };
+    const timer = flow.handshake = setTimeout(
+      () => closeQuietly(client),
+      busy === null ? HANDSHAKE_MS : TURN_AWAY_MS,
+    );
     let closed = false;
-    const via = { forwarded: false };
     const close = () => {
       closed = true;
       closeQuietly(client);
-      closeQuietly(upstream);
+      closeQuietly(flow.upstream);
     };
     endpoint.serving.add(close);
     try {
       if (!(await head.fill(1))) return;
-      upstream = head.buf[0] === 5
-        ? await this.#socks(endpoint, client, head)
-        : await this.#http(endpoint, client, head, via);
+      const upstream = head.buf[0] === 5
+        ? await this.#socks(endpoint, client, head, flow)
+        : await this.#http(endpoint, client, head, flow);
       clearTimeout(timer);
       // not when its endpoint closed while the upstream was being connected
-      if (upstream !== null && !closed) await relay(client, upstream, via.forwarded);
+      if (upstream !== null && !closed) await relay(client, upstream, flow.forwarded);
     } catch {
       // the client went away or sent what no protocol allows
     } finally {
       clearTimeout(timer);
       endpoint.serving.delete(close);
       closeQuietly(client);
-      closeQuietly(upstream);
+      closeQuietly(flow.upstream);
     }
   }
 
@@ -336,32 +354,40 @@ export class NetProxy {
    * A connection to `host:port` when it is granted, made only to addresses that a name may lead
    * to ({@link resolvedAddressDenied}, judged before any connection: a refused one never reaches
    * the host's service, and does not tell an open port from a closed one); a {@link Refusal}
-   * (published and collected) when not granted or every address it resolves to is denied; null
-   * when the destination cannot be reached.
+   * (published and collected) when not granted or every address it resolves to is denied; an
+   * {@link Unreachable} when the destination cannot be reached. A connection made is `flow`'s
+   * upstream. The request has come: the handshake limit no longer applies, connecting has its own.
    */
   async #connect(
     endpoint: Endpoint,
     host: string,
     port: number,
-  ): Promise<Deno.Conn | Refusal | null> {
+    flow: Flow,
+  ): Promise<Deno.Conn | Refusal | Busy | Unreachable> {
+    if (flow.busy !== null) return { busy: flow.busy };
+    clearTimeout(flow.handshake);
+    const deadline = performance.now() + CONNECT_TOTAL_MS;
     const { grants } = endpoint.net;
     const canon = canonicalHost(host);
     if (canon === null || !destinationGranted(grants, canon, port)) {
       return this.#refuse(endpoint, host, port);
     }
-    const addresses = await addressesOf(canon);
+    const addresses = await this.#lookups.addresses(endpoint.net.principal, canon, CONNECT_MS);
+    const own = isLiteral(canon) ? new Set<string>() : ownAddresses();
     const allowed = isLiteral(canon)
       ? addresses
-      : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port));
+      : addresses.filter((address) => !resolvedAddressDenied(grants, canon, address, port, own));
     if (addresses.length > 0 && allowed.length === 0) {
       this.#refuse(endpoint, host, port);
       return { deniedAddress: canonicalHost(addresses[0]) ?? addresses[0] };
     }
-    for (const address of allowed) {
-      const conn = await dial(address, port);
-      if (conn !== null) return conn;
+    if (addresses.length === 0) {
+      const why = `found no address for ${canon} (its lookup failed or took over ` +
+        `${CONNECT_MS / 1000} s)`;
+      return { unreachable: why, refused: false };
     }
-    return null;
+    const conn = await connectFirst(allowed, port, deadline);
+    return "unreachable" in conn ? conn : flow.upstream = conn;
   }
 
   /**
@@ -384,7 +410,12 @@ export class NetProxy {
   }
 
   /** SOCKS5 (RFC 1928) without authentication: the upstream once connected, else null. */
-  async #socks(endpoint: Endpoint, client: Deno.Conn, head: Head): Promise<Deno.Conn | null> {
+  async #socks(
+    endpoint: Endpoint,
+    client: Deno.Conn,
+    head: Head,
+    flow: Flow,
+  ): Promise<Deno.Conn | null> {
     if (!(await head.fill(2)) || !(await head.fill(2 + head.buf[1]))) return null;
     const methods = head.take(2 + head.buf[1]).subarray(2);
     if (!methods.includes(0)) {
@@ -419,13 +450,17 @@ export class NetProxy {
       await reply(7); // command not supported
       return null;
     }
-    const upstream = await this.#connect(endpoint, host, port);
+    const upstream = await this.#connect(endpoint, host, port, flow);
+    if (upstream !== null && "busy" in upstream) {
+      await reply(1); // general SOCKS server failure
+      return null;
+    }
     if (upstream !== null && "deniedAddress" in upstream) {
       await reply(2); // connection not allowed by ruleset
       return null;
     }
-    if (upstream === null) {
-      await reply(5); // connection refused
+    if ("unreachable" in upstream) {
+      await reply(upstream.refused ? 5 : 4); // connection refused, host unreachable
       return null;
     }
     await reply(0);
@@ -434,14 +469,14 @@ export class NetProxy {
   }
 
   /**
-   * HTTP proxying: `CONNECT host:port` tunnels, `http://` absolute URIs are forwarded (`via`
+   * HTTP proxying: `CONNECT host:port` tunnels, `http://` absolute URIs are forwarded (`flow`
    * says so, for {@link relay}).
    */
   async #http(
     endpoint: Endpoint,
     client: Deno.Conn,
     head: Head,
-    via: { forwarded: boolean },
+    flow: Flow,
   ): Promise<Deno.Conn | null> {
     let end = -1;
     for (let n = 1, scanned = 0; end < 0; n = head.buf.length + 1) {
@@ -482,7 +517,12 @@ export class NetProxy {
     const { host, name, port } = destination;
     const upstream = host === null
       ? this.#refuse(endpoint, name, port)
-      : await this.#connect(endpoint, host, port);
+      : await this.#connect(endpoint, host, port, flow);
+    if (upstream !== null && "busy" in upstream) {
+      const why = `shoal: ${upstream.busy}; close some and try again\n`;
+      await writeAll(client, response("503 Service Unavailable", why));
+      return null;
+    }
     if (upstream !== null && "deniedAddress" in upstream) {
       const named = destinationText(host ?? name, port);
       const { principal } = endpoint.net;
@@ -493,18 +533,18 @@ export class NetProxy {
       await writeAll(client, response("403 Forbidden", `shoal: ${named} ${why}\n`));
       return null;
     }
-    if (upstream === null) {
-      await writeAll(
-        client,
-        response("502 Bad Gateway", `shoal: cannot connect to ${host}:${port}\n`),
-      );
+    if ("unreachable" in upstream) {
+      const why = `shoal: cannot connect to ${
+        destinationText(host!, port)
+      }: ${upstream.unreachable}\n`;
+      await writeAll(client, response("502 Bad Gateway", why));
       return null;
     }
     if (forwarded === null) {
       await writeAll(client, encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
     } else {
       await writeAll(upstream, bytesOf(forwarded));
-      via.forwarded = true;
+      flow.forwarded = true;
     }
     if (head.buf.length > 0) await writeAll(upstream, head.take(head.buf.length));
     return upstream;

@@ -30,6 +30,9 @@ export function proxyEnv(port: number): [string, string][] {
     ["npm_config_proxy", http],
     ["npm_config_https_proxy", http],
     ["npm_config_noproxy", ""],
+    // node >= 24 (and 22.21) reads the variables above in fetch and http(s) only when asked to:
+    // without it a sandboxed node connects directly, where there is no route
+    ["NODE_USE_ENV_PROXY", "1"],
     // git over ssh: ssh reads no proxy variable, its ProxyCommand asks the proxy (a run's own
     // GIT_SSH_COMMAND or core.sshCommand could not leave the sandbox anyway)
     [

@@ -1,5 +1,6 @@
 /** Accumulates effects and emits the canonical list (K-EFF-4). */
 import type { Effect, FlagKind, FsKind, NamesKind } from "./effect_types.ts";
+import { canonicalHost } from "../net/destinations.ts";
 
 /** A growing set of effects; `toList` gives them in K-EFF-4 canonical form. */
 export class EffectSet {
@@ -51,9 +52,17 @@ export class EffectSet {
     this.#spawn.add(argv0);
   }
 
-  /** Records an outgoing connection. */
+  /**
+   * Records an outgoing connection, its host in the one form every destination is named in
+   * (the URL parser's: lower case, an IPv4 number dotted, an IPv6 literal bracketed), whether it
+   * came from a URL or a `/dev/tcp/HOST/PORT` path; one that is no host, or past ASCII, as it was
+   * written (bash's resolver maps no Unicode: `/dev/tcp/ｅｘａｍｐｌｅ.com/80` is not example.com,
+   * which the URL parser would make of it; a URL's host comes mapped already).
+   */
   connect(host: string, port: number): void {
-    this.#connect.set(`${host}\0${port}`, { host, port });
+    // deno-lint-ignore no-control-regex
+    const named = /^[\x00-\x7f]*$/.test(host) ? canonicalHost(host) ?? host : host;
+    this.#connect.set(`${named}\0${port}`, { host: named, port });
   }
 
   /** Records a listening port. */

@@ -63,11 +63,8 @@ function withApproved(grants: SandboxGrants, effects: readonly Effect[]): Sandbo
 function netGrants(policy: PrincipalPolicy, effects: readonly Effect[]): string[] {
   const grants = [...policy.net_connect];
   for (const effect of effects) {
-    if (effect.kind !== "net_connect") continue;
-    // an IPv6 literal as a grant names it: bracketed once (a URL's host comes bracketed already)
-    const unbracketed = effect.host.includes(":") && !effect.host.startsWith("[");
-    const host = unbracketed ? `[${effect.host}]` : effect.host;
-    grants.push(`${host}:${effect.port}`);
+    // its host as every destination is named (an IPv6 literal bracketed): a grant as written
+    if (effect.kind === "net_connect") grants.push(`${effect.host}:${effect.port}`);
   }
   return grants;
 }

@@ -116,3 +116,14 @@ Deno.test({
     assert.equal(destinationGranted(["192.168.1.*:80"], "192.168.1.evil.example", 80), false);
   },
 });
+
+Deno.test("P-NET-1 a granted name may not lead to the host's own addresses (unless granted), while localhost granted as a name still leads to loopback, one of them", () => {
+  const own = new Set(["127.0.0.1", "[::1]", "192.0.2.2", "[fd00::2]"]);
+  assert.equal(resolvedAddressDenied(["*:80"], "own.test", "192.0.2.2", 80, own), true);
+  assert.equal(resolvedAddressDenied(["*:80"], "own.test", "fd00::2", 80, own), true);
+  assert.equal(resolvedAddressDenied(["*:80"], "other.test", "192.0.2.9", 80, own), false);
+  const granted = ["own.test:80", "192.0.2.2:80"];
+  assert.equal(resolvedAddressDenied(granted, "own.test", "192.0.2.2", 80, own), false);
+  assert.equal(resolvedAddressDenied(["localhost:*"], "localhost", "127.0.0.1", 80, own), false);
+  assert.equal(resolvedAddressDenied(["localhost:*"], "localhost", "::1", 80, own), false);
+});

@@ -1,8 +1,8 @@
 /**
- * An IPv6 literal destination, which the analysis names bracketed when it comes from a URL
- * (`[::1]`) and bare from a `/dev/tcp/::1/P` path: a grant of it matches however either is
- * written (P-EVAL-1, P-NET-1), and an approved plan's run reaches exactly the connections the human
- * approved (P-SBX-3), an IPv6 literal as much as an IPv4 one.
+ * An IPv6 literal destination, which the analysis names bracketed (`[::1]`) whether it comes from a
+ * URL or a `/dev/tcp/::1/P` path (tests/kernel/policy/connect_host_form_test.ts): a grant of it
+ * matches however the grant is written (P-EVAL-1, P-NET-1), and an approved plan's run reaches
+ * exactly the connections the human approved (P-SBX-3), an IPv6 literal as much as an IPv4 one.
  */
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";

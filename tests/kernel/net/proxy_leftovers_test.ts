@@ -83,7 +83,7 @@ hostTest(
 
 Deno.test({
   name:
-    "P-NET-1 the tunnels a finished run left half-open to a destination that says nothing do not keep the principal from the network: after a run that opened 130 and exited, its next run reaches another granted destination [ignored: defect found by the probe round; needs a SPEC decision: P-NET-1 says nothing of how long a relayed connection outlives the run that opened it. A client's exit reads as a half-close, which the proxy keeps open for clients that half-close and wait (tested: 8 clients each get back what they sent), so such tunnels count against the principal's 128 until the 10-minute idle limit and its next curl gets 'Empty reply from server'; closing on a client's EOF (Squid's default) would break those clients]",
+    "P-NET-1 the tunnels a finished run left half-open to a destination that says nothing do not keep the principal from the network: after a run that opened 130 and exited, its next run reaches another granted destination [ignored: defect found by the probe round; needs a SPEC decision: P-NET-1 says nothing of how long a relayed connection outlives the run that opened it. A client's exit reads as a half-close, which the proxy keeps open for clients that half-close and wait (tested: 8 clients each get back what they sent), so such tunnels count against the principal's 128 until the 10-minute idle limit and its next curl gets the proxy's 503 'agent:a holds 128 proxy connections at once, its limit'; closing on a client's EOF (Squid's default) would break those clients]",
   ignore: true,
   fn: async () => {
     const box = await sandbox();
