@@ -56,6 +56,7 @@ hostTest(
     }).spawn();
     let seen: Rec = {};
     let remade = 0;
+    let left: string[] = [];
     try {
       const human = await k.attach("work");
       await exec(human, `cd ${proj}`);
@@ -73,11 +74,15 @@ hostTest(
       const out = await reader.output();
       seen = JSON.parse(new TextDecoder().decode(out.stdout));
       await k.stop();
+      left = [...Deno.readDirSync(`${proj}/.git`)].map((e) => e.name).filter((n) =>
+        n.startsWith("commondir") || n.startsWith("config.worktree")
+      );
       await k.cleanup();
     }
     console.log(`starts ${STARTS}, remade ${remade}, reader ${JSON.stringify(seen)}`);
     assert.equal(remade, STARTS, "each start made the placeholder");
     assert.ok((seen.absent as number) > 0 && (seen.whole as number) > 0, "the reader raced them");
+    assert.deepEqual(left, [], "nothing of the placeholders is left once the kernel stopped");
     assert.equal(seen.partial, 0, `partial texts read: ${JSON.stringify(seen.sample)}`);
   },
 );
