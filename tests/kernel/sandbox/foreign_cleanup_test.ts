@@ -1,15 +1,16 @@
 /**
  * A test's cleanup stops its own processes, never another test's sandbox. A sandboxed agent that
- * sees /tmp (TMP_AGENT) has its view protect every `.git` and `home/.gitconfig` below it, other
- * tests' directories among them, and bwrap's command line names each: a cleanup that stopped
- * every process mentioning its directory SIGTERMed that sandbox, and the run going on in it ended
- * killed (`-32002 command killed by SIGKILL`) in a test that had done nothing wrong.
+ * sees /tmp (tests' agents once did) has its view protect every `.git` and `home/.gitconfig`
+ * below it, other tests' directories among them, and bwrap's command line names each: a cleanup
+ * that stopped every process mentioning its directory SIGTERMed that sandbox, and the run going
+ * on in it ended killed (`-32002 command killed by SIGKILL`) in a test that had done nothing
+ * wrong.
  */
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { startKernelWithAgent } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { TMP_AGENT } from "../../_support/principals.ts";
+import { dirAgent } from "../../_support/principals.ts";
 import { isBwrapCommand, liveChildren, processLive } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
@@ -19,11 +20,17 @@ hostTest(
   "P-SBX-4 a test's cleanup leaves alone another kernel's sandbox whose bwrap names that test's directory (a protected .git there): its run goes on",
   NEEDS_TIER_B,
   async () => {
-    const ours = await sandbox();
+    // our directory below a parent the other kernel's agent sees (not all of /tmp, where other
+    // tests' are), besides its own
+    const parent = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-test-" }));
+    const ours = await sandbox(parent);
     let cleaned = false;
-    const { kernel: k, token } = await startKernelWithAgent("agent:t", TMP_AGENT);
+    const { kernel: k, token } = await startKernelWithAgent(
+      "agent:t",
+      (box) => dirAgent(box.dir, parent),
+    );
     try {
-      // a repository in our directory: the other kernel's agent, which sees /tmp, protects it
+      // a repository in our directory: the other kernel's agent, which sees it, protects it
       await Deno.mkdir(`${ours.dir}/repo/.git`, { recursive: true });
       await Deno.writeTextFile(`${ours.dir}/repo/.git/config`, "");
       const agent = await k.attach("default", token);
@@ -44,6 +51,7 @@ hostTest(
     } finally {
       if (!cleaned) await ours.cleanup();
       await k.cleanup();
+      await Deno.remove(parent, { recursive: true });
     }
   },
 );
