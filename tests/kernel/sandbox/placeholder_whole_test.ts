@@ -16,17 +16,20 @@ import { sandbox } from "../../_support/sandbox.ts";
 const STARTS = 60;
 
 /**
- * A host process that opens and reads `path` over and over until `stop` exists, then prints what
- * it saw: how many reads, how many found nothing, the whole text, anything else.
+ * A host process that reads `path` as git reads `commondir` (a stat, then the file when the stat
+ * found one) over and over until `stop` exists, then prints what it saw: how many reads, how many
+ * found nothing, the whole text, anything else, and how often the file the stat found was gone
+ * when it was read (git: "failed to read").
  */
 const READER = `
 const [path, stop, whole] = Deno.args;
-const seen = { reads: 0, absent: 0, whole: 0, partial: 0, sample: [] };
+const seen = { reads: 0, absent: 0, whole: 0, partial: 0, vanished: 0, sample: [] };
 for (let at = 0;; at++) {
   if (at % 500 === 0) try { Deno.lstatSync(stop); break; } catch { /* go on */ }
   seen.reads++;
+  try { Deno.statSync(path); } catch { seen.absent++; continue; }
   let text;
-  try { text = Deno.readTextFileSync(path); } catch { seen.absent++; continue; }
+  try { text = Deno.readTextFileSync(path); } catch { seen.vanished++; continue; }
   if (text === whole) { seen.whole++; continue; }
   seen.partial++;
   if (seen.sample.length < 3) seen.sample.push(text);
@@ -34,26 +37,46 @@ for (let at = 0;; at++) {
 console.log(JSON.stringify(seen));
 `;
 
+/**
+ * Starts {@link READER} on `path` of text `whole`; the returned function stops it and says what
+ * it saw.
+ */
+function watch(path: string, stop: string, whole: string): () => Promise<Rec> {
+  const reader = new Deno.Command(Deno.execPath(), {
+    args: ["eval", READER, path, stop, whole],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  return async () => {
+    await Deno.writeTextFile(stop, "");
+    return JSON.parse(new TextDecoder().decode((await reader.output()).stdout));
+  };
+}
+
+/**
+ * A sandbox with a git repository at `home/proj`, and a token and a policy for `agent:c`, who
+ * writes it.
+ */
+async function project() {
+  const box = await sandbox();
+  const proj = `${box.dir}/home/proj`;
+  await Deno.mkdir(proj, { recursive: true });
+  await hostGit(proj, "init", "-q");
+  const token = (await createToken(box, "agent:c", "c")).secret;
+  const policy = await writePolicy(box, {
+    "agent:c": { fs: { read: ["~/proj/**"], write: ["~/proj/**"] }, ...AGENT_RIGHTS },
+  });
+  return { box, proj, token, policy };
+}
+
 hostTest(
   "P-SBX-6 a host reader looping over .git/commondir while sandboxes start never sees it empty or cut short: it is absent or holds '.\\n'",
   NEEDS_TIER_B,
   async () => {
-    const box = await sandbox();
-    const proj = `${box.dir}/home/proj`;
+    const { box, proj, token, policy } = await project();
     const commondir = `${proj}/.git/commondir`;
-    const stop = `${box.dir}/stop`;
-    await Deno.mkdir(proj, { recursive: true });
-    await hostGit(proj, "init", "-q");
-    const token = (await createToken(box, "agent:c", "c")).secret;
-    const policy = await writePolicy(box, {
-      "agent:c": { fs: { read: ["~/proj/**"], write: ["~/proj/**"] }, ...AGENT_RIGHTS },
-    });
     const k = await startKernel(["--policy", policy], box);
-    const reader = new Deno.Command(Deno.execPath(), {
-      args: ["eval", READER, commondir, stop, ".\n"],
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
+    const seeing = watch(commondir, `${box.dir}/stop`, ".\n");
     let seen: Rec = {};
     let remade = 0;
     let left: string[] = [];
@@ -70,9 +93,7 @@ hostTest(
         if (Deno.readTextFileSync(commondir) === ".\n") remade++;
       }
     } finally {
-      await Deno.writeTextFile(stop, "");
-      const out = await reader.output();
-      seen = JSON.parse(new TextDecoder().decode(out.stdout));
+      seen = await seeing();
       await k.stop();
       left = [...Deno.readDirSync(`${proj}/.git`)].map((e) => e.name).filter((n) =>
         n.startsWith("commondir") || n.startsWith("config.worktree")
@@ -86,3 +107,28 @@ hostTest(
     assert.equal(seen.partial, 0, `partial texts read: ${JSON.stringify(seen.sample)}`);
   },
 );
+
+Deno.test({
+  name:
+    "P-SBX-6 a host reader doing as git does with .git/commondir (a stat, then a read) never finds the placeholder gone between the two while kernels stop [ignored: needs a SPEC decision: a placeholder removed when the last sandbox ends (P-SBX-6's placeholders; the README: nothing the kernel made is left in the project) vanishes under a git that has just seen it, and git dies ('failed to read .git/commondir'); no order of file operations avoids that window, so either the commondir and config.worktree placeholders, which mean what their absence means, stay in place, or the rare failure is accepted. Measured: 7 and 9 of 20 removals caught by this reader; a loop of the real git status saw 0 failures in 4,453 runs over 20 removals]",
+  ignore: true,
+  fn: async () => {
+    const { box, proj, token, policy } = await project();
+    const seeing = watch(`${proj}/.git/commondir`, `${box.dir}/stop`, ".\n");
+    let seen: Rec = {};
+    try {
+      for (let i = 0; i < 20; i++) {
+        const k = await startKernel(["--policy", policy], box);
+        const human = await k.attach("work");
+        await exec(human, `cd ${proj}`);
+        await exec(await k.attach("work", token), "true"); // the placeholder is made
+        await k.stop(); // and removed
+      }
+    } finally {
+      seen = await seeing();
+      await box.cleanup();
+    }
+    assert.ok((seen.whole as number) > 0, "the reader raced them");
+    assert.equal(seen.vanished, 0, JSON.stringify(seen));
+  },
+});
