@@ -13,7 +13,7 @@ import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { dirAgent } from "../../_support/principals.ts";
 import { isBwrapCommand, liveChildren, processLive } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
-import { sandbox } from "../../_support/sandbox.ts";
+import { sandbox, stopProcessesMentioning } from "../../_support/sandbox.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
 hostTest(
@@ -24,7 +24,6 @@ hostTest(
     // tests' are), besides its own
     const parent = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-test-" }));
     const ours = await sandbox(parent);
-    let cleaned = false;
     const { kernel: k, token } = await startKernelWithAgent(
       "agent:t",
       (box) => dirAgent(box.dir, parent),
@@ -42,15 +41,17 @@ hostTest(
         ).map((c) => c.pid);
       assert.ok(await waitUntil(() => naming().length > 0, 10_000), "no sandbox names it");
       const [bwrap] = naming();
-      await ours.cleanup();
-      cleaned = true;
+      // what our cleanup does before it removes our directory: removing the .git/config that
+      // sandbox binds ends it (the kernel's guard finds the protection gone, P-SBX-6), whoever
+      // removes it, so only the stopping is seen here
+      await stopProcessesMentioning(ours.dir);
       assert.ok(processLive(bwrap), "our cleanup ended the other kernel's sandbox");
       const got = await agent.request("task.get", { task }) as Rec;
       assert.equal(got.state, "running", JSON.stringify(got));
       await agent.request("task.cancel", { task });
     } finally {
-      if (!cleaned) await ours.cleanup();
-      await k.cleanup();
+      await k.cleanup(); // first: its sandboxes hold placeholders in our repository
+      await ours.cleanup();
       await Deno.remove(parent, { recursive: true });
     }
   },
