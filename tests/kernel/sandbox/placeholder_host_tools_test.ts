@@ -4,10 +4,11 @@
  * and shells read `~/.gitconfig` and `~/.bashrc`, and must work as without them.
  */
 import assert from "node:assert/strict";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { hostGit } from "../../_support/git.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { startKernel, type TestKernel } from "../../_support/kernel.ts";
+import { startKernel } from "../../_support/kernel.ts";
 import { AGENT_RIGHTS, createToken, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
@@ -32,7 +33,9 @@ async function host(home: string, program: string, ...args: string[]) {
  * `~/.bash_profile` there, a `~/.profile` and a repository `proj`), with that agent's sandbox up
  * while `body` runs.
  */
-async function withHomeAgent(body: (home: string, k: TestKernel) => Promise<void>): Promise<void> {
+async function withHomeAgent(
+  body: (home: string, agent: RpcConnection) => Promise<void>,
+): Promise<void> {
   const box = await sandbox();
   const home = `${box.dir}/home`;
   await Deno.writeTextFile(`${home}/.profile`, "export FROM_PROFILE=yes\n");
@@ -49,17 +52,17 @@ async function withHomeAgent(body: (home: string, k: TestKernel) => Promise<void
     const agent = await k.attach("work", token);
     const ran = (await exec(agent, "true", { position: "value" })).value as Rec;
     assert.equal(ran.ok, true, JSON.stringify(ran)); // its sandbox is up now, placeholders made
-    await body(home, k);
+    await body(home, agent);
   } finally {
     await k.cleanup();
   }
 }
 
 hostTest(
-  "P-SBX-6 while an agent whose write root is HOME has its sandbox up, the human's git and bash on the host work as before: git config --global writes ~/.gitconfig, git status warns of nothing, an interactive bash says nothing of ~/.bashrc",
+  "P-SBX-6 while an agent whose write root is HOME has its sandbox up, the human's git and bash on the host work as before: git config --global writes ~/.gitconfig, git status warns of nothing, an interactive bash says nothing of ~/.bashrc; the agent still writes neither",
   NEEDS_TIER_B,
   async () => {
-    await withHomeAgent(async (home) => {
+    await withHomeAgent(async (home, agent) => {
       const status = await host(home, "git", "-C", `${home}/proj`, "status", "--short");
       assert.deepEqual([status.code, status.err], [0, ""]);
       const set = await host(home, "git", "config", "--global", "user.name", "Human");
@@ -68,6 +71,17 @@ hostTest(
       assert.equal(got.out, "Human\n");
       const shell = await host(home, "bash", "-i", "-c", "true");
       assert.doesNotMatch(shell.err, /bashrc/);
+      // still protected: the human's new ~/.gitconfig, and ~/.bashrc held (from a file the
+      // static layer does not read, so only the sandbox stands in the way)
+      await Deno.writeTextFile(
+        `${home}/attack.sh`,
+        "(echo evil >> .gitconfig; echo evil > .bashrc; rm -f .bashrc) 2>/dev/null; echo ran\n",
+      );
+      const ran = (await exec(agent, `cd ${home} && sh attack.sh`, { position: "value" }))
+        .value as Rec;
+      assert.equal((ran.out as Rec).v, "ran\n", JSON.stringify(ran));
+      assert.equal(Deno.readTextFileSync(`${home}/.gitconfig`), "[user]\n\tname = Human\n");
+      assert.equal(Deno.readTextFileSync(`${home}/.bashrc`), "");
     });
   },
 );
