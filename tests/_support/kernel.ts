@@ -190,14 +190,19 @@ export interface AgentKernel {
 }
 
 /**
- * Starts a kernel in a fresh sandbox whose policy file holds `policy` for `principal`, after
- * creating a token for that principal with `shoal-kernel token create` in the kernel's state dir.
+ * Starts a kernel in a fresh sandbox whose policy file holds `policy` (or what it gives for that
+ * sandbox) for `principal`, after creating a token for that principal with `shoal-kernel token
+ * create` in the kernel's state dir.
  */
-export async function startKernelWithAgent(principal: string, policy: Rec): Promise<AgentKernel> {
+export async function startKernelWithAgent(
+  principal: string,
+  policy: Rec | ((box: Sandbox) => Rec),
+): Promise<AgentKernel> {
   const box = await sandbox();
   try {
     const { secret } = await createToken(box, principal, principal);
-    const file = await writePolicy(box, { [principal]: policy });
+    const entry = typeof policy === "function" ? policy(box) : policy;
+    const file = await writePolicy(box, { [principal]: entry });
     return { kernel: await startKernel(["--policy", file], box), token: secret };
   } catch (e) {
     await box.cleanup();

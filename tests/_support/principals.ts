@@ -73,19 +73,33 @@ export const PROJECT_AGENT = {
   ...AGENT_RIGHTS,
 };
 
-/** A sandboxed agent that may run anything and read and write under /tmp (its private /tmp shows through only there). */
-export const TMP_AGENT = {
-  fs: { read: ["/tmp/**"], write: ["/tmp/**"] },
-  ...AGENT_RIGHTS,
-};
+/**
+ * A sandboxed agent that may run anything and read and write below each of `dirs`: its test's own
+ * directories (below /tmp, where its private /tmp shows through only there). Not all of /tmp: while
+ * its sandbox is up, the kernel protects every repository below its write roots (P-SBX-6) and
+ * holds the missing `commondir` and `config.worktree` of each with a placeholder, and below /tmp
+ * those are other tests' (the other part of scripts/test.sh, other worktrees' runs): a test
+ * listing its `.git` found them, a removal of its tree met one made after it had emptied the
+ * `.git` (ENOTEMPTY).
+ */
+export function dirAgent(...dirs: string[]) {
+  const roots = dirs.map((dir) => `${dir}/**`);
+  return { fs: { read: roots, write: roots }, ...AGENT_RIGHTS };
+}
 
-/** A sandboxed agent whose irreversible work under /tmp needs approval, which its client may give. */
-export const ASKS_IN_CLIENT = {
-  ...TMP_AGENT,
-  fs: { ...TMP_AGENT.fs, delete: ["/tmp/**"] },
-  auto_apply: "reversible",
-  approve_in_client: true,
-};
+/**
+ * A sandboxed agent ({@link dirAgent}) whose irreversible work below `dir` needs approval, which
+ * its client may give.
+ */
+export function asksInClient(dir: string) {
+  const agent = dirAgent(dir);
+  return {
+    ...agent,
+    fs: { ...agent.fs, delete: [`${dir}/**`] },
+    auto_apply: "reversible",
+    approve_in_client: true,
+  };
+}
 
 /**
  * Writes `principals` as a JSONC Leash file (with a comment and trailing commas) at `target`, or

@@ -40,11 +40,13 @@ export interface Sandbox {
 }
 
 /**
- * Creates a sandbox. Its directory is named physically: on macOS the temp directory lies below
- * the `/var` symlink, which G-SOCK-10 refuses in a socket path.
+ * Creates a sandbox, in `parent` when given, else in the system's temp dir. Its directory is named
+ * physically: on macOS the temp directory lies below the `/var` symlink, which G-SOCK-10 refuses
+ * in a socket path.
  */
-export async function sandbox(): Promise<Sandbox> {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-mcp-test-" }));
+export async function sandbox(parent?: string): Promise<Sandbox> {
+  const made = await Deno.makeTempDir({ dir: parent, prefix: "shoal-mcp-test-" });
+  const dir = await Deno.realPath(made);
   for (const sub of ["run", "state", "home"]) await Deno.mkdir(`${dir}/${sub}`, { mode: 0o700 });
   const socket = (session = "default") => `${dir}/run/shoal/${session}.sock`;
   return {

@@ -7,16 +7,17 @@ import { existsSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { createToken, TMP_AGENT, writePolicy } from "../_support/principals.ts";
+import { asksInClient, createToken, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { sandbox } from "../_support/sandbox.ts";
 import { connectMcp } from "./_mcp.ts";
 
-/** A sandboxed agent whose irreversible work needs approval; `approve_in_client` as given. */
-const agentEntry = (inClient: boolean) => ({
-  ...TMP_AGENT,
-  fs: { ...TMP_AGENT.fs, delete: ["/tmp/**"] },
-  auto_apply: "reversible",
+/**
+ * A sandboxed agent whose irreversible work below `dir` needs approval; `approve_in_client` as
+ * given.
+ */
+const agentEntry = (dir: string, inClient: boolean) => ({
+  ...asksInClient(dir),
   approve_in_client: inClient,
 });
 
@@ -28,7 +29,7 @@ Deno.test({
     const box = await sandbox();
     try {
       const policy = `${box.dir}/config/shoal/leash.jsonc`;
-      await writePolicy(policy, { "agent:e": agentEntry(true) });
+      await writePolicy(policy, { "agent:e": agentEntry(box.dir, true) });
       const env = { XDG_CONFIG_HOME: `${box.dir}/config` };
       const token = (await createToken(box, "agent:e", "e")).secret;
       const human = await connectMcp(box, env);
@@ -46,7 +47,7 @@ Deno.test({
         await Deno.writeTextFile(victim, "x");
         const agent = await connectMcp(box, { ...env, SHOAL_TOKEN: token }, client);
         try {
-          await writePolicy(policy, { "agent:e": agentEntry(false) });
+          await writePolicy(policy, { "agent:e": agentEntry(box.dir, false) });
           const r = await agent.call("shoal_exec", { src: `rm '${victim}'` });
           assert.equal(r.isError, true);
           assert.equal((r.structuredContent as Rec).code, -32011);

@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
-import { ASKS_IN_CLIENT, createToken, kernelCli, writePolicy } from "../_support/principals.ts";
+import { asksInClient, createToken, kernelCli, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { RawFacade } from "../_support/facade.ts";
 import { rpcError } from "../_support/rejection.ts";
@@ -46,8 +46,8 @@ async function world(body: (w: World) => Promise<void>): Promise<void> {
   const box = await sandbox();
   try {
     await writePolicy(`${box.dir}/config/shoal/leash.jsonc`, {
-      "agent:e": ASKS_IN_CLIENT,
-      "agent:open": { ...ASKS_IN_CLIENT, sandbox: false },
+      "agent:e": asksInClient(box.dir),
+      "agent:open": { ...asksInClient(box.dir), sandbox: false },
     });
     const env = { XDG_CONFIG_HOME: `${box.dir}/config` };
     const tokens = {

@@ -13,7 +13,7 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
-import { ASKS_IN_CLIENT, createToken, kernelCli, writePolicy } from "../_support/principals.ts";
+import { asksInClient, createToken, kernelCli, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { connectMcp, type Mcp } from "./_mcp.ts";
@@ -31,7 +31,7 @@ async function withAgent(
 ): Promise<void> {
   const box = await sandbox();
   try {
-    await writePolicy(`${box.dir}/config/shoal/leash.jsonc`, { "agent:e": ASKS_IN_CLIENT });
+    await writePolicy(`${box.dir}/config/shoal/leash.jsonc`, { "agent:e": asksInClient(box.dir) });
     const env = { XDG_CONFIG_HOME: `${box.dir}/config` };
     const token = (await createToken(box, "agent:e", "e")).secret;
     const local = await connectMcp(box, env);

@@ -11,13 +11,14 @@ import { mountedElsewhere } from "./foreign_mounts.ts";
 
 /**
  * A placeholder's record: where it is, when it was about to be made (ms since the epoch) and, for
- * a file, its text, written before the kernel makes it; then also which entry it is and its mode
- * as made.
+ * a file, its text and where it is written before it is renamed into place (`staged`), written
+ * before the kernel makes it; then also which entry it is and its mode as made.
  */
 interface PlaceholderRecord {
   path: string;
   intended: number;
   text?: string;
+  staged?: string;
   identity?: string;
   mode?: number;
 }
@@ -131,6 +132,7 @@ function readRecord(file: string): PlaceholderRecord | null {
     const record = JSON.parse(Deno.readTextFileSync(file));
     const valid = typeof record?.path === "string" && typeof record?.intended === "number" &&
       (record.text === undefined || typeof record.text === "string") &&
+      (record.staged === undefined || typeof record.staged === "string") &&
       (record.identity === undefined || typeof record.identity === "string") &&
       (record.mode === undefined || typeof record.mode === "number");
     return valid ? record : null;
@@ -159,6 +161,17 @@ function made(record: PlaceholderRecord, info: Deno.FileInfo): boolean {
 }
 
 /**
+ * Removes the file a kernel killed while making a file placeholder left where it wrote it before
+ * renaming it into place: a file without write permission holding the start of the text; whether
+ * it did.
+ */
+function removeStaged(record: PlaceholderRecord): boolean {
+  const info = lstat(record.staged!);
+  if (!info?.isFile || (modeOf(info) & 0o222) !== 0) return false;
+  return removeMade(record.staged!, record.text ?? "", true);
+}
+
+/**
  * Removes what the ended kernels that recorded in `stateDir/placeholders` left there: a recorded
  * placeholder only when it is still an empty directory of the recorded identity
  * ({@link identityOf}) and mode, never one the user since filled, replaced or changed, nor one a
@@ -181,6 +194,7 @@ export function keepPlaceholderRecords(stateDir: string): Leftovers {
   const bound = mountedElsewhere(left.flatMap(({ record }) => record?.path ?? []), false);
   for (const { file, record } of left) {
     if (record !== null && bound.has(record.path)) continue;
+    if (record?.staged !== undefined && removeStaged(record)) found.removed.push(record.staged);
     if (record !== null) {
       const info = lstat(record.path);
       if (
@@ -215,15 +229,16 @@ export interface Intent {
 }
 
 /**
- * Records that a placeholder is about to be made at `path` (a file of `text` when that is set,
- * else a directory), before it is (a kill mid-write leaves an empty or torn record, of nothing
- * made yet); null when no records are kept. Throws when the record cannot be written.
+ * Records that a placeholder is about to be made at `path` (a file of `text`, written at `staged`
+ * first, when that is set, else a directory), before it is (a kill mid-write leaves an empty or
+ * torn record, of nothing made yet); null when no records are kept. Throws when the record cannot
+ * be written.
  */
-export function intendPlaceholder(path: string, text?: string): Intent | null {
+export function intendPlaceholder(path: string, text?: string, staged?: string): Intent | null {
   if (records === null) return null;
-  const record = text === undefined
+  const record: PlaceholderRecord = text === undefined
     ? { path, intended: Date.now() }
-    : { path, intended: Date.now(), text };
+    : { path, intended: Date.now(), text, ...staged === undefined ? {} : { staged } };
   const intent = { file: `${records}/${recorded++}.json`, record };
   Deno.writeTextFileSync(intent.file, JSON.stringify(intent.record), { mode: 0o600 });
   return intent;

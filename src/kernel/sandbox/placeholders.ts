@@ -17,6 +17,7 @@ import {
   removeMade,
 } from "./placeholder_records.ts";
 import { mountedElsewhere } from "./foreign_mounts.ts";
+import { renameNoReplace } from "./rename_no_replace.ts";
 
 interface Held {
   count: number;
@@ -53,8 +54,21 @@ interface Placed {
   text?: string;
 }
 
-/** Makes the placeholder `p`, a new file of its text or an empty directory; throws if it cannot. */
-function make(p: Placed): void {
+/** Names the files {@link make} writes aside. */
+let staging = 0;
+
+/** A free name beside `path` for its file placeholder to be written at before it is put in place. */
+function stagedName(path: string): string {
+  return `${path}.shoal-${Deno.pid}-${staging++}`;
+}
+
+/**
+ * Makes the placeholder `p`, a new file of its text or an empty directory; throws if it cannot.
+ * A file is written at `staged` and renamed into place whole, never over anything: the human's
+ * git reading `commondir` while a sandbox starts died on the empty file the placeholder was
+ * before its text was written ("failed to read .git/commondir").
+ */
+function make(p: Placed, staged: string | undefined): void {
   if (p.text === undefined) {
     Deno.mkdirSync(p.path);
     try {
@@ -65,15 +79,21 @@ function make(p: Placed): void {
     }
     return;
   }
-  const file = Deno.openSync(p.path, { createNew: true, write: true, mode: FILE_PLACEHOLDER_MODE });
+  staged ??= stagedName(p.path);
+  const file = Deno.openSync(staged, { createNew: true, write: true, mode: FILE_PLACEHOLDER_MODE });
   try {
     const bytes = new TextEncoder().encode(p.text);
     for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
-  } catch (e) {
-    Deno.removeSync(p.path);
-    throw e;
-  } finally {
     file.close();
+    renameNoReplace(staged, p.path);
+  } catch (e) {
+    try {
+      file.close();
+    } catch {
+      // closed before the rename
+    }
+    Deno.removeSync(staged);
+    throw e;
   }
 }
 
@@ -143,14 +163,15 @@ export function holdPlaceholders(protection: { paths: readonly Placed[] }): () =
     }
     // recorded before it is made: one a killed kernel left, the next kernel removes
     let intent: Intent | null;
+    const staged = text === undefined ? undefined : stagedName(path);
     try {
-      intent = intendPlaceholder(path, text);
+      intent = intendPlaceholder(path, text, staged);
     } catch (e) {
       release();
       throw new Error(`cannot record the placeholder ${path}: ${e}`);
     }
     try {
-      make(placed);
+      make(placed, staged);
     } catch {
       if (intent !== null) forgetPlaceholder(intent.file);
       continue; // there already, or not makable

@@ -299,6 +299,18 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   // user's config files took a quarter of a view's time in a project without any (issue 34)
   let userSettings: GitSettings | undefined;
   const home = Deno.env.get("HOME");
+  let homePath: string | null | undefined;
+  /** HOME's real path (roots are real paths), or null. */
+  const realHome = () => {
+    if (homePath === undefined) {
+      try {
+        homePath = home === undefined ? null : Deno.realPathSync(home);
+      } catch {
+        homePath = null;
+      }
+    }
+    return homePath;
+  };
   const user = () =>
     userSettings ??= gitSettings(userConfigFiles((name) => Deno.env.get(name)), home);
   const gitParts = PROTECTED_GIT_PARTS.filter((part) => !lifted.includes(part))
@@ -483,7 +495,11 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     if (info?.isSymlink) return protectTarget(path);
     const absent = info === null || isPlaceholder(path, info);
     if (!absent || dir === root) {
-      protect(root, path, absent || info!.isDirectory, absent);
+      // HOME's absent dotfiles are held by empty files, which the human's git and shells read as
+      // nothing (at a directory, git on the host died on ~/.gitconfig, bash told of ~/.bashrc);
+      // a project's by empty directories, which git neither lists nor adds
+      const file = absent && dir === realHome() && PROTECTED_FILES.includes(name);
+      protect(root, path, absent ? !file : info!.isDirectory, absent, file ? "" : undefined);
     }
   };
   startScan();

@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { startKernelWithAgent } from "../../_support/kernel.ts";
 import { memoryKiB, peakKiB, resetPeak } from "../../_support/proc.ts";
-import { TMP_AGENT } from "../../_support/principals.ts";
+import { dirAgent } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
 const MiB = 1024 * 1024;
 
 Deno.test("W-FRAME-8 a peer that does not read its sockets stops its own requests: 6 connections of 25 pipelined 12 MB events.read each, unread, grow the kernel < 256 MiB; read later, all are answered", async () => {
-  const { kernel, token } = await startKernelWithAgent("agent:a", TMP_AGENT);
+  const { kernel, token } = await startKernelWithAgent("agent:a", (box) => dirAgent(box.dir));
   const conns: Deno.Conn[] = [];
   try {
     const pid = kernel.child.pid;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { memoryKiB } from "../../_support/proc.ts";
-import { createToken, TMP_AGENT, writePolicy } from "../../_support/principals.ts";
+import { asksInClient, createToken, dirAgent, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
@@ -12,7 +12,7 @@ Deno.test({
     "K-EVT-2/K-EVT-7 an agent's user.* events hold a bounded share of the kernel's memory [ignored: needs a SPEC decision: 1024 channels × 1024 retained events × 64 KiB payloads lets any attached principal make the kernel hold 64 GiB; found by probe13, the kernel died (V8 heap) past ~48 channels at ~3.3 GB RSS, taking the human's connections with it; a byte budget over the user rings, a per-principal channel quota, or publish rights in the policy each change K-EVT-2/7]",
   ignore: true,
   fn: async () => {
-    const { kernel, token } = await startKernelWithAgent("agent:a", TMP_AGENT);
+    const { kernel, token } = await startKernelWithAgent("agent:a", (box) => dirAgent(box.dir));
     try {
       const human = await kernel.attach("h");
       const agent = await kernel.attach("default", token);
@@ -45,12 +45,7 @@ Deno.test({
     const box = await sandbox();
     const { secret } = await createToken(box, "agent:c", "agent:c");
     const policy = {
-      "agent:c": {
-        ...TMP_AGENT,
-        fs: { ...TMP_AGENT.fs, delete: ["/tmp/**"] },
-        auto_apply: "reversible",
-        approve_in_client: true,
-      },
+      "agent:c": asksInClient(box.dir),
     };
     const kernel = await startKernel(["--policy", await writePolicy(box, policy)], box);
     try {
@@ -59,7 +54,7 @@ Deno.test({
       const before = memoryKiB(kernel.child.pid).rss;
       const reason = "r".repeat(10 * 1024 * 1024);
       for (let i = 0; i < 20; i++) {
-        const refused = await rpcError(exec(agent, `rm /tmp/gone-${i}`));
+        const refused = await rpcError(exec(agent, `rm ${box.dir}/gone-${i}`));
         assert.equal(refused.code, -32011);
         const ref = (refused.data as Rec).plan_ref;
         await agent.request("plan.deny", { plan_ref: ref, via: "client", reason });

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { HEX } from "../../_support/bytes.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
-import { TMP_AGENT } from "../../_support/principals.ts";
+import { dirAgent } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 const encoder = new TextEncoder();
@@ -79,11 +79,11 @@ withKernel(
 );
 
 Deno.test("P-SBX-4 a sandboxed run starts in a non-UTF-8 cwd too", async () => {
-  const { kernel: k, token } = await startKernelWithAgent("agent:r", TMP_AGENT);
+  const { kernel: k, token } = await startKernelWithAgent("agent:r", (box) => dirAgent(box.dir));
   try {
-    // named physically: on macOS /tmp is a link to /private/tmp
+    // in the agent's write root (named physically: on macOS /tmp is a link to /private/tmp)
     const dir = await Deno.realPath(
-      await Deno.makeTempDir({ dir: "/tmp", prefix: "shoal-raw-cwd-" }),
+      await Deno.makeTempDir({ dir: k.box.dir, prefix: "shoal-raw-cwd-" }),
     );
     const bytes = new Uint8Array([...encoder.encode(`${dir}/bad`), 0xff]);
     try {

@@ -9,27 +9,26 @@ import { collectEvents, payloads, waitForEvent } from "../../_support/events.ts"
 import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
-import { createToken, TMP_AGENT, writePolicy } from "../../_support/principals.ts";
+import { asksInClient, createToken, dirAgent, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 
-/** A sandboxed agent whose irreversible work needs approval, which its client may give. */
-const CLIENT_APPROVER = {
-  ...TMP_AGENT,
-  fs: { ...TMP_AGENT.fs, delete: ["/tmp/**"] },
-  auto_apply: "reversible",
-  approve_in_client: true,
-};
+/**
+ * The agents of a kernel whose test directory is `dir`: sandboxed, their irreversible work there
+ * needs approval, which their client may give (but agent:plain's).
+ */
+function policy(dir: string) {
+  const approver = asksInClient(dir);
+  return {
+    "agent:c": approver,
+    "agent:other": approver,
+    "agent:plain": { ...approver, approve_in_client: false },
+    "agent:open": { ...approver, sandbox: false },
+  };
+}
 
-const POLICY = {
-  "agent:c": CLIENT_APPROVER,
-  "agent:other": CLIENT_APPROVER,
-  "agent:plain": { ...CLIENT_APPROVER, approve_in_client: false },
-  "agent:open": { ...CLIENT_APPROVER, sandbox: false },
-};
-
-/** A kernel with {@link POLICY}, each agent attached to session `default` with its token. */
+/** A kernel with {@link policy}, each agent attached to session `default` with its token. */
 async function withAgents(
   body: (
     k: TestKernel,
@@ -39,12 +38,13 @@ async function withAgents(
 ): Promise<void> {
   const box = await sandbox();
   const tokens: Record<string, string> = {};
-  for (const p of Object.keys(POLICY)) tokens[p] = (await createToken(box, p, p)).secret;
-  const k = await startKernel(["--policy", await writePolicy(box, POLICY)], box);
+  const agentsOf = policy(box.dir);
+  for (const p of Object.keys(agentsOf)) tokens[p] = (await createToken(box, p, p)).secret;
+  const k = await startKernel(["--policy", await writePolicy(box, agentsOf)], box);
   try {
     const agents: Record<string, RpcConnection> = {};
     const attach: Record<string, Rec> = {};
-    for (const p of Object.keys(POLICY)) {
+    for (const p of Object.keys(agentsOf)) {
       agents[p] = await k.connect();
       attach[p] = await agents[p].request("session.attach", { token: tokens[p] }) as Rec;
     }
@@ -182,8 +182,8 @@ hostTest(
       const ref = await pendingPlan(agents["agent:c"], `rm '${victim}'`);
       // The human takes the delete grant back while the form is open in the client.
       await writePolicy(k.box, {
-        ...POLICY,
-        "agent:c": { ...CLIENT_APPROVER, fs: { ...CLIENT_APPROVER.fs, delete: [] } },
+        ...policy(k.box.dir),
+        "agent:c": { ...asksInClient(k.box.dir), fs: { ...dirAgent(k.box.dir).fs, delete: [] } },
       });
       const human = await k.attach();
       const events = collectEvents(human);

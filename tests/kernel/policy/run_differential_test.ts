@@ -15,8 +15,8 @@ const PATH = "/usr/bin:/bin";
 
 /**
  * Runs `body` with a fresh tree outside /tmp, removed afterwards. While a sandboxed exec of a
- * kernel whose agent may write `/tmp/**` runs (TMP_AGENT, in test files run alongside this one),
- * that kernel holds a `commondir` and a `config.worktree` placeholder in every git directory up to
+ * kernel whose agent may write `/tmp/**` runs (tests' agents once could: another worktree's run
+ * of older tests, or a user's kernel), that kernel holds a `commondir` and a `config.worktree` placeholder in every git directory up to
  * 5 levels below /tmp (P-SBX-6): one made in a `.git` after the removal had emptied it failed the
  * removal (ENOTEMPTY), and one made during a run is a change no derivation names.
  */

@@ -111,3 +111,40 @@ Deno.test("an ended kernel's file placeholders go when they still hold their tex
     assert.equal(Deno.readTextFileSync(changed), "../x\n");
   });
 });
+
+Deno.test("a file placeholder an ended kernel was killed writing aside goes, recorded only as intended; a writable file at that name stays", async () => {
+  await withTempDir((dir) => {
+    const git = `${dir}/proj/.git`;
+    const state = `${dir}/state`;
+    const dead = `${state}/placeholders/999999999-1`; // no such process
+    Deno.mkdirSync(git, { recursive: true });
+    Deno.mkdirSync(dead, { recursive: true });
+    const now = Date.now();
+    // killed after writing the start of its text aside, before the rename into place
+    Deno.writeTextFileSync(`${git}/commondir.shoal-9-0`, ".", { mode: 0o444 });
+    Deno.writeTextFileSync(
+      `${dead}/0.json`,
+      JSON.stringify({
+        path: `${git}/commondir`,
+        intended: now,
+        text: ".\n",
+        staged: `${git}/commondir.shoal-9-0`,
+      }),
+    );
+    // that name is writable: not the kernel's
+    Deno.writeTextFileSync(`${git}/config.worktree.shoal-9-1`, "", { mode: 0o644 });
+    Deno.writeTextFileSync(
+      `${dead}/1.json`,
+      JSON.stringify({
+        path: `${git}/config.worktree`,
+        intended: now,
+        text: "",
+        staged: `${git}/config.worktree.shoal-9-1`,
+      }),
+    );
+
+    const found = keepPlaceholderRecords(state);
+    assert.deepEqual(found.removed, [`${git}/commondir.shoal-9-0`]);
+    assert.deepEqual([...Deno.readDirSync(git)].map((e) => e.name), ["config.worktree.shoal-9-1"]);
+  });
+});

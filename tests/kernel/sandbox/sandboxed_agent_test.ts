@@ -9,9 +9,9 @@ import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import {
   createToken,
+  dirAgent,
   LOCAL_HUMAN,
   PROJECT_AGENT,
-  TMP_AGENT,
   writePolicy,
 } from "../../_support/principals.ts";
 import {
@@ -51,8 +51,16 @@ interface World {
   agent(principal: string): Promise<RpcConnection>;
 }
 
-async function world(principals: Rec, body: (w: World) => Promise<void>): Promise<void> {
+/**
+ * Runs `body` in a {@link World} whose policy holds `principals` (or what it gives for the test's
+ * sandbox).
+ */
+async function world(
+  principals: Rec | ((box: Sandbox) => Rec),
+  body: (w: World) => Promise<void>,
+): Promise<void> {
   const box = await sandbox();
+  if (typeof principals === "function") principals = principals(box);
   const home = `${box.dir}/home`;
   const proj = `${home}/proj`;
   const secret = `${home}/secret`;
@@ -1237,7 +1245,7 @@ hostTest(
   "P-SBX-3 a Unix socket of the human's under a granted root (tmux's, ssh-agent's, docker's, VS Code's) does not let the agent run code outside its sandbox: its tmux client typed into the human's tmux shell, which ran unconfined",
   NEEDS_TIER_B,
   async () => {
-    await world({ "agent:t": TMP_AGENT }, async (w) => {
+    await world((box) => ({ "agent:t": dirAgent(box.dir) }), async (w) => {
       const socket = `${w.box.dir}/tmux.sock`;
       const marker = `${w.box.dir}/ran-where`;
       const tmux = (...args: string[]) =>

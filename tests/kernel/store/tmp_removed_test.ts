@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
-import { TMP_AGENT } from "../../_support/principals.ts";
+import { dirAgent } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 /**
@@ -78,10 +78,10 @@ hostTest(
   "G-STATE-2/P-SBX-4 tmp/ removed while a sandboxed agent's resident sandbox and a sandboxed PTY live: the agent's next execs and PTYs start in a new sandbox instead of failing until restart",
   NEEDS_TIER_B,
   async () => {
-    const { kernel: k, token } = await startKernelWithAgent("agent:a", TMP_AGENT);
+    const { kernel: k, token } = await startKernelWithAgent("agent:a", (box) => dirAgent(box.dir));
     try {
       const conn = await k.attach("s", token);
-      await exec(conn, "cd /tmp && echo in");
+      await exec(conn, `cd ${k.box.dir} && echo in`);
       await conn.request("pty.open", { cmd: "bash" });
       removeTree(`${k.box.dir}/state/shoal/tmp`);
       for (let i = 0; i < 2; i++) {
@@ -110,11 +110,13 @@ hostTest(
         conn.close();
       }
     })().catch(() => {});
-    const agent = { ...TMP_AGENT, net_connect: [`127.0.0.1:${port}`] };
-    const { kernel: k, token } = await startKernelWithAgent("agent:n", agent);
+    const { kernel: k, token } = await startKernelWithAgent(
+      "agent:n",
+      (box) => ({ ...dirAgent(box.dir), net_connect: [`127.0.0.1:${port}`] }),
+    );
     try {
       const conn = await k.attach("s", token);
-      await exec(conn, "cd /tmp");
+      await exec(conn, `cd ${k.box.dir}`);
       const py = `python3 -c "import socket; print(socket.create_connection(` +
         `('127.0.0.1', ${port}), 3).recv(10).decode(), end='')" 2>&1`;
       const fetch = async () => {

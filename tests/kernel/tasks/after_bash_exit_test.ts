@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { TMP_AGENT } from "../../_support/principals.ts";
+import { dirAgent } from "../../_support/principals.ts";
 import { groupMembers, parentPid, processLive, psField } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -87,11 +87,11 @@ hostTest(
   "K-TASK-1/K-BASH-4 a cancel that arrives after bash exited by itself but before the kernel learnt of it (bash a zombie: its sandbox's launcher, stopped, has not reaped it yet) leaves the task completed and its export applied, not cancelled with its state changes dropped",
   NEEDS_TIER_B,
   async () => {
-    const { kernel: k, token } = await startKernelWithAgent("agent:r", TMP_AGENT);
+    const { kernel: k, token } = await startKernelWithAgent("agent:r", (box) => dirAgent(box.dir));
     const stopped: number[] = [];
     try {
       const conn = await k.attach("default", token);
-      await exec(conn, "cd /tmp");
+      await exec(conn, `cd ${k.box.dir}`);
       const { task } = await exec(conn, "sleep 0.3; export LATE=1", { async: true });
       const pid = (await conn.request("task.get", { task }) as Rec).pid as number;
       // bash's parent is the sandbox's launcher, which reaps it and reports its exit; never the

@@ -2,19 +2,19 @@ import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { startKernelWithAgent } from "../../_support/kernel.ts";
 import { memoryKiB } from "../../_support/proc.ts";
-import { TMP_AGENT } from "../../_support/principals.ts";
+import { dirAgent } from "../../_support/principals.ts";
 
 Deno.test({
   name:
     "K-TASK-4 a peer that pipelines 300,000 task.await without timeout_ms on one running task grows the kernel < 128 MiB (each wait it holds is bounded, or the excess is refused) [ignored: needs a SPEC decision: no rule bounds the requests one connection has in flight (W-RPC-4 lets the kernel run them concurrently, every one is taken as it is read), so an agent's token holds ~1.4 KiB of kernel memory per pending wait, ~420 MiB here and 14 GiB for 10 million (600 MB of frames), kept after its connection closes until the task ends; decide a per-connection bound on requests in flight (e.g. -32040 quota 'requests') or on waits]",
   ignore: true,
   fn: async () => {
-    const { kernel, token } = await startKernelWithAgent("agent:a", TMP_AGENT);
+    const { kernel, token } = await startKernelWithAgent("agent:a", (box) => dirAgent(box.dir));
     let raw: Deno.Conn | null = null;
     try {
       const pid = kernel.child.pid;
       const agent = await kernel.attach("default", token);
-      await exec(agent, "cd /tmp");
+      await exec(agent, `cd ${kernel.box.dir}`);
       const { task } = await exec(agent, "sleep 600", { async: true });
       const before = memoryKiB(pid).rss;
       raw = await Deno.connect({ transport: "unix", path: kernel.socket });

@@ -7,14 +7,19 @@ import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
-import { TMP_AGENT } from "../../_support/principals.ts";
+import { dirAgent } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 /** Tasks each test starts; every one finishes on its own within a second. */
 const TASKS = 40;
 
-/** Sources mixing warm starts, cold starts after a state change, and quick and slower runs. */
-const SOURCES = ["true", "sleep 0.2", "cd /usr", "X=$RANDOM", "exit 3", "cd /tmp"];
+/**
+ * Sources mixing warm starts, cold starts after a state change, and quick and slower runs, in a
+ * session whose cwd is `home`.
+ */
+function sources(home: string): string[] {
+  return ["true", "sleep 0.2", "cd /usr", "X=$RANDOM", "exit 3", `cd ${home}`];
+}
 
 /** What one observer saw: every record, with where it came from. */
 type Seen = { where: string; rec: Rec }[];
@@ -27,6 +32,7 @@ type Seen = { where: string; rec: Rec }[];
 async function launchAndWatch(
   runner: RpcConnection,
   watcher: RpcConnection,
+  home = "/tmp",
 ): Promise<{ seen: Seen; outcomePids: Map<string, number> }> {
   const seen: Seen = [];
   const lookups: Promise<unknown>[] = [];
@@ -59,7 +65,7 @@ async function launchAndWatch(
   const tasks: string[] = [];
   for (let i = 0; i < TASKS; i += 4) {
     await Promise.all([0, 1, 2, 3].map(async (j) => {
-      const src = SOURCES[(i + j) % SOURCES.length];
+      const src = sources(home)[(i + j) % sources(home).length];
       const task = (await exec(runner, src, { async: true })).task as string;
       seen.push({
         where: `task.get after ${src}`,
@@ -112,14 +118,18 @@ Deno.test("K-TASK-1 an async task is never visible without its pid: reply, task.
 });
 
 Deno.test("P-SBX-4 a sandboxed async task carries the host pid of its top process everywhere", async () => {
-  const { kernel: k, token } = await startKernelWithAgent("agent:p", TMP_AGENT);
+  const { kernel: k, token } = await startKernelWithAgent("agent:p", (box) => dirAgent(box.dir));
   try {
-    // The kernel's own directory is hidden from the sandbox: the session starts in /tmp.
-    await exec(await k.attach("work"), "cd /tmp");
+    // The kernel's own directory is hidden from the sandbox: the session starts in its own.
+    await exec(await k.attach("work"), `cd ${k.box.dir}`);
     const runner = await k.connect();
     const attached = await runner.request("session.attach", { session: "work", token }) as Rec;
     assert.equal((attached.caps as Rec).enforced, true, "the agent runs inside bubblewrap");
-    const { seen, outcomePids } = await launchAndWatch(runner, await k.attach("work", token));
+    const { seen, outcomePids } = await launchAndWatch(
+      runner,
+      await k.attach("work", token),
+      k.box.dir,
+    );
     assertPids(seen, outcomePids);
   } finally {
     await k.cleanup();
