@@ -3,7 +3,8 @@
  * that name find nothing or the whole file, never one being written, and what is there already
  * (made meanwhile by the user, a tool, another kernel) is never replaced, as `O_EXCL` keeps it.
  */
-import { C_FACTS } from "../bash/c_library.ts";
+import { openCLibrary } from "../bash/c_library.ts";
+import { cString, errno } from "../bash/fd_calls.ts";
 
 /** renameat2(2): the current directory as the base of a relative path; the flag to fail on EEXIST. */
 const AT_FDCWD = -100, RENAME_NOREPLACE = 1;
@@ -12,7 +13,6 @@ const EEXIST = 17, EINVAL = 22, ENOSYS = 38;
 
 const symbols = {
   renameat2: { parameters: ["i32", "buffer", "i32", "buffer", "u32"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 let lib: Deno.DynamicLibrary<typeof symbols>["symbols"] | null | undefined;
@@ -20,17 +20,10 @@ let lib: Deno.DynamicLibrary<typeof symbols>["symbols"] | null | undefined;
 /** The C library's renameat2 on Linux, or null where there is none. */
 function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
   if (lib !== undefined) return lib;
-  try {
-    lib = Deno.build.os === "linux" ? Deno.dlopen(C_FACTS.linux.libc, symbols).symbols : null;
-  } catch {
-    lib = null; // a C library without renameat2 (glibc before 2.28)
-  }
+  // null also for a C library without renameat2 (glibc before 2.28)
+  lib = Deno.build.os === "linux" ? openCLibrary(symbols)?.symbols ?? null : null;
+  errno(); // loads errno's library now: loading it after a failed call could change errno
   return lib;
-}
-
-/** `path` as a NUL-terminated C string. */
-function cString(path: string): Uint8Array {
-  return new TextEncoder().encode(`${path}\0`);
 }
 
 /**
@@ -43,10 +36,9 @@ export function renameNoReplace(from: string, to: string): void {
   const c = libc();
   if (c !== null) {
     if (c.renameat2(AT_FDCWD, cString(from), AT_FDCWD, cString(to), RENAME_NOREPLACE) === 0) return;
-    const p = c.__errno_location();
-    const errno = p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
-    if (errno === EEXIST) throw new Deno.errors.AlreadyExists(`${to} exists`);
-    if (errno !== EINVAL && errno !== ENOSYS) throw new Error(`renameat2 ${to}: errno ${errno}`);
+    const code = errno();
+    if (code === EEXIST) throw new Deno.errors.AlreadyExists(`${to} exists`);
+    if (code !== EINVAL && code !== ENOSYS) throw new Error(`renameat2 ${to}: errno ${code}`);
   }
   Deno.linkSync(from, to);
   Deno.removeSync(from);
