@@ -3,6 +3,7 @@
  * not: each address in turn, each for at most {@link CONNECT_MS}, all of them for at most
  * {@link CONNECT_TOTAL_MS}, and every failure said of its address.
  */
+import { within } from "../../protocol/within.ts";
 
 /** Longest wait for one address of a destination to accept, and for a name's lookup. */
 export const CONNECT_MS = 15_000;
@@ -27,10 +28,8 @@ export interface Unreachable {
  */
 async function dial(address: string, port: number, ms: number): Promise<Deno.TcpConn | string> {
   const attempt = Deno.connect({ hostname: address, port });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ms));
   try {
-    const conn = await Promise.race([attempt, late]);
+    const conn = await within(attempt, ms);
     if (conn === null) {
       attempt.then((c) => c.close(), () => {});
       return `${address} did not answer within ${Math.round(ms / 1000)} s`;
@@ -41,8 +40,6 @@ async function dial(address: string, port: number, ms: number): Promise<Deno.Tcp
   } catch (e) {
     if (e instanceof Deno.errors.ConnectionRefused) return `${address} refused the connection`;
     return `${address}: ${e instanceof Error ? e.message : String(e)}`;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -8,6 +8,7 @@
  * neither keep another session's lookups waiting nor the kernel's file work.
  */
 import { lookup } from "node:dns/promises";
+import { within } from "../../protocol/within.ts";
 
 /** Most lookups the proxy has at the resolver at once: well under the blocking pool's 32. */
 const LOOKUP_LIMIT = 8;
@@ -17,17 +18,6 @@ const LOOKUP_SHARE = 2;
 /** Whether a canonical host is an IP literal (`[v6]` or dotted IPv4), not a name. */
 export function isLiteral(host: string): boolean {
   return host.startsWith("[") || /^[\d.]+$/.test(host);
-}
-
-/** `promise`'s value, or `fallback` once `ms` have passed. */
-async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<T>((resolve) => timer = setTimeout(() => resolve(fallback), ms));
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The lookups the proxy has at the resolver. */
@@ -57,11 +47,11 @@ export class Lookups {
       let wake = () => {};
       const freed = new Promise<boolean>((resolve) => wake = () => resolve(true));
       this.#waiting.add(wake);
-      const woken = await within(freed, left(), false);
+      const woken = await within(freed, left()) ?? false;
       this.#waiting.delete(wake);
       if (!woken) return [];
     }
-    return await within(this.#inFlight.get(host)!, left(), []);
+    return await within(this.#inFlight.get(host)!, left()) ?? [];
   }
 
   #start(principal: string, host: string): void {
