@@ -39,8 +39,9 @@ exec 3<&- "$@"`;
  * the human's program, the terminal's session leader, always gets: the waiter passes it on then.
  * perl runs a handler between ops, so a SIGHUP that came after its last check and before
  * waitpid(2) began was never passed on (the program waited, and was killed after the grace):
- * SIGHUP and SIGCHLD are blocked but in rt_sigsuspend(2), whose numbers come first, as the
- * waiter's, then SIGCHLD's handler lets it look for the program's end.
+ * SIGHUP and SIGCHLD stay blocked except in rt_sigsuspend(2), and SIGCHLD's empty handler wakes
+ * the waiter to look for the program's end. Its first two arguments are the syscall numbers of
+ * rt_sigprocmask(2) and rt_sigsuspend(2).
  */
 const WAITER_SCRIPT = String.raw`
 my ($sigmask, $sigsuspend) = splice @ARGV, 0, 2;
@@ -67,7 +68,7 @@ if (open(my $report, '>&=', 4)) { syswrite($report, "$status\n"); }
 exit($status & 127 ? 128 + ($status & 127) : $status >> 8);
 `;
 
-/** rt_sigprocmask(2)'s and rt_sigsuspend(2)'s numbers on the architectures Deno runs on under Linux. */
+/** rt_sigprocmask(2)'s and rt_sigsuspend(2)'s numbers on the architectures Deno runs on (Linux). */
 const SIGNAL_SYSCALLS: Partial<Record<typeof Deno.build.arch, [number, number]>> = {
   x86_64: [14, 130],
   aarch64: [135, 133],
