@@ -7,12 +7,30 @@
 import { RELAY_NAME } from "../net/inside.ts";
 import { childrenOf } from "./protected_mounts.ts";
 
-/** The `comm` of `pid` with its state (`R`, `S`, `Z`, …), or null once it is gone. */
-function nameAndState(pid: number): { name: string; state: string } | null {
+/** SIGKILL's bit in the pending sets of /proc/PID/status. */
+const SIGKILL_BIT = 1n << 8n;
+/** PF_EXITING in the flags of /proc/PID/stat: the process has begun to exit. */
+const PF_EXITING = 0x4;
+
+/**
+ * The `comm` of `pid` with its state (`R`, `S`, `Z`, …), and whether it is ending: it has begun
+ * to exit, or SIGKILL is pending (a `kill -KILL`, or any fatal signal, which Linux turns into one
+ * for each thread), which it may not act on for a while on a loaded host; null once it is gone.
+ */
+function nameAndState(pid: number): { name: string; state: string; ending: boolean } | null {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
     const close = stat.lastIndexOf(")");
-    return { name: stat.slice(stat.indexOf("(") + 1, close), state: stat.charAt(close + 2) };
+    // after the name: state, ppid, pgrp, session, tty_nr, tpgid, flags, …
+    const flags = Number(stat.slice(close + 2).split(" ")[6]);
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    const killed = [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)]
+      .some((m) => (BigInt(`0x${m[1]}`) & SIGKILL_BIT) !== 0n);
+    return {
+      name: stat.slice(stat.indexOf("(") + 1, close),
+      state: stat.charAt(close + 2),
+      ending: killed || (flags & PF_EXITING) !== 0,
+    };
   } catch {
     return null;
   }
@@ -23,8 +41,13 @@ export function relayOf(launcher: number): number | null {
   return childrenOf(launcher).find((pid) => nameAndState(pid)?.name === RELAY_NAME) ?? null;
 }
 
-/** Whether the relay `pid` still runs (not gone, not a zombie, not another process since). */
+/**
+ * Whether the relay `pid` still runs: not gone, not a zombie, not another process since, and not
+ * ending. An agent's `kill -KILL` returns before the relay has ended: the run after it must not
+ * enter a sandbox whose relay is about to be gone (P-NET-1).
+ */
 export function relayRuns(pid: number): boolean {
   const now = nameAndState(pid);
-  return now !== null && now.name === RELAY_NAME && now.state !== "Z" && now.state !== "X";
+  return now !== null && now.name === RELAY_NAME && now.state !== "Z" && now.state !== "X" &&
+    !now.ending;
 }

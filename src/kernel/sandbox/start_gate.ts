@@ -37,25 +37,42 @@ exec 3<&- "$@"`;
  * waiter ignores them, the program gets their defaults back. A program that left the group (a
  * shell with job control, `bash -i`, makes its own) is not reached by the close's SIGHUP, which
  * the human's program, the terminal's session leader, always gets: the waiter passes it on then.
+ * perl runs a handler between ops, so a SIGHUP that came after its last check and before
+ * waitpid(2) began was never passed on (the program waited, and was killed after the grace):
+ * SIGHUP and SIGCHLD stay blocked except in rt_sigsuspend(2), and SIGCHLD's empty handler wakes
+ * the waiter to look for the program's end. Its first two arguments are the syscall numbers of
+ * rt_sigprocmask(2) and rt_sigsuspend(2).
  */
 const WAITER_SCRIPT = String.raw`
+my ($sigmask, $sigsuspend) = splice @ARGV, 0, 2;
 $SIG{INT} = $SIG{QUIT} = 'IGNORE';
 my $pid;
 $SIG{HUP} = sub { my $g = $pid ? getpgrp($pid) : -1; kill('HUP', $pid) if $g > 0 && $g != getpgrp(0) };
+$SIG{CHLD} = sub {};
+my $held = pack('Q', 1 | 1 << 16);
+syscall($sigmask + 0, 0, $held, 0, 8);
 $pid = fork;
 unless (defined $pid) { print STDERR "shoal: cannot start $ARGV[0]: $!\n"; exit 126; }
 if ($pid == 0) {
   if (open(my $report, '>&=', 4)) { close($report); }
-  $SIG{INT} = $SIG{QUIT} = $SIG{HUP} = 'DEFAULT';
+  $SIG{INT} = $SIG{QUIT} = $SIG{HUP} = $SIG{CHLD} = 'DEFAULT';
+  syscall($sigmask + 0, 1, $held, 0, 8);
   exec { $ARGV[0] } @ARGV;
   print STDERR "shoal: cannot run $ARGV[0]: $!\n";
   exit 127;
 }
-waitpid($pid, 0);
+my $none = pack('Q', 0);
+syscall($sigsuspend + 0, $none, 8) until waitpid($pid, 1);
 my $status = $?;
 if (open(my $report, '>&=', 4)) { syswrite($report, "$status\n"); }
 exit($status & 127 ? 128 + ($status & 127) : $status >> 8);
 `;
+
+/** rt_sigprocmask(2)'s and rt_sigsuspend(2)'s numbers on the architectures Deno runs on (Linux). */
+const SIGNAL_SYSCALLS: Partial<Record<typeof Deno.build.arch, [number, number]>> = {
+  x86_64: [14, 130],
+  aarch64: [135, 133],
+};
 
 /** The most bytes a report of the waiter takes: a decimal wait status and a newline. */
 const REPORT_BYTES = 16;
@@ -104,7 +121,9 @@ export class StartGate {
 
   /** The argv that runs `argv` behind the gate; `keepPwd`: its environment has `PWD`. */
   wrap(argv: readonly string[], keepPwd: boolean): string[] {
-    const waiter = [PERL, "-e", WAITER_SCRIPT, "--", ...argv];
+    const numbers = SIGNAL_SYSCALLS[Deno.build.arch];
+    if (numbers === undefined) throw new Error(`no start gate for ${Deno.build.arch}`);
+    const waiter = [PERL, "-e", WAITER_SCRIPT, "--", ...numbers.map(String), ...argv];
     return ["/bin/sh", "-c", GATE_SCRIPT, "shoal-gate", keepPwd ? "keep" : "", ...waiter];
   }
 

@@ -48,10 +48,24 @@ async function withForwardingAgent(
   }
 }
 
-/** The stdout of `src` run by `agent` (its status whatever it is). */
-async function out(agent: RpcConnection, src: string): Promise<string> {
-  const r = await exec(agent, src, { position: "stmt" });
-  return ((r.value as Rec).out as Rec).v as string;
+/**
+ * Runs `src` as `agent` and checks that it succeeds printing `expected`; a failure names `step`
+ * with the run's status, stdout and stderr (a failed run does not stop at its status).
+ */
+async function step(agent: RpcConnection, name: string, src: string, expected: string) {
+  const value = (await exec(agent, src, { position: "value" })).value as Rec;
+  const text = (v: unknown) => ((v as Rec | undefined)?.v ?? v) as string;
+  const seen = {
+    status: value.status,
+    signal: value.signal,
+    out: text(value.out),
+    err: text(value.err),
+  };
+  assert.deepEqual(
+    seen,
+    { status: 0, signal: null, out: expected, err: "" },
+    `step "${name}": ${JSON.stringify(seen)}`,
+  );
 }
 
 hostTest(
@@ -60,14 +74,17 @@ hostTest(
   NEEDS_TIER_B,
   () =>
     withForwardingAgent(async (agent, connect) => {
-      assert.equal(await out(agent, connect), "pong\n");
-      await out(agent, "pkill -x perl; true");
-      assert.equal(await out(agent, connect), "pong\n");
+      await step(agent, "connect", connect, "pong\n");
+      await step(agent, "pkill -x perl", "pkill -x perl; true", "");
+      await step(agent, "connect after pkill", connect, "pong\n");
     }),
 );
 
-/** Bash source killing the sandbox's relay by its name, saying `killed`. */
-const KILL_RELAY = "for s in /proc/[0-9]*/stat; do read -r l < $s; " +
+/**
+ * Bash source killing the sandbox's relay by its name, saying `killed`; a process that ended
+ * after the listing (the task's `sleep`) is passed over.
+ */
+const KILL_RELAY = "for s in /proc/[0-9]*/stat; do { read -r l < $s; } 2>/dev/null || continue; " +
   'case $l in *"(shoal-net-relay)"*) p=${s#/proc/}; kill -KILL ${p%/stat}; echo killed;; ' +
   "esac; done";
 
@@ -77,9 +94,9 @@ hostTest(
   NEEDS_TIER_B,
   () =>
     withForwardingAgent(async (agent, connect) => {
-      assert.equal(await out(agent, connect), "pong\n");
-      assert.equal(await out(agent, KILL_RELAY), "killed\n");
-      assert.equal(await out(agent, connect), "pong\n");
+      await step(agent, "connect", connect, "pong\n");
+      await step(agent, "kill the relay", KILL_RELAY, "killed\n");
+      await step(agent, "connect in a fresh sandbox", connect, "pong\n");
     }),
 );
 
@@ -94,9 +111,9 @@ hostTest(
         "while [ ! -e stop ]; do sleep 0.05; done; echo task-done",
         { async: true },
       );
-      assert.equal(await out(agent, KILL_RELAY), "killed\n");
-      assert.equal(await out(agent, connect), "pong\n");
-      await out(agent, "touch stop");
+      await step(agent, "kill the relay", KILL_RELAY, "killed\n");
+      await step(agent, "connect in a fresh sandbox", connect, "pong\n");
+      await step(agent, "stop the task", "touch stop", "");
       const done = await agent.request("task.await", { task, timeout_ms: 20000 }) as Rec;
       assert.equal(done.state, "completed");
       const value = (done.result as Rec).value as Rec;

@@ -45,9 +45,14 @@ hostTest(
     await humanAndAgent(async (proj, conns) => {
       for (const [who, conn] of conns) {
         const saved = `${proj}/saved-${who}`;
-        // setpgrp: a session leader (the human's program) stays in its group; the agent's leaves
-        const script = `setpgrp; $SIG{HUP} = sub { open(my $f, ">", "${saved}"); ` +
-          `print $f "saved\\n"; close($f); exit 0 }; $| = 1; print "ready\\n"; sleep 1 while 1`;
+        // setpgrp: a session leader (the human's program) stays in its group; the agent's leaves.
+        // It waits in sigsuspend with SIGHUP blocked elsewhere: perl runs a handler between ops,
+        // so a hangup that came after its last check and before `sleep 1` began was handled a
+        // second later, past the 500 ms grace (SIGKILL); sigsuspend takes it as it waits.
+        const script = "use POSIX (); setpgrp; " +
+          "POSIX::sigprocmask(POSIX::SIG_BLOCK(), POSIX::SigSet->new(POSIX::SIGHUP())); " +
+          `$SIG{HUP} = sub { open(my $f, ">", "${saved}"); print $f "saved\\n"; close($f); ` +
+          'exit 0 }; $| = 1; print "ready\\n"; POSIX::sigsuspend(POSIX::SigSet->new) while 1';
         const exit = await closeWhenReady(conn, "perl", ["-e", script]);
         assert.deepEqual(exit, { status: 0, signal: null }, `the ${who}'s close`);
         assert.equal(await Deno.readTextFile(saved), "saved\n", `the ${who}'s handler ran`);
@@ -68,7 +73,9 @@ hostTest(
           "--noprofile",
           "-i",
           "-c",
-          "echo ready; while :; do read -r x; done",
+          // read -t: a SIGHUP that came just before a plain read(2) began was acted on only
+          // once input came, never, and the close killed it after the grace
+          "echo ready; while :; do read -r -t 0.1 x; done",
         ]);
       }
       assert.notDeepEqual(exits.human, { status: null, signal: "SIGKILL" }, "the human's close");

@@ -425,8 +425,10 @@ hostTest(
       const agent = await w.agent("agent:c");
       for (const [who, conn] of [["human", human], ["agent", agent]] as const) {
         const saved = `${w.proj}/saved-${who}`;
-        const script =
-          `trap 'echo saved > ${saved}; exit 0' HUP; echo ready; while :; do read -r x; done`;
+        // read -t: bash runs a trap between commands, and a SIGHUP that came just before a
+        // plain read(2) began waited for input that never came, past the 500 ms grace
+        const script = `trap 'echo saved > ${saved}; exit 0' HUP; echo ready; ` +
+          "while :; do read -r -t 0.1 x; done";
         const opened = await conn.request("pty.open", { cmd: "bash", args: ["-c", script] }) as Rec;
         await pollUntil(
           () => conn.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
