@@ -208,8 +208,9 @@ async function planOf(
  * sent, when it sent one; `version` the negotiated protocol version. Any failure on the way — the
  * plan gone, no answer, a refusal by the kernel — is no decision: the call answers as without
  * elicitation and the plan stays pending for the CLI; but the kernel connection dropping throws
- * `kernel disconnected` (M-START-4), and a form still open then is withdrawn. A refusal of a plan that is already what
- * the human chose in the form (they said the same with the CLI meanwhile) is that decision.
+ * `kernel disconnected` (M-START-4), and a form still open then is withdrawn. A refusal of a
+ * plan that is already what the human chose in the form (they said the same with the CLI
+ * meanwhile) is that decision.
  * While the form is open, every {@link SLICE_MS} `heartbeat` is called (the call's progress: a
  * client that resets its timeout on progress, as Claude Code's idle watchdog does, cancelled the
  * call, and with it the form, while the human read it) and the plan is looked at: one the human
