@@ -1,4 +1,4 @@
-import type { KernelClient } from "./kernel_client.ts";
+import { type KernelClient, kernelDisconnected } from "./kernel_client.ts";
 import { type ClientReply, type ClientRequests, Withdrawal } from "./client_requests.ts";
 import { sleep } from "../protocol/timers.ts";
 import { SLICE_MS } from "../protocol/limits.ts";
@@ -207,8 +207,10 @@ async function planOf(
  * kernel (`plan.approve`/`plan.deny` via client, M-ELICIT-1/2); `src` is the source the call
  * sent, when it sent one; `version` the negotiated protocol version. Any failure on the way — the
  * plan gone, no answer, a refusal by the kernel — is no decision: the call answers as without
- * elicitation and the plan stays pending for the CLI. A refusal of a plan that is already what
- * the human chose in the form (they said the same with the CLI meanwhile) is that decision.
+ * elicitation and the plan stays pending for the CLI; but the kernel connection dropping throws
+ * `kernel disconnected` (M-START-4), and a form still open then is withdrawn. A refusal of a
+ * plan that is already what the human chose in the form (they said the same with the CLI
+ * meanwhile) is that decision.
  * While the form is open, every {@link SLICE_MS} `heartbeat` is called (the call's progress: a
  * client that resets its timeout on progress, as Claude Code's idle watchdog does, cancelled the
  * call, and with it the form, while the human read it) and the plan is looked at: one the human
@@ -224,10 +226,14 @@ export async function askInClient(
   version: string,
   heartbeat: ((message: string) => Promise<void>) | null,
 ): Promise<ClientDecision> {
+  // The kernel the plan is pending in: once its connection drops, the next request would
+  // autostart a new kernel that never had the plan, and the call is in flight (M-START-4).
+  const conn = await kernel.connection().catch(() => null);
+  if (conn === null) return null;
+  const elsewhere = new AbortController();
   try {
     const plan = await planOf(kernel, planRef, src);
     if (plan === null) return null;
-    const elsewhere = new AbortController();
     const asking = client.request(
       "elicitation/create",
       approvalRequest(plan, version),
@@ -237,8 +243,9 @@ export async function askInClient(
     let reply: ClientReply | null = null;
     asking.then((r) => reply = r);
     while (reply === null && !signal.aborted) {
-      await Promise.race([asking, sleep(SLICE_MS)]);
+      await Promise.race([asking, sleep(SLICE_MS), conn.closed]);
       if (reply !== null || signal.aborted) break;
+      if (conn.isClosed) throw kernelDisconnected();
       const now = await approvalOf(kernel, planRef);
       if (now === "approved" || now === "denied") {
         elsewhere.abort(new Withdrawal(`the plan was ${now} with shoal-kernel`));
@@ -265,7 +272,12 @@ export async function askInClient(
     }
     return decided;
   } catch {
+    // A kernel that went away with the plan fails the call as every call in flight then fails.
+    if (conn.isClosed) throw kernelDisconnected();
     return null;
+  } finally {
+    // A form still open when the call stops waiting for it is withdrawn, not left to the human.
+    elsewhere.abort(new Withdrawal(conn.isClosed ? "the kernel disconnected" : "no longer needed"));
   }
 }
 

@@ -67,6 +67,19 @@ export class KernelClient {
     return this.#attachment;
   }
 
+  /**
+   * A check that the main connection open now is still the one: it throws
+   * {@link kernelDisconnected} once that connection closed (or when there is none). A task lives
+   * in the kernel that started it; a restarted kernel numbers its tasks anew, so its `task:N` is
+   * another run (M-START-4).
+   */
+  sameKernel(): () => void {
+    const conn = this.#conn !== null && !this.#conn.isClosed ? this.#conn : null;
+    return () => {
+      if (conn === null || conn.isClosed) throw kernelDisconnected();
+    };
+  }
+
   /** Sends one request on the main connection; kernel errors reject as {@link RpcError}. */
   request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     const conn = this.#conn;

@@ -52,7 +52,15 @@ interface Entry {
    * (a bridge failure, M-OUT-5) that the synchronous call would have answered.
    */
   done: Promise<ToolResult>;
+  /**
+   * Throws `kernel disconnected` once the kernel the task lives in is gone: a restarted kernel's
+   * `task:N` is another run (M-START-4).
+   */
+  sameKernel: () => void;
 }
+
+/** The check of a task that finished within its call: it needs its kernel no more. */
+const ANY_KERNEL = () => {};
 
 /** The MCP status of a kernel task state (K-TASK-1 → M-TASKS-1). */
 export function statusOf(state: unknown): TaskStatus {
@@ -147,16 +155,22 @@ export class McpTasks {
       }
     }
     const ref = String((first.value as Record<string, unknown>).task);
+    const sameKernel = ctx.kernel.sameKernel();
     if (clientCancelled(ctx.signal)) {
       // The client gave up before it learnt the task: nobody could ever cancel it (M-PROG-3).
-      await kernelCall(runCtx, "task.cancel", { task: ref }).catch(() => {});
+      try {
+        sameKernel();
+        await kernelCall(runCtx, "task.cancel", { task: ref });
+      } catch {
+        // the task ended with its kernel
+      }
       throw new Cancelled("cancelled by the client");
     }
     const task = newTask("working");
     const pending = { ...(first.value as Record<string, unknown>), timed_out: true };
     const budget = { ms: checked.timeout_ms as number | undefined, pending };
-    const done = this.#watch(runCtx, ref, checked.elide, started, task, budget);
-    return this.#created(this.#store(ref, task, done));
+    const done = this.#watch(runCtx, ref, sameKernel, checked.elide, started, task, budget);
+    return this.#created(this.#store(ref, task, done, sameKernel));
   }
 
   /** `tasks/get`: the task now; unknown → -32602. */
@@ -186,6 +200,7 @@ export class McpTasks {
     if (entry.task.status !== "working" || ref === null) {
       throw invalidParams(`task ${entry.task.taskId} is already ${entry.task.status}`);
     }
+    entry.sameKernel();
     await kernelCall(ctx, "task.cancel", { task: ref });
     let stopTimer = () => {};
     await Promise.race([
@@ -222,9 +237,14 @@ export class McpTasks {
   }
 
   /** Remembers `task` of kernel task `ref`, settling with `done` (M-TASKS-1). */
-  #store(ref: string | null, task: McpTask, done: Promise<ToolResult>): Entry {
+  #store(
+    ref: string | null,
+    task: McpTask,
+    done: Promise<ToolResult>,
+    sameKernel = ANY_KERNEL,
+  ): Entry {
     done.catch(() => {}); // a failure nobody asks tasks/result about is no unhandled rejection
-    const entry = { task, ref, done };
+    const entry = { task, ref, done, sameKernel };
     this.#entries.set(task.taskId, entry);
     this.#forgetOldest();
     return entry;
@@ -255,6 +275,7 @@ export class McpTasks {
   async #watch(
     ctx: ToolContext,
     ref: string,
+    sameKernel: () => void,
     elide: unknown,
     started: number,
     task: McpTask,
@@ -274,6 +295,7 @@ export class McpTasks {
         }
         const params: Record<string, unknown> = { task: ref, timeout_ms: Math.min(left, SLICE_MS) };
         if (elide !== undefined) params.elide = elide;
+        sameKernel();
         const record = await kernelCall(ctx, "task.await", params);
         if (!record.ok) {
           result = envelopeOf(ctx, record);

@@ -110,10 +110,17 @@ async function runTaskBacked(
   }
   const pending = first.value;
   const task = pending.task;
+  // Every later slice and cancel goes to the kernel the task lives in (M-START-4).
+  const sameKernel = ctx.kernel.sameKernel();
   let cancelSent = false;
   const cancelTask = () => {
     if (cancelSent || !clientCancelled(ctx.signal)) return;
     cancelSent = true;
+    try {
+      sameKernel();
+    } catch {
+      return; // the task ended with its kernel
+    }
     ctx.kernel.request("task.cancel", { task }).catch(() => {});
   };
   ctx.signal.addEventListener("abort", cancelTask);
@@ -133,6 +140,7 @@ async function runTaskBacked(
       if (remaining() <= 0) return envelopeOf(ctx, { ok: true, value: pending });
       const awaitParams: Args = { task, timeout_ms: Math.min(remaining(), SLICE_MS) };
       if (elide !== undefined) awaitParams.elide = elide;
+      sameKernel();
       const record = await kernelCall(ctx, "task.await", awaitParams);
       if (!record.ok || !isObject(record.value)) return envelopeOf(ctx, record);
       if (record.value.timed_out !== true) {

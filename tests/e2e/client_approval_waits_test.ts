@@ -13,10 +13,11 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
+import { kernelPid } from "../_support/proc.ts";
 import { asksInClient, createToken, kernelCli, writePolicy } from "../_support/principals.ts";
 import type { Rec } from "../_support/rec.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
-import { connectMcp, type Mcp } from "./_mcp.ts";
+import { connectMcp, type Mcp, mcpError } from "./_mcp.ts";
 
 /** What the human does when the form opens, given the plan it names; then the form's answer. */
 type Human = (planRef: string, signal: AbortSignal) => Promise<ElicitResult>;
@@ -138,6 +139,32 @@ hostTest(
       });
       assert.deepEqual((sc.value as Rec).out, { $: "str", v: "removed\n" });
       assert.equal(existsSync(victim), false, "the approved command ran");
+    });
+  },
+);
+
+hostTest(
+  "M-START-4/M-ELICIT-2 the kernel dying while the form is open fails the call with -32603 kernel disconnected and withdraws the form, and the human's late approve runs nothing (before: the facade's next look at the plan autostarted a new kernel, the form stayed open, and the human's approve was answered with -32011 'needs approval: run shoal-kernel approve plan:…' for a plan the new kernel never had)",
+  NEEDS_TIER_B,
+  async () => {
+    let socket = "";
+    let withdrawn = false;
+    await withAgent(async (_planRef, signal) => {
+      Deno.kill(kernelPid(socket), "SIGKILL");
+      // The form stays open until the facade withdraws it, or the human approves after a while.
+      await new Promise((resolve) => {
+        signal.addEventListener("abort", resolve);
+        setTimeout(resolve, 8000);
+      });
+      withdrawn = signal.aborted;
+      return { action: "accept", content: { decision: "approve" } };
+    }, async (agent, victim, box) => {
+      socket = box.socket();
+      const e = await mcpError(agent.call("shoal_exec", { src: `rm '${victim}'` }));
+      assert.equal(e.code, -32603);
+      assert.match(e.message, /kernel disconnected/);
+      assert.equal(withdrawn, true, "the facade withdrew the form");
+      assert.equal(existsSync(victim), true, "nothing ran");
     });
   },
 );
