@@ -346,3 +346,46 @@ hostTest(
       assert.ok(exists(socket), "the kernel serves there");
     }),
 );
+
+hostTest(
+  "M-ONB-1/M-ONB-2: a principal the user wrote by hand (a comment, other grants, no session_write, no sandbox) gains the project profile's fields it lacks and keeps its own, so the printed configuration attaches, runs sandboxed in the project, and the hand-written grants stay",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, user) => {
+      const policy = `${box.dir}/home/.config/shoal/leash.jsonc`;
+      await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true, mode: 0o700 });
+      const hand = [
+        "// mine",
+        "{",
+        '  "principal": {',
+        '    "agent:cursor": {',
+        '      "fs.read": ["/srv/**"], // docs',
+        '      "net_connect": ["github.com:443"],',
+        "    },",
+        "  },",
+        "}",
+        "",
+      ].join("\n");
+      await Deno.writeTextFile(policy, hand, { mode: 0o600 });
+      const out = await shoalMcp(["--print-config", "cursor", "--project", project], user);
+      assert.equal(out.code, 0, out.stderr);
+      assert.equal(out.stderr.trim().split("\n").length, 3, out.stderr);
+      const text = await Deno.readTextFile(policy);
+      assert.ok(text.startsWith("// mine\n"), text);
+      assert.ok(text.includes('"fs.read": ["/srv/**", '), text);
+      assert.ok(text.includes("// docs"), text);
+      assert.ok(text.includes('"net_connect": ["github.com:443"]'), "the user's own grant stays");
+      assert.ok(text.includes('"sandbox": true'), text);
+      await withPrinted(parsePrinted("cursor", out.stdout), async (agent) => {
+        const ran = await exec(agent, "pwd && ls && touch made-by-agent");
+        assert.ok(ran.ok, ran.text);
+        assert.equal(ran.text.trim(), project);
+        const outside = await exec(agent, `touch ${box.dir}/home/out`);
+        assert.equal(outside.ok, false, outside.text);
+        const python = await exec(agent, `python3 -c "open('${box.dir}/home/py','w')"`);
+        assert.equal(python.ok, false, "the OS wall holds an interpreter to the grants");
+      });
+      assert.ok(exists(`${project}/made-by-agent`));
+      assert.equal(exists(`${box.dir}/home/out`) || exists(`${box.dir}/home/py`), false);
+    }),
+);
