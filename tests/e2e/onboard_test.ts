@@ -389,3 +389,28 @@ hostTest(
       assert.equal(exists(`${box.dir}/home/out`) || exists(`${box.dir}/home/py`), false);
     }),
 );
+
+Deno.test({
+  name:
+    "SPEC decision needed (M-ONB-1 vs M-ONB-2): a hand-written agent:CLIENT entry that sets session_write: false (or sandbox: false) keeps it, so the printed configuration fails at attach (or runs unsandboxed) while --print-config reports success; should it refuse, warn, or override the user's value?",
+  ignore: true,
+  fn: () =>
+    withNewUser(async (box, project, user) => {
+      const policy = `${box.dir}/home/.config/shoal/leash.jsonc`;
+      await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true, mode: 0o700 });
+      const hand = '{"principal": {"agent:cursor": {"session_write": false, "sandbox": false}}}\n';
+      await Deno.writeTextFile(policy, hand, { mode: 0o600 });
+      const out = await shoalMcp(["--print-config", "cursor", "--project", project], user);
+      // Either a refusal (exit 1, naming the field) or a configuration that works, sandboxed:
+      if (out.code !== 0) {
+        assert.match(out.stderr, /session_write|sandbox/);
+        return;
+      }
+      await withPrinted(parsePrinted("cursor", out.stdout), async (agent) => {
+        const ran = await exec(agent, "pwd");
+        assert.ok(ran.ok, ran.text);
+        const python = await exec(agent, `python3 -c "open('${box.dir}/home/py','w')"`);
+        assert.equal(python.ok, false, "sandboxed");
+      });
+    }),
+});
