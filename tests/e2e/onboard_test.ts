@@ -390,6 +390,25 @@ hostTest(
     }),
 );
 
+hostTest(
+  "M-ONB-1/M-START-3: after the user moves the project, the pasted configuration's calls say that its project is gone and how to print a new one, instead of only 'cwd is not an absolute path to a directory'",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, user) => {
+      const out = await shoalMcp(["--print-config", "claude-desktop", "--project", project], user);
+      assert.equal(out.code, 0, out.stderr);
+      const printed = parsePrinted("claude-desktop", out.stdout);
+      await Deno.rename(project, `${box.dir}/moved`);
+      await withPrinted(printed, async (agent) => {
+        const ran = await exec(agent, "pwd");
+        assert.equal(ran.ok, false, ran.text);
+        assert.ok(ran.text.includes(`project ${project}`), ran.text);
+        assert.match(ran.text, /moved or deleted/);
+        assert.match(ran.text, /--print-config CLIENT --project DIR/);
+      });
+    }),
+);
+
 Deno.test({
   name:
     "SPEC decision needed (M-ONB-1 vs M-ONB-2): a hand-written agent:CLIENT entry that sets session_write: false (or sandbox: false) keeps it, so the printed configuration fails at attach (or runs unsandboxed) while --print-config reports success; should it refuse, warn, or override the user's value?",
