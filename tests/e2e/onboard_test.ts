@@ -400,11 +400,11 @@ hostTest(
       const printed = parsePrinted("claude-desktop", out.stdout);
       await Deno.rename(project, `${box.dir}/moved`);
       await withPrinted(printed, async (agent) => {
-        const ran = await exec(agent, "pwd");
-        assert.equal(ran.ok, false, ran.text);
-        assert.ok(ran.text.includes(`project ${project}`), ran.text);
-        assert.match(ran.text, /moved or deleted/);
-        assert.match(ran.text, /--print-config CLIENT --project DIR/);
+        // the attach fails, so the call is a protocol error (-32603, M-START-3)
+        const text = await exec(agent, "pwd").then((r) => r.text, (e: Error) => e.message);
+        assert.ok(text.includes(`project ${project}`), text);
+        assert.match(text, /moved or deleted/);
+        assert.match(text, /--print-config CLIENT --project DIR/);
       });
     }),
 );
