@@ -10,6 +10,7 @@ import { rpcError } from "../../_support/rejection.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { exists } from "../../_support/paths.ts";
 
 async function withBox(fn: (box: Sandbox) => Promise<void>): Promise<void> {
   const box = await sandbox();
@@ -314,5 +315,30 @@ Deno.test("M-ONB-1/G-STATE-2: a truncated agent_secrets.json, or one of a newer 
       assert.match(r.stderr, /move it aside and onboard again/);
       assert.equal(await Deno.readTextFile(secrets), text);
     }
+  });
+});
+
+Deno.test("M-ONB-1: an onboard that fails on the token (state directory not makeable, agent_secrets.json malformed) leaves the policy file as it was, so no grant is made that stderr did not report", async () => {
+  await withBox(async (box) => {
+    const project = `${box.dir}/proj`;
+    await Deno.mkdir(project);
+    await Deno.writeTextFile(`${box.dir}/file`, "");
+    const r = await onboard(box, "agent:cursor", "--project", project);
+    assert.equal(r.code, 0, r.stderr);
+    const before = await Deno.readTextFile(policyOf(box));
+    const other = `${box.dir}/other`;
+    await Deno.mkdir(other);
+    await Deno.writeTextFile(`${box.dir}/state/shoal/agent_secrets.json`, "{");
+    const cut = await onboard(box, "agent:cursor", "--project", other);
+    assert.equal(cut.code, 1, cut.stderr);
+    assert.equal(await Deno.readTextFile(policyOf(box)), before, cut.stderr);
+    // a fresh user whose state directory cannot be made (its parent is a file)
+    await Deno.remove(`${box.dir}/home/.config`, { recursive: true });
+    const blocked = await kernelCli(box, ["onboard", "agent:cursor", "--project", project], {
+      XDG_STATE_HOME: `${box.dir}/file/state`,
+    });
+    assert.equal(blocked.code, 1, blocked.stderr);
+    assert.match(blocked.stderr, /file\/state/);
+    assert.equal(exists(policyOf(box)), false, blocked.stderr);
   });
 });
