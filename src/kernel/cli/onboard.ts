@@ -13,7 +13,7 @@ import { agentToken } from "../auth/agent_secrets.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { readPolicyText, userPolicyPath } from "../policy/leash.ts";
-import { grantProject } from "../policy/project_profile.ts";
+import { grantProject, type ProjectGrant } from "../policy/project_profile.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 import { isExecutableFile } from "../bash/executable_file.ts";
 import { PERL } from "../net/inside.ts";
@@ -54,9 +54,22 @@ export async function runOnboardCommand(
     const policy = userPolicyPath(env);
     if (policy === null) throw new Error("no policy location: XDG_CONFIG_HOME and HOME are unset");
     const state = stateDir(undefined, env);
-    const change = writePolicy(policy, principal, project);
+    // The token first, the policy last: a token that cannot be had (a state directory that cannot
+    // be made, a malformed secrets file) then leaves the policy as it was, instead of a grant
+    // made and never reported; each change is reported once made.
+    const grant = planPolicy(policy, principal, project);
     ensurePrivateDir(state);
     const token = agentToken(state, principal);
+    const tokenLine = token.created
+      ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
+      : `token: reusing ${token.id} of ${principal}`;
+    let change;
+    try {
+      change = writePolicy(grant);
+    } catch (e) {
+      if (token.created) console.error(tokenLine);
+      throw e;
+    }
     const host = await detectSandbox(
       env.PATH ?? "",
       await resolveBash(undefined, bashCandidates(Deno.build.os, env.PATH)),
@@ -64,11 +77,7 @@ export async function runOnboardCommand(
     console.error(
       change ?? `policy: ${policy} already lets ${principal} work in ${project} (unchanged)`,
     );
-    console.error(
-      token.created
-        ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
-        : `token: reusing ${token.id} of ${principal}`,
-    );
+    console.error(tokenLine);
     if (host.tier !== "B") console.error(noSandboxWarning(env.PATH ?? ""));
     const places = printedPlaces(env, policy, state);
     const result: OnboardResult = {
@@ -248,12 +257,18 @@ function safeRealpath(path: string): string {
   }
 }
 
-/**
- * Grants the project in the policy file at `path`: a new file is created 0600 in a 0700
- * directory; an existing one is edited and replaced by rename (through a symlink, at its
- * target), keeping its mode. Returns the change line, or null when nothing changed.
- */
-function writePolicy(path: string, principal: string, project: string): string | null {
+/** A planned edit of the policy file: its path, where it is written, its text before and after. */
+interface PolicyPlan {
+  path: string;
+  /** The file written: `path`, or the target of a symlink at `path`. */
+  target: string;
+  /** The text now, or null when there is no file. */
+  text: string | null;
+  grant: ProjectGrant;
+}
+
+/** The grant of the project in the policy file at `path`, computed but not written. */
+function planPolicy(path: string, principal: string, project: string): PolicyPlan {
   let text: string | null = null;
   let target = path;
   try {
@@ -265,7 +280,15 @@ function writePolicy(path: string, principal: string, project: string): string |
       throw e;
     }
   }
-  const grant = grantProject(text, path, principal, project);
+  return { path, target, text, grant: grantProject(text, path, principal, project) };
+}
+
+/**
+ * Writes a planned grant: a new file is created 0600 in a 0700 directory; an existing one is
+ * edited and replaced by rename (through a symlink, at its target), keeping its mode. Returns the
+ * change line, or null when nothing changed.
+ */
+function writePolicy({ path, target, text, grant }: PolicyPlan): string | null {
   if (grant.change === null) return null;
   if (text === null) {
     ensurePrivateDir(dirname(path));
