@@ -342,3 +342,23 @@ Deno.test("M-ONB-1: an onboard that fails on the token (state directory not make
     assert.equal(exists(policyOf(box)), false, blocked.stderr);
   });
 });
+
+Deno.test({
+  name:
+    "SPEC decision needed (M-ONB-1 'edited in place'): a policy file without write permission (0444, e.g. locked by its owner) is replaced by rename all the same, so --print-config changes a file its owner made read-only; should it refuse, naming the grant to add by hand?",
+  ignore: true,
+  fn: async () => {
+    await withBox(async (box) => {
+      const project = `${box.dir}/proj`;
+      await Deno.mkdir(project);
+      await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true });
+      const locked = '// locked\n{"principal": {}}\n';
+      await Deno.writeTextFile(policyOf(box), locked, { mode: 0o444 });
+      await Deno.chmod(policyOf(box), 0o444);
+      const r = await onboard(box, "agent:cursor", "--project", project);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /read-only|permission/);
+      assert.equal(await Deno.readTextFile(policyOf(box)), locked);
+    });
+  },
+});
