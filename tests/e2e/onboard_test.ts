@@ -410,6 +410,28 @@ hostTest(
 );
 
 hostTest(
+  "M-CLI-6/M-PERM-2: a user whose HOME and runtime directory hold a comma (Deno's permission lists are comma-separated) gets a printed configuration that starts and reaches its kernel, instead of a facade refused at start ('invalid host') and a client left with 'Connection closed'",
+  NEEDS_TIER_B,
+  () =>
+    withNewUser(async (box, project, fresh) => {
+      const odd = `${box.dir}/Smith, Jo`;
+      for (const sub of ["home", "run"]) {
+        await Deno.mkdir(`${odd}/${sub}`, { recursive: true, mode: 0o700 });
+      }
+      const user = { ...fresh, HOME: `${odd}/home`, XDG_RUNTIME_DIR: `${odd}/run` };
+      const out = await shoalMcp(["--print-config", "cursor", "--project", project], user);
+      assert.equal(out.code, 0, out.stderr);
+      const printed = parsePrinted("cursor", out.stdout);
+      assert.equal(printed.env.XDG_RUNTIME_DIR, `${odd}/run`);
+      await withPrinted(printed, async (agent) => {
+        const ran = await exec(agent, "pwd");
+        assert.ok(ran.ok, ran.text);
+        assert.equal(ran.text.trim(), project);
+      });
+    }),
+);
+
+hostTest(
   "M-ONB-1: --as-human, for each client, says on stderr in one line that the agent acts as you, prints a configuration without a token, touches neither policy nor tokens, and what it prints runs unconfined from /",
   NEEDS_TIER_B,
   () =>
