@@ -362,3 +362,14 @@ Deno.test({
     });
   },
 });
+
+Deno.test("M-ONB-1: --project=~/proj (no shell expands a ~ after '=') is refused with what to write instead, not only ENOENT", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(`${box.dir}/home/proj`);
+    const r = await onboard(box, "agent:cursor", "--project=~/proj");
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /~ is not expanded/);
+    assert.ok(r.stderr.includes(`${box.dir}/home/proj`), r.stderr);
+    assert.equal(exists(policyOf(box)), false);
+  });
+});
