@@ -222,7 +222,11 @@ function projectDir(dir: string, env: Record<string, string>): string {
     real = realpathSync(dir);
     if (!Deno.statSync(real).isDirectory) throw new Error("not a directory");
   } catch (e) {
-    throw new Error(`project ${dir}: ${e instanceof Error ? e.message : String(e)}`);
+    // `--project=~/x` reaches here as written: shells expand a `~` only at the start of a word
+    const tilde = /^~(\/|$)/.test(dir) && env.HOME
+      ? ` (~ is not expanded after '='; write --project ${env.HOME}${dir.slice(1)})`
+      : "";
+    throw new Error(`project ${dir}: ${e instanceof Error ? e.message : String(e)}${tilde}`);
   }
   const holds = (path: string) => path === real || path.startsWith(`${real}/`);
   const realHome = env.HOME ? safeRealpath(env.HOME) : null;
