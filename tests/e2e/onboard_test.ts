@@ -12,6 +12,7 @@ import type { Rec } from "../_support/rec.ts";
 import { freshUser, parsePrinted, type Printed, shoalMcp } from "../_support/printed_config.ts";
 import { REPO, type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { exists } from "../_support/paths.ts";
+import { hostGit } from "../_support/git.ts";
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
 
@@ -494,6 +495,35 @@ Deno.test({
         assert.ok(ran.ok, ran.text);
         const python = await exec(agent, `python3 -c "open('${box.dir}/home/py','w')"`);
         assert.equal(python.ok, false, "sandboxed");
+      });
+    }),
+});
+
+Deno.test({
+  name:
+    "SPEC decision needed (M-ONB-2 'DIR/**' vs M-ONB-3 'git status, git commit work in DIR'): a project that is a git worktree (DIR/.git a file naming <repo>/.git/worktrees/NAME, as Claude Code's and Cursor's agent worktrees are) gets 'lacks fs.read <repo>/.git' for git status and git commit; should the profile also grant the worktree's common git directory?",
+  ignore: true,
+  fn: () =>
+    withNewUser(async (box, _project, user) => {
+      const repo = `${box.dir}/repo`;
+      const tree = `${box.dir}/feature`;
+      await Deno.mkdir(repo);
+      await hostGit(repo, "init", "-q");
+      await Deno.writeTextFile(`${repo}/a`, "a\n");
+      await hostGit(repo, "add", "a");
+      await hostGit(repo, "commit", "-qm", "init");
+      await hostGit(repo, "worktree", "add", "-q", tree, "-b", "feature");
+      const out = await shoalMcp(["--print-config", "claude-code", "--project", tree], user);
+      assert.equal(out.code, 0, out.stderr);
+      await withPrinted(parsePrinted("claude-code", out.stdout), async (agent) => {
+        const status = await exec(agent, "git status --short");
+        assert.ok(status.ok, status.text);
+        const commit = await exec(
+          agent,
+          "echo b > b && git add b && GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x " +
+            "GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@x git commit -qm b",
+        );
+        assert.ok(commit.ok, commit.text);
       });
     }),
 });
