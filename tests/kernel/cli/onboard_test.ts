@@ -373,3 +373,26 @@ Deno.test("M-ONB-1: --project=~/proj (no shell expands a ~ after '=') is refused
     assert.equal(exists(policyOf(box)), false);
   });
 });
+
+Deno.test("M-ONB-1: onboards run at the same time (a set-up script printing every client's configuration at once) each keep their principal in the policy and their secret: none reports a grant that another one's rename then dropped", async () => {
+  await withBox(async (box) => {
+    const project = `${box.dir}/proj`;
+    await Deno.mkdir(project);
+    await Deno.mkdir(`${box.dir}/home/.config/shoal`, { recursive: true });
+    const names = ["agent:cursor", "agent:vscode", "agent:claude-desktop", "agent:claude-code"];
+    for (let round = 0; round < 3; round++) {
+      await Deno.writeTextFile(policyOf(box), '{"principal": {}}\n');
+      await Deno.remove(`${box.dir}/state/shoal/agent_secrets.json`).catch(() => {});
+      const runs = await Promise.all(names.map((name) => onboard(box, name, "--project", project)));
+      for (const r of runs) assert.equal(r.code, 0, r.stderr);
+      const policy = await Deno.readTextFile(policyOf(box));
+      const secrets = JSON.parse(
+        await Deno.readTextFile(`${box.dir}/state/shoal/agent_secrets.json`),
+      );
+      for (const [i, name] of names.entries()) {
+        assert.ok(policy.includes(`"${name}"`), `round ${round}: ${name} lost from the policy`);
+        assert.equal(secrets.secrets[name], runs[i].out!.token, `round ${round}: ${name}'s secret`);
+      }
+    }
+  });
+});
