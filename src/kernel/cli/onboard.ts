@@ -54,22 +54,9 @@ export async function runOnboardCommand(
     const policy = userPolicyPath(env);
     if (policy === null) throw new Error("no policy location: XDG_CONFIG_HOME and HOME are unset");
     const state = stateDir(undefined, env);
-    // The token first, the policy last: a token that cannot be had (a state directory that cannot
-    // be made, a malformed secrets file) then leaves the policy as it was, instead of a grant
-    // made and never reported; each change is reported once made.
-    const grant = planPolicy(policy, principal, project);
+    planPolicy(policy, principal, project); // a policy that does not parse changes nothing
     ensurePrivateDir(state);
-    const token = agentToken(state, principal);
-    const tokenLine = token.created
-      ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
-      : `token: reusing ${token.id} of ${principal}`;
-    let change;
-    try {
-      change = writePolicy(grant);
-    } catch (e) {
-      if (token.created) console.error(tokenLine);
-      throw e;
-    }
+    const { token, tokenLine, change } = provisionLocked(state, policy, principal, project);
     const host = await detectSandbox(
       env.PATH ?? "",
       await resolveBash(undefined, bashCandidates(Deno.build.os, env.PATH)),
@@ -97,6 +84,38 @@ export async function runOnboardCommand(
     }
     console.error(`shoal-kernel: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
+  }
+}
+
+/**
+ * The token, then the policy grant, under an exclusive lock on `<state>/agent_secrets.json.lock`:
+ * onboards at the same time (a script printing every client's configuration) each read the
+ * policy and secrets the one before wrote, instead of renaming over each other's (a grant
+ * reported as added, then gone, and the printed configuration refused at attach). The token
+ * first: one that cannot be had (a malformed secrets file) leaves the policy as it was; each
+ * change is reported once made.
+ */
+function provisionLocked(state: string, policy: string, principal: string, project: string) {
+  const lock = Deno.openSync(`${state}/agent_secrets.json.lock`, {
+    create: true,
+    write: true,
+    mode: 0o600,
+  });
+  try {
+    lock.lockSync(true);
+    const grant = planPolicy(policy, principal, project);
+    const token = agentToken(state, principal);
+    const tokenLine = token.created
+      ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
+      : `token: reusing ${token.id} of ${principal}`;
+    try {
+      return { token, tokenLine, change: writePolicy(grant) };
+    } catch (e) {
+      if (token.created) console.error(tokenLine);
+      throw e;
+    }
+  } finally {
+    lock.close();
   }
 }
 
