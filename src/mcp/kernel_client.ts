@@ -201,11 +201,28 @@ export class KernelClient {
       if (e instanceof RpcError && e.code === ErrorCode.AUTH_FAILED) {
         throw new Unavailable(AUTH_FAILED);
       }
+      if (
+        e instanceof RpcError && e.code === ErrorCode.INVALID_PARAMS && main && this.config.project
+      ) {
+        throw new Unavailable(projectGone(this.config.project, e.message));
+      }
       if (e instanceof RpcError) throw new Unavailable(`attach failed: ${e.message} (${e.code})`);
       const exited = spawned === null || "problem" in spawned ? null : await droppedAttach(spawned);
       throw new Unavailable(exited ?? "the kernel closed the connection during attach");
     }
   }
+}
+
+/**
+ * The reason for an attach the kernel refused as invalid while the facade asked for `project`:
+ * the kernel checks that the directory exists (K-ATTACH cwd), so it is gone since the
+ * configuration was printed (M-ONB-1), and only printing a new one helps.
+ */
+function projectGone(project: string, message: string): string {
+  return `attach failed: the project ${project} of this configuration (SHOAL_PROJECT) is not a ` +
+    `directory any more (moved or deleted?; the kernel said: ${message}): print the configuration ` +
+    "again for where it is now (shoal-mcp --print-config CLIENT --project DIR) and put it in the " +
+    "client in place of this one";
 }
 
 /**

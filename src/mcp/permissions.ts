@@ -57,13 +57,18 @@ export function localFlags(
   kernelPath: string,
   root: string,
 ): string[] {
-  const socket = socketPath === null ? [] : [
-    `--allow-read=${
-      [socketPath, ...checkedPaths(socketPath, root).filter((p) => p !== socketPath)].join(",")
-    }`,
-    `--allow-write=${socketPath}`,
-    `--allow-net=unix:${socketPath}`,
-  ];
+  const read = socketPath === null
+    ? []
+    : [socketPath, ...checkedPaths(socketPath, root).filter((p) => p !== socketPath)];
+  const socket = socketPath === null
+    ? []
+    : socketPath.includes(",")
+    ? [`--allow-read=${[...new Set(read.map(withoutComma))].join(",")}`]
+    : [
+      `--allow-read=${read.join(",")}`,
+      `--allow-write=${socketPath}`,
+      `--allow-net=unix:${socketPath}`,
+    ];
   return [
     "--no-prompt",
     ...socket,
@@ -72,6 +77,18 @@ export function localFlags(
     "--allow-sys=uid",
     v8Flag,
   ];
+}
+
+/**
+ * `path`, or the nearest directory above it whose path holds no comma. Deno's permission lists
+ * are comma-separated and Deno 2.9.6's `run` refuses the `,,` escape ("Empty path is not
+ * allowed"), so a socket below a directory like `/home/Smith, Jo` cannot be granted exactly: the
+ * facade then holds no socket grant and connects through the kernel's relay, as a release does
+ * (M-PERM-3), reading from that directory down for the G-SOCK-10 check.
+ */
+function withoutComma(path: string): string {
+  const comma = path.indexOf(",");
+  return comma === -1 ? path : path.slice(0, path.lastIndexOf("/", comma)) || "/";
 }
 
 /**

@@ -13,7 +13,7 @@ import { agentToken } from "../auth/agent_secrets.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { readPolicyText, userPolicyPath } from "../policy/leash.ts";
-import { grantProject } from "../policy/project_profile.ts";
+import { grantProject, type ProjectGrant } from "../policy/project_profile.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 import { isExecutableFile } from "../bash/executable_file.ts";
 import { PERL } from "../net/inside.ts";
@@ -54,9 +54,9 @@ export async function runOnboardCommand(
     const policy = userPolicyPath(env);
     if (policy === null) throw new Error("no policy location: XDG_CONFIG_HOME and HOME are unset");
     const state = stateDir(undefined, env);
-    const change = writePolicy(policy, principal, project);
+    planPolicy(policy, principal, project); // a policy that does not parse changes nothing
     ensurePrivateDir(state);
-    const token = agentToken(state, principal);
+    const { token, tokenLine, change } = provisionLocked(state, policy, principal, project);
     const host = await detectSandbox(
       env.PATH ?? "",
       await resolveBash(undefined, bashCandidates(Deno.build.os, env.PATH)),
@@ -64,11 +64,7 @@ export async function runOnboardCommand(
     console.error(
       change ?? `policy: ${policy} already lets ${principal} work in ${project} (unchanged)`,
     );
-    console.error(
-      token.created
-        ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
-        : `token: reusing ${token.id} of ${principal}`,
-    );
+    console.error(tokenLine);
     if (host.tier !== "B") console.error(noSandboxWarning(env.PATH ?? ""));
     const places = printedPlaces(env, policy, state);
     const result: OnboardResult = {
@@ -88,6 +84,38 @@ export async function runOnboardCommand(
     }
     console.error(`shoal-kernel: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
+  }
+}
+
+/**
+ * The token, then the policy grant, under an exclusive lock on `<state>/agent_secrets.json.lock`:
+ * onboards at the same time (a script printing every client's configuration) each read the
+ * policy and secrets the one before wrote, instead of renaming over each other's (a grant
+ * reported as added, then gone, and the printed configuration refused at attach). The token
+ * first: one that cannot be had (a malformed secrets file) leaves the policy as it was; each
+ * change is reported once made.
+ */
+function provisionLocked(state: string, policy: string, principal: string, project: string) {
+  const lock = Deno.openSync(`${state}/agent_secrets.json.lock`, {
+    create: true,
+    write: true,
+    mode: 0o600,
+  });
+  try {
+    lock.lockSync(true);
+    const grant = planPolicy(policy, principal, project);
+    const token = agentToken(state, principal);
+    const tokenLine = token.created
+      ? `token: created ${token.id} for ${principal} (secret kept in ${state}/agent_secrets.json, 0600)`
+      : `token: reusing ${token.id} of ${principal}`;
+    try {
+      return { token, tokenLine, change: writePolicy(grant) };
+    } catch (e) {
+      if (token.created) console.error(tokenLine);
+      throw e;
+    }
+  } finally {
+    lock.close();
   }
 }
 
@@ -213,7 +241,11 @@ function projectDir(dir: string, env: Record<string, string>): string {
     real = realpathSync(dir);
     if (!Deno.statSync(real).isDirectory) throw new Error("not a directory");
   } catch (e) {
-    throw new Error(`project ${dir}: ${e instanceof Error ? e.message : String(e)}`);
+    // `--project=~/x` reaches here as written: shells expand a `~` only at the start of a word
+    const tilde = /^~(\/|$)/.test(dir) && env.HOME
+      ? ` (~ is not expanded after '='; write --project ${env.HOME}${dir.slice(1)})`
+      : "";
+    throw new Error(`project ${dir}: ${e instanceof Error ? e.message : String(e)}${tilde}`);
   }
   const holds = (path: string) => path === real || path.startsWith(`${real}/`);
   const realHome = env.HOME ? safeRealpath(env.HOME) : null;
@@ -248,12 +280,18 @@ function safeRealpath(path: string): string {
   }
 }
 
-/**
- * Grants the project in the policy file at `path`: a new file is created 0600 in a 0700
- * directory; an existing one is edited and replaced by rename (through a symlink, at its
- * target), keeping its mode. Returns the change line, or null when nothing changed.
- */
-function writePolicy(path: string, principal: string, project: string): string | null {
+/** A planned edit of the policy file: its path, where it is written, its text before and after. */
+interface PolicyPlan {
+  path: string;
+  /** The file written: `path`, or the target of a symlink at `path`. */
+  target: string;
+  /** The text now, or null when there is no file. */
+  text: string | null;
+  grant: ProjectGrant;
+}
+
+/** The grant of the project in the policy file at `path`, computed but not written. */
+function planPolicy(path: string, principal: string, project: string): PolicyPlan {
   let text: string | null = null;
   let target = path;
   try {
@@ -265,7 +303,15 @@ function writePolicy(path: string, principal: string, project: string): string |
       throw e;
     }
   }
-  const grant = grantProject(text, path, principal, project);
+  return { path, target, text, grant: grantProject(text, path, principal, project) };
+}
+
+/**
+ * Writes a planned grant: a new file is created 0600 in a 0700 directory; an existing one is
+ * edited and replaced by rename (through a symlink, at its target), keeping its mode. Returns the
+ * change line, or null when nothing changed.
+ */
+function writePolicy({ path, target, text, grant }: PolicyPlan): string | null {
   if (grant.change === null) return null;
   if (text === null) {
     ensurePrivateDir(dirname(path));

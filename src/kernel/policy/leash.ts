@@ -119,6 +119,29 @@ const NESTED: Record<string, Record<string, string>> = {
   proc: { spawn: "proc_spawn" },
 };
 
+/**
+ * The canonical fields (P-POL-2) that a principal's entry, as a parsed object node, sets in any of
+ * their spellings (`"fs.read"`, `fs: {read}`, `spawn`, …): what the user wrote, told apart from
+ * what the defaults fill in.
+ */
+export function givenFields(entry: Node): Set<string> {
+  const given = new Set<string>();
+  for (const property of entry.children ?? []) {
+    const [keyNode, value] = property.children ?? [];
+    const key = String(keyNode?.value);
+    const nested = Object.hasOwn(NESTED, key) ? NESTED[key] : undefined;
+    if (nested === undefined) {
+      if (Object.hasOwn(FLAT_SPELLINGS, key)) given.add(FLAT_SPELLINGS[key]);
+      continue;
+    }
+    for (const member of value?.children ?? []) {
+      const inner = String(member.children?.[0]?.value);
+      if (Object.hasOwn(nested, inner)) given.add(nested[inner]);
+    }
+  }
+  return given;
+}
+
 const NET_GRANT = /^.+:(\d+|\*)$/;
 
 /** Whether `text` is a port (0..65535, digits) or `"*"`, as net grants name them. */

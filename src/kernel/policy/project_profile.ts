@@ -5,7 +5,7 @@
  */
 import { applyEdits, findNodeAtLocation, type FormattingOptions, modify } from "jsonc-parser";
 import { parseJsonc } from "./jsonc.ts";
-import { BOM, parsePolicyText, withoutBom } from "./leash.ts";
+import { BOM, givenFields, parsePolicyText, withoutBom } from "./leash.ts";
 
 /** The policy entry of the `project` profile on `dir` (an absolute path). */
 export function projectEntry(dir: string): Record<string, unknown> {
@@ -74,10 +74,24 @@ export function grantProject(
   for (const field of FS_FIELDS) {
     if (!have[field].includes(glob)) out = appendGlob(out, principal, field, glob);
   }
+  // An entry written by hand lacks what the printed configuration needs (session_write for its
+  // cwd on attach, sandbox for the OS wall): it gains the profile's fields it does not set, in
+  // any spelling, and keeps every one it does (M-ONB-2: the user's edits stay).
+  const node = findNodeAtLocation(parseJsonc(text)!, ["principal", principal])!;
+  const given = givenFields(node);
+  const added: string[] = [];
+  for (const [field, value] of Object.entries(projectEntry(dir))) {
+    if (field === "fs" || given.has(field)) continue;
+    out = addMember(out, ["principal", principal], field, value);
+    added.push(field);
+  }
   if (out === text) return { text, change: null };
+  const also = added.length === 0
+    ? ""
+    : ` (added the project profile's ${added.join(", ")}, which its entry did not set)`;
   return {
     text: checked(out, path),
-    change: `granted ${principal} the project ${dir} in ${path}`,
+    change: `granted ${principal} the project ${dir} in ${path}${also}`,
   };
 }
 
