@@ -22,6 +22,8 @@ const PROF = Deno.env.get("PROF");
 const ONLY = Deno.env.get("ONLY");
 const BASE = Deno.env.get("BASE");
 const ATTACH = Deno.env.get("ATTACH");
+/** `NOPOLICY=1`: no policy file (a human alone, as before onboarding), and so no agent rows. */
+const NOPOLICY = Deno.env.get("NOPOLICY") === "1";
 
 /**
  * The CPU time of every thread of `pid` now, in ms: /proc's schedstat counts nanoseconds, where
@@ -71,15 +73,17 @@ async function start(name: string, launcher?: string[]): Promise<Subject> {
   const box = await sandbox();
   const proj = `${box.dir}/home/proj`;
   await Deno.mkdir(proj);
-  await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
-    "agent:bench": {
-      fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
-      proc_spawn: ["*"],
-      auto_apply: "in-grant",
-      sandbox: true,
-    },
-  });
-  const token = (await createToken(box, "agent:bench", "bench")).secret;
+  if (!NOPOLICY) {
+    await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
+      "agent:bench": {
+        fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
+        proc_spawn: ["*"],
+        auto_apply: "in-grant",
+        sandbox: true,
+      },
+    });
+  }
+  const token = NOPOLICY ? null : (await createToken(box, "agent:bench", "bench")).secret;
   const kernel = await launchKernel(box, ["--socket", box.socket()], box.socket(), {}, launcher);
   const human = await kernel.attach("bench");
   await human.request("exec", { src: `cd ${proj}` });
@@ -87,7 +91,7 @@ async function start(name: string, launcher?: string[]): Promise<Subject> {
   await human.request("exec", { src: `cd ${proj}` });
   await human.request("session.attach", { session: "bench" });
   const agent = await RpcConnection.connect(kernel.socket);
-  await agent.request("session.attach", { session: "bench-agent", token });
+  if (token !== null) await agent.request("session.attach", { session: "bench-agent", token });
   return { name, kernel, human, agent };
 }
 
@@ -95,17 +99,25 @@ const subjects: Subject[] = [];
 try {
   subjects.push(await start(BASE === undefined ? "" : "new ", await ownLauncher()));
   if (BASE !== undefined) subjects.push(await start("base ", [`${BASE}/bin/shoal-kernel`]));
-  const rows: [string, Subject, RpcConnection, string][] = [];
+  const rows: [string, Subject, RpcConnection, Record<string, unknown>][] = [];
   for (const [who, src] of [["human", "true"], ["human", "echo hi"], ["agent", "true"]]) {
     for (const s of subjects) {
       const label = `${s.name}${who} ${src}`;
-      if (ONLY === undefined || label.includes(ONLY)) {
-        rows.push([label, s, who === "human" ? s.human : s.agent, src]);
+      if ((ONLY === undefined || label.includes(ONLY)) && !(NOPOLICY && who === "agent")) {
+        rows.push([label, s, who === "human" ? s.human : s.agent, { src }]);
       }
     }
   }
-  for (const [, , conn, src] of rows) {
-    for (let i = 0; i < 20; i++) await conn.request("exec", { src });
+  for (const s of subjects) {
+    // what shoal-mcp sends for a `shoal_exec` call: a task-backed exec in a budget slice (M-PROG-1)
+    const label = `${s.name}human true, facade's params`;
+    const params = { src: "true", mode: "run", position: "value", background: false };
+    if (ONLY === undefined || label.includes(ONLY)) {
+      rows.push([label, s, s.human, { ...params, timeout_ms: 30000 }]);
+    }
+  }
+  for (const [, , conn, params] of rows) {
+    for (let i = 0; i < 20; i++) await conn.request("exec", params);
   }
   const words = ATTACH?.split(" ").map((w) =>
     w.replace("{pid}", `${subjects[0].kernel.child.pid}`)
@@ -118,9 +130,9 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     // each round in another order, so no row always follows the same one
     const order = r % 2 === 0 ? rows : [...rows].reverse();
-    for (const [label, s, conn, src] of order) {
+    for (const [label, s, conn, params] of order) {
       const before = cpuMs(s.kernel.child.pid);
-      for (let i = 0; i < N; i++) await conn.request("exec", { src });
+      for (let i = 0; i < N; i++) await conn.request("exec", params);
       const list = got.get(label) ?? [];
       list.push((cpuMs(s.kernel.child.pid) - before) / N);
       got.set(label, list);
@@ -135,7 +147,7 @@ try {
     const s = [...got.get(label)!].sort((a, b) => a - b);
     const cell = (x: number) => x.toFixed(3);
     console.log(
-      `${label.padEnd(20)} ${cell(s[s.length >> 1])} [${cell(s[0])}..${cell(s.at(-1)!)}]`,
+      `${label.padEnd(34)} ${cell(s[s.length >> 1])} [${cell(s[0])}..${cell(s.at(-1)!)}]`,
     );
   }
   if (BASE !== undefined) {
@@ -147,7 +159,7 @@ try {
       const ratios = ours.map((x, i) => x / theirs[i]).sort((a, b) => a - b);
       const cell = (x: number) => x.toFixed(3);
       console.log(
-        `${label.slice(4).padEnd(20)} ${cell(ratios[ratios.length >> 1])} ` +
+        `${label.slice(4).padEnd(34)} ${cell(ratios[ratios.length >> 1])} ` +
           `[${cell(ratios[0])}..${cell(ratios.at(-1)!)}]`,
       );
     }

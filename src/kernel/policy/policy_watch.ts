@@ -3,6 +3,7 @@
  * size, mtime, ctime) changed, as it does the token store (T-TOK-4), so an agent that
  * `shoal-mcp --print-config` added to the policy of a running kernel can attach at once (M-ONB-1).
  */
+import { surelyMissing } from "../bash/surely_missing.ts";
 import { defaultPolicy, parsePolicyText, type Policy, readPolicyText } from "./leash.ts";
 
 /**
@@ -24,6 +25,7 @@ interface FileStamp {
  * its `Stats` from the same figures at ~10 µs more a call, and every request takes this (issue 33).
  */
 function stampOf(path: string): FileStamp | null {
+  if (surelyMissing(path)) return null; // no policy file: no NotFound thrown on every request
   try {
     const s = Deno.statSync(path);
     const ctimeMs = s.ctime?.getTime() ?? 0;

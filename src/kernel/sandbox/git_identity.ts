@@ -7,8 +7,7 @@
  * `~/.gitconfig` in a view that does not show the human's: git reads it as the global level, so a
  * repository's own identity still wins.
  */
-import { C_FACTS } from "../bash/c_library.ts";
-import { closeFd, openFd } from "../bash/fd_calls.ts";
+import { surelyMissing } from "../bash/surely_missing.ts";
 import { isUnder, OWN_MOUNTS, type SandboxView } from "./view.ts";
 
 /** What git lists of the human's global configuration: these settings and no other. */
@@ -71,26 +70,10 @@ function globalFiles(env: Record<string, string>): string[] {
   return [...(env.HOME ? [`${env.HOME}/.gitconfig`] : []), ...(xdg ? [`${xdg}/git/config`] : [])];
 }
 
-/** open(2)'s O_PATH, the same on every Linux architecture: a handle on a file, not opened. */
-const O_PATH = 0o10000000;
-
-/**
- * Whether `file` is missing, known without the exception a failed `Deno.statSync` throws: one of
- * the global files is absent for most humans, and building that error cost a sandboxed exec more
- * than the rest of its check (issue 33). On Linux only (O_PATH opens no FIFO); elsewhere false.
- */
-function surelyMissing(file: string): boolean {
-  if (Deno.build.os !== "linux") return false;
-  const fd = openFd(file, O_PATH | C_FACTS.linux.O_CLOEXEC);
-  if (fd < 0) return true;
-  closeFd(fd);
-  return false;
-}
-
 /** What tells a change of `files`: each one's identity, size and times, or its absence. */
 function stamp(files: readonly string[]): string {
   return files.map((file) => {
-    if (surelyMissing(file)) return "-";
+    if (surelyMissing(file)) return "-"; // one absent for most humans: no NotFound thrown
     try {
       const s = Deno.statSync(file);
       return `${s.dev}:${s.ino}:${s.size}:${s.mtime?.getTime()}:${s.ctime?.getTime()}`;
