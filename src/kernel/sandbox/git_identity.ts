@@ -7,6 +7,7 @@
  * `~/.gitconfig` in a view that does not show the human's: git reads it as the global level, so a
  * repository's own identity still wins.
  */
+import { surelyMissing } from "../bash/surely_missing.ts";
 import { isUnder, OWN_MOUNTS, type SandboxView } from "./view.ts";
 
 /** What git lists of the human's global configuration: these settings and no other. */
@@ -72,6 +73,7 @@ function globalFiles(env: Record<string, string>): string[] {
 /** What tells a change of `files`: each one's identity, size and times, or its absence. */
 function stamp(files: readonly string[]): string {
   return files.map((file) => {
+    if (surelyMissing(file)) return "-"; // one absent for most humans: no NotFound thrown
     try {
       const s = Deno.statSync(file);
       return `${s.dev}:${s.ino}:${s.size}:${s.mtime?.getTime()}:${s.ctime?.getTime()}`;

@@ -237,11 +237,25 @@ const MORE_GUARDED = new RegExp(
 );
 
 /**
+ * Names judged so far: every exec tests every name of two environments against two alternations
+ * of some 200 patterns, the same few dozen names each time (issue 33).
+ */
+const judged = new Map<string, boolean>();
+/** Judged names kept at most: an environment of many names is judged again, not held. */
+const JUDGED_KEPT = 4096;
+
+/**
  * Whether a variable's value can make bash or a program it runs execute code, load files or
  * resolve another program (P-SBX-7, K-EFF-6): a principal's change to such a name stays its own.
  */
 export function guardedName(name: string): boolean {
-  return CONFIG_VARIABLE.test(name) || MORE_GUARDED.test(name);
+  let guarded = judged.get(name);
+  if (guarded === undefined) {
+    guarded = CONFIG_VARIABLE.test(name) || MORE_GUARDED.test(name);
+    if (judged.size >= JUDGED_KEPT) judged.clear();
+    judged.set(name, guarded);
+  }
+  return guarded;
 }
 
 /** Whether two environments hold the same value (or none) for every guarded name. */
