@@ -16,7 +16,7 @@ const MODULES: [string, string][] = [
   ["zod", "kernel: params of every request"],
   ["mvdan-sh", "kernel: bash parser, first source not plain"],
   ["node:sqlite", "kernel: journal"],
-  ["jsonc-parser", "kernel: leash files"],
+  ["jsonc-parser", "kernel: onboard's policy edits (leash files: policy/jsonc.ts)"],
   ["@xterm/headless", "kernel: emulator, first pty.open"],
   ["@modelcontextprotocol/sdk/server/index.js", "SDK Server: no longer loaded"],
   [`file://${REPO}/src/kernel/bash/ast.ts`, "kernel: parser wrapper"],
