@@ -5,8 +5,11 @@
  * shell left behind when it exited running after the close.
  */
 import { within } from "../../protocol/within.ts";
+import { procStat } from "../bash/proc_stat.ts";
 import {
   endLeaderlessGroup,
+  groupDeadWithin,
+  groupExists,
   otherGroupsOfSession,
   processIds,
   sessionGoneWithin,
@@ -24,15 +27,35 @@ const POLL_MS = 20;
  */
 export async function endLedSession(sid: number, leader: Promise<unknown>, graceMs: number) {
   const deadline = performance.now() + graceMs;
+  // A job that started a session of its own is found only while its parent lives: before the hangup.
+  const departed = otherGroupsOfSession(sid).map((group) => ({ group, start: startTime(group) }));
   // ESRCH on the group: it is empty, or the launcher has not yet made the child its leader.
   signalSession(sid, "SIGHUP");
   await within(leader, graceMs);
   if (!(await sessionGoneWithin(sid, Math.max(0, deadline - performance.now())))) {
     signalSession(sid, "SIGKILL");
   }
+  for (const { group, start } of departed) {
+    if (sameGroup(group, start)) signalGroupOnly(group, "SIGKILL");
+  }
   await leader;
   // a killed process runs until scheduled, and the close answers after
   await sessionDeadWithin(sid, graceMs);
+  for (const { group } of departed) await groupDeadWithin(group, graceMs);
+}
+
+/** Start time of process `pid` (/proc/PID/stat field 22), or null when there is none. */
+function startTime(pid: number): string | null {
+  return procStat(pid)?.[19] ?? null;
+}
+
+/**
+ * Whether process group `group` is still the one seen with leader start time `start`: its leader
+ * is that same process, or it is leaderless and has members (then its number is not given out).
+ */
+function sameGroup(group: number, start: string | null): boolean {
+  const now = startTime(group);
+  return now === null ? groupExists(group) : now === start;
 }
 
 /**

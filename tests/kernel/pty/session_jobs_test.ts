@@ -4,7 +4,7 @@
  * shell that already exited must not outlive `pty.close`.
  */
 import assert from "node:assert/strict";
-import { processLive, sessionMembers } from "../../_support/proc.ts";
+import { pidsMentioning, processLive, sessionMembers } from "../../_support/proc.ts";
 import { openPty, send, waitForScreen } from "./_helpers.ts";
 
 /** Types `line` + Enter into `pty` and returns the number the shell printed after `tag=`. */
@@ -61,6 +61,27 @@ Deno.test("pty.close ends the background jobs a shell left when it exited (K-PTY
     assert.deepEqual(sessionMembers(pty.pid), [], "nothing of the PTY's session is left");
   } finally {
     reap(pids);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pty.close ends a job that left for a session of its own (setsid --wait, its parent a job) and ignores the hangup (K-PTY-5)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-pty-jobs-test-" });
+  const marker = "619.25";
+  try {
+    const pty = await openPty(dir, "bash", ["--norc", "-i"]);
+    await waitForScreen(pty, (s) => s.screen.some((row) => row.startsWith("$")));
+    await jobPid(pty, "A", `setsid --wait sh -c "trap '' HUP; t=${marker}; exec sleep \\$t" &`);
+    let escaped: number[] = [];
+    for (let i = 0; i < 100 && escaped.length === 0; i++) {
+      escaped = pidsMentioning(`sleep ${marker}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(escaped.length, 1, "the job runs in a session of its own");
+    await pty.close();
+    assert.deepEqual(escaped.filter(processLive), [], "it does not outlive the close");
+  } finally {
+    reap(pidsMentioning(`sleep ${marker}`));
     await Deno.remove(dir, { recursive: true });
   }
 });
