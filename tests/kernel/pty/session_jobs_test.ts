@@ -85,3 +85,25 @@ Deno.test("pty.close ends a job that left for a session of its own (setsid --wai
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test({
+  name:
+    "[needs SPEC decision K-PTY-5: 'nothing keeps running' for an unsandboxed PTY's double-forked daemon] `setsid -f` leaves a process whose parent exited at once: neither the PTY's session nor its descendants reach it, so it outlives pty.close (a child subreaper or a cgroup would be needed to find it)",
+  ignore: true,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "shoal-pty-jobs-test-" });
+    const marker = "619.75";
+    try {
+      const pty = await openPty(dir, "bash", ["--norc", "-i"]);
+      await waitForScreen(pty, (s) => s.screen.some((row) => row.startsWith("$")));
+      await jobPid(pty, "A", `setsid -f sh -c "t=${marker}; exec sleep \\$t"; sleep 0.2 &`);
+      const daemon = pidsMentioning(`sleep ${marker}`);
+      assert.equal(daemon.length, 1, "the daemon runs");
+      await pty.close();
+      assert.deepEqual(daemon.filter(processLive), [], "it does not outlive the close");
+    } finally {
+      reap(pidsMentioning(`sleep ${marker}`));
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
