@@ -3,9 +3,9 @@
 import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
-import { within } from "../../protocol/within.ts";
 import { CallerFault } from "../../protocol/caller_fault.ts";
-import { endLeaderlessGroup, groupDeadWithin, signalGroup } from "../bash/group_leader.ts";
+import { signalGroup } from "../bash/group_leader.ts";
+import { endLeaderlessSession, endLedSession } from "./session_end.ts";
 import { programExists } from "./program_lookup.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { boundEmulator } from "./emulator_bounds.ts";
@@ -389,17 +389,11 @@ export class Pty {
   async #shutdown(): Promise<PtyExit> {
     // A child reaped earlier is not signalled: its pid may since belong to another process group.
     if (this.#status === null) {
-      // ESRCH on the group: it is empty, or the launcher has not yet made the child its leader.
-      signalGroup(this.pid, "SIGHUP");
-      await within(this.#child.status, PTY_KILL_GRACE_MS);
-      // Whatever in the group outlived the hangup is killed: closing never detaches.
-      signalGroup(this.pid, "SIGKILL");
-      await this.#child.status;
-      // its jobs too: a killed process runs until scheduled, and the close answered before
-      await groupDeadWithin(this.pid, PTY_KILL_GRACE_MS);
+      // Whatever in its session outlived the hangup is killed: closing never detaches.
+      await endLedSession(this.pid, this.#child.status, PTY_KILL_GRACE_MS);
     } else {
-      // what is left of the group (a job that ignored the hangup at its session's end)
-      await endLeaderlessGroup(this.pid, PTY_KILL_GRACE_MS);
+      // what is left of the session (jobs that ignored the hangup or outlived their shell)
+      await endLeaderlessSession(this.pid, PTY_KILL_GRACE_MS);
     }
     this.#closing = true;
     this.#wait.wake();

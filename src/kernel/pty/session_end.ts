@@ -1,0 +1,105 @@
+/**
+ * Ending everything of a PTY's session at `pty.close` (K-PTY-5: closing is never a detach). An
+ * interactive shell puts each job in a process group of its own, in the session its PTY child
+ * leads: signalling the child's group alone left `nohup` jobs, jobs that ignore SIGHUP, and jobs a
+ * shell left behind when it exited running after the close.
+ */
+import { within } from "../../protocol/within.ts";
+import { procStat } from "../bash/proc_stat.ts";
+import {
+  endLeaderlessGroup,
+  groupDeadWithin,
+  groupExists,
+  otherGroupsOfSession,
+  processIds,
+  sessionGoneWithin,
+  signalGroupOnly,
+  signalSession,
+} from "../bash/group_leader.ts";
+
+/** How often {@link sessionDeadWithin} looks. */
+const POLL_MS = 20;
+
+/**
+ * SIGHUP to the session `sid` leads (its group and its jobs' groups), SIGKILL to what is left of it
+ * once `leader` (the child's status) settled and `graceMs` passed, then waits (`graceMs` at most)
+ * until nothing of it lives.
+ */
+export async function endLedSession(sid: number, leader: Promise<unknown>, graceMs: number) {
+  const deadline = performance.now() + graceMs;
+  // A job that started a session of its own is found only while its parent lives: before the hangup.
+  const departed = otherGroupsOfSession(sid).map((group) => ({ group, start: startTime(group) }));
+  // ESRCH on the group: it is empty, or the launcher has not yet made the child its leader.
+  signalSession(sid, "SIGHUP");
+  await within(leader, graceMs);
+  if (!(await sessionGoneWithin(sid, Math.max(0, deadline - performance.now())))) {
+    signalSession(sid, "SIGKILL");
+  }
+  for (const { group, start } of departed) {
+    if (sameGroup(group, start)) signalGroupOnly(group, "SIGKILL");
+  }
+  await leader;
+  // a killed process runs until scheduled, and the close answers after
+  await sessionDeadWithin(sid, graceMs);
+  for (const { group } of departed) await groupDeadWithin(group, graceMs);
+}
+
+/** Start time of process `pid` (/proc/PID/stat field 22), or null when there is none. */
+function startTime(pid: number): string | null {
+  return procStat(pid)?.[19] ?? null;
+}
+
+/**
+ * Whether process group `group` is still the one seen with leader start time `start`: its leader
+ * is that same process, or it is leaderless and has members (then its number is not given out).
+ */
+function sameGroup(group: number, start: string | null): boolean {
+  const now = startTime(group);
+  return now === null ? groupExists(group) : now === start;
+}
+
+/**
+ * Ends what is left of session `sid` once its leader was reaped: its own group and its jobs'
+ * groups. While a member lives, no process gets pid `sid`; once one has it (pids wrap), a session
+ * of that number is the new process's own and is left alone.
+ */
+export async function endLeaderlessSession(sid: number, graceMs: number): Promise<void> {
+  await endLeaderlessGroup(sid, graceMs);
+  if (leaderLives(sid)) return;
+  const groups = otherGroupsOfSession(sid);
+  if (groups.length === 0) return;
+  for (const group of groups) signalGroupOnly(group, "SIGHUP");
+  if (await sessionGoneWithin(sid, graceMs) || leaderLives(sid)) return;
+  for (const group of otherGroupsOfSession(sid)) signalGroupOnly(group, "SIGKILL");
+  await sessionDeadWithin(sid, graceMs);
+}
+
+/** Whether a process (a zombie included) has pid `pid` (Linux /proc; elsewhere assumed). */
+function leaderLives(pid: number): boolean {
+  if (Deno.build.os !== "linux") return true;
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether no live (non-zombie) process of session `sid` is left within `ms` (Linux /proc). */
+async function sessionDeadWithin(sid: number, ms: number): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  while (liveMember(sid)) {
+    const left = deadline - performance.now();
+    if (left <= 0) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
+  }
+  return true;
+}
+
+function liveMember(sid: number): boolean {
+  if (Deno.build.os !== "linux") return false;
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (/^[0-9]+$/.test(entry.name) && processIds(Number(entry.name))?.session === sid) return true;
+  }
+  return false;
+}
