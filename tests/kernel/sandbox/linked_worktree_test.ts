@@ -182,3 +182,19 @@ hostTest(
       assert.equal(exists(`${p.common}/objects/x`), false);
     }, "plain"),
 );
+
+Deno.test({
+  name:
+    "SPEC decision needed (M-ONB-3 vs P-SBX-6): an agent in a linked worktree writes the shared refs/, so it can move the branch checked out in the human's main worktree (or another worktree) to any commit, e.g. one adding .envrc or .vscode/tasks.json that the human's next checkout or reset writes; git itself refuses that for a commit, but refs/heads/main is a plain file under the granted refs/; should the refs of branches checked out elsewhere stay read-only (a packed one has no file to bind)?",
+  ignore: true,
+  fn: () =>
+    withWorktree(async (agent, p) => {
+      const main = await gitOut(p.repo, "rev-parse", "main");
+      await run(agent, `echo x > f && git add f && ${IDENTITY} git commit -qm x`);
+      await run(
+        agent,
+        `python3 -c "open('${p.common}/refs/heads/main', 'w').write(open('${p.common}/refs/heads/feature').read())"`,
+      );
+      assert.equal(await gitOut(p.repo, "rev-parse", "main"), main);
+    }),
+});
