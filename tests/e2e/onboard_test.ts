@@ -501,8 +501,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "SPEC decision needed (M-ONB-2 'DIR/**' vs M-ONB-3 'git status, git commit work in DIR'): a project that is a git worktree (DIR/.git a file naming <repo>/.git/worktrees/NAME, as Claude Code's and Cursor's agent worktrees are) gets 'lacks fs.read <repo>/.git' for git status and git commit; should the profile also grant the worktree's common git directory?",
-  ignore: true,
+    "M-ONB-3 the printed configuration on a project that is a git worktree (DIR/.git a file naming <repo>/.git/worktrees/NAME, as Claude Code's and Cursor's agent worktrees are): git status and git commit work; they were denied, 'lacks fs.read <repo>/.git'",
   fn: () =>
     withNewUser(async (box, _project, user) => {
       const repo = `${box.dir}/repo`;

@@ -391,8 +391,19 @@ export class PathRecorder {
       const repo = findRepository(physicalPath(candidate) ?? candidate);
       if (repo === null) continue;
       const tree = repo.workTree;
-      const dirs = [repo.gitDir, repo.commonDir].map(normalizePath)
-        .filter((path) => !path.startsWith(`${tree === "/" ? "" : tree}/`));
+      const outside = (path: string) => !path.startsWith(`${tree === "/" ? "" : tree}/`);
+      const common = normalizePath(repo.commonDir);
+      const own = normalizePath(repo.gitDir);
+      if (kind === "fs_write" && own !== common && outside(common)) {
+        // a linked worktree's work writes its own git directory and the common one's objects,
+        // refs and logs; it reads the rest (config, hooks, info) (M-ONB-3)
+        this.#effects.paths("fs_read", this.#physical(common));
+        const written = ["objects", "refs", "logs"].map((dir) => `${common}/${dir}`);
+        const dirs = [tree, ...[own, ...written].filter(outside)];
+        this.#effects.paths(kind, dirs.flatMap((path) => this.#physical(path)));
+        continue;
+      }
+      const dirs = [repo.gitDir, repo.commonDir].map(normalizePath).filter(outside);
       this.#effects.paths(kind, [tree, ...dirs].flatMap((path) => this.#physical(path)));
     }
   }

@@ -5,6 +5,7 @@ import { physicalGlob } from "./_physical_paths.ts";
 import { netGrantMatches } from "../net/destinations.ts";
 import { fallsOnProtected } from "../sandbox/protected_names.ts";
 import { grantRoot, isUnder } from "../sandbox/view.ts";
+import { isWorktreeGitDir } from "../sandbox/git_internal.ts";
 
 /** A policy verdict. */
 export type Verdict = "allow" | "approval_required" | "deny";
@@ -172,7 +173,10 @@ function onProtectedName(
   const base = [root, physical].find((r) => isUnder(path, r));
   if (base === undefined) return false;
   const below = path.slice(base === "/" ? 1 : base.length + 1);
-  return below !== "" && fallsOnProtected(below.split("/"), lifted);
+  if (below === "") return false;
+  // a linked worktree's git directory (granted with its project, M-ONB-3) is a `.git`'s inside
+  const segments = isWorktreeGitDir(base) ? [".git", ...below.split("/")] : below.split("/");
+  return fallsOnProtected(segments, lifted);
 }
 
 const globCache = new Map<string, RegExp>();

@@ -12,6 +12,7 @@ import {
 } from "./evaluate.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
+import { withWorktreeGrants } from "./worktree_grants.ts";
 import { isSandboxed, runSandbox, type SandboxSetting, sandboxShows } from "./principal_sandbox.ts";
 
 export type { Verdict } from "./evaluate.ts";
@@ -151,7 +152,8 @@ export function resolveGrants(source: GrantSource, principal: string): Grants {
 function grantsUnder(policy: Policy, source: GrantSource, principal: string): Grants {
   return new Grants(
     principal,
-    policyFor(policy, principal, source.localHuman),
+    // a project that is a linked worktree: its git directories (M-ONB-3)
+    withWorktreeGrants(policyFor(policy, principal, source.localHuman), source.home),
     source.home,
     source.sandbox,
     principal === source.localHuman,

@@ -5,6 +5,7 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
+import { isGitInternalRoot } from "./git_internal.ts";
 import { readSmallFile } from "../bash/small_file.ts";
 import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
@@ -510,10 +511,14 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const found = new Set<string>();
     // a root's path may name another directory now (an ancestor renamed): watched again
     const top = readScanned(root, last, false);
+    // inside a git directory (a linked worktree's, M-ONB-3) no absent name is held
+    const internal = isGitInternalRoot(root);
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
       const there = top === null || !top.complete || top.found.includes(name);
-      visit(root, root, name, there ? lstat(`${root}/${name}`) : null);
+      const info = there ? lstat(`${root}/${name}`) : null;
+      if (internal && (info === null || isPlaceholder(`${root}/${name}`, info))) continue;
+      visit(root, root, name, info);
     }
     let level = [root];
     let seen = 0;
