@@ -15,6 +15,25 @@ async function jobPid(pty: Awaited<ReturnType<typeof openPty>>, tag: string, lin
   return Number(s.screen.find((row) => row.startsWith(`${tag}=`))!.slice(tag.length + 1));
 }
 
+/**
+ * Runs `body` with an interactive bash on a PTY (its prompt shown) in a fresh directory, then
+ * kills whatever of `leftovers()` a failing run left behind and removes the directory.
+ */
+async function withShell(
+  body: (pty: Awaited<ReturnType<typeof openPty>>) => Promise<void>,
+  leftovers: () => number[],
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-pty-jobs-test-" });
+  try {
+    const pty = await openPty(dir, "bash", ["--norc", "-i"]);
+    await waitForScreen(pty, (s) => s.screen.some((row) => row.startsWith("$")));
+    await body(pty);
+  } finally {
+    reap(leftovers());
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 /** Kills whatever of `pids` a failing run left behind. */
 function reap(pids: number[]): void {
   for (const pid of pids) {
@@ -27,11 +46,8 @@ function reap(pids: number[]): void {
 }
 
 Deno.test("pty.close ends the jobs of an interactive shell that ignore the hangup (K-PTY-5)", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "shoal-pty-jobs-test-" });
   const pids: number[] = [];
-  try {
-    const pty = await openPty(dir, "bash", ["--norc", "-i"]);
-    await waitForScreen(pty, (s) => s.screen.some((row) => row.startsWith("$")));
+  await withShell(async (pty) => {
     pids.push(await jobPid(pty, "A", "nohup sleep 600 >/dev/null 2>&1 &"));
     pids.push(await jobPid(pty, "B", "(trap '' HUP; exec sleep 601) &"));
     pids.push(await jobPid(pty, "C", "sleep 602 & disown"));
@@ -39,18 +55,12 @@ Deno.test("pty.close ends the jobs of an interactive shell that ignore the hangu
     await pty.close();
     assert.deepEqual(pids.filter(processLive), [], "no job outlives the close");
     assert.deepEqual(sessionMembers(pty.pid), [], "nothing of the PTY's session is left");
-  } finally {
-    reap(pids);
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, () => pids);
 });
 
 Deno.test("pty.close ends the background jobs a shell left when it exited (K-PTY-5, K-PTY-11)", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "shoal-pty-jobs-test-" });
   const pids: number[] = [];
-  try {
-    const pty = await openPty(dir, "bash", ["--norc", "-i"]);
-    await waitForScreen(pty, (s) => s.screen.some((row) => row.startsWith("$")));
+  await withShell(async (pty) => {
     pids.push(await jobPid(pty, "A", "sleep 603 &"));
     await send(pty, ["exit", { key: "Enter" }]);
     const exited = await waitForScreen(pty, (s) => !s.alive);
@@ -59,18 +69,12 @@ Deno.test("pty.close ends the background jobs a shell left when it exited (K-PTY
     await pty.close();
     assert.deepEqual(pids.filter(processLive), [], "no job outlives the close");
     assert.deepEqual(sessionMembers(pty.pid), [], "nothing of the PTY's session is left");
-  } finally {
-    reap(pids);
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, () => pids);
 });
 
 Deno.test("pty.close ends a job that left for a session of its own (setsid --wait, its parent a job) and ignores the hangup (K-PTY-5)", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "shoal-pty-jobs-test-" });
   const marker = "619.25";
-  try {
-    const pty = await openPty(dir, "bash", ["--norc", "-i"]);
-    await waitForScreen(pty, (s) => s.screen.some((row) => row.startsWith("$")));
+  await withShell(async (pty) => {
     await jobPid(pty, "A", `setsid --wait sh -c "trap '' HUP; t=${marker}; exec sleep \\$t" &`);
     let escaped: number[] = [];
     for (let i = 0; i < 100 && escaped.length === 0; i++) {
@@ -80,10 +84,7 @@ Deno.test("pty.close ends a job that left for a session of its own (setsid --wai
     assert.equal(escaped.length, 1, "the job runs in a session of its own");
     await pty.close();
     assert.deepEqual(escaped.filter(processLive), [], "it does not outlive the close");
-  } finally {
-    reap(pidsMentioning(`sleep ${marker}`));
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, () => pidsMentioning(`sleep ${marker}`));
 });
 
 Deno.test({
@@ -91,19 +92,13 @@ Deno.test({
     "[needs SPEC decision K-PTY-5: 'nothing keeps running' for an unsandboxed PTY's double-forked daemon] `setsid -f` leaves a process whose parent exited at once: neither the PTY's session nor its descendants reach it, so it outlives pty.close (a child subreaper or a cgroup would be needed to find it)",
   ignore: true,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "shoal-pty-jobs-test-" });
     const marker = "619.75";
-    try {
-      const pty = await openPty(dir, "bash", ["--norc", "-i"]);
-      await waitForScreen(pty, (s) => s.screen.some((row) => row.startsWith("$")));
+    await withShell(async (pty) => {
       await jobPid(pty, "A", `setsid -f sh -c "t=${marker}; exec sleep \\$t"; sleep 0.2 &`);
       const daemon = pidsMentioning(`sleep ${marker}`);
       assert.equal(daemon.length, 1, "the daemon runs");
       await pty.close();
       assert.deepEqual(daemon.filter(processLive), [], "it does not outlive the close");
-    } finally {
-      reap(pidsMentioning(`sleep ${marker}`));
-      await Deno.remove(dir, { recursive: true });
-    }
+    }, () => pidsMentioning(`sleep ${marker}`));
   },
 });
