@@ -41,13 +41,16 @@ export function relayOf(launcher: number): number | null {
   return childrenOf(launcher).find((pid) => nameAndState(pid)?.name === RELAY_NAME) ?? null;
 }
 
+/** States of a relay that relays nothing: dead, a zombie, stopped by a signal or a tracer. */
+const NOT_RELAYING = new Set(["X", "Z", "T", "t"]);
+
 /**
- * Whether the relay `pid` still runs: not gone, not a zombie, not another process since, and not
- * ending. An agent's `kill -KILL` returns before the relay has ended: the run after it must not
- * enter a sandbox whose relay is about to be gone (P-NET-1).
+ * Whether the relay `pid` still runs: not gone, not a zombie, not stopped (an agent's `kill
+ * -STOP`: every connection of its sandbox hung), not another process since, and not ending. An
+ * agent's `kill -KILL` returns before the relay has ended: the run after it must not enter a
+ * sandbox whose relay is about to be gone (P-NET-1).
  */
 export function relayRuns(pid: number): boolean {
   const now = nameAndState(pid);
-  return now !== null && now.name === RELAY_NAME && now.state !== "Z" && now.state !== "X" &&
-    !now.ending;
+  return now !== null && now.name === RELAY_NAME && !NOT_RELAYING.has(now.state) && !now.ending;
 }

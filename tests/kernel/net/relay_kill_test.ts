@@ -81,12 +81,14 @@ hostTest(
 );
 
 /**
- * Bash source killing the sandbox's relay by its name, saying `killed`; a process that ended
- * after the listing (the task's `sleep`) is passed over.
+ * Bash source sending `signal` to the sandbox's relay, found by its name, saying `signalled`; a
+ * process that ended after the listing (the task's `sleep`) is passed over.
  */
-const KILL_RELAY = "for s in /proc/[0-9]*/stat; do { read -r l < $s; } 2>/dev/null || continue; " +
-  'case $l in *"(shoal-net-relay)"*) p=${s#/proc/}; kill -KILL ${p%/stat}; echo killed;; ' +
-  "esac; done";
+const signalRelay = (signal: string) =>
+  "for s in /proc/[0-9]*/stat; do { read -r l < $s; } 2>/dev/null || continue; " +
+  `case $l in *"(shoal-net-relay)"*) p=\${s#/proc/}; kill -${signal} \${p%/stat}; ` +
+  "echo signalled;; esac; done";
+const KILL_RELAY = signalRelay("KILL");
 
 hostTest(
   "P-NET-1 an agent that kills its sandbox's network relay gets a fresh sandbox on its next " +
@@ -95,7 +97,7 @@ hostTest(
   () =>
     withForwardingAgent(async (agent, connect) => {
       await step(agent, "connect", connect, "pong\n");
-      await step(agent, "kill the relay", KILL_RELAY, "killed\n");
+      await step(agent, "kill the relay", KILL_RELAY, "signalled\n");
       await step(agent, "connect in a fresh sandbox", connect, "pong\n");
     }),
 );
@@ -111,12 +113,25 @@ hostTest(
         "while [ ! -e stop ]; do sleep 0.05; done; echo task-done",
         { async: true },
       );
-      await step(agent, "kill the relay", KILL_RELAY, "killed\n");
+      await step(agent, "kill the relay", KILL_RELAY, "signalled\n");
       await step(agent, "connect in a fresh sandbox", connect, "pong\n");
       await step(agent, "stop the task", "touch stop", "");
       const done = await agent.request("task.await", { task, timeout_ms: 20000 }) as Rec;
       assert.equal(done.state, "completed");
       const value = (done.result as Rec).value as Rec;
       assert.deepEqual(value.out, { $: "str", v: "task-done\n" });
+    }),
+);
+
+hostTest(
+  "P-NET-1 an agent that stops its sandbox's network relay (SIGSTOP) gets a fresh sandbox on its " +
+    "next exec, whose forwarded port answers (before: the stopped relay counted as running, and " +
+    "every connection of the sandbox hung)",
+  NEEDS_TIER_B,
+  () =>
+    withForwardingAgent(async (agent, connect) => {
+      await step(agent, "connect", connect, "pong\n");
+      await step(agent, "stop the relay", signalRelay("STOP"), "signalled\n");
+      await step(agent, "connect in a fresh sandbox", connect, "pong\n");
     }),
 );
