@@ -13,6 +13,7 @@ import { withTempDir } from "../../_support/temp_dir.ts";
 import { sandboxNet } from "../../../src/kernel/net/destinations.ts";
 import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
+import { readAll } from "../../_support/read_all.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -37,15 +38,8 @@ async function proxied(
       for (const request of requests) {
         const conn = await Deno.connect({ transport: "unix", path: socket });
         await conn.write(request);
-        const got: number[] = [];
-        const buf = new Uint8Array(4096);
-        while (got.length < 65536) {
-          const n = await conn.read(buf).catch(() => null);
-          if (n === null) break;
-          got.push(...buf.subarray(0, n));
-        }
+        answers.push(await readAll(conn));
         conn.close();
-        answers.push(new Uint8Array(got));
       }
     } finally {
       proxy.closeAll();

@@ -8,21 +8,10 @@ import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { delay } from "../../_support/wait.ts";
+import { readAll } from "../../_support/read_all.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-/** Everything `conn` sends until it closes (or 64 KiB). */
-async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
-  const chunks: number[] = [];
-  const buf = new Uint8Array(4096);
-  while (chunks.length < 65536) {
-    const n = await conn.read(buf).catch(() => null);
-    if (n === null) break;
-    chunks.push(...buf.subarray(0, n));
-  }
-  return new Uint8Array(chunks);
-}
 
 async function withProxy(
   body: (

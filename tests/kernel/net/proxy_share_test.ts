@@ -8,20 +8,9 @@ import { withTempDir } from "../../_support/temp_dir.ts";
 import { sandboxNet } from "../../../src/kernel/net/destinations.ts";
 import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
+import { readAll } from "../../_support/read_all.ts";
 
 const encoder = new TextEncoder();
-
-/** All a connection reads until its end (or 64 KiB). */
-async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
-  const got: number[] = [];
-  const buf = new Uint8Array(4096);
-  while (got.length < 65536) {
-    const n = await conn.read(buf).catch(() => null);
-    if (n === null) break;
-    got.push(...buf.subarray(0, n));
-  }
-  return new Uint8Array(got);
-}
 
 /**
  * What a principal holding `held` idle proxy connections gets back for one more that `asks`,
