@@ -14,7 +14,8 @@ const NAME = `launcher-${createHash("sha256").update(LAUNCHER_C).digest("hex").s
  * is stopped by `stop` (the kernel's shutdown): runs are then started by perl's launcher. The
  * compiler runs in a process group of its own, killed whole when stopped or past
  * {@link COMPILE_TIMEOUT_MS}: its passes (cc1, as, ld) would otherwise write into `dir` after
- * the kernel that asked had exited.
+ * the kernel that asked had exited. Its temporary files go to a directory of its own in `dir`,
+ * removed after it: a compiler killed keeps none of them (gcc's `/tmp/cc*` files stayed).
  */
 export async function compiledLauncher(
   dir: string,
@@ -32,16 +33,20 @@ export async function compiledLauncher(
   }
   if (stop.aborted) return null;
   const partial = `${target}.${Deno.pid}`;
+  const scratch = `${partial}.tmp`;
   let child: Deno.ChildProcess;
   try {
+    Deno.mkdirSync(scratch, { recursive: true, mode: 0o700 }); // or a killed kernel's, of its pid
     child = new Deno.Command(cc, {
       args: ["-O2", "-x", "c", "-o", partial, "-"],
+      env: { TMPDIR: scratch },
       stdin: "piped",
       stdout: "null",
       stderr: "null",
       detached: true,
     }).spawn();
   } catch {
+    await Deno.remove(scratch, { recursive: true }).catch(() => {});
     return null;
   }
   const kill = () => {
@@ -71,5 +76,6 @@ export async function compiledLauncher(
     clearTimeout(timer);
     stop.removeEventListener("abort", kill);
     await Deno.remove(partial).catch(() => {}); // gone when renamed
+    await Deno.remove(scratch, { recursive: true }).catch(() => {});
   }
 }

@@ -141,3 +141,28 @@ hostTest(
       }, host);
     }),
 );
+
+hostTest(
+  "a compile stopped by the kernel's shutdown leaves none of the compiler's temporary files (gcc writes them in $TMPDIR, and a killed gcc left its /tmp/cc*.s and .o there)",
+  NEEDS_TIER_B,
+  () =>
+    withTempDir(async (dir) => {
+      // writes a temporary file where gcc would, then waits to be stopped
+      const cc = await fakeCompiler(
+        dir,
+        `t="\${TMPDIR:-/tmp}/ccFAKE$$.s"; echo x > "$t"; echo "$t" > ${dir}/cc.tmp; sleep 60`,
+      );
+      const stop = new AbortController();
+      const compiling = compiledLauncher(dir, cc, stop.signal);
+      while (!(await Deno.stat(`${dir}/cc.tmp`).then(() => true, () => false))) {
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      const temporary = (await Deno.readTextFile(`${dir}/cc.tmp`)).trim();
+      stop.abort();
+      assert.equal(await compiling, null);
+      const kept = await Deno.stat(temporary).then(() => true, () => false);
+      await Deno.remove(temporary).catch(() => {});
+      assert.equal(kept, false, `${temporary} kept`);
+      assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["cc", "cc.tmp"]);
+    }),
+);
