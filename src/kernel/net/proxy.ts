@@ -22,6 +22,7 @@ import { CONNECT_MS, CONNECT_TOTAL_MS, connectFirst, type Unreachable } from "./
 import { listenIn } from "./listen_in.ts";
 import { isLiteral, Lookups } from "./lookups.ts";
 import { madeIn } from "./made_in.ts";
+import { rejectSocks4 } from "./socks4.ts";
 import {
   bytesOf,
   byteText,
@@ -51,6 +52,8 @@ const TURN_AWAY_MS = 5_000;
 const ACCEPT_RETRY_MS = 100;
 /** Longest wait for a client's request head. */
 const HANDSHAKE_MS = 30_000;
+/** What a client speaking no protocol of the proxy's is told. */
+const NOT_PROXIED = "shoal proxy: speaks HTTP (absolute http:// URLs and CONNECT) and SOCKS5\n";
 /** Most distinct refusals one run's outcome lists (P-NET-2). */
 const REFUSED_LIMIT = 100;
 
@@ -315,8 +318,8 @@ export class NetProxy {
   }
 
   /**
-   * Serves one client: its protocol told by its first byte (5: SOCKS5, else HTTP); its request
-   * refused as `busy` says when that is not null.
+   * Serves one client: its protocol told by its first byte (5: SOCKS5, 4: SOCKS4, which is
+   * refused, a letter: HTTP); its request refused as `busy` says when that is not null.
    */
   async #serve(endpoint: Endpoint, client: Deno.Conn, busy: string | null = null): Promise<void> {
     const head = new Head(client);
@@ -334,9 +337,15 @@ export class NetProxy {
     endpoint.serving.add(close);
     try {
       if (!(await head.fill(1))) return;
-      const upstream = head.buf[0] === 5
-        ? await this.#socks(endpoint, client, head, flow)
-        : await this.#http(endpoint, client, head, flow);
+      const first = head.buf[0];
+      let upstream: Deno.Conn | null = null;
+      if (first === 5) upstream = await this.#socks(endpoint, client, head, flow);
+      else if (first === 4) await rejectSocks4(client, head);
+      // an HTTP request starts with its method's letter; what does not (TLS sent to the proxy's
+      // port) waits for no head
+      else if (/[A-Za-z]/.test(String.fromCharCode(first))) {
+        upstream = await this.#http(endpoint, client, head, flow);
+      } else await writeAll(client, response("400 Bad Request", NOT_PROXIED));
       clearTimeout(timer);
       // not when its endpoint closed while the upstream was being connected
       if (upstream !== null && !closed) await relay(client, upstream, flow.forwarded);
