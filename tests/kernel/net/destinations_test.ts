@@ -127,3 +127,25 @@ Deno.test("P-NET-1 a granted name may not lead to the host's own addresses (unle
   assert.equal(resolvedAddressDenied(["localhost:*"], "localhost", "127.0.0.1", 80, own), false);
   assert.equal(resolvedAddressDenied(["localhost:*"], "localhost", "::1", 80, own), false);
 });
+
+Deno.test("P-NET-1 an IPv6 form carrying an IPv4 address (NAT64, 6to4, IPv4-compatible, -mapped, -translated) is judged by that address: loopback and metadata forms are refused, public ones pass, and a localhost grant does not lead to a NAT64 form of loopback", () => {
+  const denied = (address: string) => resolvedAddressDenied(["*:80"], "x.test", address, 80);
+  for (
+    const address of [
+      "64:ff9b::7f00:1",
+      "64:ff9b::a9fe:a9fe",
+      "::127.0.0.1",
+      "::ffff:0:127.0.0.1",
+      "2002:a9fe:a9fe::1",
+      "64:ff9b::6464:64c8",
+      "fd00:a9fe:a9fe::1",
+    ]
+  ) assert.equal(denied(address), true, address);
+  for (const address of ["64:ff9b::5db8:d822", "2002:5db8:d822::1", "::ffff:93.184.216.34"]) {
+    assert.equal(denied(address), false, address);
+  }
+  assert.equal(
+    resolvedAddressDenied(["localhost:80"], "localhost", "64:ff9b::7f00:1", 80),
+    true,
+  );
+});
