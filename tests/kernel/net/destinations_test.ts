@@ -124,6 +124,13 @@ Deno.test("P-NET-1 an IPv6 form carrying an IPv4 address (NAT64, 6to4, IPv4-comp
       "2002:a9fe:a9fe::1",
       "64:ff9b::6464:64c8",
       "fd00:a9fe:a9fe::1",
+      // and as before: unspecified, multicast, broadcast, link-local
+      "0.0.0.0",
+      "::",
+      "224.0.0.251",
+      "255.255.255.255",
+      "ff02::1",
+      "fe80::1",
     ]
   ) assert.equal(denied(address), true, address);
   for (const address of ["64:ff9b::5db8:d822", "2002:5db8:d822::1", "::ffff:93.184.216.34"]) {
