@@ -30,6 +30,7 @@ import {
   Head,
   HEAD_LIMIT,
   headEnd,
+  linger,
   relay,
   writeAll,
 } from "./relay.ts";
@@ -349,6 +350,7 @@ export class NetProxy {
       clearTimeout(timer);
       // not when its endpoint closed while the upstream was being connected
       if (upstream !== null && !closed) await relay(client, upstream, flow.forwarded);
+      else if (upstream === null && !closed) await linger(client);
     } catch {
       // the client went away or sent what no protocol allows
     } finally {
