@@ -127,7 +127,7 @@ function response(status: string, body: string): Uint8Array {
 /**
  * Headers the proxy consumes or replaces before forwarding a request: `Host` becomes the URI's
  * authority, so a server hosting many names (a CDN) serves the granted one, never another named
- * only in the header.
+ * only in the header; `Connection` says close, or stays as sent when it asks for an upgrade.
  */
 const HOP_HEADERS = /^(proxy-connection|proxy-authorization|connection|keep-alive|host):/i;
 
@@ -522,8 +522,13 @@ export class NetProxy {
       const kept = headers.filter((line) => !HOP_HEADERS.test(line));
       const path = m[2].startsWith("/") ? m[2] : `/${m[2]}`;
       const host = `Host: ${m[1].slice(m[1].lastIndexOf("@") + 1)}`;
-      forwarded = [`${method} ${path} ${version}`, host, ...kept, "Connection: close", "", ""]
-        .join("\r\n");
+      // an upgrade asked for (a WebSocket over ws://) is still asked for: a 101 gives the
+      // connection to that protocol with this destination; another answer says close (relay.ts)
+      const upgrade = headers.some((line) => /^upgrade:/i.test(line))
+        ? headers.find((line) => /^connection:.*\bupgrade\b/i.test(line))
+        : undefined;
+      const connection = upgrade ?? "Connection: close";
+      forwarded = [`${method} ${path} ${version}`, host, ...kept, connection, "", ""].join("\r\n");
     }
     const { host, name, port } = destination;
     const upstream = host === null
