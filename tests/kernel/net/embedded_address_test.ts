@@ -26,7 +26,7 @@ const NAMES: [string, string][] = [
 ];
 
 hostTest(
-  "P-NET-1 a granted name resolving to a NAT64, 6to4 or IPv4-compatible form of loopback or of cloud metadata, or to a metadata endpoint outside link-local space, is refused with 403 naming that address and listed in net_refused: the proxy does not dial it",
+  "P-NET-1 a granted name resolving to a NAT64, 6to4 or IPv4-compatible form of loopback or of cloud metadata, or to a metadata endpoint outside link-local space, is refused with 403 naming that address and listed in net_refused (the proxy does not dial it), and ssh's ProxyCommand says so too",
   NEEDS_TIER_B ?? NEEDS_ROOT,
   async () => {
     const box = await sandbox();
@@ -56,6 +56,17 @@ hostTest(
         );
       }
       assert.deepEqual(value.net_refused, NAMES.map(([name]) => `${name}:80`));
+      // ssh's ProxyCommand (git over ssh) says the same, not that the name is not granted
+      const ssh = await exec(
+        agent,
+        '/usr/bin/perl /dev/shoal-net/connect "${HTTP_PROXY##*:}" nat64-loopback.test 80 </dev/null',
+        { position: "value" },
+      );
+      assert.equal(
+        ((ssh.value as Rec).err as Rec).v,
+        "shoal: nat64-loopback.test:80 resolves to [64:ff9b::7f00:1], which a name may lead to " +
+          "only when a net_connect grant of agent:n names that address\n",
+      );
     } finally {
       if (k) await k.cleanup();
       else await box.cleanup();
