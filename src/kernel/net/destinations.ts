@@ -179,7 +179,7 @@ export function resolvedAddressDenied(
   if (!special) return false;
   // the carried form only adds refusals: `localhost` leads to loopback as itself (or mapped)
   const loopback = canon === "[::1]" || /^(\[::ffff:7f|127\.)/.test(canon);
-  return !(loopback && canonicalHost(name) === "localhost" &&
+  return !(loopback && canonicalHost(name)?.replace(/\.$/, "") === "localhost" &&
     grants.some((grant) =>
       canonicalHost(grantHost(grant)) === "localhost" &&
       netGrantMatches(grant, "localhost", port)
@@ -255,14 +255,16 @@ function ipv6Form(text: string): string {
 
 /**
  * Whether a `hostglob:port` grant matches a connection (P-EVAL-1) to `host`, named as the
- * analysis and the proxy name a destination ({@link canonicalHost}).
+ * analysis and the proxy name a destination ({@link canonicalHost}). A name written fully
+ * qualified (`granted.example.`, its root's dot) is that name, on either side.
  */
 export function netGrantMatches(grant: string, host: string, port: number): boolean {
   const colon = grant.lastIndexOf(":");
   if (colon < 0) return false;
-  const hostGlob = ipv6Form(globForm(grant.slice(0, colon)));
+  const hostGlob = ipv6Form(globForm(grant.slice(0, colon))).replace(/([^.])\.$/, "$1");
   const portText = grant.slice(colon + 1);
   if (portText !== "*" && portText !== String(port)) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`, "s").test(host.toLowerCase());
+  const name = host.toLowerCase().replace(/([^.])\.$/, "$1");
+  return new RegExp(`^${parts.join(".*")}$`, "s").test(name);
 }

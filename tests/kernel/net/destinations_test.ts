@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   canonicalHost,
   destinationGranted,
+  netGrantMatches,
   refusedHost,
   resolvedAddressDenied,
   sandboxNet,
@@ -151,4 +152,13 @@ Deno.test({
       assert.equal(resolvedAddressDenied(["*.nip.io:*"], "a.nip.io", address, 80), true, address);
     }
   },
+});
+
+Deno.test("P-EVAL-1 P-NET-1 a name written fully qualified (its root's dot: granted.example.) is the name a grant names, in the analysis and in the proxy alike; two dots are no name of it", () => {
+  assert.equal(destinationGranted(["granted.example:80"], "granted.example.", 80), true);
+  assert.equal(destinationGranted(["*.example.com:443"], "a.example.com.", 443), true);
+  assert.equal(destinationGranted(["granted.example.:80"], "granted.example", 80), true);
+  assert.equal(destinationGranted(["granted.example:80"], "granted.example..", 80), false);
+  assert.equal(destinationGranted(["granted.example:80"], "granted.example.evil.", 80), false);
+  assert.equal(netGrantMatches("granted.example:80", "granted.example.", 80), true);
 });

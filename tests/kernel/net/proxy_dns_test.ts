@@ -44,6 +44,7 @@ for pieces in [
     [b"GET http://secret-three.other.test/ HTTP/1.1\r\nHost: b.granted.test\r\n\r\n"],
     socks("secret-four.other.test", 80),
     socks("c.granted.test", 80),
+    [b"CONNECT d.granted.test.:80 HTTP/1.1\r\n\r\n"],
 ]:
     s = socket.create_connection(("127.0.0.1", port))
     for piece in pieces:
@@ -54,7 +55,7 @@ for pieces in [
 `;
 
 hostTest(
-  "P-NET-1 the proxy asks DNS only for names a grant matches (with their port): of six requests (CONNECT, an absolute URI, SOCKS5) under *.granted.test:80 and beside it, DNS sees a.granted.test and c.granted.test and none of the others",
+  "P-NET-1 the proxy asks DNS only for names a grant matches (with their port): of seven requests (CONNECT, an absolute URI, SOCKS5) under *.granted.test:80 and beside it, DNS sees a.granted.test, c.granted.test and d.granted.test (asked for as d.granted.test., fully qualified) and none of the others",
   NEEDS_TIER_B ?? NEEDS_ROOT,
   async () => {
     const box = await sandbox();
@@ -86,7 +87,8 @@ hostTest(
       const value = r.value as Rec;
       assert.equal((value.err as Rec).v, "", JSON.stringify(value));
       const asked = new Set(lines.filter((l) => l.startsWith("query ")).map((l) => l.slice(6)));
-      assert.deepEqual([...asked].sort(), ["a.granted.test", "c.granted.test"]);
+      // d.granted.test. is d.granted.test written fully qualified: granted, and asked for
+      assert.deepEqual([...asked].sort(), ["a.granted.test", "c.granted.test", "d.granted.test"]);
       assert.deepEqual(value.net_refused, [
         "secret-one.other.test:80",
         "secret-two.granted.test:81",
