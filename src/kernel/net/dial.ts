@@ -95,7 +95,9 @@ export function connectFirst(
       }
       const i = next++;
       running++;
-      dial(addresses[i], port, left).then((conn) => {
+      // what dial did not foresee is this address's failure, never an attempt left running
+      const attempt = dial(addresses[i], port, left).catch((e) => `${addresses[i]}: ${e}`);
+      attempt.then((conn) => {
         running--;
         if (typeof conn !== "string") {
           if (done) conn.close();
