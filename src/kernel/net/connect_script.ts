@@ -1,9 +1,10 @@
 /**
  * An ssh `ProxyCommand` for a proxied sandbox (perl core only): `connect PROXY HOST PORT` asks the
- * proxy, by SOCKS5 over TCP to the forwarder's loopback port `PROXY` (the agent's processes cannot
- * open a Unix socket, `unix_socket_filter.ts`), for `HOST:PORT` and then relays stdin to it and it
- * to stdout; a refusal is one line on stderr and exit 1. ssh, and git over ssh, have no proxy
- * variable to read: this is how they reach a granted `host:22`.
+ * proxy, by HTTP `CONNECT` over TCP to the forwarder's loopback port `PROXY` (the agent's
+ * processes cannot open a Unix socket, `unix_socket_filter.ts`), for `HOST:PORT` and then relays
+ * stdin to it and it to stdout; a refusal is the proxy's own line on stderr (why: not granted, or
+ * a granted name leading to an address it may not) and exit 1. ssh, and git over ssh, have no
+ * proxy variable to read: this is how they reach a granted `host:22`.
  */
 export const CONNECT_SCRIPT = String.raw`
 use strict;
@@ -26,17 +27,28 @@ sub write_all {
   return 1;
 }
 
-write_all($up, "\x05\x01\x00\x05\x01\x00\x03" . chr(length $host) . $host . pack('n', $port));
-my $reply = '';
-while (length $reply < 12) { sysread($up, $reply, 12 - length $reply, length $reply) or last }
-if (substr($reply, 0, 4) ne "\x05\x00\x05\x00") {
-  die "shoal: $host:$port is not in this principal's net_connect grants\n"
-    if substr($reply, 3, 1) eq "\x02";
-  die "shoal: cannot connect to $host:$port\n";
+my $authority = ($host =~ /:/ ? "[$host]" : $host) . ":$port";
+die "shoal: $host is no host name\n" if $host =~ /[\s\x00-\x1f\x7f]/;
+write_all($up, "CONNECT $authority HTTP/1.1\r\nHost: $authority\r\n\r\n");
+# the proxy's answer head, and what came after it (the server's banner may come along)
+my $head = '';
+while ($head !~ /\r\n\r\n/ && length $head < 16384) {
+  sysread($up, $head, 4096, length $head) or last;
+}
+my $end = index($head, "\r\n\r\n");
+my ($status) = $head =~ m{^HTTP/1\.[01] (\d{3}) };
+my $rest = $end < 0 ? '' : substr($head, $end + 4);
+if ($end < 0 || !defined $status || $status ne '200') {
+  # the proxy's answer says why, in one line (its body), and then the proxy closes
+  while (length $head < 16384) { sysread($up, $head, 4096, length $head) or last }
+  my ($why) = $head =~ /\r\n\r\n([^\n]*)/;
+  $why =~ s/[\x00-\x1f\x7f]//g if defined $why;
+  die((defined $why && length $why ? $why : "shoal: cannot connect to $authority") . "\n");
 }
 my $pid = fork // die "fork: $!\n";
 if ($pid == 0) {
   close STDIN;
+  POSIX::_exit(0) unless write_all(\*STDOUT, $rest);
   while (sysread($up, my $buf, 65536)) { last unless write_all(\*STDOUT, $buf) }
   POSIX::_exit(0);
 }

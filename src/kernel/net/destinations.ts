@@ -110,12 +110,53 @@ export function destinationText(host: string, port: number): string {
 }
 
 /**
+ * Cloud metadata and platform endpoints outside link-local space (sandbox-runtime's list), IPv4
+ * dotted and IPv6 canonical; `fd00:ec2::/32` (AWS's IPv6 service block) is matched as a prefix.
+ */
+const METADATA_V4 = new Set(["100.100.100.200", "168.63.129.16", "192.0.0.192"]);
+const METADATA_V6 = new Set([
+  "[fd20:ce::254]",
+  "[fd00:c1::a9fe:a9fe]",
+  "[fd00:42::42]",
+  "[fd00:a9fe:a9fe::1]",
+  "[fd00:100::100:200]",
+]);
+
+/** The eight 16-bit groups of a canonical IPv6 literal (`[64:ff9b::7f00:1]`, all hex). */
+function ipv6Groups(canon: string): number[] {
+  const [head, tail] = canon.slice(1, -1).split("::");
+  const part = (text: string | undefined) => text ? text.split(":") : [];
+  const written = [...part(head), ...part(tail)];
+  const zeros = tail === undefined ? [] : Array(8 - written.length).fill("0");
+  return [...part(head), ...zeros, ...part(tail)].map((group) => parseInt(group, 16));
+}
+
+/**
+ * The IPv4 address a canonical host reaches: itself when dotted; the one an IPv6 form carries,
+ * which whatever translates it delivers to (IPv4-mapped `::ffff:0:0/96`, IPv4-translated
+ * `::ffff:0:0:0/96`, IPv4-compatible `::/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`); else null.
+ */
+function carriedV4(canon: string): string | null {
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(canon)) return canon;
+  if (!canon.startsWith("[")) return null;
+  const g = ipv6Groups(canon);
+  const zero = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
+  const quad = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255].join(".");
+  if (g[0] === 0x2002) return quad(g[1], g[2]);
+  const carried = (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) ||
+    (zero(0, 4) && g[4] === 0xffff && g[5] === 0) ||
+    (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6));
+  return carried ? quad(g[6], g[7]) : null;
+}
+
+/**
  * Whether an address a granted name resolved to is one the name may not lead to: loopback,
- * unspecified, link-local (cloud metadata), multicast, broadcast, or one of `own` (the host's own
- * interface addresses, canonical: a server on its 0.0.0.0 is the host's too) — unless that
- * address itself is granted, or the name is `localhost` and a grant names `localhost` (sandbox-runtime's
- * resolved-address guard: whoever controls a granted name's DNS must not reach the host's own
- * services through it).
+ * unspecified, link-local (cloud metadata), multicast, broadcast, another cloud metadata endpoint,
+ * or one of `own` (the host's own interface addresses, canonical: a server on its 0.0.0.0 is the
+ * host's too), or an IPv6 form carrying such an IPv4 address ({@link carriedV4}) — unless that
+ * address itself is granted, or the name is `localhost`, the address loopback and a grant names
+ * `localhost` (sandbox-runtime's resolved-address guard: whoever controls a granted name's DNS
+ * must not reach the host's own services through it).
  */
 export function resolvedAddressDenied(
   grants: readonly string[],
@@ -127,20 +168,18 @@ export function resolvedAddressDenied(
   const canon = canonicalHost(address);
   if (canon === null) return true;
   if (destinationGranted(grants, canon, port)) return false;
-  const v4 = /^\[::ffff:([\d.]+)\]$/.exec(canon)?.[1] ??
-    (canon.startsWith("[::ffff:") ? null : canon);
-  let special: boolean;
-  if (v4 !== null && /^\d+\.\d+\.\d+\.\d+$/.test(v4)) {
+  const v4 = carriedV4(canon);
+  let special = canon === "[::1]" || canon === "[::]" || /^\[fe[89ab]/.test(canon) ||
+    /^\[ff/.test(canon) || /^\[fd00:ec2:/.test(canon) || METADATA_V6.has(canon) || own.has(canon);
+  if (v4 !== null) {
     const [a, b] = v4.split(".").map(Number);
-    special = a === 127 || a === 0 || (a === 169 && b === 254) || a >= 224 ||
-      v4 === "100.100.100.200" || v4 === "168.63.129.16";
-  } else {
-    special = canon === "[::1]" || canon === "[::]" || /^\[fe[89ab]/.test(canon) ||
-      /^\[ff/.test(canon) || /^\[fd00:ec2:/.test(canon) || canon.startsWith("[::ffff:");
+    special ||= a === 127 || a === 0 || (a === 169 && b === 254) || a >= 224 ||
+      METADATA_V4.has(v4) || own.has(v4);
   }
-  if (!special && !own.has(canon)) return false;
-  const loopback = canon === "[::1]" || v4?.startsWith("127.") === true;
-  return !(loopback && canonicalHost(name) === "localhost" &&
+  if (!special) return false;
+  // the carried form only adds refusals: `localhost` leads to loopback as itself (or mapped)
+  const loopback = canon === "[::1]" || /^(\[::ffff:7f|127\.)/.test(canon);
+  return !(loopback && canonicalHost(name)?.replace(/\.$/, "") === "localhost" &&
     grants.some((grant) =>
       canonicalHost(grantHost(grant)) === "localhost" &&
       netGrantMatches(grant, "localhost", port)
@@ -216,14 +255,16 @@ function ipv6Form(text: string): string {
 
 /**
  * Whether a `hostglob:port` grant matches a connection (P-EVAL-1) to `host`, named as the
- * analysis and the proxy name a destination ({@link canonicalHost}).
+ * analysis and the proxy name a destination ({@link canonicalHost}). A name written fully
+ * qualified (`granted.example.`, its root's dot) is that name, on either side.
  */
 export function netGrantMatches(grant: string, host: string, port: number): boolean {
   const colon = grant.lastIndexOf(":");
   if (colon < 0) return false;
-  const hostGlob = ipv6Form(globForm(grant.slice(0, colon)));
+  const hostGlob = ipv6Form(globForm(grant.slice(0, colon))).replace(/([^.])\.$/, "$1");
   const portText = grant.slice(colon + 1);
   if (portText !== "*" && portText !== String(port)) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`, "s").test(host.toLowerCase());
+  const name = host.toLowerCase().replace(/([^.])\.$/, "$1");
+  return new RegExp(`^${parts.join(".*")}$`, "s").test(name);
 }

@@ -22,6 +22,7 @@ import { CONNECT_MS, CONNECT_TOTAL_MS, connectFirst, type Unreachable } from "./
 import { listenIn } from "./listen_in.ts";
 import { isLiteral, Lookups } from "./lookups.ts";
 import { madeIn } from "./made_in.ts";
+import { rejectSocks4 } from "./socks4.ts";
 import {
   bytesOf,
   byteText,
@@ -29,6 +30,7 @@ import {
   Head,
   HEAD_LIMIT,
   headEnd,
+  linger,
   relay,
   writeAll,
 } from "./relay.ts";
@@ -51,6 +53,8 @@ const TURN_AWAY_MS = 5_000;
 const ACCEPT_RETRY_MS = 100;
 /** Longest wait for a client's request head. */
 const HANDSHAKE_MS = 30_000;
+/** What a client speaking no protocol of the proxy's is told. */
+const NOT_PROXIED = "shoal proxy: speaks HTTP (absolute http:// URLs and CONNECT) and SOCKS5\n";
 /** Most distinct refusals one run's outcome lists (P-NET-2). */
 const REFUSED_LIMIT = 100;
 
@@ -123,7 +127,7 @@ function response(status: string, body: string): Uint8Array {
 /**
  * Headers the proxy consumes or replaces before forwarding a request: `Host` becomes the URI's
  * authority, so a server hosting many names (a CDN) serves the granted one, never another named
- * only in the header.
+ * only in the header; `Connection` says close, or stays as sent when it asks for an upgrade.
  */
 const HOP_HEADERS = /^(proxy-connection|proxy-authorization|connection|keep-alive|host):/i;
 
@@ -315,8 +319,8 @@ export class NetProxy {
   }
 
   /**
-   * Serves one client: its protocol told by its first byte (5: SOCKS5, else HTTP); its request
-   * refused as `busy` says when that is not null.
+   * Serves one client: its protocol told by its first byte (5: SOCKS5, 4: SOCKS4, which is
+   * refused, a letter: HTTP); its request refused as `busy` says when that is not null.
    */
   async #serve(endpoint: Endpoint, client: Deno.Conn, busy: string | null = null): Promise<void> {
     const head = new Head(client);
@@ -334,12 +338,19 @@ export class NetProxy {
     endpoint.serving.add(close);
     try {
       if (!(await head.fill(1))) return;
-      const upstream = head.buf[0] === 5
-        ? await this.#socks(endpoint, client, head, flow)
-        : await this.#http(endpoint, client, head, flow);
+      const first = head.buf[0];
+      let upstream: Deno.Conn | null = null;
+      if (first === 5) upstream = await this.#socks(endpoint, client, head, flow);
+      else if (first === 4) await rejectSocks4(client, head);
+      // an HTTP request starts with its method's letter; what does not (TLS sent to the proxy's
+      // port) waits for no head
+      else if (/[A-Za-z]/.test(String.fromCharCode(first))) {
+        upstream = await this.#http(endpoint, client, head, flow);
+      } else await writeAll(client, response("400 Bad Request", NOT_PROXIED));
       clearTimeout(timer);
       // not when its endpoint closed while the upstream was being connected
       if (upstream !== null && !closed) await relay(client, upstream, flow.forwarded);
+      else if (upstream === null && !closed) await linger(client);
     } catch {
       // the client went away or sent what no protocol allows
     } finally {
@@ -511,8 +522,13 @@ export class NetProxy {
       const kept = headers.filter((line) => !HOP_HEADERS.test(line));
       const path = m[2].startsWith("/") ? m[2] : `/${m[2]}`;
       const host = `Host: ${m[1].slice(m[1].lastIndexOf("@") + 1)}`;
-      forwarded = [`${method} ${path} ${version}`, host, ...kept, "Connection: close", "", ""]
-        .join("\r\n");
+      // an upgrade asked for (a WebSocket over ws://) is still asked for: a 101 gives the
+      // connection to that protocol with this destination; another answer says close (relay.ts)
+      const upgrade = headers.some((line) => /^upgrade:/i.test(line))
+        ? headers.find((line) => /^connection:.*\bupgrade\b/i.test(line))
+        : undefined;
+      const connection = upgrade ?? "Connection: close";
+      forwarded = [`${method} ${path} ${version}`, host, ...kept, connection, "", ""].join("\r\n");
     }
     const { host, name, port } = destination;
     const upstream = host === null

@@ -58,6 +58,32 @@ export function closeQuietly(conn: Deno.Conn | null): void {
   }
 }
 
+/** Longest a client the proxy answered without connecting may go on sending before it is closed. */
+const LINGER_MS = 5_000;
+
+/**
+ * Ends a connection the proxy answered itself (a refusal, a 400): its answer is followed by the
+ * end of what the proxy sends, and what the client still sends (the body of a refused POST) is
+ * read and dropped until the client closes, for at most {@link LINGER_MS}. Closed at once with
+ * that body unread, the Unix socket reports a reset to the sandbox's forwarder, whose close of the
+ * client's TCP connection with bytes unread then resets it too, and the client's kernel throws
+ * the answer away with it.
+ */
+export async function linger(client: Deno.Conn): Promise<void> {
+  const timer = setTimeout(() => closeQuietly(client), LINGER_MS);
+  try {
+    await client.closeWrite();
+    const sink = new Uint8Array(64 * 1024);
+    while ((await client.read(sink)) !== null) {
+      // dropped
+    }
+  } catch {
+    // closed: at the limit, or by the client
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Where the blank line ending an HTTP head starts in `bytes`, or -1, looking from `from` on: the
  * caller passes where its last look ended (less 3), so a head sent a byte at a time is scanned

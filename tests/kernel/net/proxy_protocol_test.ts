@@ -131,3 +131,20 @@ Deno.test("SOCKS5: no-auth only, CONNECT only, reply 2 for a destination not gra
     assert.match(decoder.decode(answer.subarray(12)), /path \/s/);
   });
 });
+
+Deno.test("SOCKS4 and SOCKS4a, which the proxy does not speak (P-NET-1: HTTP and SOCKS5), get reply 91 (rejected) as soon as their request is in, and bytes of no proxy protocol (a TLS ClientHello sent to the proxy's port) a 400: neither waits out the handshake limit for a head that never comes", async () => {
+  await withProxy(async (talk, events, _proxy, port) => {
+    const user = encoder.encode("me");
+    const socks4 = new Uint8Array([4, 1, port >> 8, port & 255, 127, 0, 0, 2, ...user, 0]);
+    const rejected = [0, 91, 0, 0, 0, 0, 0, 0];
+    assert.deepEqual([...await talk(socks4)], rejected);
+    const name = encoder.encode("127.0.0.2");
+    const socks4a = new Uint8Array([4, 1, port >> 8, port & 255, 0, 0, 0, 1, 0, ...name, 0]);
+    // its name a write after the rest: the proxy reads the request to its end before answering
+    assert.deepEqual([...await talk(socks4a.subarray(0, 9), socks4a.subarray(9))], rejected);
+    const hello = new Uint8Array([0x16, 3, 1, 0, 0xa5, 1, 0, 0, 0xa1, 3, 3]);
+    assert.match(decoder.decode(await talk(hello)), /^HTTP\/1\.1 400 /);
+    // no destination was refused: the protocol was
+    assert.deepEqual(events, []);
+  });
+});

@@ -85,3 +85,42 @@ Deno.test("P-NET-1 a principal within its share is served as before: its 128th c
   });
   assert.match(new TextDecoder().decode(answer), /^HTTP\/1\.1 200 [^]*pong\n$/);
 });
+
+Deno.test({
+  name:
+    "P-NET-1 four principals each holding their 128 proxy connections leave a fifth principal served [ignored: needs a SPEC decision: P-NET-1 says nothing of how the proxy shares its connections; it holds 512 at once and 128 per principal, so four principals that each hold their share (idle CONNECTs, reopened as the 30 s handshake limit closes them) leave every other principal a 503 naming the proxy's limit: seen with NetProxy, 3 greedy principals left the fifth a 200, 4 left it a 503]",
+  ignore: true,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const server = Deno.serve(
+        { hostname: "127.0.0.2", port: 0, onListen: () => {} },
+        () => new Response("pong\n"),
+      );
+      const port = server.addr.port;
+      const proxy = new NetProxy(dir, () => {});
+      const socket = (principal: string) =>
+        `${
+          proxy.endpoint(principal, sandboxNet(principal, [`127.0.0.2:${port}`])!).dir
+        }/${PROXY_SOCKET}`;
+      const conns: Deno.Conn[] = [];
+      try {
+        for (let p = 0; p < 4; p++) {
+          const path = socket(`agent:greedy${p}`);
+          for (let i = 0; i < 128; i++) {
+            conns.push(await Deno.connect({ transport: "unix", path }));
+          }
+        }
+        const theirs = await Deno.connect({ transport: "unix", path: socket("agent:other") });
+        conns.push(theirs);
+        await theirs.write(
+          encoder.encode(`GET http://127.0.0.2:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`),
+        );
+        assert.match(new TextDecoder().decode(await readAll(theirs)), /^HTTP\/1\.1 200 /);
+      } finally {
+        for (const conn of conns) conn.close();
+        proxy.closeAll();
+        await server.shutdown();
+      }
+    });
+  },
+});

@@ -499,7 +499,10 @@ hostTest(
         assert.equal(refused.ok, false);
         assert.match(
           text(refused.err),
-          new RegExp(`127\\.0\\.0\\.2:${other} is not in this principal's net_connect grants`),
+          new RegExp(
+            `^shoal: 127\\.0\\.0\\.2:${other} is not in the net_connect grants of agent:s$`,
+            "m",
+          ),
         );
         assert.deepEqual(refused.net_refused, [`127.0.0.2:${other}`]);
       },
