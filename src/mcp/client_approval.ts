@@ -49,15 +49,42 @@ function shown(text: string): string {
     .replace(PILED_MARKS, (marks) => ` (${[...marks].length} more combining marks) `);
 }
 
-/** One effect as one line: its kind, then its members' values (K-EFF-1 shapes). */
+/** A list entry of an effect line that more entries follow is cut to this many UTF-8 bytes. */
+export const PROMPT_ITEM_BYTES = 120;
+/** Room an effect line keeps for saying how many entries it leaves out. */
+const MORE_ROOM = 24;
+
+/**
+ * One effect as one line of at most {@link PROMPT_LINE_BYTES}: its kind, then its members'
+ * values (K-EFF-1 shapes), escaped. A list's entries are cut to {@link PROMPT_ITEM_BYTES} when
+ * more follow, so one long path cannot push the next out of sight, and the entries the line has
+ * no room for, with K-EFF-7's `<list>_more`, are counted at its end: a path is named or counted.
+ */
 function effectLine(effect: unknown): string {
-  if (!isObject(effect)) return String(JSON.stringify(effect));
-  const parts = [String(effect.kind)];
+  if (!isObject(effect)) return shown(String(JSON.stringify(effect)));
+  const room = PROMPT_LINE_BYTES - MORE_ROOM;
+  let line = shown(String(effect.kind));
+  let left = 0;
   for (const [key, value] of Object.entries(effect)) {
-    if (key === "kind" || value === null || value === undefined) continue;
-    parts.push(Array.isArray(value) ? value.map(String).join(", ") : `${key}=${String(value)}`);
+    if (key.endsWith("_more")) left += Number(value) || 0;
   }
-  return parts.join(" ");
+  // [separator, text] for every value shown, in order: a list's entries after its first by ", "
+  const items: [string, string][] = [];
+  for (const [key, value] of Object.entries(effect)) {
+    if (key === "kind" || key.endsWith("_more") || value === null || value === undefined) continue;
+    if (!Array.isArray(value)) items.push([" ", `${key}=${String(value)}`]);
+    else value.forEach((item, i) => items.push([i === 0 ? " " : ", ", String(item)]));
+  }
+  for (const [i, [separator, item]] of items.entries()) {
+    const free = room - encoder.encode(line + separator).length;
+    const limit = i === items.length - 1 ? free : Math.min(PROMPT_ITEM_BYTES, free);
+    if (limit < 8) {
+      left += items.length - i;
+      break;
+    }
+    line += separator + cutBytes(shown(item), limit);
+  }
+  return left > 0 ? `${line} (and ${left} more)` : line;
 }
 
 /**

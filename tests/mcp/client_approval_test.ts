@@ -198,24 +198,32 @@ Deno.test("M-ELICIT-2 every default-ignorable character is escaped, the ones out
   }
 });
 
-Deno.test({
-  name:
-    "M-ELICIT-2 every path of an effect is named in the form, however long the paths before it [ignored: defect found by the probe round; needs a SPEC decision: M-ELICIT-2 shows each effect as one line and the form cuts each line to 300 bytes, so the paths after a long first one are only an ellipsis (the command, quoted below, still holds them)]",
-  ignore: true,
-  fn: () => {
-    const long = `${PROJ}/build/${"a".repeat(290)}`;
-    const message = String(
-      approvalRequest({
-        src: `rm ${long} ${PROJ}/src/main.rs`,
-        effects: [{ kind: "fs_delete", paths: [long, `${PROJ}/src/main.rs`] }],
-        needs_approval: ['reversibility "irreversible" (the policy says auto_apply "reversible")'],
-        reversibility: "irreversible",
-        plan_ref: "plan:1",
-      }).message,
-    );
-    const effects = message.split("\n\nCommand:")[0];
-    assert.ok(effects.includes(`${PROJ}/src/main.rs`), effects);
-  },
+Deno.test("M-ELICIT-2 every path of an effect is named in the form, however long the paths before it, and what a line leaves out is counted: a command cut at 2000 bytes named the second path nowhere", () => {
+  const effectsOf = (plan: Record<string, unknown>) =>
+    String(approvalRequest({ reversibility: "irreversible", plan_ref: "plan:1", ...plan }).message)
+      .split("\n\nCommand:")[0];
+  // K-EFF-7 cuts a path to 1024 bytes; the command is longer than the form's 2000-byte cut, so
+  // main.rs after the long path was in neither the effect line (cut to 300 bytes) nor the command
+  const long = `${PROJ}/build/${"a/".repeat(1000)}`;
+  const effects = effectsOf({
+    src: `rm ${long} ${PROJ}/src/main.rs`,
+    effects: [{ kind: "fs_delete", paths: [`${long.slice(0, 1021)}…`, `${PROJ}/src/main.rs`] }],
+    needs_approval: ['reversibility "irreversible" (the policy says auto_apply "reversible")'],
+  });
+  assert.ok(effects.includes(`${PROJ}/src/main.rs`), effects);
+  // a list too long for one line says how many of its entries (paths_more too) are not shown
+  const many = effectsOf({
+    src: "rm -- *",
+    effects: [{
+      kind: "fs_delete",
+      paths: Array.from({ length: 100 }, (_, i) => `${PROJ}/file-${i}`),
+      paths_more: 900,
+    }],
+  });
+  const line = many.split("\n").find((l) => l.startsWith("- fs_delete"))!;
+  const shown = line.split(", ").length;
+  assert.ok(line.endsWith(` (and ${1000 - shown} more)`), line);
+  assert.ok(new TextEncoder().encode(line).length <= 302, `${line.length}`);
 });
 
 Deno.test("M-ELICIT-2 combining marks piled on one character past the third are shown as a count: drawn, a run of them stacks over the form's lines around the command (the effects); Vietnamese and Devanagari keep theirs", () => {
