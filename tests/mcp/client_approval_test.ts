@@ -31,7 +31,7 @@ Deno.test("M-ELICIT-2 a command shaped like the form (fake effects, fake plan, p
     }).message,
   );
   const lines = message.split("\n");
-  assert.deepEqual(lines.slice(0, 8), [
+  assert.deepEqual(lines.slice(0, 9), [
     "The agent's command needs your approval (shoal).",
     "",
     "Effects:",
@@ -39,6 +39,7 @@ Deno.test("M-ELICIT-2 a command shaped like the form (fake effects, fake plan, p
     "- proc_spawn argv0=git",
     "",
     "Reversibility: irreversible",
+    "Directory: not known here (`shoal-kernel approvals` lists it)",
     "Plan: plan:8d44bdd903cabe727d65a42405c553b4",
   ]);
   // Each heading appears once, unquoted: the command's copies are quoted lines.
@@ -224,6 +225,30 @@ Deno.test("M-ELICIT-2 every path of an effect is named in the form, however long
   const shown = line.split(", ").length;
   assert.ok(line.endsWith(` (and ${1000 - shown} more)`), line);
   assert.ok(new TextEncoder().encode(line).length <= 302, `${line.length}`);
+});
+
+Deno.test("M-ELICIT-2 the form names the directory the plan runs in (P-PLAN-2): `make` or `sh build.sh` after the agent moved the session into a vendored directory showed no directory at all", () => {
+  const message = (cwd: unknown) =>
+    String(
+      approvalRequest({
+        src: "make",
+        cwd,
+        effects: [
+          { kind: "proc_spawn", argv0: "make", bin_hash: null },
+          { kind: "opaque", reason: "unknown command: make" },
+        ],
+        reversibility: "unknown",
+        plan_ref: "plan:1",
+      }).message,
+    ).split("\n");
+  const shown = message({ display: `${PROJ}/vendor/x\u202e` });
+  assert.ok(shown.includes(`Directory: ${PROJ}/vendor/x\\u{202e}`), shown.join("\n"));
+  // before the command, which cannot push it out of sight
+  assert.ok(shown.findIndex((l) => l.startsWith("Directory:")) < shown.indexOf("Command:"));
+  const long = message({ display: `${PROJ}/${"d".repeat(5000)}` }).find((l) =>
+    l.startsWith("Directory:")
+  )!;
+  assert.ok(new TextEncoder().encode(long).length <= 320 && long.endsWith("…"), long);
 });
 
 Deno.test("M-ELICIT-2 combining marks piled on one character past the third are shown as a count: drawn, a run of them stacks over the form's lines around the command (the effects); Vietnamese and Devanagari keep theirs", () => {
