@@ -49,15 +49,42 @@ function shown(text: string): string {
     .replace(PILED_MARKS, (marks) => ` (${[...marks].length} more combining marks) `);
 }
 
-/** One effect as one line: its kind, then its members' values (K-EFF-1 shapes). */
+/** A list entry of an effect line that more entries follow is cut to this many UTF-8 bytes. */
+export const PROMPT_ITEM_BYTES = 120;
+/** Room an effect line keeps for saying how many entries it leaves out. */
+const MORE_ROOM = 24;
+
+/**
+ * One effect as one line of at most {@link PROMPT_LINE_BYTES}: its kind, then its members'
+ * values (K-EFF-1 shapes), escaped. A list's entries are cut to {@link PROMPT_ITEM_BYTES} when
+ * more follow, so one long path cannot push the next out of sight, and the entries the line has
+ * no room for, with K-EFF-7's `<list>_more`, are counted at its end: a path is named or counted.
+ */
 function effectLine(effect: unknown): string {
-  if (!isObject(effect)) return String(JSON.stringify(effect));
-  const parts = [String(effect.kind)];
+  if (!isObject(effect)) return shown(String(JSON.stringify(effect)));
+  const room = PROMPT_LINE_BYTES - MORE_ROOM;
+  let line = shown(String(effect.kind));
+  let left = 0;
   for (const [key, value] of Object.entries(effect)) {
-    if (key === "kind" || value === null || value === undefined) continue;
-    parts.push(Array.isArray(value) ? value.map(String).join(", ") : `${key}=${String(value)}`);
+    if (key.endsWith("_more")) left += Number(value) || 0;
   }
-  return parts.join(" ");
+  // [separator, text] for every value shown, in order: a list's entries after its first by ", "
+  const items: [string, string][] = [];
+  for (const [key, value] of Object.entries(effect)) {
+    if (key === "kind" || key.endsWith("_more") || value === null || value === undefined) continue;
+    if (!Array.isArray(value)) items.push([" ", `${key}=${String(value)}`]);
+    else value.forEach((item, i) => items.push([i === 0 ? " " : ", ", String(item)]));
+  }
+  for (const [i, [separator, item]] of items.entries()) {
+    const free = room - encoder.encode(line + separator).length;
+    const limit = i === items.length - 1 ? free : Math.min(PROMPT_ITEM_BYTES, free);
+    if (limit < 8) {
+      left += items.length - i;
+      break;
+    }
+    line += separator + cutBytes(shown(item), limit);
+  }
+  return left > 0 ? `${line} (and ${left} more)` : line;
 }
 
 /**
@@ -117,6 +144,17 @@ function commandLines(src: string, truncated: boolean): string[] {
   return out;
 }
 
+/**
+ * The line naming the directory a plan runs in (K-PLAN-1's `cwd` path object), escaped and cut
+ * to {@link PROMPT_LINE_BYTES}, or saying it is not known (the plan record has none).
+ */
+function directoryLine(cwd: unknown): string {
+  if (!isObject(cwd) || typeof cwd.display !== "string") {
+    return "Directory: not known here (`shoal-kernel approvals` lists it)";
+  }
+  return `Directory: ${cutBytes(shown(cwd.display), PROMPT_LINE_BYTES)}`;
+}
+
 /** The first protocol version whose `elicitation/create` has `mode` (dated versions compare as strings). */
 export const MODE_VERSION = "2025-11-25";
 
@@ -138,6 +176,9 @@ export function approvalRequest(plan: Rec, version: string = MODE_VERSION): Rec 
     ...(effects.length ? effects : ["- none"]),
     "",
     `Reversibility: ${shown(String(plan.reversibility ?? "unknown"))}`,
+    // P-PLAN-2: the plan runs in the directory it was made in, which a relative or opaque command
+    // (`make`, `sh build.sh`) depends on, and which the agent may have moved the session to
+    directoryLine(plan.cwd),
     `Plan: ${shown(String(plan.plan_ref))}`,
     // K-PLAN-3: an approval stays valid for repeated applies; the human approves that, not one run
     "Approving lets the agent run this plan again later without asking; " +
@@ -181,7 +222,8 @@ function entryOf(list: unknown, planRef: string): Rec | undefined {
  * The plan the form shows: its `plan.get` record, or, when `plan.get` cannot answer (a source
  * whose syntax tree no frame carries answers -32603, E-4), its `plan.list` entry with `src`: the
  * source the call itself sent, else (a `shoal_apply`) the first 65536 bytes `approval.list` holds
- * of the caller's pending plan (K-APPR-4); null when neither is there.
+ * of the caller's pending plan (K-APPR-4); null when neither is there. Its `cwd` then comes from
+ * that `approval.list` entry too, when the list answers.
  */
 async function planOf(
   kernel: KernelClient,
@@ -194,11 +236,13 @@ async function planOf(
   } catch {
     const entry = entryOf(await kernel.request("plan.list", {}), planRef);
     if (entry === undefined) return null;
-    if (src !== undefined) return { ...entry, src };
-    const listed = await kernel.request("approval.list", {});
+    // plan.list has no cwd: the caller's approval.list entry has it, when that list answers
+    const listed = await kernel.request("approval.list", {}).catch(() => null);
     const request = entryOf(isObject(listed) ? listed.requests : undefined, planRef);
+    const cwd = request?.cwd;
+    if (src !== undefined) return { ...entry, src, cwd };
     if (typeof request?.src !== "string") return null;
-    return { ...entry, src: request.src, src_truncated: request.src_truncated === true };
+    return { ...entry, src: request.src, src_truncated: request.src_truncated === true, cwd };
   }
 }
 

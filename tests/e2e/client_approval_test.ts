@@ -181,6 +181,26 @@ hostTest(
 );
 
 hostTest(
+  "the form names the directory the plan runs in: after the agent's cd into a subdirectory, a relative `rm victim` is asked about with that directory (M-ELICIT-2, P-PLAN-2)",
+  NEEDS_TIER_B,
+  () =>
+    world((w) =>
+      withAgent(w, "agent:e", APPROVE, async (agent, asked) => {
+        const sub = `${w.box.dir}/sub`;
+        await Deno.mkdir(sub);
+        await Deno.writeTextFile(`${sub}/victim`, "x");
+        await agent.ok("shoal_exec", { src: "cd sub" });
+        assert.equal(asked.length, 0, "a cd is asked about by nobody");
+        const sc = await agent.ok("shoal_exec", { src: "rm victim" });
+        assert.equal((sc.value as Rec).ok, true);
+        assert.equal(existsSync(`${sub}/victim`), false);
+        const lines = String(asked[0].message).split("\n");
+        assert.ok(lines.includes(`Directory: ${sub}`), lines.join("\n"));
+      })
+    ),
+);
+
+hostTest(
   "approve in the client says what the approval allows: the agent's later shoal_apply of the same plan runs again without a form, so the form tells the human so and how to take it back (M-ELICIT-2, K-PLAN-3)",
   NEEDS_TIER_B,
   () =>

@@ -31,7 +31,7 @@ Deno.test("M-ELICIT-2 a command shaped like the form (fake effects, fake plan, p
     }).message,
   );
   const lines = message.split("\n");
-  assert.deepEqual(lines.slice(0, 8), [
+  assert.deepEqual(lines.slice(0, 9), [
     "The agent's command needs your approval (shoal).",
     "",
     "Effects:",
@@ -39,6 +39,7 @@ Deno.test("M-ELICIT-2 a command shaped like the form (fake effects, fake plan, p
     "- proc_spawn argv0=git",
     "",
     "Reversibility: irreversible",
+    "Directory: not known here (`shoal-kernel approvals` lists it)",
     "Plan: plan:8d44bdd903cabe727d65a42405c553b4",
   ]);
   // Each heading appears once, unquoted: the command's copies are quoted lines.
@@ -198,24 +199,56 @@ Deno.test("M-ELICIT-2 every default-ignorable character is escaped, the ones out
   }
 });
 
-Deno.test({
-  name:
-    "M-ELICIT-2 every path of an effect is named in the form, however long the paths before it [ignored: defect found by the probe round; needs a SPEC decision: M-ELICIT-2 shows each effect as one line and the form cuts each line to 300 bytes, so the paths after a long first one are only an ellipsis (the command, quoted below, still holds them)]",
-  ignore: true,
-  fn: () => {
-    const long = `${PROJ}/build/${"a".repeat(290)}`;
-    const message = String(
+Deno.test("M-ELICIT-2 every path of an effect is named in the form, however long the paths before it, and what a line leaves out is counted: a command cut at 2000 bytes named the second path nowhere", () => {
+  const effectsOf = (plan: Record<string, unknown>) =>
+    String(approvalRequest({ reversibility: "irreversible", plan_ref: "plan:1", ...plan }).message)
+      .split("\n\nCommand:")[0];
+  // K-EFF-7 cuts a path to 1024 bytes; the command is longer than the form's 2000-byte cut, so
+  // main.rs after the long path was in neither the effect line (cut to 300 bytes) nor the command
+  const long = `${PROJ}/build/${"a/".repeat(1000)}`;
+  const effects = effectsOf({
+    src: `rm ${long} ${PROJ}/src/main.rs`,
+    effects: [{ kind: "fs_delete", paths: [`${long.slice(0, 1021)}…`, `${PROJ}/src/main.rs`] }],
+    needs_approval: ['reversibility "irreversible" (the policy says auto_apply "reversible")'],
+  });
+  assert.ok(effects.includes(`${PROJ}/src/main.rs`), effects);
+  // a list too long for one line says how many of its entries (paths_more too) are not shown
+  const many = effectsOf({
+    src: "rm -- *",
+    effects: [{
+      kind: "fs_delete",
+      paths: Array.from({ length: 100 }, (_, i) => `${PROJ}/file-${i}`),
+      paths_more: 900,
+    }],
+  });
+  const line = many.split("\n").find((l) => l.startsWith("- fs_delete"))!;
+  const shown = line.split(", ").length;
+  assert.ok(line.endsWith(` (and ${1000 - shown} more)`), line);
+  assert.ok(new TextEncoder().encode(line).length <= 302, `${line.length}`);
+});
+
+Deno.test("M-ELICIT-2 the form names the directory the plan runs in (P-PLAN-2): `make` or `sh build.sh` after the agent moved the session into a vendored directory showed no directory at all", () => {
+  const message = (cwd: unknown) =>
+    String(
       approvalRequest({
-        src: `rm ${long} ${PROJ}/src/main.rs`,
-        effects: [{ kind: "fs_delete", paths: [long, `${PROJ}/src/main.rs`] }],
-        needs_approval: ['reversibility "irreversible" (the policy says auto_apply "reversible")'],
-        reversibility: "irreversible",
+        src: "make",
+        cwd,
+        effects: [
+          { kind: "proc_spawn", argv0: "make", bin_hash: null },
+          { kind: "opaque", reason: "unknown command: make" },
+        ],
+        reversibility: "unknown",
         plan_ref: "plan:1",
       }).message,
-    );
-    const effects = message.split("\n\nCommand:")[0];
-    assert.ok(effects.includes(`${PROJ}/src/main.rs`), effects);
-  },
+    ).split("\n");
+  const shown = message({ display: `${PROJ}/vendor/x\u202e` });
+  assert.ok(shown.includes(`Directory: ${PROJ}/vendor/x\\u{202e}`), shown.join("\n"));
+  // before the command, which cannot push it out of sight
+  assert.ok(shown.findIndex((l) => l.startsWith("Directory:")) < shown.indexOf("Command:"));
+  const long = message({ display: `${PROJ}/${"d".repeat(5000)}` }).find((l) =>
+    l.startsWith("Directory:")
+  )!;
+  assert.ok(new TextEncoder().encode(long).length <= 320 && long.endsWith("…"), long);
 });
 
 Deno.test("M-ELICIT-2 combining marks piled on one character past the third are shown as a count: drawn, a run of them stacks over the form's lines around the command (the effects); Vietnamese and Devanagari keep theirs", () => {

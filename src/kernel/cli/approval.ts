@@ -44,7 +44,8 @@ export async function runApprovalCommand(command: string, args: string[]): Promi
     checkTrustedPath(path, root, uid);
     conn = await RpcConnection.connect(path);
   } catch (e) {
-    console.error(`shoal-kernel: cannot reach ${path}: ${e instanceof Error ? e.message : e}`);
+    const why = e instanceof Error ? e.message : String(e);
+    console.error(terminalJson(`shoal-kernel: cannot reach ${path}: ${why}`));
     return 1;
   }
   try {
@@ -62,8 +63,12 @@ export async function runApprovalCommand(command: string, args: string[]): Promi
     console.log(terminalJson(compactJson(result)));
     return 0;
   } catch (e) {
-    if (e instanceof RpcError) console.error(`shoal-kernel: ${e.message} (${e.code})`);
-    else console.error(`shoal-kernel: ${e instanceof Error ? e.message : e}`);
+    // A message may repeat the plan ref the human pasted from an agent's words: its controls
+    // are shown as escapes, as the listing's are, not run by the terminal.
+    const message = e instanceof RpcError
+      ? `${e.message} (${e.code})`
+      : String(e instanceof Error ? e.message : e);
+    console.error(`shoal-kernel: ${terminalJson(message)}`);
     return 1;
   } finally {
     conn.close();

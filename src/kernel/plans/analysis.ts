@@ -24,17 +24,50 @@ export interface Analysis {
   written: [string, string][];
 }
 
+/** Effects derived for a source, with its AST when asked for. */
+type Derived = {
+  ast: unknown;
+  effects: Effect[];
+  reversibility: Reversibility;
+  written: [string, string][];
+};
+
+/** How often the effects are derived again when execs of the session keep ending meanwhile. */
+const STATE_RECHECKS = 3;
+
+/** The `opaque` reason of effects derived while the session's state kept changing. */
+export const SESSION_CHANGED = "the session changed while the source was analysed";
+
 /**
  * Parses `src` (off the event loop when large, E-4) and derives its effects from the session state
- * now, with bin hashes when the policy asks (K-EFF-3); the AST too when `wantAst`.
+ * now, with bin hashes when the policy asks (K-EFF-3); the AST too when `wantAst`. They hold for
+ * the state the caller's run starts from, taken right after (no wait between, K-BASH-2): an exec
+ * that ended while they were derived changed that state (an agent's `export T=…` racing its own
+ * `rm "$T"`, judged with the old T and run with the new), so they are derived again on it; when
+ * the state keeps changing they are made `opaque` (K-EFF-1: the analysis gave up).
  */
 export async function currentEffects(
   attachment: Attachment,
   src: string,
   wantAst: boolean,
-): Promise<
-  { ast: unknown; effects: Effect[]; reversibility: Reversibility; written: [string, string][] }
-> {
+): Promise<Derived> {
+  const { shell } = attachment.session;
+  for (let round = 0;; round++) {
+    const merges = shell.merges;
+    const derived = await effectsNow(attachment, src, wantAst);
+    if (shell.merges === merges) return derived;
+    if (round === STATE_RECHECKS) {
+      const opaque = derived.effects.some((e) => e.kind === "opaque");
+      const effects: Effect[] = opaque
+        ? derived.effects
+        : [...derived.effects, { kind: "opaque", reason: SESSION_CHANGED }];
+      return { ...derived, effects, reversibility: "unknown" };
+    }
+  }
+}
+
+/** {@link currentEffects} from the session state as it is when called. */
+async function effectsNow(attachment: Attachment, src: string, wantAst: boolean): Promise<Derived> {
   const { shell } = attachment.session;
   const state = shell.view(attachment.principal);
   const { ast, analysis } = await analyzeOffLoop(src, {

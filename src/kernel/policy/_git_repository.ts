@@ -29,6 +29,8 @@ const CODE_KEYS = new Set([
   "difffilter",
   "alternaterefscommand",
   "cmd",
+  // `gpg.ssh.defaultKeyCommand`: run by a signed commit or tag (gpg.format ssh, no signing key)
+  "defaultkeycommand",
   // a partial clone's promisor remote: reading a blob it lacks fetches it (`git log -p` runs
   // `git fetch origin`, connects and writes a pack)
   "promisor",

@@ -98,6 +98,11 @@ function mapBytes(map: ReadonlyMap<string, string>): number {
   return n;
 }
 
+/** Whether a map change sets or removes anything. */
+function changes(change: MapChange): boolean {
+  return change.set.size > 0 || change.unset.length > 0;
+}
+
 function emptyChange(): MapChange {
   return { set: new Map(), unset: [] };
 }
@@ -118,6 +123,7 @@ export class ShellViews {
   readonly #start: ReadonlyMap<string, string>;
   readonly #own = new Map<string, OwnChanges>();
   readonly #cwd: CwdOrigin;
+  #merges = 0;
 
   constructor(start: ShellState, readonly owner: string) {
     this.#shared = start;
@@ -150,8 +156,17 @@ export class ShellViews {
     return state;
   }
 
+  /**
+   * How many execs that changed something have been merged so far: a view taken before a wait
+   * is still the one a run would start from only while this has not moved (K-PLAN-3).
+   */
+  get merges(): number {
+    return this.#merges;
+  }
+
   /** Merges one finished exec of `principal` into the session (K-BASH-4, P-SBX-7). */
   merge(principal: string, change: ShellChange): void {
+    if (change.cwd !== null || NAMESPACES.some((n) => changes(change[n]))) this.#merges++;
     const before = { cwd: this.#shared.cwd, cwdBytes: this.#shared.cwdBytes };
     if (principal === this.owner) applyChange(this.#shared, change);
     else this.#mergeOther(principal, change);

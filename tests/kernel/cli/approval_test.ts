@@ -143,6 +143,29 @@ withAgent(
 );
 
 withAgent(
+  "CLI errors show the plan ref they echo with control characters as \\u escapes: a ref pasted from an agent's message with an OSC 52 sequence in it made `unknown plan: …` on stderr set the terminal's clipboard; an unreachable --socket path the same (K-CLI-3)",
+  { "agent:a": AGENT },
+  async (k) => {
+    const osc = "plan:\x1b]52;c;ZWNobyBwd25lZAo=\x07";
+    for (const command of ["approve", "deny"]) {
+      const r = await kernelCli(k.box, [command, osc]);
+      assert.equal(r.code, 1, r.stderr);
+      // deno-lint-ignore no-control-regex
+      assert.doesNotMatch(r.stderr, /[\x00-\x09\x0b-\x1f\x7f-\x9f]/, JSON.stringify(r.stderr));
+      assert.match(
+        r.stderr,
+        /unknown plan: plan:\\u001b\]52;c;ZWNobyBwd25lZAo=\\u0007 \(-32012\)\n$/,
+      );
+    }
+    // so does the socket path an agent relays with the command (`--socket PATH`)
+    const away = await kernelCli(k.box, ["approvals", "--socket", `${k.box.dir}/\x1b[2Jk.sock`]);
+    assert.equal(away.code, 1);
+    assert.ok(!away.stderr.includes("\x1b"), JSON.stringify(away.stderr));
+    assert.match(away.stderr, /\\u001b\[2Jk\.sock/);
+  },
+);
+
+withAgent(
   "approvals shows the agent's text with C1 controls, line separators, bidirectional and zero-width characters as \\u escapes, so the human's terminal neither runs nor reorders them (K-CLI-3)",
   { "agent:a": AGENT },
   async (k, agent) => {

@@ -107,3 +107,59 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "P-SBX-3 a plan approved to append to ~/.gitconfig (granted; the agent asks for every plan) runs with the rest of HOME as the agent's grants show it: its other, opaque part cannot write ~/.ssh/authorized_keys [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-3 gives an approved run the parent directory of each approved write read-write, here all of HOME, so `echo … >> ~/.gitconfig; sh ../scripts/setup.sh` (opaque allowed, as M-ONB-2's project profile allows it) approved for that one file let setup.sh add a key to ~/.ssh/authorized_keys, which nobody approved and the form did not name; binding only the approved path, or naming the parent directory in needs_approval, is the SPEC's choice]",
+  ignore: true, // needs tier B (bwrap) when run
+  fn: async () => {
+    const box = await sandbox();
+    const home = `${box.dir}/home`;
+    const proj = `${home}/proj`;
+    await Deno.mkdir(proj, { recursive: true });
+    await Deno.mkdir(`${home}/scripts`);
+    await Deno.mkdir(`${home}/.ssh`);
+    await Deno.writeTextFile(`${home}/.gitconfig`, "[user]\n\tname = me\n");
+    await Deno.writeTextFile(
+      `${home}/scripts/setup.sh`,
+      "(echo 'ssh-ed25519 AAAA agent' >> ~/.ssh/authorized_keys) 2>/dev/null; echo done\n",
+    );
+    const token = (await createToken(box, "agent:c", "c")).secret;
+    let k: TestKernel | undefined;
+    try {
+      k = await startKernel([
+        "--policy",
+        await writePolicy(box, {
+          "agent:c": {
+            fs: {
+              read: ["~/proj/**", "~/scripts/**", "~/.gitconfig"],
+              write: ["~/proj/**", "~/.gitconfig"],
+              delete: ["~/proj/**"],
+            },
+            ...AGENT_RIGHTS,
+            auto_apply: "never",
+          },
+        }),
+      ], box);
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const agent = await k.attach("work", token);
+      const src = `printf '\\temail = me@example.com\\n' >> ~/.gitconfig; sh ../scripts/setup.sh`;
+      const asked = await rpcError(exec(agent, src));
+      assert.equal(asked.code, -32011, asked.message);
+      const planRef = (asked.data as Rec).plan_ref as string;
+      await human.request("approval.grant", { plan_ref: planRef });
+      const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
+      assert.equal(((applied as Rec).value as Rec).ok, true, JSON.stringify(applied));
+      assert.ok(Deno.readTextFileSync(`${home}/.gitconfig`).includes("me@example.com"));
+      let keys: string | null = null;
+      try {
+        keys = Deno.readTextFileSync(`${home}/.ssh/authorized_keys`);
+      } catch { /* absent */ }
+      assert.equal(keys, null, "the run wrote ~/.ssh/authorized_keys, which nobody approved");
+    } finally {
+      if (k) await k.cleanup();
+      else await box.cleanup();
+    }
+  },
+});
