@@ -4,10 +4,12 @@
  * directory and the common one's object store and refs, all outside the `DIR/**` grants
  * (M-ONB-2). The kernel adds exactly those grants when it resolves a principal's policy entry,
  * never in the user's file: the common directory readable, and writable only in `objects/`,
- * `refs/` and `logs/`; the worktree's git directory writable. The common directory's `config`,
- * `hooks/`, `info/`, `packed-refs`, every other worktree's git directory, and (P-SBX-6, through
- * the sandbox's protection of the write root's `.git` file) this one's `commondir` and
- * `config.worktree` stay read-only: nothing the agent writes there runs as the human.
+ * `refs/` and `logs/` and at `packed-refs`, `gc.pid` and `shallow` (and their lock files: deleting
+ * any branch or tag locks `packed-refs`); the worktree's git directory writable. The common
+ * directory's `config`, `hooks/`, `info/`, the main worktree's `HEAD` and `index`, every other
+ * entry there, every other worktree's git directory, and (P-SBX-6, through the sandbox's
+ * protection of the write root's `.git` file) this one's `commondir` and `config.worktree` stay
+ * read-only: nothing the agent writes there runs as the human.
  */
 import type { PrincipalPolicy } from "./leash.ts";
 import { grantRoot } from "../sandbox/view.ts";
@@ -71,7 +73,7 @@ export function linkedWorktree(root: string): LinkedWorktree | null {
 /**
  * `entry` with the grants a linked worktree at the root of one of its `fs.write` grants needs:
  * the common and own git directories readable, the own one and the common one's `objects/`,
- * `refs/` and `logs/` writable. The entry itself when there is none.
+ * `refs/`, `logs/`, `packed-refs`, `gc.pid` and `shallow` writable. The entry itself when there is none.
  */
 export function withWorktreeGrants(
   entry: PrincipalPolicy | null,
@@ -86,7 +88,13 @@ export function withWorktreeGrants(
     if (tree === null) continue;
     const { gitDir, commonDir } = tree;
     read.push(`${commonDir}/**`);
-    write.push(`${gitDir}/**`, ...["objects", "refs", "logs"].map((d) => `${commonDir}/${d}/**`));
+    write.push(
+      `${gitDir}/**`,
+      ...["objects", "refs", "logs"].map((d) => `${commonDir}/${d}/**`),
+      // replaced through a lock file beside them, so the sandbox binds the directory writable
+      // and holds the rest of it read-only (`sandbox/git_internal.ts`)
+      ...["packed-refs*", "gc.pid*", "shallow*"].map((name) => `${commonDir}/${name}`),
+    );
   }
   if (write.length === 0) return entry;
   const add = (have: readonly string[], more: string[]) => [

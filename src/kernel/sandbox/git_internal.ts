@@ -1,10 +1,13 @@
 /**
- * Directories inside a git directory that the kernel makes writable for a project that is a
- * linked worktree (M-ONB-3, `policy/worktree_grants.ts`): the worktree's own git directory and
- * the common one's `objects/`, `refs/` and `logs/`. Nothing there is run or read by a name of
- * P-SBX-6's list, so such a write root holds no placeholder for an absent one (they were made in
- * the human's `.git/objects`); what git reads as configuration there stays protected.
+ * Git directories the kernel makes writable for a project that is a linked worktree (M-ONB-3,
+ * `policy/worktree_grants.ts`): the worktree's own git directory, the common one's `objects/`,
+ * `refs/` and `logs/`, and the common directory itself for the files git keeps at its top
+ * (`packed-refs`, `gc.pid`, `shallow`), which it replaces through a lock file made beside them.
+ * Nothing there is run or read by a name of P-SBX-6's list, so such a write root holds no
+ * placeholder for an absent one (they were made in the human's `.git/objects`); what git reads as
+ * configuration there stays protected, and in the common directory everything else that exists.
  */
+import { someEntries } from "./scan_listings.ts";
 
 function isFile(path: string): boolean {
   try {
@@ -27,14 +30,72 @@ export function isWorktreeGitDir(dir: string): boolean {
   return /\/worktrees\/[^/]+$/.test(dir) && isFile(`${dir}/commondir`);
 }
 
+/** Whether `dir` is a git directory: it has a `HEAD`, `objects/` and `refs/` (git's test). */
+function isGitDir(dir: string): boolean {
+  return isFile(`${dir}/HEAD`) && isDir(`${dir}/objects`) && isDir(`${dir}/refs`);
+}
+
+/** Whether `dir` is a git directory with linked worktrees (`worktrees/`): a common directory. */
+export function isCommonGitDir(dir: string): boolean {
+  return isGitDir(dir) && isDir(`${dir}/worktrees`);
+}
+
 /**
- * Whether the write root `root` lies inside a git directory: a linked worktree's own, or the
- * `objects`, `refs` or `logs` of one that has a `HEAD`, `objects/` and `refs/` (git's test).
+ * Whether the write root `root` lies inside a git directory: a linked worktree's own, a common
+ * directory, or the `objects`, `refs` or `logs` of a git directory.
  */
 export function isGitInternalRoot(root: string): boolean {
-  if (isWorktreeGitDir(root)) return true;
+  if (isWorktreeGitDir(root) || isCommonGitDir(root)) return true;
   const cut = root.lastIndexOf("/");
   const parent = root.slice(0, cut);
   return ["objects", "refs", "logs"].includes(root.slice(cut + 1)) && parent !== "" &&
-    isFile(`${parent}/HEAD`) && isDir(`${parent}/objects`) && isDir(`${parent}/refs`);
+    isGitDir(parent);
+}
+
+/**
+ * What a linked worktree's work writes at the top of the common directory (git's `common_list`
+ * and the lock and temporary files it replaces them through): a project that is a linked worktree
+ * is granted these names there (`policy/worktree_grants.ts`), and every other entry stays read-only.
+ */
+export const COMMON_WRITABLE: readonly string[] = [
+  "objects",
+  "refs",
+  "logs",
+  "worktrees",
+  "packed-refs",
+  "packed-refs.lock",
+  "packed-refs.new",
+  "gc.pid",
+  "gc.pid.lock",
+  "shallow",
+  "shallow.lock",
+];
+
+/** Most entries of a common directory looked at: past them it is read-only whole. */
+const COMMON_ENTRY_LIMIT = 1000;
+
+/**
+ * What stays read-only in the common directory `common`, a write root, whose `worktrees/ID` are
+ * writable only when they are write roots themselves (`roots`): every entry that exists but those
+ * of {@link COMMON_WRITABLE} (the main worktree's `HEAD`, `index` and state, `config`, `hooks/`,
+ * `info/`, …), and the git directory of each other worktree. With more entries than can be looked
+ * at (an agent's flood), the whole directory.
+ */
+export function commonDirProtected(
+  common: string,
+  roots: readonly string[],
+): { path: string; dir: boolean }[] {
+  const top = someEntries(common, COMMON_ENTRY_LIMIT);
+  const trees = someEntries(`${common}/worktrees`, COMMON_ENTRY_LIMIT);
+  if (top === null || !top.complete || (trees !== null && !trees.complete)) {
+    return [{ path: common, dir: true }];
+  }
+  // a symlink is left as the rest of a write root's are: a bind would protect its target
+  const kept = top.entries.filter((e) => !e.isSymlink && !COMMON_WRITABLE.includes(e.name))
+    .map((e) => ({ path: `${common}/${e.name}`, dir: e.isDirectory }));
+  const others = (trees?.entries ?? []).filter((e) => !e.isSymlink).map((e) => ({
+    path: `${common}/worktrees/${e.name}`,
+    dir: e.isDirectory,
+  })).filter((e) => !roots.includes(e.path));
+  return [...kept, ...others];
 }

@@ -5,7 +5,7 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
-import { isGitInternalRoot } from "./git_internal.ts";
+import { commonDirProtected, isCommonGitDir, isGitInternalRoot } from "./git_internal.ts";
 import { readSmallFile } from "../bash/small_file.ts";
 import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
@@ -513,6 +513,9 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const top = readScanned(root, last, false);
     // inside a git directory (a linked worktree's, M-ONB-3) no absent name is held
     const internal = isGitInternalRoot(root);
+    if (isCommonGitDir(root)) {
+      for (const p of commonDirProtected(root, roots)) protect(root, p.path, p.dir, false);
+    }
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
       const there = top === null || !top.complete || top.found.includes(name);

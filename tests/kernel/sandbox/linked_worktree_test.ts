@@ -130,7 +130,42 @@ hostTest(
 );
 
 hostTest(
-  "P-SBX-6 an agent in a linked worktree cannot write the repository's config, hooks or info, another worktree's git directory or files, the main work tree, its own commondir, config.worktree or .git file: the human's git runs none of its code",
+  "M-ONB-3 in a linked worktree, deleting a branch or tag (packed or loose), git stash drop and pop and git pack-refs work (they failed: 'Unable to create <repo>/.git/packed-refs.lock: Read-only file system'), and the human's main branch and worktrees stay as they were",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      await hostGit(p.repo, "branch", "old");
+      await hostGit(p.repo, "tag", "t1");
+      await hostGit(p.repo, "pack-refs", "--all");
+      const main = await gitOut(p.repo, "rev-parse", "main");
+      for (
+        const step of [
+          "git branch -d old",
+          "git tag -d t1",
+          "git branch tmp && git branch -D tmp",
+          `echo x >> a && ${IDENTITY} git stash -q && git stash drop -q`,
+          `echo y >> a && ${IDENTITY} git stash -q && git stash pop -q && git checkout -q a`,
+          "git pack-refs --all",
+        ]
+      ) {
+        // (git branch -d also rewrites the config, to drop the branch's section: read-only, it
+        // says it could not, as in a project that is the main worktree)
+        const r = await run(agent, `${step} 2>&1`);
+        assert.ok(r.ok && !/Read-only|fatal/.test(r.text), `${step}: ${r.text}`);
+      }
+      assert.equal(await gitOut(p.repo, "branch", "--list", "old", "tmp"), "");
+      assert.equal(await gitOut(p.repo, "tag", "--list"), "");
+      assert.equal(await gitOut(p.feature, "stash", "list"), "");
+      assert.equal(await gitOut(p.repo, "rev-parse", "main"), main);
+      assert.equal(await gitOut(p.repo, "status", "--short"), "");
+      assert.equal(await gitOut(p.other, "status", "--short"), "");
+      const trees = await gitOut(p.repo, "worktree", "list", "--porcelain");
+      assert.equal(trees.split("\n").filter((l) => l.startsWith("worktree ")).length, 3);
+    }),
+);
+
+hostTest(
+  "P-SBX-6 an agent in a linked worktree cannot write the repository's config, hooks or info, the main worktree's HEAD and index, another worktree's git directory or files, the main work tree, its own commondir, config.worktree or .git file: the human's git runs none of its code",
   NEEDS_TIER_B,
   () =>
     withWorktree(async (agent, p) => {
@@ -139,7 +174,10 @@ hostTest(
         `${p.common}/config`,
         `${p.common}/hooks/post-commit`,
         `${p.common}/info/attributes`,
-        `${p.common}/packed-refs`,
+        `${p.common}/HEAD`,
+        `${p.common}/index`,
+        `${p.common}/description`,
+        `${p.common}/info/exclude`,
         `${p.common}/worktrees/other/HEAD`,
         `${own}/commondir`,
         `${own}/config.worktree`,
