@@ -52,10 +52,14 @@ function shellWords(line: string): string[] {
 /** Parses the configuration printed for `client` (M-CLI-6). */
 export function parsePrinted(client: string, text: string): Printed {
   if (client === "claude-code") {
-    const words = shellWords(text);
-    assert.deepEqual(words.slice(0, 4), ["claude", "mcp", "add", "shoal"]);
+    // `cd PROJECT && claude mcp add --scope local shoal …`: registered for the project
+    const all = shellWords(text);
+    const words = all[0] === "cd" && all[2] === "&&" ? all.slice(3) : all;
+    const scoped = words[3] === "--scope";
+    assert.deepEqual(words.slice(0, 4), ["claude", "mcp", "add", scoped ? "--scope" : "shoal"]);
+    if (scoped) assert.deepEqual(words.slice(4, 6), ["local", "shoal"]);
     const env: Record<string, string> = {};
-    let i = 4;
+    let i = scoped ? 6 : 4;
     for (; words[i] === "--env"; i += 2) {
       const [name, ...value] = words[i + 1].split("=");
       env[name] = value.join("=");
