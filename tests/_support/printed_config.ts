@@ -43,7 +43,8 @@ export interface Printed {
 /** Splits a POSIX shell line of plain and single-quoted words (what `--print-config` writes). */
 function shellWords(line: string): string[] {
   const words: string[] = [];
-  for (const m of line.trim().matchAll(/(?:[^\s']+|'[^']*'|\\')+/g)) {
+  // `\'` first: a plain run stops at a backslash, as in `'José'\''s'`
+  for (const m of line.trim().matchAll(/(?:\\'|[^\s'\\]+|'[^']*')+/g)) {
     words.push(m[0].replace(/'([^']*)'|\\'/g, (_w, q) => (q === undefined ? "'" : q)));
   }
   return words;

@@ -194,6 +194,8 @@ Deno.test("M-ONB-1/M-CLI-6: the printed claude mcp add line, pasted in a shell e
     const scope = args.findIndex((a) => a === "--scope" || a === "-s");
     assert.ok(scope > 0 && args[scope + 1] === "local", args.join(" "));
     assert.ok(args.includes(`SHOAL_PROJECT=${project}`), args.join(" "));
+    // and the tests' own reading of the line agrees with the shell's
+    assert.equal(parsePrinted("claude-code", out.stdout).env.SHOAL_PROJECT, project);
   });
 });
 
