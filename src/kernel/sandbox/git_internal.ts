@@ -71,6 +71,9 @@ export const COMMON_WRITABLE: readonly string[] = [
   "shallow.lock",
 ];
 
+/** Directories of a common directory held when absent ({@link commonDirProtected}). */
+const HELD_IN_COMMON = ["info", "modules"];
+
 /** Most entries of a common directory looked at: past them it is read-only whole. */
 const COMMON_ENTRY_LIMIT = 1000;
 
@@ -78,24 +81,30 @@ const COMMON_ENTRY_LIMIT = 1000;
  * What stays read-only in the common directory `common`, a write root, whose `worktrees/ID` are
  * writable only when they are write roots themselves (`roots`): every entry that exists but those
  * of {@link COMMON_WRITABLE} (the main worktree's `HEAD`, `index` and state, `config`, `hooks/`,
- * `info/`, …), and the git directory of each other worktree. With more entries than can be looked
- * at (an agent's flood), the whole directory.
+ * `info/`, `modules/`, …), `info/` and `modules/` when absent too, and the git directory of each
+ * other worktree. With more entries than can be looked at (an agent's flood), the whole directory.
  */
 export function commonDirProtected(
   common: string,
   roots: readonly string[],
-): { path: string; dir: boolean }[] {
+): { path: string; dir: boolean; absent: boolean }[] {
   const top = someEntries(common, COMMON_ENTRY_LIMIT);
   const trees = someEntries(`${common}/worktrees`, COMMON_ENTRY_LIMIT);
   if (top === null || !top.complete || (trees !== null && !trees.complete)) {
-    return [{ path: common, dir: true }];
+    return [{ path: common, dir: true, absent: false }];
   }
+  // absent, held by empty directories (git reads one as none): a submodule's repository made in
+  // `modules/` is the one the human's `git submodule update --init` then uses, config and hooks
+  // with it, and `info/` holds the main worktree's attributes, excludes and sparse-checkout
+  const held = HELD_IN_COMMON.filter((name) => !top.entries.some((e) => e.name === name))
+    .map((name) => ({ path: `${common}/${name}`, dir: true, absent: true }));
   // a symlink is left as the rest of a write root's are: a bind would protect its target
   const kept = top.entries.filter((e) => !e.isSymlink && !COMMON_WRITABLE.includes(e.name))
-    .map((e) => ({ path: `${common}/${e.name}`, dir: e.isDirectory }));
+    .map((e) => ({ path: `${common}/${e.name}`, dir: e.isDirectory, absent: false }));
   const others = (trees?.entries ?? []).filter((e) => !e.isSymlink).map((e) => ({
     path: `${common}/worktrees/${e.name}`,
     dir: e.isDirectory,
+    absent: false,
   })).filter((e) => !roots.includes(e.path));
-  return [...kept, ...others];
+  return [...kept, ...held, ...others];
 }

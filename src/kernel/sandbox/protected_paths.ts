@@ -514,7 +514,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     // inside a git directory (a linked worktree's, M-ONB-3) no absent name is held
     const internal = isGitInternalRoot(root);
     if (isCommonGitDir(root)) {
-      for (const p of commonDirProtected(root, roots)) protect(root, p.path, p.dir, false);
+      for (const p of commonDirProtected(root, roots)) protect(root, p.path, p.dir, p.absent);
     }
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {

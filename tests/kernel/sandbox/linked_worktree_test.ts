@@ -206,6 +206,41 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-6 in a linked-worktree project, with the common directory writable for packed-refs, the agent cannot make an absent modules/ or info/ there: a submodule repository it made (config with core.fsmonitor) is the one the human's git submodule update --init would use",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p, attach) => {
+      await Deno.remove(`${p.common}/info`, { recursive: true });
+      const again = await attach(); // a sandbox for the common directory as it is now
+      for (const dir of ["modules/m", "info"]) {
+        const made = await run(
+          again,
+          `python3 -c "import os; os.makedirs('${p.common}/${dir}', exist_ok=True); open('${p.common}/${dir}/config', 'w')"`,
+        );
+        assert.equal(made.ok, false, `the agent made ${dir}: ${made.text}`);
+        assert.equal(exists(`${p.common}/${dir}/config`), false, dir);
+      }
+      assert.ok((await run(again, "git status --short")).ok);
+      assert.equal(await gitOut(p.repo, "status", "--short"), "");
+      void agent;
+    }),
+);
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-SBX-6 vs M-ONB-3): in a linked-worktree project the common directory is writable (deleting a branch rewrites packed-refs through packed-refs.lock beside it), so the agent can make there what is absent and cannot be held without misleading the human's git: the main worktree's rebase-merge/ with exec lines in git-rebase-todo, which run as the human at their git rebase --continue; should such state names stay uncreatable (how, with no placeholder), or is packed-refs to stay read-only and branch deletion to fail?",
+  ignore: true,
+  fn: () =>
+    withWorktree(async (agent, p) => {
+      await run(
+        agent,
+        `python3 -c "import os; os.makedirs('${p.common}/rebase-merge'); open('${p.common}/rebase-merge/git-rebase-todo', 'w').write('exec touch /tmp/pwned\\n')"`,
+      );
+      assert.equal(exists(`${p.common}/rebase-merge`), false);
+    }),
+});
+
+hostTest(
   "a .git file an agent writes in a project that is no worktree, naming another worktree's git directory, gains it no grant: the back link git wrote names that worktree, not the project",
   NEEDS_TIER_B,
   () =>
