@@ -70,10 +70,29 @@ export function linkedWorktree(root: string): LinkedWorktree | null {
   return { gitDir, commonDir };
 }
 
+/** The linked worktrees at the roots of `entry`'s `fs.write` grants. */
+function linkedRoots(entry: PrincipalPolicy, home: string | undefined): LinkedWorktree[] {
+  const roots = new Set(entry.fs_write.map((glob) => grantRoot(glob, home)));
+  return [...roots].flatMap((root) => {
+    const tree = root === null ? null : linkedWorktree(root);
+    return tree === null ? [] : [tree];
+  });
+}
+
+/**
+ * What {@link withWorktreeGrants} finds for `entry` now, as text: a project made a linked
+ * worktree (or one removed) after its agent attached changes it, so its grants are resolved
+ * again at the next request, as for an edit of the policy.
+ */
+export function worktreeKey(entry: PrincipalPolicy | null, home: string | undefined): string {
+  return entry === null ? "" : JSON.stringify(linkedRoots(entry, home));
+}
+
 /**
  * `entry` with the grants a linked worktree at the root of one of its `fs.write` grants needs:
  * the common and own git directories readable, the own one and the common one's `objects/`,
- * `refs/`, `logs/`, `packed-refs`, `gc.pid` and `shallow` writable. The entry itself when there is none.
+ * `refs/`, `logs/`, `packed-refs`, `gc.pid` and `shallow` writable. The entry itself when there
+ * is none.
  */
 export function withWorktreeGrants(
   entry: PrincipalPolicy | null,
@@ -82,11 +101,7 @@ export function withWorktreeGrants(
   if (entry === null) return null;
   const read: string[] = [];
   const write: string[] = [];
-  const roots = new Set(entry.fs_write.map((glob) => grantRoot(glob, home)));
-  for (const root of roots) {
-    const tree = root === null ? null : linkedWorktree(root);
-    if (tree === null) continue;
-    const { gitDir, commonDir } = tree;
+  for (const { gitDir, commonDir } of linkedRoots(entry, home)) {
     read.push(`${commonDir}/**`);
     write.push(
       `${gitDir}/**`,

@@ -241,6 +241,23 @@ Deno.test({
 });
 
 hostTest(
+  "M-ONB-3 a project the human makes a linked worktree after the agent attached (git worktree add into the empty project before the agent's first exec) gets its git directories at the agent's next exec, not only at its next attach",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      await hostGit(p.repo, "worktree", "add", "-q", p.plain, "-b", "late");
+      const status = await run(agent, "git status --short");
+      assert.ok(status.ok, status.text);
+      const commit = await run(
+        agent,
+        `echo b > b && git add b && ${IDENTITY} git commit -qm late-work`,
+      );
+      assert.ok(commit.ok, commit.text);
+      assert.equal(await gitOut(p.repo, "log", "-1", "--format=%s", "late"), "late-work");
+    }, "plain"),
+);
+
+hostTest(
   "a .git file an agent writes in a project that is no worktree, naming another worktree's git directory, gains it no grant: the back link git wrote names that worktree, not the project",
   NEEDS_TIER_B,
   () =>
