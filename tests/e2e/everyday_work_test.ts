@@ -279,3 +279,22 @@ undecided(
       assert.deepEqual(failed, []);
     }),
 );
+
+undecided(
+  "[needs SPEC decision M-ONB-1/M-ONB-3: what does --project DIR grant when DIR is a subdirectory of a repository (a monorepo's package)?] the project profile grants DIR/** only, so git status, git log and git commit in DIR are denied ('lacks fs.read <repository top>'); granting the repository's .git would let the agent stage and commit the whole repository, not only DIR",
+  () =>
+    atDesk(async ({ box, project, start }) => {
+      // the project is a package inside the repository whose top is its parent
+      await hostGit(box.dir, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${project}/main.py`, "print(1)\n");
+      await hostGit(box.dir, "add", "proj/main.py");
+      await hostGit(box.dir, "commit", "-qm", "first");
+      const agent = await start();
+      const failed = await failing(agent, [
+        "git status --short .",
+        "git log --oneline -1",
+        "echo '# more' >> main.py && git commit -qm more main.py",
+      ]);
+      assert.deepEqual(failed, []);
+    }),
+);
