@@ -226,6 +226,26 @@ hostTest(
     }),
 );
 
+hostTest(
+  "P-SBX-6 names an agent floods into a linked worktree's common directory (more than the kernel looks at) leave it read-only whole from the next exec, not writable: config, HEAD and new names stay as they were",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      const flood = await run(
+        agent,
+        `python3 -c "[open('${p.common}/junk%d' % i, 'w') for i in range(1200)]"`,
+      );
+      assert.ok(flood.ok, flood.text);
+      const head = textOf(`${p.common}/HEAD`);
+      for (const name of ["config", "HEAD", "new"]) {
+        const r = await run(agent, `python3 -c "open('${p.common}/${name}', 'a').write('x')"`);
+        assert.equal(r.ok, false, `the agent wrote ${name}`);
+      }
+      assert.equal(textOf(`${p.common}/HEAD`), head);
+      assert.equal(exists(`${p.common}/new`), false);
+    }),
+);
+
 Deno.test({
   name:
     "SPEC decision needed (P-SBX-6 vs M-ONB-3): in a linked-worktree project the common directory is writable (deleting a branch rewrites packed-refs through packed-refs.lock beside it), so the agent can make there what is absent and cannot be held without misleading the human's git: the main worktree's rebase-merge/ with exec lines in git-rebase-todo, which run as the human at their git rebase --continue; should such state names stay uncreatable (how, with no placeholder), or is packed-refs to stay read-only and branch deletion to fail?",
