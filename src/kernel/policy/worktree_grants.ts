@@ -13,70 +13,32 @@
  */
 import type { PrincipalPolicy } from "./leash.ts";
 import { grantRoot } from "../sandbox/view.ts";
-import { readSmallFile } from "../bash/small_file.ts";
+import { inRoots, type LinkedWorktree, linkedWorktree } from "../sandbox/git_internal.ts";
+import { someEntries } from "../sandbox/scan_listings.ts";
 
-/** The most of a git pointer file read. */
-const POINTER_LIMIT = 4096;
-
-/** The git directories of a linked worktree. */
-export interface LinkedWorktree {
-  /** `<common>/worktrees/<name>`, physical. */
-  gitDir: string;
-  /** The repository's common git directory, physical. */
-  commonDir: string;
-}
-
-function realPath(path: string): string | null {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return null;
-  }
-}
-
-/** `text` (a path git wrote in a pointer file) made absolute against `base`, physical. */
-function named(text: string | null, base: string): string | null {
-  const path = text?.trim();
-  if (path === undefined || path === "" || path.includes("\n")) return null;
-  return realPath(path.startsWith("/") ? path : `${base}/${path}`);
-}
+/** Most linked worktrees of a repository looked at for those inside a project. */
+const NESTED_LIMIT = 200;
 
 /**
- * The linked worktree whose top is `root`, or null: `root/.git` is a regular file (not a link)
- * naming `<common>/worktrees/<name>`, whose `commondir` names `<common>` and whose `gitdir` names
- * `root/.git` back. The back link is git's own (`git worktree add` writes it) and lies outside the
- * root, so an agent that writes a `.git` file in its root cannot point its grants at another
- * repository.
+ * The linked worktrees at the roots of `entry`'s `fs.write` grants, and those of the same
+ * repositories whose work trees lie inside such a root (the agent's `git worktree add side`).
  */
-export function linkedWorktree(root: string): LinkedWorktree | null {
-  const top = realPath(root);
-  if (top === null) return null;
-  const dotGit = `${top}/.git`;
-  try {
-    if (!Deno.lstatSync(dotGit).isFile) return null;
-  } catch {
-    return null;
-  }
-  const pointer = /^gitdir: (.*)$/m.exec(readSmallFile(dotGit, POINTER_LIMIT) ?? "")?.[1];
-  const gitDir = named(pointer ?? null, top);
-  if (gitDir === null) return null;
-  const commonDir = named(readSmallFile(`${gitDir}/commondir`, POINTER_LIMIT), gitDir);
-  if (commonDir === null) return null;
-  const name = gitDir.slice(gitDir.lastIndexOf("/") + 1);
-  if (gitDir !== `${commonDir}/worktrees/${name}`) return null;
-  if (named(readSmallFile(`${gitDir}/gitdir`, POINTER_LIMIT), gitDir) !== dotGit) return null;
-  // inside the root already granted: nothing to add
-  if (commonDir === top || commonDir.startsWith(`${top}/`)) return null;
-  return { gitDir, commonDir };
-}
-
-/** The linked worktrees at the roots of `entry`'s `fs.write` grants. */
 function linkedRoots(entry: PrincipalPolicy, home: string | undefined): LinkedWorktree[] {
-  const roots = new Set(entry.fs_write.map((glob) => grantRoot(glob, home)));
-  return [...roots].flatMap((root) => {
-    const tree = root === null ? null : linkedWorktree(root);
-    return tree === null ? [] : [tree];
-  });
+  const roots = [...new Set(entry.fs_write.map((glob) => grantRoot(glob, home)))]
+    .filter((root): root is string => root !== null);
+  const found: LinkedWorktree[] = [];
+  for (const root of roots) {
+    const tree = linkedWorktree(root);
+    if (tree === null) continue;
+    found.push(tree);
+    const { commonDir } = tree;
+    const others = someEntries(`${commonDir}/worktrees`, NESTED_LIMIT)?.entries ?? [];
+    for (const { name } of others) {
+      const gitDir = `${commonDir}/worktrees/${name}`;
+      if (gitDir !== tree.gitDir && inRoots(gitDir, roots)) found.push({ gitDir, commonDir });
+    }
+  }
+  return found;
 }
 
 /**

@@ -8,6 +8,62 @@
  * configuration there stays protected, and in the common directory everything else that exists.
  */
 import { someEntries } from "./scan_listings.ts";
+import { readSmallFile } from "../bash/small_file.ts";
+
+/** The most of a git pointer file read. */
+const POINTER_LIMIT = 4096;
+
+/** The git directories of a linked worktree. */
+export interface LinkedWorktree {
+  /** `<common>/worktrees/<name>`, physical. */
+  gitDir: string;
+  /** The repository's common git directory, physical. */
+  commonDir: string;
+}
+
+function realPath(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** `text` (a path git wrote in a pointer file) made absolute against `base`, physical. */
+function named(text: string | null, base: string): string | null {
+  const path = text?.trim();
+  if (path === undefined || path === "" || path.includes("\n")) return null;
+  return realPath(path.startsWith("/") ? path : `${base}/${path}`);
+}
+
+/**
+ * The linked worktree whose top is `root`, or null: `root/.git` is a regular file (not a link)
+ * naming `<common>/worktrees/<name>`, whose `commondir` names `<common>` and whose `gitdir` names
+ * `root/.git` back. The back link is git's own (`git worktree add` writes it) and lies outside the
+ * root, so an agent that writes a `.git` file in its root cannot point its grants at another
+ * repository.
+ */
+export function linkedWorktree(root: string): LinkedWorktree | null {
+  const top = realPath(root);
+  if (top === null) return null;
+  const dotGit = `${top}/.git`;
+  try {
+    if (!Deno.lstatSync(dotGit).isFile) return null;
+  } catch {
+    return null;
+  }
+  const pointer = /^gitdir: (.*)$/m.exec(readSmallFile(dotGit, POINTER_LIMIT) ?? "")?.[1];
+  const gitDir = named(pointer ?? null, top);
+  if (gitDir === null) return null;
+  const commonDir = named(readSmallFile(`${gitDir}/commondir`, POINTER_LIMIT), gitDir);
+  if (commonDir === null) return null;
+  const name = gitDir.slice(gitDir.lastIndexOf("/") + 1);
+  if (gitDir !== `${commonDir}/worktrees/${name}`) return null;
+  if (named(readSmallFile(`${gitDir}/gitdir`, POINTER_LIMIT), gitDir) !== dotGit) return null;
+  // inside the root already granted: nothing to add
+  if (commonDir === top || commonDir.startsWith(`${top}/`)) return null;
+  return { gitDir, commonDir };
+}
 
 function isFile(path: string): boolean {
   try {
@@ -71,6 +127,19 @@ export const COMMON_WRITABLE: readonly string[] = [
   "shallow.lock",
 ];
 
+/**
+ * Whether the linked worktree whose git directory is `gitDir` has its work tree in one of the
+ * writable `roots` (one the agent added in its project: `git worktree add side`), as git's own
+ * links on both sides say: the agent's as much as its project.
+ */
+export function inRoots(gitDir: string, roots: readonly string[]): boolean {
+  const named = readSmallFile(`${gitDir}/gitdir`, POINTER_LIMIT)?.trim();
+  if (named === undefined || !named.endsWith("/.git")) return false;
+  const top = named.slice(0, -"/.git".length);
+  return roots.some((root) => top === root || top.startsWith(`${root}/`)) &&
+    linkedWorktree(top)?.gitDir === gitDir;
+}
+
 /** Directories of a common directory held when absent ({@link commonDirProtected}). */
 const HELD_IN_COMMON = ["info", "modules"];
 
@@ -82,7 +151,8 @@ const COMMON_ENTRY_LIMIT = 1000;
  * writable only when they are write roots themselves (`roots`): every entry that exists but those
  * of {@link COMMON_WRITABLE} (the main worktree's `HEAD`, `index` and state, `config`, `hooks/`,
  * `info/`, `modules/`, …), `info/` and `modules/` when absent too, and the git directory of each
- * other worktree. With more entries than can be looked at (an agent's flood), the whole directory.
+ * other worktree but those whose work tree is in a root. With more entries than can be looked at
+ * (an agent's flood), the whole directory.
  */
 export function commonDirProtected(
   common: string,
@@ -105,6 +175,6 @@ export function commonDirProtected(
     path: `${common}/worktrees/${e.name}`,
     dir: e.isDirectory,
     absent: false,
-  })).filter((e) => !roots.includes(e.path));
+  })).filter((e) => !roots.includes(e.path) && !inRoots(e.path, roots));
   return [...kept, ...held, ...others];
 }

@@ -165,6 +165,26 @@ hostTest(
 );
 
 hostTest(
+  "M-ONB-3 in a linked-worktree project the agent adds a worktree of its own inside it, commits and switches there (it was made, then read-only from the next exec: 'Unable to create <repo>/.git/worktrees/side/index.lock: Read-only file system')",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      for (
+        const step of [
+          "git worktree add -q side -b side",
+          `cd side && echo z >> a && ${IDENTITY} git commit -qam side-work && cd ..`,
+          "cd side && git switch -q -c side2 && git status --short && cd ..",
+        ]
+      ) {
+        const r = await run(agent, `${step} 2>&1`);
+        assert.ok(r.ok, `${step}: ${r.text}`);
+      }
+      assert.equal(await gitOut(p.repo, "log", "-1", "--format=%s", "side"), "side-work");
+      assert.equal(await gitOut(`${p.feature}/side`, "branch", "--show-current"), "side2");
+    }),
+);
+
+hostTest(
   "P-SBX-6 an agent in a linked worktree cannot write the repository's config, hooks or info, the main worktree's HEAD and index, another worktree's git directory or files, the main work tree, its own commondir, config.worktree or .git file: the human's git runs none of its code",
   NEEDS_TIER_B,
   () =>
