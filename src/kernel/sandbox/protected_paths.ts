@@ -506,6 +506,13 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   startScan();
   for (const root of roots) {
     if (root === "/") continue; // a writable / is no project: nothing there is protected
+    if (isCommonGitDir(root)) {
+      // a linked worktree's common directory (M-ONB-3): its entries, then its repository's parts;
+      // below it are git's own files, and its objects, refs and logs are roots of their own
+      for (const p of commonDirProtected(root, roots)) protect(root, p.path, p.dir, p.absent);
+      protectRepository(root, root, true);
+      continue;
+    }
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
     const reads = new Map<string, DirRead>();
     const found = new Set<string>();
@@ -513,9 +520,6 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const top = readScanned(root, last, false);
     // inside a git directory (a linked worktree's, M-ONB-3) no absent name is held
     const internal = isGitInternalRoot(root);
-    if (isCommonGitDir(root)) {
-      for (const p of commonDirProtected(root, roots)) protect(root, p.path, p.dir, p.absent);
-    }
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
       const there = top === null || !top.complete || top.found.includes(name);
