@@ -75,9 +75,16 @@ export function clientConfig(client: Client, install: Install, agent: Provisione
     : { PATH: install.path, SHOAL_TOKEN: agent.token, SHOAL_PROJECT: agent.project, ...agent.env };
   const args: string[] = [];
   if (client === "claude-code") {
-    const words = ["claude", "mcp", "add", "shoal"];
+    // `claude mcp add` keys a server of its default, local scope by the directory it runs in, and
+    // Claude Code shows it only when started there: run in the project, whichever directory the
+    // line is pasted in (the user scope would start this project's agent in every other one, the
+    // project scope would write the token into the project's .mcp.json)
+    const words = agent === null
+      ? ["claude", "mcp", "add", "shoal"]
+      : ["claude", "mcp", "add", "--scope", "local", "shoal"];
     for (const [name, value] of Object.entries(env)) words.push("--env", `${name}=${value}`);
-    return [...words, "--", install.command, ...args].map(shellWord).join(" ");
+    const line = [...words, "--", install.command, ...args].map(shellWord).join(" ");
+    return agent === null ? line : `cd ${shellWord(agent.project)} && ${line}`;
   }
   const server = { command: install.command, args, env };
   const config = client === "vscode"

@@ -43,7 +43,8 @@ export interface Printed {
 /** Splits a POSIX shell line of plain and single-quoted words (what `--print-config` writes). */
 function shellWords(line: string): string[] {
   const words: string[] = [];
-  for (const m of line.trim().matchAll(/(?:[^\s']+|'[^']*'|\\')+/g)) {
+  // `\'` first: a plain run stops at a backslash, as in `'José'\''s'`
+  for (const m of line.trim().matchAll(/(?:\\'|[^\s'\\]+|'[^']*')+/g)) {
     words.push(m[0].replace(/'([^']*)'|\\'/g, (_w, q) => (q === undefined ? "'" : q)));
   }
   return words;
@@ -52,10 +53,14 @@ function shellWords(line: string): string[] {
 /** Parses the configuration printed for `client` (M-CLI-6). */
 export function parsePrinted(client: string, text: string): Printed {
   if (client === "claude-code") {
-    const words = shellWords(text);
-    assert.deepEqual(words.slice(0, 4), ["claude", "mcp", "add", "shoal"]);
+    // `cd PROJECT && claude mcp add --scope local shoal …`: registered for the project
+    const all = shellWords(text);
+    const words = all[0] === "cd" && all[2] === "&&" ? all.slice(3) : all;
+    const scoped = words[3] === "--scope";
+    assert.deepEqual(words.slice(0, 4), ["claude", "mcp", "add", scoped ? "--scope" : "shoal"]);
+    if (scoped) assert.deepEqual(words.slice(4, 6), ["local", "shoal"]);
     const env: Record<string, string> = {};
-    let i = 4;
+    let i = scoped ? 6 : 4;
     for (; words[i] === "--env"; i += 2) {
       const [name, ...value] = words[i + 1].split("=");
       env[name] = value.join("=");

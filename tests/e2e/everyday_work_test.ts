@@ -13,6 +13,7 @@ import { hostTest, NEEDS_TIER_B } from "../_support/host.ts";
 import type { Rec } from "../_support/rec.ts";
 import { parsePrinted, type Printed, shoalMcp } from "../_support/printed_config.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
+import { hostGit } from "../_support/git.ts";
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
 
@@ -255,5 +256,45 @@ undecided(
           "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8765/; kill %1",
       );
       assert.ok(served.ok && served.text.includes("200"), served.text);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-6 (static layer) vs M-ONB-3: must a git switch or stash pop that leaves every tracked protected file as it is run without approval?] in a repository tracking .vscode/settings.json or a .gitmodules (any with a submodule), git switch between branches and git stash pop ask the human's approval (-32011 'fs.write .../.gitmodules is a protected name'), though neither writes those files; telling would take reading git's objects (the trees of HEAD, the target, the stash)",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await hostGit(project, "init", "-q", "-b", "main");
+      await Deno.mkdir(`${project}/.vscode`);
+      await Deno.writeTextFile(`${project}/.vscode/settings.json`, "{}\n");
+      await Deno.writeTextFile(`${project}/.gitmodules`, "");
+      await Deno.writeTextFile(`${project}/main.py`, "print(1)\n");
+      await hostGit(project, "add", ".");
+      await hostGit(project, "commit", "-qm", "first");
+      const agent = await start();
+      const failed = await failing(agent, [
+        "git switch -q -c topic && echo '# t' >> main.py && git commit -qam second",
+        "git switch -q main && git switch -q topic",
+        "echo '# wip' >> main.py && git stash -q && git stash pop -q",
+      ]);
+      assert.deepEqual(failed, []);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision M-ONB-1/M-ONB-3: what does --project DIR grant when DIR is a subdirectory of a repository (a monorepo's package)?] the project profile grants DIR/** only, so git status, git log and git commit in DIR are denied ('lacks fs.read <repository top>'); granting the repository's .git would let the agent stage and commit the whole repository, not only DIR",
+  () =>
+    atDesk(async ({ box, project, start }) => {
+      // the project is a package inside the repository whose top is its parent
+      await hostGit(box.dir, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${project}/main.py`, "print(1)\n");
+      await hostGit(box.dir, "add", "proj/main.py");
+      await hostGit(box.dir, "commit", "-qm", "first");
+      const agent = await start();
+      const failed = await failing(agent, [
+        "git status --short .",
+        "git log --oneline -1",
+        "echo '# more' >> main.py && git commit -qm more main.py",
+      ]);
+      assert.deepEqual(failed, []);
     }),
 );

@@ -166,6 +166,39 @@ hostTest(
     }),
 );
 
+Deno.test("M-ONB-1/M-CLI-6: the printed claude mcp add line, pasted in a shell elsewhere (HOME), registers shoal for --project in Claude Code's local scope: it ran in HOME, which Claude Code keys a local server by, so claude started in the project had no shoal", async () => {
+  await withNewUser(async (box, _project, user) => {
+    // a project at a path a shell must quote
+    const project = `${box.dir}/My Proj/José's`;
+    await Deno.mkdir(project, { recursive: true });
+    const out = await shoalMcp(["--print-config", "claude-code", "--project", project], user);
+    assert.equal(out.code, 0, out.stderr);
+    // Claude Code's `claude mcp add` stands in: where it ran and what it was given
+    const bin = `${box.dir}/claude-bin`;
+    await Deno.mkdir(bin);
+    await Deno.writeTextFile(
+      `${bin}/claude`,
+      `#!/bin/sh\npwd -P > "${box.dir}/claude-ran"\nprintf '%s\\n' "$@" >> "${box.dir}/claude-ran"\n`,
+      { mode: 0o755 },
+    );
+    const shell = await new Deno.Command("bash", {
+      args: ["-c", out.stdout],
+      cwd: user.HOME,
+      env: { ...user, PATH: `${bin}:/usr/bin:/bin` },
+      clearEnv: true,
+    }).output();
+    assert.equal(shell.code, 0, new TextDecoder().decode(shell.stderr));
+    const [cwd, ...args] = Deno.readTextFileSync(`${box.dir}/claude-ran`).trimEnd().split("\n");
+    assert.equal(cwd, await Deno.realPath(project), "claude mcp add ran in the project");
+    assert.deepEqual(args.slice(0, 2), ["mcp", "add"]);
+    const scope = args.findIndex((a) => a === "--scope" || a === "-s");
+    assert.ok(scope > 0 && args[scope + 1] === "local", args.join(" "));
+    assert.ok(args.includes(`SHOAL_PROJECT=${project}`), args.join(" "));
+    // and the tests' own reading of the line agrees with the shell's
+    assert.equal(parsePrinted("claude-code", out.stdout).env.SHOAL_PROJECT, project);
+  });
+});
+
 hostTest(
   "M-ONB-1: one client's agent open on two projects: each works in its own session, so the second one's attach and cd never move the first one's shell, and one kernel serves both",
   NEEDS_TIER_B,

@@ -52,7 +52,10 @@ Deno.test("M-PERM-3, M-ONB-1: under exactly the release flags --print-config pro
     const text = new TextDecoder();
     const stderr = text.decode(out.stderr);
     assert.equal(out.code, 0, stderr);
-    assert.match(text.decode(out.stdout), /^claude mcp add shoal .*--env SHOAL_TOKEN=[\w-]{43} /);
+    assert.match(
+      text.decode(out.stdout),
+      /^cd \S+ && claude mcp add --scope local shoal .*--env SHOAL_TOKEN=[\w-]{43} /,
+    );
     assert.match(
       await Deno.readTextFile(`${box.dir}/home/.config/shoal/leash.jsonc`),
       /agent:claude-code/,

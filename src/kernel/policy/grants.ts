@@ -12,7 +12,7 @@ import {
 } from "./evaluate.ts";
 import { type Policy, policyFor, type PrincipalPolicy } from "./leash.ts";
 import type { Sandboxing } from "../sandbox/command.ts";
-import { withWorktreeGrants } from "./worktree_grants.ts";
+import { withWorktreeGrants, worktreeKey } from "./worktree_grants.ts";
 import { isSandboxed, runSandbox, type SandboxSetting, sandboxShows } from "./principal_sandbox.ts";
 
 export type { Verdict } from "./evaluate.ts";
@@ -29,6 +29,8 @@ export class Grants {
     readonly sandbox: SandboxSetting,
     readonly localHuman: boolean,
     readonly policy: Policy,
+    /** The linked worktrees its entry was resolved with ({@link worktreeKey}). */
+    readonly worktrees = "",
   ) {}
 
   /** The verdict for a list of effects (P-EVAL-2). */
@@ -150,23 +152,30 @@ export function resolveGrants(source: GrantSource, principal: string): Grants {
 }
 
 function grantsUnder(policy: Policy, source: GrantSource, principal: string): Grants {
+  const entry = policyFor(policy, principal, source.localHuman);
   return new Grants(
     principal,
     // a project that is a linked worktree: its git directories (M-ONB-3)
-    withWorktreeGrants(policyFor(policy, principal, source.localHuman), source.home),
+    withWorktreeGrants(entry, source.home),
     source.home,
     source.sandbox,
     principal === source.localHuman,
     policy,
+    worktreeKey(entry, source.home),
   );
 }
 
 /**
  * `grants` under the policy in force now: the same object while the policy is the one they were
- * resolved from, else resolved again from the re-read file (M-ONB-1), which may have narrowed or
- * removed the principal.
+ * resolved from and its projects are the linked worktrees they were, else resolved again (from
+ * the re-read file, M-ONB-1, which may have narrowed or removed the principal).
  */
 export function currentGrants(source: GrantSource, grants: Grants): Grants {
   const policy = source.policy;
-  return policy === grants.policy ? grants : grantsUnder(policy, source, grants.principal);
+  if (policy !== grants.policy) return grantsUnder(policy, source, grants.principal);
+  // a project made a linked worktree since (or no longer one): its git directories now
+  const entry = policyFor(policy, grants.principal, source.localHuman);
+  return worktreeKey(entry, source.home) === grants.worktrees
+    ? grants
+    : grantsUnder(policy, source, grants.principal);
 }

@@ -5,7 +5,7 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
-import { isGitInternalRoot } from "./git_internal.ts";
+import { commonDirProtected, isCommonGitDir, isGitInternalRoot } from "./git_internal.ts";
 import { readSmallFile } from "../bash/small_file.ts";
 import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
@@ -506,6 +506,13 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   startScan();
   for (const root of roots) {
     if (root === "/") continue; // a writable / is no project: nothing there is protected
+    if (isCommonGitDir(root)) {
+      // a linked worktree's common directory (M-ONB-3): its entries, then its repository's parts;
+      // below it are git's own files, and its objects, refs and logs are roots of their own
+      for (const p of commonDirProtected(root, roots)) protect(root, p.path, p.dir, p.absent);
+      protectRepository(root, root, true);
+      continue;
+    }
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
     const reads = new Map<string, DirRead>();
     const found = new Set<string>();

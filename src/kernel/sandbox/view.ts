@@ -4,6 +4,7 @@
  */
 import { normalizePath } from "../bash/lexical_path.ts";
 import { type ProtectedPath, type Protection, protection } from "./protected_paths.ts";
+import { isCommonGitDir } from "./git_internal.ts";
 
 /** A principal's file grants, as the sandbox needs them. */
 export interface SandboxGrants {
@@ -167,7 +168,13 @@ export function sandboxView(
     return [{ path: real, dir: Deno.statSync(real).isDirectory }];
   });
   const writable = mounts.filter((m) => m.writable).map((m) => m.path);
-  const named = protection(writable, grants.writableProtected ?? []);
+  // a linked worktree's git directories inside its writable common directory stay roots of their
+  // own: what git reads there is protected as it was, and they stay writable in it
+  const inCommon = all.filter((m) =>
+    m.writable && !writable.includes(m.path) &&
+    writable.some((w) => isUnder(m.path, w) && isCommonGitDir(w))
+  ).map((m) => m.path);
+  const named = protection([...writable, ...inCommon].sort(), grants.writableProtected ?? []);
   const sealed = sealedParents(mounts, masks)
     .filter((dir) => !named.paths.some((p) => p.path === dir))
     .map((path) => ({ path, dir: true, absent: false }));

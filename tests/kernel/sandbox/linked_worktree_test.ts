@@ -130,7 +130,62 @@ hostTest(
 );
 
 hostTest(
-  "P-SBX-6 an agent in a linked worktree cannot write the repository's config, hooks or info, another worktree's git directory or files, the main work tree, its own commondir, config.worktree or .git file: the human's git runs none of its code",
+  "M-ONB-3 in a linked worktree, deleting a branch or tag (packed or loose), git stash drop and pop and git pack-refs work (they failed: 'Unable to create <repo>/.git/packed-refs.lock: Read-only file system'), and the human's main branch and worktrees stay as they were",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      await hostGit(p.repo, "branch", "old");
+      await hostGit(p.repo, "tag", "t1");
+      await hostGit(p.repo, "pack-refs", "--all");
+      const main = await gitOut(p.repo, "rev-parse", "main");
+      for (
+        const step of [
+          "git branch -d old",
+          "git tag -d t1",
+          "git branch tmp && git branch -D tmp",
+          `echo x >> a && ${IDENTITY} git stash -q && git stash drop -q`,
+          `echo y >> a && ${IDENTITY} git stash -q && git stash pop -q && git checkout -q a`,
+          "git pack-refs --all",
+        ]
+      ) {
+        // (git branch -d also rewrites the config, to drop the branch's section: read-only, it
+        // says it could not, as in a project that is the main worktree)
+        const r = await run(agent, `${step} 2>&1`);
+        assert.ok(r.ok && !/Read-only|fatal/.test(r.text), `${step}: ${r.text}`);
+      }
+      assert.equal(await gitOut(p.repo, "branch", "--list", "old", "tmp"), "");
+      assert.equal(await gitOut(p.repo, "tag", "--list"), "");
+      assert.equal(await gitOut(p.feature, "stash", "list"), "");
+      assert.equal(await gitOut(p.repo, "rev-parse", "main"), main);
+      assert.equal(await gitOut(p.repo, "status", "--short"), "");
+      assert.equal(await gitOut(p.other, "status", "--short"), "");
+      const trees = await gitOut(p.repo, "worktree", "list", "--porcelain");
+      assert.equal(trees.split("\n").filter((l) => l.startsWith("worktree ")).length, 3);
+    }),
+);
+
+hostTest(
+  "M-ONB-3 in a linked-worktree project the agent adds a worktree of its own inside it, commits and switches there (it was made, then read-only from the next exec: 'Unable to create <repo>/.git/worktrees/side/index.lock: Read-only file system')",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      for (
+        const step of [
+          "git worktree add -q side -b side",
+          `cd side && echo z >> a && ${IDENTITY} git commit -qam side-work && cd ..`,
+          "cd side && git switch -q -c side2 && git status --short && cd ..",
+        ]
+      ) {
+        const r = await run(agent, `${step} 2>&1`);
+        assert.ok(r.ok, `${step}: ${r.text}`);
+      }
+      assert.equal(await gitOut(p.repo, "log", "-1", "--format=%s", "side"), "side-work");
+      assert.equal(await gitOut(`${p.feature}/side`, "branch", "--show-current"), "side2");
+    }),
+);
+
+hostTest(
+  "P-SBX-6 an agent in a linked worktree cannot write the repository's config, hooks or info, the main worktree's HEAD and index, another worktree's git directory or files, the main work tree, its own commondir, config.worktree or .git file: the human's git runs none of its code",
   NEEDS_TIER_B,
   () =>
     withWorktree(async (agent, p) => {
@@ -139,7 +194,10 @@ hostTest(
         `${p.common}/config`,
         `${p.common}/hooks/post-commit`,
         `${p.common}/info/attributes`,
-        `${p.common}/packed-refs`,
+        `${p.common}/HEAD`,
+        `${p.common}/index`,
+        `${p.common}/description`,
+        `${p.common}/info/exclude`,
         `${p.common}/worktrees/other/HEAD`,
         `${own}/commondir`,
         `${own}/config.worktree`,
@@ -165,6 +223,78 @@ hostTest(
         assert.equal(asked.code, -32011, `${part}: ${JSON.stringify(asked.data)}`);
       }
     }),
+);
+
+hostTest(
+  "P-SBX-6 in a linked-worktree project, with the common directory writable for packed-refs, the agent cannot make an absent modules/ or info/ there: a submodule repository it made (config with core.fsmonitor) is the one the human's git submodule update --init would use",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p, attach) => {
+      await Deno.remove(`${p.common}/info`, { recursive: true });
+      const again = await attach(); // a sandbox for the common directory as it is now
+      for (const dir of ["modules/m", "info"]) {
+        const made = await run(
+          again,
+          `python3 -c "import os; os.makedirs('${p.common}/${dir}', exist_ok=True); open('${p.common}/${dir}/config', 'w')"`,
+        );
+        assert.equal(made.ok, false, `the agent made ${dir}: ${made.text}`);
+        assert.equal(exists(`${p.common}/${dir}/config`), false, dir);
+      }
+      assert.ok((await run(again, "git status --short")).ok);
+      assert.equal(await gitOut(p.repo, "status", "--short"), "");
+      void agent;
+    }),
+);
+
+hostTest(
+  "P-SBX-6 names an agent floods into a linked worktree's common directory (more than the kernel looks at) leave it read-only whole from the next exec, not writable: config, HEAD and new names stay as they were",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      const flood = await run(
+        agent,
+        `python3 -c "[open('${p.common}/junk%d' % i, 'w') for i in range(1200)]"`,
+      );
+      assert.ok(flood.ok, flood.text);
+      const head = textOf(`${p.common}/HEAD`);
+      for (const name of ["config", "HEAD", "new"]) {
+        const r = await run(agent, `python3 -c "open('${p.common}/${name}', 'a').write('x')"`);
+        assert.equal(r.ok, false, `the agent wrote ${name}`);
+      }
+      assert.equal(textOf(`${p.common}/HEAD`), head);
+      assert.equal(exists(`${p.common}/new`), false);
+    }),
+);
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-SBX-6 vs M-ONB-3): in a linked-worktree project the common directory is writable (deleting a branch rewrites packed-refs through packed-refs.lock beside it), so the agent can make there what is absent and cannot be held without misleading the human's git: the main worktree's rebase-merge/ with exec lines in git-rebase-todo, which run as the human at their git rebase --continue; should such state names stay uncreatable (how, with no placeholder), or is packed-refs to stay read-only and branch deletion to fail?",
+  ignore: true,
+  fn: () =>
+    withWorktree(async (agent, p) => {
+      await run(
+        agent,
+        `python3 -c "import os; os.makedirs('${p.common}/rebase-merge'); open('${p.common}/rebase-merge/git-rebase-todo', 'w').write('exec touch /tmp/pwned\\n')"`,
+      );
+      assert.equal(exists(`${p.common}/rebase-merge`), false);
+    }),
+});
+
+hostTest(
+  "M-ONB-3 a project the human makes a linked worktree after the agent attached (git worktree add into the empty project before the agent's first exec) gets its git directories at the agent's next exec, not only at its next attach",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      await hostGit(p.repo, "worktree", "add", "-q", p.plain, "-b", "late");
+      const status = await run(agent, "git status --short");
+      assert.ok(status.ok, status.text);
+      const commit = await run(
+        agent,
+        `echo b > b && git add b && ${IDENTITY} git commit -qm late-work`,
+      );
+      assert.ok(commit.ok, commit.text);
+      assert.equal(await gitOut(p.repo, "log", "-1", "--format=%s", "late"), "late-work");
+    }, "plain"),
 );
 
 hostTest(
