@@ -24,8 +24,9 @@ export function checkedPaths(path: string, root: string): string[] {
  * no symlink, and no directory owned by `euid` is group- or other-writable unless it is sticky and
  * root-owned. Components that do not exist yet end the walk (creating or connecting to them is the
  * caller's business). Throws {@link UntrustedPathError} naming the offending path and its owner.
+ * Returns whether `path` itself exists (every component was there to check).
  */
-export function checkTrustedPath(path: string, root: string, euid: number): void {
+export function checkTrustedPath(path: string, root: string, euid: number): boolean {
   const absolute = path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
   for (const component of checkedPaths(absolute, root)) {
     let info: Deno.FileInfo;
@@ -34,7 +35,7 @@ export function checkTrustedPath(path: string, root: string, euid: number): void
       // autostart its kernel (issue 33)
       info = Deno.lstatSync(component);
     } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return;
+      if (e instanceof Deno.errors.NotFound) return false;
       if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
         throw new UntrustedPathError(
           `permission denied for unix:${path} (cannot read ${component} to check who owns it)`,
@@ -63,4 +64,5 @@ export function checkTrustedPath(path: string, root: string, euid: number): void
       );
     }
   }
+  return true;
 }

@@ -110,3 +110,22 @@ Deno.test("bin/shoal-mcp: past 16 configurations the answers written last are ke
     await box.cleanup();
   }
 });
+
+Deno.test("bin/shoal-mcp: a kept answer's first line is a short stamp, not the whole key; one whose stamp differs asks again", async () => {
+  const box = await sandbox();
+  try {
+    const name = await versionThenNewest(box.env());
+    const path = `${REPO}/.tools/${name}`;
+    const [stamp, ...flags] = Deno.readTextFileSync(path).split("\n");
+    // the shell reads this file a byte at a time at every start: the key of ~60 checksums made
+    // its first line 3.6 KB (issue 33)
+    assert.ok(stamp.length <= 40 + REPO.length, `first line of ${stamp.length} bytes`);
+    assert.equal(await versionThenCache(box.env()), Deno.statSync(path).ino, "kept: used again");
+    // another configuration that met this one's file name (a checksum collision) has another stamp
+    Deno.writeTextFileSync(path, [`1 ${stamp}`, ...flags].join("\n"));
+    const before = Deno.statSync(path).ino;
+    assert.notEqual(await versionThenCache(box.env()), before, "another stamp: flags asked again");
+  } finally {
+    await box.cleanup();
+  }
+});

@@ -9,6 +9,7 @@ import { localFlags } from "../../src/mcp/permissions.ts";
 import { sdkTransport } from "../_support/facade.ts";
 import { KERNEL_BIN, REPO, sandbox } from "../_support/sandbox.ts";
 import { pollUntil } from "../_support/wait.ts";
+import type { Rec } from "../_support/rec.ts";
 
 const NODE_MODULE = /^(node:|ext:deno_node\/)/;
 
@@ -135,4 +136,41 @@ Deno.test("issue 33: a facade started as clients start it holds no V8 code cache
     await client.close().catch(() => {});
     await box.cleanup();
   }
+});
+
+/** The modules `entry` imports statically (all of them, transitively), as repository paths. */
+async function staticGraph(entry: string): Promise<string[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--no-config", "--no-lock", entry],
+    env: { NO_COLOR: "1" },
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout));
+  const modules = new Map<string, { dependencies?: Rec[] }>(
+    info.modules.map((m: { specifier: string }) => [m.specifier, m]),
+  );
+  const seen = new Set<string>();
+  const walk = (specifier: string) => {
+    if (seen.has(specifier)) return;
+    seen.add(specifier);
+    for (const dep of modules.get(specifier)?.dependencies ?? []) {
+      const code = (dep.code as { specifier?: string } | undefined)?.specifier;
+      if (!dep.isDynamic && code !== undefined) walk(code);
+    }
+  };
+  walk(info.roots[0]);
+  return [...seen].map((s) => s.replace(`file://${REPO}/`, ""));
+}
+
+Deno.test("issue 33: what a facade compiles before it can autostart its kernel is what finds, connects to or starts it: no MCP server module, no other command's", async () => {
+  const before = await staticGraph(`${REPO}/main.ts`);
+  assert.ok(before.includes("src/mcp/kernel_client.ts"), before.join(" "));
+  const later = [
+    "src/mcp/server.ts",
+    "src/mcp/stdio_transport.ts",
+    "src/mcp/tools.ts",
+    "src/mcp/onboard.ts",
+    "src/mcp/help.ts",
+  ];
+  assert.deepEqual(later.filter((path) => before.includes(path)), []);
 });

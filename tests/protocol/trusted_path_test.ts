@@ -26,6 +26,20 @@ Deno.test("G-SOCK-10 own private directories and a sticky root-owned /tmp pass; 
   });
 });
 
+Deno.test("G-SOCK-10 the check says whether the path itself is there: an autostarting facade spawns at once when it is not (M-START-1)", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/own`, { mode: 0o700 });
+    assert.equal(checkTrustedPath(`${dir}/own/k.sock`, "/", EUID), false);
+    assert.equal(checkTrustedPath(`${dir}/own/missing/deeper/k.sock`, "/", EUID), false);
+    const listener = Deno.listen({ transport: "unix", path: `${dir}/own/k.sock` });
+    try {
+      assert.equal(checkTrustedPath(`${dir}/own/k.sock`, "/", EUID), true);
+    } finally {
+      listener.close();
+    }
+  });
+});
+
 Deno.test("G-SOCK-10 a group- or other-writable own directory and a symlink are refused, naming path and owner", async () => {
   await withTempDir(async (dir) => {
     await Deno.mkdir(`${dir}/open`);

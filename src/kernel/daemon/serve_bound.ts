@@ -4,7 +4,7 @@ import type { ServeArgs } from "../cli/serve_args.ts";
 import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { bashOwnVariables } from "../bash/shell_state.ts";
 import type { Kernel as StartedKernel } from "./kernel.ts";
-import { detectSandbox } from "../sandbox/probe.ts";
+import { findOnPath, probeSandbox } from "../sandbox/probe.ts";
 import { ownBwrap } from "../sandbox/own_bwrap.ts";
 import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_compaction.ts";
 import { startIdleWork } from "../../protocol/idle_work.ts";
@@ -39,9 +39,10 @@ export async function serveBound(
   // waits for them. The probe's steps wait while modules evaluate: with the imports started
   // first, it began only once they had all loaded (issue 33: start to ready 12 ms shorter with
   // the cores to itself, 84 ms with both busy; paired medians of 20 starts).
-  const probe = detectSandbox(env.PATH ?? "", bash);
+  const probe = probeSandbox(env.PATH ?? "", bash); // its sandbox goes in the background
+  const ownCopy = ownBwrap(findOnPath("bwrap", env.PATH ?? ""));
   const ownVariables = bashOwnVariables(bash);
-  const answers = Promise.all([probe, ownVariables, listGitIdentity(env)]);
+  const answers = Promise.all([probe.host, ownVariables, listGitIdentity(env)]);
   answers.catch(() => {}); // awaited below; a start that fails first leaves it unread
   const [
     { defaultPolicy, loadPolicyFile, startupPolicyPath, userPolicyPath },
@@ -79,6 +80,7 @@ export async function serveBound(
   const journal = Journal.open(state);
   const cwd = Deno.cwd();
   const [host, bashVariables, gitListing] = await answers;
+  const ownHost = await ownCopy(host);
   const kernel = await Kernel.start({
     stateDir: state,
     socketPath: socket.path,
@@ -91,7 +93,7 @@ export async function serveBound(
     },
     sandbox: {
       // its own copy where the agent's uid owns bwrap: /proc/1/exe inside leads to the file run
-      host: ownBwrap(host),
+      host: ownHost,
       home: env.HOME || undefined,
       masked: [state, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
       gitIdentity: gitIdentityFile(state, gitListing),

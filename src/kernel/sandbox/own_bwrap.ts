@@ -22,9 +22,14 @@ const symbols = {
   close: { parameters: ["i32"], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
+/** libc's functions of {@link symbols}. */
+function libc() {
+  return Deno.dlopen(C_FACTS.linux.libc, symbols).symbols;
+}
+
 /** A sealed memfd holding `bytes`, open (close-on-exec) for the kernel's life; null on failure. */
 function sealedCopy(bytes: Uint8Array): number | null {
-  const c = Deno.dlopen(C_FACTS.linux.libc, symbols).symbols;
+  const c = libc();
   const name = new TextEncoder().encode("bwrap\0");
   let fd = c.memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
   if (fd < 0) fd = c.memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -45,21 +50,44 @@ function sealedCopy(bytes: Uint8Array): number | null {
 }
 
 /**
- * `host` with its bwrap replaced by a sealed copy the kernel holds (named by its path under
- * `/proc`) when the kernel's uid owns it; `host` as it is otherwise, or when the copy cannot be
- * made or run.
+ * Starts making the copy of `bwrap` (the one the sandbox probe runs, `probe.ts`; null when there is
+ * none) while the probe goes on, and returns what replaces a tier B host's bwrap by the copy once
+ * the probe has answered: `host` as it is when the kernel's uid does not own that bwrap, or when
+ * the copy cannot be made or run. Its `--version` run had the kernel's start wait 2-7 ms after the
+ * probe (issue 33).
  */
-export function ownBwrap(host: SandboxHost): SandboxHost {
-  if (host.tier !== "B" || Deno.build.os !== "linux") return host;
-  try {
-    if (Deno.statSync(host.bwrap).uid !== Deno.uid()) return host;
-    const fd = sealedCopy(Deno.readFileSync(host.bwrap));
+export function ownBwrap(
+  bwrap: string | null,
+): (host: SandboxHost) => Promise<SandboxHost> {
+  const copy = bwrap === null || Deno.build.os !== "linux"
+    ? Promise.resolve(null)
+    : runnableCopy(bwrap);
+  return async (host) => {
+    const fd = await copy;
     if (fd === null) return host;
-    const copy = `/proc/${Deno.pid}/fd/${fd}`;
-    const runs = new Deno.Command(copy, { args: ["--version"], stdout: "null", stderr: "null" })
-      .outputSync().success;
-    return runs ? { ...host, bwrap: copy } : host;
+    if (host.tier !== "B" || host.bwrap !== bwrap) {
+      libc().close(fd); // not used: tier D
+      return host;
+    }
+    return { ...host, bwrap: `/proc/${Deno.pid}/fd/${fd}` };
+  };
+}
+
+/** A sealed copy of `bwrap` that runs, when the kernel's uid owns it: its descriptor. */
+async function runnableCopy(bwrap: string): Promise<number | null> {
+  try {
+    if (Deno.statSync(bwrap).uid !== Deno.uid()) return null;
+    const fd = sealedCopy(Deno.readFileSync(bwrap));
+    if (fd === null) return null;
+    const run = new Deno.Command(`/proc/${Deno.pid}/fd/${fd}`, {
+      args: ["--version"],
+      stdout: "null",
+      stderr: "null",
+    });
+    if ((await run.output()).success) return fd;
+    libc().close(fd);
+    return null;
   } catch {
-    return host;
+    return null;
   }
 }

@@ -28,7 +28,7 @@ export type SandboxHost =
 export const NO_SANDBOX: SandboxHost = { tier: "D", bwrap: null };
 
 /** The first executable `name` on `path` (a `PATH` value), or null. */
-function findOnPath(name: string, path: string): string | null {
+export function findOnPath(name: string, path: string): string | null {
   for (const dir of path.split(delimiter)) {
     if (dir.startsWith("/") && isExecutableFile(`${dir}/${name}`)) return `${dir}/${name}`;
   }
@@ -77,6 +77,14 @@ async function launchedRun(resident: Resident): Promise<boolean> {
   }
 }
 
+/** A probe under way ({@link probeSandbox}). */
+export interface SandboxProbe {
+  /** What the host offers, known once the probe's runs have ended. */
+  host: Promise<SandboxHost>;
+  /** Settles after {@link host}, once the probe's own sandbox is gone and its directory removed. */
+  ended: Promise<void>;
+}
+
 /**
  * Looks for `bwrap`, `nsenter`, `setpriv` and `prlimit` on `path` and runs one program both ways
  * a sandboxed run goes: in a resident sandbox of the narrowest view, network cut, entered from
@@ -86,41 +94,61 @@ async function launchedRun(resident: Resident): Promise<boolean> {
  * enter, or without seccomp filters or perl, gets tier D and works as before). Off Linux (`os`, a
  * `Deno.build.os` value) nothing is looked for or run: tier D (no Seatbelt profile yet). With
  * tier B it also looks for `cc`, which later builds the launcher in C (`compiled_launcher.ts`).
+ * Resolves when the probe's sandbox is gone too; {@link probeSandbox} answers before that.
  */
 export async function detectSandbox(
   path: string,
   bash: string,
   os: string = Deno.build.os,
 ): Promise<SandboxHost> {
-  if (os !== "linux") return NO_SANDBOX;
-  const [bwrap, nsenter, setpriv, prlimit] = ["bwrap", "nsenter", "setpriv", "prlimit"].map((n) =>
-    findOnPath(n, path)
-  );
-  if (bwrap === null || nsenter === null || setpriv === null || prlimit === null) return NO_SANDBOX;
-  const parent = Deno.makeTempDirSync({ prefix: "shoal-probe-" }); // bwrap starts before any await
-  // A kernel that exits while this runs (another kernel owns the socket: status 3; a bad policy)
-  // never reaches the `finally` below: its exit removes the directory instead (its bwrap dies
-  // with it, --die-with-parent).
-  const removeParent = () => {
-    try {
-      Deno.removeSync(parent, { recursive: true });
-    } catch {
-      // gone already
+  const probe = probeSandbox(path, bash, os);
+  await probe.ended;
+  return await probe.host;
+}
+
+/**
+ * {@link detectSandbox}, whose answer does not wait for the probe's sandbox to be killed and its
+ * directory removed: a starting kernel answers its first attach meanwhile (issue 33: the kill
+ * took 2-14 ms of that wait).
+ */
+export function probeSandbox(
+  path: string,
+  bash: string,
+  os: string = Deno.build.os,
+): SandboxProbe {
+  let cleanup: Promise<void> = Promise.resolve();
+  const host = (async (): Promise<SandboxHost> => {
+    if (os !== "linux") return NO_SANDBOX;
+    const [bwrap, nsenter, setpriv, prlimit] = ["bwrap", "nsenter", "setpriv", "prlimit"].map((
+      n,
+    ) => findOnPath(n, path));
+    if (bwrap === null || nsenter === null || setpriv === null || prlimit === null) {
+      return NO_SANDBOX;
     }
-  };
-  globalThis.addEventListener("unload", removeParent);
-  try {
-    const view = sandboxView({ read: [], write: [] }, undefined, []);
-    const started = Resident.start(
-      { nsenter, setpriv, launcher: null },
-      bash,
-      { principal: "", bwrap, prlimit, view, net: null, portFloor: null, tmpfs: null }, // no principal's runs
-      parent,
-      () => {},
-    );
-    const sized = sizesTmpfs(bwrap).catch(() => false);
-    const resident = await started;
+    const parent = Deno.makeTempDirSync({ prefix: "shoal-probe-" }); // bwrap starts before any await
+    // A kernel that exits while this runs (another kernel owns the socket: status 3; a bad policy)
+    // never reaches the clean-up below: its exit removes the directory instead (its bwrap dies
+    // with it, --die-with-parent).
+    const removeParent = () => {
+      try {
+        Deno.removeSync(parent, { recursive: true });
+      } catch {
+        // gone already
+      }
+    };
+    globalThis.addEventListener("unload", removeParent);
+    let resident: Resident | null = null;
     try {
+      const view = sandboxView({ read: [], write: [] }, undefined, []);
+      const started = Resident.start(
+        { nsenter, setpriv, launcher: null },
+        bash,
+        { principal: "", bwrap, prlimit, view, net: null, portFloor: null, tmpfs: null }, // no principal's runs
+        parent,
+        () => {},
+      );
+      const sized = sizesTmpfs(bwrap).catch(() => false);
+      resident = await started;
       const [cmd, ...args] = resident.command("/", UNIX_SOCKET_REFUSED);
       // Both ways at once: one after the other, the kernel's first attach waited for both.
       const [entered, launched] = await Promise.all([
@@ -130,13 +158,16 @@ export async function detectSandbox(
       if (!entered.success || !launched) return NO_SANDBOX;
       const cc = findOnPath("cc", path);
       return { tier: "B", bwrap, nsenter, setpriv, prlimit, sizedTmpfs: await sized, cc };
+    } catch {
+      return NO_SANDBOX;
     } finally {
-      await resident.kill();
+      const ending = resident;
+      cleanup = (async () => {
+        await ending?.kill();
+        globalThis.removeEventListener("unload", removeParent);
+        await Deno.remove(parent, { recursive: true }).catch(() => {});
+      })().catch(() => {});
     }
-  } catch {
-    return NO_SANDBOX;
-  } finally {
-    globalThis.removeEventListener("unload", removeParent);
-    await Deno.remove(parent, { recursive: true }).catch(() => {});
-  }
+  })();
+  return { host, ended: host.then(() => cleanup) };
 }

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync as exists } from "node:fs";
-import { detectSandbox, NO_SANDBOX } from "../../../src/kernel/sandbox/probe.ts";
+import { detectSandbox, NO_SANDBOX, probeSandbox } from "../../../src/kernel/sandbox/probe.ts";
 import { exec } from "../../_support/exec.ts";
 import { kernelUntilExit, startKernel } from "../../_support/kernel.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
@@ -12,6 +12,8 @@ import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { waitUntil } from "../../_support/wait.ts";
+import { childrenMentioning } from "../../_support/proc.ts";
 import { hostTest, NEEDS_TIER_B, needsLinux } from "../../_support/host.ts";
 
 /** Writes an executable `bwrap` in `dir` that leaves `ran` behind and exits with `status`. */
@@ -163,7 +165,9 @@ hostTest(
     await Deno.mkdir(tmp);
     const k = await startKernel([], box, { TMPDIR: tmp });
     try {
-      assert.deepEqual([...Deno.readDirSync(tmp)], [], "the winner's probe cleaned up after it");
+      // its sandbox is killed and its directory removed while the kernel answers (issue 33)
+      const cleaned = await waitUntil(() => [...Deno.readDirSync(tmp)].length === 0, 5000);
+      assert.ok(cleaned, "the winner's probe cleaned up after it");
       for (let i = 0; i < 3; i++) {
         const lost = await kernelUntilExit(box, ["--socket", box.socket()], { TMPDIR: tmp });
         assert.equal(lost.code, 3, lost.stderr);
@@ -174,5 +178,27 @@ hostTest(
     } finally {
       await k.cleanup();
     }
+  },
+);
+
+hostTest(
+  "P-SBX-1 the probe's answer does not wait for its own sandbox to go (a starting kernel's first attach waits for the answer only); once `ended` settles its processes and directory are gone",
+  NEEDS_TIER_B,
+  async () => {
+    await withTempDir(async (tmp) => {
+      const before = Deno.env.get("TMPDIR");
+      Deno.env.set("TMPDIR", tmp); // where the probe makes its directory
+      let probe;
+      try {
+        probe = probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "/bin/bash");
+      } finally {
+        if (before === undefined) Deno.env.delete("TMPDIR");
+        else Deno.env.set("TMPDIR", before);
+      }
+      assert.equal((await probe.host).tier, "B");
+      await probe.ended;
+      assert.deepEqual(childrenMentioning(Deno.pid, tmp), [], "no process of the probe's is left");
+      assert.deepEqual([...Deno.readDirSync(tmp)].map((e) => e.name), [], "nor its directory");
+    });
   },
 );
