@@ -15,17 +15,22 @@ import type { PrincipalPolicy } from "./leash.ts";
 import { grantRoot } from "../sandbox/view.ts";
 import { inRoots, type LinkedWorktree, linkedWorktree } from "../sandbox/git_internal.ts";
 import { someEntries } from "../sandbox/scan_listings.ts";
+import { surelyMissing } from "../bash/surely_missing.ts";
 
 /** Most linked worktrees of a repository looked at for those inside a project. */
 const NESTED_LIMIT = 200;
 
-/**
- * The linked worktrees at the roots of `entry`'s `fs.write` grants, and those of the same
- * repositories whose work trees lie inside such a root (the agent's `git worktree add side`).
- */
-function linkedRoots(entry: PrincipalPolicy, home: string | undefined): LinkedWorktree[] {
-  const roots = [...new Set(entry.fs_write.map((glob) => grantRoot(glob, home)))]
+/** The roots of `entry`'s `fs.write` grants. */
+function writeRoots(entry: PrincipalPolicy, home: string | undefined): string[] {
+  return [...new Set(entry.fs_write.map((glob) => grantRoot(glob, home)))]
     .filter((root): root is string => root !== null);
+}
+
+/**
+ * The linked worktrees at `roots`, and those of the same repositories whose work trees lie inside
+ * such a root (the agent's `git worktree add side`).
+ */
+function linkedRoots(roots: readonly string[]): LinkedWorktree[] {
   const found: LinkedWorktree[] = [];
   for (const root of roots) {
     const tree = linkedWorktree(root);
@@ -47,7 +52,53 @@ function linkedRoots(entry: PrincipalPolicy, home: string | undefined): LinkedWo
  * again at the next request, as for an edit of the policy.
  */
 export function worktreeKey(entry: PrincipalPolicy | null, home: string | undefined): string {
-  return entry === null ? "" : JSON.stringify(linkedRoots(entry, home));
+  if (entry === null) return "";
+  const roots = writeRoots(entry, home);
+  const id = roots.join("\0");
+  const last = seen.get(id);
+  if (last !== undefined && stampOf(roots, last.dirs) === last.stamp) return last.key;
+  // stamped between two looks: a change before the stamp is in the second, one after it changes
+  // the next request's stamp; the second look is kept only when it reads the directories stamped
+  const dirs = linkedDirs(linkedRoots(roots));
+  const stamp = stampOf(roots, dirs);
+  const found = linkedRoots(roots);
+  const key = JSON.stringify(found);
+  if (linkedDirs(found).join("\0") === dirs.join("\0")) {
+    if (seen.size >= SEEN_LIMIT) seen.clear();
+    seen.set(id, { stamp, key, dirs });
+  }
+  return key;
+}
+
+/** The directories whose changes {@link stampOf} watches for `found`. */
+function linkedDirs(found: readonly LinkedWorktree[]): string[] {
+  return [...new Set(found.flatMap(({ gitDir, commonDir }) => [gitDir, `${commonDir}/worktrees`]))];
+}
+
+/**
+ * What {@link worktreeKey} last found for a list of roots (joined by NUL), with the directories it
+ * read and their {@link stampOf}: a request looks again only when one of them changed (reading
+ * every worktree's links took 90 µs a request beside ten worktrees).
+ */
+const seen = new Map<string, { stamp: string; key: string; dirs: string[] }>();
+/** Most lists of roots remembered; past it they are forgotten at once. */
+const SEEN_LIMIT = 64;
+
+/**
+ * The inode and change times of each root's `.git` and of `dirs` (git directories, whose links
+ * git replaces by rename, and `worktrees/` directories, whose entries `git worktree add` and
+ * `remove` change), not followed; "-" for one that is not there.
+ */
+function stampOf(roots: readonly string[], dirs: readonly string[]): string {
+  return [...roots.map((root) => `${root}/.git`), ...dirs].map((path) => {
+    if (surelyMissing(path)) return "-";
+    try {
+      const { ino, nlink, size, ctime, mtime } = Deno.lstatSync(path);
+      return `${ino}:${nlink}:${size}:${ctime?.getTime()}:${mtime?.getTime()}`;
+    } catch {
+      return "-";
+    }
+  }).join(" ");
 }
 
 /**
@@ -63,7 +114,7 @@ export function withWorktreeGrants(
   if (entry === null) return null;
   const read: string[] = [];
   const write: string[] = [];
-  for (const { gitDir, commonDir } of linkedRoots(entry, home)) {
+  for (const { gitDir, commonDir } of linkedRoots(writeRoots(entry, home))) {
     read.push(`${commonDir}/**`);
     write.push(
       `${gitDir}/**`,
