@@ -5,7 +5,7 @@ import { within } from "../../protocol/within.ts";
 import type { Resident } from "../sandbox/resident.ts";
 import type { BashChild } from "../bash/bash_child.ts";
 import { type Fifo, openFifo, readRestNow } from "../bash/fifo.ts";
-import { writeFreshFile } from "../bash/fresh_file.ts";
+import { fillScratchInput } from "../bash/scratch_input.ts";
 import { groupExists } from "../bash/group_leader.ts";
 import { heldElsewhere, outputPipes } from "../bash/pipe_holders.ts";
 import type { ScratchPool } from "../bash/scratch_pool.ts";
@@ -201,8 +201,8 @@ async function readAll(
  */
 function spawnCold(run: BashRun, resident: Resident | null, dir: string): BashChild {
   const state = launchable(run.state);
-  writeFreshFile(`${dir}/src`, encoder.encode(run.src));
-  writeFreshFile(`${dir}/restore`, encoder.encode(restoreScript(state)));
+  fillScratchInput(`${dir}/src`, encoder.encode(run.src));
+  fillScratchInput(`${dir}/restore`, encoder.encode(restoreScript(state)));
   return spawnDriver(run.bash, state, resident, dir, DRIVER);
 }
 
