@@ -9,13 +9,8 @@ import { fillScratchInput } from "../bash/scratch_input.ts";
 import { groupExists } from "../bash/group_leader.ts";
 import { heldElsewhere, outputPipes } from "../bash/pipe_holders.ts";
 import type { ScratchPool } from "../bash/scratch_pool.ts";
-import {
-  DRIVER,
-  launchable,
-  parseDump,
-  restoreScript,
-  type ShellState,
-} from "../bash/shell_state.ts";
+import { ParsedDumps } from "../bash/parsed_dumps.ts";
+import { DRIVER, launchable, restoreScript, type ShellState } from "../bash/shell_state.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
 
@@ -147,6 +142,9 @@ async function lingerAfterExit(
     quietPolls++;
   }
 }
+
+/** The state dumps of the last runs, parsed (most runs dump what the one before them did). */
+const parsedDumps = new ParsedDumps();
 
 /** Bytes of one read of a state dump: most dumps take one. */
 const DUMP_READ = 16 * 1024;
@@ -306,7 +304,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   let final: ShellState | null = null;
   if (status.signal === null && (dump === null || dumped !== null)) {
     try {
-      final = parseDump(
+      final = parsedDumps.parse(
         dumped ?? Deno.readFileSync(`${dir}/state`),
         run.bashVariables,
         run.state,
