@@ -35,11 +35,11 @@ function fitsRun(shell: WarmShell, state: ShellState, sandbox: Sandboxing | null
 
 /**
  * At most one idle warm shell per session (issue 10), prepared for the caller that last ran or
- * attached, in that principal's view of the session and inside its sandbox (P-SBX-4): when a run
- * takes the shell (a replacement starts at once, while the run goes on), after each run and on
- * attach. A run takes it only when it {@link WarmShell.fits} the run's start state and sandbox
- * and was spawned with the same value of every guarded name: a bash spawned in an environment one
- * principal changed never serves another whose view lacks that change (P-SBX-7). Else it is
+ * attached, in that principal's view of the session and inside its sandbox (P-SBX-4): while a
+ * run goes on ({@link prepareDuringRun}), after each run and on attach. A run takes it only when
+ * it {@link WarmShell.fits} the run's start state and sandbox and was spawned with the same value
+ * of every guarded name: a bash spawned in an environment one principal changed never serves
+ * another whose view lacks that change (P-SBX-7). Else it is
  * discarded. Warm shells are no tasks: never listed, never counted in a quota. One idle for
  * {@link WARM_IDLE_MS} is killed, so is a reclaimed session's ({@link drop}); {@link closeAll}
  * (kernel shutdown) kills every one.
