@@ -375,6 +375,7 @@ function takeVariables(
   bashVariables: ReadonlySet<string>,
   start: ShellState,
   state: ShellState,
+  readOnly?: string[],
 ): void {
   const all = declarations(
     Buffer.from(listing.buffer, listing.byteOffset, listing.length).toString("latin1"),
@@ -383,6 +384,7 @@ function takeVariables(
   for (const d of [...all.filter((d) => !d.name.startsWith("_")), ...underscore]) {
     if (d.name.startsWith("__shoal_")) continue;
     if (d.flags.includes("r")) {
+      readOnly?.push(d.name);
       const [env, text] = [start.env.get(d.name), start.vars.get(d.name)];
       if (env !== undefined) state.env.set(d.name, env);
       if (text !== undefined) state.vars.set(d.name, text);
@@ -415,11 +417,14 @@ function takeVariables(
  * that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
  * strings), so it is kept with the shell variables as `declare -x NAME=$'…'`, exact to the byte,
  * and is exported again when those are restored (K-BASH-5); `session.env` omits it (K-SESS-1).
+ * `readOnly`, when given, gets the names of the read-only variables listed: the only names whose
+ * values in `start` the result depends on.
  */
 export function parseDump(
   bytes: Uint8Array,
   bashVariables: ReadonlySet<string>,
   start: ShellState,
+  readOnly?: string[],
 ): ShellState | null {
   const raw = splitFields(bytes);
   const text = (i: number) => lossyUtf8.decode(raw[i]);
@@ -446,7 +451,7 @@ export function parseDump(
         break;
       case "D":
         try {
-          takeVariables(raw[i + 1], bashVariables, start, state);
+          takeVariables(raw[i + 1], bashVariables, start, state, readOnly);
         } catch {
           return null; // not a listing bash wrote
         }

@@ -303,11 +303,12 @@ async function finishRun(
       onSpawn: (pid) => {
         kernel.tasks.spawned(task, pid);
         opts.started?.();
-        // The session's next shell is spawned now, while this bash runs: the spawn blocks the event
-        // loop for a while, which then overlaps this run instead of delaying the notice of its
-        // exit (a timer fired a few ms later, when a short run was ending), and back-to-back
-        // runs find it ready.
-        kernel.warm.prepare(
+        // In a burst the session's next shell is spawned now, while this bash runs: the spawn
+        // blocks the event loop for a while, which then overlaps this run instead of delaying the
+        // notice of its exit (a timer fired a few ms later, when a short run was ending), and
+        // back-to-back runs find it ready. After a pause, once the answer of a short run is on
+        // its way (below), or while a long one goes on.
+        kernel.warm.prepareDuringRun(
           attachment,
           opts.plainSandbox ? { cwd: spawnDir(snapshot), sandbox: run.sandbox } : undefined,
         );

@@ -5,17 +5,12 @@ import { within } from "../../protocol/within.ts";
 import type { Resident } from "../sandbox/resident.ts";
 import type { BashChild } from "../bash/bash_child.ts";
 import { type Fifo, openFifo, readRestNow } from "../bash/fifo.ts";
-import { writeFreshFile } from "../bash/fresh_file.ts";
+import { fillScratchInput } from "../bash/scratch_input.ts";
 import { groupExists } from "../bash/group_leader.ts";
 import { heldElsewhere, outputPipes } from "../bash/pipe_holders.ts";
 import type { ScratchPool } from "../bash/scratch_pool.ts";
-import {
-  DRIVER,
-  launchable,
-  parseDump,
-  restoreScript,
-  type ShellState,
-} from "../bash/shell_state.ts";
+import { ParsedDumps } from "../bash/parsed_dumps.ts";
+import { DRIVER, launchable, restoreScript, type ShellState } from "../bash/shell_state.ts";
 import { spawnDriver } from "./spawn.ts";
 import type { WarmShell } from "./warm_shell.ts";
 
@@ -148,6 +143,9 @@ async function lingerAfterExit(
   }
 }
 
+/** The state dumps of the last runs, parsed (most runs dump what the one before them did). */
+const parsedDumps = new ParsedDumps();
+
 /** Bytes of one read of a state dump: most dumps take one. */
 const DUMP_READ = 16 * 1024;
 
@@ -201,8 +199,8 @@ async function readAll(
  */
 function spawnCold(run: BashRun, resident: Resident | null, dir: string): BashChild {
   const state = launchable(run.state);
-  writeFreshFile(`${dir}/src`, encoder.encode(run.src));
-  writeFreshFile(`${dir}/restore`, encoder.encode(restoreScript(state)));
+  fillScratchInput(`${dir}/src`, encoder.encode(run.src));
+  fillScratchInput(`${dir}/restore`, encoder.encode(restoreScript(state)));
   return spawnDriver(run.bash, state, resident, dir, DRIVER);
 }
 
@@ -306,7 +304,7 @@ export async function runBash(run: BashRun): Promise<BashExit> {
   let final: ShellState | null = null;
   if (status.signal === null && (dump === null || dumped !== null)) {
     try {
-      final = parseDump(
+      final = parsedDumps.parse(
         dumped ?? Deno.readFileSync(`${dir}/state`),
         run.bashVariables,
         run.state,

@@ -1,7 +1,7 @@
 import type { BashChild } from "../bash/bash_child.ts";
 import { dirIdentity } from "../bash/dir_identity.ts";
 import { signalGroup } from "../bash/group_leader.ts";
-import { freshFile, writeAll } from "../bash/fresh_file.ts";
+import { ScratchInput } from "../bash/scratch_input.ts";
 import { ensureFifo } from "../bash/fifo.ts";
 import { outputPipes } from "../bash/pipe_holders.ts";
 import { spawnDriver } from "./spawn.ts";
@@ -49,8 +49,8 @@ export class WarmShell {
     private readonly confinement: string,
     private readonly bashVariables: ReadonlySet<string>,
     private readonly go: Deno.FsFile,
-    /** The `restore` and `src` files, opened empty at the spawn: a hand-over only writes them. */
-    private readonly inputs: { restore: Deno.FsFile; src: Deno.FsFile },
+    /** The `restore` and `src` files, opened at the spawn: a hand-over only fills them. */
+    private readonly inputs: { restore: ScratchInput; src: ScratchInput },
     /** Where {@link dir} goes back to. */
     readonly pool: ScratchPool,
     /** Its output pipes' identities ({@link outputPipes}), read while bash starts. */
@@ -90,7 +90,7 @@ export class WarmShell {
     } catch {
       return null; // no scratch directory now (a full disk): the next run starts cold
     }
-    const opened: Deno.FsFile[] = [];
+    const opened: { close(): void }[] = [];
     let child: BashChild | null = null;
     try {
       const fifo = `${dir}/go`;
@@ -99,7 +99,7 @@ export class WarmShell {
       opened.push(go);
       child = spawnDriver(bash, state, resident, dir, WARM_DRIVER, ["warm"]);
       const input = (name: string) => {
-        const file = freshFile(`${dir}/${name}`);
+        const file = ScratchInput.open(`${dir}/${name}`);
         opened.push(file);
         return file;
       };
@@ -162,8 +162,8 @@ export class WarmShell {
       const launched = launchable(state);
       const restore = envDelta(this.env, launched.env, this.bashVariables)! +
         restoreScript(launched);
-      writeAll(this.inputs.restore, encoder.encode(restore));
-      writeAll(this.inputs.src, encoder.encode(src));
+      this.inputs.restore.fill(encoder.encode(restore));
+      this.inputs.src.fill(encoder.encode(src));
       this.#closeInputs();
       this.resident?.running(this.child.pid); // before it can start anything
       this.go.writeSync(encoder.encode("run\n"));

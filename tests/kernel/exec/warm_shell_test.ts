@@ -102,6 +102,40 @@ kernelTest(
   },
 );
 
+kernelTest(
+  "the next shell is prepared during a long run after a pause, after a short one, and during each run of a burst",
+  async (k) => {
+    const conn = await k.attach();
+    await nextWarm(k);
+    await delay(200); // a pause: this run's next shell is not spawned at once (issue 33)
+    const long = await exec(conn, "sleep 3", { async: true }) as Rec;
+    const task = await pollUntil(
+      () => conn.request("task.get", { task: long.task }) as Promise<Rec>,
+      (t) => t.pid !== null,
+    );
+    // a new shell comes while it goes on (the one running it was started warm too)
+    const pids = await pollUntil(
+      () => Promise.resolve(warmShells(k).filter((pid) => pid !== task.pid)),
+      (p) => p.length === 1,
+    );
+    const during = pids[0];
+    const now = await conn.request("task.get", { task: long.task }) as Rec;
+    assert.equal(now.state, "running");
+    assert.equal((await run(conn, "echo $$")).pid, during);
+    await conn.request("task.cancel", { task: long.task });
+    await conn.request("task.await", { task: long.task, timeout_ms: 30000 });
+    // after a short run that came after a pause, and within a burst
+    await delay(200);
+    const short = await run(conn, "echo $$");
+    const next = await nextWarm(k);
+    assert.notEqual(next, short.pid);
+    for (let i = 0; i < 5; i++) {
+      const warm = await nextWarm(k);
+      assert.equal((await run(conn, "echo $$")).pid, warm);
+    }
+  },
+);
+
 kernelTest("cancel, async tasks and task output work on a warm shell", async (k) => {
   const conn = await k.attach();
   const warm = await nextWarm(k);
