@@ -1,3 +1,4 @@
+import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { utf8Decoder } from "../../protocol/utf8.ts";
 import { INLINE_VALUE_LIMIT } from "../../protocol/limits.ts";
 import type { BlobInfo } from "../store/blob_info.ts";
@@ -38,15 +39,30 @@ export class BlobValue {
     return this.end - this.start;
   }
 
-  /** Bytes `[offset, offset + length)` of the window, clamped to its end. */
-  read(offset: number, length: number): Promise<Uint8Array> {
+  /**
+   * Bytes `[offset, offset + length)` of the window, clamped to its end. A blob file cut short
+   * under the kernel → -32004, as a deleted one: a short chunk would read as the end of the value.
+   */
+  async read(offset: number, length: number): Promise<Uint8Array> {
     const n = Math.max(0, Math.min(length, this.len - offset));
-    return this.cas.readRange(this.hash, this.start + offset, n);
+    const bytes = await this.cas.readRange(this.hash, this.start + offset, n);
+    if (bytes.length < n) throw this.#cut();
+    return bytes;
   }
 
-  /** Streams bytes `[from, to)` of the window. */
-  chunks(from = 0, to = this.len): AsyncGenerator<Uint8Array> {
-    return this.cas.stream(this.hash, this.start + from, this.start + Math.min(to, this.len));
+  /** Streams bytes `[from, to)` of the window; a blob file cut short → -32004 (as {@link read}). */
+  async *chunks(from = 0, to = this.len): AsyncGenerator<Uint8Array> {
+    const end = this.start + Math.min(to, this.len);
+    let pos = this.start + from;
+    for await (const chunk of this.cas.stream(this.hash, pos, end)) {
+      pos += chunk.length;
+      yield chunk;
+    }
+    if (pos < end) throw this.#cut();
+  }
+
+  #cut(): RpcError {
+    return new RpcError(ErrorCode.UNKNOWN_REF, "unknown blob", { hash: this.hash });
   }
 
   /** Number of `\n` bytes in the window (scanned once when not known). */

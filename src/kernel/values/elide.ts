@@ -101,6 +101,10 @@ async function elideOutcome(
     out = withoutPreview(out);
     err = withoutPreview(err);
   }
+  if (wireBytes(wire()) > ELIDE_HARD_CAP) {
+    out = withoutCols(out);
+    err = withoutCols(err);
+  }
   return wire();
 }
 
@@ -137,11 +141,24 @@ async function refOf(v: Value, uri: ValueUri, tty: boolean, depth: number): Prom
     ref.preview = await previewWire(preview, uri, tty, depth);
     ref.render_head = await renderHead(preview, tty);
   }
-  return wireBytes(ref) <= ELIDE_HARD_CAP ? ref : withoutPreview(ref);
+  if (wireBytes(ref) <= ELIDE_HARD_CAP) return ref;
+  const bare = withoutPreview(ref);
+  return wireBytes(bare) <= ELIDE_HARD_CAP ? bare : withoutCols(bare);
 }
 
 function withoutPreview(wire: Wire): Wire {
   return wire.$ === "ref" ? { ...wire, preview: { $: "null" }, render_head: "" } : wire;
+}
+
+/**
+ * A ref without `cols`, the last thing V-ELIDE-6 can shed: the column names of a very wide table
+ * (or one with a huge name) pass the cap on their own, and the table's `.rows`, rows and columns
+ * stay reachable by the ref's uri.
+ */
+function withoutCols(wire: Wire): Wire {
+  if (wire.$ !== "ref" || !("cols" in wire)) return wire;
+  const { cols: _cols, ...rest } = wire;
+  return rest;
 }
 
 /** `n` of a ref: rows, items, scalars, bytes, members, else 1. */

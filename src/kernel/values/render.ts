@@ -5,7 +5,7 @@ import {
   RENDER_HEAD_LINES,
   TEXT_LIMIT,
 } from "../../protocol/limits.ts";
-import { stripAnsi } from "./ansi.ts";
+import { hasAnsi, stripAnsi } from "./ansi.ts";
 import { BlobValue } from "./blob_value.ts";
 import { scalarCount, scalarSlice } from "./js_string.ts";
 import { utf8Decoder, utf8Length } from "../../protocol/utf8.ts";
@@ -90,11 +90,11 @@ export interface OutcomeRenders {
 
 /**
  * The renders of an exec's outcome, produced once when they coincide: a whole render without an
- * escape is its own stripped render, and bounding it to a limit it fits changes nothing.
+ * escape (7-bit or C1) is its own stripped render, and bounding it to a limit it fits changes nothing.
  */
 export async function outcomeRenders(value: Value, uri: string): Promise<OutcomeRenders> {
   const { text: tty, whole } = await bounded(value, uri, true, TEXT_LIMIT);
-  if (!whole || tty.includes("\x1b")) {
+  if (!whole || hasAnsi(tty)) {
     return {
       tty,
       plain: await renderBounded(value, uri, false),
