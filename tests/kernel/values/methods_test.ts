@@ -405,8 +405,7 @@ withKernel(
 
 Deno.test({
   name:
-    "V-ELIDE-6 the ref of a table with 5,000 columns stays within 65536 encoded bytes [ignored: defect found by the probe round; needs a SPEC decision: V-ELIDE-5 makes `cols` list every column with its tag and V-ELIDE-6 only drops `preview` and `render_head`, so a wide table's ref (5,000 columns: 159 KB; 1,200,000 columns made the exec that stored it answer -32603 'response too large', past the 16 MiB frame, until 3827e09 made such stdout text: VALUE_NODE_LIMIT columns still give a ref of some MB) cannot meet the 65536-byte MUST; cutting `cols` to the columns that fit with a count of the rest, or leaving it out, is the SPEC's choice]",
-  ignore: true,
+    "V-ELIDE-6 the ref of a table with 5,000 columns stays within 65536 encoded bytes: V-ELIDE-6's MUST wins over V-ELIDE-5's `cols`, which a ref too large without its preview leaves out (9b8c16f; it was 159 KB)",
   fn: async () => {
     const k = await startKernel();
     try {
