@@ -50,11 +50,12 @@ Deno.test("K-EFF-6: git commit in a repository whose config sets gpg.ssh.default
       sessionCommands: new Set<string>(),
     };
     const kinds = deriveEffects(parseBash(src), src, state).effects.map((e) => e.kind);
-    // git really runs it (the commit itself may still fail to sign: the key is not the agent's)
+    // git really runs it (the commit itself may still fail to sign: the key is not the agent's);
+    // the key file git writes for ssh-keygen goes to this test's directory, not /tmp
     new Deno.Command("bash", {
       args: ["--noprofile", "--norc", "-c", src],
       cwd: repo,
-      env: { HOME: home, PATH },
+      env: { HOME: home, PATH, TMPDIR: root },
       clearEnv: true,
       stdout: "null",
       stderr: "null",
