@@ -175,8 +175,22 @@ export class StdioTransport implements Transport {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
     }
     await this.#drain();
-    await this.#writer.flushed();
+    await this.#flushed();
     await this.close();
+  }
+
+  /**
+   * Waits, at most `drainMs`, for the frames queued for stdout to be written: a client that
+   * closed stdin and never reads its (non-blocking) stdout kept the facade, and its kernel
+   * connections, for as long as it lived (M-CLI-3 wants the facade to exit).
+   */
+  async #flushed(): Promise<void> {
+    let stopTimer = () => {};
+    await Promise.race([
+      this.#writer.flushed(),
+      new Promise<void>((resolve) => stopTimer = after(this.drainMs, resolve)),
+    ]);
+    stopTimer();
   }
 
   /** Waits, at most `drainMs`, for requests in flight at EOF to be answered. */

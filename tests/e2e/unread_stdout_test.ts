@@ -91,3 +91,78 @@ Deno.test("W-FRAME-8/M-CLI-3 a client that sends 30,000 tools/list and never rea
     await box.cleanup();
   }
 });
+
+/** initialize and 30 tools/list (~360 KiB of answers, more than a pipe holds), then stdin EOF. */
+async function floodThenEof(child: Deno.ChildProcess): Promise<void> {
+  const writer = child.stdin.getWriter();
+  let text = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "x", version: "0" },
+    },
+  }) + "\n";
+  for (let i = 1; i <= 30; i++) {
+    text += JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/list" }) + "\n";
+  }
+  await writer.write(encoder.encode(text));
+  await writer.close();
+}
+
+/** The facade's exit status, or null when it still runs after `ms`. */
+async function exitWithin(
+  child: Deno.ChildProcess,
+  ms: number,
+): Promise<Deno.CommandStatus | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const status = await Promise.race([
+    child.status,
+    new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ms)),
+  ]);
+  clearTimeout(timer);
+  return status;
+}
+
+Deno.test("M-CLI-3 a client that closes stdin and never reads its non-blocking stdout does not keep the facade: it exits 0 once its answers had their drain time, though unwritten", async () => {
+  const box = await sandbox();
+  const child = spawnLauncher(box.env(), [], "null", NON_BLOCKING_STDOUT);
+  try {
+    await floodThenEof(child);
+    const status = await exitWithin(child, 30_000);
+    assert.equal(status?.code, 0, "the facade still ran 30 s after stdin EOF");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // it exited
+    }
+    await child.status;
+    await box.cleanup();
+  }
+});
+
+Deno.test({
+  name:
+    "M-CLI-3 a client that closes stdin and never reads its blocking stdout does not keep the facade [ignored: defect found by probe67; needs a decision: the facade writes a blocking stdout from its own thread (writeSync, issue 18), which holds the whole facade, its stdin EOF unseen, once the pipe is full; with 30 unread tools/list and stdin closed it still ran after 30 s, holding its kernel connections for as long as the client lives. Decide whether M-CLI-3's exit on stdin EOF must hold against such a client (then writes need a way out of a full pipe) or the rule is scoped to clients that read]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    const child = spawnLauncher(box.env(), [], "null");
+    try {
+      await floodThenEof(child);
+      const status = await exitWithin(child, 30_000);
+      assert.equal(status?.code, 0, "the facade still ran 30 s after stdin EOF");
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // it exited
+      }
+      await child.status;
+      await box.cleanup();
+    }
+  },
+});
