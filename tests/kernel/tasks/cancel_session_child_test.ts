@@ -3,7 +3,7 @@
 // child that ignored SIGTERM outlived its cancel when bash died of it: orphaned, it was no
 // longer found among bash's descendants when the grace ended (probe67).
 import assert from "node:assert/strict";
-import { withKernel } from "../../_support/kernel.ts";
+import { startKernel, withKernel } from "../../_support/kernel.ts";
 import { exec } from "../../_support/exec.ts";
 import { pidsMentioning } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -38,3 +38,29 @@ withKernel(
     }
   },
 );
+
+Deno.test("G-SOCK-8/K-BASH-13 a kernel told to stop leaves no setsid child of a task running that ignored the SIGTERM its shutdown sent, though bash died of it", async () => {
+  const k = await startKernel();
+  const marker = `307.${Date.now() % 100000}`;
+  try {
+    const conn = await k.attach();
+    await exec(conn, `setsid bash -c 'trap "" TERM; sleep ${marker}; :' & sleep 300`, {
+      async: true,
+    });
+    assert.ok(await waitUntil(() => pidsMentioning(marker).length >= 2, 10000), "it started");
+    assert.equal(await k.stop(), 0);
+    assert.ok(
+      await waitUntil(() => pidsMentioning(marker).length === 0, 5000),
+      `still running after the kernel exited: ${pidsMentioning(marker)}`,
+    );
+  } finally {
+    for (const pid of pidsMentioning(marker)) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+    await k.cleanup();
+  }
+});
