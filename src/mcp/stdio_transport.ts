@@ -10,9 +10,16 @@ import { noteActivity } from "../protocol/idle_work.ts";
 import { errorMessage, type Incoming } from "../protocol/rpc.ts";
 import { validMeta } from "./request_meta.ts";
 import { after } from "../protocol/timers.ts";
+import { FRAME_LIMIT } from "../protocol/limits.ts";
 
 /** A client request id as it appeared on the wire (W-RPC-2, MCP rule). */
 type ClientId = string | number;
+
+/**
+ * Bytes of frames queued for stdout and not yet written past which no more client frames are
+ * taken until they are: one frame at the limit.
+ */
+export const STDOUT_BACKLOG_LIMIT = FRAME_LIMIT;
 
 /** The one client notification the facade acts on (M-PROTO-2); every other one is ignored. */
 const CANCELLED = "notifications/cancelled";
@@ -46,6 +53,8 @@ export class StdioTransport implements Transport {
   #clientIds = new Map<number, ClientId>();
   #internalIds = new Map<string, number>();
   #drained: (() => void) | null = null;
+  /** Bytes of frames queued for stdout and not yet written (or failed). */
+  #unwritten = 0;
   #finished: Promise<void>;
   #finish!: () => void;
 
@@ -125,7 +134,16 @@ export class StdioTransport implements Transport {
 
   #writeFrame(frame: Uint8Array): Promise<void> | undefined {
     // A failed write means the client is gone (M-CLI-3).
-    return this.#writer.put(frame)?.catch(() => this.close());
+    const queued = this.#writer.put(frame);
+    if (queued === undefined) return undefined;
+    this.#unwritten += frame.length;
+    const written = () => {
+      this.#unwritten -= frame.length;
+    };
+    return queued.then(written, () => {
+      written();
+      this.close();
+    });
   }
 
   #forget(internal: number): void {
@@ -145,6 +163,10 @@ export class StdioTransport implements Transport {
     try {
       reading: for await (const batch of readMessageBatches(this.input, "mcp")) {
         for (const msg of batch) {
+          // A client that does not read its stdout (a non-blocking one: a blocking write holds
+          // the whole facade) stops its own requests here instead of growing the facade by the
+          // answers it never reads (probe67: 20,000 unread tools/list held +234 MiB).
+          if (this.#unwritten > STDOUT_BACKLOG_LIMIT) await this.#writer.flushed();
           if (this.#closed) break reading;
           this.#receive(msg);
         }
@@ -153,8 +175,22 @@ export class StdioTransport implements Transport {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
     }
     await this.#drain();
-    await this.#writer.flushed();
+    await this.#flushed();
     await this.close();
+  }
+
+  /**
+   * Waits, at most `drainMs`, for the frames queued for stdout to be written: a client that
+   * closed stdin and never reads its (non-blocking) stdout kept the facade, and its kernel
+   * connections, for as long as it lived (M-CLI-3 wants the facade to exit).
+   */
+  async #flushed(): Promise<void> {
+    let stopTimer = () => {};
+    await Promise.race([
+      this.#writer.flushed(),
+      new Promise<void>((resolve) => stopTimer = after(this.drainMs, resolve)),
+    ]);
+    stopTimer();
   }
 
   /** Waits, at most `drainMs`, for requests in flight at EOF to be answered. */

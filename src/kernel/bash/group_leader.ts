@@ -166,9 +166,21 @@ function liveMember(pgid: number): boolean {
   return false;
 }
 
-/** Whether session `sid`'s own process group and every other group {@link otherGroupsOfSession} finds are gone within `ms`. */
-export function sessionGoneWithin(sid: number, ms: number): Promise<boolean> {
-  return goneWithin(() => !groupExists(sid) && otherGroupsOfSession(sid).length === 0, ms);
+/**
+ * Whether session `sid`'s own process group, every other group {@link otherGroupsOfSession}
+ * finds, and each of `groups` (found earlier, while they could be) are gone within `ms`.
+ */
+export function sessionGoneWithin(
+  sid: number,
+  ms: number,
+  groups: readonly number[] = [],
+): Promise<boolean> {
+  return goneWithin(
+    () =>
+      !groupExists(sid) && otherGroupsOfSession(sid).length === 0 &&
+      groups.every((group) => !groupExists(group)),
+    ms,
+  );
 }
 
 /**

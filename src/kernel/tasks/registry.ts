@@ -5,7 +5,12 @@ import {
   MAX_TERMINAL_TASKS_KEPT,
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
-import { sessionGoneWithin, signalSession } from "../bash/group_leader.ts";
+import {
+  otherGroupsOfSession,
+  sessionGoneWithin,
+  signalGroupOnly,
+  signalSession,
+} from "../bash/group_leader.ts";
 import { processExited } from "../bash/proc_stat.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
@@ -185,12 +190,20 @@ export class Task {
     if (this.pid === null || this.#stopping) return;
     this.#exitedFirst = processExited(this.pid);
     if (this.state === "suspended") this.signal("SIGCONT");
+    // The groups this SIGTERM reaches beyond bash's own: a session a descendant started is
+    // found only while that descendant's parent lives, and one that ignores SIGTERM is
+    // orphaned once bash dies of it, yet must get the SIGKILL (probe67).
+    const reached = otherGroupsOfSession(this.pid);
     this.signal("SIGTERM");
-    this.#stopping = this.#killAfterGrace(this.pid);
+    this.#stopping = this.#killAfterGrace(this.pid, reached);
   }
 
-  async #killAfterGrace(pgid: number): Promise<void> {
-    if (!(await sessionGoneWithin(pgid, KILL_GRACE_MS))) this.signal("SIGKILL");
+  async #killAfterGrace(pgid: number, reached: number[]): Promise<void> {
+    if (await sessionGoneWithin(pgid, KILL_GRACE_MS, reached)) return;
+    this.signal("SIGKILL");
+    // A group id is not given out again while the group has members: one still there after
+    // the grace is the group signalled (unless it emptied and pids wrapped within 2 s).
+    for (const group of reached) signalGroupOnly(group, "SIGKILL");
   }
 }
 
