@@ -184,21 +184,21 @@ export class StdioTransport implements Transport {
    * closed stdin and never reads its (non-blocking) stdout kept the facade, and its kernel
    * connections, for as long as it lived (M-CLI-3 wants the facade to exit).
    */
-  async #flushed(): Promise<void> {
-    let stopTimer = () => {};
-    await Promise.race([
-      this.#writer.flushed(),
-      new Promise<void>((resolve) => stopTimer = after(this.drainMs, resolve)),
-    ]);
-    stopTimer();
+  #flushed(): Promise<void> {
+    return this.#atMostDrain(this.#writer.flushed());
   }
 
   /** Waits, at most `drainMs`, for requests in flight at EOF to be answered. */
-  async #drain(): Promise<void> {
-    if (this.#clientIds.size === 0 || this.#closed) return;
+  #drain(): Promise<void> {
+    if (this.#clientIds.size === 0 || this.#closed) return Promise.resolve();
+    return this.#atMostDrain(new Promise<void>((resolve) => this.#drained = resolve));
+  }
+
+  /** Waits for `work` to settle, at most `drainMs`. */
+  async #atMostDrain(work: Promise<unknown>): Promise<void> {
     let stopTimer = () => {};
     await Promise.race([
-      new Promise<void>((resolve) => this.#drained = resolve),
+      work,
       new Promise<void>((resolve) => stopTimer = after(this.drainMs, resolve)),
     ]);
     stopTimer();
