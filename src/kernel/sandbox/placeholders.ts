@@ -18,6 +18,7 @@ import {
 } from "./placeholder_records.ts";
 import { mountedElsewhere } from "./foreign_mounts.ts";
 import { renameNoReplace } from "./rename_no_replace.ts";
+import { mkdirWithMode } from "./sticky_dir.ts";
 
 interface Held {
   count: number;
@@ -35,8 +36,8 @@ const held = new Map<string, Held>();
 const lingering = new Map<string, Held>();
 
 /**
- * The bit set on every directory placeholder (sticky), made with the mode of any new directory:
- * the user's own tools may fill it (an editor writing `.vscode/settings.json`, a client
+ * The bit set on every directory placeholder (sticky), made with the mode of any new directory
+ * (the umask's): the user's own tools may fill it (an editor writing `.vscode/settings.json`, a client
  * `.claude/settings.local.json`: a read-only one failed them with EACCES while a sandbox was up,
  * for any user but root); inside a sandbox it is bound read-only. The bit tells a killed kernel's
  * leftover from a directory of the user's (`placeholder_records.ts`).
@@ -70,13 +71,9 @@ function stagedName(path: string): string {
  */
 function make(p: Placed, staged: string | undefined): void {
   if (p.text === undefined) {
-    Deno.mkdirSync(p.path);
-    try {
-      Deno.chmodSync(p.path, (Deno.lstatSync(p.path).mode! & 0o777) | PLACEHOLDER_BIT);
-    } catch (e) {
-      Deno.removeSync(p.path);
-      throw e;
-    }
+    // made with its bit at once: a chmod by name after the mkdir followed a link an agent's
+    // program (in another sandbox, writing there) had swapped in for the fresh directory
+    mkdirWithMode(p.path, 0o777 | PLACEHOLDER_BIT);
     return;
   }
   staged ??= stagedName(p.path);
