@@ -19,6 +19,7 @@ import {
 import { mountedElsewhere } from "./foreign_mounts.ts";
 import { renameNoReplace } from "./rename_no_replace.ts";
 import { mkdirWithMode } from "./sticky_dir.ts";
+import { anchorDir } from "./anchored_dir.ts";
 
 interface Held {
   count: number;
@@ -67,30 +68,43 @@ function stagedName(path: string): string {
  * Makes the placeholder `p`, a new file of its text or an empty directory; throws if it cannot.
  * A file is written at `staged` and renamed into place whole, never over anything: the human's
  * git reading `commondir` while a sandbox starts died on the empty file the placeholder was
- * before its text was written ("failed to read .git/commondir").
+ * before its text was written ("failed to read .git/commondir"). Both are made in the directory
+ * the path names now with no symlink on the way ({@link anchorDir}), so an agent's program that
+ * swaps it (or one above it) for a link after the scan makes the kernel make nothing elsewhere.
  */
 function make(p: Placed, staged: string | undefined): void {
-  if (p.text === undefined) {
-    // made with its bit at once: a chmod by name after the mkdir followed a link an agent's
-    // program (in another sandbox, writing there) had swapped in for the fresh directory
-    mkdirWithMode(p.path, 0o777 | PLACEHOLDER_BIT);
-    return;
-  }
-  staged ??= stagedName(p.path);
-  const file = Deno.openSync(staged, { createNew: true, write: true, mode: FILE_PLACEHOLDER_MODE });
+  const cut = p.path.lastIndexOf("/");
+  const dir = anchorDir(p.path.slice(0, cut) || "/");
   try {
-    const bytes = new TextEncoder().encode(p.text);
-    for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
-    file.close();
-    renameNoReplace(staged, p.path);
-  } catch (e) {
-    try {
-      file.close();
-    } catch {
-      // closed before the rename
+    const name = dir.at(p.path.slice(cut + 1));
+    if (p.text === undefined) {
+      // made with its bit at once: a chmod by name after the mkdir followed a link an agent's
+      // program (in another sandbox, writing there) had swapped in for the fresh directory
+      mkdirWithMode(name, 0o777 | PLACEHOLDER_BIT);
+      return;
     }
-    Deno.removeSync(staged);
-    throw e;
+    const aside = dir.at((staged ?? stagedName(p.path)).slice(cut + 1));
+    const file = Deno.openSync(aside, {
+      createNew: true,
+      write: true,
+      mode: FILE_PLACEHOLDER_MODE,
+    });
+    try {
+      const bytes = new TextEncoder().encode(p.text);
+      for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
+      file.close();
+      renameNoReplace(aside, name);
+    } catch (e) {
+      try {
+        file.close();
+      } catch {
+        // closed before the rename
+      }
+      Deno.removeSync(aside);
+      throw e;
+    }
+  } finally {
+    dir.close();
   }
 }
 
