@@ -152,3 +152,43 @@ Deno.test(
     });
   },
 );
+
+Deno.test(
+  "P-SBX-3/P-SBX-6 the kernel sets no mode through a link swapped in for a fresh directory placeholder: with t/x swapped for a link to a 0600 file of the human's over and over, that file keeps its mode",
+  async () => {
+    await withTempDir(async (dir) => {
+      const real = await Deno.realPath(dir);
+      const secret = `${real}/secret`;
+      await Deno.mkdir(`${real}/t`);
+      await Deno.writeTextFile(secret, "the human's\n");
+      await Deno.chmod(secret, 0o600);
+      await Deno.symlink(secret, `${real}/t/s`);
+      const swapper = new Deno.Command("python3", {
+        args: ["-c", SWAPPER, `${real}/t/s`, `${real}/t/x`],
+        stdout: "piped",
+      }).spawn();
+      try {
+        const reader = swapper.stdout.getReader();
+        await reader.read(); // ready
+        reader.releaseLock();
+        for (let i = 0; i < 300; i++) {
+          holdPlaceholders({ paths: [{ path: `${real}/t/x`, absent: true }] })();
+          const mode = (await Deno.lstat(secret)).mode! & 0o7777;
+          assert.equal(mode.toString(8), "600", `the human's file, after try ${i + 1}`);
+          // what the swaps left: the placeholder's directory under either name, gone
+          for (const name of ["x", "s"]) {
+            const info = await Deno.lstat(`${real}/t/${name}`).catch(() => null);
+            if (info?.isDirectory) await Deno.remove(`${real}/t/${name}`).catch(() => {});
+          }
+          const left = await Deno.lstat(`${real}/t/s`).catch(() => null) ??
+            await Deno.lstat(`${real}/t/x`).catch(() => null);
+          if (left === null) await Deno.symlink(secret, `${real}/t/s`);
+        }
+      } finally {
+        swapper.kill("SIGKILL");
+        await swapper.status;
+        await swapper.stdout.cancel().catch(() => {});
+      }
+    });
+  },
+);
