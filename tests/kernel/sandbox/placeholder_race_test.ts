@@ -35,12 +35,13 @@ while True:
  * Runs 3 tries with a kernel and a sandboxed project agent: `prepare(i)` sets up try `i` on the
  * host and names the two entries the agent's racer swaps in its PTY meanwhile; the agent's next
  * exec would make the kernel make `t<i>/x` under that racer (it waits for the PTY, then is
- * refused, `sandbox_busy`); then `check(i)` looks at the host. Before the PTY counted as a writer,
+ * refused, `sandbox_busy`, which `mustRefuse` asserts); then `check(i)` looks at the host. Before the PTY counted as a writer,
  * a swap landed in the kernel's or bwrap's window in about one try of five.
  */
 async function raceTries(
   prepare: (home: string, proj: string, i: number) => Promise<[string, string]>,
   check: (home: string, i: number) => Promise<void>,
+  mustRefuse = true,
 ): Promise<void> {
   const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
   try {
@@ -66,7 +67,8 @@ async function raceTries(
       );
       // its view holds t<i>/x, absent, where the PTY's program writes
       const refused = await exec(agent, "ls sub0").then(() => null, (e) => e.data?.reason);
-      assert.equal(refused, "sandbox_busy", `the exec of try ${i + 1}`);
+      // where the racer swaps t<i> itself the scan may find a link there: nothing to hold then
+      if (mustRefuse) assert.equal(refused, "sandbox_busy", `the exec of try ${i + 1}`);
       await agent.request("pty.close", { pty_id: opened.pty_id });
       await check(home, i);
     }
@@ -106,7 +108,7 @@ hostTest(
       const made = [];
       for await (const e of Deno.readDir(`${home}/out${i}`)) made.push(e.name);
       assert.deepEqual(made, [], `the human's directory, after try ${i + 1}`);
-    });
+    }, false);
   },
 );
 
