@@ -18,6 +18,8 @@ import {
 } from "./placeholder_records.ts";
 import { mountedElsewhere } from "./foreign_mounts.ts";
 import { renameNoReplace } from "./rename_no_replace.ts";
+import { mkdirWithMode } from "./sticky_dir.ts";
+import { anchorDir } from "./anchored_dir.ts";
 
 interface Held {
   count: number;
@@ -35,8 +37,8 @@ const held = new Map<string, Held>();
 const lingering = new Map<string, Held>();
 
 /**
- * The bit set on every directory placeholder (sticky), made with the mode of any new directory:
- * the user's own tools may fill it (an editor writing `.vscode/settings.json`, a client
+ * The bit set on every directory placeholder (sticky), made with the mode of any new directory
+ * (the umask's): the user's own tools may fill it (an editor writing `.vscode/settings.json`, a client
  * `.claude/settings.local.json`: a read-only one failed them with EACCES while a sandbox was up,
  * for any user but root); inside a sandbox it is bound read-only. The bit tells a killed kernel's
  * leftover from a directory of the user's (`placeholder_records.ts`).
@@ -66,34 +68,43 @@ function stagedName(path: string): string {
  * Makes the placeholder `p`, a new file of its text or an empty directory; throws if it cannot.
  * A file is written at `staged` and renamed into place whole, never over anything: the human's
  * git reading `commondir` while a sandbox starts died on the empty file the placeholder was
- * before its text was written ("failed to read .git/commondir").
+ * before its text was written ("failed to read .git/commondir"). Both are made in the directory
+ * the path names now with no symlink on the way ({@link anchorDir}), so an agent's program that
+ * swaps it (or one above it) for a link after the scan makes the kernel make nothing elsewhere.
  */
 function make(p: Placed, staged: string | undefined): void {
-  if (p.text === undefined) {
-    Deno.mkdirSync(p.path);
+  const cut = p.path.lastIndexOf("/");
+  const dir = anchorDir(p.path.slice(0, cut) || "/");
+  try {
+    const name = dir.at(p.path.slice(cut + 1));
+    if (p.text === undefined) {
+      // made with its bit at once: a chmod by name after the mkdir followed a link an agent's
+      // program (in another sandbox, writing there) had swapped in for the fresh directory
+      mkdirWithMode(name, 0o777 | PLACEHOLDER_BIT);
+      return;
+    }
+    const aside = dir.at((staged ?? stagedName(p.path)).slice(cut + 1));
+    const file = Deno.openSync(aside, {
+      createNew: true,
+      write: true,
+      mode: FILE_PLACEHOLDER_MODE,
+    });
     try {
-      Deno.chmodSync(p.path, (Deno.lstatSync(p.path).mode! & 0o777) | PLACEHOLDER_BIT);
+      const bytes = new TextEncoder().encode(p.text);
+      for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
+      file.close();
+      renameNoReplace(aside, name);
     } catch (e) {
-      Deno.removeSync(p.path);
+      try {
+        file.close();
+      } catch {
+        // closed before the rename
+      }
+      Deno.removeSync(aside);
       throw e;
     }
-    return;
-  }
-  staged ??= stagedName(p.path);
-  const file = Deno.openSync(staged, { createNew: true, write: true, mode: FILE_PLACEHOLDER_MODE });
-  try {
-    const bytes = new TextEncoder().encode(p.text);
-    for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
-    file.close();
-    renameNoReplace(staged, p.path);
-  } catch (e) {
-    try {
-      file.close();
-    } catch {
-      // closed before the rename
-    }
-    Deno.removeSync(staged);
-    throw e;
+  } finally {
+    dir.close();
   }
 }
 

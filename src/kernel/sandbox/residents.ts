@@ -9,7 +9,7 @@ import type { SandboxHost } from "./probe.ts";
 import { blockPlaceholders, directoryPlaceholdersToMake } from "./placeholders.ts";
 import { guardProtection } from "./protection_guard.ts";
 import { Resident } from "./resident.ts";
-import { writableIn } from "./view.ts";
+import { type SandboxView, writableIn } from "./view.ts";
 
 /**
  * How long a resident whose last run or warm shell has exited stays up: long enough for the run
@@ -54,6 +54,8 @@ export class Residents {
   #stopping = new Set<Promise<void>>();
   /** Residents replaced while runs went on in them ({@link #retire}), with their entries. */
   #retiring = new Map<Resident, Entry>();
+  /** Sandboxes that are no resident (a PTY's), counted as writers until they end ({@link writing}). */
+  #others = new Set<{ view: SandboxView; ended: Promise<unknown> }>();
   #closed = false;
   /** The compiled launcher (`compiled_launcher.ts`), compiled when the first resident starts. */
   #launcher: Promise<string | null> | null = null;
@@ -192,7 +194,7 @@ export class Residents {
       : compiledLauncher(this.parent, host.cc, this.#compiling.signal);
     const launcher = this.#launcher;
     const start = (): Promise<Resident> =>
-      this.#writers(sandboxing).residents.length === 0
+      this.#writers(sandboxing).waits.length === 0
         ? launcher.then((compiled) => {
           // a compile the shutdown stopped: no sandbox is started for it
           if (this.#closed) throw new Error("the kernel is shutting down");
@@ -248,14 +250,29 @@ export class Residents {
   }
 
   /**
-   * The residents, of any session, with a run going on that may write where `sandboxing` would
-   * make a directory placeholder now, and those paths: a placeholder there would land under the
-   * run (its `git init` found a directory at `.git/config`).
+   * Counts a sandbox that is no resident (a PTY's) as one with a run going on ({@link #writers})
+   * until `ended` settles: its program may write where a new sandbox would make a placeholder, as a
+   * resident's run may. Not counted, an agent's program in its PTY swapped a fresh placeholder (or
+   * its directory) for a link, and the kernel's chmod and bwrap's mkdir of a bind's destination
+   * followed it to files and directories of the human's (P-SBX-3).
    */
-  #writers(sandboxing: Sandboxing): { paths: string[]; residents: Resident[] } {
+  writing(view: SandboxView, ended: Promise<unknown>): void {
+    const entry = { view, ended };
+    this.#others.add(entry);
+    ended.finally(() => this.#others.delete(entry));
+  }
+
+  /**
+   * The sandboxes, of any session, with a run going on that may write where `sandboxing` would
+   * make a directory placeholder now (each as what settles when it may no longer: a resident's
+   * calm, a PTY's end), and those paths: a placeholder there would land under the run (its `git
+   * init` found a directory at `.git/config`), which may swap it for a link.
+   */
+  #writers(sandboxing: Sandboxing): { paths: string[]; waits: Promise<unknown>[] } {
     const paths = directoryPlaceholdersToMake(sandboxing.view.protection);
     const hit = new Set<string>();
-    const residents: Resident[] = [];
+    const waits: Promise<unknown>[] = [];
+    if (paths.length === 0) return { paths: [], waits };
     // a retiring one's runs go on too (#retire)
     for (
       const { resident, sandboxing: other } of [
@@ -263,12 +280,17 @@ export class Residents {
         ...this.#retiring.values(),
       ]
     ) {
-      if (paths.length === 0 || resident === null || !resident.busy) continue;
+      if (resident === null || !resident.busy) continue;
       const writes = paths.filter((path) => writableIn(other.view, path));
-      if (writes.length > 0) residents.push(resident);
+      if (writes.length > 0) waits.push(resident.calm());
       for (const path of writes) hit.add(path);
     }
-    return { paths: [...hit], residents };
+    for (const { view, ended } of this.#others) {
+      const writes = paths.filter((path) => writableIn(view, path));
+      if (writes.length > 0) waits.push(ended);
+      for (const path of writes) hit.add(path);
+    }
+    return { paths: [...hit], waits };
   }
 
   /**
@@ -279,7 +301,7 @@ export class Residents {
   async afterWriters(session: string, sandboxing: Sandboxing): Promise<void> {
     const deadline = performance.now() + PLACEHOLDER_WAIT_MS;
     let told = false;
-    for (let w = this.#writers(sandboxing); w.residents.length > 0; w = this.#writers(sandboxing)) {
+    for (let w = this.#writers(sandboxing); w.waits.length > 0; w = this.#writers(sandboxing)) {
       const left = deadline - performance.now();
       if (left <= 0) {
         throw new RpcError(
@@ -293,7 +315,7 @@ export class Residents {
         this.log(`a sandbox of session ${session} waits for runs that may write ${w.paths}`);
       }
       told = true;
-      await within(Promise.race(w.residents.map((resident) => resident.calm())), left);
+      await within(Promise.race(w.waits), left);
     }
   }
 

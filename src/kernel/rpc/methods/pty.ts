@@ -93,6 +93,15 @@ export const PTY_METHODS: MethodSpec[] = [
       });
       if (entry.pty.exit !== null) lease.release();
     }
+    if (sandbox !== null && entry.pty.exit === null) {
+      // its program may write where a later sandbox would make a placeholder (P-SBX-6)
+      const ended = Promise.withResolvers<void>();
+      entry.pty.onEvent((state) => {
+        if (state.exit !== null) ended.resolve();
+      });
+      if (entry.pty.exit !== null) ended.resolve();
+      kernel.residents.writing(sandbox.view, ended.promise);
+    }
     const { pty } = entry;
     return { pty_id: entry.id, pid: pty.pid, cols: pty.cols, rows: pty.rows, cmd: pty.cmd };
   }),
