@@ -4,7 +4,7 @@
  * `posix_spawn.ts` and a PTY's master (`pty/libc.ts`). All calls except {@link waitReadable} are
  * synchronous on the calling thread so `errno` can be read right after them.
  */
-import { C_FACTS, cFacts } from "./c_library.ts";
+import { C_FACTS, cFacts, openCLibrary } from "./c_library.ts";
 
 const C = cFacts(Deno.build.os) ?? C_FACTS.linux;
 /** poll() events bit: readable (same value on Linux and macOS). */
@@ -46,6 +46,24 @@ export function errno(): number {
   const get = libc()[C.errnoFn] as () => Deno.PointerValue;
   const p = get();
   return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
+}
+
+/**
+ * A getter of the C library opened with `symbols` at its first call (on Linux only, when
+ * `linuxOnly`), null where it cannot be: {@link errno}'s library is loaded with it, since loading
+ * that after a failed call could change errno.
+ */
+export function lazyCLibrary<S extends Deno.ForeignLibraryInterface>(
+  symbols: S,
+  linuxOnly: boolean,
+): () => Deno.DynamicLibrary<S>["symbols"] | null {
+  let lib: Deno.DynamicLibrary<S>["symbols"] | null | undefined;
+  return () => {
+    if (lib !== undefined) return lib;
+    lib = linuxOnly && Deno.build.os !== "linux" ? null : openCLibrary(symbols)?.symbols ?? null;
+    errno();
+    return lib;
+  };
 }
 
 /** Reads into `buf`: the byte count (0 at end of file), or `-errno` on failure. */

@@ -4,8 +4,7 @@
  * and swap a directory of the path for a link between the kernel's scan and its mkdir, which then
  * made the entry in whatever directory of the human's the link named (P-SBX-3).
  */
-import { openCLibrary } from "../bash/c_library.ts";
-import { closeFd, cString, errno } from "../bash/fd_calls.ts";
+import { closeFd, cString, errno, lazyCLibrary } from "../bash/fd_calls.ts";
 
 /** openat2(2)'s number (the same on every Linux architecture), AT_FDCWD. */
 const OPENAT2 = 437, AT_FDCWD = -100;
@@ -18,14 +17,8 @@ const symbols = {
   syscall: { parameters: ["i64", "i64", "buffer", "buffer", "i64"], result: "i64" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
-let lib: Deno.DynamicLibrary<typeof symbols>["symbols"] | null | undefined;
-
-function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
-  if (lib !== undefined) return lib;
-  lib = Deno.build.os === "linux" ? openCLibrary(symbols)?.symbols ?? null : null;
-  errno(); // loads errno's library now: loading it after a failed call could change errno
-  return lib;
-}
+/** The C library's syscall on Linux, or null where there is none. */
+const libc = lazyCLibrary(symbols, true);
 
 /** A directory reached without a symlink: `at(name)` names an entry in exactly that directory. */
 export interface AnchoredDir {

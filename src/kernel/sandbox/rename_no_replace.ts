@@ -3,8 +3,7 @@
  * that name find nothing or the whole file, never one being written, and what is there already
  * (made meanwhile by the user, a tool, another kernel) is never replaced, as `O_EXCL` keeps it.
  */
-import { openCLibrary } from "../bash/c_library.ts";
-import { cString, errno } from "../bash/fd_calls.ts";
+import { cString, errno, lazyCLibrary } from "../bash/fd_calls.ts";
 
 /** renameat2(2): the current directory as the base of a relative path; the flag to fail on EEXIST. */
 const AT_FDCWD = -100, RENAME_NOREPLACE = 1;
@@ -15,16 +14,8 @@ const symbols = {
   renameat2: { parameters: ["i32", "buffer", "i32", "buffer", "u32"], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
-let lib: Deno.DynamicLibrary<typeof symbols>["symbols"] | null | undefined;
-
-/** The C library's renameat2 on Linux, or null where there is none. */
-function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
-  if (lib !== undefined) return lib;
-  // null also for a C library without renameat2 (glibc before 2.28)
-  lib = Deno.build.os === "linux" ? openCLibrary(symbols)?.symbols ?? null : null;
-  errno(); // loads errno's library now: loading it after a failed call could change errno
-  return lib;
-}
+/** The C library's renameat2 on Linux, or null where there is none (glibc before 2.28 too). */
+const libc = lazyCLibrary(symbols, true);
 
 /**
  * Renames `from` to `to` (same file system) when nothing is at `to`; throws

@@ -5,8 +5,7 @@
  * directory for a link between the two calls, and the kernel's chmod then changed the mode of the
  * file that link names, outside every grant (P-SBX-3).
  */
-import { openCLibrary } from "../bash/c_library.ts";
-import { cString, errno } from "../bash/fd_calls.ts";
+import { cString, errno, lazyCLibrary } from "../bash/fd_calls.ts";
 
 /** errno: the name is taken (Linux and macOS alike). */
 const EEXIST = 17;
@@ -15,15 +14,8 @@ const symbols = {
   mkdir: { parameters: ["buffer", "u32"], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
-let lib: Deno.DynamicLibrary<typeof symbols>["symbols"] | null | undefined;
-
 /** The C library's mkdir, or null where it cannot be loaded. */
-function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
-  if (lib !== undefined) return lib;
-  lib = openCLibrary(symbols)?.symbols ?? null;
-  errno(); // loads errno's library now: loading it after a failed call could change errno
-  return lib;
-}
+const libc = lazyCLibrary(symbols, false);
 
 /**
  * Makes the directory `path` with `mode` less the process's umask, special bits included, by one
