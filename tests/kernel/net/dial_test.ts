@@ -7,29 +7,7 @@ import assert from "node:assert/strict";
 import { connectFirst } from "../../../src/kernel/net/dial.ts";
 import { needsLinux } from "../../_support/host.ts";
 import { delay } from "../../_support/wait.ts";
-
-/** Listens at each address on one port with a backlog it fills itself; prints the port. */
-const DEAF = String.raw`
-import socket, sys
-port = 0
-held = []
-for address in sys.argv[1:]:
-    s = socket.socket()
-    s.bind((address, port))
-    s.listen(0)
-    port = s.getsockname()[1]
-    held.append(s)
-    while True:
-        c = socket.socket()
-        c.settimeout(0.5)
-        try:
-            c.connect((address, port))
-            held.append(c)
-        except socket.timeout:
-            break
-print(port, flush=True)
-sys.stdin.read()
-`;
+import { deafListeners } from "../../_support/deaf_listener.ts";
 
 /** How many sockets of this host wait for a SYN's answer from `port` (/proc/net/tcp state 02). */
 function synSentTo(port: number): number {
@@ -52,16 +30,8 @@ Deno.test({
       "127.0.0.7",
       "127.0.0.8",
     ];
-    const deaf = new Deno.Command("python3", {
-      args: ["-c", DEAF, ...addresses],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
+    const { port, stop } = await deafListeners(addresses);
     try {
-      const line = await deaf.stdout.pipeThrough(new TextDecoderStream()).getReader().read();
-      const port = Number(line.value?.trim());
-      assert.ok(port > 0, line.value);
       const before = synSentTo(port);
       const dialing = connectFirst(addresses, port, performance.now() + 2_500);
       await delay(1000);
@@ -72,10 +42,7 @@ Deno.test({
       assert.match(result.unreachable, /^127\.0\.0\.3 did not answer within \d s; 127\.0\.0\.4 /);
       assert.match(result.unreachable, /more addresses not tried/);
     } finally {
-      deaf.kill("SIGKILL");
-      await deaf.status;
-      await deaf.stdout.cancel().catch(() => {});
-      await deaf.stdin.close().catch(() => {});
+      await stop();
     }
   },
 });

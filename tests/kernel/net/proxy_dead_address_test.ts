@@ -13,54 +13,21 @@ import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principa
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
+import { deafListeners } from "../../_support/deaf_listener.ts";
 import { sandboxNet } from "../../../src/kernel/net/destinations.ts";
 import { PROXY_SOCKET } from "../../../src/kernel/net/inside.ts";
 import { NetProxy } from "../../../src/kernel/net/proxy.ts";
 
 const ADDRESSES = ["127.0.0.3", "127.0.0.4", "127.0.0.5"];
 
-/**
- * Listens on one port at each address with a backlog it fills itself, so that every further
- * connect waits unanswered; prints the port, then holds until killed.
- */
-const DEAF = String.raw`
-import socket, sys
-port = 0
-held = []
-for address in sys.argv[1:]:
-    s = socket.socket()
-    s.bind((address, port))
-    s.listen(0)
-    port = s.getsockname()[1]
-    held.append(s)
-    while True:
-        c = socket.socket()
-        c.settimeout(0.5)
-        try:
-            c.connect((address, port))
-            held.append(c)
-        except socket.timeout:
-            break
-print(port, flush=True)
-sys.stdin.read()
-`;
-
 hostTest(
   "P-NET-1 P-NET-2 curl to a granted name whose three addresses never accept gets the proxy's answer naming the name and what each address tried did, not 'Empty reply from server' when the 30 s handshake limit cut it off",
   NEEDS_TIER_B ?? NEEDS_ROOT,
   async () => {
-    const deaf = new Deno.Command("python3", {
-      args: ["-c", DEAF, ...ADDRESSES],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
+    const { port, stop } = await deafListeners(ADDRESSES);
     const box = await sandbox();
     let k: TestKernel | undefined;
     try {
-      const line = await deaf.stdout.pipeThrough(new TextDecoderStream()).getReader().read();
-      const port = Number(line.value?.trim());
-      assert.ok(port > 0, line.value);
       const proj = `${box.dir}/home/proj`;
       await Deno.mkdir(proj);
       // the name, and each of its loopback addresses (a name may lead to one only when granted)
@@ -89,10 +56,7 @@ hostTest(
     } finally {
       if (k) await k.cleanup();
       else await box.cleanup();
-      deaf.kill("SIGKILL");
-      await deaf.status;
-      await deaf.stdout.cancel().catch(() => {});
-      await deaf.stdin.close().catch(() => {});
+      await stop();
     }
   },
 );
