@@ -1,5 +1,6 @@
 import { UsageError } from "./src/protocol/usage_error.ts";
 import { VERSION } from "./src/protocol/version.ts";
+import { terminalJson } from "./src/protocol/unshowable.ts";
 import {
   type Command,
   EnvReader,
@@ -40,7 +41,8 @@ async function main(args: string[]): Promise<number> {
     config = resolveConfig(command.flags, new EnvReader(log));
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    log(`shoal-mcp: ${errorText(e)}`);
+    // The argument it repeats may hold escape sequences a terminal would run (K-CLI-3's rule).
+    log(`shoal-mcp: ${terminalJson(errorText(e))}`);
     log((await import("./src/mcp/help.ts")).USAGE);
     return 2;
   }

@@ -7,6 +7,7 @@ import { runRelay } from "./cli/relay.ts";
 import { parseServeArgs } from "./cli/serve_args.ts";
 import { UsageError } from "../protocol/cli_args.ts";
 import { StartupError } from "./daemon/socket_prep.ts";
+import { printCliError } from "./cli/cli_error.ts";
 
 // The daemon and the token and approval commands are imported when run: the relay, started
 // once per facade connection, then loads only what connecting needs.
@@ -51,14 +52,14 @@ async function main(argv: string[]): Promise<number> {
     return await serve(opts, dir, socket);
   } catch (e) {
     if (e instanceof UsageError) {
-      console.error(`shoal-kernel: ${e.message}\n${USAGE}`);
+      printCliError(e.message, USAGE);
       return 2;
     }
     if (e instanceof StartupError) {
-      console.error(`shoal-kernel: ${e.message}`);
+      printCliError(e.message);
       return e.status;
     }
-    console.error(`shoal-kernel: ${e instanceof Error ? e.message : String(e)}`);
+    printCliError(e instanceof Error ? e.message : String(e));
     return 1;
   }
 }

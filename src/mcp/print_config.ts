@@ -3,6 +3,7 @@ import { type Command, EnvReader } from "./config.ts";
 import { provision, ProvisionError } from "./onboard.ts";
 import { projectSession } from "../protocol/project_session.ts";
 import { RELEASE_KERNEL } from "./permissions.ts";
+import { terminalJson } from "../protocol/unshowable.ts";
 
 /**
  * `--print-config`: provisions the sandboxed agent and prints its configuration (M-ONB-1), or
@@ -39,7 +40,7 @@ export async function printConfig(
     return 0;
   } catch (e) {
     if (!(e instanceof ProvisionError)) throw e;
-    log(`shoal-mcp: ${e.message}; nothing printed`);
+    log(`shoal-mcp: ${terminalJson(e.message)}; nothing printed`);
     return 1;
   }
 }

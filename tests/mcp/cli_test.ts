@@ -151,6 +151,27 @@ Deno.test("M-CLI-4/5: --version prints one line, --help names every option, vari
   });
 });
 
+Deno.test("M-CLI-2/K-CLI-3: a usage or provisioning error repeats the argument with its controls as \\u escapes, not raw for the terminal to run", async () => {
+  await withBox(async (box) => {
+    const osc = "\x1b]52;c;aGk=\x07"; // sets the terminal's clipboard
+    for (
+      const args of [
+        [`--bogus${osc}`],
+        ["--session", `s${osc}`],
+        ["--print-config", "claude-desktop", "--project", `${box.dir}/none${osc}`],
+      ]
+    ) {
+      const out = await run(`${REPO}/bin/shoal-mcp`, args, box.env());
+      assert.notEqual(out.code, 0, args.join(" "));
+      assert.ok(
+        !out.stderr.includes("\x1b") && !out.stderr.includes("\x07"),
+        `${JSON.stringify(args)}: ${JSON.stringify(out.stderr)}`,
+      );
+      assert.ok(out.stderr.includes("\\u001b]52"), `${JSON.stringify(args)}: ${out.stderr}`);
+    }
+  });
+});
+
 /** The command and PATH a printed `--as-human` configuration names. */
 function parsePrinted(client: string, text: string): { command: string; path: string } {
   if (client === "claude-code") {

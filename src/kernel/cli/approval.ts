@@ -4,6 +4,7 @@ import { compactJson } from "../../protocol/rpc.ts";
 import { RpcConnection } from "../../protocol/rpc_client.ts";
 import { SESSION_NAME, socketPath } from "../../protocol/socket_path.ts";
 import { checkTrustedPath } from "../../protocol/trusted_path.ts";
+import { printCliError } from "./cli_error.ts";
 import { terminalJson } from "../../protocol/unshowable.ts";
 
 /** Parsed `approve` / `deny` / `approvals` arguments (K-CLI-3). */
@@ -45,7 +46,7 @@ export async function runApprovalCommand(command: string, args: string[]): Promi
     conn = await RpcConnection.connect(path);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    console.error(terminalJson(`shoal-kernel: cannot reach ${path}: ${why}`));
+    printCliError(`cannot reach ${path}: ${why}`);
     return 1;
   }
   try {
@@ -68,7 +69,7 @@ export async function runApprovalCommand(command: string, args: string[]): Promi
     const message = e instanceof RpcError
       ? `${e.message} (${e.code})`
       : String(e instanceof Error ? e.message : e);
-    console.error(`shoal-kernel: ${terminalJson(message)}`);
+    printCliError(message);
     return 1;
   } finally {
     conn.close();

@@ -17,6 +17,7 @@ import { grantProject, type ProjectGrant } from "../policy/project_profile.ts";
 import { detectSandbox } from "../sandbox/probe.ts";
 import { isExecutableFile } from "../bash/executable_file.ts";
 import { PERL } from "../net/inside.ts";
+import { printCliError } from "./cli_error.ts";
 
 const USAGE = "usage: shoal-kernel onboard <principal> [--project DIR]";
 
@@ -79,10 +80,10 @@ export async function runOnboardCommand(
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
-      console.error(`shoal-kernel: ${e.message}\n${USAGE}`);
+      printCliError(e.message, USAGE);
       return 2;
     }
-    console.error(`shoal-kernel: ${e instanceof Error ? e.message : String(e)}`);
+    printCliError(e instanceof Error ? e.message : String(e));
     return 1;
   }
 }

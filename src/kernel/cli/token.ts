@@ -3,6 +3,7 @@ import { stateDir, type StateDirEnv } from "../../protocol/state_dir.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
 import { TokenInputError } from "../auth/token_input.ts";
 import { TokenStore } from "../auth/tokens.ts";
+import { printCliError } from "./cli_error.ts";
 
 const USAGE =
   `usage: shoal-kernel token create <principal> <profile> [--cap CAP]... [--ttl SECONDS] [--state-dir DIR]
@@ -52,10 +53,10 @@ function tokenCommand(args: string[], env: StateDirEnv): number {
     return 0;
   } catch (err) {
     if (err instanceof UsageError || err instanceof TokenInputError) {
-      console.error(`shoal-kernel: ${err.message}\n${USAGE}`);
+      printCliError(err.message, USAGE);
       return 2;
     }
-    console.error(`shoal-kernel: ${err instanceof Error ? err.message : String(err)}`);
+    printCliError(err instanceof Error ? err.message : String(err));
     return 1;
   }
 }

@@ -93,3 +93,30 @@ Deno.test("M-CLI-4/K-CLI-1: shoal-kernel --version is one line, --help explains 
     await box.cleanup();
   }
 });
+
+Deno.test("K-CLI-3: every kernel command's error repeats arguments with their controls as \\u escapes, not raw for the terminal to run", async () => {
+  const box = await sandbox();
+  try {
+    // OSC 52 sets the terminal's clipboard; such text may be pasted from an agent's words.
+    const osc = "\x1b]52;c;aGk=\x07";
+    for (
+      const args of [
+        [`--bogus${osc}`],
+        ["--session", `s${osc}`],
+        ["--state-dir", `/proc/none${osc}`],
+        ["token", "revoke", `id${osc}`],
+        ["onboard", `agent:x${osc}`],
+      ]
+    ) {
+      const run = await kernelCli(box, args);
+      assert.notEqual(run.code, 0, args.join(" "));
+      assert.ok(
+        !run.stderr.includes("\x1b") && !run.stderr.includes("\x07"),
+        `${JSON.stringify(args)}: ${JSON.stringify(run.stderr)}`,
+      );
+      assert.ok(run.stderr.includes("\\u001b]52"), `${JSON.stringify(args)}: ${run.stderr}`);
+    }
+  } finally {
+    await box.cleanup();
+  }
+});
