@@ -66,12 +66,12 @@ async function prepareParent(choice: SocketChoice, uid: number): Promise<void> {
   const path = choice.path;
   const parent = parentOf(path);
   await refuseSymlinks(parent, choice.root);
-  let existed = true;
-  try {
-    await Deno.lstat(parent);
-  } catch {
-    existed = false;
-    await Deno.mkdir(parent, { recursive: true, mode: 0o700 });
+  const found = await Deno.lstat(parent).catch(() => null);
+  const existed = found !== null;
+  if (found === null) await Deno.mkdir(parent, { recursive: true, mode: 0o700 });
+  else if (!found.isDirectory) {
+    // refused before the chmod below: it changed the file's mode (/dev/null's, for root)
+    throw new StartupError(1, `socket directory ${parent} is not a directory`);
   }
   const info = await Deno.stat(parent);
   if (info.uid !== uid) {

@@ -64,3 +64,20 @@ Deno.test({
     }
   },
 });
+
+Deno.test("G-SOCK-3 step 1: a --socket whose parent is a file is refused before any chmod: the file's mode stays (a root kernel given --socket /dev/null/k.sock set /dev/null to 0700)", async () => {
+  const box = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-sockparent-" }));
+  const file = `${box}/notes.txt`;
+  await Deno.writeTextFile(file, "mine");
+  await Deno.chmod(file, 0o644);
+  try {
+    await assert.rejects(
+      prepareSocket({ path: `${file}/k.sock`, explicit: true, root: "/" }, Deno.uid()!),
+      (e: Error) => e.message.includes(`${file} is not a directory`),
+    );
+    assert.equal(await mode(file), 0o644);
+    assert.equal(await Deno.readTextFile(file), "mine");
+  } finally {
+    await Deno.remove(box, { recursive: true });
+  }
+});
