@@ -72,9 +72,12 @@ export class Cas {
     return join(this.casDir, hex.slice(0, 2), hex.slice(2, 4), hex);
   }
 
-  /** A fresh, unused path under `tmp/` for a spool or staging file. */
+  /**
+   * A fresh, unused path under `tmp/` for a spool or staging file, `spool-<pid>-<random>`: a
+   * killed kernel's spools are then the next one's to remove (blanks.ts), as its blanks are.
+   */
   tmpPath(): string {
-    return join(this.tmpDir, randomBytes(16).toString("hex"));
+    return join(this.tmpDir, `spool-${Deno.pid}-${randomBytes(16).toString("hex")}`);
   }
 
   /** Takes new blobs' staging files and fan-out directories from `blanks` from now on. */
