@@ -15,6 +15,7 @@ import type {
   JournalStart,
 } from "./entry.ts";
 import { headOf } from "./head.ts";
+import { fileIdentity } from "../store/file_identity.ts";
 import type { JournalQuery } from "./query_params.ts";
 import { journalQuerySql } from "./query_sql.ts";
 
@@ -454,17 +455,6 @@ function addApprovedBy(db: DatabaseSync): void {
 /** Where a state directory's journal lives (J-1). */
 function journalPath(stateDir: string): string {
   return `${stateDir}/journal.db`;
-}
-
-/** The (device, inode) of the file at `path`, or null when there is none. */
-function fileIdentity(path: string): string | null {
-  try {
-    const info = Deno.statSync(path);
-    return `${info.dev}:${info.ino}`;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
 }
 
 /** Makes the next row id of `db` greater than `lastId`, unless it is already. */
