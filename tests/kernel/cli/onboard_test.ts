@@ -9,7 +9,8 @@ import { kernelCli } from "../../_support/principals.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, type Sandbox, sandbox } from "../../_support/sandbox.ts";
-import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { hostTest, NEEDS_TIER_B, needsLinux } from "../../_support/host.ts";
+import { mountTmpfs, unmount } from "../../_support/tmpfs.ts";
 import { exists } from "../../_support/paths.ts";
 
 async function withBox(fn: (box: Sandbox) => Promise<void>): Promise<void> {
@@ -396,3 +397,38 @@ Deno.test("M-ONB-1: onboards run at the same time (a set-up script printing ever
     }
   });
 });
+
+hostTest(
+  "M-ONB-1/G-STATE-3: an onboard on a full file system leaves the policy file as it was (none, or the old one) and nothing beside it, and succeeds once space is freed: it left an empty leash.jsonc, which every later onboard and kernel start refused as malformed",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withBox(async (box) => {
+      const config = `${box.dir}/home/.config`;
+      await Deno.mkdir(config, { mode: 0o700 });
+      assert.equal(mountTmpfs(config, "1m"), null);
+      try {
+        const projects = [`${box.dir}/one`, `${box.dir}/two`];
+        for (const project of projects) await Deno.mkdir(project);
+        const fill = () =>
+          new Deno.Command("dd", { args: ["if=/dev/zero", `of=${config}/ballast`, "bs=4k"] })
+            .outputSync();
+        const leftBeside = () => [...Deno.readDirSync(`${config}/shoal`)].map((e) => e.name);
+        // no policy yet, then one to edit
+        for (const [i, project] of projects.entries()) {
+          const before = i === 0 ? null : Deno.readTextFileSync(policyOf(box));
+          fill();
+          const full = await onboard(box, "agent:a", "--project", project);
+          assert.equal(full.code, 1, full.stderr);
+          assert.match(full.stderr, /No space left on device/);
+          assert.equal(exists(policyOf(box)) ? Deno.readTextFileSync(policyOf(box)) : null, before);
+          assert.deepEqual(leftBeside(), before === null ? [] : ["leash.jsonc"]);
+          Deno.removeSync(`${config}/ballast`);
+          const freed = await onboard(box, "agent:a", "--project", project);
+          assert.equal(freed.code, 0, freed.stderr);
+          assert.ok(Deno.readTextFileSync(policyOf(box)).includes(project));
+        }
+      } finally {
+        unmount(config);
+      }
+    }),
+);
