@@ -3,6 +3,7 @@
  * a running kernel taking the agent it added without a restart, in its project.
  */
 import assert from "node:assert/strict";
+import { statfsSync } from "node:fs";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { kernelCli } from "../../_support/principals.ts";
@@ -429,6 +430,35 @@ hostTest(
         }
       } finally {
         unmount(config);
+      }
+    }),
+);
+
+hostTest(
+  "M-ONB-1/G-STATE-2: an onboard whose agent secret cannot be recorded (the state directory filled up after the token store's write) leaves no temporary file in the state directory, and succeeds once space is freed",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withBox(async (box) => {
+      const state = `${box.dir}/state`;
+      assert.equal(mountTmpfs(state, "1m"), null);
+      try {
+        const project = `${box.dir}/proj`;
+        await Deno.mkdir(project);
+        // one page left: tokens.json takes it, agent_secrets.json finds none
+        const { bavail, bsize } = statfsSync(state);
+        new Deno.Command("dd", {
+          args: ["if=/dev/zero", `of=${state}/ballast`, `bs=${bsize}`, `count=${bavail - 1}`],
+        }).outputSync();
+        const full = await onboard(box, "agent:a", "--project", project);
+        assert.equal(full.code, 1, full.stderr);
+        assert.match(full.stderr, /No space left on device.*agent_secrets/);
+        const names = [...Deno.readDirSync(`${state}/shoal`)].map((e) => e.name);
+        assert.deepEqual(names.filter((n) => n.endsWith(".tmp")), [], names.join(" "));
+        Deno.removeSync(`${state}/ballast`);
+        const freed = await onboard(box, "agent:a", "--project", project);
+        assert.equal(freed.code, 0, freed.stderr);
+      } finally {
+        unmount(state);
       }
     }),
 );
