@@ -2,6 +2,7 @@
 // afresh, or moving the journal aside): the rows of later runs must still be there after a
 // restart (J-5), and the durable channels' seq go on rising for those who follow them (K-EVT-7).
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { launchKernel, startKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { collectEvents } from "../../_support/events.ts";
@@ -74,3 +75,37 @@ Deno.test("J-5 a run going on while journal.db is removed has its row finished i
     await k.cleanup();
   }
 });
+
+for (const removed of ["journal.db", "journal.db and its -wal and -shm"]) {
+  Deno.test(`J-5 rows written after ${removed} was removed outlive a SIGKILL of the kernel, in an intact journal`, async () => {
+    const k = await startKernel();
+    const state = `${k.box.dir}/state/shoal`;
+    try {
+      const conn = await k.attach();
+      await conn.request("exec", { src: "echo before" });
+      const suffixes = removed === "journal.db" ? [""] : ["", "-wal", "-shm"];
+      for (const suffix of suffixes) Deno.removeSync(`${state}/journal.db${suffix}`);
+      await conn.request("exec", { src: "echo after-1" });
+      await conn.request("exec", { src: "echo after-2" });
+      k.child.kill("SIGKILL");
+      await k.stop();
+      const next = await launchKernel(k.box, ["--socket", k.socket], k.socket);
+      try {
+        const rows = await (await next.attach()).request("journal.query", {}) as Rec[];
+        assert.deepEqual(rows.map((r) => r.src), ["echo after-2", "echo after-1"]);
+      } finally {
+        await next.stop();
+      }
+      const db = new DatabaseSync(`${state}/journal.db`, { readOnly: true });
+      try {
+        assert.deepEqual(db.prepare("PRAGMA integrity_check").all().map((r) => r.integrity_check), [
+          "ok",
+        ]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await k.cleanup();
+    }
+  });
+}
