@@ -49,3 +49,13 @@ export function stringOption(parsed: ParsedArgs, name: string): string | undefin
   const value = parsed.values[name];
   return typeof value === "string" ? value : undefined;
 }
+
+/**
+ * A path option's value, or undefined when absent. An empty one names no file and is a usage
+ * error: read as absent, `--socket ''` served (or reached) the default socket instead.
+ */
+export function pathOption(parsed: ParsedArgs, name: string): string | undefined {
+  const value = stringOption(parsed, name);
+  if (value === "") throw new UsageError(`--${name} must not be empty`);
+  return value;
+}

@@ -6,6 +6,7 @@
  * every sandbox (P-SBX-3), the same protection the token store itself has.
  */
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
 import { TokenStore } from "./tokens.ts";
 
 /** The token an onboarded agent uses, and whether it was made just now. */
@@ -50,13 +51,18 @@ function readSecrets(path: string): SecretsFile {
   return parsed as SecretsFile;
 }
 
+/** Replaces the file by rename; a failed write (a full disk) leaves no temporary file behind. */
 function writeSecrets(dir: string, path: string, file: SecretsFile): void {
   const temp = `${dir}/.agent_secrets.json.${randomBytes(8).toString("hex")}.tmp`;
-  Deno.writeTextFileSync(temp, JSON.stringify(file, null, 2) + "\n", {
-    createNew: true,
-    mode: 0o600,
-  });
-  Deno.renameSync(temp, path);
+  try {
+    Deno.writeTextFileSync(temp, JSON.stringify(file, null, 2) + "\n", {
+      createNew: true,
+      mode: 0o600,
+    });
+    Deno.renameSync(temp, path);
+  } finally {
+    rmSync(temp, { force: true });
+  }
 }
 
 /**

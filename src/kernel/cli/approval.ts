@@ -1,4 +1,4 @@
-import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
+import { parseCommandArgs, pathOption, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { RpcError } from "../../protocol/errors.ts";
 import { compactJson } from "../../protocol/rpc.ts";
 import { RpcConnection } from "../../protocol/rpc_client.ts";
@@ -29,7 +29,7 @@ function parseApprovalArgs(command: string, args: string[]): ApprovalArgs {
   return {
     planRef: parsed.positionals[0],
     reason: stringOption(parsed, "reason"),
-    socket: stringOption(parsed, "socket"),
+    socket: pathOption(parsed, "socket"),
     session,
   };
 }

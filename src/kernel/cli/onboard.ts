@@ -4,7 +4,7 @@
  * user's policy file, reuses or creates its token, and prints one line of JSON for the facade to
  * turn into a client configuration; each change is one line on stderr.
  */
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync, rmSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { stateDir } from "../../protocol/state_dir.ts";
@@ -309,20 +309,31 @@ function planPolicy(path: string, principal: string, project: string): PolicyPla
 
 /**
  * Writes a planned grant: a new file is created 0600 in a 0700 directory; an existing one is
- * edited and replaced by rename (through a symlink, at its target), keeping its mode. Returns the
- * change line, or null when nothing changed.
+ * edited and replaced by rename (through a symlink, at its target), keeping its mode. Either is
+ * written whole to a temporary file first, which a failure removes: written in place on a full
+ * disk, a new policy was left empty, and every later onboard and kernel start refused it as
+ * malformed (G-STATE-3). Returns the change line, or null when nothing changed.
  */
 function writePolicy({ path, target, text, grant }: PolicyPlan): string | null {
   if (grant.change === null) return null;
-  if (text === null) {
-    ensurePrivateDir(dirname(path));
-    Deno.writeTextFileSync(path, grant.text, { createNew: true, mode: 0o600 });
-  } else {
-    const mode = (Deno.statSync(target).mode ?? 0o600) & 0o777;
-    const temp = `${dirname(target)}/.leash.jsonc.${crypto.randomUUID()}.tmp`;
-    Deno.writeTextFileSync(temp, grant.text, { createNew: true, mode });
+  if (text === null) ensurePrivateDir(dirname(path));
+  const mode = text === null ? 0o600 : (Deno.statSync(target).mode ?? 0o600) & 0o777;
+  const temp = `${dirname(target)}/.leash.jsonc.${crypto.randomUUID()}.tmp`;
+  try {
+    const file = Deno.openSync(temp, { createNew: true, write: true, mode });
+    try {
+      const bytes = new TextEncoder().encode(grant.text);
+      for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
+      file.syncSync();
+    } finally {
+      file.close();
+    }
     Deno.chmodSync(temp, mode);
-    Deno.renameSync(temp, target);
+    // a new file must not replace one made meanwhile: a link fails where the name is taken
+    if (text === null) Deno.linkSync(temp, path);
+    else Deno.renameSync(temp, target);
+  } finally {
+    rmSync(temp, { force: true });
   }
   return `policy: ${grant.change}`;
 }

@@ -7,7 +7,7 @@
 import type { ByteWriter } from "../../protocol/frame_writer.ts";
 import type { ByteReader } from "../../protocol/framing.ts";
 import { READ_CHUNK } from "../../protocol/limits.ts";
-import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
+import { parseCommandArgs, pathOption, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import {
   isUnreachable,
   RELAY_UNREACHABLE,
@@ -37,7 +37,7 @@ export async function runRelay(args: string[]): Promise<number> {
   const uid = Deno.uid() ?? 0;
   const { path, root } = socketPath(
     session,
-    stringOption(parsed, "socket"),
+    pathOption(parsed, "socket"),
     Deno.env.toObject(),
     uid,
   );

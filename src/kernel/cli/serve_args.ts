@@ -1,4 +1,4 @@
-import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
+import { parseCommandArgs, pathOption, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { SESSION_NAME } from "../../protocol/socket_path.ts";
 
 /** Options of `shoal-kernel [serve]` (K-CLI-1). */
@@ -25,9 +25,9 @@ export function parseServeArgs(args: string[]): ServeArgs {
   if (!SESSION_NAME.test(session)) throw new UsageError(`invalid session name: ${session}`);
   return {
     session,
-    socket: stringOption(parsed, "socket"),
-    stateDir: stringOption(parsed, "state-dir"),
-    policy: stringOption(parsed, "policy"),
-    bash: stringOption(parsed, "bash"),
+    socket: pathOption(parsed, "socket"),
+    stateDir: pathOption(parsed, "state-dir"),
+    policy: pathOption(parsed, "policy"),
+    bash: pathOption(parsed, "bash"),
   };
 }

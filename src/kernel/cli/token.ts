@@ -1,4 +1,4 @@
-import { parseCommandArgs, stringOption, UsageError } from "../../protocol/cli_args.ts";
+import { parseCommandArgs, pathOption, stringOption, UsageError } from "../../protocol/cli_args.ts";
 import { stateDir, type StateDirEnv } from "../../protocol/state_dir.ts";
 import { ensurePrivateDir } from "../auth/private_dir.ts";
 import { TokenInputError } from "../auth/token_input.ts";
@@ -81,7 +81,7 @@ function parseTokenArgs(command: string | undefined, rest: string[]): TokenArgs 
   const out: TokenArgs = {
     positional: parsed.positionals,
     caps: (parsed.values.cap as string[] | undefined) ?? [],
-    stateDir: stringOption(parsed, "state-dir"),
+    stateDir: pathOption(parsed, "state-dir"),
   };
   const ttl = stringOption(parsed, "ttl");
   if (ttl !== undefined) {

@@ -25,6 +25,7 @@ import { KILL_GRACE_MS } from "../../protocol/limits.ts";
 import type { Attachment } from "../session/attachment.ts";
 import { currentGrants, type Grants } from "../policy/grants.ts";
 import { dirIdentity } from "../store/remade_dir.ts";
+import { KernelLog } from "./kernel_log.ts";
 
 /** Fixed facts a kernel runs with. */
 export interface KernelConfig {
@@ -66,7 +67,7 @@ export class Kernel implements KernelServices {
   readonly residents: Residents;
   /** The filtering proxy of sandboxes with a network, started on first need (P-NET-1). */
   readonly net: NetProxy;
-  #logFile: Deno.FsFile | null = null;
+  #log: KernelLog | null = null;
   /** The identity of the state directory's `tmp/` as last seen ({@link checkTmp}). */
   #tmpIdentity: string;
 
@@ -109,13 +110,9 @@ export class Kernel implements KernelServices {
       (channel) => this.bus.retire(channel),
     );
     try {
-      this.#logFile = Deno.openSync(`${config.stateDir}/kernel.log`, {
-        create: true,
-        append: true,
-        mode: 0o600,
-      });
+      this.#log = new KernelLog(`${config.stateDir}/kernel.log`);
     } catch {
-      this.#logFile = null;
+      this.#log = null;
     }
     const left = keepPlaceholderRecords(config.stateDir);
     for (const path of left.removed) {
@@ -164,11 +161,7 @@ export class Kernel implements KernelServices {
     } catch {
       // stderr closed (detached kernel)
     }
-    try {
-      this.#logFile?.writeSync(bytes);
-    } catch {
-      // log file unavailable
-    }
+    this.#log?.write(bytes);
   }
 
   /**
@@ -237,6 +230,6 @@ export class Kernel implements KernelServices {
     this.scratch.clear();
     await this.blanks.close();
     this.journal.close();
-    this.#logFile?.close();
+    this.#log?.close();
   }
 }

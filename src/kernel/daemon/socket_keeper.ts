@@ -19,6 +19,8 @@ import { ENTRY_EVENTS, INOTIFY_SYMBOLS, ONLY_THIS_DIR } from "../bash/inotify.ts
 /** How often, and how far apart, a reclaim that failed for a moment is tried again (5 s in all). */
 const RETRIES = 50;
 const RETRY_MS = 100;
+/** How often the path is looked at when its directory cannot be watched ({@link pollWatch}). */
+const POLL_MS = 1000;
 
 /** A started keeper: `stop` ends the watch and waits for a reclaim under way. */
 export interface SocketKeeper {
@@ -78,6 +80,16 @@ function fsWatch(dir: string, changed: () => void): DirWatch {
   return { close: () => watcher.close() };
 }
 
+/**
+ * Calls `changed` every {@link POLL_MS}: where no watch can be placed (the user's inotify
+ * instances, 128 by default, used up by editors and file watchers), a kernel whose socket was
+ * removed never took it back.
+ */
+function pollWatch(changed: () => void): DirWatch {
+  const timer = setInterval(changed, POLL_MS);
+  return { close: () => clearInterval(timer) };
+}
+
 /** The directory holding `path`, which is absolute or relative to the working directory. */
 function directoryOf(path: string): string {
   const i = path.lastIndexOf("/");
@@ -112,7 +124,11 @@ export function keepSocket(
       watched = Deno.statSync(dir).ino;
       watcher = inotifyWatch(dir, check) ?? fsWatch(dir, check);
     } catch (e) {
-      log(`cannot watch ${dir} for the socket's removal: ${(e as Error).message}`);
+      log(
+        `cannot watch ${dir} for the socket's removal: ${(e as Error).message}; looking at it ` +
+          `every ${POLL_MS} ms instead`,
+      );
+      watcher = pollWatch(check);
     }
   };
 

@@ -1,9 +1,9 @@
-import { statfsSync } from "node:fs";
+import { mkdirSync, statfsSync } from "node:fs";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { JOURNAL_SRC_BYTES } from "../../protocol/limits.ts";
 import { reportEffects } from "../policy/effect_report.ts";
 import type { BusEvent } from "../events/bus_event.ts";
-import { type DurableLog, NARROWING_MEMBER } from "../events/durable_log.ts";
+import { DURABLE_CHANNELS, type DurableLog, NARROWING_MEMBER } from "../events/durable_log.ts";
 import { nowNs } from "../events/now_ns.ts";
 import { pathObject } from "../values/path_object.ts";
 import { utf8Decoder, utf8Length, utf8Prefix } from "../../protocol/utf8.ts";
@@ -15,6 +15,7 @@ import type {
   JournalStart,
 } from "./entry.ts";
 import { headOf } from "./head.ts";
+import { fileIdentity } from "../store/file_identity.ts";
 import type { JournalQuery } from "./query_params.ts";
 import { journalQuerySql } from "./query_sql.ts";
 
@@ -94,17 +95,30 @@ export class Journal implements DurableLog {
   readonly #statements = new Map<string, StatementSync>();
   /** Rows of ended runs whose closing write failed ({@link leaveUnfinished}). */
   readonly #left = new Set<number>();
+  /**
+   * Rows started and not finished yet: the id {@link start} returned, and the row's id in the
+   * open file, another once {@link #follow} carried the row over to a new file.
+   */
+  readonly #unfinished = new Map<number, number>();
+  /** The seq each durable channel's events reached in files since removed ({@link #follow}). */
+  readonly #seqFloor = new Map<string, number>();
 
-  private constructor(private readonly db: DatabaseSync) {}
+  private constructor(
+    private db: DatabaseSync,
+    private readonly stateDir: string,
+    /** The (device, inode) of the open file. */
+    private identity: string,
+  ) {}
 
   /**
    * Opens (creating if needed) `<stateDir>/journal.db`, mode 0600, WAL (J-1). A failure names
    * the file: "file is not a database" alone left its reader to guess which.
    */
   static open(stateDir: string): Journal {
-    const path = `${stateDir}/journal.db`;
+    const path = journalPath(stateDir);
     try {
-      return new Journal(openDatabase(path));
+      const db = openDatabase(path);
+      return new Journal(db, stateDir, fileIdentity(path)!);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       throw new Error(
@@ -115,6 +129,14 @@ export class Journal implements DurableLog {
 
   /** Inserts the row of a run that is starting; returns its id. */
   start(row: JournalStart): number {
+    this.#follow();
+    const id = this.#insert(row);
+    this.#unfinished.set(id, id);
+    return id;
+  }
+
+  /** Inserts an unfinished row; returns its id. */
+  #insert(row: JournalStart): number {
     const kinds = new Set(row.effects.map((effect) => effect.kind));
     return this.#transaction(() => {
       const inserted = this.#prepare(
@@ -146,8 +168,9 @@ export class Journal implements DurableLog {
    * `{entry_id, session, principal, head, ok}` (§9.2, J-6). Returns the stored event for the bus
    * (`EventBus.publishStored`).
    */
-  finish(id: number, result: JournalFinish): BusEvent {
-    return this.#transaction(() => {
+  finish(started: number, result: JournalFinish): BusEvent {
+    const id = this.#unfinished.get(started) ?? started;
+    const event = this.#transaction(() => {
       const row = this.#prepare(
         `UPDATE entries SET dur_ns = ?, status = ?, ok = ?, outputs = ?
          WHERE id = ? AND dur_ns IS NULL
@@ -168,6 +191,8 @@ export class Journal implements DurableLog {
         ok: result.ok,
       });
     });
+    this.#unfinished.delete(started);
+    return event;
   }
 
   /**
@@ -200,9 +225,9 @@ export class Journal implements DurableLog {
     const ts = nowNs();
     const row = this.#prepare(
       `INSERT INTO events (channel, seq, ts_ns, payload)
-       SELECT ?, coalesce(max(seq), -1) + 1, ?, ? FROM events WHERE channel = ?
+       SELECT ?, max(coalesce(max(seq), -1), ?) + 1, ?, ? FROM events WHERE channel = ?
        RETURNING seq`,
-    ).get(channel, ts, JSON.stringify(payload), channel) as Row;
+    ).get(channel, this.#seqFloor.get(channel) ?? -1, ts, JSON.stringify(payload), channel) as Row;
     return { channel, seq: Number(row.seq), ts, payload };
   }
 
@@ -237,16 +262,24 @@ export class Journal implements DurableLog {
     }));
   }
 
-  /** The highest stored seq of `channel`, or -1 when it has none. */
+  /**
+   * The highest stored seq of `channel`, or -1 when it has none; at least the seq its events
+   * reached in journal files since removed.
+   */
   lastSeq(channel: string): number {
     const row = this.#prepare(
       "SELECT coalesce(max(seq), -1) AS seq FROM events WHERE channel = ?",
     ).get(channel) as Row;
-    return Number(row.seq);
+    return Math.max(Number(row.seq), this.#seqFloor.get(channel) ?? -1);
   }
 
   /** `journal.query` (K-JQ-1..4): the rows of {@link journalQuerySql}, newest first. */
   query(query: JournalQuery, scope: JournalScope): JournalEntry[] {
+    try {
+      this.#follow();
+    } catch {
+      // a new file cannot be made now (a full disk): the next run's start says so; read this one
+    }
     const { sql, args } = journalQuerySql(query, scope);
     const statement = this.db.prepare(sql);
     statement.setReadBigInts(true);
@@ -256,6 +289,39 @@ export class Journal implements DurableLog {
   /** Closes the database (the kernel's shutdown path, G-SOCK-8). */
   close(): void {
     this.db.close();
+  }
+
+  /**
+   * Opens `journal.db` again when it is no longer the file this journal has open: removed (its
+   * user clearing the state directory) or moved aside, the rows written to the open file were
+   * gone at the next restart (J-5). Row ids and durable event seqs go on from the old file's
+   * (K-EVT-7), and the rows of runs still going are carried over, to be finished in the new one.
+   */
+  #follow(): void {
+    const path = journalPath(this.stateDir);
+    if (this.db.isTransaction || fileIdentity(path) === this.identity) return;
+    const old = this.db;
+    const last = old.prepare("SELECT coalesce(max(id), 0) AS id FROM entries").get() as Row;
+    const going = [...this.#unfinished].map(([started, id]) =>
+      [started, startOf(old, id)] as const
+    );
+    for (const channel of DURABLE_CHANNELS) this.#seqFloor.set(channel, this.lastSeq(channel));
+    mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
+    const db = openDatabase(path);
+    try {
+      raiseNextId(db, Number(last.id));
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    this.db = db;
+    this.identity = fileIdentity(path)!;
+    this.#statements.clear();
+    old.close();
+    for (const [started, row] of going) {
+      if (row === undefined) this.#unfinished.delete(started);
+      else this.#unfinished.set(started, this.#insert(row));
+    }
   }
 
   /** The prepared statement of `sql`, prepared once. */
@@ -384,6 +450,41 @@ function addApprovedBy(db: DatabaseSync): void {
   if (!columns.some((c) => c.name === "approved_by")) {
     db.exec("ALTER TABLE entries ADD COLUMN approved_by TEXT");
   }
+}
+
+/** Where a state directory's journal lives (J-1). */
+function journalPath(stateDir: string): string {
+  return `${stateDir}/journal.db`;
+}
+
+/** Makes the next row id of `db` greater than `lastId`, unless it is already. */
+function raiseNextId(db: DatabaseSync, lastId: number): void {
+  const row = db.prepare(
+    "SELECT coalesce(max(seq), 0) AS seq FROM sqlite_sequence WHERE name = 'entries'",
+  ).get() as Row;
+  if (Number(row.seq) >= lastId) return;
+  db.exec("DELETE FROM sqlite_sequence WHERE name = 'entries'");
+  db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('entries', ?)").run(lastId);
+}
+
+/** The start of unfinished row `id` of `db`, as {@link Journal.start} was given it. */
+function startOf(db: DatabaseSync, id: number): JournalStart | undefined {
+  const statement = db.prepare(
+    `SELECT session, principal, ts_ns, cwd, CAST(src AS BLOB) AS src, effects, approved_by
+     FROM entries WHERE id = ? AND dur_ns IS NULL`,
+  );
+  statement.setReadBigInts(true);
+  const row = statement.get(id) as Row | undefined;
+  if (row === undefined) return undefined;
+  return {
+    session: row.session as string,
+    principal: row.principal as string,
+    ts_ns: row.ts_ns as bigint,
+    cwd: row.cwd as Uint8Array,
+    src: storedText(row.src),
+    effects: JSON.parse(row.effects as string),
+    approved_by: row.approved_by as string | null,
+  };
 }
 
 /** A stored source cut to its K-JQ-4 wire form: 16384 bytes at a scalar boundary, then `…`. */

@@ -10,15 +10,16 @@ export const FILES = 4;
  */
 export const DIRS = 4;
 /**
- * Names of blanks, `blank-<pid of the kernel that made them>-<random>`, and of the scratch
- * directories of bash runs, `run-<pid>-<random>` (bash/scratch_pool.ts), of resident sandboxes,
+ * Names of blanks, `blank-<pid of the kernel that made them>-<random>`, of output spools made
+ * when no blank was ready, `spool-<pid>-<random>` (store/cas.ts), of the scratch directories of
+ * bash runs, `run-<pid>-<random>` (bash/scratch_pool.ts), of resident sandboxes,
  * `sandbox-<pid>-…` (their runs' sources and state FIFOs, sandbox/resident.ts), of the proxy's
  * sockets, `net-<pid>-…` (net/proxy.ts), and of PTY start gates, `gate-<pid>-…`
  * (sandbox/start_gate.ts), and the launcher being compiled, `launcher-<hash>.<pid>`
  * (sandbox/compiled_launcher.ts; its compiler finishes after a killed kernel): a killed kernel
  * leaves them all.
  */
-const NAME = /^(?:(?:blank|run|sandbox|net|gate)-(\d+)-|launcher-[0-9a-f]+\.(\d+)$)/;
+const NAME = /^(?:(?:blank|spool|run|sandbox|net|gate)-(\d+)-|launcher-[0-9a-f]+\.(\d+)$)/;
 
 /**
  * Empty 0600 files and 0700 directories in `tmp/`, made ahead of need off the event loop. Making

@@ -58,11 +58,22 @@ export class Cas {
     this.tmpDir = join(stateDir, "tmp");
   }
 
-  /** Opens the store of a state directory, creating `cas/` and `tmp/` (0700) when missing. */
+  /**
+   * Opens the store of a state directory, creating `cas/` and `tmp/` (0700) when missing. Throws
+   * when they lie on two file systems (one a link elsewhere): no spool could be renamed into
+   * place (J-4), and a kernel serving anyway ran every exec and then failed it, its output lost.
+   */
   static async open(stateDir: string): Promise<Cas> {
     const cas = new Cas(stateDir);
     await mkdir(cas.casDir, { recursive: true, mode: 0o700 });
     await mkdir(cas.tmpDir, { recursive: true, mode: 0o700 });
+    if ((await stat(cas.casDir)).dev !== (await stat(cas.tmpDir)).dev) {
+      throw new Error(
+        `${cas.casDir} and ${cas.tmpDir} are on different file systems: outputs are spooled in ` +
+          "tmp/ and renamed into cas/ (G-STATE-2); move them back onto one file system, or " +
+          "link the whole state directory elsewhere instead",
+      );
+    }
     return cas;
   }
 
@@ -72,9 +83,12 @@ export class Cas {
     return join(this.casDir, hex.slice(0, 2), hex.slice(2, 4), hex);
   }
 
-  /** A fresh, unused path under `tmp/` for a spool or staging file. */
+  /**
+   * A fresh, unused path under `tmp/` for a spool or staging file, `spool-<pid>-<random>`: a
+   * killed kernel's spools are then the next one's to remove (blanks.ts), as its blanks are.
+   */
   tmpPath(): string {
-    return join(this.tmpDir, randomBytes(16).toString("hex"));
+    return join(this.tmpDir, `spool-${Deno.pid}-${randomBytes(16).toString("hex")}`);
   }
 
   /** Takes new blobs' staging files and fan-out directories from `blanks` from now on. */

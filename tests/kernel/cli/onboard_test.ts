@@ -3,13 +3,15 @@
  * a running kernel taking the agent it added without a restart, in its project.
  */
 import assert from "node:assert/strict";
+import { statfsSync } from "node:fs";
 import { exec } from "../../_support/exec.ts";
 import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { kernelCli } from "../../_support/principals.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, type Sandbox, sandbox } from "../../_support/sandbox.ts";
-import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { hostTest, NEEDS_TIER_B, needsLinux } from "../../_support/host.ts";
+import { mountTmpfs, unmount } from "../../_support/tmpfs.ts";
 import { exists } from "../../_support/paths.ts";
 
 async function withBox(fn: (box: Sandbox) => Promise<void>): Promise<void> {
@@ -396,3 +398,67 @@ Deno.test("M-ONB-1: onboards run at the same time (a set-up script printing ever
     }
   });
 });
+
+hostTest(
+  "M-ONB-1/G-STATE-3: an onboard on a full file system leaves the policy file as it was (none, or the old one) and nothing beside it, and succeeds once space is freed: it left an empty leash.jsonc, which every later onboard and kernel start refused as malformed",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withBox(async (box) => {
+      const config = `${box.dir}/home/.config`;
+      await Deno.mkdir(config, { mode: 0o700 });
+      assert.equal(mountTmpfs(config, "1m"), null);
+      try {
+        const projects = [`${box.dir}/one`, `${box.dir}/two`];
+        for (const project of projects) await Deno.mkdir(project);
+        const fill = () =>
+          new Deno.Command("dd", { args: ["if=/dev/zero", `of=${config}/ballast`, "bs=4k"] })
+            .outputSync();
+        const leftBeside = () => [...Deno.readDirSync(`${config}/shoal`)].map((e) => e.name);
+        // no policy yet, then one to edit
+        for (const [i, project] of projects.entries()) {
+          const before = i === 0 ? null : Deno.readTextFileSync(policyOf(box));
+          fill();
+          const full = await onboard(box, "agent:a", "--project", project);
+          assert.equal(full.code, 1, full.stderr);
+          assert.match(full.stderr, /No space left on device/);
+          assert.equal(exists(policyOf(box)) ? Deno.readTextFileSync(policyOf(box)) : null, before);
+          assert.deepEqual(leftBeside(), before === null ? [] : ["leash.jsonc"]);
+          Deno.removeSync(`${config}/ballast`);
+          const freed = await onboard(box, "agent:a", "--project", project);
+          assert.equal(freed.code, 0, freed.stderr);
+          assert.ok(Deno.readTextFileSync(policyOf(box)).includes(project));
+        }
+      } finally {
+        unmount(config);
+      }
+    }),
+);
+
+hostTest(
+  "M-ONB-1/G-STATE-2: an onboard whose agent secret cannot be recorded (the state directory filled up after the token store's write) leaves no temporary file in the state directory, and succeeds once space is freed",
+  needsLinux("a tmpfs mount") ?? (Deno.uid() === 0 ? null : "needs root to mount a tmpfs"),
+  () =>
+    withBox(async (box) => {
+      const state = `${box.dir}/state`;
+      assert.equal(mountTmpfs(state, "1m"), null);
+      try {
+        const project = `${box.dir}/proj`;
+        await Deno.mkdir(project);
+        // one page left: tokens.json takes it, agent_secrets.json finds none
+        const { bavail, bsize } = statfsSync(state);
+        new Deno.Command("dd", {
+          args: ["if=/dev/zero", `of=${state}/ballast`, `bs=${bsize}`, `count=${bavail - 1}`],
+        }).outputSync();
+        const full = await onboard(box, "agent:a", "--project", project);
+        assert.equal(full.code, 1, full.stderr);
+        assert.match(full.stderr, /No space left on device.*agent_secrets/);
+        const names = [...Deno.readDirSync(`${state}/shoal`)].map((e) => e.name);
+        assert.deepEqual(names.filter((n) => n.endsWith(".tmp")), [], names.join(" "));
+        Deno.removeSync(`${state}/ballast`);
+        const freed = await onboard(box, "agent:a", "--project", project);
+        assert.equal(freed.code, 0, freed.stderr);
+      } finally {
+        unmount(state);
+      }
+    }),
+);

@@ -44,6 +44,31 @@ Deno.test("K-CLI-1: unknown flags, missing values, operands and bad sessions are
   }
 });
 
+Deno.test("K-CLI-1: an empty path (--socket, --state-dir, --policy, --bash) is a usage error (exit 2), not the default: --socket '' served the default socket and --bash '' the default bash, --state-dir '' exited 1", async () => {
+  for (const name of ["socket", "state-dir", "policy", "bash"]) {
+    for (const args of [[`--${name}`, ""], [`--${name}=`], [`--${name}=/x`, `--${name}=`]]) {
+      assert.throws(() => parseServeArgs(args), UsageError, args.join(" "));
+    }
+  }
+  const box = await sandbox();
+  try {
+    for (
+      const args of [
+        ["--state-dir="],
+        ["token", "list", "--state-dir="],
+        ["approvals", "--socket="],
+        ["connect", "--socket="],
+      ]
+    ) {
+      const run = await kernelCli(box, args);
+      assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+      assert.match(run.stderr, /must not be empty\nusage: shoal-kernel/, args.join(" "));
+    }
+  } finally {
+    await box.cleanup();
+  }
+});
+
 Deno.test("M-CLI-4/K-CLI-1: shoal-kernel --version is one line, --help explains and exits 0, bad usage exits 2", async () => {
   const box = await sandbox();
   try {

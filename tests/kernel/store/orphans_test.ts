@@ -66,3 +66,48 @@ Deno.test("G-STATE-2: scratch directories of a kernel killed mid-exec, with the 
     await (second ?? { cleanup: () => box.cleanup() }).cleanup();
   }
 });
+
+Deno.test("G-STATE-2: the output spools of a kernel killed while more runs wrote large output than it had blanks ready are gone from tmp/ once the next kernel starts", async () => {
+  const box = await sandbox();
+  const state = `${box.dir}/state/shoal`;
+  const marker = `sleep 300.${Deno.pid}${Date.now() % 1000}`;
+  const runs = 16;
+  const first = await startKernel([], box);
+  let second: TestKernel | undefined;
+  /** Files in tmp/ holding bytes: the spools of runs' output (blanks are empty). */
+  const spools = () =>
+    files(`${state}/tmp`).filter((path) => {
+      try {
+        return Deno.statSync(path).size > 0;
+      } catch {
+        return false; // moved into the CAS meanwhile
+      }
+    });
+  try {
+    const conn = await first.attach();
+    // Started at once, each past the 64 KiB a run's output is held in memory: each run spools.
+    await Promise.all(
+      Array.from(
+        { length: runs },
+        (_, i) =>
+          exec(conn, `head -c 200000 /dev/zero | tr '\\0' ${i}; ${marker}`, { async: true }),
+      ),
+    );
+    assert.ok(
+      await waitUntil(
+        () => pidsMentioning(marker).length >= runs && spools().length >= runs,
+        20000,
+      ),
+      `${spools().length} spools`,
+    );
+    first.child.kill("SIGKILL");
+    await first.stop();
+    for (const pid of pidsMentioning(marker)) Deno.kill(pid, "SIGKILL");
+    second = await startKernel([], box);
+    assert.deepEqual(spools(), []);
+  } finally {
+    for (const pid of pidsMentioning(marker)) Deno.kill(pid, "SIGKILL");
+    await first.stop();
+    await (second ?? { cleanup: () => box.cleanup() }).cleanup();
+  }
+});

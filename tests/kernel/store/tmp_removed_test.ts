@@ -6,20 +6,7 @@ import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
 import { dirAgent } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
-
-/**
- * `rm -rf` of `dir`, tried again while the kernel makes files in it meanwhile (its blanks), as
- * a user would run it again on "Directory not empty".
- */
-function removeTree(dir: string): void {
-  for (let tries = 1;; tries++) {
-    try {
-      return Deno.removeSync(dir, { recursive: true });
-    } catch (e) {
-      if (tries >= 50 || !(e instanceof Error && /not empty/i.test(e.message))) throw e;
-    }
-  }
-}
+import { removeTree } from "../../_support/remove_tree.ts";
 
 withKernel(
   "G-STATE-2/J-4 tmp/ removed while the kernel runs is made again at the next exec: small, spooled and background outputs are stored as before, in sessions with warm shells and idle scratch directories, and tmp/ is 0700 again",
