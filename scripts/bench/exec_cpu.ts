@@ -10,6 +10,8 @@
  * log in `<dir>` for `node --prof-process`); `FLAGS=<v8 flags>` replaces its flags (e.g. adding
  * `--perf-basic-prof`); `ATTACH=<command>` runs a command over the timed rounds with `{pid}` the
  * kernel's pid (e.g. `perf record -g -p {pid} -o <file>`, `strace -o <file> -p {pid}`).
+ * `SPACING=<ms>` waits that long before each timed call, as an agent calls and then thinks: the
+ * CPU an exec costs a kernel that idled meanwhile (caches gone cold) rather than one in a burst.
  */
 import { RpcConnection } from "../../src/protocol/rpc_client.ts";
 import { createToken, writePolicy } from "../../tests/_support/principals.ts";
@@ -24,6 +26,8 @@ const BASE = Deno.env.get("BASE");
 const ATTACH = Deno.env.get("ATTACH");
 /** `NOPOLICY=1`: no policy file (a human alone, as before onboarding), and so no agent rows. */
 const NOPOLICY = Deno.env.get("NOPOLICY") === "1";
+/** `SPACING=<ms>`: a pause before each timed call (take a smaller `N`: a block lasts N pauses). */
+const SPACING = Number(Deno.env.get("SPACING") ?? 0);
 
 /**
  * The CPU time of every thread of `pid` now, in ms: /proc's schedstat counts nanoseconds, where
@@ -132,7 +136,10 @@ try {
     const order = r % 2 === 0 ? rows : [...rows].reverse();
     for (const [label, s, conn, params] of order) {
       const before = cpuMs(s.kernel.child.pid);
-      for (let i = 0; i < N; i++) await conn.request("exec", params);
+      for (let i = 0; i < N; i++) {
+        if (SPACING > 0) await new Promise((resolve) => setTimeout(resolve, SPACING));
+        await conn.request("exec", params);
+      }
       const list = got.get(label) ?? [];
       list.push((cpuMs(s.kernel.child.pid) - before) / N);
       got.set(label, list);
@@ -142,7 +149,8 @@ try {
     attached.kill("SIGINT");
     await attached.status;
   }
-  console.log(`kernel CPU ms per exec, ${ROUNDS} rounds of ${N} (median [min..max])`);
+  const apart = SPACING > 0 ? `, ${SPACING} ms apart` : "";
+  console.log(`kernel CPU ms per exec, ${ROUNDS} rounds of ${N}${apart} (median [min..max])`);
   for (const [label] of rows) {
     const s = [...got.get(label)!].sort((a, b) => a - b);
     const cell = (x: number) => x.toFixed(3);

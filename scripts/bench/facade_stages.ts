@@ -16,7 +16,8 @@
  * All on the session `default`; rows take turns by blocks of 20 calls so that the machine's load
  * falls alike on each. --compare=<checkout> adds the tapped facade of another checkout (its
  * bin/shoal-mcp, e.g. a `git worktree add --detach /tmp/old main`) on the same kernel and tap.
- * Run: deno run -A scripts/bench/facade_stages.ts [--calls N] [--compare=<checkout>]
+ * `--spacing MS` waits that long before each timed call (the rows still take turns by blocks).
+ * Run: deno run -A scripts/bench/facade_stages.ts [--calls N] [--compare=<checkout>] [--spacing MS]
  */
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -30,9 +31,11 @@ import { readFrames } from "./stdout_frames.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { calls: { type: "string" }, compare: { type: "string" } },
+  options: { calls: { type: "string" }, compare: { type: "string" }, spacing: { type: "string" } },
 });
 const N = Number(values.calls ?? 400);
+/** `--spacing MS`: each timed call waits that long first, as an agent calls and then thinks. */
+const SPACING = Number(values.spacing ?? 0);
 const BLOCK = 20;
 const SRC = "echo hi";
 /** What the facade sends for `shoal_exec {src}` (M-TOOL-3, M-PROG-1). */
@@ -214,6 +217,7 @@ try {
   for (let block = 0; block < N / BLOCK; block++) {
     for (const [k, [, run]] of rows.entries()) {
       for (let i = 0; i < BLOCK; i++) {
+        if (SPACING > 0) await new Promise((resolve) => setTimeout(resolve, SPACING));
         const t0 = performance.now();
         await run();
         samples[k].push(performance.now() - t0);
