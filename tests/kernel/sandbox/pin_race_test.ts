@@ -31,11 +31,17 @@ while True:
     libc.syscall(nr, -100, a, -100, b, 2)
 `;
 
-/** Tries: each has a chance of the race landing in bwrap's window (about one in eight here). */
+/**
+ * Run by the agent's exec with try number `i`: lists `b<i>/` and writes a file there (a script,
+ * so that the static check sees no path through the racer's link and the sandbox starts).
+ */
+const LOOK = 'ls "b$1/" 2>/dev/null; echo x > "b$1/planted" 2>/dev/null; true';
+
+/** Tries: without the check, the race landed in bwrap's window in 2 to 4 of 24 here. */
 const TRIES = 24;
 
 hostTest(
-  "P-SBX-3/P-SBX-6 a pinned directory's bind shows the project's directory or the sandbox does not start: with b/ (holding .vscode) swapped for a link to a directory of the human's and back by the agent's PTY, no exec ever sees or writes the human's directory at b/",
+  "P-SBX-3/P-SBX-6 a pinned directory's bind shows the project's directory, or the sandbox does not start: with b/ (holding .vscode) swapped for a link to a directory of the human's and back by the agent's PTY, no exec ever sees or writes the human's directory at b/",
   NEEDS_TIER_B,
   async () => {
     const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
@@ -44,6 +50,7 @@ hostTest(
       const proj = `${home}/proj`;
       await Deno.mkdir(proj, { recursive: true });
       await Deno.writeTextFile(`${proj}/racer.py`, RACER);
+      await Deno.writeTextFile(`${proj}/look.sh`, LOOK);
       const human = await k.attach("work");
       await exec(human, `cd ${proj}`);
       const agent = await k.attach("work", token);
@@ -63,11 +70,10 @@ hostTest(
           (r) => (r.screen as string[]).some((row) => row.startsWith("ready")),
         );
         // a new view (b<i>/.vscode is new): a new sandbox, started while the racer swaps
-        const r = await exec(
-          agent,
-          `ls b${i}/ l${i}/ 2>/dev/null; echo x > b${i}/planted 2>/dev/null; true`,
-          { position: "value" },
-        ).then((o) => o.value as Rec, () => null);
+        const r = await exec(agent, `bash look.sh ${i}`, { position: "value" }).then(
+          (o) => o.value as Rec,
+          () => null, // its sandbox did not start (bwrap, or the kernel's check, refused it)
+        );
         await agent.request("pty.close", { pty_id: opened.pty_id });
         const out = r === null ? "" : ((r.out as Rec).v as string);
         if (out.includes("human-only")) seen.push(`try ${i + 1}: ${JSON.stringify(out)}`);
