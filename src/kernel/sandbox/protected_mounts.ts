@@ -7,6 +7,7 @@
 
 import { closeFd } from "../bash/fd_calls.ts";
 import { procStat } from "../bash/proc_stat.ts";
+import { anchorDir } from "./anchored_dir.ts";
 import { mountsChanged, mountTable, openMountTable } from "./mount_table.ts";
 
 /** How often, and how many times at most, an ending sandbox's init is looked at until it is gone. */
@@ -40,21 +41,52 @@ type Checked = {
   masks?: readonly string[];
 };
 
+/** The device and inode of what `path` names: `lstat`, so a symlink is itself; null when none. */
+function identity(path: string): string | null {
+  try {
+    const info = Deno.lstatSync(path);
+    return info.isSymlink ? null : `${info.dev}:${info.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+/** The {@link identity} of the host's entry at `path` reached with no symlink on the way. */
+function hostIdentity(path: string): string | null {
+  const slash = path.lastIndexOf("/");
+  let dir;
+  try {
+    dir = anchorDir(path.slice(0, slash) || "/");
+  } catch {
+    return null; // a symlink on the way now
+  }
+  try {
+    return identity(dir.at(path.slice(slash + 1)));
+  } finally {
+    dir.close();
+  }
+}
+
 /**
  * Throws unless every pin, protected path and mask of `protection` is a mount point of the
  * sandbox whose init is `init` (call it once the sandbox's command runs: its mounts are complete
- * then).
+ * then), and every pin and protected path shows the host's entry at that path. bwrap resolves a
+ * bind's source when it starts and mounts it later: a directory an agent's program swapped for a
+ * link to a directory of the human's and back meanwhile had that directory bound read-write at
+ * the pin's place (P-SBX-3).
  */
 export function checkProtection(init: number, protection: Checked): void {
-  const paths = [
-    ...protection.pins,
-    ...protection.paths.map((p) => p.path),
-    ...protection.masks ?? [],
-  ];
+  const bound = [...protection.pins, ...protection.paths.map((p) => p.path)];
+  const paths = [...bound, ...protection.masks ?? []];
   if (paths.length === 0) return;
   const points = mountPoints(init);
   const missing = paths.find((path) => !points.has(path));
   if (missing !== undefined) throw new Error(`protected path not in place: ${missing}`);
+  const other = bound.find((path) => {
+    const host = hostIdentity(path);
+    return host === null || identity(`/proc/${init}/root${path}`) !== host;
+  });
+  if (other !== undefined) throw new Error(`protected path shows another entry: ${other}`);
 }
 
 /**

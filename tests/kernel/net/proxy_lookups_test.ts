@@ -25,13 +25,16 @@ while True:
     s.recvfrom(2048)
 `;
 
-/** Opens N CONNECTs to N names below slow.test through the proxy and waits for their answers. */
+/**
+ * Opens N CONNECTs to N names below LABEL.slow.test through the proxy at PORT and waits for their
+ * answers (`slow.py N PORT LABEL`).
+ */
 const SLOW_CONNECTS = String.raw`
 import socket, sys, threading
 def one(i):
     try:
         s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
-        s.sendall(b"CONNECT n%d.slow.test:80 HTTP/1.1\r\nHost: x\r\n\r\n" % i)
+        s.sendall(b"CONNECT n%d.%s.slow.test:80 HTTP/1.1\r\nHost: x\r\n\r\n" % (i, sys.argv[3].encode()))
         s.settimeout(120)
         s.recv(100)
     except Exception:
@@ -44,44 +47,47 @@ for t in threads: t.join()
 
 const MISSING = NEEDS_TIER_B ?? NEEDS_ROOT;
 
-hostTest(
-  "P-NET-1 an agent's 40 connections to 40 granted names whose DNS never answers leave the proxy's lookups to others: another session's agent still reaches its granted localhost server through the proxy",
-  MISSING,
-  async () => {
-    const box = await sandbox();
-    const dnsAddress = "127.0.0.77";
-    const dns = new Deno.Command("python3", {
-      args: ["-c", SILENT_DNS, dnsAddress],
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      () => new Response("hello\n"),
-    );
-    let k: TestKernel | undefined;
-    try {
-      const line = await dns.stdout.pipeThrough(new TextDecoderStream()).getReader().read();
-      assert.equal(line.value?.trim(), "ready");
-      const proj = `${box.dir}/home/proj`;
-      await Deno.mkdir(proj);
-      const policy = {
-        "agent:slow": { ...PROJECT_AGENT, net_connect: ["*.slow.test:80"] },
-        // a port wildcard: no raw forward, the proxy (and its lookup of localhost) is the way
-        "agent:other": { ...PROJECT_AGENT, net_connect: ["localhost:*"] },
-      };
-      const slow = (await createToken(box, "agent:slow", "agent:slow")).secret;
-      const other = (await createToken(box, "agent:other", "agent:other")).secret;
-      // the kernel's own view of /etc/resolv.conf: the silent server
-      k = await kernelWithEtc(box, {
-        "resolv.conf": `nameserver ${dnsAddress}\noptions timeout:30 attempts:1\n`,
-      }, ["--policy", await writePolicy(box, policy)]);
-      const human = await k.attach("one");
-      await exec(human, `cd ${proj}`);
-      await exec(await k.attach("two"), `cd ${proj}`);
-      await Deno.writeTextFile(`${proj}/slow.py`, SLOW_CONNECTS);
-      const slowAgent = await k.attach("one", slow);
-      const started = await exec(slowAgent, 'python3 slow.py 40 "${HTTP_PROXY##*:}"', {
+/**
+ * Whether another session's agent still reaches its granted localhost server through the proxy
+ * while `slow` agents (each in a session of its own) hold `each` connections to granted names
+ * whose DNS never answers.
+ */
+async function otherServedBeside(slow: number, each: number): Promise<void> {
+  const box = await sandbox();
+  const dnsAddress = "127.0.0.77";
+  const dns = new Deno.Command("python3", {
+    args: ["-c", SILENT_DNS, dnsAddress],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("hello\n"),
+  );
+  let k: TestKernel | undefined;
+  try {
+    const line = await dns.stdout.pipeThrough(new TextDecoderStream()).getReader().read();
+    assert.equal(line.value?.trim(), "ready");
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    const policy: Rec = {
+      // a port wildcard: no raw forward, the proxy (and its lookup of localhost) is the way
+      "agent:other": { ...PROJECT_AGENT, net_connect: ["localhost:*"] },
+    };
+    for (let i = 0; i < slow; i++) {
+      policy[`agent:slow${i}`] = { ...PROJECT_AGENT, net_connect: ["*.slow.test:80"] };
+    }
+    const other = (await createToken(box, "agent:other", "agent:other")).secret;
+    // the kernel's own view of /etc/resolv.conf: the silent server
+    k = await kernelWithEtc(box, {
+      "resolv.conf": `nameserver ${dnsAddress}\noptions timeout:30 attempts:1\n`,
+    }, ["--policy", await writePolicy(box, policy)]);
+    await Deno.writeTextFile(`${proj}/slow.py`, SLOW_CONNECTS);
+    for (let i = 0; i < slow; i++) {
+      await exec(await k.attach(`slow${i}`), `cd ${proj}`);
+      const token = (await createToken(box, `agent:slow${i}`, `agent:slow${i}`)).secret;
+      const slowAgent = await k.attach(`slow${i}`, token);
+      const started = await exec(slowAgent, `python3 slow.py ${each} "\${HTTP_PROXY##*:}" a${i}`, {
         background: true,
       });
       const task = started.task as string;
@@ -90,24 +96,38 @@ hostTest(
         const r = await slowAgent.request("task.output", { task }) as Rec;
         return String(r.data).includes("opened");
       }, 30000);
-      const otherAgent = await k.attach("two", other);
-      const r = await exec(
-        otherAgent,
-        `curl -sS --max-time 10 http://localhost:${server.addr.port}/ 2>&1`,
-        { position: "value", timeout_ms: 60000 },
-      );
-      assert.equal(((r.value as Rec).out as Rec).v, "hello\n", JSON.stringify(r.value));
-    } finally {
-      if (k) await k.cleanup();
-      else await box.cleanup();
-      try {
-        dns.kill("SIGKILL");
-      } catch {
-        // gone
-      }
-      await dns.status;
-      await dns.stdout.cancel().catch(() => {});
-      await server.shutdown();
     }
-  },
+    await exec(await k.attach("two"), `cd ${proj}`);
+    const otherAgent = await k.attach("two", other);
+    const r = await exec(
+      otherAgent,
+      `curl -sS --max-time 20 http://localhost:${server.addr.port}/ 2>&1`,
+      { position: "value", timeout_ms: 60000 },
+    );
+    assert.equal(((r.value as Rec).out as Rec).v, "hello\n", JSON.stringify(r.value));
+  } finally {
+    if (k) await k.cleanup();
+    else await box.cleanup();
+    try {
+      dns.kill("SIGKILL");
+    } catch {
+      // gone
+    }
+    await dns.status;
+    await dns.stdout.cancel().catch(() => {});
+    await server.shutdown();
+  }
+}
+
+hostTest(
+  "P-NET-1 an agent's 40 connections to 40 granted names whose DNS never answers leave the proxy's lookups to others: another session's agent still reaches its granted localhost server through the proxy",
+  MISSING,
+  () => otherServedBeside(1, 40),
 );
+
+Deno.test({
+  name:
+    "P-NET-1 four agents holding two lookups each of granted names whose DNS never answers leave another agent's lookups a place [ignored: needs a SPEC decision: P-NET-1 says nothing of how the proxy shares its lookups; they hold the runtime's blocking threads until the resolver gives up, so the proxy runs 8 at once and 2 per principal, and four principals whose names DNS never answers (resolv.conf timeout 30 s) leave a fifth principal's lookup of localhost (a name /etc/hosts answers) waiting past the proxy's 15 s: run un-ignored, curl got \"shoal: cannot connect to localhost:PORT: found no address for localhost (its lookup failed or took over 15 s)\"; with three such principals it got hello. The same question as proxy_share_test's four principals holding their connections]",
+  ignore: true,
+  fn: () => otherServedBeside(4, 2),
+});
