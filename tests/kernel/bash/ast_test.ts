@@ -216,6 +216,16 @@ Deno.test("K-PARSE-3: error position is 1-based line/col on later lines; hint nu
   assert.ok(eof.hint !== null);
 });
 
+Deno.test("K-PARSE-3: col is the 1-based byte column of span.start, NUL bytes before it counted (`echo \\0\\0\\0 ;;` said col 7 for byte 9)", () => {
+  for (const src of ["echo \0\0\0 ;;", "\0)", "a\0b )", "echo ok\n\0\0 é )"]) {
+    const data = parseFailure(src).data as ParseErrorData;
+    const before = encoder.encode(src).subarray(0, data.span.start);
+    const lineStart = before.lastIndexOf(0x0a) + 1;
+    assert.equal(data.line, before.filter((b) => b === 0x0a).length + 1, JSON.stringify(src));
+    assert.equal(data.col, data.span.start - lineStart + 1, JSON.stringify(src));
+  }
+});
+
 Deno.test("K-PARSE-3: deep nesting is a bounded -32001, and the parser keeps working", () => {
   for (
     const src of [
