@@ -55,3 +55,27 @@ Deno.test("K-EFF-3 `echo<CR>z` runs the program named so, not the echo builtin: 
     await Deno.remove(outside, { recursive: true });
   }
 });
+
+Deno.test("K-EFF-3 `echo a\\<CR><LF>rm -f X` is two commands to bash (a backslash escapes the carriage return, the newline ends the line), one echo to the parser: an agent granted no deletion deleted a file outside its grants with it, explained as allow with no effects", async () => {
+  const outside = await Deno.makeTempDir({ prefix: "shoal-cr-victim-" });
+  const victim = `${outside}/victim`;
+  await Deno.writeTextFile(victim, "keep");
+  const { kernel, token } = await startKernelWithAgent("agent:cr", (box) => ({
+    fs: { read: [`${box.dir}/**`], write: [`${box.dir}/**`] },
+    proc_spawn: ["*"],
+    opaque: "deny",
+    auto_apply: "in-grant",
+    sandbox: false,
+  }));
+  try {
+    const agent = await kernel.attach("default", token);
+    const src = `echo a\\\r\nrm -f ${victim}`;
+    const explained = await agent.request("explain", { src }) as Rec;
+    assert.notEqual(explained.verdict, "allow", JSON.stringify(explained.effects));
+    assert.equal((await rpcError(agent.request("exec", { src }))).code, -32010);
+    assert.equal(await Deno.readTextFile(victim), "keep", "the agent's source deleted the file");
+  } finally {
+    await kernel.cleanup();
+    await Deno.remove(outside, { recursive: true });
+  }
+});
