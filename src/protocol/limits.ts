@@ -180,6 +180,12 @@ export const EFFECT_STRING_BYTES = 1024;
 /** Sources longer than this many UTF-16 code units are parsed off the event loop (E-4). */
 export const INLINE_PARSE_LIMIT = 8192;
 /**
+ * Sources of more words and operators than this are parsed and analysed off the event loop too
+ * (E-4): the analysis looks each command name up along the session PATH, ~0.8 ms each, so an 8 KB
+ * `a;a;…` of 4,096 commands held the event loop for 2-3 s.
+ */
+export const INLINE_PARSE_UNITS = 128;
+/**
  * Sources longer than this many UTF-16 code units are analysed by a worker of their own (E-4): at
  * most ~64 K words, well under a second of parsing, queue in the ordinary worker.
  */

@@ -1,12 +1,14 @@
 import { ErrorCode, type ErrorCodeValue, RpcError } from "../../protocol/errors.ts";
 import {
   INLINE_PARSE_LIMIT,
+  INLINE_PARSE_UNITS,
   LARGE_PARSE_SOURCE,
   WORKER_HEAP_LIMIT,
 } from "../../protocol/limits.ts";
 import { JsonText } from "../../protocol/rpc.ts";
 import { deriveEffects, type EffectAnalysis, type EffectState } from "./effects.ts";
 import { plainCommand } from "../bash/plain_command.ts";
+import { passesParseBudget } from "../bash/parse_budget.ts";
 
 /** A job for the analysis worker. */
 export interface AnalysisJob {
@@ -145,9 +147,9 @@ export function sendableAst(ast: unknown): unknown {
 
 /**
  * Parses `src` and, given `state`, derives its effects (K-PARSE-1, K-EFF-3). A source longer than
- * {@link INLINE_PARSE_LIMIT} code units is handled by a worker, so parsing, analysing and
- * serializing it never keep the event loop from answering other connections (E-4); the result is
- * the same either way. A syntax error rejects with the parser's `RpcError(-32001)`. The bash parser
+ * {@link INLINE_PARSE_LIMIT} code units, or of more than {@link INLINE_PARSE_UNITS} words and
+ * operators, is handled by a worker, so parsing, analysing and serializing it never keep the event
+ * loop from answering other connections (E-4); the result is the same either way. A syntax error rejects with the parser's `RpcError(-32001)`. The bash parser
  * is loaded on the first source that is not a plain command (issue 33): a kernel's first execs
  * are often plain, and loading it takes about 110 ms and 20 MiB.
  */
@@ -156,7 +158,7 @@ export async function analyzeOffLoop(
   state: EffectState | null,
   wantAst: boolean,
 ): Promise<ParsedSource> {
-  if (src.length <= INLINE_PARSE_LIMIT) {
+  if (src.length <= INLINE_PARSE_LIMIT && passesParseBudget(src, INLINE_PARSE_UNITS) < 0) {
     const ast = plainCommand(src) ?? (await import("../bash/recent_parses.ts")).parseRecent(src);
     return { ast, analysis: state === null ? null : deriveEffects(ast, src, state) };
   }
