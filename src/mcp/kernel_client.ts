@@ -80,13 +80,16 @@ export class KernelClient {
     };
   }
 
-  /** Sends one request on the main connection; kernel errors reject as {@link RpcError}. */
-  request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+  /**
+   * Sends one request on the main connection; kernel errors reject as {@link RpcError}. With
+   * `exact`, the result keeps numbers a double cannot hold ({@link RpcConnection.request}).
+   */
+  request(method: string, params: Record<string, unknown> = {}, exact = false): Promise<unknown> {
     const conn = this.#conn;
     // Connected: the request is written within this call, not after a turn of awaits.
     const reply = conn !== null && !conn.isClosed
-      ? conn.request(method, params)
-      : this.connection().then((c) => c.request(method, params));
+      ? conn.request(method, params, exact)
+      : this.connection().then((c) => c.request(method, params, exact));
     return reply.catch(disconnected);
   }
 

@@ -200,10 +200,18 @@ function readEnvelope(uri: string, r: unknown, contentOf: ContentOf): ReadResult
   };
 }
 
-/** Calls the kernel; a kernel error becomes `-32602 kernel error: …` with the error as data (M-RES-6). */
-async function call(kernel: KernelClient, method: string, params: Record<string, unknown>) {
+/**
+ * Calls the kernel; a kernel error becomes `-32602 kernel error: …` with the error as data
+ * (M-RES-6). With `exact`, numbers a double cannot hold are kept as the kernel wrote them.
+ */
+async function call(
+  kernel: KernelClient,
+  method: string,
+  params: Record<string, unknown>,
+  exact = false,
+) {
   try {
-    return await kernel.request(method, params);
+    return await kernel.request(method, params, exact);
   } catch (e) {
     if (e instanceof RpcError && !(e instanceof BridgeError)) {
       throw invalidParams(`kernel error: ${e.message}`, e.toObject());
@@ -303,7 +311,8 @@ export async function readResource(kernel: KernelClient, uri: string): Promise<R
         since: intParam(q, "since", -1),
         limit: intParam(q, "limit", 1),
       });
-      return readEnvelope(uri, await call(kernel, "events.read", params), "self");
+      // A user.* payload is shown exactly as published (§9.2), as its push forwards it (M-SUB-3).
+      return readEnvelope(uri, await call(kernel, "events.read", params, true), "self");
     }
     default:
       throw unknownResource(uri);

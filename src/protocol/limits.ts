@@ -179,6 +179,17 @@ export const EFFECT_REPORT_ITEMS = 100;
 export const EFFECT_STRING_BYTES = 1024;
 /** Sources longer than this many UTF-16 code units are parsed off the event loop (E-4). */
 export const INLINE_PARSE_LIMIT = 8192;
+/**
+ * Sources of more words and operators than this are parsed and analysed off the event loop too
+ * (E-4): the analysis looks each command name up along the session PATH, ~0.8 ms each, so an 8 KB
+ * `a;a;…` of 4,096 commands held the event loop for 2-3 s.
+ */
+export const INLINE_PARSE_UNITS = 128;
+/**
+ * Sources longer than this many UTF-16 code units are analysed by a worker of their own (E-4): at
+ * most ~64 K words, well under a second of parsing, queue in the ordinary worker.
+ */
+export const LARGE_PARSE_SOURCE = 64 * 1024;
 /** Heap in bytes past which the analysis worker is replaced after its job, freeing its memory (E-4). */
 export const WORKER_HEAP_LIMIT = 64 * 1024 * 1024;
 /**

@@ -110,13 +110,13 @@ const EXACT_NODE_LIMIT = 65536;
 
 /**
  * Whether `value` holds a number that JSON.parse may have changed: an integer past 2^53, one past
- * the double range (Infinity) or -0. False for more than {@link EXACT_NODE_LIMIT} values (a
+ * the double range (Infinity) or -0. False for more than `budget` values (by default {@link
+ * EXACT_NODE_LIMIT}: a
  * payload that large is refused for its size anyway), so that the source-keeping parse of
  * {@link exactParams} never walks more than that.
  */
-function roundsNumbers(value: unknown): boolean {
+function roundsNumbers(value: unknown, budget = EXACT_NODE_LIMIT): boolean {
   const stack = [value];
-  let budget = EXACT_NODE_LIMIT;
   let rounds = false;
   while (stack.length > 0) {
     const v = stack.pop();
@@ -131,6 +131,29 @@ function roundsNumbers(value: unknown): boolean {
     }
   }
   return rounds;
+}
+
+/**
+ * The `result` decoded from the response frame `bytes`, parsed again from its source text with
+ * every number JSON.parse changed as RawJSON of its source, when it holds one; else `result`
+ * itself. For a reply that shows a `user.*` payload, "exactly the published payload" (§9.2),
+ * whatever its size: its numbers are looked at all, and only its text is parsed again.
+ */
+export function exactResult(bytes: Uint8Array, result: unknown): unknown {
+  if (!roundsNumbers(result, Infinity)) return result;
+  let source: string | undefined;
+  try {
+    source = memberSource(decodeUtf8(bytes), "result");
+  } catch {
+    return result; // not UTF-8: it would not have decoded
+  }
+  if (source === undefined) return result;
+  try {
+    const { value, sources } = parseKeepingSources(`[${source}]`);
+    return verbatim(value as object, "0", sources);
+  } catch {
+    return result; // RangeError: the reviver and the copy recurse once per level
+  }
 }
 
 /**

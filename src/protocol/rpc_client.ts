@@ -2,7 +2,7 @@ import { RpcError, type RpcErrorObject } from "./errors.ts";
 import { type ByteWriter, FrameWriter } from "./frame_writer.ts";
 import { type EventValues, eventValues } from "./event_frame.ts";
 import { type ByteReader, LineFramer } from "./framing.ts";
-import { decodeFrame, encodeFrame } from "./rpc.ts";
+import { decodeFrame, encodeFrame, exactResult } from "./rpc.ts";
 import { FRAME_LIMIT, READ_CHUNK, REPLY_NESTING_LIMIT } from "./limits.ts";
 
 /** Raised for requests that cannot complete because the connection closed. */
@@ -49,6 +49,8 @@ export interface ByteStream extends ByteReader, ByteWriter {
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
+  /** Whether its result keeps the numbers JSON.parse would change (see {@link exactResult}). */
+  exact: boolean;
 }
 
 /**
@@ -91,8 +93,16 @@ export class RpcConnection {
     return this.#done;
   }
 
-  /** Sends a request and resolves with its result; kernel errors reject as {@link RpcError}. */
-  request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+  /**
+   * Sends a request and resolves with its result; kernel errors reject as {@link RpcError}.
+   * With `exact`, numbers a double cannot hold (past 2^53, past its range, -0) come as RawJSON
+   * of the kernel's text (W-NUM-1), which JSON.stringify writes back as they were.
+   */
+  request(
+    method: string,
+    params: Record<string, unknown> = {},
+    exact = false,
+  ): Promise<unknown> {
     if (this.#closed) return Promise.reject(new ConnectionClosedError());
     const id = this.#nextId++;
     const frame = encodeFrame({ jsonrpc: "2.0", id, method, params });
@@ -100,7 +110,7 @@ export class RpcConnection {
       return Promise.reject(new OversizeRequestError(method, frame.length - 1));
     }
     const reply = new Promise<unknown>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, { resolve, reject, exact });
     });
     this.#write(frame).catch(() => this.close());
     return reply;
@@ -160,7 +170,12 @@ export class RpcConnection {
           if (msg.kind === "notification") {
             consumed = this.onNotification(msg.method, msg.params) ?? consumed;
           } else if (msg.kind === "response" && typeof msg.id === "number") {
-            this.#settle(msg.id, msg.result, msg.error);
+            const exact = msg.error === undefined && this.#pending.get(msg.id)?.exact;
+            this.#settle(
+              msg.id,
+              exact ? exactResult(frame.bytes, msg.result) : msg.result,
+              msg.error,
+            );
           }
         }
         if (consumed !== undefined) await consumed;

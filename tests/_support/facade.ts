@@ -65,6 +65,8 @@ export class RawFacade {
   #stderr: Promise<string>;
   /** Every stdout line that was not valid JSON (must stay empty: stdout carries only frames). */
   readonly junk: string[] = [];
+  /** Once set to an array, every later stdout line as written (numbers a JSON.parse would round). */
+  lines: string[] | null = null;
 
   constructor(box: Sandbox, args: string[] = [], extraEnv: Record<string, string> = {}) {
     this.child = spawnLauncher(box.env(extraEnv), args);
@@ -82,6 +84,7 @@ export class RawFacade {
       while ((nl = pending.indexOf("\n")) !== -1) {
         const line = pending.slice(0, nl);
         pending = pending.slice(nl + 1);
+        this.lines?.push(line);
         try {
           this.#frames.push(JSON.parse(line));
         } catch {

@@ -73,10 +73,10 @@ function parseError(src: string, length: number, error: unknown): RpcError {
     );
   }
   const start = Math.min(Number(e.Pos.Offset()), length);
+  // Line and column counted from the offset: the parser's own column skips NUL bytes.
   const data: ParseErrorData = {
     span: { start, end: start + scalarLength(src, start, length) },
-    line: Number(e.Pos.Line()) || 1,
-    col: Number(e.Pos.Col()) || 1,
+    ...lineCol(src, start),
     hint: e.Incomplete === true ? "the source ends before this construct is closed" : null,
   };
   return new RpcError(ErrorCode.PARSE_ERROR, e.Text, data);

@@ -77,7 +77,7 @@ export class Analyzer {
       const vars = this.#state.vars ?? {};
       const ifs = Object.hasOwn(this.#state.env, "IFS") || Object.hasOwn(vars, "IFS");
       this.#scan.scan(this.#file, ifs);
-      const continuation = continuationReason(src, this.#scan.heredocs);
+      const continuation = continuationReason(src, this.#scan.heredocs, this.#file);
       if (continuation !== null) this.#effects.opaque(continuation);
       for (const [name, list] of this.#scan.assignments) {
         if (Object.hasOwn(this.#state.env, name) && list.some((a) => a.persistent)) {

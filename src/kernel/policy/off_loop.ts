@@ -1,8 +1,14 @@
 import { ErrorCode, type ErrorCodeValue, RpcError } from "../../protocol/errors.ts";
-import { INLINE_PARSE_LIMIT, WORKER_HEAP_LIMIT } from "../../protocol/limits.ts";
+import {
+  INLINE_PARSE_LIMIT,
+  INLINE_PARSE_UNITS,
+  LARGE_PARSE_SOURCE,
+  WORKER_HEAP_LIMIT,
+} from "../../protocol/limits.ts";
 import { JsonText } from "../../protocol/rpc.ts";
 import { deriveEffects, type EffectAnalysis, type EffectState } from "./effects.ts";
 import { plainCommand } from "../bash/plain_command.ts";
+import { passesParseBudget } from "../bash/parse_budget.ts";
 
 /** A job for the analysis worker. */
 export interface AnalysisJob {
@@ -33,8 +39,16 @@ interface Reply {
   heapBytes: number;
 }
 
+/**
+ * Which worker a job goes to: sources past {@link LARGE_PARSE_SOURCE} code units have one of their
+ * own, so that a source of megabytes (seconds of parsing) never holds an ordinary one behind it in
+ * one queue: another connection's 9 KB exec waited the whole 15 s parse of a 2 MB source (E-4).
+ */
+type Lane = "ordinary" | "large";
+
 /** The analysis worker and the jobs it has not answered yet. */
 interface AnalysisWorker {
+  lane: Lane;
   worker: Worker;
   waiting: Map<number, (reply: Reply) => void>;
   /** Set once its heap passed the bound: it takes no new job and ends when it has none left. */
@@ -51,13 +65,20 @@ interface AnalysisWorker {
  */
 export const WORKER_IDLE_MS = 10_000;
 
-let current: AnalysisWorker | null = null;
+/** The worker in service of each lane, if any. */
+const current: Record<Lane, AnalysisWorker | null> = { ordinary: null, large: null };
 let nextId = 1;
 
-/** A new analysis worker; its replies settle the jobs it was sent. */
-function startWorker(): AnalysisWorker {
+/** A new analysis worker of `lane`; its replies settle the jobs it was sent. */
+function startWorker(lane: Lane): AnalysisWorker {
   const worker = new Worker(new URL("./analysis_worker.ts", import.meta.url), { type: "module" });
-  const entry: AnalysisWorker = { worker, waiting: new Map(), retired: false, idleTimer: null };
+  const entry: AnalysisWorker = {
+    lane,
+    worker,
+    waiting: new Map(),
+    retired: false,
+    idleTimer: null,
+  };
   worker.onmessage = (message: MessageEvent<Reply>) => {
     const done = entry.waiting.get(message.data.id);
     entry.waiting.delete(message.data.id);
@@ -82,7 +103,7 @@ function startWorker(): AnalysisWorker {
  */
 function retire(w: AnalysisWorker): void {
   w.retired = true;
-  if (current === w) current = null;
+  if (current[w.lane] === w) current[w.lane] = null;
 }
 
 /**
@@ -103,10 +124,10 @@ function endIfIdle(w: AnalysisWorker): void {
   w.idleTimer = timer;
 }
 
-/** Sends `job` to the worker in service (started on demand) and waits for its reply. */
+/** Sends `job` to the worker in service of its lane (started on demand) and waits for its reply. */
 function inWorker(job: AnalysisJob): Promise<Reply> {
-  current ??= startWorker();
-  const w = current;
+  const lane: Lane = job.src.length > LARGE_PARSE_SOURCE ? "large" : "ordinary";
+  const w = current[lane] ??= startWorker(lane);
   if (w.idleTimer !== null) clearTimeout(w.idleTimer);
   w.idleTimer = null;
   return new Promise<Reply>((resolve) => {
@@ -126,9 +147,9 @@ export function sendableAst(ast: unknown): unknown {
 
 /**
  * Parses `src` and, given `state`, derives its effects (K-PARSE-1, K-EFF-3). A source longer than
- * {@link INLINE_PARSE_LIMIT} code units is handled by a worker, so parsing, analysing and
- * serializing it never keep the event loop from answering other connections (E-4); the result is
- * the same either way. A syntax error rejects with the parser's `RpcError(-32001)`. The bash parser
+ * {@link INLINE_PARSE_LIMIT} code units, or of more than {@link INLINE_PARSE_UNITS} words and
+ * operators, is handled by a worker, so parsing, analysing and serializing it never keep the event
+ * loop from answering other connections (E-4); the result is the same either way. A syntax error rejects with the parser's `RpcError(-32001)`. The bash parser
  * is loaded on the first source that is not a plain command (issue 33): a kernel's first execs
  * are often plain, and loading it takes about 110 ms and 20 MiB.
  */
@@ -137,7 +158,7 @@ export async function analyzeOffLoop(
   state: EffectState | null,
   wantAst: boolean,
 ): Promise<ParsedSource> {
-  if (src.length <= INLINE_PARSE_LIMIT) {
+  if (src.length <= INLINE_PARSE_LIMIT && passesParseBudget(src, INLINE_PARSE_UNITS) < 0) {
     const ast = plainCommand(src) ?? (await import("../bash/recent_parses.ts")).parseRecent(src);
     return { ast, analysis: state === null ? null : deriveEffects(ast, src, state) };
   }

@@ -141,3 +141,25 @@ hostTest(
     }
   },
 );
+
+hostTest(
+  "E-4 a short source naming thousands of commands is analysed off the event loop: explain of `a;a;…` (8 KB, 4,096 PATH lookups) kept the kernel from answering any other connection for 2-3 s",
+  needsLinux("thread names in /proc/PID/task"),
+  async () => {
+    const k = await startKernel();
+    try {
+      const conn = await k.attach();
+      const pid = k.child.pid;
+      const few = await conn.request("explain", { src: "a; a" }) as Rec;
+      assert.equal(workerThreads(pid), 0, "a source of a few commands is analysed inline");
+      const src = "a;".repeat(INLINE_PARSE_LIMIT / 2);
+      assert.ok(src.length <= INLINE_PARSE_LIMIT);
+      const many = await conn.request("explain", { src }) as Rec;
+      assert.equal(workerThreads(pid), 1, "the source of 4,096 commands ran in the worker");
+      assert.deepEqual(many.effects, few.effects);
+      assert.equal(many.verdict, few.verdict);
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
