@@ -77,6 +77,8 @@ export class PathRecorder {
    * as a command's output operand (`tee /dev/stderr`), which cp writes into when a directory.
    */
   readonly #reopened: { fd: string; kind: FsKind; output: boolean }[] = [];
+  /** {@link toolConfigured}'s answer for each command: its files are looked at once (E-4). */
+  readonly #configured = new Map<string, string | null>();
 
   constructor(state: EffectState, effects: EffectSet) {
     this.#state = state;
@@ -93,6 +95,15 @@ export class PathRecorder {
    * configuration files are checked against what the whole source writes.
    */
   toolConfigured(command: string): string | null {
+    const known = this.#configured.get(command);
+    if (known !== undefined) return known;
+    const reason = this.#toolConfigured(command);
+    this.#configured.set(command, reason);
+    return reason;
+  }
+
+  /** {@link toolConfigured}, looked at now. */
+  #toolConfigured(command: string): string | null {
     const { env, changedEnv, home } = this.#state;
     // GNU getopt then takes every word after the first operand as one (`mv a -t b c`)
     if (changedEnv.has("POSIXLY_CORRECT") && Object.hasOwn(env, "POSIXLY_CORRECT")) {

@@ -1,12 +1,13 @@
 import { ErrorCode, type ErrorCodeValue, RpcError } from "../../protocol/errors.ts";
 import {
+  INLINE_LOOKUPS,
   INLINE_PARSE_LIMIT,
   INLINE_PARSE_UNITS,
   LARGE_PARSE_SOURCE,
   WORKER_HEAP_LIMIT,
 } from "../../protocol/limits.ts";
 import { JsonText } from "../../protocol/rpc.ts";
-import { deriveEffects, type EffectAnalysis, type EffectState } from "./effects.ts";
+import { deriveEffects, type EffectAnalysis, type EffectState, TooManyLookups } from "./effects.ts";
 import { plainCommand } from "../bash/plain_command.ts";
 import { passesParseBudget } from "../bash/parse_budget.ts";
 
@@ -147,11 +148,12 @@ export function sendableAst(ast: unknown): unknown {
 
 /**
  * Parses `src` and, given `state`, derives its effects (K-PARSE-1, K-EFF-3). A source longer than
- * {@link INLINE_PARSE_LIMIT} code units, or of more than {@link INLINE_PARSE_UNITS} words and
- * operators, is handled by a worker, so parsing, analysing and serializing it never keep the event
- * loop from answering other connections (E-4); the result is the same either way. A syntax error rejects with the parser's `RpcError(-32001)`. The bash parser
- * is loaded on the first source that is not a plain command (issue 33): a kernel's first execs
- * are often plain, and loading it takes about 110 ms and 20 MiB.
+ * {@link INLINE_PARSE_LIMIT} code units, of more than {@link INLINE_PARSE_UNITS} words and
+ * operators, or naming more than {@link INLINE_LOOKUPS} programs to look up is handled by a worker,
+ * so parsing, analysing and serializing it never keep the event loop from answering other
+ * connections (E-4); the result is the same either way. A syntax error rejects with the parser's
+ * `RpcError(-32001)`. The bash parser is loaded on the first source that is not a plain command
+ * (issue 33): a kernel's first execs are often plain, and loading it takes about 110 ms and 20 MiB.
  */
 export async function analyzeOffLoop(
   src: string,
@@ -160,7 +162,14 @@ export async function analyzeOffLoop(
 ): Promise<ParsedSource> {
   if (src.length <= INLINE_PARSE_LIMIT && passesParseBudget(src, INLINE_PARSE_UNITS) < 0) {
     const ast = plainCommand(src) ?? (await import("../bash/recent_parses.ts")).parseRecent(src);
-    return { ast, analysis: state === null ? null : deriveEffects(ast, src, state) };
+    try {
+      return {
+        ast,
+        analysis: state === null ? null : deriveEffects(ast, src, state, INLINE_LOOKUPS),
+      };
+    } catch (e) {
+      if (!(e instanceof TooManyLookups)) throw e;
+    }
   }
   const reply = await inWorker({ id: nextId++, src, state, wantAst });
   if (reply.error) throw new RpcError(reply.error.code, reply.error.message, reply.error.data);

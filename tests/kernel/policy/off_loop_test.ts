@@ -2,7 +2,11 @@
 import assert from "node:assert/strict";
 import { parseBash } from "../../../src/kernel/bash/ast.ts";
 import { WORKER_IDLE_MS } from "../../../src/kernel/policy/off_loop.ts";
-import { INLINE_PARSE_LIMIT, MAX_PARSE_UNITS } from "../../../src/protocol/limits.ts";
+import {
+  INLINE_LOOKUPS,
+  INLINE_PARSE_LIMIT,
+  MAX_PARSE_UNITS,
+} from "../../../src/protocol/limits.ts";
 import { compactJson, JsonText } from "../../../src/protocol/rpc.ts";
 import { hostTest, needsLinux } from "../../_support/host.ts";
 import { kernelTest, startKernel } from "../../_support/kernel.ts";
@@ -158,6 +162,34 @@ hostTest(
       assert.equal(workerThreads(pid), 1, "the source of 4,096 commands ran in the worker");
       assert.deepEqual(many.effects, few.effects);
       assert.equal(many.verdict, few.verdict);
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+hostTest(
+  "E-4 a short source naming more programs than INLINE_LOOKUPS is analysed off the event loop (512 names in 2.4 KB held it 190 ms), while a 40-line script of a few programs repeated stays on it (a worker costs its start and the parser's load again)",
+  needsLinux("thread names in /proc/PID/task"),
+  async () => {
+    const k = await startKernel();
+    try {
+      const conn = await k.attach();
+      const pid = k.child.pid;
+      const script = Array.from(
+        { length: 40 },
+        (_, i) => `if [ -f x${i} ]; then sed -i s/a/b/ x${i} && grep -q b x${i}; fi`,
+      ).join("\n");
+      const judged = await conn.request("explain", { src: script }) as Rec;
+      assert.equal(judged.verdict, "allow", JSON.stringify(judged.effects));
+      assert.equal(workerThreads(pid), 0, "the script was analysed on the event loop");
+      const names = Array.from({ length: INLINE_LOOKUPS + 1 }, (_, i) => `prog${i}`);
+      const many = await conn.request("explain", { src: names.join(";") }) as Rec;
+      assert.equal(workerThreads(pid), 1, "the source of many names ran in the worker");
+      const few = await conn.request("explain", { src: names.slice(0, 2).join(";") }) as Rec;
+      assert.equal(many.verdict, few.verdict);
+      const kinds = (r: Rec) => [...new Set((r.effects as Rec[]).map((e) => e.kind))];
+      assert.deepEqual(kinds(many), kinds(few));
     } finally {
       await k.cleanup();
     }
