@@ -42,3 +42,25 @@ Deno.test("K-PTY-8/W-FRAME-2 a 1000×1000 screen whose cells each carry combinin
     await k.cleanup();
   }
 });
+
+Deno.test({
+  name:
+    "[needs SPEC decision K-PTY-1/K-PTY-6: a bound on `cmd`, or how a list or read too large for a frame answers] two PTYs whose argv are 1.8 MB of control characters each (10.8 MB of JSON escapes per `cmd`, under ARG_MAX) make every pty.list of their session fail with -32603 response too large: the session's human can no longer list its PTYs",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernel();
+    try {
+      const conn = await k.attach();
+      const args = ["-c", "sleep 60", "sh", ...Array(14).fill("\x01".repeat(128000))];
+      const ids: unknown[] = [];
+      for (let i = 0; i < 2; i++) {
+        ids.push((await conn.request("pty.open", { cmd: "sh", args }) as Rec).pty_id);
+      }
+      const listed = await conn.request("pty.list", {}) as Rec;
+      assert.equal((listed.ptys as Rec[]).length, 2);
+      for (const id of ids) await conn.request("pty.close", { pty_id: id });
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
