@@ -75,6 +75,13 @@ const MAX_WRITE_WAIT_MS = 32;
 const WRITE_STALL_MS = 2000;
 /** Most bytes of the emulator's replies (cursor reports, device attributes) queued to be written. */
 const REPLY_BACKLOG = 4096;
+/**
+ * Most bytes of `pty.send` input queued to be written: a send past it writes nothing (`sent` 0).
+ * Each queued write waits for those before it, up to {@link WRITE_STALL_MS} each while the program
+ * reads nothing, so a client that pipelined sends grew the kernel by their whole size (120 sends of
+ * 1 MiB: 259 MiB, held for 4 minutes).
+ */
+const INPUT_BACKLOG = 4 * 1024 * 1024;
 
 /** How to start a program on a PTY; `env` is the complete environment (TERM is added when missing). */
 export interface PtyOpenOptions {
@@ -163,6 +170,7 @@ export class Pty {
   #buf = new Uint8Array(READ_CHUNK);
   #writes: Promise<unknown> = Promise.resolve();
   #replyBacklog = 0;
+  #inputBacklog = 0;
   #lastReadText: string | null = null;
   #lastEventText: string | null = null;
   #eventTimer: ReturnType<typeof setTimeout> | undefined;
@@ -423,8 +431,12 @@ export class Pty {
   }
 
   #queueWrite(bytes: Uint8Array): Promise<number> {
+    if (this.#inputBacklog > 0 && this.#inputBacklog + bytes.length > INPUT_BACKLOG) {
+      return Promise.resolve(0);
+    }
+    this.#inputBacklog += bytes.length;
     const run = this.#writes.then(() => this.#writeAll(bytes));
-    this.#writes = run.catch(() => {});
+    this.#writes = run.catch(() => {}).finally(() => this.#inputBacklog -= bytes.length);
     return run;
   }
 
