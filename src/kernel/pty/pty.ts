@@ -1,6 +1,5 @@
 /** One program on a real pseudo-terminal, rendered by a headless terminal emulator (SPEC §3.10, §8). */
 
-import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { CallerFault } from "../../protocol/caller_fault.ts";
@@ -35,6 +34,7 @@ import {
   writeFd,
 } from "./libc.ts";
 import { MasterWait } from "./master_wait.ts";
+import { ReaderTurns } from "./reader_turn.ts";
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
@@ -470,12 +470,12 @@ export class Pty {
    */
   async #readLoop(): Promise<void> {
     let [emptyAfterExit, bytesAfterExit] = [0, 0];
+    const turns = new ReaderTurns();
     while (!this.#closing) {
       const { bytes, errno } = this.#pump();
       if (bytes > 0) {
         if (this.#status !== null && (bytesAfterExit += bytes) >= DRAIN_BYTES_AFTER_EXIT) break;
-        // setImmediate, since a 0 ms timer waits a millisecond or more.
-        await new Promise((r) => setImmediate(r));
+        await turns.next();
         continue;
       }
       if (this.#status !== null) {
