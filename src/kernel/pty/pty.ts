@@ -35,6 +35,7 @@ import {
 } from "./libc.ts";
 import { MasterWait } from "./master_wait.ts";
 import { ReaderTurns } from "./reader_turn.ts";
+import { trackCursorVisibility } from "./cursor_visibility.ts";
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
@@ -202,7 +203,7 @@ export class Pty {
       logLevel: "off",
     });
     boundEmulator(this.#term);
-    this.#trackCursorVisibility();
+    trackCursorVisibility(this.#term, (hidden) => this.#cursorHidden = hidden);
     // Answers to the program's terminal queries (device attributes, cursor position) go back to it.
     this.#term.onData((data) => this.#reply(new TextEncoder().encode(data)));
     this.#term.onBinary((data) =>
@@ -563,28 +564,6 @@ export class Pty {
       rows.push(text.replace(/ +$/, ""));
     }
     return rows;
-  }
-
-  /** Mirrors DECTCEM (`CSI ? 25 h/l`, reset by RIS and DECSTR); the emulator has no public getter. */
-  #trackCursorVisibility(): void {
-    const parser = this.#term.parser;
-    const has25 = (params: (number | number[])[]) => params.some((p) => p === 25);
-    parser.registerCsiHandler({ prefix: "?", final: "h" }, (params) => {
-      if (has25(params)) this.#cursorHidden = false;
-      return false;
-    });
-    parser.registerCsiHandler({ prefix: "?", final: "l" }, (params) => {
-      if (has25(params)) this.#cursorHidden = true;
-      return false;
-    });
-    parser.registerCsiHandler({ intermediates: "!", final: "p" }, () => {
-      this.#cursorHidden = false;
-      return false;
-    });
-    parser.registerEscHandler({ final: "c" }, () => {
-      this.#cursorHidden = false;
-      return false;
-    });
   }
 }
 
