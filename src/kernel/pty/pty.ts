@@ -21,7 +21,7 @@ import {
   PTY_KILL_GRACE_MS,
   PTY_MAX_DIMENSION,
 } from "../../protocol/limits.ts";
-import { feedTerminal } from "./feed.ts";
+import { feedTerminalUntil } from "./feed.ts";
 import {
   closeFd,
   EAGAIN,
@@ -60,6 +60,11 @@ const READ_CHUNK = 32 * 1024;
  * other request and the `pty.read` that started the step.
  */
 export const STEP_MS = 1;
+/**
+ * Longest time in ms one step goes on parsing what it read, past its first slice (see
+ * `feedTerminalUntil`); the rest waits for the next step.
+ */
+const PARSE_MS = 8;
 /** Pause in ms of the reader after an unexpected read error while our slave fd is open. */
 const ERROR_PAUSE_MS = 100;
 /** Wait in ms for more output after the child's exit while a grandchild still holds the slave. */
@@ -169,6 +174,8 @@ export class Pty {
   #finished: Promise<void>;
   /** Reused buffer for reads of the master (one reader at a time: everything runs on one thread). */
   #buf = new Uint8Array(READ_CHUNK);
+  /** Output read and not yet parsed (a step's time ran out), parsed before anything more is read. */
+  #pending: Uint8Array | null = null;
   #writes: Promise<unknown> = Promise.resolve();
   #replyBacklog = 0;
   #inputBacklog = 0;
@@ -493,10 +500,12 @@ export class Pty {
   }
 
   /**
-   * Reads what the master holds now (at most one chunk, for at most {@link STEP_MS}) and parses
-   * it; the count and the stopping errno (0 when the chunk or the time ran out).
+   * Parses output left by the last step, or else reads what the master holds now (at most one
+   * chunk, for at most {@link STEP_MS}) and parses it; the count parsed and the stopping errno (0
+   * when the chunk or the time ran out).
    */
   #pump(): { bytes: number; errno: number } {
+    if (this.#pending !== null) return { bytes: this.#parse(this.#pending), errno: 0 };
     const buf = this.#buf;
     const until = performance.now() + STEP_MS;
     let filled = 0;
@@ -509,11 +518,16 @@ export class Pty {
         break;
       }
     }
-    if (filled > 0) {
-      feedTerminal(this.#term, buf.subarray(0, filled));
-      this.#scheduleEvent();
-    }
-    return { bytes: filled, errno };
+    return { bytes: filled > 0 ? this.#parse(buf.subarray(0, filled)) : 0, errno };
+  }
+
+  /** Parses what one step may of `bytes` (see {@link PARSE_MS}), keeping the rest; the count parsed. */
+  #parse(bytes: Uint8Array): number {
+    const parsed = feedTerminalUntil(this.#term, bytes, performance.now() + PARSE_MS);
+    const rest = bytes.subarray(parsed);
+    this.#pending = rest.length === 0 ? null : bytes === this.#pending ? rest : rest.slice();
+    this.#scheduleEvent();
+    return parsed;
   }
 
   #releaseSlave(): void {
