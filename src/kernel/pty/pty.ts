@@ -36,6 +36,7 @@ import {
 import { MasterWait } from "./master_wait.ts";
 import { ReaderTurns } from "./reader_turn.ts";
 import { trackCursorVisibility } from "./cursor_visibility.ts";
+import { GridWatch } from "./grid_watch.ts";
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
@@ -180,7 +181,8 @@ export class Pty {
   #replyBacklog = 0;
   #inputBacklog = 0;
   #lastReadText: string | null = null;
-  #lastEventText: string | null = null;
+  /** The grid's text as the last event saw it. */
+  #watch: GridWatch;
   #eventTimer: ReturnType<typeof setTimeout> | undefined;
   #lastEmitAt = -Infinity;
   #listeners = new Set<(state: PtyState) => void>();
@@ -211,6 +213,7 @@ export class Pty {
     });
     boundEmulator(this.#term);
     trackCursorVisibility(this.#term, (hidden) => this.#cursorHidden = hidden);
+    this.#watch = new GridWatch(this.#term, (i) => this.#row(i), () => this.#rows);
     // Answers to the program's terminal queries (device attributes, cursor position) go back to it.
     this.#term.onData((data) => this.#reply(new TextEncoder().encode(data)));
     this.#term.onBinary((data) =>
@@ -389,6 +392,7 @@ export class Pty {
     // Once the child is reaped nobody is left to tell; the emulator alone changes size.
     if (this.#slave !== null) setWindowSize(this.#slave, this.#cols, this.#rows);
     resizeEmulator(this.#term, this.#cols, this.#rows);
+    this.#watch.touchAll();
     this.#lastReadText = null;
     this.#scheduleEvent();
   }
@@ -548,7 +552,7 @@ export class Pty {
     await delay(Math.max(0, this.#lastEmitAt + PTY_EVENT_INTERVAL_MS - performance.now()));
     clearTimeout(this.#eventTimer);
     this.#eventTimer = undefined;
-    this.#lastEventText = this.#grid().join("\n");
+    this.#watch.changed();
     this.#emit();
   }
 
@@ -556,10 +560,7 @@ export class Pty {
     if (this.#eventTimer !== undefined || this.#closed !== null) return;
     this.#eventTimer = setTimeout(() => {
       this.#eventTimer = undefined;
-      const text = this.#grid().join("\n");
-      if (text === this.#lastEventText) return;
-      this.#lastEventText = text;
-      this.#emit();
+      if (this.#watch.changed()) this.#emit();
     }, PTY_EVENT_INTERVAL_MS);
   }
 
@@ -570,14 +571,14 @@ export class Pty {
   }
 
   #grid(): string[] {
+    return Array.from({ length: this.#rows }, (_, i) => this.#row(i));
+  }
+
+  /** The text of grid row `i`. */
+  #row(i: number): string {
     const buffer = this.#term.buffer.active;
-    const rows: string[] = [];
-    for (let i = 0; i < this.#rows; i++) {
-      // Programs also write explicit spaces, which the emulator's own trimming keeps.
-      const text = buffer.getLine(buffer.baseY + i)?.translateToString(true) ?? "";
-      rows.push(text.replace(/ +$/, ""));
-    }
-    return rows;
+    // Programs also write explicit spaces, which the emulator's own trimming keeps.
+    return (buffer.getLine(buffer.baseY + i)?.translateToString(true) ?? "").replace(/ +$/, "");
   }
 }
 
