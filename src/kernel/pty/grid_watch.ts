@@ -42,9 +42,9 @@ export class GridWatch {
     });
   }
 
-  /** Counts every row as touched (a resize). */
+  /** Counts every row as touched (a resize, the other buffer). */
   touchAll(): void {
-    this.#text = null;
+    [this.#start, this.#end] = [0, Infinity];
   }
 
   /** Whether the grid's text differs from the last look's; the first look always differs. */
@@ -56,7 +56,9 @@ export class GridWatch {
     const now = performance.now();
     if (this.#text === null || this.#text.length !== rows || now - this.#fullAt >= FULL_EVERY_MS) {
       const text = Array.from({ length: rows }, (_, i) => this.#row(i));
-      const changed = this.#text === null || text.some((row, i) => row !== this.#text![i]);
+      const last = this.#text;
+      const changed = last === null || last.length !== rows ||
+        text.some((row, i) => row !== last[i]);
       [this.#text, this.#fullAt] = [text, now];
       return changed;
     }

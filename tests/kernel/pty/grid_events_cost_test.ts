@@ -4,6 +4,8 @@ import { startKernel } from "../../_support/kernel.ts";
 import { cpuMs, kernelPid } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { delay, pollUntil } from "../../_support/wait.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+import { openPty, send, waitForScreen } from "./_helpers.ts";
 
 /** Fills a 1000×1000 grid, says ready, waits for `go`, then changes one cell 100 times. */
 const TICKER = [
@@ -58,4 +60,29 @@ Deno.test("K-PTY-13 two 1000×1000 PTYs whose programs change one cell 100 times
   } finally {
     await k.cleanup();
   }
+});
+
+Deno.test("K-PTY-13 a change the emulator marks as every row's (the alternate screen, then back) is announced, and output that leaves the grid as it was is not", async () => {
+  await withTempDir(async (dir) => {
+    const script = "printf main; read a; printf '\\033[?1049h'; read b; printf '\\033[?1049l'; " +
+      "read c; printf '\\033[1;1Hmain'; sleep 30";
+    const pty = await openPty(dir, "sh", ["-c", `stty -echo; ${script}`], { cols: 20, rows: 4 });
+    try {
+      const seen: boolean[] = [];
+      pty.onEvent((state) => seen.push(state.alive));
+      await waitForScreen(pty, (s) => s.screen[0] === "main");
+      await delay(200);
+      const events = () => seen.length;
+      for (const [step, screen] of [["a", ""], ["b", "main"], ["c", "main"]] as const) {
+        const before = events();
+        await send(pty, [step, { key: "Enter" }]);
+        await waitForScreen(pty, (s) => s.screen[0] === screen);
+        await delay(200); // past the events' 50 ms
+        // the alternate screen and the way back change the grid; rewriting "main" does not
+        assert.equal(events() - before, step === "c" ? 0 : 1, `events after step ${step}`);
+      }
+    } finally {
+      await pty.close();
+    }
+  });
 });
