@@ -16,12 +16,14 @@ import type xterm from "@xterm/headless";
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
 /**
- * Most UTF-16 code units one cell's text holds; zero-width characters past it are dropped. A
- * base character and its marks fit (the emulator gives each emoji of a ZWJ sequence its own
- * cell), and V8 keeps a string this short flat: one small string per cell, never a chain of
- * concatenations.
+ * Most bytes one cell's text takes in a `pty.read` answer (UTF-8, as JSON encodes it);
+ * zero-width characters past it are dropped. A base character and its marks fit (the emulator
+ * gives each emoji of a ZWJ sequence its own cell), V8 keeps a string this short flat (one small
+ * string per cell, never a chain of concatenations), and a read of the largest grid, 1000 rows of
+ * 1000 such cells, fits one frame (W-FRAME-2): at 12 UTF-16 units a cell took up to 34 bytes,
+ * and a 1000×1000 screen of marks made every `pty.read` of its PTY fail as too large.
  */
-export const CELL_TEXT_LIMIT = 12;
+export const CELL_TEXT_BYTES = 16;
 
 /** The emulator's row of cells (@xterm/headless 6.0.0 internals, pinned in deno.json). */
 interface BufferLine {
@@ -32,18 +34,39 @@ interface BufferLine {
 
 /** The bit of a cell's first word saying its text is in `_combined` (CONTENT_IS_COMBINED_MASK). */
 const COMBINED = 0x200000;
+/** The bits of a cell's first word holding its one code point (CONTENT_CODEPOINT_MASK). */
+const CODEPOINT = 0x1fffff;
 
 /** The row prototypes already bounded. */
 const bounded = new WeakSet<object>();
 
-/** Bounds the text a cell of any row of `proto`'s class holds to {@link CELL_TEXT_LIMIT}. */
+/** Bytes of code point `cp` in a JSON answer: escaped where JSON escapes it, else UTF-8. */
+function encodedBytes(cp: number): number {
+  if (cp < 0x20 || (cp >= 0xd800 && cp <= 0xdfff)) return 6; // \u00XX, a lone surrogate's \uDXXX
+  if (cp === 0x22 || cp === 0x5c) return 2;
+  if (cp < 0x80) return 1;
+  if (cp < 0x800) return 2;
+  return cp < 0x10000 ? 3 : 4;
+}
+
+/** Bytes of the text of cell `index` of `line` in a JSON answer (see {@link encodedBytes}). */
+function cellBytes(line: BufferLine, index: number): number {
+  const content = line._data[index * 3];
+  if ((content & COMBINED) === 0) {
+    return (content & CODEPOINT) === 0 ? 0 : encodedBytes(content & CODEPOINT);
+  }
+  let bytes = 0;
+  for (const ch of line._combined[index]) bytes += encodedBytes(ch.codePointAt(0)!);
+  return bytes;
+}
+
+/** Bounds the text a cell of any row of `proto`'s class holds to {@link CELL_TEXT_BYTES}. */
 function boundCellText(proto: BufferLine): void {
   if (bounded.has(proto)) return;
   bounded.add(proto);
   const add = proto.addCodepointToCell;
   proto.addCodepointToCell = function (this: BufferLine, index, codePoint, width) {
-    const combined = (this._data[index * 3] & COMBINED) !== 0;
-    if (combined && this._combined[index].length >= CELL_TEXT_LIMIT) return;
+    if (cellBytes(this, index) + encodedBytes(codePoint) > CELL_TEXT_BYTES) return;
     add.call(this, index, codePoint, width);
   };
 }

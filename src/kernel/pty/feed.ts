@@ -110,3 +110,54 @@ function blankLines(rows: number): Uint8Array {
   }
   return lines;
 }
+
+const ESC = 0x1b;
+/** C1 CSI, which the emulator takes as `ESC [`. */
+const CSI = 0x9b;
+/**
+ * Final bytes of the CSI sequences that may rework every cell of the grid: erase in display,
+ * insert and delete lines, scroll, repeat, and mode changes (the alternate screen's clear).
+ */
+const HEAVY_CSI = new Set([..."JLMSTbhl"].map((c) => c.charCodeAt(0)));
+/**
+ * Most cells of grid work one slice of output may ask for: its heavy escape sequences (see
+ * {@link heavyAt}) times the grid's cells. A reset (ESC c) rebuilds both buffers: 15-60 ms on a
+ * 1000×1000 grid, and 32 KiB of output holds 16 K of them, so a slice keeps at most this many
+ * cells' worth: one at 1000×1000, 520 at 80×24.
+ */
+const SLICE_CELLS = 1_000_000;
+
+/**
+ * Whether the escape sequence starting at `bytes[i]` (ESC or CSI) may rework the whole grid: a
+ * reset, a screen alignment test (ESC #), or a CSI of {@link HEAVY_CSI}; one cut short counts.
+ */
+function heavyAt(bytes: Uint8Array, i: number): boolean {
+  let j = i + 1;
+  if (bytes[i] === ESC) {
+    if (j >= bytes.length || bytes[j] === 0x63 || bytes[j] === 0x23) return true; // ESC c, ESC #
+    if (bytes[j] !== 0x5b) return false; // other escapes: charsets, cursor saves, strings
+    j++;
+  }
+  while (j < bytes.length && bytes[j] >= 0x20 && bytes[j] <= 0x3f) j++; // parameters, intermediates
+  return j >= bytes.length || HEAVY_CSI.has(bytes[j]);
+}
+
+/**
+ * Parses a prefix of `bytes` into `term` (as {@link feedTerminal} does) in slices holding a bounded
+ * number of heavy escape sequences (see {@link SLICE_CELLS}), the first slice always, the next ones
+ * until `until` (a `performance.now()` time) has passed; returns how many bytes it parsed.
+ */
+export function feedTerminalUntil(term: Terminal, bytes: Uint8Array, until: number): number {
+  const perSlice = Math.max(1, Math.floor(SLICE_CELLS / (term.cols * term.rows)));
+  let at = 0;
+  do {
+    let end = at;
+    for (let heavy = 0; end < bytes.length; end++) {
+      if (bytes[end] !== ESC && bytes[end] !== CSI) continue;
+      if (heavyAt(bytes, end) && heavy++ === perSlice) break;
+    }
+    feedTerminal(term, bytes.subarray(at, end));
+    at = end;
+  } while (at < bytes.length && performance.now() < until);
+  return at;
+}

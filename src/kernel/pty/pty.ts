@@ -1,6 +1,5 @@
 /** One program on a real pseudo-terminal, rendered by a headless terminal emulator (SPEC §3.10, §8). */
 
-import { setImmediate } from "node:timers";
 import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { CallerFault } from "../../protocol/caller_fault.ts";
@@ -22,7 +21,7 @@ import {
   PTY_KILL_GRACE_MS,
   PTY_MAX_DIMENSION,
 } from "../../protocol/limits.ts";
-import { feedTerminal } from "./feed.ts";
+import { feedTerminalUntil } from "./feed.ts";
 import {
   closeFd,
   EAGAIN,
@@ -35,6 +34,9 @@ import {
   writeFd,
 } from "./libc.ts";
 import { MasterWait } from "./master_wait.ts";
+import { ReaderTurns } from "./reader_turn.ts";
+import { trackCursorVisibility } from "./cursor_visibility.ts";
+import { GridWatch } from "./grid_watch.ts";
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
@@ -59,6 +61,11 @@ const READ_CHUNK = 32 * 1024;
  * other request and the `pty.read` that started the step.
  */
 export const STEP_MS = 1;
+/**
+ * Longest time in ms one step goes on parsing what it read, past its first slice (see
+ * `feedTerminalUntil`); the rest waits for the next step.
+ */
+const PARSE_MS = 8;
 /** Pause in ms of the reader after an unexpected read error while our slave fd is open. */
 const ERROR_PAUSE_MS = 100;
 /** Wait in ms for more output after the child's exit while a grandchild still holds the slave. */
@@ -75,6 +82,13 @@ const MAX_WRITE_WAIT_MS = 32;
 const WRITE_STALL_MS = 2000;
 /** Most bytes of the emulator's replies (cursor reports, device attributes) queued to be written. */
 const REPLY_BACKLOG = 4096;
+/**
+ * Most bytes of `pty.send` input queued to be written: a send past it writes nothing (`sent` 0).
+ * Each queued write waits for those before it, up to {@link WRITE_STALL_MS} each while the program
+ * reads nothing, so a client that pipelined sends grew the kernel by their whole size (120 sends of
+ * 1 MiB: 259 MiB, held for 4 minutes).
+ */
+const INPUT_BACKLOG = 4 * 1024 * 1024;
 
 /** How to start a program on a PTY; `env` is the complete environment (TERM is added when missing). */
 export interface PtyOpenOptions {
@@ -161,10 +175,14 @@ export class Pty {
   #finished: Promise<void>;
   /** Reused buffer for reads of the master (one reader at a time: everything runs on one thread). */
   #buf = new Uint8Array(READ_CHUNK);
+  /** Output read and not yet parsed (a step's time ran out), parsed before anything more is read. */
+  #pending: Uint8Array | null = null;
   #writes: Promise<unknown> = Promise.resolve();
   #replyBacklog = 0;
+  #inputBacklog = 0;
   #lastReadText: string | null = null;
-  #lastEventText: string | null = null;
+  /** The grid's text as the last event saw it. */
+  #watch: GridWatch;
   #eventTimer: ReturnType<typeof setTimeout> | undefined;
   #lastEmitAt = -Infinity;
   #listeners = new Set<(state: PtyState) => void>();
@@ -194,7 +212,8 @@ export class Pty {
       logLevel: "off",
     });
     boundEmulator(this.#term);
-    this.#trackCursorVisibility();
+    trackCursorVisibility(this.#term, (hidden) => this.#cursorHidden = hidden);
+    this.#watch = new GridWatch(this.#term, (i) => this.#row(i), () => this.#rows);
     // Answers to the program's terminal queries (device attributes, cursor position) go back to it.
     this.#term.onData((data) => this.#reply(new TextEncoder().encode(data)));
     this.#term.onBinary((data) =>
@@ -373,6 +392,7 @@ export class Pty {
     // Once the child is reaped nobody is left to tell; the emulator alone changes size.
     if (this.#slave !== null) setWindowSize(this.#slave, this.#cols, this.#rows);
     resizeEmulator(this.#term, this.#cols, this.#rows);
+    this.#watch.touchAll();
     this.#lastReadText = null;
     this.#scheduleEvent();
   }
@@ -423,8 +443,12 @@ export class Pty {
   }
 
   #queueWrite(bytes: Uint8Array): Promise<number> {
+    if (this.#inputBacklog > 0 && this.#inputBacklog + bytes.length > INPUT_BACKLOG) {
+      return Promise.resolve(0);
+    }
+    this.#inputBacklog += bytes.length;
     const run = this.#writes.then(() => this.#writeAll(bytes));
-    this.#writes = run.catch(() => {});
+    this.#writes = run.catch(() => {}).finally(() => this.#inputBacklog -= bytes.length);
     return run;
   }
 
@@ -458,12 +482,12 @@ export class Pty {
    */
   async #readLoop(): Promise<void> {
     let [emptyAfterExit, bytesAfterExit] = [0, 0];
+    const turns = new ReaderTurns();
     while (!this.#closing) {
       const { bytes, errno } = this.#pump();
       if (bytes > 0) {
         if (this.#status !== null && (bytesAfterExit += bytes) >= DRAIN_BYTES_AFTER_EXIT) break;
-        // setImmediate, since a 0 ms timer waits a millisecond or more.
-        await new Promise((r) => setImmediate(r));
+        await turns.next();
         continue;
       }
       if (this.#status !== null) {
@@ -480,10 +504,12 @@ export class Pty {
   }
 
   /**
-   * Reads what the master holds now (at most one chunk, for at most {@link STEP_MS}) and parses
-   * it; the count and the stopping errno (0 when the chunk or the time ran out).
+   * Parses output left by the last step, or else reads what the master holds now (at most one
+   * chunk, for at most {@link STEP_MS}) and parses it; the count parsed and the stopping errno (0
+   * when the chunk or the time ran out).
    */
   #pump(): { bytes: number; errno: number } {
+    if (this.#pending !== null) return { bytes: this.#parse(this.#pending), errno: 0 };
     const buf = this.#buf;
     const until = performance.now() + STEP_MS;
     let filled = 0;
@@ -496,11 +522,16 @@ export class Pty {
         break;
       }
     }
-    if (filled > 0) {
-      feedTerminal(this.#term, buf.subarray(0, filled));
-      this.#scheduleEvent();
-    }
-    return { bytes: filled, errno };
+    return { bytes: filled > 0 ? this.#parse(buf.subarray(0, filled)) : 0, errno };
+  }
+
+  /** Parses what one step may of `bytes` (see {@link PARSE_MS}), keeping the rest; the count parsed. */
+  #parse(bytes: Uint8Array): number {
+    const parsed = feedTerminalUntil(this.#term, bytes, performance.now() + PARSE_MS);
+    const rest = bytes.subarray(parsed);
+    this.#pending = rest.length === 0 ? null : bytes === this.#pending ? rest : rest.slice();
+    this.#scheduleEvent();
+    return parsed;
   }
 
   #releaseSlave(): void {
@@ -521,7 +552,7 @@ export class Pty {
     await delay(Math.max(0, this.#lastEmitAt + PTY_EVENT_INTERVAL_MS - performance.now()));
     clearTimeout(this.#eventTimer);
     this.#eventTimer = undefined;
-    this.#lastEventText = this.#grid().join("\n");
+    this.#watch.changed();
     this.#emit();
   }
 
@@ -529,10 +560,7 @@ export class Pty {
     if (this.#eventTimer !== undefined || this.#closed !== null) return;
     this.#eventTimer = setTimeout(() => {
       this.#eventTimer = undefined;
-      const text = this.#grid().join("\n");
-      if (text === this.#lastEventText) return;
-      this.#lastEventText = text;
-      this.#emit();
+      if (this.#watch.changed()) this.#emit();
     }, PTY_EVENT_INTERVAL_MS);
   }
 
@@ -543,36 +571,14 @@ export class Pty {
   }
 
   #grid(): string[] {
-    const buffer = this.#term.buffer.active;
-    const rows: string[] = [];
-    for (let i = 0; i < this.#rows; i++) {
-      // Programs also write explicit spaces, which the emulator's own trimming keeps.
-      const text = buffer.getLine(buffer.baseY + i)?.translateToString(true) ?? "";
-      rows.push(text.replace(/ +$/, ""));
-    }
-    return rows;
+    return Array.from({ length: this.#rows }, (_, i) => this.#row(i));
   }
 
-  /** Mirrors DECTCEM (`CSI ? 25 h/l`, reset by RIS and DECSTR); the emulator has no public getter. */
-  #trackCursorVisibility(): void {
-    const parser = this.#term.parser;
-    const has25 = (params: (number | number[])[]) => params.some((p) => p === 25);
-    parser.registerCsiHandler({ prefix: "?", final: "h" }, (params) => {
-      if (has25(params)) this.#cursorHidden = false;
-      return false;
-    });
-    parser.registerCsiHandler({ prefix: "?", final: "l" }, (params) => {
-      if (has25(params)) this.#cursorHidden = true;
-      return false;
-    });
-    parser.registerCsiHandler({ intermediates: "!", final: "p" }, () => {
-      this.#cursorHidden = false;
-      return false;
-    });
-    parser.registerEscHandler({ final: "c" }, () => {
-      this.#cursorHidden = false;
-      return false;
-    });
+  /** The text of grid row `i`. */
+  #row(i: number): string {
+    const buffer = this.#term.buffer.active;
+    // Programs also write explicit spaces, which the emulator's own trimming keeps.
+    return (buffer.getLine(buffer.baseY + i)?.translateToString(true) ?? "").replace(/ +$/, "");
   }
 }
 
