@@ -30,9 +30,8 @@ import {
   QUIET_BUILTINS,
 } from "./_shell_tables.ts";
 import { jobsReason, setReason, shoptReason, subscriptReason } from "./_builtin_options.ts";
-import { type Resolution, resolveProgram } from "./_program_resolution.ts";
 import { PathRecorder } from "./_path_recorder.ts";
-import { BudgetExceeded, StepBudget, TooManyLookups } from "./_step_budget.ts";
+import { BudgetExceeded, StepBudget } from "./_step_budget.ts";
 import { SourceScan } from "./_source_scan.ts";
 import { WordExpander } from "./_words.ts";
 import { continuationReason } from "./_continuations.ts";
@@ -50,11 +49,6 @@ export class Analyzer {
   /** Alias names the source defines; later calls to them are opaque. */
   readonly #aliases = new Set<string>();
   readonly #paths: PathRecorder;
-  /**
-   * Where each command name resolved, looked up once per analysis: a lookup along PATH costs
-   * ~80 µs (a failed stat throws), and a script names the same programs again and again (E-4).
-   */
-  readonly #resolutions = new Map<string, Resolution>();
   /** Why an assignment in the source changes how commands run (PATH, aliases, HOME …). */
   #configReason: string | null = null;
   /** Whether the source runs a program, which an assignment could affect. */
@@ -62,15 +56,11 @@ export class Analyzer {
   /** Whether the source has a compound command or declaration an alias could replace. */
   #keywordRuns = false;
 
-  /** At most this many distinct lookups ({@link TooManyLookups} past them). */
-  readonly #lookups: number;
-
   constructor(file: File, state: EffectState, effects: EffectSet, lookups: number) {
-    this.#lookups = lookups;
     this.#file = file;
     this.#state = state;
     this.#effects = effects;
-    this.#paths = new PathRecorder(state, effects);
+    this.#paths = new PathRecorder(state, effects, lookups);
     this.#words = new WordExpander(
       state,
       effects,
@@ -343,14 +333,7 @@ export class Analyzer {
     }
     const platform = this.#state.platform ?? Deno.build.os;
     const cwd = this.#state.cwdLossy ? null : this.#state.cwd;
-    const key = `${name}\0${cwd}\0${env.PATH}`;
-    let resolution = this.#resolutions.get(key);
-    if (resolution === undefined) {
-      if (this.#resolutions.size >= this.#lookups) throw new TooManyLookups();
-      resolution = resolveProgram(name, env.PATH, cwd, platform);
-      this.#resolutions.set(key, resolution);
-    }
-    this.#paths.shadowing(resolution.shadowing);
+    const resolution = this.#paths.program(name, env.PATH, cwd, platform);
     // A program bash cannot find runs the handler, judged where it was defined if at all.
     const handler = "command_not_found_handle";
     if (

@@ -7,6 +7,7 @@ import type { EffectSet } from "./_effect_set.ts";
 import type { EffectState, FsKind } from "./effect_types.ts";
 import type { Cwds } from "./_cwds.ts";
 import { globMayClimb } from "./_paths.ts";
+import { ProgramLookups, type Resolution } from "./_program_resolution.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
 import { isFile } from "../bash/regular_file.ts";
 import { type ArgValue, type GitConfigScope, STATIC } from "./commands/command_io.ts";
@@ -80,14 +81,28 @@ export class PathRecorder {
   /** {@link toolConfigured}'s answer for each command: its files are looked at once (E-4). */
   readonly #configured = new Map<string, string | null>();
 
-  constructor(state: EffectState, effects: EffectSet) {
+  /** Where the command names looked up resolved, at most `lookups` of them. */
+  readonly #programs: ProgramLookups;
+
+  constructor(state: EffectState, effects: EffectSet, lookups: number) {
     this.#state = state;
     this.#effects = effects;
+    this.#programs = new ProgramLookups(lookups);
   }
 
-  /** `PATH` directories searched before a program that ran: writing there is opaque. */
-  shadowing(dirs: readonly string[]): void {
-    this.#checks.shadowing(dirs);
+  /**
+   * Where a program that runs resolves ({@link ProgramLookups.resolve}); writing a `PATH`
+   * directory searched before it is opaque.
+   */
+  program(
+    name: string,
+    path: string | undefined,
+    cwd: string | null,
+    platform: string,
+  ): Resolution {
+    const resolution = this.#programs.resolve(name, path, cwd, platform);
+    this.#checks.shadowing(resolution.shadowing);
+    return resolution;
   }
 
   /**

@@ -6,6 +6,7 @@
 import { physicalPath } from "./_physical_paths.ts";
 import { SYSTEM_DIRS } from "./_shell_tables.ts";
 import { isExecutableFile } from "../bash/executable_file.ts";
+import { TooManyLookups } from "./_step_budget.ts";
 
 /** Where a command name resolves. */
 export interface Resolution {
@@ -78,4 +79,32 @@ export function resolveProgram(
   }
   // Not found now: it fails, unless the source creates it in a PATH directory (checked by caller).
   return { system: true, shadowing, found: false };
+}
+
+/**
+ * {@link resolveProgram} of one analysis, each name looked up once: a lookup costs ~80 µs (a stat
+ * per PATH directory, a thrown error per miss) and a script names the same programs again and
+ * again (E-4). Past `limit` distinct lookups it throws {@link TooManyLookups}.
+ */
+export class ProgramLookups {
+  readonly #known = new Map<string, Resolution>();
+
+  constructor(private readonly limit: number) {}
+
+  /** {@link resolveProgram}'s answer, looked up at the first ask. */
+  resolve(
+    name: string,
+    path: string | undefined,
+    cwd: string | null,
+    platform: string,
+  ): Resolution {
+    const key = `${name}\0${cwd}\0${path}\0${platform}`;
+    let resolution = this.#known.get(key);
+    if (resolution === undefined) {
+      if (this.#known.size >= this.limit) throw new TooManyLookups();
+      resolution = resolveProgram(name, path, cwd, platform);
+      this.#known.set(key, resolution);
+    }
+    return resolution;
+  }
 }
