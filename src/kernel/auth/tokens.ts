@@ -86,6 +86,8 @@ function storeText(store: StoreFile): string {
 const encoder = new TextEncoder();
 /** How many validated secrets keep their digest ({@link TokenStore.validate}). */
 const KEPT_DIGESTS = 16;
+/** The longest string {@link TokenStore.validate} looks up: secrets are 43 characters (T-TOK-2). */
+const MAX_SECRET_CHARS = 256;
 
 /**
  * The bearer-token store `<state>/tokens.json` (T-TOK-1..4). Reads are cached and refreshed
@@ -189,6 +191,9 @@ export class TokenStore {
    * expired one (T-TOK-4). Re-reads the store only when it changed; compares in constant time.
    */
   validate(secret: string): TokenIdentity | null {
+    // No secret is longer (T-TOK-2 makes 43 characters): a longer string is no token, and kept
+    // as a key of #digests it stayed in memory (16 attaches with 12 MB strings: +240 MiB RSS).
+    if (secret.length > MAX_SECRET_CHARS) return null;
     const store = this.#current();
     if (!store) return null;
     const digest = this.#digestOf(store.key, secret);
