@@ -4,12 +4,17 @@
  * exactly M-PERM-2's for the resolved socket and kernel executable. `--print-config` may run the
  * kernel (to provision the agent) and read its variables; any other command line that does not
  * serve (help, version, `--as-human`, usage errors) gets only `--no-prompt`: the facade then
- * needs no permission at all.
+ * needs no permission at all, except to read its variables when one of them is the usage error.
  */
 import { UsageError } from "../src/protocol/cli_args.ts";
 import { parseCommandLine } from "../src/mcp/command_line.ts";
 import { EnvReader, resolveConfig } from "../src/mcp/config.ts";
-import { localFlags, printConfigFlags, RELEASE_KERNEL } from "../src/mcp/permissions.ts";
+import {
+  FACADE_ENV,
+  localFlags,
+  printConfigFlags,
+  RELEASE_KERNEL,
+} from "../src/mcp/permissions.ts";
 
 function absolute(path: string): string {
   return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
@@ -40,13 +45,22 @@ function flags(args: string[]): string[] {
     env.get("SHOAL_KERNEL") ?? RELEASE_KERNEL,
     Deno.env.get("PATH") ?? "",
   );
+  let command;
   try {
-    const command = parseCommandLine(args);
-    if (command.action === "print-config" && !command.asHuman) return printConfigFlags(kernel);
-    if (command.action !== "serve") return ["--no-prompt"];
-    config = resolveConfig(command.flags, env);
+    command = parseCommandLine(args);
   } catch (e) {
     if (e instanceof UsageError) return ["--no-prompt"];
+    throw e;
+  }
+  if (command.action === "print-config" && !command.asHuman) return printConfigFlags(kernel);
+  if (command.action !== "serve") return ["--no-prompt"];
+  try {
+    config = resolveConfig(command.flags, env);
+  } catch (e) {
+    // A variable's value is the usage error (M-CLI-1/2: SHOAL_SESSION=a/b, SHOAL_PROJECT=~/p):
+    // the facade reads its variables to say so and exit 2; without them it served the default
+    // session with no permission, every call 'kernel unavailable: permission denied for sys:uid'.
+    if (e instanceof UsageError) return ["--no-prompt", `--allow-env=${FACADE_ENV.join(",")}`];
     throw e;
   }
   return localFlags(

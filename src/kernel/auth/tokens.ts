@@ -86,6 +86,8 @@ function storeText(store: StoreFile): string {
 const encoder = new TextEncoder();
 /** How many validated secrets keep their digest ({@link TokenStore.validate}). */
 const KEPT_DIGESTS = 16;
+/** The longest string {@link TokenStore.validate} looks up: secrets are 43 characters (T-TOK-2). */
+const MAX_SECRET_CHARS = 256;
 
 /**
  * The bearer-token store `<state>/tokens.json` (T-TOK-1..4). Reads are cached and refreshed
@@ -189,6 +191,9 @@ export class TokenStore {
    * expired one (T-TOK-4). Re-reads the store only when it changed; compares in constant time.
    */
   validate(secret: string): TokenIdentity | null {
+    // No secret is longer (T-TOK-2 makes 43 characters): a longer string is no token, and kept
+    // as a key of #digests it stayed in memory (16 attaches with 12 MB strings: +240 MiB RSS).
+    if (secret.length > MAX_SECRET_CHARS) return null;
     const store = this.#current();
     if (!store) return null;
     const digest = this.#digestOf(store.key, secret);
@@ -230,6 +235,9 @@ export class TokenStore {
     const stat = statSync(this.path, { bigint: true, throwIfNoEntry: false });
     const signature = stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}` : null;
     if (signature !== this.#signature) {
+      // Anything but a regular file (a FIFO, a link to /dev/null or to a directory) is no store:
+      // its read blocked the whole kernel (a FIFO) and the chmod below tightened what it names.
+      if (stat && !stat.isFile()) throw malformedStore(this.path, "not a regular file");
       if (stat && (stat.mode & 0o077n) !== 0n) Deno.chmodSync(this.path, 0o600);
       this.#cached = stat ? parseStore(Deno.readTextFileSync(this.path), this.path) : null;
       this.#signature = signature;
@@ -308,13 +316,18 @@ function exactIntegers(_key: string, value: unknown): unknown {
   return typeof value === "bigint" ? JSON.rawJSON(value.toString()) : value;
 }
 
+/** The error for a token store at `path` this version cannot read (fail closed). */
+function malformedStore(path: string, why: string): Error {
+  return new Error(`malformed token store ${path}: ${why}`);
+}
+
 /** Parses tokens.json keeping ns integers exact; throws on anything that is not the T-TOK-1 shape. */
 function parseStore(text: string, path: string): StoreFile {
   const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
     typeof value === "number" && /^-?\d+$/.test(context?.source ?? "")
       ? BigInt(context!.source!)
       : value;
-  const bad = (why: string) => new Error(`malformed token store ${path}: ${why}`);
+  const bad = (why: string) => malformedStore(path, why);
   let raw: unknown;
   try {
     raw = JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
