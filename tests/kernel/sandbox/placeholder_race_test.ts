@@ -15,28 +15,35 @@ import { withTempDir } from "../../_support/temp_dir.ts";
 import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 
 /**
- * Run in the agent's PTY, in its project, with try number `i` and the two names to swap: makes
- * `sub<i>/.envrc` a link to the absent `t<i>/x` (whose directory exists), so the kernel's next
- * view holds `t<i>/x` with a directory placeholder, then swaps the two names with
- * renameat2(RENAME_EXCHANGE) for ever.
+ * Run in the agent's PTY, in its project, with try number `i` and the two names to swap: once told
+ * to go (a line on stdin), makes `sub<i>/.envrc` a link to the absent `t<i>/x` (whose directory
+ * exists), so the kernel's next view holds `t<i>/x` with a directory placeholder, then swaps the
+ * two names with renameat2(RENAME_EXCHANGE) for ever.
  */
 const RACER = String.raw`
 import ctypes, os, sys
 i, a, b = sys.argv[1:]
 libc = ctypes.CDLL(None, use_errno=True)
 nr = {"x86_64": 316, "aarch64": 276}[os.uname().machine]
+sys.stdin.readline()
 os.symlink(f"../t{i}/x", f"sub{i}/.envrc")
 print("ready", flush=True)
 while True:
     libc.syscall(nr, -100, a.encode(), -100, b.encode(), 2)
 `;
 
+const TRIES = 3;
+
 /**
  * Runs 3 tries with a kernel and a sandboxed project agent: `prepare(i)` sets up try `i` on the
- * host and names the two entries the agent's racer swaps in its PTY meanwhile; the agent's next
- * exec would make the kernel make `t<i>/x` under that racer (it waits for the PTY, then is
- * refused, `sandbox_busy`, which `mustRefuse` asserts); then `check(i)` looks at the host. Before the PTY counted as a writer,
- * a swap landed in the kernel's or bwrap's window in about one try of five.
+ * host and names the two entries the agent's racer `i` swaps in its PTY meanwhile; the agent's
+ * exec in session `work<i>` would make the kernel make `t<i>/x` (and the other tries' `t<j>/x`)
+ * under those racers (it waits for the PTYs, then is refused, `sandbox_busy`, which `mustRefuse`
+ * asserts); then `check(i)` looks at the host. Before the PTY counted as a writer, a swap landed
+ * in the kernel's or bwrap's window in about one try of five. The tries go at once: each refusal
+ * comes after the kernel's 10 s wait for the PTYs, 30 s one after another. The racers start
+ * swapping only once every PTY is open: a PTY's own sandbox opened beside a racer already swapping
+ * would wait for it too.
  */
 async function raceTries(
   prepare: (home: string, proj: string, i: number) => Promise<[string, string]>,
@@ -49,27 +56,41 @@ async function raceTries(
     const proj = `${home}/proj`;
     await Deno.mkdir(proj, { recursive: true });
     await Deno.writeTextFile(`${proj}/racer.py`, RACER);
-    const human = await k.attach("work");
-    await exec(human, `cd ${proj}`);
-    const agent = await k.attach("work", token);
-    // each try has a placeholder of its own (t<i>/x) and its own racer
-    for (let i = 0; i < 3; i++) {
+    const tries = Array.from({ length: TRIES }, (_, i) => i);
+    // each try has a placeholder of its own (t<i>/x), its own racer and its own session
+    const swapped: [string, string][] = [];
+    for (const i of tries) {
       await Deno.mkdir(`${proj}/t${i}`);
       await Deno.mkdir(`${proj}/sub${i}`);
-      const swapped = await prepare(home, proj, i);
-      const opened = await agent.request("pty.open", {
+      swapped.push(await prepare(home, proj, i));
+    }
+    const agents = await Promise.all(tries.map(async (i) => {
+      await exec(await k.attach(`work${i}`), `cd ${proj}`);
+      return await k.attach(`work${i}`, token);
+    }));
+    const ptys: string[] = [];
+    for (const i of tries) {
+      const opened = await agents[0].request("pty.open", {
         cmd: "python3",
-        args: ["racer.py", `${i}`, ...swapped],
+        args: ["racer.py", `${i}`, ...swapped[i]],
       }) as Rec;
+      ptys.push(opened.pty_id as string);
+    }
+    for (const pty_id of ptys) {
+      await agents[0].request("pty.send", { pty_id, input: ["go", { key: "Enter" }] });
       await pollUntil(
-        () => agent.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
+        () => agents[0].request("pty.read", { pty_id }) as Promise<Rec>,
         (r) => (r.screen as string[]).some((row) => row.startsWith("ready")),
       );
-      // its view holds t<i>/x, absent, where the PTY's program writes
-      const refused = await exec(agent, "ls sub0").then(() => null, (e) => e.data?.reason);
+    }
+    // each view holds every t<i>/x, absent, where the PTYs' programs write
+    const refused = await Promise.all(
+      agents.map((agent) => exec(agent, "ls sub0").then(() => null, (e) => e.data?.reason)),
+    );
+    for (const pty_id of ptys) await agents[0].request("pty.close", { pty_id });
+    for (const i of tries) {
       // where the racer swaps t<i> itself the scan may find a link there: nothing to hold then
-      if (mustRefuse) assert.equal(refused, "sandbox_busy", `the exec of try ${i + 1}`);
-      await agent.request("pty.close", { pty_id: opened.pty_id });
+      if (mustRefuse) assert.equal(refused[i], "sandbox_busy", `the exec of try ${i + 1}`);
       await check(home, i);
     }
   } finally {
