@@ -57,6 +57,17 @@ interface Entry {
    * `task:N` is another run (M-START-4).
    */
   sameKernel: () => void;
+  /**
+   * The caller's `timeout_ms` of the run, if any: a cancel clears it, so a budget running out
+   * during the cancel no longer settles the task completed with a `timed_out` answer.
+   */
+  budget: Budget | null;
+}
+
+/** A run's wait budget (`timeout_ms`, unbounded when undefined) and its `timed_out` answer. */
+interface Budget {
+  ms: number | undefined;
+  pending: Record<string, unknown>;
 }
 
 /** The check of a task that finished within its call: it needs its kernel no more. */
@@ -170,7 +181,7 @@ export class McpTasks {
     const pending = { ...(first.value as Record<string, unknown>), timed_out: true };
     const budget = { ms: checked.timeout_ms as number | undefined, pending };
     const done = this.#watch(runCtx, ref, sameKernel, checked.elide, started, task, budget);
-    return this.#created(this.#store(ref, task, done, sameKernel));
+    return this.#created(this.#store(ref, task, done, sameKernel, budget));
   }
 
   /** `tasks/get`: the task now; unknown → -32602. */
@@ -201,6 +212,10 @@ export class McpTasks {
       throw invalidParams(`task ${entry.task.taskId} is already ${entry.task.status}`);
     }
     entry.sameKernel();
+    // From now on the run ends cancelled (or by itself), not by its budget: a budget that ran
+    // out while the grace went on answered -32602 "ended completed" and the timed_out result of
+    // a task the kernel then cancelled (K-TASK-5).
+    if (entry.budget !== null) entry.budget.ms = undefined;
     await kernelCall(ctx, "task.cancel", { task: ref });
     let stopTimer = () => {};
     await Promise.race([
@@ -242,9 +257,10 @@ export class McpTasks {
     task: McpTask,
     done: Promise<ToolResult>,
     sameKernel = ANY_KERNEL,
+    budget: Budget | null = null,
   ): Entry {
     done.catch(() => {}); // a failure nobody asks tasks/result about is no unhandled rejection
-    const entry = { task, ref, done, sameKernel };
+    const entry = { task, ref, done, sameKernel, budget };
     this.#entries.set(task.taskId, entry);
     this.#forgetOldest();
     return entry;
@@ -279,7 +295,7 @@ export class McpTasks {
     elide: unknown,
     started: number,
     task: McpTask,
-    budget: { ms: number | undefined; pending: Record<string, unknown> },
+    budget: Budget,
   ): Promise<ToolResult> {
     let result: ToolResult | null = null;
     let failure: unknown = null;

@@ -141,3 +141,39 @@ Deno.test({
     });
   },
 });
+
+mcpTest(
+  "tasks/cancel of a task with timeout_ms whose budget runs out while its cancel is under way (bash ignores SIGTERM, so the kernel ends it only at the SIGKILL) answers the task cancelled, and tasks/result is no timed_out answer: the budget no longer settles a task the client cancelled (M-TASKS-1, K-TASK-5, MCP 2025-11-25: a valid cancel answers the task cancelled)",
+  async (mcp) => {
+    const created = await mcp.client.request(
+      {
+        method: "tools/call",
+        params: {
+          name: "shoal_exec",
+          arguments: { src: "trap '' TERM; sleep 30", timeout_ms: 1000 },
+          task: {},
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    const taskId = created.task.taskId;
+    const kernel = String((created._meta as Rec)["shoal/task"]);
+    const cancel = await cancelOutcome(mcp, taskId);
+    const final = await mcp.client.request(
+      { method: "tasks/get", params: { taskId } },
+      GetTaskResultSchema,
+    );
+    const result = await mcp.client.request(
+      { method: "tasks/result", params: { taskId } },
+      GetTaskPayloadResultSchema,
+    );
+    assert.equal(cancel, "cancelled", `tasks/cancel answered ${cancel}`);
+    const record = (await mcp.client.readResource({ uri: `shoal://task/${kernel.slice(5)}` }))
+      .structuredContent as Rec;
+    assert.equal(record.state, "cancelled", "the kernel task was cancelled");
+    assert.equal(final.status, "cancelled");
+    const sc = result.structuredContent as Rec;
+    assert.notEqual(sc.timed_out, true, JSON.stringify(sc));
+    assert.equal((sc.value as Rec).signal, "SIGKILL", JSON.stringify(sc));
+  },
+);
