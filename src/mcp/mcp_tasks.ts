@@ -226,6 +226,9 @@ export class McpTasks {
     if (entry.task.status !== "working" && entry.task.status !== "cancelled") {
       throw invalidParams(`task ${entry.task.taskId} ended ${entry.task.status}, not cancelled`);
     }
+    // Not ended yet (a busy or stopped kernel): MCP 2025-11-25 wants the task cancelled before
+    // this answer, and cancelled for good whatever the run still does; it answered working.
+    if (entry.task.status === "working") this.#settle(entry.task, "cancelled", ref);
     return { ...entry.task, ...kernelMeta(entry) };
   }
 
@@ -332,12 +335,18 @@ export class McpTasks {
     } catch (e) {
       failure = e;
     }
+    // A cancel that did not see the end settled the task cancelled already: it stays so.
+    if (task.status === "working") this.#settle(task, status, ref);
+    if (result === null) throw failure;
+    return result;
+  }
+
+  /** Makes `task` of kernel task `ref` terminal with `status` and announces it (M-TASKS-1). */
+  #settle(task: McpTask, status: TaskStatus, ref: string): void {
     task.status = status;
     task.lastUpdatedAt = new Date().toISOString();
     if (this.negotiated()) {
       this.notify("notifications/tasks/status", { ...task, _meta: { [KERNEL_TASK]: ref } });
     }
-    if (result === null) throw failure;
-    return result;
   }
 }

@@ -11,9 +11,10 @@ import {
   GetTaskResultSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import { pidsMentioning, processLive } from "../_support/proc.ts";
+import { KILL_GRACE_MS, SLICE_MS } from "../../src/protocol/limits.ts";
+import { kernelPid, pidsMentioning, processLive } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
-import { pollUntil, waitUntil } from "../_support/wait.ts";
+import { delay, pollUntil, waitUntil } from "../_support/wait.ts";
 import { RawFacade, withRawFacade } from "../_support/facade.ts";
 import { sandbox } from "../_support/sandbox.ts";
 import { type Mcp, mcpTest } from "./_mcp.ts";
@@ -175,5 +176,36 @@ mcpTest(
     const sc = result.structuredContent as Rec;
     assert.notEqual(sc.timed_out, true, JSON.stringify(sc));
     assert.equal((sc.value as Rec).signal, "SIGKILL", JSON.stringify(sc));
+  },
+);
+
+mcpTest(
+  "tasks/cancel answers the task cancelled though its kernel task has not ended by the end of the facade's wait (the kernel stopped past the kill grace), and the task stays cancelled once the run ends: it answered status working, which MCP 2025-11-25 forbids in a cancel's answer (M-TASKS-1, K-TASK-5: a valid cancel transitions the task to cancelled before its answer, and a cancelled task stays cancelled)",
+  async (mcp, box) => {
+    const { taskId, kernel } = await createTask(mcp, "trap '' TERM; sleep 30");
+    const kernelProcess = kernelPid(box.socket());
+    const uri = `shoal://task/${kernel.slice(5)}`;
+    const state = async () =>
+      ((await mcp.client.readResource({ uri })).structuredContent as Rec).state;
+    const answer = cancelOutcome(mcp, taskId);
+    // Once the kernel took the cancel, it is held still past the facade's wait.
+    await pollUntil(state, (s) => s === "cancelling");
+    Deno.kill(kernelProcess, "SIGSTOP");
+    try {
+      await delay(KILL_GRACE_MS + SLICE_MS + 1000);
+    } finally {
+      Deno.kill(kernelProcess, "SIGCONT");
+    }
+    assert.equal(await answer, "cancelled");
+    await mcp.client.request(
+      { method: "tasks/result", params: { taskId } },
+      GetTaskPayloadResultSchema,
+    );
+    assert.equal(await state(), "cancelled");
+    const final = await mcp.client.request(
+      { method: "tasks/get", params: { taskId } },
+      GetTaskResultSchema,
+    );
+    assert.equal(final.status, "cancelled");
   },
 );
