@@ -326,7 +326,8 @@ export class McpTasks {
           result = await terminalResult(ctx, value, elide, Date.now() - started);
           break;
         }
-        if (ctx.progress !== null && this.negotiated()) {
+        // None once a cancel settled the task cancelled: MCP 2025-11-25 ends progress there.
+        if (ctx.progress !== null && this.negotiated() && task.status === "working") {
           const elapsed = Math.max(Date.now() - started, lastProgress + 1);
           lastProgress = elapsed;
           await ctx.progress(elapsed, `${ref} running, ${(elapsed / 1000).toFixed(1)}s elapsed`);

@@ -20,10 +20,15 @@ import { sandbox } from "../_support/sandbox.ts";
 import { type Mcp, mcpTest } from "./_mcp.ts";
 
 /** Starts `src` as an MCP task; its taskId and kernel `task:N`. */
-async function createTask(mcp: Mcp, src: string): Promise<{ taskId: string; kernel: string }> {
+async function createTask(
+  mcp: Mcp,
+  src: string,
+  onprogress?: (p: Rec) => void,
+): Promise<{ taskId: string; kernel: string }> {
   const created = await mcp.client.request(
     { method: "tools/call", params: { name: "shoal_exec", arguments: { src }, task: {} } },
     CreateTaskResultSchema,
+    onprogress ? { onprogress: (p) => onprogress(p as Rec) } : undefined,
   );
   return { taskId: created.task.taskId, kernel: String((created._meta as Rec)["shoal/task"]) };
 }
@@ -180,9 +185,13 @@ mcpTest(
 );
 
 mcpTest(
-  "tasks/cancel answers the task cancelled though its kernel task has not ended by the end of the facade's wait (the kernel stopped past the kill grace), and the task stays cancelled once the run ends: it answered status working, which MCP 2025-11-25 forbids in a cancel's answer (M-TASKS-1, K-TASK-5: a valid cancel transitions the task to cancelled before its answer, and a cancelled task stays cancelled)",
+  "tasks/cancel answers the task cancelled though its kernel task has not ended by the end of the facade's wait (the kernel stopped past the kill grace), and the task stays cancelled once the run ends, with no progress after that answer: it answered status working, which MCP 2025-11-25 forbids in a cancel's answer (M-TASKS-1, K-TASK-5: a valid cancel transitions the task to cancelled before its answer, and a cancelled task stays cancelled)",
   async (mcp, box) => {
-    const { taskId, kernel } = await createTask(mcp, "trap '' TERM; sleep 30");
+    let answered = false;
+    const late: Rec[] = [];
+    const { taskId, kernel } = await createTask(mcp, "trap '' TERM; sleep 30", (p) => {
+      if (answered) late.push(p);
+    });
     const kernelProcess = kernelPid(box.socket());
     const uri = `shoal://task/${kernel.slice(5)}`;
     const state = async () =>
@@ -197,6 +206,7 @@ mcpTest(
       Deno.kill(kernelProcess, "SIGCONT");
     }
     assert.equal(await answer, "cancelled");
+    answered = true;
     await mcp.client.request(
       { method: "tasks/result", params: { taskId } },
       GetTaskPayloadResultSchema,
@@ -207,5 +217,8 @@ mcpTest(
       GetTaskResultSchema,
     );
     assert.equal(final.status, "cancelled");
+    const statuses = mcp.taskStatuses.filter((s) => s.taskId === taskId).map((s) => s.status);
+    assert.deepEqual(statuses, ["cancelled"], "one status notification, and it stays cancelled");
+    assert.deepEqual(late, [], "MCP: no progress once the task is terminal");
   },
 );
