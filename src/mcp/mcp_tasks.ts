@@ -53,6 +53,14 @@ interface Entry {
    */
   done: Promise<ToolResult>;
   /**
+   * The `tasks/result` calls waiting for {@link done}, each woken once and removed when its
+   * call is cancelled: a wait raced against `done` stayed attached to it until the task ended,
+   * ~2.6 KiB per cancelled call (100 MiB for 40,000 of a running task).
+   */
+  waiters: Set<(settled: Settled) => void>;
+  /** How {@link done} settled, once it did. */
+  settled: Settled | null;
+  /**
    * Throws `kernel disconnected` once the kernel the task lives in is gone: a restarted kernel's
    * `task:N` is another run (M-START-4).
    */
@@ -69,6 +77,9 @@ interface Budget {
   ms: number | undefined;
   pending: Record<string, unknown>;
 }
+
+/** How a task's {@link Entry.done} settled. */
+type Settled = { ok: true; result: ToolResult } | { ok: false; error: unknown };
 
 /** The check of a task that finished within its call: it needs its kernel no more. */
 const ANY_KERNEL = () => {};
@@ -235,14 +246,22 @@ export class McpTasks {
   /** `tasks/result`: waits for the terminal state, then the call's result; unknown → -32602. */
   async result(taskId: unknown, signal: AbortSignal): Promise<ToolResult> {
     const entry = this.#lookup(taskId);
-    const aborted = new Promise<never>((_, reject) => {
-      const stop = () => reject(new RpcError(ErrorCode.INTERNAL_ERROR, "cancelled"));
-      if (signal.aborted) stop();
+    const settled = entry.settled ?? await new Promise<Settled>((resolve, reject) => {
+      const cancelled = () => new RpcError(ErrorCode.INTERNAL_ERROR, "cancelled");
+      if (signal.aborted) return reject(cancelled());
+      const wake = (settled: Settled) => {
+        signal.removeEventListener("abort", stop);
+        resolve(settled);
+      };
+      const stop = () => {
+        entry.waiters.delete(wake);
+        reject(cancelled());
+      };
+      entry.waiters.add(wake);
       signal.addEventListener("abort", stop, { once: true });
     });
-    aborted.catch(() => {});
-    const result = await Promise.race([entry.done, aborted]);
-    return { ...result, _meta: { [RELATED_TASK]: { taskId: entry.task.taskId } } };
+    if (!settled.ok) throw settled.error;
+    return { ...settled.result, _meta: { [RELATED_TASK]: { taskId: entry.task.taskId } } };
   }
 
   #lookup(taskId: unknown): Entry {
@@ -262,8 +281,14 @@ export class McpTasks {
     sameKernel = ANY_KERNEL,
     budget: Budget | null = null,
   ): Entry {
-    done.catch(() => {}); // a failure nobody asks tasks/result about is no unhandled rejection
-    const entry = { task, ref, done, sameKernel, budget };
+    const entry: Entry = { task, ref, done, waiters: new Set(), settled: null, sameKernel, budget };
+    // One reaction per task, whoever waits; a failure nobody asks about is no unhandled rejection.
+    const wake = (settled: Settled) => {
+      entry.settled = settled;
+      for (const waiter of entry.waiters) waiter(settled);
+      entry.waiters.clear();
+    };
+    done.then((result) => wake({ ok: true, result }), (error) => wake({ ok: false, error }));
     this.#entries.set(task.taskId, entry);
     this.#forgetOldest();
     return entry;
