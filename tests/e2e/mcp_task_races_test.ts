@@ -17,7 +17,7 @@ import type { Rec } from "../_support/rec.ts";
 import { delay, pollUntil, waitUntil } from "../_support/wait.ts";
 import { RawFacade, withRawFacade } from "../_support/facade.ts";
 import { sandbox } from "../_support/sandbox.ts";
-import { type Mcp, mcpTest } from "./_mcp.ts";
+import { connectMcp, type Mcp, mcpTest } from "./_mcp.ts";
 
 /** Starts `src` as an MCP task; its taskId and kernel `task:N`. */
 async function createTask(
@@ -222,3 +222,33 @@ mcpTest(
     assert.deepEqual(late, [], "MCP: no progress once the task is terminal");
   },
 );
+
+Deno.test({
+  name:
+    "tasks/get answers cancelled as soon as tasks/cancel was accepted, as the SDK 1.32.2 reference server (its task store settles cancelled at once), not working through the kernel's kill grace (M-TASKS-1) [ignored: needs a SPEC decision: M-TASKS-1 maps the kernel's cancelling to working and the facade answers tasks/cancel once the run ended (up to the 2000 ms grace plus a slice), so for a run ignoring SIGTERM tasks/get answers working for ~2 s after the cancel reached the kernel, and the cancel's answer waits as long; MCP 2025-11-25 only wants the task cancelled before that answer and for good. Settling at once would also turn the -32602 now answered for a run that ended by itself meanwhile (K-TASK-1: its state merged, completed) into a cancelled task whose result is a completed outcome; decide which]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    try {
+      const mcp = await connectMcp(box);
+      try {
+        const { taskId, kernel } = await createTask(mcp, "trap '' TERM; sleep 30");
+        const uri = `shoal://task/${kernel.slice(5)}`;
+        const state = async () =>
+          ((await mcp.client.readResource({ uri })).structuredContent as Rec).state;
+        const answer = cancelOutcome(mcp, taskId);
+        await pollUntil(state, (s) => s === "cancelling");
+        const during = await mcp.client.request(
+          { method: "tasks/get", params: { taskId } },
+          GetTaskResultSchema,
+        );
+        assert.equal(await answer, "cancelled");
+        assert.equal(during.status, "cancelled", "tasks/get while the kernel was cancelling");
+      } finally {
+        await mcp.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
+  },
+});

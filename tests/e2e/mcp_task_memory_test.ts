@@ -1,6 +1,6 @@
-// M-TASKS-1 under a client that polls tasks/result and gives up: each tasks/result it cancels
+// M-TASKS-1: what MCP tasks cost the facade. A client that polls tasks/result and gives up
 // (notifications/cancelled, as the SDK client sends on its request timeout) must leave nothing
-// behind on the running task it waited for.
+// behind on the running task it waited for; what finished tasks keep is bounded.
 import assert from "node:assert/strict";
 import { rssBytes } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
@@ -52,4 +52,35 @@ Deno.test("M-TASKS-1 40,000 tasks/result of a running task, each cancelled by th
       await facade.request("x", "tasks/cancel", { taskId });
     }
   });
+});
+
+Deno.test({
+  name:
+    "M-TASKS-1 256 finished MCP tasks whose results the client never fetches (each a 100,000-byte stdout, a result at the 64 KiB text and structuredContent bounds) leave the facade < 48 MiB larger [ignored: needs a SPEC decision: the facade keeps the CallToolResult of its 256 newest tasks for tasks/result however long ago they ended (ttl answered null, the client's requested ttl ignored), and a result of the M-OUT-2/M-OUT-7 bounds kept ~260 KiB of V8 heap each after a full collection (64 tasks: +16.8 MB heapUsed; its two ~64 K-character texts seemingly held as two-byte strings, the '…' marker not being Latin-1) and ~0.4-0.5 MiB resident: +101 to +136 MiB measured for 256; decide a retention by time (honour or cap the requested ttl), a byte bound on kept results, or that the 256-count bound with this footprint stands]",
+  ignore: true,
+  fn: async () => {
+    await withRawFacade(async (facade) => {
+      const pid = facade.facadePid();
+      const src = "head -c 100000 /dev/zero | tr '\\0' a";
+      await facade.request("warm", "tools/call", { name: "shoal_exec", arguments: { src } });
+      const before = rssBytes(pid);
+      const ids: unknown[] = [];
+      for (let i = 0; i < 256; i++) {
+        const created = await facade.request(`c${i}`, "tools/call", {
+          name: "shoal_exec",
+          arguments: { src },
+          task: {},
+        });
+        ids.push(((created.result as Rec).task as Rec).taskId);
+      }
+      const finished = async (taskId: unknown) => {
+        const got = await facade.request(crypto.randomUUID(), "tasks/get", { taskId });
+        return (got.result as Rec).status !== "working";
+      };
+      for (const taskId of ids) assert.ok(await waitUntil(() => finished(taskId), 30000));
+      const growth = () => (rssBytes(pid) - before) / 2 ** 20;
+      await waitUntil(() => growth() < 48, 15000);
+      assert.ok(growth() < 48, `the facade grew ${growth().toFixed(1)} MiB`);
+    });
+  },
 });
