@@ -8,6 +8,7 @@ import { refNumber } from "../../protocol/refs.ts";
 import {
   otherGroupsOfSession,
   sessionGoneWithin,
+  signalGroupButLeader,
   signalGroupOnly,
   signalSession,
 } from "../bash/group_leader.ts";
@@ -65,6 +66,8 @@ export class Task {
   #stopping: Promise<void> | null = null;
   /** Whether bash had already exited by itself when the cancel came (its exit not yet seen). */
   #exitedFirst = false;
+  /** Whether {@link pid} is the nsenter the run entered its sandbox through (BashChild.entered). */
+  #entered = false;
 
   constructor(
     readonly n: number,
@@ -128,8 +131,9 @@ export class Task {
    * Records bash's pid (its process-group id). A cancel or suspend that arrived while bash was
    * still being started takes effect now.
    */
-  spawned(pid: number): void {
+  spawned(pid: number, entered = false): void {
     this.pid = pid;
+    this.#entered = entered;
     this.#begin();
     if (this.state === "cancelling") this.terminate();
     else if (this.state === "suspended") this.signal("SIGSTOP");
@@ -194,7 +198,14 @@ export class Task {
     // found only while that descendant's parent lives, and one that ignores SIGTERM is
     // orphaned once bash dies of it, yet must get the SIGKILL (probe67).
     const reached = otherGroupsOfSession(this.pid);
-    this.signal("SIGTERM");
+    if (this.#entered) {
+      // nsenter passes on how the run ends: killed by the SIGTERM, it ended the task at once
+      // with that signal, while bash ran its trap or, ignoring TERM, went on until the SIGKILL.
+      signalGroupButLeader(this.pid, "SIGTERM");
+      for (const group of reached) signalGroupOnly(group, "SIGTERM");
+    } else {
+      this.signal("SIGTERM");
+    }
     this.#stopping = this.#killAfterGrace(this.pid, reached);
   }
 
@@ -263,8 +274,8 @@ export class TaskRegistry {
   }
 
   /** Records bash's pid and publishes the task's first event: from now on it is visible. */
-  spawned(task: Task, pid: number): void {
-    task.spawned(pid);
+  spawned(task: Task, pid: number, entered = false): void {
+    task.spawned(pid, entered);
     this.publish(task);
   }
 
