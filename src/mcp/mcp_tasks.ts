@@ -48,10 +48,10 @@ interface Entry {
   /** The kernel's `task:N`, null for a task that finished within its call. */
   ref: string | null;
   /**
-   * Settles once the task is terminal with the CallToolResult, or rejects with the JSON-RPC error
-   * (a bridge failure, M-OUT-5) that the synchronous call would have answered.
+   * Resolves once the task is terminal, with its CallToolResult or the JSON-RPC error (a bridge
+   * failure, M-OUT-5) that the synchronous call would have answered kept in {@link settled}.
    */
-  done: Promise<ToolResult>;
+  done: Promise<void>;
   /**
    * The `tasks/result` calls waiting for {@link done}, each woken once and removed when its
    * call is cancelled: a wait raced against `done` stayed attached to it until the task ended,
@@ -78,8 +78,16 @@ interface Budget {
   pending: Record<string, unknown>;
 }
 
-/** How a task's {@link Entry.done} settled. */
-type Settled = { ok: true; result: ToolResult } | { ok: false; error: unknown };
+/**
+ * How a task's {@link Entry.done} settled: its result kept as UTF-8 JSON, a byte a character.
+ * Kept as the object, a result at the 64 KiB text and structuredContent bounds (M-OUT-2, M-OUT-7)
+ * held ~260 KiB of heap (its texts two-byte strings once one character is not Latin-1, as the
+ * cut's '…' marker is), and the facade keeps 256 of them: +101..136 MiB resident.
+ */
+type Settled = { ok: true; json: Uint8Array } | { ok: false; error: unknown };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** The check of a task that finished within its call: it needs its kernel no more. */
 const ANY_KERNEL = () => {};
@@ -230,7 +238,7 @@ export class McpTasks {
     await kernelCall(ctx, "task.cancel", { task: ref });
     let stopTimer = () => {};
     await Promise.race([
-      entry.done.catch(() => {}),
+      entry.done,
       new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
     ]);
     stopTimer();
@@ -261,7 +269,8 @@ export class McpTasks {
       signal.addEventListener("abort", stop, { once: true });
     });
     if (!settled.ok) throw settled.error;
-    return { ...settled.result, _meta: { [RELATED_TASK]: { taskId: entry.task.taskId } } };
+    const result = JSON.parse(decoder.decode(settled.json)) as ToolResult;
+    return { ...result, _meta: { [RELATED_TASK]: { taskId: entry.task.taskId } } };
   }
 
   #lookup(taskId: unknown): Entry {
@@ -281,14 +290,26 @@ export class McpTasks {
     sameKernel = ANY_KERNEL,
     budget: Budget | null = null,
   ): Entry {
-    const entry: Entry = { task, ref, done, waiters: new Set(), settled: null, sameKernel, budget };
+    const ended = done.then(() => {}, () => {});
+    const entry: Entry = {
+      task,
+      ref,
+      done: ended,
+      waiters: new Set(),
+      settled: null,
+      sameKernel,
+      budget,
+    };
     // One reaction per task, whoever waits; a failure nobody asks about is no unhandled rejection.
     const wake = (settled: Settled) => {
       entry.settled = settled;
       for (const waiter of entry.waiters) waiter(settled);
       entry.waiters.clear();
     };
-    done.then((result) => wake({ ok: true, result }), (error) => wake({ ok: false, error }));
+    done.then(
+      (result) => wake({ ok: true, json: encoder.encode(JSON.stringify(result)) }),
+      (error) => wake({ ok: false, error }),
+    );
     this.#entries.set(task.taskId, entry);
     this.#forgetOldest();
     return entry;

@@ -56,8 +56,7 @@ Deno.test("M-TASKS-1 40,000 tasks/result of a running task, each cancelled by th
 
 Deno.test({
   name:
-    "M-TASKS-1 256 finished MCP tasks whose results the client never fetches (each a 100,000-byte stdout, a result at the 64 KiB text and structuredContent bounds) leave the facade < 48 MiB larger [ignored: needs a SPEC decision: the facade keeps the CallToolResult of its 256 newest tasks for tasks/result however long ago they ended (ttl answered null, the client's requested ttl ignored), and a result of the M-OUT-2/M-OUT-7 bounds kept ~260 KiB of V8 heap each after a full collection (64 tasks: +16.8 MB heapUsed; its two ~64 K-character texts seemingly held as two-byte strings, the '…' marker not being Latin-1) and ~0.4-0.5 MiB resident: +101 to +136 MiB measured for 256; decide a retention by time (honour or cap the requested ttl), a byte bound on kept results, or that the 256-count bound with this footprint stands]",
-  ignore: true,
+    "M-TASKS-1 256 finished MCP tasks whose results the client never fetches (each a 100,000-byte stdout, a result at the 64 KiB text and structuredContent bounds) leave the facade < 64 MiB larger: a kept result is its UTF-8 JSON (each was kept as the object, ~260 KiB of V8 heap, its texts two-byte strings because of the cut's '…' marker: +101..136 MiB for 256; the ttl it keeps them for is the ignored ttl test's SPEC question)",
   fn: async () => {
     await withRawFacade(async (facade) => {
       const pid = facade.facadePid();
@@ -79,8 +78,8 @@ Deno.test({
       };
       for (const taskId of ids) assert.ok(await waitUntil(() => finished(taskId), 30000));
       const growth = () => (rssBytes(pid) - before) / 2 ** 20;
-      await waitUntil(() => growth() < 48, 15000);
-      assert.ok(growth() < 48, `the facade grew ${growth().toFixed(1)} MiB`);
+      await waitUntil(() => growth() < 64, 15000);
+      assert.ok(growth() < 64, `the facade grew ${growth().toFixed(1)} MiB`);
     });
   },
 });
