@@ -12,7 +12,7 @@ import {
   signalGroupOnly,
   signalSession,
 } from "../bash/group_leader.ts";
-import { processExited } from "../bash/proc_stat.ts";
+import { processExited, procStat } from "../bash/proc_stat.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -24,6 +24,9 @@ export type TaskState =
   | "completed"
   | "failed"
   | "cancelled";
+
+/** When, after a resume, an entered run's nsenter is looked at again (Task.pause). */
+const LEADER_RECHECK_MS = [20, 200, 1000];
 
 const TERMINAL: ReadonlySet<TaskState> = new Set(["completed", "failed", "cancelled"]);
 
@@ -136,7 +139,36 @@ export class Task {
     this.#entered = entered;
     this.#begin();
     if (this.state === "cancelling") this.terminate();
-    else if (this.state === "suspended") this.signal("SIGSTOP");
+    else if (this.state === "suspended") this.pause(true);
+  }
+
+  /**
+   * SIGSTOP (`suspend`) or SIGCONT to what {@link signal} reaches (K-TASK-6). An entered run's
+   * nsenter mirrors its child: it stops itself once it sees the run stop and continues the run
+   * when continued. Stopped with the group, it stopped itself again after the resume and stayed
+   * so, and the run's end was never seen; so it is spared the SIGSTOP, and continued again
+   * should it stop itself after the SIGCONT (it had not yet seen the stop).
+   */
+  pause(suspend: boolean): void {
+    if (this.pid === null) return;
+    if (!this.#entered) {
+      this.signal(suspend ? "SIGSTOP" : "SIGCONT");
+      return;
+    }
+    if (suspend) {
+      signalGroupButLeader(this.pid, "SIGSTOP");
+      for (const group of otherGroupsOfSession(this.pid)) signalGroupOnly(group, "SIGSTOP");
+      return;
+    }
+    this.signal("SIGCONT");
+    const leader = this.pid;
+    for (const ms of LEADER_RECHECK_MS) {
+      setTimeout(() => {
+        if (this.state === "running" && procStat(leader)?.[0] === "T") {
+          signalGroupOnly(leader, "SIGCONT");
+        }
+      }, ms);
+    }
   }
 
   /**
@@ -424,7 +456,7 @@ export class TaskRegistry {
       );
     }
     if (task.state !== target) {
-      task.signal(suspend ? "SIGSTOP" : "SIGCONT");
+      task.pause(suspend);
       task.state = target;
       this.publish(task);
     }
