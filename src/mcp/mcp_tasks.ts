@@ -48,16 +48,46 @@ interface Entry {
   /** The kernel's `task:N`, null for a task that finished within its call. */
   ref: string | null;
   /**
-   * Settles once the task is terminal with the CallToolResult, or rejects with the JSON-RPC error
-   * (a bridge failure, M-OUT-5) that the synchronous call would have answered.
+   * Resolves once the task is terminal, with its CallToolResult or the JSON-RPC error (a bridge
+   * failure, M-OUT-5) that the synchronous call would have answered kept in {@link settled}.
    */
-  done: Promise<ToolResult>;
+  done: Promise<void>;
+  /**
+   * The `tasks/result` calls waiting for {@link done}, each woken once and removed when its
+   * call is cancelled: a wait raced against `done` stayed attached to it until the task ended,
+   * ~2.6 KiB per cancelled call (100 MiB for 40,000 of a running task).
+   */
+  waiters: Set<(settled: Settled) => void>;
+  /** How {@link done} settled, once it did. */
+  settled: Settled | null;
   /**
    * Throws `kernel disconnected` once the kernel the task lives in is gone: a restarted kernel's
    * `task:N` is another run (M-START-4).
    */
   sameKernel: () => void;
+  /**
+   * The caller's `timeout_ms` of the run, if any: a cancel clears it, so a budget running out
+   * during the cancel no longer settles the task completed with a `timed_out` answer.
+   */
+  budget: Budget | null;
 }
+
+/** A run's wait budget (`timeout_ms`, unbounded when undefined) and its `timed_out` answer. */
+interface Budget {
+  ms: number | undefined;
+  pending: Record<string, unknown>;
+}
+
+/**
+ * How a task's {@link Entry.done} settled: its result kept as UTF-8 JSON, a byte a character.
+ * Kept as the object, a result at the 64 KiB text and structuredContent bounds (M-OUT-2, M-OUT-7)
+ * held ~260 KiB of heap (its texts two-byte strings once one character is not Latin-1, as the
+ * cut's '…' marker is), and the facade keeps 256 of them: +101..136 MiB resident.
+ */
+type Settled = { ok: true; json: Uint8Array } | { ok: false; error: unknown };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** The check of a task that finished within its call: it needs its kernel no more. */
 const ANY_KERNEL = () => {};
@@ -170,7 +200,7 @@ export class McpTasks {
     const pending = { ...(first.value as Record<string, unknown>), timed_out: true };
     const budget = { ms: checked.timeout_ms as number | undefined, pending };
     const done = this.#watch(runCtx, ref, sameKernel, checked.elide, started, task, budget);
-    return this.#created(this.#store(ref, task, done, sameKernel));
+    return this.#created(this.#store(ref, task, done, sameKernel, budget));
   }
 
   /** `tasks/get`: the task now; unknown → -32602. */
@@ -201,29 +231,45 @@ export class McpTasks {
       throw invalidParams(`task ${entry.task.taskId} is already ${entry.task.status}`);
     }
     entry.sameKernel();
+    // From now on the run ends cancelled (or by itself), not by its budget: a budget that ran
+    // out while the grace went on answered -32602 "ended completed" and the timed_out result of
+    // a task the kernel then cancelled (K-TASK-5).
+    if (entry.budget !== null) entry.budget.ms = undefined;
     await kernelCall(ctx, "task.cancel", { task: ref });
     let stopTimer = () => {};
     await Promise.race([
-      entry.done.catch(() => {}),
+      entry.done,
       new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
     ]);
     stopTimer();
     if (entry.task.status !== "working" && entry.task.status !== "cancelled") {
       throw invalidParams(`task ${entry.task.taskId} ended ${entry.task.status}, not cancelled`);
     }
+    // Not ended yet (a busy or stopped kernel): MCP 2025-11-25 wants the task cancelled before
+    // this answer, and cancelled for good whatever the run still does; it answered working.
+    if (entry.task.status === "working") this.#settle(entry.task, "cancelled", ref);
     return { ...entry.task, ...kernelMeta(entry) };
   }
 
   /** `tasks/result`: waits for the terminal state, then the call's result; unknown → -32602. */
   async result(taskId: unknown, signal: AbortSignal): Promise<ToolResult> {
     const entry = this.#lookup(taskId);
-    const aborted = new Promise<never>((_, reject) => {
-      const stop = () => reject(new RpcError(ErrorCode.INTERNAL_ERROR, "cancelled"));
-      if (signal.aborted) stop();
+    const settled = entry.settled ?? await new Promise<Settled>((resolve, reject) => {
+      const cancelled = () => new RpcError(ErrorCode.INTERNAL_ERROR, "cancelled");
+      if (signal.aborted) return reject(cancelled());
+      const wake = (settled: Settled) => {
+        signal.removeEventListener("abort", stop);
+        resolve(settled);
+      };
+      const stop = () => {
+        entry.waiters.delete(wake);
+        reject(cancelled());
+      };
+      entry.waiters.add(wake);
       signal.addEventListener("abort", stop, { once: true });
     });
-    aborted.catch(() => {});
-    const result = await Promise.race([entry.done, aborted]);
+    if (!settled.ok) throw settled.error;
+    const result = JSON.parse(decoder.decode(settled.json)) as ToolResult;
     return { ...result, _meta: { [RELATED_TASK]: { taskId: entry.task.taskId } } };
   }
 
@@ -242,9 +288,28 @@ export class McpTasks {
     task: McpTask,
     done: Promise<ToolResult>,
     sameKernel = ANY_KERNEL,
+    budget: Budget | null = null,
   ): Entry {
-    done.catch(() => {}); // a failure nobody asks tasks/result about is no unhandled rejection
-    const entry = { task, ref, done, sameKernel };
+    const ended = done.then(() => {}, () => {});
+    const entry: Entry = {
+      task,
+      ref,
+      done: ended,
+      waiters: new Set(),
+      settled: null,
+      sameKernel,
+      budget,
+    };
+    // One reaction per task, whoever waits; a failure nobody asks about is no unhandled rejection.
+    const wake = (settled: Settled) => {
+      entry.settled = settled;
+      for (const waiter of entry.waiters) waiter(settled);
+      entry.waiters.clear();
+    };
+    done.then(
+      (result) => wake({ ok: true, json: encoder.encode(JSON.stringify(result)) }),
+      (error) => wake({ ok: false, error }),
+    );
     this.#entries.set(task.taskId, entry);
     this.#forgetOldest();
     return entry;
@@ -279,7 +344,7 @@ export class McpTasks {
     elide: unknown,
     started: number,
     task: McpTask,
-    budget: { ms: number | undefined; pending: Record<string, unknown> },
+    budget: Budget,
   ): Promise<ToolResult> {
     let result: ToolResult | null = null;
     let failure: unknown = null;
@@ -307,7 +372,8 @@ export class McpTasks {
           result = await terminalResult(ctx, value, elide, Date.now() - started);
           break;
         }
-        if (ctx.progress !== null && this.negotiated()) {
+        // None once a cancel settled the task cancelled: MCP 2025-11-25 ends progress there.
+        if (ctx.progress !== null && this.negotiated() && task.status === "working") {
           const elapsed = Math.max(Date.now() - started, lastProgress + 1);
           lastProgress = elapsed;
           await ctx.progress(elapsed, `${ref} running, ${(elapsed / 1000).toFixed(1)}s elapsed`);
@@ -316,12 +382,18 @@ export class McpTasks {
     } catch (e) {
       failure = e;
     }
+    // A cancel that did not see the end settled the task cancelled already: it stays so.
+    if (task.status === "working") this.#settle(task, status, ref);
+    if (result === null) throw failure;
+    return result;
+  }
+
+  /** Makes `task` of kernel task `ref` terminal with `status` and announces it (M-TASKS-1). */
+  #settle(task: McpTask, status: TaskStatus, ref: string): void {
     task.status = status;
     task.lastUpdatedAt = new Date().toISOString();
     if (this.negotiated()) {
       this.notify("notifications/tasks/status", { ...task, _meta: { [KERNEL_TASK]: ref } });
     }
-    if (result === null) throw failure;
-    return result;
   }
 }

@@ -11,18 +11,24 @@ import {
   GetTaskResultSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import { pidsMentioning, processLive } from "../_support/proc.ts";
+import { KILL_GRACE_MS, SLICE_MS } from "../../src/protocol/limits.ts";
+import { kernelPid, pidsMentioning, processLive } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
-import { pollUntil, waitUntil } from "../_support/wait.ts";
+import { delay, pollUntil, waitUntil } from "../_support/wait.ts";
 import { RawFacade, withRawFacade } from "../_support/facade.ts";
 import { sandbox } from "../_support/sandbox.ts";
-import { type Mcp, mcpTest } from "./_mcp.ts";
+import { connectMcp, type Mcp, mcpTest } from "./_mcp.ts";
 
 /** Starts `src` as an MCP task; its taskId and kernel `task:N`. */
-async function createTask(mcp: Mcp, src: string): Promise<{ taskId: string; kernel: string }> {
+async function createTask(
+  mcp: Mcp,
+  src: string,
+  onprogress?: (p: Rec) => void,
+): Promise<{ taskId: string; kernel: string }> {
   const created = await mcp.client.request(
     { method: "tools/call", params: { name: "shoal_exec", arguments: { src }, task: {} } },
     CreateTaskResultSchema,
+    onprogress ? { onprogress: (p) => onprogress(p as Rec) } : undefined,
   );
   return { taskId: created.task.taskId, kernel: String((created._meta as Rec)["shoal/task"]) };
 }
@@ -139,5 +145,110 @@ Deno.test({
       const result = await facade.request("r", "tasks/result", { taskId: ids[0] });
       assert.equal((result.result as Rec | undefined)?.isError, false, JSON.stringify(result));
     });
+  },
+});
+
+mcpTest(
+  "tasks/cancel of a task with timeout_ms whose budget runs out while its cancel is under way (bash ignores SIGTERM, so the kernel ends it only at the SIGKILL) answers the task cancelled, and tasks/result is no timed_out answer: the budget no longer settles a task the client cancelled (M-TASKS-1, K-TASK-5, MCP 2025-11-25: a valid cancel answers the task cancelled)",
+  async (mcp) => {
+    const created = await mcp.client.request(
+      {
+        method: "tools/call",
+        params: {
+          name: "shoal_exec",
+          arguments: { src: "trap '' TERM; sleep 30", timeout_ms: 1000 },
+          task: {},
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    const taskId = created.task.taskId;
+    const kernel = String((created._meta as Rec)["shoal/task"]);
+    const cancel = await cancelOutcome(mcp, taskId);
+    const final = await mcp.client.request(
+      { method: "tasks/get", params: { taskId } },
+      GetTaskResultSchema,
+    );
+    const result = await mcp.client.request(
+      { method: "tasks/result", params: { taskId } },
+      GetTaskPayloadResultSchema,
+    );
+    assert.equal(cancel, "cancelled", `tasks/cancel answered ${cancel}`);
+    const record = (await mcp.client.readResource({ uri: `shoal://task/${kernel.slice(5)}` }))
+      .structuredContent as Rec;
+    assert.equal(record.state, "cancelled", "the kernel task was cancelled");
+    assert.equal(final.status, "cancelled");
+    const sc = result.structuredContent as Rec;
+    assert.notEqual(sc.timed_out, true, JSON.stringify(sc));
+    assert.equal((sc.value as Rec).signal, "SIGKILL", JSON.stringify(sc));
+  },
+);
+
+mcpTest(
+  "tasks/cancel answers the task cancelled though its kernel task has not ended by the end of the facade's wait (the kernel stopped past the kill grace), and the task stays cancelled once the run ends, with no progress after that answer: it answered status working, which MCP 2025-11-25 forbids in a cancel's answer (M-TASKS-1, K-TASK-5: a valid cancel transitions the task to cancelled before its answer, and a cancelled task stays cancelled)",
+  async (mcp, box) => {
+    let answered = false;
+    const late: Rec[] = [];
+    const { taskId, kernel } = await createTask(mcp, "trap '' TERM; sleep 30", (p) => {
+      if (answered) late.push(p);
+    });
+    const kernelProcess = kernelPid(box.socket());
+    const uri = `shoal://task/${kernel.slice(5)}`;
+    const state = async () =>
+      ((await mcp.client.readResource({ uri })).structuredContent as Rec).state;
+    const answer = cancelOutcome(mcp, taskId);
+    // Once the kernel took the cancel, it is held still past the facade's wait.
+    await pollUntil(state, (s) => s === "cancelling");
+    Deno.kill(kernelProcess, "SIGSTOP");
+    try {
+      await delay(KILL_GRACE_MS + SLICE_MS + 1000);
+    } finally {
+      Deno.kill(kernelProcess, "SIGCONT");
+    }
+    assert.equal(await answer, "cancelled");
+    answered = true;
+    await mcp.client.request(
+      { method: "tasks/result", params: { taskId } },
+      GetTaskPayloadResultSchema,
+    );
+    assert.equal(await state(), "cancelled");
+    const final = await mcp.client.request(
+      { method: "tasks/get", params: { taskId } },
+      GetTaskResultSchema,
+    );
+    assert.equal(final.status, "cancelled");
+    const statuses = mcp.taskStatuses.filter((s) => s.taskId === taskId).map((s) => s.status);
+    assert.deepEqual(statuses, ["cancelled"], "one status notification, and it stays cancelled");
+    assert.deepEqual(late, [], "MCP: no progress once the task is terminal");
+  },
+);
+
+Deno.test({
+  name:
+    "tasks/get answers cancelled as soon as tasks/cancel was accepted, as the SDK 1.32.2 reference server (its task store settles cancelled at once), not working through the kernel's kill grace (M-TASKS-1) [ignored: needs a SPEC decision: M-TASKS-1 maps the kernel's cancelling to working and the facade answers tasks/cancel once the run ended (up to the 2000 ms grace plus a slice), so for a run ignoring SIGTERM tasks/get answers working for ~2 s after the cancel reached the kernel, and the cancel's answer waits as long; MCP 2025-11-25 only wants the task cancelled before that answer and for good. Settling at once would also turn the -32602 now answered for a run that ended by itself meanwhile (K-TASK-1: its state merged, completed) into a cancelled task whose result is a completed outcome; decide which]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    try {
+      const mcp = await connectMcp(box);
+      try {
+        const { taskId, kernel } = await createTask(mcp, "trap '' TERM; sleep 30");
+        const uri = `shoal://task/${kernel.slice(5)}`;
+        const state = async () =>
+          ((await mcp.client.readResource({ uri })).structuredContent as Rec).state;
+        const answer = cancelOutcome(mcp, taskId);
+        await pollUntil(state, (s) => s === "cancelling");
+        const during = await mcp.client.request(
+          { method: "tasks/get", params: { taskId } },
+          GetTaskResultSchema,
+        );
+        assert.equal(await answer, "cancelled");
+        assert.equal(during.status, "cancelled", "tasks/get while the kernel was cancelling");
+      } finally {
+        await mcp.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
   },
 });

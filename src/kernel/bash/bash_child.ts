@@ -14,4 +14,10 @@ export interface BashChild {
    * made); else they are read from its own descriptors (`outputPipes` of pipe_holders.ts).
    */
   readonly pipes?: ReadonlySet<string> | null;
+  /**
+   * Whether its pid is the nsenter it entered its sandbox through, which forks the run and
+   * passes on how it ended: a cancel's SIGTERM spares it (K-BASH-13), since it would die of it
+   * at once and report that signal as the run's end.
+   */
+  readonly entered?: boolean;
 }

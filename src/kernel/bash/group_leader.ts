@@ -237,6 +237,25 @@ export function signalSession(pgid: number, signal: Deno.Signal): boolean {
   return sent;
 }
 
+/**
+ * Signals every process of group `pgid` but its leader (Linux /proc; elsewhere the whole group):
+ * one forked after the scan is not reached.
+ */
+export function signalGroupButLeader(pgid: number, signal: Deno.Signal): void {
+  if (!(pgid > 0)) return;
+  if (Deno.build.os !== "linux") return signalGroupOnly(pgid, signal);
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry.name)) continue;
+    const pid = Number(entry.name);
+    if (pid === pgid || processIds(pid)?.group !== pgid) continue;
+    try {
+      Deno.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 /** Signals process group `pgid` and nothing else (not a process of that pid); one gone is ignored. */
 export function signalGroupOnly(pgid: number, signal: Deno.Signal): void {
   if (!(pgid > 0)) return; // kill(-0) would signal the kernel's own group

@@ -300,8 +300,8 @@ async function finishRun(
       stdout: output.stdout,
       stderr: output.stderr,
       sandbox: run.sandbox === null ? null : () => kernel.residents.get(session.name, run.sandbox!),
-      onSpawn: (pid) => {
-        kernel.tasks.spawned(task, pid);
+      onSpawn: (pid, entered) => {
+        kernel.tasks.spawned(task, pid, entered);
         opts.started?.();
         // In a burst the session's next shell is spawned now, while this bash runs: the spawn
         // blocks the event loop for a while, which then overlaps this run instead of delaying the

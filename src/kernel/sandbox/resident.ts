@@ -340,7 +340,11 @@ export class Resident {
     // nsenter, setpriv (and setsid) run on the host: names that would load code there are set
     // only inside
     const { host, inside } = hostEnv([...state.env, ...this.proxyEnv]);
-    return spawnGroupLeader(this.command(cwd, insideArgv(inside, argv)), { ...state, env: host });
+    const child = spawnGroupLeader(this.command(cwd, insideArgv(inside, argv)), {
+      ...state,
+      env: host,
+    });
+    return Object.assign(child, { entered: true });
   }
 
   /**

@@ -59,8 +59,11 @@ export interface BashRun {
   warm: WarmShell | null;
   stdout: ByteSink;
   stderr: ByteSink;
-  /** Called once the process exists, with its pid (= process group id). */
-  onSpawn?: (pid: number) => void;
+  /**
+   * Called once the process exists, with its pid (= process group id) and whether that is the
+   * nsenter it entered its sandbox through ({@link BashChild.entered}).
+   */
+  onSpawn?: (pid: number, entered: boolean) => void;
   /** Called once bash has exited, before its pipes are drained (K-BASH-3). */
   onExit?: () => void;
   /**
@@ -272,7 +275,7 @@ async function start(run: BashRun): Promise<Started> {
 export async function runBash(run: BashRun): Promise<BashExit> {
   const started = process.hrtime.bigint();
   const { child, dir, pool, pipes, state } = await start(run);
-  run.onSpawn?.(child.pid);
+  run.onSpawn?.(child.pid, child.entered === true);
   // read once bash has exited, or from DUMP_READ_DELAY_MS on
   const giveUp = new AbortController();
   const dump = state === null

@@ -31,7 +31,12 @@ export class CaptureSink {
   #written = 0;
   #truncated = false;
   #writing = false;
-  #finishing: Promise<Captured> | null = null;
+  /**
+   * The stored blob, once `finish()` began. Only the blob: the bytes read back went to that
+   * call alone, since a sink lives as long as its task is retained (K-TASK-2, for `task.output`)
+   * and the whole stdout held here (up to 16 MiB a stream) stayed in memory with it.
+   */
+  #finishing: Promise<BlobInfo> | null = null;
   /** Why the spool could not be written, once that happened. */
   #failure: unknown = null;
   readonly #hash: Hash = createHash("sha256");
@@ -106,7 +111,7 @@ export class CaptureSink {
     if (this.#finishing) {
       let blob;
       try {
-        ({ blob } = await this.#finishing);
+        blob = await this.#finishing;
       } catch (e) {
         // Named as the run's own failure was: a bare "No space left on device" named nothing.
         throw stateDirFailure(this.cas.stateDir, "the output", this.#failure ?? e);
@@ -119,10 +124,16 @@ export class CaptureSink {
     return readAtSync(this.#fd, offset, n);
   }
 
-  /** Closes the spool, moves it into the CAS and describes the blob. Idempotent. */
+  /**
+   * Closes the spool, moves it into the CAS and describes the blob, with the bytes read back for
+   * JSON conversion. A later call describes the same blob without bytes (null).
+   */
   finish(): Promise<Captured> {
-    this.#finishing ??= Promise.resolve().then(() => this.#finish());
-    return this.#finishing;
+    if (this.#finishing) return this.#finishing.then((blob) => ({ blob, bytes: null }));
+    const captured = Promise.resolve().then(() => this.#finish());
+    this.#finishing = captured.then(({ blob }) => blob);
+    this.#finishing.catch(() => {});
+    return captured;
   }
 
   /** Drops the spool without storing it (the exec failed before producing a result). */

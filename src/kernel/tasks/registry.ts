@@ -8,10 +8,11 @@ import { refNumber } from "../../protocol/refs.ts";
 import {
   otherGroupsOfSession,
   sessionGoneWithin,
+  signalGroupButLeader,
   signalGroupOnly,
   signalSession,
 } from "../bash/group_leader.ts";
-import { processExited } from "../bash/proc_stat.ts";
+import { processExited, procStat } from "../bash/proc_stat.ts";
 import type { EventBus } from "../events/bus.ts";
 import { nowNs } from "../events/now_ns.ts";
 
@@ -23,6 +24,9 @@ export type TaskState =
   | "completed"
   | "failed"
   | "cancelled";
+
+/** When, after a resume, an entered run's nsenter is looked at again (Task.pause). */
+const LEADER_RECHECK_MS = [20, 200, 1000];
 
 const TERMINAL: ReadonlySet<TaskState> = new Set(["completed", "failed", "cancelled"]);
 
@@ -65,6 +69,8 @@ export class Task {
   #stopping: Promise<void> | null = null;
   /** Whether bash had already exited by itself when the cancel came (its exit not yet seen). */
   #exitedFirst = false;
+  /** Whether {@link pid} is the nsenter the run entered its sandbox through (BashChild.entered). */
+  #entered = false;
 
   constructor(
     readonly n: number,
@@ -128,11 +134,41 @@ export class Task {
    * Records bash's pid (its process-group id). A cancel or suspend that arrived while bash was
    * still being started takes effect now.
    */
-  spawned(pid: number): void {
+  spawned(pid: number, entered = false): void {
     this.pid = pid;
+    this.#entered = entered;
     this.#begin();
     if (this.state === "cancelling") this.terminate();
-    else if (this.state === "suspended") this.signal("SIGSTOP");
+    else if (this.state === "suspended") this.pause(true);
+  }
+
+  /**
+   * SIGSTOP (`suspend`) or SIGCONT to what {@link signal} reaches (K-TASK-6). An entered run's
+   * nsenter mirrors its child: it stops itself once it sees the run stop and continues the run
+   * when continued. Stopped with the group, it stopped itself again after the resume and stayed
+   * so, and the run's end was never seen; so it is spared the SIGSTOP, and continued again
+   * should it stop itself after the SIGCONT (it had not yet seen the stop).
+   */
+  pause(suspend: boolean): void {
+    if (this.pid === null) return;
+    if (!this.#entered) {
+      this.signal(suspend ? "SIGSTOP" : "SIGCONT");
+      return;
+    }
+    if (suspend) {
+      signalGroupButLeader(this.pid, "SIGSTOP");
+      for (const group of otherGroupsOfSession(this.pid)) signalGroupOnly(group, "SIGSTOP");
+      return;
+    }
+    this.signal("SIGCONT");
+    const leader = this.pid;
+    for (const ms of LEADER_RECHECK_MS) {
+      setTimeout(() => {
+        if (this.state === "running" && procStat(leader)?.[0] === "T") {
+          signalGroupOnly(leader, "SIGCONT");
+        }
+      }, ms);
+    }
   }
 
   /**
@@ -194,7 +230,14 @@ export class Task {
     // found only while that descendant's parent lives, and one that ignores SIGTERM is
     // orphaned once bash dies of it, yet must get the SIGKILL (probe67).
     const reached = otherGroupsOfSession(this.pid);
-    this.signal("SIGTERM");
+    if (this.#entered) {
+      // nsenter passes on how the run ends: killed by the SIGTERM, it ended the task at once
+      // with that signal, while bash ran its trap or, ignoring TERM, went on until the SIGKILL.
+      signalGroupButLeader(this.pid, "SIGTERM");
+      for (const group of reached) signalGroupOnly(group, "SIGTERM");
+    } else {
+      this.signal("SIGTERM");
+    }
     this.#stopping = this.#killAfterGrace(this.pid, reached);
   }
 
@@ -263,8 +306,8 @@ export class TaskRegistry {
   }
 
   /** Records bash's pid and publishes the task's first event: from now on it is visible. */
-  spawned(task: Task, pid: number): void {
-    task.spawned(pid);
+  spawned(task: Task, pid: number, entered = false): void {
+    task.spawned(pid, entered);
     this.publish(task);
   }
 
@@ -413,7 +456,7 @@ export class TaskRegistry {
       );
     }
     if (task.state !== target) {
-      task.signal(suspend ? "SIGSTOP" : "SIGCONT");
+      task.pause(suspend);
       task.state = target;
       this.publish(task);
     }
