@@ -301,7 +301,7 @@ function inline(v: Value): string {
 function nested(v: Value, out: { text: string }): void {
   if (out.text.length > RENDER_COLUMNS) return;
   if (typeof v === "string") {
-    out.text += JSON.stringify(v.slice(0, 2 * RENDER_COLUMNS + 2));
+    out.text += quoted(v.slice(0, 2 * RENDER_COLUMNS + 2));
   } else if (isList(v)) {
     container("[", "]", listLength(v), (i) => nested(listItem(v as List, i), out), out);
   } else if (v instanceof Map) {
@@ -309,7 +309,7 @@ function nested(v: Value, out: { text: string }): void {
     let first = true;
     for (const [name, member] of v) {
       if (out.text.length > RENDER_COLUMNS) break;
-      out.text += (first ? "" : ", ") + JSON.stringify(name) + ": ";
+      out.text += (first ? "" : ", ") + quoted(name) + ": ";
       first = false;
       nested(member, out);
     }
@@ -356,10 +356,26 @@ function durationText(ns: number): string {
   return scaled(1e9, "s");
 }
 
-/** Control characters written as escapes, so one value stays on one line. */
+/**
+ * A string as a JSON string literal whose C1 controls are escapes too: JSON.stringify leaves
+ * U+0080–U+009F raw, and an 8-bit CSI or OSC inside a record or list reached a tty:false client
+ * (V-RENDER-2), where only a top-level str is stripped.
+ */
+function quoted(s: string): string {
+  return JSON.stringify(s).replace(/[\x7f-\x9f]/g, unicodeEscape);
+}
+
+function unicodeEscape(c: string): string {
+  return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+}
+
+/**
+ * Control characters (C0, DEL and C1) written as escapes, so one value stays on one line and
+ * starts no escape sequence: ESC and the 8-bit CSI/OSC alike (V-RENDER-2).
+ */
 function escapeControls(s: string): string {
   // deno-lint-ignore no-control-regex
-  return s.replace(/[\x00-\x1f\x7f]/g, (c) => {
+  return s.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => {
     switch (c) {
       case "\n":
         return "\\n";
@@ -368,7 +384,7 @@ function escapeControls(s: string): string {
       case "\r":
         return "\\r";
       default:
-        return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+        return unicodeEscape(c);
     }
   });
 }

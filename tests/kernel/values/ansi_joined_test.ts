@@ -62,3 +62,36 @@ withKernel(
     assert.equal(got.render, "red x");
   },
 );
+
+withKernel(
+  "V-RENDER-2: for a tty:false client the 8-bit CSI and OSC inside a record, list or table (member names, items, cells, column names) leave no C1 control in the exec render, value.get render or render_head (they reached the client raw: only a top-level str was stripped)",
+  async (conn) => {
+    // U+009B (CSI) and U+009D (OSC) as UTF-8 in JSON strings, and as \u escapes.
+    const csi = "\\302\\233";
+    const osc = "\\302\\235";
+    const sources = [
+      `printf '{"a":"${csi}2Jx","${osc}0;t\\\\u0007k":1,"l":["\\\\u009b1m"]}'`,
+      `printf '["${csi}31mred","\\\\u009d8;;http://a\\\\u009clink"]'`,
+      `printf '[{"${csi}c":"${csi}1m","d":{"e":"${osc}0;t\\\\u0007"}}]'`,
+      `for i in $(seq 700); do printf '{"${csi}k":"${csi}1m"}\\n'; done | paste -sd, | sed 's/^/[/;s/$/]/'`,
+    ];
+    for (const src of sources) {
+      const r = await exec(conn, src, { position: "value" });
+      const out = (r.value as Rec).out as Rec;
+      assert.ok(
+        JSON.stringify(out).includes("\u009b") || out.$ === "ref",
+        `${src}: the value keeps C1`,
+      );
+      assert.equal(INTRODUCER.test(r.render as string), false, `${src}: exec render ${r.render}`);
+      const got = await conn.request("value.get", { ref: r.ref, format: "render" }) as Rec;
+      assert.equal(INTRODUCER.test(got.render as string), false, `${src}: value.get render`);
+      const small = await conn.request("value.get", {
+        ref: r.ref,
+        path: "out",
+        elide: { max_bytes: 1 },
+      }) as Rec;
+      const head = (small.value as Rec).render_head as string;
+      assert.equal(INTRODUCER.test(head), false, `${src}: render_head ${JSON.stringify(head)}`);
+    }
+  },
+);
