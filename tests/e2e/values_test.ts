@@ -336,3 +336,36 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "M-OUT-2/3 shoal_get of a path whose complete value's pretty JSON passes 64 KiB names the selection (shoal://out/N?path=…&slice=…) in its text marker and link, so a client reading the text can fetch the rest [ignored: defect found by the probe round; needs a SPEC decision: M-OUT-3 links R.value.uri only when the value is elided, else R.ref, so the text of shoal_get {path:'out', slice:[0,3000], elide:{max_bytes:65536, max_items:5000}} (61 KB of compact JSON, 15,000 lines pretty) is cut with '…(N more lines, fetch via shoal://out/1)' and a link to the whole outcome, where the list is elided again; linking the selection's uri (as K-VAL-2 builds it) is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    try {
+      const mcp = await connectMcp(box);
+      try {
+        const run = await mcp.ok("shoal_exec", {
+          src: "seq 0 9999 | paste -sd, | sed 's/.*/[&]/'",
+        });
+        const r = await mcp.call("shoal_get", {
+          ref: run.ref,
+          path: "out",
+          slice: [0, 3000],
+          elide: { max_bytes: 65536, max_items: 5000 },
+        });
+        assert.equal(r.isError, false);
+        assert.equal(((r.structuredContent.value as Rec).v as Rec[]).length, 3000);
+        const want = `shoal://out/${outN(run)}?path=out&slice=0..3000`;
+        const text = r.content[0].text as string;
+        assert.ok(text.endsWith(`fetch via ${want})`), text.slice(-80));
+        assert.equal(r.content[1].uri, want);
+      } finally {
+        await mcp.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
+  },
+});
