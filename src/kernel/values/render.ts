@@ -40,6 +40,9 @@ const WIDTH_ROWS = TEXT_LIMIT / 2;
 const STRIP_CARRY = 65536;
 /** How far back from the end of such a run an escape sequence is kept for the next chunk. */
 const ESCAPE_TAIL = 4096;
+/** What starts a sequence of more than one character: ESC, the 8-bit CSI or the 8-bit OSC. */
+// deno-lint-ignore no-control-regex
+const SEQUENCE_START = /[\x1b\x9b\x9d]/;
 /** Lines joined into one piece when rendering containers. */
 const LINES_PER_PIECE = 256;
 
@@ -228,8 +231,11 @@ async function blobText(v: BlobValue, strip: boolean): Promise<RenderText> {
         let cut = carry.lastIndexOf("\n") + 1;
         if (cut === 0) {
           if (carry.length <= STRIP_CARRY) continue;
-          const esc = carry.lastIndexOf("\x1b");
-          cut = esc > carry.length - ESCAPE_TAIL ? esc : carry.length;
+          // Carry over the tail from its first sequence start, 7-bit or 8-bit: a C1 CSI or OSC
+          // cut here lost only its introducer and left its parameters as text.
+          const tail = carry.length - ESCAPE_TAIL;
+          const start = carry.slice(tail).search(SEQUENCE_START);
+          cut = start >= 0 ? tail + start : carry.length;
         }
         yield stripAnsi(carry.slice(0, cut));
         carry = carry.slice(cut);

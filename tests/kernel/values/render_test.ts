@@ -135,6 +135,19 @@ Deno.test("a CAS-backed str is stripped of ANSI even where sequences straddle re
   });
 });
 
+Deno.test("V-RENDER-2: a CAS-backed str is stripped of the 8-bit CSI and OSC where they straddle the 1 MiB read chunks of a line longer than 64 KiB (they left '31m' and '0;title BEL' as text: only an ESC was carried over)", async () => {
+  await withCas(async (cas) => {
+    // 262,143 four-byte CSI resets and one byte put the sequence's first three bytes at the end
+    // of the first 1 MiB read; the resets strip to nothing, so the render is all that follows.
+    for (const sequence of ["\u009b31m", "\u009d0;title\u0007", "\x1b[31m"]) {
+      const text = "\u009b0m".repeat(262143) + "a" + sequence + "red\n";
+      const v = stdoutValue(cas, await capture(cas, text));
+      assert.ok(v instanceof BlobValue);
+      assert.equal(await renderBounded(v, "u", false), "ared", JSON.stringify(sequence));
+    }
+  });
+});
+
 Deno.test("a 2,000,000-item list renders its head with the count of the rest", async () => {
   const list = Array.from({ length: 2_000_000 }, (_, i) => i);
   const out = await renderBounded(list, "shoal://out/3", true);
