@@ -411,9 +411,25 @@ function takeVariables(
 }
 
 /**
+ * The exported names of `env` that are no shell identifier (`spring.profiles.active`, `A-B`), with
+ * their values, as one text (`NAME=VALUE` lines ending in NUL; empty when none): bash passes such a
+ * name on to every program it starts, but lists none and can neither set nor unset one, so a run
+ * ends with each as it began. Read from no dump, the first run's removed them from the session.
+ */
+export function unlistedEnv(env: ReadonlyMap<string, string>): string {
+  let out = "";
+  for (const [name, value] of env) if (!IDENTIFIER.test(name)) out += `${name}=${value}\0`;
+  return out;
+}
+
+/** A name bash can list, set or unset as a variable. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
  * Parses the driver's dump of a run that began with state `start`; null when it is missing or
  * incomplete (then nothing is merged). Variables bash itself defines (`bashVariables`) are not
- * session state, and read-only ones keep what they were in `start`. An exported value
+ * session state, and read-only ones keep what they were in `start`; exported names that are no
+ * identifier, which no dump lists, are carried from `start` ({@link unlistedEnv}). An exported value
  * that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
  * strings), so it is kept with the shell variables as `declare -x NAME=$'…'`, exact to the byte,
  * and is exported again when those are restored (K-BASH-5); `session.env` omits it (K-SESS-1).
@@ -439,7 +455,11 @@ export function parseDump(
   while (i < raw.length) {
     switch (text(i)) {
       case "Z":
-        return state.cwd ? state : null;
+        if (!state.cwd) return null;
+        for (const [name, value] of start.env) {
+          if (!IDENTIFIER.test(name)) state.env.set(name, value);
+        }
+        return state;
       case "C":
         state.cwd = text(i + 1);
         try {

@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
-import { startKernel, withKernel } from "../../_support/kernel.ts";
+import { launchKernel, startKernel, withKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
+import { REPO, sandbox } from "../../_support/sandbox.ts";
 
 /** Runs `src` in value position: its stdout text and stderr text. */
 async function run(conn: RpcConnection, src: string): Promise<{ out: string; err: string }> {
@@ -375,6 +376,38 @@ withKernel(
         err: "",
       }, end);
       assert.equal((await runStatus(conn, 'pwd; echo "$K"; cd /; K=')).out, "/usr\n1\n", end);
+    }
+  },
+);
+
+Deno.test(
+  "K-BASH-5 an exported name that is no shell identifier (spring.profiles.active, A-B) stays in the environment of every later exec: bash passes it on and cannot change it, and the first exec's dump, which lists no such name, removed it from the session",
+  async () => {
+    const box = await sandbox();
+    const socket = box.socket();
+    // bin/shoal-kernel is a /bin/sh script, and dash drops such names before the kernel starts
+    const deno = [Deno.execPath(), "run", "-A", `--config=${REPO}/deno.json`];
+    const k = await launchKernel(box, ["--socket", socket], socket, {
+      "spring.profiles.active": "dev",
+      "A-B": "1",
+      PLAIN: "p",
+    }, [...deno, `${REPO}/src/kernel/main.ts`]);
+    try {
+      const conn = await k.attach();
+      const show = "env | grep -E '^(spring|A-B|PLAIN)' | sort";
+      const all = "A-B=1\nPLAIN=p\nspring.profiles.active=dev\n";
+      assert.equal((await run(conn, show)).out, all);
+      await run(conn, "cd /; X=1; export Y=2");
+      assert.equal((await run(conn, show)).out, all);
+      await run(conn, "unset PLAIN");
+      assert.equal((await run(conn, show)).out, "A-B=1\nspring.profiles.active=dev\n");
+      const names = (await conn.request("session.env", {}) as Rec).names as string[];
+      assert.deepEqual(names.filter((n) => /^(A-B|spring)/.test(n)), [
+        "A-B",
+        "spring.profiles.active",
+      ]);
+    } finally {
+      await k.cleanup();
     }
   },
 );
