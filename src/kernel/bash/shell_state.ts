@@ -365,7 +365,8 @@ function ansiCQuoted(bytes: Uint8Array): string {
 /**
  * Sorts a `declare -p` listing into the state: an exported scalar into the environment, other
  * variables as their `declare -p` text, except bash's own, the driver's (`__shoal_*`) and
- * declared but unset ones; a read-only one is never persisted (K-BASH-5), so it keeps what it was
+ * declared but unset ones but for `export NAME`; an exported scalar with other attributes
+ * (`declare -ix N=5`) both, so a later `N+=1` adds as in one bash; a read-only one is never persisted (K-BASH-5), so it keeps what it was
  * in `start`, the state the run began with. Namerefs and arrays, which bash never exports, stay
  * shell variables with all their attributes. Bash lists names in byte order (`_x` before `a`);
  * the state keeps them as A–Z, a–z, then `_`.
@@ -390,16 +391,28 @@ function takeVariables(
       if (text !== undefined) state.vars.set(d.name, text);
       continue;
     }
-    if (d.value === null) continue;
-    if (d.flags.includes("x") && !/[aAn]/.test(d.flags)) {
+    const exported = d.flags.includes("x") && !/[aAn]/.test(d.flags);
+    if (d.value === null) {
+      // `export NAME`: bash exports a value assigned later, on a later line too
+      if (exported && !bashVariables.has(d.name)) {
+        state.vars.set(detached(d.name), detached(d.text));
+      }
+      continue;
+    }
+    if (exported) {
       const value = unquoted(d.value);
-      if (ASCII.test(value)) state.env.set(detached(d.name), detached(value));
-      else {
+      // other attributes (`declare -ix`, `-lx`, `-ux`) apply to later assignments: restored too
+      const attributes = d.flags !== "x" && !bashVariables.has(d.name);
+      if (ASCII.test(value)) {
+        state.env.set(detached(d.name), detached(value));
+        if (attributes) state.vars.set(detached(d.name), detached(d.text));
+      } else {
         const bytes = latin1Bytes(value);
         try {
           state.env.set(detached(d.name), strictUtf8.decode(bytes));
+          if (attributes) state.vars.set(detached(d.name), lossyUtf8.decode(latin1Bytes(d.text)));
         } catch {
-          const text = `declare -x ${d.name}=${ansiCQuoted(bytes)}`;
+          const text = `declare -${d.flags} ${d.name}=${ansiCQuoted(bytes)}`;
           state.vars.set(detached(d.name), detached(text));
         }
       }

@@ -411,3 +411,26 @@ Deno.test(
     }
   },
 );
+
+withKernel(
+  "K-BASH-5 an exported variable keeps its other attributes (integer, lower and upper case, trace) for later execs, and `export NAME` without a value keeps NAME exported for a later assignment, as on the next line of one bash",
+  async (conn) => {
+    await run(conn, "declare -ix N=5; declare -lx LO=ABC; declare -ux UP=abc; export LATER");
+    const next = await run(
+      conn,
+      "N+=1; LO=DEF; UP=ghi; LATER=set; env | grep -E '^(N|LO|UP|LATER)=' | sort",
+    );
+    // plain bash: N=6 (integer), LO=def, UP=GHI, LATER exported once set
+    assert.equal(next.out, "LATER=set\nLO=def\nN=6\nUP=GHI\n");
+    assert.equal(next.err, "");
+    const names = (await conn.request("session.env", {}) as Rec).names as string[];
+    assert.deepEqual(names.filter((n) => /^(N|LO|UP|LATER)$/.test(n)), ["LATER", "LO", "N", "UP"]);
+    // and they go as bash lets them go
+    await run(conn, "export -n N; unset LO; declare +u UP; unset LATER; export EMPTY");
+    const last = await run(
+      conn,
+      "N+=1; UP=jkl; EMPTY=e; env | grep -E '^(N|LO|UP|LATER|EMPTY)=' | sort; declare -p N",
+    );
+    assert.equal(last.out, 'EMPTY=e\nUP=jkl\ndeclare -i N="7"\n');
+  },
+);
