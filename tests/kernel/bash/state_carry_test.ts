@@ -434,3 +434,19 @@ withKernel(
     assert.equal(last.out, 'EMPTY=e\nUP=jkl\ndeclare -i N="7"\n');
   },
 );
+
+withKernel(
+  "K-BASH-9/K-BASH-5 a run that lowers its file size limit (ulimit -f) ends with its own status, not killed by SIGXFSZ while its state was written, and its state persists when the limit can be raised back",
+  async (conn) => {
+    const soft = await runStatus(conn, "ulimit -S -f 0; export A=1; echo done");
+    // bash -c: status 0, "done"; the dump's write past the limit killed bash (SIGXFSZ)
+    assert.deepEqual(soft, { status: 0, out: "done\n", err: "" });
+    assert.equal((await run(conn, 'echo "A=$A"; ulimit -S -f')).out, "A=1\nunlimited\n");
+    for (const src of ["ulimit -f 0; export B=1; echo done", "ulimit -f 0; exit 3"]) {
+      const value = (await exec(conn, src, { position: "value" })).value as Rec;
+      assert.equal(value.signal, null, src);
+      assert.equal(value.status, src.endsWith("3") ? 3 : 0, src);
+      assert.deepEqual(value.err, { $: "str", v: "" }, src);
+    }
+  },
+);
