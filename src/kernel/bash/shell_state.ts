@@ -310,13 +310,25 @@ export function envDelta(
 }
 
 /**
+ * The line `declare -f` ends a function with: its closing brace (and the function's own
+ * redirections), or the line of its attributes (`declare -fx name`) after that.
+ */
+const FUNCTION_END = /^\}(?: .*)?$|^declare -f[a-z]* \S+$/;
+
+/**
  * Splits `declare -f` output into functions by their header lines: `name () ` and then `{ `,
- * which bash writes for every function whatever its body. A body's heredoc or string may hold a
- * line `bar () ` alone: taken as a header, it cut the function in two, and a real `bar` defined
- * later was replaced by the cut-off part.
+ * which bash writes for every function whatever its body, first or right after the
+ * {@link FUNCTION_END} of the one before. A body's heredoc or string may hold a line `bar () `
+ * alone, or one followed by `{ `: taken as a header, it cut the function in two, a real `bar`
+ * defined later was replaced by the cut-off part, and each later restore ran the rest of the
+ * heredoc as commands.
  */
 function splitFunctions(text: string, into: Map<string, string>): void {
-  const headers = [...text.matchAll(/^(\S+) \(\) \n(?=\{ $)/gm)];
+  const headers = [...text.matchAll(/^(\S+) \(\) \n(?=\{ $)/gm)].filter((m) => {
+    if (m.index === 0) return true;
+    const line = text.slice(text.lastIndexOf("\n", m.index - 2) + 1, m.index - 1);
+    return FUNCTION_END.test(line);
+  });
   headers.forEach((m, i) => {
     const end = i + 1 < headers.length ? headers[i + 1].index : text.length;
     if (m[1].startsWith("__shoal_")) return;

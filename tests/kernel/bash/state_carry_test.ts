@@ -450,3 +450,18 @@ withKernel(
     }
   },
 );
+
+withKernel(
+  "K-BASH-5 a function whose heredoc holds lines like the header of a function in `declare -f` (`name () ` then `{ `) persists whole, and later execs restore it without errors",
+  async (conn) => {
+    // a generator of a script in the very form `declare -f` prints
+    const def = "gen() { cat <<'END'\nmain () \n{ \n    echo generated\n}\nEND\n}\n" +
+      "main() { echo real main; }";
+    await run(conn, def);
+    const next = await run(conn, "gen; main");
+    // the heredoc was cut into a function `main` of its own, which the real one replaced: gen
+    // lost its end, and each later exec's restore printed 'END: command not found' in stderr
+    assert.equal(next.out, "main () \n{ \n    echo generated\n}\nreal main\n");
+    assert.equal(next.err, "");
+  },
+);
