@@ -465,3 +465,19 @@ withKernel(
     assert.equal(next.err, "");
   },
 );
+
+withKernel(
+  "K-BASH-5 a cwd entered through a symlink stays that path for later execs, as bash's logical PWD: pwd shows it and cd .. leaves it for the link's parent, not the target's",
+  async (conn, k) => {
+    const link = `${k.box.dir}/link`;
+    await Deno.mkdir(`${k.box.dir}/real/deep`, { recursive: true });
+    await Deno.symlink(`${k.box.dir}/real/deep`, link);
+    assert.equal((await run(conn, `cd ${link}; pwd`)).out, `${link}\n`);
+    for (let i = 0; i < 3; i++) { // cold and warm shells alike
+      const next = await run(conn, 'pwd; echo "$PWD"; pwd -P');
+      // each later exec started in the target's physical path
+      assert.equal(next.out, `${link}\n${link}\n${k.box.dir}/real/deep\n`);
+    }
+    assert.equal((await run(conn, "cd ..; pwd")).out, `${k.box.dir}\n`);
+  },
+);
