@@ -10,6 +10,8 @@ import { exec } from "../../_support/exec.ts";
 import { launchKernel, startKernel, withKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { REPO, sandbox } from "../../_support/sandbox.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 
 /** Runs `src` in value position: its stdout text and stderr text. */
 async function run(conn: RpcConnection, src: string): Promise<{ out: string; err: string }> {
@@ -479,5 +481,34 @@ withKernel(
       assert.equal(next.out, `${link}\n${link}\n${k.box.dir}/real/deep\n`);
     }
     assert.equal((await run(conn, "cd ..; pwd")).out, `${k.box.dir}\n`);
+  },
+);
+
+hostTest(
+  "K-BASH-5/P-SBX-2 in a sandboxed run too, a cwd entered through a symlink stays that path for later execs (bash's logical PWD), not its target's",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(`${proj}/real/deep`, { recursive: true });
+    await Deno.symlink(`${proj}/real/deep`, `${proj}/link`);
+    const { secret } = await createToken(box, "agent:c", "c");
+    const k = await startKernel(
+      ["--policy", await writePolicy(box, { "agent:c": PROJECT_AGENT })],
+      box,
+    );
+    try {
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const agent = await k.connect();
+      const attached = await agent.request("session.attach", { session: "work", token: secret });
+      assert.equal(((attached as Rec).caps as Rec).tier, "B");
+      assert.equal((await run(agent, "cd link; pwd")).out, `${proj}/link\n`);
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await run(agent, "pwd; pwd -P")).out, `${proj}/link\n${proj}/real/deep\n`);
+      }
+      assert.equal((await run(agent, "cd ..; pwd")).out, `${proj}\n`);
+    } finally {
+      await k.cleanup();
+    }
   },
 );
