@@ -19,7 +19,7 @@ export function driverFor(driver: string, dir: string): string {
 }
 
 /** The builtins the driver's end and its dump call. */
-const DUMP_BUILTINS = "set trap unset local cd printf declare alias exit [ :";
+const DUMP_BUILTINS = "set trap unset local cd printf declare alias exit [ : ulimit";
 
 /**
  * Makes the builtins the dump calls reachable again, whatever the run did to them (K-BASH-4): a
@@ -63,8 +63,12 @@ const REACH_BUILTINS = "if [[ -o posix ]]; then unset -f builtin; " +
  * and a run ending by `exit` never ran its cleanup. Once dumped, the function does nothing:
  * the trap that calls it then, the driver's, no longer dumps, and a trap of the run's own runs
  * after the dump (its `cd` or `export` never reaches the session, as traps never persist).
- * The function first keeps the status, turns `xtrace`, `verbose` and `functrace` off and removes
- * a DEBUG trap, its own trace and trap output going to /dev/null (the driver's line does so
+ * The function first keeps the status, turns `xtrace`, `verbose` and `functrace` off, removes
+ * a DEBUG trap and undoes a file size limit the run lowered (`ulimit -f`) as far as it can (the
+ * soft limit up to the hard one, and SIGXFSZ ignored: a dump past the hard limit fails to be
+ * written, its error silenced, and the state is lost; SIGXFSZ killed bash as it dumped, a run
+ * that ended by itself with 0 had status null, signal SIGXFSZ and 'environment: line 1:
+ * __shoal_exit: command not found' in its stderr), its own trace and trap output going to /dev/null (the driver's line does so
  * before it calls the function, which then shows in no trace): a run that left `set -x` on had
  * the whole dump traced into its stderr, and a DEBUG trap fired for the driver's commands. The trap's call
  * itself is traced (`+ FUNCNEST=` and `+ __shoal_exit`, when such a run ends by `exit` or
@@ -86,7 +90,8 @@ set --
 __shoal_exit() {
   { __shoal_st=$?; ${REACH_BUILTINS}
     if [[ $# -gt 0 ]]; then __shoal_st=$1; else builtin unset -v FUNCNEST; fi
-    builtin set +xvT; builtin trap - DEBUG; } >/dev/null 2>&1
+    builtin set +xvT; builtin trap - DEBUG; builtin ulimit -S -f hard; builtin trap '' XFSZ
+  } >/dev/null 2>&1
   builtin set -- "$__shoal_st" "$#"
   if [[ ${"$"}{BASHPID-$$} == "$$" ]]; then
     builtin unset -f __shoal_exit
@@ -102,7 +107,7 @@ __shoal_exit() {
       builtin printf '\0A\0'
       builtin alias -p
       builtin printf '\0Z\0'
-    } 1<>${STATE_FILE}
+    } 1<>${STATE_FILE} 2>/dev/null
     __shoal_exit() { builtin :; }
   fi
   [[ $2 == 0 ]] || builtin exit "$1"

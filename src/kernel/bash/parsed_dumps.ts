@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import { cloneState, parseDump, type ShellState } from "./shell_state.ts";
+import { cloneState, parseDump, type ShellState, unlistedEnv } from "./shell_state.ts";
 
 /** How many parsed dumps are kept: a few sessions taking turns each find theirs. */
 const KEEP = 4;
@@ -23,6 +23,8 @@ interface Parsed {
   bashVariables: ReadonlySet<string>;
   /** The read-only variables listed, with their values in the start state of that parse. */
   readOnly: { name: string; env: string | undefined; text: string | undefined }[];
+  /** The start state's exported names that are no identifier ({@link unlistedEnv}). */
+  unlisted: string;
   state: ShellState;
 }
 
@@ -31,7 +33,8 @@ interface Parsed {
  * no state, and their dump is the one before it but for bash's pid (issue 33: a parse of a small
  * session's dump took ~50 µs, ~4 % of the kernel's CPU per exec; a kept one is copied in ~10).
  * A kept parse is reused only when all it depended on is the same (the bytes, bash's own
- * variables, and the start values of the read-only names it looked up, K-BASH-5), so the
+ * variables, the start values of the read-only names it looked up, K-BASH-5, and of the exported
+ * names that are no identifier), so the
  * answer is the one {@link parseDump} would give; each caller gets a copy of its own.
  */
 export class ParsedDumps {
@@ -46,8 +49,9 @@ export class ParsedDumps {
     if (bytes.length > KEPT_DUMP_BYTES) return parseDump(bytes, bashVariables, start);
     // bash's pid is no state only where bash lists it among its own variables
     const key = { bytes, pid: bashVariables.has("BASHPID") ? pidDigits(bytes) : null };
+    const unlisted = unlistedEnv(start.env);
     const at = this.#kept.findIndex((p) =>
-      p.bashVariables === bashVariables && sameDump(p.key, key) &&
+      p.bashVariables === bashVariables && p.unlisted === unlisted && sameDump(p.key, key) &&
       p.readOnly.every((r) => start.env.get(r.name) === r.env && start.vars.get(r.name) === r.text)
     );
     if (at >= 0) {
@@ -64,7 +68,7 @@ export class ParsedDumps {
       text: start.vars.get(name),
     }));
     key.bytes = bytes.slice();
-    this.#kept.unshift({ key, bashVariables, readOnly, state: cloneState(state) });
+    this.#kept.unshift({ key, bashVariables, readOnly, unlisted, state: cloneState(state) });
     this.#kept.length = Math.min(this.#kept.length, KEEP);
     return state;
   }

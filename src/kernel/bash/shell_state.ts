@@ -310,13 +310,25 @@ export function envDelta(
 }
 
 /**
+ * The line `declare -f` ends a function with: its closing brace (and the function's own
+ * redirections), or the line of its attributes (`declare -fx name`) after that.
+ */
+const FUNCTION_END = /^\}(?: .*)?$|^declare -f[a-z]* \S+$/;
+
+/**
  * Splits `declare -f` output into functions by their header lines: `name () ` and then `{ `,
- * which bash writes for every function whatever its body. A body's heredoc or string may hold a
- * line `bar () ` alone: taken as a header, it cut the function in two, and a real `bar` defined
- * later was replaced by the cut-off part.
+ * which bash writes for every function whatever its body, first or right after the
+ * {@link FUNCTION_END} of the one before. A body's heredoc or string may hold a line `bar () `
+ * alone, or one followed by `{ `: taken as a header, it cut the function in two, a real `bar`
+ * defined later was replaced by the cut-off part, and each later restore ran the rest of the
+ * heredoc as commands.
  */
 function splitFunctions(text: string, into: Map<string, string>): void {
-  const headers = [...text.matchAll(/^(\S+) \(\) \n(?=\{ $)/gm)];
+  const headers = [...text.matchAll(/^(\S+) \(\) \n(?=\{ $)/gm)].filter((m) => {
+    if (m.index === 0) return true;
+    const line = text.slice(text.lastIndexOf("\n", m.index - 2) + 1, m.index - 1);
+    return FUNCTION_END.test(line);
+  });
   headers.forEach((m, i) => {
     const end = i + 1 < headers.length ? headers[i + 1].index : text.length;
     if (m[1].startsWith("__shoal_")) return;
@@ -365,7 +377,8 @@ function ansiCQuoted(bytes: Uint8Array): string {
 /**
  * Sorts a `declare -p` listing into the state: an exported scalar into the environment, other
  * variables as their `declare -p` text, except bash's own, the driver's (`__shoal_*`) and
- * declared but unset ones; a read-only one is never persisted (K-BASH-5), so it keeps what it was
+ * declared but unset ones but for `export NAME`; an exported scalar with other attributes
+ * (`declare -ix N=5`) both, so a later `N+=1` adds as in one bash; a read-only one is never persisted (K-BASH-5), so it keeps what it was
  * in `start`, the state the run began with. Namerefs and arrays, which bash never exports, stay
  * shell variables with all their attributes. Bash lists names in byte order (`_x` before `a`);
  * the state keeps them as A–Z, a–z, then `_`.
@@ -390,16 +403,28 @@ function takeVariables(
       if (text !== undefined) state.vars.set(d.name, text);
       continue;
     }
-    if (d.value === null) continue;
-    if (d.flags.includes("x") && !/[aAn]/.test(d.flags)) {
+    const exported = d.flags.includes("x") && !/[aAn]/.test(d.flags);
+    if (d.value === null) {
+      // `export NAME`: bash exports a value assigned later, on a later line too
+      if (exported && !bashVariables.has(d.name)) {
+        state.vars.set(detached(d.name), detached(d.text));
+      }
+      continue;
+    }
+    if (exported) {
       const value = unquoted(d.value);
-      if (ASCII.test(value)) state.env.set(detached(d.name), detached(value));
-      else {
+      // other attributes (`declare -ix`, `-lx`, `-ux`) apply to later assignments: restored too
+      const attributes = d.flags !== "x" && !bashVariables.has(d.name);
+      if (ASCII.test(value)) {
+        state.env.set(detached(d.name), detached(value));
+        if (attributes) state.vars.set(detached(d.name), detached(d.text));
+      } else {
         const bytes = latin1Bytes(value);
         try {
           state.env.set(detached(d.name), strictUtf8.decode(bytes));
+          if (attributes) state.vars.set(detached(d.name), lossyUtf8.decode(latin1Bytes(d.text)));
         } catch {
-          const text = `declare -x ${d.name}=${ansiCQuoted(bytes)}`;
+          const text = `declare -${d.flags} ${d.name}=${ansiCQuoted(bytes)}`;
           state.vars.set(detached(d.name), detached(text));
         }
       }
@@ -411,9 +436,25 @@ function takeVariables(
 }
 
 /**
+ * The exported names of `env` that are no shell identifier (`spring.profiles.active`, `A-B`), with
+ * their values, as one text (`NAME=VALUE` lines ending in NUL; empty when none): bash passes such a
+ * name on to every program it starts, but lists none and can neither set nor unset one, so a run
+ * ends with each as it began. Read from no dump, the first run's removed them from the session.
+ */
+export function unlistedEnv(env: ReadonlyMap<string, string>): string {
+  let out = "";
+  for (const [name, value] of env) if (!IDENTIFIER.test(name)) out += `${name}=${value}\0`;
+  return out;
+}
+
+/** A name bash can list, set or unset as a variable. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
  * Parses the driver's dump of a run that began with state `start`; null when it is missing or
  * incomplete (then nothing is merged). Variables bash itself defines (`bashVariables`) are not
- * session state, and read-only ones keep what they were in `start`. An exported value
+ * session state, and read-only ones keep what they were in `start`; exported names that are no
+ * identifier, which no dump lists, are carried from `start` ({@link unlistedEnv}). An exported value
  * that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
  * strings), so it is kept with the shell variables as `declare -x NAME=$'…'`, exact to the byte,
  * and is exported again when those are restored (K-BASH-5); `session.env` omits it (K-SESS-1).
@@ -439,7 +480,11 @@ export function parseDump(
   while (i < raw.length) {
     switch (text(i)) {
       case "Z":
-        return state.cwd ? state : null;
+        if (!state.cwd) return null;
+        for (const [name, value] of start.env) {
+          if (!IDENTIFIER.test(name)) state.env.set(name, value);
+        }
+        return state;
       case "C":
         state.cwd = text(i + 1);
         try {

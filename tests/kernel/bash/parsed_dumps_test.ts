@@ -1,7 +1,8 @@
 /**
  * Kept parses of state dumps (issue 33) answer exactly as parsing the dump again would: checked
  * against `parseDump` itself on dumps that differ in bash's pid, in a variable or a function, and
- * on start states that differ in a read-only variable's value.
+ * on start states that differ in a read-only variable's value or in an exported name that is no
+ * identifier.
  */
 import assert from "node:assert/strict";
 import { ParsedDumps } from "../../../src/kernel/bash/parsed_dumps.ts";
@@ -44,6 +45,10 @@ Deno.test("a kept parse answers as parseDump does, whatever differs between dump
     // an exported BASHPID is not bash's own line: its value is state
     [dump("5", 'declare -ix BASHPID="3"\n'), start()],
     [dump("6", 'declare -ix BASHPID="4"\n'), start()],
+    // exported names that are no identifier come from the start, which no dump lists
+    [dump("10", 'declare -x A="2"\n'), start({ "A-B": "1" })],
+    [dump("11", 'declare -x A="2"\n'), start({ "A-B": "2" })],
+    [dump("12", 'declare -x A="2"\n'), start({ "A-B": "2", "x.y": "" })],
   ];
   for (let round = 0; round < 2; round++) {
     for (const [bytes, from] of cases) {

@@ -7,8 +7,11 @@
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { exec } from "../../_support/exec.ts";
-import { startKernel, withKernel } from "../../_support/kernel.ts";
+import { launchKernel, startKernel, withKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
+import { REPO, sandbox } from "../../_support/sandbox.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 
 /** Runs `src` in value position: its stdout text and stderr text. */
 async function run(conn: RpcConnection, src: string): Promise<{ out: string; err: string }> {
@@ -375,6 +378,137 @@ withKernel(
         err: "",
       }, end);
       assert.equal((await runStatus(conn, 'pwd; echo "$K"; cd /; K=')).out, "/usr\n1\n", end);
+    }
+  },
+);
+
+Deno.test(
+  "K-BASH-5 an exported name that is no shell identifier (spring.profiles.active, A-B) stays in the environment of every later exec: bash passes it on and cannot change it, and the first exec's dump, which lists no such name, removed it from the session",
+  async () => {
+    const box = await sandbox();
+    const socket = box.socket();
+    // bin/shoal-kernel is a /bin/sh script, and dash drops such names before the kernel starts
+    const deno = [Deno.execPath(), "run", "-A", `--config=${REPO}/deno.json`];
+    const k = await launchKernel(box, ["--socket", socket], socket, {
+      "spring.profiles.active": "dev",
+      "A-B": "1",
+      PLAIN: "p",
+    }, [...deno, `${REPO}/src/kernel/main.ts`]);
+    try {
+      const conn = await k.attach();
+      const show = "env | grep -E '^(spring|A-B|PLAIN)' | sort";
+      const all = "A-B=1\nPLAIN=p\nspring.profiles.active=dev\n";
+      assert.equal((await run(conn, show)).out, all);
+      await run(conn, "cd /; X=1; export Y=2");
+      assert.equal((await run(conn, show)).out, all);
+      await run(conn, "unset PLAIN");
+      assert.equal((await run(conn, show)).out, "A-B=1\nspring.profiles.active=dev\n");
+      const names = (await conn.request("session.env", {}) as Rec).names as string[];
+      assert.deepEqual(names.filter((n) => /^(A-B|spring)/.test(n)), [
+        "A-B",
+        "spring.profiles.active",
+      ]);
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+withKernel(
+  "K-BASH-5 an exported variable keeps its other attributes (integer, lower and upper case, trace) for later execs, and `export NAME` without a value keeps NAME exported for a later assignment, as on the next line of one bash",
+  async (conn) => {
+    await run(conn, "declare -ix N=5; declare -lx LO=ABC; declare -ux UP=abc; export LATER");
+    const next = await run(
+      conn,
+      "N+=1; LO=DEF; UP=ghi; LATER=set; env | grep -E '^(N|LO|UP|LATER)=' | sort",
+    );
+    // plain bash: N=6 (integer), LO=def, UP=GHI, LATER exported once set
+    assert.equal(next.out, "LATER=set\nLO=def\nN=6\nUP=GHI\n");
+    assert.equal(next.err, "");
+    const names = (await conn.request("session.env", {}) as Rec).names as string[];
+    assert.deepEqual(names.filter((n) => /^(N|LO|UP|LATER)$/.test(n)), ["LATER", "LO", "N", "UP"]);
+    // and they go as bash lets them go
+    await run(conn, "export -n N; unset LO; declare +u UP; unset LATER; export EMPTY");
+    const last = await run(
+      conn,
+      "N+=1; UP=jkl; EMPTY=e; env | grep -E '^(N|LO|UP|LATER|EMPTY)=' | sort; declare -p N",
+    );
+    assert.equal(last.out, 'EMPTY=e\nUP=jkl\ndeclare -i N="7"\n');
+  },
+);
+
+withKernel(
+  "K-BASH-9/K-BASH-5 a run that lowers its file size limit (ulimit -f) ends with its own status, not killed by SIGXFSZ while its state was written, and its state persists when the limit can be raised back",
+  async (conn) => {
+    const soft = await runStatus(conn, "ulimit -S -f 0; export A=1; echo done");
+    // bash -c: status 0, "done"; the dump's write past the limit killed bash (SIGXFSZ)
+    assert.deepEqual(soft, { status: 0, out: "done\n", err: "" });
+    assert.equal((await run(conn, 'echo "A=$A"; ulimit -S -f')).out, "A=1\nunlimited\n");
+    for (const src of ["ulimit -f 0; export B=1; echo done", "ulimit -f 0; exit 3"]) {
+      const value = (await exec(conn, src, { position: "value" })).value as Rec;
+      assert.equal(value.signal, null, src);
+      assert.equal(value.status, src.endsWith("3") ? 3 : 0, src);
+      assert.deepEqual(value.err, { $: "str", v: "" }, src);
+    }
+  },
+);
+
+withKernel(
+  "K-BASH-5 a function whose heredoc holds lines like the header of a function in `declare -f` (`name () ` then `{ `) persists whole, and later execs restore it without errors",
+  async (conn) => {
+    // a generator of a script in the very form `declare -f` prints
+    const def = "gen() { cat <<'END'\nmain () \n{ \n    echo generated\n}\nEND\n}\n" +
+      "main() { echo real main; }";
+    await run(conn, def);
+    const next = await run(conn, "gen; main");
+    // the heredoc was cut into a function `main` of its own, which the real one replaced: gen
+    // lost its end, and each later exec's restore printed 'END: command not found' in stderr
+    assert.equal(next.out, "main () \n{ \n    echo generated\n}\nreal main\n");
+    assert.equal(next.err, "");
+  },
+);
+
+withKernel(
+  "K-BASH-5 a cwd entered through a symlink stays that path for later execs, as bash's logical PWD: pwd shows it and cd .. leaves it for the link's parent, not the target's",
+  async (conn, k) => {
+    const link = `${k.box.dir}/link`;
+    await Deno.mkdir(`${k.box.dir}/real/deep`, { recursive: true });
+    await Deno.symlink(`${k.box.dir}/real/deep`, link);
+    assert.equal((await run(conn, `cd ${link}; pwd`)).out, `${link}\n`);
+    for (let i = 0; i < 3; i++) { // cold and warm shells alike
+      const next = await run(conn, 'pwd; echo "$PWD"; pwd -P');
+      // each later exec started in the target's physical path
+      assert.equal(next.out, `${link}\n${link}\n${k.box.dir}/real/deep\n`);
+    }
+    assert.equal((await run(conn, "cd ..; pwd")).out, `${k.box.dir}\n`);
+  },
+);
+
+hostTest(
+  "K-BASH-5/P-SBX-2 in a sandboxed run too, a cwd entered through a symlink stays that path for later execs (bash's logical PWD), not its target's",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(`${proj}/real/deep`, { recursive: true });
+    await Deno.symlink(`${proj}/real/deep`, `${proj}/link`);
+    const { secret } = await createToken(box, "agent:c", "c");
+    const k = await startKernel(
+      ["--policy", await writePolicy(box, { "agent:c": PROJECT_AGENT })],
+      box,
+    );
+    try {
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const agent = await k.connect();
+      const attached = await agent.request("session.attach", { session: "work", token: secret });
+      assert.equal(((attached as Rec).caps as Rec).tier, "B");
+      assert.equal((await run(agent, "cd link; pwd")).out, `${proj}/link\n`);
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await run(agent, "pwd; pwd -P")).out, `${proj}/link\n${proj}/real/deep\n`);
+      }
+      assert.equal((await run(agent, "cd ..; pwd")).out, `${proj}\n`);
+    } finally {
+      await k.cleanup();
     }
   },
 );

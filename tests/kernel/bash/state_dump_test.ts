@@ -154,6 +154,8 @@ Deno.test("K-BASH-4/5 tricky values are recorded exactly and restored by the nex
       vars: {
         set: [
           ["E3", "declare -x E3=$'\\377'"],
+          // an exported integer is restored with its attribute too, and so is `export NAME`
+          ["EI", 'declare -ix EI="7"'],
           ["UNEXP", 'declare -- UNEXP="u"'],
           ["bs", 'declare -- bs="a\\\\b\\\\\\\\c"'],
           ["ea", "declare -a ea=()"],
@@ -176,6 +178,7 @@ Deno.test("K-BASH-4/5 tricky values are recorded exactly and restored by the nex
           ["tr", 'declare -t tr="1"'],
           ["up", 'declare -u up="ABC"'],
           ["utf", "declare -- utf=$'h\\303\\251llo \\342\\234\\223'"],
+          ["uxe", "declare -x uxe"],
           ["z_", 'declare -- z_="4"'],
           ["__v", 'declare -- __v="2"'],
           ["_u", 'declare -- _u="1"'],
