@@ -298,3 +298,41 @@ undecided(
       assert.deepEqual(failed, []);
     }),
 );
+
+undecided(
+  "[needs SPEC decision P-SBX-6 vs M-ONB-3: may a placeholder of an absent protected name break git's cleaning of untracked files?] in a repository at the project root holding no protected file at all, git stash -u and git clean -fd exit 1 on every placeholder ('failed to remove .bashrc/: Device or resource busy', 18 lines), and git stash -u && git stash pop leaves the work stashed and in the tree at once",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await hostGit(project, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${project}/main.py`, "print(1)\n");
+      await hostGit(project, "add", ".");
+      await hostGit(project, "commit", "-qm", "first");
+      const agent = await start();
+      const failed = await failing(agent, [
+        "echo draft > notes.txt && echo '# wip' >> main.py",
+        "git stash -u && git stash pop && test -f notes.txt && git stash list | wc -l | grep -qx 0",
+        "mkdir -p build && touch build/a.o && git clean -fdq && test ! -e build",
+      ]);
+      assert.deepEqual(failed, []);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision M-TOOL-1/K-VAL-1: how does a model that has only the tools read a task's result?] shoal_exec {background:true} (or a timeout_ms that ran out) answers task:N, but shoal_get {ref:\"task:N\"} is 'unknown ref' and no tool awaits a task or names its result's out:M (which is not out:N once other execs ran meanwhile); only a client that lets the model read resources reaches shoal://task/N/out",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const bg = await agent.callTool({
+        name: "shoal_exec",
+        arguments: { src: "sleep 0.5; echo finished", background: true },
+      }) as { structuredContent: Rec };
+      const task = String(bg.structuredContent.task);
+      assert.ok((await run(agent, "sleep 1.5")).ok);
+      const got = await agent.callTool({ name: "shoal_get", arguments: { ref: task } }) as {
+        isError: boolean;
+        content: { text?: string }[];
+      };
+      assert.equal(got.isError, false, got.content[0]?.text);
+      assert.match(got.content[0]?.text ?? "", /finished/);
+    }),
+);

@@ -50,3 +50,19 @@ Deno.test("M-TOOL-4, M-TASKS-1: every tool has a title; only shoal_exec offers t
   );
   for (const t of withTasks) ToolSchema.parse(t);
 });
+
+Deno.test("M-TOOL-3, V-SLICE-1, V-ELIDE-5: a model paging a long output with shoal_get learns what slice counts (a string's characters, though the render's marker counts lines; a list's items; a table's rows) and that a string slice too large for elide.max_bytes arrives as a 256-character preview, not as more text", () => {
+  const get = describe("shoal_get");
+  assert.match(get, /characters of a string/);
+  assert.match(get, /items of a list/);
+  assert.match(get, /rows of a table/);
+  assert.match(get, /256-character preview/);
+  assert.match(get, /narrower slice/);
+});
+
+Deno.test("M-TOOL-3, M-PROG-1: a model handed a task (background:true, or a timeout_ms that ran out) learns from shoal_exec where its live output and its result are: shoal_get takes only out:N, and the task's id is not one", () => {
+  const exec = describe("shoal_exec");
+  assert.match(exec, /shoal:\/\/task\/N\/out\?stream=stdout/);
+  assert.match(exec, /result at shoal:\/\/task\/N\/out/);
+  assert.match(exec, /shoal_cancel/);
+});

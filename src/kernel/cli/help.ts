@@ -41,6 +41,7 @@ Environment (empty counts as unset):
   XDG_STATE_HOME, HOME     where the state directory lives
   XDG_CONFIG_HOME          where the default policy file lives
   SHOAL_TOKEN              removed at start, so no session inherits it
+  SHOAL_PROJECT            removed at start too (it is shoal-mcp's project, not a session's)
 
 Paths:
   socket   ${socketHelp(os)}

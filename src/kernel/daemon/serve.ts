@@ -56,6 +56,8 @@ async function serveUntilStopped(
   socket: SocketChoice,
 ): Promise<number> {
   Deno.env.delete("SHOAL_TOKEN");
+  // the facade's project (M-ONB-1), left empty by the facade that autostarted this kernel
+  Deno.env.delete("SHOAL_PROJECT");
   keepInheritedFromChildren();
   const uid = Deno.uid() ?? 0;
   const prepared = await prepareSocket(socket, uid);

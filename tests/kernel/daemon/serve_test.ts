@@ -253,6 +253,24 @@ Deno.test("G-SOCK-9/K-ATTACH-3 a SHOAL_TOKEN in the kernel's environment reaches
   });
 });
 
+Deno.test("M-ONB-1/M-START-1 the SHOAL_PROJECT an autostarting facade empties (it is the facade's, not its sessions') reaches no session: env showed the agent SHOAL_PROJECT= among its variables", async () => {
+  await withBox(async (box) => {
+    const k = await startKernel([], box, { SHOAL_PROJECT: "" });
+    try {
+      const conn = await k.attach();
+      const env = await conn.request("session.env", {}) as Rec;
+      assert.ok(!(env.names as string[]).includes("SHOAL_PROJECT"));
+      const r = await conn.request("exec", {
+        src: 'echo "${SHOAL_PROJECT-unset}"',
+        position: "value",
+      }) as Rec;
+      assert.deepEqual((r.value as Rec).out, { $: "str", v: "unset\n" });
+    } finally {
+      await k.stop();
+    }
+  });
+});
+
 Deno.test("G-STATE-1/G-STATE-4 under umask 000 the state dir and its missing parents are 0700, every file the kernel makes there 0600; kernel.log has the ready line (G-STATE-2)", async () => {
   await withBox(async (box) => {
     const state = `${box.dir}/deep/er/state`;
