@@ -246,7 +246,13 @@ function projectDir(dir: string, env: Record<string, string>): string {
     const tilde = /^~(\/|$)/.test(dir) && env.HOME
       ? ` (~ is not expanded after '='; write --project ${env.HOME}${dir.slice(1)})`
       : "";
-    throw new Error(`project ${dir}: ${e instanceof Error ? e.message : String(e)}${tilde}`);
+    // said as a person would ("no such directory"), not as node's `ENOENT: …, lstat 'x'`
+    const why = (e as { code?: string }).code === "ENOENT"
+      ? "no such directory"
+      : e instanceof Error
+      ? e.message
+      : String(e);
+    throw new Error(`project ${dir}: ${why}${tilde}`);
   }
   const holds = (path: string) => path === real || path.startsWith(`${real}/`);
   const realHome = env.HOME ? safeRealpath(env.HOME) : null;

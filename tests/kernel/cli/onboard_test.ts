@@ -376,6 +376,16 @@ Deno.test("M-ONB-1: --project=~/proj (no shell expands a ~ after '=') is refused
   });
 });
 
+Deno.test("M-ONB-1: a --project that does not exist is refused saying so, not with node's 'ENOENT: …, lstat'", async () => {
+  await withBox(async (box) => {
+    const r = await onboard(box, "agent:cursor", "--project", `${box.dir}/nosuch`);
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(r.stderr.includes(`project ${box.dir}/nosuch: no such directory`), r.stderr);
+    assert.ok(!r.stderr.includes("ENOENT"), r.stderr);
+    assert.equal(exists(policyOf(box)), false);
+  });
+});
+
 Deno.test("M-ONB-1: onboards run at the same time (a set-up script printing every client's configuration at once) each keep their principal in the policy and their secret: none reports a grant that another one's rename then dropped", async () => {
   await withBox(async (box) => {
     const project = `${box.dir}/proj`;
