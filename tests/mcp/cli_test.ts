@@ -255,15 +255,23 @@ Deno.test("M-CLI-6: the printed configuration works under a client's minimal env
       ...(DARWIN_RULE ? { SHOAL_SOCKET: box.socket() } : {}),
     };
     const exec = { name: "shoal_exec", arguments: { src: "echo minimal" } };
+    const paths = { name: "shoal_exec", arguments: { src: 'printf %s "$PATH"' } };
     const { code, frames, stderr } = await converse(
       command,
       [],
       { ...env, DENO_DIR: box.env().DENO_DIR },
-      [INITIALIZE, { jsonrpc: "2.0", id: 2, method: "tools/call", params: exec }],
+      [
+        INITIALIZE,
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: exec },
+        { jsonrpc: "2.0", id: 3, method: "tools/call", params: paths },
+      ],
     );
     assert.equal(code, 0, stderr);
-    const result = frames.get(2)?.result as { content?: { text?: string }[] } | undefined;
-    assert.equal(result?.content?.[0]?.text, "minimal", stderr);
+    const text = (id: number) =>
+      (frames.get(id)?.result as { content?: { text?: string }[] } | undefined)?.content?.[0]?.text;
+    assert.equal(text(2), "minimal", stderr);
+    // the commands run with the printed PATH as it is (bin/shoal-mcp put its bin/ first again)
+    assert.equal(text(3), path, stderr);
     assert.ok(exists(box.socket()), "the kernel was autostarted on the discovered socket");
   });
 });
