@@ -175,10 +175,14 @@ export function changeAttributes(isChmod: boolean): CommandHandler {
     let words = args;
     let modeGiven = false;
     if (isChmod) {
-      // chmod takes modes such as `-w` that look like options.
-      const index = args.findIndex((a) => a.text !== null && /^-[rwxXst]+$/.test(a.text));
-      if (index >= 0) {
-        words = args.filter((_, i) => i !== index);
+      // GNU chmod takes a word before `--` holding a mode letter after its dash (`-w`,
+      // `-w,u+s`, `-g+w`, `-0`) as a mode, each such word joined to the mode: every operand is
+      // then a file.
+      const end = args.findIndex((a) => a.text === "--");
+      const isMode = (a: ArgValue, i: number) =>
+        (end < 0 || i < end) && a.text !== null && /^-[^-]*[rwxXstugoa,+=0-7]/.test(a.text);
+      if (args.some(isMode)) {
+        words = args.filter((a, i) => !isMode(a, i));
         modeGiven = true;
       }
     }

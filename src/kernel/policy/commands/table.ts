@@ -14,7 +14,7 @@ import { curl } from "./curl.ts";
 import { wget } from "./wget.ts";
 import { git } from "./git.ts";
 import { xxd } from "./xxd.ts";
-import { date, env, NOTHING, printenv } from "./system.ts";
+import { date, env, hostname, NOTHING, printenv } from "./system.ts";
 
 /**
  * Handler for a command name (basename) on `platform` (`Deno.build.os` values), or undefined when
@@ -129,7 +129,7 @@ const TABLE: Record<string, CommandHandler> = {
   whoami: NOTHING,
   id: NOTHING,
   uname: NOTHING,
-  hostname: NOTHING,
+  hostname,
   echo: NOTHING,
   printf: NOTHING,
   true: NOTHING,

@@ -1,0 +1,166 @@
+/**
+ * Known-command table entries (K-EFF-3a) against what the real programs do: options of chmod,
+ * less and hostname that change files, run programs or set system state the derivation must name
+ * (or give up on, `opaque`), beside the everyday forms that stay exact.
+ */
+import assert from "node:assert/strict";
+import { deriveEffects, type Effect } from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+
+const PATH = "/usr/bin:/bin";
+
+/** The effects derived for `src` in `cwd` with HOME `home`; `changed` variables of `env` changed since the start. */
+function derive(
+  src: string,
+  cwd: string,
+  home: string,
+  env: Record<string, string> = {},
+  changed: string[] = [],
+): Effect[] {
+  const state = {
+    cwd,
+    env: { HOME: home, PATH, ...env },
+    changedEnv: new Set(changed),
+    home,
+    sessionCommands: new Set<string>(),
+  };
+  return deriveEffects(parseBash(src), src, state).effects;
+}
+
+/** Runs `src` in a plain bash in `cwd` with HOME `home`; its exit code. */
+async function run(src: string, cwd: string, home: string, env: Record<string, string> = {}) {
+  const child = new Deno.Command("bash", {
+    args: ["--noprofile", "--norc", "-c", src],
+    cwd,
+    env: { HOME: home, PATH, ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  return (await child.status).code;
+}
+
+/** Whether `name` is a program on PATH. */
+function installed(name: string): boolean {
+  return PATH.split(":").some((dir) => {
+    try {
+      return Deno.statSync(`${dir}/${name}`).isFile;
+    } catch {
+      return false;
+    }
+  });
+}
+
+Deno.test("K-EFF-3a: chmod takes any option word holding a mode letter (-w,u+s, -g+w, -4) as its mode: every operand is written", async () => {
+  // GNU chmod reads `-w,u+s f` as mode `-w,u+s` on f (the run sets f's setuid bit); only
+  // `-[rwxXst]+` words were taken as modes, so f was taken for the mode and nothing was written.
+  for (const mode of ["-w,u+s", "-g+w", "-x+s", "-u=rwx,go=", "-4", "-o+w"]) {
+    await withTempDir(async (root) => {
+      Deno.writeTextFileSync(`${root}/f`, "f\n");
+      Deno.chmodSync(`${root}/f`, 0o644);
+      const src = `chmod ${mode} f`;
+      const effects = derive(src, root, root);
+      assert.equal(await run(src, root, root), 0, src);
+      assert.notEqual(Deno.statSync(`${root}/f`).mode! & 0o7777, 0o644, `${src} changed nothing`);
+      const writes = effects.flatMap((e) => e.kind === "fs_write" ? e.paths : []);
+      const opaque = effects.some((e) => e.kind === "opaque");
+      assert.ok(opaque || writes.includes(`${root}/f`), `${src}: ${JSON.stringify(effects)}`);
+    });
+  }
+  await withTempDir((root) => {
+    assert.deepEqual(derive("chmod -R -w a b", root, root)[0], {
+      kind: "fs_write",
+      paths: [`${root}/a`, `${root}/b`],
+    });
+    // after `--` the first operand is the mode again
+    assert.deepEqual(derive("chmod -- -w a", root, root)[0], {
+      kind: "fs_write",
+      paths: [`${root}/a`],
+    });
+    assert.deepEqual(derive("chmod -v u+x a", root, root)[0], {
+      kind: "fs_write",
+      paths: [`${root}/a`],
+    });
+  });
+});
+
+/** A lesskey source whose `#env` section makes less run a preprocessor that touches `marker`. */
+function lesskey(marker: string): string {
+  return `#env\nLESSOPEN=|touch ${marker}; cat %s\n`;
+}
+
+Deno.test("K-EFF-3a: less -k, --lesskey-src, --lesskey-content and --lesskey-file run the LESSOPEN they set: opaque", async () => {
+  // less 590 with its output to a pipe still runs the LESSOPEN a lesskey file sets; the options
+  // were derived as reads of the file.
+  await withTempDir(async (root) => {
+    Deno.writeTextFileSync(`${root}/f.txt`, "hi\n");
+    Deno.writeTextFileSync(`${root}/k.src`, lesskey(`${root}/ran`));
+    const sources = [
+      "less --lesskey-src=k.src f.txt",
+      "less --lesskey-s k.src f.txt",
+      "less -k k.src f.txt",
+      "less --lesskey-file=k.src f.txt",
+      `less '--lesskey-content=#env\nLESSOPEN=|touch ran; cat %s' f.txt`,
+    ];
+    for (const src of sources) {
+      const kinds = derive(src, root, root).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+    if (installed("less")) {
+      await run(sources[0], root, root);
+      assert.ok(Deno.statSync(`${root}/ran`).isFile, "less ran the LESSOPEN of the lesskey file");
+    }
+    assert.deepEqual(derive("less -N f.txt", root, root)[0], {
+      kind: "fs_read",
+      paths: [`${root}/f.txt`],
+    });
+  });
+});
+
+Deno.test("K-EFF-6: LESSKEYIN_SYSTEM, LESSKEY_SYSTEM and XDG_CONFIG_HOME an earlier exec changed configure less", async () => {
+  // less 590 reads `$LESSKEYIN_SYSTEM` and `$XDG_CONFIG_HOME/lesskey` (a LESSOPEN in them runs);
+  // changed in the session they left `less f` an exact read.
+  await withTempDir(async (root) => {
+    Deno.writeTextFileSync(`${root}/f.txt`, "hi\n");
+    Deno.mkdirSync(`${root}/xdg`);
+    Deno.writeTextFileSync(`${root}/xdg/lesskey`, lesskey(`${root}/ran`));
+    const env = { XDG_CONFIG_HOME: `${root}/xdg` };
+    if (installed("less")) {
+      await run("less f.txt", root, root, env);
+      assert.ok(Deno.statSync(`${root}/ran`).isFile, "less ran the LESSOPEN of XDG lesskey");
+    }
+    for (const name of ["LESSKEYIN_SYSTEM", "LESSKEY_SYSTEM"]) {
+      const kinds = derive("less f.txt", root, root, { [name]: `${root}/xdg/lesskey` }, [name])
+        .map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${name}: ${kinds}`);
+    }
+    const kinds = derive("less f.txt", root, root, env, ["XDG_CONFIG_HOME"]).map((e) => e.kind);
+    assert.ok(kinds.includes("opaque"), `XDG_CONFIG_HOME: ${kinds}`);
+  });
+});
+
+Deno.test("K-EFF-3a: hostname NAME, -F FILE, -b or -y NAME set the host or NIS domain name: opaque, like date -s", async () => {
+  // `unshare -u hostname NAME; hostname` prints NAME (sethostname); derived as nothing but the
+  // spawn, a principal allowed to run hostname renamed the machine without approval.
+  await withTempDir((root) => {
+    for (
+      const src of [
+        "hostname box",
+        "hostname -F name",
+        "hostname --file=name",
+        "hostname -b",
+        "hostname -y nis",
+      ]
+    ) {
+      const kinds = derive(src, root, root).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+    for (const src of ["hostname", "hostname -f", "hostname -sI", "hostname --fqdn"]) {
+      assert.deepEqual(derive(src, root, root), [
+        { kind: "proc_spawn", argv0: "hostname", bin_hash: null },
+      ]);
+    }
+  });
+});
