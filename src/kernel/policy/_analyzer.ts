@@ -363,6 +363,7 @@ export class Analyzer {
     return {
       path: (kind, arg) => paths.path(kind, arg, cwds),
       output: (arg) => paths.path("fs_write", arg, cwds, "output"),
+      replaced: (arg) => paths.path("fs_write", arg, cwds, "replace"),
       cwd: (kind) => paths.cwd(kind, cwds),
       names: (kind, names) => effects.names(kind, names),
       flag: (kind) => effects.flag(kind),

@@ -164,3 +164,66 @@ Deno.test("K-EFF-3a: hostname NAME, -F FILE, -b or -y NAME set the host or NIS d
     }
   });
 });
+
+/** The paths of every `kind` effect in `effects`. */
+function pathsOf(effects: Effect[], kind: string): string[] {
+  return effects.flatMap((e) => e.kind === kind && "paths" in e ? e.paths : []);
+}
+
+Deno.test("K-EFF-3a: sed -i, install and cp --remove-destination replace a link given as the file: the link is written", async () => {
+  // With home/rc a link to grant/rc, each run leaves home/rc a regular file and grant/rc as it
+  // was; the derivation named only grant/rc written, so an agent that may write grant/** replaced
+  // a ~/.bashrc that links into its project without approval.
+  const sources = [
+    "sed -i s/a/X/ home/rc",
+    "sed -i.bak s/a/X/ home/rc",
+    "install n home/rc",
+    "install -m 644 n home/rc",
+    "cp --remove-destination n home/rc",
+    "cp --remove n home/rc",
+  ];
+  for (const src of sources) {
+    await withTempDir(async (root) => {
+      Deno.mkdirSync(`${root}/grant`);
+      Deno.mkdirSync(`${root}/home`);
+      Deno.writeTextFileSync(`${root}/grant/rc`, "abc\n");
+      Deno.writeTextFileSync(`${root}/n`, "new\n");
+      Deno.symlinkSync(`${root}/grant/rc`, `${root}/home/rc`);
+      const effects = derive(src, root, `${root}/home`);
+      assert.equal(await run(src, root, `${root}/home`), 0, src);
+      assert.ok(!Deno.lstatSync(`${root}/home/rc`).isSymlink, `${src} left the link`);
+      assert.equal(Deno.readTextFileSync(`${root}/grant/rc`), "abc\n", `${src} wrote through`);
+      assert.ok(!effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+      assert.ok(
+        pathsOf(effects, "fs_write").includes(`${root}/home/rc`),
+        `${src}: ${JSON.stringify(effects)}`,
+      );
+      // sed copies what the link led to into the new file: that read is named
+      if (src.startsWith("sed")) {
+        assert.ok(pathsOf(effects, "fs_read").includes(`${root}/grant/rc`));
+      }
+    });
+  }
+  // through the link: --follow-symlinks, and cp without --remove-destination
+  for (const src of ["sed --follow-symlinks -i s/a/X/ home/rc", "cp n home/rc"]) {
+    await withTempDir(async (root) => {
+      Deno.mkdirSync(`${root}/grant`);
+      Deno.mkdirSync(`${root}/home`);
+      Deno.writeTextFileSync(`${root}/grant/rc`, "abc\n");
+      Deno.writeTextFileSync(`${root}/n`, "new\n");
+      Deno.symlinkSync(`${root}/grant/rc`, `${root}/home/rc`);
+      const effects = derive(src, root, `${root}/home`);
+      assert.equal(await run(src, root, `${root}/home`), 0, src);
+      assert.ok(Deno.lstatSync(`${root}/home/rc`).isSymlink, `${src} replaced the link`);
+      assert.notEqual(Deno.readTextFileSync(`${root}/grant/rc`), "abc\n", src);
+      assert.ok(pathsOf(effects, "fs_write").includes(`${root}/grant/rc`), src);
+    });
+  }
+  // a plain file stays an exact write
+  await withTempDir((root) => {
+    assert.deepEqual(derive("sed -i s/a/b/ f", root, root)[0], {
+      kind: "fs_write",
+      paths: [`${root}/f`],
+    });
+  });
+});

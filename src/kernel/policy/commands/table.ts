@@ -81,17 +81,29 @@ const TABLE: Record<string, CommandHandler> = {
     outputs: ["-o"],
   }),
   find,
-  cp: transfer("fs_read", {
-    short: "St",
-    long: ["suffix", "target-directory", "sparse", "no-preserve"],
-    flags: ["preserve", "attributes-only", "remove-destination", "context", "backup"],
-  }, ["-p", "--preserve", "--attributes-only", "--remove-destination", "-Z", "--context"]),
-  install: transfer("fs_read", {
-    short: "mogSt",
-    long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
-    flags: ["directory", "strip", "backup"],
-    runs: ["--strip-program"],
-  }),
+  cp: transfer(
+    "fs_read",
+    {
+      short: "St",
+      long: ["suffix", "target-directory", "sparse", "no-preserve"],
+      flags: ["preserve", "attributes-only", "remove-destination", "context", "backup"],
+    },
+    ["-p", "--preserve", "--attributes-only", "--remove-destination", "-Z", "--context"],
+    [
+      "--remove-destination",
+    ],
+  ),
+  install: transfer(
+    "fs_read",
+    {
+      short: "mogSt",
+      long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
+      flags: ["directory", "strip", "backup"],
+      runs: ["--strip-program"],
+    },
+    null,
+    true,
+  ),
   mv: transfer("fs_delete", BACKS),
   rm: simple("fs_delete"),
   rmdir,
