@@ -227,3 +227,23 @@ Deno.test("K-EFF-3a: sed -i, install and cp --remove-destination replace a link 
     });
   });
 });
+
+Deno.test("K-EFF-3a: tree -R -L N writes a 00Tree.html into every directory at the limit and below: opaque", async () => {
+  // tree 2.1 (strace: openat "./a/00Tree.html" O_WRONLY|O_CREAT|O_TRUNC, one per directory);
+  // derived as a read of the cwd alone.
+  await withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/a/b`, { recursive: true });
+    for (const src of ["tree -R -L 1", "tree -RL 1", "tree -L 1 -R ."]) {
+      const kinds = derive(src, root, root).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+    if (installed("tree")) {
+      await run("tree -R -L 1", root, root);
+      assert.ok(Deno.statSync(`${root}/a/b/00Tree.html`).isFile, "tree -R wrote no 00Tree.html");
+    }
+    assert.deepEqual(derive("tree -L 2 a", root, root)[0], {
+      kind: "fs_read",
+      paths: [`${root}/a`],
+    });
+  });
+});

@@ -79,6 +79,8 @@ const TABLE: Record<string, CommandHandler> = {
     followsTrees: ["-l"],
     long: ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile"],
     outputs: ["-o"],
+    // `-R` (with `-L`) writes a 00Tree.html into each directory at the depth limit and below
+    names: ["-R"],
   }),
   find,
   cp: transfer(
