@@ -247,3 +247,56 @@ Deno.test("K-EFF-3a: tree -R -L N writes a 00Tree.html into every directory at t
     });
   });
 });
+
+Deno.test("K-EFF-3a: curl --url-query NAME@FILE reads FILE into the URL it sends", async () => {
+  // curl 7.88: `--url-query name@secret` puts secret's text in the query of the request
+  // (url_effective shows it), derived as a connection alone: a read outside the grants unseen.
+  await withTempDir(async (root) => {
+    Deno.writeTextFileSync(`${root}/secret`, "s3cr3t\n");
+    for (const query of ["name@secret", "@secret"]) {
+      const src =
+        `curl -s -o /dev/null -w '%{url_effective}' --url-query ${query} http://127.0.0.1:1/`;
+      const effects = derive(src, root, root);
+      assert.ok(
+        pathsOf(effects, "fs_read").includes(`${root}/secret`),
+        `${src}: ${JSON.stringify(effects)}`,
+      );
+      if (installed("curl")) {
+        const { stdout } = await new Deno.Command("bash", {
+          args: ["--noprofile", "--norc", "-c", src],
+          cwd: root,
+          env: { HOME: root, PATH },
+          clearEnv: true,
+          stdin: "null",
+        }).output();
+        const sent = new TextDecoder().decode(stdout);
+        // curl before 7.87 has no --url-query: nothing is sent then
+        if (sent !== "") assert.match(sent, /s3cr3t/, src);
+      }
+    }
+    // `+` sends the rest as it is
+    for (const src of ["curl --url-query a=b http://h/", "curl --url-query +a@secret http://h/"]) {
+      assert.deepEqual(pathsOf(derive(src, root, root), "fs_read"), [], src);
+    }
+  });
+});
+
+Deno.test("K-EFF-3a: curl -w %output{FILE} writes FILE (curl 8.3); a format from a file or a dynamic one may: opaque", async () => {
+  await withTempDir((root) => {
+    const effects = derive("curl -w '%output{out}%{http_code}' http://h/", root, root);
+    assert.deepEqual(pathsOf(effects, "fs_write"), [`${root}/out`]);
+    const appends = derive("curl -w '%output{>>log}x' http://h/", root, root);
+    assert.deepEqual(pathsOf(appends, "fs_write"), [`${root}/log`]);
+    for (const src of ["curl -w @fmt http://h/", 'curl -w "$(cat f)" http://h/']) {
+      const kinds = derive(src, root, root).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+    assert.deepEqual(
+      derive("curl -s -w '%{http_code}\\n' http://h/", root, root).map((e) => e.kind),
+      [
+        "proc_spawn",
+        "net_connect",
+      ],
+    );
+  });
+});

@@ -220,8 +220,7 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     "-H",
     "--header",
     "--proxy-header",
-    "-w",
-    "--write-out",
+    "--url-query",
   ];
   for (const option of parsed.options) {
     if (!dataOptions.includes(option.name) || option.value === null) continue;
@@ -233,6 +232,26 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     const file = curlDataFile(option.name, value.text);
     if (file !== null) io.path("fs_read", STATIC(file));
   }
+  for (const format of optionValues(parsed, "-w", "--write-out")) writeOut(format, io);
+}
+
+/**
+ * `-w FORMAT`: curl 8.3 writes what follows `%output{NAME}` (`%output{>>NAME}` appends) into
+ * NAME; a format read from a file (`@FILE`) may name any.
+ */
+function writeOut(format: ArgValue, io: CommandIO): void {
+  const text = format.text;
+  // a dynamic part may itself hold an `%output{…}`
+  if (text === null) {
+    io.opaque("dynamic curl write-out");
+    return;
+  }
+  if (text.startsWith("@")) {
+    if (text === "@-") io.opaque("curl write-out format from standard input");
+    else io.opaque("curl write-out format from a file");
+    return;
+  }
+  for (const match of text.matchAll(/%output\{(?:>>)?([^}]*)\}/g)) io.output(STATIC(match[1]));
 }
 
 /** The name `curl -O` saves a URL under: its path's last segment; null when not static. */
@@ -250,7 +269,9 @@ function curlDataFile(option: string, value: string): string | null {
     const match = /^[^=]*=[@<]([^;]*)/.exec(value);
     return match ? match[1] : null;
   }
-  if (option === "--data-urlencode") {
+  // `--url-query` takes `--data-urlencode` forms, or one starting with `+` sent as it is
+  if (option === "--url-query" && value.startsWith("+")) return null;
+  if (option === "--data-urlencode" || option === "--url-query") {
     const match = /^[^=@]*@(.*)$/s.exec(value);
     return match ? match[1] : null;
   }
