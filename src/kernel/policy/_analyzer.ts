@@ -371,6 +371,7 @@ export class Analyzer {
       opaque: (reason) => effects.opaque(reason),
       link: (dest, sources, copy) => paths.link(dest, sources, cwds, copy),
       followedTree: (root) => paths.followedTree(root, cwds),
+      homePath: (kind, name) => paths.homePath(kind, name, cwds),
       parents: (arg) => paths.parents(arg, cwds),
       gitTree: (kind, dir) => paths.gitTree(kind, dir, cwds),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),

@@ -405,6 +405,13 @@ export class PathRecorder {
     }
   }
 
+  /** A file `name` below the session's HOME (`.netrc`); opaque when HOME is not known. */
+  homePath(kind: FsKind, name: string, cwds: Cwds): void {
+    const home = this.#state.home;
+    if (home === undefined) this.#effects.opaque(`~/${name} of an unknown HOME`);
+    else this.path(kind, STATIC(`${home}/${name}`), cwds);
+  }
+
   /** A recursive read following the links below `root` (null: the cwds): opaque when one is. */
   followedTree(root: ArgValue | null, cwds: Cwds): void {
     const roots = root === null ? cwds ?? [] : this.candidates(root, cwds) ?? [];

@@ -300,3 +300,31 @@ Deno.test("K-EFF-3a: curl -w %output{FILE} writes FILE (curl 8.3); a format from
     );
   });
 });
+
+Deno.test("K-EFF-3a: curl -n reads ~/.netrc; --create-dirs makes the directories on the way to its outputs", async () => {
+  // curl 7.88 -n opens $HOME/.netrc (strace) to send its credentials, derived as a connection
+  // alone; `--create-dirs -o a/b/c` made a and a/b, unnamed.
+  await withTempDir(async (root) => {
+    for (
+      const src of ["curl -n http://h/", "curl -sn http://h/", "curl --netrc-optional http://h/"]
+    ) {
+      assert.deepEqual(pathsOf(derive(src, root, `${root}/home`), "fs_read"), [
+        `${root}/home/.netrc`,
+      ], src);
+    }
+    assert.deepEqual(pathsOf(derive("curl -n --netrc-file nf http://h/", root, root), "fs_read"), [
+      `${root}/nf`,
+    ]);
+    assert.deepEqual(pathsOf(derive("curl http://h/", root, root), "fs_read"), []);
+    const src = "curl -s --create-dirs -o a/b/c file:///etc/hostname";
+    const writes = pathsOf(
+      derive("curl -s --create-dirs -o a/b/c http://h/", root, root),
+      "fs_write",
+    );
+    if (installed("curl")) {
+      await run(src, root, root);
+      assert.ok(Deno.statSync(`${root}/a/b`).isDirectory, "curl --create-dirs made no a/b");
+    }
+    assert.deepEqual(writes, [`${root}/a`, `${root}/a/b`, `${root}/a/b/c`]);
+  });
+});

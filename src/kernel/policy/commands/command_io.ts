@@ -37,6 +37,8 @@ export interface CommandIO {
    * itself is written, not what a link there leads to (which is read).
    */
   replaced(arg: ArgValue): void;
+  /** A file `name` below the session's HOME the command reads or writes (`~/.netrc`). */
+  homePath(kind: FsKind, name: string): void;
   /** `mkdir -p` on the way to `arg`: the directories it makes, those of its parents not there. */
   parents(arg: ArgValue): void;
   /**

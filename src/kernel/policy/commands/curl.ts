@@ -111,7 +111,15 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     short: "AbcCdDeEFHKmoPQrtTuUwxXyYz",
     long: CURL_VALUE_LONG,
     // `--parallel` is an exact option, not `--parallel-max` abbreviated.
-    flags: ["remote-name", "remote-name-all", "remote-header-name", "parallel"],
+    flags: [
+      "remote-name",
+      "remote-name-all",
+      "remote-header-name",
+      "parallel",
+      "netrc",
+      "netrc-optional",
+      "create-dirs",
+    ],
   }, io);
   if (parsed === null) return;
   const opaqueOptions = [
@@ -169,6 +177,16 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     return;
   }
   eachOutput(io, outputs);
+  // `--create-dirs` makes the missing directories on the way to each output
+  if (hasOption(parsed, "--create-dirs")) {
+    for (const output of outputs) if (output.text !== "-") io.parents(output);
+    for (const dir of optionValues(parsed, "--output-dir")) {
+      io.parents(dir.text === null ? dir : STATIC(`${dir.text}/.`));
+    }
+  }
+  // `-n` sends the credentials ~/.netrc holds for the host (or its `default` entry)
+  const netrc = hasOption(parsed, "-n", "--netrc", "--netrc-optional");
+  if (netrc && !hasOption(parsed, "--netrc-file")) io.homePath("fs_read", ".netrc");
   eachPath(io, "fs_write", optionValues(parsed, "--output-dir"));
   if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name")) {
     if (!hasOption(parsed, "--output-dir")) io.cwd("fs_write");
