@@ -328,3 +328,26 @@ Deno.test("K-EFF-3a: curl -n reads ~/.netrc; --create-dirs makes the directories
     assert.deepEqual(writes, [`${root}/a`, `${root}/a/b`, `${root}/a/b/c`]);
   });
 });
+
+Deno.test("K-EFF-3a: install -s runs strip on what it installs: opaque", async () => {
+  // coreutils install -s execs `strip FILE` found along PATH (strace), a program the derivation
+  // did not name: a principal allowed to spawn install alone ran strip.
+  await withTempDir((root) => {
+    for (
+      const src of [
+        "install -s a b",
+        "install --strip a b",
+        "install --str -m 755 a b",
+        "install -Cs a b",
+      ]
+    ) {
+      const kinds = derive(src, root, root).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+    assert.deepEqual(derive("install -m 755 a b", root, root).map((e) => e.kind), [
+      "fs_read",
+      "fs_write",
+      "proc_spawn",
+    ]);
+  });
+});

@@ -101,7 +101,8 @@ const TABLE: Record<string, CommandHandler> = {
       short: "mogSt",
       long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
       flags: ["directory", "strip", "backup"],
-      runs: ["--strip-program"],
+      // `-s` runs `strip` (found along PATH) on each file installed
+      runs: ["--strip-program", "-s", "--strip"],
     },
     null,
     true,
