@@ -351,3 +351,57 @@ Deno.test("K-EFF-3a: install -s runs strip on what it installs: opaque", async (
     ]);
   });
 });
+
+Deno.test("K-EFF-3a: git signing (commit -S, tag -s/-u) and signature checks (--show-signature, %G) run gpg: opaque", async () => {
+  // With a commit carrying a gpgsig header, `git log --show-signature` execs gpg --verify, which
+  // made ~/.gnupg (strace, real run below); signing uses the user's secret key. Each was derived
+  // as a read or write of the work tree.
+  await withTempDir(async (root) => {
+    const [repo, home] = [`${root}/repo`, `${root}/home`];
+    Deno.mkdirSync(repo);
+    Deno.mkdirSync(home);
+    const signed = [
+      "git init -q",
+      'printf "tree %s\\nauthor a <a@b> 1700000000 +0000\\ncommitter a <a@b> 1700000000 +0000\\n' +
+      'gpgsig -----BEGIN PGP SIGNATURE-----\\n \\n iQEz\\n -----END PGP SIGNATURE-----\\n\\nm\\n"' +
+      " $(git write-tree) > c",
+      "git update-ref HEAD $(git hash-object -t commit -w c)",
+    ].join(" && ");
+    assert.equal(await run(signed, repo, home), 0);
+    for (
+      const src of [
+        "git log --show-signature",
+        "git show --show-signature HEAD",
+        "git log --format=%G?",
+        "git log --pretty=format:%GS",
+        "git commit -S -m x",
+        "git commit -qS -m x",
+        "git commit --gpg-sign=KEY -m x",
+        "git tag -s v1 -m x",
+        "git tag -u KEY v1 -m x",
+        "git merge -S x",
+        "git merge --verify-signatures x",
+      ]
+    ) {
+      const kinds = derive(src, repo, home).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+    if (installed("gpg")) {
+      await run("git log --show-signature", repo, home);
+      assert.ok(Deno.statSync(`${home}/.gnupg`).isDirectory, "git log --show-signature ran no gpg");
+    }
+    for (
+      const src of [
+        "git log -S x --oneline",
+        "git log --format=%H",
+        "git commit -s -m x",
+        "git commit -m -S",
+        "git tag -a v1 -m x",
+        "git log --no-show-signature",
+      ]
+    ) {
+      const kinds = derive(src, repo, home).map((e) => e.kind);
+      assert.ok(!kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+  });
+});
