@@ -405,3 +405,16 @@ Deno.test("K-EFF-3a: git signing (commit -S, tag -s/-u) and signature checks (--
     }
   });
 });
+
+Deno.test("K-EFF-3a: rg -z/--search-zip runs decompressors found along PATH: opaque", () => {
+  // ripgrep's documentation: -z searches compressed files "by shelling out to external
+  // processes" (gzip, bzip2, xz, lz4, brotli, zstd, uncompress); they were derived as a read.
+  for (const src of ["rg -z foo", "rg --search-zip foo", "rg -iz foo"]) {
+    const kinds = derive(src, "/w", "/home/me").map((e) => e.kind);
+    assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+  }
+  for (const src of ["rg -n foo", "rg --no-search-zip foo", "rg -e z foo"]) {
+    const kinds = derive(src, "/w", "/home/me").map((e) => e.kind);
+    assert.ok(!kinds.includes("opaque"), `${src}: ${kinds}`);
+  }
+});
