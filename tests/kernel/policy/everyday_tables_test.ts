@@ -418,3 +418,22 @@ Deno.test("K-EFF-3a: rg -z/--search-zip runs decompressors found along PATH: opa
     assert.ok(!kinds.includes("opaque"), `${src}: ${kinds}`);
   }
 });
+
+Deno.test({
+  name:
+    "SPEC decision K-EFF-6/K-EFF-3a: commit.gpgSign (or tag.gpgSign, log.showSignature) set in a config makes every git commit sign with the user's key, derived as a plain write",
+  // git commit with commit.gpgSign=true runs gpg with the user's secret key as `commit -S` does
+  // (now opaque). The key names no program, so a config holding it leaves `git commit` exact. In
+  // the human's ~/.gitconfig K-EFF-6 trusts it; written into the repository's config (after an
+  // approved `git config commit.gpgsign true`, whose plan shows only `fs_write .git/config`) it
+  // signs every later agent commit. Needs deciding: is signing with the user's key `secret_use`
+  // or opaque whatever config asks for it, or only when the repository's config does?
+  ignore: true,
+  fn: async () => {
+    await withTempDir(async (root) => {
+      assert.equal(await run("git init -q && git config commit.gpgsign true", root, root), 0);
+      const kinds = derive("git commit -m x", root, root).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque") || kinds.includes("secret_use"), `${kinds}`);
+    });
+  },
+});
