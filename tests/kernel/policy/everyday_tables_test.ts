@@ -437,3 +437,30 @@ Deno.test({
     });
   },
 });
+
+Deno.test("K-EFF-3a: a curl long option the table does not know (--ssl-sessions FILE, curl 8.12) is opaque", () => {
+  // curl 8.12's `--ssl-sessions FILE` saves session tickets into FILE: the parser took any long
+  // option it did not know as a flag, so `--ssl-sessions=sess URL` was a connection alone (and
+  // `--ssl-sessions sess URL` a connection to host "sess").
+  for (const src of ["curl --ssl-sessions=sess http://h/", "curl --ssl-sessions sess http://h/"]) {
+    const kinds = derive(src, "/w", "/home/me").map((e) => e.kind);
+    assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+  }
+  for (
+    const src of [
+      "curl -fsSL https://h/x",
+      "curl --silent --show-error --location --fail https://h/",
+      "curl --compressed -H 'Accept: x' --retry 3 --max-time 5 https://h/",
+      "curl -X POST --json '{}' --no-progress-meter https://h/",
+      "curl --http2 --tlsv1.2 -k --engine e https://h/",
+    ]
+  ) {
+    assert.deepEqual(derive(src, "/w", "/home/me").map((e) => e.kind), [
+      "proc_spawn",
+      "net_connect",
+    ], src);
+  }
+  // a pinned key given as a file is read
+  const pinned = derive("curl --pinnedpubkey k.pem https://h/", "/w", "/home/me");
+  assert.deepEqual(pathsOf(pinned, "fs_read"), ["/w/k.pem"]);
+});

@@ -2,6 +2,7 @@
 import { type ArgValue, type CommandIO, eachOutput, eachPath, STATIC } from "./command_io.ts";
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import { connectUrl } from "./url.ts";
+import { CURL_FLAGS, CURL_OTHER_VALUES } from "./curl_options.ts";
 
 const CURL_VALUE_LONG = [
   "data",
@@ -109,7 +110,7 @@ const CURL_VALUE_LONG = [
 export function curl(args: ArgValue[], io: CommandIO): void {
   const parsed = parse(args, {
     short: "AbcCdDeEFHKmoPQrtTuUwxXyYz",
-    long: CURL_VALUE_LONG,
+    long: [...CURL_VALUE_LONG, ...CURL_OTHER_VALUES],
     // `--parallel` is an exact option, not `--parallel-max` abbreviated.
     flags: [
       "remote-name",
@@ -119,9 +120,17 @@ export function curl(args: ArgValue[], io: CommandIO): void {
       "netrc",
       "netrc-optional",
       "create-dirs",
+      ...CURL_FLAGS,
     ],
   }, io);
   if (parsed === null) return;
+  const unknown = parsed.options.find(({ name }) =>
+    name.startsWith("--") && !knownLong(name.slice(2))
+  );
+  if (unknown !== undefined) {
+    io.opaque(`curl option not known: ${unknown.name}`);
+    return;
+  }
   const opaqueOptions = [
     "-K",
     "--config",
@@ -224,6 +233,9 @@ export function curl(args: ArgValue[], io: CommandIO): void {
       "--egd-file",
     ),
   );
+  // a public key to pin: a file unless given as `sha256//HASH`
+  const pinned = optionValues(parsed, "--pinnedpubkey", "--proxy-pinnedpubkey");
+  eachPath(io, "fs_read", pinned.filter((key) => !(key.text ?? key.prefix).startsWith("sha256//")));
   const dataOptions = [
     "-d",
     "--data",
@@ -270,6 +282,13 @@ function writeOut(format: ArgValue, io: CommandIO): void {
     return;
   }
   for (const match of text.matchAll(/%output\{(?:>>)?([^}]*)\}/g)) io.output(STATIC(match[1]));
+}
+
+/** Whether `name` is a long option of curl 7.88 (or the `--no-` form of one without a value). */
+function knownLong(name: string): boolean {
+  const flag = (n: string) => CURL_FLAGS.includes(n);
+  return CURL_VALUE_LONG.includes(name) || CURL_OTHER_VALUES.includes(name) || flag(name) ||
+    (name.startsWith("no-") && flag(name.slice(3)));
 }
 
 /** The name `curl -O` saves a URL under: its path's last segment; null when not static. */
