@@ -464,3 +464,29 @@ Deno.test("K-EFF-3a: a curl long option the table does not know (--ssl-sessions 
   const pinned = derive("curl --pinnedpubkey k.pem https://h/", "/w", "/home/me");
   assert.deepEqual(pathsOf(pinned, "fs_read"), ["/w/k.pem"]);
 });
+
+Deno.test("K-EFF-3a: a wget long option the table does not know (wget2's --stats-site=csv:FILE) is opaque", () => {
+  // wget2, installed as wget by some systems, writes its statistics into FILE with
+  // `--stats-site=csv:FILE`: any long option not known was taken as a flag and passed unseen.
+  for (
+    const src of ["wget --stats-site=csv:out https://h/x", "wget --stats-dns=out -O o https://h/x"]
+  ) {
+    const kinds = derive(src, "/w", "/home/me").map((e) => e.kind);
+    assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+  }
+  for (
+    const src of [
+      "wget -q -O out https://h/x",
+      "wget --no-verbose --tries=3 --timeout=10 -O out https://h/x",
+      "wget --no-check-certificate --progress=dot:giga -O o https://h/x",
+      "wget --no-clobber --content-disposition -P dl https://h/x",
+    ]
+  ) {
+    const kinds = derive(src, "/w", "/home/me").map((e) => e.kind);
+    assert.ok(!kinds.includes("opaque"), `${src}: ${kinds}`);
+  }
+  assert.deepEqual(
+    pathsOf(derive("wget --pinnedpubkey=k.pem -O o https://h/", "/w", "/home/me"), "fs_read"),
+    ["/w/k.pem"],
+  );
+});
