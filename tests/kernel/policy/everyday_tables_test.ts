@@ -490,3 +490,29 @@ Deno.test("K-EFF-3a: a wget long option the table does not know (wget2's --stats
     ["/w/k.pem"],
   );
 });
+
+Deno.test({
+  name:
+    "SPEC decision K-EFF-3a ln/P-EVAL-1: a hard link made by one exec lets the next read (cat proj/k) a file outside the read grants, as a read of proj/k",
+  // `ln ~/secret proj/k` is fs_write [proj/k] (the K-EFF-3a table) and `cat proj/k` a read of
+  // proj/k, both in a project agent's grants, while the run prints ~/secret (one inode). A write
+  // through a file with several links is opaque already; a read is not. Unsandboxed (or tier D)
+  // nothing else stops it; in the sandbox link(2) across its bind mounts fails. Needs deciding:
+  // does `ln` (hard) read its target, or is a read of a file with several links opaque too?
+  ignore: true,
+  fn: async () => {
+    await withTempDir(async (root) => {
+      const [proj, home] = [`${root}/proj`, `${root}/home`];
+      Deno.mkdirSync(proj);
+      Deno.mkdirSync(home);
+      Deno.writeTextFileSync(`${home}/secret`, "s3cr3t\n");
+      const reads = pathsOf(derive(`ln ${home}/secret k`, proj, home), "fs_read");
+      assert.equal(await run(`ln ${home}/secret k`, proj, home), 0);
+      const effects = derive("cat k", proj, home);
+      const named = reads.includes(`${home}/secret`) ||
+        pathsOf(effects, "fs_read").includes(`${home}/secret`) ||
+        effects.some((e) => e.kind === "opaque");
+      assert.ok(named, `ln: ${JSON.stringify(reads)}; cat k: ${JSON.stringify(effects)}`);
+    });
+  },
+});
