@@ -516,3 +516,23 @@ Deno.test({
     });
   },
 });
+
+Deno.test("K-EFF-6: LD_DEBUG_OUTPUT (any LD_*) or GCONV_PATH an earlier exec changed makes every program opaque", async () => {
+  // With LD_DEBUG=files LD_DEBUG_OUTPUT=FILE exported by an earlier exec, `ls` makes FILE.<pid>
+  // (the loader's log; real run below); only LD_PRELOAD, LD_AUDIT and LD_LIBRARY_PATH counted, so
+  // `ls` stayed an exact read. GCONV_PATH makes glibc load iconv modules from where it says.
+  await withTempDir(async (root) => {
+    const env = { LD_DEBUG: "files", LD_DEBUG_OUTPUT: `${root}/out/log` };
+    Deno.mkdirSync(`${root}/out`);
+    await run("ls", root, root, env);
+    assert.ok([...Deno.readDirSync(`${root}/out`)].length > 0, "the loader wrote no log");
+    for (const [name, value] of [...Object.entries(env), ["GCONV_PATH", `${root}/g`]]) {
+      const kinds = derive("ls", root, root, { [name]: value }, [name]).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${name}: ${kinds}`);
+    }
+    const kinds = derive("GCONV_PATH=g cat f", root, root).map((e) => e.kind);
+    assert.ok(kinds.includes("opaque"), `GCONV_PATH=g cat f: ${kinds}`);
+    // inherited unchanged, they are the human's
+    assert.deepEqual(derive("ls", root, root, env).map((e) => e.kind), ["fs_read", "proc_spawn"]);
+  });
+});
