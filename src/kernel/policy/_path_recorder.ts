@@ -313,8 +313,10 @@ export class PathRecorder {
       }
       if (!operand && isSpecialDevice(lexical)) continue;
       if (kind === "fs_read" && isInertSource(lexical)) continue;
-      // `..` after /dev/fd/3 climbs from the directory on 3: resolved below, which gives up
-      if (/^\/(dev|proc)\//.test(lexical) && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
+      // `..` after /dev/fd/3 climbs from the directory on 3: resolved below, which gives up;
+      // /dev/shm and /dev/mqueue are directories anyone may put links in: resolved too
+      const device = /^\/(dev|proc)\//.test(lexical) && !/^\/dev\/(shm|mqueue)\//.test(lexical);
+      if (device && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
         paths.push(lexical);
         continue;
       }

@@ -536,3 +536,32 @@ Deno.test("K-EFF-6: LD_DEBUG_OUTPUT (any LD_*) or GCONV_PATH an earlier exec cha
     assert.deepEqual(derive("ls", root, root, env).map((e) => e.kind), ["fs_read", "proc_spawn"]);
   });
 });
+
+Deno.test("K-EFF-3: a link in /dev/shm is resolved like any other: cat /dev/shm/L names what L leads to", async () => {
+  // Every /dev path was taken as a device and named as written, so with /dev/shm/L a link to a
+  // secret, `cat /dev/shm/L` (and `echo x >> /dev/shm/L`) named only /dev/shm/L: a principal
+  // that may use /dev/shm/** read and wrote any file through a link it put there.
+  let shm: string;
+  try {
+    shm = Deno.makeTempDirSync({ dir: "/dev/shm", prefix: "shoal-test-" });
+  } catch {
+    return; // no /dev/shm here
+  }
+  try {
+    await withTempDir((root) => {
+      Deno.writeTextFileSync(`${root}/secret`, "s3cr3t\n");
+      Deno.symlinkSync(`${root}/secret`, `${shm}/L`);
+      for (const [src, kind] of [[`cat ${shm}/L`, "fs_read"], [`echo x >> ${shm}/L`, "fs_write"]]) {
+        assert.deepEqual(pathsOf(derive(src, root, root), kind), [`${root}/secret`], src);
+      }
+      assert.deepEqual(pathsOf(derive(`rm ${shm}/L`, root, root), "fs_delete"), [`${shm}/L`]);
+      assert.deepEqual(derive("cat /dev/null", root, root), [{
+        kind: "proc_spawn",
+        argv0: "cat",
+        bin_hash: null,
+      }]);
+    });
+  } finally {
+    Deno.removeSync(shm, { recursive: true });
+  }
+});
