@@ -565,3 +565,38 @@ Deno.test("K-EFF-3: a link in /dev/shm is resolved like any other: cat /dev/shm/
     Deno.removeSync(shm, { recursive: true });
   }
 });
+
+Deno.test('K-EFF-3: $"…" is translated through a message catalog the environment names: a dynamic word', async () => {
+  // With TEXTDOMAINDIR, TEXTDOMAIN and LANGUAGE exported by an earlier exec (env_write), bash
+  // prints `$"build"` as what the catalog says (msgfmt-made catalog: /…/victim); it was taken as
+  // the text `build`, so `rm -rf $"build"` was a delete of ./build alone.
+  await withTempDir(async (root) => {
+    for (const src of ['rm -rf $"build"', 'cat $"f"']) {
+      const kinds = derive(src, root, root).map((e) => e.kind);
+      assert.ok(kinds.includes("opaque"), `${src}: ${kinds}`);
+    }
+    assert.deepEqual(pathsOf(derive('rm $"a$(touch w)"', root, root), "fs_write"), [`${root}/w`]);
+    assert.deepEqual(derive('echo $"hello"', root, root), []);
+    if (!installed("msgfmt")) return;
+    Deno.mkdirSync(`${root}/mo/en/LC_MESSAGES`, { recursive: true });
+    Deno.writeTextFileSync(
+      `${root}/mo/x.po`,
+      `msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "build"\nmsgstr "${root}/victim"\n`,
+    );
+    assert.equal(await run("msgfmt -o mo/en/LC_MESSAGES/evil.mo mo/x.po", root, root), 0);
+    const env = {
+      TEXTDOMAINDIR: `${root}/mo`,
+      TEXTDOMAIN: "evil",
+      LANGUAGE: "en",
+      LC_MESSAGES: "C.UTF-8",
+    };
+    const { stdout } = await new Deno.Command("bash", {
+      args: ["--noprofile", "--norc", "-c", 'echo $"build"'],
+      env: { HOME: root, PATH, ...env },
+      clearEnv: true,
+    }).output();
+    // a system without the C.UTF-8 locale translates nothing
+    const printed = new TextDecoder().decode(stdout).trim();
+    assert.ok(printed === "build" || printed === `${root}/victim`, printed);
+  });
+});
