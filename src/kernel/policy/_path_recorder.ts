@@ -372,8 +372,14 @@ export class PathRecorder {
       for (const entry of entries) {
         if (copy === undefined || copy.links) this.path("fs_write", entry, cwds, "operand", true);
         if (copy === undefined) continue;
-        if (copy.use === "replace") {
-          this.path("fs_write", entry, cwds, "replace");
+        // a replaced entry is not written through; a tree below it (cp -r) may still be
+        const use = copy.use === "replace" ? "replace" : null;
+        if (use !== null) {
+          for (const written of this.path("fs_write", entry, cwds, use)) {
+            if (linkInTree(written)) {
+              this.#effects.opaque(`writes into a tree holding symbolic links: ${written}`);
+            }
+          }
           continue;
         }
         // cp opens an existing entry through the link it is or holds, a directory's files too;

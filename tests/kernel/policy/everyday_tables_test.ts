@@ -219,12 +219,18 @@ Deno.test("K-EFF-3a: sed -i, install and cp --remove-destination replace a link 
       assert.ok(pathsOf(effects, "fs_write").includes(`${root}/grant/rc`), src);
     });
   }
-  // a plain file stays an exact write
+  // a plain file stays an exact write; a tree holding links copied into stays opaque
   await withTempDir((root) => {
     assert.deepEqual(derive("sed -i s/a/b/ f", root, root)[0], {
       kind: "fs_write",
       paths: [`${root}/f`],
     });
+    Deno.mkdirSync(`${root}/src/sub`, { recursive: true });
+    Deno.mkdirSync(`${root}/dst/src/sub`, { recursive: true });
+    Deno.writeTextFileSync(`${root}/src/sub/f`, "a\n");
+    Deno.symlinkSync(`${root}/n`, `${root}/dst/src/sub/f`);
+    const kinds = derive("cp -r --remove-destination src dst", root, root).map((e) => e.kind);
+    assert.ok(kinds.includes("opaque"), `${kinds}`);
   });
 });
 
