@@ -363,6 +363,7 @@ export class Analyzer {
     return {
       path: (kind, arg) => paths.path(kind, arg, cwds),
       output: (arg) => paths.path("fs_write", arg, cwds, "output"),
+      replaced: (arg) => paths.path("fs_write", arg, cwds, "replace"),
       cwd: (kind) => paths.cwd(kind, cwds),
       names: (kind, names) => effects.names(kind, names),
       flag: (kind) => effects.flag(kind),
@@ -370,6 +371,7 @@ export class Analyzer {
       opaque: (reason) => effects.opaque(reason),
       link: (dest, sources, copy) => paths.link(dest, sources, cwds, copy),
       followedTree: (root) => paths.followedTree(root, cwds),
+      homePath: (kind, name) => paths.homePath(kind, name, cwds),
       parents: (arg) => paths.parents(arg, cwds),
       gitTree: (kind, dir) => paths.gitTree(kind, dir, cwds),
       repository: (dir, hooks) => paths.repository(dir, hooks, cwds),

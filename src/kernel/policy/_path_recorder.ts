@@ -44,7 +44,12 @@ const GIT_REDIRECT =
  * How a command reaches a path: as an operand, as an output (a file it opens to write data into)
  * or as a redirection's target.
  */
-export type PathUse = "operand" | "output" | "redirect";
+/**
+ * How a command uses a path: an operand, a file it writes data into, a redirection's target, or a
+ * name it replaces (`replace`: a new file renamed or created over it, so a link there is replaced,
+ * not written through).
+ */
+export type PathUse = "operand" | "output" | "redirect" | "replace";
 
 /**
  * The config files of the submodules `repo`'s index tracks (a nested repository added as a
@@ -301,18 +306,21 @@ export class PathRecorder {
         continue;
       }
       const fd = namedDescriptor(lexical);
-      if (fd !== null && (use !== "operand" || kind === "fs_read")) {
+      const operand = use === "operand" || use === "replace";
+      if (fd !== null && (!operand || kind === "fs_read")) {
         this.#reopened.push({ fd, kind, output: use === "output" });
         continue;
       }
-      if (use !== "operand" && isSpecialDevice(lexical)) continue;
+      if (!operand && isSpecialDevice(lexical)) continue;
       if (kind === "fs_read" && isInertSource(lexical)) continue;
-      // `..` after /dev/fd/3 climbs from the directory on 3: resolved below, which gives up
-      if (/^\/(dev|proc)\//.test(lexical) && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
+      // `..` after /dev/fd/3 climbs from the directory on 3: resolved below, which gives up;
+      // /dev/shm and /dev/mqueue are directories anyone may put links in: resolved too
+      const device = /^\/(dev|proc)\//.test(lexical) && !/^\/dev\/(shm|mqueue)\//.test(lexical);
+      if (device && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
         paths.push(lexical);
         continue;
       }
-      const follow = kind !== "fs_delete" && !link;
+      const follow = kind !== "fs_delete" && !link && use !== "replace";
       const physical = physicalPath(candidate, follow);
       if (physical === null) {
         this.#effects.opaque(`symbolic link loop or process link: ${lexical}`);
@@ -321,11 +329,14 @@ export class PathRecorder {
       if (globMayMatchLink(physical, follow)) {
         this.#effects.opaque(`glob may match a symbolic link: ${physical}`);
       }
-      if (kind === "fs_write" && hasHardLinks(physical)) {
+      if (kind === "fs_write" && use !== "replace" && hasHardLinks(physical)) {
         this.#effects.opaque(`write to a file with several hard links: ${physical}`);
       }
       if (link) this.#checks.link(physical);
       else this.#checks.record(kind, physical);
+      // a link replaced: what it leads to may be read into the new file (`sed -i`)
+      const target = use === "replace" ? physicalPath(candidate) : physical;
+      if (target !== null && target !== physical) this.path("fs_read", STATIC(target), cwds);
       // a link led elsewhere (`..` after one climbs from its target: the form as written says so)
       if (physical !== lexical) {
         this.#effects.wrote(physical, /(^|\/)\.\.(\/|$)/.test(candidate) ? candidate : lexical);
@@ -361,6 +372,16 @@ export class PathRecorder {
       for (const entry of entries) {
         if (copy === undefined || copy.links) this.path("fs_write", entry, cwds, "operand", true);
         if (copy === undefined) continue;
+        // a replaced entry is not written through; a tree below it (cp -r) may still be
+        const use = copy.use === "replace" ? "replace" : null;
+        if (use !== null) {
+          for (const written of this.path("fs_write", entry, cwds, use)) {
+            if (linkInTree(written)) {
+              this.#effects.opaque(`writes into a tree holding symbolic links: ${written}`);
+            }
+          }
+          continue;
+        }
         // cp opens an existing entry through the link it is or holds, a directory's files too;
         // a new one is the directory's, or the link or file named
         const followed = physicalPath(entry.text!);
@@ -390,6 +411,13 @@ export class PathRecorder {
         if (!present(physicalPath(path) ?? path)) this.path("fs_write", STATIC(path), cwds);
       }
     }
+  }
+
+  /** A file `name` below the session's HOME (`.netrc`); opaque when HOME is not known. */
+  homePath(kind: FsKind, name: string, cwds: Cwds): void {
+    const home = this.#state.home;
+    if (home === undefined) this.#effects.opaque(`~/${name} of an unknown HOME`);
+    else this.path(kind, STATIC(`${home}/${name}`), cwds);
   }
 
   /** A recursive read following the links below `root` (null: the cwds): opaque when one is. */

@@ -85,6 +85,8 @@ export const BASH_MANAGED =
 export const CONFIG_VARIABLE = new RegExp(
   "^(" + [
     "LD_.*",
+    // glibc loads the iconv modules a charset needs from there
+    "GCONV_PATH",
     "PATH",
     "BASH_ENV",
     "ENV",
@@ -124,8 +126,11 @@ export const CONFIG_VARIABLE = new RegExp(
 /** Per-command assignments that change what a command does (`IFS` changes word splitting too). */
 export const DANGEROUS_OVERRIDE = new RegExp(`${CONFIG_VARIABLE.source}|^IFS$`);
 
-/** Session environment that makes every program load or run code of its choosing. */
-export const LOADER_VARIABLE = /^(LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|BASH_ENV|ENV|BASH_FUNC_.*)$/;
+/**
+ * Session environment that makes every program load or run code of its choosing, or write where
+ * it says (`LD_DEBUG_OUTPUT`: the loader's debug log, one file per process).
+ */
+export const LOADER_VARIABLE = /^(LD_.*|GCONV_PATH|BASH_ENV|ENV|BASH_FUNC_.*)$/;
 
 /** The keyword or declaration builtin a compound command starts with, which an alias may replace. */
 export function leadingKeyword(cmd: Command): string | null {

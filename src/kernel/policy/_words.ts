@@ -83,6 +83,13 @@ export class WordExpander {
       }
       case "DblQuoted": {
         const dbl = part as Extract<WordPart, { type: "DblQuoted" }>;
+        if (dbl.dollar) {
+          // `$"…"` is translated through the message catalog TEXTDOMAIN, TEXTDOMAINDIR and
+          // LANGUAGE name: any text (`rm -rf $"build"` removed what a planted catalog said)
+          for (const inner of dbl.parts) this.#part(inner, true, false, { ...acc }, cwds);
+          dynamic(acc, true);
+          return;
+        }
         for (const inner of dbl.parts) this.#part(inner, true, false, acc, cwds);
         return;
       }

@@ -830,7 +830,7 @@ Deno.test("K-EFF-3a: checksum lists, find -files0-from and curl @file headers ar
   for (const src of ["md5sum -c sums", "sha256sum --check sums", "find -files0-from l -name x"]) {
     assert.equal(derive(src).effects.at(-1)!.kind, "opaque", src);
   }
-  assert.deepEqual(derive("curl -H @/etc/secret -w @fmt http://h/").effects, [
+  assert.deepEqual(derive("curl -H @/etc/secret -d @fmt http://h/").effects, [
     { kind: "fs_read", paths: ["/etc/secret", "/w/fmt"] },
     spawn("curl"),
     { kind: "net_connect", host: "h", port: 80 },

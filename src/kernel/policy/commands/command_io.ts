@@ -25,13 +25,20 @@ export interface CommandIO {
    * A destination the command writes that may become a link (`ln`, `mv`, `cp -r`); into an
    * existing directory, the entries named after `sources` are. `copy` (cp, install): data is
    * copied into those entries through the links they already are or hold (`links` false: none
-   * is made), written as `copy.use` says.
+   * is made), written as `copy.use` says (`replace`: each entry is replaced, see `replaced`).
    */
   link(
     dest: ArgValue,
     sources: readonly ArgValue[],
-    copy?: { links: boolean; use: "operand" | "output" },
+    copy?: { links: boolean; use: "operand" | "output" | "replace" },
   ): void;
+  /**
+   * A file the command replaces with a new one (renamed or created over it, `sed -i`): the name
+   * itself is written, not what a link there leads to (which is read).
+   */
+  replaced(arg: ArgValue): void;
+  /** A file `name` below the session's HOME the command reads or writes (`~/.netrc`). */
+  homePath(kind: FsKind, name: string): void;
   /** `mkdir -p` on the way to `arg`: the directories it makes, those of its parents not there. */
   parents(arg: ArgValue): void;
   /**

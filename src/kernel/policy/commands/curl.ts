@@ -2,6 +2,7 @@
 import { type ArgValue, type CommandIO, eachOutput, eachPath, STATIC } from "./command_io.ts";
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import { connectUrl } from "./url.ts";
+import { CURL_FLAGS, CURL_OTHER_VALUES } from "./curl_options.ts";
 
 const CURL_VALUE_LONG = [
   "data",
@@ -109,11 +110,27 @@ const CURL_VALUE_LONG = [
 export function curl(args: ArgValue[], io: CommandIO): void {
   const parsed = parse(args, {
     short: "AbcCdDeEFHKmoPQrtTuUwxXyYz",
-    long: CURL_VALUE_LONG,
+    long: [...CURL_VALUE_LONG, ...CURL_OTHER_VALUES],
     // `--parallel` is an exact option, not `--parallel-max` abbreviated.
-    flags: ["remote-name", "remote-name-all", "remote-header-name", "parallel"],
+    flags: [
+      "remote-name",
+      "remote-name-all",
+      "remote-header-name",
+      "parallel",
+      "netrc",
+      "netrc-optional",
+      "create-dirs",
+      ...CURL_FLAGS,
+    ],
   }, io);
   if (parsed === null) return;
+  const unknown = parsed.options.find(({ name }) =>
+    name.startsWith("--") && !knownLong(name.slice(2))
+  );
+  if (unknown !== undefined) {
+    io.opaque(`curl option not known: ${unknown.name}`);
+    return;
+  }
   const opaqueOptions = [
     "-K",
     "--config",
@@ -169,6 +186,16 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     return;
   }
   eachOutput(io, outputs);
+  // `--create-dirs` makes the missing directories on the way to each output
+  if (hasOption(parsed, "--create-dirs")) {
+    for (const output of outputs) if (output.text !== "-") io.parents(output);
+    for (const dir of optionValues(parsed, "--output-dir")) {
+      io.parents(dir.text === null ? dir : STATIC(`${dir.text}/.`));
+    }
+  }
+  // `-n` sends the credentials ~/.netrc holds for the host (or its `default` entry)
+  const netrc = hasOption(parsed, "-n", "--netrc", "--netrc-optional");
+  if (netrc && !hasOption(parsed, "--netrc-file")) io.homePath("fs_read", ".netrc");
   eachPath(io, "fs_write", optionValues(parsed, "--output-dir"));
   if (hasOption(parsed, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name")) {
     if (!hasOption(parsed, "--output-dir")) io.cwd("fs_write");
@@ -206,6 +233,9 @@ export function curl(args: ArgValue[], io: CommandIO): void {
       "--egd-file",
     ),
   );
+  // a public key to pin: a file unless given as `sha256//HASH`
+  const pinned = optionValues(parsed, "--pinnedpubkey", "--proxy-pinnedpubkey");
+  eachPath(io, "fs_read", pinned.filter((key) => !(key.text ?? key.prefix).startsWith("sha256//")));
   const dataOptions = [
     "-d",
     "--data",
@@ -220,8 +250,7 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     "-H",
     "--header",
     "--proxy-header",
-    "-w",
-    "--write-out",
+    "--url-query",
   ];
   for (const option of parsed.options) {
     if (!dataOptions.includes(option.name) || option.value === null) continue;
@@ -233,6 +262,33 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     const file = curlDataFile(option.name, value.text);
     if (file !== null) io.path("fs_read", STATIC(file));
   }
+  for (const format of optionValues(parsed, "-w", "--write-out")) writeOut(format, io);
+}
+
+/**
+ * `-w FORMAT`: curl 8.3 writes what follows `%output{NAME}` (`%output{>>NAME}` appends) into
+ * NAME; a format read from a file (`@FILE`) may name any.
+ */
+function writeOut(format: ArgValue, io: CommandIO): void {
+  const text = format.text;
+  // a dynamic part may itself hold an `%output{…}`
+  if (text === null) {
+    io.opaque("dynamic curl write-out");
+    return;
+  }
+  if (text.startsWith("@")) {
+    if (text === "@-") io.opaque("curl write-out format from standard input");
+    else io.opaque("curl write-out format from a file");
+    return;
+  }
+  for (const match of text.matchAll(/%output\{(?:>>)?([^}]*)\}/g)) io.output(STATIC(match[1]));
+}
+
+/** Whether `name` is a long option of curl 7.88 (or the `--no-` form of one without a value). */
+function knownLong(name: string): boolean {
+  const flag = (n: string) => CURL_FLAGS.includes(n);
+  return CURL_VALUE_LONG.includes(name) || CURL_OTHER_VALUES.includes(name) || flag(name) ||
+    (name.startsWith("no-") && flag(name.slice(3)));
 }
 
 /** The name `curl -O` saves a URL under: its path's last segment; null when not static. */
@@ -250,7 +306,9 @@ function curlDataFile(option: string, value: string): string | null {
     const match = /^[^=]*=[@<]([^;]*)/.exec(value);
     return match ? match[1] : null;
   }
-  if (option === "--data-urlencode") {
+  // `--url-query` takes `--data-urlencode` forms, or one starting with `+` sent as it is
+  if (option === "--url-query" && value.startsWith("+")) return null;
+  if (option === "--data-urlencode" || option === "--url-query") {
     const match = /^[^=@]*@(.*)$/s.exec(value);
     return match ? match[1] : null;
   }

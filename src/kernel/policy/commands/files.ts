@@ -14,12 +14,15 @@ import type { ReaderSpec } from "./readers.ts";
 /**
  * cp/mv/install: sources are `sourceKind`, the last operand or `-t` directory is written. Given
  * `reshapes` (cp), a destination is an output, data written into it, unless one of those options
- * also sets its mode or owner or replaces it.
+ * also sets its mode or owner or replaces it. `replaces` (install always, cp with
+ * `--remove-destination`): each destination file is removed and made anew, so a link there is
+ * replaced, not written through.
  */
 export function transfer(
   sourceKind: FsKind,
   spec: ReaderSpec,
   reshapes: readonly string[] | null = null,
+  replaces: boolean | readonly string[] = false,
 ): CommandHandler {
   return (args, io) => {
     const parsed = parse(args, spec, io);
@@ -37,10 +40,10 @@ export function transfer(
     const moves = sourceKind === "fs_delete";
     const links = moves || hasOption(parsed, ...COPIES_LINKS);
     const output = reshapes !== null && !hasOption(parsed, ...reshapes);
+    const replace = replaces === true || (replaces !== false && hasOption(parsed, ...replaces));
+    const use = replace ? "replace" : output ? "output" : "operand";
     const write = (dest: ArgValue, sources: readonly ArgValue[]) =>
-      moves
-        ? io.link(dest, sources)
-        : io.link(dest, sources, { links, use: output ? "output" : "operand" });
+      moves ? io.link(dest, sources) : io.link(dest, sources, { links, use });
     if (hasOption(parsed, "-d", "--directory")) {
       eachPath(io, "fs_write", parsed.operands);
       for (const operand of parsed.operands) io.parents(operand);
@@ -175,10 +178,14 @@ export function changeAttributes(isChmod: boolean): CommandHandler {
     let words = args;
     let modeGiven = false;
     if (isChmod) {
-      // chmod takes modes such as `-w` that look like options.
-      const index = args.findIndex((a) => a.text !== null && /^-[rwxXst]+$/.test(a.text));
-      if (index >= 0) {
-        words = args.filter((_, i) => i !== index);
+      // GNU chmod takes a word before `--` holding a mode letter after its dash (`-w`,
+      // `-w,u+s`, `-g+w`, `-0`) as a mode, each such word joined to the mode: every operand is
+      // then a file.
+      const end = args.findIndex((a) => a.text === "--");
+      const isMode = (a: ArgValue, i: number) =>
+        (end < 0 || i < end) && a.text !== null && /^-[^-]*[rwxXstugoa,+=0-7]/.test(a.text);
+      if (args.some(isMode)) {
+        words = args.filter((a, i) => !isMode(a, i));
         modeGiven = true;
       }
     }

@@ -291,6 +291,29 @@ function readFiles(sub: string, rest: readonly ArgValue[]): string[] {
   return files;
 }
 
+/** Long options by which git signs with the user's key or verifies signatures (running gpg). */
+const SIGNING_LONG = ["show-signature", "verify-signatures", "gpg-sign"];
+
+/** Subcommands whose `-S[KEYID]` signs what they make. */
+const SIGNING_SHORT = new Set(["commit", "merge", "rebase", "cherry-pick", "revert", "am", "pull"]);
+
+/**
+ * Whether `git SUB REST` runs gpg (or what `gpg.format` names) on the user's key or on the
+ * signatures of commits: signing (`commit -S`, `tag -s`/`-u`, `--gpg-sign`) uses the user's
+ * secret key unasked, verifying (`--show-signature`, a `%G` placeholder, `--verify-signatures`)
+ * runs gpg, which makes `~/.gnupg`.
+ */
+function usesGpg(sub: string, rest: readonly ArgValue[]): boolean {
+  const tag = sub === "tag";
+  const long = tag ? [...SIGNING_LONG, "sign", "local-user"] : SIGNING_LONG;
+  const { options } = scan(rest, tag ? "mFe" : "mFcCtsXxpu", []);
+  // `-S` signs in these (`git log -S` is the pickaxe)
+  const signs = tag ? "su" : SIGNING_SHORT.has(sub) ? "S" : "";
+  if (options.some((o) => o.length === 1 && signs.includes(o))) return true;
+  if (options.some((o) => o.length >= 3 && long.some((name) => name.startsWith(o)))) return true;
+  return rest.some((arg) => /^--(format|pretty)=.*%G/s.test(arg.text ?? ""));
+}
+
 /** `git init` long options that take a value. */
 const INIT_VALUED = [
   "template",
@@ -349,6 +372,10 @@ export function git(args: ArgValue[], io: CommandIO): void {
   }
   if (rest.some((arg) => arg.text !== null && gitUnfollowed(arg.text))) {
     io.opaque(`git ${sub} option not followed`);
+    return;
+  }
+  if (usesGpg(sub, rest)) {
+    io.opaque("git signs or verifies signatures with gpg");
     return;
   }
   if (sub === "config" || sub === "remote") {

@@ -189,9 +189,21 @@ export const READERS: Record<string, ReaderSpec> = {
   readlink: {},
   less: {
     short: "bhjkoOpPtTxyz#",
-    long: ["log-file", "LOG-FILE", "lesskey-file", "tag", "pattern", "prompt", "shift", "tabs"],
-    reads: ["-k", "--lesskey-file"],
+    long: [
+      "log-file",
+      "LOG-FILE",
+      "lesskey-file",
+      "lesskey-src",
+      "lesskey-content",
+      "tag",
+      "pattern",
+      "prompt",
+      "shift",
+      "tabs",
+    ],
     outputs: ["-o", "-O", "--log-file", "--LOG-FILE"],
+    // a lesskey file or text may set LESSOPEN in its `#env` section: less runs it on each file
+    runs: ["-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"],
   },
 };
 

@@ -83,10 +83,11 @@ export function ripgrep(args: ArgValue[], io: CommandIO): void {
       "hostname-bin",
       "hyperlink-format",
     ],
-    flags: ["follow"],
+    flags: ["follow", "search-zip"],
   }, io);
   if (parsed === null) return;
-  if (hasOption(parsed, "--pre", "--hostname-bin")) {
+  // `-z` searches compressed files through gzip, xz, zstd… found along PATH
+  if (hasOption(parsed, "--pre", "--hostname-bin", "-z", "--search-zip")) {
     io.opaque("runs another program");
     return;
   }

@@ -8,7 +8,7 @@ const GNU: OptionSpec = {
   short: "efl",
   attached: "i",
   long: ["expression", "file", "line-length"],
-  flags: ["in-place"],
+  flags: ["in-place", "follow-symlinks"],
 };
 
 /** BSD (macOS) sed: `-i SUFFIX` and `-I SUFFIX` take the next word (`-i ''` for none). */
@@ -56,7 +56,13 @@ function sedWith(spec: OptionSpec, args: ArgValue[], io: CommandIO): void {
     if (file !== "/dev/stdout" && file !== "/dev/stderr") io.output(STATIC(file));
   }
   const inPlace = hasOption(parsed, "-i", "-I", "--in-place");
-  eachPath(io, inPlace ? "fs_write" : "fs_read", operands);
+  if (!inPlace) eachPath(io, "fs_read", operands);
+  else if (hasOption(parsed, "--follow-symlinks")) eachPath(io, "fs_write", operands);
+  else {
+    // sed -i renames its output over each file: a link there is replaced by a file holding
+    // what it led to
+    for (const operand of operands) if (operand.text !== "-") io.replaced(operand);
+  }
   // `-i.bak` also writes each file's backup next to it.
   for (const suffix of optionValues(parsed, "-i", "-I", "--in-place")) {
     if (suffix.text === "") continue;

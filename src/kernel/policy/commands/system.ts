@@ -53,5 +53,18 @@ export function printenv(args: ArgValue[], io: CommandIO): void {
   io.names("env_read", names.map((arg) => arg.text!));
 }
 
+/** hostname's options that only print. */
+const HOSTNAME_PRINTS =
+  /^(-[aAdfiIsyVh]+|--(alias|all-fqdns|domain|fqdn|long|ip-address|all-ip-addresses|short|yp|nis|version|help))$/;
+
+/**
+ * hostname: prints names. An operand, `-F FILE` or `-b` sets the host (or, with `-y`, the NIS
+ * domain) name, which no effect kind says, like `date -s`: anything but a printing option is opaque.
+ */
+export function hostname(args: ArgValue[], io: CommandIO): void {
+  if (args.every((arg) => arg.text !== null && HOSTNAME_PRINTS.test(arg.text))) return;
+  io.opaque("hostname sets the host name");
+}
+
 /** Commands with no effect of their own. */
 export const NOTHING: CommandHandler = () => {};

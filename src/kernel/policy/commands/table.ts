@@ -14,7 +14,7 @@ import { curl } from "./curl.ts";
 import { wget } from "./wget.ts";
 import { git } from "./git.ts";
 import { xxd } from "./xxd.ts";
-import { date, env, NOTHING, printenv } from "./system.ts";
+import { date, env, hostname, NOTHING, printenv } from "./system.ts";
 
 /**
  * Handler for a command name (basename) on `platform` (`Deno.build.os` values), or undefined when
@@ -79,19 +79,34 @@ const TABLE: Record<string, CommandHandler> = {
     followsTrees: ["-l"],
     long: ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile"],
     outputs: ["-o"],
+    // `-R` (with `-L`) writes a 00Tree.html into each directory at the depth limit and below
+    names: ["-R"],
   }),
   find,
-  cp: transfer("fs_read", {
-    short: "St",
-    long: ["suffix", "target-directory", "sparse", "no-preserve"],
-    flags: ["preserve", "attributes-only", "remove-destination", "context", "backup"],
-  }, ["-p", "--preserve", "--attributes-only", "--remove-destination", "-Z", "--context"]),
-  install: transfer("fs_read", {
-    short: "mogSt",
-    long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
-    flags: ["directory", "strip", "backup"],
-    runs: ["--strip-program"],
-  }),
+  cp: transfer(
+    "fs_read",
+    {
+      short: "St",
+      long: ["suffix", "target-directory", "sparse", "no-preserve"],
+      flags: ["preserve", "attributes-only", "remove-destination", "context", "backup"],
+    },
+    ["-p", "--preserve", "--attributes-only", "--remove-destination", "-Z", "--context"],
+    [
+      "--remove-destination",
+    ],
+  ),
+  install: transfer(
+    "fs_read",
+    {
+      short: "mogSt",
+      long: ["mode", "owner", "group", "suffix", "target-directory", "strip-program"],
+      flags: ["directory", "strip", "backup"],
+      // `-s` runs `strip` (found along PATH) on each file installed
+      runs: ["--strip-program", "-s", "--strip"],
+    },
+    null,
+    true,
+  ),
   mv: transfer("fs_delete", BACKS),
   rm: simple("fs_delete"),
   rmdir,
@@ -129,7 +144,7 @@ const TABLE: Record<string, CommandHandler> = {
   whoami: NOTHING,
   id: NOTHING,
   uname: NOTHING,
-  hostname: NOTHING,
+  hostname,
   echo: NOTHING,
   printf: NOTHING,
   true: NOTHING,

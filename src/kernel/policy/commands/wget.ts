@@ -2,6 +2,7 @@
 import { type ArgValue, type CommandIO, eachOutput, eachPath, STATIC } from "./command_io.ts";
 import { hasOption, optionValues, parse } from "./_getopt.ts";
 import { connectUrl } from "./url.ts";
+import { WGET_FLAGS, WGET_OTHER_VALUES } from "./wget_options.ts";
 
 /**
  * Options that run a program (`--use-askpass`), or write or read files named otherwise than as
@@ -20,7 +21,7 @@ const WGET_UNFOLLOWED = [
 
 /** wget: URLs it fetches and the files it writes. */
 export function wget(args: ArgValue[], io: CommandIO): void {
-  const parsed = parse(args, {
+  const spec = {
     short: "oaeiBtOTwQPUlARDIX",
     long: [
       "output-file",
@@ -62,10 +63,29 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "limit-rate",
       "referer",
       ...WGET_UNFOLLOWED,
+      ...WGET_OTHER_VALUES,
     ],
-    flags: ["span-hosts", "force-directories", "recursive", "mirror", "page-requisites"],
-  }, io);
+    flags: [
+      "span-hosts",
+      "force-directories",
+      "recursive",
+      "mirror",
+      "page-requisites",
+      ...WGET_FLAGS,
+    ],
+  };
+  const parsed = parse(args, spec, io);
   if (parsed === null) return;
+  // any other option (wget2's, a later wget's) may name a file it writes
+  const known = (name: string) => spec.long.includes(name) || spec.flags.includes(name);
+  const unknown = parsed.options.find(({ name }) =>
+    name.startsWith("--") && !known(name.slice(2)) &&
+    !(name.startsWith("--no-") && spec.flags.includes(name.slice(5)))
+  );
+  if (unknown !== undefined) {
+    io.opaque(`wget option not known: ${unknown.name}`);
+    return;
+  }
   const unfollowed = WGET_UNFOLLOWED.map((name) => `--${name}`);
   if (hasOption(parsed, "-e", "--execute", "-i", "--input-file", "--config", ...unfollowed)) {
     io.opaque("wget option not followed");
@@ -101,6 +121,7 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "--certificate",
       "--private-key",
       "--ca-certificate",
+      "--pinnedpubkey",
     ),
   );
 }
