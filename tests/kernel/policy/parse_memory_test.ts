@@ -32,3 +32,24 @@ hostTest(
     }
   },
 );
+
+Deno.test({
+  name:
+    "E-4 SPEC decision: a src over 1 MiB parses with the same result as a small one, so the parse budget (MAX_PARSE_UNITS, 1.2M words and operators: any 1 MiB source) lets one parse take ~600 MiB of the kernel's heap (the bash parser's tree and shoal's, ~350 B a word each); a heap bound of 256 MiB would refuse 1 MiB sources of short words: which wins?",
+  ignore: true,
+  fn: async () => {
+    const k = await startKernel();
+    try {
+      const conn = await k.attach();
+      const pid = k.child.pid;
+      resetPeak(pid);
+      const before = memoryKiB(pid).rss;
+      const src = "a=(" + "x ".repeat(1_100_000) + ")";
+      await rpcError(conn.request("parse", { src }));
+      const grownMiB = (memoryKiB(pid).hwm! - before) / 1024;
+      assert.ok(grownMiB < 256, `the kernel's peak RSS grew by ${grownMiB.toFixed(0)} MiB`);
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
