@@ -16,8 +16,11 @@ export interface Declaration {
   text: string;
 }
 
-/** A quote or a backslash, the only characters that can carry a line break into a value. */
-const QUOTING = /['"\\]/g;
+/**
+ * A quote or a backslash, the only characters that can carry a line break into a value, or a line
+ * break.
+ */
+const QUOTING_OR_END = /['"\\\n]/g;
 const DQ_END = /["\\]/g;
 const SQ_END = /['\\]/g;
 
@@ -36,13 +39,15 @@ function pastClosing(s: string, i: number, end: RegExp): number {
  * inside `'…'`, `"…"` or `$'…'`, or after a backslash, belong to a value.
  */
 function statementEnd(s: string, i: number): number {
+  // One search finds the next quote or line break: looking for the line's end again after every
+  // quoted word scanned the rest of the line each time, quadratic in a line of many words (a
+  // million-element array's listing, 15 MB on one line, held the event loop for minutes).
   for (;;) {
-    const nl = s.indexOf("\n", i);
-    const end = nl < 0 ? s.length : nl;
-    QUOTING.lastIndex = i;
-    const m = QUOTING.exec(s);
-    if (m === null || m.index > end) return end;
+    QUOTING_OR_END.lastIndex = i;
+    const m = QUOTING_OR_END.exec(s);
+    if (m === null) return s.length;
     const at = m.index;
+    if (m[0] === "\n") return at;
     if (m[0] === "\\") i = at + 2;
     else if (m[0] === '"') i = pastClosing(s, at + 1, DQ_END);
     else if (at > i && s[at - 1] === "$") i = pastClosing(s, at + 1, SQ_END);

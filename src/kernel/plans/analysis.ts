@@ -70,15 +70,20 @@ export async function currentEffects(
 async function effectsNow(attachment: Attachment, src: string, wantAst: boolean): Promise<Derived> {
   const { shell } = attachment.session;
   const state = shell.view(attachment.principal);
-  const { ast, analysis } = await analyzeOffLoop(src, {
-    cwd: state.cwd,
-    ...(state.cwdBytes === undefined ? {} : { cwdLossy: true }),
-    env: Object.fromEntries(state.env),
-    changedEnv: new Set(shell.changedEnv(attachment.principal)),
-    vars: Object.fromEntries(state.vars),
-    home: state.env.get("HOME"),
-    sessionCommands: new Set([...state.funcs.keys(), ...state.aliases.keys()]),
-  }, wantAst);
+  const { ast, analysis } = await analyzeOffLoop(
+    src,
+    {
+      cwd: state.cwd,
+      ...(state.cwdBytes === undefined ? {} : { cwdLossy: true }),
+      env: Object.fromEntries(state.env),
+      changedEnv: new Set(shell.changedEnv(attachment.principal)),
+      vars: Object.fromEntries(state.vars),
+      home: state.env.get("HOME"),
+      sessionCommands: new Set([...state.funcs.keys(), ...state.aliases.keys()]),
+    },
+    wantAst,
+    attachment,
+  );
   const { effects, reversibility, written } = analysis!;
   if (!attachment.grants.wantsBinHashes) return { ast, effects, reversibility, written };
   return {

@@ -125,16 +125,58 @@ function endIfIdle(w: AnalysisWorker): void {
   w.idleTimer = timer;
 }
 
-/** Sends `job` to the worker in service of its lane (started on demand) and waits for its reply. */
-function inWorker(job: AnalysisJob): Promise<Reply> {
+/** A job waiting for its lane's worker, and what settles it. */
+interface Queued {
+  job: AnalysisJob;
+  settle: (reply: Reply) => void;
+}
+
+/**
+ * The jobs of each lane not yet sent to its worker, by whom they are for (a connection), in the
+ * order their turns come: the worker is sent one job at a time, of each in turn, so one
+ * connection's pipelined sources hold another's behind one of them, not all (E-4: a 9 KB
+ * script's explain waited for 9 of another connection's 10 pipelined 64 KB ones, ~6 s).
+ */
+const queued: Record<Lane, Map<object, Queued[]>> = { ordinary: new Map(), large: new Map() };
+/** Whether a lane's worker has a job: the next is sent once it answers. */
+const busy: Record<Lane, boolean> = { ordinary: false, large: false };
+/** Whom jobs are for when the caller names no one. */
+const NOBODY = {};
+
+/** Queues `job` for `owner` in its lane and waits for the worker's reply. */
+function inWorker(job: AnalysisJob, owner: object): Promise<Reply> {
   const lane: Lane = job.src.length > LARGE_PARSE_SOURCE ? "large" : "ordinary";
+  return new Promise<Reply>((settle) => {
+    const jobs = queued[lane].get(owner);
+    if (jobs === undefined) queued[lane].set(owner, [{ job, settle }]);
+    else jobs.push({ job, settle });
+    sendNext(lane);
+  });
+}
+
+/**
+ * Sends the worker in service of `lane` (started on demand) the next job of whoever is first in
+ * turn, who then goes last, unless it has a job already.
+ */
+function sendNext(lane: Lane): void {
+  if (busy[lane]) return;
+  const first = queued[lane].entries().next();
+  if (first.done) return;
+  const [owner, jobs] = first.value;
+  const { job, settle } = jobs.shift()!;
+  queued[lane].delete(owner);
+  if (jobs.length > 0) queued[lane].set(owner, jobs);
+  busy[lane] = true;
   const w = current[lane] ??= startWorker(lane);
   if (w.idleTimer !== null) clearTimeout(w.idleTimer);
   w.idleTimer = null;
-  return new Promise<Reply>((resolve) => {
-    w.waiting.set(job.id, resolve);
-    w.worker.postMessage(job);
+  w.waiting.set(job.id, (reply) => {
+    busy[lane] = false;
+    settle(reply);
+    // after the worker's handler has retired it, if it does
+    queueMicrotask(() => sendNext(lane));
   });
+  w.worker.postMessage(job);
 }
 
 /**
@@ -152,13 +194,15 @@ export function sendableAst(ast: unknown): unknown {
  * operators, or naming more than {@link INLINE_LOOKUPS} programs to look up is handled by a worker,
  * so parsing, analysing and serializing it never keep the event loop from answering other
  * connections (E-4); the result is the same either way. A syntax error rejects with the parser's
- * `RpcError(-32001)`. The bash parser is loaded on the first source that is not a plain command
+ * `RpcError(-32001)`. The worker takes the jobs of different `owner`s (connections) in turn.
+ * The bash parser is loaded on the first source that is not a plain command
  * (issue 33): a kernel's first execs are often plain, and loading it takes about 110 ms and 20 MiB.
  */
 export async function analyzeOffLoop(
   src: string,
   state: EffectState | null,
   wantAst: boolean,
+  owner: object = NOBODY,
 ): Promise<ParsedSource> {
   if (src.length <= INLINE_PARSE_LIMIT && passesParseBudget(src, INLINE_PARSE_UNITS) < 0) {
     const ast = plainCommand(src) ?? (await import("../bash/recent_parses.ts")).parseRecent(src);
@@ -171,7 +215,7 @@ export async function analyzeOffLoop(
       if (!(e instanceof TooManyLookups)) throw e;
     }
   }
-  const reply = await inWorker({ id: nextId++, src, state, wantAst });
+  const reply = await inWorker({ id: nextId++, src, state, wantAst }, owner);
   if (reply.error) throw new RpcError(reply.error.code, reply.error.message, reply.error.data);
   const ast = reply.astJson ? new JsonText(reply.astJson) : null;
   return { ast, analysis: reply.analysis ?? null };

@@ -25,7 +25,7 @@ export class ClientConnection {
   storedOnly: (channel: string) => string | undefined = () => undefined;
   /** This connection as an event-bus subscriber: pushes are `event` notifications (K-EVT-3). */
   readonly subscriber: EventSubscriber = {
-    deliver: (event) => this.notify("event", event),
+    deliver: (event) => this.#pushEvent(event),
     visible: (event) => this.visible(event),
     storedOnly: (channel) => this.storedOnly(channel),
   };
@@ -35,6 +35,14 @@ export class ClientConnection {
   /** Bytes of frames queued and not yet written (or failed). */
   #unwritten = 0;
   #onClose = new Set<() => void>();
+  /**
+   * Settles once the last event frame handed to the writer is written: the next event is encoded
+   * only then (K-EVT-9). Each subscription delivers one event at a time, but all 64 of a
+   * connection's encoded theirs at once, so a peer that never read held 64 frames of up to 64 KB
+   * each (20 such connections grew the kernel by 105 MiB); now it holds one, and the others wait
+   * as the events their bounded queues already hold.
+   */
+  #lastEvent: Promise<void> = Promise.resolve();
 
   constructor(conn: Deno.Conn) {
     this.#conn = conn;
@@ -65,6 +73,13 @@ export class ClientConnection {
   /** Pushes an `event` notification (W-RPC-3). */
   notify(method: string, params: unknown): Promise<void> {
     return this.#write(encodeFrame({ jsonrpc: "2.0", method, params }));
+  }
+
+  /** Pushes a bus event once the event frames before it are written ({@link #lastEvent}). */
+  #pushEvent(event: BusEvent): Promise<void> {
+    const pushed = this.#lastEvent.then(() => this.notify("event", event));
+    this.#lastEvent = pushed.catch(() => {}); // a frame that failed fails its own delivery only
+    return pushed;
   }
 
   /**

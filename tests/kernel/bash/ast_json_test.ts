@@ -26,3 +26,11 @@ Deno.test("the bounded AST JSON is null when one code unit more than the limit w
   const many = parseBash(":\n".repeat(1000));
   assert.equal(boundedAstJson(many, 1000), null);
 });
+
+Deno.test("the bounded AST JSON of one statement is exact at its limit and null one code unit below", () => {
+  const one = parseBash("a=(" + "x ".repeat(1000) + ') b=$(c "d\\"") # é\n');
+  const json = JSON.stringify(one);
+  assert.equal(boundedAstJson(one, json.length), json);
+  assert.equal(boundedAstJson(one, json.length - 1), null);
+  assert.equal(boundedAstJson(one, 1000), null);
+});

@@ -8,10 +8,10 @@ import { callerEffects } from "../../plans/shown_paths.ts";
 
 /** `parse`, `complete` and `explain` (K-PARSE-*, K-COMP-1, K-EXPL-1): nothing runs or is stored. */
 export const BASH_METHODS: MethodSpec[] = [
-  unattached("parse", ParseParams, async (_ctx, p) => ({
+  unattached("parse", ParseParams, async ({ conn }, p) => ({
     ast_version: 1,
     ast_lang: "bash",
-    ast: sendableAst((await analyzeOffLoop(p.src, null, true)).ast),
+    ast: sendableAst((await analyzeOffLoop(p.src, null, true, conn)).ast),
   })),
   // A connection whose token lapsed completes as an unattached one (T-TOK-4): no entries of
   // the session's cwd, nor of any directory its principal's grants would let it read.
