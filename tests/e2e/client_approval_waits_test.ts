@@ -203,3 +203,27 @@ Deno.test({
       assert.equal(existsSync(victim), false, "the approved command ran");
     }),
 });
+
+Deno.test({
+  name:
+    "M-ELICIT-1/M-ELICIT-2 the human who approved with shoal-kernel approve while the form was open and then answers deny in the form has the plan denied, not left approved for the agent to apply [ignored: defect found by the probe round; needs a SPEC decision: M-ELICIT-1 lets plan.deny via client act only on a pending plan, so the form's deny of the plan approved meanwhile was refused and dropped without a word: the call answered -32011 telling the human to run `shoal-kernel approve` (the plan was approved), no data.decision, and the agent's shoal_apply then ran `rm victim`; the CLI's approval.deny takes an approved plan to denied (P-PLAN-4), the client's may not; whether the later deny wins (plan.deny via client also from approved) or the form says it came too late is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    let box: Sandbox | undefined;
+    let ref = "";
+    await withAgent(async (planRef) => {
+      ref = planRef;
+      await cli(box!, "approve", planRef);
+      return { action: "accept", content: { decision: "deny" } };
+    }, async (agent, victim, b) => {
+      box = b;
+      const r = await agent.call("shoal_exec", { src: `rm '${victim}'` });
+      assert.equal(r.isError, true);
+      const error = r.structuredContent as { code: number; data: Rec };
+      assert.equal(error.data.decision, "denied", "the human's last word in the form is told");
+      const applied = await agent.call("shoal_apply", { plan_ref: ref });
+      assert.equal(applied.isError, true, "the denied plan is not applied");
+      assert.equal(existsSync(victim), true, "nothing ran");
+    });
+  },
+});
