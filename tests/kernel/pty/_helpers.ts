@@ -3,6 +3,10 @@
 import { Pty, type PtyOpenOptions, type PtyScreen } from "../../../src/kernel/pty/pty.ts";
 import { encodePtyInput } from "../../../src/kernel/pty/keys.ts";
 import { psField, rssBytes } from "../../_support/proc.ts";
+import type { TestKernel } from "../../_support/kernel.ts";
+import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { delay } from "../../_support/wait.ts";
 
 /** Gap between polls of `read()` in {@link waitForScreen}. */
 const POLL_MS = 20;
@@ -59,4 +63,32 @@ export function processExists(pid: number): boolean {
 /** RSS of this test process in MiB. */
 export function rssMiB(): number {
   return rssBytes(Deno.pid) / (1024 * 1024);
+}
+
+/**
+ * Opens `sh -c script` on a `cols`×`rows` PTY of `k` and counts how often another connection's
+ * `pty.list`, sent 1 ms after the last answer as a client's next request is, was answered while
+ * the program ran (E-4); returns the opening connection, the PTY's id and that count.
+ */
+export async function answersWhileRunning(
+  k: TestKernel,
+  script: string,
+  cols: number,
+  rows: number,
+): Promise<{ conn: RpcConnection; ptyId: number; answers: number }> {
+  const conn = await k.attach();
+  const other = await k.attach();
+  const opened = await conn.request("pty.open", {
+    cmd: "sh",
+    args: ["-c", script],
+    cols,
+    rows,
+  }) as Rec;
+  let answers = 0;
+  for (let alive = true; alive; answers++) {
+    await delay(1);
+    const listed = await other.request("pty.list", {}) as Rec;
+    alive = (listed.ptys as Rec[]).some((p) => p.pty_id === opened.pty_id && p.alive === true);
+  }
+  return { conn, ptyId: opened.pty_id as number, answers };
 }
