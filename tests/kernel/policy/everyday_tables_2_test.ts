@@ -1,0 +1,85 @@
+/**
+ * Known-command table entries (K-EFF-3a), second round: jq filters and options, and other tabled
+ * commands, against what the real programs do, beside the everyday forms that stay exact.
+ */
+import assert from "node:assert/strict";
+import { deriveEffects, type Effect } from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
+import { withTempDir } from "../../_support/temp_dir.ts";
+
+const PATH = "/usr/bin:/bin";
+
+/** The effects derived for `src` in `cwd` with HOME `home`. */
+function derive(src: string, cwd: string, home: string): Effect[] {
+  const state = {
+    cwd,
+    env: { HOME: home, PATH },
+    changedEnv: new Set<string>(),
+    home,
+    sessionCommands: new Set<string>(),
+  };
+  return deriveEffects(parseBash(src), src, state).effects;
+}
+
+/** Runs `src` in a plain bash in `cwd` with HOME `home` and `env`; its standard output. */
+async function output(src: string, cwd: string, home: string, env: Record<string, string> = {}) {
+  const { stdout } = await new Deno.Command("bash", {
+    args: ["--noprofile", "--norc", "-c", src],
+    cwd,
+    env: { HOME: home, PATH, ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(stdout);
+}
+
+/** Whether `name` is a program on PATH. */
+function installed(name: string): boolean {
+  return PATH.split(":").some((dir) => {
+    try {
+      return Deno.statSync(`${dir}/${name}`).isFile;
+    } catch {
+      return false;
+    }
+  });
+}
+
+Deno.test("K-EFF-3a: jq reads the environment through `$ ENV` (space or comment after $) and after --argfile NAME FILE", async () => {
+  // jq's grammar takes `$` and the name as two tokens: `$ ENV` and `$ # c⏎ENV` are `$ENV`; and
+  // `--argfile v f` takes two words, so the filter is the word after them. Both were derived as
+  // reading no variable.
+  await withTempDir(async (root) => {
+    Deno.writeTextFileSync(`${root}/f`, "1\n");
+    for (
+      const src of [
+        "jq -n '$ ENV.FOO'",
+        "jq -n '$ # c\nENV.FOO'",
+        "jq -n --argfile v f '$ENV.FOO'",
+      ]
+    ) {
+      if (installed("jq")) {
+        assert.match(await output(src, root, root, { FOO: "s3cr3t" }), /s3cr3t/, src);
+      }
+      const effects = derive(src, root, root);
+      const reads = effects.some((e) => e.kind === "env_read" && e.names.includes("*"));
+      assert.ok(
+        reads || effects.some((e) => e.kind === "opaque"),
+        `${src}: ${JSON.stringify(effects)}`,
+      );
+    }
+    // modulemeta loads the module it is given from jq's search path (~/.jq, …), as import does
+    const meta = derive(`jq -n '"m" | modulemeta'`, root, root);
+    assert.ok(meta.some((e) => e.kind === "opaque"), JSON.stringify(meta));
+    // everyday forms stay exact
+    assert.deepEqual(derive("jq -r .name f", root, root).map((e) => e.kind), [
+      "fs_read",
+      "proc_spawn",
+    ]);
+    assert.deepEqual(derive("jq -n --argfile v f '$v'", root, root)[0], {
+      kind: "fs_read",
+      paths: [`${root}/f`],
+    });
+  });
+});
