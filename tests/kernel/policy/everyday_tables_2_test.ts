@@ -83,3 +83,28 @@ Deno.test("K-EFF-3a: jq reads the environment through `$ ENV` (space or comment 
     });
   });
 });
+
+Deno.test("K-EFF-3a: file -z/-Z runs the decompressor a file's magic names (zstd, lzip…) found along PATH: opaque", async () => {
+  // file 5.44 decompresses gzip, bzip2 and xz itself but forks `zstd -cd`, `lzip -cdq`, … for
+  // the rest, searched along PATH: a program the derivation did not name. It was a plain read.
+  await withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/bin`);
+    Deno.writeTextFileSync(`${root}/bin/zstd`, `#!/bin/sh\ntouch "${root}/ran"\n`);
+    Deno.chmodSync(`${root}/bin/zstd`, 0o755);
+    Deno.writeFileSync(`${root}/y.zst`, new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4, 5, 6]));
+    if (installed("file")) {
+      await output("file -z y.zst", root, root, { PATH: `${root}/bin:${PATH}` });
+      assert.ok(Deno.statSync(`${root}/ran`).isFile, "file -z ran zstd");
+    }
+    for (
+      const src of ["file -z y.zst", "file -Z y.zst", "file -bz y.zst", "file --uncompress y.zst"]
+    ) {
+      const effects = derive(src, root, root);
+      assert.ok(effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+    }
+    assert.deepEqual(derive("file -b y.zst", root, root)[0], {
+      kind: "fs_read",
+      paths: [`${root}/y.zst`],
+    });
+  });
+});

@@ -171,8 +171,10 @@ export const READERS: Record<string, ReaderSpec> = {
     short: "mfFeP",
     // `-C` compiles the magic file into `NAME.mgc` in the cwd.
     names: ["-C", "--compile"],
-    flags: ["compile"],
+    flags: ["compile", "uncompress", "uncompress-noreport"],
     long: ["magic-file", "files-from", "separator", "exclude", "parameter", "exclude-quiet"],
+    // `-z` forks `zstd -cd`, `lzip -cdq`, … (along PATH) for the formats it does not decompress
+    runs: ["-z", "-Z", "--uncompress", "--uncompress-noreport"],
     reads: ["-m", "--magic-file"],
     lists: ["-f", "--files-from"],
   },
