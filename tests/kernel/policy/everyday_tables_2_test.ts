@@ -108,3 +108,50 @@ Deno.test("K-EFF-3a: file -z/-Z runs the decompressor a file's magic names (zstd
     });
   });
 });
+
+Deno.test("K-EFF-3a: git merge/rebase -s NAME (or pull.twohead NAME in the config) runs git-merge-NAME found along PATH: opaque", async () => {
+  // git has ort, recursive, resolve, octopus, ours and subtree in itself; any other strategy is
+  // the program `git-merge-NAME`, looked up along PATH. `git merge -s foo b` ran it and was
+  // derived as an fs_write of the work tree, as was `git merge b` with pull.twohead=foo.
+  await withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/bin`);
+    Deno.writeTextFileSync(`${root}/bin/git-merge-foo`, `#!/bin/sh\ntouch "${root}/ran"\nexit 1\n`);
+    Deno.chmodSync(`${root}/bin/git-merge-foo`, 0o755);
+    const repo = `${root}/r`;
+    const git = "git -c user.email=a@b -c user.name=a";
+    await output(
+      `git init -q r && cd r && ${git} commit -q --allow-empty -m a && git branch b && ` +
+        `${git} commit -q --allow-empty -m c && git checkout -q b && ` +
+        `${git} commit -q --allow-empty -m d && git checkout -q -`,
+      root,
+      root,
+    );
+    await output(`${git} merge -s foo b`, repo, root, { PATH: `${root}/bin:${PATH}` });
+    assert.ok(Deno.statSync(`${root}/ran`).isFile, "git merge -s foo ran git-merge-foo");
+    for (
+      const src of [
+        "git merge -s foo b",
+        "git merge --strategy=foo b",
+        "git merge -nsfoo b",
+        "git rebase --strategy foo b",
+      ]
+    ) {
+      const effects = derive(src, repo, root);
+      assert.ok(effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+    }
+    for (
+      const src of [
+        "git merge b",
+        "git merge -s ort b",
+        "git rebase -X theirs b",
+        "git merge -m x b",
+      ]
+    ) {
+      const effects = derive(src, repo, root);
+      assert.ok(!effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+    }
+    await output("git merge --abort; git config pull.twohead foo", repo, root);
+    const effects = derive("git merge b", repo, root);
+    assert.ok(effects.some((e) => e.kind === "opaque"), JSON.stringify(effects));
+  });
+});
