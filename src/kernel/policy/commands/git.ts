@@ -308,7 +308,8 @@ function usesGpg(sub: string, rest: readonly ArgValue[]): boolean {
   const long = tag ? [...SIGNING_LONG, "sign", "local-user"] : SIGNING_LONG;
   const { options } = scan(rest, tag ? "mFe" : "mFcCtsXxpu", []);
   // `-S` signs in these (`git log -S` is the pickaxe)
-  const signs = tag ? "su" : SIGNING_SHORT.has(sub) ? "S" : "";
+  // (`git tag -v` verifies the tags it names)
+  const signs = tag ? "suv" : SIGNING_SHORT.has(sub) ? "S" : "";
   if (options.some((o) => o.length === 1 && signs.includes(o))) return true;
   if (options.some((o) => o.length >= 3 && long.some((name) => name.startsWith(o)))) return true;
   return rest.some((arg) => /^--(format|pretty)=.*%G/s.test(arg.text ?? ""));
