@@ -212,3 +212,29 @@ Deno.test({
     });
   },
 });
+
+Deno.test("K-EFF-3a: less +CMD runs CMD as typed keys on each file: `+!cmd⏎` runs a shell command, opaque", async () => {
+  // On a terminal (a pty exec), `less $'+!touch ran\n' f` ran `touch ran`; the `+!…` word was
+  // derived as one more file read. Moving and searching at start (`+G`, `+F`, `+42`,
+  // `+/pattern`) stay exact.
+  await withTempDir(async (root) => {
+    Deno.writeTextFileSync(`${root}/f`, "f\n");
+    if (installed("less") && installed("script")) {
+      const inner = `timeout 5 less $'+!touch ${root}/ran\\n' f`;
+      await output(`script -qc ${JSON.stringify(inner)} /dev/null`, root, root, {
+        TERM: "xterm",
+        SHELL: "/bin/bash",
+      });
+      assert.ok(Deno.statSync(`${root}/ran`).isFile, "less +!cmd ran cmd");
+    }
+    for (
+      const src of ["less $'+!touch ran\\n' f", "less '+|.cat' f", "less '++sx' f", "less +v f"]
+    ) {
+      const effects = derive(src, root, root);
+      assert.ok(effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+    }
+    for (const src of ["less +G f", "less +F f", "less +42 f", "less '+/foo bar' f", "less -R f"]) {
+      assert.deepEqual(derive(src, root, root)[0], { kind: "fs_read", paths: [`${root}/f`] }, src);
+    }
+  });
+});

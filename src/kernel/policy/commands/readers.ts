@@ -209,6 +209,24 @@ export const READERS: Record<string, ReaderSpec> = {
   },
 };
 
+/** A less `+CMD` that only moves or searches at start: `+G`, `+F`, `+42`, `+/pattern`. */
+const LESS_MOVES = /^\+\+?(\d+|\d*[gGFp%]|[/?][\x20-\x7e]*)$/;
+
+/**
+ * less: a reader whose `+CMD` words are keys it types on each file it opens: `+!cmd⏎` runs a
+ * shell command, `+s FILE` saves, `+v` runs the editor. Only moves and searches stay exact.
+ */
+export function less(args: ArgValue[], io: CommandIO): void {
+  if (args.some((arg) => arg.text?.startsWith("+") && !LESS_MOVES.test(arg.text))) {
+    io.opaque("less runs the keys a +CMD word gives");
+    return;
+  }
+  // after `--` a `+` word is a file
+  const end = args.findIndex((arg) => arg.text === "--");
+  const words = args.filter((arg, i) => (end >= 0 && i > end) || !arg.text?.startsWith("+"));
+  reader(READERS.less)(words, io);
+}
+
 // ---- search tools -------------------------------------------------------------------------
 
 /**

@@ -4,7 +4,7 @@
  * connections never under-approximated: whatever a handler cannot follow is `opaque`.
  */
 import type { CommandHandler } from "./command_io.ts";
-import { BSD_READERS, lister, reader, READERS } from "./readers.ts";
+import { BSD_READERS, less, lister, reader, READERS } from "./readers.ts";
 import { grep, ripgrep } from "./search.ts";
 import { jq } from "./jq.ts";
 import { bsdSed, sed } from "./sed.ts";
@@ -34,6 +34,7 @@ const DARWIN: Record<string, CommandHandler> = {
 /** The table, keyed by command basename. */
 const TABLE: Record<string, CommandHandler> = {
   ...Object.fromEntries(Object.entries(READERS).map(([name, spec]) => [name, reader(spec)])),
+  less,
   grep,
   egrep: grep,
   fgrep: grep,
