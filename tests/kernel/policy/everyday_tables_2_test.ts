@@ -238,3 +238,40 @@ Deno.test("K-EFF-3a: less +CMD runs CMD as typed keys on each file: `+!cmd⏎` r
     }
   });
 });
+
+Deno.test("K-EFF-3a: cp --parents SRC/F DST writes DST/SRC/F, through a link DST/SRC already is", async () => {
+  // With dst/src a link to a directory outside, `cp --parents src/x dst` wrote outside/x; it was
+  // derived as a write of dst only (plain `cp src/x dst/src/` names outside).
+  await withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/w/src`, { recursive: true });
+    Deno.mkdirSync(`${root}/w/dst`);
+    Deno.mkdirSync(`${root}/outside`);
+    Deno.writeTextFileSync(`${root}/w/src/x`, "x\n");
+    Deno.symlinkSync(`${root}/outside`, `${root}/w/dst/src`);
+    await output("cp --parents src/x dst", `${root}/w`, root);
+    assert.ok(Deno.statSync(`${root}/outside/x`).isFile, "cp --parents wrote through dst/src");
+    for (
+      const src of ["cp --parents src/x dst", "cp --par -t dst src/x", "cp -r --parents src/x dst"]
+    ) {
+      const effects = derive(src, `${root}/w`, root);
+      const writes = effects.flatMap((e) => e.kind === "fs_write" ? e.paths : []);
+      const named = writes.some((p) => p === `${root}/outside` || p.startsWith(`${root}/outside/`));
+      assert.ok(
+        named || effects.some((e) => e.kind === "opaque"),
+        `${src}: ${JSON.stringify(effects)}`,
+      );
+    }
+    // no link on the way: exact, and a plain cp keeps its form
+    const plain = derive("cp --parents src/x new", `${root}/w`, root);
+    assert.ok(!plain.some((e) => e.kind === "opaque"), JSON.stringify(plain));
+    assert.ok(
+      plain.some((e) =>
+        e.kind === "fs_write" && e.paths.some((p) => p.startsWith(`${root}/w/new`))
+      ),
+    );
+    assert.deepEqual(derive("cp src/x new", `${root}/w`, root)[1], {
+      kind: "fs_write",
+      paths: [`${root}/w/new`],
+    });
+  });
+});

@@ -89,7 +89,7 @@ const TABLE: Record<string, CommandHandler> = {
     {
       short: "St",
       long: ["suffix", "target-directory", "sparse", "no-preserve"],
-      flags: ["preserve", "attributes-only", "remove-destination", "context", "backup"],
+      flags: ["preserve", "attributes-only", "remove-destination", "context", "backup", "parents"],
     },
     ["-p", "--preserve", "--attributes-only", "--remove-destination", "-Z", "--context"],
     [
