@@ -275,3 +275,39 @@ Deno.test("K-EFF-3a: cp --parents SRC/F DST writes DST/SRC/F, through a link DST
     });
   });
 });
+
+Deno.test("K-EFF-3: /proc/PID/root, /proc/PID/cwd and /proc/self/fd/N/… lead into the file system: the path is resolved or opaque", async () => {
+  // `cat /proc/self/root/HOME/secret` printed the secret and was derived as a read of
+  // "/proc/self/root/HOME/secret", a path no rule on HOME matches; likewise a write through
+  // /proc/self/cwd. Plain /proc and /dev files stay as they are.
+  await withTempDir(async (root) => {
+    Deno.writeTextFileSync(`${root}/secret`, "s3cr3t\n");
+    assert.match(await output(`cat /proc/self/root${root}/secret`, root, root), /s3cr3t/);
+    for (
+      const src of [
+        `cat /proc/self/root${root}/secret`,
+        `cat /proc/1/root${root}/secret`,
+        `cat /proc/thread-self/root${root}/secret`,
+        `cat /proc/self/task/1/root${root}/secret`,
+        "tee /proc/self/cwd/secret",
+        "rm /proc/self/cwd/secret",
+        "cat /dev/fd/3/secret",
+        "ls /proc/self/root",
+      ]
+    ) {
+      const effects = derive(src, root, root);
+      const named = effects.some((e) =>
+        (e.kind === "fs_read" || e.kind === "fs_write" || e.kind === "fs_delete") &&
+        e.paths.includes(`${root}/secret`)
+      );
+      assert.ok(
+        named || effects.some((e) => e.kind === "opaque"),
+        `${src}: ${JSON.stringify(effects)}`,
+      );
+    }
+    for (const src of ["cat /proc/cpuinfo", "cat /proc/self/status", "head /proc/self/fd/3"]) {
+      const effects = derive(src, root, root);
+      assert.ok(!effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+    }
+  });
+});
