@@ -77,6 +77,9 @@ const DESCRIPTOR_STEPS = 100_000;
 const PROCESS_LINK =
   /^\/proc\/[^/]+\/(task\/[^/]+\/)?((root|cwd)(\/|$)|(fd|map_files)\/[^/]+\/)|^\/dev\/fd\/[^/]+\//;
 
+/** A process's environment, read as a file. */
+const ENVIRON = /^\/proc\/[^/]+\/(task\/[^/]+\/)?environ$/;
+
 /** Path effects of one derivation. */
 export class PathRecorder {
   readonly #state: EffectState;
@@ -326,6 +329,8 @@ export class PathRecorder {
       // the run's root, cwd or an open directory: any file, under a name only a grant of /proc or
       // /dev matches (`cat /proc/self/root/etc/shadow`); the path is kept too, for the grants
       if (PROCESS_LINK.test(lexical)) this.#effects.opaque(`process link: ${lexical}`);
+      // a process's whole environment, as `env` prints it
+      if (kind === "fs_read" && ENVIRON.test(lexical)) this.#effects.names("env_read", ["*"]);
       const device = /^\/(dev|proc)\//.test(lexical) && !/^\/dev\/(shm|mqueue)\//.test(lexical);
       if (device && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
         paths.push(lexical);

@@ -311,3 +311,22 @@ Deno.test("K-EFF-3: /proc/PID/root, /proc/PID/cwd and /proc/self/fd/N/… lead i
     }
   });
 });
+
+Deno.test("K-EFF-3: reading /proc/PID/environ reads a process's whole environment: env_read [*]", async () => {
+  // `cat /proc/self/environ` printed every variable of the run (a token in the environment
+  // too) and was derived as a read of that file alone: env_read grants never saw it.
+  await withTempDir(async (root) => {
+    assert.match(await output("cat /proc/self/environ", root, root, { TOKEN: "s3cr3t" }), /s3cr3t/);
+    for (
+      const src of [
+        "cat /proc/self/environ",
+        "strings < /proc/1/environ",
+        "cat /proc/self/task/1/environ",
+      ]
+    ) {
+      const effects = derive(src, root, root);
+      const reads = effects.some((e) => e.kind === "env_read" && e.names.includes("*"));
+      assert.ok(reads, `${src}: ${JSON.stringify(effects)}`);
+    }
+  });
+});
