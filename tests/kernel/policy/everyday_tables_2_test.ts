@@ -330,3 +330,35 @@ Deno.test("K-EFF-3: reading /proc/PID/environ reads a process's whole environmen
     }
   });
 });
+
+Deno.test("K-EFF-3a: curl --engine NAME loads an OpenSSL engine, a shared library a path names: opaque", async () => {
+  // `curl --engine /tmp/x.so URL` ran the library's constructor (curl 7.88, OpenSSL 3); it was
+  // derived as the connection alone.
+  await withTempDir(async (root) => {
+    if (installed("gcc") && installed("curl")) {
+      Deno.writeTextFileSync(
+        `${root}/e.c`,
+        `#include <stdio.h>\n__attribute__((constructor)) static void init(void) {` +
+          ` FILE *f = fopen("${root}/ran", "w"); if (f) fclose(f); }\n`,
+      );
+      await output("gcc -shared -fPIC -o e.so e.c", root, root);
+      await output(
+        `timeout 20 curl --engine ${root}/e.so -s -o /dev/null http://127.0.0.1:1/`,
+        root,
+        root,
+      );
+      assert.ok(Deno.statSync(`${root}/ran`).isFile, "curl --engine loaded e.so");
+    }
+    for (
+      const src of [
+        `curl --engine ${root}/e.so https://a.example`,
+        "curl --engine=pkcs11 https://a.example",
+      ]
+    ) {
+      const effects = derive(src, root, root);
+      assert.ok(effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+    }
+    const plain = derive("curl -s https://a.example", root, root);
+    assert.ok(!plain.some((e) => e.kind === "opaque"), JSON.stringify(plain));
+  });
+});

@@ -139,6 +139,8 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     "--connect-to",
     "--resolve",
     "--variable",
+    // an OpenSSL engine: a shared library, which a path may name, loaded into curl
+    "--engine",
   ];
   if (hasOption(parsed, ...opaqueOptions)) {
     io.opaque("curl option not followed");
