@@ -362,3 +362,50 @@ Deno.test("K-EFF-3a: curl --engine NAME loads an OpenSSL engine, a shared librar
     assert.ok(!plain.some((e) => e.kind === "opaque"), JSON.stringify(plain));
   });
 });
+
+Deno.test("K-EFF-6: OPENSSL_CONF (OPENSSL_MODULES, OPENSSL_ENGINES) set for curl or changed in the session loads the providers it names: opaque", async () => {
+  // OPENSSL_CONF naming a config whose provider section names /tmp/x.so made curl load and run
+  // x.so; `OPENSSL_CONF=c curl URL` was the connection alone, and so was a curl after the
+  // session's OPENSSL_CONF changed.
+  await withTempDir(async (root) => {
+    if (installed("gcc") && installed("curl")) {
+      Deno.writeTextFileSync(
+        `${root}/e.c`,
+        `#include <stdio.h>\n__attribute__((constructor)) static void init(void) {` +
+          ` FILE *f = fopen("${root}/ran", "w"); if (f) fclose(f); }\n`,
+      );
+      await output("gcc -shared -fPIC -o e.so e.c", root, root);
+      Deno.writeTextFileSync(
+        `${root}/c.cnf`,
+        `openssl_conf = init\n[init]\nproviders = prov\n[prov]\ne = e_sect\n[e_sect]\n` +
+          `module = ${root}/e.so\nactivate = 1\n`,
+      );
+      await output(
+        `OPENSSL_CONF=${root}/c.cnf timeout 20 curl -s -o /dev/null http://127.0.0.1:1/`,
+        root,
+        root,
+      );
+      assert.ok(Deno.statSync(`${root}/ran`).isFile, "curl loaded the provider");
+    }
+    for (
+      const src of [
+        "OPENSSL_CONF=c.cnf curl https://a.example",
+        "export OPENSSL_MODULES=m; curl https://a.example",
+        "OPENSSL_ENGINES=e wget https://a.example",
+      ]
+    ) {
+      const effects = derive(src, root, root);
+      assert.ok(effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+    }
+    const state = {
+      cwd: root,
+      env: { HOME: root, PATH, OPENSSL_CONF: `${root}/c.cnf` },
+      changedEnv: new Set(["OPENSSL_CONF"]),
+      home: root,
+      sessionCommands: new Set<string>(),
+    };
+    const src = "curl https://a.example";
+    const changed = deriveEffects(parseBash(src), src, state).effects;
+    assert.ok(changed.some((e) => e.kind === "opaque"), JSON.stringify(changed));
+  });
+});
