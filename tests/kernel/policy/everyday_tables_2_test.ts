@@ -445,3 +445,49 @@ Deno.test({
     });
   },
 });
+
+Deno.test("K-EFF-3a: wget -N/-c rewrites (or appends to) the file named after the URL in place, through a link there", async () => {
+  // With L a link to ../out/f, `wget -N http://h/L` wrote the server's L into out/f and
+  // `wget -c` appended to it; both were derived as a write of the cwd alone (plain wget makes L.1).
+  await withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/w`);
+    Deno.mkdirSync(`${root}/out`);
+    Deno.mkdirSync(`${root}/srv`);
+    Deno.writeTextFileSync(`${root}/srv/L`, "fromserver\n");
+    Deno.writeTextFileSync(`${root}/out/f`, "orig\n");
+    Deno.utimeSync(`${root}/out/f`, 946684800, 946684800);
+    Deno.symlinkSync(`${root}/out/f`, `${root}/w/L`);
+    const server = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen() {} },
+      () =>
+        new Response(Deno.readFileSync(`${root}/srv/L`), {
+          headers: { "last-modified": new Date().toUTCString() },
+        }),
+    );
+    try {
+      const url = `http://127.0.0.1:${server.addr.port}/L`;
+      if (installed("wget")) {
+        await output(`timeout 20 wget -q -N ${url}`, `${root}/w`, root);
+        assert.equal(
+          Deno.readTextFileSync(`${root}/out/f`),
+          "fromserver\n",
+          "wget -N wrote through L",
+        );
+      }
+      for (const src of [`wget -N ${url}`, `wget -c ${url}`, `wget --timestamping -q ${url}`]) {
+        const effects = derive(src, `${root}/w`, root);
+        const writes = effects.flatMap((e) => e.kind === "fs_write" ? e.paths : []);
+        const named = writes.includes(`${root}/out/f`);
+        assert.ok(
+          named || effects.some((e) => e.kind === "opaque"),
+          `${src}: ${JSON.stringify(effects)}`,
+        );
+      }
+      // no link where the file goes: exact
+      const plain = derive(`wget -N http://127.0.0.1:${server.addr.port}/x.tgz`, `${root}/w`, root);
+      assert.ok(!plain.some((e) => e.kind === "opaque"), JSON.stringify(plain));
+    } finally {
+      await server.shutdown();
+    }
+  });
+});

@@ -105,6 +105,15 @@ export function wget(args: ArgValue[], io: CommandIO): void {
   const tree = ["-x", "--force-directories", "-r", "--recursive", "-m", "--mirror", "-p"];
   if (document.length === 0 && hasOption(parsed, ...tree, "--page-requisites")) {
     io.link(prefix.at(-1) ?? STATIC("."), [STATIC(".")], { links: false, use: "output" });
+  } else if (
+    document.length === 0 && hasOption(parsed, "-N", "--timestamping", "-c", "--continue")
+  ) {
+    // the file named after the URL is rewritten or appended to in place, through a link there
+    // (the server may name it instead)
+    const named = hasOption(parsed, "--content-disposition", "--trust-server-names");
+    const names = named ? [null] : parsed.operands.map(remoteName);
+    const entries = names.includes(null) ? [STATIC(".")] : names.map((name) => STATIC(name!));
+    io.link(prefix.at(-1) ?? STATIC("."), entries, { links: false, use: "output" });
   }
   eachOutput(
     io,
@@ -124,4 +133,12 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "--pinnedpubkey",
     ),
   );
+}
+
+/** The file name wget saves URL as (its last path segment, or index.html); null when unsure. */
+function remoteName(url: ArgValue): string | null {
+  if (url.text === null || !/^(https?|ftp):\/\/[^/?#]*(\/[^?#]*)?$/i.test(url.text)) return null;
+  const name = url.text.replace(/^[^:]*:\/\/[^/]*/, "").replace(/^.*\//, "");
+  if (name === "") return "index.html";
+  return /^[A-Za-z0-9._+-]+$/.test(name) && name !== "." && name !== ".." ? name : null;
 }
