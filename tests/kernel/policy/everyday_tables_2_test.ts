@@ -491,3 +491,59 @@ Deno.test("K-EFF-3a: wget -N/-c rewrites (or appends to) the file named after th
     }
   });
 });
+
+Deno.test("K-EFF-3a: curl -P/--ftp-port and wget --no-passive-ftp listen for the server's data connection: opaque", async () => {
+  // Active FTP: `curl -P - ftp://h/f` bound and listened on a port (strace: listen(6, 1)) for the
+  // server to connect back, as did `wget --no-passive-ftp`; both were derived as h:21 alone.
+  await withTempDir(async (root) => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const url = `ftp://127.0.0.1:${listener.addr.port}/f`;
+    const seen: string[] = [];
+    const serving = (async () => {
+      const conn = await listener.accept();
+      const send = (line: string) => conn.write(new TextEncoder().encode(`${line}\r\n`));
+      await send("220 hi");
+      const buf = new Uint8Array(4096);
+      for (let n; (n = await conn.read(buf)) !== null;) {
+        for (const line of new TextDecoder().decode(buf.subarray(0, n)).split("\r\n")) {
+          const cmd = line.split(" ")[0].toUpperCase();
+          if (cmd === "") continue;
+          seen.push(cmd);
+          const replies: Record<string, string> = {
+            USER: "331 ok",
+            PASS: "230 ok",
+            PWD: '257 "/"',
+          };
+          await send(cmd === "EPRT" || cmd === "PORT" ? "500 no" : replies[cmd] ?? "200 ok");
+          if (cmd === "EPRT" || cmd === "PORT") {
+            conn.close();
+            return;
+          }
+        }
+      }
+      conn.close();
+    })();
+    try {
+      if (installed("curl")) {
+        await output(`timeout 20 curl -s -P - ${url}`, root, root);
+        await serving;
+        // curl names the port it listens on in EPRT (or PORT)
+        assert.ok(seen.includes("EPRT") || seen.includes("PORT"), seen.join(","));
+      }
+    } finally {
+      listener.close();
+    }
+    for (
+      const src of [
+        `curl -P - ${url}`,
+        `curl --ftp-port 127.0.0.1 ${url}`,
+        `wget --no-passive-ftp ${url}`,
+      ]
+    ) {
+      const effects = derive(src, root, root);
+      assert.ok(effects.some((e) => e.kind === "opaque"), `${src}: ${JSON.stringify(effects)}`);
+    }
+    const plain = derive(`curl -s ${url}`, root, root);
+    assert.ok(!plain.some((e) => e.kind === "opaque"), JSON.stringify(plain));
+  });
+});

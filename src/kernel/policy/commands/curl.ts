@@ -141,6 +141,9 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     "--variable",
     // an OpenSSL engine: a shared library, which a path may name, loaded into curl
     "--engine",
+    // active FTP: curl listens for the server's data connection
+    "-P",
+    "--ftp-port",
   ];
   if (hasOption(parsed, ...opaqueOptions)) {
     io.opaque("curl option not followed");

@@ -91,6 +91,11 @@ export function wget(args: ArgValue[], io: CommandIO): void {
     io.opaque("wget option not followed");
     return;
   }
+  // active FTP: wget listens for the server's data connection
+  if (hasOption(parsed, "--no-passive-ftp")) {
+    io.opaque("wget listens for active FTP");
+    return;
+  }
   if (hasOption(parsed, "-H", "--span-hosts")) {
     io.opaque("wget spans hosts");
     return;
