@@ -547,3 +547,36 @@ Deno.test("K-EFF-3a: curl -P/--ftp-port and wget --no-passive-ftp listen for the
     assert.ok(!plain.some((e) => e.kind === "opaque"), JSON.stringify(plain));
   });
 });
+
+Deno.test("K-EFF-3a: wget reads ~/.netrc by default (not after --no-netrc) and sends its password to the host that asks", async () => {
+  // With HOME/.netrc naming 127.0.0.1, `wget URL` answered a 401 with the password from it; it
+  // was derived as no read of ~/.netrc (curl reads it only with -n, which was already named).
+  await withTempDir(async (root) => {
+    Deno.writeTextFileSync(`${root}/.netrc`, "machine 127.0.0.1 login u password s3cr3t\n");
+    Deno.chmodSync(`${root}/.netrc`, 0o600);
+    const seen: string[] = [];
+    const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (request) => {
+      const auth = request.headers.get("authorization");
+      seen.push(auth ?? "");
+      return auth === null
+        ? new Response(null, { status: 401, headers: { "www-authenticate": 'Basic realm="x"' } })
+        : new Response("ok");
+    });
+    try {
+      const url = `http://127.0.0.1:${server.addr.port}/`;
+      if (installed("wget")) {
+        await output(`timeout 20 wget -q -O /dev/null ${url}`, root, root);
+        assert.ok(seen.includes(`Basic ${btoa("u:s3cr3t")}`), seen.join(","));
+      }
+      for (const src of [`wget -q -O /dev/null ${url}`, `wget ${url}`]) {
+        const effects = derive(src, root, root);
+        const reads = effects.flatMap((e) => e.kind === "fs_read" ? e.paths : []);
+        assert.ok(reads.includes(`${root}/.netrc`), `${src}: ${JSON.stringify(effects)}`);
+      }
+      const off = derive(`wget --no-netrc -O /dev/null ${url}`, root, root);
+      assert.ok(!off.some((e) => e.kind === "fs_read"), JSON.stringify(off));
+    } finally {
+      await server.shutdown();
+    }
+  });
+});

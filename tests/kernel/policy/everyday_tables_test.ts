@@ -493,7 +493,7 @@ Deno.test("K-EFF-3a: a wget long option the table does not know (wget2's --stats
   }
   assert.deepEqual(
     pathsOf(derive("wget --pinnedpubkey=k.pem -O o https://h/", "/w", "/home/me"), "fs_read"),
-    ["/w/k.pem"],
+    ["/home/me/.netrc", "/w/k.pem"],
   );
 });
 

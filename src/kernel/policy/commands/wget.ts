@@ -71,6 +71,7 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "recursive",
       "mirror",
       "page-requisites",
+      "no-netrc",
       ...WGET_FLAGS,
     ],
   };
@@ -101,6 +102,8 @@ export function wget(args: ArgValue[], io: CommandIO): void {
     return;
   }
   for (const url of parsed.operands) connectUrl(io, url);
+  // credentials for a host that asks come from ~/.netrc unless told not to
+  if (!hasOption(parsed, "--no-netrc")) io.homePath("fs_read", ".netrc");
   const document = optionValues(parsed, "-O", "--output-document");
   const prefix = optionValues(parsed, "-P", "--directory-prefix");
   if (document.length > 0) eachOutput(io, document);
