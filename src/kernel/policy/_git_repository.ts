@@ -31,6 +31,10 @@ const CODE_KEYS = new Set([
   "cmd",
   // `gpg.ssh.defaultKeyCommand`: run by a signed commit or tag (gpg.format ssh, no signing key)
   "defaultkeycommand",
+  // `pull.twohead`/`pull.octopus`: the strategy `git merge` uses when given none, a
+  // `git-merge-NAME` found along PATH when not built in
+  "twohead",
+  "octopus",
   // a partial clone's promisor remote: reading a blob it lacks fetches it (`git log -p` runs
   // `git fetch origin`, connects and writes a pack)
   "promisor",

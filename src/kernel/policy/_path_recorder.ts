@@ -69,6 +69,17 @@ function submoduleConfigFiles(repo: Repository): string[] | null {
 /** How many steps following a source's descriptor copies may take before it is opaque (E-4). */
 const DESCRIPTOR_STEPS = 100_000;
 
+/**
+ * A path through a process's links into the file system: `/proc/PID/root` and `/cwd` (or a
+ * task's), and anything below a descriptor (`/proc/self/fd/3/x`, `/dev/fd/3/x`), which
+ * `/proc/PID/map_files` is too.
+ */
+const PROCESS_LINK =
+  /^\/proc\/[^/]+\/(task\/[^/]+\/)?((root|cwd)(\/|$)|(fd|map_files)\/[^/]+\/)|^\/dev\/fd\/[^/]+\//;
+
+/** A process's environment, read as a file. */
+const ENVIRON = /^\/proc\/[^/]+\/(task\/[^/]+\/)?environ$/;
+
 /** Path effects of one derivation. */
 export class PathRecorder {
   readonly #state: EffectState;
@@ -315,6 +326,11 @@ export class PathRecorder {
       if (kind === "fs_read" && isInertSource(lexical)) continue;
       // `..` after /dev/fd/3 climbs from the directory on 3: resolved below, which gives up;
       // /dev/shm and /dev/mqueue are directories anyone may put links in: resolved too
+      // the run's root, cwd or an open directory: any file, under a name only a grant of /proc or
+      // /dev matches (`cat /proc/self/root/etc/shadow`); the path is kept too, for the grants
+      if (PROCESS_LINK.test(lexical)) this.#effects.opaque(`process link: ${lexical}`);
+      // a process's whole environment, as `env` prints it
+      if (kind === "fs_read" && ENVIRON.test(lexical)) this.#effects.names("env_read", ["*"]);
       const device = /^\/(dev|proc)\//.test(lexical) && !/^\/dev\/(shm|mqueue)\//.test(lexical);
       if (device && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
         paths.push(lexical);

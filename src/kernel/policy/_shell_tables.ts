@@ -120,6 +120,8 @@ export const CONFIG_VARIABLE = new RegExp(
     "POSIXLY_CORRECT",
     // curl and wget append the TLS session secrets to the file it names
     "SSLKEYLOGFILE",
+    // the OpenSSL configuration loads the providers and engines (shared libraries) it names
+    "OPENSSL_(CONF|MODULES|ENGINES)",
   ].join("|") + ")$",
 );
 

@@ -16,9 +16,15 @@ interface ToolConfig {
   files: readonly string[];
 }
 
-/** Proxies, and the file curl and wget append TLS session secrets to. */
+/**
+ * Proxies, the file curl and wget append TLS session secrets to, and the OpenSSL configuration,
+ * whose providers and engines are shared libraries it loads.
+ */
 const TRANSFER_ENV = [
   "SSLKEYLOGFILE",
+  "OPENSSL_CONF",
+  "OPENSSL_MODULES",
+  "OPENSSL_ENGINES",
   "http_proxy",
   "https_proxy",
   "HTTPS_PROXY",

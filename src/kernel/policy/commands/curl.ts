@@ -139,6 +139,11 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     "--connect-to",
     "--resolve",
     "--variable",
+    // an OpenSSL engine: a shared library, which a path may name, loaded into curl
+    "--engine",
+    // active FTP: curl listens for the server's data connection
+    "-P",
+    "--ftp-port",
   ];
   if (hasOption(parsed, ...opaqueOptions)) {
     io.opaque("curl option not followed");

@@ -50,6 +50,10 @@ export function transfer(
       return;
     }
     const targets = optionValues(parsed, "-t", "--target-directory");
+    if (hasOption(parsed, "--parents")) {
+      copyParents(io, targets, parsed.operands, sourceKind, write);
+      return;
+    }
     // install -D makes the destination's missing parents (with -t, the directory itself too)
     const makes = hasOption(parsed, "-D");
     for (const target of makes ? targets : []) {
@@ -77,6 +81,32 @@ export function transfer(
     eachPath(io, sourceKind, operands.slice(0, -1));
     write(operands.at(-1)!, operands.slice(0, -1));
   };
+}
+
+/**
+ * cp --parents: each source SRC/F goes to DST/SRC/F, the directories on the way made as needed,
+ * written through the links the ones there already are.
+ */
+function copyParents(
+  io: CommandIO,
+  targets: readonly ArgValue[],
+  operands: readonly ArgValue[],
+  sourceKind: FsKind,
+  write: (dest: ArgValue, sources: readonly ArgValue[]) => void,
+): void {
+  const dest = targets.length > 0 ? targets.at(-1) : operands.at(-1);
+  const sources = targets.length > 0 ? operands : operands.slice(0, -1);
+  if (dest?.text == null || targets.length > 1 || sources.some((s) => s.text === null)) {
+    io.opaque("cp --parents with a dynamic or second destination");
+    return;
+  }
+  eachPath(io, sourceKind, sources);
+  for (const source of sources) {
+    const dir = source.text!.replace(/\/*[^/]*\/*$/, "");
+    const into = dir === "" ? dest : STATIC(`${dest.text}/${dir}`);
+    if (dir !== "") io.parents(STATIC(`${into.text}/.`));
+    write(into, [source]);
+  }
 }
 
 /**

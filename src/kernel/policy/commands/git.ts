@@ -308,10 +308,42 @@ function usesGpg(sub: string, rest: readonly ArgValue[]): boolean {
   const long = tag ? [...SIGNING_LONG, "sign", "local-user"] : SIGNING_LONG;
   const { options } = scan(rest, tag ? "mFe" : "mFcCtsXxpu", []);
   // `-S` signs in these (`git log -S` is the pickaxe)
-  const signs = tag ? "su" : SIGNING_SHORT.has(sub) ? "S" : "";
+  // (`git tag -v` verifies the tags it names)
+  const signs = tag ? "suv" : SIGNING_SHORT.has(sub) ? "S" : "";
   if (options.some((o) => o.length === 1 && signs.includes(o))) return true;
   if (options.some((o) => o.length >= 3 && long.some((name) => name.startsWith(o)))) return true;
   return rest.some((arg) => /^--(format|pretty)=.*%G/s.test(arg.text ?? ""));
+}
+
+/** The merge strategies git has in itself; for any other it runs `git-merge-NAME` along PATH. */
+const BUILTIN = ["ort", "recursive", "resolve", "octopus", "ours", "subtree"];
+
+/**
+ * The strategies `-s NAME`/`--strategy=NAME` (or an abbreviation) name in a merge or rebase;
+ * "" for a dynamic one. Option values are not skipped: a word taken for a strategy that is not one
+ * only makes the call opaque.
+ */
+function strategies(rest: readonly ArgValue[]): string[] {
+  const found: string[] = [];
+  for (let i = 0; i < rest.length && rest[i].text !== "--"; i++) {
+    const word = rest[i].text ?? "";
+    const long = /^--([^=]+)(=(.*))?$/s.exec(word);
+    if (long !== null) {
+      if (long[1].length >= 2 && "strategy".startsWith(long[1])) {
+        found.push(long[2] !== undefined ? long[3] : rest[++i]?.text ?? "");
+      }
+      continue;
+    }
+    if (!word.startsWith("-")) continue;
+    for (let j = 1; j < word.length; j++) {
+      // options whose value is the rest of the word
+      if ("mFXxSC".includes(word[j])) break;
+      if (word[j] !== "s") continue;
+      found.push(j + 1 < word.length ? word.slice(j + 1) : rest[++i]?.text ?? "");
+      break;
+    }
+  }
+  return found;
 }
 
 /** `git init` long options that take a value. */
@@ -398,6 +430,10 @@ export function git(args: ArgValue[], io: CommandIO): void {
     scan(rest, "xsX", ["strategy", "strategy-option", "onto"]).options.includes("x")
   ) {
     io.opaque("git rebase -x");
+    return;
+  }
+  if ((sub === "merge" || sub === "rebase") && strategies(rest).some((s) => !BUILTIN.includes(s))) {
+    io.opaque(`git ${sub} runs git-merge-STRATEGY found along PATH`);
     return;
   }
   // reported besides the subcommand's own effects, which git would leave half done without it

@@ -20,7 +20,7 @@ export function jq(args: ArgValue[], io: CommandIO): void {
     } else if (["--arg", "--argjson"].includes(text)) {
       i += 2;
       continue;
-    } else if (["--slurpfile", "--rawfile"].includes(text)) {
+    } else if (["--slurpfile", "--rawfile", "--argfile"].includes(text)) {
       if (args[i + 2]) io.path("fs_read", args[i + 2]);
       i += 2;
       continue;
@@ -40,10 +40,11 @@ export function jq(args: ArgValue[], io: CommandIO): void {
     else if (!positionalArgs) files.push(arg);
   }
   if (filter !== null) {
-    if (filter.text === null || /\benv\b|\$ENV\b/.test(filter.text)) {
+    // jq's grammar takes `$` and the name as two tokens: `$ ENV` and `$ # c⏎ENV` are `$ENV`
+    if (filter.text === null || /\b(env|ENV)\b/.test(filter.text)) {
       io.names("env_read", ["*"]);
     }
-    if (filter.text === null || /\b(import|include)\b/.test(filter.text)) {
+    if (filter.text === null || /\b(import|include|modulemeta)\b/.test(filter.text)) {
       io.opaque("jq modules");
     }
   }

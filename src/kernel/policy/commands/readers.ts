@@ -171,8 +171,10 @@ export const READERS: Record<string, ReaderSpec> = {
     short: "mfFeP",
     // `-C` compiles the magic file into `NAME.mgc` in the cwd.
     names: ["-C", "--compile"],
-    flags: ["compile"],
+    flags: ["compile", "uncompress", "uncompress-noreport"],
     long: ["magic-file", "files-from", "separator", "exclude", "parameter", "exclude-quiet"],
+    // `-z` forks `zstd -cd`, `lzip -cdq`, … (along PATH) for the formats it does not decompress
+    runs: ["-z", "-Z", "--uncompress", "--uncompress-noreport"],
     reads: ["-m", "--magic-file"],
     lists: ["-f", "--files-from"],
   },
@@ -206,6 +208,24 @@ export const READERS: Record<string, ReaderSpec> = {
     runs: ["-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"],
   },
 };
+
+/** A less `+CMD` that only moves or searches at start: `+G`, `+F`, `+42`, `+/pattern`. */
+const LESS_MOVES = /^\+\+?(\d+|\d*[gGFp%]|[/?][\x20-\x7e]*)$/;
+
+/**
+ * less: a reader whose `+CMD` words are keys it types on each file it opens: `+!cmd⏎` runs a
+ * shell command, `+s FILE` saves, `+v` runs the editor. Only moves and searches stay exact.
+ */
+export function less(args: ArgValue[], io: CommandIO): void {
+  if (args.some((arg) => arg.text?.startsWith("+") && !LESS_MOVES.test(arg.text))) {
+    io.opaque("less runs the keys a +CMD word gives");
+    return;
+  }
+  // after `--` a `+` word is a file
+  const end = args.findIndex((arg) => arg.text === "--");
+  const words = args.filter((arg, i) => (end >= 0 && i > end) || !arg.text?.startsWith("+"));
+  reader(READERS.less)(words, io);
+}
 
 // ---- search tools -------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
  * connections never under-approximated: whatever a handler cannot follow is `opaque`.
  */
 import type { CommandHandler } from "./command_io.ts";
-import { BSD_READERS, lister, reader, READERS } from "./readers.ts";
+import { BSD_READERS, less, lister, reader, READERS } from "./readers.ts";
 import { grep, ripgrep } from "./search.ts";
 import { jq } from "./jq.ts";
 import { bsdSed, sed } from "./sed.ts";
@@ -34,6 +34,7 @@ const DARWIN: Record<string, CommandHandler> = {
 /** The table, keyed by command basename. */
 const TABLE: Record<string, CommandHandler> = {
   ...Object.fromEntries(Object.entries(READERS).map(([name, spec]) => [name, reader(spec)])),
+  less,
   grep,
   egrep: grep,
   fgrep: grep,
@@ -88,7 +89,7 @@ const TABLE: Record<string, CommandHandler> = {
     {
       short: "St",
       long: ["suffix", "target-directory", "sparse", "no-preserve"],
-      flags: ["preserve", "attributes-only", "remove-destination", "context", "backup"],
+      flags: ["preserve", "attributes-only", "remove-destination", "context", "backup", "parents"],
     },
     ["-p", "--preserve", "--attributes-only", "--remove-destination", "-Z", "--context"],
     [

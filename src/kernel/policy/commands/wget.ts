@@ -71,6 +71,7 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "recursive",
       "mirror",
       "page-requisites",
+      "no-netrc",
       ...WGET_FLAGS,
     ],
   };
@@ -91,11 +92,18 @@ export function wget(args: ArgValue[], io: CommandIO): void {
     io.opaque("wget option not followed");
     return;
   }
+  // active FTP: wget listens for the server's data connection
+  if (hasOption(parsed, "--no-passive-ftp")) {
+    io.opaque("wget listens for active FTP");
+    return;
+  }
   if (hasOption(parsed, "-H", "--span-hosts")) {
     io.opaque("wget spans hosts");
     return;
   }
   for (const url of parsed.operands) connectUrl(io, url);
+  // credentials for a host that asks come from ~/.netrc unless told not to
+  if (!hasOption(parsed, "--no-netrc")) io.homePath("fs_read", ".netrc");
   const document = optionValues(parsed, "-O", "--output-document");
   const prefix = optionValues(parsed, "-P", "--directory-prefix");
   if (document.length > 0) eachOutput(io, document);
@@ -105,6 +113,15 @@ export function wget(args: ArgValue[], io: CommandIO): void {
   const tree = ["-x", "--force-directories", "-r", "--recursive", "-m", "--mirror", "-p"];
   if (document.length === 0 && hasOption(parsed, ...tree, "--page-requisites")) {
     io.link(prefix.at(-1) ?? STATIC("."), [STATIC(".")], { links: false, use: "output" });
+  } else if (
+    document.length === 0 && hasOption(parsed, "-N", "--timestamping", "-c", "--continue")
+  ) {
+    // the file named after the URL is rewritten or appended to in place, through a link there
+    // (the server may name it instead)
+    const named = hasOption(parsed, "--content-disposition", "--trust-server-names");
+    const names = named ? [null] : parsed.operands.map(remoteName);
+    const entries = names.includes(null) ? [STATIC(".")] : names.map((name) => STATIC(name!));
+    io.link(prefix.at(-1) ?? STATIC("."), entries, { links: false, use: "output" });
   }
   eachOutput(
     io,
@@ -124,4 +141,12 @@ export function wget(args: ArgValue[], io: CommandIO): void {
       "--pinnedpubkey",
     ),
   );
+}
+
+/** The file name wget saves URL as (its last path segment, or index.html); null when unsure. */
+function remoteName(url: ArgValue): string | null {
+  if (url.text === null || !/^(https?|ftp):\/\/[^/?#]*(\/[^?#]*)?$/i.test(url.text)) return null;
+  const name = url.text.replace(/^[^:]*:\/\/[^/]*/, "").replace(/^.*\//, "");
+  if (name === "") return "index.html";
+  return /^[A-Za-z0-9._+-]+$/.test(name) && name !== "." && name !== ".." ? name : null;
 }
