@@ -41,10 +41,6 @@ const GIT_REDIRECT =
   /^GIT_(DIR|COMMON_DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|CONFIG(_.*)?|EXEC_PATH|TEMPLATE_DIR|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|REPLACE_REF_BASE|SHALLOW_FILE|GRAFT_FILE|ATTR_.*|EXTERNAL_DIFF|DIFF_OPTS|(SEQUENCE_)?EDITOR|PAGER|SSH(_COMMAND)?|ASKPASS|PROXY_COMMAND|TRACE.*)$/;
 
 /**
- * How a command reaches a path: as an operand, as an output (a file it opens to write data into)
- * or as a redirection's target.
- */
-/**
  * How a command uses a path: an operand, a file it writes data into, a redirection's target, or a
  * name it replaces (`replace`: a new file renamed or created over it, so a link there is replaced,
  * not written through).
@@ -324,13 +320,14 @@ export class PathRecorder {
       }
       if (!operand && isSpecialDevice(lexical)) continue;
       if (kind === "fs_read" && isInertSource(lexical)) continue;
-      // `..` after /dev/fd/3 climbs from the directory on 3: resolved below, which gives up;
-      // /dev/shm and /dev/mqueue are directories anyone may put links in: resolved too
-      // the run's root, cwd or an open directory: any file, under a name only a grant of /proc or
-      // /dev matches (`cat /proc/self/root/etc/shadow`); the path is kept too, for the grants
+      // through the run's root, cwd or an open directory: any file, under a name only a grant of
+      // /proc or /dev matches (`cat /proc/self/root/etc/shadow`); the path is kept for the grants
       if (PROCESS_LINK.test(lexical)) this.#effects.opaque(`process link: ${lexical}`);
       // a process's whole environment, as `env` prints it
       if (kind === "fs_read" && ENVIRON.test(lexical)) this.#effects.names("env_read", ["*"]);
+      // a device or process path is named as written, but /dev/shm and /dev/mqueue, directories
+      // anyone may put links in, and `..` after /dev/fd/3 (it climbs from the directory on 3),
+      // which are resolved below (the latter gives up)
       const device = /^\/(dev|proc)\//.test(lexical) && !/^\/dev\/(shm|mqueue)\//.test(lexical);
       if (device && !/(^|\/)\.\.(\/|$)/.test(candidate)) {
         paths.push(lexical);
