@@ -68,10 +68,10 @@ const REACH_BUILTINS = "if [[ -o posix ]]; then unset -f builtin; " +
  * soft limit up to the hard one, and SIGXFSZ ignored: a dump past the hard limit fails to be
  * written, its error silenced, and the state is lost; SIGXFSZ killed bash as it dumped, a run
  * that ended by itself with 0 had status null, signal SIGXFSZ and 'environment: line 1:
- * __shoal_exit: command not found' in its stderr), its own trace and trap output going to /dev/null (the driver's line does so
- * before it calls the function, which then shows in no trace): a run that left `set -x` on had
- * the whole dump traced into its stderr, and a DEBUG trap fired for the driver's commands. The trap's call
- * itself is traced (`+ FUNCNEST=` and `+ __shoal_exit`, when such a run ends by `exit` or
+ * __shoal_exit: command not found' in its stderr), its own trace and trap output going to
+ * /dev/null (the driver's line does so before it calls the function, which then shows in no
+ * trace): a run that left `set -x` on had the whole dump traced into its stderr, and a DEBUG trap
+ * fired for the driver's commands. The trap's call itself is traced (`+ FUNCNEST=` and `+ __shoal_exit`, when such a run ends by `exit` or
  * `set -e`): a trap text doing more would be parsed with the user's aliases (`{` too) in force.
  * Before anything else, both reach the builtins again ({@link REACH_BUILTINS}).
  * The trap calls the function with `FUNCNEST` empty for that call (an assignment and a quoted

@@ -376,12 +376,12 @@ function ansiCQuoted(bytes: Uint8Array): string {
 
 /**
  * Sorts a `declare -p` listing into the state: an exported scalar into the environment, other
- * variables as their `declare -p` text, except bash's own, the driver's (`__shoal_*`) and
- * declared but unset ones but for `export NAME`; an exported scalar with other attributes
- * (`declare -ix N=5`) both, so a later `N+=1` adds as in one bash; a read-only one is never persisted (K-BASH-5), so it keeps what it was
- * in `start`, the state the run began with. Namerefs and arrays, which bash never exports, stay
- * shell variables with all their attributes. Bash lists names in byte order (`_x` before `a`);
- * the state keeps them as A–Z, a–z, then `_`.
+ * variables as their `declare -p` text, except bash's own, the driver's (`__shoal_*`) and declared
+ * but unset ones but for `export NAME`; an exported scalar with other attributes (`declare -ix
+ * N=5`) both, so a later `N+=1` adds as in one bash; a read-only one is never persisted (K-BASH-5),
+ * so it keeps what it was in `start`, the state the run began with. Namerefs and arrays, which bash
+ * never exports, stay shell variables with all their attributes. Bash lists names in byte order
+ * (`_x` before `a`); the state keeps them as A–Z, a–z, then `_`.
  */
 function takeVariables(
   listing: Uint8Array,
@@ -454,8 +454,8 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * Parses the driver's dump of a run that began with state `start`; null when it is missing or
  * incomplete (then nothing is merged). Variables bash itself defines (`bashVariables`) are not
  * session state, and read-only ones keep what they were in `start`; exported names that are no
- * identifier, which no dump lists, are carried from `start` ({@link unlistedEnv}). An exported value
- * that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
+ * identifier, which no dump lists, are carried from `start` ({@link unlistedEnv}). An exported
+ * value that is not valid UTF-8 cannot travel in a process environment (which Deno builds from
  * strings), so it is kept with the shell variables as `declare -x NAME=$'…'`, exact to the byte,
  * and is exported again when those are restored (K-BASH-5); `session.env` omits it (K-SESS-1).
  * `readOnly`, when given, gets the names of the read-only variables listed: the only names whose

@@ -29,11 +29,12 @@ export function spawnDriver(
 
 /**
  * `state` with `PWD` in its environment naming its cwd, the path bash then keeps as its logical
- * working directory when it names the directory bash starts in (else bash takes the physical
- * path, as before), unconfined or in a sandbox, which binds the cwd at its path: the `PWD` the session inherited (the kernel's own) named another, so a cwd
- * entered through a symlink became its target's path in the next exec (`pwd` showed it, `cd ..`
- * left for the target's parent), unlike the next line of one bash. A non-UTF-8 cwd, entered
- * later by the restore, keeps the state as it is.
+ * working directory when it names the directory bash starts in (else bash takes the physical path,
+ * as before), unconfined or in a sandbox, which binds the cwd at its path: the `PWD` the session
+ * inherited (the kernel's own) named another, so a cwd entered through a symlink became its
+ * target's path in the next exec (`pwd` showed it, `cd ..` left for the target's parent), unlike
+ * the next line of one bash. A non-UTF-8 cwd, entered later by the restore, keeps the state as it
+ * is.
  */
 function logicalPwd(state: ShellState): ShellState {
   if (state.cwdBytes !== undefined || state.env.get("PWD") === state.cwd) return state;
