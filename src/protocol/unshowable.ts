@@ -12,8 +12,10 @@ export const UNSHOWABLE =
 
 /** JSON text with every {@link UNSHOWABLE} character left in it written as a `\uXXXX` escape. */
 export function terminalJson(json: string): string {
-  return json.replace(
-    UNSHOWABLE,
-    (c) => c.split("").map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
-  );
+  return json.replace(UNSHOWABLE, (c) => c.split("").map(unicodeEscape).join(""));
+}
+
+/** The code unit `u` (one character of a string) written as a JSON `\uXXXX` escape. */
+export function unicodeEscape(u: string): string {
+  return `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }

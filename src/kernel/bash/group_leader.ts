@@ -160,10 +160,18 @@ export function groupDeadWithin(pgid: number, ms: number): Promise<boolean> {
 function liveMember(pgid: number): boolean {
   if (!groupExists(pgid)) return false;
   if (Deno.build.os !== "linux") return true;
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (/^[0-9]+$/.test(entry.name) && processIds(Number(entry.name))?.group === pgid) return true;
-  }
+  for (const [, ids] of liveProcesses()) if (ids.group === pgid) return true;
   return false;
+}
+
+/** Each live process of this host with its ids ({@link processIds}), from Linux's /proc. */
+function* liveProcesses(): Generator<[number, { parent: number; group: number; session: number }]> {
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry.name)) continue;
+    const pid = Number(entry.name);
+    const ids = processIds(pid);
+    if (ids !== null) yield [pid, ids];
+  }
 }
 
 /**
@@ -208,11 +216,7 @@ export function otherGroupsOfSession(sid: number): number[] {
   const children = new Map<number, number[]>();
   const groups = new Map<number, number>();
   const found: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry.name)) continue;
-    const pid = Number(entry.name);
-    const ids = processIds(pid);
-    if (ids === null) continue;
+  for (const [pid, ids] of liveProcesses()) {
     groups.set(pid, ids.group);
     const siblings = children.get(ids.parent);
     if (siblings === undefined) children.set(ids.parent, [pid]);
@@ -244,10 +248,8 @@ export function signalSession(pgid: number, signal: Deno.Signal): boolean {
 export function signalGroupButLeader(pgid: number, signal: Deno.Signal): void {
   if (!(pgid > 0)) return;
   if (Deno.build.os !== "linux") return signalGroupOnly(pgid, signal);
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry.name)) continue;
-    const pid = Number(entry.name);
-    if (pid === pgid || processIds(pid)?.group !== pgid) continue;
+  for (const [pid, ids] of liveProcesses()) {
+    if (pid === pgid || ids.group !== pgid) continue;
     try {
       Deno.kill(pid, signal);
     } catch {

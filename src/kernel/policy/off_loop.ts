@@ -60,8 +60,8 @@ interface AnalysisWorker {
 
 /**
  * How long the worker may sit without a job before it ends: its isolate holds the bash parser
- * and its heap, 30-50 MiB of the kernel's RSS (scripts/bench/memory.ts), for the rare source past
- * INLINE_PARSE_LIMIT; the next such source starts a new one (~330 ms more than a warm worker's job,
+ * and its heap, 30-50 MiB of the kernel's RSS (scripts/bench/memory.ts), for the rare source analysed
+ * off the event loop; the next such source starts a new one (~330 ms more than a warm worker's job,
  * mostly loading the parser).
  */
 export const WORKER_IDLE_MS = 10_000;

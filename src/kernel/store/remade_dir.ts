@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { fileIdentity } from "./file_identity.ts";
 
 /**
  * Runs `make`, which creates an entry in `dir`; when `dir` is gone (ENOENT), makes it again
@@ -20,18 +21,12 @@ function isNotFound(e: unknown): boolean {
 }
 
 /**
- * The identity (device and inode) of directory `dir`, made first (0700, G-STATE-4) when it is
- * missing: one that differs from an earlier look is a directory made again since. Deno's own
- * stat: node's `statSync` builds its `Stats` at ~10 µs more a call, and every exec looks (issue 33).
+ * The identity ({@link fileIdentity}) of directory `dir`, made first (0700, G-STATE-4) when it is
+ * missing: one that differs from an earlier look is a directory made again since.
  */
 export function dirIdentity(dir: string): string {
-  let stat: Deno.FileInfo;
-  try {
-    stat = Deno.statSync(dir);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    stat = Deno.statSync(dir);
-  }
-  return `${stat.dev}:${stat.ino}`;
+  const seen = fileIdentity(dir);
+  if (seen !== null) return seen;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return fileIdentity(dir)!;
 }

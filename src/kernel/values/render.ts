@@ -9,6 +9,7 @@ import { hasAnsi, stripAnsi } from "./ansi.ts";
 import { BlobValue } from "./blob_value.ts";
 import { scalarCount, scalarSlice } from "./js_string.ts";
 import { utf8Decoder, utf8Length } from "../../protocol/utf8.ts";
+import { unicodeEscape } from "../../protocol/unshowable.ts";
 import {
   DateTime,
   Duration,
@@ -369,10 +370,6 @@ function durationText(ns: number): string {
  */
 function quoted(s: string): string {
   return JSON.stringify(s).replace(/[\x7f-\x9f]/g, unicodeEscape);
-}
-
-function unicodeEscape(c: string): string {
-  return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
 }
 
 /**
