@@ -76,9 +76,9 @@ export const TOOLS: readonly ToolDefinition[] = [
       "members (a table's rows and cells aside), else as text, stderr) and an out:N ref. " +
       FETCH_MORE + " mode 'plan' only reports effects and stores a plan; background:true " +
       "returns a task (task:N) at once; timeout_ms bounds the wait (the work continues as a " +
-      "task). A task is not an out:N ref: read its live output at " +
-      "shoal://task/N/out?stream=stdout (or stderr; &cursor=next_cursor for more), its result at " +
-      "shoal://task/N/out once it ended; shoal_cancel stops it.",
+      'task). shoal_get {ref:"task:N"} gives a task\'s result once it ended (its state ' +
+      "before); its live output is at shoal://task/N/out?stream=stdout (or stderr; " +
+      "&cursor=next_cursor for more); shoal_cancel stops it.",
     inputSchema: closed({
       src: STRING,
       mode: { type: "string", enum: ["run", "plan"] },
@@ -111,7 +111,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "shoal_get",
     title: "Get value",
-    description: "Fetch a transcript value (out:N) or part of it: path selects members/items " +
+    description: "Fetch a transcript value (out:N), or a task's result (task:N; its state " +
+      "while it runs), or part of it: path selects members/items " +
       "(e.g. out.rows[0].name), slice [a, b] selects a half-open range of the characters of a " +
       "string (not lines), the items of a list or the rows of a table, elide sets the budget " +
       "(max_bytes 8192 by default, at most 65536). A string slice whose JSON encoding exceeds " +

@@ -1,5 +1,5 @@
 import { ErrorCode, invalidParams, RpcError, type RpcErrorObject } from "../protocol/errors.ts";
-import { refToUri } from "../protocol/refs.ts";
+import { refNumber, refToUri } from "../protocol/refs.ts";
 import type { ClientDecision } from "./client_approval.ts";
 import { BridgeError, type KernelClient } from "./kernel_client.ts";
 import { TRANSPORT_CLOSED } from "./request_server.ts";
@@ -228,6 +228,23 @@ async function simple(ctx: ToolContext, method: string, params: Args): Promise<T
   return envelopeOf(ctx, await kernelCall(ctx, method, params));
 }
 
+/**
+ * `shoal_get`: `value.get` of the ref; a task ref (`task:N`, V-REF-3) names its result once the task
+ * ended, as `shoal://task/N/out` does (M-RES-4), so a model with only the tools can read what its
+ * background run printed; before that, or for a task that ended with an error, the task's record.
+ */
+async function shoalGet(ctx: ToolContext, args: Args): Promise<ToolResult> {
+  const selection = pick(args, ["path", "slice", "elide"]);
+  if (refNumber("task", args.ref as string) === null) {
+    return await simple(ctx, "value.get", { ref: args.ref, ...selection });
+  }
+  const record = await kernelCall(ctx, "task.get", { task: args.ref });
+  if (!record.ok || !isObject(record.value) || typeof record.value.result_ref !== "string") {
+    return envelopeOf(ctx, record);
+  }
+  return await simple(ctx, "value.get", { ref: record.value.result_ref, ...selection });
+}
+
 async function shoalExec(ctx: ToolContext, args: Args): Promise<ToolResult> {
   const mode = (args.mode as string | undefined) ?? "run";
   const position = (args.position as string | undefined) ?? "value";
@@ -264,7 +281,7 @@ const HANDLERS: Record<string, ToolHandler> = {
   shoal_plan: (ctx, a) => simple(ctx, "exec", { src: a.src, mode: "plan", position: "value" }),
   shoal_apply: (ctx, a) =>
     runTaskBacked(ctx, "plan.apply", { plan_ref: a.plan_ref }, undefined, undefined),
-  shoal_get: (ctx, a) => simple(ctx, "value.get", pick(a, ["ref", "path", "slice", "elide"])),
+  shoal_get: shoalGet,
   shoal_journal: (ctx, a) => simple(ctx, "journal.query", a),
   shoal_cancel: (ctx, a) => simple(ctx, "task.cancel", { task: a.task }),
   shoal_cap_request: (ctx, a) =>

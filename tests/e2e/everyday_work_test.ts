@@ -317,22 +317,50 @@ undecided(
     }),
 );
 
-undecided(
-  "[needs SPEC decision M-TOOL-1/K-VAL-1: how does a model that has only the tools read a task's result?] shoal_exec {background:true} (or a timeout_ms that ran out) answers task:N, but shoal_get {ref:\"task:N\"} is 'unknown ref' and no tool awaits a task or names its result's out:M (which is not out:N once other execs ran meanwhile); only a client that lets the model read resources reaches shoal://task/N/out",
+hostTest(
+  "M-TOOL-3, V-REF-3: a model with only the tools reads its background run's result: shoal_get {ref:\"task:N\"} gives the task's state while it runs, then its result (path and slice as for out:N), which is not out:N once other execs ran meanwhile",
+  null,
   () =>
     atDesk(async ({ start }) => {
       const agent = await start();
+      const get = async (args: Rec) => {
+        const r = await agent.callTool({ name: "shoal_get", arguments: args }) as {
+          isError: boolean;
+          structuredContent: Rec;
+        };
+        return { isError: r.isError, got: r.structuredContent };
+      };
+      const src = "until [ -e go ]; do sleep 0.05; done; echo finished; echo warned >&2; exit 3";
       const bg = await agent.callTool({
         name: "shoal_exec",
-        arguments: { src: "sleep 0.5; echo finished", background: true },
+        arguments: { src, background: true },
       }) as { structuredContent: Rec };
       const task = String(bg.structuredContent.task);
-      assert.ok((await run(agent, "sleep 1.5")).ok);
-      const got = await agent.callTool({ name: "shoal_get", arguments: { ref: task } }) as {
-        isError: boolean;
-        content: { text?: string }[];
-      };
-      assert.equal(got.isError, false, got.content[0]?.text);
-      assert.match(got.content[0]?.text ?? "", /finished/);
+      assert.match(task, /^task:\d+$/);
+      const running = await get({ ref: task });
+      assert.equal(running.isError, false);
+      assert.equal(running.got.task, task);
+      assert.equal(running.got.state, "running");
+      assert.equal(running.got.result_ref, null);
+      assert.ok((await run(agent, "echo other")).ok);
+      assert.ok((await run(agent, "touch go")).ok);
+      let ended = running;
+      for (let i = 0; i < 200 && ended.got.state !== undefined; i++) {
+        assert.ok((await run(agent, "sleep 0.05")).ok);
+        ended = await get({ ref: task, path: "err" });
+      }
+      assert.equal(ended.isError, false, JSON.stringify(ended.got));
+      assert.match(String(ended.got.ref), /^out:\d+$/);
+      assert.notEqual(ended.got.ref, "out:1");
+      assert.deepEqual(ended.got.value, { $: "str", v: "warned\n" });
+      const whole = await get({ ref: task });
+      const outcome = whole.got.value as Rec;
+      assert.equal(outcome.$, "outcome");
+      assert.equal(outcome.status, 3);
+      assert.deepEqual(outcome.out, { $: "str", v: "finished\n" });
+      const part = await get({ ref: task, path: "out", slice: [0, 3] });
+      assert.deepEqual(part.got.value, { $: "str", v: "fin" });
+      const unknown = await get({ ref: "task:9999" });
+      assert.equal(unknown.isError, true);
     }),
 );

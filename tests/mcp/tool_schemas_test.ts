@@ -60,9 +60,10 @@ Deno.test("M-TOOL-3, V-SLICE-1, V-ELIDE-5: a model paging a long output with sho
   assert.match(get, /narrower slice/);
 });
 
-Deno.test("M-TOOL-3, M-PROG-1: a model handed a task (background:true, or a timeout_ms that ran out) learns from shoal_exec where its live output and its result are: shoal_get takes only out:N, and the task's id is not one", () => {
+Deno.test("M-TOOL-3, M-PROG-1: a model handed a task (background:true, or a timeout_ms that ran out) learns from shoal_exec where its live output is and that shoal_get of the task's id gives its result", () => {
   const exec = describe("shoal_exec");
   assert.match(exec, /shoal:\/\/task\/N\/out\?stream=stdout/);
-  assert.match(exec, /result at shoal:\/\/task\/N\/out/);
+  assert.match(exec, /shoal_get \{ref:"task:N"\} gives a task's result once it ended/);
   assert.match(exec, /shoal_cancel/);
+  assert.match(describe("shoal_get"), /a task's result \(task:N; its state while it runs\)/);
 });
