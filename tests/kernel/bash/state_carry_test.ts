@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
+import { rpcError } from "../../_support/rejection.ts";
 import { exec } from "../../_support/exec.ts";
 import { launchKernel, startKernel, withKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -100,27 +101,60 @@ withKernel(
   },
 );
 
-Deno.test({
-  name:
-    "K-BASH-1/K-BASH-5 (SPEC decision pending: where does an exec start when the session cwd was removed?) a session whose cwd is removed still runs execs, and cd leaves it",
-  ignore: true,
-  fn: async () => {
-    const k = await startKernel();
-    const dir = await Deno.makeTempDir({ prefix: "shoal-gone-cwd-" });
+withKernel(
+  "K-BASH-1/5 a session whose cwd a later exec removed is not stuck: the next exec, or pty.open, is refused naming the directory (nothing runs), the session moves to its nearest existing parent, and execs run again there (each failed with 'cannot start bash … not found', cd / included)",
+  async (conn, k) => {
+    const dir = `${k.box.dir}/gone`;
+    await run(conn, `mkdir -p '${dir}/a/b' && cd '${dir}/a/b'`);
+    await run(conn, `rm -r '${dir}/a'`);
+    const refused = await rpcError(exec(conn, "touch made-here; cd /"));
+    assert.equal(refused.code, -32603);
+    assert.deepEqual(refused.data, { reason: "cwd_removed", cwd: `${dir}/a/b`, moved_to: dir });
+    assert.match(refused.message, /no longer exists; the session is now in .*\/gone; nothing ran/);
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+    assert.equal((await run(conn, "pwd; touch made-here")).out, `${dir}\n`);
+    assert.equal(Deno.statSync(`${dir}/made-here`).isFile, true);
+    await run(conn, `mkdir '${dir}/c' && cd '${dir}/c' && rmdir '${dir}/c'`);
+    // that run's own final cwd was gone when merged: the session stayed where it was (K-BASH-5)
+    assert.equal((await run(conn, "pwd")).out, `${dir}\n`);
+    await run(conn, `mkdir '${dir}/d' && cd '${dir}/d'`);
+    await run(conn, `rmdir '${dir}/d'`);
+    const pty = await rpcError(conn.request("pty.open", { cmd: "cat" }));
+    assert.deepEqual(pty.data, { reason: "cwd_removed", cwd: `${dir}/d`, moved_to: dir });
+    assert.equal((await run(conn, "cd / && pwd")).out, "/\n");
+  },
+);
+
+hostTest(
+  "K-BASH-1/5, P-SBX-3 a sandboxed agent whose cwd was removed moves to the nearest parent its sandbox shows, not past its project (was -32010 'outside this principal's sandbox' on every exec)",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(`${proj}/x`, { recursive: true });
+    const { secret } = await createToken(box, "agent:c", "c");
+    const k = await startKernel(
+      ["--policy", await writePolicy(box, { "agent:c": PROJECT_AGENT })],
+      box,
+    );
     try {
-      const conn = await k.attach();
-      await run(conn, `mkdir '${dir}/sub' && cd '${dir}/sub'`);
-      // bash removes the directory it stands in: the session cwd now names nothing, and each
-      // later exec failed with -32603 "cannot start bash … not found", `cd /` included
-      await run(conn, `rmdir '${dir}/sub'`);
-      await run(conn, "cd /");
-      assert.equal((await run(conn, "pwd")).out, "/\n");
+      const agent = await k.connect();
+      await agent.request("session.attach", { session: "work", token: secret, cwd: `${proj}/x` });
+      await run(agent, "mkdir -p y/z && cd y/z");
+      // the project itself goes (a human's rm -rf and re-clone, say): its parent is not shown
+      await Deno.remove(`${proj}/x`, { recursive: true });
+      const refused = await rpcError(exec(agent, "pwd"));
+      assert.deepEqual(refused.data, {
+        reason: "cwd_removed",
+        cwd: `${proj}/x/y/z`,
+        moved_to: proj,
+      });
+      assert.equal((await run(agent, "pwd")).out, `${proj}\n`);
     } finally {
       await k.cleanup();
-      await Deno.remove(dir, { recursive: true });
     }
   },
-});
+);
 
 Deno.test({
   name:

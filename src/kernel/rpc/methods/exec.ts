@@ -18,6 +18,7 @@ import type { Plan } from "../../plans/store.ts";
 import { applyPlan, checkApplicable } from "../../plans/apply.ts";
 import { runOptions, runParams } from "../../exec/run_params.ts";
 import { reportEffects } from "../../policy/effect_report.ts";
+import { refuseRemovedCwd } from "../../session/removed_cwd.ts";
 
 const execParams = runParams.extend({
   src: z.string(),
@@ -94,7 +95,10 @@ async function execute(
     const plan = await approvedPlan(kernel, attachment, p.plan_ref ?? null, p.src);
     return applyPlan(kernel, attachment, plan, opts);
   }
-  if (p.mode !== "plan") refuseUnknownPrincipal(attachment.grants);
+  if (p.mode !== "plan") {
+    refuseUnknownPrincipal(attachment.grants);
+    refuseRemovedCwd(attachment);
+  }
   const analysis = await analyze(attachment, p.src, false);
   const judgedBy = attachment.grants;
   if (kernel.refreshGrants(attachment) !== judgedBy) {

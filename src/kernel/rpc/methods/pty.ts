@@ -15,6 +15,7 @@ import { callerEffects } from "../../plans/shown_paths.ts";
 import type { PtyScope } from "../../pty/registry.ts";
 import type { Attachment } from "../../session/attachment.ts";
 import { sandboxTmpdir } from "../../sandbox/sandbox_tmpdir.ts";
+import { refuseRemovedCwd } from "../../session/removed_cwd.ts";
 
 /**
  * The PTYs an attachment reaches: all of its session's for the session's local human, only its
@@ -54,6 +55,7 @@ export const PTY_METHODS: MethodSpec[] = [
       });
     }
     kernel.checkTmp();
+    refuseRemovedCwd(attachment);
     const state = attachment.session.shell.view(attachment.principal);
     const sandbox = attachment.grants.sandboxFor(state.cwd);
     const env = new Map(state.env);

@@ -13,6 +13,7 @@ import { pathObject } from "../../values/path_object.ts";
 import { cwdBytesOf } from "../../bash/shell_state.ts";
 import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { guardedName } from "../../session/guarded_names.ts";
+import { moveSession } from "../../session/removed_cwd.ts";
 
 const attachParams = z.object({
   session: z.string().regex(SESSION_NAME, "invalid session name").nullish(),
@@ -54,16 +55,7 @@ function enterDir(
       cwd: dir,
     });
   }
-  const none = () => ({ set: new Map<string, string>(), unset: [] });
-  const env = none();
-  if (session.shell.view(principal).env.has("PWD")) env.set.set("PWD", dir);
-  session.shell.merge(principal, {
-    cwd: { cwd: dir },
-    env,
-    vars: none(),
-    funcs: none(),
-    aliases: none(),
-  });
+  moveSession({ session, principal }, dir);
 }
 
 /** `sha256:` of the exported environment as sorted `NAME=VALUE\0` pairs (K-ATTACH-4). */
