@@ -232,16 +232,22 @@ undecided(
     }),
 );
 
-undecided(
-  "[needs SPEC decision P-SBX-3/M-ONB-2: where may a sandboxed agent's tools keep caches and logs?] HOME is shown read-only and empty, so ~/.cache, ~/.npm/_logs and pip's cache cannot be written (PermissionError, npm 'Log files were not written')",
+hostTest(
+  "P-SBX-3, M-ONB-3: a sandboxed agent's tools keep caches and logs in a HOME of its own (an empty tmpfs, as its /tmp): ~/.cache, ~/.npm/_logs and pip's cache were read-only (PermissionError, npm 'Log files were not written'); the human's HOME stays unseen and untouched",
+  NEEDS_TIER_B,
   () =>
-    atDesk(async ({ start }) => {
+    atDesk(async ({ home, start }) => {
       const agent = await start();
+      const names = () => [...Deno.readDirSync(home)].map((e) => e.name).sort();
+      const before = names();
       const failed = await failing(agent, [
         `python3 -c "import os; os.makedirs(os.path.expanduser('~/.cache/tool'), exist_ok=True)"`,
         `node -e "require('fs').mkdirSync(require('os').homedir() + '/.npm/_logs', {recursive: true})"`,
+        // the human's files in HOME are not shown: only the project and the git identity
+        `python3 -c "import os; print(sorted(os.listdir(os.path.expanduser('~'))))" | grep -Fqx "['.cache', '.gitconfig', '.npm']"`,
       ]);
       assert.deepEqual(failed, []);
+      assert.deepEqual(names(), before);
     }),
 );
 

@@ -69,7 +69,7 @@ export interface Sandboxing {
    * (`port_floor.ts`); null when the namespace keeps 1024.
    */
   portFloor: number | null;
-  /** The sizes of its `/tmp` and `/dev/shm`, or null where bwrap cannot size a tmpfs (before 0.8). */
+  /** The sizes of its own tmpfs mounts, or null where bwrap cannot size a tmpfs (before 0.8). */
   tmpfs: TmpfsBounds | null;
   /**
    * The same sandboxing computed again from its grants (a new scan of the protected names), for a
@@ -96,12 +96,13 @@ export interface Confinement extends Sandboxing {
 }
 
 /**
- * Directories bwrap creates in the private /tmp on the way to a bound root or file; made
+ * Directories bwrap creates in the private /tmp on the way to a bound root, file or tool cache; made
  * read-only, so a write beside it fails as it does outside /tmp (where bwrap's root is read-only).
  */
 function tmpParents(view: SandboxView): string[] {
   const dirs = new Set<string>();
-  for (const { path } of [...view.mounts, ...(view.files ?? [])]) {
+  const caches = (view.caches ?? []).map((path) => ({ path }));
+  for (const { path } of [...view.mounts, ...(view.files ?? []), ...caches]) {
     if (path === PRIVATE_TMP || !isUnder(path, PRIVATE_TMP)) continue;
     for (let dir = path.slice(0, path.lastIndexOf("/")); dir !== PRIVATE_TMP;) {
       if (
@@ -134,6 +135,10 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
     // runs its sandboxes so), and kernel.core_pattern names a program the host runs as root
     { path: "/proc/sys", args: ["--ro-bind", "/proc/sys", "/proc/sys"] },
     { path: "/tmp", args: [...sized(confinement.tmpfs?.tmp), "--tmpfs", "/tmp"] },
+    ...(view.caches ?? []).map((path) => ({
+      path,
+      args: [...sized(confinement.tmpfs?.cache), "--tmpfs", path],
+    })),
     ...view.mounts.map((m) => ({
       path: m.path,
       args: [m.writable ? "--bind" : "--ro-bind", m.path, m.path],

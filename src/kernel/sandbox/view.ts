@@ -44,7 +44,16 @@ export interface SandboxView {
   protection: Protection;
   /** Host files shown read-only at a path of their own (`git_identity.ts`). */
   files?: readonly { path: string; source: string }[];
+  /**
+   * Where tools keep caches and logs under a HOME no mount shows (`~/.cache`, `~/.npm`): each an
+   * empty, writable tmpfs of the run's own, as its /tmp. The rest of HOME stays read-only, so a
+   * write there fails as it did, and does not vanish later unseen.
+   */
+  caches?: readonly string[];
 }
+
+/** The directories below HOME where tools keep what they can make again (`TOOL_CACHES`). */
+const TOOL_CACHES = [".cache", ".npm"];
 
 /** Directories every sandboxed run sees read-only, when they exist. */
 export const SYSTEM_ROOTS = [
@@ -183,7 +192,15 @@ export function sandboxView(
     grants.approvedWrites ?? [],
   );
   const pins = [...new Set([...guarded.pins, ...maskPins(mounts, masks)])];
+  const realHome = existingRealPath(home ?? "");
+  const caches = realHome === null || realHome === "/" || shown(realHome) ||
+      OWN_MOUNTS.some((own) => isUnder(realHome, own))
+    ? []
+    : TOOL_CACHES.map((name) => `${realHome}/${name}`).filter((path) =>
+      !mounts.some((m) => isUnder(m.path, path))
+    );
   return {
+    ...(caches.length > 0 ? { caches } : {}),
     mounts,
     links: links.filter(([path]) => !shown(path)),
     masks,

@@ -87,8 +87,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "SPEC decision needed (P-NET-1 / P-SBX-3): an agent granted its npm registry cannot use npm in its project under the project profile: HOME is not writable there (absent, or the read-only skeleton of a granted root below it), so npm fails making its cache (~/.npm: 'sudo chown -R …') before asking the registry; this test expects `npm view` of a granted registry to answer, as curl's fetch of it does",
-  ignore: true || NEEDS_TIER_B !== null,
+    "P-NET-1/P-SBX-3: an agent granted its npm registry uses npm in its project under the project profile: npm makes its cache in the sandbox's own ~/.npm (HOME was read-only, and npm failed making its cache, 'sudo chown -R …', before asking the registry), so `npm view` of a granted registry answers, as curl's fetch of it does",
+  ignore: NEEDS_TIER_B !== null,
   fn: async () => {
     const registry = Deno.serve(
       { hostname: "127.0.0.2", port: 0, onListen: () => {} },

@@ -140,6 +140,32 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-3: under a HOME no grant shows, ~/.cache and ~/.npm take a run's writes in tmpfs of its own (they were read-only: pip, npm and go failed making their caches), the host's stay untouched, and the rest of HOME stays read-only",
+  NEEDS_TIER_B,
+  async () => {
+    await withLayout(async (l) => {
+      await Deno.mkdir(`${l.home}/.cache/tool`, { recursive: true });
+      await Deno.writeTextFile(`${l.home}/.cache/tool/host-cache`, "host\n");
+      const r = await confined(
+        l,
+        AGENT,
+        "mkdir -p ~/.cache/pip ~/.npm/_logs && echo x > ~/.cache/pip/c && echo y > ~/.npm/_logs/l " +
+          "&& ls -A ~/.cache && cat ~/.cache/pip/c ~/.npm/_logs/l; echo x > ~/.profile-new",
+      );
+      assert.equal(r.out, "pip\nx\ny\n", r.err);
+      assert.match(r.err, /Read-only file system/);
+      assert.deepEqual([...Deno.readDirSync(`${l.home}/.cache`)].map((e) => e.name), ["tool"]);
+      assert.equal(await Deno.stat(`${l.home}/.npm`).catch(() => null), null);
+      assert.equal(await Deno.stat(`${l.home}/.profile-new`).catch(() => null), null);
+      // a grant that shows HOME shows the host's cache instead
+      const wide = { read: [`${l.home}/**`], write: [] };
+      const shown = await confined(l, wide, "cat ~/.cache/tool/host-cache");
+      assert.equal(shown.out, "host\n", shown.err);
+    });
+  },
+);
+
+hostTest(
   "the state directory is masked even under a grant of the whole file system",
   NEEDS_TIER_B,
   async () => {

@@ -15,8 +15,12 @@ import { withTempDir } from "../../_support/temp_dir.ts";
 
 const MIB = 1024 * 1024;
 
-Deno.test("tmpfsBounds gives /tmp a quarter of the RAM and /dev/shm an eighth", () => {
-  assert.deepEqual(tmpfsBounds(16 * 1024 * MIB), { tmp: 4 * 1024 * MIB, shm: 2 * 1024 * MIB });
+Deno.test("tmpfsBounds gives /tmp a quarter of the RAM, /dev/shm an eighth and each tool cache a sixteenth", () => {
+  assert.deepEqual(tmpfsBounds(16 * 1024 * MIB), {
+    tmp: 4 * 1024 * MIB,
+    shm: 2 * 1024 * MIB,
+    cache: 1024 * MIB,
+  });
 });
 
 /** Why a test of sized tmpfs cannot run here, or null. */
@@ -57,7 +61,7 @@ hostTest(
           net: null,
           portFloor: null,
           proxy: null,
-          tmpfs: { tmp: 8 * MIB, shm: 4 * MIB },
+          tmpfs: { tmp: 8 * MIB, shm: 4 * MIB, cache: 4 * MIB },
         },
         ["/bin/bash", "--norc", "-c", script],
       );
@@ -80,7 +84,7 @@ hostTest(
 );
 
 hostTest(
-  "a sandboxed agent's /tmp and /dev/shm are sized from the host's RAM",
+  "a sandboxed agent's /tmp, /dev/shm and tool caches (~/.cache, ~/.npm) are sized from the host's RAM",
   NEEDS_SIZED_TMPFS,
   async () => {
     const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
@@ -90,14 +94,20 @@ hostTest(
       await exec(await k.attach("work"), `cd ${proj}`);
       const agent = await k.attach("work", token);
       const sizeOf = "import os\n" +
-        "for path in ['/tmp', '/dev/shm']:\n" +
+        "for path in ['/tmp', '/dev/shm', os.path.expanduser('~/.cache'), os.path.expanduser('~/.npm')]:\n" +
         "  s = os.statvfs(path)\n" +
         "  print(s.f_blocks * s.f_frsize)\n";
       await Deno.writeTextFile(`${proj}/size_of.py`, sizeOf);
       const r = (await exec(agent, "python3 size_of.py", { position: "value" })).value as Rec;
       const sizes = ((r.out as Rec).v as string).trim().split("\n").map(Number);
       const bounds = tmpfsBounds();
-      for (const [shown, bound] of [[sizes[0], bounds.tmp], [sizes[1], bounds.shm]]) {
+      const pairs = [
+        [sizes[0], bounds.tmp],
+        [sizes[1], bounds.shm],
+        [sizes[2], bounds.cache],
+        [sizes[3], bounds.cache],
+      ];
+      for (const [shown, bound] of pairs) {
         assert.ok(Math.abs(shown - bound) < 4096 * 2, `${shown} against ${bound}`);
       }
     } finally {
