@@ -38,7 +38,13 @@ export async function benchAgent(prefix: string, bash: string): Promise<BenchAge
   const proj = `${home}/proj`;
   await Deno.mkdir(proj, { recursive: true });
   await Deno.mkdir(`${dir}/state`);
-  const setting: SandboxSetting = { host, home, masked: [`${dir}/state`], gitIdentity: () => null };
+  const setting: SandboxSetting = {
+    host,
+    home,
+    masked: [`${dir}/state`],
+    gitIdentity: () => null,
+    gitExcludes: () => null,
+  };
   const policy = {
     ...policyFor(defaultPolicy(), "uid:0", "uid:0")!,
     fs_read: ["~/proj/**"],

@@ -31,7 +31,13 @@ const kernel = await Kernel.start({
   localHuman: `uid:${Deno.uid() ?? 0}`,
   home: Deno.env.get("HOME"),
   policy: defaultPolicy(),
-  sandbox: { host: NO_SANDBOX, home: Deno.env.get("HOME"), masked: [dir], gitIdentity: () => null },
+  sandbox: {
+    host: NO_SANDBOX,
+    home: Deno.env.get("HOME"),
+    masked: [dir],
+    gitIdentity: () => null,
+    gitExcludes: () => null,
+  },
   initialState: () => ({
     cwd: dir,
     env: new Map(Object.entries(Deno.env.toObject())),

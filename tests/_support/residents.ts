@@ -35,6 +35,7 @@ export async function withResidents(
       home: `${root}/home`,
       masked: [],
       gitIdentity: () => null,
+      gitExcludes: () => null,
     };
     const policy = projectSandboxPolicy(proj);
     const residents = new Residents(

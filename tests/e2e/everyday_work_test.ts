@@ -305,8 +305,9 @@ undecided(
     }),
 );
 
-undecided(
-  "[needs SPEC decision P-SBX-6 vs M-ONB-3: may a placeholder of an absent protected name break git's cleaning of untracked files?] in a repository at the project root holding no protected file at all, git stash -u and git clean -fd exit 1 on every placeholder ('failed to remove .bashrc/: Device or resource busy', 18 lines), and git stash -u && git stash pop leaves the work stashed and in the tree at once",
+hostTest(
+  "P-SBX-6, M-ONB-3: git stash -u and git clean -fd leave the placeholders of absent protected names alone, which the sandbox shows git as ignored (in a repository holding no protected file, both exited 1 on every placeholder, 'failed to remove .bashrc/: Device or resource busy', 18 lines, and git stash -u && git stash pop left the work stashed and in the tree at once)",
+  NEEDS_TIER_B,
   () =>
     atDesk(async ({ project, start }) => {
       await hostGit(project, "init", "-q", "-b", "main");

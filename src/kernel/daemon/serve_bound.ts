@@ -11,6 +11,7 @@ import { startIdleWork } from "../../protocol/idle_work.ts";
 import { mallocTrim } from "./idle_trim.ts";
 import { resolvedPath } from "./resolved_path.ts";
 import { gitIdentityFile, listGitIdentity } from "../sandbox/git_identity.ts";
+import { gitExcludesFile } from "../sandbox/git_excludes.ts";
 import { type PreparedSocket, StartupError } from "./socket_prep.ts";
 import { keepSocket } from "./socket_keeper.ts";
 
@@ -97,6 +98,7 @@ export async function serveBound(
       home: env.HOME || undefined,
       masked: [state, dirname(socket.path), ...(watchedPolicy === null ? [] : [watchedPolicy])],
       gitIdentity: gitIdentityFile(state, gitListing),
+      gitExcludes: gitExcludesFile(state),
     },
     initialState: () => ({
       cwd,

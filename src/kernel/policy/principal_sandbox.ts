@@ -14,6 +14,7 @@ import {
 import { sandboxNet } from "../net/destinations.ts";
 import { namespaceFloor } from "../sandbox/port_floor.ts";
 import { withGitIdentity } from "../sandbox/git_identity.ts";
+import { withGitExcludes } from "../sandbox/git_excludes.ts";
 import { tmpfsBounds } from "../sandbox/tmpfs_bounds.ts";
 
 /** This host's bounds on a sandbox's tmpfs (`tmpfs_bounds.ts`). */
@@ -28,6 +29,8 @@ export interface SandboxSetting {
   masked: readonly string[];
   /** The host file of the human's git identity for sandboxes, made when first asked, or null. */
   gitIdentity: () => string | null;
+  /** The host file holding a git excludes text, made when first asked for it, or null. */
+  gitExcludes: (text: string) => string | null;
 }
 
 /** What the sandbox enforces of a principal's policy (P-SBX-3): its file grants. */
@@ -124,10 +127,14 @@ export function runSandbox(
     return null;
   }
   const grants = withApproved(policyGrants(policy!), approved);
-  const view = withGitIdentity(
-    sandboxView(grants, setting.home, setting.masked),
+  const view = withGitExcludes(
+    withGitIdentity(
+      sandboxView(grants, setting.home, setting.masked),
+      setting.home,
+      setting.gitIdentity(),
+    ),
     setting.home,
-    setting.gitIdentity(),
+    setting.gitExcludes,
   );
   if (!visibleIn(view, cwd)) {
     throw new RpcError(

@@ -139,7 +139,13 @@ Deno.test("K-EVT-4 closing a connection removes all its subscriptions (in-proces
     localHuman: `uid:${Deno.uid()}`,
     home: undefined,
     policy: loadStartupPolicy(null, {}),
-    sandbox: { host: NO_SANDBOX, home: undefined, masked: [], gitIdentity: () => null },
+    sandbox: {
+      host: NO_SANDBOX,
+      home: undefined,
+      masked: [],
+      gitIdentity: () => null,
+      gitExcludes: () => null,
+    },
     initialState: () => ({
       cwd: dir,
       env: new Map(),

@@ -20,6 +20,7 @@ hostTest(
         home,
         masked: [],
         gitIdentity: () => null,
+        gitExcludes: () => null,
       };
       const policy = projectSandboxPolicy(proj);
       // The analysis saw real directories and approval named them: physical paths in the project.
