@@ -233,7 +233,7 @@ undecided(
 );
 
 hostTest(
-  "P-SBX-3, M-ONB-3: a sandboxed agent's tools keep caches and logs in a HOME of its own (an empty tmpfs, as its /tmp): ~/.cache, ~/.npm/_logs and pip's cache were read-only (PermissionError, npm 'Log files were not written'); the human's HOME stays unseen and untouched",
+  "P-SBX-3, M-ONB-3: a sandboxed agent's tools keep caches and logs in a ~/.cache and ~/.npm of its own (empty tmpfs, as its /tmp): they were read-only (PermissionError, npm 'Log files were not written'); the human's HOME stays unseen and untouched",
   NEEDS_TIER_B,
   () =>
     atDesk(async ({ home, start }) => {
@@ -244,7 +244,9 @@ hostTest(
         `python3 -c "import os; os.makedirs(os.path.expanduser('~/.cache/tool'), exist_ok=True)"`,
         `node -e "require('fs').mkdirSync(require('os').homedir() + '/.npm/_logs', {recursive: true})"`,
         // the human's files in HOME are not shown: only the project and the git identity
-        `python3 -c "import os; print(sorted(os.listdir(os.path.expanduser('~'))))" | grep -Fqx "['.cache', '.gitconfig', '.npm']"`,
+        `python3 -c "import os; print(sorted(os.listdir(os.path.expanduser('~'))))" | grep -Fqx "['.cache', '.config', '.gitconfig', '.npm']"`,
+        // ~/.config holds only git/, where the sandbox shows git the excludes of its placeholders
+        `python3 -c "import os; print([w[0] for w in os.walk(os.path.expanduser('~/.config'))])" | grep -Fqx "['$HOME/.config', '$HOME/.config/git']"`,
       ]);
       assert.deepEqual(failed, []);
       assert.deepEqual(names(), before);
