@@ -106,3 +106,13 @@ Deno.test("outcome fields, raw streams and the duration tag (V-PATH-2)", async (
     assert.throws(() => selectPath(o, "status.x", "out:1"), badPathError("status.x"));
   });
 });
+
+Deno.test("V-PATH-2: an outcome without refused destinations looks net_refused up in out, as any name outside V-PATH-2's list (it answered [] whatever stdout's JSON held)", async () => {
+  await withCas(async (cas) => {
+    const o = await outcomeOf(cas, '{"net_refused":["mine"],"hosts":1}\n');
+    assert.deepEqual(selectPath(o, "net_refused", "out:1"), ["mine"]);
+    assert.deepEqual(selectPath(o, "net_refused[0]", "out:1"), "mine");
+    const plain = await outcomeOf(cas, '{"hosts":1}\n');
+    assert.throws(() => selectPath(plain, "net_refused", "out:1"), badPathError("net_refused"));
+  });
+});
