@@ -1,0 +1,42 @@
+// What an MCP client reads back through shoal:// resources, checked against what bash printed:
+// the text content a client hands the model, not only the structuredContent beside it.
+import assert from "node:assert/strict";
+import { byteLength } from "../_support/bytes.ts";
+import type { Rec } from "../_support/rec.ts";
+import { sandbox } from "../_support/sandbox.ts";
+import { connectMcp } from "./_mcp.ts";
+
+/** The 64 KiB bound on any text handed to a client (V-RENDER-3, M-RES-5). */
+const TEXT_LIMIT = 65536;
+
+Deno.test({
+  name:
+    "M-RES-5 the text of shoal://val/<hash> for a journal output of 64 KiB or more holds some of its bytes [ignored: defect found by the probe round; needs a SPEC decision: M-RES-4 reads val/{hash} with blob.get {hash}, whose default chunk is 65536 bytes (K-BLOB-1), and M-RES-5 makes the text the pretty JSON of the whole result bounded to 65536 bytes, so the chunk's one JSON line never fits: after seq 1 100000 both the stdout (588,895 bytes) and the render (65,536) read as 277 bytes of header lines ('{', hash, len, offset, next, 'value': {, '$': 'str') and '…(3 more lines, fetch via shoal://val/sha256:…)', the very URI just read; only the non-standard structuredContent (78 KB) carries data. Serving val chunks as raw reads are (text/plain for str, blob for bytes), or a chunk length whose JSON fits, is the SPEC's choice]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    try {
+      const mcp = await connectMcp(box);
+      try {
+        await mcp.ok("shoal_exec", { src: "seq 1 100000" });
+        const journal = await mcp.ok("shoal_journal", { head: "seq", limit: 1 });
+        const outputs = (journal.items as Rec[])[0].outputs as Rec[];
+        for (const kind of ["stdout", "render"]) {
+          const output = outputs.find((o) => o.kind === kind)!;
+          const read = await mcp.read(`shoal://val/${output.hash}`);
+          const text = read.contents[0].text as string;
+          assert.ok(byteLength(text) <= TEXT_LIMIT, `${kind}: ${byteLength(text)} bytes`);
+          // Whatever the framing, the first lines bash printed are in the text.
+          assert.ok(
+            text.includes("1\n2\n3\n") || text.includes("1\\n2\\n3\\n"),
+            `${kind}: ${text}`,
+          );
+        }
+      } finally {
+        await mcp.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
+  },
+});
