@@ -40,3 +40,36 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "M-RES-5 the text of shoal://task/N/out?stream=stdout&max_bytes=65536 holds the chunk's bytes [ignored: defect found by the probe round; needs the same SPEC decision as shoal://val: K-TASK-7 allows max_bytes up to 65536 and M-RES-5 makes the text the pretty JSON of the task.output result bounded to 65536 bytes, so the data line of a 65536-byte chunk never fits: after seq 1 30000 (168,894 bytes) the read answers 217 bytes of header lines and '…(2 more lines, fetch via <the same URI>)', where max_bytes=40000 gave 48 KB of text with the data]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    try {
+      const mcp = await connectMcp(box);
+      try {
+        const started = await mcp.ok("shoal_exec", { src: "seq 1 30000", background: true });
+        const n = String(started.task).replace("task:", "");
+        let chunk: Rec = {};
+        for (let i = 0; i < 100 && chunk.eof !== true; i++) {
+          const read = await mcp.read(`shoal://task/${n}/out?stream=stdout&max_bytes=65536`);
+          chunk = read.structuredContent as Rec;
+          const text = read.contents[0].text as string;
+          assert.ok(byteLength(text) <= TEXT_LIMIT, `${byteLength(text)} bytes`);
+          if (chunk.next_cursor === 65536) {
+            assert.ok(text.includes("1\\n2\\n3\\n"), text);
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.fail(`no 65536-byte chunk: ${JSON.stringify(chunk).slice(0, 200)}`);
+      } finally {
+        await mcp.close();
+      }
+    } finally {
+      await box.cleanup();
+    }
+  },
+});
