@@ -18,6 +18,7 @@ import { detectSandbox } from "../sandbox/probe.ts";
 import { isExecutableFile } from "../bash/executable_file.ts";
 import { PERL } from "../net/inside.ts";
 import { printCliError } from "./cli_error.ts";
+import { repositoryRoot } from "../sandbox/repository_root.ts";
 
 const USAGE = "usage: shoal-kernel onboard <principal> [--project DIR]";
 
@@ -67,6 +68,8 @@ export async function runOnboardCommand(
     );
     console.error(tokenLine);
     if (host.tier !== "B") console.error(noSandboxWarning(env.PATH ?? ""));
+    const top = repositoryRoot(project);
+    if (top !== null && top !== project) console.error(enclosingRepositoryWarning(project, top));
     const places = printedPlaces(env, policy, state);
     const result: OnboardResult = {
       principal,
@@ -118,6 +121,17 @@ function provisionLocked(state: string, policy: string, principal: string, proje
   } finally {
     lock.close();
   }
+}
+
+/**
+ * The warning for a project inside a repository whose top is above it (a monorepo's package):
+ * the project profile grants the project only (M-ONB-2), so the agent's git, which reads the
+ * top's `.git`, fails there (M-ONB-3: what needs more gets a clear answer).
+ */
+function enclosingRepositoryWarning(project: string, top: string): string {
+  return `warning: ${project} is inside the git repository ${top}, whose .git this grant does ` +
+    "not cover: the agent's git status, log and commit will fail there. To let it use git, " +
+    `print the configuration with --project ${top} instead.`;
 }
 
 /**

@@ -7,20 +7,8 @@
  * files; `git clean -x` still meets them.
  */
 import { createHash } from "node:crypto";
+import { repositoryRoot } from "./repository_root.ts";
 import { isUnder, OWN_MOUNTS, type SandboxView } from "./view.ts";
-
-/** The repository root at or above `dir` on the host (a `.git` entry there), or null. */
-function repositoryRoot(dir: string): string | null {
-  for (let at = dir;; at = at.slice(0, at.lastIndexOf("/")) || "/") {
-    try {
-      Deno.lstatSync(`${at === "/" ? "" : at}/.git`);
-      return at;
-    } catch {
-      // none here
-    }
-    if (at === "/") return null;
-  }
-}
 
 /**
  * The excludes file text naming the placeholder directories of `view`, each anchored at the

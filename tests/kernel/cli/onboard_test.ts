@@ -376,6 +376,26 @@ Deno.test("M-ONB-1: --project=~/proj (no shell expands a ~ after '=') is refused
   });
 });
 
+Deno.test("M-ONB-3: a project inside a repository whose top is above it (a monorepo's package) is onboarded with a warning that the agent's git cannot reach that top's .git, naming the --project to use instead; a repository's own top gets none", async () => {
+  await withBox(async (box) => {
+    const top = `${box.dir}/mono`;
+    await Deno.mkdir(`${top}/.git`, { recursive: true });
+    await Deno.mkdir(`${top}/pkg`);
+    const inner = await onboard(box, "agent:cursor", "--project", `${top}/pkg`);
+    assert.equal(inner.code, 0, inner.stderr);
+    assert.ok(
+      inner.stderr.includes(
+        `warning: ${top}/pkg is inside the git repository ${top}, whose .git this grant does not cover`,
+      ),
+      inner.stderr,
+    );
+    assert.ok(inner.stderr.includes(`--project ${top} instead`), inner.stderr);
+    const whole = await onboard(box, "agent:cursor", "--project", top);
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.ok(!whole.stderr.includes("git repository"), whole.stderr);
+  });
+});
+
 Deno.test("M-ONB-1: a --project that does not exist is refused saying so, not with node's 'ENOENT: …, lstat'", async () => {
   await withBox(async (box) => {
     const r = await onboard(box, "agent:cursor", "--project", `${box.dir}/nosuch`);
