@@ -139,7 +139,9 @@ export function runSandbox(
   if (!visibleIn(view, cwd)) {
     throw new RpcError(
       ErrorCode.LEASH_DENIED,
-      `the working directory ${cwd} is outside this principal's sandbox`,
+      `the working directory ${cwd} is outside this principal's sandbox, so nothing ran: the ` +
+        "session's cwd must first move into a directory the sandbox shows (a cd of another " +
+        "principal's, or a facade's --project when it attaches)",
       { reason: "cwd_outside_sandbox", cwd },
     );
   }

@@ -634,7 +634,7 @@ Deno.test("the local human and a sandbox:false principal are not confined", asyn
 });
 
 hostTest(
-  "a cwd outside the sandbox is refused; a hermetic principal runs inside it",
+  "a cwd outside the sandbox is refused, naming what moves it back in reach (M-ONB-3); a hermetic principal runs inside it",
   NEEDS_TIER_B,
   async () => {
     await world({ "agent:c": CODER, "agent:h": { ...CODER, hermetic: true } }, async (w) => {
@@ -642,6 +642,7 @@ hostTest(
       const e = await rpcError(exec(other, "true"));
       assert.equal(e.code, -32010);
       assert.equal((e.data as Rec).reason, "cwd_outside_sandbox");
+      assert.match(e.message, /must first move into a directory the sandbox shows/);
       const pty = await rpcError(other.request("pty.open", { cmd: "true" }));
       assert.equal((pty.data as Rec).reason, "cwd_outside_sandbox");
       assert.deepEqual(await other.request("journal.query", {}), [], "nothing ran");
