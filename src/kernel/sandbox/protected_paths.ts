@@ -9,6 +9,13 @@ import { commonDirProtected, isCommonGitDir, isGitInternalRoot } from "./git_int
 import { readSmallFile } from "../bash/small_file.ts";
 import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
+import {
+  enclosingRepositories,
+  gitFileTarget,
+  LINK_READ_LIMIT,
+  namedDir,
+  physicalParent,
+} from "./git_pointers.ts";
 import { mayCreateIn } from "./may_create.ts";
 import {
   type DirRead,
@@ -59,9 +66,6 @@ function submoduleRepositories(gitDir: string): string[] | null {
   return found;
 }
 
-/** Largest `.git` file or `commondir` read for the directory it names. */
-const LINK_READ_LIMIT = 4096;
-
 /** Most linked worktrees of one repository (`worktrees/ID`) looked at. */
 const WORKTREE_LIMIT = 200;
 
@@ -72,29 +76,6 @@ const WORKTREE_LIMIT = 200;
  * directory or an empty file at `commondir`, and on a directory at `config.worktree`.
  */
 const GIT_PART_TEXT: Readonly<Record<string, string>> = { commondir: ".\n", "config.worktree": "" };
-
-/**
- * The directory a reference git follows names, as git resolves it: `named` (the text of a
- * `commondir`, or of a `.git` file after `gitdir: `, trailing line ends dropped) relative to
- * `base`, its symlinks resolved (its directory's, when it is missing); null when `named` is empty.
- */
-function namedDir(named: string, base: string): string | null {
-  const path = named.replace(/[\r\n]+$/, "");
-  if (path === "") return null;
-  const lexical = normalizePath(path.startsWith("/") ? path : `${base}/${path}`);
-  try {
-    return Deno.realPathSync(lexical);
-  } catch {
-    // missing: its directory resolved, so no placeholder is made through a symlink on the way
-    return physicalParent(lexical) ?? lexical;
-  }
-}
-
-/** The git directory the `.git` file `gitFile` in `dir` names (`gitdir: PATH`), or null. */
-function gitFileTarget(gitFile: string, dir: string): string | null {
-  const text = readSmallFile(gitFile, LINK_READ_LIMIT);
-  return text?.startsWith("gitdir: ") ? namedDir(text.slice("gitdir: ".length), dir) : null;
-}
 
 /**
  * The names in directory `dir`, or null when it cannot be read or holds more than
@@ -169,21 +150,6 @@ function dirname(path: string): string {
 /** Whether `path` is `root` or below it. */
 function isWithin(path: string, root: string): boolean {
   return path === root || path.startsWith(`${root}/`);
-}
-
-/**
- * `path` with its parent directory resolved through symlinks (its last name kept), or null when
- * that directory does not exist.
- */
-function physicalParent(path: string): string | null {
-  const slash = path.lastIndexOf("/");
-  try {
-    return normalizePath(
-      `${Deno.realPathSync(path.slice(0, slash) || "/")}/${path.slice(slash + 1)}`,
-    );
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -520,6 +486,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const top = readScanned(root, last, false);
     // inside a git directory (a linked worktree's, M-ONB-3) no absent name is held
     const internal = isGitInternalRoot(root);
+    // a monorepo's package: the hooks its repository runs and the files its config includes
+    if (!internal) {
+      for (const r of enclosingRepositories(root)) protectRepository(r.top, r.gitDir, false);
+    }
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
       const there = top === null || !top.complete || top.found.includes(name);

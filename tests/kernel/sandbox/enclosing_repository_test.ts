@@ -1,0 +1,81 @@
+/**
+ * A write root inside a git work tree whose `.git` lies above it (SPEC §7.8 P-SBX-6): the project
+ * an agent is onboarded on (M-ONB-1 `--project DIR`) is often one package of a monorepo. What the
+ * enclosing repository's git runs or reads as configuration, when it lies in the write root, stays
+ * read-only, as it does for a repository inside the root.
+ */
+import assert from "node:assert/strict";
+import { exec } from "../../_support/exec.ts";
+import { hostGit } from "../../_support/git.ts";
+import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
+import { startKernelWithAgent } from "../../_support/kernel.ts";
+import { AGENT_RIGHTS } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+
+/** An agent whose project is `~/mono/frontend`, one package of the repository `~/mono`. */
+const PACKAGE_AGENT = {
+  fs: {
+    read: ["~/mono/frontend/**"],
+    write: ["~/mono/frontend/**"],
+    delete: ["~/mono/frontend/**"],
+  },
+  ...AGENT_RIGHTS,
+};
+
+/** The text at `path` on the host, or null when there is nothing there. */
+function read(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+hostTest(
+  "P-SBX-6 a package of a monorepo (husky's 'project not in the git root': core.hooksPath frontend/.husky/_ in the repository above the write root) keeps its hooks read-only: the agent wrote frontend/.husky/pre-commit and the human's git commit at the top ran it",
+  NEEDS_TIER_B,
+  async () => {
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", PACKAGE_AGENT);
+    const marker = `${Deno.makeTempDirSync()}/ran-as-human`;
+    try {
+      const mono = `${k.box.dir}/home/mono`;
+      const front = `${mono}/frontend`;
+      await Deno.mkdir(`${front}/.husky/_`, { recursive: true });
+      await hostGit(mono, "init", "-q");
+      // what `cd .. && husky frontend/.husky` leaves (husky's docs for a package.json below the root)
+      await hostGit(mono, "config", "core.hooksPath", "frontend/.husky/_");
+      await Deno.writeTextFile(
+        `${front}/.husky/_/h`,
+        '#!/bin/sh\nsh "frontend/.husky/$(basename "$0")"\n',
+      );
+      await Deno.chmod(`${front}/.husky/_/h`, 0o755);
+      for (const hook of ["pre-commit", "post-commit"]) {
+        await Deno.symlink("h", `${front}/.husky/_/${hook}`);
+      }
+      await Deno.writeTextFile(`${front}/.husky/pre-commit`, "echo lint\n");
+      await Deno.writeTextFile(`${front}/app.js`, "1\n");
+      await hostGit(mono, "add", ".");
+      await hostGit(mono, "commit", "-q", "-m", "init");
+      const human = await k.attach("work");
+      await exec(human, `cd ${front}`);
+      const agent = await k.attach("work", token);
+      await Deno.writeTextFile(
+        `${front}/attack.sh`,
+        [
+          `(echo 'touch ${marker}' > .husky/pre-commit) 2>/dev/null`,
+          `(echo 'touch ${marker}' > .husky/post-commit) 2>/dev/null`,
+          `(printf '#!/bin/sh\\ntouch ${marker}\\n' > .husky/_/h) 2>/dev/null`,
+          "echo done",
+        ].join("\n"),
+      );
+      const outcome = (await exec(agent, "sh attack.sh", { position: "value" })).value as Rec;
+      assert.match(String((outcome.out as Rec)?.v), /done/);
+      await hostGit(mono, "commit", "-q", "--allow-empty", "-m", "x");
+      assert.equal(read(marker), null, "the agent's hook script ran in the human's git commit");
+      assert.equal(read(`${front}/.husky/pre-commit`), "echo lint\n");
+    } finally {
+      await k.cleanup();
+      Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
+    }
+  },
+);
