@@ -17,6 +17,8 @@ import {
   physicalParent,
 } from "./git_pointers.ts";
 import { mayCreateIn } from "./may_create.ts";
+import { readLinkBytes } from "../bash/fd_calls.ts";
+import { surelyMissing } from "../bash/surely_missing.ts";
 import {
   type DirRead,
   forgetListings,
@@ -543,6 +545,19 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       [...last.keys()].filter((dir) => !reads.has(dir)),
       (dir) => [...lastReads.values()].some((other) => other.has(dir)),
     );
+  }
+  // outside every root, the human's start-up files in HOME and git's own config files may lead
+  // into one (a dotfiles project: ~/.bashrc -> proj/bashrc): read-only where they lead
+  const homeDir = realHome();
+  if (homeDir !== null && roots.some((root) => root !== "/")) {
+    // readlink(2), not lstat: most names are absent, and a failed lstat's exception costs ~20 µs
+    for (const name of names.filter((n) => readLinkBytes(`${homeDir}/${n}`) !== null)) {
+      protectTarget(`${homeDir}/${name}`, PROTECTED_FILES.includes(name) ? "" : undefined);
+    }
+    const gitFiles = userConfigFiles((name) => Deno.env.get(name));
+    for (const file of names.includes(".gitconfig") ? gitFiles : []) {
+      if (!surelyMissing(file)) protectTarget(file, "");
+    }
   }
   const sorted = <T>(list: T[], key: (t: T) => string) =>
     list.sort((a, b) => (key(a) < key(b) ? -1 : 1));
