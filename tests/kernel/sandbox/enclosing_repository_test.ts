@@ -32,7 +32,7 @@ function read(path: string): string | null {
 }
 
 hostTest(
-  "P-SBX-6 a package of a monorepo (husky's 'project not in the git root': core.hooksPath frontend/.husky/_ in the repository above the write root) keeps its hooks read-only: the agent wrote frontend/.husky/pre-commit and the human's git commit at the top ran it",
+  "P-SBX-6 a package of a monorepo (husky's 'project not in the git root': core.hooksPath frontend/.husky/_ in the repository above the write root) keeps its hooks and the config it includes from there read-only: the agent wrote frontend/.husky/pre-commit and the human's git commit at the top ran it",
   NEEDS_TIER_B,
   async () => {
     const { kernel: k, token } = await startKernelWithAgent("agent:c", PACKAGE_AGENT);
@@ -53,6 +53,9 @@ hostTest(
         await Deno.symlink("h", `${front}/.husky/_/${hook}`);
       }
       await Deno.writeTextFile(`${front}/.husky/pre-commit`, "echo lint\n");
+      // a config the repository includes from the package (relative to .git/)
+      await hostGit(mono, "config", "include.path", "../frontend/team.gitconfig");
+      await Deno.writeTextFile(`${front}/team.gitconfig`, "[pull]\n\trebase = true\n");
       await Deno.writeTextFile(`${front}/app.js`, "1\n");
       await hostGit(mono, "add", ".");
       await hostGit(mono, "commit", "-q", "-m", "init");
@@ -65,6 +68,7 @@ hostTest(
           `(echo 'touch ${marker}' > .husky/pre-commit) 2>/dev/null`,
           `(echo 'touch ${marker}' > .husky/post-commit) 2>/dev/null`,
           `(printf '#!/bin/sh\\ntouch ${marker}\\n' > .husky/_/h) 2>/dev/null`,
+          `(printf '[core]\\n\\tfsmonitor = touch ${marker}\\n' >> team.gitconfig) 2>/dev/null`,
           "echo done",
         ].join("\n"),
       );
@@ -73,6 +77,7 @@ hostTest(
       await hostGit(mono, "commit", "-q", "--allow-empty", "-m", "x");
       assert.equal(read(marker), null, "the agent's hook script ran in the human's git commit");
       assert.equal(read(`${front}/.husky/pre-commit`), "echo lint\n");
+      assert.equal(read(`${front}/team.gitconfig`), "[pull]\n\trebase = true\n");
     } finally {
       await k.cleanup();
       Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });
