@@ -63,3 +63,36 @@ hostTest(
     }
   },
 );
+
+Deno.test({
+  name:
+    "P-SBX-6 every file HOME links into the project is read-only where it leads, not only PROTECTED names: ~/.ssh/config (ProxyCommand), ~/.tmux.conf (run-shell), ~/.vimrc and ~/.config/fish/config.fish linked to a dotfiles project were rewritten by the agent, and the human's ssh, tmux, vim and fish run them unconfined [ignored: defect found by the probe round; needs a SPEC decision: P-SBX-6 names a fixed list, and a dotfiles project holds the targets of most of HOME's start-up files under other names; protect every target of a link from HOME (or ~/.config, ~/.ssh) into a write root, refuse such a project at onboarding (M-ONB-1 refuses one holding ~/.ssh), or leave them writable?]",
+  ignore: true,
+  fn: async () => {
+    if (NEEDS_TIER_B !== null) return;
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
+    try {
+      const home = `${k.box.dir}/home`;
+      const proj = `${home}/proj`;
+      const files = ["ssh_config", "tmux.conf", "vimrc", "config.fish"];
+      await Deno.mkdir(proj, { recursive: true });
+      await Deno.mkdir(`${home}/.ssh`, { mode: 0o700 });
+      await Deno.mkdir(`${home}/.config/fish`, { recursive: true });
+      for (const file of files) await Deno.writeTextFile(`${proj}/${file}`, "# mine\n");
+      await Deno.symlink(`${proj}/ssh_config`, `${home}/.ssh/config`);
+      await Deno.symlink("proj/tmux.conf", `${home}/.tmux.conf`);
+      await Deno.symlink("proj/vimrc", `${home}/.vimrc`);
+      await Deno.symlink(`${proj}/config.fish`, `${home}/.config/fish/config.fish`);
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const agent = await k.attach("work", token);
+      const src = files.map((f) => `(echo evil >> ${f}) 2>/dev/null`).join("; ") + "; echo done";
+      await Deno.writeTextFile(`${proj}/attack.sh`, src);
+      await exec(agent, "sh attack.sh", { position: "value" });
+      const seen = files.map((file) => read(`${proj}/${file}`));
+      assert.deepEqual(seen, files.map(() => "# mine\n"));
+    } finally {
+      await k.cleanup();
+    }
+  },
+});
