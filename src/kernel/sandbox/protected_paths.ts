@@ -186,6 +186,23 @@ const lastReads = new Map<string, Map<string, DirRead>>();
 const foundBefore = new Map<string, Set<string>>();
 
 /**
+ * What the last {@link protection} of each write root held there, by root and lifted names: the
+ * static layer asks approval before a write falls on one (P-SBX-6 "the static layer agrees"),
+ * also where the scan protects more than the names (a hooks directory, a file a repository's
+ * config includes, the target of a link from HOME).
+ */
+const heldBefore = new Map<string, readonly ProtectedPath[]>();
+
+/**
+ * Whether `path` is at or below what the last protection of the write root `root` (a real path)
+ * held, less the `lifted` names.
+ */
+export function heldByLastScan(root: string, lifted: readonly string[], path: string): boolean {
+  const held = heldBefore.get(`${root}\0${[...lifted].sort().join("\0")}`) ?? [];
+  return held.some((p) => path === p.path || (p.dir && path.startsWith(`${p.path}/`)));
+}
+
+/**
  * The directory whose scripts the hooks in `hooksDir` run: husky 9 names `X/_` as
  * `core.hooksPath`, and each hook there runs the script of its name in `X` (`X/_/h`), so `X`,
  * with `_` in it, is what must stay read-only; any other hooks directory is itself.
@@ -558,6 +575,12 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     for (const file of names.includes(".gitconfig") ? gitFiles : []) {
       if (!surelyMissing(file)) protectTarget(file, "");
     }
+  }
+  if (heldBefore.size > 1024) heldBefore.clear();
+  const liftedKey = [...lifted].sort().join("\0");
+  for (const root of roots) {
+    const held = [...paths.values()].filter((p) => isWithin(p.path, root) && p.path !== root);
+    heldBefore.set(`${root}\0${liftedKey}`, held);
   }
   const sorted = <T>(list: T[], key: (t: T) => string) =>
     list.sort((a, b) => (key(a) < key(b) ? -1 : 1));
