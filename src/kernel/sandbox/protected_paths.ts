@@ -17,6 +17,7 @@ import {
   physicalParent,
 } from "./git_pointers.ts";
 import { mayCreateIn } from "./may_create.ts";
+import { envrcSources } from "./envrc_sources.ts";
 import { readLinkBytes } from "../bash/fd_calls.ts";
 import { surelyMissing } from "../bash/surely_missing.ts";
 import {
@@ -477,6 +478,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         }
       }
       return;
+    }
+    // what a .envrc has direnv load runs as the .envrc does (envrc_sources.ts)
+    if (name === ".envrc" && info !== null && !isPlaceholder(path, info)) {
+      for (const file of envrcSources(path, dir, home)) protectIncluded(file);
     }
     if (info?.isSymlink) return protectTarget(path);
     const absent = info === null || isPlaceholder(path, info);
