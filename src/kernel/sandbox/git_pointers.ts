@@ -4,6 +4,7 @@
  */
 import { readSmallFile } from "../bash/small_file.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
+import { surelyMissing } from "../bash/surely_missing.ts";
 
 /** Largest `.git` file or `commondir` read for the directory it names. */
 export const LINK_READ_LIMIT = 4096;
@@ -65,6 +66,8 @@ export function enclosingRepositories(root: string): EnclosingRepository[] {
   for (let top = root; top !== "/";) {
     top = top.slice(0, top.lastIndexOf("/")) || "/";
     const dotGit = `${top === "/" ? "" : top}/.git`;
+    // most directories above a root have none: no stat's thrown error for each (issue 33)
+    if (surelyMissing(dotGit)) continue;
     let info: Deno.FileInfo;
     try {
       info = Deno.statSync(dotGit);
