@@ -6,7 +6,7 @@ import { netGrantMatches } from "../net/destinations.ts";
 import { fallsOnProtected } from "../sandbox/protected_names.ts";
 import { grantRoot, isUnder } from "../sandbox/view.ts";
 import { isWorktreeGitDir } from "../sandbox/git_internal.ts";
-import { heldByLastScan } from "../sandbox/protected_paths.ts";
+import { heldByLastScan } from "../sandbox/held_paths.ts";
 
 /** A policy verdict. */
 export type Verdict = "allow" | "approval_required" | "deny";

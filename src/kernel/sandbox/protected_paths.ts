@@ -18,6 +18,7 @@ import {
 } from "./git_pointers.ts";
 import { mayCreateIn } from "./may_create.ts";
 import { envrcSources } from "./envrc_sources.ts";
+import { recordHeld } from "./held_paths.ts";
 import { readLinkBytes } from "../bash/fd_calls.ts";
 import { surelyMissing } from "../bash/surely_missing.ts";
 import {
@@ -185,23 +186,6 @@ const lastReads = new Map<string, Map<string, DirRead>>();
  * so flooding a project with entries cannot lift a protection found before.
  */
 const foundBefore = new Map<string, Set<string>>();
-
-/**
- * What the last {@link protection} of each write root held there, by root and lifted names: the
- * static layer asks approval before a write falls on one (P-SBX-6 "the static layer agrees"),
- * also where the scan protects more than the names (a hooks directory, a file a repository's
- * config includes, the target of a link from HOME).
- */
-const heldBefore = new Map<string, readonly ProtectedPath[]>();
-
-/**
- * Whether `path` is at or below what the last protection of the write root `root` (a real path)
- * held, less the `lifted` names.
- */
-export function heldByLastScan(root: string, lifted: readonly string[], path: string): boolean {
-  const held = heldBefore.get(`${root}\0${[...lifted].sort().join("\0")}`) ?? [];
-  return held.some((p) => path === p.path || (p.dir && path.startsWith(`${p.path}/`)));
-}
 
 /**
  * The directory whose scripts the hooks in `hooksDir` run: husky 9 names `X/_` as
@@ -380,19 +364,22 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   };
   /**
    * Protects the file `at` a repository's config includes when it lies in a writable root: what
-   * is there (a symlink's target), else, when its directory exists, an empty file (git reads it
-   * as an empty config; it dies on a directory there).
+   * is there (a symlink's target), else, when its directory exists, a file of `text` (git reads
+   * an empty one as an empty config; it dies on a directory there), or an empty directory when
+   * `text` is null (a .envrc's `source_env_if_exists` passes over it; git status shows none).
    */
-  const protectIncluded = (included: string) => {
+  const protectIncluded = (included: string, text: string | null = "") => {
     // as for core.hooksPath: where git finds it, through any symlink on the way
     const at = physicalParent(included);
     const root = at === null ? undefined : rootOf(at);
     if (at === null || root === undefined) return;
     const found = lstat(at);
-    if (found?.isSymlink) protectTarget(at, "");
+    if (found?.isSymlink) protectTarget(at, text ?? undefined);
     else if (found !== null && !isPlaceholder(at, found)) {
       protect(root, at, found.isDirectory, false);
-    } else if (lstat(dirname(at))?.isDirectory) protect(root, at, false, true, "");
+    } else if (lstat(dirname(at))?.isDirectory) {
+      protect(root, at, text === null, true, text ?? undefined);
+    }
   };
   /**
    * Protects the repository whose git directory is `gitDir`, with a `.git` in `dir` (`hold`: at a
@@ -481,7 +468,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     // what a .envrc has direnv load runs as the .envrc does (envrc_sources.ts)
     if (name === ".envrc" && info !== null && !isPlaceholder(path, info)) {
-      for (const file of envrcSources(path, dir, home)) protectIncluded(file);
+      for (const file of envrcSources(path, dir, home)) protectIncluded(file, null);
     }
     if (info?.isSymlink) return protectTarget(path);
     const absent = info === null || isPlaceholder(path, info);
@@ -569,10 +556,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     );
   }
   // outside every root, the human's start-up files in HOME and git's own config files may lead
-  // into one (a dotfiles project: ~/.bashrc -> proj/bashrc): read-only where they lead
+  // into one (a dotfiles project: ~/.bashrc -> proj/bashrc): read-only where they lead (found by
+  // readlink(2), not lstat: most names are absent, and a failed lstat's exception costs ~20 µs)
   const homeDir = realHome();
   if (homeDir !== null && roots.some((root) => root !== "/")) {
-    // readlink(2), not lstat: most names are absent, and a failed lstat's exception costs ~20 µs
     for (const name of names.filter((n) => readLinkBytes(`${homeDir}/${n}`) !== null)) {
       protectTarget(`${homeDir}/${name}`, PROTECTED_FILES.includes(name) ? "" : undefined);
     }
@@ -581,12 +568,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       if (!surelyMissing(file)) protectTarget(file, "");
     }
   }
-  if (heldBefore.size > 1024) heldBefore.clear();
-  const liftedKey = [...lifted].sort().join("\0");
-  for (const root of roots) {
-    const held = [...paths.values()].filter((p) => isWithin(p.path, root) && p.path !== root);
-    heldBefore.set(`${root}\0${liftedKey}`, held);
-  }
+  recordHeld(roots, lifted, paths.values());
   const sorted = <T>(list: T[], key: (t: T) => string) =>
     list.sort((a, b) => (key(a) < key(b) ? -1 : 1));
   return {

@@ -120,7 +120,7 @@ hostTest(
         }
       };
       const written = [`${proj}/sub/.envrc.local`, `${proj}/.envrc.local`, `${proj}/.env.local`];
-      // an absent one is held by an empty file while the sandbox is up, which direnv loads as nothing
+      // an absent one is held by an empty directory while the sandbox is up, which direnv passes over
       assert.deepEqual(written.map((path) => text(path) ?? ""), ["export MINE=1\n", "", ""]);
       try {
         await exec(agent, "echo x >> sub/.envrc.local");
