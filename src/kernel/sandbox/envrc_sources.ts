@@ -27,7 +27,9 @@ export function envrcSources(envrc: string, dir: string, home: string | undefine
   const text = readSmallFile(envrc, ENVRC_LIMIT);
   if (text === null) return [];
   const found: string[] = [];
-  for (const line of text.split("\n")) {
+  // each simple command of a line: `[[ -f .envrc.local ]] && source_env .envrc.local` too
+  const commands = text.split("\n").flatMap((line) => line.split(/;|&&|\|\||\b(?:then|do|else)\b/));
+  for (const line of commands) {
     const m = LOADS.exec(line);
     if (m === null) continue;
     let word = m[2] ?? (m[1].startsWith("dotenv") ? ".env" : null);

@@ -41,6 +41,8 @@ Deno.test("the files a .envrc loads are its literal source_env, source_env_if_ex
         "source lib/*.sh",
         "use flake",
         "# source_env commented",
+        "[[ -f .envrc.mine ]] && source_env .envrc.mine",
+        "if has nix; then source lib/nix.sh; fi",
       ].join("\n"),
     );
     assert.deepEqual(envrcSources(`${dir}/.envrc`, dir, "/h"), [
@@ -50,6 +52,8 @@ Deno.test("the files a .envrc loads are its literal source_env, source_env_if_ex
       `${dir}/shared/.envrc`,
       `${dir}/lib/env.sh`,
       "/h/team.sh",
+      `${dir}/.envrc.mine`,
+      `${dir}/lib/nix.sh`,
     ]);
   });
 });
