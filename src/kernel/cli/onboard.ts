@@ -245,6 +245,28 @@ const SYSTEM_COMMANDS = [
 ];
 
 /**
+ * The system's configuration and the code its programs load: every login shell sources
+ * `/etc/profile.d`, cron runs `/etc/cron.d`, the loader reads `/etc/ld.so.preload` and the
+ * libraries, interactive shells source `/usr/share/bash-completion`. Refused as a project, and so
+ * is any directory below one (a root user may write there, and it runs as root).
+ */
+const SYSTEM_CODE = [
+  "/etc",
+  "/boot",
+  "/usr/lib",
+  "/usr/lib32",
+  "/usr/lib64",
+  "/usr/libx32",
+  "/usr/libexec",
+  "/usr/share",
+  "/usr/local/lib",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+];
+
+/**
  * `dir` resolved to an existing directory's real path. `/`, HOME and the directories above it
  * are refused: granting them would hand the agent `~/.ssh` and everything else. So is a directory
  * that is or holds one of {@link RUN_AS_YOU} (or `XDG_CONFIG_HOME`): an agent's file there would
@@ -280,7 +302,15 @@ function projectDir(dir: string, env: Record<string, string>): string {
     ...(env.XDG_CONFIG_HOME ? [env.XDG_CONFIG_HOME] : []),
     ...SYSTEM_COMMANDS.filter(existsSync),
   ].map(safeRealpath);
-  const held = sensitive.find(holds);
+  const system = SYSTEM_CODE.filter(existsSync).map(safeRealpath);
+  const within = system.find((path) => real === path || real.startsWith(`${path}/`));
+  if (within !== undefined) {
+    throw new Error(
+      `refusing to grant ${real} to an agent: it lies in ${within}, whose files programs you run ` +
+        `load as code; pass a project directory`,
+    );
+  }
+  const held = [...sensitive, ...system].find(holds);
   if (held !== undefined) {
     throw new Error(
       `refusing to grant ${real} to an agent: it holds ${held}, whose files programs you run ` +

@@ -6,6 +6,7 @@ import { netGrantMatches } from "../net/destinations.ts";
 import { fallsOnProtected } from "../sandbox/protected_names.ts";
 import { grantRoot, isUnder } from "../sandbox/view.ts";
 import { isWorktreeGitDir } from "../sandbox/git_internal.ts";
+import { heldByLastScan } from "../sandbox/held_paths.ts";
 
 /** A policy verdict. */
 export type Verdict = "allow" | "approval_required" | "deny";
@@ -159,7 +160,8 @@ function grantMatches(glob: string, path: string, home: string | undefined): boo
 
 /**
  * Whether `path`, granted by `glob`, falls on a protected name below the grant's root that
- * `lifted` does not lift (P-SBX-6): such a write needs approval even in grant.
+ * `lifted` does not lift, or on what the sandbox's last scan of that root protected beyond the
+ * names (P-SBX-6): such a write needs approval even in grant, not a read-only file system.
  */
 function onProtectedName(
   glob: string,
@@ -176,7 +178,7 @@ function onProtectedName(
   if (below === "") return false;
   // a linked worktree's git directory (granted with its project, M-ONB-3) is a `.git`'s inside
   const segments = isWorktreeGitDir(base) ? [".git", ...below.split("/")] : below.split("/");
-  return fallsOnProtected(segments, lifted);
+  return fallsOnProtected(segments, lifted) || heldByLastScan(physical, lifted, path);
 }
 
 const globCache = new Map<string, RegExp>();

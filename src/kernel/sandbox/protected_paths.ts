@@ -9,7 +9,18 @@ import { commonDirProtected, isCommonGitDir, isGitInternalRoot } from "./git_int
 import { readSmallFile } from "../bash/small_file.ts";
 import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
 import { normalizePath } from "../bash/lexical_path.ts";
+import {
+  enclosingRepositories,
+  gitFileTarget,
+  LINK_READ_LIMIT,
+  namedDir,
+  physicalParent,
+} from "./git_pointers.ts";
 import { mayCreateIn } from "./may_create.ts";
+import { envrcSources } from "./envrc_sources.ts";
+import { recordHeld } from "./held_paths.ts";
+import { readLinkBytes } from "../bash/fd_calls.ts";
+import { surelyMissing } from "../bash/surely_missing.ts";
 import {
   type DirRead,
   forgetListings,
@@ -59,9 +70,6 @@ function submoduleRepositories(gitDir: string): string[] | null {
   return found;
 }
 
-/** Largest `.git` file or `commondir` read for the directory it names. */
-const LINK_READ_LIMIT = 4096;
-
 /** Most linked worktrees of one repository (`worktrees/ID`) looked at. */
 const WORKTREE_LIMIT = 200;
 
@@ -72,29 +80,6 @@ const WORKTREE_LIMIT = 200;
  * directory or an empty file at `commondir`, and on a directory at `config.worktree`.
  */
 const GIT_PART_TEXT: Readonly<Record<string, string>> = { commondir: ".\n", "config.worktree": "" };
-
-/**
- * The directory a reference git follows names, as git resolves it: `named` (the text of a
- * `commondir`, or of a `.git` file after `gitdir: `, trailing line ends dropped) relative to
- * `base`, its symlinks resolved (its directory's, when it is missing); null when `named` is empty.
- */
-function namedDir(named: string, base: string): string | null {
-  const path = named.replace(/[\r\n]+$/, "");
-  if (path === "") return null;
-  const lexical = normalizePath(path.startsWith("/") ? path : `${base}/${path}`);
-  try {
-    return Deno.realPathSync(lexical);
-  } catch {
-    // missing: its directory resolved, so no placeholder is made through a symlink on the way
-    return physicalParent(lexical) ?? lexical;
-  }
-}
-
-/** The git directory the `.git` file `gitFile` in `dir` names (`gitdir: PATH`), or null. */
-function gitFileTarget(gitFile: string, dir: string): string | null {
-  const text = readSmallFile(gitFile, LINK_READ_LIMIT);
-  return text?.startsWith("gitdir: ") ? namedDir(text.slice("gitdir: ".length), dir) : null;
-}
 
 /**
  * The names in directory `dir`, or null when it cannot be read or holds more than
@@ -169,21 +154,6 @@ function dirname(path: string): string {
 /** Whether `path` is `root` or below it. */
 function isWithin(path: string, root: string): boolean {
   return path === root || path.startsWith(`${root}/`);
-}
-
-/**
- * `path` with its parent directory resolved through symlinks (its last name kept), or null when
- * that directory does not exist.
- */
-function physicalParent(path: string): string | null {
-  const slash = path.lastIndexOf("/");
-  try {
-    return normalizePath(
-      `${Deno.realPathSync(path.slice(0, slash) || "/")}/${path.slice(slash + 1)}`,
-    );
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -394,19 +364,22 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   };
   /**
    * Protects the file `at` a repository's config includes when it lies in a writable root: what
-   * is there (a symlink's target), else, when its directory exists, an empty file (git reads it
-   * as an empty config; it dies on a directory there).
+   * is there (a symlink's target), else, when its directory exists, a file of `text` (git reads
+   * an empty one as an empty config; it dies on a directory there), or an empty directory when
+   * `text` is null (a .envrc's `source_env_if_exists` passes over it; git status shows none).
    */
-  const protectIncluded = (included: string) => {
+  const protectIncluded = (included: string, text: string | null = "") => {
     // as for core.hooksPath: where git finds it, through any symlink on the way
     const at = physicalParent(included);
     const root = at === null ? undefined : rootOf(at);
     if (at === null || root === undefined) return;
     const found = lstat(at);
-    if (found?.isSymlink) protectTarget(at, "");
+    if (found?.isSymlink) protectTarget(at, text ?? undefined);
     else if (found !== null && !isPlaceholder(at, found)) {
       protect(root, at, found.isDirectory, false);
-    } else if (lstat(dirname(at))?.isDirectory) protect(root, at, false, true, "");
+    } else if (lstat(dirname(at))?.isDirectory) {
+      protect(root, at, text === null, true, text ?? undefined);
+    }
   };
   /**
    * Protects the repository whose git directory is `gitDir`, with a `.git` in `dir` (`hold`: at a
@@ -493,6 +466,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       }
       return;
     }
+    // what a .envrc has direnv load runs as the .envrc does (envrc_sources.ts)
+    if (name === ".envrc" && info !== null && !isPlaceholder(path, info)) {
+      for (const file of envrcSources(path, dir, home)) protectIncluded(file, null);
+    }
     if (info?.isSymlink) return protectTarget(path);
     const absent = info === null || isPlaceholder(path, info);
     if (!absent || dir === root) {
@@ -520,6 +497,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const top = readScanned(root, last, false);
     // inside a git directory (a linked worktree's, M-ONB-3) no absent name is held
     const internal = isGitInternalRoot(root);
+    // a monorepo's package: the hooks its repository runs and the files its config includes
+    if (!internal) {
+      for (const r of enclosingRepositories(root)) protectRepository(r.top, r.gitDir, false);
+    }
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
       const there = top === null || !top.complete || top.found.includes(name);
@@ -574,6 +555,20 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       (dir) => [...lastReads.values()].some((other) => other.has(dir)),
     );
   }
+  // outside every root, the human's start-up files in HOME and git's own config files may lead
+  // into one (a dotfiles project: ~/.bashrc -> proj/bashrc): read-only where they lead (found by
+  // readlink(2), not lstat: most names are absent, and a failed lstat's exception costs ~20 µs)
+  const homeDir = realHome();
+  if (homeDir !== null && roots.some((root) => root !== "/")) {
+    for (const name of names.filter((n) => readLinkBytes(`${homeDir}/${n}`) !== null)) {
+      protectTarget(`${homeDir}/${name}`, PROTECTED_FILES.includes(name) ? "" : undefined);
+    }
+    const gitFiles = userConfigFiles((name) => Deno.env.get(name));
+    for (const file of names.includes(".gitconfig") ? gitFiles : []) {
+      if (!surelyMissing(file)) protectTarget(file, "");
+    }
+  }
+  recordHeld(roots, lifted, paths.values());
   const sorted = <T>(list: T[], key: (t: T) => string) =>
     list.sort((a, b) => (key(a) < key(b) ? -1 : 1));
   return {

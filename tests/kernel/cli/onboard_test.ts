@@ -492,3 +492,25 @@ hostTest(
       }
     }),
 );
+
+Deno.test("M-ONB-1: the system's configuration and library directories, what lies below them and what holds them (/etc, /etc/profile.d, /etc/cron.d, /usr/lib, /lib, /usr/share) are refused as projects: they were granted, and a root user's agent could write what every login shell, cron and program loads, run as root", async () => {
+  await withBox(async (box) => {
+    const dirs = ["/etc", "/etc/profile.d", "/etc/cron.d", "/usr/lib", "/lib", "/usr/share", "/usr"]
+      .filter((dir) => {
+        try {
+          return Deno.statSync(dir).isDirectory;
+        } catch {
+          return false;
+        }
+      });
+    for (const dir of dirs) {
+      const refused = await onboard(box, "agent:cursor", "--project", dir);
+      assert.equal(refused.code, 1, `${dir}: ${refused.stderr}`);
+      assert.match(refused.stderr, /refusing to grant .* load as code/);
+    }
+    assert.throws(() => Deno.statSync(policyOf(box)), Deno.errors.NotFound, "nothing granted");
+    // a project kept below /opt or /srv is a project
+    await Deno.mkdir(`${box.dir}/srv/app`, { recursive: true });
+    assert.equal((await onboard(box, "agent:cursor", "--project", `${box.dir}/srv/app`)).code, 0);
+  });
+});

@@ -189,3 +189,44 @@ hostTest(
       assert.equal(JSON.stringify((status as Rec).out), JSON.stringify({ $: "str", v: "" }));
     }),
 );
+
+hostTest(
+  "P-SBX-6/M-ONB-3: git sparse-checkout init/set/disable asks approval naming .git/config and .git/config.worktree, and git maintenance register and start are refused naming the user's git config, instead of failing in the sandbox ('could not write config file .git/config: Device or resource busy'); approved, sparse-checkout set works",
+  NEEDS_TIER_B,
+  () =>
+    withProjectAgent(async (k, agent, proj) => {
+      const asked = `-32011 ${
+        JSON.stringify([
+          `fs.write "${proj}/.git/config" is a protected name`,
+          `fs.write "${proj}/.git/config.worktree" is a protected name`,
+        ])
+      }`;
+      const cases = [
+        "git sparse-checkout init",
+        "git sparse-checkout set src",
+        "git sparse-checkout set --cone src docs",
+        "git sparse-checkout disable",
+      ];
+      const results: Record<string, string> = {};
+      for (const src of cases) results[src] = await attempt(agent, src);
+      assert.deepEqual(results, Object.fromEntries(cases.map((src) => [src, asked])));
+      for (const src of ["git maintenance register", "git maintenance start"]) {
+        assert.match(await attempt(agent, src), /^-32010 .*lacks fs\.write .*\/\.gitconfig/, src);
+      }
+      // reading the sparse checkout's state is not held up
+      assert.match(await attempt(agent, "git sparse-checkout list"), /^ran: status 128 /);
+      let planRef = "";
+      try {
+        await exec(agent, "git sparse-checkout set src");
+      } catch (e) {
+        if (!(e instanceof RpcError)) throw e;
+        planRef = (e.data as Rec).plan_ref as string;
+      }
+      const human = await k.attach();
+      await human.request("approval.grant", { plan_ref: planRef });
+      const applied = await agent.request("plan.apply", { plan_ref: planRef, position: "value" });
+      assert.equal(((applied as Rec).value as Rec).ok, true, JSON.stringify(applied));
+      const list = (await exec(agent, "git sparse-checkout list", { position: "value" })).value;
+      assert.equal(JSON.stringify((list as Rec).out), JSON.stringify({ $: "str", v: "src\n" }));
+    }),
+);

@@ -206,6 +206,22 @@ function rewritesConfig(sub: string, rest: readonly ArgValue[], remotes: () => s
   return false;
 }
 
+/**
+ * The configuration files `git SUB REST` writes besides its other work, where git stops with an
+ * error once one is read-only (P-SBX-6; an approval names them instead, M-ONB-3): turning sparse
+ * checkout on or off sets `extensions.worktreeConfig` in the repository's config and
+ * `core.sparseCheckout` in `config.worktree`; registering for background maintenance sets
+ * `maintenance.*` in the repository's config and adds it to the user's `maintenance.repo`.
+ */
+function writesConfigFiles(sub: string, rest: readonly ArgValue[]): GitConfigScope[] {
+  const first = scan(rest, "", []).operands[0] ?? "";
+  if (sub === "sparse-checkout" && ["init", "set", "disable"].includes(first)) {
+    return ["local", "worktree"];
+  }
+  if (sub === "maintenance" && ["register", "start"].includes(first)) return ["local", "global"];
+  return sub === "maintenance" && first === "unregister" ? ["global"] : [];
+}
+
 /** Subcommands that write tracked files of the work tree from the repository's history. */
 const TREE_WRITES = new Set(["merge", "rebase", "pull", "cherry-pick", "revert", "am"]);
 
@@ -439,6 +455,7 @@ export function git(args: ArgValue[], io: CommandIO): void {
   // reported besides the subcommand's own effects, which git would leave half done without it
   if (sub === "init") io.gitConfig(initTarget(rest, dir), "existing");
   else if (rewritesConfig(sub, rest, () => io.gitRemotes(dir))) io.gitConfig(dir, "local");
+  for (const scope of writesConfigFiles(sub, rest)) io.gitConfig(dir, scope);
   if (rewritesTree(sub, rest)) io.gitWorkTree(dir);
   if (
     sub === "submodule" &&
