@@ -14,6 +14,8 @@ import type { Rec } from "../_support/rec.ts";
 import { parsePrinted, type Printed, shoalMcp } from "../_support/printed_config.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { hostGit } from "../_support/git.ts";
+import { waitUntil } from "../_support/wait.ts";
+import { existsSync } from "node:fs";
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
 
@@ -334,5 +336,33 @@ undecided(
       };
       assert.equal(got.isError, false, got.content[0]?.text);
       assert.match(got.content[0]?.text ?? "", /finished/);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision K-BASH-3 vs P-SBX-4: may a sandboxed exec's detached job outlive the exec?] `nohup make > build.log 2>&1 &` (or `( … & )`), an agent's way to keep a long build going while it works on, is killed the moment its exec ends (the resident sandbox sweeps what an ended run left), so build.log stops after its first line; the local human's same job runs on as K-BASH-3 says ('the descendant is not killed')",
+  () =>
+    atDesk(async ({ project, start }) => {
+      const human = await start({ SHOAL_TOKEN: "" });
+      const agent = await start();
+      const job = (mark: string) =>
+        `nohup sh -c 'sleep 1; echo done > ${mark}' > /dev/null 2>&1 & echo started`;
+      const finished = (mark: string) => waitUntil(() => existsSync(`${project}/${mark}`), 8000);
+      assert.ok((await run(human, job("human.txt"))).ok);
+      assert.ok(await finished("human.txt"), "the human's job outlives its exec (K-BASH-3)");
+      assert.ok((await run(agent, job("agent.txt"))).ok);
+      assert.ok(await finished("agent.txt"), "the agent's job was killed when its exec ended");
+    }),
+);
+
+undecided(
+  "[needs SPEC decision V-RENDER-1/K-BASH-10 for a tool's text: what does the model see of an output with one byte that is not UTF-8?] `ls` in a project holding README.md and one Latin-1 file name (caf\\xe9.txt) answers `<19 bytes>` as its whole text, and its structuredContent only base64: no name of the listing reaches the model (a terminal shows them, the one byte as �)",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await Deno.writeTextFile(`${project}/README.md`, "hi\n");
+      const agent = await start();
+      const made = await run(agent, "touch $'caf\\xe9.txt' && ls");
+      assert.ok(made.ok, made.text);
+      assert.match(made.text, /README\.md/);
     }),
 );
