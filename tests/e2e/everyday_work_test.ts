@@ -139,6 +139,36 @@ hostTest(
     }),
 );
 
+hostTest(
+  "M-ONB-3, K-PTY-1: a terminal the agent may not open names the grants it lacks, as an exec's refusal of the same line does (it said only 'policy denies spawning cat')",
+  NEEDS_TIER_B,
+  () =>
+    atDesk(async ({ home, start }) => {
+      await Deno.mkdir(`${home}/.ssh`);
+      await Deno.writeTextFile(`${home}/.ssh/id_rsa`, "SECRET\n");
+      const agent = await start();
+      for (
+        const [cmd, args, lacks] of [
+          ["cat", [`${home}/.ssh/id_rsa`], `fs.read "${home}/.ssh/id_rsa"`],
+          ["curl", ["https://example.com/"], `net_connect "example.com:443"`],
+        ] as const
+      ) {
+        const exec = await run(agent, `${cmd} ${args.join(" ")}`);
+        assert.equal(exec.code, -32010, exec.text);
+        const pty = await agent.callTool({
+          name: "shoal_pty_open",
+          arguments: { cmd, args: [...args] },
+        }) as { isError: boolean; structuredContent: Rec };
+        assert.equal(pty.isError, true);
+        const refusal = pty.structuredContent;
+        assert.equal(refusal.code, -32010);
+        assert.ok(String(refusal.message).includes(`lacks ${lacks}`), String(refusal.message));
+        assert.deepEqual((refusal.data as Rec).missing, [lacks]);
+        assert.doesNotMatch(JSON.stringify(refusal), /SECRET/);
+      }
+    }),
+);
+
 undecided(
   "[needs SPEC decision M-ONB-2 vs P-SBX-3: should the project profile read the system roots its sandbox shows read-only?] the agent's cat/ls/find/readlink of /usr/include, /usr/share/doc, /etc/os-release, /proc/cpuinfo are denied (fs.read) while python3 in the same sandbox reads them",
   () =>
