@@ -396,3 +396,19 @@ undecided(
       assert.match(made.text, /README\.md/);
     }),
 );
+
+undecided(
+  "[needs SPEC decision P-SBX-6 vs M-ONB-3: may an agent remove a repository it made inside its project?] after `git clone -q . build/clone` (or a test fixture's `git init build/dep`) in one exec, `rm -rf build` in the next exits 1 with ~30 'Read-only file system'/'Device or resource busy' lines and leaves each .git half deleted (its config, hooks/*.sample and the placeholders commondir and config.worktree): the clean-up of a build directory needs the human",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await hostGit(project, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${project}/main.py`, "print(1)\n");
+      await hostGit(project, "add", ".");
+      await hostGit(project, "commit", "-qm", "first");
+      const agent = await start();
+      const made = await run(agent, "mkdir -p build && git clone -q . build/clone && echo made");
+      assert.ok(made.ok, made.text);
+      const failed = await failing(agent, ["rm -rf build && test ! -e build"]);
+      assert.deepEqual(failed, []);
+    }),
+);
