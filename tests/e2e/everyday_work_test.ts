@@ -412,3 +412,25 @@ undecided(
       assert.deepEqual(failed, []);
     }),
 );
+
+undecided(
+  "[needs SPEC decision V-RENDER-1/K-BASH-10 vs M-OUT-2: what text does the model get of `cat` of a JSON file?] `cat package.json` answers a render of the parsed value, not the file: nested members on one line cut at 80 scalars, so a script past the cut (`serve`) is in no line of the text, and `echo '[1, 2, 3]'` reads as three lines `1`, `2`, `3`; a client that hands the model the text (M-OUT-2) shows it a file that is not there",
+  () =>
+    atDesk(async ({ project, start }) => {
+      const manifest = {
+        name: "web",
+        scripts: {
+          test: 'echo "Error: no test specified" && exit 1',
+          start: "node index.js",
+          serve: "node server.js",
+        },
+      };
+      await Deno.writeTextFile(`${project}/package.json`, JSON.stringify(manifest, null, 2));
+      const agent = await start();
+      const shown = await run(agent, "cat package.json");
+      assert.ok(shown.ok, shown.text);
+      assert.match(shown.text, /serve/);
+      const list = await run(agent, "echo '[1, 2, 3]'");
+      assert.match(list.text, /\[1, 2, 3\]/);
+    }),
+);
