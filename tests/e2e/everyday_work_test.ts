@@ -434,3 +434,18 @@ undecided(
       assert.match(list.text, /\[1, 2, 3\]/);
     }),
 );
+
+undecided(
+  "[needs SPEC decision V-RENDER-1 vs V-RENDER-3: which part of a failed outcome's render survives bounding?] a build that fails after 108 KB of stdout (`seq 1 20000; echo 'main.c:3: error: expected ;' >&2; exit 2`) answers the text of stdout's first 12765 lines and a marker: the compiler's error on stderr and `[exit status 2]` are in no line of it, though the error is a few bytes",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const built = await run(
+        agent,
+        "seq 1 20000; echo 'main.c:3: error: expected ;' >&2; exit 2",
+      );
+      assert.equal(built.value?.status, 2);
+      assert.match(built.text, /main\.c:3: error/);
+      assert.match(built.text, /\[exit status 2\]/);
+    }),
+);
