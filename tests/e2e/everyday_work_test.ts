@@ -445,7 +445,8 @@ undecided(
         "seq 1 20000; echo 'main.c:3: error: expected ;' >&2; exit 2",
       );
       assert.equal(built.value?.status, 2);
-      assert.match(built.text, /main\.c:3: error/);
-      assert.match(built.text, /\[exit status 2\]/);
+      // booleans: the text is 64 KiB
+      assert.ok(built.text.includes("main.c:3: error"), "the error is in the text");
+      assert.ok(built.text.includes("[exit status 2]"), "the status is in the text");
     }),
 );
