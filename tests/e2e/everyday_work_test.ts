@@ -450,3 +450,23 @@ undecided(
       assert.ok(built.text.includes("[exit status 2]"), "the status is in the text");
     }),
 );
+
+undecided(
+  "[needs SPEC decision P-SBX-3: how long does a sandboxed agent's private /tmp live?] a file the agent keeps in /tmp across calls (mktemp, as the first test here does) is gone once the human widens its policy entry (a net_connect grant, as README says to): /tmp is the tmpfs of the session's resident sandbox, and a new confinement starts a new one; undoing the edit does not bring it back",
+  () =>
+    atDesk(async ({ home, start }) => {
+      const agent = await start();
+      const made = await run(agent, 't=$(mktemp) && echo kept > "$t" && echo "$t" > tmpname');
+      assert.ok(made.ok, made.text);
+      assert.ok((await run(agent, 'grep -qx kept "$(cat tmpname)"')).ok, "kept across calls");
+      const leash = `${home}/.config/shoal/leash.jsonc`;
+      const text = await Deno.readTextFile(leash);
+      assert.ok(text.includes('"net_connect": []'), text);
+      await Deno.writeTextFile(
+        leash,
+        text.replace('"net_connect": []', '"net_connect": ["example.com:443"]'),
+      );
+      const after = await run(agent, 'grep -qx kept "$(cat tmpname)"');
+      assert.ok(after.ok, after.text);
+    }),
+);
