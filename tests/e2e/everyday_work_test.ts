@@ -470,3 +470,17 @@ undecided(
       assert.ok(after.ok, after.text);
     }),
 );
+
+undecided(
+  "[needs SPEC decision K-BASH-10/V-JSON-1 vs V-RENDER-1: may the text of a command that prints one number differ from what it printed?] `cat VERSION` of a file holding 1.10 answers `1.1`, `echo 12345678901234567890` (an id a script prints) answers `12345678901234567000.0`, `echo 1e5` answers `100000.0`: stdout that is one JSON number becomes an int or float and the text is its render, so a version, an id or a price reads as another",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await Deno.writeTextFile(`${project}/VERSION`, "1.10\n");
+      const agent = await start();
+      const shown: string[] = [];
+      for (const src of ["cat VERSION", "echo 12345678901234567890", "echo 1e5"]) {
+        shown.push((await run(agent, src)).text.trim());
+      }
+      assert.deepEqual(shown, ["1.10", "12345678901234567890", "1e5"]);
+    }),
+);
