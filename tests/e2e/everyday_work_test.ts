@@ -484,3 +484,25 @@ undecided(
       assert.deepEqual(shown, ["1.10", "12345678901234567890", "1e5"]);
     }),
 );
+
+undecided(
+  "[needs SPEC decision M-ONB-3/P-NET-1/P-NET-2 (with the no-proxy test above): what does a package manager of an agent with no net_connect grant get?] `npm install left-pad` waits 70 s (npm retries getaddrinfo EAI_AGAIN) and `pip download six` 8 s before failing, pip saying 'No matching distribution found for six': neither names registry.npmjs.org:443 or pypi.org:443 nor the grant to add, and the outcome has no net_refused",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const unnamed: string[] = [];
+      for (
+        const [src, destination] of [
+          ["npm install --no-audit --no-fund left-pad", "registry.npmjs.org:443"],
+          ["python3 -m pip download --no-deps -d dl six", "pypi.org:443"],
+        ]
+      ) {
+        const ran = await run(agent, src);
+        const refused = JSON.stringify(ran.value?.net_refused ?? []);
+        if (!refused.includes(destination) && !ran.text.includes(destination)) {
+          unnamed.push(`${src} → ${ran.text.slice(0, 300)}`);
+        }
+      }
+      assert.deepEqual(unnamed, []);
+    }),
+);
