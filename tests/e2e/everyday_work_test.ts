@@ -506,3 +506,23 @@ undecided(
       assert.deepEqual(unnamed, []);
     }),
 );
+
+undecided(
+  "[needs SPEC decision P-SBX-6 vs M-ONB-3: what may hold an absent protected name's place?] in a repository holding no .gitmodules, every git fetch and git pull of the agent (and of the human in a terminal, while the agent's sandbox lives) warns twice `unable to access '<project>/.gitmodules': Is a directory`: the placeholder of the absent name is an empty directory, which git reads as a broken .gitmodules",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await hostGit(project, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${project}/main.py`, "print(1)\n");
+      await hostGit(project, "add", ".");
+      await hostGit(project, "commit", "-qm", "first");
+      const agent = await start();
+      const pushed = await run(
+        agent,
+        "git init -q --bare up.git && git push -q ./up.git HEAD:refs/heads/main",
+      );
+      assert.ok(pushed.ok, pushed.text);
+      const fetched = await run(agent, "git fetch -q ./up.git main && git pull -q ./up.git main");
+      assert.ok(fetched.ok, fetched.text);
+      assert.doesNotMatch(fetched.text, /gitmodules/);
+    }),
+);
