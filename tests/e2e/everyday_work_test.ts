@@ -526,3 +526,26 @@ undecided(
       assert.doesNotMatch(fetched.text, /gitmodules/);
     }),
 );
+
+undecided(
+  "[needs SPEC decision P-SBX-6 vs the scan's bound (SCAN_ENTRY_LIMIT 10,000): must a nested repository's .git/config and hooks stay read-only in a project of more entries?] P-SBX-6 says every .git/hooks/ and .git/config that exists when an exec starts is read-only; in a project holding two directories of 10,050 files, the agent's python writes `core.fsmonitor = touch PWNED` into zz/lib/.git/config and a pre-commit hook, and the human's next `git status` there runs it unconfined (seen)",
+  () =>
+    atDesk(async ({ project, start }) => {
+      for (const dir of ["data1", "data2"]) {
+        await Deno.mkdir(`${project}/${dir}`);
+        for (let i = 0; i < 10_050; i++) await Deno.writeTextFile(`${project}/${dir}/f${i}`, "");
+      }
+      await Deno.mkdir(`${project}/zz`);
+      await hostGit(`${project}/zz`, "init", "-q", "lib");
+      const config = `${project}/zz/lib/.git/config`;
+      const before = await Deno.readTextFile(config);
+      const agent = await start();
+      await run(
+        agent,
+        `python3 -c "open('zz/lib/.git/config', 'a').write('[core]\\n\\tfsmonitor = touch PWNED\\n')"; ` +
+          `python3 -c "open('zz/lib/.git/hooks/pre-commit', 'w').write('#!/bin/sh\\n')"`,
+      );
+      assert.equal(await Deno.readTextFile(config), before, "the nested repository's config");
+      assert.ok(!existsSync(`${project}/zz/lib/.git/hooks/pre-commit`), "its hooks");
+    }),
+);
