@@ -549,3 +549,16 @@ undecided(
       assert.ok(!existsSync(`${project}/zz/lib/.git/hooks/pre-commit`), "its hooks");
     }),
 );
+
+undecided(
+  "[needs SPEC decision P-SBX-3 (the AF_UNIX socket filter) vs M-ONB-3: may an agent's programs use Unix sockets they make themselves?] the filter that keeps the human's sockets (tmux's, ssh-agent's) out of reach refuses every socket(AF_UNIX): python's multiprocessing.Manager() dies with a bare EOFError, binding ./app.sock from python or node fails with EPERM, and tmux in the agent's PTY says 'error connecting to /tmp/tmux-0/default (Operation not permitted)'",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const failed = await failing(agent, [
+        `python3 -c "from multiprocessing import Manager; d = Manager().dict(); d[1] = 2; print(dict(d))"`,
+        `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.bind('app.sock'); s.listen(); print('bound')"`,
+      ]);
+      assert.deepEqual(failed, []);
+    }),
+);
