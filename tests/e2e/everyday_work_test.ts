@@ -14,6 +14,8 @@ import type { Rec } from "../_support/rec.ts";
 import { parsePrinted, type Printed, shoalMcp } from "../_support/printed_config.ts";
 import { type Sandbox, sandbox } from "../_support/sandbox.ts";
 import { hostGit } from "../_support/git.ts";
+import { waitUntil } from "../_support/wait.ts";
+import { existsSync } from "node:fs";
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
 
@@ -134,6 +136,36 @@ hostTest(
       const task = await run(agent, "sleep 0.2; echo done", { background: true });
       assert.equal(task.code, null, task.text);
       assert.ok(await Deno.stat(`${project}/side/main.py`), "the worktree is in the project");
+    }),
+);
+
+hostTest(
+  "M-ONB-3, K-PTY-1: a terminal the agent may not open names the grants it lacks, as an exec's refusal of the same line does (it said only 'policy denies spawning cat')",
+  NEEDS_TIER_B,
+  () =>
+    atDesk(async ({ home, start }) => {
+      await Deno.mkdir(`${home}/.ssh`);
+      await Deno.writeTextFile(`${home}/.ssh/id_rsa`, "SECRET\n");
+      const agent = await start();
+      for (
+        const [cmd, args, lacks] of [
+          ["cat", [`${home}/.ssh/id_rsa`], `fs.read "${home}/.ssh/id_rsa"`],
+          ["curl", ["https://example.com/"], `net_connect "example.com:443"`],
+        ] as const
+      ) {
+        const exec = await run(agent, `${cmd} ${args.join(" ")}`);
+        assert.equal(exec.code, -32010, exec.text);
+        const pty = await agent.callTool({
+          name: "shoal_pty_open",
+          arguments: { cmd, args: [...args] },
+        }) as { isError: boolean; structuredContent: Rec };
+        assert.equal(pty.isError, true);
+        const refusal = pty.structuredContent;
+        assert.equal(refusal.code, -32010);
+        assert.ok(String(refusal.message).includes(`lacks ${lacks}`), String(refusal.message));
+        assert.deepEqual((refusal.data as Rec).missing, [lacks]);
+        assert.doesNotMatch(JSON.stringify(refusal), /SECRET/);
+      }
     }),
 );
 
@@ -371,5 +403,199 @@ hostTest(
       assert.deepEqual(part.got.value, { $: "str", v: "fin" });
       const unknown = await get({ ref: "task:9999" });
       assert.equal(unknown.isError, true);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision K-BASH-3 vs P-SBX-4: may a sandboxed exec's detached job outlive the exec?] `nohup make > build.log 2>&1 &` (or `( … & )`), an agent's way to keep a long build going while it works on, is killed the moment its exec ends (the resident sandbox sweeps what an ended run left), so build.log stops after its first line; the local human's same job runs on as K-BASH-3 says ('the descendant is not killed')",
+  () =>
+    atDesk(async ({ project, start }) => {
+      const human = await start({ SHOAL_TOKEN: "" });
+      const agent = await start();
+      const job = (mark: string) =>
+        `nohup sh -c 'sleep 1; echo done > ${mark}' > /dev/null 2>&1 & echo started`;
+      const finished = (mark: string) => waitUntil(() => existsSync(`${project}/${mark}`), 8000);
+      assert.ok((await run(human, job("human.txt"))).ok);
+      assert.ok(await finished("human.txt"), "the human's job outlives its exec (K-BASH-3)");
+      assert.ok((await run(agent, job("agent.txt"))).ok);
+      assert.ok(await finished("agent.txt"), "the agent's job was killed when its exec ended");
+    }),
+);
+
+undecided(
+  "[needs SPEC decision V-RENDER-1/K-BASH-10 for a tool's text: what does the model see of an output with one byte that is not UTF-8?] `ls` in a project holding README.md and one Latin-1 file name (caf\\xe9.txt) answers `<19 bytes>` as its whole text, and its structuredContent only base64: no name of the listing reaches the model (a terminal shows them, the one byte as �)",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await Deno.writeTextFile(`${project}/README.md`, "hi\n");
+      const agent = await start();
+      const made = await run(agent, "touch $'caf\\xe9.txt' && ls");
+      assert.ok(made.ok, made.text);
+      assert.match(made.text, /README\.md/);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-6 vs M-ONB-3: may an agent remove a repository it made inside its project?] after `git clone -q . build/clone` (or a test fixture's `git init build/dep`) in one exec, `rm -rf build` in the next exits 1 with ~30 'Read-only file system'/'Device or resource busy' lines and leaves each .git half deleted (its config, hooks/*.sample and the placeholders commondir and config.worktree): the clean-up of a build directory needs the human",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await hostGit(project, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${project}/main.py`, "print(1)\n");
+      await hostGit(project, "add", ".");
+      await hostGit(project, "commit", "-qm", "first");
+      const agent = await start();
+      const made = await run(agent, "mkdir -p build && git clone -q . build/clone && echo made");
+      assert.ok(made.ok, made.text);
+      const failed = await failing(agent, ["rm -rf build && test ! -e build"]);
+      assert.deepEqual(failed, []);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision V-RENDER-1/K-BASH-10 vs M-OUT-2: what text does the model get of `cat` of a JSON file?] `cat package.json` answers a render of the parsed value, not the file: nested members on one line cut at 80 scalars, so a script past the cut (`serve`) is in no line of the text, and `echo '[1, 2, 3]'` reads as three lines `1`, `2`, `3`; a client that hands the model the text (M-OUT-2) shows it a file that is not there",
+  () =>
+    atDesk(async ({ project, start }) => {
+      const manifest = {
+        name: "web",
+        scripts: {
+          test: 'echo "Error: no test specified" && exit 1',
+          start: "node index.js",
+          serve: "node server.js",
+        },
+      };
+      await Deno.writeTextFile(`${project}/package.json`, JSON.stringify(manifest, null, 2));
+      const agent = await start();
+      const shown = await run(agent, "cat package.json");
+      assert.ok(shown.ok, shown.text);
+      assert.match(shown.text, /serve/);
+      const list = await run(agent, "echo '[1, 2, 3]'");
+      assert.match(list.text, /\[1, 2, 3\]/);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision V-RENDER-1 vs V-RENDER-3: which part of a failed outcome's render survives bounding?] a build that fails after 108 KB of stdout (`seq 1 20000; echo 'main.c:3: error: expected ;' >&2; exit 2`) answers the text of stdout's first 12765 lines and a marker: the compiler's error on stderr and `[exit status 2]` are in no line of it, though the error is a few bytes",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const built = await run(
+        agent,
+        "seq 1 20000; echo 'main.c:3: error: expected ;' >&2; exit 2",
+      );
+      assert.equal(built.value?.status, 2);
+      // booleans: the text is 64 KiB
+      assert.ok(built.text.includes("main.c:3: error"), "the error is in the text");
+      assert.ok(built.text.includes("[exit status 2]"), "the status is in the text");
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-3: how long does a sandboxed agent's private /tmp live?] a file the agent keeps in /tmp across calls (mktemp, as the first test here does) is gone once the human widens its policy entry (a net_connect grant, as README says to): /tmp is the tmpfs of the session's resident sandbox, and a new confinement starts a new one; undoing the edit does not bring it back",
+  () =>
+    atDesk(async ({ home, start }) => {
+      const agent = await start();
+      const made = await run(agent, 't=$(mktemp) && echo kept > "$t" && echo "$t" > tmpname');
+      assert.ok(made.ok, made.text);
+      assert.ok((await run(agent, 'grep -qx kept "$(cat tmpname)"')).ok, "kept across calls");
+      const leash = `${home}/.config/shoal/leash.jsonc`;
+      const text = await Deno.readTextFile(leash);
+      assert.ok(text.includes('"net_connect": []'), text);
+      await Deno.writeTextFile(
+        leash,
+        text.replace('"net_connect": []', '"net_connect": ["example.com:443"]'),
+      );
+      const after = await run(agent, 'grep -qx kept "$(cat tmpname)"');
+      assert.ok(after.ok, after.text);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision K-BASH-10/V-JSON-1 vs V-RENDER-1: may the text of a command that prints one number differ from what it printed?] `cat VERSION` of a file holding 1.10 answers `1.1`, `echo 12345678901234567890` (an id a script prints) answers `12345678901234567000.0`, `echo 1e5` answers `100000.0`: stdout that is one JSON number becomes an int or float and the text is its render, so a version, an id or a price reads as another",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await Deno.writeTextFile(`${project}/VERSION`, "1.10\n");
+      const agent = await start();
+      const shown: string[] = [];
+      for (const src of ["cat VERSION", "echo 12345678901234567890", "echo 1e5"]) {
+        shown.push((await run(agent, src)).text.trim());
+      }
+      assert.deepEqual(shown, ["1.10", "12345678901234567890", "1e5"]);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision M-ONB-3/P-NET-1/P-NET-2 (with the no-proxy test above): what does a package manager of an agent with no net_connect grant get?] `npm install left-pad` waits 70 s (npm retries getaddrinfo EAI_AGAIN) and `pip download six` 8 s before failing, pip saying 'No matching distribution found for six': neither names registry.npmjs.org:443 or pypi.org:443 nor the grant to add, and the outcome has no net_refused",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const unnamed: string[] = [];
+      for (
+        const [src, destination] of [
+          ["npm install --no-audit --no-fund left-pad", "registry.npmjs.org:443"],
+          ["python3 -m pip download --no-deps -d dl six", "pypi.org:443"],
+        ]
+      ) {
+        const ran = await run(agent, src);
+        const refused = JSON.stringify(ran.value?.net_refused ?? []);
+        if (!refused.includes(destination) && !ran.text.includes(destination)) {
+          unnamed.push(`${src} → ${ran.text.slice(0, 300)}`);
+        }
+      }
+      assert.deepEqual(unnamed, []);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-6 vs M-ONB-3: what may hold an absent protected name's place?] in a repository holding no .gitmodules, every git fetch and git pull of the agent (and of the human in a terminal, while the agent's sandbox lives) warns twice `unable to access '<project>/.gitmodules': Is a directory`: the placeholder of the absent name is an empty directory, which git reads as a broken .gitmodules",
+  () =>
+    atDesk(async ({ project, start }) => {
+      await hostGit(project, "init", "-q", "-b", "main");
+      await Deno.writeTextFile(`${project}/main.py`, "print(1)\n");
+      await hostGit(project, "add", ".");
+      await hostGit(project, "commit", "-qm", "first");
+      const agent = await start();
+      const pushed = await run(
+        agent,
+        "git init -q --bare up.git && git push -q ./up.git HEAD:refs/heads/main",
+      );
+      assert.ok(pushed.ok, pushed.text);
+      const fetched = await run(agent, "git fetch -q ./up.git main && git pull -q ./up.git main");
+      assert.ok(fetched.ok, fetched.text);
+      assert.doesNotMatch(fetched.text, /gitmodules/);
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-6 vs the scan's bound (SCAN_ENTRY_LIMIT 10,000): must a nested repository's .git/config and hooks stay read-only in a project of more entries?] P-SBX-6 says every .git/hooks/ and .git/config that exists when an exec starts is read-only; in a project holding two directories of 10,050 files, the agent's python writes `core.fsmonitor = touch PWNED` into zz/lib/.git/config and a pre-commit hook, and the human's next `git status` there runs it unconfined (seen)",
+  () =>
+    atDesk(async ({ project, start }) => {
+      for (const dir of ["data1", "data2"]) {
+        await Deno.mkdir(`${project}/${dir}`);
+        for (let i = 0; i < 10_050; i++) await Deno.writeTextFile(`${project}/${dir}/f${i}`, "");
+      }
+      await Deno.mkdir(`${project}/zz`);
+      await hostGit(`${project}/zz`, "init", "-q", "lib");
+      const config = `${project}/zz/lib/.git/config`;
+      const before = await Deno.readTextFile(config);
+      const agent = await start();
+      await run(
+        agent,
+        `python3 -c "open('zz/lib/.git/config', 'a').write('[core]\\n\\tfsmonitor = touch PWNED\\n')"; ` +
+          `python3 -c "open('zz/lib/.git/hooks/pre-commit', 'w').write('#!/bin/sh\\n')"`,
+      );
+      assert.equal(await Deno.readTextFile(config), before, "the nested repository's config");
+      assert.ok(!existsSync(`${project}/zz/lib/.git/hooks/pre-commit`), "its hooks");
+    }),
+);
+
+undecided(
+  "[needs SPEC decision P-SBX-3 (the AF_UNIX socket filter) vs M-ONB-3: may an agent's programs use Unix sockets they make themselves?] the filter that keeps the human's sockets (tmux's, ssh-agent's) out of reach refuses every socket(AF_UNIX): python's multiprocessing.Manager() dies with a bare EOFError, binding ./app.sock from python or node fails with EPERM, and tmux in the agent's PTY says 'error connecting to /tmp/tmux-0/default (Operation not permitted)'",
+  () =>
+    atDesk(async ({ start }) => {
+      const agent = await start();
+      const failed = await failing(agent, [
+        `python3 -c "from multiprocessing import Manager; d = Manager().dict(); d[1] = 2; print(dict(d))"`,
+        `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.bind('app.sock'); s.listen(); print('bound')"`,
+      ]);
+      assert.deepEqual(failed, []);
     }),
 );

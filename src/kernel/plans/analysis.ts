@@ -240,6 +240,30 @@ function shellWord(word: string): string {
 }
 
 /**
+ * The -32010 of a deny verdict on `analysis` (K-EXEC-2, K-PTY-1): `refusal` followed by the
+ * grants the caller lacks (a few; `data.missing` holds them all), so an exec and a PTY of the
+ * same line are refused alike (M-ONB-3). Where a link out of the caller's grants leads is not
+ * told (the path as written is).
+ */
+export function denial(attachment: Attachment, analysis: Analysis, refusal: string): RpcError {
+  const hidden = hiddenTargets(analysis.written, attachment.grants);
+  const lines = attachment.grants.missing(analysis.effects).map((line) => shownLine(line, hidden));
+  const missing = reportedMember("missing", lines);
+  const named = (missing.missing as string[]).slice(0, MESSAGE_GRANTS);
+  const unnamed = lines.length - named.length;
+  const lacks = named.length === 0
+    ? ""
+    : `: ${attachment.principal} lacks ${named.join(", ")}${
+      unnamed > 0 ? ` and ${unnamed} more` : ""
+    } (the grants to add to its policy entry)`;
+  return new RpcError(ErrorCode.LEASH_DENIED, `${refusal}${lacks}`, {
+    verdict: "deny",
+    ...reportEffects(shownEffects(analysis.effects, hidden)),
+    ...missing,
+  });
+}
+
+/**
  * Refuses a run the caller may not start now (K-EXEC-2 step 3): deny → -32010, approval →
  * stored plan and -32011, a hermetic principal without a sandbox or a cwd the sandbox does not
  * show → -32010. Returns the sandbox the run goes into (null: unconfined).
@@ -250,26 +274,7 @@ export function enforceVerdict(
   src: string,
   analysis: Analysis,
 ): Sandboxing | null {
-  if (analysis.verdict === "deny") {
-    // where a link out of the caller's grants leads is not told (the path as written is)
-    const hidden = hiddenTargets(analysis.written, attachment.grants);
-    const lines = attachment.grants.missing(analysis.effects).map((line) =>
-      shownLine(line, hidden)
-    );
-    const missing = reportedMember("missing", lines);
-    const named = (missing.missing as string[]).slice(0, MESSAGE_GRANTS);
-    const unnamed = lines.length - named.length;
-    const lacks = named.length === 0
-      ? ""
-      : `: ${attachment.principal} lacks ${named.join(", ")}${
-        unnamed > 0 ? ` and ${unnamed} more` : ""
-      } (the grants to add to its policy entry)`;
-    throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies this source${lacks}`, {
-      verdict: "deny",
-      ...reportEffects(shownEffects(analysis.effects, hidden)),
-      ...missing,
-    });
-  }
+  if (analysis.verdict === "deny") throw denial(attachment, analysis, "policy denies this source");
   const dir = spawnDir(attachment.session.shell.view(attachment.principal));
   if (analysis.verdict === "approval_required") {
     // A sandboxed run that could not start even once approved (a cwd that the sandbox, opened

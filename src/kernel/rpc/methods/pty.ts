@@ -8,10 +8,9 @@ import {
   ptyResizeParams,
   ptySendParams,
 } from "../../pty/params.ts";
-import { analyze } from "../../plans/analysis.ts";
+import { analyze, denial } from "../../plans/analysis.ts";
 import { programLine } from "../../policy/program_line.ts";
 import { reportedMember, reportEffects } from "../../policy/effect_report.ts";
-import { callerEffects } from "../../plans/shown_paths.ts";
 import type { PtyScope } from "../../pty/registry.ts";
 import type { Attachment } from "../../session/attachment.ts";
 import { sandboxTmpdir } from "../../sandbox/sandbox_tmpdir.ts";
@@ -38,12 +37,7 @@ export const PTY_METHODS: MethodSpec[] = [
       analysis.verdict = attachment.grants.verdict(analysis.effects, analysis.reversibility);
     }
     const { verdict, effects, reversibility } = analysis;
-    if (verdict === "deny") {
-      throw new RpcError(ErrorCode.LEASH_DENIED, `policy denies spawning ${p.cmd}`, {
-        verdict,
-        ...reportEffects(callerEffects(analysis, attachment.grants)),
-      });
-    }
+    if (verdict === "deny") throw denial(attachment, analysis, `policy denies spawning ${p.cmd}`);
     if (verdict === "approval_required") {
       throw new RpcError(ErrorCode.APPROVAL_REQUIRED, `spawning ${p.cmd} needs approval`, {
         verdict,
