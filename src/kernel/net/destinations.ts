@@ -58,6 +58,14 @@ function grantHost(grant: string): string {
 }
 
 /**
+ * Whether a grant names `localhost`, written fully qualified (`localhost.`, its root's dot) or not:
+ * the same name to the analysis ({@link netGrantMatches}), so to its forward and its loopback too.
+ */
+function namesLocalhost(grant: string): boolean {
+  return canonicalHost(grantHost(grant))?.replace(/\.$/, "") === "localhost";
+}
+
+/**
  * Whether `grants` let a connection to `host:port` through (P-NET-1): a name by P-EVAL-1's
  * matcher, an IP literal only by a grant naming that same IP.
  */
@@ -180,10 +188,7 @@ export function resolvedAddressDenied(
   // the carried form only adds refusals: `localhost` leads to loopback as itself (or mapped)
   const loopback = canon === "[::1]" || /^(\[::ffff:7f|127\.)/.test(canon);
   return !(loopback && canonicalHost(name)?.replace(/\.$/, "") === "localhost" &&
-    grants.some((grant) =>
-      canonicalHost(grantHost(grant)) === "localhost" &&
-      netGrantMatches(grant, "localhost", port)
-    ));
+    grants.some((grant) => namesLocalhost(grant) && netGrantMatches(grant, "localhost", port)));
 }
 
 /**
@@ -197,7 +202,7 @@ function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
     if (!/^\d+$/.test(grant.slice(grant.lastIndexOf(":") + 1)) || port < 1 || port > 65535) {
       continue;
     }
-    const host = canonicalHost(grantHost(grant));
+    const host = namesLocalhost(grant) ? "localhost" : canonicalHost(grantHost(grant));
     const listens: LoopbackForward["listen"][] = host === "[::1]"
       ? ["::1"]
       : host === "127.0.0.1"
