@@ -268,7 +268,8 @@ export function netGrantMatches(grant: string, host: string, port: number): bool
   if (colon < 0) return false;
   const hostGlob = ipv6Form(globForm(grant.slice(0, colon))).replace(/([^.])\.$/, "$1");
   const portText = grant.slice(colon + 1);
-  if (portText !== "*" && portText !== String(port)) return false;
+  // a port as the policy takes it (digits, leading zeros too: `05432`, whose forward is 5432)
+  if (portText !== "*" && Number(portText) !== port) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
   const name = host.toLowerCase().replace(/([^.])\.$/, "$1");
   return new RegExp(`^${parts.join(".*")}$`, "s").test(name);

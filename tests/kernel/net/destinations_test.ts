@@ -180,3 +180,16 @@ Deno.test("P-NET-1 a loopback grant written fully qualified (localhost.:5432) is
   );
   assert.equal(resolvedAddressDenied(["localhost.:5432"], "localhost", "127.0.0.1", 5433), true);
 });
+
+Deno.test("P-EVAL-1 P-NET-1 a grant's port written with leading zeros (localhost:05432, registry.npmjs.org:0443), which the policy accepts and which made a forward of 5432, is that port to the analysis and the proxy too", () => {
+  assert.equal(netGrantMatches("registry.npmjs.org:0443", "registry.npmjs.org", 443), true);
+  assert.equal(destinationGranted(["registry.npmjs.org:0443"], "registry.npmjs.org", 443), true);
+  assert.equal(destinationGranted(["localhost:05432"], "localhost", 5432), true);
+  assert.equal(resolvedAddressDenied(["localhost:05432"], "localhost", "127.0.0.1", 5432), false);
+  assert.deepEqual(sandboxNet("agent:a", ["localhost:05432"])!.forwards.map((f) => f.port), [
+    5432,
+    5432,
+  ]);
+  assert.equal(destinationGranted(["localhost:05432"], "localhost", 543), false);
+  assert.equal(destinationGranted(["registry.npmjs.org:0"], "registry.npmjs.org", 443), false);
+});
