@@ -12,9 +12,15 @@ export function connectUrl(io: CommandIO, arg: ArgValue, defaultScheme = "http")
   const text = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg.text)
     ? arg.text
     : `${defaultScheme}://${arg.text}`;
+  // curl and wget end the authority at `/`, `?` or `#` only: a `\` is a character of it (in
+  // `https://granted.example\@other.example/` of the userinfo), where the URL parser reads `/`
+  const authority = /^([^:]*:\/\/)([^/?#]*)/.exec(text);
+  const written = authority === null
+    ? text
+    : authority[1] + authority[2].replaceAll("\\", "%5C") + text.slice(authority[0].length);
   let url: URL;
   try {
-    url = new URL(text);
+    url = new URL(written);
   } catch {
     io.opaque("unparsable URL");
     return;
