@@ -150,7 +150,7 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     return;
   }
   const urls = [...parsed.operands, ...optionValues(parsed, "--url", "--doh-url")];
-  for (const url of urls) connectUrl(io, url);
+  for (const url of urls) connectUrl(io, url, "http", true);
   for (
     const proxy of optionValues(
       parsed,

@@ -1,0 +1,61 @@
+/**
+ * curl's `http:/host/` (K-EFF-3a network rows, P-EVAL-1): curl reads one slash (or three) after
+ * the scheme as two and connects to `host`, where the analysis, finding no `://`, took the operand
+ * for a scheme-less `http:` host: the effect named `http:80`, which a `*:80` grant lets through
+ * and which an approver reads instead of the destination.
+ */
+import assert from "node:assert/strict";
+import { exec } from "../../_support/exec.ts";
+import { startKernelWithAgent, type TestKernel } from "../../_support/kernel.ts";
+import { RUNNER } from "../../_support/principals.ts";
+import type { Rec } from "../../_support/rec.ts";
+import { RpcError } from "../../../src/protocol/errors.ts";
+import { deriveEffects, type Effect } from "../../../src/kernel/policy/effects.ts";
+import { parseBash } from "../../../src/kernel/bash/ast.ts";
+
+/** The `host:port`s `src`'s net_connect effects name. */
+function connects(src: string): string[] {
+  const effects: Effect[] = deriveEffects(parseBash(src), src, {
+    cwd: "/w",
+    env: {},
+    changedEnv: new Set(),
+    home: "/home/me",
+    sessionCommands: new Set(),
+  }).effects;
+  return effects.flatMap((e) => e.kind === "net_connect" ? [`${e.host}:${e.port}`] : []);
+}
+
+Deno.test("K-EFF-3a P-EVAL-1 curl's http:/host/ and HTTPS:/host:8443/ name the host curl connects to, not a host 'http'", () => {
+  assert.deepEqual(connects("curl -s http:/evil.example:8080/"), ["evil.example:8080"]);
+  assert.deepEqual(connects("curl -s HTTPS:/evil.example/"), ["evil.example:443"]);
+  assert.deepEqual(connects("curl -s --url https:/evil.example/"), ["evil.example:443"]);
+  assert.deepEqual(connects("curl -s https:///evil.example/"), ["evil.example:443"]);
+  // a scheme-less host:port is still one
+  assert.deepEqual(connects("curl -s localhost:8080/x"), ["localhost:8080"]);
+});
+
+Deno.test("K-EFF-3a P-EVAL-1 an unsandboxed agent granted *:80 is refused, naming it, curl http:/127.0.0.3:Q/ (it reached 127.0.0.3:Q unasked, judged a connection to 'http:80')", async () => {
+  const other = Deno.serve(
+    { hostname: "127.0.0.3", port: 0, onListen: () => {} },
+    () => new Response("other\n"),
+  );
+  let k: TestKernel | undefined;
+  try {
+    const agent = await startKernelWithAgent("agent:u", { ...RUNNER, net_connect: ["*:80"] });
+    k = agent.kernel;
+    const conn = await k.attach("work", agent.token);
+    const src = `curl -sS http:/127.0.0.3:${other.addr.port}/`;
+    const r = await exec(conn, src, { position: "value" }).then(
+      (r) => ({ ran: JSON.stringify((r.value as Rec).out) }),
+      (e) => {
+        if (!(e instanceof RpcError)) throw e;
+        return { refused: e.message };
+      },
+    );
+    assert.ok("refused" in r, `it ran: ${"ran" in r ? r.ran : ""}`);
+    assert.match(r.refused, new RegExp(`net_connect "127\\.0\\.0\\.3:${other.addr.port}"`));
+  } finally {
+    await k?.cleanup();
+    await other.shutdown();
+  }
+});
