@@ -30,6 +30,15 @@ Deno.test("K-EFF-3a P-EVAL-1 curl's http:/host/ and HTTPS:/host:8443/ name the h
   assert.deepEqual(connects("curl -s HTTPS:/evil.example/"), ["evil.example:443"]);
   assert.deepEqual(connects("curl -s --url https:/evil.example/"), ["evil.example:443"]);
   assert.deepEqual(connects("curl -s https:///evil.example/"), ["evil.example:443"]);
+  // a proxy too (curl's default proxy port 1080 when it names none)
+  assert.deepEqual(connects("curl -x http:/evil.example:3128 http://a.example/"), [
+    "a.example:80",
+    "evil.example:3128",
+  ]);
+  assert.deepEqual(connects("curl -x http:/evil.example http://a.example/"), [
+    "a.example:80",
+    "evil.example:1080",
+  ]);
   // a scheme-less host:port is still one
   assert.deepEqual(connects("curl -s localhost:8080/x"), ["localhost:8080"]);
 });

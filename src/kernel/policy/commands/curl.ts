@@ -166,8 +166,8 @@ export function curl(args: ArgValue[], io: CommandIO): void {
   ) {
     const text = proxy.text;
     if (text !== null && !text.includes("://") && !/:\d+$/.test(text)) {
-      connectUrl(io, STATIC(`${text}:1080`));
-    } else connectUrl(io, proxy);
+      connectUrl(io, STATIC(`${text}:1080`), "http", true);
+    } else connectUrl(io, proxy, "http", true);
   }
   const outputs = optionValues(
     parsed,
