@@ -141,3 +141,16 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-NET-2 'every refusal is visible' / V-RENDER-1 pins an outcome's render as out, stderr, status): the render of an exec whose curl or git the proxy refused says only 'curl: (56) CONNECT tunnel failed, response 403' (curl and libcurl print no reason phrase), so an agent whose client shows the model the text content, not structuredContent (M-OUT-1), never learns which destination lacks which grant; net_refused is in the value only. This test expects the render to name it",
+  ignore: true || NEEDS_TIER_B !== null,
+  fn: async () => {
+    await withAgent((port) => [`127.0.0.1:${port}`], async (agent) => {
+      const refused = await outcome(agent, `curl -sS https://refused.example/`);
+      assert.deepEqual((refused.value as Rec).net_refused, ["refused.example:443"]);
+      assert.match(refused.render as string, /refused\.example:443/, refused.render as string);
+    });
+  },
+});
