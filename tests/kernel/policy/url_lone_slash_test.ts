@@ -68,3 +68,25 @@ Deno.test("K-EFF-3a P-EVAL-1 an unsandboxed agent granted *:80 is refused, namin
     await other.shutdown();
   }
 });
+
+Deno.test("K-EFF-3a P-EVAL-1 a scheme-less curl URL whose host starts ftp., dict., ldap., imap., smtp. or pop3. is curl's guess of that protocol (curl ftp.localhost connects to port 21), not http's port 80", () => {
+  assert.deepEqual(connects("curl -s ftp.evil.example/"), ["ftp.evil.example:21"]);
+  assert.deepEqual(connects("curl -s u@FTP.evil.example/f"), ["ftp.evil.example:21"]);
+  assert.deepEqual(connects("curl -s ftp.evil.example:8021/"), ["ftp.evil.example:8021"]);
+  for (const host of ["smtp.evil.example", "IMAP.evil.example", "pop3.x", "ldap.x", "dict.x"]) {
+    assert.deepEqual(connects(`curl -s ${host}`), [], `${host}: opaque, no port 80`);
+  }
+  // only curl guesses so; a name merely holding such a label is http's
+  assert.deepEqual(connects("curl -s www.ftp.example/"), ["www.ftp.example:80"]);
+  assert.deepEqual(connects("wget -q --no-netrc ftp.example/"), ["ftp.example:80"]);
+});
+
+Deno.test("K-EFF-3a P-EVAL-1 wget's host:path is ftp's (wget evil.example:/x connects to port 21), unless digits alone follow the colon (a port)", () => {
+  const wget = (url: string) => connects(`wget -q --no-netrc ${url}`);
+  assert.deepEqual(wget("evil.example:/x"), ["evil.example:21"]);
+  assert.deepEqual(wget("evil.example:dir/x"), ["evil.example:21"]);
+  assert.deepEqual(wget("https:/evil.example/"), ["https:21"]);
+  assert.deepEqual(wget("evil.example:8080/x"), ["evil.example:8080"]);
+  assert.deepEqual(wget("evil.example:8080"), ["evil.example:8080"]);
+  assert.deepEqual(wget("evil.example/x:y"), ["evil.example:80"]);
+});

@@ -150,7 +150,7 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     return;
   }
   const urls = [...parsed.operands, ...optionValues(parsed, "--url", "--doh-url")];
-  for (const url of urls) connectUrl(io, url, "http", true);
+  for (const url of urls) connectUrl(io, url, "http", { slashes: true, guess: "curl" });
   for (
     const proxy of optionValues(
       parsed,
@@ -166,8 +166,8 @@ export function curl(args: ArgValue[], io: CommandIO): void {
   ) {
     const text = proxy.text;
     if (text !== null && !text.includes("://") && !/:\d+$/.test(text)) {
-      connectUrl(io, STATIC(`${text}:1080`), "http", true);
-    } else connectUrl(io, proxy, "http", true);
+      connectUrl(io, STATIC(`${text}:1080`), "http", { slashes: true });
+    } else connectUrl(io, proxy, "http", { slashes: true });
   }
   const outputs = optionValues(
     parsed,
