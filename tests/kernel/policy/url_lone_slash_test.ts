@@ -1,8 +1,10 @@
 /**
- * curl's `http:/host/` (K-EFF-3a network rows, P-EVAL-1): curl reads one slash (or three) after
- * the scheme as two and connects to `host`, where the analysis, finding no `://`, took the operand
- * for a scheme-less `http:` host: the effect named `http:80`, which a `*:80` grant lets through
- * and which an approver reads instead of the destination.
+ * URLs as curl and wget read them where the URL parser reads them otherwise (K-EFF-3a network
+ * rows, P-EVAL-1): curl reads one slash (or three) after the scheme as two and connects to `host`
+ * of `http:/host/`, where the analysis, finding no `://`, took the operand for a scheme-less `http:`
+ * host (the effect named `http:80`, which a `*:80` grant lets through and which an approver reads
+ * instead of the destination); curl guesses a scheme-less URL's scheme from its host's first label
+ * and wget reads `host:path` as ftp's, where the analysis assumed http's port 80.
  */
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
