@@ -92,3 +92,13 @@ Deno.test("K-EFF-3a P-EVAL-1 wget's host:path is ftp's (wget evil.example:/x con
   assert.deepEqual(wget("evil.example:8080"), ["evil.example:8080"]);
   assert.deepEqual(wget("evil.example/x:y"), ["evil.example:80"]);
 });
+
+Deno.test("K-EFF-3a P-EVAL-1 curl --proto-default names the scheme of a URL without one (curl --proto-default ftp localhost connects to port 21), instead of http's port 80 or a guess", () => {
+  assert.deepEqual(connects("curl --proto-default ftp evil.example/"), ["evil.example:21"]);
+  assert.deepEqual(connects("curl --proto-default https ftp.evil.example"), [
+    "ftp.evil.example:443",
+  ]);
+  assert.deepEqual(connects("curl --proto-default HTTPS http://a.example/"), ["a.example:80"]);
+  assert.deepEqual(connects("curl --proto-default smtp evil.example"), []);
+  assert.deepEqual(connects('curl --proto-default "$P" evil.example'), []);
+});

@@ -150,7 +150,16 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     return;
   }
   const urls = [...parsed.operands, ...optionValues(parsed, "--url", "--doh-url")];
-  for (const url of urls) connectUrl(io, url, "http", { slashes: true, guess: "curl" });
+  // a URL without a scheme is --proto-default's when given (the last), else curl guesses one
+  const scheme = optionValues(parsed, "--proto-default").at(-1);
+  if (scheme !== undefined && scheme.text === null) {
+    io.opaque("dynamic --proto-default");
+    return;
+  }
+  for (const url of urls) {
+    if (scheme === undefined) connectUrl(io, url, "http", { slashes: true, guess: "curl" });
+    else connectUrl(io, url, scheme.text!.toLowerCase(), { slashes: true });
+  }
   for (
     const proxy of optionValues(
       parsed,
