@@ -77,3 +77,8 @@ Deno.test("K-EFF-3a P-EVAL-1 an unsandboxed agent granted one destination is ask
     await other.shutdown();
   }
 });
+
+Deno.test("K-EFF-3a P-EVAL-1 curl's --alt-svc and --hsts caches, which it reads before connecting, are not followed: an alt-svc entry took curl --alt-svc f https://registry.npmjs.org/ to localhost:18799 (seen), an HSTS one takes http://h/ to h:443, where the analysis named registry.npmjs.org:443 and h:80", () => {
+  assert.deepEqual(connects("curl --alt-svc alt.txt https://registry.npmjs.org/"), ["opaque"]);
+  assert.deepEqual(connects("curl --hsts hsts.txt http://h.example/"), ["opaque"]);
+});

@@ -144,6 +144,10 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     // active FTP: curl listens for the server's data connection
     "-P",
     "--ftp-port",
+    // caches curl reads before connecting: an alt-svc entry sends a granted origin's request to
+    // another host and port, an HSTS entry an http:// URL to port 443
+    "--alt-svc",
+    "--hsts",
   ];
   if (hasOption(parsed, ...opaqueOptions)) {
     io.opaque("curl option not followed");
