@@ -58,6 +58,14 @@ function grantHost(grant: string): string {
 }
 
 /**
+ * Whether a grant names `localhost`, written fully qualified (`localhost.`, its root's dot) or not:
+ * the same name to the analysis ({@link netGrantMatches}), so to its forward and its loopback too.
+ */
+function namesLocalhost(grant: string): boolean {
+  return canonicalHost(grantHost(grant))?.replace(/\.$/, "") === "localhost";
+}
+
+/**
  * Whether `grants` let a connection to `host:port` through (P-NET-1): a name by P-EVAL-1's
  * matcher, an IP literal only by a grant naming that same IP.
  */
@@ -180,10 +188,7 @@ export function resolvedAddressDenied(
   // the carried form only adds refusals: `localhost` leads to loopback as itself (or mapped)
   const loopback = canon === "[::1]" || /^(\[::ffff:7f|127\.)/.test(canon);
   return !(loopback && canonicalHost(name)?.replace(/\.$/, "") === "localhost" &&
-    grants.some((grant) =>
-      canonicalHost(grantHost(grant)) === "localhost" &&
-      netGrantMatches(grant, "localhost", port)
-    ));
+    grants.some((grant) => namesLocalhost(grant) && netGrantMatches(grant, "localhost", port)));
 }
 
 /**
@@ -197,7 +202,7 @@ function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
     if (!/^\d+$/.test(grant.slice(grant.lastIndexOf(":") + 1)) || port < 1 || port > 65535) {
       continue;
     }
-    const host = canonicalHost(grantHost(grant));
+    const host = namesLocalhost(grant) ? "localhost" : canonicalHost(grantHost(grant));
     const listens: LoopbackForward["listen"][] = host === "[::1]"
       ? ["::1"]
       : host === "127.0.0.1"
@@ -263,7 +268,8 @@ export function netGrantMatches(grant: string, host: string, port: number): bool
   if (colon < 0) return false;
   const hostGlob = ipv6Form(globForm(grant.slice(0, colon))).replace(/([^.])\.$/, "$1");
   const portText = grant.slice(colon + 1);
-  if (portText !== "*" && portText !== String(port)) return false;
+  // a port as the policy takes it (digits, leading zeros too: `05432`, whose forward is 5432)
+  if (portText !== "*" && Number(portText) !== port) return false;
   const parts = hostGlob.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
   const name = host.toLowerCase().replace(/([^.])\.$/, "$1");
   return new RegExp(`^${parts.join(".*")}$`, "s").test(name);

@@ -116,11 +116,17 @@ function ownAddresses(): Set<string> {
   return own;
 }
 
-/** An HTTP response with a plain-text body that closes the connection. */
-function response(status: string, body: string): Uint8Array {
+/**
+ * An HTTP response with a plain-text body that closes the connection. A refusal's (`said`) body is
+ * its reason phrase too (`403 Forbidden (shoal: … is not in the net_connect grants of …)`, in
+ * printable ASCII): python, pip, wget, npm and Go print a refused answer's status line, not its
+ * body (P-NET-2: every refusal is visible, to whoever reads the client's error as well).
+ */
+function response(status: string, body: string, said = false): Uint8Array {
   const bytes = encoder.encode(body);
+  const phrase = said ? ` (${body.trim().replace(/[^ -~]/g, "?")})` : "";
   return encoder.encode(
-    `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status}${phrase}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -536,7 +542,7 @@ export class NetProxy {
       : await this.#connect(endpoint, host, port, flow);
     if (upstream !== null && "busy" in upstream) {
       const why = `shoal: ${upstream.busy}; close some and try again\n`;
-      await writeAll(client, response("503 Service Unavailable", why));
+      await writeAll(client, response("503 Service Unavailable", why, true));
       return null;
     }
     if (upstream !== null && "deniedAddress" in upstream) {
@@ -546,14 +552,14 @@ export class NetProxy {
         ? `is not in the net_connect grants of ${principal}`
         : `resolves to ${upstream.deniedAddress}, which a name may lead to only when a ` +
           `net_connect grant of ${principal} names that address`;
-      await writeAll(client, response("403 Forbidden", `shoal: ${named} ${why}\n`));
+      await writeAll(client, response("403 Forbidden", `shoal: ${named} ${why}\n`, true));
       return null;
     }
     if ("unreachable" in upstream) {
       const why = `shoal: cannot connect to ${
         destinationText(host!, port)
       }: ${upstream.unreachable}\n`;
-      await writeAll(client, response("502 Bad Gateway", why));
+      await writeAll(client, response("502 Bad Gateway", why, true));
       return null;
     }
     if (forwarded === null) {

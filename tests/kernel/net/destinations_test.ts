@@ -162,3 +162,34 @@ Deno.test("P-EVAL-1 P-NET-1 a name written fully qualified (its root's dot: gran
   assert.equal(destinationGranted(["granted.example:80"], "granted.example.evil.", 80), false);
   assert.equal(netGrantMatches("granted.example:80", "granted.example.", 80), true);
 });
+
+Deno.test("P-NET-1 a loopback grant written fully qualified (localhost.:5432) is localhost's: its port is forwarded and the proxy lets localhost lead to loopback, as the analysis already judged localhost:5432 in grant", () => {
+  assert.equal(netGrantMatches("localhost.:5432", "localhost", 5432), true, "the analysis");
+  assert.deepEqual(sandboxNet("agent:a", ["localhost.:5432"])!.forwards, [
+    { listen: "127.0.0.1", port: 5432, host: "localhost" },
+    { listen: "::1", port: 5432, host: "localhost" },
+  ]);
+  for (const address of ["127.0.0.1", "::1"]) {
+    assert.equal(resolvedAddressDenied(["localhost.:5432"], "localhost", address, 5432), false);
+    assert.equal(resolvedAddressDenied(["localhost.:*"], "localhost", address, 80), false);
+  }
+  // still only loopback, and only the granted port
+  assert.equal(
+    resolvedAddressDenied(["localhost.:5432"], "localhost", "169.254.169.254", 5432),
+    true,
+  );
+  assert.equal(resolvedAddressDenied(["localhost.:5432"], "localhost", "127.0.0.1", 5433), true);
+});
+
+Deno.test("P-EVAL-1 P-NET-1 a grant's port written with leading zeros (localhost:05432, registry.npmjs.org:0443), which the policy accepts and which made a forward of 5432, is that port to the analysis and the proxy too", () => {
+  assert.equal(netGrantMatches("registry.npmjs.org:0443", "registry.npmjs.org", 443), true);
+  assert.equal(destinationGranted(["registry.npmjs.org:0443"], "registry.npmjs.org", 443), true);
+  assert.equal(destinationGranted(["localhost:05432"], "localhost", 5432), true);
+  assert.equal(resolvedAddressDenied(["localhost:05432"], "localhost", "127.0.0.1", 5432), false);
+  assert.deepEqual(sandboxNet("agent:a", ["localhost:05432"])!.forwards.map((f) => f.port), [
+    5432,
+    5432,
+  ]);
+  assert.equal(destinationGranted(["localhost:05432"], "localhost", 543), false);
+  assert.equal(destinationGranted(["registry.npmjs.org:0"], "registry.npmjs.org", 443), false);
+});

@@ -113,3 +113,44 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-SBX-3 'exactly the session environment' / P-NET-1 names only HTTP_PROXY, HTTPS_PROXY, ALL_PROXY): what an agent exports of the proxy's other variables is replaced in each later exec: NO_PROXY=localhost (to curl the dev server it runs in its own sandbox, which the proxy refuses as the host's localhost:8000) comes back '', GIT_SSH_COMMAND='ssh -i ./deploy_key' comes back as the proxy's ssh command without the key; a human's NO_PROXY=.corp.example in a shared session, honoured, would send an agent's granted api.corp.example around the proxy, where there is no route. This test expects the agent's own exports kept",
+  ignore: true || NEEDS_TIER_B !== null,
+  fn: async () => {
+    await withAgent((port) => [`127.0.0.1:${port}`], async (agent) => {
+      await outcome(
+        agent,
+        `export NO_PROXY=localhost,127.0.0.1 no_proxy=localhost,127.0.0.1; ` +
+          `export GIT_SSH_COMMAND='ssh -i ./deploy_key'`,
+      );
+      const served = await outcome(
+        agent,
+        `mkdir -p www && echo mine > www/i.txt; ` +
+          `(cd www && exec timeout 20 python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 &); ` +
+          `sleep 1; curl -sS http://localhost:8000/i.txt; echo "[$NO_PROXY] [$GIT_SSH_COMMAND]"`,
+      );
+      const value = served.value as Rec;
+      assert.equal(
+        (value.out as Rec).v,
+        "mine\n[localhost,127.0.0.1] [ssh -i ./deploy_key]\n",
+        JSON.stringify(value),
+      );
+      assert.equal(value.net_refused, undefined);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "SPEC decision needed (P-NET-2 'every refusal is visible' / V-RENDER-1 pins an outcome's render as out, stderr, status): the render of an exec whose curl or git the proxy refused says only 'curl: (56) CONNECT tunnel failed, response 403' (curl and libcurl print no reason phrase), so an agent whose client shows the model the text content, not structuredContent (M-OUT-1), never learns which destination lacks which grant; net_refused is in the value only. This test expects the render to name it",
+  ignore: true || NEEDS_TIER_B !== null,
+  fn: async () => {
+    await withAgent((port) => [`127.0.0.1:${port}`], async (agent) => {
+      const refused = await outcome(agent, `curl -sS https://refused.example/`);
+      assert.deepEqual((refused.value as Rec).net_refused, ["refused.example:443"]);
+      assert.match(refused.render as string, /refused\.example:443/, refused.render as string);
+    });
+  },
+});

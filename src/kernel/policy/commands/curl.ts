@@ -144,13 +144,26 @@ export function curl(args: ArgValue[], io: CommandIO): void {
     // active FTP: curl listens for the server's data connection
     "-P",
     "--ftp-port",
+    // caches curl reads before connecting: an alt-svc entry sends a granted origin's request to
+    // another host and port, an HSTS entry an http:// URL to port 443
+    "--alt-svc",
+    "--hsts",
   ];
   if (hasOption(parsed, ...opaqueOptions)) {
     io.opaque("curl option not followed");
     return;
   }
   const urls = [...parsed.operands, ...optionValues(parsed, "--url", "--doh-url")];
-  for (const url of urls) connectUrl(io, url);
+  // a URL without a scheme is --proto-default's when given (the last), else curl guesses one
+  const scheme = optionValues(parsed, "--proto-default").at(-1);
+  if (scheme !== undefined && scheme.text === null) {
+    io.opaque("dynamic --proto-default");
+    return;
+  }
+  for (const url of urls) {
+    if (scheme === undefined) connectUrl(io, url, "http", { slashes: true, guess: "curl" });
+    else connectUrl(io, url, scheme.text!.toLowerCase(), { slashes: true });
+  }
   for (
     const proxy of optionValues(
       parsed,
@@ -166,8 +179,8 @@ export function curl(args: ArgValue[], io: CommandIO): void {
   ) {
     const text = proxy.text;
     if (text !== null && !text.includes("://") && !/:\d+$/.test(text)) {
-      connectUrl(io, STATIC(`${text}:1080`));
-    } else connectUrl(io, proxy);
+      connectUrl(io, STATIC(`${text}:1080`), "http", { slashes: true });
+    } else connectUrl(io, proxy, "http", { slashes: true });
   }
   const outputs = optionValues(
     parsed,

@@ -101,7 +101,7 @@ export function wget(args: ArgValue[], io: CommandIO): void {
     io.opaque("wget spans hosts");
     return;
   }
-  for (const url of parsed.operands) connectUrl(io, url);
+  for (const url of parsed.operands) connectUrl(io, url, "http", { guess: "wget" });
   // credentials for a host that asks come from ~/.netrc unless told not to
   if (!hasOption(parsed, "--no-netrc")) io.homePath("fs_read", ".netrc");
   const document = optionValues(parsed, "-O", "--output-document");
