@@ -426,11 +426,17 @@ export class PathRecorder {
     }
   }
 
-  /** A file `name` below the session's HOME (`.netrc`); opaque when HOME is not known. */
+  /**
+   * A file `name` below the session's HOME (`.netrc`), read only when it is there (an absent one
+   * named every `wget` a read outside the project profile's grants: denied); opaque when HOME is
+   * not known.
+   */
   homePath(kind: FsKind, name: string, cwds: Cwds): void {
     const home = this.#state.home;
     if (home === undefined) this.#effects.opaque(`~/${name} of an unknown HOME`);
-    else this.path(kind, STATIC(`${home}/${name}`), cwds);
+    else if (kind !== "fs_read" || present(`${home}/${name}`)) {
+      this.path(kind, STATIC(`${home}/${name}`), cwds);
+    }
   }
 
   /** A recursive read following the links below `root` (null: the cwds): opaque when one is. */

@@ -166,9 +166,9 @@ Deno.test("K-EFF-3a: curl -o f https://example.com:8443/x", () => {
   ]);
   assert.deepEqual(kinds("curl file:///etc/passwd"), ["proc_spawn", "opaque"]);
   assert.deepEqual(kinds("curl -K cfg https://h.example"), ["proc_spawn", "opaque"]);
-  // wget reads ~/.netrc for a host that asks for credentials
+  // wget reads ~/.netrc for a host that asks for credentials, when there is one (/home/me has
+  // none: everyday_tables_2_test has one that is read)
   assert.deepEqual(derive("wget https://h.example/x").effects, [
-    { kind: "fs_read", paths: ["/home/me/.netrc"] },
     { kind: "fs_write", paths: ["/w"] },
     spawn("wget"),
     { kind: "net_connect", host: "h.example", port: 443 },

@@ -548,7 +548,7 @@ Deno.test("K-EFF-3a: curl -P/--ftp-port and wget --no-passive-ftp listen for the
   });
 });
 
-Deno.test("K-EFF-3a: wget reads ~/.netrc by default (not after --no-netrc) and sends its password to the host that asks", async () => {
+Deno.test("K-EFF-3a: wget reads ~/.netrc by default (not after --no-netrc, nor when there is none) and sends its password to the host that asks", async () => {
   // With HOME/.netrc naming 127.0.0.1, `wget URL` answered a 401 with the password from it; it
   // was derived as no read of ~/.netrc (curl reads it only with -n, which was already named).
   await withTempDir(async (root) => {
@@ -575,6 +575,11 @@ Deno.test("K-EFF-3a: wget reads ~/.netrc by default (not after --no-netrc) and s
       }
       const off = derive(`wget --no-netrc -O /dev/null ${url}`, root, root);
       assert.ok(!off.some((e) => e.kind === "fs_read"), JSON.stringify(off));
+      // without a ~/.netrc wget reads none: the read named every wget, denied to the project
+      // profile (whose grants hold no HOME) even with the destination granted
+      Deno.removeSync(`${root}/.netrc`);
+      const none = derive(`wget -q -O /dev/null ${url}`, root, root);
+      assert.ok(!none.some((e) => e.kind === "fs_read"), JSON.stringify(none));
     } finally {
       await server.shutdown();
     }
