@@ -3,6 +3,7 @@ import { type ClientReply, type ClientRequests, Withdrawal } from "./client_requ
 import { sleep } from "../protocol/timers.ts";
 import { SLICE_MS } from "../protocol/limits.ts";
 import { UNSHOWABLE } from "../protocol/unshowable.ts";
+import { shellWord } from "./client_config.ts";
 
 /** The command shown in the approval form is cut to this many UTF-8 bytes (M-ELICIT-2). */
 export const PROMPT_SRC_BYTES = 2000;
@@ -155,6 +156,16 @@ function directoryLine(cwd: unknown): string {
   return `Directory: ${cutBytes(shown(cwd.display), PROMPT_LINE_BYTES)}`;
 }
 
+/**
+ * The command that denies plan `planRef` from a terminal: with the `--socket` of the kernel that
+ * holds it, as -32011's message names it (K-CLI-3), since a terminal finds another socket for
+ * another session name (G-SOCK-1) or environment, whose kernel does not know the plan.
+ */
+function revokeCommand(planRef: unknown, socket: string | null): string {
+  const where = socket === null ? "" : ` --socket ${shown(shellWord(socket))}`;
+  return `shoal-kernel deny ${shown(String(planRef))}${where}`;
+}
+
 /** The first protocol version whose `elicitation/create` has `mode` (dated versions compare as strings). */
 export const MODE_VERSION = "2025-11-25";
 
@@ -165,7 +176,11 @@ export const MODE_VERSION = "2025-11-25";
  * `decision`. What the kernel derived comes first, so no command, however long or shaped, can
  * stand in for it. Shaped as protocol `version` defines the request: `mode` only from 2025-11-25.
  */
-export function approvalRequest(plan: Rec, version: string = MODE_VERSION): Rec {
+export function approvalRequest(
+  plan: Rec,
+  version: string = MODE_VERSION,
+  socket: string | null = null,
+): Rec {
   const reasons = listLines(plan.needs_approval, plan.needs_approval_more, String);
   const effects = listLines(plan.effects, plan.effects_more, effectLine);
   const message = [
@@ -182,7 +197,7 @@ export function approvalRequest(plan: Rec, version: string = MODE_VERSION): Rec 
     `Plan: ${shown(String(plan.plan_ref))}`,
     // K-PLAN-3: an approval stays valid for repeated applies; the human approves that, not one run
     "Approving lets the agent run this plan again later without asking; " +
-    `\`shoal-kernel deny ${shown(String(plan.plan_ref))}\` takes it back.`,
+    `\`${revokeCommand(plan.plan_ref, socket)}\` takes it back.`,
     "",
     "Command:",
     ...commandLines(String(plan.src ?? ""), plan.src_truncated === true),
@@ -280,7 +295,7 @@ export async function askInClient(
     if (plan === null) return null;
     const asking = client.request(
       "elicitation/create",
-      approvalRequest(plan, version),
+      approvalRequest(plan, version, kernel.config.socket),
       AbortSignal.any([signal, elsewhere.signal]),
     );
     const started = Date.now();
