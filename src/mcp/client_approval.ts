@@ -3,6 +3,7 @@ import { type ClientReply, type ClientRequests, Withdrawal } from "./client_requ
 import { sleep } from "../protocol/timers.ts";
 import { SLICE_MS } from "../protocol/limits.ts";
 import { UNSHOWABLE } from "../protocol/unshowable.ts";
+import { utf8Prefix, utf8Suffix } from "../protocol/utf8.ts";
 import { shellWord } from "./client_config.ts";
 
 /** The command shown in the approval form is cut to this many UTF-8 bytes (M-ELICIT-2). */
@@ -33,6 +34,17 @@ export function cutBytes(text: string, limit: number): string {
   return decoder.decode(bytes.subarray(0, end)) + "…";
 }
 
+/**
+ * `text` cut to `limit` UTF-8 bytes in its middle, its start and its longer end kept around `…`:
+ * a path's end names the file and the directory that matter (`…/vendor/evil`, `…/id_ed25519`),
+ * which a cut at the end hid.
+ */
+export function cutMiddle(text: string, limit: number): string {
+  if (encoder.encode(text).length <= limit) return text;
+  const head = utf8Prefix(text, Math.floor((limit - 3) / 3));
+  return `${head}…${utf8Suffix(text, limit - 3 - encoder.encode(head).length)}`;
+}
+
 /** Combining marks one character keeps in the form (Vietnamese or Devanagari need two or three). */
 const SHOWN_MARKS = 3;
 /**
@@ -60,6 +72,7 @@ const MORE_ROOM = 24;
  * values (K-EFF-1 shapes), escaped. A list's entries are cut to {@link PROMPT_ITEM_BYTES} when
  * more follow, so one long path cannot push the next out of sight, and the entries the line has
  * no room for, with K-EFF-7's `<list>_more`, are counted at its end: a path is named or counted.
+ * Values are cut in their middle ({@link cutMiddle}): a path's end names its file.
  */
 function effectLine(effect: unknown): string {
   if (!isObject(effect)) return shown(String(JSON.stringify(effect)));
@@ -83,7 +96,7 @@ function effectLine(effect: unknown): string {
       left += items.length - i;
       break;
     }
-    line += separator + cutBytes(shown(item), limit);
+    line += separator + cutMiddle(shown(item), limit);
   }
   return left > 0 ? `${line} (and ${left} more)` : line;
 }
@@ -147,13 +160,13 @@ function commandLines(src: string, truncated: boolean): string[] {
 
 /**
  * The line naming the directory a plan runs in (K-PLAN-1's `cwd` path object), escaped and cut
- * to {@link PROMPT_LINE_BYTES}, or saying it is not known (the plan record has none).
+ * in its middle to {@link PROMPT_LINE_BYTES}, or saying it is not known (the plan record has none).
  */
 function directoryLine(cwd: unknown): string {
   if (!isObject(cwd) || typeof cwd.display !== "string") {
     return "Directory: not known here (`shoal-kernel approvals` lists it)";
   }
-  return `Directory: ${cutBytes(shown(cwd.display), PROMPT_LINE_BYTES)}`;
+  return `Directory: ${cutMiddle(shown(cwd.display), PROMPT_LINE_BYTES)}`;
 }
 
 /**
