@@ -179,13 +179,24 @@ function revokeCommand(planRef: unknown, socket: string | null): string {
   return `shoal-kernel deny ${shown(String(planRef))}${where}`;
 }
 
+/**
+ * `effects` with the opaque ones first: K-EFF-4 lists them last, after one `proc_spawn` per
+ * program, so twenty programs pushed the effect that says the list is not all the command does
+ * into the count of those not shown.
+ */
+function opaqueFirst(effects: unknown): unknown[] {
+  const list = Array.isArray(effects) ? effects : [];
+  const opaque = (e: unknown) => isObject(e) && e.kind === "opaque";
+  return [...list.filter(opaque), ...list.filter((e) => !opaque(e))];
+}
+
 /** The first protocol version whose `elicitation/create` has `mode` (dated versions compare as strings). */
 export const MODE_VERSION = "2025-11-25";
 
 /**
  * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): why it needs
  * approval (the kernel's `needs_approval`, so no path that does hides among the harmless ones), its
- * effects one per line, its reversibility and ref, then the command, quoted, and a form with one required
+ * effects one per line (opaque first), its reversibility and ref, then the command, quoted, and a form with one required
  * `decision`. What the kernel derived comes first, so no command, however long or shaped, can
  * stand in for it. Shaped as protocol `version` defines the request: `mode` only from 2025-11-25.
  */
@@ -195,7 +206,7 @@ export function approvalRequest(
   socket: string | null = null,
 ): Rec {
   const reasons = listLines(plan.needs_approval, plan.needs_approval_more, String);
-  const effects = listLines(plan.effects, plan.effects_more, effectLine);
+  const effects = listLines(opaqueFirst(plan.effects), plan.effects_more, effectLine);
   const message = [
     "The agent's command needs your approval (shoal).",
     ...(reasons.length ? ["", "Because:", ...reasons] : []),

@@ -294,3 +294,26 @@ Deno.test("M-ELICIT-2 a long directory or effect path is cut in its middle, so i
   );
   assert.ok(bytes(written) <= 302, written);
 });
+
+Deno.test("M-ELICIT-2 an opaque effect is listed first: after one proc_spawn line per program (K-EFF-4 order puts opaque last), 20 of them hid it in `… and 7 more`, and a form for `python3 -c …` said opaque nowhere", () => {
+  const programs =
+    "base64 basename cat cmp cut diff dirname head id ls md5sum nl od python3 realpath seq sha256sum sort stat tail tr uname uniq wc whoami"
+      .split(" ");
+  const lines = String(
+    approvalRequest({
+      src: `${programs.map((p) => `${p} x`).join("; ")}; python3 -c 'import os'`,
+      effects: [
+        { kind: "fs_read", paths: [`${PROJ}/x`] },
+        ...programs.map((argv0) => ({ kind: "proc_spawn", argv0, bin_hash: null })),
+        { kind: "opaque", reason: "interpreter: python3" },
+      ],
+      needs_approval: ['reversibility "unknown" (the policy says auto_apply "reversible")'],
+      reversibility: "unknown",
+      plan_ref: "plan:1",
+    }).message,
+  ).split("\n");
+  const effects = lines.slice(lines.indexOf("Effects:") + 1);
+  assert.equal(effects[0], "- opaque reason=interpreter: python3", lines.join("\n"));
+  assert.equal(effects[1], `- fs_read ${PROJ}/x`);
+  assert.equal(effects[20], "- … and 7 more");
+});
