@@ -180,14 +180,17 @@ function revokeCommand(planRef: unknown, socket: string | null): string {
 }
 
 /**
- * `effects` with the opaque ones first: K-EFF-4 lists them last, after one `proc_spawn` per
- * program, so twenty programs pushed the effect that says the list is not all the command does
- * into the count of those not shown.
+ * `effects` in the order the form lists them: the opaque ones first, the `proc_spawn` ones last,
+ * the rest between in K-EFF-4's order. K-EFF-4 lists one `proc_spawn` per program before
+ * `net_connect`, `secret_use` and `opaque`, so twenty programs pushed the effect that says the
+ * list is not all the command does, or the connection that makes it irreversible, into the count
+ * of those not shown.
  */
-function opaqueFirst(effects: unknown): unknown[] {
+function formOrder(effects: unknown): unknown[] {
   const list = Array.isArray(effects) ? effects : [];
-  const opaque = (e: unknown) => isObject(e) && e.kind === "opaque";
-  return [...list.filter(opaque), ...list.filter((e) => !opaque(e))];
+  const rank = (e: unknown) =>
+    !isObject(e) ? 1 : e.kind === "opaque" ? 0 : e.kind === "proc_spawn" ? 2 : 1;
+  return [0, 1, 2].flatMap((r) => list.filter((e) => rank(e) === r));
 }
 
 /** The first protocol version whose `elicitation/create` has `mode` (dated versions compare as strings). */
@@ -196,7 +199,7 @@ export const MODE_VERSION = "2025-11-25";
 /**
  * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): why it needs
  * approval (the kernel's `needs_approval`, so no path that does hides among the harmless ones), its
- * effects one per line (opaque first), its reversibility and ref, then the command, quoted, and a form with one required
+ * effects one per line (opaque first, programs last), its reversibility and ref, then the command, quoted, and a form with one required
  * `decision`. What the kernel derived comes first, so no command, however long or shaped, can
  * stand in for it. Shaped as protocol `version` defines the request: `mode` only from 2025-11-25.
  */
@@ -206,7 +209,7 @@ export function approvalRequest(
   socket: string | null = null,
 ): Rec {
   const reasons = listLines(plan.needs_approval, plan.needs_approval_more, String);
-  const effects = listLines(opaqueFirst(plan.effects), plan.effects_more, effectLine);
+  const effects = listLines(formOrder(plan.effects), plan.effects_more, effectLine);
   const message = [
     "The agent's command needs your approval (shoal).",
     ...(reasons.length ? ["", "Because:", ...reasons] : []),

@@ -295,7 +295,7 @@ Deno.test("M-ELICIT-2 a long directory or effect path is cut in its middle, so i
   assert.ok(bytes(written) <= 302, written);
 });
 
-Deno.test("M-ELICIT-2 an opaque effect is listed first: after one proc_spawn line per program (K-EFF-4 order puts opaque last), 20 of them hid it in `… and 7 more`, and a form for `python3 -c …` said opaque nowhere", () => {
+Deno.test("M-ELICIT-2 an opaque effect is listed first and programs last: after one proc_spawn line per program (K-EFF-4 order puts net_connect and opaque after them), 20 of them hid both in `… and 8 more`, and a form for `python3 -c …` said opaque nowhere", () => {
   const programs =
     "base64 basename cat cmp cut diff dirname head id ls md5sum nl od python3 realpath seq sha256sum sort stat tail tr uname uniq wc whoami"
       .split(" ");
@@ -305,6 +305,7 @@ Deno.test("M-ELICIT-2 an opaque effect is listed first: after one proc_spawn lin
       effects: [
         { kind: "fs_read", paths: [`${PROJ}/x`] },
         ...programs.map((argv0) => ({ kind: "proc_spawn", argv0, bin_hash: null })),
+        { kind: "net_connect", host: "api.example", port: 443 },
         { kind: "opaque", reason: "interpreter: python3" },
       ],
       needs_approval: ['reversibility "unknown" (the policy says auto_apply "reversible")'],
@@ -315,5 +316,8 @@ Deno.test("M-ELICIT-2 an opaque effect is listed first: after one proc_spawn lin
   const effects = lines.slice(lines.indexOf("Effects:") + 1);
   assert.equal(effects[0], "- opaque reason=interpreter: python3", lines.join("\n"));
   assert.equal(effects[1], `- fs_read ${PROJ}/x`);
-  assert.equal(effects[20], "- … and 7 more");
+  // so is what makes it irreversible: before the programs, one line each
+  assert.equal(effects[2], "- net_connect host=api.example port=443");
+  assert.equal(effects[3], "- proc_spawn argv0=base64");
+  assert.equal(effects[20], "- … and 8 more");
 });
