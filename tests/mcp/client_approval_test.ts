@@ -321,3 +321,15 @@ Deno.test("M-ELICIT-2 an opaque effect is listed first and programs last: after 
   assert.equal(effects[3], "- proc_spawn argv0=base64");
   assert.equal(effects[20], "- … and 8 more");
 });
+
+Deno.test({
+  name:
+    'M-ELICIT-2 the decision a client shows preselected is deny: an Accept pressed without reading the form does not approve [ignored: needs a SPEC decision: M-ELICIT-2 fixes the schema as one required enum `decision` of "approve" and "deny" in that order, with no `default`; a client that preselects the first option of an enum (the README\'s picture of the form shows `Decision: [approve ▾]`) turns an unread Accept into an approval; listing deny first or adding `default: "deny"` (both valid under 2025-06-18 and 2025-11-25) is the SPEC\'s choice]',
+  ignore: true,
+  fn() {
+    const schema = approvalRequest({ src: "rm x", effects: [], plan_ref: "plan:1" })
+      .requestedSchema as { properties: { decision: { enum: string[]; default?: string } } };
+    const decision = schema.properties.decision;
+    assert.ok(decision.default === "deny" || decision.enum[0] === "deny", JSON.stringify(decision));
+  },
+});
