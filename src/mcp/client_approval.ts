@@ -332,7 +332,10 @@ export async function askInClient(
       await Promise.race([asking, sleep(SLICE_MS), conn.closed]);
       if (reply !== null || signal.aborted) break;
       if (conn.isClosed) throw kernelDisconnected();
-      const now = await approvalOf(kernel, planRef);
+      // A look that fails tells nothing: the form stays open (plan.list of an agent holding
+      // many plans answers response too large, K-PLAN-2, and withdrew every form at once).
+      const now = await approvalOf(kernel, planRef).catch(() => null);
+      if (conn.isClosed) throw kernelDisconnected();
       if (now === "approved" || now === "denied") {
         elsewhere.abort(new Withdrawal(`the plan was ${now} with shoal-kernel`));
         return now;
