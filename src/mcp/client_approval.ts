@@ -299,9 +299,10 @@ async function planOf(
  * meanwhile) is that decision.
  * While the form is open, every {@link SLICE_MS} `heartbeat` is called (the call's progress: a
  * client that resets its timeout on progress, as Claude Code's idle watchdog does, cancelled the
- * call, and with it the form, while the human read it) and the plan is looked at: one the human
- * approved or denied with `shoal-kernel` meanwhile withdraws the form and is the decision (the
- * call waited for a form nobody would answer any more, until the client gave up).
+ * call, and with it the form, while the human read it) and the plan is looked at (until a look
+ * fails, which tells nothing): one the human approved or denied with `shoal-kernel` meanwhile
+ * withdraws the form and is the decision (the call waited for a form nobody would answer any
+ * more, until the client gave up).
  */
 export async function askInClient(
   kernel: KernelClient,
@@ -327,14 +328,21 @@ export async function askInClient(
     );
     const started = Date.now();
     let reply: ClientReply | null = null;
+    let looking = true;
     asking.then((r) => reply = r);
     while (reply === null && !signal.aborted) {
       await Promise.race([asking, sleep(SLICE_MS), conn.closed]);
       if (reply !== null || signal.aborted) break;
       if (conn.isClosed) throw kernelDisconnected();
       // A look that fails tells nothing: the form stays open (plan.list of an agent holding
-      // many plans answers response too large, K-PLAN-2, and withdrew every form at once).
-      const now = await approvalOf(kernel, planRef).catch(() => null);
+      // many plans answers response too large, K-PLAN-2, and withdrew every form at once), and
+      // is not tried again: each try made the kernel build that list anew, every second.
+      const now = looking
+        ? await approvalOf(kernel, planRef).catch(() => {
+          looking = false;
+          return null;
+        })
+        : null;
       if (conn.isClosed) throw kernelDisconnected();
       if (now === "approved" || now === "denied") {
         elsewhere.abort(new Withdrawal(`the plan was ${now} with shoal-kernel`));
