@@ -162,9 +162,9 @@ function commandLines(src: string, truncated: boolean): string[] {
  * The line naming the directory a plan runs in (K-PLAN-1's `cwd` path object), escaped and cut
  * in its middle to {@link PROMPT_LINE_BYTES}, or saying it is not known (the plan record has none).
  */
-function directoryLine(cwd: unknown): string {
+function directoryLine(cwd: unknown, socket: string | null): string {
   if (!isObject(cwd) || typeof cwd.display !== "string") {
-    return "Directory: not known here (`shoal-kernel approvals` lists it)";
+    return `Directory: not known here (\`shoal-kernel approvals${socketOption(socket)}\` lists it)`;
   }
   return `Directory: ${cutMiddle(shown(cwd.display), PROMPT_LINE_BYTES)}`;
 }
@@ -175,8 +175,12 @@ function directoryLine(cwd: unknown): string {
  * another session name (G-SOCK-1) or environment, whose kernel does not know the plan.
  */
 function revokeCommand(planRef: unknown, socket: string | null): string {
-  const where = socket === null ? "" : ` --socket ${shown(shellWord(socket))}`;
-  return `shoal-kernel deny ${shown(String(planRef))}${where}`;
+  return `shoal-kernel deny ${shown(String(planRef))}${socketOption(socket)}`;
+}
+
+/** ` --socket PATH` naming `socket` in a terminal command, or nothing when it is not known. */
+function socketOption(socket: string | null): string {
+  return socket === null ? "" : ` --socket ${shown(shellWord(socket))}`;
 }
 
 /**
@@ -220,7 +224,7 @@ export function approvalRequest(
     `Reversibility: ${shown(String(plan.reversibility ?? "unknown"))}`,
     // P-PLAN-2: the plan runs in the directory it was made in, which a relative or opaque command
     // (`make`, `sh build.sh`) depends on, and which the agent may have moved the session to
-    directoryLine(plan.cwd),
+    directoryLine(plan.cwd, socket),
     `Plan: ${shown(String(plan.plan_ref))}`,
     // K-PLAN-3: an approval stays valid for repeated applies; the human approves that, not one run
     "Approving lets the agent run this plan again later without asking; " +

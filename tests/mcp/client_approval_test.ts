@@ -333,3 +333,18 @@ Deno.test({
     assert.ok(decision.default === "deny" || decision.enum[0] === "deny", JSON.stringify(decision));
   },
 });
+
+Deno.test("M-ELICIT-2 the terminal commands the form names carry the kernel's --socket: `shoal-kernel approvals` for a directory not known here, as `shoal-kernel deny` (a terminal finds another socket for another session)", () => {
+  const socket = "/run/user/1000/shoal/work.sock";
+  const lines = String(
+    approvalRequest({ src: "make", effects: [], plan_ref: "plan:1" }, "2025-11-25", socket)
+      .message,
+  ).split("\n");
+  assert.ok(
+    lines.includes(
+      `Directory: not known here (\`shoal-kernel approvals --socket ${socket}\` lists it)`,
+    ),
+    lines.join("\n"),
+  );
+  assert.ok(lines.some((l) => l.includes(`\`shoal-kernel deny plan:1 --socket ${socket}\``)));
+});
