@@ -18,8 +18,8 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, the
  * locale, the time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load,
  * more build tools' and environment managers' settings (Maven's MAVEN_BASEDIR), all of Go's
- * settings, programs' added arguments (`*_ARGS`), and bash's TMOUT and FUNCNEST (the human's
- * reads time out, idle shells exit, nested function calls fail).
+ * settings, programs' added arguments (`*_ARGS`), bash's TMOUT and FUNCNEST (the human's
+ * reads time out, idle shells exit, nested function calls fail), and wine's and cvs's programs.
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -233,6 +233,11 @@ const MORE_GUARDED = new RegExp(
     // at FUNCNEST=1 every nested function call fails, stopping the command that made it
     "TMOUT",
     "FUNCNEST",
+    // wine runs the loader and server they name and loads DLLs from the prefix, native ones
+    // first where the overrides say so; cvs runs its editor, and the server of a :fork: root
+    "WINE.*",
+    "CVSEDITOR",
+    "CVS_SERVER",
   ].join("|") + ")$",
 );
 
