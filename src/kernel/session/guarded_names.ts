@@ -19,7 +19,8 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * locale, the time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load,
  * more build tools' and environment managers' settings (Maven's MAVEN_BASEDIR), all of Go's
  * settings, programs' added arguments (`*_ARGS`), bash's TMOUT and FUNCNEST (the human's
- * reads time out, idle shells exit, nested function calls fail), and wine's and cvs's programs.
+ * reads time out, idle shells exit, nested function calls fail), wine's and cvs's programs, and
+ * programs and start-up commands a few more tools take from one variable each.
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -238,6 +239,23 @@ const MORE_GUARDED = new RegExp(
     "WINE.*",
     "CVSEDITOR",
     "CVS_SERVER",
+    // programs named outright: darcs' copy programs, pacdiff's diff, SwiftPM's compiler,
+    // Cypress's binary; podman's and buildah's configuration names the runtime, conmon, hooks
+    // and the storage's mount program they run
+    "DARCS_SCP",
+    "DARCS_SFTP",
+    "DIFFPROG",
+    "SWIFT_EXEC",
+    "CYPRESS_RUN_BINARY",
+    "CONTAINERS_.*",
+    // commands run at start-up or for a file's type: gvim's Ex commands, the mailcap files of
+    // run-mailcap, mutt and w3m; coverage.py's configuration loads plugins into every Python
+    // process once COVERAGE_PROCESS_START names it; matplotlib imports a `module://` backend
+    "GVIMINIT",
+    "MAILCAPS",
+    "COVERAGE_PROCESS_START",
+    "COVERAGE_RCFILE",
+    "MPLBACKEND",
   ].join("|") + ")$",
 );
 

@@ -19,6 +19,20 @@ const CHANNELS: Record<string, string> = {
   // cvs runs CVSEDITOR for a commit message, and CVS_SERVER as the server of a :fork: root
   CVSEDITOR: "evil/editor",
   CVS_SERVER: "evil/server",
+  // programs other tools run outright, or the configuration that names the programs they run
+  DARCS_SCP: "evil/scp",
+  DARCS_SFTP: "evil/sftp",
+  DIFFPROG: "evil/diff",
+  SWIFT_EXEC: "evil/swiftc",
+  CYPRESS_RUN_BINARY: "evil/cypress",
+  CONTAINERS_CONF: "evil/containers.conf",
+  CONTAINERS_STORAGE_CONF: "evil/storage.conf",
+  // start-up commands and plugins: gvim, mailcap users, coverage.py, matplotlib
+  GVIMINIT: "evil/gviminit",
+  MAILCAPS: "evil/mailcap",
+  COVERAGE_PROCESS_START: "evil/coveragerc",
+  COVERAGE_RCFILE: "evil/coveragerc",
+  MPLBACKEND: "evil/backend",
 };
 
 hostTest(
