@@ -256,6 +256,17 @@ const MORE_GUARDED = new RegExp(
     "COVERAGE_PROCESS_START",
     "COVERAGE_RCFILE",
     "MPLBACKEND",
+    // editors' extensions (`code .` from the session loads them), module and package paths of
+    // Raku, Dart and Nim, and the programs nnn, lf and terminal launchers open files with
+    "VSCODE_EXTENSIONS",
+    "VSCODE_PORTABLE",
+    "RAKULIB",
+    "PUB_CACHE",
+    "DART_SDK",
+    "NIM_LIB",
+    "NNN_OPENER",
+    "OPENER",
+    "TERMINAL",
   ].join("|") + ")$",
 );
 

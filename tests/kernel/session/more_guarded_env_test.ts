@@ -33,6 +33,16 @@ const CHANNELS: Record<string, string> = {
   COVERAGE_PROCESS_START: "evil/coveragerc",
   COVERAGE_RCFILE: "evil/coveragerc",
   MPLBACKEND: "evil/backend",
+  // extensions, module paths and openers: VS Code, Raku, Dart, Nim, nnn, lf, terminal launchers
+  VSCODE_EXTENSIONS: "evil/extensions",
+  VSCODE_PORTABLE: "evil/portable",
+  RAKULIB: "evil/raku",
+  PUB_CACHE: "evil/pub",
+  DART_SDK: "evil/dart",
+  NIM_LIB: "evil/nim",
+  NNN_OPENER: "evil/open",
+  OPENER: "evil/open",
+  TERMINAL: "evil/term",
 };
 
 hostTest(
