@@ -267,6 +267,8 @@ const MORE_GUARDED = new RegExp(
     "NNN_OPENER",
     "OPENER",
     "TERMINAL",
+    // just takes its flags from JUST_*: the justfile whose recipes `just build` runs, its shell
+    "JUST_.*",
   ].join("|") + ")$",
 );
 

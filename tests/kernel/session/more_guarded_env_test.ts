@@ -43,6 +43,8 @@ const CHANNELS: Record<string, string> = {
   NNN_OPENER: "evil/open",
   OPENER: "evil/open",
   TERMINAL: "evil/term",
+  // the justfile whose recipes the human's `just build` runs
+  JUST_JUSTFILE: "evil/justfile",
 };
 
 hostTest(
