@@ -269,6 +269,10 @@ const MORE_GUARDED = new RegExp(
     "TERMINAL",
     // just takes its flags from JUST_*: the justfile whose recipes `just build` runs, its shell
     "JUST_.*",
+    // ts-node requires the compiler and transpiler they name, and its tsconfig's `require`;
+    // Prisma loads the query engine library and runs the schema engine they name
+    "TS_NODE_.*",
+    "PRISMA_.*",
   ].join("|") + ")$",
 );
 

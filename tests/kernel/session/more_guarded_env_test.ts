@@ -45,6 +45,11 @@ const CHANNELS: Record<string, string> = {
   TERMINAL: "evil/term",
   // the justfile whose recipes the human's `just build` runs
   JUST_JUSTFILE: "evil/justfile",
+  // modules ts-node requires, a native library and a program Prisma loads and runs
+  TS_NODE_COMPILER: "evil/compiler.js",
+  TS_NODE_PROJECT: "evil/tsconfig.json",
+  PRISMA_QUERY_ENGINE_LIBRARY: "evil/engine.so.node",
+  PRISMA_SCHEMA_ENGINE_BINARY: "evil/schema-engine",
 };
 
 hostTest(
