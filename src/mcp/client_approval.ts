@@ -3,6 +3,8 @@ import { type ClientReply, type ClientRequests, Withdrawal } from "./client_requ
 import { sleep } from "../protocol/timers.ts";
 import { SLICE_MS } from "../protocol/limits.ts";
 import { UNSHOWABLE } from "../protocol/unshowable.ts";
+import { utf8Prefix, utf8Suffix } from "../protocol/utf8.ts";
+import { shellWord } from "./client_config.ts";
 
 /** The command shown in the approval form is cut to this many UTF-8 bytes (M-ELICIT-2). */
 export const PROMPT_SRC_BYTES = 2000;
@@ -32,6 +34,17 @@ export function cutBytes(text: string, limit: number): string {
   return decoder.decode(bytes.subarray(0, end)) + "…";
 }
 
+/**
+ * `text` cut to `limit` UTF-8 bytes in its middle, its start and its longer end kept around `…`:
+ * a path's end names the file and the directory that matter (`…/vendor/evil`, `…/id_ed25519`),
+ * which a cut at the end hid.
+ */
+export function cutMiddle(text: string, limit: number): string {
+  if (encoder.encode(text).length <= limit) return text;
+  const head = utf8Prefix(text, Math.floor((limit - 3) / 3));
+  return `${head}…${utf8Suffix(text, limit - 3 - encoder.encode(head).length)}`;
+}
+
 /** Combining marks one character keeps in the form (Vietnamese or Devanagari need two or three). */
 const SHOWN_MARKS = 3;
 /**
@@ -59,6 +72,7 @@ const MORE_ROOM = 24;
  * values (K-EFF-1 shapes), escaped. A list's entries are cut to {@link PROMPT_ITEM_BYTES} when
  * more follow, so one long path cannot push the next out of sight, and the entries the line has
  * no room for, with K-EFF-7's `<list>_more`, are counted at its end: a path is named or counted.
+ * Values are cut in their middle ({@link cutMiddle}): a path's end names its file.
  */
 function effectLine(effect: unknown): string {
   if (!isObject(effect)) return shown(String(JSON.stringify(effect)));
@@ -82,7 +96,7 @@ function effectLine(effect: unknown): string {
       left += items.length - i;
       break;
     }
-    line += separator + cutBytes(shown(item), limit);
+    line += separator + cutMiddle(shown(item), limit);
   }
   return left > 0 ? `${line} (and ${left} more)` : line;
 }
@@ -146,13 +160,41 @@ function commandLines(src: string, truncated: boolean): string[] {
 
 /**
  * The line naming the directory a plan runs in (K-PLAN-1's `cwd` path object), escaped and cut
- * to {@link PROMPT_LINE_BYTES}, or saying it is not known (the plan record has none).
+ * in its middle to {@link PROMPT_LINE_BYTES}, or saying it is not known (the plan record has none).
  */
-function directoryLine(cwd: unknown): string {
+function directoryLine(cwd: unknown, socket: string | null): string {
   if (!isObject(cwd) || typeof cwd.display !== "string") {
-    return "Directory: not known here (`shoal-kernel approvals` lists it)";
+    return `Directory: not known here (\`shoal-kernel approvals${socketOption(socket)}\` lists it)`;
   }
-  return `Directory: ${cutBytes(shown(cwd.display), PROMPT_LINE_BYTES)}`;
+  return `Directory: ${cutMiddle(shown(cwd.display), PROMPT_LINE_BYTES)}`;
+}
+
+/**
+ * The command that denies plan `planRef` from a terminal: with the `--socket` of the kernel that
+ * holds it, as -32011's message names it (K-CLI-3), since a terminal finds another socket for
+ * another session name (G-SOCK-1) or environment, whose kernel does not know the plan.
+ */
+function revokeCommand(planRef: unknown, socket: string | null): string {
+  return `shoal-kernel deny ${shown(String(planRef))}${socketOption(socket)}`;
+}
+
+/** ` --socket PATH` naming `socket` in a terminal command, or nothing when it is not known. */
+function socketOption(socket: string | null): string {
+  return socket === null ? "" : ` --socket ${shown(shellWord(socket))}`;
+}
+
+/**
+ * `effects` in the order the form lists them: the opaque ones first, the `proc_spawn` ones last,
+ * the rest between in K-EFF-4's order. K-EFF-4 lists one `proc_spawn` per program before
+ * `net_connect`, `secret_use` and `opaque`, so twenty programs pushed the effect that says the
+ * list is not all the command does, or the connection that makes it irreversible, into the count
+ * of those not shown.
+ */
+function formOrder(effects: unknown): unknown[] {
+  const list = Array.isArray(effects) ? effects : [];
+  const rank = (e: unknown) =>
+    !isObject(e) ? 1 : e.kind === "opaque" ? 0 : e.kind === "proc_spawn" ? 2 : 1;
+  return [0, 1, 2].flatMap((r) => list.filter((e) => rank(e) === r));
 }
 
 /** The first protocol version whose `elicitation/create` has `mode` (dated versions compare as strings). */
@@ -161,13 +203,17 @@ export const MODE_VERSION = "2025-11-25";
 /**
  * The `elicitation/create` params asking the human about a plan (M-ELICIT-2): why it needs
  * approval (the kernel's `needs_approval`, so no path that does hides among the harmless ones), its
- * effects one per line, its reversibility and ref, then the command, quoted, and a form with one required
+ * effects one per line (opaque first, programs last), its reversibility and ref, then the command, quoted, and a form with one required
  * `decision`. What the kernel derived comes first, so no command, however long or shaped, can
  * stand in for it. Shaped as protocol `version` defines the request: `mode` only from 2025-11-25.
  */
-export function approvalRequest(plan: Rec, version: string = MODE_VERSION): Rec {
+export function approvalRequest(
+  plan: Rec,
+  version: string = MODE_VERSION,
+  socket: string | null = null,
+): Rec {
   const reasons = listLines(plan.needs_approval, plan.needs_approval_more, String);
-  const effects = listLines(plan.effects, plan.effects_more, effectLine);
+  const effects = listLines(formOrder(plan.effects), plan.effects_more, effectLine);
   const message = [
     "The agent's command needs your approval (shoal).",
     ...(reasons.length ? ["", "Because:", ...reasons] : []),
@@ -178,11 +224,11 @@ export function approvalRequest(plan: Rec, version: string = MODE_VERSION): Rec 
     `Reversibility: ${shown(String(plan.reversibility ?? "unknown"))}`,
     // P-PLAN-2: the plan runs in the directory it was made in, which a relative or opaque command
     // (`make`, `sh build.sh`) depends on, and which the agent may have moved the session to
-    directoryLine(plan.cwd),
+    directoryLine(plan.cwd, socket),
     `Plan: ${shown(String(plan.plan_ref))}`,
     // K-PLAN-3: an approval stays valid for repeated applies; the human approves that, not one run
     "Approving lets the agent run this plan again later without asking; " +
-    `\`shoal-kernel deny ${shown(String(plan.plan_ref))}\` takes it back.`,
+    `\`${revokeCommand(plan.plan_ref, socket)}\` takes it back.`,
     "",
     "Command:",
     ...commandLines(String(plan.src ?? ""), plan.src_truncated === true),
@@ -257,9 +303,10 @@ async function planOf(
  * meanwhile) is that decision.
  * While the form is open, every {@link SLICE_MS} `heartbeat` is called (the call's progress: a
  * client that resets its timeout on progress, as Claude Code's idle watchdog does, cancelled the
- * call, and with it the form, while the human read it) and the plan is looked at: one the human
- * approved or denied with `shoal-kernel` meanwhile withdraws the form and is the decision (the
- * call waited for a form nobody would answer any more, until the client gave up).
+ * call, and with it the form, while the human read it) and the plan is looked at (until a look
+ * fails, which tells nothing): one the human approved or denied with `shoal-kernel` meanwhile
+ * withdraws the form and is the decision (the call waited for a form nobody would answer any
+ * more, until the client gave up).
  */
 export async function askInClient(
   kernel: KernelClient,
@@ -280,17 +327,27 @@ export async function askInClient(
     if (plan === null) return null;
     const asking = client.request(
       "elicitation/create",
-      approvalRequest(plan, version),
+      approvalRequest(plan, version, kernel.config.socket),
       AbortSignal.any([signal, elsewhere.signal]),
     );
     const started = Date.now();
     let reply: ClientReply | null = null;
+    let looking = true;
     asking.then((r) => reply = r);
     while (reply === null && !signal.aborted) {
       await Promise.race([asking, sleep(SLICE_MS), conn.closed]);
       if (reply !== null || signal.aborted) break;
       if (conn.isClosed) throw kernelDisconnected();
-      const now = await approvalOf(kernel, planRef);
+      // A look that fails tells nothing: the form stays open (plan.list of an agent holding
+      // many plans answers response too large, K-PLAN-2, and withdrew every form at once), and
+      // is not tried again: each try made the kernel build that list anew, every second.
+      const now = looking
+        ? await approvalOf(kernel, planRef).catch(() => {
+          looking = false;
+          return null;
+        })
+        : null;
+      if (conn.isClosed) throw kernelDisconnected();
       if (now === "approved" || now === "denied") {
         elsewhere.abort(new Withdrawal(`the plan was ${now} with shoal-kernel`));
         return now;

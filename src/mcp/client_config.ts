@@ -58,7 +58,8 @@ export function thisInstall(): Install {
   return { command: `${bin}/shoal-mcp`, path: [...new Set(dirs)].join(":") };
 }
 
-function shellWord(word: string): string {
+/** `word` as one shell word: as is when plain, else single-quoted. */
+export function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 

@@ -39,6 +39,22 @@ export function utf8Prefix(s: string, limit: number): string {
   return s.slice(0, i);
 }
 
+/** The longest suffix of `s` whose UTF-8 encoding fits in `limit` bytes, cut at a scalar boundary. */
+export function utf8Suffix(s: string, limit: number): string {
+  let bytes = 0;
+  let i = s.length;
+  while (i > 0) {
+    const pair = i > 1 && isLowSurrogate(s.charCodeAt(i - 1)) &&
+      isHighSurrogate(s.charCodeAt(i - 2));
+    const step = pair ? 2 : 1;
+    const size = utf8Length(s, i - step, i);
+    if (bytes + size > limit) break;
+    bytes += size;
+    i -= step;
+  }
+  return s.slice(i);
+}
+
 /** `s` when it fits `limit` UTF-8 bytes, else its longest prefix that fits with `…` after it. */
 export function cutUtf8(s: string, limit: number): string {
   if (s.length * 3 <= limit) return s;

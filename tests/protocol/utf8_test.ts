@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cutUtf8, utf8Length, utf8Prefix } from "../../src/protocol/utf8.ts";
+import { cutUtf8, utf8Length, utf8Prefix, utf8Suffix } from "../../src/protocol/utf8.ts";
 
 const encoded = (s: string) => new TextEncoder().encode(s).length;
 
@@ -25,4 +25,13 @@ Deno.test("cutUtf8 leaves what fits and cuts the rest to the limit, … included
   const emoji = cutUtf8("😀".repeat(100), 100);
   assert.ok(encoded(emoji) <= 100 && emoji.endsWith("…") && !emoji.includes("\ufffd"));
   assert.equal(cutUtf8(emoji, 100), emoji, "a cut string is not cut again");
+});
+
+Deno.test("utf8Suffix keeps the longest end that fits, never half a surrogate pair or a 3-byte character", () => {
+  assert.equal(utf8Suffix("abc", 10), "abc");
+  assert.equal(utf8Suffix("abc", 2), "bc");
+  assert.equal(utf8Suffix("a😀", 3), "");
+  assert.equal(utf8Suffix("a😀", 4), "😀");
+  assert.equal(utf8Suffix("x€y", 3), "y");
+  assert.equal(utf8Suffix("x€y", 4), "€y");
 });

@@ -7,6 +7,7 @@ import { fallsOnProtected } from "../sandbox/protected_names.ts";
 import { grantRoot, isUnder } from "../sandbox/view.ts";
 import { isWorktreeGitDir } from "../sandbox/git_internal.ts";
 import { heldByLastScan } from "../sandbox/held_paths.ts";
+import { cutUtf8, utf8Length, utf8Suffix } from "../../protocol/utf8.ts";
 
 /** A policy verdict. */
 export type Verdict = "allow" | "approval_required" | "deny";
@@ -104,7 +105,8 @@ export function approvalReasons(
     } else if (effect.kind === "fs_write" || effect.kind === "fs_delete") {
       for (const path of effect.paths) {
         if (effectVerdict(p, { ...effect, paths: [path] }, home) === "approval_required") {
-          out.add(`fs.${effect.kind.slice(3)} ${JSON.stringify(path)} is a protected name`);
+          const shown = reasonPath(path, p.writable_protected);
+          out.add(`fs.${effect.kind.slice(3)} ${JSON.stringify(shown)} is a protected name`);
         }
       }
     }
@@ -115,6 +117,36 @@ export function approvalReasons(
       ? `every plan (the policy says auto_apply "never")`
       : `reversibility "${reversibility}" (the policy says auto_apply "reversible")`,
   ];
+}
+
+/** A path a reason names is shortened past this many bytes (as JSON), so the line is shown whole. */
+const REASON_PATH_BYTES = 200;
+/** What a shortened path keeps of its start, and of its end past the protected name. */
+const REASON_HEAD_BYTES = 100;
+const REASON_END_BYTES = 80;
+
+/**
+ * `path` as a reason names it: whole when short, else its start, the protected name it falls on
+ * (`.vscode`, `.git/hooks`) and its end, `…` for what is left out. Cut at its end by K-EFF-7
+ * (1024 bytes) or an approval form's line (M-ELICIT-2), a path 2,000 bytes down named neither
+ * the name that needs the approval nor the file: the human approved a git hook unseen.
+ */
+function reasonPath(path: string, lifted: readonly string[]): string {
+  if (utf8Length(JSON.stringify(path)) <= REASON_PATH_BYTES) return path;
+  const segments = path.split("/");
+  let at = segments.length - 1;
+  while (at > 0 && !fallsOnProtected(segments.slice(at), lifted)) at--;
+  const end = (rest: string) =>
+    utf8Length(rest) <= REASON_END_BYTES ? rest : `…${utf8Suffix(rest, REASON_END_BYTES - 3)}`;
+  // the name is not in the path as written (a linked worktree's git directory): its end then
+  if (at === 0) return `${cutUtf8(path, REASON_HEAD_BYTES)}/${end(path)}`;
+  const named = segments[at] === ".git" ? 2 : 1;
+  const rest = segments.slice(at + named).join("/");
+  return [
+    cutUtf8(segments.slice(0, at).join("/"), REASON_HEAD_BYTES),
+    ...segments.slice(at, at + named),
+    ...(rest === "" ? [] : [end(rest)]),
+  ].join("/");
 }
 
 /** Whether `principal` may grant or deny approvals (K-APPR-1). */

@@ -18,8 +18,9 @@ import { CONFIG_VARIABLE } from "../policy/_shell_tables.ts";
  * message catalogues (a `$"…"` translation is expanded), Kerberos' and TLS key log files, the
  * locale, the time zone file, the modules GIO, GStreamer, GTK, SDL and graphics drivers load,
  * more build tools' and environment managers' settings (Maven's MAVEN_BASEDIR), all of Go's
- * settings, programs' added arguments (`*_ARGS`), and bash's TMOUT and FUNCNEST (the human's
- * reads time out, idle shells exit, nested function calls fail).
+ * settings, programs' added arguments (`*_ARGS`), bash's TMOUT and FUNCNEST (the human's
+ * reads time out, idle shells exit, nested function calls fail), wine's and cvs's programs, and
+ * programs and start-up commands a few more tools take from one variable each.
  */
 const MORE_GUARDED = new RegExp(
   "^(" + [
@@ -233,6 +234,45 @@ const MORE_GUARDED = new RegExp(
     // at FUNCNEST=1 every nested function call fails, stopping the command that made it
     "TMOUT",
     "FUNCNEST",
+    // wine runs the loader and server they name and loads DLLs from the prefix, native ones
+    // first where the overrides say so; cvs runs its editor, and the server of a :fork: root
+    "WINE.*",
+    "CVSEDITOR",
+    "CVS_SERVER",
+    // programs named outright: darcs' copy programs, pacdiff's diff, SwiftPM's compiler,
+    // Cypress's binary; podman's and buildah's configuration names the runtime, conmon, hooks
+    // and the storage's mount program they run
+    "DARCS_SCP",
+    "DARCS_SFTP",
+    "DIFFPROG",
+    "SWIFT_EXEC",
+    "CYPRESS_RUN_BINARY",
+    "CONTAINERS_.*",
+    // commands run at start-up or for a file's type: gvim's Ex commands, the mailcap files of
+    // run-mailcap, mutt and w3m; coverage.py's configuration loads plugins into every Python
+    // process once COVERAGE_PROCESS_START names it; matplotlib imports a `module://` backend
+    "GVIMINIT",
+    "MAILCAPS",
+    "COVERAGE_PROCESS_START",
+    "COVERAGE_RCFILE",
+    "MPLBACKEND",
+    // editors' extensions (`code .` from the session loads them), module and package paths of
+    // Raku, Dart and Nim, and the programs nnn, lf and terminal launchers open files with
+    "VSCODE_EXTENSIONS",
+    "VSCODE_PORTABLE",
+    "RAKULIB",
+    "PUB_CACHE",
+    "DART_SDK",
+    "NIM_LIB",
+    "NNN_OPENER",
+    "OPENER",
+    "TERMINAL",
+    // just takes its flags from JUST_*: the justfile whose recipes `just build` runs, its shell
+    "JUST_.*",
+    // ts-node requires the compiler and transpiler they name, and its tsconfig's `require`;
+    // Prisma loads the query engine library and runs the schema engine they name
+    "TS_NODE_.*",
+    "PRISMA_.*",
   ].join("|") + ")$",
 );
 

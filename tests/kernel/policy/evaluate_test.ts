@@ -239,3 +239,23 @@ Deno.test("M-ELICIT-2: approval names each protected path and opaque effect that
   assert.deepEqual(approvalReasons(p, denied, "irreversible", HOME), []);
   assert.deepEqual(approvalReasons(null, effects, "irreversible", HOME), []);
 });
+
+Deno.test("M-ELICIT-2: a long path's reason keeps its start, the protected name it falls on and its end, short enough for an approval form's line (300 bytes): cut at its end, a path 2,000 bytes down named neither", () => {
+  const p = principalPolicy({ fs_write: ["/p/**"], fs_delete: ["/p/**"], auto_apply: "in-grant" });
+  const deep = [..."abcdefgh"].map((c) => c.repeat(250)).join("/");
+  const reason = (path: string, kind: "fs_write" | "fs_delete" = "fs_write") =>
+    approvalReasons(p, [{ kind, paths: [path] }], "irreversible", HOME)[0];
+  const bounded = (line: string) => new TextEncoder().encode(line).length <= 298;
+  const hook = reason(`/p/${deep}/.git/hooks/pre-commit`);
+  assert.match(hook, /^fs\.write "\/p\/aaaa+…\/\.git\/hooks\/pre-commit" is a protected name$/);
+  assert.ok(bounded(hook), hook);
+  // a protected directory far from the path's end: named, and the end after it
+  const tasks = reason(`/p/x/.vscode/${deep}/tasks.json`, "fs_delete");
+  assert.match(tasks, /^fs\.delete "\/p\/x\/\.vscode\/…h+\/tasks\.json" is a protected name$/);
+  assert.ok(bounded(tasks), tasks);
+  // a protected file at the end of a long path; a short path is named whole, as before
+  const envrc = reason(`/p/${deep}/.envrc`);
+  assert.match(envrc, /^fs\.write "\/p\/aaaa+…\/\.envrc" is a protected name$/);
+  assert.ok(bounded(envrc), envrc);
+  assert.equal(reason("/p/b/.git/config"), `fs.write "/p/b/.git/config" is a protected name`);
+});
