@@ -67,6 +67,11 @@ export class KernelClient {
     return this.#attachment;
   }
 
+  /** Whether the main connection is open now: a request is then written within its call. */
+  get connected(): boolean {
+    return this.#conn !== null && !this.#conn.isClosed;
+  }
+
   /**
    * A check that the main connection open now is still the one: it throws
    * {@link kernelDisconnected} once that connection closed (or when there is none). A task lives

@@ -6,6 +6,7 @@ import {
   Cancelled,
   checkArguments,
   clientCancelled,
+  connectedUnlessCancelled,
   decideInClient,
   envelopeOf,
   kernelCall,
@@ -169,6 +170,8 @@ export class McpTasks {
     if (checked.elide !== undefined) params.elide = checked.elide;
     const runCtx = { ...ctx, signal: NEVER, askApproval: null };
     const started = Date.now();
+    const connecting = connectedUnlessCancelled(ctx);
+    if (connecting !== undefined) await connecting;
     let first = await kernelCall(runCtx, "exec", params);
     if (!first.ok) {
       // Asked during the call that creates the task, as a synchronous call would ask (M-ELICIT-2).

@@ -1,0 +1,55 @@
+// M-PROG-3 at the edges of a request's life: a cancellation that arrives before the facade has
+// sent anything to the kernel.
+import assert from "node:assert/strict";
+import { RawFacade } from "../_support/facade.ts";
+import type { Rec } from "../_support/rec.ts";
+import { sandbox } from "../_support/sandbox.ts";
+
+/** `tools/call` of `name` with `args` under `id`, as one frame. */
+function callFrame(id: unknown, name: string, args: Rec, extra: Rec = {}): string {
+  const params = { name, arguments: args, ...extra };
+  return JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params }) + "\n";
+}
+
+function cancelFrame(requestId: unknown): string {
+  const params = { requestId, reason: "the user pressed Esc" };
+  return JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params }) + "\n";
+}
+
+for (
+  const [what, extra] of [
+    ["shoal_exec", {}],
+    ["a task-augmented shoal_exec", { task: {} }],
+  ] as const
+) {
+  Deno.test(`M-PROG-3: ${what} cancelled while the facade still autostarts its kernel is never sent: the command does not run (before: it ran once the kernel was up, after the client had given up on it)`, async () => {
+    const box = await sandbox();
+    const facade = new RawFacade(box);
+    try {
+      await facade.request(1, "initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "0" },
+      });
+      const marker = `${box.dir}/home/ran`;
+      // One write: the cancellation is read with the call, while the kernel is being started.
+      await facade.write(
+        callFrame(2, "shoal_exec", { src: `touch ${marker}` }, extra) + cancelFrame(2),
+      );
+      // A later call runs once the kernel is up; by its answer the cancelled one would have run.
+      const later = await facade.request(3, "tools/call", {
+        name: "shoal_exec",
+        arguments: { src: "sleep 1.5; echo later" },
+      });
+      assert.equal((later.result as Rec).isError, false, JSON.stringify(later));
+      const jobs = await facade.request(4, "resources/read", { uri: "shoal://jobs" });
+      const cmds = ((jobs.result as Rec).structuredContent as Rec[]).map((j) => j.cmd);
+      assert.equal(cmds.some((c) => String(c).includes("touch")), false, JSON.stringify(cmds));
+      assert.equal(await Deno.stat(marker).then(() => true, () => false), false, "nothing ran");
+      assert.equal(facade.queued.some((f) => (f as Rec).id === 2), false, "no response for id 2");
+    } finally {
+      await facade.stop().catch(() => facade.kill());
+      await box.cleanup();
+    }
+  });
+}
