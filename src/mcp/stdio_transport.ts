@@ -51,7 +51,11 @@ export class StdioTransport implements Transport {
   #closed = false;
   #nextId = 1;
   #clientIds = new Map<number, ClientId>();
-  #internalIds = new Map<string, number>();
+  /**
+   * The internal ids in flight under each client id: one, or several in arrival order when the
+   * client reused an id before its request was answered.
+   */
+  #internalIds = new Map<string, number | number[]>();
   #drained: (() => void) | null = null;
   /** Bytes of frames queued for stdout and not yet written (or failed). */
   #unwritten = 0;
@@ -149,8 +153,16 @@ export class StdioTransport implements Transport {
   #forget(internal: number): void {
     const clientId = this.#clientIds.get(internal);
     this.#clientIds.delete(internal);
-    if (clientId !== undefined && this.#internalIds.get(idKey(clientId)) === internal) {
-      this.#internalIds.delete(idKey(clientId));
+    if (clientId !== undefined) {
+      // Only this request leaves: another one in flight under the same id (the client reused
+      // it) stays reachable by a cancellation (M-PROG-3), which found none once either answered.
+      const key = idKey(clientId);
+      const held = this.#internalIds.get(key);
+      if (held === internal) this.#internalIds.delete(key);
+      if (Array.isArray(held)) {
+        const rest = held.filter((i) => i !== internal);
+        this.#internalIds.set(key, rest.length === 1 ? rest[0] : rest);
+      }
     }
     if (this.#clientIds.size === 0) this.#drained?.();
   }
@@ -233,7 +245,12 @@ export class StdioTransport implements Transport {
     }
     const internal = this.#nextId++;
     this.#clientIds.set(internal, clientId);
-    this.#internalIds.set(idKey(clientId), internal);
+    const key = idKey(clientId);
+    const held = this.#internalIds.get(key);
+    this.#internalIds.set(
+      key,
+      held === undefined ? internal : Array.isArray(held) ? [...held, internal] : [held, internal],
+    );
     this.#deliver({ jsonrpc: "2.0", id: internal, method, params });
   }
 
@@ -241,12 +258,15 @@ export class StdioTransport implements Transport {
     if (method !== CANCELLED) return;
     const requestId = params.requestId;
     if (typeof requestId !== "string" && !Number.isSafeInteger(requestId)) return;
-    const internal = this.#internalIds.get(idKey(requestId as ClientId));
-    if (internal === undefined) return; // unknown or already answered
+    const held = this.#internalIds.get(idKey(requestId as ClientId));
+    if (held === undefined) return; // unknown or already answered
     // Forgetting the id drops the response, so the request is cancelled whatever else the
-    // notification holds (a null reason, a malformed _meta): M-PROG-3 keys it by id alone.
-    this.#forget(internal);
-    this.#deliver({ jsonrpc: "2.0", method, params: { requestId: internal } });
+    // notification holds (a null reason, a malformed _meta): M-PROG-3 keys it by id alone,
+    // and so cancels every request in flight under it.
+    for (const internal of Array.isArray(held) ? held : [held]) {
+      this.#forget(internal);
+      this.#deliver({ jsonrpc: "2.0", method, params: { requestId: internal } });
+    }
   }
 
   #deliver(message: JSONRPCMessage): void {

@@ -1,9 +1,25 @@
 // M-PROG-3 at the edges of a request's life: a cancellation that arrives before the facade has
-// sent anything to the kernel.
+// sent anything to the kernel, and one for an id the client used twice.
 import assert from "node:assert/strict";
-import { RawFacade } from "../_support/facade.ts";
+import { RawFacade, withRawFacade } from "../_support/facade.ts";
 import type { Rec } from "../_support/rec.ts";
 import { sandbox } from "../_support/sandbox.ts";
+import { delay } from "../_support/wait.ts";
+
+/** Reads `shoal://jobs` until the job whose cmd is `cmd` is in `state`; the job, or null after 10 s. */
+async function jobInState(facade: RawFacade, cmd: string, state: string): Promise<Rec | null> {
+  const deadline = Date.now() + 10000;
+  while (Date.now() < deadline) {
+    const read = await facade.request(`jobs-${crypto.randomUUID()}`, "resources/read", {
+      uri: "shoal://jobs",
+    });
+    const jobs = (read.result as Rec).structuredContent as Rec[];
+    const job = jobs.find((j) => j.cmd === cmd);
+    if (job?.state === state) return job;
+    await delay(100);
+  }
+  return null;
+}
 
 /** `tools/call` of `name` with `args` under `id`, as one frame. */
 function callFrame(id: unknown, name: string, args: Rec, extra: Rec = {}): string {
@@ -53,3 +69,18 @@ for (
     }
   });
 }
+
+Deno.test("M-PROG-3: a cancellation for an id the client reused while its first request was in flight cancels the run still in flight under it, once the other request with that id was answered (before: the reuse made the run unreachable: it went on and answered)", async () => {
+  await withRawFacade(async (facade) => {
+    const src = "sleep 34 # reused id";
+    await facade.write(callFrame(7, "shoal_exec", { src }));
+    assert.ok(await jobInState(facade, src, "running"), "the run started");
+    // The same id again, for a request answered at once: the run is still in flight under it.
+    await facade.send({ jsonrpc: "2.0", id: 7, method: "ping" });
+    assert.deepEqual((await facade.response(7)).result, {});
+    await facade.write(cancelFrame(7));
+    assert.ok(await jobInState(facade, src, "cancelled"), "the run was cancelled");
+    await delay(500);
+    assert.equal(facade.queued.some((f) => (f as Rec).id === 7), false, "no second response");
+  });
+});
