@@ -4,7 +4,15 @@ import {
   OversizeRequestError,
   RpcConnection,
 } from "../protocol/rpc_client.ts";
-import { droppedAttach, type SpawnedKernel, spawnKernel, waitForKernel } from "./autostart.ts";
+import {
+  AUTOSTART_POLL_MS,
+  AUTOSTART_WAIT_MS,
+  droppedAttach,
+  type SpawnedKernel,
+  spawnKernel,
+  waitForKernel,
+} from "./autostart.ts";
+import { sleep } from "../protocol/timers.ts";
 import { checkTrustedPath, UntrustedPathError } from "../protocol/trusted_path.ts";
 import { effectiveUid, errorText, type FacadeConfig } from "./config.ts";
 import { holdsSocketGrant } from "./permissions.ts";
@@ -26,6 +34,13 @@ function disconnected(e: unknown): never {
 
 /** A reason the kernel cannot be used right now (M-START-3). */
 class Unavailable extends Error {}
+
+/**
+ * A kernel this facade did not start closed the connection during attach without an answer:
+ * one shutting down (G-SOCK-8) keeps its socket taking connections it never serves until it
+ * exits, which is when it closes them.
+ */
+class ClosedDuringAttach extends Unavailable {}
 
 /** How an attach the kernel refused with -32030 is reported (M-START-3). */
 const AUTH_FAILED = "authentication failed (-32030)";
@@ -101,7 +116,7 @@ export class KernelClient {
   /** The attached main connection, establishing it first when there is none (one attempt at a time). */
   connection(): Promise<RpcConnection> {
     if (this.#conn !== null && !this.#conn.isClosed) return Promise.resolve(this.#conn);
-    this.#connecting ??= this.#establish(true).then(
+    this.#connecting ??= this.#establishMain().then(
       (conn) => {
         this.#connecting = null;
         this.#adopt(conn);
@@ -113,6 +128,25 @@ export class KernelClient {
       },
     );
     return this.#connecting;
+  }
+
+  /**
+   * Establishes the main connection. A kernel shutting down (G-SOCK-8) takes connections until
+   * it has exited and closes each unanswered: the call that met it failed, where M-START-4 has
+   * the next request reconnect. So such an attempt is made again every
+   * {@link AUTOSTART_POLL_MS} for up to {@link AUTOSTART_WAIT_MS}, until the kernel is gone and
+   * the next one (autostarted, M-START-1) answers.
+   */
+  async #establishMain(): Promise<RpcConnection> {
+    const deadline = Date.now() + AUTOSTART_WAIT_MS;
+    while (true) {
+      try {
+        return await this.#establish(true);
+      } catch (e) {
+        if (!(e instanceof ClosedDuringAttach) || Date.now() >= deadline) throw e;
+      }
+      await sleep(AUTOSTART_POLL_MS);
+    }
   }
 
   /**
@@ -222,8 +256,9 @@ export class KernelClient {
         throw new Unavailable(projectGone(this.config.project, e.message));
       }
       if (e instanceof RpcError) throw new Unavailable(`attach failed: ${e.message} (${e.code})`);
-      const exited = spawned === null || "problem" in spawned ? null : await droppedAttach(spawned);
-      throw new Unavailable(exited ?? "the kernel closed the connection during attach");
+      const closed = "the kernel closed the connection during attach";
+      if (spawned === null || "problem" in spawned) throw new ClosedDuringAttach(closed);
+      throw new Unavailable(await droppedAttach(spawned) ?? closed);
     }
   }
 }
