@@ -55,7 +55,7 @@ export class StdioTransport implements Transport {
    * The internal ids in flight under each client id: one, or several in arrival order when the
    * client reused an id before its request was answered.
    */
-  #internalIds = new Map<string, number | number[]>();
+  #internalIds = new Map<string, number | Set<number>>();
   #drained: (() => void) | null = null;
   /** Bytes of frames queued for stdout and not yet written (or failed). */
   #unwritten = 0;
@@ -159,9 +159,9 @@ export class StdioTransport implements Transport {
       const key = idKey(clientId);
       const held = this.#internalIds.get(key);
       if (held === internal) this.#internalIds.delete(key);
-      if (Array.isArray(held)) {
-        const rest = held.filter((i) => i !== internal);
-        this.#internalIds.set(key, rest.length === 1 ? rest[0] : rest);
+      if (held instanceof Set) {
+        held.delete(internal);
+        if (held.size === 1) this.#internalIds.set(key, held.values().next().value!);
       }
     }
     if (this.#clientIds.size === 0) this.#drained?.();
@@ -247,10 +247,9 @@ export class StdioTransport implements Transport {
     this.#clientIds.set(internal, clientId);
     const key = idKey(clientId);
     const held = this.#internalIds.get(key);
-    this.#internalIds.set(
-      key,
-      held === undefined ? internal : Array.isArray(held) ? [...held, internal] : [held, internal],
-    );
+    if (held === undefined) this.#internalIds.set(key, internal);
+    else if (held instanceof Set) held.add(internal);
+    else this.#internalIds.set(key, new Set([held, internal]));
     this.#deliver({ jsonrpc: "2.0", id: internal, method, params });
   }
 
@@ -263,7 +262,7 @@ export class StdioTransport implements Transport {
     // Forgetting the id drops the response, so the request is cancelled whatever else the
     // notification holds (a null reason, a malformed _meta): M-PROG-3 keys it by id alone,
     // and so cancels every request in flight under it.
-    for (const internal of Array.isArray(held) ? held : [held]) {
+    for (const internal of held instanceof Set ? [...held] : [held]) {
       this.#forget(internal);
       this.#deliver({ jsonrpc: "2.0", method, params: { requestId: internal } });
     }
