@@ -2,10 +2,10 @@
 // suspended machine leaves it) while an MCP task runs (M-TASKS-1).
 import assert from "node:assert/strict";
 import { RawFacade } from "../_support/facade.ts";
-import { kernelPid } from "../_support/proc.ts";
+import { kernelConnections, kernelPid, socketCount } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
 import { sandbox } from "../_support/sandbox.ts";
-import { pollUntil } from "../_support/wait.ts";
+import { pollUntil, waitUntil } from "../_support/wait.ts";
 
 Deno.test("M-TASKS-1: tasks/cancel of a running task whose kernel is stopped answers the task cancelled after the kill grace, and the kernel cancels the run once it goes on; before, tasks/cancel waited for the kernel's task.cancel answer and did not answer at all while the kernel was stopped", async () => {
   const box = await sandbox();
@@ -46,6 +46,45 @@ Deno.test("M-TASKS-1: tasks/cancel of a running task whose kernel is stopped ans
       (job) => job?.state === "cancelled",
       15000,
     );
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
+
+Deno.test("M-SUB-4: resources/unsubscribe of a subscription still being made while the kernel does not answer (stopped) answers within its 1000 ms wait, and the connection made for it is closed once the kernel goes on; before, it waited for the subscription to be made, as long as the kernel was stopped", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    const up = await facade.request(2, "tools/call", { name: "shoal_pty_list", arguments: {} });
+    assert.equal((up.result as Rec).isError, false, JSON.stringify(up));
+    const socket = box.socket();
+    const kernel = kernelPid(socket);
+    const uri = "shoal://events/user.stopped";
+    const sockets = socketCount(facade.facadePid());
+    Deno.kill(kernel, "SIGSTOP");
+    try {
+      await facade.send({ jsonrpc: "2.0", id: 3, method: "resources/subscribe", params: { uri } });
+      // Its connection is made (the stopped kernel's backlog takes it); its attach waits.
+      assert.ok(await waitUntil(() => socketCount(facade.facadePid()) > sockets, 10000));
+      await facade.send({
+        jsonrpc: "2.0",
+        id: 4,
+        method: "resources/unsubscribe",
+        params: { uri },
+      });
+      const unsubscribed = await facade.response(4, 15000);
+      assert.deepEqual(unsubscribed.result, {}, JSON.stringify(unsubscribed));
+    } finally {
+      Deno.kill(kernel, "SIGCONT");
+    }
+    // Only the main connection is left once the kernel goes on.
+    assert.ok(await waitUntil(() => kernelConnections(kernel, socket) === 1, 15000));
   } finally {
     await facade.stop().catch(() => facade.kill());
     await box.cleanup();
