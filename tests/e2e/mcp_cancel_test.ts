@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { RawFacade, withRawFacade } from "../_support/facade.ts";
 import type { Rec } from "../_support/rec.ts";
-import { sandbox } from "../_support/sandbox.ts";
+import { KERNEL_BIN, sandbox } from "../_support/sandbox.ts";
 import { delay } from "../_support/wait.ts";
 
 /** Reads `shoal://jobs` until the job whose cmd is `cmd` is in `state`; the job, or null after 10 s. */
@@ -40,7 +40,11 @@ for (
 ) {
   Deno.test(`M-PROG-3: ${what} cancelled while the facade still autostarts its kernel is never sent: the command does not run (before: it ran once the kernel was up, after the client had given up on it)`, async () => {
     const box = await sandbox();
-    const facade = new RawFacade(box);
+    // A kernel that takes a second to start: the call and its cancellation both come before it.
+    const slow = `${box.dir}/slow-kernel`;
+    await Deno.writeTextFile(slow, `#!/bin/sh\nsleep 1\nexec '${KERNEL_BIN}' "$@"\n`);
+    await Deno.chmod(slow, 0o755);
+    const facade = new RawFacade(box, [], { SHOAL_KERNEL: slow });
     try {
       await facade.request(1, "initialize", {
         protocolVersion: "2025-11-25",
