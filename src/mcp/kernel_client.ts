@@ -13,6 +13,7 @@ import {
   waitForKernel,
 } from "./autostart.ts";
 import { sleep } from "../protocol/timers.ts";
+import { FRAME_LIMIT } from "../protocol/limits.ts";
 import { checkTrustedPath, UntrustedPathError } from "../protocol/trusted_path.ts";
 import { effectiveUid, errorText, type FacadeConfig } from "./config.ts";
 import { holdsSocketGrant } from "./permissions.ts";
@@ -80,6 +81,19 @@ export class KernelClient {
   /** The `session.attach` result of the most recent main connection, if any. */
   get attachment(): Record<string, unknown> | null {
     return this.#attachment;
+  }
+
+  /**
+   * Null while the main connection takes what is sent on it; once more than a frame's worth
+   * ({@link FRAME_LIMIT}) waits for a kernel that does not read (stopped, or busy), a promise
+   * settling when it has all been written or the connection closed. The transport then stops
+   * reading stdin (M-START-5): a client's requests for a stopped kernel grew the facade by
+   * three times their size, without bound.
+   */
+  backlog(): Promise<void> | null {
+    const conn = this.#conn;
+    if (conn === null || conn.isClosed || conn.unwritten <= FRAME_LIMIT) return null;
+    return Promise.race([conn.flushed(), conn.closed]);
   }
 
   /** Whether the main connection is open now: a request is then written within its call. */

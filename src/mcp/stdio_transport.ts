@@ -44,6 +44,11 @@ export class StdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /**
+   * When it returns a promise, no more client frames are taken until it settles: the kernel
+   * connection has more queued for a kernel that does not read than it may hold (M-START-5).
+   */
+  inputGate: (() => Promise<void> | null) | null = null;
   /** Receives the client's responses to the facade's own requests (M-ELICIT-2). */
   onresponse?: (id: string | number, result: unknown, error: RpcErrorObject | undefined) => void;
 
@@ -179,6 +184,8 @@ export class StdioTransport implements Transport {
           // the whole facade) stops its own requests here instead of growing the facade by the
           // answers it never reads (probe67: 20,000 unread tools/list held +234 MiB).
           if (this.#unwritten > STDOUT_BACKLOG_LIMIT) await this.#writer.flushed();
+          const gate = this.inputGate?.();
+          if (gate) await gate;
           if (this.#closed) break reading;
           this.#receive(msg);
         }

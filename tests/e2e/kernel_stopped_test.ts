@@ -2,10 +2,10 @@
 // suspended machine leaves it) while an MCP task runs (M-TASKS-1).
 import assert from "node:assert/strict";
 import { RawFacade } from "../_support/facade.ts";
-import { kernelConnections, kernelPid, socketCount } from "../_support/proc.ts";
+import { kernelConnections, kernelPid, memoryKiB, socketCount } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
 import { sandbox } from "../_support/sandbox.ts";
-import { pollUntil, waitUntil } from "../_support/wait.ts";
+import { delay, pollUntil, waitUntil } from "../_support/wait.ts";
 
 Deno.test("M-TASKS-1: tasks/cancel of a running task whose kernel is stopped answers the task cancelled after the kill grace, and the kernel cancels the run once it goes on; before, tasks/cancel waited for the kernel's task.cancel answer and did not answer at all while the kernel was stopped", async () => {
   const box = await sandbox();
@@ -85,6 +85,56 @@ Deno.test("M-SUB-4: resources/unsubscribe of a subscription still being made whi
     }
     // Only the main connection is left once the kernel goes on.
     assert.ok(await waitUntil(() => kernelConnections(kernel, socket) === 1, 15000));
+  } finally {
+    await facade.stop().catch(() => facade.kill());
+    await box.cleanup();
+  }
+});
+
+Deno.test("M-START-5, W-FRAME-3: requests for a kernel that does not read them (stopped) do not grow the facade by what it cannot send: it stops reading stdin once a frame's worth waits for the kernel, and serves everything once the kernel goes on (before: 60 calls of 4 MiB each grew it by ~620 MiB within 3 s, now ~120 MiB)", async () => {
+  const box = await sandbox();
+  const facade = new RawFacade(box);
+  try {
+    await facade.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    });
+    const up = await facade.request(2, "tools/call", { name: "shoal_pty_list", arguments: {} });
+    assert.equal((up.result as Rec).isError, false, JSON.stringify(up));
+    const kernel = kernelPid(box.socket());
+    const pid = facade.facadePid();
+    const before = memoryKiB(pid);
+    const count = 60;
+    // Cheap for the kernel once it reads them (an unknown PTY), 4 MiB each on the way.
+    const input = "x".repeat(4 * 1024 * 1024);
+    Deno.kill(kernel, "SIGSTOP");
+    let sent: Promise<void> = Promise.resolve();
+    try {
+      // Not awaited one by one: a facade that stops reading leaves the client's writes waiting.
+      sent = (async () => {
+        for (let i = 0; i < count; i++) {
+          await facade.send({
+            jsonrpc: "2.0",
+            id: 100 + i,
+            method: "tools/call",
+            params: { name: "shoal_pty_send", arguments: { pty_id: "pty:999", input } },
+          });
+        }
+      })();
+      // What the facade reads of them while the kernel is stopped, it has read by then.
+      await delay(3000);
+      const grown = (memoryKiB(pid).rss - before.rss) / 1024;
+      assert.ok(grown < 240, `the facade grew by ${grown.toFixed(0)} MiB`);
+    } finally {
+      Deno.kill(kernel, "SIGCONT");
+    }
+    await sent;
+    for (let i = 0; i < count; i++) {
+      const r = await facade.response(100 + i, 60000);
+      const error = (r.result as Rec | undefined)?.structuredContent as Rec | undefined;
+      assert.equal(error?.code, -32022, JSON.stringify(r).slice(0, 300));
+    }
   } finally {
     await facade.stop().catch(() => facade.kill());
     await box.cleanup();
