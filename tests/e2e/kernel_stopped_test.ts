@@ -1,7 +1,8 @@
 // A facade whose kernel does not answer for a while (stopped by SIGSTOP, as a debugger or a
 // suspended machine leaves it) while an MCP task runs (M-TASKS-1).
 import assert from "node:assert/strict";
-import { RawFacade } from "../_support/facade.ts";
+import { launcherArgs, RawFacade } from "../_support/facade.ts";
+import { launchKernel } from "../_support/kernel.ts";
 import { kernelConnections, kernelPid, memoryKiB, socketCount } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
 import { sandbox } from "../_support/sandbox.ts";
@@ -139,4 +140,89 @@ Deno.test("M-START-5, W-FRAME-3: requests for a kernel that does not read them (
     await facade.stop().catch(() => facade.kill());
     await box.cleanup();
   }
+});
+
+Deno.test({
+  name:
+    "M-CLI-3 a client that exits while the facade's reading waits for a stopped kernel to take its requests does not keep the facade [ignored: needs the decision probe67's blocking-stdout test asks for (unread_stdout_test.ts): the facade stops reading stdin while more than 16 MiB waits for a kernel that does not read (M-START-5, without which 60 requests of 4 MiB grew it by ~620 MiB), so the EOF behind the frames still in its stdin is unseen until the kernel goes on; decide whether M-CLI-3's exit on stdin EOF must hold then (a read-ahead that only looks for EOF) or the rule is scoped to kernels that read]",
+  ignore: true,
+  fn: async () => {
+    const box = await sandbox();
+    const socket = box.socket();
+    const kernel = await launchKernel(box, ["--socket", socket], socket);
+    let facade: Deno.ChildProcess | null = null;
+    let stopped = 0;
+    try {
+      const big = `${box.dir}/big`;
+      const go = `${box.dir}/go`;
+      const input = "x".repeat(4 * 1024 * 1024);
+      const frame = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "shoal_pty_send", arguments: { pty_id: "pty:999", input } },
+      }) + "\n";
+      await Deno.writeTextFile(big, frame.repeat(6));
+      const first = `${box.dir}/first`;
+      await Deno.writeTextFile(
+        first,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "shoal_pty_list", arguments: {} },
+        }) + "\n",
+      );
+      const { command, args } = launcherArgs();
+      // The facade's stdin: a first call, then its requests once `go` exists, from a client
+      // killed after 3 s (one that exits with frames still unread in the pipe).
+      const client = 'cat "$1"; while [ ! -e "$2" ]; do sleep 0.1; done; timeout 3 cat "$3"';
+      facade = new Deno.Command("sh", {
+        args: [
+          "-c",
+          `{ ${client}; } | { shift 3; exec "$@"; }`,
+          "sh",
+          first,
+          go,
+          big,
+          command,
+          ...args,
+        ],
+        env: box.env({ SHOAL_SOCKET: socket }),
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      // Its answer to the first call: the facade is attached, the kernel serving it.
+      const reader = facade.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let out = "";
+      while (!out.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += value;
+      }
+      assert.match(out, /"id":1,"result"/, out);
+      (async () => {
+        while (!(await reader.read()).done);
+      })().catch(() => {});
+      stopped = kernelPid(socket);
+      Deno.kill(stopped, "SIGSTOP");
+      await Deno.writeTextFile(go, "");
+      const exited = await Promise.race([
+        facade.status.then(() => true),
+        delay(30000).then(() => false),
+      ]);
+      assert.ok(exited, "the facade still ran 30 s after its client exited");
+    } finally {
+      if (stopped !== 0) Deno.kill(stopped, "SIGCONT");
+      try {
+        facade?.kill("SIGKILL");
+      } catch {
+        // it exited
+      }
+      await facade?.status;
+      await kernel.stop();
+      await box.cleanup();
+    }
+  },
 });
