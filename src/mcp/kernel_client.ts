@@ -4,7 +4,16 @@ import {
   OversizeRequestError,
   RpcConnection,
 } from "../protocol/rpc_client.ts";
-import { droppedAttach, type SpawnedKernel, spawnKernel, waitForKernel } from "./autostart.ts";
+import {
+  AUTOSTART_POLL_MS,
+  AUTOSTART_WAIT_MS,
+  droppedAttach,
+  type SpawnedKernel,
+  spawnKernel,
+  waitForKernel,
+} from "./autostart.ts";
+import { sleep } from "../protocol/timers.ts";
+import { FRAME_LIMIT } from "../protocol/limits.ts";
 import { checkTrustedPath, UntrustedPathError } from "../protocol/trusted_path.ts";
 import { effectiveUid, errorText, type FacadeConfig } from "./config.ts";
 import { holdsSocketGrant } from "./permissions.ts";
@@ -26,6 +35,13 @@ function disconnected(e: unknown): never {
 
 /** A reason the kernel cannot be used right now (M-START-3). */
 class Unavailable extends Error {}
+
+/**
+ * A kernel this facade did not start closed the connection during attach without an answer:
+ * one shutting down (G-SOCK-8) keeps its socket taking connections it never serves until it
+ * exits, which is when it closes them.
+ */
+class ClosedDuringAttach extends Unavailable {}
 
 /** How an attach the kernel refused with -32030 is reported (M-START-3). */
 const AUTH_FAILED = "authentication failed (-32030)";
@@ -68,6 +84,24 @@ export class KernelClient {
   }
 
   /**
+   * Null while the main connection takes what is sent on it; once more than a frame's worth
+   * ({@link FRAME_LIMIT}) waits for a kernel that does not read (stopped, or busy), a promise
+   * settling when it has all been written or the connection closed. The transport then stops
+   * reading stdin (M-START-5): a client's requests for a stopped kernel grew the facade by
+   * three times their size, without bound.
+   */
+  backlog(): Promise<void> | null {
+    const conn = this.#conn;
+    if (conn === null || conn.isClosed || conn.unwritten <= FRAME_LIMIT) return null;
+    return Promise.race([conn.flushed(), conn.closed]);
+  }
+
+  /** Whether the main connection is open now: a request is then written within its call. */
+  get connected(): boolean {
+    return this.#conn !== null && !this.#conn.isClosed;
+  }
+
+  /**
    * A check that the main connection open now is still the one: it throws
    * {@link kernelDisconnected} once that connection closed (or when there is none). A task lives
    * in the kernel that started it; a restarted kernel numbers its tasks anew, so its `task:N` is
@@ -96,7 +130,7 @@ export class KernelClient {
   /** The attached main connection, establishing it first when there is none (one attempt at a time). */
   connection(): Promise<RpcConnection> {
     if (this.#conn !== null && !this.#conn.isClosed) return Promise.resolve(this.#conn);
-    this.#connecting ??= this.#establish(true).then(
+    this.#connecting ??= this.#establishMain().then(
       (conn) => {
         this.#connecting = null;
         this.#adopt(conn);
@@ -108,6 +142,25 @@ export class KernelClient {
       },
     );
     return this.#connecting;
+  }
+
+  /**
+   * Establishes the main connection. A kernel shutting down (G-SOCK-8) takes connections until
+   * it has exited and closes each unanswered: the call that met it failed, where M-START-4 has
+   * the next request reconnect. So such an attempt is made again every
+   * {@link AUTOSTART_POLL_MS} for up to {@link AUTOSTART_WAIT_MS}, until the kernel is gone and
+   * the next one (autostarted, M-START-1) answers.
+   */
+  async #establishMain(): Promise<RpcConnection> {
+    const deadline = Date.now() + AUTOSTART_WAIT_MS;
+    while (true) {
+      try {
+        return await this.#establish(true);
+      } catch (e) {
+        if (!(e instanceof ClosedDuringAttach) || Date.now() >= deadline) throw e;
+      }
+      await sleep(AUTOSTART_POLL_MS);
+    }
   }
 
   /**
@@ -217,8 +270,9 @@ export class KernelClient {
         throw new Unavailable(projectGone(this.config.project, e.message));
       }
       if (e instanceof RpcError) throw new Unavailable(`attach failed: ${e.message} (${e.code})`);
-      const exited = spawned === null || "problem" in spawned ? null : await droppedAttach(spawned);
-      throw new Unavailable(exited ?? "the kernel closed the connection during attach");
+      const closed = "the kernel closed the connection during attach";
+      if (spawned === null || "problem" in spawned) throw new ClosedDuringAttach(closed);
+      throw new Unavailable(await droppedAttach(spawned) ?? closed);
     }
   }
 }

@@ -6,6 +6,7 @@ import {
   Cancelled,
   checkArguments,
   clientCancelled,
+  connectedUnlessCancelled,
   decideInClient,
   envelopeOf,
   kernelCall,
@@ -169,6 +170,8 @@ export class McpTasks {
     if (checked.elide !== undefined) params.elide = checked.elide;
     const runCtx = { ...ctx, signal: NEVER, askApproval: null };
     const started = Date.now();
+    const connecting = connectedUnlessCancelled(ctx);
+    if (connecting !== undefined) await connecting;
     let first = await kernelCall(runCtx, "exec", params);
     if (!first.ok) {
       // Asked during the call that creates the task, as a synchronous call would ask (M-ELICIT-2).
@@ -235,13 +238,19 @@ export class McpTasks {
     // out while the grace went on answered -32602 "ended completed" and the timed_out result of
     // a task the kernel then cancelled (K-TASK-5).
     if (entry.budget !== null) entry.budget.ms = undefined;
-    await kernelCall(ctx, "task.cancel", { task: ref });
+    // The grace bounds the kernel's answer too: a stopped kernel (SIGSTOP) never gave one, and
+    // this answer waited as long; the cancel still reaches the run once the kernel goes on.
+    const requested = kernelCall(ctx, "task.cancel", { task: ref });
+    requested.catch(() => {}); // failing after the grace, it is no one's answer
     let stopTimer = () => {};
-    await Promise.race([
-      entry.done,
-      new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
-    ]);
-    stopTimer();
+    try {
+      await Promise.race([
+        requested.then(() => entry.done),
+        new Promise<void>((resolve) => stopTimer = after(KILL_GRACE_MS + SLICE_MS, resolve)),
+      ]);
+    } finally {
+      stopTimer();
+    }
     if (entry.task.status !== "working" && entry.task.status !== "cancelled") {
       throw invalidParams(`task ${entry.task.taskId} ended ${entry.task.status}, not cancelled`);
     }

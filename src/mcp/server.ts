@@ -121,6 +121,8 @@ export class FacadeServer {
       (frame) => transport.sendFrame(frame),
       log,
     );
+    // A kernel that does not read what it is sent stops the reading of stdin (M-START-5).
+    transport.inputGate = () => kernel.backlog();
     this.#client = new ClientRequests(transport);
     this.#tasks = new McpTasks((method, params) => {
       transport.send({ jsonrpc: "2.0", method, params }).catch(() => {});

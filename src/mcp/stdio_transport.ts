@@ -44,6 +44,11 @@ export class StdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /**
+   * When it returns a promise, no more client frames are taken until it settles: the kernel
+   * connection has more queued for a kernel that does not read than it may hold (M-START-5).
+   */
+  inputGate: (() => Promise<void> | null) | null = null;
   /** Receives the client's responses to the facade's own requests (M-ELICIT-2). */
   onresponse?: (id: string | number, result: unknown, error: RpcErrorObject | undefined) => void;
 
@@ -51,7 +56,11 @@ export class StdioTransport implements Transport {
   #closed = false;
   #nextId = 1;
   #clientIds = new Map<number, ClientId>();
-  #internalIds = new Map<string, number>();
+  /**
+   * The internal ids in flight under each client id: one, or several in arrival order when the
+   * client reused an id before its request was answered.
+   */
+  #internalIds = new Map<string, number | Set<number>>();
   #drained: (() => void) | null = null;
   /** Bytes of frames queued for stdout and not yet written (or failed). */
   #unwritten = 0;
@@ -149,8 +158,16 @@ export class StdioTransport implements Transport {
   #forget(internal: number): void {
     const clientId = this.#clientIds.get(internal);
     this.#clientIds.delete(internal);
-    if (clientId !== undefined && this.#internalIds.get(idKey(clientId)) === internal) {
-      this.#internalIds.delete(idKey(clientId));
+    if (clientId !== undefined) {
+      // Only this request leaves: another one in flight under the same id (the client reused
+      // it) stays reachable by a cancellation (M-PROG-3), which found none once either answered.
+      const key = idKey(clientId);
+      const held = this.#internalIds.get(key);
+      if (held === internal) this.#internalIds.delete(key);
+      if (held instanceof Set) {
+        held.delete(internal);
+        if (held.size === 1) this.#internalIds.set(key, held.values().next().value!);
+      }
     }
     if (this.#clientIds.size === 0) this.#drained?.();
   }
@@ -167,6 +184,8 @@ export class StdioTransport implements Transport {
           // the whole facade) stops its own requests here instead of growing the facade by the
           // answers it never reads (probe67: 20,000 unread tools/list held +234 MiB).
           if (this.#unwritten > STDOUT_BACKLOG_LIMIT) await this.#writer.flushed();
+          const gate = this.inputGate?.();
+          if (gate) await gate;
           if (this.#closed) break reading;
           this.#receive(msg);
         }
@@ -233,7 +252,11 @@ export class StdioTransport implements Transport {
     }
     const internal = this.#nextId++;
     this.#clientIds.set(internal, clientId);
-    this.#internalIds.set(idKey(clientId), internal);
+    const key = idKey(clientId);
+    const held = this.#internalIds.get(key);
+    if (held === undefined) this.#internalIds.set(key, internal);
+    else if (held instanceof Set) held.add(internal);
+    else this.#internalIds.set(key, new Set([held, internal]));
     this.#deliver({ jsonrpc: "2.0", id: internal, method, params });
   }
 
@@ -241,12 +264,15 @@ export class StdioTransport implements Transport {
     if (method !== CANCELLED) return;
     const requestId = params.requestId;
     if (typeof requestId !== "string" && !Number.isSafeInteger(requestId)) return;
-    const internal = this.#internalIds.get(idKey(requestId as ClientId));
-    if (internal === undefined) return; // unknown or already answered
+    const held = this.#internalIds.get(idKey(requestId as ClientId));
+    if (held === undefined) return; // unknown or already answered
     // Forgetting the id drops the response, so the request is cancelled whatever else the
-    // notification holds (a null reason, a malformed _meta): M-PROG-3 keys it by id alone.
-    this.#forget(internal);
-    this.#deliver({ jsonrpc: "2.0", method, params: { requestId: internal } });
+    // notification holds (a null reason, a malformed _meta): M-PROG-3 keys it by id alone,
+    // and so cancels every request in flight under it.
+    for (const internal of held instanceof Set ? [...held] : [held]) {
+      this.#forget(internal);
+      this.#deliver({ jsonrpc: "2.0", method, params: { requestId: internal } });
+    }
   }
 
   #deliver(message: JSONRPCMessage): void {

@@ -108,17 +108,21 @@ export class SubscriptionRegistry {
     const entry = this.#entries.get(uri);
     if (entry === undefined) return {};
     this.#entries.delete(uri);
-    await entry.ready.catch(() => {});
+    // One wait, subscription still being made included: a kernel that does not answer (stopped)
+    // held this answer for as long. A connection still attaching closes itself once it sees
+    // the entry gone (#establish).
+    let stopTimer = () => {};
+    const waited = new Promise<void>((resolve) => stopTimer = after(UNSUBSCRIBE_WAIT_MS, resolve));
+    await Promise.race([entry.ready.catch(() => {}), waited]);
     const conn = entry.conn;
     if (conn !== null) {
-      let stopTimer = () => {};
       await Promise.race([
         conn.request("events.unsubscribe", { channel: entry.channel }).catch(() => {}),
-        new Promise<void>((resolve) => stopTimer = after(UNSUBSCRIBE_WAIT_MS, resolve)),
+        waited,
       ]);
-      stopTimer();
       conn.close();
     }
+    stopTimer();
     return {};
   }
 

@@ -81,6 +81,19 @@ export function clientCancelled(signal: AbortSignal): boolean {
 }
 
 /**
+ * Waits for the main kernel connection when there is none yet (an autostarted kernel coming up)
+ * and throws {@link Cancelled} when the client cancelled meanwhile: a run cancelled before it
+ * was sent is never sent (M-PROG-3; it ran once the kernel was up, after the client had given
+ * up on it). Connected, it returns at once and the run is written within its call.
+ */
+export function connectedUnlessCancelled(ctx: ToolContext): Promise<void> | undefined {
+  if (ctx.kernel.connected) return undefined;
+  return ctx.kernel.connection().then(() => {
+    if (clientCancelled(ctx.signal)) throw new Cancelled("cancelled by the client");
+  });
+}
+
+/**
  * Runs `exec`/`plan.apply` as a task in {@link SLICE_MS} slices within the caller's budget, with
  * progress after every slice that ends with the task still running, and cancellation of the task
  * once its id is known (M-PROG-1..3). `params` are completed with the first slice's `timeout_ms`.
@@ -95,6 +108,8 @@ async function runTaskBacked(
   const start = Date.now();
   const remaining = () => (budget === undefined ? Infinity : budget - (Date.now() - start));
   params.timeout_ms = Math.min(budget ?? SLICE_MS, SLICE_MS);
+  const connecting = connectedUnlessCancelled(ctx);
+  if (connecting !== undefined) await connecting;
   const first = await kernelCall(ctx, method, params);
   if (!first.ok) {
     return await afterApproval(ctx, first.error, (planRef) => {

@@ -63,6 +63,8 @@ export class RpcConnection {
   #nextId = 1;
   #writer: FrameWriter;
   #closed = false;
+  /** Bytes of frames queued for the peer and not yet written (or failed). */
+  #unwritten = 0;
   #done: Promise<void>;
   /** Called for each notification frame. */
   onNotification: NotificationHandler = () => {};
@@ -86,6 +88,16 @@ export class RpcConnection {
   /** Whether the connection has closed. */
   get isClosed(): boolean {
     return this.#closed;
+  }
+
+  /** Bytes of frames queued for the peer and not yet written: what a peer not reading leaves here. */
+  get unwritten(): number {
+    return this.#unwritten;
+  }
+
+  /** Resolves once every frame queued so far has been written, or has failed. */
+  flushed(): Promise<void> {
+    return this.#writer.flushed();
   }
 
   /** Resolves once the connection has closed and every pending request was rejected. */
@@ -134,7 +146,13 @@ export class RpcConnection {
   }
 
   #write(bytes: Uint8Array): Promise<void> {
-    return this.#writer.write(bytes);
+    const written = this.#writer.write(bytes);
+    this.#unwritten += bytes.length;
+    const settled = () => {
+      this.#unwritten -= bytes.length;
+    };
+    written.then(settled, settled);
+    return written;
   }
 
   #rejectAll(): void {

@@ -473,6 +473,9 @@ async function jobInState(facade: RawFacade, cmd: string, state: string): Promis
 Deno.test("M-PROG-3: a cancellation read in the same chunk as its request still cancels the task", async () => {
   await withRaw(async (facade) => {
     await facade.request(0, "initialize", INIT);
+    // Connected first: a run cancelled while the kernel is still being started is never sent.
+    const up = await facade.request(2, "tools/call", { name: "shoal_pty_list", arguments: {} });
+    assert.equal((up.result as Frame).isError, false, JSON.stringify(up));
     const cancelled = {
       jsonrpc: "2.0",
       method: "notifications/cancelled",

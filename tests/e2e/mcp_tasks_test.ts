@@ -216,6 +216,8 @@ mcpTest(
 Deno.test("a task-augmented shoal_exec cancelled before its CreateTaskResult leaves no kernel task running: its run is cancelled as a synchronous call's is, and nothing answers the call (M-PROG-3, M-TASKS-1)", async () => {
   const marker = `sleep 30.${Deno.pid}1`;
   await withRawFacade(async (facade) => {
+    // Connected first: a call cancelled while the kernel is still being started is never sent.
+    await facade.request(1, "tools/call", { name: "shoal_pty_list", arguments: {} });
     // The call and its cancellation in one write: the client gave up before any answer.
     await facade.write(
       JSON.stringify({
