@@ -486,7 +486,11 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     if (isCommonGitDir(root)) {
       // a linked worktree's common directory (M-ONB-3): its entries, then its repository's parts;
       // below it are git's own files, and its objects, refs and logs are roots of their own
-      for (const p of commonDirProtected(root, roots)) protect(root, p.path, p.dir, p.absent);
+      // a placeholder of this kernel there (an absent modules/) is still absent: taken for an
+      // entry, the next view differed, and a second sandbox bound it without holding it
+      for (const p of commonDirProtected(root, roots)) {
+        protect(root, p.path, p.dir, p.absent || (p.dir && isPlaceholder(p.path)));
+      }
       protectRepository(root, root, true);
       continue;
     }

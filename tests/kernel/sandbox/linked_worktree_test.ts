@@ -247,6 +247,20 @@ hostTest(
 );
 
 hostTest(
+  "P-SBX-4/P-SBX-6 in a linked-worktree project, runs longer than a sandbox's idle grace one after another all finish: every other one was SIGKILLed ('a protected path of a sandbox … was removed or replaced on the host'), since the next exec's scan took the placeholder at the common directory's absent modules/ for the human's directory, started a second sandbox binding it unheld, and the first one removed it when it stopped",
+  NEEDS_TIER_B,
+  () =>
+    withWorktree(async (agent, p) => {
+      for (const n of [1, 2, 3]) {
+        const r = await run(agent, `sleep 2; echo run-${n}`);
+        assert.ok(r.ok && r.text.includes(`run-${n}`), `run ${n}: ${r.text}`);
+      }
+      // the human's common directory holds no modules/ once the agent's sandboxes are gone
+      assert.equal(await gitOut(p.repo, "status", "--short"), "");
+    }),
+);
+
+hostTest(
   "P-SBX-6 names an agent floods into a linked worktree's common directory (more than the kernel looks at) leave it read-only whole from the next exec, not writable: config, HEAD and new names stay as they were",
   NEEDS_TIER_B,
   () =>
