@@ -7,15 +7,21 @@
 import { RELAY_NAME } from "../net/inside.ts";
 import { childrenOf } from "./protected_mounts.ts";
 
-/** SIGKILL's bit in the pending sets of /proc/PID/status. */
+/**
+ * The bits in the pending sets of /proc/PID/status of SIGKILL, which ends the relay, and of
+ * SIGSTOP, SIGTSTP, SIGTTIN and SIGTTOU, which stop it (it handles none of them).
+ */
 const SIGKILL_BIT = 1n << 8n;
+const STOP_BITS = (1n << 18n) | (1n << 19n) | (1n << 20n) | (1n << 21n);
 /** PF_EXITING in the flags of /proc/PID/stat: the process has begun to exit. */
 const PF_EXITING = 0x4;
 
 /**
  * The `comm` of `pid` with its state (`R`, `S`, `Z`, …), and whether it is ending: it has begun
  * to exit, or SIGKILL is pending (a `kill -KILL`, or any fatal signal, which Linux turns into one
- * for each thread), which it may not act on for a while on a loaded host; null once it is gone.
+ * for each thread), or a stop signal is (an agent's `kill -STOP`: relay_kill_test's next run met
+ * it still sleeping, and its connection hung), which it may not act on for a while on a loaded
+ * host; null once it is gone.
  */
 function nameAndState(pid: number): { name: string; state: string; ending: boolean } | null {
   try {
@@ -24,12 +30,12 @@ function nameAndState(pid: number): { name: string; state: string; ending: boole
     // after the name: state, ppid, pgrp, session, tty_nr, tpgid, flags, …
     const flags = Number(stat.slice(close + 2).split(" ")[6]);
     const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-    const killed = [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)]
-      .some((m) => (BigInt(`0x${m[1]}`) & SIGKILL_BIT) !== 0n);
+    const pending = [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)]
+      .reduce((bits, m) => bits | BigInt(`0x${m[1]}`), 0n);
     return {
       name: stat.slice(stat.indexOf("(") + 1, close),
       state: stat.charAt(close + 2),
-      ending: killed || (flags & PF_EXITING) !== 0,
+      ending: (pending & (SIGKILL_BIT | STOP_BITS)) !== 0n || (flags & PF_EXITING) !== 0,
     };
   } catch {
     return null;
