@@ -1,12 +1,36 @@
 /** The C launcher (`launcher_c.ts`), compiled once per source with the host's C compiler. */
-import { createHash } from "node:crypto";
 import { LAUNCHER_C } from "./launcher_c.ts";
+import { sha256Hex } from "./sha256.ts";
 
 /** Longest wait for the compiler: past it the compile is abandoned and perl's launcher serves. */
 const COMPILE_TIMEOUT_MS = 60_000;
 
-/** The file name of the launcher compiled from the current source. */
-const NAME = `launcher-${createHash("sha256").update(LAUNCHER_C).digest("hex").slice(0, 16)}`;
+/**
+ * The file name of the launcher compiled from the current source, hashed when first asked for,
+ * without node:crypto: a starting kernel's sandbox probe looks for the launcher before that module
+ * has loaded (issue 33).
+ */
+let named: string | null = null;
+
+function launcherName(): string {
+  named ??= `launcher-${sha256Hex(new TextEncoder().encode(LAUNCHER_C)).slice(0, 16)}`;
+  return named;
+}
+
+/**
+ * The launcher compiled from {@link LAUNCHER_C} that an earlier kernel kept in `dir`, or null when
+ * there is none yet: nothing is compiled.
+ */
+export function keptLauncher(dir: string): string | null {
+  const target = `${dir}/${launcherName()}`;
+  try {
+    if (!Deno.statSync(target).isFile) return null;
+    Deno.chmodSync(target, 0o700); // one an earlier kernel left as its umask had it
+    return target;
+  } catch {
+    return null; // not compiled yet
+  }
+}
 
 /**
  * The path of the launcher compiled from {@link LAUNCHER_C} in `dir` (the kernel's own): compiled
@@ -22,15 +46,9 @@ export async function compiledLauncher(
   cc: string,
   stop: AbortSignal,
 ): Promise<string | null> {
-  const target = `${dir}/${NAME}`;
-  try {
-    if (Deno.statSync(target).isFile) {
-      Deno.chmodSync(target, 0o700); // one an earlier kernel left as its umask had it
-      return target;
-    }
-  } catch {
-    // not compiled yet
-  }
+  const kept = keptLauncher(dir);
+  if (kept !== null) return kept;
+  const target = `${dir}/${launcherName()}`;
   if (stop.aborted) return null;
   const partial = `${target}.${Deno.pid}`;
   const scratch = `${partial}.tmp`;
