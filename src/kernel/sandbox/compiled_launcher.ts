@@ -1,28 +1,26 @@
 /** The C launcher (`launcher_c.ts`), compiled once per source with the host's C compiler. */
 import { LAUNCHER_C } from "./launcher_c.ts";
-import { sha256Hex } from "./sha256.ts";
 
 /** Longest wait for the compiler: past it the compile is abandoned and perl's launcher serves. */
 const COMPILE_TIMEOUT_MS = 60_000;
 
 /**
- * The file name of the launcher compiled from the current source, hashed when first asked for,
- * without node:crypto: a starting kernel's sandbox probe looks for the launcher before that module
- * has loaded (issue 33).
+ * The first 16 hex digits of the SHA-256 of {@link LAUNCHER_C}, written out: hashed at start, it
+ * took ~8 ms of a starting kernel's main thread before its sandbox probe, which looks for the kept
+ * launcher, could start (issue 33). `compiled_launcher_test.ts` checks it is the source's: change
+ * it with the source, or a kernel would take a launcher compiled from the source before.
  */
-let named: string | null = null;
+export const LAUNCHER_HASH = "c0aa3e719fa12b76";
 
-function launcherName(): string {
-  named ??= `launcher-${sha256Hex(new TextEncoder().encode(LAUNCHER_C)).slice(0, 16)}`;
-  return named;
-}
+/** The file name of the launcher compiled from the current source. */
+const NAME = `launcher-${LAUNCHER_HASH}`;
 
 /**
  * The launcher compiled from {@link LAUNCHER_C} that an earlier kernel kept in `dir`, or null when
  * there is none yet: nothing is compiled.
  */
 export function keptLauncher(dir: string): string | null {
-  const target = `${dir}/${launcherName()}`;
+  const target = `${dir}/${NAME}`;
   try {
     if (!Deno.statSync(target).isFile) return null;
     Deno.chmodSync(target, 0o700); // one an earlier kernel left as its umask had it
@@ -48,7 +46,7 @@ export async function compiledLauncher(
 ): Promise<string | null> {
   const kept = keptLauncher(dir);
   if (kept !== null) return kept;
-  const target = `${dir}/${launcherName()}`;
+  const target = `${dir}/${NAME}`;
   if (stop.aborted) return null;
   const partial = `${target}.${Deno.pid}`;
   const scratch = `${partial}.tmp`;
