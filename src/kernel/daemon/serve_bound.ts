@@ -6,6 +6,7 @@ import { bashOwnVariables } from "../bash/shell_state.ts";
 import type { Kernel as StartedKernel } from "./kernel.ts";
 import { findOnPath, probeSandbox } from "../sandbox/probe.ts";
 import { ownBwrap } from "../sandbox/own_bwrap.ts";
+import { keptLauncher } from "../sandbox/compiled_launcher.ts";
 import { heapCompaction, KERNEL_COMPACTION_GROWTH } from "../../protocol/heap_compaction.ts";
 import { startIdleWork } from "../../protocol/idle_work.ts";
 import { mallocTrim } from "./idle_trim.ts";
@@ -40,7 +41,10 @@ export async function serveBound(
   // waits for them. The probe's steps wait while modules evaluate: with the imports started
   // first, it began only once they had all loaded (issue 33: start to ready 12 ms shorter with
   // the cores to itself, 84 ms with both busy; paired medians of 20 starts).
-  const probe = probeSandbox(env.PATH ?? "", bash); // its sandbox goes in the background
+  // Its sandbox is started by the launcher an earlier kernel compiled, as the residents' are, and
+  // goes in the background.
+  const launcher = keptLauncher(`${stateDir}/tmp`);
+  const probe = probeSandbox(env.PATH ?? "", bash, Deno.build.os, launcher);
   const ownCopy = ownBwrap(findOnPath("bwrap", env.PATH ?? ""));
   const ownVariables = bashOwnVariables(bash);
   const answers = Promise.all([probe.host, ownVariables, listGitIdentity(env)]);

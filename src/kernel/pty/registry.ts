@@ -4,7 +4,7 @@ import { ErrorCode, quotaExceeded, RpcError } from "../../protocol/errors.ts";
 import { MAX_PTYS_PER_SESSION } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
 import { encodePtyInput } from "./keys.ts";
-import { Pty, type PtyExit, type PtyOpenOptions, type PtyScreen } from "./pty.ts";
+import type { Pty, PtyExit, PtyOpenOptions, PtyScreen } from "./pty.ts";
 import type { Audience } from "../events/bus_event.ts";
 
 /** A registered PTY: wire id (`pty:N`), event channel (`pty.N`), owning session, opener and the PTY. */
@@ -95,7 +95,9 @@ export class PtyRegistry {
       throw quotaExceeded("ptys", MAX_PTYS_PER_SESSION);
     }
     this.#opening.set(session, opening + 1);
-    const starting = Pty.open(opts);
+    // loaded with the first PTY: 14 modules a kernel loaded at start, before its first attach, that
+    // its execs never use (issue 33)
+    const starting = import("./pty.ts").then(({ Pty }) => Pty.open(opts));
     this.#starting.add(starting);
     let pty: Pty;
     try {

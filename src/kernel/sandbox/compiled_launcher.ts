@@ -1,12 +1,34 @@
 /** The C launcher (`launcher_c.ts`), compiled once per source with the host's C compiler. */
-import { createHash } from "node:crypto";
 import { LAUNCHER_C } from "./launcher_c.ts";
 
 /** Longest wait for the compiler: past it the compile is abandoned and perl's launcher serves. */
 const COMPILE_TIMEOUT_MS = 60_000;
 
+/**
+ * The first 16 hex digits of the SHA-256 of {@link LAUNCHER_C}, written out: hashed at start, it
+ * took ~8 ms of a starting kernel's main thread before its sandbox probe, which looks for the kept
+ * launcher, could start (issue 33). `compiled_launcher_test.ts` checks it is the source's: change
+ * it with the source, or a kernel would take a launcher compiled from the source before.
+ */
+export const LAUNCHER_HASH = "c0aa3e719fa12b76";
+
 /** The file name of the launcher compiled from the current source. */
-const NAME = `launcher-${createHash("sha256").update(LAUNCHER_C).digest("hex").slice(0, 16)}`;
+const NAME = `launcher-${LAUNCHER_HASH}`;
+
+/**
+ * The launcher compiled from {@link LAUNCHER_C} that an earlier kernel kept in `dir`, or null when
+ * there is none yet: nothing is compiled.
+ */
+export function keptLauncher(dir: string): string | null {
+  const target = `${dir}/${NAME}`;
+  try {
+    if (!Deno.statSync(target).isFile) return null;
+    Deno.chmodSync(target, 0o700); // one an earlier kernel left as its umask had it
+    return target;
+  } catch {
+    return null; // not compiled yet
+  }
+}
 
 /**
  * The path of the launcher compiled from {@link LAUNCHER_C} in `dir` (the kernel's own): compiled
@@ -22,15 +44,9 @@ export async function compiledLauncher(
   cc: string,
   stop: AbortSignal,
 ): Promise<string | null> {
+  const kept = keptLauncher(dir);
+  if (kept !== null) return kept;
   const target = `${dir}/${NAME}`;
-  try {
-    if (Deno.statSync(target).isFile) {
-      Deno.chmodSync(target, 0o700); // one an earlier kernel left as its umask had it
-      return target;
-    }
-  } catch {
-    // not compiled yet
-  }
   if (stop.aborted) return null;
   const partial = `${target}.${Deno.pid}`;
   const scratch = `${partial}.tmp`;

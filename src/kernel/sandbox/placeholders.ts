@@ -7,13 +7,14 @@
  * recorded in the state directory while it exists (`placeholder_records.ts`).
  */
 import {
-  forgetPlaceholder,
+  forgetPlaceholders,
   identityOf,
   identityOfInfo,
-  intendPlaceholder,
+  type Intended,
+  intendPlaceholders,
   type Intent,
   lstat,
-  recordPlaceholder,
+  recordPlaceholders,
   removeMade,
 } from "./placeholder_records.ts";
 import { mountedElsewhere } from "./foreign_mounts.ts";
@@ -25,8 +26,8 @@ interface Held {
   count: number;
   /** The {@link identityOf} what the kernel made, so only that entry is ever removed. */
   identity: string;
-  /** Its record in the state directory, or null when none is kept. */
-  record: string | null;
+  /** The records in the state directory it is one of, or null when none are kept. */
+  record: Intent | null;
   /** The text of a file placeholder; undefined for a directory. */
   text?: string;
 }
@@ -160,6 +161,7 @@ export function directoryPlaceholdersToMake(protection: { paths: readonly Placed
 export function holdPlaceholders(protection: { paths: readonly Placed[] }): () => void {
   const mine: [string, Held][] = [];
   const release = () => drop(mine.splice(0));
+  const fresh: (Intended & { placed: Placed })[] = [];
   for (const placed of protection.paths.filter((p) => p.absent)) {
     const { path, text } = placed;
     if (blocked.has(path)) {
@@ -172,33 +174,40 @@ export function holdPlaceholders(protection: { paths: readonly Placed[] }): () =
       mine.push([path, known]);
       continue;
     }
-    // recorded before it is made: one a killed kernel left, the next kernel removes
-    let intent: Intent | null;
-    const staged = text === undefined ? undefined : stagedName(path);
-    try {
-      intent = intendPlaceholder(path, text, staged);
-    } catch (e) {
-      release();
-      throw new Error(`cannot record the placeholder ${path}: ${e}`);
-    }
+    fresh.push({ path, text, staged: text === undefined ? undefined : stagedName(path), placed });
+  }
+  if (fresh.length === 0) return release;
+  // recorded before they are made: what a killed kernel left, the next kernel removes
+  let intent: Intent | null;
+  try {
+    intent = intendPlaceholders(fresh);
+  } catch (e) {
+    release();
+    throw new Error(`cannot record the placeholders ${fresh.map((f) => f.path)}: ${e}`);
+  }
+  const made = new Set<string>();
+  for (const { path, staged, placed } of fresh) {
     try {
       make(placed, staged);
+      made.add(path);
     } catch {
-      if (intent !== null) forgetPlaceholder(intent.file);
-      continue; // there already, or not makable
+      // there already, or not makable
     }
-    try {
-      if (intent !== null) recordPlaceholder(intent);
-    } catch (e) {
-      removeMade(path, text);
-      forgetPlaceholder(intent!.file);
-      release();
-      throw new Error(`cannot record the placeholder ${path}: ${e}`);
-    }
-    const made: Held = { count: 1, identity: identityOf(path)!, record: intent?.file ?? null };
-    if (text !== undefined) made.text = text;
-    held.set(path, made);
-    mine.push([path, made]);
+  }
+  try {
+    if (intent !== null) recordPlaceholders(intent, made);
+  } catch (e) {
+    for (const { path, text } of fresh) if (made.has(path)) removeMade(path, text);
+    forgetPlaceholders(intent!, fresh.map(({ path }) => path));
+    release();
+    throw new Error(`cannot record the placeholders ${[...made]}: ${e}`);
+  }
+  for (const { path, text } of fresh) {
+    if (!made.has(path)) continue;
+    const entry: Held = { count: 1, identity: identityOf(path)!, record: intent };
+    if (text !== undefined) entry.text = text;
+    held.set(path, entry);
+    mine.push([path, entry]);
   }
   return release;
 }
@@ -233,45 +242,65 @@ export async function releasesMade(): Promise<void> {
 function drop(holds: readonly [string, Held][]): void {
   const earlier = [...lingering.keys()];
   const unheld: string[] = [];
+  const gone = new Forgotten();
   for (const [path, entry] of holds) {
     if (--entry.count > 0) continue;
     if (held.get(path) !== entry) {
       // removed on the host while held, and made afresh for a newer sandbox, which holds that one
-      if (entry.record !== null) forgetPlaceholder(entry.record);
+      gone.add(path, entry);
       continue;
     }
     held.delete(path);
     lingering.set(path, entry);
     unheld.push(path);
   }
-  if (unheld.length === 0) return;
-  // the sandboxes that held them have ended; its nsenter processes this kernel started may linger
-  const bound = mountedElsewhere(unheld, true);
-  for (const path of unheld) {
-    if (bound.has(path)) continue;
-    remove(path, lingering.get(path)!);
-    lingering.delete(path);
+  if (unheld.length > 0) {
+    // the sandboxes that held them have ended; its nsenter processes this kernel started may linger
+    const bound = mountedElsewhere(unheld, true);
+    for (const path of unheld) {
+      if (bound.has(path)) continue;
+      remove(path, lingering.get(path)!, gone);
+      lingering.delete(path);
+    }
+    removeUnbound(earlier, gone);
   }
-  removeUnbound(earlier);
+  gone.forget();
+}
+
+/** Records of placeholders gone, taken out of their files together: one write per file. */
+class Forgotten {
+  #paths = new Map<Intent, string[]>();
+
+  add(path: string, entry: Held): void {
+    if (entry.record === null) return;
+    const paths = this.#paths.get(entry.record);
+    if (paths === undefined) this.#paths.set(entry.record, [path]);
+    else paths.push(path);
+  }
+
+  forget(): void {
+    for (const [intent, paths] of this.#paths) forgetPlaceholders(intent, paths);
+    this.#paths.clear();
+  }
 }
 
 /**
  * Removes those of the lingering `paths` that no sandbox binds now, this kernel's counted too (one
  * may bind a lingering placeholder as an existing name by now).
  */
-function removeUnbound(paths: readonly string[]): void {
+function removeUnbound(paths: readonly string[], gone: Forgotten): void {
   const bound = mountedElsewhere(paths, false);
   for (const path of paths) {
     const entry = lingering.get(path);
     if (entry === undefined || bound.has(path)) continue;
     lingering.delete(path);
-    remove(path, entry);
+    remove(path, entry, gone);
   }
 }
 
-/** Removes the placeholder at `path` when it is still what was made, and its record. */
-function remove(path: string, entry: Held): void {
+/** Removes the placeholder at `path` when it is still what was made; its record goes to `gone`. */
+function remove(path: string, entry: Held, gone: Forgotten): void {
   // filled, replaced or gone meanwhile: not ours to remove any more
   if (entry.identity === identityOf(path)) removeMade(path, entry.text);
-  if (entry.record !== null) forgetPlaceholder(entry.record);
+  gone.add(path, entry);
 }

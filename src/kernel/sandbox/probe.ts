@@ -109,12 +109,17 @@ export async function detectSandbox(
 /**
  * {@link detectSandbox}, whose answer does not wait for the probe's sandbox to be killed and its
  * directory removed: a starting kernel answers its first attach meanwhile (issue 33: the kill
- * took 2-14 ms of that wait).
+ * took 2-14 ms of that wait). `launcher` is the compiled launcher an earlier kernel kept
+ * (`compiled_launcher.ts`), or null: the probe's sandbox is started by it as the kernel's
+ * residents are, perl's launcher serving when there is none or it does not start. Perl's took
+ * ~90 ms to its first spare while the kernel's modules loaded, and the first attach waited for it
+ * (issue 33).
  */
 export function probeSandbox(
   path: string,
   bash: string,
   os: string = Deno.build.os,
+  launcher: string | null = null,
 ): SandboxProbe {
   let cleanup: Promise<void> = Promise.resolve();
   const host = (async (): Promise<SandboxHost> => {
@@ -141,7 +146,7 @@ export function probeSandbox(
     try {
       const view = sandboxView({ read: [], write: [] }, undefined, []);
       const started = Resident.start(
-        { nsenter, setpriv, launcher: null },
+        { nsenter, setpriv, launcher },
         bash,
         { principal: "", bwrap, prlimit, view, net: null, portFloor: null, tmpfs: null }, // no principal's runs
         parent,

@@ -3,7 +3,9 @@
  * compiler fails, and a compiled launcher that does not start leaves the runs to perl's.
  */
 import assert from "node:assert/strict";
-import { compiledLauncher } from "../../../src/kernel/sandbox/compiled_launcher.ts";
+import { createHash } from "node:crypto";
+import { compiledLauncher, LAUNCHER_HASH } from "../../../src/kernel/sandbox/compiled_launcher.ts";
+import { LAUNCHER_C } from "../../../src/kernel/sandbox/launcher_c.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { commandLine, parentPid } from "../../_support/proc.ts";
 import { withResidents } from "../../_support/residents.ts";
@@ -27,6 +29,11 @@ async function fakeCompiler(dir: string, body: string): Promise<string> {
   );
   return cc;
 }
+
+Deno.test("the launcher's file name holds the SHA-256 of its source, written out so no kernel hashes it at start (issue 33): change LAUNCHER_HASH with LAUNCHER_C", () => {
+  const hash = createHash("sha256").update(LAUNCHER_C).digest("hex").slice(0, 16);
+  assert.equal(LAUNCHER_HASH, hash, `LAUNCHER_HASH must be "${hash}"`);
+});
 
 hostTest(
   "the launcher is compiled once per source and kept: a second kernel finds it",

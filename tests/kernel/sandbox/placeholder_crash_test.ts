@@ -55,3 +55,42 @@ hostTest(
     }
   },
 );
+
+hostTest(
+  "P-SBX-6 the placeholders of one sandbox are recorded in one file (issue 33: two files written per placeholder held up a first exec ~0.9 ms each), which lists every one made, and is gone with them",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj, { recursive: true });
+    const token = (await createToken(box, "agent:c", "c")).secret;
+    const policy = await writePolicy(box, {
+      "agent:c": { fs: { read: ["~/proj/**"], write: ["~/proj/**"] }, ...AGENT_RIGHTS },
+    });
+    const k = await startKernel(["--policy", policy], box);
+    try {
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const agent = await k.attach("work", token);
+      const run = agent.request("exec", { src: "touch started; sleep 60" }).catch(() => {});
+      assert.ok(await waitUntil(() => names(proj).includes("started"), 10_000), "it runs");
+      const made = names(proj).filter((name) => name !== "started").map((name) =>
+        `${proj}/${name}`
+      );
+      assert.ok(made.length > 1, `placeholders: ${made}`);
+      const base = `${box.dir}/state/shoal/placeholders`;
+      const [own] = names(base);
+      const files = names(`${base}/${own}`);
+      assert.equal(files.length, 1, files.join(" "));
+      const records = JSON.parse(await Deno.readTextFile(`${base}/${own}/${files[0]}`));
+      assert.deepEqual(records.map((r: { path: string }) => r.path).sort(), made.sort());
+      assert.ok(records.every((r: { identity?: string }) => typeof r.identity === "string"));
+      await k.stop();
+      await run;
+      assert.deepEqual(names(proj), ["started"]);
+      assert.deepEqual(names(`${base}/${own}`), [], "its records went with them");
+    } finally {
+      await k.cleanup();
+    }
+  },
+);

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { existsSync as exists } from "node:fs";
 import { detectSandbox, NO_SANDBOX, probeSandbox } from "../../../src/kernel/sandbox/probe.ts";
+import { compiledLauncher } from "../../../src/kernel/sandbox/compiled_launcher.ts";
 import { exec } from "../../_support/exec.ts";
 import { kernelUntilExit, startKernel } from "../../_support/kernel.ts";
 import { createToken, writePolicy } from "../../_support/principals.ts";
@@ -14,7 +15,7 @@ import { sandbox } from "../../_support/sandbox.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { waitUntil } from "../../_support/wait.ts";
 import { childrenMentioning } from "../../_support/proc.ts";
-import { hostTest, NEEDS_TIER_B, needsLinux } from "../../_support/host.ts";
+import { HOST_SANDBOX, hostTest, NEEDS_TIER_B, needsLinux } from "../../_support/host.ts";
 
 /** Writes an executable `bwrap` in `dir` that leaves `ran` behind and exits with `status`. */
 async function fakeBwrap(dir: string, status: number): Promise<string> {
@@ -199,6 +200,58 @@ hostTest(
       await probe.ended;
       assert.deepEqual(childrenMentioning(Deno.pid, tmp), [], "no process of the probe's is left");
       assert.deepEqual([...Deno.readDirSync(tmp)].map((e) => e.name), [], "nor its directory");
+    });
+  },
+);
+
+/**
+ * A bwrap in `dir` that writes each command line it is given to a file of its own in `dir/calls`
+ * (its words NUL-terminated), then runs the real one.
+ */
+async function recordingBwrap(dir: string): Promise<void> {
+  const bwrap = ["/usr/bin", "/bin"].map((d) => `${d}/bwrap`).find(exists);
+  await Deno.mkdir(`${dir}/calls`);
+  await Deno.writeTextFile(
+    `${dir}/bwrap`,
+    `#!/bin/sh\nprintf '%s\\0' "$@" > '${dir}/calls/'$$\nexec ${bwrap} "$@"\n`,
+    { mode: 0o755 },
+  );
+}
+
+/** The programs run by the sandboxes {@link recordingBwrap} started (not `--help`): each one's last word. */
+async function sandboxPrograms(dir: string): Promise<string[]> {
+  const programs = [];
+  for (const entry of Deno.readDirSync(`${dir}/calls`)) {
+    const words = (await Deno.readTextFile(`${dir}/calls/${entry.name}`)).split("\0").slice(0, -1);
+    if (words[0] !== "--help") programs.push(words.at(-1)!);
+    await Deno.remove(`${dir}/calls/${entry.name}`);
+  }
+  return programs;
+}
+
+hostTest(
+  "P-SBX-1 the probe's sandbox is started by the compiled launcher an earlier kernel kept, as the residents' are (issue 33: perl's took ~90 ms to its first spare); one that does not start leaves it to perl's: tier B both ways",
+  HOST_SANDBOX.tier === "B" && HOST_SANDBOX.cc === null ? "needs a C compiler (cc)" : NEEDS_TIER_B,
+  async () => {
+    await withTempDir(async (dir) => {
+      await recordingBwrap(dir);
+      const path = `${dir}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
+      const cc = (HOST_SANDBOX as { cc: string }).cc;
+      const kept = await compiledLauncher(dir, cc, new AbortController().signal);
+      assert.ok(kept !== null, "compiled");
+      const probe = probeSandbox(path, "/bin/bash", "linux", kept);
+      assert.equal((await probe.host).tier, "B");
+      await probe.ended;
+      assert.deepEqual(await sandboxPrograms(dir), ["/dev/shoal/launcher"]);
+      // a kept file that does not run: perl's launcher serves, as it does for a resident
+      const broken = `${dir}/launcher-broken`;
+      await Deno.writeTextFile(broken, "#!/nonexistent\n", { mode: 0o700 });
+      const fallback = probeSandbox(path, "/bin/bash", "linux", broken);
+      assert.equal((await fallback.host).tier, "B");
+      await fallback.ended;
+      const programs = await sandboxPrograms(dir);
+      assert.equal(programs.length, 2, "the kept one, then perl's");
+      assert.ok(programs.includes("/dev/shoal/launcher"));
     });
   },
 );
