@@ -52,7 +52,7 @@ export interface SandboxView {
   caches?: readonly string[];
 }
 
-/** The directories below HOME where tools keep what they can make again (`TOOL_CACHES`). */
+/** The directories below HOME where tools keep what they can make again: caches and logs. */
 const TOOL_CACHES = [".cache", ".npm"];
 
 /** Directories every sandboxed run sees read-only, when they exist. */
