@@ -202,10 +202,12 @@ async function isSettled(p: Promise<void>): Promise<boolean> {
 }
 
 /**
- * Runs `body` with a raw facade of a fresh sandbox, initialized under 2025-11-25, then stops the
- * facade and removes the sandbox.
+ * Runs `body` with a raw facade of a fresh sandbox (given too), initialized under 2025-11-25, then
+ * stops the facade and removes the sandbox.
  */
-export async function withRawFacade(body: (facade: RawFacade) => Promise<void>): Promise<void> {
+export async function withRawFacade(
+  body: (facade: RawFacade, box: Sandbox) => Promise<void>,
+): Promise<void> {
   const box = await sandbox();
   const facade = new RawFacade(box);
   try {
@@ -214,7 +216,7 @@ export async function withRawFacade(body: (facade: RawFacade) => Promise<void>):
       capabilities: {},
       clientInfo: { name: "raw", version: "0" },
     });
-    await body(facade);
+    await body(facade, box);
   } finally {
     await facade.stop().catch(() => facade.kill());
     await box.cleanup();

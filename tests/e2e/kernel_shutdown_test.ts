@@ -1,21 +1,13 @@
 // A facade whose kernel is stopped the orderly way (SIGTERM, G-SOCK-8) while it serves: the
 // "stop that kernel, and the next call starts the current one" of an upgrade (M-START-4).
 import assert from "node:assert/strict";
-import { RawFacade } from "../_support/facade.ts";
+import { withRawFacade } from "../_support/facade.ts";
 import { kernelConnections, kernelPid, processLive } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
-import { sandbox } from "../_support/sandbox.ts";
 import { waitUntil } from "../_support/wait.ts";
 
 Deno.test("M-START-4: a call sent while the kernel shuts down (SIGTERM, a run that ignores SIGTERM holds it for the 2000 ms grace) runs on the kernel autostarted after it; it failed -32603 'kernel unavailable: the kernel closed the connection during attach', the dying kernel's socket still taking connections it never served", async () => {
-  const box = await sandbox();
-  const facade = new RawFacade(box);
-  try {
-    await facade.request(1, "initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    });
+  await withRawFacade(async (facade, box) => {
     const started = await facade.request(2, "tools/call", {
       name: "shoal_exec",
       arguments: { src: 'trap "" TERM; sleep 30; :', background: true },
@@ -35,8 +27,5 @@ Deno.test("M-START-4: a call sent while the kernel shuts down (SIGTERM, a run th
     assert.equal((after.result as Rec).isError, false, JSON.stringify(after));
     assert.equal(((after.result as Rec).content as Rec[])[0].text, "after");
     assert.notEqual(kernelPid(socket), old, "a new kernel serves");
-  } finally {
-    await facade.stop().catch(() => facade.kill());
-    await box.cleanup();
-  }
+  });
 });

@@ -1,7 +1,7 @@
 // A facade whose kernel does not answer for a while (stopped by SIGSTOP, as a debugger or a
 // suspended machine leaves it) while an MCP task runs (M-TASKS-1).
 import assert from "node:assert/strict";
-import { launcherArgs, RawFacade } from "../_support/facade.ts";
+import { launcherArgs, withRawFacade } from "../_support/facade.ts";
 import { launchKernel } from "../_support/kernel.ts";
 import { kernelConnections, kernelPid, memoryKiB, socketCount } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
@@ -9,14 +9,7 @@ import { sandbox } from "../_support/sandbox.ts";
 import { delay, pollUntil, waitUntil } from "../_support/wait.ts";
 
 Deno.test("M-TASKS-1: tasks/cancel of a running task whose kernel is stopped answers the task cancelled after the kill grace, and the kernel cancels the run once it goes on; before, tasks/cancel waited for the kernel's task.cancel answer and did not answer at all while the kernel was stopped", async () => {
-  const box = await sandbox();
-  const facade = new RawFacade(box);
-  try {
-    await facade.request(1, "initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    });
+  await withRawFacade(async (facade, box) => {
     const src = "sleep 35 # stopped kernel";
     const created = await facade.request(2, "tools/call", {
       name: "shoal_exec",
@@ -47,21 +40,11 @@ Deno.test("M-TASKS-1: tasks/cancel of a running task whose kernel is stopped ans
       (job) => job?.state === "cancelled",
       15000,
     );
-  } finally {
-    await facade.stop().catch(() => facade.kill());
-    await box.cleanup();
-  }
+  });
 });
 
 Deno.test("M-SUB-4: resources/unsubscribe of a subscription still being made while the kernel does not answer (stopped) answers within its 1000 ms wait, and the connection made for it is closed once the kernel goes on; before, it waited for the subscription to be made, as long as the kernel was stopped", async () => {
-  const box = await sandbox();
-  const facade = new RawFacade(box);
-  try {
-    await facade.request(1, "initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    });
+  await withRawFacade(async (facade, box) => {
     const up = await facade.request(2, "tools/call", { name: "shoal_pty_list", arguments: {} });
     assert.equal((up.result as Rec).isError, false, JSON.stringify(up));
     const socket = box.socket();
@@ -86,21 +69,11 @@ Deno.test("M-SUB-4: resources/unsubscribe of a subscription still being made whi
     }
     // Only the main connection is left once the kernel goes on.
     assert.ok(await waitUntil(() => kernelConnections(kernel, socket) === 1, 15000));
-  } finally {
-    await facade.stop().catch(() => facade.kill());
-    await box.cleanup();
-  }
+  });
 });
 
 Deno.test("M-START-5, W-FRAME-3: requests for a kernel that does not read them (stopped) do not grow the facade by what it cannot send: it stops reading stdin once a frame's worth waits for the kernel, and serves everything once the kernel goes on (before: 60 calls of 4 MiB each grew it by ~620 MiB within 3 s, now ~120 MiB)", async () => {
-  const box = await sandbox();
-  const facade = new RawFacade(box);
-  try {
-    await facade.request(1, "initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    });
+  await withRawFacade(async (facade, box) => {
     const up = await facade.request(2, "tools/call", { name: "shoal_pty_list", arguments: {} });
     assert.equal((up.result as Rec).isError, false, JSON.stringify(up));
     const kernel = kernelPid(box.socket());
@@ -136,10 +109,7 @@ Deno.test("M-START-5, W-FRAME-3: requests for a kernel that does not read them (
       const error = (r.result as Rec | undefined)?.structuredContent as Rec | undefined;
       assert.equal(error?.code, -32022, JSON.stringify(r).slice(0, 300));
     }
-  } finally {
-    await facade.stop().catch(() => facade.kill());
-    await box.cleanup();
-  }
+  });
 });
 
 Deno.test({
