@@ -3,7 +3,7 @@ import { type ClientReply, type ClientRequests, Withdrawal } from "./client_requ
 import { sleep } from "../protocol/timers.ts";
 import { SLICE_MS } from "../protocol/limits.ts";
 import { UNSHOWABLE } from "../protocol/unshowable.ts";
-import { utf8Prefix, utf8Suffix } from "../protocol/utf8.ts";
+import { cutUtf8, utf8Prefix, utf8Suffix } from "../protocol/utf8.ts";
 import { shellWord } from "./client_config.ts";
 
 /** The command shown in the approval form is cut to this many UTF-8 bytes (M-ELICIT-2). */
@@ -19,19 +19,9 @@ export type ClientDecision = "approved" | "denied" | null;
 type Rec = Record<string, unknown>;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 function isObject(v: unknown): v is Rec {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** `text` cut to `limit` UTF-8 bytes at a scalar boundary, ending in `…` when cut. */
-export function cutBytes(text: string, limit: number): string {
-  const bytes = encoder.encode(text);
-  if (bytes.length <= limit) return text;
-  let end = limit - 3; // room for the ellipsis
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
-  return decoder.decode(bytes.subarray(0, end)) + "…";
 }
 
 /**
@@ -109,7 +99,7 @@ function effectLine(effect: unknown): string {
 function listLines(list: unknown, more: unknown, line: (item: unknown) => string): string[] {
   const items = Array.isArray(list) ? list : [];
   const lines = items.slice(0, PROMPT_EFFECT_LINES).map((item) =>
-    `- ${cutBytes(shown(line(item)), PROMPT_LINE_BYTES)}`
+    `- ${cutUtf8(shown(line(item)), PROMPT_LINE_BYTES)}`
   );
   const left = items.length - lines.length + (Number(more) || 0);
   if (left > 0) lines.push(`- … and ${left} more`);
@@ -136,7 +126,7 @@ function commandLines(src: string, truncated: boolean): string[] {
     else if (blank === 1) out.push("│");
     blank = 0;
   };
-  const cut = cutBytes(src, PROMPT_SRC_BYTES);
+  const cut = cutUtf8(src, PROMPT_SRC_BYTES);
   for (const line of cut.split("\n")) {
     if (line.trim() === "") {
       blank++;

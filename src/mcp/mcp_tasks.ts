@@ -15,7 +15,7 @@ import {
 } from "./tools.ts";
 import { after } from "../protocol/timers.ts";
 import { SLICE_MS } from "../protocol/limits.ts";
-import { cutBytes } from "./client_approval.ts";
+import { cutUtf8 } from "../protocol/utf8.ts";
 
 /** The `_meta` key naming the task a result belongs to (MCP 2025-11-25). */
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -286,7 +286,7 @@ export class McpTasks {
     const entry = typeof taskId === "string" ? this.#entries.get(taskId) : undefined;
     if (entry === undefined) {
       const shown = typeof taskId === "string" ? taskId : String(JSON.stringify(taskId));
-      throw invalidParams(`unknown task: ${cutBytes(shown, SHOWN_TASK_ID_BYTES)}`);
+      throw invalidParams(`unknown task: ${cutUtf8(shown, SHOWN_TASK_ID_BYTES)}`);
     }
     return entry;
   }

@@ -1,6 +1,7 @@
 import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { VERSION } from "../protocol/version.ts";
-import { askInClient, cutBytes } from "./client_approval.ts";
+import { askInClient } from "./client_approval.ts";
+import { cutUtf8 } from "../protocol/utf8.ts";
 import { ClientRequests } from "./client_requests.ts";
 import type { KernelClient } from "./kernel_client.ts";
 import { McpTasks } from "./mcp_tasks.ts";
@@ -162,7 +163,7 @@ export class FacadeServer {
     if (method === undefined) {
       // data.method names it whole (M-PROTO-2); the message only by a preview: naming a long
       // method twice made the answer to a 9 MiB one an 18 MiB frame, over the limit (W-FRAME-2).
-      const shown = cutBytes(name, SHOWN_METHOD_BYTES);
+      const shown = cutUtf8(name, SHOWN_METHOD_BYTES);
       throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${shown}`, {
         method: name,
       });
