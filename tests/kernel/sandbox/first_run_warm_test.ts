@@ -7,11 +7,10 @@
 import assert from "node:assert/strict";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { startKernel } from "../../_support/kernel.ts";
-import { AGENT_RIGHTS, createToken, writePolicy } from "../../_support/principals.ts";
+import { startKernelWithAgent } from "../../_support/kernel.ts";
+import { AGENT_RIGHTS } from "../../_support/principals.ts";
 import { commandLine, isBwrapCommand, liveChildren } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
-import { sandbox } from "../../_support/sandbox.ts";
 import { pollUntil } from "../../_support/wait.ts";
 
 /** `pid` and every live process below it. */
@@ -32,14 +31,12 @@ hostTest(
   "issue 33: a sandboxed agent's first exec, arriving while its sandbox starts, spawns its bash before the session's next warm shell, which comes after its answer",
   NEEDS_TIER_B,
   async () => {
-    const box = await sandbox();
-    const proj = `${box.dir}/home/proj`;
-    await Deno.mkdir(proj, { recursive: true });
-    const token = (await createToken(box, "agent:c", "c")).secret;
-    const policy = await writePolicy(box, {
-      "agent:c": { fs: { read: ["~/proj/**"], write: ["~/proj/**"] }, ...AGENT_RIGHTS },
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", {
+      fs: { read: ["~/proj/**"], write: ["~/proj/**"] },
+      ...AGENT_RIGHTS,
     });
-    const k = await startKernel(["--policy", policy], box);
+    const proj = `${k.box.dir}/home/proj`;
+    await Deno.mkdir(proj, { recursive: true });
     try {
       const human = await k.attach("work");
       await exec(human, `cd ${proj}`);

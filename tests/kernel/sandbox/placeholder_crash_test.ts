@@ -9,12 +9,35 @@ import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernel } from "../../_support/kernel.ts";
 import { AGENT_RIGHTS, createToken, writePolicy } from "../../_support/principals.ts";
 import { kernelPid } from "../../_support/proc.ts";
-import { sandbox } from "../../_support/sandbox.ts";
+import { type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { waitUntil } from "../../_support/wait.ts";
 
 /** The names in `dir`, sorted. */
 function names(dir: string): string[] {
   return [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+}
+
+/**
+ * A kernel whose agent, writing `~/proj` of `box` (`proj`), runs `touch started; sleep 60` there in
+ * a session the human moved to it; returned once it runs, with the policy file it started with.
+ */
+async function startedInProject(box: Sandbox, proj: string) {
+  const token = (await createToken(box, "agent:c", "c")).secret;
+  const policy = await writePolicy(box, {
+    "agent:c": { fs: { read: ["~/proj/**"], write: ["~/proj/**"] }, ...AGENT_RIGHTS },
+  });
+  const k = await startKernel(["--policy", policy], box);
+  try {
+    const human = await k.attach("work");
+    await exec(human, `cd ${proj}`);
+    const agent = await k.attach("work", token);
+    const run = agent.request("exec", { src: "touch started; sleep 60" }).catch(() => {});
+    assert.ok(await waitUntil(() => names(proj).includes("started"), 10_000), "it runs");
+    return { k, policy, run };
+  } catch (e) {
+    await k.cleanup();
+    throw e;
+  }
 }
 
 hostTest(
@@ -28,17 +51,8 @@ hostTest(
     await hostGit(`${proj}/sub`, "init", "-q", "nested");
     const before = { root: names(proj), git: names(`${proj}/.git`) };
     const nested = names(`${proj}/sub/nested/.git`);
-    const token = (await createToken(box, "agent:c", "c")).secret;
-    const policy = await writePolicy(box, {
-      "agent:c": { fs: { read: ["~/proj/**"], write: ["~/proj/**"] }, ...AGENT_RIGHTS },
-    });
-    const k = await startKernel(["--policy", policy], box);
+    const { k, policy, run } = await startedInProject(box, proj);
     try {
-      const human = await k.attach("work");
-      await exec(human, `cd ${proj}`);
-      const agent = await k.attach("work", token);
-      const run = agent.request("exec", { src: "touch started; sleep 60" }).catch(() => {});
-      assert.ok(await waitUntil(() => names(proj).includes("started"), 10_000), "it runs");
       Deno.kill(kernelPid(k.socket), "SIGKILL");
       assert.equal((await k.child.status).signal, "SIGKILL");
       await run;
@@ -63,17 +77,8 @@ hostTest(
     const box = await sandbox();
     const proj = `${box.dir}/home/proj`;
     await Deno.mkdir(proj, { recursive: true });
-    const token = (await createToken(box, "agent:c", "c")).secret;
-    const policy = await writePolicy(box, {
-      "agent:c": { fs: { read: ["~/proj/**"], write: ["~/proj/**"] }, ...AGENT_RIGHTS },
-    });
-    const k = await startKernel(["--policy", policy], box);
+    const { k, run } = await startedInProject(box, proj);
     try {
-      const human = await k.attach("work");
-      await exec(human, `cd ${proj}`);
-      const agent = await k.attach("work", token);
-      const run = agent.request("exec", { src: "touch started; sleep 60" }).catch(() => {});
-      assert.ok(await waitUntil(() => names(proj).includes("started"), 10_000), "it runs");
       const made = names(proj).filter((name) => name !== "started").map((name) =>
         `${proj}/${name}`
       );
