@@ -269,13 +269,17 @@ export function signalGroupOnly(pgid: number, signal: Deno.Signal): void {
 }
 
 /**
- * Ends what is left of process group `pgid` once its leader was reaped: SIGHUP, SIGKILL after
+ * Ends what is left of process group `pgid` once its leader was reaped: `signal`, SIGKILL after
  * `graceMs`, and waits (`graceMs` more at most) until nothing of it lives. Once no member lives,
  * pids wrap and `pgid` may lead another group (a kernel exec's): that one is left alone (K-PTY-5).
  */
-export async function endLeaderlessGroup(pgid: number, graceMs: number): Promise<void> {
+export async function endLeaderlessGroup(
+  pgid: number,
+  graceMs: number,
+  signal: Deno.Signal,
+): Promise<void> {
   if (!leaderlessGroup(pgid)) return;
-  signalGroupOnly(pgid, "SIGHUP");
+  signalGroupOnly(pgid, signal);
   if (await groupGoneWithin(pgid, graceMs) || !leaderlessGroup(pgid)) return;
   signalGroupOnly(pgid, "SIGKILL");
   await groupDeadWithin(pgid, graceMs);

@@ -13,7 +13,8 @@ export const LAUNCH_SCRIPT = '[ -n "$1" ] || unset PWD; shift; exec "$@" <>"$0" 
  * The launcher of a sandboxed program: bwrap, on the host, shares the terminal's foreground process
  * group with the program, so the SIGINT and SIGQUIT of a Ctrl-C or Ctrl-\ would end bwrap and with
  * it the whole sandbox (a python3 REPL died where the human's raised KeyboardInterrupt, P-SBX-4),
- * and so would the SIGHUP of `close`, at once: the program's own hangup handler had no time to
- * run (K-PTY-5). bwrap ignores them; the start gate's waiter gives the program their defaults back.
+ * and so would the SIGHUP of `close` and the SIGTERM of a kernel shutdown, at once: the program's
+ * own handler had no time to run (K-PTY-5, G-SOCK-8). bwrap ignores them; the start gate's waiter
+ * gives the program their defaults back.
  */
-export const SANDBOX_LAUNCH_SCRIPT = `trap '' INT QUIT HUP; ${LAUNCH_SCRIPT}`;
+export const SANDBOX_LAUNCH_SCRIPT = `trap '' INT QUIT HUP TERM; ${LAUNCH_SCRIPT}`;

@@ -4,7 +4,12 @@ import type xterm from "@xterm/headless";
 import { ErrorCode, RpcError } from "../../protocol/errors.ts";
 import { CallerFault } from "../../protocol/caller_fault.ts";
 import { signalGroup } from "../bash/group_leader.ts";
-import { endLeaderlessSession, endLedSession } from "./session_end.ts";
+import {
+  CLOSE_ENDING,
+  endLeaderlessSession,
+  endLedSession,
+  type PtyEnding,
+} from "./session_end.ts";
 import { programExists } from "./program_lookup.ts";
 import { hostEnv, insideArgv } from "../sandbox/host_env.ts";
 import { boundEmulator } from "./emulator_bounds.ts";
@@ -16,11 +21,7 @@ import { holdPlaceholders, releaseAfter } from "../sandbox/placeholders.ts";
 import { StartGate } from "../sandbox/start_gate.ts";
 import { protectionInPlace, untilEnded } from "../sandbox/protected_mounts.ts";
 import { guardProtection } from "../sandbox/protection_guard.ts";
-import {
-  PTY_EVENT_INTERVAL_MS,
-  PTY_KILL_GRACE_MS,
-  PTY_MAX_DIMENSION,
-} from "../../protocol/limits.ts";
+import { PTY_EVENT_INTERVAL_MS, PTY_MAX_DIMENSION } from "../../protocol/limits.ts";
 import { feedTerminalUntil } from "./feed.ts";
 import {
   closeFd,
@@ -398,22 +399,23 @@ export class Pty {
   }
 
   /**
-   * SIGHUP to the process group, SIGKILL 500 ms later if anything in it is still alive, reap,
-   * and release the PTY. Resolves to how the child ended; calling it again gives the same result.
+   * `ending`'s signal to the terminal's session (by default SIGHUP), SIGKILL after its grace if
+   * anything of it is still alive, reap, and release the PTY. Resolves to how the child ended;
+   * calling it again gives the same result.
    */
-  close(): Promise<PtyExit> {
-    this.#closed ??= this.#shutdown();
+  close(ending: PtyEnding = CLOSE_ENDING): Promise<PtyExit> {
+    this.#closed ??= this.#shutdown(ending);
     return this.#closed;
   }
 
-  async #shutdown(): Promise<PtyExit> {
+  async #shutdown(ending: PtyEnding): Promise<PtyExit> {
     // A child reaped earlier is not signalled: its pid may since belong to another process group.
     if (this.#status === null) {
       // Whatever in its session outlived the hangup is killed: closing never detaches.
-      await endLedSession(this.pid, this.#child.status, PTY_KILL_GRACE_MS);
+      await endLedSession(this.pid, this.#child.status, ending);
     } else {
       // what is left of the session (jobs that ignored the hangup or outlived their shell)
-      await endLeaderlessSession(this.pid, PTY_KILL_GRACE_MS);
+      await endLeaderlessSession(this.pid, ending);
     }
     this.#closing = true;
     this.#wait.wake();

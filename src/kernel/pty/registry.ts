@@ -4,6 +4,7 @@ import { ErrorCode, quotaExceeded, RpcError } from "../../protocol/errors.ts";
 import { MAX_PTYS_PER_SESSION } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
 import { encodePtyInput } from "./keys.ts";
+import { SHUTDOWN_ENDING } from "./session_end.ts";
 import type { Pty, PtyExit, PtyOpenOptions, PtyScreen } from "./pty.ts";
 import type { Audience } from "../events/bus_event.ts";
 
@@ -110,7 +111,7 @@ export class PtyRegistry {
     }
     if (this.#shut) {
       // begun before the shutdown, it would run on unseen, and the kernel wait for it forever
-      await pty.close();
+      await pty.close(SHUTDOWN_ENDING);
       throw shuttingDown(opts.cmd);
     }
     const n = this.#nextId++;
@@ -190,14 +191,19 @@ export class PtyRegistry {
     return { pty_id: id, closed: true, exit };
   }
 
-  /** Closes every PTY of every session, and each one opened after (kernel shutdown). */
+  /**
+   * Ends every PTY of every session, and each one opened after, as G-SOCK-8 ends a task (kernel
+   * shutdown): SIGTERM, SIGKILL 2000 ms later.
+   */
   async closeAll(): Promise<void> {
     this.#shut = true;
     const entries = [...this.#entries.values()];
     this.#entries.clear();
     // the programs of opens under way are started by now or never: each is closed once it is
-    const late = [...this.#starting].map((p) => p.then((pty) => pty.close(), () => {}));
-    await Promise.all([...entries.map((e) => e.pty.close()), ...late]);
+    const late = [...this.#starting].map((p) =>
+      p.then((pty) => pty.close(SHUTDOWN_ENDING), () => {})
+    );
+    await Promise.all([...entries.map((e) => e.pty.close(SHUTDOWN_ENDING)), ...late]);
   }
 
   /** Ascending by id: entries are inserted as their ids are assigned, and Maps keep insertion order. */

@@ -5,6 +5,7 @@
  * shell left behind when it exited running after the close.
  */
 import { within } from "../../protocol/within.ts";
+import { KILL_GRACE_MS, PTY_KILL_GRACE_MS } from "../../protocol/limits.ts";
 import { procStat } from "../bash/proc_stat.ts";
 import {
   endLeaderlessGroup,
@@ -20,17 +21,30 @@ import {
 /** How often {@link sessionDeadWithin} looks. */
 const POLL_MS = 20;
 
+/** The signal a PTY's session is ended with, and how long it has before SIGKILL. */
+export type PtyEnding = { signal: Deno.Signal; graceMs: number };
+
+/** `pty.close`: the terminal hangs up (K-PTY-5). */
+export const CLOSE_ENDING: PtyEnding = { signal: "SIGHUP", graceMs: PTY_KILL_GRACE_MS };
+
 /**
- * SIGHUP to the session `sid` leads (its group and its jobs' groups), SIGKILL to what is left of it
- * once `leader` (the child's status) settled and `graceMs` passed, then waits (`graceMs` at most)
- * until nothing of it lives.
+ * Kernel shutdown: SIGTERM, as to every task's group (G-SOCK-8), so a program that ignores the
+ * hangup still runs its clean-up before SIGKILL.
  */
-export async function endLedSession(sid: number, leader: Promise<unknown>, graceMs: number) {
+export const SHUTDOWN_ENDING: PtyEnding = { signal: "SIGTERM", graceMs: KILL_GRACE_MS };
+
+/**
+ * `ending`'s signal to the session `sid` leads (its group and its jobs' groups), SIGKILL to what is
+ * left of it once `leader` (the child's status) settled and the grace passed, then waits (the
+ * grace at most) until nothing of it lives.
+ */
+export async function endLedSession(sid: number, leader: Promise<unknown>, ending: PtyEnding) {
+  const graceMs = ending.graceMs;
   const deadline = performance.now() + graceMs;
   // A job that started a session of its own is found only while its parent lives: before the hangup.
   const departed = otherGroupsOfSession(sid).map((group) => ({ group, start: startTime(group) }));
   // ESRCH on the group: it is empty, or the launcher has not yet made the child its leader.
-  signalSession(sid, "SIGHUP");
+  signalSession(sid, ending.signal);
   await within(leader, graceMs);
   if (!(await sessionGoneWithin(sid, Math.max(0, deadline - performance.now())))) {
     signalSession(sid, "SIGKILL");
@@ -63,12 +77,13 @@ function sameGroup(group: number, start: string | null): boolean {
  * groups. While a member lives, no process gets pid `sid`; once one has it (pids wrap), a session
  * of that number is the new process's own and is left alone.
  */
-export async function endLeaderlessSession(sid: number, graceMs: number): Promise<void> {
-  await endLeaderlessGroup(sid, graceMs);
+export async function endLeaderlessSession(sid: number, ending: PtyEnding): Promise<void> {
+  const graceMs = ending.graceMs;
+  await endLeaderlessGroup(sid, graceMs, ending.signal);
   if (leaderLives(sid)) return;
   const groups = otherGroupsOfSession(sid);
   if (groups.length === 0) return;
-  for (const group of groups) signalGroupOnly(group, "SIGHUP");
+  for (const group of groups) signalGroupOnly(group, ending.signal);
   if (await sessionGoneWithin(sid, graceMs) || leaderLives(sid)) return;
   for (const group of otherGroupsOfSession(sid)) signalGroupOnly(group, "SIGKILL");
   await sessionDeadWithin(sid, graceMs);

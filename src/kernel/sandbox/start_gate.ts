@@ -33,13 +33,14 @@ exec 3<&- "$@"`;
  * process group, writes the child's raw wait status as a decimal line to fd 4 (`exit`), and exits
  * as bwrap would have. bwrap exits with 128 + the number of a signal that killed its command, so
  * by its status alone a program killed by SIGTERM and one that exited 143 look alike (P-SBX-4).
- * The terminal's SIGINT and SIGQUIT and the SIGHUP of a PTY's close reach the whole group: the
- * waiter ignores them, the program gets their defaults back. A program that left the group (a
- * shell with job control, `bash -i`, makes its own) is not reached by the close's SIGHUP, which
- * the human's program, the terminal's session leader, always gets: the waiter passes it on then.
+ * The terminal's SIGINT and SIGQUIT, the SIGHUP of a PTY's close and the SIGTERM of a kernel
+ * shutdown (G-SOCK-8) reach the whole group: the waiter ignores them, the program gets their
+ * defaults back. A program that left the group (a shell with job control, `bash -i`, makes its
+ * own) is not reached by the close's SIGHUP or the shutdown's SIGTERM, which the human's program,
+ * the terminal's session leader, always gets: the waiter passes them on then.
  * perl runs a handler between ops, so a SIGHUP that came after its last check and before
  * waitpid(2) began was never passed on (the program waited, and was killed after the grace):
- * SIGHUP and SIGCHLD stay blocked except in rt_sigsuspend(2), and SIGCHLD's empty handler wakes
+ * SIGHUP, SIGTERM and SIGCHLD stay blocked except in rt_sigsuspend(2), and SIGCHLD's empty handler wakes
  * the waiter to look for the program's end. Its first two arguments are the syscall numbers of
  * rt_sigprocmask(2) and rt_sigsuspend(2).
  */
@@ -47,15 +48,15 @@ const WAITER_SCRIPT = String.raw`
 my ($sigmask, $sigsuspend) = splice @ARGV, 0, 2;
 $SIG{INT} = $SIG{QUIT} = 'IGNORE';
 my $pid;
-$SIG{HUP} = sub { my $g = $pid ? getpgrp($pid) : -1; kill('HUP', $pid) if $g > 0 && $g != getpgrp(0) };
+$SIG{HUP} = $SIG{TERM} = sub { my $g = $pid ? getpgrp($pid) : -1; kill($_[0], $pid) if $g > 0 && $g != getpgrp(0) };
 $SIG{CHLD} = sub {};
-my $held = pack('Q', 1 | 1 << 16);
+my $held = pack('Q', 1 | 1 << 14 | 1 << 16);
 syscall($sigmask + 0, 0, $held, 0, 8);
 $pid = fork;
 unless (defined $pid) { print STDERR "shoal: cannot start $ARGV[0]: $!\n"; exit 126; }
 if ($pid == 0) {
   if (open(my $report, '>&=', 4)) { close($report); }
-  $SIG{INT} = $SIG{QUIT} = $SIG{HUP} = $SIG{CHLD} = 'DEFAULT';
+  $SIG{INT} = $SIG{QUIT} = $SIG{HUP} = $SIG{TERM} = $SIG{CHLD} = 'DEFAULT';
   syscall($sigmask + 0, 1, $held, 0, 8);
   exec { $ARGV[0] } @ARGV;
   print STDERR "shoal: cannot run $ARGV[0]: $!\n";

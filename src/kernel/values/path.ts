@@ -141,11 +141,6 @@ function field(v: Value, name: string, quoted: boolean): Value | undefined {
         return v.stdout;
       case "stderr":
         return v.err;
-      case "net_refused":
-        // An outcome member only when it carries one (P-NET-2), as its wire form does; else
-        // the name is stdout's, as every name outside V-PATH-2's list is.
-        if (v.netRefused.length > 0) return [...v.netRefused];
-        return field(v.out, name, quoted);
       default:
         return field(v.out, name, quoted);
     }

@@ -83,3 +83,37 @@ hostTest(
     });
   },
 );
+
+hostTest(
+  "G-SOCK-8/P-SBX-4 kernel shutdown ends a sandboxed agent's PTY program as the human's: SIGTERM first, so a program that ignores the hangup runs its clean-up before SIGKILL",
+  NEEDS_TIER_B,
+  async () => {
+    const { kernel: k, token } = await startKernelWithAgent("agent:c", PROJECT_AGENT);
+    try {
+      const proj = `${k.box.dir}/home/proj`;
+      await Deno.mkdir(proj);
+      const human = await k.attach("work");
+      await exec(human, `cd ${proj}`);
+      const conns: [string, RpcConnection][] = [["human", human], [
+        "agent",
+        await k.attach("work", token),
+      ]];
+      for (const [who, conn] of conns) {
+        const script = `trap '' HUP; trap 'echo term > ${proj}/saved-${who}; exit 0' TERM; ` +
+          "echo ready; while :; do sleep 0.1; done";
+        const opened = await conn.request("pty.open", { cmd: "sh", args: ["-c", script] }) as Rec;
+        await pollUntil(
+          () => conn.request("pty.read", { pty_id: opened.pty_id }) as Promise<Rec>,
+          (r) => (r.screen as string[]).includes("ready"),
+        );
+      }
+      assert.equal(await k.stop(), 0);
+      for (const [who] of conns) {
+        const saved = await Deno.readTextFile(`${proj}/saved-${who}`).catch(() => null);
+        assert.equal(saved, "term\n", `the ${who}'s handler ran`);
+      }
+    } finally {
+      await k.cleanup();
+    }
+  },
+);

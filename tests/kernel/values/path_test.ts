@@ -120,8 +120,7 @@ Deno.test("V-PATH-2: an outcome without refused destinations looks net_refused u
 
 Deno.test({
   name:
-    "V-PATH-2 path net_refused on an outcome that refused a destination selects what stdout's JSON holds under that name [ignored: needs a SPEC decision: V-PATH-2 lists an outcome's path names (ok, status, signal, out, err, dur_ns, pid, cmd, stdout, stderr) and looks any other up in out, while P-NET-2 adds net_refused to the outcome (V-TAG-1 does not list it); path.ts answers the outcome's list whenever it is non-empty, so stdout {\"net_refused\":[\"mine\"]} of a sandboxed run that was refused example.com:443 is unreachable by that path. Whether net_refused joins V-PATH-2's list is the SPEC's choice]",
-  ignore: true,
+    "V-PATH-2 path net_refused of an outcome that refused a destination selects what stdout's JSON holds under that name, as any name outside V-PATH-2's list (it answered the outcome's net_refused, P-NET-2, which the outcome value itself carries, so stdout {\"net_refused\": …} was unreachable by path)",
   fn: async () => {
     await withCas(async (cas) => {
       const o = outcomeValue(cas, {
