@@ -12,14 +12,16 @@
  * launcher's flag cache holds this environment's answer (one sandbox per row, its kernel stopped
  * after each run), only the kernel is not running.
  * Prints median and p95 in ms, the ratios to the peer's (issue 33's targets: cold initialize ≤
- * 2.0×, first exec ≤ 2.5×), and idle RSS after one call. With BASE_REPO naming another checkout
+ * 2.0×, first exec ≤ 2.5×), the CPU time of each process's main thread up to the first result
+ * (Linux; the figure the load of other sessions on a shared machine changes least: a process
+ * waiting for a core adds wall time, not CPU time), and idle RSS after one call. With BASE_REPO naming another checkout
  * (e.g. a worktree of main), its rows are measured in the same run too, for a before/after table.
  * Every run of one server takes turns with one of each other (issue 33: measured in blocks, a load
  * that came and went on this shared machine favoured whichever block it missed). Ends with the
- * import cost table of `import_cost.ts`.
+ * import cost table of `import_cost.ts` unless STARTUP_ROWS_ONLY=1.
  */
 import { INITIALIZE } from "../../tests/_support/converse.ts";
-import { kernelPid, rssBytes, spawnPiped } from "../../tests/_support/proc.ts";
+import { kernelPid, mainThreadCpuMs, rssBytes, spawnPiped } from "../../tests/_support/proc.ts";
 import { parsePrinted, shoalMcp } from "../../tests/_support/printed_config.ts";
 import {
   REPO,
@@ -29,7 +31,8 @@ import {
 } from "../../tests/_support/sandbox.ts";
 import { importCostTable } from "./import_cost.ts";
 
-const RUNS = 7;
+/** Runs per server: STARTUP_RUNS, else 7. */
+const RUNS = Number(Deno.env.get("STARTUP_RUNS") ?? 7);
 const PEER_DIR = Deno.env.get("PEER_DIR") ?? "/tmp/peer";
 const PEER_ENTRY = `${PEER_DIR}/node_modules/mcp-server-commands/build/index.js`;
 const BASE_REPO = Deno.env.get("BASE_REPO");
@@ -41,6 +44,9 @@ interface Sample {
   /** RSS in MiB of the server process (and of the kernel for shoal) after the call. */
   rss: number;
   kernelRss: number | null;
+  /** CPU ms of the server's main thread (and of the kernel's, for shoal) up to the result. */
+  cpu: number;
+  kernelCpu: number | null;
 }
 
 /** Spawns `command`, times `initialize` and (for shoal) one `shoal_exec`, then ends it. */
@@ -77,12 +83,15 @@ async function measure(
   });
   await until(2);
   const firstCall = performance.now() - t0;
+  const kernel = box === null ? null : kernelPid(box.socket());
+  const cpu = mainThreadCpuMs(child.pid);
+  const kernelCpu = kernel === null ? null : mainThreadCpuMs(kernel);
   const rss = rssBytes(child.pid) / 2 ** 20;
-  const kernelRss = box === null ? null : rssBytes(kernelPid(box.socket())) / 2 ** 20;
+  const kernelRss = kernel === null ? null : rssBytes(kernel) / 2 ** 20;
   await writer.close();
   await reader.cancel();
   await child.status;
-  return { init, firstCall, rss, kernelRss };
+  return { init, firstCall, rss, kernelRss, cpu, kernelCpu };
 }
 
 function stats(values: number[]): string {
@@ -166,15 +175,21 @@ try {
 const peer = rows.find(([label]) => label === PEER_LABEL)?.[1] ?? null;
 
 console.log(`start-up, ${RUNS} runs each (ms: median p95)`);
-console.log("server                   initialize      first exec    idle RSS MiB (server, kernel)");
+console.log(
+  "server                   initialize      first exec    main-thread CPU ms    idle RSS MiB",
+);
+console.log(
+  "                                                       (server, kernel)      (server, kernel)",
+);
+/** The median of `pick` over `samples`, or "-" where it is null (the peer has no kernel). */
+const column = (samples: Sample[], pick: (s: Sample) => number | null) =>
+  pick(samples[0]) === null ? "-" : median(samples.map((s) => pick(s)!)).toFixed(0);
 for (const [label, samples] of rows) {
-  const kernel = samples[0].kernelRss === null
-    ? "-"
-    : median(samples.map((s) => s.kernelRss!)).toFixed(0);
   console.log(
     `${label.padEnd(24)} ${stats(samples.map((s) => s.init))}   ` +
       `${stats(samples.map((s) => s.firstCall))}    ` +
-      `${median(samples.map((s) => s.rss)).toFixed(0)}, ${kernel}`,
+      `${`${column(samples, (s) => s.cpu)}, ${column(samples, (s) => s.kernelCpu)}`.padEnd(22)}` +
+      `${column(samples, (s) => s.rss)}, ${column(samples, (s) => s.kernelRss)}`,
   );
 }
 if (peer !== null) {
@@ -189,4 +204,5 @@ if (peer !== null) {
   }
 }
 console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-console.log((await importCostTable()).join("\n"));
+// STARTUP_ROWS_ONLY=1 leaves it out: a minute more under load, when only the rows are wanted
+if (Deno.env.get("STARTUP_ROWS_ONLY") !== "1") console.log((await importCostTable()).join("\n"));

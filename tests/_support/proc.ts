@@ -291,6 +291,15 @@ export function cpuMs(pid: number): number {
 }
 
 /**
+ * CPU time the main thread of `pid` has run so far, in ms at nanosecond resolution (its
+ * /proc/PID/task/PID/schedstat; Linux only): the thread that loads and runs a Deno program's
+ * modules, apart from V8's and Deno's helper threads.
+ */
+export function mainThreadCpuMs(pid: number): number {
+  return Number(Deno.readTextFileSync(`/proc/${pid}/task/${pid}/schedstat`).split(" ")[0]) / 1e6;
+}
+
+/**
  * CPU time (user + system) of the children `pid` has waited for so far, theirs and their own
  * waited-for descendants', in ms (clock ticks of 10 ms; Linux only).
  */
