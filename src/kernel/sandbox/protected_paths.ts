@@ -327,14 +327,18 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
    * empty directory, so that none can be made there. Returns its names, null when unread.
    */
   const protectNamedCommon = (common: string, hold: boolean): ReadonlySet<string> | null => {
-    const listed = namesIn(common);
-    if (listed !== null || lstat(common)?.isDirectory) {
+    // this kernel's placeholder there is still missing: taken for the human's directory, the
+    // next view held config/ and hooks/ in it, and the first sandbox's could not be removed
+    const found = lstat(common);
+    const missing = found === null || isPlaceholder(common, found);
+    const listed = missing ? null : namesIn(common);
+    if (listed !== null || (!missing && found.isDirectory)) {
       for (const part of ["config", "hooks"]) protectPart(common, part, hold, listed);
       return listed;
     }
     const root = rootOf(common);
     const parent = root === undefined ? null : lstat(dirname(common));
-    if (lstat(common) === null && parent?.isDirectory) protect(root!, common, true, true);
+    if (missing && parent?.isDirectory) protect(root!, common, true, true);
     return null;
   };
   /**
