@@ -38,6 +38,33 @@ const held = new Map<string, Held>();
 const lingering = new Map<string, Held>();
 
 /**
+ * How often the {@link lingering} placeholders are looked at again while there are any: the
+ * other kernel's sandbox ending tells this kernel nothing, and one waiting for this kernel's next
+ * drop stayed in the project (`.vscode/`, `.gitmodules/`, …) for as long as it ran no sandbox.
+ */
+const LINGER_RETRY_MS = 2000;
+
+/** Whether a look at the {@link lingering} placeholders is due ({@link retryLingering}). */
+let retrying = false;
+
+/**
+ * Looks at the {@link lingering} placeholders again in {@link LINGER_RETRY_MS}, and so on while
+ * any lingers; a timer that keeps no kernel from exiting (the next kernel removes what is left).
+ */
+function retryLingering(): void {
+  if (retrying || lingering.size === 0) return;
+  retrying = true;
+  const timer = setTimeout(() => {
+    retrying = false;
+    const gone = new Forgotten();
+    removeUnbound([...lingering.keys()], gone);
+    gone.forget();
+    retryLingering();
+  }, LINGER_RETRY_MS);
+  Deno.unrefTimer(timer);
+}
+
+/**
  * The bit set on every directory placeholder (sticky), made with the mode of any new directory
  * (the umask's): the user's own tools may fill it (an editor writing `.vscode/settings.json`, a client
  * `.claude/settings.local.json`: a read-only one failed them with EACCES while a sandbox was up,
@@ -131,11 +158,12 @@ export function blockPlaceholders(paths: readonly string[]): () => void {
 }
 
 /**
- * Whether `path` is a placeholder the kernel made and still holds; `info` is its lstat when the
- * caller has just taken it (a scan of a write root asks for every held one at each exec).
+ * Whether `path` is a placeholder the kernel made and still holds, or left {@link lingering};
+ * `info` is its lstat when the caller has just taken it (a scan of a write root asks for every held
+ * one at each exec).
  */
 export function isPlaceholder(path: string, info?: Deno.FileInfo): boolean {
-  const entry = held.get(path);
+  const entry = held.get(path) ?? lingering.get(path);
   if (entry === undefined) return false;
   return entry.identity === (info === undefined ? identityOf(path) : identityOfInfo(info));
 }
@@ -168,8 +196,11 @@ export function holdPlaceholders(protection: { paths: readonly Placed[] }): () =
       release();
       throw new Error(`a run of an approved plan is writing ${path}`);
     }
-    const known = held.get(path);
+    const known = held.get(path) ?? lingering.get(path);
     if (known !== undefined && known.identity === identityOf(path)) {
+      // one lingering is held again: taken for the project's own, no drop looked at it again
+      lingering.delete(path);
+      held.set(path, known);
       known.count++;
       mine.push([path, known]);
       continue;
@@ -234,10 +265,11 @@ export async function releasesMade(): Promise<void> {
 
 /**
  * Drops each of `holds` (a path and the hold on it); the last one's removes a placeholder when it
- * is still what was made, unless a sandbox this kernel did not start binds it (another kernel's, which took it for
- * an existing protected name): it lingers then, and each later drop tries again (what still
- * lingers at exit, the next kernel removes). Call it once the sandboxes that held them have ended
- * (see `untilEnded`): one still going away would count as another's.
+ * is still what was made, unless a sandbox this kernel did not start binds it (another kernel's,
+ * which took it for an existing protected name): it lingers then, and each later drop and a timer
+ * ({@link retryLingering}) try again (what still lingers at exit, the next kernel removes). Call
+ * it once the sandboxes that held them have ended (see `untilEnded`): one still going away would
+ * count as another's.
  */
 function drop(holds: readonly [string, Held][]): void {
   const earlier = [...lingering.keys()];
@@ -265,6 +297,7 @@ function drop(holds: readonly [string, Held][]): void {
     removeUnbound(earlier, gone);
   }
   gone.forget();
+  retryLingering();
 }
 
 /** Records of placeholders gone, taken out of their files together: one write per file. */
