@@ -13,8 +13,10 @@ import {
   type Intended,
   intendPlaceholders,
   type Intent,
+  leftoversBound,
   lstat,
   recordPlaceholders,
+  removeLeftovers,
   removeMade,
 } from "./placeholder_records.ts";
 import { mountedElsewhere } from "./foreign_mounts.ts";
@@ -38,29 +40,33 @@ const held = new Map<string, Held>();
 const lingering = new Map<string, Held>();
 
 /**
- * How often the {@link lingering} placeholders are looked at again while there are any: the
- * other kernel's sandbox ending tells this kernel nothing, and one waiting for this kernel's next
- * drop stayed in the project (`.vscode/`, `.gitmodules/`, …) for as long as it ran no sandbox.
+ * How often placeholders left because a sandbox of another kernel bound them are looked at again
+ * while there are any ({@link retryLeftovers}): that sandbox's end tells this kernel nothing, and
+ * one waiting for this kernel's next drop or start stayed in the project (`.vscode/`,
+ * `.gitmodules/`, …) for as long as it ran no sandbox.
  */
-const LINGER_RETRY_MS = 2000;
+const LEFTOVER_RETRY_MS = 2000;
 
-/** Whether a look at the {@link lingering} placeholders is due ({@link retryLingering}). */
+/** Whether a look at the placeholders left is due ({@link retryLeftovers}). */
 let retrying = false;
 
 /**
- * Looks at the {@link lingering} placeholders again in {@link LINGER_RETRY_MS}, and so on while
- * any lingers; a timer that keeps no kernel from exiting (the next kernel removes what is left).
+ * Looks again in {@link LEFTOVER_RETRY_MS}, and so on while any is left, at the placeholders left
+ * because a sandbox of another kernel bound them: this kernel's {@link lingering} ones, and those
+ * ended kernels recorded (`placeholder_records.ts`); a timer that keeps no kernel from exiting
+ * (the next kernel removes what is left).
  */
-function retryLingering(): void {
-  if (retrying || lingering.size === 0) return;
+export function retryLeftovers(): void {
+  if (retrying || (lingering.size === 0 && !leftoversBound())) return;
   retrying = true;
   const timer = setTimeout(() => {
     retrying = false;
     const gone = new Forgotten();
     removeUnbound([...lingering.keys()], gone);
     gone.forget();
-    retryLingering();
-  }, LINGER_RETRY_MS);
+    if (leftoversBound()) removeLeftovers();
+    retryLeftovers();
+  }, LEFTOVER_RETRY_MS);
   Deno.unrefTimer(timer);
 }
 
@@ -267,7 +273,7 @@ export async function releasesMade(): Promise<void> {
  * Drops each of `holds` (a path and the hold on it); the last one's removes a placeholder when it
  * is still what was made, unless a sandbox this kernel did not start binds it (another kernel's,
  * which took it for an existing protected name): it lingers then, and each later drop and a timer
- * ({@link retryLingering}) try again (what still lingers at exit, the next kernel removes). Call
+ * ({@link retryLeftovers}) try again (what still lingers at exit, the next kernel removes). Call
  * it once the sandboxes that held them have ended (see `untilEnded`): one still going away would
  * count as another's.
  */
@@ -297,7 +303,7 @@ function drop(holds: readonly [string, Held][]): void {
     removeUnbound(earlier, gone);
   }
   gone.forget();
-  retryLingering();
+  retryLeftovers();
 }
 
 /** Records of placeholders gone, taken out of their files together: one write per file. */

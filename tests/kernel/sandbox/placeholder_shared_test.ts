@@ -10,7 +10,7 @@ import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { createToken, dirAgent, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
-import { isBwrapCommand, liveChildren } from "../../_support/proc.ts";
+import { isBwrapCommand, kernelPid, liveChildren } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import { delay, waitUntil } from "../../_support/wait.ts";
@@ -132,6 +132,34 @@ hostTest(
         await endB();
         await a.stop();
         assert.deepEqual(names(proj).filter((n) => !MARKS.includes(n)), []);
+      },
+    ),
+);
+
+hostTest(
+  "P-SBX-6 placeholders that a SIGKILLed kernel A left and kernel B's sandbox bound when A started again go once B's sandbox has ended, while A still runs: the restarted kernel looked at them only when it started, and they stayed until its next start",
+  NEEDS_TIER_B,
+  () =>
+    withTwoKernels(
+      async (a) => {
+        assert.ok(await waitUntil(() => sandboxes(a).length === 1, 10_000), "A's sandbox");
+        return async () => {
+          Deno.kill(kernelPid(a.socket), "SIGKILL");
+          await a.child.status;
+        };
+      },
+      async (a, proj, endA, endB) => {
+        await endA();
+        const policy = await writePolicy(a.box, { "agent:a": PROJECT_AGENT });
+        const again = await startKernel(["--policy", policy], a.box);
+        try {
+          assert.ok(names(proj).includes(".vscode"), "left to B's sandbox, which binds them");
+          await endB();
+          const gone = await waitUntil(() => names(proj).every((n) => MARKS.includes(n)), 10_000);
+          assert.ok(gone, `left in the project: ${names(proj)}`);
+        } finally {
+          await again.stop();
+        }
       },
     ),
 );
