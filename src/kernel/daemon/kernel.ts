@@ -19,7 +19,7 @@ import { WarmShells } from "../exec/warm_shells.ts";
 import { NetProxy } from "../net/proxy.ts";
 import { Residents } from "../sandbox/residents.ts";
 import { keepPlaceholderRecords } from "../sandbox/placeholder_records.ts";
-import { releasesMade } from "../sandbox/placeholders.ts";
+import { releasesMade, retryLeftovers } from "../sandbox/placeholders.ts";
 import { tokenRejected } from "../../protocol/errors.ts";
 import { KILL_GRACE_MS } from "../../protocol/limits.ts";
 import type { Attachment } from "../session/attachment.ts";
@@ -119,6 +119,7 @@ export class Kernel implements KernelServices {
       this.log(`removed the placeholder a killed kernel left: ${path}`);
     }
     for (const path of left.kept) this.log(`kept ${path}: changed since a killed kernel made it`);
+    retryLeftovers(); // those a sandbox of another kernel binds, once it has ended
   }
 
   /**

@@ -179,29 +179,62 @@ function removeStaged(record: PlaceholderRecord): boolean {
   return removeMade(record.staged!, record.text ?? "", true);
 }
 
+/** The state directory's `placeholders`, once {@link keepPlaceholderRecords} has run. */
+let base: string | null = null;
+
+/** Whether the last {@link removeLeftovers} left records that a sandbox still binds. */
+let leftBound = false;
+
 /**
- * Removes what the ended kernels that recorded in `stateDir/placeholders` left there: a recorded
- * placeholder only when it is still an empty directory of the recorded identity
- * ({@link identityOf}) and mode, never one the user since filled, replaced or changed, nor one a
- * running sandbox binds; the records of kernels still running are left to them. From now on, every placeholder this kernel makes is
- * recorded ({@link intendPlaceholders}).
+ * Removes what the ended kernels that recorded in `stateDir/placeholders` left there
+ * ({@link removeLeftovers}). From now on, every placeholder this kernel makes is recorded
+ * ({@link intendPlaceholders}).
  */
 export function keepPlaceholderRecords(stateDir: string): Leftovers {
-  const base = `${stateDir}/placeholders`;
+  base = `${stateDir}/placeholders`;
   Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
+  const found = removeLeftovers();
+  records = `${base}/${Deno.pid}-${startOf(Deno.pid) ?? "0"}`;
+  Deno.mkdirSync(records, { recursive: true, mode: 0o700 });
+  return found;
+}
+
+/**
+ * Whether the last {@link removeLeftovers} left placeholders of ended kernels because a sandbox
+ * binds them: looked at again later, since that sandbox's end tells this kernel nothing.
+ */
+export function leftoversBound(): boolean {
+  return leftBound;
+}
+
+/**
+ * Removes what the ended kernels that recorded in the state directory left: a recorded
+ * placeholder only when it is still an empty directory of the recorded identity
+ * ({@link identityOf}) and mode, never one the user since filled, replaced or changed, nor one a
+ * running sandbox binds (it stays, and its record, for a later look); the records of kernels still
+ * running are left to them.
+ */
+export function removeLeftovers(): Leftovers {
   const found: Leftovers = { removed: [], kept: [] };
+  leftBound = false;
+  if (base === null) return found;
   const left: { file: string; records: PlaceholderRecord[] }[] = [];
-  for (const owner of Deno.readDirSync(base)) {
-    if (!owner.isDirectory || runs(owner.name)) continue;
-    for (const entry of Deno.readDirSync(`${base}/${owner.name}`)) {
-      const file = `${base}/${owner.name}/${entry.name}`;
-      left.push({ file, records: readRecords(file) });
+  try {
+    for (const owner of Deno.readDirSync(base)) {
+      if (!owner.isDirectory || runs(owner.name)) continue;
+      for (const entry of Deno.readDirSync(`${base}/${owner.name}`)) {
+        const file = `${base}/${owner.name}/${entry.name}`;
+        left.push({ file, records: readRecords(file) });
+      }
     }
+  } catch {
+    return found; // the state directory is gone: nothing left to look at
   }
-  // one a running sandbox of another kernel binds stays, and its record, for a later start
+  // one a running sandbox of another kernel binds stays, and its record, for a later look
   const bound = mountedElsewhere(left.flatMap(({ records }) => records.map((r) => r.path)), false);
   for (const { file, records } of left) {
     const staying = records.filter((record) => bound.has(record.path));
+    if (staying.length > 0) leftBound = true;
     for (const record of records.filter((record) => !bound.has(record.path))) {
       if (record.staged !== undefined && removeStaged(record)) found.removed.push(record.staged);
       const info = lstat(record.path);
@@ -220,16 +253,18 @@ export function keepPlaceholderRecords(stateDir: string): Leftovers {
       // kept whole: a later kernel judges its records afresh
     }
   }
-  for (const owner of Deno.readDirSync(base)) {
-    if (!owner.isDirectory || runs(owner.name)) continue;
-    try {
-      Deno.removeSync(`${base}/${owner.name}`); // empty now, unless a record stayed
-    } catch {
-      // a record stayed
+  try {
+    for (const owner of Deno.readDirSync(base)) {
+      if (!owner.isDirectory || runs(owner.name)) continue;
+      try {
+        Deno.removeSync(`${base}/${owner.name}`); // empty now, unless a record stayed
+      } catch {
+        // a record stayed
+      }
     }
+  } catch {
+    // the state directory is gone
   }
-  records = `${base}/${Deno.pid}-${startOf(Deno.pid) ?? "0"}`;
-  Deno.mkdirSync(records, { recursive: true, mode: 0o700 });
   return found;
 }
 

@@ -13,8 +13,10 @@ import {
   type Intended,
   intendPlaceholders,
   type Intent,
+  leftoversBound,
   lstat,
   recordPlaceholders,
+  removeLeftovers,
   removeMade,
 } from "./placeholder_records.ts";
 import { mountedElsewhere } from "./foreign_mounts.ts";
@@ -36,6 +38,37 @@ const held = new Map<string, Held>();
 
 /** Placeholders no longer held that a sandbox of another kernel still binds, left for now. */
 const lingering = new Map<string, Held>();
+
+/**
+ * How often placeholders left because a sandbox of another kernel bound them are looked at again
+ * while there are any ({@link retryLeftovers}): that sandbox's end tells this kernel nothing, and
+ * one waiting for this kernel's next drop or start stayed in the project (`.vscode/`,
+ * `.gitmodules/`, …) for as long as it ran no sandbox.
+ */
+const LEFTOVER_RETRY_MS = 2000;
+
+/** Whether a look at the placeholders left is due ({@link retryLeftovers}). */
+let retrying = false;
+
+/**
+ * Looks again in {@link LEFTOVER_RETRY_MS}, and so on while any is left, at the placeholders left
+ * because a sandbox of another kernel bound them: this kernel's {@link lingering} ones, and those
+ * ended kernels recorded (`placeholder_records.ts`); a timer that keeps no kernel from exiting
+ * (the next kernel removes what is left).
+ */
+export function retryLeftovers(): void {
+  if (retrying || (lingering.size === 0 && !leftoversBound())) return;
+  retrying = true;
+  const timer = setTimeout(() => {
+    retrying = false;
+    const gone = new Forgotten();
+    removeUnbound([...lingering.keys()], gone);
+    gone.forget();
+    if (leftoversBound()) removeLeftovers();
+    retryLeftovers();
+  }, LEFTOVER_RETRY_MS);
+  Deno.unrefTimer(timer);
+}
 
 /**
  * The bit set on every directory placeholder (sticky), made with the mode of any new directory
@@ -131,11 +164,12 @@ export function blockPlaceholders(paths: readonly string[]): () => void {
 }
 
 /**
- * Whether `path` is a placeholder the kernel made and still holds; `info` is its lstat when the
- * caller has just taken it (a scan of a write root asks for every held one at each exec).
+ * Whether `path` is a placeholder the kernel made and still holds, or left {@link lingering};
+ * `info` is its lstat when the caller has just taken it (a scan of a write root asks for every held
+ * one at each exec).
  */
 export function isPlaceholder(path: string, info?: Deno.FileInfo): boolean {
-  const entry = held.get(path);
+  const entry = held.get(path) ?? lingering.get(path);
   if (entry === undefined) return false;
   return entry.identity === (info === undefined ? identityOf(path) : identityOfInfo(info));
 }
@@ -168,8 +202,11 @@ export function holdPlaceholders(protection: { paths: readonly Placed[] }): () =
       release();
       throw new Error(`a run of an approved plan is writing ${path}`);
     }
-    const known = held.get(path);
+    const known = held.get(path) ?? lingering.get(path);
     if (known !== undefined && known.identity === identityOf(path)) {
+      // one lingering is held again: taken for the project's own, no drop looked at it again
+      lingering.delete(path);
+      held.set(path, known);
       known.count++;
       mine.push([path, known]);
       continue;
@@ -234,10 +271,11 @@ export async function releasesMade(): Promise<void> {
 
 /**
  * Drops each of `holds` (a path and the hold on it); the last one's removes a placeholder when it
- * is still what was made, unless a sandbox this kernel did not start binds it (another kernel's, which took it for
- * an existing protected name): it lingers then, and each later drop tries again (what still
- * lingers at exit, the next kernel removes). Call it once the sandboxes that held them have ended
- * (see `untilEnded`): one still going away would count as another's.
+ * is still what was made, unless a sandbox this kernel did not start binds it (another kernel's,
+ * which took it for an existing protected name): it lingers then, and each later drop and a timer
+ * ({@link retryLeftovers}) try again (what still lingers at exit, the next kernel removes). Call
+ * it once the sandboxes that held them have ended (see `untilEnded`): one still going away would
+ * count as another's.
  */
 function drop(holds: readonly [string, Held][]): void {
   const earlier = [...lingering.keys()];
@@ -265,6 +303,7 @@ function drop(holds: readonly [string, Held][]): void {
     removeUnbound(earlier, gone);
   }
   gone.forget();
+  retryLeftovers();
 }
 
 /** Records of placeholders gone, taken out of their files together: one write per file. */

@@ -327,14 +327,18 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
    * empty directory, so that none can be made there. Returns its names, null when unread.
    */
   const protectNamedCommon = (common: string, hold: boolean): ReadonlySet<string> | null => {
-    const listed = namesIn(common);
-    if (listed !== null || lstat(common)?.isDirectory) {
+    // this kernel's placeholder there is still missing: taken for the human's directory, the
+    // next view held config/ and hooks/ in it, and the first sandbox's could not be removed
+    const found = lstat(common);
+    const missing = found === null || isPlaceholder(common, found);
+    const listed = missing ? null : namesIn(common);
+    if (listed !== null || (!missing && found.isDirectory)) {
       for (const part of ["config", "hooks"]) protectPart(common, part, hold, listed);
       return listed;
     }
     const root = rootOf(common);
     const parent = root === undefined ? null : lstat(dirname(common));
-    if (lstat(common) === null && parent?.isDirectory) protect(root!, common, true, true);
+    if (missing && parent?.isDirectory) protect(root!, common, true, true);
     return null;
   };
   /**
@@ -382,6 +386,31 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
   };
   /**
+   * Protects, where they lie in a writable root, the hooks directory and included files (config:
+   * held by an empty file when absent) `settings` name, of a repository with its work tree in
+   * `dir`, or of the user's config alone (`dir` null: a relative hooks path names nothing).
+   */
+  const protectGitSettings = (dir: string | null, settings: GitSettings) => {
+    for (const at of gitParts.includes("config") ? settings.includes : []) protectIncluded(at);
+    const { hooksPath } = settings;
+    const absolute = hooksPath?.startsWith("/") ? hooksPath : null;
+    const named = absolute ?? (hooksPath && dir !== null ? `${dir}/${hooksPath}` : null);
+    // where git finds it: a symlink on the way (an agent's `link` to HOME) leads elsewhere, and
+    // the kernel would make a placeholder there, outside every grant
+    const at = gitParts.includes("hooks") && named !== null
+      ? physicalParent(runHooksFrom(normalizePath(named)))
+      : null;
+    const hooksRoot = at === null ? undefined : rootAt(at);
+    if (at !== null && hooksRoot !== undefined) {
+      const found = lstat(at);
+      if (found?.isSymlink) protectTarget(at);
+      else {
+        const absent = found === null || isPlaceholder(at, found);
+        if (!absent || lstat(dirname(at))?.isDirectory) protect(hooksRoot, at, true, absent);
+      }
+    }
+  };
+  /**
    * Protects the repository whose git directory is `gitDir`, with a `.git` in `dir` (`hold`: at a
    * root): the `commondir` and `config.worktree` of `gitDir`, of each linked worktree's
    * (`worktrees/ID`) and of its submodules' repositories (`modules/…`), absent ones held; the
@@ -401,26 +430,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       ...(own ? [`${gitDir}/config.worktree`] : []),
     ], home);
     // git reads the user's config first: the repository's own setting wins
-    const hooksPath = repository.hooksPath ?? user().hooksPath;
-    const includes = [...user().includes, ...repository.includes];
-    // a file the config includes is config too: read-only, held by an empty file when absent
-    for (const at of gitParts.includes("config") ? includes : []) protectIncluded(at);
-    // where git finds it: a symlink on the way (an agent's `link` to HOME) leads elsewhere, and
-    // the kernel would make a placeholder there, outside every grant
-    const at = gitParts.includes("hooks") && hooksPath
-      ? physicalParent(
-        runHooksFrom(normalizePath(hooksPath.startsWith("/") ? hooksPath : `${dir}/${hooksPath}`)),
-      )
-      : null;
-    const hooksRoot = at === null ? undefined : rootAt(at);
-    if (at !== null && hooksRoot !== undefined) {
-      const found = lstat(at);
-      if (found?.isSymlink) protectTarget(at);
-      else {
-        const absent = found === null || isPlaceholder(at, found);
-        if (!absent || lstat(dirname(at))?.isDirectory) protect(hooksRoot, at, true, absent);
-      }
-    }
+    protectGitSettings(dir, {
+      hooksPath: repository.hooksPath ?? user().hooksPath,
+      includes: [...user().includes, ...repository.includes],
+    });
     const worktrees = has(commonNames, "worktrees") ? linkedWorktrees(common) : [];
     const worktreesRoot = worktrees === null ? rootOf(`${common}/worktrees`) : undefined;
     // too many to look at: all of them read-only, none past the limit left writable
@@ -568,9 +581,11 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       protectTarget(`${homeDir}/${name}`, PROTECTED_FILES.includes(name) ? "" : undefined);
     }
     const gitFiles = userConfigFiles((name) => Deno.env.get(name));
-    for (const file of names.includes(".gitconfig") ? gitFiles : []) {
-      if (!surelyMissing(file)) protectTarget(file, "");
-    }
+    const present = names.includes(".gitconfig") ? gitFiles.filter((f) => !surelyMissing(f)) : [];
+    for (const file of present) protectTarget(file, "");
+    // the human's git in every repository reads what the user's config includes and runs the
+    // hooks it names: protected in a root holding no repository too (only files there are read)
+    if (present.length > 0) protectGitSettings(null, userSettings ??= gitSettings(present, home));
   }
   recordHeld(roots, lifted, paths.values());
   const sorted = <T>(list: T[], key: (t: T) => string) =>
