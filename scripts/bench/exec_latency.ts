@@ -7,7 +7,10 @@
  * driving that peer server under Node. Then the stateful sequence: `export X=$i` / `echo $X`
  * alternating across two connections on one session, in turns with the same sequence on one
  * connection (issue 10's "single-connection p50"), every answer checked, on the same warm kernel.
- * Then the facade and the peer (when installed), the human's and the sandboxed agent's direct
+ * The facade runs twice: as the local human (no token) and as the printed configuration runs it
+ * (`--print-config`: the agent's token and its project, M-ONB-1), sandboxed in its project's session,
+ * which is what users get.
+ * Then the facades and the peer (when installed), the human's and the sandboxed agent's direct
  * calls again, calls {@link SPACINGS} ms apart, as an agent calls and then thinks (issues 33, 34),
  * the rows taking turns call by call.
  * Two rows give the floor that K-BASH-1/3 leave any kernel: a plain bash spawned ahead and handed
@@ -29,13 +32,16 @@ import { sdkTransport } from "../../tests/_support/facade.ts";
 import { bashFloor } from "./bash_floor.ts";
 import { percentile } from "./percentile.ts";
 import { cpuMs, kernelPid, reapedChildrenCpuMs } from "../../tests/_support/proc.ts";
-import { launcherPid } from "./launcher_pid.ts";
+import { launcherPids } from "./launcher_pid.ts";
+import { projectEntry } from "../../src/kernel/policy/project_profile.ts";
 
 const N = 200;
 const STATEFUL = 500;
 /** Steps of the stateful sequence in a block before the other way takes its turn. */
 const STATEFUL_BLOCK = 10;
 const PEER = "/tmp/peer/node_modules/mcp-server-commands/build/index.js";
+/** The row of the facade as `--print-config` configures it: the sandboxed agent (M-ONB-1). */
+const AGENT_FACADE = "facade, agent (printed cfg)";
 
 /**
  * A label with the p50 and p95 of `N` timed calls (after 10 warm-up calls), in ms; for shoal's
@@ -194,7 +200,10 @@ interface CpuRow {
   /** The server in front of the kernel (the facade, or the peer), when the path has one. */
   server: number | null;
   kernel: number | null;
-  /** A sandboxed path's launcher (the perl in the resident), which forks each run's spare. */
+  /**
+   * A sandboxed path's launcher (the perl in the resident), which forks each run's spare: every
+   * resident's, the others idle meanwhile.
+   */
   launcher: number | null;
   /**
    * The bash (or `sh`) processes the path starts, as their reaper counts them: a sandboxed
@@ -205,25 +214,27 @@ interface CpuRow {
 
 /**
  * The CPU time per call of {@link CPU_CALLS} back-to-back calls of `run`: this process's, the
- * `server`'s, the `kernel`'s and the `launcher`'s (pids, or null), and the shells' that `reaper`
- * waits for.
+ * `server`'s, the `kernel`'s (pids, or null) and the `launchers`' (none: not sandboxed), and the
+ * shells' that the `reapers` wait for.
  */
 async function cpuPerCall(
   label: string,
   run: () => Promise<unknown>,
-  { server, kernel, launcher = null, reaper }: {
+  { server, kernel, launchers = [], reapers }: {
     server: number | null;
     kernel: number | null;
-    launcher?: number | null;
-    reaper: number;
+    launchers?: number[];
+    reapers: number[];
   },
 ): Promise<CpuRow> {
+  const sum = (pids: number[], of: (pid: number) => number) =>
+    pids.reduce((total, pid) => total + of(pid), 0);
   const read = () => [
     cpuMs(Deno.pid),
     server === null ? 0 : cpuMs(server),
     kernel === null ? 0 : cpuMs(kernel),
-    launcher === null ? 0 : cpuMs(launcher),
-    reapedChildrenCpuMs(reaper),
+    sum(launchers, cpuMs),
+    sum(reapers, reapedChildrenCpuMs),
   ];
   const before = read();
   for (let i = 0; i < CPU_CALLS; i++) await run();
@@ -235,7 +246,7 @@ async function cpuPerCall(
     caller,
     server: server === null ? null : serverMs,
     kernel: kernel === null ? null : kernelMs,
-    launcher: launcher === null ? null : launcherMs,
+    launcher: launchers.length === 0 ? null : launcherMs,
     shells,
   };
 }
@@ -265,7 +276,7 @@ function printCpu(rows: CpuRow[], spawnP50: number): void {
   }
   // What the latency bound (sandboxed p50 ≤ 1.5 × direct) meets when both are CPU-bound.
   const direct = rows.find((row) => row.label === "kernel exec direct");
-  const confined = rows.find((row) => row.launcher !== null);
+  const confined = rows.find((row) => row.label.startsWith("sandboxed agent"));
   if (direct && confined) {
     console.log(
       `${"sandboxed agent CPU / kernel direct CPU".padEnd(44)} ` +
@@ -296,10 +307,14 @@ const agentPolicy = {
 await writePolicy(`${box.dir}/home/.config/shoal/leash.jsonc`, {
   "agent:bench": agentPolicy,
   "agent:free": { ...agentPolicy, sandbox: false },
+  // what `--print-config` grants (the project profile, M-ONB-2)
+  "agent:project": projectEntry(proj),
 });
 const agentToken = (await createToken(box, "agent:bench", "bench")).secret;
 const freeToken = (await createToken(box, "agent:free", "free")).secret;
+const projectToken = (await createToken(box, "agent:project", "project")).secret;
 const client = new Client({ name: "bench", version: "0" });
+const agentClient = new Client({ name: "bench", version: "0" });
 const peerServer = await peerClient();
 const peer = peerServer?.client ?? null;
 try {
@@ -307,6 +322,12 @@ try {
   await client.connect(facadeTransport);
   const viaFacade = () => client.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
   await viaFacade(); // autostarts the kernel on the sandbox socket
+  // as `--print-config` configures it (M-ONB-1): a token of the project profile and its project
+  const agentTransport = sdkTransport(box, { SHOAL_TOKEN: projectToken, SHOAL_PROJECT: proj });
+  await agentClient.connect(agentTransport);
+  const viaAgentFacade = () =>
+    agentClient.callTool({ name: "shoal_exec", arguments: { src: "echo hi" } });
+  await viaAgentFacade();
   const a = await RpcConnection.connect(box.socket());
   const b = await RpcConnection.connect(box.socket());
   await a.request("session.attach", { session: "bench" });
@@ -331,17 +352,27 @@ try {
     new Deno.Command("bash", { args: ["-c", "true"], stdout: "null", stderr: "null" }).output();
   const peerCall = () => peer!.callTool({ name: "run_command", arguments: { command: "echo hi" } });
   const floor = await bashFloor();
-  const [facade, direct, unconfined, confined, spawn, warmBash, roundTrip, ...peerRows] =
-    await timeTogether([
-      ["shoal_exec via facade", viaFacade],
-      ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
-      ["agent, sandbox: false", () => free.request("exec", { src: "echo hi" })],
-      [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
-      ["bash -c true spawn", spawnTrue],
-      ["floor: pre-spawned bash", floor.call],
-      ["socket round trip", () => a.request("session.cwd", {})],
-      ...(peer ? [["mcp-server-commands", peerCall] as [string, () => Promise<unknown>]] : []),
-    ]);
+  const [
+    facade,
+    agentFacade,
+    direct,
+    unconfined,
+    confined,
+    spawn,
+    warmBash,
+    roundTrip,
+    ...peerRows
+  ] = await timeTogether([
+    ["shoal_exec via facade", viaFacade],
+    [AGENT_FACADE, viaAgentFacade],
+    ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
+    ["agent, sandbox: false", () => free.request("exec", { src: "echo hi" })],
+    [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
+    ["bash -c true spawn", spawnTrue],
+    ["floor: pre-spawned bash", floor.call],
+    ["socket round trip", () => a.request("session.cwd", {})],
+    ...(peer ? [["mcp-server-commands", peerCall] as [string, () => Promise<unknown>]] : []),
+  ]);
   await floor.close();
   free.close();
   // after the rows above, on the same warm kernel
@@ -352,6 +383,7 @@ try {
     paced.push(
       await timePaced([
         ["shoal_exec via facade", viaFacade],
+        [AGENT_FACADE, viaAgentFacade],
         ...(peer ? [["mcp-server-commands", peerCall] as [string, () => Promise<unknown>]] : []),
         ["kernel exec direct", () => a.request("exec", { src: "echo hi" })],
         [`sandboxed agent (tier ${tier})`, () => agent.request("exec", { src: "echo hi" })],
@@ -360,6 +392,7 @@ try {
   }
   const rows = [
     facade,
+    agentFacade,
     direct,
     unconfined,
     confined,
@@ -397,8 +430,15 @@ try {
   ratio("facade p50 / spawn p50", facade.p50 / spawn.p50, 0.6);
   if (peerRow) ratio("facade p50 / mcp-server-commands p50", facade.p50 / peerRow.p50, 0.7);
   for (const [i, spacing] of SPACINGS.entries()) {
-    const [own, other] = paced[i];
+    const [own, , other] = paced[i];
     if (peer) ratio(`  the same, ${spacing} ms apart`, own.p50 / other.p50, 1.05);
+  }
+  if (peerRow) {
+    ratio("agent facade p50 / mcp-server-commands p50", agentFacade.p50 / peerRow.p50, 1.05);
+    for (const [i, spacing] of SPACINGS.entries()) {
+      const [, own, other] = paced[i];
+      ratio(`  the same, ${spacing} ms apart`, own.p50 / other.p50, 1.05);
+    }
   }
   ratio("stateful p50, 2 conns / 1 conn", seq.p50 / seqOne.p50, 1.2);
   // Not a like-for-like ratio: each `echo $X` stores two new CAS blobs, `echo hi` none.
@@ -415,51 +455,61 @@ try {
       `${(confined.p50 - unconfined.p50).toFixed(2)} ms`,
   );
   const kernel = Deno.build.os === "linux" ? kernelPid(box.socket()) : null;
-  // the agent's resident was stopped while its session idled: an exec starts it again
+  // the agents' residents were stopped while their sessions idled: an exec starts each again
   await agent.request("exec", { src: "echo hi" });
-  const launcher = kernel === null ? null : launcherPid(kernel);
+  await viaAgentFacade();
+  const launchers = kernel === null ? [] : launcherPids(kernel);
   const cpuRows = kernel === null ? null : [
     await cpuPerCall("shoal_exec via facade", viaFacade, {
       server: facadeTransport.pid,
       kernel,
-      reaper: kernel,
+      reapers: [kernel],
     }),
+    // the launchers reap the agent's runs; the human facade's shells are the kernel's
+    ...(launchers.length === 0 ? [] : [
+      await cpuPerCall(AGENT_FACADE, viaAgentFacade, {
+        server: agentTransport.pid,
+        kernel,
+        launchers,
+        reapers: launchers,
+      }),
+    ]),
     await cpuPerCall("kernel exec direct", () => a.request("exec", { src: "echo hi" }), {
       server: null,
       kernel,
-      reaper: kernel,
+      reapers: [kernel],
     }),
     // the launcher reaps the sandboxed runs: their bash, and the spare each was forked as
-    ...(launcher === null ? [] : [
+    ...(launchers.length === 0 ? [] : [
       await cpuPerCall(
         `sandboxed agent (tier ${tier})`,
         () => agent.request("exec", { src: "echo hi" }),
         {
           server: null,
           kernel,
-          launcher,
-          reaper: launcher,
+          launchers,
+          reapers: launchers,
         },
       ),
     ]),
     await cpuPerCall("bash -c true spawn", spawnTrue, {
       server: null,
       kernel: null,
-      reaper: Deno.pid,
+      reapers: [Deno.pid],
     }),
     ...(peer && peerServer?.pid
       ? [
         await cpuPerCall("mcp-server-commands", peerCall, {
           server: peerServer.pid,
           kernel: null,
-          reaper: peerServer.pid,
+          reapers: [peerServer.pid],
         }),
       ]
       : []),
   ];
   if (cpuRows) printCpu(cpuRows, spawn.p50);
   else console.log("note: CPU pass skipped: it reads Linux's /proc");
-  if (cpuRows && launcher === null) {
+  if (cpuRows && launchers.length === 0) {
     console.log("note: no launcher in the resident: no sandboxed CPU row");
   }
   agent.close();
@@ -467,6 +517,7 @@ try {
   b.close();
 } finally {
   await client.close().catch(() => {});
+  await agentClient.close().catch(() => {});
   await peer?.close().catch(() => {});
   await box.cleanup();
 }

@@ -32,7 +32,7 @@ import {
   reapedChildrenCpuMs,
   reapedChildrenPageFaults,
 } from "../../tests/_support/proc.ts";
-import { launcherPid } from "./launcher_pid.ts";
+import { launcherPids } from "./launcher_pid.ts";
 
 /** Timed rounds (after 5 warm-up rounds): 100, or the `ROUNDS` environment variable for a quick look. */
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 100);
@@ -208,7 +208,7 @@ async function chainCpu(name: string, confined: boolean): Promise<number[]> {
   const resident = confined
     ? await residents.get("bench", runSandbox(setting, policy, false, "agent:bench", proj)!)
     : null;
-  const launcher = confined ? launcherPid(Deno.pid) : null;
+  const launcher = confined ? launcherPids(Deno.pid)[0] ?? null : null;
   if (confined && launcher === null) throw new Error("no launcher below this process");
   const read = () => [
     cpuMs(Deno.pid),

@@ -2,7 +2,7 @@
  * Work a process does once it falls idle after a burst of requests (issue 33): the kernel counts
  * its requests here and the facade the frames it reads and the events it forwards, and their
  * idle work (giving memory back: see `heap_compaction.ts`, and the kernel's
- * `daemon/idle_trim.ts`) runs on the first tick of {@link IDLE_TICK_MS} that saw no request
+ * `daemon/idle_trim.ts`; the kernel's journal checkpoint) runs on the first tick of {@link IDLE_TICK_MS} that saw no request
  * since the tick before, once per burst. The ticks run
  * only from a burst's first request until its idle work: an idle process has no timer queued.
  */

@@ -8,6 +8,7 @@ import { openReadNonBlocking } from "./fd_calls.ts";
 import { fdReadable } from "./fd_stream.ts";
 import { endWait } from "./fd_waiter.ts";
 import { mkfifo } from "./mkfifo.ts";
+import { surelyMissing } from "./surely_missing.ts";
 
 /**
  * One FIFO the kernel reads: the read end, and a write end the kernel holds until the writer has
@@ -20,8 +21,12 @@ export interface Fifo {
   fd: number | null;
 }
 
-/** Whether `path` is a FIFO (a link is not followed). */
+/**
+ * Whether `path` is a FIFO (a link is not followed). An absent one, as at every sandboxed spawn's
+ * FIFOs, is told without a failed stat's exception (issue 33).
+ */
 function isFifo(path: string): boolean {
+  if (surelyMissing(path, false)) return false;
   try {
     return Deno.lstatSync(path).isFifo === true;
   } catch {
@@ -37,7 +42,7 @@ export function ensureFifo(path: string): void {
 /** Makes a FIFO at `path` (mode 0600), replacing what is there. */
 export function makeFifo(path: string): void {
   try {
-    Deno.removeSync(path);
+    if (!surelyMissing(path, false)) Deno.removeSync(path);
   } catch {
     // not there
   }

@@ -3,6 +3,7 @@
  * write): never blocking and never unbounded, whatever the path turns out to be.
  */
 import { closeFd, openReadNonBlocking, readFd } from "./fd_calls.ts";
+import { surelyMissing } from "./surely_missing.ts";
 
 /**
  * The text of the regular file at `path` (symlinks followed) when it holds at most `limit` bytes,
@@ -15,8 +16,13 @@ export function readSmallFile(path: string, limit: number): string | null {
   return bytes === null ? null : new TextDecoder().decode(bytes);
 }
 
-/** The bytes of the regular file at `path`, read as {@link readSmallFile} reads it, or null. */
+/**
+ * The bytes of the regular file at `path`, read as {@link readSmallFile} reads it, or null. A
+ * missing one is told without a failed stat's exception: a sandboxed exec looks for git's config
+ * files, most of them absent, at each of its runs (issue 33).
+ */
 export function readSmallBytes(path: string, limit: number): Uint8Array | null {
+  if (surelyMissing(path)) return null;
   let size: number;
   try {
     const info = Deno.statSync(path);

@@ -119,6 +119,7 @@ export async function serveBound(
   const compact = heapCompaction(KERNEL_COMPACTION_GROWTH);
   const trim = mallocTrim();
   const stopIdleWork = startIdleWork(() => {
+    journal.checkpoint();
     compact?.();
     trim?.();
   });

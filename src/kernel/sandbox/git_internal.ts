@@ -9,6 +9,7 @@
  */
 import { someEntries } from "./scan_listings.ts";
 import { readSmallFile } from "../bash/small_file.ts";
+import { surelyMissing } from "../bash/surely_missing.ts";
 
 /** The most of a git pointer file read. */
 const POINTER_LIMIT = 4096;
@@ -65,7 +66,10 @@ export function linkedWorktree(root: string): LinkedWorktree | null {
   return { gitDir, commonDir };
 }
 
+// Asked at every sandboxed exec of most write roots, where these are absent (issue 33): no
+// failed stat's exception then.
 function isFile(path: string): boolean {
+  if (surelyMissing(path, false)) return false;
   try {
     return Deno.lstatSync(path).isFile;
   } catch {
@@ -74,6 +78,7 @@ function isFile(path: string): boolean {
 }
 
 function isDir(path: string): boolean {
+  if (surelyMissing(path, false)) return false;
   try {
     return Deno.lstatSync(path).isDirectory;
   } catch {

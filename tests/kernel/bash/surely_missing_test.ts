@@ -37,3 +37,35 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "surelyMissing without following links: a dangling symlink is there, as " +
+    "Deno.lstatSync tells it; a missing file and one under a non-directory are not",
+  ignore: !LINUX,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "shoal-surely-missing-" });
+    try {
+      await Deno.writeTextFile(`${dir}/file`, "x");
+      await Deno.symlink(`${dir}/file`, `${dir}/link`);
+      await Deno.symlink(`${dir}/gone`, `${dir}/dangling`);
+      const lstatable = (path: string) => {
+        try {
+          Deno.lstatSync(path);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (const name of ["gone", "gone/x", "file/x"]) {
+        assert.equal(surelyMissing(`${dir}/${name}`, false), true, name);
+        assert.equal(lstatable(`${dir}/${name}`), false, name);
+      }
+      for (const name of ["file", "link", "dangling", "."]) {
+        assert.equal(surelyMissing(`${dir}/${name}`, false), false, name);
+        assert.equal(lstatable(`${dir}/${name}`), true, name);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
