@@ -511,15 +511,16 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       visit(root, root, name, info);
     }
     let level = [root];
-    /** The directories whose listing of the last scan was reused. */
-    const reused = new Set<string>();
+    /** Whether the listing of the parent of each of `level` was the last scan's, reused. */
+    let parentReused = [false];
     scan: for (let depth = 1; depth <= SCAN_DEPTH && level.length > 0; depth++) {
       const next: string[] = [];
-      for (const dir of level) {
-        const parent = dir.slice(0, dir.lastIndexOf("/"));
-        const read = dir === root ? top : readScanned(dir, last, reused.has(parent));
+      const nextParentReused: boolean[] = [];
+      for (let i = 0; i < level.length; i++) {
+        const dir = level[i];
+        const read = dir === root ? top : readScanned(dir, last, parentReused[i]);
         if (read === null) continue; // unreadable or gone
-        if (read === last.get(dir)) reused.add(dir);
+        const reused = read === last.get(dir);
         reads.set(dir, read);
         // a bare repository: git runs its hooks (a push into it) and reads its config
         if (read.gitDir) protectRepository(dir, dir, dir === root);
@@ -530,8 +531,10 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
           }
         }
         if (depth === SCAN_DEPTH) continue; // its subdirectories are past the depth
-        for (const name of read.subdirs) {
-          if (!names.includes(name) && name !== ".git") next.push(`${dir}/${name}`);
+        const lifted = read.protectedSubdirs.filter((name) => !names.includes(name));
+        for (const path of [...read.subdirs, ...lifted.map((name) => `${dir}/${name}`)]) {
+          next.push(path);
+          nextParentReused.push(reused);
         }
         // more directories than a scan reads: what is left unread is refused, not left writable
         if (read.more || reads.size + next.length > SCAN_DIR_LIMIT) {
@@ -540,6 +543,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
         }
       }
       level = next;
+      parentReused = nextParentReused;
     }
     lastReads.set(root, reads);
     // what this scan no longer reads is watched no longer, unless another root's scan reads it

@@ -61,8 +61,13 @@ export interface DirRead {
   token: number | null;
   /** Its entries that are protected names or `.git`, whatever is lifted. */
   found: string[];
-  /** Its subdirectories but `node_modules`: a scan enters those that are not protected names. */
+  /**
+   * The paths of its subdirectories but `node_modules`, `.git` and protected names, which a scan
+   * enters: kept whole, so that a scan of a listing reused builds and hashes no path anew.
+   */
   subdirs: string[];
+  /** Its subdirectories that are protected names: a scan enters those a policy lifts. */
+  protectedSubdirs: string[];
   /** Whether it had more of them than {@link SCAN_DIR_LIMIT}, which are not kept. */
   more: boolean;
   /**
@@ -137,15 +142,18 @@ function readListing(
   // directory of a million files (an agent's) holds nothing, and takes some 0.3 s to read
   const found: string[] = [];
   const subdirs: string[] = [];
+  const protectedSubdirs: string[] = [];
   const git = { head: false, objects: false, refs: false };
   let more = false;
   const read = eachEntry(dir, (bytes, kind) => {
     if (kind === "dir") {
       const name = entryName(bytes);
-      if (subdirs.length === SCAN_DIR_LIMIT) more = true;
-      else if (!UNSCANNED.includes(name)) subdirs.push(name);
+      if (protectedName(name)) {
+        found.push(name);
+        if (name !== ".git") protectedSubdirs.push(name);
+      } else if (subdirs.length === SCAN_DIR_LIMIT) more = true;
+      else if (!UNSCANNED.includes(name)) subdirs.push(`${dir}/${name}`);
       if (name === "objects" || name === "refs") git[name] = true;
-      if (protectedName(name)) found.push(name);
     } else if (bytes[0] === DOT && bytes.length <= LONGEST_NAME) {
       const name = entryName(bytes);
       if (protectedName(name)) found.push(name);
@@ -160,6 +168,7 @@ function readListing(
     token,
     found,
     subdirs,
+    protectedSubdirs,
     more,
     gitDir: git.head && git.objects && git.refs,
   };

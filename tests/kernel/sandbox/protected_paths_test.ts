@@ -333,6 +333,18 @@ Deno.test("a scan reads a directory of 15,000 entries whole without building an 
   });
 });
 
+Deno.test("a protected directory a policy lifts is scanned like any other: the protected names below it are found", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/sub/.vscode/inner`, { recursive: true });
+    await Deno.writeTextFile(`${root}/sub/.vscode/inner/.envrc`, "");
+    const found = (lifted: string[]) =>
+      protection([root], lifted).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(found([]), [`${root}/sub/.vscode`]);
+    assert.deepEqual(found([".vscode"]), [`${root}/sub/.vscode/inner/.envrc`]);
+  });
+});
+
 Deno.test("a nested repository in a project holding two directories of 10,050 files is protected by the first scan (it stopped after 10,000 entries)", async () => {
   await withTempDir(async (dir) => {
     const root = await Deno.realPath(dir);
