@@ -496,7 +496,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
     const reads = new Map<string, DirRead>();
     // a root's path may name another directory now (an ancestor renamed): watched again
-    const top = readScanned(root, last, false);
+    const top = readScanned(root, last, false, false);
     // inside a git directory (a linked worktree's, M-ONB-3) no absent name is held
     const internal = isGitInternalRoot(root);
     // a monorepo's package: the hooks its repository runs and the files its config includes
@@ -518,7 +518,9 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
       const nextParentReused: boolean[] = [];
       for (let i = 0; i < level.length; i++) {
         const dir = level[i];
-        const read = dir === root ? top : readScanned(dir, last, parentReused[i]);
+        const read = dir === root
+          ? top
+          : readScanned(dir, last, parentReused[i], depth === SCAN_DEPTH);
         if (read === null) continue; // unreadable or gone
         const reused = read === last.get(dir);
         reads.set(dir, read);

@@ -70,6 +70,8 @@ export interface DirRead {
   protectedSubdirs: string[];
   /** Whether it had more of them than {@link SCAN_DIR_LIMIT}, which are not kept. */
   more: boolean;
+  /** Whether it was read as one of a scan's deepest directories: no subdirectory is kept. */
+  deepest: boolean;
   /**
    * Whether it is a git directory as git tells one (a `HEAD`, `objects/` and `refs/`): a bare
    * repository, whose hooks and config git runs and reads as those of a `.git`.
@@ -103,19 +105,22 @@ function stampOf(info: Deno.FileInfo): string | null {
  * (an entry added, removed or renamed since changes the stamp); else read now. A watch follows
  * its directory, not its path: unless `samePath` (its parent's listing was reused, so the name
  * in it still names what it named), the path is watched again first, and another watch than
- * before means another directory (an ancestor renamed away and made again).
+ * before means another directory (an ancestor renamed away and made again). Of one of a scan's
+ * `deepest` directories, whose subdirectories it does not enter, none is kept.
  */
 export function readScanned(
   dir: string,
   last: ReadonlyMap<string, DirRead>,
   samePath: boolean,
+  deepest: boolean,
 ): DirRead | null {
-  const known = last.get(dir);
+  const had = last.get(dir);
+  const known = had?.deepest === deepest ? had : undefined;
   const holds = () => known?.token != null && changes!.unchanged(dir, known.token);
   if (samePath && holds()) return known!;
   // before the read: a change after it is an event
   const token = changes?.watch(dir) ?? null;
-  if (token !== null) return holds() ? known! : readListing(dir, null, token);
+  if (token !== null) return holds() ? known! : readListing(dir, null, token, deepest);
   let info: Deno.FileInfo;
   try {
     info = Deno.statSync(dir);
@@ -124,17 +129,18 @@ export function readScanned(
   }
   const stamp = stampOf(info);
   if (known !== undefined && known.settled && stamp !== null && known.stamp === stamp) return known;
-  return readListing(dir, info, null);
+  return readListing(dir, info, null, deepest);
 }
 
 /**
  * The listing of `dir` read now, with the stamp of `info` (its stat before the read), or with the
- * `token` of its watch ({@link changes}) instead.
+ * `token` of its watch ({@link changes}) instead; its subdirectories unless `deepest`.
  */
 function readListing(
   dir: string,
   info: Deno.FileInfo | null,
   token: number | null,
+  deepest: boolean,
 ): DirRead | null {
   const stamp = info === null ? null : stampOf(info);
   const readAt = Date.now();
@@ -151,9 +157,12 @@ function readListing(
       if (protectedName(name)) {
         found.push(name);
         if (name !== ".git") protectedSubdirs.push(name);
-      } else if (subdirs.length === SCAN_DIR_LIMIT) more = true;
-      else if (!UNSCANNED.includes(name)) subdirs.push(`${dir}/${name}`);
+        return;
+      }
       if (name === "objects" || name === "refs") git[name] = true;
+      if (deepest) return;
+      if (subdirs.length === SCAN_DIR_LIMIT) more = true;
+      else if (!UNSCANNED.includes(name)) subdirs.push(`${dir}/${name}`);
     } else if (bytes[0] === DOT && bytes.length <= LONGEST_NAME) {
       const name = entryName(bytes);
       if (protectedName(name)) found.push(name);
@@ -170,6 +179,7 @@ function readListing(
     subdirs,
     protectedSubdirs,
     more,
+    deepest,
     gitDir: git.head && git.objects && git.refs,
   };
 }

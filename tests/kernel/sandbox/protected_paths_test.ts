@@ -345,6 +345,17 @@ Deno.test("a protected directory a policy lifts is scanned like any other: the p
   });
 });
 
+Deno.test("a bare repository among the deepest directories a scan reads (whose subdirectories it keeps no list of) is still known by its HEAD, objects/ and refs/", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    const bare = `${root}/${Array.from({ length: SCAN_DEPTH - 1 }, (_, i) => `d${i}`).join("/")}`;
+    await Deno.mkdir(bare, { recursive: true });
+    await hostGit(bare, "init", "-q", "--bare");
+    const found = protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.ok(found.includes(`${bare}/hooks`) && found.includes(`${bare}/config`), `${found}`);
+  });
+});
+
 Deno.test("a nested repository in a project holding two directories of 10,050 files is protected by the first scan (it stopped after 10,000 entries)", async () => {
   await withTempDir(async (dir) => {
     const root = await Deno.realPath(dir);
