@@ -111,7 +111,8 @@ export function sandboxShows(
  * would run unconfined (`hermetic_unavailable`) and a run whose `cwd` the sandbox does not show
  * (`cwd_outside_sandbox`), one while a protected file has a second name (`protected_hardlink`,
  * P-SBX-6), and one while a write root holds more directories than the protection scan reads
- * (`protection_scan_limit`): nothing runs then.
+ * (`protection_scan_limit`) or a directory whose name is not UTF-8 (`protection_scan_name`):
+ * nothing runs then.
  */
 export function runSandbox(
   setting: SandboxSetting,
@@ -167,6 +168,16 @@ export function runSandbox(
         "for the files it keeps read-only (P-SBX-6), so nothing ran: remove directories there, " +
         "or grant writes to a smaller directory",
       { reason: "protection_scan_limit", paths: unscanned },
+    );
+  }
+  const unnamed = view.protection.unnamed ?? [];
+  if (unnamed.length > 0) {
+    throw new RpcError(
+      ErrorCode.LEASH_DENIED,
+      `the writable directory ${unnamed[0]} holds a directory whose name is not UTF-8, in which ` +
+        "the sandbox can neither look for nor name the files it keeps read-only (P-SBX-6), so " +
+        "nothing ran: rename it",
+      { reason: "protection_scan_name", paths: unnamed.slice(0, 100) },
     );
   }
   const net = sandboxNet(principal, netGrants(policy!, approved), policy!.net_listen);

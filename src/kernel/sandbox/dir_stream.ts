@@ -105,7 +105,14 @@ function eachEntryOfDeno(dir: string, visit: EntryVisit): boolean {
   }
 }
 
-/** `name`'s bytes as text. */
+/** `name`'s bytes as text (a byte that is not UTF-8 as U+FFFD). */
 export function entryName(name: Uint8Array): string {
   return decoder.decode(name);
+}
+
+/** Whether `text`, {@link entryName} of `bytes`, is them: they are UTF-8. */
+export function isUtf8(text: string, bytes: Uint8Array): boolean {
+  if (!text.includes("\uFFFD")) return true;
+  const again = encoder.encode(text);
+  return again.length === bytes.length && again.every((b, i) => b === bytes[i]);
 }

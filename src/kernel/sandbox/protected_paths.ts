@@ -136,6 +136,11 @@ export interface Protection {
    */
   unscanned?: readonly string[];
   /**
+   * Directories below write roots holding a subdirectory whose name is not UTF-8: no protection
+   * in it can be named, so a run is refused while any is.
+   */
+  unnamed?: readonly string[];
+  /**
    * The view's masked paths (the kernel's policy file, state and socket directories), checked as
    * the pins are: a host rename over one (an atomic save of the policy) detaches its mask.
    */
@@ -208,6 +213,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
   const paths = new Map<string, ProtectedPath>();
   const linked = new Set<string>();
   const unscanned: string[] = [];
+  const unnamed: string[] = [];
   const pins = new Set<string>();
   const creatable = new Map<string, boolean>();
   /**
@@ -532,6 +538,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
             visit(root, dir, name, lstat(`${dir}/${name}`));
           }
         }
+        if (read.unnamed) unnamed.push(dir);
         if (depth === SCAN_DEPTH) continue; // its subdirectories are past the depth
         const lifted = read.protectedSubdirs.filter((name) => !names.includes(name));
         for (const path of [...read.subdirs, ...lifted.map((name) => `${dir}/${name}`)]) {
@@ -575,5 +582,6 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     pins: sorted([...pins], (p) => p),
     linked: sorted([...linked], (p) => p),
     ...(unscanned.length > 0 ? { unscanned } : {}),
+    ...(unnamed.length > 0 ? { unnamed } : {}),
   };
 }

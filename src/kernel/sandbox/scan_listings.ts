@@ -5,7 +5,7 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES } from "./protected_names.ts";
 import { DirChanges } from "./dir_changes.ts";
-import { eachEntry, entryName } from "./dir_stream.ts";
+import { eachEntry, entryName, isUtf8 } from "./dir_stream.ts";
 
 /**
  * Most directories one scan of one root reads (outside `node_modules`, within its depth), and
@@ -72,6 +72,11 @@ export interface DirRead {
   more: boolean;
   /** Whether it was read as one of a scan's deepest directories: no subdirectory is kept. */
   deepest: boolean;
+  /**
+   * Whether a subdirectory a scan enters has a name that is not UTF-8: no path the kernel passes
+   * on (a lookup, a bind) can name it, nor anything in it.
+   */
+  unnamed: boolean;
   /**
    * Whether it is a git directory as git tells one (a `HEAD`, `objects/` and `refs/`): a bare
    * repository, whose hooks and config git runs and reads as those of a `.git`.
@@ -151,6 +156,7 @@ function readListing(
   const protectedSubdirs: string[] = [];
   const git = { head: false, objects: false, refs: false };
   let more = false;
+  let unnamed = false;
   const read = eachEntry(dir, (bytes, kind) => {
     if (kind === "dir") {
       const name = entryName(bytes);
@@ -161,7 +167,8 @@ function readListing(
       }
       if (name === "objects" || name === "refs") git[name] = true;
       if (deepest) return;
-      if (subdirs.length === SCAN_DIR_LIMIT) more = true;
+      if (!isUtf8(name, bytes)) unnamed = true;
+      else if (subdirs.length === SCAN_DIR_LIMIT) more = true;
       else if (!UNSCANNED.includes(name)) subdirs.push(`${dir}/${name}`);
     } else if (bytes[0] === DOT && bytes.length <= LONGEST_NAME) {
       const name = entryName(bytes);
@@ -180,6 +187,7 @@ function readListing(
     protectedSubdirs,
     more,
     deepest,
+    unnamed,
     gitDir: git.head && git.objects && git.refs,
   };
 }

@@ -791,6 +791,30 @@ hostTest(
 );
 
 hostTest(
+  "an agent that hides a repository in a directory whose name is not UTF-8 is refused its next exec (-32010 protection_scan_name), not run with that repository's config writable: the scan passed over it, and the agent could write a core.fsmonitor the human's git status there runs",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ proj, sh }) => {
+      await sh(`d="$(printf 'x\\377')" && mkdir "$d" && git init -q "$d/lib"`);
+      // from a file the static layer does not read: only the sandbox stands in its way
+      const refused = await rpcError(
+        sh(`printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> x*/lib/.git/config`),
+      );
+      assert.equal(refused.code, -32010);
+      assert.equal((refused.data as Rec).reason, "protection_scan_name");
+      assert.deepEqual((refused.data as Rec).paths, [proj]);
+      const config = await new Deno.Command("sh", {
+        args: ["-c", "cat x*/lib/.git/config"],
+        cwd: proj,
+      })
+        .output();
+      assert.equal(config.code, 0);
+      assert.doesNotMatch(new TextDecoder().decode(config.stdout), /PWNED/);
+    });
+  },
+);
+
+hostTest(
   "a directory at a protected file's name is no hard link: its subdirectories' links refuse nothing",
   NEEDS_TIER_B,
   async () => {

@@ -356,6 +356,22 @@ Deno.test("a bare repository among the deepest directories a scan reads (whose s
   });
 });
 
+Deno.test("a directory whose name is not UTF-8 holding a repository makes its parent unnamed (its runs are refused): no path could name its hooks and config, which the scan passed over as a directory it could not read; a UTF-8 name beyond ASCII is scanned", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/sub/é/lib/.git/hooks`, { recursive: true });
+    const made = await new Deno.Command("sh", {
+      args: ["-c", `cd "$1" && mkdir -p "$(printf 'x\\377')/lib/.git/hooks"`, "sh", `${root}/sub`],
+    }).output();
+    assert.equal(made.code, 0);
+    const found = protection([root], []);
+    assert.deepEqual(found.unnamed, [`${root}/sub`]);
+    assert.ok(found.paths.some((p) => p.path === `${root}/sub/é/lib/.git/hooks`));
+    await new Deno.Command("rm", { args: ["-rf", `${root}/sub`] }).output();
+    assert.equal(protection([root], []).unnamed, undefined);
+  });
+});
+
 Deno.test("a nested repository in a project holding two directories of 10,050 files is protected by the first scan (it stopped after 10,000 entries)", async () => {
   await withTempDir(async (dir) => {
     const root = await Deno.realPath(dir);
