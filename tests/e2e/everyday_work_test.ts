@@ -564,8 +564,9 @@ undecided(
     }),
 );
 
-undecided(
-  "[needs SPEC decision P-SBX-6 vs the scan's bound (SCAN_ENTRY_LIMIT 10,000): must a nested repository's .git/config and hooks stay read-only in a project of more entries?] P-SBX-6 says every .git/hooks/ and .git/config that exists when an exec starts is read-only; in a project holding two directories of 10,050 files, the agent's python writes `core.fsmonitor = touch PWNED` into zz/lib/.git/config and a pre-commit hook, and the human's next `git status` there runs it unconfined (seen)",
+hostTest(
+  "P-SBX-6: in a project holding two directories of 10,050 files, a nested repository's .git/config and hooks stay read-only (the scan stopped after 10,000 entries, and the agent's python wrote `core.fsmonitor = touch PWNED` into zz/lib/.git/config and a pre-commit hook, which the human's next `git status` there ran unconfined)",
+  NEEDS_TIER_B,
   () =>
     atDesk(async ({ project, start }) => {
       for (const dir of ["data1", "data2"]) {

@@ -16,6 +16,8 @@ import { namespaceFloor } from "../sandbox/port_floor.ts";
 import { withGitIdentity } from "../sandbox/git_identity.ts";
 import { withGitExcludes } from "../sandbox/git_excludes.ts";
 import { tmpfsBounds } from "../sandbox/tmpfs_bounds.ts";
+import { SCAN_DEPTH } from "../sandbox/protected_paths.ts";
+import { SCAN_DIR_LIMIT } from "../sandbox/scan_listings.ts";
 
 /** This host's bounds on a sandbox's tmpfs (`tmpfs_bounds.ts`). */
 const TMPFS_BOUNDS = tmpfsBounds();
@@ -107,8 +109,10 @@ export function sandboxShows(
  * The sandbox one run of `principal` goes into, or null when it runs unconfined; `approved` are
  * the effects of the approved plan it runs, if any. Refuses with -32010 a hermetic principal that
  * would run unconfined (`hermetic_unavailable`) and a run whose `cwd` the sandbox does not show
- * (`cwd_outside_sandbox`), and one while a protected file has a second name (`protected_hardlink`,
- * P-SBX-6): nothing runs then.
+ * (`cwd_outside_sandbox`), one while a protected file has a second name (`protected_hardlink`,
+ * P-SBX-6), and one while a write root holds more directories than the protection scan reads
+ * (`protection_scan_limit`) or a directory whose name is not UTF-8 (`protection_scan_name`):
+ * nothing runs then.
  */
 export function runSandbox(
   setting: SandboxSetting,
@@ -153,6 +157,27 @@ export function runSandbox(
         linked[0]
       } has another name (a hard link), through which it would stay writable: remove the other name first`,
       { reason: "protected_hardlink", paths: linked.slice(0, 100) },
+    );
+  }
+  const unscanned = view.protection.unscanned ?? [];
+  if (unscanned.length > 0) {
+    throw new RpcError(
+      ErrorCode.LEASH_DENIED,
+      `the writable directory ${unscanned[0]} holds more than ${SCAN_DIR_LIMIT} directories ` +
+        `within ${SCAN_DEPTH} levels (outside node_modules), more than the sandbox looks through ` +
+        "for the files it keeps read-only (P-SBX-6), so nothing ran: remove directories there, " +
+        "or grant writes to a smaller directory",
+      { reason: "protection_scan_limit", paths: unscanned },
+    );
+  }
+  const unnamed = view.protection.unnamed ?? [];
+  if (unnamed.length > 0) {
+    throw new RpcError(
+      ErrorCode.LEASH_DENIED,
+      `the writable directory ${unnamed[0]} holds a directory whose name is not UTF-8, in which ` +
+        "the sandbox can neither look for nor name the files it keeps read-only (P-SBX-6), so " +
+        "nothing ran: rename it",
+      { reason: "protection_scan_name", paths: unnamed.slice(0, 100) },
     );
   }
   const net = sandboxNet(principal, netGrants(policy!, approved), policy!.net_listen);

@@ -25,7 +25,7 @@ import {
   type DirRead,
   forgetListings,
   readScanned,
-  SCAN_ENTRY_LIMIT,
+  SCAN_DIR_LIMIT,
   someEntries,
   startScan,
 } from "./scan_listings.ts";
@@ -131,6 +131,16 @@ export interface Protection {
    */
   linked: readonly string[];
   /**
+   * Write roots holding more than {@link SCAN_DIR_LIMIT} directories to scan: what the scan did
+   * not read may hold a protected name, so a run is refused while any is.
+   */
+  unscanned?: readonly string[];
+  /**
+   * Directories below write roots holding a subdirectory whose name is not UTF-8: no protection
+   * in it can be named, so a run is refused while any is.
+   */
+  unnamed?: readonly string[];
+  /**
    * The view's masked paths (the kernel's policy file, state and socket directories), checked as
    * the pins are: a host rename over one (an atomic save of the policy) detaches its mask.
    */
@@ -181,13 +191,6 @@ function resolvedLink(link: string): string | null {
 const lastReads = new Map<string, Map<string, DirRead>>();
 
 /**
- * The entries below each write root (protected names and `.git`) that scans found: one cut short
- * by {@link SCAN_ENTRY_LIMIT} still protects those that exist in the directories it did not read,
- * so flooding a project with entries cannot lift a protection found before.
- */
-const foundBefore = new Map<string, Set<string>>();
-
-/**
  * The directory whose scripts the hooks in `hooksDir` run: husky 9 names `X/_` as
  * `core.hooksPath`, and each hook there runs the script of its name in `X` (`X/_/h`), so `X`,
  * with `_` in it, is what must stay read-only; any other hooks directory is itself.
@@ -209,6 +212,8 @@ function runHooksFrom(hooksDir: string): string {
 export function protection(roots: readonly string[], lifted: readonly string[]): Protection {
   const paths = new Map<string, ProtectedPath>();
   const linked = new Set<string>();
+  const unscanned: string[] = [];
+  const unnamed: string[] = [];
   const pins = new Set<string>();
   const creatable = new Map<string, boolean>();
   /**
@@ -509,9 +514,8 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     const last = lastReads.get(root) ?? new Map<string, DirRead>();
     const reads = new Map<string, DirRead>();
-    const found = new Set<string>();
     // a root's path may name another directory now (an ancestor renamed): watched again
-    const top = readScanned(root, last, false);
+    const top = readScanned(root, last, false, false);
     // inside a git directory (a linked worktree's, M-ONB-3) no absent name is held
     const internal = isGitInternalRoot(root);
     // a monorepo's package: the hooks its repository runs and the files its config includes
@@ -520,51 +524,49 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     }
     // a name the root's listing lacks is absent: no failed lstat for each (they cost 20 µs)
     for (const name of [...names, ".git"]) {
-      const there = top === null || !top.complete || top.found.includes(name);
+      const there = top === null || top.found.includes(name);
       const info = there ? lstat(`${root}/${name}`) : null;
       if (internal && (info === null || isPlaceholder(`${root}/${name}`, info))) continue;
       visit(root, root, name, info);
     }
     let level = [root];
-    let seen = 0;
-    /** The directories whose listing of the last scan was reused. */
-    const reused = new Set<string>();
-    for (let depth = 1; depth <= SCAN_DEPTH && level.length > 0; depth++) {
+    /** Whether the listing of the parent of each of `level` was the last scan's, reused. */
+    let parentReused = [false];
+    scan: for (let depth = 1; depth <= SCAN_DEPTH && level.length > 0; depth++) {
       const next: string[] = [];
-      for (const dir of level) {
-        if (seen >= SCAN_ENTRY_LIMIT) break;
-        const parent = dir.slice(0, dir.lastIndexOf("/"));
-        const read = dir === root ? top : readScanned(dir, last, reused.has(parent));
+      const nextParentReused: boolean[] = [];
+      for (let i = 0; i < level.length; i++) {
+        const dir = level[i];
+        const read = dir === root
+          ? top
+          : readScanned(dir, last, parentReused[i], depth === SCAN_DEPTH);
         if (read === null) continue; // unreadable or gone
-        if (read === last.get(dir)) reused.add(dir);
+        const reused = read === last.get(dir);
         reads.set(dir, read);
-        seen += read.count;
         // a bare repository: git runs its hooks (a push into it) and reads its config
         if (read.gitDir) protectRepository(dir, dir, dir === root);
         for (const name of read.found) {
           if (dir === root) continue; // the root's: done above
-          found.add(`${dir}/${name}`);
           if (names.includes(name) || name === ".git") {
             visit(root, dir, name, lstat(`${dir}/${name}`));
           }
         }
-        for (const name of read.subdirs) {
-          if (!names.includes(name) && name !== ".git") next.push(`${dir}/${name}`);
+        if (read.unnamed) unnamed.push(dir);
+        if (depth === SCAN_DEPTH) continue; // its subdirectories are past the depth
+        const lifted = read.protectedSubdirs.filter((name) => !names.includes(name));
+        for (const path of [...read.subdirs, ...lifted.map((name) => `${dir}/${name}`)]) {
+          next.push(path);
+          nextParentReused.push(reused);
+        }
+        // more directories than a scan reads: what is left unread is refused, not left writable
+        if (read.more || reads.size + next.length > SCAN_DIR_LIMIT) {
+          unscanned.push(root);
+          break scan;
         }
       }
       level = next;
+      parentReused = nextParentReused;
     }
-    for (const path of foundBefore.get(root) ?? []) {
-      const dir = path.slice(0, path.lastIndexOf("/"));
-      // read whole this time: what is still there was found again
-      if (reads.get(dir)?.complete) continue;
-      const name = path.slice(dir.length + 1);
-      const info = lstat(path);
-      if (info === null) continue;
-      found.add(path);
-      if (names.includes(name) || name === ".git") visit(root, dir, name, info);
-    }
-    foundBefore.set(root, found);
     lastReads.set(root, reads);
     // what this scan no longer reads is watched no longer, unless another root's scan reads it
     forgetListings(
@@ -594,5 +596,7 @@ export function protection(roots: readonly string[], lifted: readonly string[]):
     paths: sorted([...paths.values()], (p) => p.path),
     pins: sorted([...pins], (p) => p),
     linked: sorted([...linked], (p) => p),
+    ...(unscanned.length > 0 ? { unscanned } : {}),
+    ...(unnamed.length > 0 ? { unnamed } : {}),
   };
 }

@@ -5,13 +5,15 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES } from "./protected_names.ts";
 import { DirChanges } from "./dir_changes.ts";
+import { eachEntry, entryName, isUtf8 } from "./dir_stream.ts";
 
 /**
- * Most directory entries read by one scan of one root: in a huge tree (a home directory with
- * caches) the protections found so far and those at the root hold, rather than every exec
- * stalling on the scan.
+ * Most directories one scan of one root reads (outside `node_modules`, within its depth), and
+ * most subdirectories of one directory it keeps: the listings kept for the next scan take some
+ * 300 bytes a directory, and a first scan some 20 µs. A root with more is refused its runs
+ * (`protected_paths.ts` `Protection.unscanned`): a directory not read might hold a protected name.
  */
-export const SCAN_ENTRY_LIMIT = 10_000;
+export const SCAN_DIR_LIMIT = 100_000;
 
 /**
  * Directories the scan does not enter: installed dependencies, whose nested editor and shell
@@ -21,22 +23,25 @@ const UNSCANNED = ["node_modules"];
 
 /**
  * The first `limit` entries of `dir` and whether that was all of them, or null when it cannot
- * be read: a directory of millions (an agent's) is never read whole.
+ * be read: a directory of millions (an agent's) is never read whole (Deno's `readDirSync`, cut
+ * short, had still built every entry).
  */
 export function someEntries(
   dir: string,
   limit: number,
 ): { entries: Deno.DirEntry[]; complete: boolean } | null {
   const entries: Deno.DirEntry[] = [];
-  try {
-    for (const entry of Deno.readDirSync(dir)) {
-      if (entries.length === limit) return { entries, complete: false };
-      entries.push(entry);
-    }
-  } catch {
-    return null;
-  }
-  return { entries, complete: true };
+  let complete = true;
+  const read = eachEntry(dir, (bytes, kind) => {
+    if (entries.length === limit) return complete = false;
+    entries.push({
+      name: entryName(bytes),
+      isFile: kind === "file",
+      isDirectory: kind === "dir",
+      isSymlink: kind === "symlink",
+    });
+  });
+  return read ? { entries, complete } : null;
 }
 
 /**
@@ -54,14 +59,24 @@ export interface DirRead {
   settled: boolean;
   /** The token of the watch placed before the read ({@link DirChanges.watch}), or null: stamped. */
   token: number | null;
-  /** How many entries it had (at most {@link SCAN_ENTRY_LIMIT}: no more are read). */
-  count: number;
-  /** Whether that was all of them. */
-  complete: boolean;
   /** Its entries that are protected names or `.git`, whatever is lifted. */
   found: string[];
-  /** Its subdirectories but `node_modules`: a scan enters those that are not protected names. */
+  /**
+   * The paths of its subdirectories but `node_modules`, `.git` and protected names, which a scan
+   * enters: kept whole, so that a scan of a listing reused builds and hashes no path anew.
+   */
   subdirs: string[];
+  /** Its subdirectories that are protected names: a scan enters those a policy lifts. */
+  protectedSubdirs: string[];
+  /** Whether it had more of them than {@link SCAN_DIR_LIMIT}, which are not kept. */
+  more: boolean;
+  /** Whether it was read as one of a scan's deepest directories: no subdirectory is kept. */
+  deepest: boolean;
+  /**
+   * Whether a subdirectory a scan enters has a name that is not UTF-8: no path the kernel passes
+   * on (a lookup, a bind) can name it, nor anything in it.
+   */
+  unnamed: boolean;
   /**
    * Whether it is a git directory as git tells one (a `HEAD`, `objects/` and `refs/`): a bare
    * repository, whose hooks and config git runs and reads as those of a `.git`.
@@ -95,19 +110,22 @@ function stampOf(info: Deno.FileInfo): string | null {
  * (an entry added, removed or renamed since changes the stamp); else read now. A watch follows
  * its directory, not its path: unless `samePath` (its parent's listing was reused, so the name
  * in it still names what it named), the path is watched again first, and another watch than
- * before means another directory (an ancestor renamed away and made again).
+ * before means another directory (an ancestor renamed away and made again). Of one of a scan's
+ * `deepest` directories, whose subdirectories it does not enter, none is kept.
  */
 export function readScanned(
   dir: string,
   last: ReadonlyMap<string, DirRead>,
   samePath: boolean,
+  deepest: boolean,
 ): DirRead | null {
-  const known = last.get(dir);
+  const had = last.get(dir);
+  const known = had?.deepest === deepest ? had : undefined;
   const holds = () => known?.token != null && changes!.unchanged(dir, known.token);
   if (samePath && holds()) return known!;
   // before the read: a change after it is an event
   const token = changes?.watch(dir) ?? null;
-  if (token !== null) return holds() ? known! : readListing(dir, null, token);
+  if (token !== null) return holds() ? known! : readListing(dir, null, token, deepest);
   let info: Deno.FileInfo;
   try {
     info = Deno.statSync(dir);
@@ -116,56 +134,74 @@ export function readScanned(
   }
   const stamp = stampOf(info);
   if (known !== undefined && known.settled && stamp !== null && known.stamp === stamp) return known;
-  return readListing(dir, info, null);
+  return readListing(dir, info, null, deepest);
 }
 
 /**
  * The listing of `dir` read now, with the stamp of `info` (its stat before the read), or with the
- * `token` of its watch ({@link changes}) instead.
+ * `token` of its watch ({@link changes}) instead; its subdirectories unless `deepest`.
  */
 function readListing(
   dir: string,
   info: Deno.FileInfo | null,
   token: number | null,
+  deepest: boolean,
 ): DirRead | null {
   const stamp = info === null ? null : stampOf(info);
   const readAt = Date.now();
-  // A directory of millions of entries (an agent's) read whole took the kernel seconds and
-  // hundreds of MiB at every exec: no scan reads past the limit anyway.
-  const read = someEntries(dir, SCAN_ENTRY_LIMIT);
-  if (read === null) return null;
-  const { entries, complete } = read;
-  const protectedName = (name: string) =>
-    name === ".git" || PROTECTED_FILES.includes(name) || PROTECTED_DIRS.includes(name);
+  // every entry is read, a buffer at a time, and only the names kept that a scan needs: a
+  // directory of a million files (an agent's) holds nothing, and takes some 0.3 s to read
+  const found: string[] = [];
+  const subdirs: string[] = [];
+  const protectedSubdirs: string[] = [];
+  const git = { head: false, objects: false, refs: false };
+  let more = false;
+  let unnamed = false;
+  const read = eachEntry(dir, (bytes, kind) => {
+    if (kind === "dir") {
+      const name = entryName(bytes);
+      if (protectedName(name)) {
+        found.push(name);
+        if (name !== ".git") protectedSubdirs.push(name);
+        return;
+      }
+      if (name === "objects" || name === "refs") git[name] = true;
+      if (deepest) return;
+      if (!isUtf8(name, bytes)) unnamed = true;
+      else if (subdirs.length === SCAN_DIR_LIMIT) more = true;
+      else if (!UNSCANNED.includes(name)) subdirs.push(`${dir}/${name}`);
+    } else if (bytes[0] === DOT && bytes.length <= LONGEST_NAME) {
+      const name = entryName(bytes);
+      if (protectedName(name)) found.push(name);
+    } else if (kind !== "other" && bytes.length === 4 && entryName(bytes) === "HEAD") {
+      git.head = true;
+    }
+  });
+  if (!read) return null;
   return {
     stamp: stamp ?? "",
     settled: stamp !== null && info!.ctime!.getTime() < readAt - RACY_MS,
     token,
-    count: entries.length,
-    complete,
-    found: entries.filter((e) => protectedName(e.name)).map((e) => e.name),
-    subdirs: entries.filter((e) => e.isDirectory && !UNSCANNED.includes(e.name)).map((e) => e.name),
-    gitDir: complete ? looksLikeGitDir(entries) : lstatGitDir(dir),
+    found,
+    subdirs,
+    protectedSubdirs,
+    more,
+    deepest,
+    unnamed,
+    gitDir: git.head && git.objects && git.refs,
   };
 }
 
-/** Whether `entries` hold what git looks for in a git directory: `HEAD`, `objects/`, `refs/`. */
-function looksLikeGitDir(entries: readonly Deno.DirEntry[]): boolean {
-  const has = (name: string, dir: boolean) =>
-    entries.some((e) => e.name === name && (dir ? e.isDirectory : e.isFile || e.isSymlink));
-  return has("HEAD", false) && has("objects", true) && has("refs", true);
-}
+/** The byte `.`, which every protected name and `.git` begin with. */
+const DOT = 0x2e;
 
-/** {@link looksLikeGitDir} for a directory not read whole: each of the three looked up. */
-function lstatGitDir(dir: string): boolean {
-  const kind = (name: string) => {
-    try {
-      return Deno.lstatSync(`${dir}/${name}`);
-    } catch {
-      return null;
-    }
-  };
-  const head = kind("HEAD");
-  return (head?.isFile === true || head?.isSymlink === true) &&
-    kind("objects")?.isDirectory === true && kind("refs")?.isDirectory === true;
+/** The names a scan keeps of a directory's entries: protected names and `.git`. */
+const KEPT = [".git", ...PROTECTED_FILES, ...PROTECTED_DIRS];
+
+/** The length of the longest of {@link KEPT}: a longer name is none of them. */
+const LONGEST_NAME = Math.max(...KEPT.map((name) => name.length));
+
+/** Whether `name` is a protected name or `.git`, whatever is lifted. */
+function protectedName(name: string): boolean {
+  return KEPT.includes(name);
 }

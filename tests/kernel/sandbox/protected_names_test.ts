@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { PROTECTED_DIRS, PROTECTED_FILES } from "../../../src/kernel/sandbox/protected_names.ts";
+import { SCAN_DIR_LIMIT } from "../../../src/kernel/sandbox/scan_listings.ts";
 import { exec } from "../../_support/exec.ts";
 import { launchKernel, startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
@@ -766,6 +767,49 @@ hostTest(
       await Deno.remove(`${proj}/notes.txt`); // the human removes the other name
       await sh("echo fine > other.txt");
       assert.equal(read(`${proj}/other.txt`), "fine\n");
+    });
+  },
+);
+
+hostTest(
+  "an agent that fills its project with more directories than the protection scan reads is refused its next exec (-32010 protection_scan_limit), not run with what the scan left unread writable; once they are gone it runs again",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ proj, agent, sh }) => {
+      await sh(`mkdir many && cd many && seq 1 ${SCAN_DIR_LIMIT} | xargs mkdir`);
+      const refused = await rpcError(exec(agent, "echo evil > notes.txt"));
+      assert.equal(refused.code, -32010);
+      assert.equal((refused.data as Rec).reason, "protection_scan_limit");
+      assert.deepEqual((refused.data as Rec).paths, [proj]);
+      assert.equal(read(`${proj}/notes.txt`), null);
+      // the human removes them (rm -rf: Deno.remove takes some 20 s for 100,000 directories)
+      await new Deno.Command("rm", { args: ["-rf", `${proj}/many`] }).output();
+      await sh("echo fine > notes.txt");
+      assert.equal(read(`${proj}/notes.txt`), "fine\n");
+    });
+  },
+);
+
+hostTest(
+  "an agent that hides a repository in a directory whose name is not UTF-8 is refused its next exec (-32010 protection_scan_name), not run with that repository's config writable: the scan passed over it, and the agent could write a core.fsmonitor the human's git status there runs",
+  NEEDS_TIER_B,
+  async () => {
+    await world(coder(), async () => {}, async ({ proj, sh }) => {
+      await sh(`d="$(printf 'x\\377')" && mkdir "$d" && git init -q "$d/lib"`);
+      // from a file the static layer does not read: only the sandbox stands in its way
+      const refused = await rpcError(
+        sh(`printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> x*/lib/.git/config`),
+      );
+      assert.equal(refused.code, -32010);
+      assert.equal((refused.data as Rec).reason, "protection_scan_name");
+      assert.deepEqual((refused.data as Rec).paths, [proj]);
+      const config = await new Deno.Command("sh", {
+        args: ["-c", "cat x*/lib/.git/config"],
+        cwd: proj,
+      })
+        .output();
+      assert.equal(config.code, 0);
+      assert.doesNotMatch(new TextDecoder().decode(config.stdout), /PWNED/);
     });
   },
 );

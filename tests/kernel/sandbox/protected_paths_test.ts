@@ -1,7 +1,7 @@
 /** The protected paths a view binds read-only inside its writable roots (P-SBX-6). */
 import assert from "node:assert/strict";
 import { protection, SCAN_DEPTH } from "../../../src/kernel/sandbox/protected_paths.ts";
-import { SCAN_ENTRY_LIMIT } from "../../../src/kernel/sandbox/scan_listings.ts";
+import { SCAN_DIR_LIMIT } from "../../../src/kernel/sandbox/scan_listings.ts";
 import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { exists } from "../../_support/paths.ts";
@@ -83,23 +83,33 @@ Deno.test("a scan sees protected names made since the last one, in directories i
   });
 });
 
-Deno.test("a scan cut short by flooding the root with entries still protects what earlier scans found below it, while it exists", async () => {
+/** Makes `count` empty files (or directories, `dirs`) named 0, 1, … in `dir`, by xargs. */
+async function flood(dir: string, count: number, dirs = false): Promise<void> {
+  const made = await new Deno.Command("sh", {
+    args: ["-c", `cd "$1" && seq 0 ${count - 1} | xargs ${dirs ? "mkdir" : "touch"}`, "sh", dir],
+  }).output();
+  assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
+}
+
+Deno.test("flooding the root with entries cuts no scan short: a repository and a .envrc made below it after the flood are protected from the next scan on, and one that is gone is not bound (a scan stopped after 10,000 entries, leaving them writable)", async () => {
   await withTempDir(async (dir) => {
     const root = await Deno.realPath(dir);
-    await Deno.mkdir(`${root}/deep/repo/.git/hooks`, { recursive: true });
-    await Deno.writeTextFile(`${root}/deep/repo/.git/config`, "");
-    await Deno.writeTextFile(`${root}/deep/.envrc`, "");
+    await Deno.mkdir(`${root}/deep`);
     const below = () =>
       protection([root], []).paths.filter((p) => !p.absent && p.path.startsWith(`${root}/deep`))
         .map((p) => p.path);
+    assert.deepEqual(below(), []);
+    await flood(root, 15_000);
+    await Deno.mkdir(`${root}/deep/repo/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/deep/repo/.git/config`, "");
+    await Deno.writeTextFile(`${root}/deep/.envrc`, "");
     const all = [
       `${root}/deep/.envrc`,
       `${root}/deep/repo/.git/config`,
       `${root}/deep/repo/.git/hooks`,
     ];
     assert.deepEqual(below(), all);
-    for (let i = 0; i <= SCAN_ENTRY_LIMIT; i++) Deno.writeTextFileSync(`${root}/${i}`, "");
-    assert.deepEqual(below(), all, "a protection found before holds when the scan stops early");
+    assert.deepEqual(below(), all, "and again, on the listings kept");
     Deno.removeSync(`${root}/deep/.envrc`);
     assert.deepEqual(below(), all.slice(1), "one that is gone is not bound");
     assert.deepEqual(
@@ -292,19 +302,20 @@ Deno.test("the files a repository's config includes are protected as git reads t
   });
 });
 
-Deno.test("a scan reads no directory past the entry limit (a project root of a million entries an agent made cost the kernel seconds and hundreds of MiB at every exec); the root's own protected names are still found", async () => {
+Deno.test("a scan reads a directory of 15,000 entries whole without building an object of each (Deno's readDirSync: a million entries an agent made cost the kernel seconds and hundreds of MiB at every exec); the protected names in it and below it are found", async () => {
   await withTempDir(async (dir) => {
     const root = await Deno.realPath(dir);
-    for (let i = 0; i < SCAN_ENTRY_LIMIT + 5000; i++) Deno.writeTextFileSync(`${root}/${i}`, "");
+    await flood(root, 15_000);
     await Deno.mkdir(`${root}/.vscode`);
-    // counts the entries the scan takes from the runtime's directory reader
+    await Deno.mkdir(`${root}/sub`);
+    await flood(`${root}/sub`, 15_000);
+    await Deno.writeTextFile(`${root}/sub/.envrc`, "");
+    // the directories the scan has the runtime's directory reader build entries of
     const readDir = Deno.readDirSync;
-    let taken = 0;
-    Deno.readDirSync = function* (path: string | URL) {
-      for (const entry of readDir(path)) {
-        taken++;
-        yield entry;
-      }
+    const built: string[] = [];
+    Deno.readDirSync = (path: string | URL) => {
+      built.push(String(path));
+      return readDir(path);
     };
     let found;
     try {
@@ -312,12 +323,85 @@ Deno.test("a scan reads no directory past the entry limit (a project root of a m
     } finally {
       Deno.readDirSync = readDir;
     }
-    assert.ok(taken <= SCAN_ENTRY_LIMIT + 1, `${taken} entries read`);
+    assert.deepEqual(built.filter((path) => path === root || path === `${root}/sub`), []);
     assert.deepEqual(found.paths.find((p) => p.path === `${root}/.vscode`), {
       path: `${root}/.vscode`,
       dir: true,
       absent: false,
     });
+    assert.ok(found.paths.some((p) => p.path === `${root}/sub/.envrc` && !p.absent));
+  });
+});
+
+Deno.test("a protected directory a policy lifts is scanned like any other: the protected names below it are found", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/sub/.vscode/inner`, { recursive: true });
+    await Deno.writeTextFile(`${root}/sub/.vscode/inner/.envrc`, "");
+    const found = (lifted: string[]) =>
+      protection([root], lifted).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.deepEqual(found([]), [`${root}/sub/.vscode`]);
+    assert.deepEqual(found([".vscode"]), [`${root}/sub/.vscode/inner/.envrc`]);
+  });
+});
+
+Deno.test("a bare repository among the deepest directories a scan reads (whose subdirectories it keeps no list of) is still known by its HEAD, objects/ and refs/", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    const bare = `${root}/${Array.from({ length: SCAN_DEPTH - 1 }, (_, i) => `d${i}`).join("/")}`;
+    await Deno.mkdir(bare, { recursive: true });
+    await hostGit(bare, "init", "-q", "--bare");
+    const found = protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.ok(found.includes(`${bare}/hooks`) && found.includes(`${bare}/config`), `${found}`);
+  });
+});
+
+Deno.test("a directory whose name is not UTF-8 holding a repository makes its parent unnamed (its runs are refused): no path could name its hooks and config, which the scan passed over as a directory it could not read; a UTF-8 name beyond ASCII is scanned", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/sub/é/lib/.git/hooks`, { recursive: true });
+    const made = await new Deno.Command("sh", {
+      args: ["-c", `cd "$1" && mkdir -p "$(printf 'x\\377')/lib/.git/hooks"`, "sh", `${root}/sub`],
+    }).output();
+    assert.equal(made.code, 0);
+    const found = protection([root], []);
+    assert.deepEqual(found.unnamed, [`${root}/sub`]);
+    assert.ok(found.paths.some((p) => p.path === `${root}/sub/é/lib/.git/hooks`));
+    await new Deno.Command("rm", { args: ["-rf", `${root}/sub`] }).output();
+    assert.equal(protection([root], []).unnamed, undefined);
+  });
+});
+
+Deno.test("a nested repository in a project holding two directories of 10,050 files is protected by the first scan (it stopped after 10,000 entries)", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    for (const data of ["data1", "data2"]) {
+      await Deno.mkdir(`${root}/${data}`);
+      await flood(`${root}/${data}`, 10_050);
+    }
+    await Deno.mkdir(`${root}/zz/lib/.git/hooks`, { recursive: true });
+    await Deno.writeTextFile(`${root}/zz/lib/.git/config`, "");
+    const found = protection([root], []).paths.filter((p) => !p.absent).map((p) => p.path);
+    assert.ok(found.includes(`${root}/zz/lib/.git/config`), "its config");
+    assert.ok(found.includes(`${root}/zz/lib/.git/hooks`), "its hooks");
+  });
+});
+
+Deno.test("a root holding more directories than a scan reads is unscanned (its runs are refused), not protected in part; at the bound it is scanned whole", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    await Deno.mkdir(`${root}/many`);
+    // the root, many/, and its subdirectories: one more than a scan reads
+    await flood(`${root}/many`, SCAN_DIR_LIMIT - 1, true);
+    await Deno.writeTextFile(`${root}/many/0/.envrc`, "");
+    const first = protection([root], []);
+    assert.deepEqual(first.unscanned, [root]);
+    await Deno.remove(`${root}/many/1`);
+    const whole = protection([root], []);
+    assert.equal(whole.unscanned, undefined);
+    assert.ok(whole.paths.some((p) => p.path === `${root}/many/0/.envrc` && !p.absent));
+    // rm -rf: Deno.remove takes some 20 s for 100,000 directories
+    await new Deno.Command("rm", { args: ["-rf", `${root}/many`] }).output();
   });
 });
 
