@@ -46,13 +46,16 @@ export async function withResidents(
       () => {},
       launches,
     );
+    // the project profile's agent, without the proxy every sandboxed principal gets (P-NET-1):
+    // these runs are the launcher's and the residents', and their environment and processes
+    // exactly theirs (the net tests drive the proxy)
+    const sandboxing = (): Sandboxing => ({
+      ...runSandbox(setting, policy, false, "agent:l", proj)!,
+      net: null,
+      afresh: sandboxing,
+    });
     try {
-      await body({
-        root,
-        proj,
-        residents,
-        sandboxing: () => runSandbox(setting, policy, false, "agent:l", proj)!,
-      });
+      await body({ root, proj, residents, sandboxing });
     } finally {
       await residents.closeAll();
     }

@@ -211,8 +211,9 @@ undecided(
     }),
 );
 
-undecided(
-  "[needs SPEC decision M-ONB-3/P-NET-1/P-NET-2: should a sandboxed principal with no net_connect grant get the refusing proxy too?] git ls-remote/clone of an https URL, npm install and pip download fail with 'Could not resolve host' naming no destination nor grant, and the outcome has no net_refused",
+hostTest(
+  "M-ONB-3, P-NET-1: git ls-remote of an https URL and python's urlopen, fetches the static layer cannot see, are refused naming the destination (they failed 'Could not resolve host', naming no destination nor grant, and the outcome had no net_refused)",
+  NEEDS_TIER_B,
   () =>
     atDesk(async ({ start }) => {
       const agent = await start();
@@ -522,8 +523,9 @@ undecided(
     }),
 );
 
-undecided(
-  "[needs SPEC decision M-ONB-3/P-NET-1/P-NET-2 (with the no-proxy test above): what does a package manager of an agent with no net_connect grant get?] `npm install left-pad` waits 70 s (npm retries getaddrinfo EAI_AGAIN) and `pip download six` 8 s before failing, pip saying 'No matching distribution found for six': neither names registry.npmjs.org:443 or pypi.org:443 nor the grant to add, and the outcome has no net_refused",
+hostTest(
+  "M-ONB-3, P-NET-1: npm install and pip download of the printed agent are refused naming registry.npmjs.org:443 and pypi.org:443 (npm waited 70 s retrying getaddrinfo EAI_AGAIN and pip 8 s, naming neither destination nor grant, and the outcome had no net_refused)",
+  NEEDS_TIER_B,
   () =>
     atDesk(async ({ start }) => {
       const agent = await start();

@@ -221,16 +221,17 @@ function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
 }
 
 /**
- * The network of a sandboxed run of `principal` with `grants`; null when it has none (cut off).
- * The proxy's loopback port is the first from {@link PROXY_PORT} that no forward takes and no
+ * The network of a sandboxed run of `principal` with `grants`: with none it still gets the proxy,
+ * which refuses every destination, so a fetch the static layer could not see is refused naming
+ * the destination and the grant to add (M-ONB-3: the printed project profile grants none), not
+ * failed as an unknown host (npm retried that for 70 s). The proxy's loopback port is the first from {@link PROXY_PORT} that no forward takes and no
  * `net_listen` grant (`listen`, port numbers or `*`) names: those ports stay the principal's.
  */
 export function sandboxNet(
   principal: string,
   grants: readonly string[],
   listen: readonly string[] = [],
-): SandboxNet | null {
-  if (grants.length === 0) return null;
+): SandboxNet {
   const forwards = loopbackForwards(grants);
   let port = PROXY_PORT;
   while (forwards.some((f) => f.port === port) || listen.includes(String(port))) port++;

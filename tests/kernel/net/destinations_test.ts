@@ -73,7 +73,13 @@ Deno.test("a granted name may not lead to the host's own or link-local addresses
 });
 
 Deno.test("loopback grants with an explicit port are forwarded, localhost on both addresses; the proxy's port avoids them", () => {
-  assert.equal(sandboxNet("agent:a", []), null);
+  // no grant: the proxy still, refusing all (M-ONB-3), and nothing forwarded
+  assert.deepEqual(sandboxNet("agent:a", []), {
+    principal: "agent:a",
+    grants: [],
+    port: 3128,
+    forwards: [],
+  });
   const net = sandboxNet("agent:a", [
     "127.0.0.1:3128",
     "localhost:8080",

@@ -398,18 +398,20 @@ except OSError as e:
 );
 
 hostTest(
-  "a principal with no net_connect grant has no proxy and no route",
+  "M-ONB-3, P-NET-1: a principal with no net_connect grant has no route, only the proxy, which refuses every destination by name (before, no proxy: an unknown host or a refused connection naming nothing)",
   NEEDS_TIER_B,
   async () => {
     await world(() => ({ "agent:c": agent([]) }), async (w) => {
       const conn = await w.attach("agent:c");
-      const r = await outcome(
+      const proxied = await outcome(
         conn,
-        `echo "[\${HTTP_PROXY-unset}]"; ls /dev/shoal-net 2>&1 || true; curl -sS -m 5 http://127.0.0.2:${w.s.http}/hello`,
+        `curl -sS -m 5 -o /dev/null -w 'code %{http_code}\n' http://127.0.0.2:${w.s.http}/hello`,
       );
-      assert.equal(r.ok, false);
-      assert.match(text(r.out), /^\[unset\]\n.*No such file/s);
-      assert.equal(r.net_refused, undefined);
+      assert.equal(text(proxied.out), "code 403\n", text(proxied.err));
+      assert.deepEqual(proxied.net_refused, [`127.0.0.2:${w.s.http}`]);
+      const raw = await outcome(conn, `exec 3<>/dev/tcp/127.0.0.2/${w.s.http}`);
+      assert.equal(raw.ok, false);
+      assert.match(text(raw.err), /Network is unreachable|Connection refused/);
     });
   },
 );
@@ -707,11 +709,10 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name:
-    "M-ONB-3 a fetch the static layer cannot see, by a principal with no net_connect grant (the project profile), is refused naming the destination and the grant to add [ignored: defect found by the probe round; needs a SPEC decision: P-NET-1 gives a principal with an empty net_connect no proxy at all (P-NET-3: none started), so the fetch fails as the network does (connection refused, or no name resolution) and neither the outcome nor the error names the destination or the grant]",
-  ignore: true,
-  fn: async () => {
+hostTest(
+  "M-ONB-3 a fetch the static layer cannot see, by a principal with no net_connect grant (the project profile), is refused naming the destination and the grant to add (it failed as the network does, naming neither)",
+  NEEDS_TIER_B,
+  async () => {
     await world(() => ({ "agent:n": agent([]) }), async (w) => {
       const conn = await w.attach("agent:n");
       const fetched = await outcome(
@@ -720,6 +721,10 @@ Deno.test({
       );
       assert.equal(fetched.ok, false);
       assert.deepEqual(fetched.net_refused, [`127.0.0.2:${w.s.http}`], text(fetched.err));
+      assert.match(
+        text(fetched.err),
+        /127\.0\.0\.2:\d+ is not in the net_connect grants of agent:n/,
+      );
     });
   },
-});
+);

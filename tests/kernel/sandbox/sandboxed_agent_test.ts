@@ -827,7 +827,7 @@ hostTest(
       for (let i = 0; i < 4; i++) {
         const r = await run(
           agent,
-          `python3 -c "import os; print(os.readlink('/proc/self/ns/pid')); print(open('/proc/1/cmdline').read().replace(chr(0), ' '))"`,
+          `python3 -c "import os; print(os.readlink('/proc/self/ns/pid')); print(open('/proc/1/cmdline').read().replace(chr(0), ' ')[:500])"`,
         );
         assert.equal(r.ok, true, text(r.err));
         const [ns, init] = text(r.out).split("\n");
