@@ -9,3 +9,12 @@ export function exists(path: string): boolean {
     return false;
   }
 }
+
+/** The text of the file at `path`, or null when there is none. */
+export function textAt(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}

@@ -12,6 +12,7 @@ import { startKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { AGENT_RIGHTS, kernelCli } from "../../_support/principals.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import type { Rec } from "../../_support/rec.ts";
+import { textAt } from "../../_support/paths.ts";
 
 /** An agent whose project is `~/mono/frontend`, one package of the repository `~/mono`. */
 const PACKAGE_AGENT = {
@@ -22,15 +23,6 @@ const PACKAGE_AGENT = {
   },
   ...AGENT_RIGHTS,
 };
-
-/** The text at `path` on the host, or null when there is nothing there. */
-function read(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
-  }
-}
 
 hostTest(
   "P-SBX-6 a package of a monorepo (husky's 'project not in the git root': core.hooksPath frontend/.husky/_ in the repository above the write root) keeps its hooks and the config it includes from there read-only: the agent wrote frontend/.husky/pre-commit and the human's git commit at the top ran it",
@@ -76,9 +68,9 @@ hostTest(
       const outcome = (await exec(agent, "sh attack.sh", { position: "value" })).value as Rec;
       assert.match(String((outcome.out as Rec)?.v), /done/);
       await hostGit(mono, "commit", "-q", "--allow-empty", "-m", "x");
-      assert.equal(read(marker), null, "the agent's hook script ran in the human's git commit");
-      assert.equal(read(`${front}/.husky/pre-commit`), "echo lint\n");
-      assert.equal(read(`${front}/team.gitconfig`), "[pull]\n\trebase = true\n");
+      assert.equal(textAt(marker), null, "the agent's hook script ran in the human's git commit");
+      assert.equal(textAt(`${front}/.husky/pre-commit`), "echo lint\n");
+      assert.equal(textAt(`${front}/team.gitconfig`), "[pull]\n\trebase = true\n");
     } finally {
       await k.cleanup();
       Deno.removeSync(marker.slice(0, marker.lastIndexOf("/")), { recursive: true });

@@ -10,15 +10,7 @@ import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { startKernelWithAgent } from "../../_support/kernel.ts";
 import { PROJECT_AGENT } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
-
-/** The text at `path` on the host, or null when there is nothing there. */
-function read(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
-  }
-}
+import { textAt } from "../../_support/paths.ts";
 
 hostTest(
   "P-SBX-6 HOME's start-up files that are links into the project (~/.bashrc -> proj/bashrc, ~/.gitconfig -> proj/git/config, ~/.config/git/config through a linked directory) stay read-only: the agent rewrote the human's bashrc and git config through their project names",
@@ -53,9 +45,13 @@ hostTest(
       );
       const outcome = (await exec(agent, "sh attack.sh", { position: "value" })).value as Rec;
       assert.match(String((outcome.out as Rec)?.v), /done/, "ordinary work goes on");
-      assert.equal(read(`${proj}/notes.md`), "todo\nmore\n");
+      assert.equal(textAt(`${proj}/notes.md`), "todo\nmore\n");
       assert.deepEqual(
-        [read(`${home}/.bashrc`), read(`${home}/.gitconfig`), read(`${home}/.config/git/config`)],
+        [
+          textAt(`${home}/.bashrc`),
+          textAt(`${home}/.gitconfig`),
+          textAt(`${home}/.config/git/config`),
+        ],
         ["alias ll='ls -l'\n", "[user]\n\tname = me\n", "[core]\n\tautocrlf = false\n"],
       );
     } finally {
@@ -89,7 +85,7 @@ Deno.test({
       const src = files.map((f) => `(echo evil >> ${f}) 2>/dev/null`).join("; ") + "; echo done";
       await Deno.writeTextFile(`${proj}/attack.sh`, src);
       await exec(agent, "sh attack.sh", { position: "value" });
-      const seen = files.map((file) => read(`${proj}/${file}`));
+      const seen = files.map((file) => textAt(`${proj}/${file}`));
       assert.deepEqual(seen, files.map(() => "# mine\n"));
     } finally {
       await k.cleanup();

@@ -10,15 +10,7 @@ import { startKernel } from "../../_support/kernel.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { sandbox } from "../../_support/sandbox.ts";
-
-/** A file's text, or null when there is none. */
-function read(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
-  }
-}
+import { textAt } from "../../_support/paths.ts";
 
 hostTest(
   "P-SBX-6 the files the human's ~/.gitconfig includes and the hooks directory it names stay read-only in a project that holds no repository: the agent wrote core.fsmonitor into the included file, which the human's git status in any repository runs",
@@ -52,12 +44,16 @@ hostTest(
       )).value as Rec;
       assert.equal((v.out as Rec).v, "done\n", JSON.stringify(v));
       assert.deepEqual(
-        [read(`${proj}/shared.cfg`), read(`${proj}/later.cfg`), read(`${proj}/hooks/pre-commit`)],
+        [
+          textAt(`${proj}/shared.cfg`),
+          textAt(`${proj}/later.cfg`),
+          textAt(`${proj}/hooks/pre-commit`),
+        ],
         [shared, "", null],
       );
       // what the agent may write is still writable
       await exec(agent, `${write("other.cfg")}`);
-      assert.ok(read(`${proj}/other.cfg`)?.includes("evil"));
+      assert.ok(textAt(`${proj}/other.cfg`)?.includes("evil"));
     } finally {
       await k.cleanup();
     }
