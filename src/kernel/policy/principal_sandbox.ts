@@ -16,8 +16,7 @@ import { namespaceFloor } from "../sandbox/port_floor.ts";
 import { withGitIdentity } from "../sandbox/git_identity.ts";
 import { withGitExcludes } from "../sandbox/git_excludes.ts";
 import { tmpfsBounds } from "../sandbox/tmpfs_bounds.ts";
-import { SCAN_DEPTH } from "../sandbox/protected_paths.ts";
-import { SCAN_DIR_LIMIT } from "../sandbox/scan_listings.ts";
+import { SCAN_DEPTH, SCAN_DIR_LIMIT } from "../sandbox/scan_listings.ts";
 
 /** This host's bounds on a sandbox's tmpfs (`tmpfs_bounds.ts`). */
 const TMPFS_BOUNDS = tmpfsBounds();
@@ -111,7 +110,8 @@ export function sandboxShows(
  * would run unconfined (`hermetic_unavailable`) and a run whose `cwd` the sandbox does not show
  * (`cwd_outside_sandbox`), one while a protected file has a second name (`protected_hardlink`,
  * P-SBX-6), and one while a write root holds more directories than the protection scan reads
- * (`protection_scan_limit`) or a directory whose name is not UTF-8 (`protection_scan_name`):
+ * (`protection_scan_limit`) or a directory whose name is not UTF-8 holding a protected name
+ * (`protection_scan_name`):
  * nothing runs then.
  */
 export function runSandbox(
@@ -174,9 +174,9 @@ export function runSandbox(
   if (unnamed.length > 0) {
     throw new RpcError(
       ErrorCode.LEASH_DENIED,
-      `the writable directory ${unnamed[0]} holds a directory whose name is not UTF-8, in which ` +
-        "the sandbox can neither look for nor name the files it keeps read-only (P-SBX-6), so " +
-        "nothing ran: rename it",
+      `the writable directory ${unnamed[0]} holds a directory whose name is not UTF-8 with a ` +
+        "repository or a protected name (such as .envrc or .vscode) inside, which the sandbox " +
+        "cannot name to keep read-only (P-SBX-6), so nothing ran: rename that directory",
       { reason: "protection_scan_name", paths: unnamed.slice(0, 100) },
     );
   }

@@ -8,8 +8,11 @@
 import { C_FACTS } from "../bash/c_library.ts";
 import { closeFd, errno, lazyCLibrary, openFd } from "../bash/fd_calls.ts";
 
-/** The kind of an entry, as a scan needs it. */
-export type EntryKind = "dir" | "file" | "symlink" | "other";
+/**
+ * The kind of an entry, as a scan needs it: `unknown` only in a directory named by bytes, on a
+ * file system that gives no d_type.
+ */
+export type EntryKind = "dir" | "file" | "symlink" | "other" | "unknown";
 
 const symbols = {
   getdents64: { parameters: ["i32", "buffer", "usize"], result: "i64" },
@@ -37,17 +40,19 @@ const encoder = new TextEncoder();
 export type EntryVisit = (name: Uint8Array, kind: EntryKind) => boolean | void;
 
 /**
- * Calls `visit` with each entry of `dir` but `.` and `..` until it returns false: the entry's
+ * Calls `visit` with each entry of `dir` (a path, or its bytes where they are not UTF-8) but `.`
+ * and `..` until it returns false: the entry's
  * name's bytes (valid during the call only; decode what is kept) and its kind. False when `dir`
  * cannot be read (absent, no directory, unreadable), or stops being readable midway. `visit`
  * must not call it: the buffer is one.
  */
 export function eachEntry(
-  dir: string,
+  dir: string | Uint8Array,
   visit: EntryVisit,
 ): boolean {
   const libc = calls();
-  if (libc === null) return eachEntryOfDeno(dir, visit);
+  // a path of bytes that are not UTF-8 only getdents64 can read
+  if (libc === null) return typeof dir === "string" && eachEntryOfDeno(dir, visit);
   const fd = openFd(dir, O_DIRECTORY | C_FACTS.linux.O_CLOEXEC | C_FACTS.linux.O_NONBLOCK);
   if (fd < 0) return false;
   try {
@@ -63,7 +68,11 @@ export function eachEntry(
         const name = buffer.subarray(start, end);
         if (isDotOrDotDot(name)) continue;
         const type = buffer[at + 18];
-        const kind = type === DT_UNKNOWN ? lookedUp(`${dir}/${entryName(name)}`) : kindOf(type);
+        const kind = type !== DT_UNKNOWN
+          ? kindOf(type)
+          : typeof dir === "string"
+          ? lookedUp(`${dir}/${entryName(name)}`)
+          : "unknown"; // no lstat takes bytes: opening it as a directory tells
         if (visit(name, kind) === false) return true;
       }
     }

@@ -25,13 +25,11 @@ import {
   type DirRead,
   forgetListings,
   readScanned,
+  SCAN_DEPTH,
   SCAN_DIR_LIMIT,
   startScan,
 } from "./scan_listings.ts";
 import { linkedWorktrees, namesIn, submoduleRepositories } from "./git_dir_listings.ts";
-
-/** Directory levels below a write root searched for protected names that exist at exec start. */
-export const SCAN_DEPTH = 5;
 
 /**
  * What an absent part of a git directory is held by: a file of this text, else an empty
@@ -75,8 +73,8 @@ export interface Protection {
    */
   unscanned?: readonly string[];
   /**
-   * Directories below write roots holding a subdirectory whose name is not UTF-8: no protection
-   * in it can be named, so a run is refused while any is.
+   * Directories below write roots holding a subdirectory whose name is not UTF-8 with a protected
+   * name inside: that protection cannot be named, so a run is refused while any is.
    */
   unnamed?: readonly string[];
   /**

@@ -15,6 +15,9 @@ import { eachEntry, entryName, isUtf8 } from "./dir_stream.ts";
  */
 export const SCAN_DIR_LIMIT = 100_000;
 
+/** Directory levels below a write root searched for protected names that exist at exec start. */
+export const SCAN_DEPTH = 5;
+
 /**
  * Directories the scan does not enter: installed dependencies, whose nested editor and shell
  * files no tool of the human's loads, and which are most of a project's directories.
@@ -73,10 +76,15 @@ export interface DirRead {
   /** Whether it was read as one of a scan's deepest directories: no subdirectory is kept. */
   deepest: boolean;
   /**
-   * Whether a subdirectory a scan enters has a name that is not UTF-8: no path the kernel passes
-   * on (a lookup, a bind) can name it, nor anything in it.
+   * Whether a subdirectory a scan enters has a name that is not UTF-8 and holds a protected name
+   * ({@link holdsProtected}): no path the kernel passes on (a lookup, a bind) can name it.
    */
   unnamed: boolean;
+  /**
+   * Whether it has a subdirectory whose name is not UTF-8: nothing in that one is watched, so the
+   * listing is read again at every scan.
+   */
+  rawNamed: boolean;
   /**
    * Whether it is a git directory as git tells one (a `HEAD`, `objects/` and `refs/`): a bare
    * repository, whose hooks and config git runs and reads as those of a `.git`.
@@ -120,7 +128,7 @@ export function readScanned(
   deepest: boolean,
 ): DirRead | null {
   const had = last.get(dir);
-  const known = had?.deepest === deepest ? had : undefined;
+  const known = had?.deepest === deepest && !had.rawNamed ? had : undefined;
   const holds = () => known?.token != null && changes!.unchanged(dir, known.token);
   if (samePath && holds()) return known!;
   // before the read: a change after it is an event
@@ -157,6 +165,7 @@ function readListing(
   const git = { head: false, objects: false, refs: false };
   let more = false;
   let unnamed = false;
+  let rawNamed = false;
   const read = eachEntry(dir, (bytes, kind) => {
     if (kind === "dir") {
       const name = entryName(bytes);
@@ -167,8 +176,10 @@ function readListing(
       }
       if (name === "objects" || name === "refs") git[name] = true;
       if (deepest) return;
-      if (!isUtf8(name, bytes)) unnamed = true;
-      else if (subdirs.length === SCAN_DIR_LIMIT) more = true;
+      if (!isUtf8(name, bytes)) {
+        rawNamed = true;
+        unnamed ||= holdsProtected(joined(encoder.encode(dir), bytes));
+      } else if (subdirs.length === SCAN_DIR_LIMIT) more = true;
       else if (!UNSCANNED.includes(name)) subdirs.push(`${dir}/${name}`);
     } else if (bytes[0] === DOT && bytes.length <= LONGEST_NAME) {
       const name = entryName(bytes);
@@ -188,8 +199,54 @@ function readListing(
     more,
     deepest,
     unnamed,
+    rawNamed,
     gitDir: git.head && git.objects && git.refs,
   };
+}
+
+/** Most directories looked through below one whose name is not UTF-8. */
+const UNNAMED_DIR_LIMIT = 10_000;
+
+const encoder = new TextEncoder();
+
+/** The bytes of path `dir` joined with entry name `name`. */
+function joined(dir: Uint8Array, name: Uint8Array): Uint8Array {
+  const path = new Uint8Array(dir.length + 1 + name.length);
+  path.set(dir);
+  path[dir.length] = 0x2f;
+  path.set(name, dir.length + 1);
+  return path;
+}
+
+/**
+ * Whether the directory at `path`, bytes that are not UTF-8 (which no path the kernel passes on,
+ * a lookup or a bind, can name), holds within {@link SCAN_DEPTH} levels an entry of a protected
+ * name or `.git`, or is a bare repository: the sandbox could keep none of it read-only. So does
+ * one of more than {@link UNNAMED_DIR_LIMIT} directories (not looked through). Anything else in
+ * it needs no protection, and a run goes on (a cwd of such a name works as on the host, P-SBX-4).
+ */
+function holdsProtected(path: Uint8Array): boolean {
+  let level = [path];
+  let seen = 0;
+  for (let depth = 0; depth < SCAN_DEPTH && level.length > 0; depth++) {
+    const next: Uint8Array[] = [];
+    for (const dir of level) {
+      const git = { head: false, objects: false, refs: false };
+      let kept = false;
+      const read = eachEntry(dir, (bytes, kind) => {
+        const name = bytes.length <= LONGEST_NAME ? entryName(bytes) : "";
+        if (protectedName(name)) return !(kept = true);
+        if (name === "HEAD") git.head = true;
+        if (kind !== "dir" && kind !== "unknown") return;
+        if (name === "objects" || name === "refs") git[name] = true;
+        if (!UNSCANNED.includes(name)) next.push(joined(dir, bytes));
+        if (++seen > UNNAMED_DIR_LIMIT) return !(kept = true);
+      });
+      if (read && (kept || (git.head && git.objects && git.refs))) return true;
+    }
+    level = next;
+  }
+  return false;
 }
 
 /** The byte `.`, which every protected name and `.git` begin with. */

@@ -1,7 +1,7 @@
 /** The protected paths a view binds read-only inside its writable roots (P-SBX-6). */
 import assert from "node:assert/strict";
-import { protection, SCAN_DEPTH } from "../../../src/kernel/sandbox/protected_paths.ts";
-import { SCAN_DIR_LIMIT } from "../../../src/kernel/sandbox/scan_listings.ts";
+import { protection } from "../../../src/kernel/sandbox/protected_paths.ts";
+import { SCAN_DEPTH, SCAN_DIR_LIMIT } from "../../../src/kernel/sandbox/scan_listings.ts";
 import { holdPlaceholders } from "../../../src/kernel/sandbox/placeholders.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
 import { exists } from "../../_support/paths.ts";
@@ -369,6 +369,25 @@ Deno.test("a directory whose name is not UTF-8 holding a repository makes its pa
     assert.ok(found.paths.some((p) => p.path === `${root}/sub/é/lib/.git/hooks`));
     await new Deno.Command("rm", { args: ["-rf", `${root}/sub`] }).output();
     assert.equal(protection([root], []).unnamed, undefined);
+  });
+});
+
+Deno.test("P-SBX-4 a directory whose name is not UTF-8 holding no protected name leaves its root's runs alone (a cwd of such a name works as on the host), one holding a .envrc three levels down or a bare repository does not", async () => {
+  await withTempDir(async (dir) => {
+    const root = await Deno.realPath(dir);
+    const sh = (script: string) =>
+      new Deno.Command("sh", { args: ["-c", `cd "$1" && ${script}`, "sh", root] }).output();
+    assert.equal(
+      (await sh(`mkdir -p "$(printf 'x\\377')/in/deep" && touch "$(printf 'x\\377')/in/f"`)).code,
+      0,
+    );
+    assert.equal(protection([root], []).unnamed, undefined);
+    assert.equal((await sh(`touch "$(printf 'x\\377')/in/deep/.envrc"`)).code, 0);
+    assert.deepEqual(protection([root], []).unnamed, [root]);
+    assert.equal((await sh(`rm "$(printf 'x\\377')/in/deep/.envrc"`)).code, 0);
+    assert.equal(protection([root], []).unnamed, undefined);
+    assert.equal((await sh(`git init -q --bare "$(printf 'x\\377')/in/b.git"`)).code, 0);
+    assert.deepEqual(protection([root], []).unnamed, [root]);
   });
 });
 
