@@ -92,7 +92,8 @@ hostTest(
     try {
       const conn = await k.attach("default", token);
       await exec(conn, `cd ${k.box.dir}`);
-      const { task } = await exec(conn, "sleep 0.3; export LATE=1", { async: true });
+      // long enough that bash is still running when its launcher is stopped, also on a loaded host
+      const { task } = await exec(conn, "sleep 2; export LATE=1", { async: true });
       const pid = (await conn.request("task.get", { task }) as Rec).pid as number;
       // bash's parent is the sandbox's launcher, which reaps it and reports its exit; never the
       // kernel itself, which must go on serving
