@@ -224,8 +224,9 @@ function loopbackForwards(grants: readonly string[]): LoopbackForward[] {
  * The network of a sandboxed run of `principal` with `grants`: with none it still gets the proxy,
  * which refuses every destination, so a fetch the static layer could not see is refused naming
  * the destination and the grant to add (M-ONB-3: the printed project profile grants none), not
- * failed as an unknown host (npm retried that for 70 s). The proxy's loopback port is the first from {@link PROXY_PORT} that no forward takes and no
- * `net_listen` grant (`listen`, port numbers or `*`) names: those ports stay the principal's.
+ * failed as an unknown host (npm retried that for 70 s). The proxy's loopback port is the first
+ * from {@link PROXY_PORT} that no forward takes and no `net_listen` grant (`listen`, port numbers
+ * or `*`) names: those ports stay the principal's.
  */
 export function sandboxNet(
   principal: string,
