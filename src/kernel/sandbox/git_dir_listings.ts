@@ -4,15 +4,7 @@
  * flood a directory there with millions of entries.
  */
 import { someEntries } from "./scan_listings.ts";
-
-/** Whether `path` is a file (not through a symlink). */
-function isFile(path: string): boolean {
-  try {
-    return Deno.lstatSync(path).isFile;
-  } catch {
-    return false;
-  }
-}
+import { isFile } from "./git_internal.ts";
 
 /** Most entries read of a directory in a git directory (an agent's may hold millions). */
 const GIT_ENTRY_LIMIT = 1000;

@@ -66,9 +66,11 @@ export function linkedWorktree(root: string): LinkedWorktree | null {
   return { gitDir, commonDir };
 }
 
-// Asked at every sandboxed exec of most write roots, where these are absent (issue 33): no
-// failed stat's exception then.
-function isFile(path: string): boolean {
+/**
+ * Whether `path` is a file itself (a final symlink not followed). Asked at every sandboxed exec
+ * of most write roots, where these are absent (issue 33): no failed stat's exception then.
+ */
+export function isFile(path: string): boolean {
   if (surelyMissing(path, false)) return false;
   try {
     return Deno.lstatSync(path).isFile;

@@ -5,6 +5,7 @@
  */
 import { PROTECTED_DIRS, PROTECTED_FILES, PROTECTED_GIT_PARTS } from "./protected_names.ts";
 import { isPlaceholder } from "./placeholders.ts";
+import { lstat } from "./placeholder_records.ts";
 import { commonDirProtected, isCommonGitDir, isGitInternalRoot } from "./git_internal.ts";
 import { readSmallFile } from "../bash/small_file.ts";
 import { type GitSettings, gitSettings, userConfigFiles } from "./git_config.ts";
@@ -82,15 +83,6 @@ export interface Protection {
    * the pins are: a host rename over one (an atomic save of the policy) detaches its mask.
    */
   masks?: readonly string[];
-}
-
-/** The entry at `path` without following a final symlink, or null when there is none. */
-function lstat(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.lstatSync(path);
-  } catch {
-    return null;
-  }
 }
 
 /** The directory `path` (absolute) lies in. */
