@@ -126,7 +126,13 @@ if (import.meta.main) {
       await Deno.rename(tmp, `${dir}/${name}`);
       await Deno.remove(`${dir}/${name}.failed`).catch(() => {});
     } catch (e) {
-      await Deno.writeTextFile(`${dir}/${name}.failed`, `${e instanceof Error ? e.message : e}\n`);
+      // Not when the rename failed because a build that raced this one wrote the bundle first.
+      if (!exists(`${dir}/${name}/key`)) {
+        await Deno.writeTextFile(
+          `${dir}/${name}.failed`,
+          `${e instanceof Error ? e.message : e}\n`,
+        );
+      }
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     } finally {
       await prune(dir).catch(() => {});

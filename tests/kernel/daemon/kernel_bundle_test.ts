@@ -124,6 +124,18 @@ Deno.test("a start with no bundle runs the sources and leaves a bundle, and a ch
   }
 });
 
+Deno.test("a start whose bundle cannot be built runs its sources all the same", async () => {
+  const box = await sandbox();
+  const copy = await copyCheckout(box);
+  try {
+    Deno.writeTextFileSync(`${copy}/.build`, "not a directory\n");
+    assert.equal(await version(box, copy), "shoal-kernel 0.1.0");
+    assert.equal(await version(box, copy), "shoal-kernel 0.1.0");
+  } finally {
+    await cleanup(box, copy);
+  }
+});
+
 hostTest(
   "a kernel started with a fresh bundle runs it, and its analysis worker too",
   needsLinux("/proc/PID/cmdline"),
