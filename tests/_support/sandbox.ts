@@ -11,6 +11,13 @@ export const REPO = new URL("../..", import.meta.url).pathname.replace(/\/$/, ""
 export const KERNEL_BIN = `${REPO}/bin/shoal-kernel`;
 
 /**
+ * The kernel's entry module on a command line (followed by a space and its arguments): its
+ * sources' `main.ts`, or the `main.js` of the bundle of them that `KERNEL_BIN` runs when it has one
+ * (scripts/kernel_bundle.ts).
+ */
+export const KERNEL_ENTRY = /(\/src\/kernel\/main\.ts|\/\.build\/kernel\.\d+\/main\.js)( |$)/;
+
+/**
  * macOS's G-SOCK-1 rule ignores the environment (one `/private/tmp/shoal-<uid>` for every
  * program), so there a facade is given the sandbox's default socket explicitly unless the test
  * names a socket or session itself: tests stay apart from each other and from the user's own

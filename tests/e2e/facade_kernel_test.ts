@@ -13,7 +13,13 @@ import {
   processGroup,
   startEnvironment,
 } from "../_support/proc.ts";
-import { KERNEL_BIN, pidsMentioning, type Sandbox, sandbox } from "../_support/sandbox.ts";
+import {
+  KERNEL_BIN,
+  KERNEL_ENTRY,
+  pidsMentioning,
+  type Sandbox,
+  sandbox,
+} from "../_support/sandbox.ts";
 import { delay, waitUntil } from "../_support/wait.ts";
 import { RawFacade, sdkTransport } from "../_support/facade.ts";
 
@@ -128,7 +134,7 @@ Deno.test("M-START-1/2: autostart with no kernel running; shoal_exec echo hi ret
     assert.equal(Deno.statSync(`${box.dir}/run/shoal`).mode! & 0o777, 0o700);
     // A child the kernel is forking shares its command line until it execs: count it once.
     const kernels = outermost(
-      pidsMentioning(socket).filter((p) => commandLine(p)?.includes("src/kernel/main.ts")),
+      pidsMentioning(socket).filter((p) => KERNEL_ENTRY.test(commandLine(p) ?? "")),
     );
     assert.equal(kernels.length, 1, "exactly one kernel was autostarted");
     assert.notEqual(

@@ -6,7 +6,8 @@ import { localFlags, releaseFlags } from "../../src/mcp/permissions.ts";
 import { releaseTransport, sdkTransport } from "../_support/facade.ts";
 import { hostTest, LINUX_SOCKET_RULE, needsLinux } from "../_support/host.ts";
 import { launchKernel, startKernel, type TestKernel } from "../_support/kernel.ts";
-import { childrenMentioning, memoryKiB, processLive } from "../_support/proc.ts";
+import { childrenMentioning, liveChildren, memoryKiB, processLive } from "../_support/proc.ts";
+import { KERNEL_ENTRY } from "../_support/sandbox.ts";
 import { delay, waitUntil } from "../_support/wait.ts";
 
 const PROBE = new URL("./_net_probe.ts", import.meta.url).pathname;
@@ -58,7 +59,9 @@ Deno.test("M-PERM-2: under the local flags (the exact unix: grant) every TCP con
 
 /** Pids of the relays (`shoal-kernel connect --session …` or `--socket …`) the facade `pid` runs. */
 function relays(pid: number): number[] {
-  return childrenMentioning(pid, "main.ts connect --");
+  return liveChildren(pid).filter((c) =>
+    KERNEL_ENTRY.test(c.command) && c.command.includes(" connect --")
+  ).map((c) => c.pid);
 }
 
 /** The text of a `shoal_exec` result, or the message of the error it was answered with. */

@@ -70,9 +70,18 @@ export const WORKER_IDLE_MS = 10_000;
 const current: Record<Lane, AnalysisWorker | null> = { ordinary: null, large: null };
 let nextId = 1;
 
+/**
+ * The worker's module: its source beside this one, or in the kernel's bundle (scripts/kernel_bundle.ts)
+ * the bundled worker beside the chunk this module was bundled into.
+ */
+const WORKER_MODULE = new URL(
+  import.meta.url.endsWith(".ts") ? "./analysis_worker.ts" : "./analysis_worker.js",
+  import.meta.url,
+);
+
 /** A new analysis worker of `lane`; its replies settle the jobs it was sent. */
 function startWorker(lane: Lane): AnalysisWorker {
-  const worker = new Worker(new URL("./analysis_worker.ts", import.meta.url), { type: "module" });
+  const worker = new Worker(WORKER_MODULE, { type: "module" });
   const entry: AnalysisWorker = {
     lane,
     worker,

@@ -46,7 +46,10 @@ hostTest(
         { DENO_DIR: denoDir },
         [...AS_OTHER_USER, KERNEL_BIN],
       );
-      assert.ok(k.stderr.some((l) => l.includes("cannot watch")), k.stderr.join("\n"));
+      // Said just after ready: by the time a test reads that line, maybe not yet (it failed so
+      // while a build of the kernel's bundle started beside it).
+      const said = () => k!.stderr.some((l) => l.includes("cannot watch"));
+      assert.ok(await waitUntil(said, 10000), k.stderr.join("\n"));
       await Deno.remove(socket);
       const served = async () => {
         try {
