@@ -29,7 +29,7 @@ withAgentPolicy(
     assert.equal(unknown.code, -32030);
     assert.equal((await conn.request("journal.query", {}) as Rec[])[0].principal, "agent:a");
 
-    const expiring = await createToken(k.box, "agent:b", "test", ["--ttl", "1"]);
+    const expiring = await createToken(k.box, "agent:b", "test", 1);
     const early = await k.connect();
     const withTtl = await early.request("session.attach", { token: expiring.secret }) as Rec;
     assert.equal(withTtl.principal, "agent:b");

@@ -11,7 +11,7 @@ import {
   spawnKernel,
   startKernel,
 } from "../../_support/kernel.ts";
-import { createToken, kernelCli } from "../../_support/principals.ts";
+import { kernelCli } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, REPO, type Sandbox, sandbox } from "../../_support/sandbox.ts";
 import { waitUntil } from "../../_support/wait.ts";
@@ -277,7 +277,9 @@ Deno.test("G-STATE-1/G-STATE-4 under umask 000 the state dir and its missing par
     const previous = Deno.umask(0);
     let k;
     try {
-      await createToken(box, "agent:x", "test", ["--state-dir", state]);
+      // the CLI, its own process under umask 000, makes the state dir
+      const made = await kernelCli(box, ["token", "create", "agent:x", "t", "--state-dir", state]);
+      assert.equal(made.code, 0, made.stderr);
       k = await startKernel(["--state-dir", state], box);
     } finally {
       Deno.umask(previous);

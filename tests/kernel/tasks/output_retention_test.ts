@@ -8,7 +8,7 @@ kernelTest(
   async (k) => {
     const conn = await k.attach();
     const tasks: string[] = [];
-    const grownMiB = await kernelGrowthMiB(k, conn, async () => {
+    const grownMiB = await kernelGrowthMiB(k, conn, 40, async () => {
       for (let i = 0; i < 16; i++) {
         const { task } = await exec(conn, `head -c 8000000 /dev/zero | tr '\\0' x; echo ${i}`, {
           async: true,

@@ -8,7 +8,7 @@ kernelTest(
   "K-TASK-1/K-TASK-2 a retained task keeps its cut cmd, not its source: 120 background tasks of 2 MB sources, never awaited, grow the kernel < 96 MiB (each cmd, 256 scalars cut from the source, kept the whole source alive: +258 MiB)",
   async (k) => {
     const conn = await k.attach();
-    const grownMiB = await kernelGrowthMiB(k, conn, async () => {
+    const grownMiB = await kernelGrowthMiB(k, conn, 96, async () => {
       for (let i = 0; i < 120; i++) {
         await exec(conn, `true ${i} # ${"x".repeat(2_000_000)}`, { background: true });
       }
