@@ -4,7 +4,6 @@
  * value as the one first stored, without its output held in memory meanwhile.
  */
 import { INLINE_VALUE_LIMIT } from "../../protocol/limits.ts";
-import type { Spill } from "../session/registry.ts";
 import type { BlobInfo, Captured } from "../store/blob_info.ts";
 import type { Cas } from "../store/cas.ts";
 import { BlobValue } from "./blob_value.ts";
@@ -57,7 +56,8 @@ export class SpilledOutcome {
 export type TranscriptValue = Value | SpilledOutcome;
 
 /**
- * How `outcome`, built from `input`, is kept spilled; undefined when it holds under
+ * How `outcome`, built from `input`, is kept spilled (the `Spill` a session's transcript takes):
+ * the bytes of output it holds in memory, and its spilled form; undefined when it holds under
  * {@link SPILL_MIN_BYTES} of output in memory, or its stdout is CAS-backed (a JSON text over
  * INLINE_VALUE_LIMIT is held parsed: reading it back would parse it again at every read).
  */
@@ -65,7 +65,7 @@ export function outcomeSpill(
   cas: Cas,
   input: OutcomeInput,
   outcome: Outcome,
-): Spill<TranscriptValue> | undefined {
+): { bytes: number; spilled: () => TranscriptValue } | undefined {
   const out = input.out.blob, err = input.err.blob;
   if (out.len > INLINE_VALUE_LIMIT) return undefined;
   const bytes = out.len + (err.len > INLINE_VALUE_LIMIT ? 0 : err.len);
