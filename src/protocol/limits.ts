@@ -99,6 +99,11 @@ export const MAX_USER_CHANNELS = 1024;
 export const SESSION_IDLE_MS = 10 * 60 * 1000;
 /** Transcript values kept per session (V-REF-1). */
 export const MAX_TRANSCRIPT = 1000;
+/**
+ * Bytes of captured output a session's transcript holds in memory (issue 33); older values whose
+ * output the CAS holds are read back from it when asked for.
+ */
+export const TRANSCRIPT_INLINE_BYTES = 4 << 20;
 /** Reclaimed session names whose last `out:N` the kernel remembers by name (V-REF-1). */
 export const RECLAIMED_NAMES = 4096;
 /** Plans kept per (session, principal) (P-PLAN-3). */

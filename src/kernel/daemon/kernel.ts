@@ -8,7 +8,7 @@ import { Journal } from "../journal/journal.ts";
 import { PtyRegistry } from "../pty/registry.ts";
 import { Cas } from "../store/cas.ts";
 import { Blanks } from "../store/blanks.ts";
-import type { Value } from "../values/value.ts";
+import type { TranscriptValue } from "../values/spilled_outcome.ts";
 import { TokenStore } from "../auth/tokens.ts";
 import type { Policy } from "../policy/leash.ts";
 import type { SandboxSetting } from "../policy/principal_sandbox.ts";
@@ -48,7 +48,7 @@ export interface KernelConfig {
 
 /** One kernel process: its configuration and every registry it owns. */
 export class Kernel implements KernelServices {
-  readonly sessions: SessionRegistry<Value>;
+  readonly sessions: SessionRegistry<TranscriptValue>;
   readonly connections = new Set<ClientConnection>();
   readonly journal: Journal;
   readonly bus: EventBus;
@@ -72,7 +72,7 @@ export class Kernel implements KernelServices {
   #tmpIdentity: string;
 
   private constructor(readonly config: KernelConfig, cas: Cas, journal: Journal) {
-    this.sessions = new SessionRegistry<Value>(
+    this.sessions = new SessionRegistry<TranscriptValue>(
       () => new ShellViews(config.initialState(), config.localHuman),
       (session) =>
         this.tasks.busy(session) || this.ptys.list({ session, principal: null }).length > 0,

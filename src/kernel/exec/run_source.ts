@@ -23,7 +23,8 @@ import { stateDirFailure } from "../store/state_dir_failure.ts";
 import { detached } from "../../protocol/detached.ts";
 import type { Cas } from "../store/cas.ts";
 import type { Task } from "../tasks/registry.ts";
-import { commandText, outcomeValue } from "../values/outcome.ts";
+import { commandText, type OutcomeInput, outcomeValue } from "../values/outcome.ts";
+import { outcomeSpill } from "../values/spilled_outcome.ts";
 import type { ElideOverride } from "../values/params.ts";
 import { outcomeRenders } from "../values/render.ts";
 import { isList, listLength, type Outcome, tagOf } from "../values/value.ts";
@@ -336,7 +337,7 @@ async function finishRun(
     const error = stateDirFailure(kernel.cas.stateDir, "the output", e);
     throw await failRun(kernel, task, entryId, output, error);
   }
-  const outcome = outcomeValue(kernel.cas, {
+  const input: OutcomeInput = {
     status: exit.status,
     signal: exit.signal,
     out,
@@ -345,7 +346,8 @@ async function finishRun(
     pid: exit.pid,
     cmd: src,
     netRefused,
-  });
+  };
+  const outcome = outcomeValue(kernel.cas, input);
   if (exit.final && !cancelled) {
     const change = diffState(snapshot, exit.final);
     if (
@@ -358,7 +360,7 @@ async function finishRun(
   }
   // Replaced once this run's answer is on its way when the run left it unfit (another cwd).
   setTimeout(() => kernel.warm.prepare(attachment), 0);
-  const n = session.record(outcome);
+  const n = session.record(outcome, outcomeSpill(kernel.cas, input, outcome));
   const ref = `out:${n}`;
   const uri = outUri(n);
   let stored, renders;

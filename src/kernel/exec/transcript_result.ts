@@ -3,6 +3,7 @@ import type { Attachment } from "../session/attachment.ts";
 import { elideValue, resolveBudget } from "../values/elide.ts";
 import type { ElideOverride } from "../values/params.ts";
 import { renderBounded } from "../values/render.ts";
+import { transcriptValue } from "../values/spilled_outcome.ts";
 import { ValueUri } from "../values/uri.ts";
 
 /** The K-EXEC-3 core: a transcript value elided for the caller, with its bounded render. */
@@ -23,7 +24,9 @@ export async function transcriptResult(
   elide: ElideOverride | null | undefined,
   render?: string,
 ): Promise<TranscriptResult> {
-  const { n, value } = attachment.session.lookup(ref);
+  const looked = attachment.session.lookup(ref);
+  const { n } = looked;
+  const value = await transcriptValue(looked.value);
   const uri = outUri(n);
   return {
     ref,

@@ -5,7 +5,7 @@ import type { Grants, GrantSource } from "../policy/grants.ts";
 import type { PtyRegistry } from "../pty/registry.ts";
 import type { SessionRegistry } from "../session/registry.ts";
 import type { Attachment } from "../session/attachment.ts";
-import type { Value } from "../values/value.ts";
+import type { TranscriptValue } from "../values/spilled_outcome.ts";
 import type { ClientConnection } from "./client_connection.ts";
 
 /**
@@ -14,7 +14,7 @@ import type { ClientConnection } from "./client_connection.ts";
  */
 export interface KernelServices extends RunServices, PlanServices {
   readonly config: RunServices["config"] & PlanServices["config"] & GrantSource;
-  readonly sessions: SessionRegistry<Value>;
+  readonly sessions: SessionRegistry<TranscriptValue>;
   readonly tokens: TokenStore;
   readonly ptys: PtyRegistry;
   /** Whether a token-attached connection's token lapsed; its subscriptions end then (T-TOK-4). */

@@ -1,10 +1,10 @@
 import type { Grants } from "../policy/grants.ts";
 import type { Session } from "./registry.ts";
-import type { Value } from "../values/value.ts";
+import type { TranscriptValue } from "../values/spilled_outcome.ts";
 
 /** Who a connection acts as, and in which session (K-ATTACH-*). */
 export interface Attachment {
-  session: Session<Value>;
+  session: Session<TranscriptValue>;
   principal: string;
   /**
    * The principal's grants, resolved at attach and again before each request and event when

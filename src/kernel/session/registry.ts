@@ -5,6 +5,7 @@ import {
   MAX_TRANSCRIPT,
   RECLAIMED_NAMES,
   SESSION_IDLE_MS,
+  TRANSCRIPT_INLINE_BYTES,
 } from "../../protocol/limits.ts";
 import { refNumber } from "../../protocol/refs.ts";
 import type { ShellViews } from "./shell_views.ts";
@@ -19,11 +20,26 @@ export interface RefCount {
 }
 
 /**
+ * How a transcript value can be held in less memory: `bytes` of it (captured output) are in
+ * memory, and `spilled()` is the same value with them left in the CAS.
+ */
+export interface Spill<V> {
+  bytes: number;
+  spilled: () => V;
+}
+
+/**
  * A named session: its shell state as each principal sees it, and its transcript of `out:N`
- * values (K-ATTACH-3, V-REF-1).
+ * values (K-ATTACH-3, V-REF-1). The newest values hold their output in memory, up to
+ * TRANSCRIPT_INLINE_BYTES of it; older ones are kept spilled (issue 33: 1,000 execs of ~17 KB of
+ * output each left the kernel's heap 22 MiB larger than 1,000 of a few bytes).
  */
 export class Session<V = unknown> {
   #transcript = new Map<number, V>();
+  /** The spills of values still held in memory, oldest first. */
+  #unspilled = new Map<number, Spill<V>>();
+  /** Bytes of output the values in {@link #unspilled} hold. */
+  #inlineBytes = 0;
   /** Settles once every exec that took a start turn so far has started. */
   #started: Promise<void> = Promise.resolve();
 
@@ -60,14 +76,35 @@ export class Session<V = unknown> {
     }
   }
 
-  /** Stores a finished value as the next `out:N`, evicting beyond the newest 1000. */
-  record(value: V): number {
+  /**
+   * Stores a finished value as the next `out:N`, evicting beyond the newest 1000; with `spill`,
+   * older values are spilled once the newer ones hold TRANSCRIPT_INLINE_BYTES.
+   */
+  record(value: V, spill?: Spill<V>): number {
     const n = ++this.refs.last;
     this.#transcript.set(n, value);
+    if (spill) {
+      this.#unspilled.set(n, spill);
+      this.#inlineBytes += spill.bytes;
+    }
     if (this.#transcript.size > MAX_TRANSCRIPT) {
-      this.#transcript.delete(this.#transcript.keys().next().value!);
+      const oldest = this.#transcript.keys().next().value!;
+      this.#transcript.delete(oldest);
+      this.#forget(oldest);
+    }
+    while (this.#inlineBytes > TRANSCRIPT_INLINE_BYTES) {
+      const [older, { spilled }] = this.#unspilled.entries().next().value!;
+      this.#transcript.set(older, spilled());
+      this.#forget(older);
     }
     return n;
+  }
+
+  #forget(n: number): void {
+    const spill = this.#unspilled.get(n);
+    if (!spill) return;
+    this.#unspilled.delete(n);
+    this.#inlineBytes -= spill.bytes;
   }
 
   /** The value stored as `out:N`; unknown or evicted → -32004. */

@@ -10,6 +10,8 @@ import { remakingParent } from "./remade_dir.ts";
 const PREFIXED = /^sha256:[0-9a-f]{64}$/;
 const BARE = /^[0-9a-fA-F]{64}$/;
 const STREAM_CHUNK = 1024 * 1024;
+/** How many second-level fan-out directories `cas/` can hold: 16 bits of hash. */
+const FAN_OUT_DIRS = 1 << 16;
 /** How many blobs the store remembers as sound (`Cas#sound`): ~0.5 MB. */
 const SOUND_KEPT = 4096;
 
@@ -38,8 +40,13 @@ export class Cas {
   /** `<state>/tmp`, on the same filesystem so spools can be renamed into `cas/`. */
   readonly tmpDir: string;
 
-  /** Fan-out directories known to exist, so a store skips their `mkdir`. */
-  readonly #dirs = new Set<string>();
+  /**
+   * Fan-out directories known to exist, so a store skips their `mkdir`: bit `<h0h1h2h3>` for
+   * `cas/<h0h1>/<h2h3>` (which implies its parent), 8 KiB whatever the store holds. A set of their
+   * paths grew by a string of ~100 bytes for most new blobs, up to 65,536 of them (issue 33: 2,000
+   * after 1,000 execs, 190 KiB of the kernel's heap, and still growing).
+   */
+  readonly #dirs = new Uint8Array(FAN_OUT_DIRS / 8);
   /**
    * Blobs (64 hex) whose file this kernel wrote or hashed, newest last. A file an earlier kernel
    * left may be torn (J-4 renames without syncing: a power cut can leave a blob's name on fewer
@@ -149,7 +156,7 @@ export class Cas {
       if (this.#sound.has(hex) && holds(target, statSync(spoolPath).size)) {
         return rmSync(spoolPath, { force: true });
       }
-      this.#ensureDir(dir);
+      this.#ensureDir(dir, parseInt(hex.slice(0, 4), 16));
       try {
         renameSync(spoolPath, target);
       } catch (e) {
@@ -217,15 +224,29 @@ export class Cas {
     rmSync(path, { force: true });
   }
 
-  /** Makes a fan-out directory unless it is known to exist, from a blank one when ready. */
-  #ensureDir(dir: string): void {
-    if (this.#dirs.has(dir)) return;
+  /**
+   * Makes the fan-out directory `dir`, the `index`th (its 16 bits of hash), unless it is known to
+   * exist, from a blank one when ready.
+   */
+  #ensureDir(dir: string, index: number): void {
+    if (this.#knownDir(index)) return;
     if (!existsSync(dir)) {
       const parent = dirname(dir);
-      if (!this.#dirs.has(parent) && !existsSync(parent)) this.#placeDir(parent);
+      if (!this.#knownParent(index) && !existsSync(parent)) this.#placeDir(parent);
       this.#placeDir(dir);
     }
-    this.#dirs.add(dir);
+    this.#dirs[index >> 3] |= 1 << (index & 7);
+  }
+
+  /** Whether the `index`th fan-out directory is known to exist. */
+  #knownDir(index: number): boolean {
+    return (this.#dirs[index >> 3] & (1 << (index & 7))) !== 0;
+  }
+
+  /** Whether the parent of the `index`th fan-out directory is known to exist: one of its 256 is. */
+  #knownParent(index: number): boolean {
+    const first = (index >> 8) << 5; // its 256 bits are 32 bytes
+    return this.#dirs.subarray(first, first + 32).some((byte) => byte !== 0);
   }
 
   /** Renames a blank directory to `path`; when none is ready or the rename fails, makes one. */

@@ -37,10 +37,16 @@ export function stderrValue(cas: Cas, captured: Captured): Value {
   return streamValue(cas, captured);
 }
 
-/** The outcome record of an exec (K-BASH-9), with the raw streams kept for `.stdout`/`.stderr`. */
-export function outcomeValue(cas: Cas, input: OutcomeInput): Outcome {
+/**
+ * The outcome record of an exec (K-BASH-9), with the raw streams kept for `.stdout`/`.stderr`;
+ * `cmd` is the source as shown, when cut already.
+ */
+export function outcomeValue(
+  cas: Cas,
+  input: OutcomeInput,
+  cmd = commandText(input.cmd),
+): Outcome {
   const out = convertStdout(cas, input.out);
-  const cmd = commandText(input.cmd);
   return new Outcome(
     input.status,
     input.signal,

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { Session } from "../../../src/kernel/session/registry.ts";
+import { TRANSCRIPT_INLINE_BYTES } from "../../../src/protocol/limits.ts";
 import { ShellViews } from "../../../src/kernel/session/shell_views.ts";
 import { kernelTest, startKernelWithAgent } from "../../_support/kernel.ts";
 import { LOCAL_HUMAN } from "../../_support/principals.ts";
@@ -188,3 +189,33 @@ Deno.test(
     }
   },
 );
+
+Deno.test("issue 33: past TRANSCRIPT_INLINE_BYTES of output the oldest values are spilled, the newest kept; evicted ones count no more", () => {
+  const session = new Session<string>(
+    "s",
+    new ShellViews({
+      cwd: "/",
+      env: new Map(),
+      vars: new Map(),
+      funcs: new Map(),
+      aliases: new Map(),
+    }, LOCAL_HUMAN),
+  );
+  const quarter = TRANSCRIPT_INLINE_BYTES / 4;
+  const spill = (i: number) => ({ bytes: quarter, spilled: () => `spilled ${i}` });
+  for (let i = 1; i <= 6; i++) session.record(`value ${i}`, spill(i));
+  const values = () => [1, 2, 3, 4, 5, 6].map((n) => session.lookup(`out:${n}`).value);
+  assert.deepEqual(values(), [
+    "spilled 1",
+    "spilled 2",
+    "value 3",
+    "value 4",
+    "value 5",
+    "value 6",
+  ]);
+  for (let i = 7; i <= 1006; i++) session.record(`value ${i}`);
+  session.record("value 1007", spill(1007)); // out:1..7 evicted
+  assert.equal(session.lookup("out:1007").value, "value 1007");
+  assert.equal(session.lookup("out:8").value, "value 8");
+  assert.throws(() => session.lookup("out:3"), (err: { code?: number }) => err.code === -32004);
+});
