@@ -16,6 +16,25 @@ export type * from "./ast_nodes.ts";
 const encoder = new TextEncoder();
 
 /**
+ * V8's own limit of stack frames an error records. mvdan-sh's GopherJS runtime sets it to
+ * Infinity as it loads, for the whole isolate: every error the kernel threw after its first parse
+ * (a failed stat, an RpcError) recorded its whole stack. GopherJS's `recover` counts frames by
+ * `new Error().stack`, so a parse runs with no limit ({@link goStacks}) and the kernel with this.
+ */
+const STACK_LIMIT = 10;
+Error.stackTraceLimit = STACK_LIMIT;
+
+/** `run()` with the unlimited stacks GopherJS's panic and recover count frames by. */
+function goStacks<T>(run: () => T): T {
+  Error.stackTraceLimit = Infinity;
+  try {
+    return run();
+  } finally {
+    Error.stackTraceLimit = STACK_LIMIT;
+  }
+}
+
+/**
  * The parser, reused: a parser's first parse allocates about 100 KiB of buffers that later ones
  * reuse (a new parser per exec made the kernel's young generation collect about every other exec).
  * A parse resets its state; returned trees stay valid.
@@ -42,8 +61,8 @@ export function parseBash(src: string): File {
   // deno-lint-ignore no-explicit-any
   let root: any;
   try {
-    parser ??= sh.syntax.NewParser();
-    root = parser.Parse(text, "src");
+    parser ??= goStacks(() => sh.syntax.NewParser());
+    root = goStacks(() => parser.Parse(text, "src"));
   } catch (error) {
     parser = null; // whatever state a failed parse left behind is not reused
     throw parseError(text, length, error);
@@ -51,7 +70,8 @@ export function parseBash(src: string): File {
   const converter = new Converter();
   try {
     const file = root.__internal_object__;
-    return { type: "File", span: { start: 0, end: length }, stmts: converter.stmts(file.Stmts) };
+    const stmts = goStacks(() => converter.stmts(file.Stmts));
+    return { type: "File", span: { start: 0, end: length }, stmts };
   } catch (error) {
     if (error instanceof RangeError) throw tooDeep(text, length, converter.deepest?.start ?? 0);
     throw error;
@@ -72,7 +92,7 @@ function parseError(src: string, length: number, error: unknown): RpcError {
       } satisfies ParseErrorData,
     );
   }
-  const start = Math.min(Number(e.Pos.Offset()), length);
+  const start = Math.min(Number(goStacks(() => e.Pos.Offset())), length);
   // Line and column counted from the offset: the parser's own column skips NUL bytes.
   const data: ParseErrorData = {
     span: { start, end: start + scalarLength(src, start, length) },

@@ -290,3 +290,11 @@ Deno.test({
     assert.deepEqual(args.map((w) => w.lit), ["echo", "a\rb"]);
   },
 });
+
+Deno.test("issue 33: a parse leaves V8's stack limit at its default: mvdan-sh's runtime set it to Infinity as it loaded, so every error the kernel threw after its first parse recorded its whole stack", () => {
+  parseBash("for i in 1 2; do echo $(ls | wc -l); done");
+  assert.throws(() => parseBash("echo $(("), RpcError);
+  assert.equal(Error.stackTraceLimit, 10);
+  const deep = (n: number): string => n === 0 ? new Error("deep").stack! : deep(n - 1);
+  assert.ok(deep(50).split("\n").length <= 11);
+});
