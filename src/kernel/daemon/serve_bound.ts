@@ -1,7 +1,6 @@
 import { dirname } from "node:path";
 import type { SocketChoice } from "../../protocol/socket_path.ts";
 import type { ServeArgs } from "../cli/serve_args.ts";
-import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { bashOwnVariables } from "../bash/shell_state.ts";
 import type { Kernel as StartedKernel } from "./kernel.ts";
 import { findOnPath, probeSandbox } from "../sandbox/probe.ts";
@@ -20,7 +19,8 @@ import { keepSocket } from "./socket_keeper.ts";
  * Starts the kernel on its bound socket (`serve.ts`) and serves until SIGINT/SIGTERM; returns the
  * exit status. The sandbox probe, bash's own variables and the human's git identity run while the
  * kernel's modules load (issue 33: their processes then cost the first exec nothing); a facade's
- * attach waits in the socket's backlog meanwhile.
+ * attach waits in the socket's backlog meanwhile. `resolvedBash` is the bash (K-CLI-1) that
+ * `serve.ts` started looking for before this module loaded.
  */
 export async function serveBound(
   opts: ServeArgs,
@@ -28,11 +28,12 @@ export async function serveBound(
   socket: SocketChoice,
   uid: number,
   prepared: PreparedSocket,
+  resolvedBash: Promise<string>,
 ): Promise<number> {
   const env = Deno.env.toObject();
   let bash;
   try {
-    bash = await resolveBash(opts.bash, bashCandidates(Deno.build.os, env.PATH));
+    bash = await resolvedBash;
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
