@@ -2,6 +2,7 @@ import type { SocketChoice } from "../../protocol/socket_path.ts";
 import type { ServeArgs } from "../cli/serve_args.ts";
 import { prepareSocket, StartupError } from "./socket_prep.ts";
 import { keepInheritedFromChildren } from "./inherited_fds.ts";
+import { bashCandidates, resolveBash } from "../bash/discover.ts";
 
 /**
  * Runs the daemon until SIGINT/SIGTERM; returns the exit status (G-SOCK-3..9). A fatal error
@@ -62,8 +63,12 @@ async function serveUntilStopped(
   const uid = Deno.uid() ?? 0;
   const prepared = await prepareSocket(socket, uid);
   try {
+    // Bash's version is asked for while the modules that start the sandbox probe load: no turn
+    // of the event loop comes during an import, and the probe started only after both (issue 33).
+    const bash = resolveBash(opts.bash, bashCandidates(Deno.build.os, Deno.env.get("PATH")));
+    bash.catch(() => {}); // awaited by serveBound; a failed import leaves it unread
     const { serveBound } = await import("./serve_bound.ts");
-    return await serveBound(opts, stateDir, socket, uid, prepared);
+    return await serveBound(opts, stateDir, socket, uid, prepared, bash);
   } finally {
     prepared.release();
   }

@@ -1,7 +1,6 @@
 import { dirname } from "node:path";
 import type { SocketChoice } from "../../protocol/socket_path.ts";
 import type { ServeArgs } from "../cli/serve_args.ts";
-import { bashCandidates, resolveBash } from "../bash/discover.ts";
 import { bashOwnVariables } from "../bash/shell_state.ts";
 import type { Kernel as StartedKernel } from "./kernel.ts";
 import { findOnPath, probeSandbox } from "../sandbox/probe.ts";
@@ -20,7 +19,8 @@ import { keepSocket } from "./socket_keeper.ts";
  * Starts the kernel on its bound socket (`serve.ts`) and serves until SIGINT/SIGTERM; returns the
  * exit status. The sandbox probe, bash's own variables and the human's git identity run while the
  * kernel's modules load (issue 33: their processes then cost the first exec nothing); a facade's
- * attach waits in the socket's backlog meanwhile.
+ * attach waits in the socket's backlog meanwhile. `resolvedBash` is the bash (K-CLI-1) that
+ * `serve.ts` started looking for before this module loaded.
  */
 export async function serveBound(
   opts: ServeArgs,
@@ -28,19 +28,21 @@ export async function serveBound(
   socket: SocketChoice,
   uid: number,
   prepared: PreparedSocket,
+  resolvedBash: Promise<string>,
 ): Promise<number> {
   const env = Deno.env.toObject();
   let bash;
   try {
-    bash = await resolveBash(opts.bash, bashCandidates(Deno.build.os, env.PATH));
+    bash = await resolvedBash;
   } catch (e) {
     throw new StartupError(1, e instanceof Error ? e.message : String(e));
   }
   // The sandbox probe (~130 ms of bwrap and perl), bash's own variables and the human's git
   // identity start as soon as bash is known, before the kernel's modules load: the first attach
-  // waits for them. The probe's steps wait while modules evaluate: with the imports started
+  // waits for them. The probe's steps wait while modules load: with the imports started
   // first, it began only once they had all loaded (issue 33: start to ready 12 ms shorter with
-  // the cores to itself, 84 ms with both busy; paired medians of 20 starts).
+  // the cores to itself, 84 ms with both busy; paired medians of 20 starts). Its sandbox starts
+  // while the policy's and the journal's modules load, and its runs there while the kernel's do.
   // Its sandbox is started by the launcher an earlier kernel compiled, as the residents' are, and
   // goes in the background.
   const launcher = keptLauncher(`${stateDir}/tmp`);
@@ -53,14 +55,10 @@ export async function serveBound(
     { defaultPolicy, loadPolicyFile, startupPolicyPath, userPolicyPath },
     { PolicyWatch },
     { Journal },
-    { Kernel },
-    { acceptLoop },
   ] = await Promise.all([
     import("../policy/leash.ts"),
     import("../policy/policy_watch.ts"),
     import("../journal/journal.ts"),
-    import("./kernel.ts"),
-    import("./accept_loop.ts"),
   ]);
   const policyPath = startupPolicyPath(opts.policy ?? null, env);
   let policy;
@@ -84,6 +82,14 @@ export async function serveBound(
   const state = Deno.realPathSync(stateDir);
   const journal = Journal.open(state);
   const cwd = Deno.cwd();
+  // No turn of the event loop comes while modules load: the probe's runs waited for the
+  // kernel's ~200 modules, then the first attach for them (issue 33). Loaded once they have
+  // started, its runs go on meanwhile.
+  await probe.started;
+  const [{ Kernel }, { acceptLoop }] = await Promise.all([
+    import("./kernel.ts"),
+    import("./accept_loop.ts"),
+  ]);
   const [host, bashVariables, gitListing] = await answers;
   const ownHost = await ownCopy(host);
   const kernel = await Kernel.start({

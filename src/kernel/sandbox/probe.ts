@@ -83,6 +83,11 @@ export interface SandboxProbe {
   host: Promise<SandboxHost>;
   /** Settles after {@link host}, once the probe's own sandbox is gone and its directory removed. */
   ended: Promise<void>;
+  /**
+   * Settles once the probe's runs in its sandbox have started, or {@link host} is known without
+   * them: from then on its steps wait on no event loop turn of the kernel's until they end.
+   */
+  started: Promise<void>;
 }
 
 /**
@@ -122,6 +127,7 @@ export function probeSandbox(
   launcher: string | null = null,
 ): SandboxProbe {
   let cleanup: Promise<void> = Promise.resolve();
+  const runsStarted = Promise.withResolvers<void>();
   const host = (async (): Promise<SandboxHost> => {
     if (os !== "linux") return NO_SANDBOX;
     const [bwrap, nsenter, setpriv, prlimit] = ["bwrap", "nsenter", "setpriv", "prlimit"].map((
@@ -156,10 +162,12 @@ export function probeSandbox(
       resident = await started;
       const [cmd, ...args] = resident.command("/", UNIX_SOCKET_REFUSED);
       // Both ways at once: one after the other, the kernel's first attach waited for both.
-      const [entered, launched] = await Promise.all([
+      const runs = Promise.all([
         new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "null" }).output(),
         launchedRun(resident),
       ]);
+      runsStarted.resolve();
+      const [entered, launched] = await runs;
       if (!entered.success || !launched) return NO_SANDBOX;
       const cc = findOnPath("cc", path);
       return { tier: "B", bwrap, nsenter, setpriv, prlimit, sizedTmpfs: await sized, cc };
@@ -174,5 +182,8 @@ export function probeSandbox(
       })().catch(() => {});
     }
   })();
-  return { host, ended: host.then(() => cleanup) };
+  // not finally: a rejection (no TMPDIR for its directory) is the kernel's start's to report
+  const settle = () => runsStarted.resolve();
+  host.then(settle, settle);
+  return { host, ended: host.then(() => cleanup), started: runsStarted.promise };
 }

@@ -204,6 +204,49 @@ hostTest(
   },
 );
 
+hostTest(
+  "P-SBX-1 the probe's `started` settles once its runs in its sandbox are under way, before its answer: a starting kernel loads its modules, which hold every turn of its event loop, only then (issue 33)",
+  NEEDS_TIER_B,
+  async () => {
+    await withTempDir(async (dir) => {
+      // an nsenter that waits for the test before it enters: the entered run cannot end early
+      const nsenter = ["/usr/bin", "/bin"].map((d) => `${d}/nsenter`).find(exists);
+      const fifo = `${dir}/go`;
+      assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success);
+      await Deno.writeTextFile(
+        `${dir}/nsenter`,
+        `#!/bin/sh\nread -r _ < '${fifo}'\nexec ${nsenter} "$@"\n`,
+        { mode: 0o755 },
+      );
+      const probe = probeSandbox(`${dir}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`, "/bin/bash");
+      const order: string[] = [];
+      probe.host.then(() => order.push("host"));
+      await probe.started;
+      order.push("started");
+      assert.equal(
+        childrenMentioning(Deno.pid, `${dir}/nsenter`).length,
+        1,
+        "entered run under way",
+      );
+      await Deno.writeTextFile(fifo, "go\n");
+      assert.equal((await probe.host).tier, "B");
+      await probe.ended;
+      assert.deepEqual(order, ["started", "host"]);
+    });
+  },
+);
+
+Deno.test("P-SBX-1 without a sandbox to start (no bwrap on PATH, or not Linux), the probe's `started` settles with its answer", async () => {
+  await withTempDir(async (dir) => {
+    for (const os of ["linux", "darwin"]) {
+      const probe = probeSandbox(`${dir}/none`, "/bin/bash", os);
+      await probe.started;
+      assert.deepEqual(await probe.host, NO_SANDBOX);
+      await probe.ended;
+    }
+  });
+});
+
 /**
  * A bwrap in `dir` that writes each command line it is given to a file of its own in `dir/calls`
  * (its words NUL-terminated), then runs the real one.
