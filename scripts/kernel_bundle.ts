@@ -15,6 +15,7 @@
  * - bundles beyond the {@link KEEP} built last are removed, unless a running process was started
  *   from one (its chunks are imported on demand as long as the kernel runs).
  */
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** How long one `deno bundle` may take (~4 s of CPU here) before the build is given up. */
@@ -91,16 +92,6 @@ async function prune(dir: string): Promise<void> {
   }
 }
 
-/** Whether `path` exists. */
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Takes DIR/build.pid for this process, or returns false when another build holds it. */
 function lock(dir: string): boolean {
   const mine = `${dir}/build.pid.${Deno.pid}`;
@@ -119,7 +110,7 @@ if (import.meta.main) {
   const [dir, name, stamp] = Deno.args;
   Deno.mkdirSync(dir, { recursive: true });
   // A build that raced this one's start may have written it meanwhile.
-  if (!exists(`${dir}/${name}/key`) && lock(dir)) {
+  if (!existsSync(`${dir}/${name}/key`) && lock(dir)) {
     const tmp = `${dir}/${name}.${Deno.pid}.tmp`;
     try {
       await build(tmp, stamp);
@@ -127,7 +118,7 @@ if (import.meta.main) {
       await Deno.remove(`${dir}/${name}.failed`).catch(() => {});
     } catch (e) {
       // Not when the rename failed because a build that raced this one wrote the bundle first.
-      if (!exists(`${dir}/${name}/key`)) {
+      if (!existsSync(`${dir}/${name}/key`)) {
         await Deno.writeTextFile(
           `${dir}/${name}.failed`,
           `${e instanceof Error ? e.message : e}\n`,

@@ -11,6 +11,12 @@ import { LOCAL_HUMAN } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 
+/** A session of the local human's, with an empty shell state, outside any kernel. */
+function emptySession<V>(): Session<V> {
+  const state = { cwd: "/", env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() };
+  return new Session<V>("s", new ShellViews(state, LOCAL_HUMAN));
+}
+
 function attach(conn: RpcConnection, params: Rec): Promise<Rec> {
   return conn.request("session.attach", params) as Promise<Rec>;
 }
@@ -142,16 +148,7 @@ kernelTest(
 );
 
 Deno.test("V-REF-1 a session keeps the newest 1000 values; older refs are -32004 and numbers are never reused", () => {
-  const session = new Session<number>(
-    "s",
-    new ShellViews({
-      cwd: "/",
-      env: new Map(),
-      vars: new Map(),
-      funcs: new Map(),
-      aliases: new Map(),
-    }, LOCAL_HUMAN),
-  );
+  const session = emptySession<number>();
   for (let i = 1; i <= 1001; i++) assert.equal(session.record(i * 10), i);
   const e = (() => {
     try {
@@ -191,16 +188,7 @@ Deno.test(
 );
 
 Deno.test("issue 33: past TRANSCRIPT_INLINE_BYTES of output the oldest values are spilled, the newest kept; evicted ones count no more", () => {
-  const session = new Session<string>(
-    "s",
-    new ShellViews({
-      cwd: "/",
-      env: new Map(),
-      vars: new Map(),
-      funcs: new Map(),
-      aliases: new Map(),
-    }, LOCAL_HUMAN),
-  );
+  const session = emptySession<string>();
   const quarter = TRANSCRIPT_INLINE_BYTES / 4;
   const spill = (i: number) => ({ bytes: quarter, spilled: () => `spilled ${i}` });
   for (let i = 1; i <= 6; i++) session.record(`value ${i}`, spill(i));
