@@ -3,15 +3,17 @@ import type { SandboxNet } from "./destinations.ts";
 import { FORWARDER_SCRIPT } from "./forwarder_script.ts";
 import { NET_MOUNT, PERL, PROXY_SOCKET, RELAY_NAME } from "./inside.ts";
 import { proxyEnv } from "./proxy_env.ts";
+import { filterArgs } from "../sandbox/unix_socket_filter.ts";
 
 /**
- * The argv that runs `argv` inside a sandbox with `net`, its forwarder listening first; `prctl` is
- * prctl(2)'s syscall number, by which the forwarder's relay makes itself undumpable.
+ * The argv that runs `argv` inside a sandbox with `net` under the socket filter and the process
+ * limit `limit` (`limitSpec` of `sandbox/process_limit.ts`), its forwarder listening first: the
+ * forwarder sets both itself (`forwarder_script.ts`).
  */
 export function forwardedCommand(
   net: SandboxNet,
   argv: readonly string[],
-  prctl: number,
+  limit: string,
 ): string[] {
   return [
     PERL,
@@ -21,7 +23,8 @@ export function forwardedCommand(
     `P:${net.port}`,
     ...net.forwards.map((f) => `L:${f.listen}|${f.port}|${f.host}`),
     ...proxyEnv(net.port).map(([name, value]) => `E:${name}=${value}`),
-    `D:${prctl}`,
+    `F:${filterArgs().join(":")}`,
+    `R:${limit}`,
     `N:${RELAY_NAME}`,
     "--",
     ...argv,
