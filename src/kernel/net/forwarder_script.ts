@@ -1,6 +1,3 @@
-import { SET_LIMIT_PERL } from "../sandbox/process_limit.ts";
-import { INSTALL_FILTER_PERL } from "../sandbox/unix_socket_filter.ts";
-
 /**
  * The forwarder a proxied sandbox starts as its first program (perl core only, and no module but
  * strict: Socket and Fcntl cost ~7 ms of CPU of each proxied sandbox's start here, IO::Socket::IP
@@ -22,12 +19,14 @@ import { INSTALL_FILTER_PERL } from "../sandbox/unix_socket_filter.ts";
  * than a filter's own perl between them (issue 33), and no command runs before the relay
  * listens. The child relays every connection in one select loop (a fork per connection cost
  * milliseconds before the first byte), reading a side only while the other side's pending bytes
- * are written (one chunk per direction); it exits when the sandbox does.
+ * are written (one chunk per direction); it exits when the sandbox does. `confine` is the perl that
+ * defines `set_limit(SPEC)` and `install_filter(PRCTL, SECCOMP, HEX)`: the sandbox's own
+ * (`sandbox/process_limit.ts`, `sandbox/unix_socket_filter.ts`).
  */
-export const FORWARDER_SCRIPT = String.raw`
+export function forwarderScript(confine: string): string {
+  return String.raw`
 use strict;
-${SET_LIMIT_PERL}
-${INSTALL_FILTER_PERL}
+${confine}
 # Linux's numbers: socket families and types, options, fcntl(2)'s and errno's
 my ($PF_UNIX, $PF_INET, $PF_INET6, $SOCK_STREAM, $SOL_SOCKET, $SO_REUSEADDR) = (1, 2, 10, 1, 1, 2);
 my ($IPPROTO_TCP, $TCP_NODELAY, $SHUT_WR) = (6, 1, 1);
@@ -210,3 +209,4 @@ $ENV{$_->[0]} = $_->[1] for @env;
 exec { $ARGV[0] } @ARGV;
 die "cannot run $ARGV[0]: $!";
 `;
+}

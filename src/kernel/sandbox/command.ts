@@ -2,9 +2,9 @@
 import type { SandboxNet } from "../net/destinations.ts";
 import { forwardedCommand } from "../net/forwarder.ts";
 import { NET_MOUNT } from "../net/inside.ts";
-import { limitSpec } from "./process_limit.ts";
+import { limitSpec, SET_LIMIT_PERL } from "./process_limit.ts";
 import type { TmpfsBounds } from "./tmpfs_bounds.ts";
-import { filteredCommand } from "./unix_socket_filter.ts";
+import { filterArgs, filteredCommand, INSTALL_FILTER_PERL } from "./unix_socket_filter.ts";
 import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 
 /**
@@ -180,7 +180,11 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   // the first program inside; the forwarder's relay, which it starts first, alone carries no
   // filter (P-SBX-3)
   const limit = limitSpec();
-  const command = net === null ? filteredCommand(argv, limit) : forwardedCommand(net, argv, limit);
+  const command = net === null ? filteredCommand(argv, limit) : forwardedCommand(net, argv, {
+    perl: SET_LIMIT_PERL + INSTALL_FILTER_PERL,
+    limit,
+    filter: filterArgs(),
+  });
   return [confinement.bwrap, ...args, "--chdir", cwd, "--", ...command];
 }
 
