@@ -2,9 +2,9 @@
 import type { SandboxNet } from "../net/destinations.ts";
 import { forwardedCommand } from "../net/forwarder.ts";
 import { NET_MOUNT } from "../net/inside.ts";
-import { limitCommand } from "./process_limit.ts";
+import { limitSpec, SET_LIMIT_PERL } from "./process_limit.ts";
 import type { TmpfsBounds } from "./tmpfs_bounds.ts";
-import { filteredCommand, filterSyscalls } from "./unix_socket_filter.ts";
+import { filterArgs, filteredCommand, INSTALL_FILTER_PERL } from "./unix_socket_filter.ts";
 import { isUnder, PRIVATE_TMP, type SandboxView } from "./view.ts";
 
 /**
@@ -60,7 +60,7 @@ export interface Sandboxing {
    */
   principal: string;
   bwrap: string;
-  /** util-linux's prlimit, which bounds the processes inside (`process_limit.ts`). */
+  /** util-linux's prlimit, which bounds runs entering from the host (`process_limit.ts`). */
   prlimit: string;
   view: SandboxView;
   net: SandboxNet | null;
@@ -119,8 +119,8 @@ function tmpParents(view: SandboxView): string[] {
 }
 
 /**
- * The argv that runs `argv` inside the sandbox under its process limit and socket filter
- * (`unix_socket_filter.ts`): bwrap's pid is the process group of everything inside, and bwrap
+ * The argv that runs `argv` inside the sandbox under its process limit (`process_limit.ts`) and
+ * socket filter (`unix_socket_filter.ts`): bwrap's pid is the process group of everything inside, and bwrap
  * exits with the status of `argv` (128 + signal when it was killed inside).
  */
 export function sandboxCommand(confinement: Confinement, argv: readonly string[]): string[] {
@@ -176,20 +176,16 @@ export function sandboxCommand(confinement: Confinement, argv: readonly string[]
   args.push("--remount-ro", "/dev");
   if (!view.mounts.some((m) => m.path === "/")) args.push("--remount-ro", "/");
   const cwd = Deno.realPathSync(confinement.cwd);
-  // every process of the agent's carries the socket filter; the forwarder's relay, started first,
-  // alone does not (P-SBX-3)
-  const filtered = filteredCommand(argv);
-  const command = net === null ? filtered : forwardedCommand(net, filtered, filterSyscalls().prctl);
-  return [
-    confinement.bwrap,
-    ...args,
-    "--chdir",
-    cwd,
-    "--",
-    ...limitCommand(confinement.prlimit),
-    "--",
-    ...command,
-  ];
+  // every process of the agent's carries the socket filter and the process limit, both set by
+  // the first program inside; the forwarder's relay, which it starts first, alone carries no
+  // filter (P-SBX-3)
+  const limit = limitSpec();
+  const command = net === null ? filteredCommand(argv, limit) : forwardedCommand(net, argv, {
+    perl: SET_LIMIT_PERL + INSTALL_FILTER_PERL,
+    limit,
+    filter: filterArgs(),
+  });
+  return [confinement.bwrap, ...args, "--chdir", cwd, "--", ...command];
 }
 
 /** The (device, inode) of a path, or "-" when it cannot be stat'ed. */

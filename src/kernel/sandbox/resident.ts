@@ -64,8 +64,6 @@ function namespaceOf(pid: number | "self", kind: string): string {
  * process that entered it along (P-SBX-4).
  */
 export class Resident {
-  /** Scratch directories of its runs, inside the directory bound at {@link SCRATCH_MOUNT}. */
-  readonly pool: ScratchPool;
   /**
    * The runs and warm shells in it that still live, by their nsenter pid, which names their
    * process group and session: whether each may have started processes (a warm shell waiting
@@ -93,6 +91,8 @@ export class Resident {
     private readonly child: Deno.ChildProcess,
     /** The host directory bound at {@link SCRATCH_MOUNT}. */
     private readonly dir: string,
+    /** Scratch directories of its runs, inside {@link dir}. */
+    readonly pool: ScratchPool,
     /** nsenter into the namespaces of the sandbox's init (its root, the working directory next). */
     private readonly enter: readonly string[],
     /**
@@ -120,7 +120,6 @@ export class Resident {
     /** The pins and protected paths its sandbox was started with, watched (P-SBX-6). */
     private readonly protection: ProtectionWatch,
   ) {
-    this.pool = new ScratchPool(dir, true);
     this.#shell = childrenOf(init)[0];
     this.#relay = proxyEnv.length === 0 ? null : relayOf(this.#shell);
     child.status.finally(() => {
@@ -151,8 +150,9 @@ export class Resident {
     proxy: string | null = null,
   ): Promise<Resident> {
     const dir = madeIn(parent, `sandbox-${Deno.pid}-`, "the sandbox's directory");
+    const pool = new ScratchPool(dir, true);
     const open = (argv: string[], launcher: boolean, proxy: string | null) =>
-      Resident.#open(tools, argv, launcher, { ...sandboxing, proxy }, dir, onIdle);
+      Resident.#open(tools, argv, launcher, { ...sandboxing, proxy }, dir, pool, onIdle);
     try {
       const launchers: string[][] = [];
       if (launch && tools.launcher !== null) {
@@ -194,6 +194,7 @@ export class Resident {
     launcher: boolean,
     sandboxing: Sandboxing & { proxy: string | null },
     dir: string,
+    pool: ScratchPool,
     onIdle: () => void,
   ): Promise<Resident> {
     // a session of its own: nothing inside has the kernel's controlling terminal, which a process
@@ -222,6 +223,15 @@ export class Resident {
     let driver: Launcher | null = null;
     let watch: ProtectionWatch | null = null;
     try {
+      // The first run's scratch directory is made while the sandbox starts, not once it has
+      // (its directory and state FIFO, and the kernel's first mkfifo loads that C library call:
+      // 1-5 ms on the path of an autostarted kernel's first exec, issue 33). One that cannot be
+      // made now is left to the run, which meets the failure itself.
+      try {
+        pool.release(pool.acquire());
+      } catch {
+        // the run's own acquire tells
+      }
       const reports = lines(child.stdout);
       const first = await reports.next();
       if (first.done) throw new Error("bwrap exited before its sandbox was ready");
@@ -264,6 +274,7 @@ export class Resident {
       return new Resident(
         child,
         dir,
+        pool,
         enter,
         confine,
         key,

@@ -23,6 +23,7 @@
  * process_vm_readv/writev(2) and pidfd_open(2) of pid 1 fail with EPERM too.
  */
 import { PERL } from "../net/inside.ts";
+import { SET_LIMIT_PERL } from "./process_limit.ts";
 
 /** Offsets in `struct seccomp_data`: the syscall number, the ABI, the low words of args[0], [1]. */
 const NR = 0, ARCH = 4, ARG0 = 16, ARG1 = 24;
@@ -156,20 +157,35 @@ export function unixSocketFilter(): Uint8Array {
 }
 
 /**
- * Installs the filter given in hex and execs the command after `--`: prctl(PR_SET_NO_NEW_PRIVS)
- * and seccomp(SECCOMP_SET_MODE_FILTER) by the syscall numbers given first. A failure is a line on
- * stderr and exit 126, and the command does not run. No module, not even strict (1.2 ms of the
- * ~5 ms perl takes to start here).
+ * A perl sub of the programs that install the filter (the script of {@link filteredCommand}, and
+ * the network forwarder's, `net/forwarder_script.ts`): `install_filter(PRCTL, SECCOMP, HEX)`
+ * installs the filter given in hex by prctl(PR_SET_NO_NEW_PRIVS) and
+ * seccomp(SECCOMP_SET_MODE_FILTER), by the syscall numbers given. A failure is a line on stderr
+ * and exit 126, and nothing after it runs.
  */
-const FILTER_SCRIPT = String.raw`
-my ($prctl, $seccomp, $hex) = splice @ARGV, 0, 3;
-shift @ARGV;
-my $filter = pack('H*', $hex);
-my $prog = pack('S x6 P', length($filter) / 8, $filter);
-unless (syscall($prctl + 0, 38, 1, 0, 0, 0) == 0 && syscall($seccomp + 0, 1, 0, $prog) == 0) {
+export const INSTALL_FILTER_PERL = String.raw`
+sub install_filter {
+  my ($prctl, $seccomp, $hex) = @_;
+  my $filter = pack('H*', $hex);
+  my $prog = pack('S x6 P', length($filter) / 8, $filter);
+  return if syscall($prctl + 0, 38, 1, 0, 0, 0) == 0 && syscall($seccomp + 0, 1, 0, $prog) == 0;
   print STDERR "shoal: cannot install the sandbox's socket filter: $!\n";
   exit 126;
 }
+`;
+
+/**
+ * Sets the process limit given (`process_limit.ts`; none when empty), installs the filter and
+ * execs the command after `--`. No module, not even strict (1.2 ms of the ~5 ms perl takes to
+ * start here).
+ */
+const FILTER_SCRIPT = String.raw`
+${SET_LIMIT_PERL}
+${INSTALL_FILTER_PERL}
+my ($prctl, $seccomp, $hex, $limit) = splice @ARGV, 0, 4;
+shift @ARGV;
+set_limit($limit);
+install_filter($prctl, $seccomp, $hex);
 exec { $ARGV[0] } @ARGV;
 print STDERR "shoal: cannot run $ARGV[0]: $!\n";
 exit 127;
@@ -191,11 +207,20 @@ export function filterSyscalls(): { prctl: number; seccomp: number } {
   return numbers;
 }
 
-/** The filter's bytes in hex, as {@link FILTER_SCRIPT} takes them. */
+/** The filter's bytes in hex, as `install_filter` of {@link INSTALL_FILTER_PERL} takes them. */
 const FILTER_HEX = [...unixSocketFilter()].map((b) => b.toString(16).padStart(2, "0")).join("");
 
-/** The argv that runs `argv` under the filter (perl first, then `argv` in its pid). */
-export function filteredCommand(argv: readonly string[]): string[] {
+/** The arguments of `install_filter` ({@link INSTALL_FILTER_PERL}) on this host. */
+export function filterArgs(): [number, number, string] {
   const { prctl, seccomp } = filterSyscalls();
-  return [PERL, "-e", FILTER_SCRIPT, String(prctl), String(seccomp), FILTER_HEX, "--", ...argv];
+  return [prctl, seccomp, FILTER_HEX];
+}
+
+/**
+ * The argv that runs `argv` under the filter (perl first, then `argv` in its pid), and under the
+ * process limit `limit` when one is given (`limitSpec` of `process_limit.ts`): a sandbox's first
+ * program sets it, a run entering from the host does not.
+ */
+export function filteredCommand(argv: readonly string[], limit = ""): string[] {
+  return [PERL, "-e", FILTER_SCRIPT, ...filterArgs().map(String), limit, "--", ...argv];
 }

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { processLimit } from "../../../src/kernel/sandbox/process_limit.ts";
 import { exec } from "../../_support/exec.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { launchKernel } from "../../_support/kernel.ts";
+import { launchKernel, startKernel } from "../../_support/kernel.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { KERNEL_BIN, sandbox } from "../../_support/sandbox.ts";
@@ -75,6 +75,39 @@ hostTest(
       assert.ok(Number(forked) < limit && Number(forked) > limit - 20, `forked ${forked}`);
       assert.equal(err, "Resource temporarily unavailable");
       assert.equal(await run("echo still here"), "still here\n");
+    } finally {
+      await k.cleanup();
+    }
+  },
+);
+
+hostTest(
+  "every process of a sandbox with a proxy carries the process limit and the socket filter, set by its forwarder (no prlimit or filter program of its own), and none but its relay opens a Unix socket",
+  NEEDS_TIER_B,
+  async () => {
+    const box = await sandbox();
+    const proj = `${box.dir}/home/proj`;
+    await Deno.mkdir(proj);
+    const policy = { "agent:p": { ...PROJECT_AGENT, net_connect: ["registry.npmjs.org:443"] } };
+    const { secret } = await createToken(box, "agent:p", "agent:p");
+    const k = await startKernel(["--policy", await writePolicy(box, policy)], box);
+    try {
+      await exec(await k.attach("work"), `cd ${proj}`);
+      const agent = await k.attach("work", secret);
+      const r = await exec(
+        agent,
+        "ulimit -u; python3 -c 'print(open(\"/proc/self/status\").read())' | " +
+          "grep -c '^Seccomp:.*2'; " +
+          "python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; " +
+          'printf "%s\\n" "$HTTPS_PROXY"',
+        { position: "value" },
+      );
+      const out = (((r.value as Rec).out as Rec).v as string) ?? JSON.stringify(r);
+      const [limit, filtered, unix, proxy] = out.split("\n");
+      assert.equal(limit, String(processLimit()));
+      assert.equal(filtered, "1");
+      assert.match(unix, /Operation not permitted/);
+      assert.match(proxy, /^http:\/\/127\.0\.0\.1:\d+$/, "the run is proxied");
     } finally {
       await k.cleanup();
     }
