@@ -71,13 +71,7 @@ export async function launchKernel(
       return conn;
     },
     async attach(session = "default", token = null) {
-      const conn = await kernel.connect();
-      await conn.request("session.attach", {
-        session,
-        token,
-        client: { kind: "test", tty: false },
-      });
-      return conn;
+      return await attachTo(await kernel.connect(), session, token);
     },
     stop() {
       stopped ??= (async () => {
@@ -99,6 +93,16 @@ export async function launchKernel(
     },
   };
   return kernel;
+}
+
+/** `conn` once attached to `session` (with `token`, if any) as a test client without a TTY. */
+async function attachTo(
+  conn: RpcConnection,
+  session: string,
+  token: string | null,
+): Promise<RpcConnection> {
+  await conn.request("session.attach", { session, token, client: { kind: "test", tty: false } });
+  return conn;
 }
 
 /** Runs the kernel binary with exactly `args` until it exits (at most 30 s); its status and stderr. */
@@ -169,6 +173,51 @@ export function withKernel(
   body: (conn: RpcConnection, k: TestKernel) => Promise<void>,
 ): void {
   kernelTest(name, async (k) => await body(await k.attach(), k));
+}
+
+/**
+ * A {@link withKernel} for the cases of one file that need no kernel of their own: they share one
+ * from `start`, started before the file's first case and stopped after its last, each case on a
+ * session of its own (`case-N`, also what its `attach()` names by default) and its connections
+ * closed when it ends. A case that stops the kernel or reads what every session does (the whole
+ * journal, a count of the kernel's shells) keeps a kernel of its own.
+ */
+export function sharedKernel(
+  start: () => Promise<TestKernel> = () => startKernel(),
+): (name: string, body: (conn: RpcConnection, k: TestKernel) => Promise<void>) => void {
+  let shared: TestKernel | undefined;
+  Deno.test.beforeAll(async () => {
+    shared = await start();
+  });
+  Deno.test.afterAll(async () => await shared?.cleanup());
+  let cases = 0;
+  return (name, body) => {
+    const own = `case-${++cases}`;
+    Deno.test(name, async () => {
+      const k = shared!;
+      const opened: RpcConnection[] = [];
+      const mustNot = () =>
+        Promise.reject(new Error("the file's shared kernel outlives its cases"));
+      const view: TestKernel = {
+        ...k,
+        async connect() {
+          const conn = await k.connect();
+          opened.push(conn);
+          return conn;
+        },
+        async attach(session = own, token = null) {
+          return await attachTo(await view.connect(), session, token);
+        },
+        stop: mustNot,
+        cleanup: mustNot,
+      };
+      try {
+        await body(await view.attach(), view);
+      } finally {
+        for (const conn of opened) conn.close();
+      }
+    });
+  };
 }
 
 /** Starts a kernel in a fresh sandbox with `--policy` naming a policy file that holds `principals`. */

@@ -36,9 +36,23 @@ function agentPolicy(allowed: string, sessionWrite: boolean) {
   };
 }
 
-function sceneTest(name: string, body: (s: Scene) => Promise<void>, ignore = false): void {
-  Deno.test({ name, ignore }, async () => {
-    const box = await sandbox();
+/** The kernel of every scene, its sandbox and a bearer secret for each principal. */
+interface Shared {
+  k: TestKernel;
+  allowed: string;
+  victim: string;
+  tokens: Record<string, string>;
+}
+
+/**
+ * The scenes' kernel, started once for the file: each scene works in sessions of its own (`sN`)
+ * and in emptied `allowed/` and `victim/` directories, so no scene sees what another left.
+ */
+let shared: Shared | undefined;
+
+Deno.test.beforeAll(async () => {
+  const box = await sandbox();
+  try {
     const allowed = `${box.dir}/allowed`;
     const victim = `${box.dir}/victim`;
     await Deno.mkdir(allowed);
@@ -54,24 +68,43 @@ function sceneTest(name: string, body: (s: Scene) => Promise<void>, ignore = fal
         fs: { read: [`${allowed}/**`], write: [`${allowed}/**`], delete: [`${allowed}/**`] },
       },
     });
-    const tokens = {
-      "agent:a": (await createToken(box, "agent:a")).secret,
-      "agent:b": (await createToken(box, "agent:b")).secret,
-      "agent:net": (await createToken(box, "agent:net")).secret,
-      "agent:r": (await createToken(box, "agent:r")).secret,
-    };
-    const k = await startKernel(["--policy", file], box);
-    let sessions = 0;
+    const tokens: Record<string, string> = {};
+    for (const principal of ["agent:a", "agent:b", "agent:net", "agent:r"]) {
+      tokens[principal] = (await createToken(box, principal)).secret;
+    }
+    shared = { k: await startKernel(["--policy", file], box), allowed, victim, tokens };
+  } catch (e) {
+    await box.cleanup();
+    throw e;
+  }
+});
+
+Deno.test.afterAll(async () => await shared?.k.cleanup());
+
+let sessions = 0;
+
+function sceneTest(name: string, body: (s: Scene) => Promise<void>, ignore = false): void {
+  Deno.test({ name, ignore }, async () => {
+    const { k, allowed, victim, tokens } = shared!;
+    for (const dir of [allowed, victim]) {
+      for (const entry of Deno.readDirSync(dir)) {
+        await Deno.remove(`${dir}/${entry.name}`, { recursive: true });
+      }
+    }
+    const opened: RpcConnection[] = [];
     try {
       await body({
         k,
         allowed,
         victim,
-        session: (principal: keyof typeof tokens = "agent:a") =>
-          k.attach(`s${++sessions}`, tokens[principal]),
+        session: async (principal = "agent:a") => {
+          const conn = await k.attach(`s${++sessions}`, tokens[principal]);
+          opened.push(conn);
+          return conn;
+        },
       });
     } finally {
-      await k.cleanup();
+      for (const conn of opened) conn.close();
     }
   });
 }

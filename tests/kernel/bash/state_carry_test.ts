@@ -8,11 +8,14 @@ import assert from "node:assert/strict";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { exec } from "../../_support/exec.ts";
-import { launchKernel, startKernel, withKernel } from "../../_support/kernel.ts";
+import { launchKernel, sharedKernel, startKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { REPO, sandbox } from "../../_support/sandbox.ts";
 import { hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
 import { createToken, PROJECT_AGENT, writePolicy } from "../../_support/principals.ts";
+
+/** The cases on the local human's sessions share one kernel, each on a session of its own. */
+const sharedCase = sharedKernel();
 
 /** Runs `src` in value position: its stdout text and stderr text. */
 async function run(conn: RpcConnection, src: string): Promise<{ out: string; err: string }> {
@@ -20,7 +23,7 @@ async function run(conn: RpcConnection, src: string): Promise<{ out: string; err
   return { out: String((value.out as Rec).v), err: String((value.err as Rec).v) };
 }
 
-withKernel(
+sharedCase(
   "K-BASH-5 a function written with extglob patterns persists like any other, and later execs restore it without a syntax error",
   async (conn) => {
     await run(
@@ -37,7 +40,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-5 a run that sets its own EXIT trap and ends normally still persists its cwd, exports and variables; its trap still runs, after them",
   async (conn) => {
     const first = await run(
@@ -75,7 +78,7 @@ Deno.test({
   },
 });
 
-withKernel(
+sharedCase(
   "K-BASH-5 an export too large for a program's environment (over 128 KiB, or together over the budget) persists and leaves the session usable as bash does: builtins run, programs fail with E2BIG, unset recovers",
   async (conn) => {
     // builtins only: once BIG is exported, no program starts
@@ -101,7 +104,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-1/5 a session whose cwd a later exec removed is not stuck: the next exec, or pty.open, is refused naming the directory (nothing runs), the session moves to its nearest existing parent, and execs run again there (each failed with 'cannot start bash … not found', cd / included)",
   async (conn, k) => {
     const dir = `${k.box.dir}/gone`;
@@ -173,7 +176,7 @@ Deno.test({
   },
 });
 
-withKernel(
+sharedCase(
   "K-BASH-5 a working directory renamed while bash stands in it persists under its new name: the run's cwd still exists, and the next exec runs there, not back where the session was",
   async (conn) => {
     const dir = await Deno.makeTempDir({ prefix: "shoal-renamed-cwd-" });
@@ -187,7 +190,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-4 a run that leaves xtrace or verbose on traces only its own commands: the driver's state dump never shows in its stderr (a run ending by exit or errexit shows the trap's one call, FUNCNEST lifted for it)",
   async (conn) => {
     const call = ["+ FUNCNEST=", "+ __shoal_exit"];
@@ -207,7 +210,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-4 a run's DEBUG trap fires for its own commands only, never for the driver's state dump",
   async (conn) => {
     const cases: [string, string][] = [
@@ -225,7 +228,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-5 a function whose heredoc holds a line like another function's header (`bar () `) persists whole, and a real function of that name persists beside it",
   async (conn) => {
     await run(conn, "f() { cat <<'E'\nbar () \nE\n}");
@@ -237,7 +240,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-5 an alias whose value holds a line starting `alias ` persists whole, and defines no other alias",
   async (conn) => {
     const define = 'alias s=$\'echo "1\\nalias b=y"\'; alias q="echo \\"it\'s\\""';
@@ -273,7 +276,7 @@ async function runStatus(conn: RpcConnection, src: string) {
   };
 }
 
-withKernel(
+sharedCase(
   "K-BASH-4/9 a run that defines a function named builtin (a logging wrapper) ends with its own status and persists its state, and later execs are not run through the wrapper",
   async (conn) => {
     const first = await runStatus(
@@ -295,7 +298,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-4/9 a run that disables builtins the driver's dump uses (enable -n) ends with its own status, prints nothing more and persists its state",
   async (conn) => {
     const cases: [string, number, string][] = [
@@ -314,7 +317,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-4 a session's own FUNCNEST never shows in its execs: at 1 each printed '__shoal_exit: maximum function nesting level exceeded', and a run ending by exit or errexit inside a function as deep as FUNCNEST allows lost its state",
   async (conn) => {
     // bash -c prints nothing for any of these
@@ -342,7 +345,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-4 the driver's own variables are out of a run's reach: a run that unsets every variable compgen lists, or sets __shoal_pid or __shoal_st, ends with its own status and keeps its state, and no dump is written where __shoal_dir points",
   async (conn) => {
     const dir = await Deno.makeTempDir({ prefix: "shoal-driver-vars-" });
@@ -366,7 +369,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-1/K-BASH-4 the source runs as bash -c runs its text: BASH_SOURCE is empty, so the script-directory idiom stays in the session's cwd (it moved the session into the kernel's scratch directory), LINENO counts from 1, no error names a scratch path, and a RETURN trap set by the run does not fire when it ends",
   async (conn) => {
     // bash -c: /usr, /usr, 1 (then 3 in f), []; the RETURN trap prints nothing
@@ -383,7 +386,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-1 a run sees its own source in BASH_EXECUTION_STRING, as bash -c shows its text, and an error bash finds in it quotes that text alone",
   async (conn) => {
     const src = 'echo "$BASH_EXECUTION_STRING"';
@@ -398,7 +401,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-4 a run that adds to the EXIT trap it finds (trap -p EXIT, the usual chaining idiom) still runs its own part, after the dump, and ends with its own status",
   async (conn) => {
     // bash -c finds no trap and runs cleanup; the driver's trap was found and exited first
@@ -448,7 +451,7 @@ Deno.test(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-5 an exported variable keeps its other attributes (integer, lower and upper case, trace) for later execs, and `export NAME` without a value keeps NAME exported for a later assignment, as on the next line of one bash",
   async (conn) => {
     await run(conn, "declare -ix N=5; declare -lx LO=ABC; declare -ux UP=abc; export LATER");
@@ -471,7 +474,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-9/K-BASH-5 a run that lowers its file size limit (ulimit -f) ends with its own status, not killed by SIGXFSZ while its state was written, and its state persists when the limit can be raised back",
   async (conn) => {
     const soft = await runStatus(conn, "ulimit -S -f 0; export A=1; echo done");
@@ -487,7 +490,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-5 a function whose heredoc holds lines like the header of a function in `declare -f` (`name () ` then `{ `) persists whole, and later execs restore it without errors",
   async (conn) => {
     // a generator of a script in the very form `declare -f` prints
@@ -502,7 +505,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-5 a cwd entered through a symlink stays that path for later execs, as bash's logical PWD: pwd shows it and cd .. leaves it for the link's parent, not the target's",
   async (conn, k) => {
     const link = `${k.box.dir}/link`;

@@ -1,12 +1,20 @@
 import assert from "node:assert/strict";
 import { HEX } from "../../_support/bytes.ts";
-import { kernelTest, startKernelWithPolicy, withKernel } from "../../_support/kernel.ts";
+import {
+  kernelTest,
+  sharedKernel,
+  startKernelWithPolicy,
+  withKernel,
+} from "../../_support/kernel.ts";
 import { LOCAL_HUMAN } from "../../_support/principals.ts";
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 
-withKernel("echo hi is an ok outcome with out:N and a bounded render (K-EXEC-3)", async (conn) => {
+/** The cases that read no other session's rows (the journal is the kernel's) share one kernel. */
+const sharedCase = sharedKernel();
+
+sharedCase("echo hi is an ok outcome with out:N and a bounded render (K-EXEC-3)", async (conn) => {
   const r = await exec(conn, "echo hi");
   assert.match(r.ref as string, /^out:[0-9]+$/);
   assert.equal(r.uri, `shoal://out/${(r.ref as string).slice(4)}`);
@@ -21,7 +29,7 @@ withKernel("echo hi is an ok outcome with out:N and a bounded render (K-EXEC-3)"
   assert.equal(typeof r.elapsed_ms, "number");
 });
 
-withKernel(
+sharedCase(
   "false: value position returns ok:false, stmt position raises -32002 with the ref (K-EXEC-4)",
   async (conn) => {
     const v = (await exec(conn, "false", { position: "value" })).value as Rec;
@@ -39,7 +47,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "cwd, exported env, variables and functions persist between execs (K-BASH-5, K-BASH-7)",
   async (conn) => {
     await exec(conn, "cd /usr/share && export GREETING=hi; plain=5; f() { echo fn-$1; }");
@@ -53,7 +61,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "a killed or failing exec leaves the session state unchanged (K-BASH-6)",
   async (conn) => {
     await exec(conn, "cd /tmp");
@@ -63,7 +71,7 @@ withKernel(
   },
 );
 
-withKernel("JSON stdout becomes typed values: echo 42 is an int (K-BASH-10)", async (conn) => {
+sharedCase("JSON stdout becomes typed values: echo 42 is an int (K-BASH-10)", async (conn) => {
   const r = await exec(conn, "echo 42");
   assert.deepEqual((r.value as Rec).out, { $: "int", v: 42 });
   const t = await exec(conn, `echo '[{"name":"a","size":1},{"name":"b"}]'`);
@@ -73,7 +81,7 @@ withKernel("JSON stdout becomes typed values: echo 42 is an int (K-BASH-10)", as
   assert.deepEqual(Object.keys(out.cols as Rec), ["name", "size"]);
 });
 
-withKernel(
+sharedCase(
   "seq 1 70000: render ≤ 64 KiB with the marker, and a slice fetches exact characters (V-RENDER-3, V-SLICE-1)",
   async (conn) => {
     const r = await exec(conn, "seq 1 70000");
@@ -88,7 +96,7 @@ withKernel(
   },
 );
 
-withKernel("unknown refs are -32004 and bad paths -32005 (K-VAL-5)", async (conn) => {
+sharedCase("unknown refs are -32004 and bad paths -32005 (K-VAL-5)", async (conn) => {
   assert.equal((await rpcError(conn.request("value.get", { ref: "out:999" }))).code, -32004);
   const r = await exec(conn, "echo 42");
   const bad = await rpcError(conn.request("value.get", { ref: r.ref, path: "out.nope" }));
@@ -96,7 +104,7 @@ withKernel("unknown refs are -32004 and bad paths -32005 (K-VAL-5)", async (conn
   assert.equal((await rpcError(conn.request("exec", { src: "x", position: "nope" }))).code, -32602);
 });
 
-withKernel(
+sharedCase(
   "stdin is /dev/null and a background child holding the pipe does not hold the exec (K-BASH-1, K-BASH-3)",
   async (conn) => {
     const r = await exec(conn, "cat; echo done; sleep 30 &", { position: "value" });
@@ -106,7 +114,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "each exec runs in its own process group with exactly the session's exported environment (K-BASH-1)",
   async (conn) => {
     const r = await exec(conn, "ps -o pgid= -p $$; echo $$", { position: "value" });
@@ -120,7 +128,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "arrays, several functions and aliases persist; bash's own variables do not (K-BASH-5)",
   async (conn) => {
     await exec(
@@ -189,7 +197,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-EXEC-4 the -32002 stderr is the first 4096 bytes as lossy UTF-8 (a cut character becomes U+FFFD)",
   async (conn) => {
     const e = await rpcError(
@@ -213,7 +221,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-9 cmd is the source cut to 256 scalars plus … when longer (astral characters count once)",
   async (conn) => {
     const exact = ": " + "é".repeat(254);
@@ -264,7 +272,7 @@ kernelTest(
   },
 );
 
-withKernel(
+sharedCase(
   "K-BASH-5 an exported value that is not UTF-8 persists byte for byte; session.env omits it (K-SESS-1); export -n and unset still apply",
   async (conn) => {
     await exec(conn, "export RAW=$'a\\xff\\x27b\\\\' BOM=$'\\xef\\xbb\\xbfz'");
@@ -296,7 +304,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "W-RPC-4/K-PLAN-3 a plan.apply starts in the order its request was read among the session's execs, as an approved-mode exec does: it ran before an exec read earlier whose long source was still being analysed",
   async (conn) => {
     const plan = await exec(conn, "echo applied", { mode: "plan" });
@@ -341,7 +349,7 @@ kernelTest(
     }),
 );
 
-withKernel(
+sharedCase(
   "K-BASH-5 exporting a name bash also sets itself (HOSTNAME, OSTYPE) persists like any export; bash's own unexported values do not",
   async (conn) => {
     const before = await exec(conn, 'echo "${HOSTNAME-unset}"; env | grep -c "^OSTYPE="', {

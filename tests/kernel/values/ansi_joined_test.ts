@@ -4,12 +4,14 @@
 // two-byte ESC sequence (RIS-like resets, charset switches) for a tty:false client.
 import assert from "node:assert/strict";
 import { stripAnsi } from "../../../src/kernel/values/ansi.ts";
-import { withKernel } from "../../_support/kernel.ts";
+import { sharedKernel } from "../../_support/kernel.ts";
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 // deno-lint-ignore no-control-regex
 const INTRODUCER = /[\x1b\x80-\x9f]/;
+/** The cases share one kernel, each on a session of its own. */
+const sharedCase = sharedKernel();
 
 const CASES: [string, string][] = [
   ["\x1b\x1b[31mred\x1b[0m", "red"],
@@ -28,7 +30,7 @@ Deno.test("V-RENDER-2: stripAnsi leaves no ESC or C1 control, so no removal join
   }
 });
 
-withKernel(
+sharedCase(
   "V-RENDER-2: the render of `printf '\\e\\e[31mred\\e[0m'` for a tty:false client holds no escape (it was ESC 'r' + 'ed'), in exec, value.get render and render_head",
   async (conn) => {
     const r = await exec(conn, `printf '\\033\\033[31mred\\033[0m'`, { position: "value" });
@@ -48,7 +50,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "V-RENDER-2: an exec's render for a tty:false client drops the 8-bit CSI and OSC (U+009B, U+009D) as value.get's render does (exec kept them whenever the output held no ESC)",
   async (conn) => {
     const r = await exec(
@@ -63,7 +65,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "V-RENDER-2: for a tty:false client the 8-bit CSI and OSC inside a record, list or table (member names, items, cells, column names) leave no C1 control in the exec render, value.get render or render_head (they reached the client raw: only a top-level str was stripped)",
   async (conn) => {
     // U+009B (CSI) and U+009D (OSC) as UTF-8 in JSON strings, and as \u escapes.

@@ -4,7 +4,12 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { byteLength } from "../../_support/bytes.ts";
-import { startKernel, startKernelWithAgent, withKernel } from "../../_support/kernel.ts";
+import {
+  sharedKernel,
+  startKernel,
+  startKernelWithAgent,
+  withKernel,
+} from "../../_support/kernel.ts";
 import { kernelPid, memoryKiB, peakKiB } from "../../_support/proc.ts";
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -14,6 +19,8 @@ import { VALUE_NODE_LIMIT } from "../../../src/protocol/limits.ts";
 
 const encoder = new TextEncoder();
 const MiB = 1024 * 1024;
+/** The cases that measure no kernel memory share one kernel, each on a session of its own. */
+const sharedCase = sharedKernel();
 
 function valueGet(conn: RpcConnection, params: Rec): Promise<Rec> {
   return conn.request("value.get", params) as Promise<Rec>;
@@ -50,7 +57,7 @@ function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-withKernel(
+sharedCase(
   "2,000,000 ints with json.dumps default separators (16.9 MB > 16 MiB) are a str, not a list: SPEC's parse bound wins (K-BASH-10)",
   async (conn) => {
     const r = await exec(
@@ -104,7 +111,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "an array of objects is a columnar table; .out.rows[1].size is null and .out.name[0] is a (V-JSON-1, V-PATH-2/3)",
   async (conn) => {
     const r = await exec(conn, `echo '[{"name":"a","size":1},{"name":"b"}]'`);
@@ -128,7 +135,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "bad paths, slices of scalars and raw of non-strings are -32005; unknown refs -32004 (K-VAL-5)",
   async (conn) => {
     const r = await exec(conn, "echo 42");
@@ -157,7 +164,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "format raw on a 10 MiB str: each chunk ≤ 65536 bytes with total and next, and following next reassembles the exact bytes (K-VAL-4)",
   async (conn) => {
     // Multi-byte characters make chunk ends fall inside characters, which must move back.
@@ -220,7 +227,7 @@ sys.stdout.buffer.write("".join(out).encode())`;
   },
 );
 
-withKernel(
+sharedCase(
   "a bytes value comes back as bounded raw_base64 chunks that reassemble exactly; blob.get serves the journal's stdout hash by range (K-VAL-4, K-BLOB-1..3)",
   async (conn, k) => {
     const r = await exec(conn, "head -c 100000 /dev/urandom > rand.bin && cat rand.bin");
@@ -280,7 +287,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "session.cwd follows cd; session.env lists sorted names and values for the local human (K-SESS-1/2)",
   async (conn) => {
     await exec(conn, "cd /usr/share");
@@ -314,7 +321,7 @@ Deno.test("session.env discloses names but no values when env_read is not grante
   }
 });
 
-withKernel(
+sharedCase(
   "K-VAL-2/V-ELIDE-3 uris name the selection: path percent-encoded except A–Z a–z 0–9 - . _ ~ [ ], then slice=a..b; preview items get [i] suffixes",
   async (conn) => {
     const r = await exec(conn, `echo '{"a b/é":[10,20,30,40,50,60],"k":{"x":[1,2,3]}}'`);
@@ -342,7 +349,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "a U+FEFF that starts the bytes read is data, not a byte order mark: CAS-backed str previews, slices, raw chunks and renders, blob.get, task.output, the quoted stderr and journal src keep it (V-ELIDE-5, V-SLICE-1, K-VAL-4, V-RENDER-1, K-BLOB-2, K-TASK-7, K-EXEC-4, K-JQ-4)",
   async (conn) => {
     const bom = "\ufeff";
@@ -383,7 +390,7 @@ withKernel(
   },
 );
 
-withKernel(
+sharedCase(
   "a colour reset after the last newline of a CAS-backed str leaves no line of its own: the render's marker counts exactly the lines left out (V-RENDER-2/3)",
   async (conn) => {
     const r = await exec(conn, `seq 1 20000 | sed 's/^/line /'; printf '\\033[0m'`);
