@@ -106,7 +106,7 @@ function leaderLives(pid: number): boolean {
  * host's init, stays one until that init reaps it, and an init that reaps late made every close of
  * a sandboxed PTY wait out the grace. Elsewhere the session must be gone.
  */
-function sessionEndedWithin(sid: number, ms: number): Promise<boolean> {
+export function sessionEndedWithin(sid: number, ms: number): Promise<boolean> {
   return Deno.build.os === "linux" ? sessionDeadWithin(sid, ms) : sessionGoneWithin(sid, ms);
 }
 
