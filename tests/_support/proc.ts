@@ -97,6 +97,11 @@ export function liveChildren(pid: number): { pid: number; command: string }[] {
     .map((r) => ({ pid: r.pid, command: r.command }));
 }
 
+/** Pids of the zombie children of `pid`: ended, not yet reaped. */
+export function zombieChildren(pid: number): number[] {
+  return processTable().filter((r) => r.ppid === pid && r.state === "Z").map((r) => r.pid);
+}
+
 /** Pids of live (non-zombie) children of `pid` whose command line contains `marker`. */
 export function childrenMentioning(pid: number, marker: string): number[] {
   return liveChildren(pid).filter((c) => c.command.includes(marker)).map((c) => c.pid);

@@ -46,7 +46,7 @@ export async function endLedSession(sid: number, leader: Promise<unknown>, endin
   // ESRCH on the group: it is empty, or the launcher has not yet made the child its leader.
   signalSession(sid, ending.signal);
   await within(leader, graceMs);
-  if (!(await sessionGoneWithin(sid, Math.max(0, deadline - performance.now())))) {
+  if (!(await sessionEndedWithin(sid, Math.max(0, deadline - performance.now())))) {
     signalSession(sid, "SIGKILL");
   }
   for (const { group, start } of departed) {
@@ -98,6 +98,16 @@ function leaderLives(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether nothing of session `sid` is alive within `ms`. On Linux a zombie has ended (K-PTY-5:
+ * SIGKILL is for what is still alive): a sandbox's inner bwrap, which its outer one leaves to the
+ * host's init, stays one until that init reaps it, and an init that reaps late made every close of
+ * a sandboxed PTY wait out the grace. Elsewhere the session must be gone.
+ */
+export function sessionEndedWithin(sid: number, ms: number): Promise<boolean> {
+  return Deno.build.os === "linux" ? sessionDeadWithin(sid, ms) : sessionGoneWithin(sid, ms);
 }
 
 /** Whether no live (non-zombie) process of session `sid` is left within `ms` (Linux /proc). */
