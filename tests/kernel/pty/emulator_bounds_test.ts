@@ -78,10 +78,11 @@ Deno.test("K-PTY-8 DECRQSS is answered as the emulator's own handler answers it:
     const long = "m".repeat(40);
     const script =
       `stty raw -echo; printf '\\033P$qm\\033\\\\\\033P$q${long}\\033\\\\\\033P$qr\\033\\\\'; ` +
-      `dd bs=1 count=28 2>/dev/null | od -An -c; sleep 30`;
+      `dd bs=1 count=28 2>/dev/null | od -An -c; echo END; sleep 30`;
     const pty = await openPty(dir, "sh", ["-c", script], { rows: 10 });
     try {
-      const end = await waitForScreen(pty, (s) => s.screen.some((row) => row.includes("r")));
+      // od prints a line per 16 bytes as they come: END follows the last of the three answers
+      const end = await waitForScreen(pty, (s) => s.screen.some((row) => row.includes("END")));
       const text = end.screen.join(" ").replace(/\s+/g, " ");
       assert.match(
         text,
