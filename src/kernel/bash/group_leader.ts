@@ -130,8 +130,8 @@ export function leaderlessGroup(pgid: number): boolean {
   }
 }
 
-/** How often {@link groupGoneWithin} and {@link sessionGoneWithin} look. */
-const GROUP_POLL_MS = 50;
+/** How often the waits below look. */
+const GROUP_POLL_MS = 20;
 
 /** Whether `gone` holds within `ms` (asked every {@link GROUP_POLL_MS}). */
 async function goneWithin(gone: () => boolean, ms: number): Promise<boolean> {
@@ -141,11 +141,6 @@ async function goneWithin(gone: () => boolean, ms: number): Promise<boolean> {
     await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
   }
   return gone();
-}
-
-/** Whether process group `pgid` is gone within `ms`. */
-export function groupGoneWithin(pgid: number, ms: number): Promise<boolean> {
-  return goneWithin(() => !groupExists(pgid), ms);
 }
 
 /**
@@ -189,6 +184,26 @@ export function sessionGoneWithin(
       groups.every((group) => !groupExists(group)),
     ms,
   );
+}
+
+/**
+ * Whether nothing of session `sid`, and of each of `groups` (found earlier), is alive within `ms`.
+ * On Linux a zombie has ended (SIGKILL is for what still runs): a sandbox's inner bwrap, which its
+ * outer one leaves to the host's init, stays one until that init reaps it, and an init that reaps
+ * late (seconds here) kept such a group answering for the whole grace. Elsewhere they must be gone.
+ */
+export function sessionEndedWithin(
+  sid: number,
+  ms: number,
+  groups: readonly number[] = [],
+): Promise<boolean> {
+  if (Deno.build.os !== "linux") return sessionGoneWithin(sid, ms, groups);
+  return goneWithin(() => {
+    for (const [, ids] of liveProcesses()) {
+      if (ids.session === sid || groups.includes(ids.group)) return false;
+    }
+    return true;
+  }, ms);
 }
 
 /**
@@ -280,7 +295,7 @@ export async function endLeaderlessGroup(
 ): Promise<void> {
   if (!leaderlessGroup(pgid)) return;
   signalGroupOnly(pgid, signal);
-  if (await groupGoneWithin(pgid, graceMs) || !leaderlessGroup(pgid)) return;
+  if (await groupDeadWithin(pgid, graceMs) || !leaderlessGroup(pgid)) return;
   signalGroupOnly(pgid, "SIGKILL");
   await groupDeadWithin(pgid, graceMs);
 }

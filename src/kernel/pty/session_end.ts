@@ -12,14 +12,10 @@ import {
   groupDeadWithin,
   groupExists,
   otherGroupsOfSession,
-  processIds,
-  sessionGoneWithin,
+  sessionEndedWithin,
   signalGroupOnly,
   signalSession,
 } from "../bash/group_leader.ts";
-
-/** How often {@link sessionDeadWithin} looks. */
-const POLL_MS = 20;
 
 /** The signal a PTY's session is ended with, and how long it has before SIGKILL. */
 export type PtyEnding = { signal: Deno.Signal; graceMs: number };
@@ -54,7 +50,7 @@ export async function endLedSession(sid: number, leader: Promise<unknown>, endin
   }
   await leader;
   // a killed process runs until scheduled, and the close answers after
-  await sessionDeadWithin(sid, graceMs);
+  await sessionEndedWithin(sid, graceMs);
   for (const { group } of departed) await groupDeadWithin(group, graceMs);
 }
 
@@ -84,9 +80,9 @@ export async function endLeaderlessSession(sid: number, ending: PtyEnding): Prom
   const groups = otherGroupsOfSession(sid);
   if (groups.length === 0) return;
   for (const group of groups) signalGroupOnly(group, ending.signal);
-  if (await sessionGoneWithin(sid, graceMs) || leaderLives(sid)) return;
+  if (await sessionEndedWithin(sid, graceMs) || leaderLives(sid)) return;
   for (const group of otherGroupsOfSession(sid)) signalGroupOnly(group, "SIGKILL");
-  await sessionDeadWithin(sid, graceMs);
+  await sessionEndedWithin(sid, graceMs);
 }
 
 /** Whether a process (a zombie included) has pid `pid` (Linux /proc; elsewhere assumed). */
@@ -98,33 +94,4 @@ function leaderLives(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * Whether nothing of session `sid` is alive within `ms`. On Linux a zombie has ended (K-PTY-5:
- * SIGKILL is for what is still alive): a sandbox's inner bwrap, which its outer one leaves to the
- * host's init, stays one until that init reaps it, and an init that reaps late made every close of
- * a sandboxed PTY wait out the grace. Elsewhere the session must be gone.
- */
-export function sessionEndedWithin(sid: number, ms: number): Promise<boolean> {
-  return Deno.build.os === "linux" ? sessionDeadWithin(sid, ms) : sessionGoneWithin(sid, ms);
-}
-
-/** Whether no live (non-zombie) process of session `sid` is left within `ms` (Linux /proc). */
-async function sessionDeadWithin(sid: number, ms: number): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  while (liveMember(sid)) {
-    const left = deadline - performance.now();
-    if (left <= 0) return false;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
-  }
-  return true;
-}
-
-function liveMember(sid: number): boolean {
-  if (Deno.build.os !== "linux") return false;
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (/^[0-9]+$/.test(entry.name) && processIds(Number(entry.name))?.session === sid) return true;
-  }
-  return false;
 }

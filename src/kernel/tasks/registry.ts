@@ -7,7 +7,7 @@ import {
 import { refNumber } from "../../protocol/refs.ts";
 import {
   otherGroupsOfSession,
-  sessionGoneWithin,
+  sessionEndedWithin,
   signalGroupButLeader,
   signalGroupOnly,
   signalSession,
@@ -109,7 +109,7 @@ export class Task {
     return this.state === "cancelling" && !this.#exitedFirst;
   }
 
-  /** Resolves once a cancel's group is gone or was SIGKILLed (at once when no cancel reached it). */
+  /** Resolves once nothing of a cancel's groups is alive or they were SIGKILLed (at once when no cancel reached it). */
   get stopped(): Promise<void> {
     return this.#stopping ?? Promise.resolve();
   }
@@ -242,7 +242,7 @@ export class Task {
   }
 
   async #killAfterGrace(pgid: number, reached: number[]): Promise<void> {
-    if (await sessionGoneWithin(pgid, KILL_GRACE_MS, reached)) return;
+    if (await sessionEndedWithin(pgid, KILL_GRACE_MS, reached)) return;
     this.signal("SIGKILL");
     // A group id is not given out again while the group has members: one still there after
     // the grace is the group signalled (unless it emptied and pids wrapped within 2 s).
