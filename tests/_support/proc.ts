@@ -75,6 +75,11 @@ export function groupMembers(pgid: number): number[] {
     .map((r) => r.pid);
 }
 
+/** Whether process group `pgid` has a `sleep` running: a run got past what came before its sleep. */
+export function groupSleeps(pgid: number): boolean {
+  return groupMembers(pgid).some((pid) => commandLine(pid)?.startsWith("sleep") === true);
+}
+
 /** Pids of live (non-zombie) processes of session `sid`, whatever their process group. */
 export function sessionMembers(sid: number): number[] {
   return processTable().filter((r) => r.sess === sid && r.state !== "Z" && r.state !== "X")

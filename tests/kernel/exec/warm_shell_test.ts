@@ -108,7 +108,8 @@ kernelTest(
     const conn = await k.attach();
     await nextWarm(k);
     await delay(200); // a pause: this run's next shell is not spawned at once (issue 33)
-    const long = await exec(conn, "sleep 3", { async: true }) as Rec;
+    // cancelled below: 3 s ran out before the checks when the kernel was held up that long
+    const long = await exec(conn, "sleep 30", { async: true }) as Rec;
     const task = await pollUntil(
       () => conn.request("task.get", { task: long.task }) as Promise<Rec>,
       (t) => t.pid !== null,

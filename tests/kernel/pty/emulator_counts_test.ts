@@ -8,6 +8,7 @@ import { boundEmulator } from "../../../src/kernel/pty/emulator_bounds.ts";
 import { startKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { delay } from "../../_support/wait.ts";
+import { within } from "../../../src/protocol/within.ts";
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
@@ -73,25 +74,21 @@ Deno.test("K-PTY-8 a PTY program's largest counts (2147483647) of REP, SU, SD, I
   const k = await startKernel();
   try {
     const conn = await k.attach();
-    // a kernel stuck in the emulator answers nothing: each wait is bounded, not each request
-    const answer = async (method: string, params: Rec): Promise<Rec | null> => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 2000));
-      try {
-        return await Promise.race([conn.request(method, params) as Promise<Rec>, late]);
-      } finally {
-        clearTimeout(timer);
-      }
-    };
+    // a kernel stuck in the emulator answers nothing for minutes: each wait is bounded, not each
+    // request (a loaded machine may take seconds, the first pty.open loading the emulator too)
+    const answer = (method: string, params: Rec): Promise<Rec | null> =>
+      within(conn.request(method, params) as Promise<Rec>, 10_000);
     const seqs = ["b", "S", "T", "L", "M", "I", "Z"].map((f) => `x\\033[2147483647${f}`).join("");
     const script = `sleep 0.5; printf '${seqs}\\r\\nDONE'; sleep 100`;
     const opened = await answer("pty.open", { cmd: "sh", args: ["-c", script] });
     assert.ok(opened !== null, "pty.open was not answered");
     let screen: string[] = [];
-    for (let tries = 0; tries < 25 && !screen.includes("DONE"); tries++) {
+    // a deadline, not 25 reads 100 ms apart: those gave the program ~2.5 s in all for its 0.5 s
+    const deadline = Date.now() + 20_000;
+    while (!screen.includes("DONE") && Date.now() < deadline) {
       const r = await answer("pty.read", { pty_id: opened.pty_id });
       if (r !== null) screen = r.screen as string[];
-      await delay(100);
+      if (!screen.includes("DONE")) await delay(100);
     }
     assert.ok(screen.includes("DONE"), `the kernel never showed DONE: ${JSON.stringify(screen)}`);
     await conn.request("pty.close", { pty_id: opened.pty_id });

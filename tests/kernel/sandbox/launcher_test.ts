@@ -19,6 +19,7 @@ import {
   bytesRead,
   commandLine,
   groupMembers,
+  groupSleeps,
   liveChildren,
   parentPid,
   processGroup,
@@ -123,11 +124,6 @@ async function start(s: Setup, script: string, state = s.state): Promise<BashChi
   const child = s.resident.spawn(state, [BASH, "--norc", "-c", script], dir);
   s.resident.hold(child);
   return child;
-}
-
-/** Whether process group `pgid` has a `sleep` running: its run got past what came before it. */
-function sleeps(pgid: number): boolean {
-  return groupMembers(pgid).some((pid) => commandLine(pid)?.startsWith("sleep") === true);
 }
 
 /** What `child` wrote and how it ended. */
@@ -429,7 +425,7 @@ for (const by of LAUNCHERS) {
           launched = parentPid(child.pid) === parent;
           // The spare has the run once it made its session and bash its echo: until then there
           // is no group to kill (ESRCH under load), and a kill before the echo loses its output.
-          assert.ok(await waitUntil(() => sleeps(child.pid), 10000), "the run sleeps");
+          assert.ok(await waitUntil(() => groupSleeps(child.pid), 10000), "the run sleeps");
           Deno.kill(-child.pid, "SIGKILL");
           assert.equal((await finish(child)).out, "again\n");
         }
@@ -591,7 +587,7 @@ for (const by of LAUNCHERS) {
           }
           const last = await start(s, "sleep 300");
           assert.equal(parentPid(last.pid), launcher, "runs are launched by the same launcher");
-          assert.ok(await waitUntil(() => sleeps(last.pid), 10000), "the run sleeps");
+          assert.ok(await waitUntil(() => groupSleeps(last.pid), 10000), "the run sleeps");
           Deno.kill(-last.pid, "SIGKILL");
           await finish(last);
         });

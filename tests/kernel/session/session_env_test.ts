@@ -122,7 +122,10 @@ hostTest(
         pty_id: pty.pty_id,
         input: [
           {
-            text: `[ "$PATH" = '${humanPath}' ] && echo "pty-path-ok pc=\${PROMPT_COMMAND-unset}"`,
+            // quoted apart: the typed line, echoed and wrapped at 80 columns, may start a row
+            // with what bash prints
+            text:
+              `[ "$PATH" = '${humanPath}' ] && echo "pty-path"-ok" pc=\${PROMPT_COMMAND-unset}"`,
           },
           { key: "Enter" },
         ],

@@ -11,10 +11,10 @@ import { Cas } from "../../../src/kernel/store/cas.ts";
 import { type Task, TaskRegistry } from "../../../src/kernel/tasks/registry.ts";
 import type { BashChild } from "../../../src/kernel/bash/bash_child.ts";
 import { HOST_SANDBOX, hostTest, NEEDS_TIER_B } from "../../_support/host.ts";
-import { commandLine } from "../../_support/proc.ts";
+import { commandLine, groupSleeps } from "../../_support/proc.ts";
 import { withResidents } from "../../_support/residents.ts";
 import { withTempDir } from "../../_support/temp_dir.ts";
-import { delay } from "../../_support/wait.ts";
+import { delay, waitUntil } from "../../_support/wait.ts";
 
 /** Runs `script` in bash in a launcher-less resident (so through nsenter) as a task; cancels it after `body`. */
 async function withEnteredRun(
@@ -71,7 +71,11 @@ hostTest(
   NEEDS_TIER_B,
   () =>
     withEnteredRun("trap 'exit 7' TERM; sleep 30 & wait", async (child, tasks, task) => {
-      await delay(300); // the trap is set
+      // its trap is set once its sleep runs: a fixed 300 ms is too short for a run slowed before it
+      assert.ok(
+        await waitUntil(() => groupSleeps(child.pid), 10000),
+        "the run never got to its sleep",
+      );
       tasks.cancel(task);
       const status = await child.status;
       assert.deepEqual([status.code, status.signal], [7, null]);
