@@ -14,6 +14,7 @@ import { cwdBytesOf } from "../../bash/shell_state.ts";
 import { type Grants, resolveGrants } from "../../policy/grants.ts";
 import { guardedName } from "../../session/guarded_names.ts";
 import { moveSession } from "../../session/removed_cwd.ts";
+import type { ComputedSandbox } from "../../exec/warm_shells.ts";
 
 const attachParams = z.object({
   session: z.string().regex(SESSION_NAME, "invalid session name").nullish(),
@@ -31,14 +32,15 @@ const attachParams = z.object({
  * only for a principal allowed to change the session (`session_write`, else -32010), and for a
  * sandboxed one only into a directory its sandbox could be in (its real path, symlinks resolved;
  * else -32010 `cwd_outside_sandbox`): the session's cwd is where the human's next exec runs
- * (P-SBX-7); anything but an absolute path to an existing directory is -32602.
+ * (P-SBX-7); anything but an absolute path to an existing directory is -32602. Returns the
+ * sandbox a sandboxed principal's run gets there, as just computed for that check.
  */
 function enterDir(
   session: Attachment["session"],
   principal: string,
   grants: Grants,
   dir: string,
-): void {
+): ComputedSandbox | undefined {
   if (!grants.canWriteSession) {
     throw new RpcError(ErrorCode.LEASH_DENIED, "cwd on attach needs session_write", {
       reason: "session_write",
@@ -49,13 +51,15 @@ function enterDir(
     if (dir.startsWith("/") && Deno.statSync(dir).isDirectory) real = Deno.realPathSync(dir);
   } catch { /* judged below */ }
   if (real === null) throw invalidParams(`cwd is not an absolute path to a directory: ${dir}`);
-  if (grants.sandboxed && grants.sandboxFor(real) === null) {
+  const sandbox = grants.sandboxed ? grants.sandboxFor(real) : null;
+  if (grants.sandboxed && sandbox === null) {
     throw new RpcError(ErrorCode.LEASH_DENIED, "cwd on attach is outside the sandbox", {
       reason: "cwd_outside_sandbox",
       cwd: dir,
     });
   }
   moveSession({ session, principal }, dir);
+  return sandbox === null ? undefined : { cwd: dir, sandbox };
 }
 
 /** `sha256:` of the exported environment as sorted `NAME=VALUE\0` pairs (K-ATTACH-4). */
@@ -162,7 +166,7 @@ export const SESSION_METHODS: MethodSpec[] = [
     }
     const session = kernel.sessions.open(p.session ?? "default");
     const grants = resolveGrants(kernel.config, principal);
-    if (p.cwd) enterDir(session, principal, grants, p.cwd);
+    const computed = p.cwd ? enterDir(session, principal, grants, p.cwd) : undefined;
     holdSession(kernel, conn, session);
     const attachment: Attachment = {
       session,
@@ -174,7 +178,9 @@ export const SESSION_METHODS: MethodSpec[] = [
       token: p.token ?? null,
     };
     conn.attachment = attachment;
-    setTimeout(() => kernel.warm.prepare(attachment), 0);
+    // the sandbox just computed for the project serves the warm shell's too: not computed again
+    // (a sandboxed agent's first exec waited ~1.5 ms longer for its sandbox to start, issue 33)
+    setTimeout(() => kernel.warm.prepare(attachment, computed), 0);
     conn.visible = visibility(kernel, conn, attachment);
     conn.storedOnly = storedOwner(kernel, attachment);
     const state = session.shell.view(principal);
