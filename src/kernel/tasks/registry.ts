@@ -109,7 +109,10 @@ export class Task {
     return this.state === "cancelling" && !this.#exitedFirst;
   }
 
-  /** Resolves once nothing of a cancel's groups is alive or they were SIGKILLed (at once when no cancel reached it). */
+  /**
+   * Resolves once nothing of a cancel's groups is alive or they were SIGKILLed (at once when no
+   * cancel reached it).
+   */
   get stopped(): Promise<void> {
     return this.#stopping ?? Promise.resolve();
   }
