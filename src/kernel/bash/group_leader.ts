@@ -131,7 +131,7 @@ export function leaderlessGroup(pgid: number): boolean {
 }
 
 /** How often the waits below look. */
-const GROUP_POLL_MS = 20;
+const GROUP_POLL_MS = 50;
 
 /** Whether `gone` holds within `ms` (asked every {@link GROUP_POLL_MS}). */
 async function goneWithin(gone: () => boolean, ms: number): Promise<boolean> {
@@ -199,6 +199,8 @@ export function sessionEndedWithin(
 ): Promise<boolean> {
   if (Deno.build.os !== "linux") return sessionGoneWithin(sid, ms, groups);
   return goneWithin(() => {
+    // a live leader, as while a run ignores SIGTERM, answers without reading every process
+    if (processIds(sid)?.session === sid) return false;
     for (const [, ids] of liveProcesses()) {
       if (ids.session === sid || groups.includes(ids.group)) return false;
     }
