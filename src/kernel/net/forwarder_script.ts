@@ -131,7 +131,8 @@ sub listen_on {
   socket(my $s, $v6 ? $PF_INET6 : $PF_INET, $SOCK_STREAM, 0) or return;
   my $ip = ip_bytes($addr);
   # struct sockaddr_in6 (family, port, flow info, address, scope) or sockaddr_in
-  my $at = $v6 ? pack('S n N a16 N', $PF_INET6, $port, 0, $ip, 0) : pack('S n a4 x8', $PF_INET, $port, $ip);
+  my $at = $v6 ? pack('S n N a16 N', $PF_INET6, $port, 0, $ip, 0)
+    : pack('S n a4 x8', $PF_INET, $port, $ip);
   return $s if setsockopt($s, $SOL_SOCKET, $SO_REUSEADDR, 1) && bind($s, $at) && listen($s, 128);
   my $errno = $! + 0;
   close $s;

@@ -120,8 +120,8 @@ function tmpParents(view: SandboxView): string[] {
 
 /**
  * The argv that runs `argv` inside the sandbox under its process limit (`process_limit.ts`) and
- * socket filter (`unix_socket_filter.ts`): bwrap's pid is the process group of everything inside, and bwrap
- * exits with the status of `argv` (128 + signal when it was killed inside).
+ * socket filter (`unix_socket_filter.ts`): bwrap's pid is the process group of everything inside,
+ * and bwrap exits with the status of `argv` (128 + signal when it was killed inside).
  */
 export function sandboxCommand(confinement: Confinement, argv: readonly string[]): string[] {
   const { view } = confinement;
