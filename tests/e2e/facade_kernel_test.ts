@@ -462,7 +462,7 @@ Deno.test("M-SUB-2, E-2: at most 64 subscriptions per facade (-32040), and a fre
 /** Reads `shoal://jobs` through the facade until the job whose cmd is `cmd` is in `state`. */
 async function jobInState(facade: RawFacade, cmd: string, state: string): Promise<Frame | null> {
   let reads = 0;
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 20000;
   while (Date.now() < deadline) {
     const jobs = result(
       await facade.request(`jobs${reads++}`, "resources/read", {
@@ -497,15 +497,28 @@ Deno.test("M-PROG-3: a cancellation read in the same chunk as its request still 
 });
 
 Deno.test("M-PROG-3: a request cancelled during its only slice (budget ≤ 1000 ms) cancels the task when that slice times out", async () => {
-  await withRaw(async (facade) => {
-    await facade.send(toolCall(1, "shoal_exec", { src: "sleep 32", timeout_ms: 1000 }));
-    assert.ok(await jobInState(facade, "sleep 32", "running"));
-    assert.equal(facade.queued.some((f) => (f as Frame).id === 1), false, "still in its slice");
-    await facade.send({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: 1 },
-    });
+  await withRaw(async (facade, box) => {
+    // Connected first, then the kernel stopped: its slice cannot time out before the cancel is
+    // read, however slow this machine (a 1000 ms slice ran out first under load).
+    const up = await facade.request(2, "tools/call", { name: "shoal_pty_list", arguments: {} });
+    assert.equal((up.result as Frame).isError, false, JSON.stringify(up));
+    const kernel = kernelPid(box.socket());
+    Deno.kill(kernel, "SIGSTOP");
+    try {
+      await facade.send(toolCall(1, "shoal_exec", { src: "sleep 32", timeout_ms: 1000 }));
+      // Requests are read in order and a ping is answered by the facade itself: once it is, the
+      // exec is in flight, and after the next one the cancel has been read too.
+      await facade.request(3, "ping");
+      assert.equal(facade.queued.some((f) => (f as Frame).id === 1), false, "still in its slice");
+      await facade.send({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1 },
+      });
+      await facade.request(4, "ping");
+    } finally {
+      Deno.kill(kernel, "SIGCONT");
+    }
     assert.ok(await jobInState(facade, "sleep 32", "cancelled"), "the task was cancelled");
     assert.equal(facade.queued.some((f) => (f as Frame).id === 1), false, "no response for id 1");
   });
