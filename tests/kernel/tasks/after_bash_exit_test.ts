@@ -92,8 +92,10 @@ hostTest(
     try {
       const conn = await k.attach("default", token);
       await exec(conn, `cd ${k.box.dir}`);
-      // long enough that bash is still running when its launcher is stopped, also on a loaded host
-      const { task } = await exec(conn, "sleep 2; export LATE=1", { async: true });
+      // bash runs on until the test lets it (once its launcher is stopped), however slow the host
+      const gate = `${k.box.dir}/go`;
+      const src = `until [ -e ${gate} ]; do sleep 0.05; done; export LATE=1`;
+      const { task } = await exec(conn, src, { async: true });
       const pid = (await conn.request("task.get", { task }) as Rec).pid as number;
       // bash's parent is the sandbox's launcher, which reaps it and reports its exit; never the
       // kernel itself, which must go on serving
@@ -101,6 +103,7 @@ hostTest(
       assert.notEqual(launcher, k.child.pid, "bash was not started by a launcher");
       Deno.kill(launcher, "SIGSTOP");
       stopped.push(launcher);
+      Deno.writeTextFileSync(gate, "");
       assert.ok(await waitUntil(() => psField(pid, "stat")?.[0] === "Z", 10000), "no exit");
       // bash has ended; the kernel does not know it yet
       assert.equal((await conn.request("task.get", { task }) as Rec).state, "running");
