@@ -1,5 +1,11 @@
 /** Test support: bounded waiting and polling. */
 
+/**
+ * A bound on a wait for an event that a loaded machine can delay by seconds (a kernel stopped for
+ * 4.5 s missed a 3 s wait for its close): a passing run does not wait it out, so it can be long.
+ */
+export const EVENT_WAIT_MS = 20000;
+
 /** Waits `ms` milliseconds. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

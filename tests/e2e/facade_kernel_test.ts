@@ -20,7 +20,7 @@ import {
   type Sandbox,
   sandbox,
 } from "../_support/sandbox.ts";
-import { delay, waitUntil } from "../_support/wait.ts";
+import { delay, EVENT_WAIT_MS, waitUntil } from "../_support/wait.ts";
 import { RawFacade, sdkTransport } from "../_support/facade.ts";
 
 type Frame = Record<string, unknown>;
@@ -278,7 +278,7 @@ Deno.test("M-SUB-2..4: subscribe delivers kernel events; unsubscribe closes the 
       assert.deepEqual((await facade.request(5, "resources/unsubscribe", { uri })).result, {});
       assert.ok(
         // The publisher's connection is still open.
-        await waitUntil(() => kernelClients(box) === base + 1, 3000),
+        await waitUntil(() => kernelClients(box) === base + 1, EVENT_WAIT_MS),
         "dedicated connection closed",
       );
       await publisher.request("events.publish", { channel: "user.e2e", payload: { i: 9 } });
@@ -462,7 +462,7 @@ Deno.test("M-SUB-2, E-2: at most 64 subscriptions per facade (-32040), and a fre
 /** Reads `shoal://jobs` through the facade until the job whose cmd is `cmd` is in `state`. */
 async function jobInState(facade: RawFacade, cmd: string, state: string): Promise<Frame | null> {
   let reads = 0;
-  const deadline = Date.now() + 20000;
+  const deadline = Date.now() + EVENT_WAIT_MS;
   while (Date.now() < deadline) {
     const jobs = result(
       await facade.request(`jobs${reads++}`, "resources/read", {
@@ -589,7 +589,7 @@ Deno.test("M-SUB-2: a failed events.subscribe is -32603 subscription failed: …
       assert.match(error.message, /^subscription failed: /);
     }
     assert.ok(
-      await waitUntil(() => kernelClients(box) === base, 3000),
+      await waitUntil(() => kernelClients(box) === base, EVENT_WAIT_MS),
       "no connection is left open",
     );
     assert.deepEqual((await facade.request(5, "resources/unsubscribe", { uri })).result, {});

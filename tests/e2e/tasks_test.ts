@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { groupMembers, kernelConnections, kernelPid } from "../_support/proc.ts";
 import type { Rec } from "../_support/rec.ts";
-import { delay, pollUntil, waitUntil } from "../_support/wait.ts";
+import { delay, EVENT_WAIT_MS, pollUntil, waitUntil } from "../_support/wait.ts";
 import { type Mcp, mcpTest } from "./_mcp.ts";
 
 function taskN(task: unknown): number {
@@ -137,7 +137,10 @@ mcpTest(
     }
     assert.match(String((mine.at(-1)!.payload as Rec).result_ref), /^out:[0-9]+$/);
     assert.deepEqual(await mcp.client.unsubscribeResource({ uri }), {});
-    assert.ok(await waitUntil(() => connections() === base, 3000), "its connection closed");
+    assert.ok(
+      await waitUntil(() => connections() === base, EVENT_WAIT_MS),
+      "its connection closed",
+    );
 
     // Unsubscribed task/M/out gets nothing more, while events/task.M (still subscribed) does.
     const sleeper = await mcp.ok("shoal_exec", { src: "sleep 30", background: true });
@@ -148,21 +151,21 @@ mcpTest(
     await mcp.client.subscribeResource({ uri: kept });
     assert.equal(connections(), base + 2);
     await mcp.client.unsubscribeResource({ uri: gone });
-    assert.ok(await waitUntil(() => connections() === base + 1, 3000));
+    assert.ok(await waitUntil(() => connections() === base + 1, EVENT_WAIT_MS));
     await mcp.ok("shoal_cancel", { task: sleeper.task });
     const cancelled = (u: Rec) => u.uri === kept && (u.payload as Rec).state === "cancelled";
     assert.ok(await waitUntil(() => mcp.updates.some(cancelled), 10000));
     await delay(200);
     assert.deepEqual(mcp.updates.filter((u) => u.uri === gone), []);
     await mcp.client.unsubscribeResource({ uri: kept });
-    assert.ok(await waitUntil(() => connections() === base, 3000));
+    assert.ok(await waitUntil(() => connections() === base, EVENT_WAIT_MS));
 
     for (let i = 0; i < 50; i++) {
       await mcp.client.subscribeResource({ uri: "shoal://events/user.cycle" });
       await mcp.client.unsubscribeResource({ uri: "shoal://events/user.cycle" });
     }
     assert.ok(
-      await waitUntil(() => connections() === base, 3000),
+      await waitUntil(() => connections() === base, EVENT_WAIT_MS),
       `50 cycles leave no connection: ${connections()} open, ${base} expected`,
     );
   },
