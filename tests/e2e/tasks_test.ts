@@ -36,7 +36,7 @@ mcpTest(
     assert.equal(running.state, "running");
     const pgid = running.pid as number;
     assert.ok(
-      await waitUntil(() => groupMembers(pgid).length >= 3, 5000),
+      await waitUntil(() => groupMembers(pgid).length >= 3, EVENT_WAIT_MS),
       "bash and both sleeps run in the task's process group",
     );
 
@@ -49,7 +49,7 @@ mcpTest(
     assert.equal(outcome.signal, "SIGTERM");
     // The SIGTERM-ignoring sleep may outlive bash until the SIGKILL after the 2000 ms grace.
     assert.ok(
-      await waitUntil(() => groupMembers(pgid).length === 0, 5000),
+      await waitUntil(() => groupMembers(pgid).length === 0, EVENT_WAIT_MS),
       `no member of the task's process group survives: ${groupMembers(pgid)}`,
     );
 

@@ -6,7 +6,7 @@ import { dirAgent } from "../../_support/principals.ts";
 import { groupMembers, parentPid, processLive, psField } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
-import { waitUntil } from "../../_support/wait.ts";
+import { EVENT_WAIT_MS, waitUntil } from "../../_support/wait.ts";
 
 withKernel(
   "K-TASK-1/K-BASH-4 a cancel that arrives after bash exited by itself, while a background job still holds its stdout (K-BASH-3), leaves the task completed and its state changes applied",
@@ -68,7 +68,7 @@ withKernel(
       const job = groupMembers(hit.pid);
       assert.equal(job.length, 1, "the background sleep is still in the task's group");
       assert.ok(
-        await waitUntil(() => psField(job[0], "stat")?.[0] !== "T", 5000),
+        await waitUntil(() => psField(job[0], "stat")?.[0] !== "T", EVENT_WAIT_MS),
         "the task's background job stays stopped with no task left to resume it",
       );
     } finally {
