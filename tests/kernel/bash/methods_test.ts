@@ -1,14 +1,20 @@
 // `complete` and `explain` through the real kernel socket (K-COMP-1, K-EXPL-1): what the
 // attachment changes, and that nothing runs or is stored.
 import assert from "node:assert/strict";
-import { kernelTest, startKernelWithAgent } from "../../_support/kernel.ts";
+import { kernelTest, sharedKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { PROJECT_AGENT } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 
-kernelTest(
+/**
+ * The cases that read only their own session share one kernel; explain's, which checks the whole
+ * journal holds no row, starts its own.
+ */
+const sharedCase = sharedKernel();
+
+sharedCase(
   "K-COMP-1 unattached: commands from the kernel's PATH and builtins, no path candidates; attached: entries of the session's cwd, directories with /",
-  async (k) => {
+  async (conn, k) => {
     await Deno.mkdir(`${k.box.dir}/proj/src`, { recursive: true });
     await Deno.writeTextFile(`${k.box.dir}/proj/readme.md`, "");
     await Deno.writeTextFile(`${k.box.dir}/proj/rules.txt`, "");
@@ -21,7 +27,6 @@ kernelTest(
     assert.ok((commands.candidates as string[]).includes("echo"));
     assert.equal(commands.start, 0);
 
-    const conn = await k.attach();
     await conn.request("exec", { src: "cd proj" });
     assert.deepEqual(await conn.request("complete", { src: "cat r" }), {
       candidates: ["readme.md", "rules.txt"],
@@ -103,10 +108,9 @@ kernelTest(
   },
 );
 
-kernelTest(
+sharedCase(
   "K-EFF-1 a word that starts with U+FEFF is analysed as bash runs it: `rm \\uFEFF/etc/x` deletes that relative name in the cwd, not /etc/x, and `\\uFEFFgit` spawns \\uFEFFgit, not git",
-  async (k) => {
-    const conn = await k.attach();
+  async (conn) => {
     const cwd = ((await conn.request("session.cwd", {}) as Rec).cwd as Rec).display;
     const rm = await conn.request("explain", { src: "rm \ufeff/etc/x" }) as Rec;
     assert.deepEqual(rm.effects, [

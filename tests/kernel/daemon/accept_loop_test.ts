@@ -1,12 +1,18 @@
 import assert from "node:assert/strict";
 import { NESTING_LIMIT } from "../../../src/protocol/limits.ts";
 import { RpcConnection } from "../../../src/protocol/rpc_client.ts";
-import { collectLines, spawnKernel, startKernel } from "../../_support/kernel.ts";
+import { collectLines, sharedKernel, spawnKernel, startKernel } from "../../_support/kernel.ts";
 import { groupMembers } from "../../_support/proc.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { sandbox } from "../../_support/sandbox.ts";
 import { delay, waitUntil } from "../../_support/wait.ts";
+
+/**
+ * The cases about frames and envelopes on a connection share one kernel; those about the socket
+ * file, its race and a stopping kernel start their own.
+ */
+const sharedCase = sharedKernel();
 
 /** Sends raw bytes on a fresh socket connection and returns the reply lines that arrive. */
 async function rawExchange(socket: string, bytes: Uint8Array, replies: number): Promise<unknown[]> {
@@ -46,9 +52,9 @@ Deno.test("kernel socket is 0600 in a 0700 directory and attach reports the loca
   }
 });
 
-Deno.test("unattached calls fail with -32000 except parse; unknown methods are -32601 with data.method (G-TRUST-5)", async () => {
-  const k = await startKernel();
-  try {
+sharedCase(
+  "unattached calls fail with -32000 except parse; unknown methods are -32601 with data.method (G-TRUST-5)",
+  async (_, k) => {
     const conn = await k.connect();
     for (const method of ["exec", "journal.query", "cap.request", "value.get", "task.list"]) {
       assert.equal((await rpcError(conn.request(method, {}))).code, -32000, method);
@@ -58,14 +64,12 @@ Deno.test("unattached calls fail with -32000 except parse; unknown methods are -
     const missing = await rpcError(conn.request("no.such", {}));
     assert.equal(missing.code, -32601);
     assert.deepEqual(missing.data, { method: "no.such" });
-  } finally {
-    await k.cleanup();
-  }
-});
+  },
+);
 
-Deno.test("bad frames get errors and the connection keeps serving: malformed, non-object, oversize (W-FRAME-4/6/7)", async () => {
-  const k = await startKernel();
-  try {
+sharedCase(
+  "bad frames get errors and the connection keeps serving: malformed, non-object, oversize (W-FRAME-4/6/7)",
+  async (_, k) => {
     const enc = new TextEncoder();
     const replies = await rawExchange(
       k.socket,
@@ -94,81 +98,79 @@ Deno.test("bad frames get errors and the connection keeps serving: malformed, no
       error: { code: -32600, message: "frame exceeds 16 MiB" },
     });
     assert.equal(after.id, 7);
-  } finally {
-    await k.cleanup();
-  }
-});
+  },
+);
 
-Deno.test("params nesting up to NESTING_LIMIT get an answer under their own id and deep event payloads are delivered; a deeper frame is -32600 under its id and the connection keeps serving (issue 13)", async () => {
-  const k = await startKernel();
-  const conn = await Deno.connect({ transport: "unix", path: k.socket });
-  const lines: string[] = [];
-  const reading = collectLines(conn.readable, lines);
-  const send = (text: string) => conn.write(new TextEncoder().encode(text + "\n"));
-  const reply = (id: number) =>
-    lines.map((l) => JSON.parse(l)).find((m) => m.id === id && !("method" in m));
-  try {
-    await send('{"jsonrpc":"2.0","id":1,"method":"session.attach","params":{"session":"deep"}}');
-    await send(
-      '{"jsonrpc":"2.0","id":2,"method":"events.subscribe","params":{"channel":"user.deep"}}',
-    );
-    await waitUntil(() => reply(1) !== undefined && reply(2) !== undefined, 20000);
-    // Inside the frame's object and its params: exactly NESTING_LIMIT levels, then one more.
-    const depth = NESTING_LIMIT - 2;
-    const arrays = "[".repeat(depth) + "]".repeat(depth);
-    const objects = '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
-    const frame = (id: string, method: string, params: string) =>
-      `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
-    await send(frame("3", "parse", `{"src":"true","x":${arrays}}`));
-    await send(frame("4", "events.publish", `{"channel":"user.deep","payload":${arrays}}`));
-    await send(frame("5", "events.publish", `{"channel":"user.deep","payload":${objects}}`));
-    await send(frame("6", "events.publish", `{"channel":"user.deep","payload":[${arrays}]}`));
-    await send(frame(arrays, "parse", '{"src":"true"}'));
-    await send(frame("8", "events.read", '{"channel":"user.deep"}'));
-    await send(frame("9", "parse", '{"src":"true"}'));
-    await waitUntil(() => [3, 4, 5, 6, 8, 9].every((id) => reply(id) !== undefined), 20000);
-    for (const id of [3, 4, 5, 8, 9]) {
-      assert.ok("result" in reply(id), JSON.stringify(reply(id)).slice(0, 200));
-    }
-    assert.equal(reply(6).error.code, -32600, "one level deeper: refused under its own id");
-    await waitUntil(
-      () => lines.filter((l) => l.startsWith('{"jsonrpc":"2.0","method":"event"')).length === 2,
-      20000,
-    );
-    const events = lines.map((l) => JSON.parse(l)).filter((m) => m.method === "event");
-    assert.deepEqual(events.map((e) => JSON.stringify(e.params.payload)), [arrays, objects]);
-    assert.equal(reply(8).result.events.length, 2);
-    // A client reads the reply that wraps those payloads in its envelope.
-    const client = await k.attach("deep");
-    const read = await client.request("events.read", { channel: "user.deep" }) as Rec;
-    assert.equal((read.events as Rec[]).length, 2);
-    const idless = lines.map((l) => JSON.parse(l)).filter((m) => m.id === null);
-    assert.deepEqual(idless.map((m) => m.error.code), [-32600], "only the too-deep id is refused");
-  } finally {
-    conn.close();
-    await reading.catch(() => {});
-    await k.cleanup();
-  }
-});
-
-Deno.test("kernel ids are echoed verbatim beyond 2^53 (W-RPC-2)", async () => {
-  const k = await startKernel();
-  try {
+sharedCase(
+  "params nesting up to NESTING_LIMIT get an answer under their own id and deep event payloads are delivered; a deeper frame is -32600 under its id and the connection keeps serving (issue 13)",
+  async (_, k) => {
     const conn = await Deno.connect({ transport: "unix", path: k.socket });
     const lines: string[] = [];
     const reading = collectLines(conn.readable, lines);
-    await conn.write(
-      new TextEncoder().encode(
-        '{"jsonrpc":"2.0","id":1152921504606846977,"method":"parse","params":{"src":"true"}}\n',
-      ),
-    );
-    await waitUntil(() => lines.length >= 1, 20000);
-    conn.close();
-    await reading.catch(() => {});
-    assert.match(lines[0], /"id":1152921504606846977[,}]/);
-  } finally {
-    await k.cleanup();
-  }
+    const send = (text: string) => conn.write(new TextEncoder().encode(text + "\n"));
+    const reply = (id: number) =>
+      lines.map((l) => JSON.parse(l)).find((m) => m.id === id && !("method" in m));
+    try {
+      await send('{"jsonrpc":"2.0","id":1,"method":"session.attach","params":{"session":"deep"}}');
+      await send(
+        '{"jsonrpc":"2.0","id":2,"method":"events.subscribe","params":{"channel":"user.deep"}}',
+      );
+      await waitUntil(() => reply(1) !== undefined && reply(2) !== undefined, 20000);
+      // Inside the frame's object and its params: exactly NESTING_LIMIT levels, then one more.
+      const depth = NESTING_LIMIT - 2;
+      const arrays = "[".repeat(depth) + "]".repeat(depth);
+      const objects = '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+      const frame = (id: string, method: string, params: string) =>
+        `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
+      await send(frame("3", "parse", `{"src":"true","x":${arrays}}`));
+      await send(frame("4", "events.publish", `{"channel":"user.deep","payload":${arrays}}`));
+      await send(frame("5", "events.publish", `{"channel":"user.deep","payload":${objects}}`));
+      await send(frame("6", "events.publish", `{"channel":"user.deep","payload":[${arrays}]}`));
+      await send(frame(arrays, "parse", '{"src":"true"}'));
+      await send(frame("8", "events.read", '{"channel":"user.deep"}'));
+      await send(frame("9", "parse", '{"src":"true"}'));
+      await waitUntil(() => [3, 4, 5, 6, 8, 9].every((id) => reply(id) !== undefined), 20000);
+      for (const id of [3, 4, 5, 8, 9]) {
+        assert.ok("result" in reply(id), JSON.stringify(reply(id)).slice(0, 200));
+      }
+      assert.equal(reply(6).error.code, -32600, "one level deeper: refused under its own id");
+      await waitUntil(
+        () => lines.filter((l) => l.startsWith('{"jsonrpc":"2.0","method":"event"')).length === 2,
+        20000,
+      );
+      const events = lines.map((l) => JSON.parse(l)).filter((m) => m.method === "event");
+      assert.deepEqual(events.map((e) => JSON.stringify(e.params.payload)), [arrays, objects]);
+      assert.equal(reply(8).result.events.length, 2);
+      // A client reads the reply that wraps those payloads in its envelope.
+      const client = await k.attach("deep");
+      const read = await client.request("events.read", { channel: "user.deep" }) as Rec;
+      assert.equal((read.events as Rec[]).length, 2);
+      const idless = lines.map((l) => JSON.parse(l)).filter((m) => m.id === null);
+      assert.deepEqual(
+        idless.map((m) => m.error.code),
+        [-32600],
+        "only the too-deep id is refused",
+      );
+    } finally {
+      conn.close();
+      await reading.catch(() => {});
+    }
+  },
+);
+
+sharedCase("kernel ids are echoed verbatim beyond 2^53 (W-RPC-2)", async (_, k) => {
+  const conn = await Deno.connect({ transport: "unix", path: k.socket });
+  const lines: string[] = [];
+  const reading = collectLines(conn.readable, lines);
+  await conn.write(
+    new TextEncoder().encode(
+      '{"jsonrpc":"2.0","id":1152921504606846977,"method":"parse","params":{"src":"true"}}\n',
+    ),
+  );
+  await waitUntil(() => lines.length >= 1, 20000);
+  conn.close();
+  await reading.catch(() => {});
+  assert.match(lines[0], /"id":1152921504606846977[,}]/);
 });
 
 Deno.test("two kernels racing for one socket: exactly one serves, the other exits 3 (G-SOCK-4)", async () => {
@@ -273,9 +275,9 @@ function byIdText(lines: unknown[]): Map<string, Record<string, unknown>> {
   return new Map(lines.map((l) => [JSON.stringify((l as Record<string, unknown>).id), l as never]));
 }
 
-Deno.test("W-RPC-1 envelope rules on the kernel socket: bad jsonrpc echoes the id, method must be a string, params an object or null; notifications get no reply", async () => {
-  const k = await startKernel();
-  try {
+sharedCase(
+  "W-RPC-1 envelope rules on the kernel socket: bad jsonrpc echoes the id, method must be a string, params an object or null; notifications get no reply",
+  async (_, k) => {
     const frames = [
       '{"jsonrpc":"1.0","id":5,"method":"parse","params":{"src":"x"}}',
       '{"id":6,"method":"parse","params":{"src":"x"}}',
@@ -300,14 +302,12 @@ Deno.test("W-RPC-1 envelope rules on the kernel socket: bad jsonrpc echoes the i
     assert.deepEqual([9, 10].map(code), [-32602, -32602]);
     assert.equal((replies.get("11")?.result as Record<string, unknown>).session, "default");
     assert.deepEqual(replies.get("12")?.result, { active_scope: null, bindings: [] });
-  } finally {
-    await k.cleanup();
-  }
-});
+  },
+);
 
-Deno.test("W-RPC-2 object, array, float and escaped-string ids are echoed as the same JSON text, and the connection keeps serving", async () => {
-  const k = await startKernel();
-  try {
+sharedCase(
+  "W-RPC-2 object, array, float and escaped-string ids are echoed as the same JSON text, and the connection keeps serving",
+  async (_, k) => {
     const ids = [
       '{"a":[1,{"b":1152921504606846977}],"__proto__":{}}',
       '[1,"x",null]',
@@ -334,14 +334,12 @@ Deno.test("W-RPC-2 object, array, float and escaped-string ids are echoed as the
       );
     }
     assert.ok(lines.some((l) => l.startsWith('{"jsonrpc":"2.0","id":99,"error":{"code":-32601')));
-  } finally {
-    await k.cleanup();
-  }
-});
+  },
+);
 
-Deno.test("W-RPC-5 a response that would pass 16 MiB (a result or an error echoing a huge method name) is -32603 response too large; the connection keeps serving", async () => {
-  const k = await startKernel();
-  try {
+sharedCase(
+  "W-RPC-5 a response that would pass 16 MiB (a result or an error echoing a huge method name) is -32603 response too large; the connection keeps serving",
+  async (_, k) => {
     const conn = await k.attach();
     // 270 events of ~62 KiB: reading them all would be a ~16.4 MiB response.
     const payload = "p".repeat(62 * 1024);
@@ -362,40 +360,39 @@ Deno.test("W-RPC-5 a response that would pass 16 MiB (a result or an error echoi
     assert.equal(unknown.message, "response too large");
     const missing = await rpcError(conn.request("no.such", {}));
     assert.equal(missing.code, -32601);
-  } finally {
-    await k.cleanup();
-  }
-});
+  },
+);
 
-Deno.test("ids nested deeper than 100 levels are -32600 with id null, and the connection keeps serving (issue 13)", async () => {
-  const k = await startKernel();
-  const conn = await Deno.connect({ transport: "unix", path: k.socket });
-  const lines: string[] = [];
-  const reading = collectLines(conn.readable, lines);
-  try {
-    const depths = Array.from({ length: 60 }, (_, i) => 101 + 50 * i);
-    for (const depth of depths) {
-      const id = "[".repeat(depth) + "]".repeat(depth);
+sharedCase(
+  "ids nested deeper than 100 levels are -32600 with id null, and the connection keeps serving (issue 13)",
+  async (_, k) => {
+    const conn = await Deno.connect({ transport: "unix", path: k.socket });
+    const lines: string[] = [];
+    const reading = collectLines(conn.readable, lines);
+    try {
+      const depths = Array.from({ length: 60 }, (_, i) => 101 + 50 * i);
+      for (const depth of depths) {
+        const id = "[".repeat(depth) + "]".repeat(depth);
+        await conn.write(
+          new TextEncoder().encode(
+            `{"jsonrpc":"2.0","id":${id},"method":"parse","params":{"src":"true"}}\n`,
+          ),
+        );
+      }
       await conn.write(
         new TextEncoder().encode(
-          `{"jsonrpc":"2.0","id":${id},"method":"parse","params":{"src":"true"}}\n`,
+          '{"jsonrpc":"2.0","id":7,"method":"parse","params":{"src":"true"}}\n',
         ),
       );
+      await waitUntil(() => lines.length >= depths.length + 1, 20000);
+      const replies = lines.map((l) => JSON.parse(l));
+      assert.ok("result" in replies.find((m) => m.id === 7), "the connection still serves");
+      const refused = replies.filter((m) => m.id === null);
+      assert.equal(refused.length, depths.length);
+      assert.ok(refused.every((m) => m.error.code === -32600));
+    } finally {
+      conn.close();
+      await reading.catch(() => {});
     }
-    await conn.write(
-      new TextEncoder().encode(
-        '{"jsonrpc":"2.0","id":7,"method":"parse","params":{"src":"true"}}\n',
-      ),
-    );
-    await waitUntil(() => lines.length >= depths.length + 1, 20000);
-    const replies = lines.map((l) => JSON.parse(l));
-    assert.ok("result" in replies.find((m) => m.id === 7), "the connection still serves");
-    const refused = replies.filter((m) => m.id === null);
-    assert.equal(refused.length, depths.length);
-    assert.ok(refused.every((m) => m.error.code === -32600));
-  } finally {
-    conn.close();
-    await reading.catch(() => {});
-    await k.cleanup();
-  }
-});
+  },
+);

@@ -5,7 +5,7 @@ import { loadStartupPolicy } from "../../../src/kernel/policy/leash.ts";
 import { acceptLoop } from "../../../src/kernel/daemon/accept_loop.ts";
 import { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { collectEvents } from "../../_support/events.ts";
-import { kernelTest, startKernel } from "../../_support/kernel.ts";
+import { kernelTest, sharedKernel, startKernel } from "../../_support/kernel.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
 import { delay, waitUntil } from "../../_support/wait.ts";
@@ -14,6 +14,9 @@ function call(conn: RpcConnection, method: string, params: Rec): Promise<Rec> {
   return conn.request(method, params) as Promise<Rec>;
 }
 
+/** The cases that need no kernel of their own share one (channel names differ between them). */
+const sharedCase = sharedKernel();
+
 /** Learns the next task number by running a throwaway task (ids come from one counter). */
 async function nextTaskNumber(conn: RpcConnection): Promise<number> {
   const { task } = await call(conn, "exec", { src: "true", async: true });
@@ -21,10 +24,9 @@ async function nextTaskNumber(conn: RpcConnection): Promise<number> {
   return Number((task as string).slice(5)) + 1;
 }
 
-kernelTest(
+sharedCase(
   "K-EVT-3 a task.N subscription receives every state through completion with rising seq",
-  async (k) => {
-    const conn = await k.attach();
+  async (conn, k) => {
     const events = collectEvents(conn);
     const n = await nextTaskNumber(conn);
     const sub = await call(conn, "events.subscribe", { channel: `task.${n}` });
@@ -50,10 +52,10 @@ kernelTest(
   },
 );
 
-kernelTest(
+sharedCase(
   "K-EXEC-8 one run publishes journal, then session.transcript, then render, then the terminal task.N",
-  async (k) => {
-    const conn = await k.attach();
+  async (_, k) => {
+    const conn = await k.attach("ordered");
     const events = collectEvents(conn);
     const n = await nextTaskNumber(conn);
     for (const channel of ["journal", "session.transcript", "render", `task.${n}`]) {
@@ -74,7 +76,7 @@ kernelTest(
     const ts = events.map((e) => e.ts as number);
     assert.deepEqual(ts, [...ts].sort((a, b) => a - b), "ts not in arrival order");
     const [, journal, transcript, render, finished] = events.map((e) => e.payload as Rec);
-    assert.equal(journal.session, "default");
+    assert.equal(journal.session, "ordered");
     assert.equal(journal.head, "echo");
     assert.equal(journal.ok, true);
     assert.equal(journal.principal, `uid:${Deno.uid()}`);
@@ -87,15 +89,14 @@ kernelTest(
       cmd: "echo ordered",
       out_type: "str",
     });
-    assert.deepEqual(render, { ref, session: "default", render: "ordered" });
+    assert.deepEqual(render, { ref, session: "ordered", render: "ordered" });
     assert.deepEqual(finished, { task, state: "completed", result_ref: ref });
   },
 );
 
-kernelTest(
+sharedCase(
   "K-EVT-4 events.unsubscribe stops pushes of that channel on this connection and is idempotent",
-  async (k) => {
-    const sub = await k.attach();
+  async (sub, k) => {
     const pub = await k.attach();
     const events = collectEvents(sub);
     await call(sub, "events.subscribe", { channel: "user.x" });
@@ -180,31 +181,30 @@ Deno.test("K-EVT-4 closing a connection removes all its subscriptions (in-proces
   }
 });
 
-kernelTest(
+sharedCase(
   "K-EVT-9/10 a subscriber that stops reading loses only its own events and then gets {dropped, latest_seq}",
-  async (k) => {
-    const pub = await k.attach();
+  async (pub, k) => {
     const reader = await k.attach();
     const readerEvents = collectEvents(reader);
-    await call(reader, "events.subscribe", { channel: "user.x" });
+    await call(reader, "events.subscribe", { channel: "user.slow" });
     // The slow subscriber: a raw socket that subscribes, then does not read for a while.
     const raw = await Deno.connect({ transport: "unix", path: k.socket });
     const frames = [
       { jsonrpc: "2.0", id: 1, method: "session.attach", params: {} },
-      { jsonrpc: "2.0", id: 2, method: "events.subscribe", params: { channel: "user.x" } },
+      { jsonrpc: "2.0", id: 2, method: "events.subscribe", params: { channel: "user.slow" } },
     ].map((m) => JSON.stringify(m) + "\n").join("");
     const bytes = new TextEncoder().encode(frames);
     for (let at = 0; at < bytes.length;) at += await raw.write(bytes.subarray(at));
     const lines = new LineReader(raw.readable.getReader());
     try {
       const replies = [JSON.parse(await lines.next()), JSON.parse(await lines.next())];
-      assert.deepEqual(replies[1].result, { channel: "user.x", subscribed: true });
+      assert.deepEqual(replies[1].result, { channel: "user.slow", subscribed: true });
 
       // 400 events of 32 KiB: the socket buffer fills after a few, then the queue's 256.
       const pad = "x".repeat(32 * 1024);
       const published = 400;
       for (let i = 0; i < published; i++) {
-        await call(pub, "events.publish", { channel: "user.x", payload: { i, pad } });
+        await call(pub, "events.publish", { channel: "user.slow", payload: { i, pad } });
       }
       // The reading subscriber was not held up by the stalled one (K-EVT-9).
       assert.ok(await waitUntil(() => readerEvents.length === published, 20000));
@@ -218,7 +218,7 @@ kernelTest(
         if ((event.params.payload as Rec).dropped !== undefined) synthetic = event.params;
         else got.push(event.params);
       }
-      await call(pub, "events.publish", { channel: "user.x", payload: { i: published } });
+      await call(pub, "events.publish", { channel: "user.slow", payload: { i: published } });
       const after = JSON.parse(await lines.next()).params;
 
       const seqs = got.map((e) => e.seq as number);
@@ -228,7 +228,7 @@ kernelTest(
       assert.ok((payload.dropped as number) > 0);
       assert.equal(payload.latest_seq, published - 1);
       assert.equal(synthetic.seq, published - 1);
-      assert.equal(synthetic.channel, "user.x");
+      assert.equal(synthetic.channel, "user.slow");
       assert.equal(seqs.length + (payload.dropped as number), published);
       assert.equal(after.seq, published);
       assert.deepEqual(after.payload, { i: published });
@@ -319,10 +319,9 @@ kernelTest(
   },
 );
 
-kernelTest(
+sharedCase(
   "K-EVT-1 events.read: since is exclusive, limit keeps the newest tail, ring keeps 1024, names validated",
-  async (k) => {
-    const conn = await k.attach();
+  async (conn) => {
     for (let i = 0; i < 10; i++) {
       const r = await call(conn, "events.publish", { channel: "user.r", payload: { i } });
       assert.equal(r.seq, i);
@@ -382,10 +381,9 @@ kernelTest(
   },
 );
 
-kernelTest(
+sharedCase(
   "K-EVT-3/E-2 at most 64 subscriptions per connection; resubscribing is free; another connection has its own",
-  async (k) => {
-    const conn = await k.attach();
+  async (conn, k) => {
     for (let i = 0; i < 64; i++) await call(conn, "events.subscribe", { channel: `user.s${i}` });
     await call(conn, "events.subscribe", { channel: "user.s0" });
     const over = await rpcError(call(conn, "events.subscribe", { channel: "user.s64" }));

@@ -6,7 +6,7 @@ import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
 import { Session } from "../../../src/kernel/session/registry.ts";
 import { TRANSCRIPT_INLINE_BYTES } from "../../../src/protocol/limits.ts";
 import { ShellViews } from "../../../src/kernel/session/shell_views.ts";
-import { kernelTest, startKernelWithAgent } from "../../_support/kernel.ts";
+import { kernelTest, sharedKernel, startKernelWithAgent } from "../../_support/kernel.ts";
 import { LOCAL_HUMAN } from "../../_support/principals.ts";
 import type { Rec } from "../../_support/rec.ts";
 import { rpcError } from "../../_support/rejection.ts";
@@ -16,6 +16,12 @@ function emptySession<V>(): Session<V> {
   const state = { cwd: "/", env: new Map(), vars: new Map(), funcs: new Map(), aliases: new Map() };
   return new Session<V>("s", new ShellViews(state, LOCAL_HUMAN));
 }
+
+/**
+ * The cases that only use sessions of their own share one kernel; the journal's and the session
+ * quota's keep their own.
+ */
+const sharedCase = sharedKernel();
 
 function attach(conn: RpcConnection, params: Rec): Promise<Rec> {
   return conn.request("session.attach", params) as Promise<Rec>;
@@ -29,9 +35,9 @@ function outText(reply: Rec): unknown {
   return ((reply.value as Rec).out as Rec).v;
 }
 
-kernelTest(
+sharedCase(
   "K-ATTACH-1 session defaults to default (absent or null), names must match ^[A-Za-z0-9._-]{1,64}$, client and token are typed; a refused attach keeps the previous one",
-  async (k) => {
+  async (_, k) => {
     const conn = await k.connect();
     assert.equal((await attach(conn, {})).session, "default");
     assert.equal(
@@ -99,9 +105,9 @@ kernelTest(
   },
 );
 
-kernelTest(
+sharedCase(
   "K-ATTACH-4 env_hash is sha256 of the sorted NAME=VALUE\\0 pairs of the exported environment and follows exports",
-  async (k) => {
+  async (_, k) => {
     const conn = await k.connect();
     const expected = async () => {
       const env = (await conn.request("session.env", {}) as Rec).env as Record<string, string>;
@@ -121,8 +127,7 @@ kernelTest(
   },
 );
 
-kernelTest("K-SESS-3 session.reef is a constant stub", async (k) => {
-  const conn = await k.attach();
+sharedCase("K-SESS-3 session.reef is a constant stub", async (conn) => {
   assert.deepEqual(await conn.request("session.reef", {}), { active_scope: null, bindings: [] });
   assert.deepEqual(await conn.request("session.reef", { scope: "x" }), {
     active_scope: null,
@@ -130,9 +135,9 @@ kernelTest("K-SESS-3 session.reef is a constant stub", async (k) => {
   });
 });
 
-kernelTest(
+sharedCase(
   "V-REF-1 out:N is numbered per session from 1 in completion order; another session's out/1 is a different value",
-  async (k) => {
+  async (_, k) => {
     const a = await k.attach("a");
     const b = await k.attach("b");
     assert.equal((await run(a, "echo a1")).ref, "out:1");

@@ -6,7 +6,7 @@ import { CaptureSink } from "../../../src/kernel/store/capture.ts";
 import { Cas } from "../../../src/kernel/store/cas.ts";
 import { TaskRegistry } from "../../../src/kernel/tasks/registry.ts";
 import type { RpcConnection } from "../../../src/protocol/rpc_client.ts";
-import { startKernel, type TestKernel, withKernel } from "../../_support/kernel.ts";
+import { sharedKernel, startKernel, type TestKernel } from "../../_support/kernel.ts";
 import { groupMembers } from "../../_support/proc.ts";
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
@@ -33,12 +33,18 @@ class Groups {
   }
 }
 
-/** Runs one test body against a fresh kernel with an attached connection; kills its task groups after. */
+/**
+ * The cases whose tasks and sessions are their own share one kernel; those that stop it or
+ * watch more than one session's tasks start their own.
+ */
+const sharedCase = sharedKernel();
+
+/** Runs one test body on a session of its own in the file's kernel; kills its task groups after. */
 function withTasks(
   name: string,
   body: (conn: RpcConnection, k: TestKernel, groups: Groups) => Promise<void>,
 ) {
-  withKernel(name, async (conn, k) => {
+  sharedCase(name, async (conn, k) => {
     const groups = new Groups();
     try {
       await body(conn, k, groups);
@@ -615,7 +621,7 @@ Deno.test("a task's event channel is let go with the task: 10,000 execs leave no
   }
 });
 
-withKernel(
+sharedCase(
   "K-TASK-1 a task record's cmd is cut like the outcome's (256 scalars and …), so listing tasks stays small whatever their sources",
   async (conn) => {
     const src = ": " + "𝄞".repeat(100000);

@@ -1,12 +1,15 @@
 // V-ELIDE-6 through the real kernel: a ref's `cols` grows with the table's column names, which
 // dropping the preview and render head does not shrink.
 import assert from "node:assert/strict";
-import { startKernel, withKernel } from "../../_support/kernel.ts";
+import { sharedKernel, startKernel } from "../../_support/kernel.ts";
 import { exec } from "../../_support/exec.ts";
 import type { Rec } from "../../_support/rec.ts";
 
 const encoder = new TextEncoder();
 const bytes = (x: unknown) => encoder.encode(JSON.stringify(x)).length;
+
+/** The two tables are read in sessions of their own, of one kernel. */
+const sharedCase = sharedKernel();
 
 for (
   const [what, py] of [
@@ -14,7 +17,7 @@ for (
     ["one column named by 200,000 characters", `[{"k" * 200000: 1}]`],
   ]
 ) {
-  withKernel(
+  sharedCase(
     `V-ELIDE-6: a one-row table with ${what} is elided within 65536 bytes in exec and value.get (its cols alone passed the cap: 289 KB, 200 KB)`,
     async (conn) => {
       const r = await exec(conn, `python3 -c 'import json; print(json.dumps(${py}))'`);
