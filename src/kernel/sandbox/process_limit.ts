@@ -3,12 +3,12 @@
  * program inside (bwrap's command, {@link SET_LIMIT_PERL}) and by util-linux's `prlimit` on every
  * run that enters through nsenter, so that a fork loop of an agent's run fails with EAGAIN
  * instead of taking the host down. Since Linux 5.14 the limit counts the tasks (threads too) of
- * one uid in one user namespace, and an unprivileged bwrap gives each sandbox its own: the count is of that sandbox
- * alone, not of the user's other processes. It is set inside, after bwrap made that namespace: a
- * namespace records its creator's limit as the bound on the creator's processes in the parent
- * namespace, so a limit set on bwrap itself would cap the user's whole session. Linux exempts real
- * root and holders of CAP_SYS_ADMIN or CAP_SYS_RESOURCE in the first namespace: a kernel run as
- * root (whose bwrap makes no user namespace) sets the limit but it bounds nothing.
+ * one uid in one user namespace, and an unprivileged bwrap gives each sandbox its own: the count
+ * is of that sandbox alone, not of the user's other processes. It is set inside, after bwrap made
+ * that namespace: a namespace records its creator's limit as the bound on the creator's processes
+ * in the parent namespace, so a limit set on bwrap itself would cap the user's whole session.
+ * Linux exempts real root and holders of CAP_SYS_ADMIN or CAP_SYS_RESOURCE in the first namespace:
+ * a kernel run as root (whose bwrap makes no user namespace) sets the limit but it bounds nothing.
  */
 
 /**
