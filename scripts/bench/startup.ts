@@ -20,9 +20,8 @@
  * that came and went on this shared machine favoured whichever block it missed). Ends with the
  * import cost table of `import_cost.ts` unless STARTUP_ROWS_ONLY=1.
  */
-import { INITIALIZE } from "../../tests/_support/converse.ts";
-import { kernelPid, mainThreadCpuMs, rssBytes, spawnPiped } from "../../tests/_support/proc.ts";
-import { parsePrinted, shoalMcp } from "../../tests/_support/printed_config.ts";
+import { kernelPid, mainThreadCpuMs, rssBytes } from "../../tests/_support/proc.ts";
+import { firstCall, type Mode, printedStart } from "./cold_start.ts";
 import {
   REPO,
   type Sandbox,
@@ -56,42 +55,17 @@ async function measure(
   env: Record<string, string>,
   box: Sandbox | null,
 ): Promise<Sample> {
-  const t0 = performance.now();
-  const child = spawnPiped([command, ...args], env, "null");
-  const writer = child.stdin.getWriter();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
-  const until = async (id: number) => {
-    while (!buffered.split("\n").some((l) => l.startsWith("{") && JSON.parse(l).id === id)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`${command} closed stdout`);
-      buffered += value;
-    }
-  };
-  const send = (m: unknown) => writer.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-  await send(INITIALIZE);
-  await until(1);
-  const init = performance.now() - t0;
-  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  await send({
-    jsonrpc: "2.0",
-    id: 2,
-    method: "tools/call",
-    params: box === null
-      ? { name: "run_command", arguments: { command: "true" } }
-      : { name: "shoal_exec", arguments: { src: "true" } },
-  });
-  await until(2);
-  const firstCall = performance.now() - t0;
+  const call = box === null
+    ? { name: "run_command", arguments: { command: "true" } }
+    : { name: "shoal_exec", arguments: { src: "true" } };
+  const { child, init, firstCall: first, end } = await firstCall([command, ...args], env, call);
   const kernel = box === null ? null : kernelPid(box.socket());
   const cpu = mainThreadCpuMs(child.pid);
   const kernelCpu = kernel === null ? null : mainThreadCpuMs(kernel);
   const rss = rssBytes(child.pid) / 2 ** 20;
   const kernelRss = kernel === null ? null : rssBytes(kernel) / 2 ** 20;
-  await writer.close();
-  await reader.cancel();
-  await child.status;
-  return { init, firstCall, rss, kernelRss, cpu, kernelCpu };
+  await end();
+  return { init, firstCall: first, rss, kernelRss, cpu, kernelCpu };
 }
 
 function stats(values: number[]): string {
@@ -108,9 +82,6 @@ function median(values: number[]): number {
 /** A server measured run by run: its label and one run's sample. */
 type Server = [string, () => Promise<Sample>];
 
-/** How a shoal row starts its facade: the printed agent configuration, or the human's. */
-type Mode = "agent" | "human";
-
 /**
  * Cold starts of the client command at `repo` in one sandbox, provisioned once: the printed
  * configuration for `mode`. Each run's kernel is stopped after it, so the next one autostarts.
@@ -120,19 +91,11 @@ async function coldShoal(
   mode: Mode,
   boxes: Sandbox[],
 ): Promise<() => Promise<Sample>> {
-  const box = await sandbox();
+  const { box, argv: [command, ...args], env } = await printedStart(repo, mode);
   boxes.push(box);
-  const project = `${box.dir}/project`;
-  await Deno.mkdir(project);
-  const args = ["--print-config", "claude-desktop"];
-  args.push(...(mode === "human" ? ["--as-human"] : ["--project", project]));
-  const out = await shoalMcp(args, box.env(), "/", repo);
-  if (out.code !== 0) throw new Error(`--print-config failed: ${out.stderr}`);
-  const printed = parsePrinted("claude-desktop", out.stdout);
-  const env = box.env(printed.env);
   return async () => {
     try {
-      return await measure(printed.command, printed.args, env, box);
+      return await measure(command, args, env, box);
     } finally {
       await stopProcessesMentioning(box.dir);
     }
