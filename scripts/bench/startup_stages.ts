@@ -18,6 +18,7 @@
  */
 import { REPO, stopProcessesMentioning } from "../../tests/_support/sandbox.ts";
 import { firstCall, type Mode, printedStart } from "./cold_start.ts";
+import { percentile } from "./percentile.ts";
 
 const RUNS = Number(Deno.env.get("STAGES_RUNS") ?? 7);
 const MODE: Mode = Deno.env.get("STAGES_MODE") === "human" ? "human" : "agent";
@@ -87,12 +88,6 @@ function stages(trace: Call[], socket: string, spawnedAt: number, result: number
   return at;
 }
 
-function median(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
 const { box, argv, env } = await printedStart(REPO, MODE);
 const traceFile = `${box.dir}/strace.txt`;
 const strace = [
@@ -130,24 +125,24 @@ try {
 
 console.log(`cold first exec (${MODE}) under strace, ${RUNS} runs: median ms from the spawn`);
 console.log("stage                  at     step");
-for (const stage of STAGES) {
-  const ats = runs.map((r) => r.get(stage)).filter((ms): ms is number =>
-    ms !== null && ms !== undefined
-  );
-  const steps = runs.flatMap((r) => {
-    const ms = r.get(stage);
-    if (ms === null || ms === undefined) return [];
-    const prior = STAGES.slice(0, STAGES.indexOf(stage)).map((s) => r.get(s)).filter((v) =>
-      v !== null && v !== undefined
-    ) as number[];
-    return [ms - (prior.length === 0 ? 0 : prior[prior.length - 1])];
-  });
-  const at = median(ats);
-  const step = median(steps);
-  if (at === null || step === null) {
-    console.log(`${stage.padEnd(20)}      -        -`);
-    continue;
+/** The median of `values`, or null when none. */
+const median = (values: number[]) =>
+  values.length === 0 ? null : percentile(values.sort((x, y) => x - y), 0.5);
+for (const [k, stage] of STAGES.entries()) {
+  const ats: number[] = [];
+  const steps: number[] = [];
+  for (const run of runs) {
+    const ms = run.get(stage)!;
+    if (ms === null) continue;
+    ats.push(ms);
+    const before = STAGES.slice(0, k).map((s) => run.get(s)!).filter((v) => v !== null);
+    steps.push(ms - (before.at(-1) ?? 0));
   }
-  console.log(`${stage.padEnd(20)} ${at.toFixed(0).padStart(5)} ${step.toFixed(0).padStart(8)}`);
+  const [at, step] = [median(ats), median(steps)];
+  console.log(
+    at === null || step === null
+      ? `${stage.padEnd(20)}      -        -`
+      : `${stage.padEnd(20)} ${at.toFixed(0).padStart(5)} ${step.toFixed(0).padStart(8)}`,
+  );
 }
 console.log(`load: ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
