@@ -8,8 +8,9 @@
  * turns within each round so the machine's load hits them alike; prints p50/p95 and the ratios
  * of the same run. The programs that enter the resident are timed alone too (`bash -c true` under
  * setsid, then behind nsenter, then behind nsenter and setpriv, and by the launcher): what each
- * one adds to a spawn. Last, runs back to back as the kernel serves them (each run's next warm
- * shell prepared once it has started, in its resident once the launcher has a spare), unconfined
+ * one adds to a spawn. Last, runs back to back as the kernel serves them in a burst (two warm
+ * shells kept ready, topped up once a run has ended, in its resident once the launcher has a
+ * spare), unconfined
  * and in the resident: each split at the moment its source ran (hand-over → source, source →
  * end), and the CPU time one run costs the kernel (this process), the launcher, and the processes
  * it reaps (its spares, forked perl until each execs its bash, and the bash) or the kernel reaps.
@@ -17,7 +18,7 @@
  */
 import { benchAgent, benchRun } from "./bench_agent.ts";
 import { bashOwnVariables, type ShellState } from "../../src/kernel/bash/shell_state.ts";
-import { type BashRun, runBash } from "../../src/kernel/shells/run.ts";
+import { runBash } from "../../src/kernel/shells/run.ts";
 import { ScratchPool } from "../../src/kernel/bash/scratch_pool.ts";
 import { WarmShell } from "../../src/kernel/shells/warm_shell.ts";
 import { confinementKey, sandboxCommand } from "../../src/kernel/sandbox/command.ts";
@@ -153,17 +154,34 @@ const CHAIN = 20;
 const CHAINS = 10;
 
 /**
- * `CHAIN` runs back to back in `resident` (or unconfined), the next warm shell prepared as the
- * kernel does (`exec/warm_shells.ts`): once a run has started, in a resident once its launcher
- * has a spare. Records each run's split at the moment its source ran (bash's clock).
+ * `CHAIN` runs back to back in `resident` (or unconfined), the warm shells prepared as the kernel
+ * does in a burst (`exec/warm_shells.ts`): two kept ready, topped up once a run has ended, in a
+ * resident each once its launcher has a spare. Records each run's split at the moment its source
+ * ran (bash's clock).
  */
 async function backToBack(name: string, resident: Resident | null): Promise<void> {
-  const prepare = () => WarmShell.prepare(BASH, bashVariables, state, resident, scratch);
-  let next: WarmShell | null = prepare();
+  const ready: WarmShell[] = [];
+  let topping = false;
+  /** Two ready, as the kernel keeps them: a view per prepare, in a resident once it has a spare. */
+  const topUp = async () => {
+    if (topping) return;
+    topping = true;
+    while (ready.length < 2) {
+      if (resident !== null) {
+        await resident.untilSpare();
+        runSandbox(setting, policy, false, "agent:bench", proj);
+      }
+      const shell = WarmShell.prepare(BASH, bashVariables, state, resident, scratch);
+      if (shell === null) throw new Error(`${name}: no warm shell`);
+      ready.push(shell);
+    }
+    topping = false;
+  };
+  await topUp();
   await new Promise((resolve) => setTimeout(resolve, 100));
   for (let i = 0; i < CHAIN; i++) {
-    const warm = next;
-    next = null;
+    const warm = ready.shift();
+    if (warm === undefined) throw new Error(`${name}: run ${i} found no warm shell`);
     let ran = 0;
     const stdout = {
       write: (chunk: Uint8Array) => {
@@ -172,30 +190,21 @@ async function backToBack(name: string, resident: Resident | null): Promise<void
       },
     };
     const shell = { bash: BASH, bashVariables, state, scratch };
-    const run: BashRun = {
-      ...benchRun(shell, "echo $EPOCHREALTIME", resident, warm, stdout),
-      onSpawn: () => {
-        if (resident !== null) {
-          // a view per prepare, as the kernel computes one
-          runSandbox(setting, policy, false, "agent:bench", proj);
-        }
-        const spare = resident?.untilSpare() ?? null;
-        if (spare === null) next = prepare();
-        else spare.then(() => next = prepare());
-      },
-    };
+    const run = benchRun(shell, "echo $EPOCHREALTIME", resident, warm, stdout);
     const t0 = performance.now();
     const exit = await runBash(run);
     const end = performance.now();
-    if (exit.status !== 0 || warm === null || exit.pid !== warm.child.pid) {
+    if (exit.status !== 0 || exit.pid !== warm.child.pid) {
       throw new Error(`${name}: run ${i} did not run on its warm shell`);
     }
     record(`${name}: run`, end - t0);
     record(`${name}: hand-over..source`, ran - t0);
     record(`${name}: source..end`, end - ran);
+    topUp(); // once the answer is on its way
     await new Promise((resolve) => setTimeout(resolve, 0)); // the answer, the next request
   }
-  await next?.discard();
+  while (topping) await new Promise((resolve) => setTimeout(resolve, 5));
+  await Promise.all(ready.map((shell) => shell.discard()));
 }
 
 /**

@@ -128,7 +128,7 @@ export const WAIT_BUDGET_MAX_MS = 2147483647;
 export const KILL_GRACE_MS = 2000;
 export const PTY_KILL_GRACE_MS = 500;
 export const PIPE_LINGER_MS = 500;
-/** A session's warm shell (issue 10) unused this long, in ms, is killed; the next run spawns cold. */
+/** A session's warm shells (issue 10) idle this long (ms) are killed; the next run starts cold. */
 export const WARM_IDLE_MS = 60_000;
 
 /** Capture cap per stream per exec (K-BASH-12). */

@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers";
 import { utf8Decoder } from "../../protocol/utf8.ts";
 import { ErrorCode, RpcError, type RpcErrorObject, tokenRejected } from "../../protocol/errors.ts";
 import { STDERR_QUOTE_LIMIT } from "../../protocol/limits.ts";
@@ -304,11 +305,11 @@ async function finishRun(
       onSpawn: (pid, entered) => {
         kernel.tasks.spawned(task, pid, entered);
         opts.started?.();
-        // In a burst the session's next shell is spawned now, while this bash runs: the spawn
-        // blocks the event loop for a while, which then overlaps this run instead of delaying the
-        // notice of its exit (a timer fired a few ms later, when a short run was ending), and
-        // back-to-back runs find it ready. After a pause, once the answer of a short run is on
-        // its way (below), or while a long one goes on.
+        // In a burst the session's shells are topped up once this run's answer is on its way
+        // (below), two kept ready: a spawn blocks the event loop until bash has exec'd, which
+        // while this bash ran held back the notice of its exit. Only a burst with none ready
+        // spawns one now, so the next run finds it. After a pause, once the answer of a short run
+        // is on its way, or while a long one goes on.
         kernel.warm.prepareDuringRun(
           attachment,
           opts.plainSandbox ? { cwd: spawnDir(snapshot), sandbox: run.sandbox } : undefined,
@@ -358,8 +359,6 @@ async function finishRun(
     }
     session.shell.merge(attachment.principal, change);
   }
-  // Replaced once this run's answer is on its way when the run left it unfit (another cwd).
-  setTimeout(() => kernel.warm.prepare(attachment), 0);
   const n = session.record(outcome, outcomeSpill(kernel.cas, input, outcome));
   const ref = `out:${n}`;
   const uri = outUri(n);
@@ -407,5 +406,13 @@ async function finishRun(
   );
   const render = attachment.tty ? renders.tty : renders.plain;
   const result = await transcriptResult(attachment, ref, opts.elide, render);
+  // Topped up (or replaced, when the run left them unfit: another cwd) once this run's answer is
+  // on its way, in the view the run was given when its cwd is the same and its resident lives:
+  // a view from before the run (its `git init` made a .git) must not start a sandbox.
+  const computed = opts.plainSandbox &&
+      (run.sandbox === null || kernel.residents.has(session.name, run.sandbox))
+    ? { cwd: spawnDir(snapshot), sandbox: run.sandbox }
+    : undefined;
+  setImmediate(() => kernel.warm.prepare(attachment, computed));
   return { result, error };
 }

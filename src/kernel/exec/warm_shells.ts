@@ -11,10 +11,17 @@ import { sameGuardedEnv } from "../session/guarded_names.ts";
 
 /**
  * The longest pause between a session's runs that still counts as a burst
- * ({@link WarmShells.prepareInBurst}): a shell spawned after a run's answer is ready ~1-2 ms
+ * ({@link WarmShells.prepareDuringRun}): a shell spawned after a run's answer is ready ~1-2 ms
  * later, and a caller coming back later than this finds it so.
  */
 const BURST_GAP_MS = 50;
+/**
+ * The shells a session in a burst keeps ready: the next run's, and the one after it, spawned once
+ * the answer before it is on its way. Spawned while a run went on, a shell held the event loop
+ * 0.5-1.9 ms (glibc's posix_spawn waits until bash has exec'd, which competed with the run's bash
+ * for the CPU), and the notice of that run's end waited as long (issue 33).
+ */
+const BURST_DEPTH = 2;
 /** How long a run after a pause goes before the session's next shell is spawned meanwhile. */
 const LONG_RUN_MS = 20;
 
@@ -33,22 +40,29 @@ function fitsRun(shell: WarmShell, state: ShellState, sandbox: Sandboxing | null
   return shell.fits(state, sandbox) && sameGuardedEnv(shell.env, state.env);
 }
 
+/** A warm shell ready for a session, with its idle timer and the grants it was prepared under. */
+interface Slot {
+  shell: WarmShell;
+  idle: ReturnType<typeof setTimeout>;
+  grants: Grants;
+}
+
 /**
- * At most one idle warm shell per session (issue 10), prepared for the caller that last ran or
- * attached, in that principal's view of the session and inside its sandbox (P-SBX-4): while a
- * run goes on ({@link prepareDuringRun}), after each run and on attach. A run takes it only when
- * it {@link WarmShell.fits} the run's start state and sandbox and was spawned with the same value
- * of every guarded name: a bash spawned in an environment one principal changed never serves
- * another whose view lacks that change (P-SBX-7). Else it is
- * discarded. Warm shells are no tasks: never listed, never counted in a quota. One idle for
- * {@link WARM_IDLE_MS} is killed, so is a reclaimed session's ({@link drop}); {@link closeAll}
+ * At most one idle warm shell per session (issue 10), two in a burst ({@link BURST_DEPTH}),
+ * prepared for the caller that last ran or attached, in that principal's view of the session and
+ * inside its sandbox (P-SBX-4): while a run goes on ({@link prepareDuringRun}), after each run and
+ * on attach. A run takes one only when it {@link WarmShell.fits} the run's start state and sandbox
+ * and was spawned with the same value of every guarded name: a bash spawned in an environment one
+ * principal changed never serves another whose view lacks that change (P-SBX-7). Else it is
+ * discarded. Warm shells are no tasks: never listed, never counted in a quota. A session's idle
+ * for {@link WARM_IDLE_MS} are killed, so are a reclaimed session's ({@link drop}); {@link closeAll}
  * (kernel shutdown) kills every one.
  */
 export class WarmShells {
-  #slots = new Map<
-    string,
-    { shell: WarmShell; idle: ReturnType<typeof setTimeout>; grants: Grants }
-  >();
+  /** The ready shells of each session, the oldest first. */
+  #slots = new Map<string, Slot[]>();
+  /** Sessions whose last run came in a burst: they keep {@link BURST_DEPTH} shells ready. */
+  #inBurst = new Set<string>();
   #discarding = new Set<Promise<void>>();
   /** Runs under way, by session: while one runs, no new sandbox is started for a warm shell. */
   #running = new Map<string, number>();
@@ -71,15 +85,17 @@ export class WarmShells {
   ) {}
 
   /**
-   * The session's warm shell when it fits a run starting from `state` inside `sandbox` (it leaves
-   * the slot); a shell that does not is discarded, and the run starts cold.
+   * The session's oldest warm shell that fits a run starting from `state` inside `sandbox` (it
+   * leaves the slots); older ones that do not are discarded, and with none the run starts cold.
    */
   take(session: string, state: ShellState, sandbox: Sandboxing | null): WarmShell | null {
-    const slot = this.#slots.get(session);
-    if (slot === undefined) return null;
-    this.#vacate(session);
-    if (fitsRun(slot.shell, state, sandbox)) return slot.shell;
-    this.#discard(slot.shell);
+    const slots = this.#slots.get(session) ?? [];
+    for (let slot = slots.shift(); slot !== undefined; slot = slots.shift()) {
+      clearTimeout(slot.idle);
+      if (slots.length === 0) this.#slots.delete(session);
+      if (fitsRun(slot.shell, state, sandbox)) return slot.shell;
+      this.#discard(slot.shell);
+    }
     return null;
   }
 
@@ -90,9 +106,10 @@ export class WarmShells {
    * one, widened by no approved plan): used when its cwd is the state's, instead of a new view.
    * A sandboxed shell is spawned in the session's resident sandbox, once that has started.
    */
-  prepare(attachment: Attachment, computed?: ComputedSandbox): void {
+  prepare(attachment: Attachment, computed?: ComputedSandbox, depth?: number): void {
+    depth ??= this.#inBurst.has(attachment.session.name) ? BURST_DEPTH : 1;
     try {
-      this.#prepare(attachment, computed);
+      this.#prepare(attachment, computed, depth);
     } catch {
       // Called from timers and callbacks, where a throw ends the kernel: a warm shell is only a
       // head start, and one that cannot be had now (the proxy's socket on a full disk, no fds)
@@ -100,19 +117,21 @@ export class WarmShells {
     }
   }
 
-  #prepare(attachment: Attachment, computed?: ComputedSandbox): void {
+  /** Makes sure the session has `depth` shells ready ({@link prepare}). */
+  #prepare(attachment: Attachment, computed: ComputedSandbox | undefined, depth: number): void {
     if (this.#closed) return;
     const session = attachment.session;
     // a view computed now would be computed again once the spare waits (0.3 ms, issue 34)
     if (this.#awaitingSpare.get(session.name) === attachment) return;
     const state = session.shell.view(attachment.principal);
-    const slot = this.#slots.get(session.name);
-    // Prepared under these grants and fitting the state, its sandbox was computed for this cwd:
+    const slots = this.#slots.get(session.name) ?? [];
+    // Prepared under these grants and fitting the state, their sandbox was computed for this cwd:
     // it is not computed again (0.1 ms), and a run that now sees another view takes no shell.
-    if (
-      slot?.grants === attachment.grants && slot.shell.fitsState(state) &&
+    const fitting = slots.every((slot) =>
+      slot.grants === attachment.grants && slot.shell.fitsState(state) &&
       sameGuardedEnv(slot.shell.env, state.env)
-    ) return;
+    );
+    if (fitting && slots.length >= depth) return;
     let sandbox: Sandboxing | null;
     try {
       // A view computed for this cwd a moment ago is used again: a run that then sees another
@@ -124,10 +143,16 @@ export class WarmShells {
     } catch {
       return this.drop(session.name);
     }
-    if (slot !== undefined) {
-      if (fitsRun(slot.shell, state, sandbox)) return;
-      this.drop(session.name);
+    const kept = slots.filter((slot) => fitsRun(slot.shell, state, sandbox));
+    if (kept.length < slots.length) {
+      for (const slot of slots.filter((slot) => !kept.includes(slot))) {
+        clearTimeout(slot.idle);
+        this.#discard(slot.shell);
+      }
+      if (kept.length === 0) this.#slots.delete(session.name);
+      else this.#slots.set(session.name, kept);
     }
+    if (kept.length >= depth) return;
     let resident: Resident | null = null;
     if (sandbox !== null) {
       // A view that changed during a run (its `git init` made a .git) would start a sandbox whose
@@ -167,15 +192,20 @@ export class WarmShells {
     );
     if (shell === null) return;
     const idle = setTimeout(() => {
-      if (this.#slots.get(session.name)?.shell === shell) this.drop(session.name);
+      if (this.#slots.get(session.name)?.some((slot) => slot.shell === shell)) {
+        this.drop(session.name);
+      }
     }, WARM_IDLE_MS);
-    this.#slots.set(session.name, { shell, idle, grants: attachment.grants });
+    this.#slots.set(session.name, [...kept, { shell, idle, grants: attachment.grants }]);
+    // the next one at once, or in a resident once its launcher has a spare again (above)
+    if (kept.length + 1 < depth) this.#prepare(attachment, { cwd: state.cwd, sandbox }, depth);
   }
 
   /**
-   * {@link prepare} while a run of the session goes on: at once when the run came in a burst
-   * (within {@link BURST_GAP_MS} of the end of the session's run before it), so the spawn
-   * overlaps the run and the next run of the burst finds its shell ready. A run after a pause
+   * {@link prepare} while a run of the session goes on: in a burst (the run came within
+   * {@link BURST_GAP_MS} of the end of the session's run before it), only when no shell is
+   * ready, so that the next run of the burst finds one; else the shells are topped up
+   * ({@link BURST_DEPTH}) once the run's answer is on its way (run_source.ts). A run after a pause
    * prepares only once it has gone on for {@link LONG_RUN_MS}; a short one leaves it to the
    * prepare after its answer (run_source.ts). Spawned at once on a machine idle until then, the
    * spawn held the event loop 1.7 ms (p50; 0.2 ms back to back), past the end of a short run,
@@ -185,14 +215,17 @@ export class WarmShells {
     const session = attachment.session.name;
     const ended = this.#lastEnded.get(session);
     if (ended !== undefined && performance.now() - ended <= BURST_GAP_MS) {
-      return this.prepare(attachment, computed);
+      this.#inBurst.add(session);
+      if (!this.#slots.has(session)) this.prepare(attachment, computed, 1);
+      return;
     }
+    this.#inBurst.delete(session);
     clearTimeout(this.#due.get(session));
     this.#due.set(
       session,
       setTimeout(() => {
         this.#due.delete(session);
-        this.prepare(attachment, computed);
+        this.prepare(attachment, computed, 1);
       }, LONG_RUN_MS),
     );
   }
@@ -213,15 +246,17 @@ export class WarmShells {
     };
   }
 
-  /** Kills the session's warm shell, if any (idle, or the session is gone). */
+  /** Kills the session's warm shells, if any (idle, or the session is gone). */
   drop(session: string): void {
     this.#lastEnded.delete(session);
+    this.#inBurst.delete(session);
     clearTimeout(this.#due.get(session));
     this.#due.delete(session);
-    const slot = this.#slots.get(session);
-    if (slot === undefined) return;
-    this.#vacate(session);
-    this.#discard(slot.shell);
+    for (const slot of this.#slots.get(session) ?? []) {
+      clearTimeout(slot.idle);
+      this.#discard(slot.shell);
+    }
+    this.#slots.delete(session);
   }
 
   /** Kills every warm shell (their scratch directories were removed); later ones are prepared. */
@@ -236,11 +271,6 @@ export class WarmShells {
     this.#due.clear();
     for (const name of [...this.#slots.keys()]) this.drop(name);
     await Promise.all(this.#discarding);
-  }
-
-  #vacate(session: string): void {
-    clearTimeout(this.#slots.get(session)?.idle);
-    this.#slots.delete(session);
   }
 
   #discard(shell: WarmShell): void {
