@@ -283,6 +283,10 @@ async function finishRun(
   const session = attachment.session;
   const { src, snapshot } = run;
   const net = run.sandbox?.net ?? null;
+  // the view this run got, for the session's next shells when it is its principal's plain one
+  const computed = opts.plainSandbox
+    ? { cwd: spawnDir(snapshot), sandbox: run.sandbox }
+    : undefined;
   // refusals of the proxy while this run goes are its own (P-NET-2)
   const refusals = net === null ? null : kernel.net.watch(session.name, attachment.principal);
   const ended = kernel.warm.running(session.name);
@@ -310,10 +314,7 @@ async function finishRun(
         // while this bash ran held back the notice of its exit. Only a burst with none ready
         // spawns one now, so the next run finds it. After a pause, once the answer of a short run
         // is on its way, or while a long one goes on.
-        kernel.warm.prepareDuringRun(
-          attachment,
-          opts.plainSandbox ? { cwd: spawnDir(snapshot), sandbox: run.sandbox } : undefined,
-        );
+        kernel.warm.prepareDuringRun(attachment, computed);
       },
       onExit: () => cancelled = task.cancelledBeforeExit,
     });
@@ -409,10 +410,7 @@ async function finishRun(
   // Topped up (or replaced, when the run left them unfit: another cwd) once this run's answer is
   // on its way, in the view the run was given when its cwd is the same and its resident lives:
   // a view from before the run (its `git init` made a .git) must not start a sandbox.
-  const computed = opts.plainSandbox &&
-      (run.sandbox === null || kernel.residents.has(session.name, run.sandbox))
-    ? { cwd: spawnDir(snapshot), sandbox: run.sandbox }
-    : undefined;
-  setImmediate(() => kernel.warm.prepare(attachment, computed));
+  const lives = run.sandbox === null || kernel.residents.has(session.name, run.sandbox);
+  setImmediate(() => kernel.warm.prepare(attachment, lives ? computed : undefined));
   return { result, error };
 }
